@@ -1,0 +1,32 @@
+/**
+ * @module The one exception type of the service. Every failure that reaches a client is a
+ * ServiceError, rendered by the error mapper into the spec's error body.
+ */
+
+/** Extra fields of the spec's error table, by code (policy, kind, retryAfterSec, agentSlug, ...). */
+export type ErrorExtras = Record<string, string | number | boolean | null | undefined>;
+
+export class ServiceError extends Error {
+  override readonly name = 'ServiceError';
+
+  /**
+   * @param code    stable snake_case code from the contract's error table
+   * @param status  HTTP status of that code (see generated/errors.ts)
+   * @param message human-readable text; must carry no internal detail
+   * @param extras  the code's extra body fields
+   * @param headers response headers that belong to the error (Retry-After, Allow)
+   */
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    message?: string,
+    readonly extras: ErrorExtras = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message ?? code);
+    this.publicMessage = message;
+  }
+
+  /** The message as sent to the client, or undefined when none was given. */
+  readonly publicMessage: string | undefined;
+}
