@@ -2,6 +2,9 @@
  * @module The one exception type of the service. Every failure that reaches a client is a
  * ServiceError, rendered by the error mapper into the spec's error body.
  */
+import { ERROR_STATUS, type ErrorCode } from './error-status.ts';
+
+export { ERROR_STATUS, type ErrorCode };
 
 /** Extra fields of the spec's error table, by code (policy, kind, retryAfterSec, agentSlug, ...). */
 export type ErrorExtras = Record<string, string | number | boolean | null | undefined>;
@@ -29,4 +32,17 @@ export class ServiceError extends Error {
 
   /** The message as sent to the client, or undefined when none was given. */
   readonly publicMessage: string | undefined;
+}
+
+/**
+ * A ServiceError whose status comes from the contract's error table, so a code can never be sent
+ * with a status the spec does not give it.
+ */
+export function fail(
+  code: ErrorCode,
+  message?: string,
+  extras: ErrorExtras = {},
+  headers: Record<string, string> = {},
+): ServiceError {
+  return new ServiceError(code, ERROR_STATUS[code], message, extras, headers);
 }

@@ -1,0 +1,29 @@
+/**
+ * @module Random identifiers and secrets: base62 text drawn from the CSPRNG without modulo bias.
+ */
+import { randomBytes } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+// 248 = 4 * 62: bytes at or above it are dropped so every character is equally likely.
+const UNBIASED_LIMIT = 248;
+
+/** `length` base62 characters from crypto.randomBytes (rejection sampling, no bias). */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    const bytes = randomBytes(Math.ceil((length - out.length) * 1.1) + 4);
+    for (const byte of bytes) {
+      if (byte >= UNBIASED_LIMIT) continue;
+      out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** A public identifier such as `wksp_…`, `key_…`, `usr_…`: the spec's prefix plus 20 base62 characters. */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBase62(20)}`;
+}
+
+export const BASE62_ALPHABET = BASE62;

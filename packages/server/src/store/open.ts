@@ -1,0 +1,30 @@
+/**
+ * @module Opens the configured store (PostgreSQL when a URL is given, else embedded PGlite) and
+ * brings its schema up to date.
+ */
+import type { OpenDb } from './db.ts';
+import { migrate } from './migrate.ts';
+import { openPglite } from './pglite.ts';
+import { openPostgres } from './postgres.ts';
+
+export interface StoreOptions {
+  /** PostgreSQL connection string; when set, PGlite is not used. */
+  databaseUrl?: string | undefined;
+  /** PGlite data directory; in memory when absent. */
+  dataDir?: string | undefined;
+  /** PostgreSQL schema to work in (tests). */
+  schema?: string | undefined;
+}
+
+export async function openStore(options: StoreOptions = {}): Promise<OpenDb> {
+  const db = options.databaseUrl
+    ? await openPostgres({ url: options.databaseUrl, ...(options.schema ? { schema: options.schema } : {}) })
+    : await openPglite(options.dataDir);
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return db;
+}

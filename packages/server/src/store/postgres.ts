@@ -1,0 +1,69 @@
+/**
+ * @module PostgreSQL driver over `pg`, for several server instances sharing one database.
+ * An optional schema isolates a tenant of the database (tests use one schema per suite).
+ */
+import pg from 'pg';
+import type { Db, OpenDb } from './db.ts';
+
+export interface PostgresOptions {
+  url: string;
+  /** Every connection gets `search_path = <schema>`; the schema must exist. */
+  schema?: string;
+  max?: number;
+}
+
+export async function openPostgres(options: PostgresOptions): Promise<OpenDb> {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.max ?? 10,
+    ...(options.schema ? { options: `-c search_path=${quoteIdent(options.schema)}` } : {}),
+  });
+  // An idle client that loses its connection emits 'error'; without a listener that kills the process.
+  pool.on('error', () => {});
+  // Fail at start, not on the first request, when the database is unreachable.
+  await pool.query('SELECT 1');
+  return {
+    driver: 'postgres',
+    async query(sql, params = []) {
+      return (await pool.query(sql, params as unknown[])).rows;
+    },
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(clientDb(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async exec(sql) {
+      await pool.query(sql);
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+function clientDb(client: pg.PoolClient): Db {
+  const db: Db = {
+    async query(sql, params = []) {
+      return (await client.query(sql, params as unknown[])).rows;
+    },
+    transaction: (fn) => fn(db),
+    async exec(sql) {
+      await client.query(sql);
+    },
+  };
+  return db;
+}
+
+/** Double-quoted identifier; schema names come from our own code, but quote them anyway. */
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
