@@ -1,0 +1,55 @@
+/**
+ * @module Short-lived cache of successful key verifications, so a busy key is not looked up and
+ * hashed on every request.
+ *
+ * Why a revocation version and not LISTEN/NOTIFY: a notification reaches other instances some
+ * milliseconds after the revoke commits, and a request landing in that gap would still pass. The
+ * spec wants a revoke to act at once everywhere, so every cache hit first reads one integer
+ * (`api_key_revocations.version`, a one-row primary-key read) that each revoke and rotate bumps in
+ * its own transaction; a hit made under an older version is discarded. The same code works on
+ * PGlite and on any number of PostgreSQL instances, with no listener connection to keep alive.
+ */
+export interface VerifiedKey {
+  keyId: string;
+  workspaceId: string;
+  scopes: string[];
+  expiresAt: Date;
+}
+
+interface Entry {
+  key: VerifiedKey;
+  version: number;
+  cachedAt: number;
+}
+
+export class VerificationCache {
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(
+    readonly ttlMs = 30_000,
+    readonly maxEntries = 10_000,
+  ) {}
+
+  /** The cached key for this secret hash, if cached under `version`, younger than the TTL and unexpired. */
+  get(secretHash: string, version: number, now: Date): VerifiedKey | undefined {
+    const entry = this.#entries.get(secretHash);
+    if (!entry) return undefined;
+    const fresh = entry.version === version && now.getTime() - entry.cachedAt < this.ttlMs;
+    if (fresh && entry.key.expiresAt > now) return entry.key;
+    this.#entries.delete(secretHash);
+    return undefined;
+  }
+
+  set(secretHash: string, key: VerifiedKey, version: number, now: Date): void {
+    if (this.#entries.size >= this.maxEntries) {
+      // Maps iterate in insertion order: drop the oldest entry.
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+    this.#entries.set(secretHash, { key, version, cachedAt: now.getTime() });
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * @module API keys of a workspace: issue, list, rotate, revoke, and verify a bearer secret.
+ * Every read and write is scoped by workspace: another workspace's key is simply not found.
+ */
+import type { Clock } from '../../clock.ts';
+import { constantTimeEqual } from '../../crypto.ts';
+import { fail } from '../../errors.ts';
+import { newId } from '../../random.ts';
+import type { Db } from '../../store/db.ts';
+import { VerificationCache, type VerifiedKey } from './cache.ts';
+import { validateScopes } from './scopes.ts';
+import { generateSecret, hashSecret, isSecretShaped, visiblePrefix } from './secret.ts';
+
+export type { VerifiedKey };
+
+export type ApiKeyStatus = 'active' | 'revoked' | 'expired';
+
+/** The key record of the contract: never the secret, never the hash. */
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  status: ApiKeyStatus;
+  createdAt: string;
+  expiresAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** A key just created or rotated: the record plus the secret, shown this once. */
+export interface IssuedKey extends ApiKeyRecord {
+  secret: string;
+}
+
+export interface NewKey {
+  name: string;
+  scopes: readonly string[];
+  expiresInDays?: number | undefined;
+}
+
+export const DEFAULT_EXPIRY_DAYS = 365;
+export const MAX_EXPIRY_DAYS = 730;
+const DAY_MS = 86_400_000;
+// last_used_at is informative; writing it once a minute per key keeps the hot path read-only.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+interface KeyRow {
+  id: string;
+  workspace_id: string;
+  name: string;
+  prefix: string;
+  secret_hash: string;
+  scopes: string[];
+  created_at: Date;
+  expires_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export type KeyService = ReturnType<typeof createKeyService>;
+
+export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: number }) {
+  const { db, clock } = deps;
+  const cache = new VerificationCache(deps.cacheTtlMs);
+  const lastTouched = new Map<string, number>();
+
+  async function insertKey(tx: Db, workspaceId: string, input: { name: string; scopes: string[]; days: number }) {
+    const secret = generateSecret();
+    const now = clock.now();
+    const [row] = await tx.query<KeyRow>(
+      `INSERT INTO api_keys (id, workspace_id, name, prefix, secret_hash, scopes, created_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+      [
+        newId('key'),
+        workspaceId,
+        input.name,
+        visiblePrefix(secret),
+        hashSecret(secret),
+        input.scopes,
+        now,
+        new Date(now.getTime() + input.days * DAY_MS),
+      ],
+    );
+    return { ...toRecord(row!, now), secret };
+  }
+
+  async function bumpRevocationVersion(tx: Db) {
+    await tx.query(`UPDATE api_key_revocations SET version = version + 1 WHERE id = 1`);
+  }
+
+  return {
+    /** Issues a key; the secret is in the answer and nowhere else. */
+    async create(workspaceId: string, input: NewKey): Promise<IssuedKey> {
+      const name = validateName(input.name);
+      const scopes = validateScopes(input.scopes);
+      const days = validateExpiry(input.expiresInDays ?? DEFAULT_EXPIRY_DAYS);
+      return db.transaction((tx) => insertKey(tx, workspaceId, { name, scopes, days }));
+    },
+
+    async list(workspaceId: string): Promise<ApiKeyRecord[]> {
+      const rows = await db.query<KeyRow>(
+        `SELECT * FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`,
+        [workspaceId],
+      );
+      const now = clock.now();
+      return rows.map((row) => toRecord(row, now));
+    },
+
+    /** Soft delete, effective at once on every instance. Revoking a revoked key changes nothing. */
+    async revoke(workspaceId: string, id: string): Promise<ApiKeyRecord> {
+      const now = clock.now();
+      const record = await db.transaction(async (tx) => {
+        const [row] = await tx.query<KeyRow>(
+          `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND workspace_id = $2 RETURNING *`,
+          [id, workspaceId, now],
+        );
+        if (!row) throw fail('not_found', 'No API key with this id.');
+        await bumpRevocationVersion(tx);
+        return toRecord(row, now);
+      });
+      return record;
+    },
+
+    /** A new key with the same name, scopes and lifetime; the old one is revoked in the same transaction. */
+    async rotate(workspaceId: string, id: string): Promise<IssuedKey> {
+      const now = clock.now();
+      const issued = await db.transaction(async (tx) => {
+        const [old] = await tx.query<KeyRow>(
+          `SELECT * FROM api_keys WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
+          [id, workspaceId],
+        );
+        if (!old) throw fail('not_found', 'No API key with this id.');
+        if (toRecord(old, now).status !== 'active') throw fail('not_found', 'No active API key with this id.');
+        const days = Math.max(1, Math.round((old.expires_at.getTime() - old.created_at.getTime()) / DAY_MS));
+        const fresh = await insertKey(tx, workspaceId, { name: old.name, scopes: old.scopes, days });
+        await tx.query(`UPDATE api_keys SET revoked_at = $2, replaced_by = $3 WHERE id = $1`, [id, now, fresh.id]);
+        await bumpRevocationVersion(tx);
+        return fresh;
+      });
+      return issued;
+    },
+
+    /**
+     * The key behind an `Authorization` header value.
+     * @throws missing_bearer when there is no bearer credential, api_key_not_found when no active
+     *   key has its prefix, api_key_invalid when the prefix is known but the secret does not match
+     */
+    async verify(authorization: string | undefined): Promise<VerifiedKey> {
+      const secret = bearerToken(authorization);
+      if (!secret) throw fail('missing_bearer', 'Send the header Authorization: Bearer <API key>.');
+      if (!isSecretShaped(secret)) throw fail('api_key_not_found', 'Unknown, revoked or expired API key.');
+      const now = clock.now();
+      const secretHash = hashSecret(secret);
+      const [current] = await db.query<{ version: number }>(`SELECT version FROM api_key_revocations WHERE id = 1`);
+      const version = current!.version;
+      const cached = cache.get(secretHash, version, now);
+      if (cached) {
+        await touch(cached.keyId, now);
+        return cached;
+      }
+      const candidates = await db.query<KeyRow>(
+        `SELECT * FROM api_keys WHERE prefix = $1 AND revoked_at IS NULL AND expires_at > $2`,
+        [visiblePrefix(secret), now],
+      );
+      if (candidates.length === 0) throw fail('api_key_not_found', 'Unknown, revoked or expired API key.');
+      // Compare with every candidate so the time taken does not tell which one matched.
+      let match: KeyRow | undefined;
+      for (const row of candidates) if (constantTimeEqual(row.secret_hash, secretHash)) match = row;
+      if (!match) throw fail('api_key_invalid', 'The API key does not verify.');
+      const key: VerifiedKey = {
+        keyId: match.id,
+        workspaceId: match.workspace_id,
+        scopes: match.scopes,
+        expiresAt: match.expires_at,
+      };
+      cache.set(secretHash, key, version, now);
+      await touch(key.keyId, now);
+      return key;
+    },
+  };
+
+  async function touch(keyId: string, now: Date) {
+    const last = lastTouched.get(keyId) ?? 0;
+    if (now.getTime() - last < LAST_USED_RESOLUTION_MS) return;
+    lastTouched.set(keyId, now.getTime());
+    await db.query(`UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, [keyId, now]);
+  }
+}
+
+/** The token of `Bearer <token>`, or undefined when the header is absent or uses another scheme. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '');
+  return match?.[1];
+}
+
+function toRecord(row: KeyRow, now: Date): ApiKeyRecord {
+  const status: ApiKeyStatus = row.revoked_at ? 'revoked' : row.expires_at <= now ? 'expired' : 'active';
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    status,
+    createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(),
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
+    revokedAt: row.revoked_at?.toISOString() ?? null,
+  };
+}
+
+function validateName(name: string): string {
+  if (typeof name !== 'string' || name.length < 1 || name.length > 100) {
+    throw fail('invalid_body', "'name' must be 1 to 100 characters");
+  }
+  return name;
+}
+
+function validateExpiry(days: number): number {
+  if (!Number.isInteger(days) || days < 1 || days > MAX_EXPIRY_DAYS) {
+    throw fail('invalid_body', "'expiresInDays' must be an integer from 1 to 730");
+  }
+  return days;
+}
