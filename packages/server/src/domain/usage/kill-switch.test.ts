@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { fixedClock } from '../../clock.ts';
+import {
+  activeKillSwitch,
+  crossedKillSwitch,
+  KILL_SWITCH_LIMITS,
+  killSwitchError,
+  killSwitchReason,
+  killSwitchWindows,
+  remainingStu,
+} from './kill-switch.ts';
+
+describe('crossedKillSwitch', () => {
+  it('has the spec limits', () => {
+    expect(KILL_SWITCH_LIMITS).toEqual({ run: 1_000_000, hour: 10_000_000, day: 80_000_000 });
+  });
+
+  it.each([
+    ['all within', { runStu: 500, hourStu: 5_000, dayStu: 50_000 }, null],
+    ['run exactly at its limit', { runStu: 1_000_000, hourStu: 1_000_000, dayStu: 1_000_000 }, null],
+    ['run one over', { runStu: 1_000_001, hourStu: 1_000_001, dayStu: 1_000_001 }, 'run'],
+    ['hour exactly at its limit', { runStu: 10, hourStu: 10_000_000, dayStu: 10_000_000 }, null],
+    ['hour one over', { runStu: 10, hourStu: 10_000_001, dayStu: 10_000_001 }, 'hour'],
+    ['day one over', { runStu: 10, hourStu: 10, dayStu: 80_000_001 }, 'day'],
+    ['run and hour: the narrowest wins', { runStu: 2_000_000, hourStu: 11_000_000, dayStu: 90_000_000 }, 'run'],
+    ['hour and day', { runStu: 10, hourStu: 11_000_000, dayStu: 90_000_000 }, 'hour'],
+  ] as const)('%s → %s', (_name, spend, want) => {
+    expect(crossedKillSwitch(spend)).toBe(want);
+  });
+
+  it('takes configured limits', () => {
+    expect(crossedKillSwitch({ runStu: 11, hourStu: 11, dayStu: 11 }, { run: 10, hour: 100, day: 1_000 })).toBe('run');
+  });
+
+  it.each(['run', 'hour', 'day'] as const)('reason for %s', (scope) => {
+    expect(killSwitchReason(scope)).toBe(`kill_switch:${scope}`);
+  });
+});
+
+describe('remainingStu', () => {
+  it.each([
+    [{ runStu: 0, hourStu: 0, dayStu: 0 }, { stu: 1_000_000, scope: 'run' }],
+    [{ runStu: 0, hourStu: 9_500_000, dayStu: 0 }, { stu: 500_000, scope: 'hour' }],
+    [{ runStu: 200_000, hourStu: 9_500_000, dayStu: 79_900_000 }, { stu: 100_000, scope: 'day' }],
+    [{ runStu: 0, hourStu: 12_000_000, dayStu: 0 }, { stu: 0, scope: 'hour' }],
+  ] as const)('%j → %j', (spend, want) => {
+    expect(remainingStu(spend)).toEqual(want);
+  });
+});
+
+describe('killSwitchWindows', () => {
+  it('are UTC calendar hours and days', () => {
+    const { hour, day } = killSwitchWindows(new Date('2026-04-30T23:45:10Z'));
+    expect(hour.start.toISOString()).toBe('2026-04-30T23:00:00.000Z');
+    expect(hour.end.toISOString()).toBe('2026-05-01T00:00:00.000Z');
+    expect(day.start.toISOString()).toBe('2026-04-30T00:00:00.000Z');
+    expect(day.end.toISOString()).toBe('2026-05-01T00:00:00.000Z');
+  });
+});
+
+describe('activeKillSwitch', () => {
+  const clock = fixedClock('2026-04-30T10:15:00Z');
+  const since = new Date('2026-04-30T10:05:00Z');
+
+  it.each([
+    ['nothing active', { hourStu: 9_999_999, dayStu: 79_999_999 }, null],
+    ['hour reached', { hourStu: 10_000_000, dayStu: 10_000_000, hourSince: since },
+      { kind: 'hour', activeSince: since, retryAfterSec: 2_700 }],
+    ['hour reached, time unknown', { hourStu: 10_000_000, dayStu: 10_000_000 }, { kind: 'hour', retryAfterSec: 2_700 }],
+    ['day reached wins over hour', { hourStu: 10_000_000, dayStu: 80_000_000, daySince: since },
+      { kind: 'day', activeSince: since, retryAfterSec: 49_500 }],
+    ['manual wins over all', { hourStu: 10_000_000, dayStu: 80_000_000, manualSince: since },
+      { kind: 'manual', activeSince: since, retryAfterSec: 3_600 }],
+    ['manual off', { hourStu: 0, dayStu: 0, manualSince: null }, null],
+  ] as const)('%s', (_name, state, want) => {
+    expect(activeKillSwitch({ now: clock.now(), ...state })).toEqual(want);
+  });
+
+  it('builds the 429 kill_switch error with kind, activeSince and Retry-After', () => {
+    const error = killSwitchError({ kind: 'hour', activeSince: since, retryAfterSec: 2_700 });
+    expect(error.code).toBe('kill_switch');
+    expect(error.status).toBe(429);
+    expect(error.extras).toEqual({ kind: 'hour', activeSince: '2026-04-30T10:05:00.000Z' });
+    expect(error.headers).toEqual({ 'Retry-After': '2700' });
+    expect(killSwitchError({ kind: 'day', retryAfterSec: 5 }).extras).toEqual({ kind: 'day', activeSince: undefined });
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * @module Spending kill switches: 1 M STU per run, 10 M per hour, 80 M per day (the spec's
+ * 5 / 50 / 400 EUR at the overage rate), plus a manual switch.
+ *
+ * Decisions (team): hours and days are UTC calendar windows (`date_trunc('hour'|'day')`), so a
+ * database can keep one budget row per window and enforce it atomically. A run *crosses* a limit
+ * when its total would go above it; the hour or day switch is *active* for new invocations once
+ * the window's consumption has reached its limit, since any further run would cross it.
+ * Pure arithmetic: the caller passes the totals it read (or is about to write) in its transaction.
+ */
+import { fail, type ServiceError } from '../../errors.ts';
+
+export const KILL_SWITCH_KINDS = ['run', 'hour', 'day', 'manual'] as const;
+export type KillSwitchKind = (typeof KILL_SWITCH_KINDS)[number];
+export type SpendingScope = Exclude<KillSwitchKind, 'manual'>;
+
+export type KillSwitchLimits = Readonly<Record<SpendingScope, number>>;
+
+export const KILL_SWITCH_LIMITS: KillSwitchLimits = { run: 1_000_000, hour: 10_000_000, day: 80_000_000 };
+
+/** Consumption totals, each one including the run's own STU so far. */
+export interface Spend {
+  readonly runStu: number;
+  readonly hourStu: number;
+  readonly dayStu: number;
+}
+
+/** The switch a run crosses with these totals, the narrowest first; null while all are within limits. */
+export function crossedKillSwitch(spend: Spend, limits: KillSwitchLimits = KILL_SWITCH_LIMITS): SpendingScope | null {
+  if (spend.runStu > limits.run) return 'run';
+  if (spend.hourStu > limits.hour) return 'hour';
+  if (spend.dayStu > limits.day) return 'day';
+  return null;
+}
+
+/** The `run.failed` reason of a run stopped by a switch. */
+export function killSwitchReason(scope: SpendingScope): `kill_switch:${SpendingScope}` {
+  return `kill_switch:${scope}`;
+}
+
+/**
+ * STU a run may still spend before crossing a switch, and which switch binds first. Lets the caller
+ * cap a run up front (e.g. `maxTokens` via `tokensWithinStu`) instead of discovering the crossing late.
+ */
+export function remainingStu(spend: Spend, limits: KillSwitchLimits = KILL_SWITCH_LIMITS): { stu: number; scope: SpendingScope } {
+  const headroom: [SpendingScope, number][] = [
+    ['run', limits.run - spend.runStu],
+    ['hour', limits.hour - spend.hourStu],
+    ['day', limits.day - spend.dayStu],
+  ];
+  const [scope, stu] = headroom.reduce((min, next) => (next[1] < min[1] ? next : min));
+  return { stu: Math.max(0, stu), scope };
+}
+
+export interface Window {
+  readonly start: Date;
+  readonly end: Date;
+}
+
+/** The UTC hour and day windows that contain `now`. */
+export function killSwitchWindows(now: Date): { hour: Window; day: Window } {
+  const hourStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours());
+  const dayStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return {
+    hour: { start: new Date(hourStart), end: new Date(hourStart + HOUR_MS) },
+    day: { start: new Date(dayStart), end: new Date(dayStart + 24 * HOUR_MS) },
+  };
+}
+
+export interface KillSwitchState {
+  readonly now: Date;
+  /** Consumption of the current UTC hour and day windows. */
+  readonly hourStu: number;
+  readonly dayStu: number;
+  /** When the manual switch was turned on, or null when it is off. */
+  readonly manualSince?: Date | null;
+  /** When the hour / day budget was reached, if the store recorded it. */
+  readonly hourSince?: Date | null;
+  readonly daySince?: Date | null;
+}
+
+export interface ActiveKillSwitch {
+  readonly kind: KillSwitchKind;
+  readonly activeSince?: Date;
+  readonly retryAfterSec: number;
+}
+
+/** A manual switch has no end of its own; clients are told to look again in an hour. */
+const MANUAL_RETRY_AFTER_SEC = 3600;
+const HOUR_MS = 60 * 60 * 1000;
+
+/**
+ * The switch that refuses new invocations now, or null. Manual wins, then day, then hour, so the
+ * client is told the longest wait.
+ */
+export function activeKillSwitch(state: KillSwitchState, limits: KillSwitchLimits = KILL_SWITCH_LIMITS): ActiveKillSwitch | null {
+  const windows = killSwitchWindows(state.now);
+  const until = (end: Date) => Math.max(1, Math.ceil((end.getTime() - state.now.getTime()) / 1000));
+  if (state.manualSince) return { kind: 'manual', activeSince: state.manualSince, retryAfterSec: MANUAL_RETRY_AFTER_SEC };
+  if (state.dayStu >= limits.day) return withSince('day', state.daySince, until(windows.day.end));
+  if (state.hourStu >= limits.hour) return withSince('hour', state.hourSince, until(windows.hour.end));
+  return null;
+}
+
+/** The 429 `kill_switch` error with `kind`, `activeSince` when known, and `Retry-After`. */
+export function killSwitchError(active: ActiveKillSwitch): ServiceError {
+  return fail(
+    'kill_switch',
+    'A spending kill switch is active.',
+    { kind: active.kind, activeSince: active.activeSince?.toISOString() },
+    { 'Retry-After': String(active.retryAfterSec) },
+  );
+}
+
+function withSince(kind: KillSwitchKind, since: Date | null | undefined, retryAfterSec: number): ActiveKillSwitch {
+  return since ? { kind, activeSince: since, retryAfterSec } : { kind, retryAfterSec };
+}

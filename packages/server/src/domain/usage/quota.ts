@@ -1,0 +1,49 @@
+/**
+ * @module Quota check before a new invocation: at `hardstop` the invocation is refused with
+ * `quota_exceeded` (policy, pctConsumed, resetAt). Levels below hardstop only inform.
+ * Pure, so it can run inside the transaction that reads the period's consumption.
+ */
+import { fail, type ServiceError } from '../../errors.ts';
+import { resetAt } from './period.ts';
+import { pctConsumed, policyLevel, type PolicyLevel } from './policy.ts';
+import type { UsageInput } from './usage.ts';
+
+export type QuotaDecision =
+  | { readonly allowed: true; readonly policy: Exclude<PolicyLevel, 'hardstop'> }
+  | {
+      readonly allowed: false;
+      readonly policy: 'hardstop';
+      readonly pctConsumed: number;
+      readonly resetAt: string;
+      readonly retryAfterSec: number;
+    };
+
+export function checkQuota(input: UsageInput): QuotaDecision {
+  const policy = policyLevel(input);
+  if (policy !== 'hardstop') return { allowed: true, policy };
+  const reset = resetAt(input.now);
+  return {
+    allowed: false,
+    policy,
+    pctConsumed: pctConsumed(input),
+    resetAt: reset.toISOString(),
+    retryAfterSec: Math.max(1, Math.ceil((reset.getTime() - input.now.getTime()) / 1000)),
+  };
+}
+
+/** The 429 `quota_exceeded` error of a refused decision, with `Retry-After` until the reset. */
+export function quotaExceededError(decision: Extract<QuotaDecision, { allowed: false }>): ServiceError {
+  return fail(
+    'quota_exceeded',
+    'The STU quota of this period is exhausted.',
+    { policy: decision.policy, pctConsumed: decision.pctConsumed, resetAt: decision.resetAt },
+    { 'Retry-After': String(decision.retryAfterSec) },
+  );
+}
+
+/** Throws `quota_exceeded` when the workspace is at hardstop; returns the level otherwise. */
+export function assertQuotaAllows(input: UsageInput): Exclude<PolicyLevel, 'hardstop'> {
+  const decision = checkQuota(input);
+  if (!decision.allowed) throw quotaExceededError(decision);
+  return decision.policy;
+}
