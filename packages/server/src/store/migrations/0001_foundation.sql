@@ -57,7 +57,10 @@ CREATE TABLE api_key_revocations (
 );
 INSERT INTO api_key_revocations (id, version) VALUES (1, 0);
 
+-- Every login attempt is written before it is judged and deleted when it succeeds; what remains
+-- in the last 15 minutes are the failures that count towards too_many_attempts.
 CREATE TABLE login_attempts (
+  id            text PRIMARY KEY,
   email         text NOT NULL,                   -- lower-cased
   attempted_at  timestamptz NOT NULL
 );

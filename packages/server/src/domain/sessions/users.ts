@@ -1,0 +1,49 @@
+/**
+ * @module Users of a workspace who sign in to manage it. Key management needs role `admin` and
+ * two-step verification (TOTP) active.
+ */
+import type { Clock } from '../../clock.ts';
+import { fail } from '../../errors.ts';
+import { newId } from '../../random.ts';
+import type { Db } from '../../store/db.ts';
+import { hashPassword } from './password.ts';
+import { generateTotpSecret } from './totp.ts';
+
+export type Role = 'admin' | 'member';
+
+export interface NewUser {
+  email: string;
+  password: string;
+  role: Role;
+  /** Turn on two-step verification now; the answer then carries the Base32 secret, once. */
+  withTotp: boolean;
+}
+
+export interface CreatedUser {
+  id: string;
+  email: string;
+  role: Role;
+  totpSecret: string | null;
+}
+
+const MIN_PASSWORD_LENGTH = 12;
+
+export async function createUser(db: Db, clock: Clock, workspaceId: string, input: NewUser): Promise<CreatedUser> {
+  const email = normalizeEmail(input.email);
+  if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw fail('invalid_body', "'email' is not an email address");
+  if (input.password.length < MIN_PASSWORD_LENGTH) {
+    throw fail('invalid_body', `'password' needs at least ${MIN_PASSWORD_LENGTH} characters`);
+  }
+  const id = newId('usr');
+  const totpSecret = input.withTotp ? generateTotpSecret() : null;
+  await db.query(
+    `INSERT INTO users (id, workspace_id, email, password_hash, role, totp_secret, totp_enabled, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [id, workspaceId, email, await hashPassword(input.password), input.role, totpSecret, input.withTotp, clock.now()],
+  );
+  return { id, email, role: input.role, totpSecret };
+}
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
