@@ -101,12 +101,13 @@ export function signInboundBody(body: Uint8Array | string, secret: string, algor
   return hmacHex(algorithm, secret, body);
 }
 
-// A `<name>=` prefix is accepted only when it names the webhook's own algorithm (GitHub-style
-// `sha256=<hex>`); undefined means a scheme we do not support.
+// A short `<name>=` prefix is a scheme. It is accepted only when it names the webhook's own
+// algorithm (GitHub-style `sha256=<hex>`); undefined means a scheme we do not support. A long
+// prefix (base64 padding, garbage) is left whole for the format check to refuse.
 function stripScheme(value: string, algorithm: HmacAlgorithm): string | undefined {
-  const eq = value.indexOf('=');
-  if (eq === -1) return value;
-  return value.slice(0, eq) === algorithm ? value.slice(eq + 1) : undefined;
+  const scheme = /^([A-Za-z][A-Za-z0-9_-]{0,15})=(.*)$/s.exec(value);
+  if (!scheme) return value;
+  return scheme[1] === algorithm ? scheme[2] : undefined;
 }
 
 function isLowercaseHex(value: string, length: number): boolean {

@@ -4,7 +4,7 @@
  * filters and variables, bounded template size, render count, allocations, time and output).
  * Any failure is 400 `payload_invalid`; the detail is kept for the audit log only.
  */
-import { Liquid, type FS, type Template } from 'liquidjs';
+import { Context, Liquid, type FS, type Template } from 'liquidjs';
 import { ServiceError } from '../../errors.ts';
 
 /** The longest template a webhook may configure, in characters. */
@@ -32,7 +32,7 @@ export class PayloadInvalidError extends ServiceError {
 export interface TemplateLimits {
   /** Longest output in characters; {@link MAX_AGENT_INPUT_CHARS}. */
   maxOutputChars: number;
-  /** Most tag/output renders in one render call (a deterministic complexity cap). */
+  /** Most node renders (tags, outputs, text, every loop iteration's) in one render: a deterministic complexity cap. */
   maxRenders: number;
   /** Liquid's allocation budget (ranges, string concatenation, joins). */
   maxAllocations: number;
@@ -42,9 +42,9 @@ export interface TemplateLimits {
 
 export const DEFAULT_TEMPLATE_LIMITS: Readonly<TemplateLimits> = {
   maxOutputChars: MAX_AGENT_INPUT_CHARS,
-  maxRenders: 100_000,
+  maxRenders: 20_000,
   maxAllocations: 20_000_000,
-  maxRenderMs: 1_000,
+  maxRenderMs: 2_000,
 };
 
 /**
@@ -108,16 +108,37 @@ export function checkTemplate(template: string): string | undefined {
 
 async function renderWithLimits(engine: Liquid, template: Template[], payload: unknown, budget: TemplateLimits): Promise<string> {
   const scope: Record<string, unknown> = isPlainObject(payload) ? { ...payload, payload } : { payload };
+  // Liquid checks its render limiter before every node it renders (loop bodies included); ours
+  // counts those checks as well as watching the clock, which gives a deterministic complexity cap.
+  const context = new Context(scope, engine.options, { memoryLimit: budget.maxAllocations }, {
+    renderLimit: new RenderBudget(budget.maxRenders, budget.maxRenderMs) as unknown as LiquidLimiter,
+  });
   try {
-    const output: unknown = await engine.render(template, scope, {
-      templateLimit: budget.maxRenders,
-      memoryLimit: budget.maxAllocations,
-      renderLimit: budget.maxRenderMs,
-    });
+    const output: unknown = await engine.render(template, context);
     return String(output);
   } catch (error) {
     throw new PayloadInvalidError('template_error', (error as Error).message);
   }
+}
+
+type LiquidLimiter = NonNullable<NonNullable<ConstructorParameters<typeof Context>[3]>['renderLimit']>;
+
+/** The render limiter handed to Liquid: at most `maxRenders` node renders and `maxMs` of time. */
+class RenderBudget {
+  private renders = 0;
+  private readonly deadline: number;
+
+  constructor(private readonly maxRenders: number, maxMs: number) {
+    this.deadline = performance.now() + maxMs;
+  }
+
+  check(): void {
+    this.renders += 1;
+    if (this.renders > this.maxRenders) throw new Error('template render count limit exceeded');
+    if (performance.now() > this.deadline) throw new Error('template render time limit exceeded');
+  }
+
+  use(): void {}
 }
 
 // Parsed templates are kept per template text; a webhook's template rarely changes, and the map
