@@ -56,7 +56,7 @@ describe.each(testBackends())('store on $name', ({ open }) => {
     await expect(store.db.query(user, ['usr_2', 'admin@example.com', now])).rejects.toThrow();
     await expect(
       store.db.query(
-        `INSERT INTO users (id, workspace_id, email, password_hash, role, created_at) VALUES ('usr_3', 'wksp_c', 'o@x', 'x', 'owner', $1)`,
+        `INSERT INTO users (id, workspace_id, email, password_hash, role, created_at) VALUES ('usr_3', 'wksp_c', 'o@x', 'x', 'guest', $1)`,
         [now],
       ),
     ).rejects.toThrow();

@@ -100,7 +100,7 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
 
     async list(workspaceId: string): Promise<ApiKeyRecord[]> {
       const rows = await db.query<KeyRow>(
-        `SELECT * FROM api_keys WHERE workspace_id = $1 ORDER BY created_at, id`,
+        `SELECT * FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC`,
         [workspaceId],
       );
       const now = clock.now();

@@ -41,8 +41,8 @@ describe.each(testBackends())('admin sessions on $name', ({ open }) => {
     expect(session).toMatchObject({ userId: user.id, workspaceId, role: 'admin', totpEnabled: true });
     expect(() => requireAdmin(session)).not.toThrow();
     expect(() => requireCsrf(session, result.csrfToken)).not.toThrow();
-    expect(() => requireCsrf(session, undefined)).toThrow(expect.objectContaining({ code: 'forbidden', status: 403 }));
-    expect(() => requireCsrf(session, result.sessionToken)).toThrow(expect.objectContaining({ code: 'forbidden' }));
+    expect(() => requireCsrf(session, undefined)).toThrow(expect.objectContaining({ code: 'role_forbidden', status: 403 }));
+    expect(() => requireCsrf(session, result.sessionToken)).toThrow(expect.objectContaining({ code: 'role_forbidden' }));
     // Only hashes are stored.
     const rows = await store.db.query(`SELECT * FROM sessions WHERE user_id = $1`, [user.id]);
     expect(JSON.stringify(rows)).not.toContain(result.sessionToken);
@@ -77,10 +77,11 @@ describe.each(testBackends())('admin sessions on $name', ({ open }) => {
       code: 'too_many_attempts',
       status: 429,
       headers: { 'Retry-After': '600' },
+      extras: { retryAfterSec: 600 },
     });
     local.advance(10 * 60_000 + 1);
     const ok = await sessions.login(right());
-    expect(ok.userId).toBe(user.id);
+    expect(ok.user).toEqual({ id: user.id, email: 'eve@example.com', role: 'admin', twoFactorEnabled: true });
   });
 
   it('lets no burst of concurrent guesses past the limit', async () => {

@@ -12,7 +12,8 @@ import { matchingStep } from './totp.ts';
 import { normalizeEmail, type Role } from './users.ts';
 
 export const SESSION_COOKIE = 'service_session';
-export const SESSION_TTL_MS = 8 * 3_600_000;
+/** 12 hours, the contract's cookie Max-Age. */
+export const SESSION_TTL_MS = 12 * 3_600_000;
 /** 5 failed logins per 15 minutes per email, then `too_many_attempts`. */
 export const MAX_FAILED_LOGINS = 5;
 export const LOGIN_WINDOW_MS = 15 * 60_000;
@@ -28,7 +29,7 @@ export interface LoginResult {
   sessionToken: string;
   csrfToken: string;
   expiresAt: Date;
-  userId: string;
+  user: { id: string; email: string; role: Role; twoFactorEnabled: boolean };
   workspaceId: string;
 }
 
@@ -44,6 +45,8 @@ export interface AdminSession {
 
 interface UserRow {
   id: string;
+  email: string;
+  role: Role;
   workspace_id: string;
   password_hash: string;
   totp_secret: string | null;
@@ -76,9 +79,12 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
         // A refused attempt is not a guess; it does not extend the lock.
         await db.query(`DELETE FROM login_attempts WHERE id = $1`, [attemptId]);
         const retryAfterSec = Math.max(1, Math.ceil((tally!.oldest.getTime() + LOGIN_WINDOW_MS - now.getTime()) / 1000));
-        throw fail('too_many_attempts', 'Too many failed logins; wait before trying again.', {}, {
-          'Retry-After': String(retryAfterSec),
-        });
+        throw fail(
+          'too_many_attempts',
+          'Too many failed logins; wait before trying again.',
+          { retryAfterSec },
+          { 'Retry-After': String(retryAfterSec) },
+        );
       }
 
       const user = await verifyCredentials(email, credentials, now);
@@ -92,7 +98,13 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
         `INSERT INTO sessions (id, user_id, token_hash, csrf_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
         [newId('ses'), user.id, sha256Hex(sessionToken), sha256Hex(csrfToken), now, expiresAt],
       );
-      return { sessionToken, csrfToken, expiresAt, userId: user.id, workspaceId: user.workspace_id };
+      return {
+        sessionToken,
+        csrfToken,
+        expiresAt,
+        user: { id: user.id, email: user.email, role: user.role, twoFactorEnabled: user.totp_enabled },
+        workspaceId: user.workspace_id,
+      };
     },
 
     /** @throws not_authenticated when the cookie names no live session */
@@ -130,7 +142,7 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
   /** The user when email, password and (if enabled) a fresh TOTP code all check out. */
   async function verifyCredentials(email: string, credentials: Credentials, now: Date): Promise<UserRow | undefined> {
     const [user] = await db.query<UserRow>(
-      `SELECT id, workspace_id, password_hash, totp_secret, totp_enabled FROM users WHERE lower(email) = $1`,
+      `SELECT id, email, role, workspace_id, password_hash, totp_secret, totp_enabled FROM users WHERE lower(email) = $1`,
       [email],
     );
     // An unknown email still pays for one scrypt, so timing does not reveal which emails exist.
@@ -148,16 +160,16 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
   }
 }
 
-/** Admin rights for key management: role admin with two-step verification active. */
+/** Admin rights for key management: role owner or admin, with two-step verification active. */
 export function requireAdmin(session: AdminSession): void {
-  if (session.role !== 'admin' || !session.totpEnabled) {
-    throw fail('role_forbidden', 'Key management needs an admin with two-step verification active.');
+  if (session.role === 'member' || !session.totpEnabled) {
+    throw fail('role_forbidden', 'Key management needs an owner or admin with two-step verification active.');
   }
 }
 
 /** Cookie-authenticated writes must echo the login's csrfToken in `X-CSRF-Token`. */
 export function requireCsrf(session: AdminSession, header: string | undefined): void {
   if (!header || !constantTimeEqual(sha256Hex(header), session.csrfHash)) {
-    throw fail('forbidden', 'Send the X-CSRF-Token header with the csrfToken given at login.');
+    throw fail('role_forbidden', 'Send the X-CSRF-Token header with the csrfToken given at login.');
   }
 }

@@ -1,5 +1,5 @@
 /**
- * @module Users of a workspace who sign in to manage it. Key management needs role `admin` and
+ * @module Users of a workspace who sign in to manage it. Key management needs role `owner` or `admin` and
  * two-step verification (TOTP) active.
  */
 import type { Clock } from '../../clock.ts';
@@ -9,7 +9,7 @@ import type { Db } from '../../store/db.ts';
 import { hashPassword } from './password.ts';
 import { generateTotpSecret } from './totp.ts';
 
-export type Role = 'admin' | 'member';
+export type Role = 'owner' | 'admin' | 'member';
 
 export interface NewUser {
   email: string;

@@ -13,7 +13,7 @@ CREATE TABLE users (
   workspace_id    text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
   email           text NOT NULL,
   password_hash   text NOT NULL,               -- scrypt, self-describing (see domain/sessions/password.ts)
-  role            text NOT NULL CHECK (role IN ('admin', 'member')),
+  role            text NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
   -- Base32 TOTP secret. It has to be readable to compute codes, so it cannot be a hash.
   totp_secret     text,
   totp_enabled    boolean NOT NULL DEFAULT false,
