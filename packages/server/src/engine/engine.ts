@@ -1,0 +1,55 @@
+/**
+ * @module The Engine interface behind the aliases. A run asks an engine for events; which engine
+ * (and which real model) serves an alias is server configuration only. Nothing an engine yields or
+ * throws names a provider or a model.
+ */
+import type { Alias } from '../domain/agents/alias.ts';
+
+export const EFFORTS = ['low', 'medium', 'high', 'x-high', 'max'] as const;
+export type Effort = (typeof EFFORTS)[number];
+
+export const POWER_MODES = ['normal', 'low'] as const;
+export type PowerMode = (typeof POWER_MODES)[number];
+
+export interface EngineMessage {
+  readonly role: 'user' | 'assistant' | 'system';
+  readonly content: string;
+}
+
+export interface EngineRequest {
+  readonly alias: Alias;
+  /** The agent that answers (a department, or `orchestrator`). */
+  readonly agentSlug: string;
+  /** The conversation so far, earlier turns first. */
+  readonly messages: readonly EngineMessage[];
+  /** Cap on output tokens (1–32,000). */
+  readonly maxTokens?: number;
+  readonly effort?: Effort;
+  readonly powerMode?: PowerMode;
+  /** Aborting ends the stream with `EngineError` reason `aborted`. */
+  readonly signal?: AbortSignal;
+  /** Hint: false lets an engine answer in one piece (synchronous calls). Default true. */
+  readonly stream?: boolean;
+}
+
+export interface Usage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
+export type EngineEvent =
+  | { readonly type: 'text'; readonly delta: string }
+  | { readonly type: 'tool_call'; readonly name: string; readonly arguments: Readonly<Record<string, unknown>> }
+  | { readonly type: 'draft'; readonly kind: string; readonly subject: string; readonly body: string }
+  /** A sensitive action the agent wants a person to approve; `action` has the form `<area>.<verb>`. */
+  | { readonly type: 'approval_request'; readonly action: string; readonly summary: string }
+  /** Always the last event of a successful stream. */
+  | { readonly type: 'usage'; readonly inputTokens: number; readonly outputTokens: number };
+
+export interface Engine {
+  /**
+   * Streams the answer. Ends with one `usage` event, or throws `EngineError`. Breaking out of the
+   * loop stops the work (the caller then bills what it received, see `countTextTokens`).
+   */
+  stream(request: EngineRequest): AsyncIterable<EngineEvent>;
+}

@@ -1,0 +1,206 @@
+import { describe, expect, it } from 'vitest';
+import { DEPARTMENT_SLUGS } from '../../domain/agents/catalog.ts';
+import { collect } from '../collect.ts';
+import type { EngineEvent, EngineRequest } from '../engine.ts';
+import { EngineError } from '../engine-error.ts';
+import { countMessageTokens, countTextTokens } from '../tokens.ts';
+import { DEPARTMENT_VOICES } from './departments.ts';
+import { createLocalEngine } from './index.ts';
+
+const engine = createLocalEngine();
+const ask = (content: string, extra: Partial<EngineRequest> = {}): EngineRequest => ({
+  alias: 'Sonata',
+  agentSlug: 'orchestrator',
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
+
+async function events(request: EngineRequest): Promise<EngineEvent[]> {
+  const list: EngineEvent[] = [];
+  for await (const event of engine.stream(request)) list.push(event);
+  return list;
+}
+
+async function failure(request: EngineRequest, seen: EngineEvent[] = []): Promise<EngineError> {
+  try {
+    for await (const event of engine.stream(request)) seen.push(event);
+  } catch (error) {
+    if (error instanceof EngineError) return error;
+    throw error;
+  }
+  throw new Error('the stream did not fail');
+}
+
+describe('local engine', () => {
+  it('is deterministic for the same input and differs for another', async () => {
+    const a = await events(ask('Plan a campaign for the spring launch'));
+    expect(await events(ask('Plan a campaign for the spring launch'))).toEqual(a);
+    expect(await events(ask('Plan a campaign for the autumn launch'))).not.toEqual(a);
+  });
+
+  it('streams several fragments, then usage counted by the tokenizer', async () => {
+    const request = ask('What does the new VAT rule mean for our invoices?', { agentSlug: 'finance' });
+    const list = await events(request);
+    const texts = list.filter((e) => e.type === 'text');
+    expect(texts.length).toBeGreaterThanOrEqual(5);
+    expect(list.at(-1)?.type).toBe('usage');
+    expect(list.filter((e) => e.type === 'usage')).toHaveLength(1);
+    const result = await collect(engine.stream(request));
+    expect(result.content).toBe(texts.map((e) => e.delta).join(''));
+    expect(result.usage.inputTokens).toBe(countMessageTokens(request.messages));
+    const structured = result.toolCalls.reduce((n, c) => n + countTextTokens(c.name) + countTextTokens(JSON.stringify(c.arguments)), 0);
+    expect(result.usage.outputTokens).toBe(countTextTokens(result.content) + structured);
+  });
+
+  it.each(DEPARTMENT_SLUGS.map((slug) => [slug] as const))('%s answers in its own voice and consults its tool', async (slug) => {
+    const voice = DEPARTMENT_VOICES[slug];
+    const result = await collect(engine.stream(ask('Can you help me with this?', { agentSlug: slug })));
+    expect(voice.openers.some((opener) => result.content.startsWith(opener))).toBe(true);
+    expect(result.content).toMatch(/\n1\. .+\n2\. .+\n3\. .+/);
+    expect(result.toolCalls).toEqual([{ name: voice.tool, arguments: { query: 'Can you help me with this' } }]);
+  });
+
+  it('routes an orchestrator request to the department itself', async () => {
+    const result = await collect(engine.stream(ask('Three invoices are overdue, what about our cash flow?')));
+    expect(result.toolCalls[0]?.name).toBe('ledger.search');
+    expect(DEPARTMENT_VOICES.finance.openers.some((o) => result.content.startsWith(o))).toBe(true);
+  });
+
+  it('drafts an email and asks approval to send it', async () => {
+    const list = await events(ask('Send an email to the new lead about our quote', { agentSlug: 'sales' }));
+    const draft = list.find((e) => e.type === 'draft');
+    const approval = list.find((e) => e.type === 'approval_request');
+    expect(draft).toMatchObject({ type: 'draft', kind: 'email', subject: 'Following up from the Sales team' });
+    expect(approval).toEqual({ type: 'approval_request', action: 'email.send', summary: 'Send the drafted email to its recipients.' });
+    expect(list.map((e) => e.type)).toEqual(['tool_call', ...list.filter((e) => e.type === 'text').map(() => 'text'), 'draft', 'approval_request', 'usage']);
+  });
+
+  it('asks no approval for a plain question', async () => {
+    const result = await collect(engine.stream(ask('What is our churn by cohort?')));
+    expect(result.approvals).toEqual([]);
+    expect(result.drafts).toEqual([]);
+  });
+
+  it.each([1, 5, 20, 60, 150])('honours maxTokens %i as a budget on all output', async (maxTokens) => {
+    const request = ask('Send an email to the new lead about our quote', { agentSlug: 'sales' });
+    const full = await collect(engine.stream(request));
+    const cut = await collect(engine.stream({ ...request, maxTokens }));
+    expect(cut.usage.outputTokens).toBeLessThanOrEqual(maxTokens);
+    expect(cut.usage.outputTokens).toBeGreaterThan(0);
+    expect(full.content.startsWith(cut.content)).toBe(true);
+    expect(full.usage.outputTokens).toBeGreaterThan(maxTokens);
+  });
+
+  it('keeps everything when maxTokens is generous', async () => {
+    const request = ask('Send an email to the new lead', { agentSlug: 'sales' });
+    expect(await collect(engine.stream({ ...request, maxTokens: 32_000 }))).toEqual(await collect(engine.stream(request)));
+  });
+
+  it('says more with more effort', async () => {
+    const tokens: number[] = [];
+    for (const effort of ['low', 'medium', 'high', 'x-high', 'max'] as const) {
+      tokens.push((await collect(engine.stream(ask('Review the NDA clause', { agentSlug: 'legal', effort })))).usage.outputTokens);
+    }
+    expect(tokens).toEqual([...tokens].sort((a, b) => a - b));
+    expect(new Set(tokens).size).toBe(5);
+  });
+
+  it('answers shorter and skips the lookup in low power mode', async () => {
+    const normal = await collect(engine.stream(ask('Review the NDA clause', { agentSlug: 'legal', effort: 'max' })));
+    const low = await collect(engine.stream(ask('Review the NDA clause', { agentSlug: 'legal', effort: 'max', powerMode: 'low' })));
+    expect(low.usage.outputTokens).toBeLessThan(normal.usage.outputTokens);
+    expect(low.toolCalls).toEqual([]);
+    expect(normal.toolCalls).toHaveLength(1);
+    expect(low.content.match(/^\d\. /gm)).toHaveLength(3);
+  });
+
+  it.each([
+    ['[[fail]]', 'engine_error'],
+    ['[[timeout]]', 'timeout'],
+    ['[[unavailable]]', 'unavailable'],
+  ] as const)('%s fails with %s before any event', async (trigger, reason) => {
+    const seen: EngineEvent[] = [];
+    const error = await failure(ask(`Check the budget ${trigger}`), seen);
+    expect(error.reason).toBe(reason);
+    expect(seen).toEqual([]);
+    expect(error.usage).toEqual({ inputTokens: 0, outputTokens: 0 });
+  });
+
+  it('[[fail-mid-stream]] fails after some fragments and reports the usage so far', async () => {
+    const seen: EngineEvent[] = [];
+    const error = await failure(ask('Check the budget [[fail-mid-stream]]', { agentSlug: 'finance' }), seen);
+    expect(error.reason).toBe('engine_error');
+    const text = seen.filter((e) => e.type === 'text').map((e) => e.delta).join('');
+    expect(text.length).toBeGreaterThan(0);
+    expect(seen.some((e) => e.type === 'usage')).toBe(false);
+    expect(text).not.toContain('[[');
+    expect(error.usage.inputTokens).toBeGreaterThan(0);
+    expect(error.usage.outputTokens).toBeGreaterThanOrEqual(countTextTokens(text));
+  });
+
+  it('a trigger in an earlier turn does not fail the next one', async () => {
+    const result = await collect(engine.stream({
+      ...ask(''),
+      messages: [{ role: 'user', content: '[[fail]]' }, { role: 'assistant', content: 'Sorry.' }, { role: 'user', content: 'Try again' }],
+    }));
+    expect(result.content.length).toBeGreaterThan(0);
+  });
+
+  it('ignores triggers when told to', async () => {
+    const result = await collect(createLocalEngine({ triggers: false }).stream(ask('Check the budget [[fail]]')));
+    expect(result.content).not.toContain('[[fail]]');
+  });
+
+  it('stops with aborted when the signal fires mid-stream, with the usage so far', async () => {
+    const controller = new AbortController();
+    const seen: EngineEvent[] = [];
+    let caught: unknown;
+    try {
+      for await (const event of engine.stream(ask('Check the budget', { agentSlug: 'finance', signal: controller.signal }))) {
+        seen.push(event);
+        if (event.type === 'text') controller.abort();
+      }
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(EngineError);
+    expect((caught as EngineError).reason).toBe('aborted');
+    expect(seen.filter((e) => e.type === 'text')).toHaveLength(1);
+    expect((caught as EngineError).usage.outputTokens).toBeGreaterThan(0);
+  });
+
+  it('refuses an already aborted signal', async () => {
+    const error = await failure(ask('Check the budget', { signal: AbortSignal.abort() }));
+    expect(error.reason).toBe('aborted');
+  });
+
+  it('[[hang]] waits for the abort signal', async () => {
+    const controller = new AbortController();
+    const seen: EngineEvent[] = [];
+    const pending = failure(ask('Check the budget [[hang]]', { agentSlug: 'finance', signal: controller.signal }), seen);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen.filter((e) => e.type === 'text')).toHaveLength(1);
+    controller.abort();
+    expect((await pending).reason).toBe('aborted');
+  });
+
+  it('[[hang]] gives up with timeout after its limit', async () => {
+    const error = await (async () => {
+      try {
+        for await (const _ of createLocalEngine({ hangLimitMs: 5 }).stream(ask('x [[hang]]'))) void _;
+      } catch (e) {
+        return e as EngineError;
+      }
+      throw new Error('did not fail');
+    })();
+    expect(error.reason).toBe('timeout');
+  });
+
+  it('stops cleanly when the caller breaks out of the loop', async () => {
+    let count = 0;
+    for await (const event of engine.stream(ask('Check the budget'))) {
+      if (event.type === 'text' && ++count === 2) break;
+    }
+    expect(count).toBe(2);
+  });
+});
