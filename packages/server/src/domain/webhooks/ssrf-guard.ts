@@ -104,8 +104,10 @@ const BLOCKED_RANGES: readonly [string, number, 'ipv4' | 'ipv6'][] = [
   ['ff00::', 8, 'ipv6'], // multicast
 ];
 
-const BLOCKED = new BlockList();
-for (const [network, prefix, type] of BLOCKED_RANGES) BLOCKED.addSubnet(network, prefix, type);
+// One list per family: a BlockList matches IPv4 addresses against IPv6 rules through their mapped
+// form, so a single list holding ::ffff:0:0/96 would refuse every IPv4 address.
+const BLOCKED = { ipv4: new BlockList(), ipv6: new BlockList() };
+for (const [network, prefix, type] of BLOCKED_RANGES) BLOCKED[type].addSubnet(network, prefix, type);
 const METADATA = new BlockList();
 for (const address of METADATA_ADDRESSES) METADATA.addAddress(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
 
@@ -117,13 +119,13 @@ export function classifyAddress(address: string): 'public' | 'blocked' | 'metada
   const type = family === 6 ? 'ipv6' : 'ipv4';
   // BlockList matches an IPv4 rule against the IPv4-mapped IPv6 form too (::ffff:169.254.169.254).
   if (METADATA.check(ip, type)) return 'metadata';
-  return BLOCKED.check(ip, type) ? 'blocked' : 'public';
+  return BLOCKED[type].check(ip, type) ? 'blocked' : 'public';
 }
 
 /** The allow-list of the server configuration, parsed once. Throws on a malformed entry. */
 export class DestinationAllowList {
   private readonly hosts = new Set<string>();
-  private readonly networks = new BlockList();
+  private readonly networks = { ipv4: new BlockList(), ipv6: new BlockList() };
 
   constructor(entries: readonly string[] = []) {
     for (const raw of entries) {
@@ -139,7 +141,8 @@ export class DestinationAllowList {
       const max = family === 4 ? 32 : 128;
       const prefix = prefixText === undefined ? max : Number(prefixText);
       if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) throw new Error(`allow-list entry ${raw} has a bad prefix`);
-      this.networks.addSubnet(network!, prefix, family === 4 ? 'ipv4' : 'ipv6');
+      const type = family === 4 ? 'ipv4' : 'ipv6';
+      this.networks[type].addSubnet(network!, prefix, type);
     }
   }
 
@@ -152,7 +155,9 @@ export class DestinationAllowList {
   allowsAddress(address: string): boolean {
     const ip = stripZone(address);
     const family = isIP(ip);
-    return family !== 0 && this.networks.check(ip, family === 6 ? 'ipv6' : 'ipv4');
+    if (family === 0) return false;
+    const type = family === 6 ? 'ipv6' : 'ipv4';
+    return this.networks[type].check(ip, type);
   }
 }
 
