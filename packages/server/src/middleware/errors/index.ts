@@ -1,0 +1,107 @@
+/**
+ * @module The error mapper: the one place that turns a failure into the spec's error body
+ * `{ error, message?, requestId? (5xx), ...extras }`. A ServiceError is rendered as it says; any
+ * other thrown value becomes `500 internal_error` with the request id and no detail, and is logged
+ * on the server side only.
+ *
+ * Bodies are built with `c.json`, so headers that earlier middleware set on the context
+ * (X-Request-Id, X-RateLimit-*) stay on the error response.
+ */
+import type { Context, ErrorHandler, MiddlewareHandler, NotFoundHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { fail, ServiceError, type ErrorCode } from '../../errors.ts';
+import { newRequestId } from '../request-id/index.ts';
+
+export interface ErrorMapperOptions {
+  /** Where unexpected failures are reported (with their stack); defaults to one JSON line on stderr. */
+  log?: (entry: { requestId: string; method: string; path: string; error: unknown }) => void;
+}
+
+export function errorMapper(options: ErrorMapperOptions = {}): ErrorHandler {
+  const log = options.log ?? logToStderr;
+  return function errorMapper(err, c) {
+    const known = toServiceError(err);
+    if (!known) {
+      log({ requestId: requestIdOf(c), method: c.req.method, path: c.req.path, error: err });
+      return renderError(c, fail('internal_error', 'An unexpected error occurred.'));
+    }
+    return renderError(c, known);
+  };
+}
+
+/**
+ * Hono hands only `Error` instances to the error handler; a thrown string or object would escape
+ * as a crashed request. This turns them into Errors so the mapper renders them like any other.
+ * Mount it right after the request id.
+ */
+export function errorBoundary(): MiddlewareHandler {
+  return async function errorBoundary(_c, next) {
+    try {
+      await next();
+    } catch (err) {
+      throw err instanceof Error ? err : new Error('a non-Error value was thrown', { cause: err });
+    }
+  };
+}
+
+/** Unknown paths: `404 not_found`, through the same renderer. */
+export function notFound(): NotFoundHandler {
+  return function notFound(c) {
+    return renderError(c, fail('not_found', 'No such route.'));
+  };
+}
+
+/** The spec's error body and headers for a ServiceError. */
+export function renderError(c: Context, err: ServiceError): Response {
+  const body: Record<string, unknown> = { error: err.code };
+  if (err.publicMessage !== undefined) body.message = err.publicMessage;
+  if (err.status >= 500) body.requestId = requestIdOf(c);
+  for (const [name, value] of Object.entries(err.extras)) {
+    // The request id is the context's, whatever an extra says; undefined extras are left out.
+    if (value !== undefined && name !== 'requestId' && name !== 'error') body[name] = value;
+  }
+  for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
+  return c.json(body, err.status as ContentfulStatusCode);
+}
+
+/**
+ * Hono's own HTTPExceptions (for example from a body-limit or a malformed request) map to the
+ * nearest code of the spec; anything else is not known and becomes internal_error.
+ */
+function toServiceError(err: unknown): ServiceError | undefined {
+  if (err instanceof ServiceError) return err;
+  if (err instanceof HTTPException) {
+    const code = HTTP_EXCEPTION_CODES[err.status];
+    return code ? fail(code) : undefined;
+  }
+  return undefined;
+}
+
+const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
+  400: 'invalid_request',
+  401: 'not_authenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+};
+
+function requestIdOf(c: Context): string {
+  const id: unknown = c.get('requestId');
+  return typeof id === 'string' ? id : newRequestId();
+}
+
+function logToStderr(entry: { requestId: string; method: string; path: string; error: unknown }): void {
+  const { error } = entry;
+  process.stderr.write(
+    `${JSON.stringify({
+      level: 'error',
+      msg: 'unhandled error',
+      requestId: entry.requestId,
+      method: entry.method,
+      path: entry.path,
+      error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+    })}\n`,
+  );
+}
