@@ -1,0 +1,72 @@
+/**
+ * @module MCP tokens: a short-lived bearer (`service_mcp_` + 32 base62) for the tenant MCP bridge,
+ * issued in exchange for an API key holding `mcp:tenant`. Stored only as a hash; it dies with its
+ * expiry or with the key that issued it.
+ */
+import type { Clock } from '../../clock.ts';
+import { sha256Hex } from '../../crypto.ts';
+import { fail } from '../../errors.ts';
+import { newId, randomBase62 } from '../../random.ts';
+import type { Db } from '../../store/db.ts';
+import { bearerToken } from '../keys/service.ts';
+
+export const MCP_SCOPE = 'mcp:tenant';
+export const DEFAULT_MCP_TOKEN_SECONDS = 3600;
+const TOKEN_PATTERN = /^service_mcp_[0-9A-Za-z]{32}$/;
+
+export interface IssuedMcpToken {
+  token: string;
+  tokenType: 'Bearer';
+  scopes: string[];
+  expiresAt: string;
+}
+
+export interface VerifiedMcpToken {
+  tokenId: string;
+  workspaceId: string;
+  keyId: string;
+  scopes: string[];
+}
+
+export type McpTokenService = ReturnType<typeof createMcpTokenService>;
+
+export function createMcpTokenService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
+  return {
+    /** A token of the key's workspace; its only scope is `mcp:tenant` whatever else the key holds. */
+    async issue(
+      key: { keyId: string; workspaceId: string },
+      expiresInSeconds = DEFAULT_MCP_TOKEN_SECONDS,
+    ): Promise<IssuedMcpToken> {
+      const token = `service_mcp_${randomBase62(32)}`;
+      const now = clock.now();
+      const expiresAt = new Date(now.getTime() + expiresInSeconds * 1000);
+      await db.query(
+        `INSERT INTO mcp_tokens (id, workspace_id, api_key_id, token_hash, scopes, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [newId('mcp'), key.workspaceId, key.keyId, sha256Hex(token), [MCP_SCOPE], now, expiresAt],
+      );
+      return { token, tokenType: 'Bearer', scopes: [MCP_SCOPE], expiresAt: expiresAt.toISOString() };
+    },
+
+    /**
+     * @throws missing_bearer without a bearer credential; not_authenticated for an unknown or
+     *   expired token, or one whose API key was revoked or has expired since
+     */
+    async verify(authorization: string | undefined): Promise<VerifiedMcpToken> {
+      const token = bearerToken(authorization);
+      if (!token) throw fail('missing_bearer', 'Send the header Authorization: Bearer <MCP token>.');
+      const unknown = fail('not_authenticated', 'Unknown or expired MCP token.');
+      if (!TOKEN_PATTERN.test(token)) throw unknown;
+      const now = clock.now();
+      // Looked up by its hash (a unique index), so no secret is ever compared byte by byte.
+      const [row] = await db.query<{ id: string; workspace_id: string; api_key_id: string; scopes: string[] }>(
+        `SELECT t.id, t.workspace_id, t.api_key_id, t.scopes FROM mcp_tokens t JOIN api_keys k ON k.id = t.api_key_id
+         WHERE t.token_hash = $1 AND t.expires_at > $2 AND k.revoked_at IS NULL AND k.expires_at > $2`,
+        [sha256Hex(token), now],
+      );
+      if (!row) throw unknown;
+      return { tokenId: row.id, workspaceId: row.workspace_id, keyId: row.api_key_id, scopes: row.scopes };
+    },
+  };
+}
