@@ -1,0 +1,149 @@
+/**
+ * @module Rate limits: 60 requests/min per client IP and 600/min per workspace, both over a 60 s
+ * sliding window, with `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` on
+ * every response (errors and 404s included) and `429 rate_limit_exceeded` + `Retry-After` when
+ * a limit is exceeded.
+ *
+ * Wiring (src/app.ts), in this order:
+ *
+ *   const limiter = createLimiter({ redisUrl: process.env.REDIS_URL });
+ *   app.use(requestId());                                   // X-Request-Id first: 429/503 quote it
+ *   app.use(redactBody());                                  // sees every rendered body
+ *   app.use(rateLimit({ limiter, ...PER_IP, key: byClientIp({ trustProxy }) }));   // before auth
+ *   app.use(authenticate(...));
+ *   app.use(rateLimit({ limiter, ...PER_WORKSPACE, key: (c) => workspaceKey(c) })); // after auth
+ *
+ * When both limits apply the headers show the tighter one (fewest remaining). The error mapper
+ * must render with `c.json(...)` (or c.body/c.newResponse) so that headers set here with
+ * `c.header()` before a throw reach the 429/503 response. The inbound webhook route applies
+ * its own per-IP limit with `enforceRateLimit(c, { ..., code: 'rate_limited' })`.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { fail } from '../../errors.ts';
+import { clientIp, clientKey, type ClientIpOptions } from './client-ip.ts';
+import type { Limiter, RateLimitResult } from './limiter.ts';
+import { createMemoryLimiter } from './memory-limiter.ts';
+import { connectRedis, createRedisLimiter } from './redis-limiter.ts';
+
+export type { Limiter, RateLimitResult } from './limiter.ts';
+export { createMemoryLimiter, type MemoryLimiter, type MemoryLimiterOptions } from './memory-limiter.ts';
+export { connectRedis, createRedisLimiter, type RedisLimiterOptions } from './redis-limiter.ts';
+export { clientIp, clientKey, type ClientIpOptions } from './client-ip.ts';
+
+/** The spec's limits. */
+export const WINDOW_MS = 60_000;
+export const PER_IP = { limit: 60, windowMs: WINDOW_MS } as const;
+export const PER_WORKSPACE = { limit: 600, windowMs: WINDOW_MS } as const;
+
+/** Seconds a client is told to wait when the limiter's backend is down. */
+const BACKEND_RETRY_AFTER_SEC = 5;
+
+/** The limit shown in the headers: the tightest of those applied to this request so far. */
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  resetAt: number;
+}
+
+/** Context variables of this middleware; `requestId` is read when present (request-id middleware). */
+export type Variables = { rateLimit?: RateLimitState; requestId?: string };
+
+/**
+ * What to do when the limiter's backend (Redis) fails. `fail-closed` (default) answers
+ * `503 service_unavailable`; `fail-open` lets the request through without a limit. Both log.
+ */
+export type BackendErrorPolicy = 'fail-closed' | 'fail-open';
+
+export interface EnforceOptions {
+  limiter: Limiter;
+  limit: number;
+  windowMs?: number;
+  /** The bucket of this request, e.g. `ip:203.0.113.9`, `wksp:wksp_…`; undefined = not limited. */
+  key: string | undefined;
+  /** Error code of the 429: `rate_limit_exceeded` for API routes, `rate_limited` for inbound webhooks. */
+  code?: 'rate_limit_exceeded' | 'rate_limited';
+  onBackendError?: BackendErrorPolicy;
+  /** One line per backend failure; defaults to console.error. */
+  log?: (line: string) => void;
+}
+
+export interface RateLimitOptions extends Omit<EnforceOptions, 'key'> {
+  /** Computes the bucket from the request; undefined means this limit does not apply. */
+  key: (c: Context) => string | undefined | Promise<string | undefined>;
+}
+
+/** Memory by default; Redis when a URL is given, so several instances share the limits. */
+export function createLimiter(config: { redisUrl?: string | undefined } = {}): Limiter {
+  return config.redisUrl ? createRedisLimiter({ redis: connectRedis(config.redisUrl) }) : createMemoryLimiter();
+}
+
+/** Key function of the per-IP limit. */
+export function byClientIp(options: ClientIpOptions = {}): (c: Context) => string {
+  return (c) => `ip:${clientKey(clientIp(c, options))}`;
+}
+
+export function rateLimit(options: RateLimitOptions): MiddlewareHandler<{ Variables: Variables }> {
+  const { key, ...enforce } = options;
+  return async function rateLimit(c, next) {
+    await enforceRateLimit(c, { ...enforce, key: await key(c) });
+    await next();
+    // Downstream errors and 404s were rendered into c.res by now; give them the headers too.
+    writeHeaders(c);
+  };
+}
+
+/**
+ * Counts this request against one limit and sets the headers; throws the 429 (or the 503 of a
+ * failed backend) as a ServiceError. Usable from a route (the inbound webhook's own limit).
+ */
+export async function enforceRateLimit(c: Context, options: EnforceOptions): Promise<void> {
+  if (options.key === undefined) return;
+  let result: RateLimitResult;
+  try {
+    result = await options.limiter.hit(options.key, options.limit, options.windowMs ?? WINDOW_MS);
+  } catch (err) {
+    const policy = options.onBackendError ?? 'fail-closed';
+    const requestId: unknown = c.get('requestId');
+    (options.log ?? console.error)(
+      JSON.stringify({
+        level: 'error',
+        msg: 'rate limiter backend failed',
+        policy,
+        requestId,
+        error: err instanceof Error ? err.message : String(err),
+      }),
+    );
+    if (policy === 'fail-open') return;
+    throw fail(
+      'service_unavailable',
+      'A backing service is temporarily unavailable.',
+      { requestId: typeof requestId === 'string' ? requestId : undefined },
+      { 'Retry-After': String(BACKEND_RETRY_AFTER_SEC) },
+    );
+  }
+  c.set('rateLimit', tighter(c.get('rateLimit') as RateLimitState | undefined, result));
+  writeHeaders(c);
+  if (!result.allowed) {
+    throw fail(
+      options.code ?? 'rate_limit_exceeded',
+      `Too many requests; retry after ${result.retryAfterSec} s.`,
+      { retryAfterSec: result.retryAfterSec },
+      { 'Retry-After': String(result.retryAfterSec) },
+    );
+  }
+}
+
+function tighter(current: RateLimitState | undefined, next: RateLimitResult): RateLimitState {
+  const candidate = { limit: next.limit, remaining: next.remaining, resetAt: next.resetAt };
+  if (current === undefined) return candidate;
+  if (candidate.remaining !== current.remaining) return candidate.remaining < current.remaining ? candidate : current;
+  return candidate.limit < current.limit ? candidate : current;
+}
+
+function writeHeaders(c: Context): void {
+  const state = c.get('rateLimit') as RateLimitState | undefined;
+  if (state === undefined) return;
+  c.header('X-RateLimit-Limit', String(state.limit));
+  c.header('X-RateLimit-Remaining', String(state.remaining));
+  c.header('X-RateLimit-Reset', String(state.resetAt));
+}

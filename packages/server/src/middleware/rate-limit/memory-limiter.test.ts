@@ -1,0 +1,111 @@
+/**
+ * @module Tests of the in-memory sliding-window limiter, driven by a fake clock (no sleeps).
+ */
+import { describe, expect, it } from 'vitest';
+import { createMemoryLimiter } from './memory-limiter.ts';
+
+const WINDOW = 60_000;
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+
+function setup(maxKeys?: number) {
+  let now = T0;
+  const limiter = createMemoryLimiter({ now: () => now, ...(maxKeys === undefined ? {} : { maxKeys }) });
+  return {
+    limiter,
+    at(ms: number) {
+      now = T0 + ms;
+    },
+  };
+}
+
+async function hitMany(limiter: ReturnType<typeof createMemoryLimiter>, key: string, n: number, limit: number) {
+  const results = [];
+  for (let i = 0; i < n; i += 1) results.push(await limiter.hit(key, limit, WINDOW));
+  return results;
+}
+
+describe('memory limiter', () => {
+  it('admits up to the limit, counting remaining down, then refuses', async () => {
+    const { limiter } = setup();
+    const results = await hitMany(limiter, 'ip:a', 4, 3);
+    expect(results.map((r) => [r.allowed, r.remaining])).toEqual([
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+    ]);
+    expect(results[0]).toEqual({ allowed: true, limit: 3, remaining: 2, resetAt: T0 / 1000 + 60, retryAfterSec: 0 });
+    expect(results[3]).toEqual({ allowed: false, limit: 3, remaining: 0, resetAt: T0 / 1000 + 60, retryAfterSec: 60 });
+  });
+
+  it('slides: a hit leaves the window exactly windowMs after it was admitted', async () => {
+    const { limiter, at } = setup();
+    at(0);
+    await limiter.hit('k', 3, WINDOW);
+    at(30_000);
+    await hitMany(limiter, 'k', 2, 3);
+    at(59_999);
+    const justBefore = await limiter.hit('k', 3, WINDOW);
+    expect(justBefore).toMatchObject({ allowed: false, remaining: 0, retryAfterSec: 1, resetAt: T0 / 1000 + 60 });
+    at(60_000);
+    // Only the hit of t=0 left; the two of t=30 s still count (a fixed bucket would admit 3 here).
+    expect(await limiter.hit('k', 3, WINDOW)).toMatchObject({ allowed: true, remaining: 0, resetAt: T0 / 1000 + 90 });
+    expect(await limiter.hit('k', 3, WINDOW)).toMatchObject({ allowed: false, retryAfterSec: 30 });
+    at(90_000);
+    // The two hits of t=30 s left; the one of t=60 s and this one count.
+    expect(await limiter.hit('k', 3, WINDOW)).toMatchObject({ allowed: true, remaining: 1, resetAt: T0 / 1000 + 120 });
+    at(300_000);
+    expect(await limiter.hit('k', 3, WINDOW)).toMatchObject({ allowed: true, remaining: 2 });
+  });
+
+  it('does not count refused hits, so hammering does not extend the block', async () => {
+    const { limiter, at } = setup();
+    await hitMany(limiter, 'k', 2, 2);
+    at(10_000);
+    await hitMany(limiter, 'k', 50, 2);
+    at(60_000);
+    expect(await limiter.hit('k', 2, WINDOW)).toMatchObject({ allowed: true, remaining: 1 });
+  });
+
+  it('rounds Retry-After up to whole seconds, never below 1', async () => {
+    const { limiter, at } = setup();
+    at(500);
+    await limiter.hit('k', 1, WINDOW);
+    at(59_600);
+    expect(await limiter.hit('k', 1, WINDOW)).toMatchObject({ allowed: false, retryAfterSec: 1, resetAt: Math.ceil((T0 + 60_500) / 1000) });
+    at(1_000);
+    expect(await limiter.hit('k', 1, WINDOW)).toMatchObject({ allowed: false, retryAfterSec: 60 });
+  });
+
+  it('keeps keys apart', async () => {
+    const { limiter } = setup();
+    await hitMany(limiter, 'a', 2, 2);
+    expect(await limiter.hit('a', 2, WINDOW)).toMatchObject({ allowed: false });
+    expect(await limiter.hit('b', 2, WINDOW)).toMatchObject({ allowed: true, remaining: 1 });
+  });
+
+  it('forgets keys once all their hits left the window', async () => {
+    const { limiter, at } = setup();
+    for (let i = 0; i < 100; i += 1) await limiter.hit(`ip:${i}`, 60, WINDOW);
+    expect(limiter.size).toBe(100);
+    at(59_999);
+    await limiter.hit('late', 60, WINDOW);
+    expect(limiter.size).toBe(101);
+    at(60_000);
+    await limiter.hit('late', 60, WINDOW);
+    expect(limiter.size).toBe(1);
+  });
+
+  it('never tracks more than maxKeys keys, dropping the least recently used', async () => {
+    const { limiter } = setup(10);
+    await hitMany(limiter, 'first', 2, 2);
+    for (let i = 0; i < 9; i += 1) await limiter.hit(`ip:${i}`, 60, WINDOW);
+    await limiter.hit('first', 2, WINDOW); // refused, but touched: now the most recent
+    await limiter.hit('ip:new', 60, WINDOW);
+    expect(limiter.size).toBe(10);
+    // 'ip:0' was the least recently used and went; 'first' kept its count.
+    expect(await limiter.hit('first', 2, WINDOW)).toMatchObject({ allowed: false });
+    expect(await limiter.hit('ip:0', 60, WINDOW)).toMatchObject({ allowed: true, remaining: 59 });
+    expect(limiter.size).toBe(10);
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * @module Redis sliding-window limiter for several server instances sharing one limit. Each key
+ * is a sorted set of admission times; one Lua script trims, counts and admits atomically, and
+ * reads the time from Redis itself so instances with skewed clocks still agree on the window.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { windowResult, type Limiter } from './limiter.ts';
+
+// KEYS[1]: the key's sorted set. ARGV: limit, windowMs, a unique member for this hit.
+// Returns { allowed (0|1), counted, oldest admission (ms), now (ms) }.
+const SLIDING_WINDOW_HIT = `
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local counted = redis.call('ZCARD', KEYS[1])
+local allowed = 0
+if counted < limit then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  counted = counted + 1
+  allowed = 1
+end
+local oldest = now
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if first[2] then oldest = tonumber(first[2]) end
+if counted > 0 then redis.call('PEXPIRE', KEYS[1], window) end
+return { allowed, counted, oldest, now }
+`;
+
+const COMMAND = 'serviceSlidingWindowHit';
+
+type ScriptReply = [allowed: number, counted: number, oldestMs: number, nowMs: number];
+type WithScript = Redis & {
+  [COMMAND](key: string, limit: number, windowMs: number, member: string): Promise<ScriptReply>;
+};
+
+export interface RedisLimiterOptions {
+  redis: Redis;
+  /** Namespace of the limiter's keys (default `service:ratelimit:`); tests use a random one. */
+  prefix?: string;
+}
+
+export function createRedisLimiter(options: RedisLimiterOptions): Limiter {
+  const prefix = options.prefix ?? 'service:ratelimit:';
+  // defineCommand sends EVALSHA and falls back to EVAL once after a NOSCRIPT (Redis restart).
+  options.redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: SLIDING_WINDOW_HIT });
+  const redis = options.redis as WithScript;
+  return {
+    async hit(key, limit, windowMs) {
+      const member = randomBytes(12).toString('base64url');
+      const [allowed, counted, oldestMs, nowMs] = await redis[COMMAND](prefix + key, limit, windowMs, member);
+      return windowResult(allowed === 1, limit, counted, oldestMs, nowMs, windowMs);
+    },
+  };
+}
+
+/**
+ * A client for the limiter that fails fast: a request must not wait for Redis to come back,
+ * it gets a 503 (see the middleware's onBackendError). Connection errors are not logged here;
+ * each request that meets one logs a line in the middleware.
+ */
+export function connectRedis(url: string): Redis {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    commandTimeout: 1_000,
+    connectTimeout: 2_000,
+  });
+  redis.on('error', () => {});
+  return redis;
+}
