@@ -1,0 +1,24 @@
+/**
+ * @module Turns whatever the Chat Completions client throws into a neutral EngineError. The
+ * provider's status, body and message are dropped here on purpose: only the reason survives.
+ */
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type { Usage } from '../engine.ts';
+import { EngineError, type EngineErrorReason } from '../engine-error.ts';
+
+export function toEngineError(error: unknown, usage: Usage, signal: AbortSignal | undefined): EngineError {
+  if (error instanceof EngineError) return error;
+  return new EngineError(reasonOf(error, signal), usage);
+}
+
+function reasonOf(error: unknown, signal: AbortSignal | undefined): EngineErrorReason {
+  if (signal?.aborted || error instanceof APIUserAbortError) return 'aborted';
+  // Timeout before connection error: the timeout class extends the connection one.
+  if (error instanceof APIConnectionTimeoutError) return 'timeout';
+  if (error instanceof APIConnectionError) return 'unavailable';
+  if (error instanceof APIError) {
+    if (error.status === 408 || error.status === 504) return 'timeout';
+    if (error.status === 429 || error.status === 502 || error.status === 503) return 'unavailable';
+  }
+  return 'engine_error';
+}
