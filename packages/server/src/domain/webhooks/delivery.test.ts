@@ -1,0 +1,187 @@
+import { createHmac } from 'node:crypto';
+import { createServer } from 'node:net';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { classifyResponseStatus, deliverWebhook, type DeliveryOptions, type DeliveryRequest } from './delivery.ts';
+import { buildPingEnvelope, serializeEnvelope } from './envelope.ts';
+import { createSelfSignedCertificate, startHttpsTestReceiver, type ReceiverAnswer, type TestCertificate } from './https-test-receiver.ts';
+
+const SECRET = 'dst_secret_0123456789';
+const NOW = Date.UTC(2026, 10, 22, 6, 0, 0);
+const envelope = buildPingEnvelope({ tenantId: 'wksp_0123456789abcdef', destinationId: 'dst_0123456789abcdef' });
+const BODY = serializeEnvelope(envelope);
+
+let certificate: TestCertificate;
+beforeAll(() => {
+  certificate = createSelfSignedCertificate(['receiver.test']);
+});
+
+/** Run `fn` against a fresh receiver answering `answer`, and close it afterwards. */
+async function withReceiver<T>(
+  answer: ReceiverAnswer | ((n: number) => ReceiverAnswer),
+  fn: (receiver: Awaited<ReturnType<typeof startHttpsTestReceiver>>) => Promise<T>,
+): Promise<T> {
+  let n = 0;
+  const receiver = await startHttpsTestReceiver(certificate, () => (typeof answer === 'function' ? answer(n++) : answer));
+  try {
+    return await fn(receiver);
+  } finally {
+    await receiver.close();
+  }
+}
+
+function request(url: string): DeliveryRequest {
+  return { url, secret: SECRET, body: BODY, eventId: envelope.id, eventType: envelope.type };
+}
+
+function options(ca: string, extra: Partial<DeliveryOptions> = {}): DeliveryOptions {
+  return { policy: { allowList: ['127.0.0.1/32'] }, now: () => NOW, ca, ...extra };
+}
+
+describe('deliverWebhook over real HTTPS', () => {
+  it('posts the exact body, signed, with the five spec headers, and reports delivered', async () => {
+    await withReceiver({ status: 204 }, async (receiver) => {
+      const outcome = await deliverWebhook(request(`${receiver.origin}/hooks/in?x=1`), options(receiver.ca));
+      expect(outcome).toEqual({ result: 'delivered', status: 204 });
+      expect(receiver.received).toHaveLength(1);
+      const [got] = receiver.received;
+      expect(got!.method).toBe('POST');
+      expect(got!.path).toBe('/hooks/in?x=1');
+      expect(Buffer.compare(got!.body, Buffer.from(BODY))).toBe(0);
+      expect(got!.headers['content-type']).toBe('application/json');
+      expect(got!.headers['x-service-signature']).toBe(createHmac('sha256', SECRET).update(BODY).digest('hex'));
+      expect(got!.headers['x-service-timestamp']).toBe(String(NOW / 1000));
+      expect(got!.headers['x-service-event-id']).toBe(envelope.id);
+      expect(got!.headers['x-service-event-type']).toBe('ping');
+    });
+  });
+
+  const statuses: [number, string][] = [
+    [200, 'delivered'],
+    [299, 'delivered'],
+    [500, 'retry'],
+    [503, 'retry'],
+    [408, 'retry'],
+    [429, 'retry'],
+    [400, 'retry'],
+    [401, 'retry'],
+    [404, 'retry'],
+    [410, 'give_up'],
+  ];
+  it.each(statuses)('classifies a %i answer as %s', async (status, result) => {
+    await withReceiver({ status }, async (receiver) => {
+      const outcome = await deliverWebhook(request(`${receiver.origin}/`), options(receiver.ca));
+      expect(outcome).toMatchObject({ result, status });
+      expect(receiver.received).toHaveLength(1);
+    });
+  });
+
+  it('does not follow a redirect (it could point inside) and retries instead', async () => {
+    await withReceiver({ status: 302, headers: { Location: 'https://169.254.169.254/' } }, async (receiver) => {
+      expect(await deliverWebhook(request(`${receiver.origin}/`), options(receiver.ca))).toEqual({ result: 'retry', reason: 'http_status', status: 302 });
+      expect(receiver.received).toHaveLength(1);
+    });
+  });
+
+  it('gives a receiver that never answers a timeout, then retries', async () => {
+    await withReceiver('hang', async (receiver) => {
+      const outcome = await deliverWebhook(request(`${receiver.origin}/`), options(receiver.ca, { timeoutMs: 300 }));
+      expect(outcome).toEqual({ result: 'retry', reason: 'timeout' });
+      expect(receiver.received).toHaveLength(1);
+    });
+  });
+
+  it('retries an unreachable endpoint (connection refused)', async () => {
+    const port = await closedPort();
+    const outcome = await deliverWebhook(request(`https://127.0.0.1:${port}/`), options(certificate.cert));
+    expect(outcome).toEqual({ result: 'retry', reason: 'network_error', detail: 'ECONNREFUSED' });
+  });
+
+  it('never turns certificate verification off: an untrusted certificate is a network error', async () => {
+    await withReceiver({ status: 200 }, async (receiver) => {
+      const outcome = await deliverWebhook(request(`${receiver.origin}/`), { policy: { allowList: ['127.0.0.1/32'] }, now: () => NOW });
+      expect(outcome).toMatchObject({ result: 'retry', reason: 'network_error' });
+      expect(receiver.received).toHaveLength(0);
+    });
+  });
+
+  it('refuses a loopback receiver that is not on the allow-list, without connecting', async () => {
+    await withReceiver({ status: 200 }, async (receiver) => {
+      const outcome = await deliverWebhook(request(`${receiver.origin}/`), options(receiver.ca, { policy: {} }));
+      expect(outcome).toEqual({ result: 'give_up', reason: 'refused_destination', detail: 'blocked_address' });
+      expect(receiver.received).toHaveLength(0);
+    });
+  });
+
+  it('never delivers to http://, allow-list or not', async () => {
+    await withReceiver({ status: 200 }, async (receiver) => {
+      const outcome = await deliverWebhook(request(`http://127.0.0.1:${receiver.port}/`), options(receiver.ca));
+      expect(outcome).toEqual({ result: 'give_up', reason: 'refused_destination', detail: 'not_https' });
+      expect(receiver.received).toHaveLength(0);
+    });
+  });
+
+  it('connects to the address it checked: the pinned lookup serves a name the system cannot resolve', async () => {
+    await withReceiver({ status: 200 }, async (receiver) => {
+      // First answer allow-listed loopback, then (a rebind) a private address: only the first is ever used.
+      const answers = [['127.0.0.1'], ['10.0.0.9']];
+      let calls = 0;
+      const resolveAll = async () => (answers[Math.min(calls++, 1)] ?? []).map((address) => ({ address, family: 4 }));
+      const outcome = await deliverWebhook(
+        request(`https://receiver.test:${receiver.port}/in`),
+        options(receiver.ca, { policy: { allowList: ['127.0.0.1/32'], resolveAll } }),
+      );
+      expect(outcome).toEqual({ result: 'delivered', status: 200 });
+      expect(calls).toBe(1);
+      expect(receiver.received[0]!.headers.host).toBe(`receiver.test:${receiver.port}`);
+    });
+  });
+
+  it('retries, without connecting, when the name now resolves to a refused address', async () => {
+    await withReceiver({ status: 200 }, async (receiver) => {
+      const resolveAll = async () => [{ address: '10.0.0.9', family: 4 }];
+      const outcome = await deliverWebhook(
+        request(`https://receiver.test:${receiver.port}/in`),
+        options(receiver.ca, { policy: { allowList: ['127.0.0.1/32'], resolveAll } }),
+      );
+      expect(outcome).toEqual({ result: 'retry', reason: 'refused_destination', detail: 'blocked_address' });
+      expect(receiver.received).toHaveLength(0);
+    });
+  });
+
+  it('retries a name that does not resolve', async () => {
+    const resolveAll = async () => {
+      throw Object.assign(new Error('queryA ENOTFOUND'), { code: 'ENOTFOUND' });
+    };
+    const outcome = await deliverWebhook(request('https://gone.example.com/'), options(certificate.cert, { policy: { resolveAll } }));
+    expect(outcome).toEqual({ result: 'retry', reason: 'dns_failed', detail: 'dns_failed' });
+  });
+
+  it('signs each attempt with the secret and clock it is given (rotation, fresh timestamp)', async () => {
+    await withReceiver({ status: 500 }, async (receiver) => {
+      await deliverWebhook(request(`${receiver.origin}/`), options(receiver.ca));
+      await deliverWebhook({ ...request(`${receiver.origin}/`), secret: 'rotated' }, options(receiver.ca, { now: () => NOW + 30_000 }));
+      const [first, second] = receiver.received;
+      expect(second!.headers['x-service-signature']).toBe(createHmac('sha256', 'rotated').update(BODY).digest('hex'));
+      expect(second!.headers['x-service-signature']).not.toBe(first!.headers['x-service-signature']);
+      expect(Number(second!.headers['x-service-timestamp']) - Number(first!.headers['x-service-timestamp'])).toBe(30);
+      expect(Buffer.compare(first!.body, second!.body)).toBe(0);
+    });
+  });
+});
+
+describe('classifyResponseStatus', () => {
+  it('treats a redirect or a missing status as a failure to retry', () => {
+    expect(classifyResponseStatus(301)).toEqual({ result: 'retry', reason: 'http_status', status: 301 });
+    expect(classifyResponseStatus(0)).toEqual({ result: 'retry', reason: 'http_status', status: 0 });
+  });
+});
+
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
