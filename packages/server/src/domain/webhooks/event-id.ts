@@ -22,12 +22,12 @@ export interface InboundEventId {
   source: (typeof EVENT_ID_HEADERS)[number] | 'body';
 }
 
-// Printable ASCII, space included but not at either end (header values arrive trimmed anyway).
-const PRINTABLE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+// Visible ASCII without spaces: the contract's pattern for the inbound event id headers.
+const PRINTABLE = /^[\x21-\x7e]+$/;
 
 /**
  * The event id of an inbound request. The first of {@link EVENT_ID_HEADERS} that is present wins;
- * a present but invalid value (empty, over 200 characters, or not printable ASCII) is refused with
+ * a present but invalid value (empty, over 200 characters, or anything but visible ASCII) is refused with
  * 400 `invalid_request` rather than skipped, because silently falling back would change which
  * events count as duplicates. With no header at all the id is `sha256:` + the lowercase hex
  * SHA-256 of the raw body: identical bodies are then the same event. Call this only after the
@@ -38,14 +38,14 @@ export function resolveInboundEventId(headers: HeaderBag, rawBody: Uint8Array): 
     const value = readHeader(headers, name);
     if (value === undefined) continue;
     if (!isValidEventId(value)) {
-      throw new ServiceError('invalid_request', 400, `${name} must be 1 to ${MAX_EVENT_ID_LENGTH} printable ASCII characters`);
+      throw new ServiceError('invalid_request', 400, `${name} must be 1 to ${MAX_EVENT_ID_LENGTH} visible ASCII characters (no spaces)`);
     }
     return { eventId: value, source: name };
   }
   return { eventId: deriveEventId(rawBody), source: 'body' };
 }
 
-/** Whether a value is an acceptable event id: 1–200 printable ASCII characters. */
+/** Whether a value is an acceptable event id: 1–200 visible ASCII characters (0x21–0x7E). */
 export function isValidEventId(value: string): boolean {
   return value.length <= MAX_EVENT_ID_LENGTH && PRINTABLE.test(value);
 }
