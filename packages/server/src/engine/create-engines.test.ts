@@ -22,7 +22,7 @@ const ask = (alias: EngineRequest['alias']): EngineRequest => ({
 });
 
 describe('createEngines', () => {
-  it('serves every alias locally by default, with no network', async () => {
+  it('serves every alias with one local engine by default', async () => {
     const engines = createEngines();
     expect(Object.keys(engines)).toEqual(['Prelude', 'Sonata', 'Symphony', 'Concerto']);
     for (const alias of ['Prelude', 'Sonata', 'Symphony', 'Concerto'] as const) {

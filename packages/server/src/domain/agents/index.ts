@@ -6,3 +6,4 @@ export * from './catalog.ts';
 export * from './plans.ts';
 export * from './router.ts';
 export { ROUTER_KEYWORDS, type KeywordTable } from './router-keywords.ts';
+export * from './availability.ts';
