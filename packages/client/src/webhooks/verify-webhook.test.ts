@@ -1,0 +1,214 @@
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The server's own signer and delivery, by relative path (tests only): what we verify is what it sends.
+import { deliverWebhook } from '../../../server/src/domain/webhooks/delivery.ts';
+import { buildEnvelope, buildPingEnvelope, serializeEnvelope, type OutboundEnvelope } from '../../../server/src/domain/webhooks/envelope.ts';
+import {
+  createSelfSignedCertificate,
+  startHttpsTestReceiver,
+  type HttpsTestReceiver,
+} from '../../../server/src/domain/webhooks/https-test-receiver.ts';
+import { buildDeliveryHeaders } from '../../../server/src/domain/webhooks/outbound-signature.ts';
+import { verifyWebhook, type VerifyWebhookOptions } from './verify-webhook.ts';
+import type { WebhookEvent } from './events.ts';
+
+const SECRET = 'dst_secret_for_receiver_tests';
+const TENANT = 'wksp_0123456789abcdef';
+const NOW = Date.UTC(2026, 10, 22, 6, 0, 0);
+
+function signed(envelope: OutboundEnvelope, { secret = SECRET, at = NOW } = {}) {
+  const body = serializeEnvelope(envelope);
+  const headers = buildDeliveryHeaders({ body, secret, eventId: envelope.id, eventType: envelope.type, nowMs: at });
+  return { body, headers };
+}
+
+const completed = buildEnvelope({
+  type: 'run.completed',
+  tenantId: TENANT,
+  data: { run_id: 'run_0123456789abcdef', agent: 'sales', alias: 'balanced', status: 'completed', usage: { input_tokens: 1, output_tokens: 2, stu: 3 } },
+  redactText: (text) => text,
+  createdAt: new Date(NOW - 1000),
+});
+
+function verify(overrides: Partial<VerifyWebhookOptions> = {}) {
+  const { body, headers } = signed(completed);
+  return verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW, ...overrides });
+}
+
+describe('verifyWebhook against the server signer', () => {
+  it('accepts a genuine delivery and returns the typed envelope', async () => {
+    const result = await verify();
+    expect(result).toEqual({ ok: true, event: completed, eventId: completed.id, duplicate: false });
+    if (result.ok && result.event.type === 'run.completed') expect(result.event.data.usage.stu).toBe(3); // narrowed type
+  });
+
+  it('accepts node-style lowercase header records, Buffers and raw text alike', async () => {
+    const { body, headers } = signed(completed);
+    const nodeHeaders = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+    expect((await verifyWebhook({ rawBody: Buffer.from(body), headers: nodeHeaders, secret: SECRET, now: NOW })).ok).toBe(true);
+    expect((await verifyWebhook({ rawBody: new TextDecoder().decode(body), headers: new Headers(headers), secret: SECRET, now: new Date(NOW) })).ok).toBe(true);
+    expect((await verifyWebhook({ rawBody: body.slice().buffer, headers, secret: SECRET, now: NOW })).ok).toBe(true);
+  });
+
+  it('rejects a tampered body with 401 signature_mismatch', async () => {
+    const { body, headers } = signed(completed);
+    const tampered = new TextEncoder().encode(new TextDecoder().decode(body).replace('"stu":3', '"stu":0'));
+    expect(await verifyWebhook({ rawBody: tampered, headers, secret: SECRET, now: NOW })).toEqual({ ok: false, reason: 'signature_mismatch', status: 401 });
+  });
+
+  it('rejects re-serialized JSON of the same event (only the exact bytes verify)', async () => {
+    const { body, headers } = signed(completed);
+    const pretty = JSON.stringify(JSON.parse(new TextDecoder().decode(body)), null, 2);
+    expect(await verifyWebhook({ rawBody: pretty, headers, secret: SECRET, now: NOW })).toMatchObject({ ok: false, reason: 'signature_mismatch' });
+  });
+
+  it('rejects a wrong secret, and accepts either secret during a rotation', async () => {
+    expect(await verify({ secret: 'not-the-secret' })).toMatchObject({ ok: false, reason: 'signature_mismatch', status: 401 });
+    expect((await verify({ secret: ['new-secret', SECRET] })).ok).toBe(true);
+    expect((await verify({ secret: ['new-secret', 'older'] })).ok).toBe(false);
+  });
+
+  it('fails closed without a secret', async () => {
+    expect(await verify({ secret: '' })).toEqual({ ok: false, reason: 'missing_secret', status: 401 });
+    expect(await verify({ secret: [] })).toEqual({ ok: false, reason: 'missing_secret', status: 401 });
+  });
+
+  const skews: [string, number, string | null][] = [
+    ['300 s old (edge)', -300, null],
+    ['301 s old', -301, 'timestamp_too_old'],
+    ['an hour old', -3600, 'timestamp_too_old'],
+    ['60 s ahead (edge)', 60, null],
+    ['61 s ahead', 61, 'timestamp_in_future'],
+    ['200 s ahead', 200, 'timestamp_in_future'],
+  ];
+  it.each(skews)('checks the window: a timestamp %s', async (_name, skewSeconds, reason) => {
+    const { body, headers } = signed(completed, { at: NOW + skewSeconds * 1000 });
+    const result = await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW });
+    if (reason === null) expect(result.ok).toBe(true);
+    else expect(result).toEqual({ ok: false, reason, status: 401 });
+  });
+
+  it('checks the timestamp before the HMAC (a stale delivery with a bad signature reports the timestamp)', async () => {
+    const { body, headers } = signed(completed, { secret: 'wrong', at: NOW - 3_600_000 });
+    expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW })).toMatchObject({ reason: 'timestamp_too_old' });
+  });
+
+  const broken: [string, (h: Record<string, string>) => Record<string, string>, string][] = [
+    ['no timestamp', ({ 'X-SERVICE-Timestamp': _, ...h }) => h, 'missing_timestamp'],
+    ['an ISO timestamp (deliveries send unix seconds)', (h) => ({ ...h, 'X-SERVICE-Timestamp': new Date(NOW).toISOString() }), 'malformed_timestamp'],
+    ['a millisecond timestamp', (h) => ({ ...h, 'X-SERVICE-Timestamp': String(NOW) }), 'malformed_timestamp'],
+    ['no signature', ({ 'X-SERVICE-Signature': _, ...h }) => h, 'missing_signature'],
+    ['an uppercase signature', (h) => ({ ...h, 'X-SERVICE-Signature': h['X-SERVICE-Signature']!.toUpperCase() }), 'malformed_signature'],
+    ['a sha256= prefixed signature', (h) => ({ ...h, 'X-SERVICE-Signature': `sha256=${h['X-SERVICE-Signature']}` }), 'malformed_signature'],
+    ['a header event id that differs from the signed body', (h) => ({ ...h, 'X-SERVICE-Event-Id': 'evt_SomeOtherEvent00001' }), 'event_id_mismatch'],
+    ['a header event type that differs from the signed body', (h) => ({ ...h, 'X-SERVICE-Event-Type': 'run.failed' }), 'event_type_mismatch'],
+  ];
+  it.each(broken)('rejects %s', async (_name, edit, reason) => {
+    const { body, headers } = signed(completed);
+    expect(await verifyWebhook({ rawBody: body, headers: edit(headers), secret: SECRET, now: NOW })).toEqual({ ok: false, reason, status: 401 });
+  });
+
+  it('answers 400 invalid_payload for a signed body that is not an event', async () => {
+    const body = new TextEncoder().encode('{"hello":"world"}');
+    const headers = { 'X-SERVICE-Timestamp': String(NOW / 1000), 'X-SERVICE-Signature': createHmac('sha256', SECRET).update(body).digest('hex') };
+    expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW })).toEqual({ ok: false, reason: 'invalid_payload', status: 400 });
+  });
+
+  it('throws a TypeError for an already parsed body', async () => {
+    const { headers } = signed(completed);
+    await expect(verifyWebhook({ rawBody: completed as never, headers, secret: SECRET, now: NOW })).rejects.toThrow(TypeError);
+  });
+
+  it('uses the real clock by default', async () => {
+    const { body, headers } = signed(completed, { at: Date.now() });
+    expect((await verifyWebhook({ rawBody: body, headers, secret: SECRET })).ok).toBe(true);
+    expect((await verify({ now: undefined })).ok).toBe(false); // signed for NOW, which is not today
+  });
+});
+
+describe('verifyWebhook dedupe hook', () => {
+  it('reports duplicates (still ok, so the receiver answers 2xx) and is only asked after the signature verified', async () => {
+    const seen = new Set<string>();
+    const asked: string[] = [];
+    const dedupe = async (id: string) => {
+      asked.push(id);
+      if (seen.has(id)) return true;
+      seen.add(id);
+      return false;
+    };
+    const first = await verify({ dedupe });
+    const second = await verify({ dedupe });
+    expect([first.ok && first.duplicate, second.ok && second.duplicate]).toEqual([false, true]);
+    expect(await verify({ dedupe, secret: 'wrong' })).toMatchObject({ ok: false });
+    expect(asked).toEqual([completed.id, completed.id]);
+  });
+
+  it('accepts an object with a synchronous seen()', async () => {
+    const store = { ids: new Set([completed.id]), seen(id: string) { return this.ids.has(id); } };
+    expect(await verify({ dedupe: store })).toMatchObject({ ok: true, duplicate: true });
+  });
+
+  it('dedupes on the signed id: a replay with the id header stripped is still a duplicate', async () => {
+    const seen = new Set<string>([completed.id]);
+    const { body, headers } = signed(completed);
+    const { 'X-SERVICE-Event-Id': _, ...stripped } = headers;
+    const result = await verifyWebhook({ rawBody: body, headers: stripped, secret: SECRET, now: NOW, dedupe: (id) => seen.has(id) });
+    expect(result).toMatchObject({ ok: true, duplicate: true, eventId: completed.id });
+  });
+});
+
+describe('end to end: the server delivers over HTTPS, the receiver verifies with verifyWebhook', () => {
+  let receiver: HttpsTestReceiver;
+  const verdicts: { reason: string; type?: string; duplicate?: boolean }[] = [];
+  const seen = new Set<string>();
+  const receiverSecret = { current: SECRET };
+
+  beforeAll(async () => {
+    receiver = await startHttpsTestReceiver(createSelfSignedCertificate(), async (request) => {
+      const result = await verifyWebhook({
+        rawBody: request.body,
+        headers: request.headers,
+        secret: receiverSecret.current,
+        dedupe: (id) => {
+          const dup = seen.has(id);
+          seen.add(id);
+          return dup;
+        },
+      });
+      verdicts.push(result.ok ? { reason: 'ok', type: result.event.type, duplicate: result.duplicate } : { reason: result.reason });
+      return { status: result.ok ? 200 : result.status };
+    });
+  });
+  afterAll(async () => receiver.close());
+
+  const events: OutboundEnvelope[] = [
+    completed,
+    buildEnvelope({ type: 'run.failed', tenantId: TENANT, data: { run_id: 'run_0123456789abcdef', agent: 'hr', reason: 'kill_switch:day', status: 'failed' }, redactText: (t) => t }),
+    buildEnvelope({ type: 'approval.created', tenantId: TENANT, data: { approval_id: 'apr_0123456789abcdef', run_id: 'run_0123456789abcdef', agent: 'sales', action: 'email.send', summary: 'Send it', expires_at: '2026-11-23T06:00:00.000Z' }, redactText: (t) => t }),
+    buildEnvelope({ type: 'approval.decided', tenantId: TENANT, data: { approval_id: 'apr_0123456789abcdef', decision: 'rejected', decided_by: 'usr_0123456789abcdef', run_id: 'run_0123456789abcdef' }, redactText: (t) => t }),
+    buildEnvelope({ type: 'draft.created', tenantId: TENANT, data: { draft_id: 'drf_0123456789abcdef', run_id: 'run_0123456789abcdef', agent: 'legal', kind: 'email', subject: 'Hello' }, redactText: (t) => t }),
+    buildEnvelope({ type: 'integration.connected', tenantId: TENANT, data: { integration: 'crm', provider: 'hubspot', connected_by: 'usr_0123456789abcdef' }, redactText: (t) => t }),
+    buildPingEnvelope({ tenantId: TENANT, destinationId: 'dst_0123456789abcdef' }),
+  ];
+
+  it('every event type arrives, verifies and is answered 200; a redelivery is a duplicate answered 200', async () => {
+    const send = (envelope: OutboundEnvelope, secret = SECRET) =>
+      deliverWebhook(
+        { url: `${receiver.origin}/hooks`, secret, body: serializeEnvelope(envelope), eventId: envelope.id, eventType: envelope.type },
+        { policy: { allowList: ['127.0.0.1/32'] }, now: () => Date.now(), ca: receiver.ca },
+      );
+    for (const envelope of events) expect(await send(envelope)).toEqual({ result: 'delivered', status: 200 });
+    expect(await send(events[0]!)).toEqual({ result: 'delivered', status: 200 });
+    // After a rotation on our side that the receiver has not picked up yet: 401, to be retried.
+    expect(await send(events[1]!, 'rotated-secret')).toEqual({ result: 'retry', reason: 'http_status', status: 401 });
+    receiverSecret.current = 'rotated-secret';
+    expect(await send(events[1]!, 'rotated-secret')).toEqual({ result: 'delivered', status: 200 });
+
+    expect(verdicts).toEqual([
+      ...events.map((e) => ({ reason: 'ok', type: (e as WebhookEvent).type, duplicate: false })),
+      { reason: 'ok', type: 'run.completed', duplicate: true },
+      { reason: 'signature_mismatch' },
+      { reason: 'ok', type: 'run.failed', duplicate: true },
+    ]);
+  });
+});
