@@ -1,0 +1,28 @@
+/**
+ * @module The Hono environment of the app: what middleware leaves on the context for handlers.
+ */
+import type { RateLimitState } from './middleware/rate-limit/index.ts';
+
+/** Who is calling, as proved by the credential (never by the body). */
+export type Auth =
+  | { scheme: 'apiKey'; workspaceId: string; keyId: string; scopes: string[] }
+  | { scheme: 'mcpToken'; workspaceId: string; tokenId: string; keyId: string; scopes: string[] }
+  | { scheme: 'adminSession'; workspaceId: string; userId: string; sessionId: string; role: string };
+
+/** Request parts after validation by the contract's schemas (parsed and defaulted). */
+export interface Valid {
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  headers: Record<string, unknown>;
+  body: unknown;
+}
+
+export type AppVariables = {
+  requestId: string;
+  rateLimit?: RateLimitState;
+  auth?: Auth;
+  valid: Valid;
+  operationId: string;
+};
+
+export type AppEnv = { Variables: AppVariables };

@@ -1,0 +1,120 @@
+/**
+ * @module The HTTP app, built from the contract: every route of generated/routes.ts is mounted
+ * with its authentication, limits and validators in front of its handler.
+ *
+ *   request-id -> error boundary -> per-IP rate limit -> [route] authenticate -> per-workspace
+ *   rate limit -> validate -> handler (501 not_implemented until built)
+ *   unknown path -> 404 not_found; known path, other method -> 405 method_not_allowed + Allow
+ *   every failure -> error mapper (the spec's error body)
+ */
+import { Hono, type MiddlewareHandler } from 'hono';
+import type { AppEnv } from './app-env.ts';
+import { routes as contractRoutes } from './contract.ts';
+import { fail } from './errors.ts';
+import { authenticate } from './middleware/auth/index.ts';
+import { errorBoundary, errorMapper, notFound } from './middleware/errors/index.ts';
+import { byClientIp, PER_IP, PER_WORKSPACE, rateLimit } from './middleware/rate-limit/index.ts';
+import { requestId } from './middleware/request-id/index.ts';
+import { validate } from './middleware/validate/index.ts';
+import {
+  AGENT_TARGETED_OPERATIONS,
+  ANY_ROLE_OPERATIONS,
+  handlers,
+  INBOUND_OPERATIONS,
+  type OperationHandler,
+} from './routes/index.ts';
+import type { RouteSpec } from './routes/route-spec.ts';
+import { buildServices, type Deps, type Services } from './services.ts';
+
+export type { Deps } from './services.ts';
+
+export interface CreatedApp {
+  app: Hono<AppEnv>;
+  services: Services;
+}
+
+export interface AppOptions {
+  /** The contract's routes by default; tests add synthetic ones. */
+  routes?: readonly RouteSpec[];
+  /** The built handlers by default; tests add synthetic ones. */
+  handlers?: Readonly<Partial<Record<string, OperationHandler>>>;
+}
+
+export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
+  const routes = options.routes ?? contractRoutes;
+  const operations = options.handlers ?? handlers;
+  const services = buildServices(deps);
+  const app = new Hono<AppEnv>();
+
+  app.use(requestId());
+  app.use(errorBoundary());
+  app.use(rateLimit({ limiter: services.limiter, ...PER_IP, key: byClientIp({ trustProxy: services.config.trustProxy }) }));
+
+  const perWorkspace = rateLimit({
+    limiter: services.limiter,
+    ...PER_WORKSPACE,
+    key: (c) => {
+      const workspaceId = (c.get('auth') as { workspaceId?: string } | undefined)?.workspaceId;
+      return workspaceId ? `wksp:${workspaceId}` : undefined;
+    },
+  });
+
+  for (const route of routes) {
+    app.on(
+      route.method.toUpperCase(),
+      honoPath(route.path),
+      authenticate(
+        { ...services, ...(deps.inboundSignature ? { inboundSignature: deps.inboundSignature } : {}) },
+        {
+          security: route.security,
+          agentTargeted: AGENT_TARGETED_OPERATIONS.has(route.operationId),
+          anyRole: ANY_ROLE_OPERATIONS.has(route.operationId),
+        },
+      ),
+      perWorkspace as unknown as MiddlewareHandler<AppEnv>,
+      validate(route.request, INBOUND_OPERATIONS.has(route.operationId) ? { unparsableBodyCode: 'payload_invalid' } : {}),
+      handle(route.operationId, operations[route.operationId], services),
+    );
+  }
+
+  // After every route: a path the contract knows, asked with a method it does not list.
+  for (const [path, methods] of methodsByPath(routes)) app.all(honoPath(path), methodNotAllowed(methods));
+
+  app.notFound(notFound());
+  app.onError(errorMapper(deps.logError ? { log: deps.logError } : {}));
+  return { app, services };
+}
+
+/** The last handler of a route; it carries its operationId so the mounted set can be checked. */
+function handle(operationId: string, handler: OperationHandler | undefined, services: Services) {
+  const operation = async function operation(c: Parameters<OperationHandler>[0]) {
+    c.set('operationId', operationId);
+    if (!handler) throw fail('not_implemented', 'This route is not available on this deployment yet.');
+    return handler(c, services);
+  };
+  return Object.assign(operation, { operationId });
+}
+
+function methodNotAllowed(methods: string[]): MiddlewareHandler<AppEnv> {
+  const allow = methods.join(', ');
+  return async function methodNotAllowed() {
+    throw fail('method_not_allowed', `Allowed methods: ${allow}.`, {}, { Allow: allow });
+  };
+}
+
+/** Methods per OpenAPI path, upper-case; GET implies HEAD (Hono answers HEAD from GET). */
+function methodsByPath(routes: readonly RouteSpec[]): Map<string, string[]> {
+  const byPath = new Map<string, string[]>();
+  for (const route of routes) {
+    const methods = byPath.get(route.path) ?? [];
+    methods.push(route.method.toUpperCase());
+    if (route.method === 'get') methods.push('HEAD');
+    byPath.set(route.path, methods);
+  }
+  return byPath;
+}
+
+/** `/runs/{run_id}` -> `/runs/:run_id` */
+export function honoPath(path: string): string {
+  return path.replace(/\{([^}]+)\}/g, ':$1');
+}

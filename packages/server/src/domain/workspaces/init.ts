@@ -1,0 +1,47 @@
+/**
+ * @module First start of a deployment: a workspace, its admin (with TOTP) and a first API key
+ * holding every scope that can be issued. What `service init` prints.
+ */
+import type { Clock } from '../../clock.ts';
+import { randomBase62 } from '../../random.ts';
+import type { Db } from '../../store/db.ts';
+import { createKeyService, ISSUABLE_SCOPES } from '../keys/index.ts';
+import { createUser } from '../sessions/users.ts';
+import { createWorkspace } from './index.ts';
+
+export interface InitOptions {
+  workspaceName?: string;
+  adminEmail?: string;
+  /** Chosen by the caller, or 24 random base62 characters. */
+  adminPassword?: string;
+}
+
+export interface InitResult {
+  workspaceId: string;
+  apiKey: string;
+  admin: { email: string; password: string; totpSecret: string };
+}
+
+export const DEFAULT_ADMIN_EMAIL = 'admin@example.com';
+
+export async function initWorkspace(db: Db, clock: Clock, options: InitOptions = {}): Promise<InitResult> {
+  const password = options.adminPassword ?? randomBase62(24);
+  return db.transaction(async (tx) => {
+    const workspace = await createWorkspace(tx, clock, options.workspaceName ?? 'Default workspace');
+    const admin = await createUser(tx, clock, workspace.id, {
+      email: options.adminEmail ?? DEFAULT_ADMIN_EMAIL,
+      password,
+      role: 'admin',
+      withTotp: true,
+    });
+    const key = await createKeyService({ db: tx, clock }).create(workspace.id, {
+      name: 'First key (init)',
+      scopes: [...ISSUABLE_SCOPES],
+    });
+    return {
+      workspaceId: workspace.id,
+      apiKey: key.secret,
+      admin: { email: admin.email, password, totpSecret: admin.totpSecret! },
+    };
+  });
+}

@@ -1,0 +1,112 @@
+/**
+ * @module Authentication and scope checks for one route, from the route's `security` list
+ * (alternatives: any one entry is enough). The caller's identity goes to `c.get('auth')`.
+ *
+ * - apiKey: `Authorization: Bearer service_sk_live_…`; errors missing_bearer, api_key_not_found,
+ *   api_key_invalid, then scope_required naming the scope.
+ * - adminSession: the `service_session` cookie; not_authenticated, then role_forbidden (role or
+ *   two-step verification), and on writes the `X-CSRF-Token` header (role_forbidden when wrong).
+ * - mcpToken: `Authorization: Bearer service_mcp_…`; missing_bearer, not_authenticated, scope_required.
+ * - inboundSignature: verified by the inbound webhook module when it exists; until then the route
+ *   answers 501 not_implemented (fail-closed: no signature check, no entry).
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { getCookie } from 'hono/cookie';
+import type { AppEnv, Auth } from '../../app-env.ts';
+import { fail } from '../../errors.ts';
+import { grants, type KeyService } from '../../domain/keys/index.ts';
+import type { McpTokenService } from '../../domain/mcp-tokens/index.ts';
+import { requireAdmin, requireCsrf, SESSION_COOKIE, type SessionService } from '../../domain/sessions/index.ts';
+import type { SecurityRequirement, SecurityScheme } from '../../routes/route-spec.ts';
+
+export interface AuthServices {
+  keys: KeyService;
+  sessions: SessionService;
+  mcpTokens: McpTokenService;
+  /** Verifies an inbound webhook signature and returns nothing; absent = inbound routes are 501. */
+  inboundSignature?: (c: Context<AppEnv>) => Promise<void>;
+}
+
+export interface AuthenticateOptions {
+  security: readonly SecurityRequirement[];
+  /**
+   * The route lets a key restricted to one agent (`orchestrator:invoke:agent:<slug>`) stand for
+   * `orchestrator:invoke`; its handler then checks the target agent with `mayInvokeAgent`.
+   */
+  agentTargeted?: boolean;
+  /** The session route that any signed-in user may call (logout), whatever the role. */
+  anyRole?: boolean;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const AGENT_SCOPE_PREFIX = 'orchestrator:invoke:agent:';
+
+export function authenticate(services: AuthServices, options: AuthenticateOptions): MiddlewareHandler<AppEnv> {
+  const { security } = options;
+  const schemes = [...new Set(security.map((s) => s.scheme))];
+  return async function authenticate(c, next) {
+    if (security.length === 0) return next();
+    const scheme = pickScheme(c, schemes);
+    const alternatives = security.filter((s) => s.scheme === scheme).map((s) => s.scopes);
+    switch (scheme) {
+      case 'apiKey': {
+        const key = await services.keys.verify(c.req.header('authorization'));
+        c.set('auth', { scheme, workspaceId: key.workspaceId, keyId: key.keyId, scopes: key.scopes });
+        requireOneOf(key.scopes, alternatives, options.agentTargeted ?? false);
+        break;
+      }
+      case 'mcpToken': {
+        const token = await services.mcpTokens.verify(c.req.header('authorization'));
+        c.set('auth', { scheme, ...token });
+        requireOneOf(token.scopes, alternatives, false);
+        break;
+      }
+      case 'adminSession': {
+        const session = await services.sessions.authenticate(getCookie(c, SESSION_COOKIE));
+        if (!options.anyRole) requireAdmin(session);
+        if (!SAFE_METHODS.has(c.req.method)) requireCsrf(session, c.req.header('x-csrf-token'));
+        const auth: Auth = {
+          scheme,
+          workspaceId: session.workspaceId,
+          userId: session.userId,
+          sessionId: session.sessionId,
+          role: session.role,
+        };
+        c.set('auth', auth);
+        break;
+      }
+      case 'inboundSignature': {
+        if (!services.inboundSignature) {
+          throw fail('not_implemented', 'This route is not available on this deployment yet.');
+        }
+        await services.inboundSignature(c);
+        break;
+      }
+    }
+    await next();
+  };
+}
+
+/**
+ * With several schemes on one route, the credential sent decides: an MCP token, an API key or a
+ * session cookie. Otherwise the first scheme listed, whose error tells what is missing.
+ */
+function pickScheme(c: Context, schemes: SecurityScheme[]): SecurityScheme {
+  if (schemes.length === 1) return schemes[0]!;
+  const bearer = c.req.header('authorization') ?? '';
+  if (schemes.includes('mcpToken') && /^Bearer\s+service_mcp_/i.test(bearer)) return 'mcpToken';
+  if (schemes.includes('apiKey') && /^Bearer\s/i.test(bearer)) return 'apiKey';
+  if (schemes.includes('adminSession') && getCookie(c, SESSION_COOKIE)) return 'adminSession';
+  return schemes[0]!;
+}
+
+/** Passes when the granted scopes cover every scope of at least one alternative. */
+function requireOneOf(granted: readonly string[], alternatives: string[][], agentTargeted: boolean): void {
+  const covers = (needed: string) =>
+    grants(granted, needed) ||
+    (agentTargeted && needed === 'orchestrator:invoke' && granted.some((s) => s.startsWith(AGENT_SCOPE_PREFIX)));
+  if (alternatives.some((scopes) => scopes.every(covers))) return;
+  const missing = alternatives.map((scopes) => scopes.filter((s) => !covers(s)).join(' and '));
+  const named = missing.map((s) => `'${s}'`).join(' or ');
+  throw fail('scope_required', `This credential lacks the scope ${named}.`);
+}

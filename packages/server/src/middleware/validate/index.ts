@@ -1,0 +1,118 @@
+/**
+ * @module Request validation against the contract's zod schemas, for one route. Parameters that
+ * fail give `400 invalid_request`, a body that fails gives `400 invalid_body`; the message names
+ * the first failing field and nothing else (never the value sent, never the schema's internals).
+ * Parsed values (with defaults applied) are left in `c.get('valid')`.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { z, type ZodType } from 'zod';
+import type { AppEnv, Valid } from '../../app-env.ts';
+import { fail, type ErrorCode } from '../../errors.ts';
+import type { RouteSpec } from '../../routes/route-spec.ts';
+
+type Part = 'params' | 'query' | 'headers' | 'body';
+
+export interface ValidateOptions {
+  /** Code for a body that is not JSON at all (`payload_invalid` on the inbound webhook routes). */
+  unparsableBodyCode?: ErrorCode;
+}
+
+export function validate(request: RouteSpec['request'], options: ValidateOptions = {}): MiddlewareHandler<AppEnv> {
+  const unparsable = options.unparsableBodyCode ?? 'invalid_body';
+  return async function validate(c, next) {
+    const valid: Valid = {
+      params: check('params', request.params, c.req.param()) as Record<string, unknown>,
+      query: check('query', request.query, c.req.query()) as Record<string, unknown>,
+      headers: check('headers', request.headers, headerValues(c, request.headers)) as Record<string, unknown>,
+      body: undefined,
+    };
+    if (request.body) {
+      const body = await readBody(c, request.body, unparsable);
+      // An optional body that was not sent stays undefined; the handler applies its defaults.
+      valid.body = body === undefined ? undefined : check('body', request.body.schema, body);
+    }
+    c.set('valid', valid);
+    await next();
+  };
+}
+
+function check(part: Part, schema: ZodType | undefined, input: unknown): unknown {
+  if (!schema) return input ?? {};
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  throw fail(part === 'body' ? 'invalid_body' : 'invalid_request', describe(part, result.error.issues[0], input));
+}
+
+/** Header parameters by the names the schema declares; HTTP header names ignore case. */
+function headerValues(c: Context, schema: ZodType | undefined): Record<string, string> {
+  const values: Record<string, string> = {};
+  const names = schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  for (const name of names) {
+    const value = c.req.header(name);
+    if (value !== undefined) values[name] = value;
+  }
+  return values;
+}
+
+/**
+ * The JSON body, read once as raw bytes (so a later reader, such as a signature check, gets the
+ * exact bytes); undefined when there is none.
+ */
+async function readBody(
+  c: Context,
+  body: NonNullable<RouteSpec['request']['body']>,
+  unparsable: ErrorCode,
+): Promise<unknown> {
+  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  if (bytes.length === 0) {
+    if (body.required) throw fail('invalid_body', 'The request body is required.');
+    return undefined;
+  }
+  const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== body.contentType.toLowerCase()) {
+    throw fail('invalid_body', `The request body must be sent as ${body.contentType}.`);
+  }
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw fail(unparsable, 'The request body is not valid JSON.');
+  }
+}
+
+const PART_NAMES: Record<Part, string> = {
+  params: 'path parameter',
+  query: 'query parameter',
+  headers: 'header',
+  body: 'body field',
+};
+
+/** "Missing body field 'name'.", "Invalid query parameter 'limit'.", "Unknown body field 'x'." */
+function describe(part: Part, issue: z.core.$ZodIssue | undefined, input: unknown): string {
+  const noun = PART_NAMES[part];
+  if (!issue) return `Invalid ${noun}.`;
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0] ?? '';
+    const where = fieldName([...issue.path, key]);
+    // Only a plain name is repeated back; anything odd is not echoed.
+    return /^[A-Za-z0-9_.[\]-]{1,80}$/.test(where) ? `Unknown ${noun} '${where}'.` : `Unknown ${noun}.`;
+  }
+  if (issue.path.length === 0) return part === 'body' ? 'The request body is invalid.' : `Invalid ${noun}s.`;
+  const missing = valueAt(input, issue.path) === undefined;
+  return `${missing ? 'Missing' : 'Invalid'} ${noun} '${fieldName(issue.path)}'.`;
+}
+
+/** `messages[0].content` */
+function fieldName(path: readonly PropertyKey[]): string {
+  return path
+    .map((segment, i) => (typeof segment === 'number' ? `[${segment}]` : `${i === 0 ? '' : '.'}${String(segment)}`))
+    .join('');
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let current = input;
+  for (const segment of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<PropertyKey, unknown>)[segment];
+  }
+  return current;
+}

@@ -1,0 +1,25 @@
+/**
+ * @module The handlers of the contract's operations, by operationId. An operation of the contract
+ * that has no handler here is mounted anyway and answers `501 not_implemented`.
+ */
+import { apiKeyHandlers } from './api-keys.ts';
+import { authHandlers } from './auth.ts';
+import type { OperationHandler } from './handler.ts';
+import { mcpTokenHandlers } from './mcp-tokens.ts';
+
+export type { OperationHandler } from './handler.ts';
+
+export const handlers: Readonly<Partial<Record<string, OperationHandler>>> = {
+  ...authHandlers, // login, logout
+  ...apiKeyHandlers, // key management, Set A and Set B
+  ...mcpTokenHandlers, // createMcpToken
+};
+
+/** Operations that take a target agent: a key restricted to that agent may call them. */
+export const AGENT_TARGETED_OPERATIONS = new Set(['createInference', 'sendAgentMessage', 'sendOrchestratorMessage']);
+
+/** Session operations open to any signed-in user, whatever the role. */
+export const ANY_ROLE_OPERATIONS = new Set(['logout']);
+
+/** Inbound webhook routes: a body that is not JSON is `payload_invalid` there. */
+export const INBOUND_OPERATIONS = new Set(['ingestInboundEvent', 'ingestInboundEventV1']);

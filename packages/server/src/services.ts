@@ -1,0 +1,57 @@
+/**
+ * @module What the app is built from. `Deps` is what a caller hands to `createApp` (tests pass a
+ * fake clock and an in-memory store); `Services` are the domain services built from it once per
+ * app, which handlers receive.
+ */
+import type { Context } from 'hono';
+import type { AppEnv } from './app-env.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { createKeyService, type KeyService } from './domain/keys/index.ts';
+import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens/index.ts';
+import { createSessionService, type SessionService } from './domain/sessions/index.ts';
+import { createMemoryLimiter, type Limiter } from './middleware/rate-limit/index.ts';
+import type { Db } from './store/db.ts';
+
+export interface AppConfig {
+  /** Number of reverse proxies whose X-Forwarded-For is believed (0: use the socket address). */
+  trustProxy: number;
+}
+
+export const DEFAULT_APP_CONFIG: AppConfig = { trustProxy: 0 };
+
+export interface Deps {
+  db: Db;
+  clock?: Clock;
+  config?: Partial<AppConfig>;
+  /** Rate-limit store; in memory when absent, Redis in a multi-instance deployment. */
+  limiter?: Limiter;
+  /** Unexpected errors, with their stack, for the operator; defaults to stderr. */
+  logError?: (entry: { requestId: string; method: string; path: string; error: unknown }) => void;
+  /** Verifies the signature of an inbound webhook request; absent: inbound routes answer 501. */
+  inboundSignature?: (c: Context<AppEnv>) => Promise<void>;
+}
+
+export interface Services {
+  db: Db;
+  clock: Clock;
+  config: AppConfig;
+  limiter: Limiter;
+  keys: KeyService;
+  sessions: SessionService;
+  mcpTokens: McpTokenService;
+}
+
+export function buildServices(deps: Deps): Services {
+  const clock = deps.clock ?? systemClock;
+  const { db } = deps;
+  return {
+    db,
+    clock,
+    config: { ...DEFAULT_APP_CONFIG, ...deps.config },
+    // The default limiter reads the app's clock, so tests that move time move the windows too.
+    limiter: deps.limiter ?? createMemoryLimiter({ now: () => clock.now().getTime() }),
+    keys: createKeyService({ db, clock }),
+    sessions: createSessionService({ db, clock }),
+    mcpTokens: createMcpTokenService({ db, clock }),
+  };
+}
