@@ -148,6 +148,12 @@ describe('deliverWebhook over real HTTPS', () => {
     });
   });
 
+  it('counts name resolution against the timeout', async () => {
+    const resolveAll = () => new Promise<never>(() => undefined); // a resolver that never answers
+    const outcome = await deliverWebhook(request('https://slow-dns.example.com/'), options(certificate.cert, { policy: { resolveAll }, timeoutMs: 200 }));
+    expect(outcome).toEqual({ result: 'retry', reason: 'timeout' });
+  });
+
   it('retries a name that does not resolve', async () => {
     const resolveAll = async () => {
       throw Object.assign(new Error('queryA ENOTFOUND'), { code: 'ENOTFOUND' });

@@ -15,9 +15,15 @@
 import { request as httpsRequest } from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
 import { buildDeliveryHeaders } from './outbound-signature.ts';
-import { checkDestinationUrl, DestinationRefusedError, resolveDestination, type DestinationPolicy } from './ssrf-guard.ts';
+import {
+  checkDestinationUrl,
+  DestinationRefusedError,
+  resolveDestination,
+  type DestinationPolicy,
+  type PinnedDestination,
+} from './ssrf-guard.ts';
 
-/** The response-time budget of one attempt (the spec's "ideally under 10 s"). */
+/** The budget of one attempt, name resolution to response headers (the spec's "ideally under 10 s"). */
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
 
 /** Why an attempt did not deliver; safe to show the destination's admin. */
@@ -72,14 +78,19 @@ export async function deliverWebhook(delivery: DeliveryRequest, options: Deliver
     if (error instanceof DestinationRefusedError) return { result: 'give_up', reason: 'refused_destination', detail: error.reason };
     throw error;
   }
-  let pinned;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
+  const startedAt = performance.now();
+  let pinned: PinnedDestination | 'timeout';
   try {
-    pinned = await resolveDestination(delivery.url, options.policy);
+    // The resolver counts against the attempt's budget too: a hanging DNS server must not stall the worker.
+    pinned = await withTimeout(resolveDestination(delivery.url, options.policy), timeoutMs);
   } catch (error) {
     if (!(error instanceof DestinationRefusedError)) throw error;
     // A name that resolves badly today may resolve well tomorrow: retry, and let the pause rule decide.
     return { result: 'retry', reason: error.reason === 'dns_failed' ? 'dns_failed' : 'refused_destination', detail: error.reason };
   }
+  if (pinned === 'timeout') return { result: 'retry', reason: 'timeout' };
+  const remainingMs = Math.max(1, timeoutMs - (performance.now() - startedAt));
 
   const headers = buildDeliveryHeaders({
     body: delivery.body,
@@ -89,7 +100,7 @@ export async function deliverWebhook(delivery: DeliveryRequest, options: Deliver
     nowMs: options.now(),
   });
   const url = pinned.url;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
+  const lookup = pinned.lookup;
 
   return new Promise<DeliveryOutcome>((resolve) => {
     let settled = false;
@@ -107,7 +118,7 @@ export async function deliverWebhook(delivery: DeliveryRequest, options: Deliver
         path: `${url.pathname}${url.search}`,
         headers: { ...headers, 'Content-Length': String(delivery.body.byteLength), 'User-Agent': 'service-webhooks/1' },
         // The pinned lookup: the socket connects to the address the guard checked, whatever DNS says now.
-        lookup: pinned.lookup as never,
+        lookup: lookup as never,
         // A fresh socket per attempt: a pooled one could have been opened for another address.
         agent: false,
         ...(options.ca ? { ca: options.ca } : {}),
@@ -121,10 +132,18 @@ export async function deliverWebhook(delivery: DeliveryRequest, options: Deliver
     const timer = setTimeout(() => {
       finish({ result: 'retry', reason: 'timeout' });
       req.destroy();
-    }, timeoutMs);
+    }, remainingMs);
     req.on('error', (error: NodeJS.ErrnoException) => {
       finish({ result: 'retry', reason: 'network_error', detail: error.code ?? 'network_error' });
     });
     req.end(delivery.body);
   });
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+  });
+  return Promise.race([promise, expiry]).finally(() => clearTimeout(timer));
 }
