@@ -1,0 +1,198 @@
+/**
+ * @module Step 4 of `pnpm generate`: generated/routes.ts, the route table the server mounts. One entry per
+ * operation of `paths` (not `webhooks`): method, path in OpenAPI form, operationId, security alternatives and
+ * the zod schema of each request part and each response, imported from ./zod.ts. Also the outbound event
+ * types with their payload and delivery-header schemas (`webhookEvents`).
+ */
+import {
+  type Json,
+  componentName,
+  deref,
+  operationsOf,
+  pascal,
+  tsHeader,
+  writeGenerated,
+} from './generate-common.ts';
+
+const SCRIPT = 'generate-routes.ts';
+
+export async function generateRoutes(doc: Json, zodSource: string): Promise<void> {
+  const exported = new Set([...zodSource.matchAll(/^export const (z\w+) = /gm)].map((match) => match[1]!));
+  const used = new Set<string>();
+  let needsZ = false;
+
+  /** A schema export of zod.ts, checked to exist so that a renamed component fails here, not in tsc. */
+  const zodName = (name: string, why: string): string => {
+    if (!exported.has(name)) throw new Error(`routes: ${why} needs ${name}, which generated/zod.ts does not export`);
+    used.add(name);
+    return name;
+  };
+
+  /** The zod expression of a response or event schema: a component, a union of components, or plain text. */
+  const schemaExpression = (schema: Json, why: string): string => {
+    const name = componentName(schema?.$ref);
+    if (name) return zodName(`z${pascal(name)}`, why);
+    const alternatives = schema?.oneOf ?? schema?.anyOf;
+    if (Array.isArray(alternatives) && alternatives.every((item: Json) => componentName(item?.$ref))) {
+      needsZ = true;
+      return `z.union([${alternatives.map((item: Json) => schemaExpression(item, why)).join(', ')}])`;
+    }
+    if (schema?.type === 'string' && Object.keys(schema).every((key) => ['type', 'description', '$defs'].includes(key))) {
+      needsZ = true;
+      return 'z.string()';
+    }
+    throw new Error(`routes: ${why} has an inline schema; make it a component so that zod.ts names it`);
+  };
+
+  const schemes = Object.keys(doc.components?.securitySchemes ?? {});
+  const methods = new Set<string>();
+  const operationIds: string[] = [];
+  const entries: string[] = [];
+
+  for (const { path, method, operation } of operationsOf(doc)) {
+    const id: string = operation.operationId;
+    if (!id) throw new Error(`routes: ${method.toUpperCase()} ${path} has no operationId`);
+    methods.add(method);
+    operationIds.push(id);
+    const op = pascal(id);
+    const where = `${id} (${method.toUpperCase()} ${path})`;
+
+    const security = (operation.security ?? doc.security ?? []).map((requirement: Json) => {
+      const names = Object.keys(requirement);
+      if (names.length !== 1) {
+        throw new Error(`routes: ${where} has a security requirement with ${names.length} schemes; RouteSpec allows exactly one per alternative`);
+      }
+      const scheme = names[0]!;
+      if (!schemes.includes(scheme)) throw new Error(`routes: ${where} uses unknown security scheme ${scheme}`);
+      return `{ scheme: ${q(scheme)}, scopes: [${(requirement[scheme] as string[]).map(q).join(', ')}] }`;
+    });
+
+    const parameters = [...(operation.parameters ?? [])].map((parameter: Json) => deref(doc, parameter));
+    const request: string[] = [];
+    const parts = [['params', 'path', 'Path'], ['query', 'query', 'Query'], ['headers', 'header', 'Headers']] as const;
+    for (const [key, location, suffix] of parts) {
+      if (parameters.some((parameter) => parameter.in === location)) {
+        request.push(`${key}: ${zodName(`z${op}${suffix}`, `${where} ${location} parameters`)}`);
+      }
+    }
+    if (operation.requestBody) {
+      const body = deref(doc, operation.requestBody);
+      const types = Object.keys(body.content ?? {});
+      if (types.length !== 1) throw new Error(`routes: ${where} has ${types.length} body media types; RouteSpec holds one`);
+      request.push(`body: { contentType: ${q(types[0]!)}, schema: ${zodName(`z${op}Body`, `${where} body`)}, required: ${body.required === true} }`);
+    }
+
+    const responses: string[] = [];
+    for (const [status, rawResponse] of Object.entries<Json>(operation.responses ?? {})) {
+      const response = deref(doc, rawResponse);
+      const content = Object.entries<Json>(response.content ?? {});
+      const ordered = [...content.filter(([type]) => type === 'application/json'), ...content.filter(([type]) => type !== 'application/json')];
+      const describe = ([type, media]: [string, Json]): string => {
+        const fields = [`contentType: ${q(type)}`, `schema: ${schemaExpression(media.schema, `${where} response ${status} ${type}`)}`];
+        // A text/event-stream schema lists the JSON of each SSE event under `$defs`, by event name.
+        const events = type === 'text/event-stream' ? media.schema?.$defs : undefined;
+        if (events) {
+          const list = Object.entries<Json>(events).map(([event, schema]) => `${q(event)}: ${schemaExpression(schema, `${where} SSE event ${event}`)}`);
+          fields.push(`events: { ${list.join(', ')} }`);
+        }
+        return fields.join(', ');
+      };
+      const [primary, ...others] = ordered;
+      const fields = primary ? [describe(primary)] : [];
+      if (others.length) fields.push(`alternatives: [${others.map((entry) => `{ ${describe(entry)} }`).join(', ')}]`);
+      responses.push(`${q(status)}: { ${fields.join(', ')} }`);
+    }
+
+    entries.push(
+      [
+        '  {',
+        `    method: ${q(method)},`,
+        `    path: ${q(path)},`,
+        `    operationId: ${q(id)},`,
+        `    security: [${security.join(', ')}],`,
+        `    request: { ${request.join(', ')} },`,
+        '    responses: {',
+        ...responses.map((line) => `      ${line},`),
+        '    },',
+        '  },',
+      ].join('\n'),
+    );
+  }
+
+  const events: string[] = [];
+  for (const [type, rawItem] of Object.entries<Json>(doc.webhooks ?? {})) {
+    const operation = deref(doc, rawItem).post;
+    if (!operation?.operationId) throw new Error(`routes: webhook ${type} has no POST operation with an operationId`);
+    const body = deref(doc, operation.requestBody);
+    const payload = schemaExpression(body?.content?.['application/json']?.schema, `webhook ${type} payload`);
+    const request = zodName(`z${pascal(operation.operationId)}WebhookRequest`, `webhook ${type} headers`);
+    events.push(`  { type: ${q(type)}, operationId: ${q(operation.operationId)}, payload: ${payload}, headers: ${request}.shape.headers },`);
+  }
+
+  const methodOrder = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options', 'trace'];
+  const methodUnion = methodOrder.filter((method) => methods.has(method)).map(q).join(' | ');
+  const imports = [...used].sort();
+  const source = [
+    tsHeader(SCRIPT, 'generated/openapi.json, naming the schemas of generated/zod.ts'),
+    "/** @module The contract's route table and outbound event types, for mounting routes and checking coverage. */",
+    needsZ ? "import * as z from 'zod';" : undefined,
+    "import type { ZodType } from 'zod';",
+    'import {',
+    ...imports.map((name) => `  ${name},`),
+    "} from './zod.ts';",
+    '',
+    `export type SecurityScheme = ${schemes.map(q).join(' | ')};`,
+    '',
+    '/** One way to authenticate; an operation lists alternatives and any one of them is enough. */',
+    'export type SecurityRequirement = { scheme: SecurityScheme; scopes: string[] };',
+    '',
+    '/**',
+    ' * A response of one status. `contentType` and `schema` describe the main media type (JSON when offered);',
+    ' * `events` maps Server-Sent Event names to the schema of their `data`; `alternatives` lists other media',
+    ' * types of the same status (the `text/event-stream` form of an invocation).',
+    ' */',
+    'export type ResponseSpec = {',
+    '  contentType?: string;',
+    '  schema?: ZodType;',
+    '  events?: Record<string, ZodType>;',
+    '  alternatives?: { contentType: string; schema: ZodType; events?: Record<string, ZodType> }[];',
+    '};',
+    '',
+    '/** Header schemas use lowercase names, as Fetch `Headers` and Hono present them. */',
+    'export type RouteSpec = {',
+    `  method: ${methodUnion};`,
+    '  /** OpenAPI form, e.g. /runs/{run_id} */',
+    '  path: string;',
+    '  operationId: string;',
+    '  /** Alternatives: any one entry satisfies. Empty: no credential (login). */',
+    '  security: SecurityRequirement[];',
+    '  request: {',
+    '    params?: ZodType;',
+    '    query?: ZodType;',
+    '    headers?: ZodType;',
+    '    body?: { contentType: string; schema: ZodType; required: boolean };',
+    '  };',
+    '  /** By status code as written in the contract ("200", "429", ...). */',
+    '  responses: Record<string, ResponseSpec>;',
+    '};',
+    '',
+    `export type OperationId =\n${operationIds.map((id) => `  | ${q(id)}`).join('\n')};`,
+    '',
+    'export const routes: readonly RouteSpec[] = [',
+    ...entries,
+    '];',
+    '',
+    '/** An outbound event type: the JSON body the service POSTs and the delivery headers (lowercase names). */',
+    'export type WebhookEventSpec = { type: string; operationId: string; payload: ZodType; headers: ZodType };',
+    '',
+    'export const webhookEvents: readonly WebhookEventSpec[] = [',
+    ...events,
+    '];',
+  ].filter((line) => line !== undefined);
+  await writeGenerated('routes.ts', source.join('\n'));
+}
+
+/** A single-quoted TypeScript string literal. */
+function q(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
