@@ -2,6 +2,7 @@
  * @module The app through `app.request`: the mounted routes equal the contract's, and every error
  * code this part owns comes back with its status, body and headers.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { routes as contractRoutes } from './contract.ts';
 import { createSessionService } from './domain/sessions/service.ts';
@@ -76,7 +77,18 @@ describe('mounted routes', () => {
         .filter((r) => r.method !== 'ALL' && 'operationId' in r.handler)
         .map((r) => `${r.method} ${r.path} ${(r.handler as unknown as { operationId: string }).operationId}`),
     );
-    const contract = new Set(contractRoutes.map((r) => `${r.method.toUpperCase()} ${honoPath(r.path)} ${r.operationId}`));
+    // The set is read from the bundled OpenAPI document itself, not from the route table the app uses.
+    const document = JSON.parse(readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8')) as {
+      paths: Record<string, Record<string, { operationId?: string }>>;
+    };
+    const contract = new Set(
+      Object.entries(document.paths).flatMap(([path, item]) =>
+        Object.entries(item)
+          .filter(([method]) => ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'].includes(method))
+          .map(([method, operation]) => `${method.toUpperCase()} ${honoPath(path)} ${operation.operationId}`),
+      ),
+    );
+    expect(contract.size).toBeGreaterThanOrEqual(41);
     expect([...mounted].sort()).toEqual([...contract].sort());
     // Every contract path also answers 405 for the methods it does not list.
     const fallbacks = new Set(app.routes.filter((r) => r.method === 'ALL' && r.path !== '/*').map((r) => r.path));
@@ -136,7 +148,7 @@ describe('API key authentication', () => {
   const tokens = '/v1/mcp/tenant/tokens';
 
   it('answers missing_bearer without an Authorization bearer', async () => {
-    for (const headers of [{}, { Authorization: 'Basic dXNlcjpwYXNz' }]) {
+    for (const headers of [{}, { Authorization: 'Basic dXNlcjpwYXNz' }] as Record<string, string>[]) {
       const r = await call(tokens, { method: 'POST', headers });
       expect(r.status).toBe(401);
       expect(r.body).toMatchObject({ error: 'missing_bearer' });
@@ -275,7 +287,7 @@ describe('admin session and key management', () => {
   });
 
   it('answers not_authenticated without or with a bad session cookie', async () => {
-    for (const headers of [{}, { Cookie: 'service_session=forged' }]) {
+    for (const headers of [{}, { Cookie: 'service_session=forged' }] as Record<string, string>[]) {
       const r = await call('/api-keys', { headers });
       expect(r.status).toBe(401);
       expect(r.body).toMatchObject({ error: 'not_authenticated' });
@@ -303,7 +315,7 @@ describe('admin session and key management', () => {
     }
     const { cookie, csrfToken } = await t.login();
     const body = JSON.stringify({ name: 'k', scopes: ['usage:read'] });
-    for (const extra of [{}, { 'X-CSRF-Token': `${csrfToken.slice(0, -1)}x` }]) {
+    for (const extra of [{}, { 'X-CSRF-Token': `${csrfToken.slice(0, -1)}x` }] as Record<string, string>[]) {
       const r = await call('/api-keys', { method: 'POST', headers: { Cookie: cookie, ...JSON_HEADERS, ...extra }, body });
       expect(r.status).toBe(403);
       expect(r.body).toEqual({
@@ -387,8 +399,8 @@ describe('admin session and key management', () => {
       [{ name: 'x', scopes: [] }, "Invalid body field 'scopes'."],
       [{ name: 'x', scopes: ['usage:read'], expiresInDays: 731 }, "Invalid body field 'expiresInDays'."],
       [{ name: 'x', scopes: ['usage:read'], owner: 'wksp_evil' }, "Unknown body field 'owner'."],
-      [{ name: 'x', scopes: ['*:*'] }, "'scopes[0]': the full wildcard is never issued"],
-      [{ name: 'x', scopes: ['usage:read', 'secret<script>'] }, "'scopes[1]' is not a scope that can be issued"],
+      [{ name: 'x', scopes: ['*:*'] }, "Invalid body field 'scopes[0]'."],
+      [{ name: 'x', scopes: ['usage:read', 'secret<script>'] }, "Invalid body field 'scopes[1]'."],
     ];
     for (const [body, message] of cases) {
       const r = await call('/api-keys', { method: 'POST', headers: write, body: JSON.stringify(body) });

@@ -2,7 +2,7 @@
  * @module The one exception type of the service. Every failure that reaches a client is a
  * ServiceError, rendered by the error mapper into the spec's error body.
  */
-import { ERROR_STATUS, type ErrorCode } from './error-status.ts';
+import { ERROR_STATUS, type ErrorCode } from '../../../generated/errors.ts';
 
 export { ERROR_STATUS, type ErrorCode };
 
