@@ -1,0 +1,167 @@
+/**
+ * @module The redactor every response body and every streamed fragment passes through. It
+ * replaces provider and model names, secrets, internal hosts and paths, and stack traces with
+ * a neutral word. The model aliases (Prelude, Sonata, Symphony, Concerto) are never touched.
+ *
+ * - `redactText(s)`: one string.
+ * - `redactValue(v)`: a JSON value, deeply; object keys are kept.
+ * - `createStreamRedactor()`: fragments of one text. A name split over fragments ("Open" +
+ *   "AI") is still removed; only a tail that could still become a match is held back, and the
+ *   concatenated output equals `redactText` of the concatenated input, whatever the split.
+ */
+import { createNormalizer } from './normalize.ts';
+import { caseInsensitive, caseSensitive } from './rules.ts';
+
+export const REDACTED = '[redacted]';
+
+/** Characters of decided text kept for the rules' lookbehinds (they look one back). */
+const LOOKBEHIND_CONTEXT = 8;
+/** An undecided tail longer than this is rescanned only once as much new text arrived. */
+const LONG_TAIL = 512;
+/**
+ * Rules are packed into several expressions of at most this many source characters: V8 stops
+ * optimising (quick checks, Boyer-Moore skips) a pattern larger than 20 KB.
+ */
+const CHUNK_BUDGET = 16000;
+
+/** Expressions over all rules, in rule order: at one position the earlier expression wins. */
+const MATCHERS: RegExp[] = [
+  ...chunk(caseInsensitive.map((p) => p.re), (sources) => new RegExp(sources.join('|'), 'gi')),
+  ...chunk(caseSensitive.map((p) => p.re), (sources) => new RegExp(sources.join('|'), 'g')),
+];
+/** Expressions that find the first position whose outcome more text could still change. */
+const OPEN_TAILS: RegExp[] = [
+  ...chunk(caseInsensitive.map((p) => p.pre), (sources) => new RegExp(`(?:${sources.join('|')})$`, 'gi')),
+  ...chunk(caseSensitive.map((p) => p.pre), (sources) => new RegExp(`(?:${sources.join('|')})$`, 'g')),
+];
+
+function chunk(sources: string[], build: (group: string[]) => RegExp): RegExp[] {
+  const out: RegExp[] = [];
+  let group: string[] = [];
+  let size = 0;
+  for (const source of sources.map((s) => `(?:${s})`)) {
+    if (group.length > 0 && size + source.length > CHUNK_BUDGET) {
+      out.push(build(group));
+      group = [];
+      size = 0;
+    }
+    group.push(source);
+    size += source.length + 1;
+  }
+  if (group.length > 0) out.push(build(group));
+  return out;
+}
+
+export function redactText(text: string): string {
+  return scan(createNormalizer()(text), 0, true).output;
+}
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export interface RedactValueOptions {
+  /** Exact string values to leave as they are (a key's secret in the one response that shows it). */
+  keep?: ReadonlySet<string>;
+}
+
+/** Redacts every string of a JSON value; keys, numbers, booleans and null are kept. */
+export function redactValue<T>(value: T, options: RedactValueOptions = {}): T {
+  return redactJson(value, options.keep) as T;
+}
+
+function redactJson(value: unknown, keep: ReadonlySet<string> | undefined): unknown {
+  if (typeof value === 'string') return keep?.has(value) ? value : redactText(value);
+  if (Array.isArray(value)) return value.map((item) => redactJson(item, keep));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = redactJson(item, keep);
+    return out;
+  }
+  return value;
+}
+
+export interface StreamRedactor {
+  /** Adds a fragment; returns the redacted text that is now decided (possibly ''). */
+  push(fragment: string): string;
+  /** Ends the text; returns the redacted rest. */
+  end(): string;
+}
+
+export function createStreamRedactor(): StreamRedactor {
+  const normalize = createNormalizer();
+  let context = '';
+  let pending = '';
+  let fresh = 0;
+
+  function run(final: boolean): string {
+    const text = context + pending;
+    const { output, end } = scan(text, context.length, final);
+    context = text.slice(Math.max(0, end - LOOKBEHIND_CONTEXT), end);
+    pending = text.slice(end);
+    fresh = 0;
+    return output;
+  }
+
+  return {
+    push(fragment) {
+      const text = normalize(fragment);
+      pending += text;
+      fresh += text.length;
+      // Rescanning a long undecided tail for every small fragment would be quadratic; holding
+      // back a little longer never changes the output, only when it is sent.
+      const held = pending.length - fresh;
+      if (held > LONG_TAIL && fresh < held) return '';
+      return run(false);
+    },
+    end() {
+      const output = run(true);
+      context = '';
+      return output;
+    },
+  };
+}
+
+/**
+ * Redacts `text` from `from` on (what lies before is context for lookbehinds only). Unless
+ * `final`, stops before the first position whose outcome could still change with more text.
+ */
+function scan(text: string, from: number, final: boolean): { output: string; end: number } {
+  let stop = text.length;
+  if (!final) {
+    for (const open of OPEN_TAILS) {
+      open.lastIndex = from;
+      const found = open.exec(text);
+      if (found && found.index < stop) stop = found.index;
+    }
+    // Never send half of a surrogate pair.
+    if (stop > from && isHighSurrogate(text.charCodeAt(stop - 1))) stop -= 1;
+  }
+  let output = '';
+  let at = from;
+  // The next match of each expression at or after `at`, kept until `at` passes it.
+  const found: (RegExpExecArray | null | undefined)[] = MATCHERS.map(() => undefined);
+  while (at < stop) {
+    let next: RegExpExecArray | null = null;
+    for (let i = 0; i < MATCHERS.length; i += 1) {
+      let match = found[i];
+      if (match === undefined || (match !== null && match.index < at)) {
+        const matcher = MATCHERS[i]!;
+        matcher.lastIndex = at;
+        match = matcher.exec(text);
+        found[i] = match;
+      }
+      if (match && (next === null || match.index < next.index)) next = match;
+    }
+    if (next === null || next.index >= stop || next[0].length === 0) {
+      output += text.slice(at, stop);
+      at = stop;
+      break;
+    }
+    output += text.slice(at, next.index) + REDACTED;
+    at = next.index + next[0].length;
+  }
+  return { output, end: at };
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}

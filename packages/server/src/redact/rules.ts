@@ -1,0 +1,430 @@
+/**
+ * @module What the redactor removes: provider and model names, keys and secrets, internal hosts
+ * and file system paths, stack traces. Two rule sets: `caseInsensitive` (matched with the `i`
+ * flag) and `caseSensitive` (rules where case carries meaning: `/Users/…`, AWS key ids,
+ * base64 secrets that mix upper and lower case). At one position the earlier rule wins.
+ *
+ * Every lookbehind here looks at most one character back (the stream redactor keeps a few).
+ * The model aliases (Prelude, Sonata, Symphony, Concerto) match no rule.
+ */
+import { ahead, alt, atom, behind, lit, opt, rep, seq, widen, type Pattern } from './pattern.ts';
+
+// What may stand between the letters of a spelled-out name ("g p t", "g.p.t", "o-p-e-n-a-i"):
+// anything but a letter or digit. (Invisible characters inside words are removed beforehand,
+// see normalize.ts.)
+const SPELL_SEPARATOR = '[\\W_]';
+// What may stand between a model family and its version or variant ("gpt-4o", "claude 3.5").
+const VERSION_SEPARATOR = '[ ._:-]';
+const NOT_WORD_BEFORE = '(?<![a-z0-9])';
+const NOT_WORD_AFTER = '(?![a-z0-9])';
+
+/** Variant words that follow a model family ("Gemini Pro", "Claude 3 Opus", "o3-mini"). */
+const VARIANTS = [
+  'mini', 'nano', 'turbo', 'pro', 'plus', 'flash', 'lite', 'ultra', 'sonnet', 'opus', 'haiku',
+  'instant', 'preview', 'latest', 'instruct', 'vision', 'coder', 'omni', 'oss', 'cpp', 'exp',
+  'thinking', 'reasoner', 'nemo', 'large', 'medium', 'small', 'high', 'low',
+];
+
+/**
+ * Provider, product and model family names. `|` marks where a space or separator may split the
+ * name ("Open AI", "Deep Seek"). `bounded`: `both` when the name is also part of ordinary words
+ * (meta/metadata, cohere/coherent), `left` when only words that start with it are harmless;
+ * names without a bound are removed even inside words ("AskClaude", "gpt4o").
+ */
+const NAMES: { name: string; bounded?: 'left' | 'both'; needsVersion?: boolean }[] = [
+  { name: 'open|ai' },
+  { name: 'chat|gpt' },
+  { name: 'gpt' },
+  { name: 'anthropic' },
+  { name: 'claude' },
+  { name: 'gemini' },
+  { name: 'gemma', bounded: 'left' },
+  { name: 'google', bounded: 'left' },
+  { name: 'deep|mind' },
+  { name: 'bard', bounded: 'both' },
+  { name: 'mistral' },
+  { name: 'mixtral' },
+  { name: 'codestral' },
+  { name: 'ministral' },
+  { name: 'llama' },
+  { name: 'meta|ai', bounded: 'both' },
+  { name: 'meta', bounded: 'both' },
+  { name: 'cohere', bounded: 'both' },
+  { name: 'deep|seek' },
+  { name: 'qwen' },
+  { name: 'qwq' },
+  { name: 'azure', bounded: 'left' },
+  { name: 'bedrock', bounded: 'both' },
+  { name: 'vertex|ai', bounded: 'both' },
+  { name: 'v|llm' },
+  { name: 'ollama' },
+  { name: 'hugging|face' },
+  { name: 'groq' },
+  { name: 'grok', bounded: 'both' },
+  { name: 'xai', bounded: 'both' },
+  { name: 'nemotron' },
+  { name: 'sage|maker' },
+  { name: 'watsonx' },
+  { name: 'open|router' },
+  { name: 'lm|studio' },
+  { name: 'cerebras' },
+  { name: 'deep|infra' },
+  { name: 'any|scale' },
+  { name: 'dall|e', bounded: 'both' },
+  { name: 'phi', bounded: 'both', needsVersion: true },
+];
+
+const digits = rep(atom('[0-9]'), 1);
+const blank = atom('[ \\t]');
+const blanks = rep(blank, 1);
+const endOfToken = ahead(NOT_WORD_AFTER);
+
+// A version token: "4o" right after the family, or after a separator any token with a digit
+// ("v2", "3", "20240620") or a variant word. Each token must end at a word end, so a text has
+// one parse only (no backtracking blow-up on hostile input).
+const versionToken = alt(
+  seq(atom('[0-9]'), rep(atom('[a-z0-9]'), 0), endOfToken),
+  seq(
+    atom(VERSION_SEPARATOR),
+    alt(
+      seq(rep(atom('[a-z]'), 0), atom('[0-9]'), rep(atom('[a-z0-9]'), 0)),
+      ...VARIANTS.map((variant) => lit(variant)),
+    ),
+    endOfToken,
+  ),
+);
+const versions = rep(versionToken, 0);
+
+function compact(name: string): Pattern {
+  const parts = name.split('|').map((part) => lit(part));
+  const joined: Pattern[] = [];
+  parts.forEach((part, i) => {
+    if (i > 0) joined.push(rep(atom(SPELL_SEPARATOR), 0, 3));
+    joined.push(part);
+  });
+  return seq(...joined);
+}
+
+function spelled(name: string): Pattern {
+  const letters = Array.from(name.replaceAll('|', ''));
+  return seq(...letters.map((letter, i) => (i === 0 ? lit(letter) : seq(rep(atom(SPELL_SEPARATOR), 1, 3), lit(letter)))));
+}
+
+/**
+ * The names as four rules (free, left-bounded, bounded, spelled out) rather than one per name:
+ * the version tail is shared, which keeps the compiled expressions small and fast.
+ */
+function firstParts(names: typeof NAMES): string {
+  return [...new Set(names.filter((n) => n.name.includes('|')).map((n) => n.name.split('|')[0]!))].join('|');
+}
+
+function nameRules(): Pattern[] {
+  const plain = NAMES.filter((n) => !n.needsVersion);
+  const compactOf = (bounded: (typeof NAMES)[number]['bounded']) =>
+    alt(...plain.filter((n) => n.bounded === bounded).map((n) => compact(n.name)));
+  const versioned = NAMES.filter((n) => n.needsVersion);
+  return [
+    // Open tails widened to "a name, then maybe a version", "the first part of a split name,
+    // then letters", or "letters": cheaper than every name's exact prefixes.
+    widen(
+      seq(compactOf(undefined), versions),
+      `(?:${compactOf(undefined).re}${versions.pre}|(?:${firstParts(plain)})${SPELL_SEPARATOR}{0,3}[a-z]*|[a-z]*)`,
+    ),
+    seq(behind(NOT_WORD_BEFORE), compactOf('left'), versions),
+    seq(behind(NOT_WORD_BEFORE), compactOf('both'), versions, ahead(NOT_WORD_AFTER)),
+    // Spelled out letter by letter: only names long enough not to appear so by chance. Its
+    // open tails are widened to "single letters apart, then maybe a version": the exact
+    // per-name prefixes cost more than the rest of the rules together on every fragment.
+    widen(
+      seq(
+        behind(NOT_WORD_BEFORE),
+        alt(...plain.filter((n) => n.name.replaceAll('|', '').length >= 3).map((n) => spelled(n.name))),
+        versions,
+        ahead(NOT_WORD_AFTER),
+      ),
+      `${NOT_WORD_BEFORE}[a-z](?:${SPELL_SEPARATOR}{1,3}[a-z])*(?:${SPELL_SEPARATOR}{1,3}|${seq(versions, ahead(NOT_WORD_AFTER)).pre})`,
+    ),
+    // Names that are ordinary words unless a version follows ("Phi-3", not "phi").
+    seq(behind(NOT_WORD_BEFORE), alt(...versioned.map((n) => compact(n.name))), versionToken, versions, ahead(NOT_WORD_AFTER)),
+  ];
+}
+
+// "o1", "o3-mini", "o4-mini-high".
+const reasoningModel = seq(behind(NOT_WORD_BEFORE), lit('o'), atom('[1-9]'), endOfToken, versions, ahead(NOT_WORD_AFTER));
+// "Command R", "command-r-plus", "Command R+".
+const commandR = seq(
+  behind(NOT_WORD_BEFORE),
+  lit('command'),
+  opt(atom('[ _-]')),
+  lit('r'),
+  opt(alt(lit('+'), seq(opt(atom('[ _-]')), lit('plus')))),
+  ahead(NOT_WORD_AFTER),
+  versions,
+);
+
+// ---- secrets ---------------------------------------------------------------------------
+
+const serviceKey = seq(
+  behind('(?<![a-z0-9_])'),
+  lit('service_'),
+  alt(lit('sk_live_'), lit('sk_test_'), lit('mcp_')),
+  rep(atom('[a-z0-9]'), 20),
+);
+const skKey = seq(behind('(?<![a-z0-9_-])'), lit('sk-'), rep(atom('[a-z0-9_-]'), 16));
+const TOKEN_CHAR = '[a-z0-9._~+/-]';
+const bearer = seq(
+  behind(NOT_WORD_BEFORE),
+  lit('bearer'),
+  blanks,
+  // A credential has a digit somewhere; "bearer instruments" is prose.
+  ahead(`(?=${TOKEN_CHAR}*[0-9])`, `${TOKEN_CHAR}*`),
+  rep(atom(TOKEN_CHAR), 8),
+  rep(atom('='), 0),
+);
+const jwt = seq(
+  behind('(?<![a-z0-9_-])'),
+  lit('eyj'),
+  rep(atom('[a-z0-9_-]'), 8),
+  lit('.'),
+  rep(atom('[a-z0-9_-]'), 8),
+  lit('.'),
+  rep(atom('[a-z0-9_-]'), 0),
+);
+const joinedKey = (...words: string[]) =>
+  seq(...words.flatMap((word, i) => (i === 0 ? [lit(word)] : [opt(atom('[_-]')), lit(word)])));
+const credentialAssignment = seq(
+  behind('(?<![a-z0-9_])'),
+  alt(
+    joinedKey('secret', 'access', 'key'),
+    joinedKey('client', 'secret'),
+    joinedKey('access', 'key', 'id'),
+    joinedKey('access', 'key'),
+    joinedKey('private', 'key'),
+    joinedKey('api', 'key'),
+    joinedKey('auth', 'token'),
+    joinedKey('access', 'token'),
+    joinedKey('refresh', 'token'),
+    lit('password'),
+    lit('passwd'),
+    lit('secret'),
+  ),
+  opt(atom('["\']')),
+  rep(blank, 0),
+  atom('[:=]'),
+  rep(blank, 0),
+  opt(atom('["\']')),
+  rep(atom('[^\\s"\',;&<>]'), 6),
+);
+const longHex = seq(behind('(?<![a-z0-9_])'), rep(atom('[0-9a-f]'), 32), ahead('(?![a-z0-9_])'));
+const AWS_PREFIXES = ['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AIPA', 'ANPA', 'ANVA', 'APKA', 'AROA'];
+const awsKeyId = seq(
+  behind('(?<![A-Z0-9])'),
+  alt(...AWS_PREFIXES.map((prefix) => lit(prefix))),
+  rep(atom('[A-Z0-9]'), 16, 16),
+  ahead('(?![A-Z0-9])'),
+);
+// 40+ characters of base64 / base64url mixing digits, upper and lower case: generated secrets.
+// A run that starts with "/" is a path, not a secret.
+const B64 = '[A-Za-z0-9+/_-]';
+const base64Secret = seq(
+  behind('(?<![A-Za-z0-9+/_=-])'),
+  ahead('(?!/)'),
+  ahead(`(?=${B64}*[0-9])`, `${B64}*`),
+  ahead(`(?=${B64}*[A-Z])`, `${B64}*`),
+  ahead(`(?=${B64}*[a-z])`, `${B64}*`),
+  rep(atom(B64), 40),
+  rep(atom('='), 0, 2),
+  ahead('(?![A-Za-z0-9+/_=-])'),
+);
+
+// ---- internal hosts and URLs --------------------------------------------------------------
+
+const port = opt(seq(lit(':'), rep(atom('[0-9]'), 1, 5)));
+const octet = alt(
+  seq(lit('25'), atom('[0-5]')),
+  seq(lit('2'), atom('[0-4]'), atom('[0-9]')),
+  seq(lit('1'), atom('[0-9]'), atom('[0-9]')),
+  seq(opt(atom('[1-9]')), atom('[0-9]')),
+);
+const octets = (n: number) => rep(seq(lit('.'), octet), n, n);
+const privateIpv4 = seq(
+  behind('(?<![a-z0-9.])'),
+  alt(
+    seq(lit('10'), octets(3)),
+    seq(lit('127'), octets(3)),
+    seq(lit('192.168'), octets(2)),
+    seq(lit('172.'), alt(seq(lit('1'), atom('[6-9]')), seq(lit('2'), atom('[0-9]')), seq(lit('3'), atom('[01]'))), octets(2)),
+    seq(lit('169.254'), octets(2)),
+    seq(lit('100.'), alt(seq(lit('6'), atom('[4-9]')), seq(atom('[7-9]'), atom('[0-9]')), seq(lit('1'), atom('[01]'), atom('[0-9]')), seq(lit('12'), atom('[0-7]'))), octets(2)),
+    lit('0.0.0.0'),
+  ),
+  port,
+  // "10.0.0.1." ends a sentence; "10.0.0.1.5" is something else.
+  ahead('(?![0-9]|\\.[0-9])', '\\.?'),
+);
+const hextet = rep(atom('[0-9a-f]'), 1, 4);
+const moreHextets = rep(seq(rep(atom(':'), 1, 2), hextet), 1, 7);
+const privateIpv6 = seq(
+  behind('(?<![a-z0-9:])'),
+  alt(lit('::1'), seq(lit('fe80'), moreHextets), seq(lit('f'), atom('[cd]'), rep(atom('[0-9a-f]'), 2, 2), moreHextets)),
+  opt(seq(lit('%'), rep(atom('[a-z0-9]'), 1))),
+  ahead('(?![a-z0-9:])'),
+);
+const label = rep(atom('[a-z0-9-]'), 1);
+const INTERNAL_SUFFIXES = ['svc.cluster.local', 'cluster.local', 'localdomain', 'local', 'internal', 'intranet', 'lan', 'corp', 'home.arpa', 'svc'];
+const internalHost = seq(
+  behind('(?<![a-z0-9.-])'),
+  rep(seq(label, lit('.')), 0),
+  alt(lit('localhost'), seq(label, lit('.'), alt(...INTERNAL_SUFFIXES.map((suffix) => lit(suffix))))),
+  port,
+  // "files.local.example.com" is a public name.
+  ahead('(?![a-z0-9-]|\\.[a-z0-9])', '\\.?'),
+);
+const URL_CHAR = '[^\\s"\'<>]';
+const DATABASE_SCHEMES = ['postgresql', 'postgres', 'mysql', 'mariadb', 'mongodb+srv', 'mongodb', 'rediss', 'redis', 'amqps', 'amqp', 'mssql', 'sqlserver'];
+const databaseUrl = seq(
+  behind('(?<![a-z0-9+.-])'),
+  alt(...DATABASE_SCHEMES.map((scheme) => lit(scheme))),
+  lit('://'),
+  rep(atom(URL_CHAR), 1),
+);
+const urlCredentials = seq(
+  behind('(?<![a-z0-9+.-])'),
+  atom('[a-z]'),
+  rep(atom('[a-z0-9+.-]'), 0),
+  lit('://'),
+  rep(atom('[^\\s/:@"\'<>]'), 0),
+  lit(':'),
+  rep(atom('[^\\s/@"\'<>]'), 1),
+  lit('@'),
+);
+
+// ---- file system paths ------------------------------------------------------------------
+
+const PATH_CHAR = '[^\\s"\'<>()\\[\\]{}`,;|]';
+const fileUrl = seq(behind(NOT_WORD_BEFORE), lit('file:'), rep(atom('/'), 1, 3), rep(atom(URL_CHAR), 0));
+const nodeInternal = seq(behind(NOT_WORD_BEFORE), lit('node:internal'), rep(atom(PATH_CHAR), 0));
+const UNIX_ROOTS = [
+  'home', 'var', 'usr', 'opt', 'etc', 'tmp', 'srv', 'root', 'proc', 'sys', 'dev', 'mnt', 'run',
+  'private', 'app', 'workspace', 'work', 'data', 'bin', 'sbin', 'lib64', 'lib', 'snap', 'nix',
+  'Users', 'Library', 'System', 'Volumes', 'Applications',
+];
+const NOT_PATH_BEFORE = '(?<![A-Za-z0-9_.~/:-])';
+// Only known roots: "/runs/run_…" and "/v1/inference" are the service's own routes.
+const unixPath = seq(
+  behind(NOT_PATH_BEFORE),
+  lit('/'),
+  alt(...UNIX_ROOTS.map((root) => lit(root))),
+  lit('/'),
+  rep(atom(PATH_CHAR), 1),
+);
+const homePath = seq(behind(NOT_PATH_BEFORE), lit('~/'), rep(atom(PATH_CHAR), 1));
+const WINDOWS_PATH_CHAR = '[^\\s"\'<>|*?]';
+const windowsPath = seq(behind('(?<![A-Za-z0-9])'), atom('[A-Za-z]'), lit(':'), atom('[\\\\/]'), rep(atom(WINDOWS_PATH_CHAR), 0));
+const uncPath = seq(behind('(?<![A-Za-z0-9\\\\])'), lit('\\\\'), rep(atom('[A-Za-z0-9._$-]'), 1), lit('\\'), rep(atom(WINDOWS_PATH_CHAR), 0));
+
+// ---- stack traces and error dumps -------------------------------------------------------
+
+const FRAME_NAME_CHAR = '[^\\s()]';
+const lineColumn = seq(lit(':'), digits, opt(seq(lit(':'), digits)));
+const frameLocation = alt(
+  seq(rep(atom(FRAME_NAME_CHAR), 0), lineColumn),
+  lit('<anonymous>'),
+  lit('native'),
+  seq(lit('index '), digits),
+);
+// "at fn (file:line:col)", "at async fn (…)", "at new Foo (…)", "at file:line:col".
+const jsFrame = seq(
+  behind('(?<![a-z0-9_$.])'),
+  lit('at'),
+  blanks,
+  opt(seq(lit('async'), blanks)),
+  opt(seq(lit('new'), blanks)),
+  alt(
+    seq(
+      rep(atom(FRAME_NAME_CHAR), 1),
+      opt(seq(blanks, lit('[as'), blanks, rep(atom('[^\\s\\]]'), 1), lit(']'))),
+      blanks,
+      lit('('),
+      frameLocation,
+      lit(')'),
+    ),
+    seq(rep(atom(FRAME_NAME_CHAR), 0), lit(':'), digits, lit(':'), digits),
+  ),
+);
+// "at com.example.Foo.bar(Foo.java:42)".
+const jvmFrame = seq(
+  behind('(?<![a-z0-9_$.])'),
+  lit('at'),
+  blanks,
+  atom('[a-z_$]'),
+  rep(atom('[a-z0-9_$.<>/-]'), 0),
+  lit('('),
+  alt(seq(rep(atom('[a-z0-9_$.-]'), 1), lit(':'), digits), lit('native method'), lit('unknown source')),
+  lit(')'),
+);
+// 'File "/app/x.py", line 3, in handler'.
+const pythonFrame = seq(
+  behind(NOT_WORD_BEFORE),
+  lit('file'),
+  blanks,
+  lit('"'),
+  rep(atom('[^"\\n]'), 1),
+  lit('",'),
+  blanks,
+  lit('line'),
+  blanks,
+  digits,
+  opt(seq(lit(','), blanks, lit('in'), blanks, rep(atom('[^\\s]'), 1))),
+);
+const pythonTraceback = lit('traceback (most recent call last):');
+const goroutine = seq(behind(NOT_WORD_BEFORE), lit('goroutine '), digits, lit(' ['), rep(atom('[^\\]\\n]'), 1), lit(']:'));
+// A line that starts with an error dump: "Error: …", "TypeError: …", "Error [ERR_X]: …".
+const errorLine = seq(
+  behind('(?<![^\\n])'),
+  rep(blank, 0),
+  opt(seq(lit('uncaught'), blanks)),
+  opt(seq(atom('[a-z_$]'), rep(atom('[a-z0-9_$.]'), 0))),
+  alt(lit('error'), lit('exception')),
+  opt(seq(rep(blank, 0), lit('['), rep(atom('[a-z0-9_]'), 1), lit(']'))),
+  lit(':'),
+  blank,
+  rep(atom('[^\\n]'), 0),
+);
+// Mid-line, only a class-like name: "… failed: TypeError: x is undefined".
+const errorDump = seq(
+  behind('(?<![A-Za-z0-9_$.])'),
+  rep(seq(atom('[A-Z]'), rep(atom('[a-z0-9]'), 1)), 1),
+  alt(lit('Error'), lit('Exception')),
+  opt(seq(lit(' ['), rep(atom('[A-Z0-9_]'), 1), lit(']'))),
+  lit(':'),
+  atom(' '),
+  rep(atom('[^\\n]'), 0),
+);
+
+export const caseInsensitive: Pattern[] = [
+  errorLine,
+  jsFrame,
+  jvmFrame,
+  pythonFrame,
+  pythonTraceback,
+  goroutine,
+  databaseUrl,
+  urlCredentials,
+  fileUrl,
+  nodeInternal,
+  credentialAssignment,
+  serviceKey,
+  skKey,
+  bearer,
+  jwt,
+  longHex,
+  privateIpv4,
+  privateIpv6,
+  internalHost,
+  reasoningModel,
+  commandR,
+  ...nameRules(),
+];
+
+export const caseSensitive: Pattern[] = [errorDump, unixPath, homePath, windowsPath, uncPath, awsKeyId, base64Secret];
