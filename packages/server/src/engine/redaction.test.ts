@@ -1,0 +1,69 @@
+/**
+ * The engine does not redact; the redactor does. These tests pipe real engine streams through the
+ * stream redactor, the way the invocation route sends fragments, and check that a provider name
+ * split across two fragments never leaves.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEPARTMENT_SLUGS } from '../domain/agents/catalog.ts';
+import { createStreamRedactor, redactText } from '../redact/index.ts';
+import type { Engine, EngineRequest } from './engine.ts';
+import { createLocalEngine } from './local/index.ts';
+import { sendStream, startFakeChatServer, type FakeChatServer } from './openai-compatible/fake-chat-server.ts';
+import { createOpenAICompatibleEngine } from './openai-compatible/index.ts';
+
+let fake: FakeChatServer;
+beforeAll(async () => {
+  fake = await startFakeChatServer();
+});
+afterAll(async () => {
+  await fake.stop();
+});
+
+const request: EngineRequest = {
+  alias: 'Symphony',
+  agentSlug: 'it',
+  messages: [{ role: 'user', content: 'Which assistant are you?' }],
+};
+
+/** Engine text fragments in, redacted fragments out (what goes on the wire), plus the raw text. */
+async function pipe(engine: Engine, req: EngineRequest): Promise<{ raw: string[]; sent: string[] }> {
+  const redactor = createStreamRedactor();
+  const raw: string[] = [];
+  const sent: string[] = [];
+  for await (const event of engine.stream(req)) {
+    if (event.type !== 'text') continue;
+    raw.push(event.delta);
+    const out = redactor.push(event.delta);
+    if (out !== '') sent.push(out);
+  }
+  const rest = redactor.end();
+  if (rest !== '') sent.push(rest);
+  return { raw, sent };
+}
+
+describe('engine stream through the redactor', () => {
+  it('removes a provider name split across two fragments', async () => {
+    fake.handle = (req, res) => sendStream(res, String(req.body.model), ['I am Chat', 'GPT, built by Open', 'AI. Ask me anything.']);
+    const engine = createOpenAICompatibleEngine({ baseURL: fake.baseURL, models: { Symphony: 'any-model' } });
+    const { raw, sent } = await pipe(engine, request);
+
+    // The provider really did split the names: no single fragment holds either of them.
+    expect(raw).toEqual(['I am Chat', 'GPT, built by Open', 'AI. Ask me anything.']);
+    expect(raw.some((f) => /chatgpt|openai/i.test(f))).toBe(false);
+    expect(raw.join('')).toMatch(/ChatGPT.*OpenAI/);
+
+    const wire = sent.join('');
+    expect(wire).not.toMatch(/chat\s*gpt|gpt|open\s*ai/i);
+    for (const fragment of sent) expect(fragment).not.toMatch(/gpt|open|\bai\b/i);
+    expect(wire).toBe(redactText(raw.join('')));
+    expect(wire).toContain('Ask me anything.');
+  });
+
+  it('leaves the local engine\'s departmental answers intact', async () => {
+    const engine = createLocalEngine();
+    for (const agentSlug of DEPARTMENT_SLUGS) {
+      const { raw, sent } = await pipe(engine, { ...request, agentSlug, messages: [{ role: 'user', content: 'Plan the next step' }] });
+      expect(sent.join('')).toBe(raw.join(''));
+    }
+  });
+});
