@@ -326,7 +326,7 @@ export const zQuotaExceededError = zError.and(z.object({
     error: z.enum(['quota_exceeded']),
     policy: zQuotaPolicy,
     pctConsumed: z.number().gte(0),
-    resetAt: z.iso.datetime()
+    resetAt: z.iso.datetime({ offset: true })
 }));
 
 /**
@@ -342,7 +342,7 @@ export const zKillSwitchError = zError.and(z.object({
         'day',
         'manual'
     ]),
-    activeSince: z.iso.datetime().optional()
+    activeSince: z.iso.datetime({ offset: true }).optional()
 }));
 
 /**
@@ -405,9 +405,9 @@ export const zRun = z.strictObject({
     content: z.string().nullable(),
     failureReason: z.string().nullable(),
     usage: zRunUsage,
-    createdAt: z.iso.datetime(),
-    updatedAt: z.iso.datetime(),
-    completedAt: z.iso.datetime().nullable()
+    createdAt: z.iso.datetime({ offset: true }),
+    updatedAt: z.iso.datetime({ offset: true }),
+    completedAt: z.iso.datetime({ offset: true }).nullable()
 });
 
 /**
@@ -446,7 +446,7 @@ export const zStep = z.strictObject({
     ]),
     agentSlug: zAgentSlug,
     summary: z.string(),
-    createdAt: z.iso.datetime()
+    createdAt: z.iso.datetime({ offset: true })
 });
 
 /**
@@ -498,7 +498,7 @@ export const zUsage = z.strictObject({
     pctConsumed: z.number().gte(0),
     projectedStu: z.int().gte(0),
     level: zQuotaPolicy,
-    resetAt: z.iso.datetime()
+    resetAt: z.iso.datetime({ offset: true })
 });
 
 /**
@@ -664,7 +664,7 @@ export const zMcpToken = z.strictObject({
     token: z.string().regex(/^service_mcp_[A-Za-z0-9]{32}$/),
     tokenType: z.literal('Bearer'),
     scopes: z.array(z.literal('mcp:tenant')),
-    expiresAt: z.iso.datetime()
+    expiresAt: z.iso.datetime({ offset: true })
 });
 
 /**
@@ -728,10 +728,10 @@ export const zApiKey = z.object({
         'revoked',
         'expired'
     ]),
-    createdAt: z.iso.datetime(),
-    expiresAt: z.iso.datetime(),
-    lastUsedAt: z.iso.datetime().nullable(),
-    revokedAt: z.iso.datetime().nullable()
+    createdAt: z.iso.datetime({ offset: true }),
+    expiresAt: z.iso.datetime({ offset: true }),
+    lastUsedAt: z.iso.datetime({ offset: true }).nullable(),
+    revokedAt: z.iso.datetime({ offset: true }).nullable()
 });
 
 /**
@@ -830,7 +830,7 @@ export const zAdminSession = z.strictObject({
         twoFactorEnabled: z.boolean()
     }),
     workspaceId: zWorkspaceId,
-    expiresAt: z.iso.datetime(),
+    expiresAt: z.iso.datetime({ offset: true }),
     csrfToken: z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/)
 });
 
@@ -863,8 +863,8 @@ export const zInboundWebhook = z.object({
         'paused',
         'revoked'
     ]),
-    createdAt: z.iso.datetime(),
-    lastEventAt: z.iso.datetime().nullable()
+    createdAt: z.iso.datetime({ offset: true }),
+    lastEventAt: z.iso.datetime({ offset: true }).nullable()
 });
 
 /**
@@ -926,9 +926,9 @@ export const zWebhookDestination = z.object({
     ])).min(1),
     status: z.enum(['active', 'paused']),
     consecutiveFailures: z.int().gte(0),
-    pausedAt: z.iso.datetime().nullable(),
-    createdAt: z.iso.datetime(),
-    secretRotatedAt: z.iso.datetime().nullable()
+    pausedAt: z.iso.datetime({ offset: true }).nullable(),
+    createdAt: z.iso.datetime({ offset: true }),
+    secretRotatedAt: z.iso.datetime({ offset: true }).nullable()
 });
 
 /**
@@ -1016,9 +1016,9 @@ export const zApproval = z.object({
         'expired'
     ]),
     decidedBy: zUserId.nullable(),
-    decidedAt: z.iso.datetime().nullable(),
-    expiresAt: z.iso.datetime(),
-    createdAt: z.iso.datetime()
+    decidedAt: z.iso.datetime({ offset: true }).nullable(),
+    expiresAt: z.iso.datetime({ offset: true }),
+    createdAt: z.iso.datetime({ offset: true })
 });
 
 /**
@@ -1055,7 +1055,7 @@ export const zIntegration = z.object({
     ]),
     provider: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9-]*$/),
     connectedBy: zUserId,
-    connectedAt: z.iso.datetime()
+    connectedAt: z.iso.datetime({ offset: true })
 });
 
 /**
@@ -1126,7 +1126,7 @@ export const zEventEnvelope = z.object({
         'integration.connected',
         'ping'
     ]),
-    created_at: z.iso.datetime(),
+    created_at: z.iso.datetime({ offset: true }),
     tenant_id: zWorkspaceId,
     data: z.record(z.string(), z.unknown())
 });
@@ -1191,7 +1191,7 @@ export const zApprovalCreatedData = z.strictObject({
     agent: zAgentSlug,
     action: z.string().regex(/^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/),
     summary: z.string(),
-    expires_at: z.iso.datetime()
+    expires_at: z.iso.datetime({ offset: true })
 });
 
 /**

@@ -33,6 +33,8 @@ export async function generateZod(doc: Json): Promise<string> {
         {
           name: 'zod',
           definitions: true,
+          // `format: date-time` is RFC 3339: `Z` or a numeric offset such as `+02:00`; zod's default takes `Z` only.
+          dates: { offset: true },
           requests: true,
           responses: true,
           '~resolvers': { object: strictWhenClosed },

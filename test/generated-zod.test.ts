@@ -149,6 +149,16 @@ describe('field rules of the spec', () => {
   });
 
   it.each([
+    ['2026-12-01T00:00:00Z', true],
+    ['2026-12-01T01:00:00+01:00', true],
+    ['2026-12-01T00:00:00', false],
+    ['2026-12-01', false],
+  ])('date-time %s (RFC 3339, offset required)', (resetAt, ok) => {
+    const body = { error: 'quota_exceeded', policy: 'hardstop', pctConsumed: 120, resetAt };
+    expect(zod.zQuotaExceededError.safeParse(body).success).toBe(ok);
+  });
+
+  it.each([
     ['run_7Hk2Lm9QvX4pT8sW3nB6', true],
     ['run_short', false],
     ['evt_7Hk2Lm9QvX4pT8sW3nB6', false],
