@@ -8,6 +8,8 @@ import type { Operation } from './contract/operations.ts';
 import type { PreparedRequest } from './case.ts';
 
 export interface InboundSigning {
+  /** The inbound webhook's slug (the `{slug}` of its route). */
+  slug?: string;
   /** The inbound webhook's signing secret. */
   secret: string;
   algorithm?: 'sha256' | 'sha512';
@@ -57,9 +59,9 @@ function defaultApplier(name: string, scheme: Record<string, unknown>, creds: Cr
     if (!inbound) return undefined;
     const header = inbound.signatureHeader ?? (where === 'header' && typeof scheme.name === 'string' ? scheme.name : 'X-SERVICE-Signature');
     return function signInbound(req) {
-      req.headers[header] = createHmac(inbound.algorithm ?? 'sha256', inbound.secret).update(req.body ?? '').digest('hex');
+      setHeader(req, header, createHmac(inbound.algorithm ?? 'sha256', inbound.secret).update(req.body ?? '').digest('hex'));
       const ts = inbound.timestampHeader === undefined ? 'X-SERVICE-Timestamp' : inbound.timestampHeader;
-      if (ts) req.headers[ts] = String(Math.floor(Date.now() / 1000));
+      if (ts) setHeader(req, ts, String(Math.floor(Date.now() / 1000)));
     };
   }
   if (/mcp/.test(n)) return creds.mcpToken ? bearer(creds.mcpToken) : undefined;
@@ -67,8 +69,9 @@ function defaultApplier(name: string, scheme: Record<string, unknown>, creds: Cr
     const session = creds.adminSession;
     if (!session) return undefined;
     return function adminSession(req) {
-      req.headers.Cookie = req.headers.Cookie ? `${req.headers.Cookie}; ${session.cookie}` : session.cookie;
-      if (session.csrfToken && !/^(GET|HEAD|OPTIONS)$/.test(req.method)) req.headers['X-CSRF-Token'] = session.csrfToken;
+      const existing = getHeader(req, 'Cookie');
+      setHeader(req, 'Cookie', existing ? `${existing}; ${session.cookie}` : session.cookie);
+      if (session.csrfToken && !/^(GET|HEAD|OPTIONS)$/.test(req.method)) setHeader(req, 'X-CSRF-Token', session.csrfToken);
     };
   }
   if (/api.?key|bearer/.test(n) || scheme.scheme === 'bearer') return creds.apiKey ? bearer(creds.apiKey) : undefined;
@@ -77,7 +80,7 @@ function defaultApplier(name: string, scheme: Record<string, unknown>, creds: Cr
 
 function bearer(token: string): Applier {
   return function bearerToken(req) {
-    req.headers.Authorization = `Bearer ${token}`;
+    setHeader(req, 'Authorization', `Bearer ${token}`);
   };
 }
 
@@ -94,7 +97,7 @@ export function authenticate(req: PreparedRequest, operation: Operation, applier
     if (!names.every((n) => appliers.has(n))) continue;
     const keep = Object.entries(req.headers).filter(([k]) => pinned.some((p) => p.toLowerCase() === k.toLowerCase()));
     for (const n of names) appliers.get(n)!(req);
-    for (const [k, v] of keep) req.headers[k] = v;
+    for (const [k, v] of keep) setHeader(req, k, v);
     return true;
   }
   return false;
@@ -103,4 +106,14 @@ export function authenticate(req: PreparedRequest, operation: Operation, applier
 /** True when `operation` requires some credential (no anonymous alternative). */
 export function requiresAuth(operation: Operation): boolean {
   return operation.security.length > 0 && operation.security.every((alt) => Object.keys(alt).length > 0);
+}
+
+/** Sets a header, replacing any spelling of the same name (two spellings would be sent joined by a comma). */
+export function setHeader(req: PreparedRequest, name: string, value: string): void {
+  for (const k of Object.keys(req.headers)) if (k.toLowerCase() === name.toLowerCase()) delete req.headers[k];
+  req.headers[name] = value;
+}
+
+export function getHeader(req: PreparedRequest, name: string): string | undefined {
+  return Object.entries(req.headers).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
 }

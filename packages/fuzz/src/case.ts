@@ -32,6 +32,8 @@ export interface Case {
   pinned?: string[];
   /** Send without credentials (the `ignored_auth` probe). */
   withoutAuth?: boolean;
+  /** The headers already carry the credentials to use (a sequence using a key it just created). */
+  customAuth?: boolean;
 }
 
 export interface PreparedRequest {
@@ -75,11 +77,13 @@ export function prepareRequest(c: Case): PreparedRequest {
   }
   if (cookies.length > 0) headers.Cookie = cookies.join('; ');
   let body: string | undefined;
-  if (c.body) {
+  const method = (c.method ?? op.method).toUpperCase();
+  // GET and HEAD cannot carry a body (fetch refuses to build such a request).
+  if (c.body && method !== 'GET' && method !== 'HEAD') {
     headers['Content-Type'] ??= c.body.mediaType;
     body = 'raw' in c.body ? c.body.raw : encodeBody(c.body.mediaType, c.body.value);
   }
-  return { method: (c.method ?? op.method).toUpperCase(), path: query.length > 0 ? `${path}?${query.join('&')}` : path, headers, body };
+  return { method, path: query.length > 0 ? `${path}?${query.join('&')}` : path, headers, body };
 }
 
 function fallback(name: string, where: Parameter['in']): Parameter {

@@ -26,8 +26,17 @@ interface Ctx {
 /** Compiles `schema` to an arbitrary of values meant to satisfy it. */
 export function schemaArbitrary(schema: unknown, options: ArbitraryOptions): fc.Arbitrary<unknown> {
   const ctx: Ctx = { root: options.root, location: options.location ?? 'body', maxDepth: options.maxDepth ?? 4 };
-  return build(schema, ctx, 0);
+  if (!isObject(schema)) return build(schema, ctx, 0);
+  // Building is costly (fast-check precomputes bias tables per string arbitrary); values are immutable, so share.
+  let byOptions = ARBITRARIES.get(schema);
+  if (!byOptions) ARBITRARIES.set(schema, (byOptions = new Map()));
+  const key = `${ctx.location}:${ctx.maxDepth}`;
+  let arb = byOptions.get(key);
+  if (!arb) byOptions.set(key, (arb = build(schema, ctx, 0)));
+  return arb;
 }
+
+const ARBITRARIES = new WeakMap<object, Map<string, fc.Arbitrary<unknown>>>();
 
 const NUMBER_KEYWORDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'];
 const STRING_KEYWORDS = ['minLength', 'maxLength', 'pattern', 'format'];
@@ -142,6 +151,15 @@ function numberArb(s: JsonObject): fc.Arbitrary<number> {
 }
 
 const HEADER_CHAR = fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c));
+// Any code point but lone surrogates (fast-check's own 'binary' unit takes about a second to build per use).
+const ANY_CHAR = fc
+  .oneof(
+    { arbitrary: fc.integer({ min: 0x20, max: 0x7e }), weight: 2 },
+    { arbitrary: fc.integer({ min: 0, max: 0x1f }), weight: 1 },
+    { arbitrary: fc.integer({ min: 0x80, max: 0xd7ff }), weight: 2 },
+    { arbitrary: fc.integer({ min: 0xe000, max: 0x10ffff }), weight: 1 },
+  )
+  .map((cp) => String.fromCodePoint(cp));
 const HEADER_SAFE = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$|^$/;
 
 function stringArb(s: JsonObject, ctx: Ctx): fc.Arbitrary<string> {
@@ -154,15 +172,28 @@ function stringArb(s: JsonObject, ctx: Ctx): fc.Arbitrary<string> {
   } else if (fmt) {
     arb = fmt;
   } else {
-    const c = { minLength, maxLength, size: 'small' as const };
-    if (ctx.location === 'header' || ctx.location === 'cookie') arb = fc.string({ ...c, unit: HEADER_CHAR });
+    if (ctx.location === 'header' || ctx.location === 'cookie') arb = plainString('header', minLength, maxLength);
     else if (ctx.location === 'body')
       // Mostly ASCII (readable failures), sometimes any code point (where encoding bugs hide).
-      arb = fc.oneof({ arbitrary: fc.string(c), weight: 4 }, { arbitrary: fc.string({ ...c, unit: 'binary' }), weight: 1 });
-    else arb = fc.string(c);
+      arb = fc.oneof({ arbitrary: plainString('ascii', minLength, maxLength), weight: 4 }, { arbitrary: plainString('binary', minLength, maxLength), weight: 1 });
+    else arb = plainString('ascii', minLength, maxLength);
   }
   if (ctx.location === 'header' || ctx.location === 'cookie') arb = arb.filter((v) => HEADER_SAFE.test(v) && !v.includes(';'));
   if (ctx.location === 'path') arb = arb.filter((v) => v !== '' && v !== '.' && v !== '..');
+  return arb;
+}
+
+const STRINGS = new Map<string, fc.Arbitrary<string>>();
+
+/** fc.string is costly to build (bias tables over the whole unit), so each unit and length range is built once. */
+function plainString(unit: 'ascii' | 'binary' | 'header', minLength: number, maxLength: number | undefined): fc.Arbitrary<string> {
+  const key = `${unit}:${minLength}:${maxLength}`;
+  let arb = STRINGS.get(key);
+  if (!arb) {
+    const c = { minLength, maxLength, size: 'small' as const };
+    arb = unit === 'header' ? fc.string({ ...c, unit: HEADER_CHAR }) : unit === 'binary' ? fc.string({ ...c, unit: ANY_CHAR }) : fc.string(c);
+    STRINGS.set(key, arb);
+  }
   return arb;
 }
 

@@ -101,6 +101,9 @@ function queryPairs(name: string, style: string, explode: boolean, value: unknow
  * (`"5"` → 5 for an integer), comma lists split for arrays. A mutation that survives this round trip
  * unchanged in meaning (5 → "5") is not negative data.
  */
+/** Returned when a serialized value has no single reading (treated as "not clearly invalid"). */
+export const AMBIGUOUS = Symbol('ambiguous');
+
 export function deserializeParameter(param: Parameter, serialized: Serialized, root: unknown): unknown {
   const schema = isObject(param.schema) ? expandRef(param.schema, { root }) : {};
   let raw: string | string[];
@@ -109,8 +112,15 @@ export function deserializeParameter(param: Parameter, serialized: Serialized, r
       raw = decodeURIComponent(serialized.text.replace(/^[.;]([^=]*=)?/, ''));
       break;
     case 'query': {
-      const values = serialized.pairs.map(([, v]) => safeDecode(v));
-      raw = values.length === 1 ? values[0]! : values;
+      const types = typesOf(schema);
+      const whole = param.style === 'deepObject' || (types.includes('object') && param.explode);
+      // A server reads the pairs named after the parameter; other names are other (unknown) parameters.
+      const mine = whole ? serialized.pairs : serialized.pairs.filter(([k]) => safeDecode(k) === param.name);
+      if (mine.length === 0) return undefined;
+      const values = mine.map(([, v]) => safeDecode(v));
+      // A scalar sent several times is read differently by different servers (first or last): ambiguous.
+      if (values.length > 1 && !types.includes('array')) return AMBIGUOUS;
+      raw = values.length === 1 && !types.includes('array') ? values[0]! : values;
       break;
     }
     default:

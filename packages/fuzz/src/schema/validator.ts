@@ -34,6 +34,7 @@ export function createValidator(doc: OpenApiDocument): Validator {
   ajv.addSchema(doc as object, DOC_ID);
   const cache = new WeakMap<object, ValidateFunction>();
   const booleans = new Map<boolean, ValidateFunction>();
+  const byText = new Map<string, ValidateFunction>();
 
   function compiled(schema: unknown): ValidateFunction {
     if (typeof schema === 'boolean') {
@@ -44,7 +45,10 @@ export function createValidator(doc: OpenApiDocument): Validator {
     const key = schema as object;
     let fn = cache.get(key);
     if (!fn) {
-      fn = ajv.compile(absolutize(schema) as object);
+      // Equal schemas built afresh by callers (`{ $ref: ... }` literals) share one compiled function.
+      const text = JSON.stringify(schema);
+      fn = byText.get(text);
+      if (!fn) byText.set(text, (fn = ajv.compile(absolutize(schema) as object)));
       cache.set(key, fn);
     }
     return fn;
