@@ -42,7 +42,7 @@ describe('parseInboundPayload', () => {
     expect(error?.code).toBe('payload_invalid');
     expect(error?.status).toBe(400);
     expect(error?.reason).toBe(reason);
-    expect(error?.publicMessage).toBe('The body is not valid JSON');
+    expect(error?.publicMessage).toBe('The body is not valid JSON.');
   });
 });
 
@@ -89,7 +89,7 @@ describe('createTemplateRenderer', () => {
     const error = await failure(render(template, payload));
     expect(error?.code).toBe('payload_invalid');
     expect(error?.status).toBe(400);
-    expect(error?.publicMessage).toBe("The payload could not be turned into the agent's input by the webhook's template");
+    expect(error?.publicMessage).toBe("The payload could not be turned into the agent's input by the webhook's template.");
   });
 
   const budgets: [string, string, unknown, string][] = [

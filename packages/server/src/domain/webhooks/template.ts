@@ -22,8 +22,8 @@ export class PayloadInvalidError extends ServiceError {
       'payload_invalid',
       400,
       reason === 'invalid_utf8' || reason === 'invalid_json'
-        ? 'The body is not valid JSON'
-        : "The payload could not be turned into the agent's input by the webhook's template",
+        ? 'The body is not valid JSON.'
+        : "The payload could not be turned into the agent's input by the webhook's template.",
     );
   }
 }
