@@ -55,9 +55,19 @@ export function runBin(bin: string, args: string[]): Promise<{ stdout: string; s
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolvePromise({ stdout, stderr });
-      else reject(new Error(`${bin} ${args.join(' ')} exited with ${code}\n${stdout}${stderr}`.trim()));
+      else reject(new Error(`${bin} ${args.join(' ')} exited with ${code}\n${withoutBanner(stdout + stderr)}`.trim()));
     });
   });
+}
+
+/** Drops the boxed notices (Redocly's Node.js deprecation banner) so that the tool's own error stands out. */
+function withoutBanner(output: string): string {
+  return output
+    .split('\n')
+    .filter((line) => !/[║╔╚]/.test(line))
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 /** Follows local `#/...` references until a node that is not a reference. */
