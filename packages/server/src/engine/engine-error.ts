@@ -5,13 +5,16 @@
  */
 import type { Usage } from './engine.ts';
 
-export const ENGINE_ERROR_REASONS = ['engine_error', 'timeout', 'unavailable', 'aborted'] as const;
+/**
+ * `engine_error` and `timeout` are the contract's run failure reasons as they are; `aborted` only
+ * answers the caller's own signal (cancel, disconnect), so the caller decides the run's state.
+ */
+export const ENGINE_ERROR_REASONS = ['engine_error', 'timeout', 'aborted'] as const;
 export type EngineErrorReason = (typeof ENGINE_ERROR_REASONS)[number];
 
 const MESSAGES: Readonly<Record<EngineErrorReason, string>> = {
   engine_error: 'The model engine could not complete the request.',
   timeout: 'The model engine did not answer in time.',
-  unavailable: 'The model engine is unavailable.',
   aborted: 'The request to the model engine was aborted.',
 };
 
@@ -19,8 +22,8 @@ export class EngineError extends Error {
   override readonly name = 'EngineError';
 
   /**
-   * @param reason neutral code: `engine_error` (the engine refused or broke), `timeout`,
-   *               `unavailable` (unreachable or overloaded), `aborted` (the caller's signal)
+   * @param reason neutral code: `engine_error` (the engine refused, broke, is unreachable or
+   *               overloaded), `timeout` (no answer in time), `aborted` (the caller's signal)
    * @param usage  tokens consumed before the failure, to bill a run that failed mid-stream
    */
   constructor(

@@ -32,7 +32,7 @@ describe('crossedKillSwitch', () => {
     expect(crossedKillSwitch({ runStu: 11, hourStu: 11, dayStu: 11 }, { run: 10, hour: 100, day: 1_000 })).toBe('run');
   });
 
-  it.each(['run', 'hour', 'day'] as const)('reason for %s', (scope) => {
+  it.each(['run', 'hour', 'day', 'manual'] as const)('reason for %s', (scope) => {
     expect(killSwitchReason(scope)).toBe(`kill_switch:${scope}`);
   });
 });

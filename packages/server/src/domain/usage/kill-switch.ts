@@ -33,9 +33,9 @@ export function crossedKillSwitch(spend: Spend, limits: KillSwitchLimits = KILL_
   return null;
 }
 
-/** The `run.failed` reason of a run stopped by a switch. */
-export function killSwitchReason(scope: SpendingScope): `kill_switch:${SpendingScope}` {
-  return `kill_switch:${scope}`;
+/** The `run.failed` reason of a run stopped by a switch (`manual` when an operator pulls it mid-run). */
+export function killSwitchReason(kind: KillSwitchKind): `kill_switch:${KillSwitchKind}` {
+  return `kill_switch:${kind}`;
 }
 
 /**

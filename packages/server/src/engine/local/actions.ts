@@ -3,16 +3,19 @@
  * person to approve, detected from the request by fixed rules (deterministic, documented here).
  *
  * Drafts: a request that asks to draft/write/compose/prepare/send/reply with an email, proposal,
- * reply, letter or post yields a draft of that kind. Without such an ask, Sales drafts a follow-up
- * email and Customer care a reply, their everyday deliverables.
- * Approvals (action `<area>.<verb>`): sending mail, moving a CRM record, paying, publishing,
- * signing, granting access and deleting records each need a person's approval.
+ * reply, message (post, newsletter) or document (letter, memo, report) yields a draft of that
+ * kind. Without such an ask, Sales drafts a follow-up email and Customer care a reply, their
+ * everyday deliverables.
+ * Approvals (action `<area>.<verb>`): sending mail (`email.send`), changing a CRM record
+ * (`crm.update`), booking a meeting (`calendar.create`), paying (`payment.initiate`), publishing
+ * (`content.publish`), signing (`contract.sign`), granting access (`access.grant`) and deleting
+ * records (`record.delete`) each need a person's approval.
  */
 import type { DepartmentSlug } from '../../domain/agents/catalog.ts';
 import { words } from '../../domain/agents/router.ts';
 
 export interface Draft {
-  readonly kind: string;
+  readonly kind: DraftKind;
   readonly subject: string;
   readonly body: string;
 }
@@ -23,21 +26,25 @@ export interface ApprovalRequest {
 }
 
 const DRAFT_VERBS = /^(draft|write|compose|prepare|send|reply|respond)/;
-const DRAFT_KINDS: readonly [RegExp, string][] = [
+/** The contract's `draft.created` kinds. */
+export const DRAFT_KINDS = ['email', 'proposal', 'reply', 'message', 'document'] as const;
+export type DraftKind = (typeof DRAFT_KINDS)[number];
+
+const KIND_WORDS: readonly [RegExp, DraftKind][] = [
   [/^(e-?mails?|mails?)$/, 'email'],
   [/^(proposals?|offers?|quotes?|quotations?)$/, 'proposal'],
   [/^(replies|reply|responses?|answers?)$/, 'reply'],
-  [/^letters?$/, 'letter'],
-  [/^(posts?|articles?|newsletters?)$/, 'post'],
+  [/^(messages?|posts?|newsletters?|announcements?)$/, 'message'],
+  [/^(documents?|letters?|memos?|reports?|articles?|briefs?)$/, 'document'],
 ];
 
-const DEFAULT_DRAFT: Partial<Record<DepartmentSlug, string>> = { sales: 'email', 'customer-care': 'reply' };
+const DEFAULT_DRAFT: Partial<Record<DepartmentSlug, DraftKind>> = { sales: 'email', 'customer-care': 'reply' };
 
 /** The draft the request asks for (or the department's default one), or null. */
 export function draftFor(text: string, department: DepartmentSlug, team: string): Draft | null {
   const tokens = words(text);
   const asked = tokens.some((t) => DRAFT_VERBS.test(t))
-    ? DRAFT_KINDS.find(([pattern]) => tokens.some((t) => pattern.test(t)))?.[1]
+    ? KIND_WORDS.find(([pattern]) => tokens.some((t) => pattern.test(t)))?.[1]
     : undefined;
   const kind = asked ?? DEFAULT_DRAFT[department];
   if (!kind) return null;
@@ -51,12 +58,17 @@ const APPROVAL_RULES: readonly { action: string; summary: string; when: (tokens:
     when: (t) => has(t, /^(send|sending|sent)$/) && has(t, /^(e-?mails?|mails?|messages?|newsletters?)$/),
   },
   {
-    action: 'crm.move',
-    summary: 'Move the CRM record to another stage.',
+    action: 'crm.update',
+    summary: 'Update the CRM record (for example move it to another stage).',
     when: (t) => has(t, /^(move|moving|update|updating|change)$/) && has(t, /^(crm|records?|deals?|stages?|pipeline)$/),
   },
   {
-    action: 'payment.send',
+    action: 'calendar.create',
+    summary: 'Create the calendar event and invite the participants.',
+    when: (t) => has(t, /^(schedule|scheduling|book|booking)$/) && has(t, /^(meetings?|calls?|appointments?|events?|calendar|demo)$/),
+  },
+  {
+    action: 'payment.initiate',
     summary: 'Make the payment or refund.',
     when: (t) => has(t, /^(pay|paying|transfer|wire|refund|reimburse)$/),
   },
@@ -92,7 +104,7 @@ function has(tokens: readonly string[], pattern: RegExp): boolean {
   return tokens.some((t) => pattern.test(t));
 }
 
-function subjectFor(kind: string, team: string): string {
+function subjectFor(kind: DraftKind, team: string): string {
   switch (kind) {
     case 'email':
       return `Following up from the ${team} team`;
@@ -106,11 +118,11 @@ function subjectFor(kind: string, team: string): string {
 }
 
 /** Drafts do not quote the request: they go to third parties, so they carry only our own wording. */
-function bodyFor(kind: string, team: string): string {
-  const opening = kind === 'post' ? 'A quick update from our team.' : 'Hello,\n\nThank you for your time.';
+function bodyFor(kind: DraftKind, team: string): string {
+  const opening = kind === 'message' ? 'A quick update from our team.' : 'Hello,\n\nThank you for your time.';
   const middle = kind === 'proposal'
     ? 'We propose a first phase with clear deliverables, a fixed scope and a review after four weeks.'
     : 'Here is a short summary and the next step we suggest. Could we confirm a time this week?';
-  const sign = kind === 'post' ? '' : `\n\nBest regards,\nThe ${team} team`;
+  const sign = kind === 'message' ? '' : `\n\nBest regards,\nThe ${team} team`;
   return `${opening} ${middle}${sign}`;
 }

@@ -117,7 +117,6 @@ describe('local engine', () => {
   it.each([
     ['[[fail]]', 'engine_error'],
     ['[[timeout]]', 'timeout'],
-    ['[[unavailable]]', 'unavailable'],
   ] as const)('%s fails with %s before any event', async (trigger, reason) => {
     const seen: EngineEvent[] = [];
     const error = await failure(ask(`Check the budget ${trigger}`), seen);

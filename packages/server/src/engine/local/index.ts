@@ -57,7 +57,6 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
   const trigger: Trigger | null = settings.triggers ? triggerOf(request.messages) : null;
   if (trigger === 'fail') throw new EngineError('engine_error');
   if (trigger === 'timeout') throw new EngineError('timeout');
-  if (trigger === 'unavailable') throw new EngineError('unavailable');
 
   const inputTokens = countMessageTokens(request.messages);
   const output = plan(request);

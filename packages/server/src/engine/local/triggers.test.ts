@@ -8,7 +8,7 @@ describe('triggers', () => {
     ['hello [[fail]]', 'fail'],
     ['[[fail-mid-stream]] please', 'fail-mid-stream'],
     ['[[timeout]]', 'timeout'],
-    ['[[unavailable]]', 'unavailable'],
+    ['[[unavailable]]', null],
     ['wait [[hang]]', 'hang'],
     ['[[FAIL]]', null],
     ['[fail]', null],

@@ -8,20 +8,19 @@
  * | `[[fail]]`            | EngineError `engine_error` before any event                       |
  * | `[[fail-mid-stream]]` | some text fragments, then EngineError `engine_error` (usage so far) |
  * | `[[timeout]]`         | EngineError `timeout` before any event                            |
- * | `[[unavailable]]`     | EngineError `unavailable` before any event                        |
  * | `[[hang]]`            | one fragment, then waits for the abort signal (or the hang limit) |
  */
 import type { EngineMessage } from '../engine.ts';
 
-export const TRIGGERS = ['fail', 'fail-mid-stream', 'timeout', 'unavailable', 'hang'] as const;
+export const TRIGGERS = ['fail', 'fail-mid-stream', 'timeout', 'hang'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
-const PATTERN = /\[\[(fail-mid-stream|fail|timeout|unavailable|hang)\]\]/g;
+const PATTERN = /\[\[(fail-mid-stream|fail|timeout|hang)\]\]/g;
 
 /** The trigger of the latest user message, if any (the first one written wins). */
 export function triggerOf(messages: readonly EngineMessage[]): Trigger | null {
   const latest = latestUserText(messages);
-  const match = /\[\[(fail-mid-stream|fail|timeout|unavailable|hang)\]\]/.exec(latest);
+  const match = /\[\[(fail-mid-stream|fail|timeout|hang)\]\]/.exec(latest);
   return match ? (match[1] as Trigger) : null;
 }
 

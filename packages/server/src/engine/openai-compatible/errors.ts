@@ -2,7 +2,7 @@
  * @module Turns whatever the Chat Completions client throws into a neutral EngineError. The
  * provider's status, body and message are dropped here on purpose: only the reason survives.
  */
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { Usage } from '../engine.ts';
 import { EngineError, type EngineErrorReason } from '../engine-error.ts';
 
@@ -15,10 +15,7 @@ function reasonOf(error: unknown, signal: AbortSignal | undefined): EngineErrorR
   if (signal?.aborted || error instanceof APIUserAbortError) return 'aborted';
   // Timeout before connection error: the timeout class extends the connection one.
   if (error instanceof APIConnectionTimeoutError) return 'timeout';
-  if (error instanceof APIConnectionError) return 'unavailable';
-  if (error instanceof APIError) {
-    if (error.status === 408 || error.status === 504) return 'timeout';
-    if (error.status === 429 || error.status === 502 || error.status === 503) return 'unavailable';
-  }
+  if (error instanceof APIError && (error.status === 408 || error.status === 504)) return 'timeout';
+  // Refused, unreachable, overloaded (429, 502, 503) or broken: all the same to a caller.
   return 'engine_error';
 }

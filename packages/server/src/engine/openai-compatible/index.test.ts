@@ -145,10 +145,10 @@ describe('openai-compatible engine', () => {
     [404, 'engine_error'],
     [422, 'engine_error'],
     [408, 'timeout'],
-    [429, 'unavailable'],
+    [429, 'engine_error'],
     [500, 'engine_error'],
-    [502, 'unavailable'],
-    [503, 'unavailable'],
+    [502, 'engine_error'],
+    [503, 'engine_error'],
     [504, 'timeout'],
   ] as const)('a %i from the provider is a neutral EngineError %s', async (status, reason) => {
     fake.handle = (_req, res) => sendError(res, status, PROVIDER_BODY);
@@ -183,7 +183,7 @@ describe('openai-compatible engine', () => {
       setTimeout(() => res.socket?.destroy(), 10);
     };
     const error = await failure(engine().stream(request()));
-    expect(['engine_error', 'unavailable']).toContain(error.reason);
+    expect(error.reason).toBe('engine_error');
     expectNeutral(error);
   });
 
@@ -198,11 +198,11 @@ describe('openai-compatible engine', () => {
     expectNeutral(error);
   });
 
-  it('an unreachable server is unavailable', async () => {
+  it('an unreachable server is an engine_error', async () => {
     const gone = await startFakeChatServer();
     await gone.stop();
     const error = await failure(engine({ baseURL: gone.baseURL }).stream(request()));
-    expect(error.reason).toBe('unavailable');
+    expect(error.reason).toBe('engine_error');
     expectNeutral(error);
   });
 
@@ -213,9 +213,9 @@ describe('openai-compatible engine', () => {
     expectNeutral(error);
   });
 
-  it('an alias without a model is unavailable and sends nothing', async () => {
+  it('an alias without a model is an engine_error and sends nothing', async () => {
     const error = await failure(engine().stream(request({ alias: 'Concerto' })));
-    expect(error.reason).toBe('unavailable');
+    expect(error.reason).toBe('engine_error');
     expect(fake.requests).toEqual([]);
   });
 

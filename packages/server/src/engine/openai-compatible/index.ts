@@ -68,8 +68,8 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleOptions): 
 
 async function* completionEvents(client: OpenAI, options: OpenAICompatibleOptions, request: EngineRequest): AsyncGenerator<EngineEvent> {
   const model = options.models[request.alias];
-  // A configuration gap, reported as neutrally as an unreachable server.
-  if (!model) throw new EngineError('unavailable');
+  // A configuration gap (createEngines refuses it at start-up), reported like any engine failure.
+  if (!model) throw new EngineError('engine_error');
   const params = requestParams(model, options, request);
   const inputEstimate = countMessageTokens(request.messages);
   let text = '';
