@@ -14,7 +14,7 @@ import { negativeCase, positiveCases, type Generator } from './phases/generate.t
 import { domainSequences } from './phases/sequences.ts';
 import { linkSequences } from './phases/stateful.ts';
 import { freshSeed, hashSeed, Rng } from './random.ts';
-import { curlCommand, type SecretNames } from './reports/curl.ts';
+import { curlCommand, secretNames } from './reports/curl.ts';
 import { createValidator } from './schema/validator.ts';
 import { httpTransport, inProcessTransport, type InProcessApp, type RecordedResponse, type Transport } from './transport.ts';
 
@@ -370,16 +370,4 @@ async function runOperation(session: Session, op: Operation, budget: number, pha
       if (c) await send(c);
     }
   }
-}
-
-/** Credentials → shell variable names, so curl commands never print secrets. */
-function secretNames(creds: Credentials): SecretNames {
-  const out: SecretNames = new Map();
-  if (creds.apiKey) out.set(creds.apiKey, 'SERVICE_API_KEY');
-  if (creds.mcpToken) out.set(creds.mcpToken, 'SERVICE_MCP_TOKEN');
-  if (creds.adminSession) {
-    out.set(creds.adminSession.cookie, 'SERVICE_SESSION_COOKIE');
-    if (creds.adminSession.csrfToken) out.set(creds.adminSession.csrfToken, 'SERVICE_CSRF_TOKEN');
-  }
-  return out;
 }

@@ -2,6 +2,7 @@
  * @module A curl command that reproduces one request. Known secrets are replaced by shell variables
  * (`$SERVICE_API_KEY`, ...) so reports can be pasted into CI logs and tickets without leaking credentials.
  */
+import type { Credentials } from '../auth.ts';
 import type { PreparedRequest } from '../case.ts';
 
 /** secret value → shell variable name that holds it. */
@@ -22,4 +23,17 @@ function quote(text: string, secrets: SecretNames): string {
     if (secret.length >= 6 && out.includes(secret)) out = out.split(secret).join(`'"$${name}"'`);
   }
   return out.replace(/^''/, '').replace(/''$/, '') || "''";
+}
+
+/** Credentials → the shell variables the CLI reads them from, so commands and cassettes never print secrets. */
+export function secretNames(creds: Credentials): SecretNames {
+  const out: SecretNames = new Map();
+  if (creds.apiKey) out.set(creds.apiKey, 'SERVICE_API_KEY');
+  if (creds.mcpToken) out.set(creds.mcpToken, 'SERVICE_MCP_TOKEN');
+  if (creds.adminSession) {
+    out.set(creds.adminSession.cookie, 'SERVICE_SESSION_COOKIE');
+    if (creds.adminSession.csrfToken) out.set(creds.adminSession.csrfToken, 'SERVICE_CSRF_TOKEN');
+  }
+  if (creds.inbound) out.set(creds.inbound.secret, 'SERVICE_INBOUND_SECRET');
+  return out;
 }
