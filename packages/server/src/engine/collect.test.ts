@@ -11,7 +11,7 @@ async function* events(list: EngineEvent[], thenThrow?: Error): AsyncGenerator<E
 describe('collect', () => {
   it('joins text and gathers structured events and usage', async () => {
     const result = await collect(events([
-      { type: 'tool_call', name: 'crm.search', arguments: { query: 'x' } },
+      { type: 'tool_call', name: 'crm.search', arguments: { query: 'x' }, result: 'found' },
       { type: 'text', delta: 'Hel' },
       { type: 'text', delta: 'lo' },
       { type: 'draft', kind: 'email', subject: 's', body: 'b' },
@@ -20,7 +20,7 @@ describe('collect', () => {
     ]));
     expect(result).toEqual({
       content: 'Hello',
-      toolCalls: [{ name: 'crm.search', arguments: { query: 'x' } }],
+      toolCalls: [{ name: 'crm.search', arguments: { query: 'x' }, result: 'found' }],
       drafts: [{ kind: 'email', subject: 's', body: 'b' }],
       approvals: [{ action: 'email.send', summary: 'Send it.' }],
       usage: { inputTokens: 3, outputTokens: 4 },

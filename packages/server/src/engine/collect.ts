@@ -27,7 +27,7 @@ export async function collect(events: AsyncIterable<EngineEvent>): Promise<Engin
         content += event.delta;
         break;
       case 'tool_call':
-        toolCalls.push({ name: event.name, arguments: event.arguments });
+        toolCalls.push({ name: event.name, arguments: event.arguments, result: event.result });
         break;
       case 'draft':
         drafts.push({ kind: event.kind, subject: event.subject, body: event.body });

@@ -39,7 +39,13 @@ export interface Usage {
 
 export type EngineEvent =
   | { readonly type: 'text'; readonly delta: string }
-  | { readonly type: 'tool_call'; readonly name: string; readonly arguments: Readonly<Record<string, unknown>> }
+  /** A tool the agent called, `name` of the form `<area>.<verb>`; `result` is null when not reported. */
+  | {
+      readonly type: 'tool_call';
+      readonly name: string;
+      readonly arguments: Readonly<Record<string, unknown>>;
+      readonly result: string | null;
+    }
   | { readonly type: 'draft'; readonly kind: string; readonly subject: string; readonly body: string }
   /** A sensitive action the agent wants a person to approve; `action` has the form `<area>.<verb>`. */
   | { readonly type: 'approval_request'; readonly action: string; readonly summary: string }

@@ -57,7 +57,9 @@ describe('local engine', () => {
     const result = await collect(engine.stream(ask('Can you help me with this?', { agentSlug: slug })));
     expect(voice.openers.some((opener) => result.content.startsWith(opener))).toBe(true);
     expect(result.content).toMatch(/\n1\. .+\n2\. .+\n3\. .+/);
-    expect(result.toolCalls).toEqual([{ name: voice.tool, arguments: { query: 'Can you help me with this' } }]);
+    expect(result.toolCalls).toEqual([{ name: voice.tool, arguments: { query: 'Can you help me with this' }, result: voice.toolResult }]);
+    // the contract's ToolCall.name pattern
+    expect(voice.tool).toMatch(/^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/);
   });
 
   it('routes an orchestrator request to the department itself', async () => {

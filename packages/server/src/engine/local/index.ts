@@ -48,7 +48,7 @@ type Settings = Required<LocalEngineOptions>;
 
 interface Output {
   readonly text: string;
-  readonly toolCall: { name: string; arguments: Record<string, unknown> } | null;
+  readonly toolCall: { name: string; arguments: Record<string, unknown>; result: string } | null;
   readonly draft: Draft | null;
   readonly approvals: readonly ApprovalRequest[];
 }
@@ -114,7 +114,7 @@ function plan(request: EngineRequest): Output {
     ...approvals.map((a) => `Waiting for approval before I act: ${a.summary}`),
   ];
   const brief = request.effort === 'low' || request.powerMode === 'low';
-  const toolCall = brief ? null : { name: voice.tool, arguments: { query: topic ?? '' } };
+  const toolCall = brief ? null : { name: voice.tool, arguments: { query: topic ?? '' }, result: voice.toolResult };
   const full = composeAnswer(request, department, topic, extras).text;
 
   if (request.maxTokens === undefined) return { text: full, toolCall, draft, approvals };
@@ -143,6 +143,7 @@ function fragmentsOf(text: string, wordsPerFragment: number): string[] {
   return fragments.filter((f) => f !== '');
 }
 
+/** The call is model output; its result is tool output the model reads, so it is not billed here. */
 function toolCallTokens(call: { name: string; arguments: Record<string, unknown> }): number {
   return countTextTokens(call.name) + countTextTokens(JSON.stringify(call.arguments));
 }
