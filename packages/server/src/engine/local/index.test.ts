@@ -179,6 +179,10 @@ describe('local engine', () => {
     const controller = new AbortController();
     const seen: EngineEvent[] = [];
     const pending = failure(ask('Check the budget [[hang]]', { agentSlug: 'finance', signal: controller.signal }), seen);
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => seen.some((e) => e.type === 'text') && (clearInterval(poll), resolve()), 5);
+    });
+    // hanging: after the first fragment nothing more comes until the abort
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(seen.filter((e) => e.type === 'text')).toHaveLength(1);
     controller.abort();
