@@ -165,22 +165,62 @@ const HEADER_SAFE = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$|^$/;
 function stringArb(s: JsonObject, ctx: Ctx): fc.Arbitrary<string> {
   const minLength = typeof s.minLength === 'number' ? s.minLength : 0;
   const maxLength = typeof s.maxLength === 'number' ? s.maxLength : undefined;
-  let arb: fc.Arbitrary<string>;
+  const pattern = typeof s.pattern === 'string' ? compilePattern(s.pattern) : undefined;
   const fmt = typeof s.format === 'string' ? formatArbitrary(s.format) : undefined;
-  if (typeof s.pattern === 'string') {
-    arb = patternArb(s.pattern, minLength, maxLength);
-  } else if (fmt) {
-    arb = fmt;
-  } else {
-    if (ctx.location === 'header' || ctx.location === 'cookie') arb = plainString('header', minLength, maxLength);
+  const lengthOk = (v: string) => {
+    const n = [...v].length;
+    return n >= minLength && (maxLength === undefined || n <= maxLength);
+  };
+  const patternOk = (v: string) => pattern === undefined || pattern === null || pattern.test(v);
+  const locationOk =
+    ctx.location === 'header' || ctx.location === 'cookie'
+      ? (v: string) => HEADER_SAFE.test(v) && !v.includes(';')
+      : ctx.location === 'path'
+        ? (v: string) => v !== '' && v !== '.' && v !== '..'
+        : () => true;
+  const all = (v: string) => lengthOk(v) && patternOk(v) && locationOk(v);
+  // Candidates from the most to the least specific; the first that satisfies every constraint often
+  // enough (measured on a sample) wins, filtered to the exact constraints. Ajv judges the rest.
+  const candidates: fc.Arbitrary<string>[] = [];
+  if (fmt) candidates.push(fmt);
+  if (pattern) {
+    const sized = sizedPattern(pattern.source, minLength, maxLength);
+    if (sized) candidates.push(fc.stringMatching(sized, { size: 'small' }));
+    candidates.push(fc.stringMatching(pattern, { size: 'small' }));
+  }
+  if (!fmt && !pattern) {
+    if (ctx.location === 'header' || ctx.location === 'cookie') candidates.push(plainString('header', minLength, maxLength));
     else if (ctx.location === 'body')
       // Mostly ASCII (readable failures), sometimes any code point (where encoding bugs hide).
-      arb = fc.oneof({ arbitrary: plainString('ascii', minLength, maxLength), weight: 4 }, { arbitrary: plainString('binary', minLength, maxLength), weight: 1 });
-    else arb = plainString('ascii', minLength, maxLength);
+      candidates.push(fc.oneof({ arbitrary: plainString('ascii', minLength, maxLength), weight: 4 }, { arbitrary: plainString('binary', minLength, maxLength), weight: 1 }));
+    else candidates.push(plainString('ascii', minLength, maxLength));
   }
-  if (ctx.location === 'header' || ctx.location === 'cookie') arb = arb.filter((v) => HEADER_SAFE.test(v) && !v.includes(';'));
-  if (ctx.location === 'path') arb = arb.filter((v) => v !== '' && v !== '.' && v !== '..');
-  return arb;
+  for (const candidate of candidates) {
+    if (acceptance(candidate, all) >= 0.1) return candidate.filter(all);
+  }
+  return candidates[0]!;
+}
+
+/** Share of a small fixed sample that satisfies `accept` (decides whether filtering is affordable). */
+function acceptance(arb: fc.Arbitrary<string>, accept: (v: string) => boolean): number {
+  const sample = fc.sample(arb, { numRuns: 40, seed: 7 });
+  return sample.filter(accept).length / sample.length;
+}
+
+/**
+ * The pattern with its last unbounded quantifier (`+`, `*`, `{n,}`) bounded by the length limits, so that
+ * `^[A-Za-z0-9_-]+$` with minLength 16 generates 16+ characters instead of hoping for them.
+ */
+function sizedPattern(source: string, minLength: number, maxLength: number | undefined): RegExp | undefined {
+  if (minLength === 0 && maxLength === undefined) return undefined;
+  const m = /^(.*?)(\+|\*|\{(\d+),\})(\$?)$/.exec(source);
+  if (!m) return undefined;
+  const hi = Math.min(maxLength ?? minLength + 16, minLength + 16);
+  try {
+    return new RegExp(`${m[1]}{${minLength},${Math.max(minLength, hi)}}${m[4]}`, 'u');
+  } catch {
+    return undefined;
+  }
 }
 
 const STRINGS = new Map<string, fc.Arbitrary<string>>();
@@ -199,8 +239,8 @@ function plainString(unit: 'ascii' | 'binary' | 'header', minLength: number, max
 
 const patternCache = new Map<string, RegExp | null>();
 
-/** `fc.stringMatching` for a schema pattern; when fast-check cannot handle the syntax, plain strings (Ajv judges). */
-function patternArb(pattern: string, minLength: number, maxLength: number | undefined): fc.Arbitrary<string> {
+/** The schema pattern as a RegExp fast-check can generate from, or null when it cannot (Ajv still judges). */
+function compilePattern(pattern: string): RegExp | null {
   let re = patternCache.get(pattern);
   if (re === undefined) {
     try {
@@ -211,11 +251,7 @@ function patternArb(pattern: string, minLength: number, maxLength: number | unde
     }
     patternCache.set(pattern, re);
   }
-  if (re === null) return fc.string({ minLength, maxLength, size: 'small' });
-  // Length limits beside a pattern are left to Ajv: filtering here could loop forever on a tight pair.
-  void minLength;
-  void maxLength;
-  return fc.stringMatching(re, { size: 'small' });
+  return re;
 }
 
 function arrayArb(s: JsonObject, ctx: Ctx, depth: number): fc.Arbitrary<unknown[]> {
