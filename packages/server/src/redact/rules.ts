@@ -13,8 +13,6 @@ import { ahead, alt, atom, behind, lit, opt, rep, seq, widen, type Pattern } fro
 // anything but a letter or digit. (Invisible characters inside words are removed beforehand,
 // see normalize.ts.)
 const SPELL_SEPARATOR = '[\\W_]';
-// What may stand between a model family and its version or variant ("gpt-4o", "claude 3.5").
-const VERSION_SEPARATOR = '[ ._:-]';
 const NOT_WORD_BEFORE = '(?<![a-z0-9])';
 const NOT_WORD_AFTER = '(?![a-z0-9])';
 
@@ -79,19 +77,15 @@ const blank = atom('[ \\t]');
 const blanks = rep(blank, 1);
 const endOfToken = ahead(NOT_WORD_AFTER);
 
-// A version token: "4o" right after the family, or after a separator any token with a digit
-// ("v2", "3", "20240620") or a variant word. Each token must end at a word end, so a text has
-// one parse only (no backtracking blow-up on hostile input).
+// A version token: "4o" right after the family; after "-", "_", ".", ":" any token with a digit
+// ("v2", "3", "20240620") or a variant word; after a space only a number, "v3"/"r1" or a
+// variant ("Claude 3.5 Sonnet", "DeepSeek V3"), so that "Claude is" ends the name. Each token
+// must end at a word end, so a text has one parse only (no backtracking blow-up).
+const variantWord = alt(...VARIANTS.map((variant) => lit(variant)));
 const versionToken = alt(
   seq(atom('[0-9]'), rep(atom('[a-z0-9]'), 0), endOfToken),
-  seq(
-    atom(VERSION_SEPARATOR),
-    alt(
-      seq(rep(atom('[a-z]'), 0), atom('[0-9]'), rep(atom('[a-z0-9]'), 0)),
-      ...VARIANTS.map((variant) => lit(variant)),
-    ),
-    endOfToken,
-  ),
+  seq(atom('[._:-]'), alt(seq(rep(atom('[a-z]'), 0), atom('[0-9]'), rep(atom('[a-z0-9]'), 0)), variantWord), endOfToken),
+  seq(atom(' '), alt(seq(opt(atom('[vr]')), atom('[0-9]'), rep(atom('[a-z0-9]'), 0)), variantWord), endOfToken),
 );
 const versions = rep(versionToken, 0);
 
