@@ -1,7 +1,7 @@
 /**
  * @module Collects an engine stream into one result, for synchronous invocations.
  */
-import type { EngineEvent, Usage } from './engine.ts';
+import type { EngineEvent, TokenUsage } from './engine.ts';
 import { EngineError } from './engine-error.ts';
 
 type Of<T extends EngineEvent['type']> = Omit<Extract<EngineEvent, { type: T }>, 'type'>;
@@ -11,7 +11,7 @@ export interface EngineResult {
   readonly toolCalls: readonly Of<'tool_call'>[];
   readonly drafts: readonly Of<'draft'>[];
   readonly approvals: readonly Of<'approval_request'>[];
-  readonly usage: Usage;
+  readonly usage: TokenUsage;
 }
 
 /** Drains the stream. Throws what the stream throws (an EngineError), and if it ends without usage. */
@@ -20,7 +20,7 @@ export async function collect(events: AsyncIterable<EngineEvent>): Promise<Engin
   const toolCalls: Of<'tool_call'>[] = [];
   const drafts: Of<'draft'>[] = [];
   const approvals: Of<'approval_request'>[] = [];
-  let usage: Usage | undefined;
+  let usage: TokenUsage | undefined;
   for await (const event of events) {
     switch (event.type) {
       case 'text':

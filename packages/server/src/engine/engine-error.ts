@@ -3,7 +3,7 @@
  * it can be logged, stored as a run's failure reason or shown, without revealing a provider,
  * a model, a host or a provider's error body.
  */
-import type { Usage } from './engine.ts';
+import type { TokenUsage } from './engine.ts';
 
 /**
  * `engine_error` and `timeout` are the contract's run failure reasons as they are; `aborted` only
@@ -28,7 +28,7 @@ export class EngineError extends Error {
    */
   constructor(
     readonly reason: EngineErrorReason,
-    readonly usage: Usage = { inputTokens: 0, outputTokens: 0 },
+    readonly usage: TokenUsage = { inputTokens: 0, outputTokens: 0 },
   ) {
     super(MESSAGES[reason]);
   }

@@ -32,7 +32,7 @@ export interface EngineRequest {
   readonly stream?: boolean;
 }
 
-export interface Usage {
+export interface TokenUsage {
   readonly inputTokens: number;
   readonly outputTokens: number;
 }

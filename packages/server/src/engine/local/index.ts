@@ -11,7 +11,7 @@
  */
 import { isDepartmentSlug, type DepartmentSlug } from '../../domain/agents/catalog.ts';
 import { routeRequest } from '../../domain/agents/router.ts';
-import type { Engine, EngineEvent, EngineRequest, Usage } from '../engine.ts';
+import type { Engine, EngineEvent, EngineRequest, TokenUsage } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';
 import { countMessageTokens, countTextTokens, truncateToTokens } from '../tokens.ts';
 import { approvalsFor, draftFor, type ApprovalRequest, type Draft } from './actions.ts';
@@ -63,7 +63,7 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
   // Text is counted as a whole (BPE merges across fragment boundaries), structured output per item.
   let emitted = '';
   let structuredTokens = 0;
-  const usage = (): Usage => ({ inputTokens, outputTokens: structuredTokens + countTextTokens(emitted) });
+  const usage = (): TokenUsage => ({ inputTokens, outputTokens: structuredTokens + countTextTokens(emitted) });
   const pause = async () => {
     await sleep(settings.fragmentDelayMs, request.signal);
     if (request.signal?.aborted) throw new EngineError('aborted', usage());
@@ -170,7 +170,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-async function hang(limitMs: number, signal: AbortSignal | undefined, usage: () => Usage): Promise<never> {
+async function hang(limitMs: number, signal: AbortSignal | undefined, usage: () => TokenUsage): Promise<never> {
   await sleep(limitMs, signal);
   throw new EngineError(signal?.aborted ? 'aborted' : 'timeout', usage());
 }

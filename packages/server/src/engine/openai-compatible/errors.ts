@@ -3,10 +3,10 @@
  * provider's status, body and message are dropped here on purpose: only the reason survives.
  */
 import { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import type { Usage } from '../engine.ts';
+import type { TokenUsage } from '../engine.ts';
 import { EngineError, type EngineErrorReason } from '../engine-error.ts';
 
-export function toEngineError(error: unknown, usage: Usage, signal: AbortSignal | undefined): EngineError {
+export function toEngineError(error: unknown, usage: TokenUsage, signal: AbortSignal | undefined): EngineError {
   if (error instanceof EngineError) return error;
   return new EngineError(reasonOf(error, signal), usage);
 }
