@@ -1,0 +1,202 @@
+#!/usr/bin/env -S node --import tsx
+/**
+ * @module The `service` command line: init, keys create|list|revoke|rotate, serve.
+ * Errors are one readable line on stderr and a non-zero exit (2: usage, 1: anything else).
+ */
+import { parseArgs } from 'node:util';
+import { systemClock } from './clock.ts';
+import { formatKeys, keyCommands, resolveWorkspace } from './cli/keys.ts';
+import { DataDirLockedError } from './cli/lock.ts';
+import { startServer } from './cli/serve.ts';
+import { openCliStore } from './cli/store.ts';
+import { HELP, UsageError } from './cli/usage.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { listWorkspaces } from './domain/workspaces/index.ts';
+import { initWorkspace } from './domain/workspaces/init.ts';
+import { ServiceError } from './errors.ts';
+
+type Flags = Record<string, string | boolean | undefined>;
+
+const COMMON = { 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+const KEYS_COMMON = { ...COMMON, workspace: { type: 'string' }, json: { type: 'boolean' } } as const;
+
+const OPTIONS = {
+  init: {
+    ...COMMON,
+    json: { type: 'boolean' },
+    email: { type: 'string' },
+    password: { type: 'string' },
+    'workspace-name': { type: 'string' },
+  },
+  'keys create': {
+    ...KEYS_COMMON,
+    name: { type: 'string' },
+    scopes: { type: 'string' },
+    'expires-in-days': { type: 'string' },
+  },
+  'keys list': KEYS_COMMON,
+  'keys revoke': KEYS_COMMON,
+  'keys rotate': KEYS_COMMON,
+  serve: {
+    ...COMMON,
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'tls-cert': { type: 'string' },
+    'tls-key': { type: 'string' },
+  },
+} as const;
+
+type Command = keyof typeof OPTIONS;
+
+export async function main(argv: string[]): Promise<number> {
+  const [first, second] = argv;
+  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+    print(HELP.main!);
+    return first === undefined ? 2 : 0;
+  }
+  const command = (first === 'keys' ? `keys ${second ?? ''}` : first) as Command;
+  if (!(command in OPTIONS)) {
+    if (first === 'keys' && (second === undefined || second === '--help' || second === '-h')) {
+      print(HELP.main!);
+      return second === undefined ? 2 : 0;
+    }
+    throw new UsageError(`Unknown command: ${argv.slice(0, first === 'keys' ? 2 : 1).join(' ')}. Run \`service --help\`.`);
+  }
+  const rest = argv.slice(first === 'keys' ? 2 : 1);
+  let parsed: { values: Flags; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: rest, options: OPTIONS[command], allowPositionals: true, strict: true }) as typeof parsed;
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n\n${HELP[command]}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    print(HELP[command]!);
+    return 0;
+  }
+  return run(command, values, positionals);
+}
+
+async function run(command: Command, values: Flags, positionals: string[]): Promise<number> {
+  const config = loadConfig({
+    'data-dir': str(values['data-dir']),
+    port: str(values.port),
+    host: str(values.host),
+    'tls-cert': str(values['tls-cert']),
+    'tls-key': str(values['tls-key']),
+  });
+
+  if (command === 'serve') {
+    if (positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${HELP.serve}`);
+    const server = await startServer(config, (line) => print(line));
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    print('Stopping.');
+    await server.close();
+    return 0;
+  }
+
+  const store = await openCliStore(config, command);
+  try {
+    const json = values.json === true;
+    if (command === 'init') {
+      const existing = await listWorkspaces(store.db);
+      if (existing.length > 0) {
+        throw new UsageError(
+          `Already initialised (workspace ${existing[0]!.id}). Use \`service keys create\` for another key.`,
+        );
+      }
+      const result = await initWorkspace(store.db, systemClock, {
+        adminEmail: str(values.email),
+        adminPassword: str(values.password),
+        workspaceName: str(values['workspace-name']),
+      });
+      if (json) print(JSON.stringify(result));
+      else
+        print(
+          [
+            `Workspace:   ${result.workspaceId}`,
+            `API key:     ${result.apiKey}   (every scope; shown once)`,
+            `Admin email: ${result.admin.email}`,
+            `Password:    ${result.admin.password}   (shown once)`,
+            `TOTP secret: ${result.admin.totpSecret}   (add it to an authenticator app)`,
+          ].join('\n'),
+        );
+      return 0;
+    }
+
+    const workspaceId = await resolveWorkspace(store.db, str(values.workspace));
+    const keys = keyCommands(store.db, systemClock, workspaceId);
+    switch (command) {
+      case 'keys create': {
+        const name = required(values.name, '--name', command);
+        const scopes = required(values.scopes, '--scopes', command)
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        const days = values['expires-in-days'] === undefined ? undefined : Number(values['expires-in-days']);
+        const key = await keys.create(name, scopes, days);
+        print(json ? JSON.stringify(key) : `${key.id}\n${key.secret}   (shown once)\nexpires ${key.expiresAt}`);
+        return 0;
+      }
+      case 'keys list': {
+        const list = await keys.list();
+        print(json ? JSON.stringify({ data: list }) : formatKeys(list));
+        return 0;
+      }
+      case 'keys revoke': {
+        const key = await keys.revoke(onePositional(positionals, command));
+        print(json ? JSON.stringify(key) : `Revoked ${key.id} (${key.prefix}…).`);
+        return 0;
+      }
+      case 'keys rotate': {
+        const key = await keys.rotate(onePositional(positionals, command));
+        print(json ? JSON.stringify(key) : `${key.id} replaces ${key.replaces}\n${key.secret}   (shown once)`);
+        return 0;
+      }
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+function str(value: string | boolean | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function required(value: string | boolean | undefined, flag: string, command: Command): string {
+  if (typeof value !== 'string' || value === '') throw new UsageError(`${flag} is required.\n\n${HELP[command]}`);
+  return value;
+}
+
+function onePositional(positionals: string[], command: Command): string {
+  if (positionals.length !== 1) throw new UsageError(`Give exactly one key id.\n\n${HELP[command]}`);
+  return positionals[0]!;
+}
+
+function print(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** Exit code and message for a failure; never a stack trace for an expected one. */
+export function describeFailure(err: unknown): { code: number; message: string } {
+  if (err instanceof UsageError || err instanceof ConfigError) return { code: 2, message: err.message };
+  if (err instanceof DataDirLockedError) return { code: 1, message: err.message };
+  if (err instanceof ServiceError) return { code: 1, message: `${err.code}: ${err.publicMessage ?? err.code}` };
+  return { code: 1, message: `Unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}` };
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (invokedDirectly) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      const { code, message } = describeFailure(err);
+      process.stderr.write(`${message}\n`);
+      process.exit(code);
+    },
+  );
+}

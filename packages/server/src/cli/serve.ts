@@ -1,0 +1,86 @@
+/**
+ * @module `service serve`: the HTTP(S) server over the configured store and limiter.
+ * With a certificate and key it serves HTTPS, TLS 1.2 at least; without, plain HTTP for local use
+ * or behind a TLS-terminating proxy, and it says so at start.
+ */
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
+import { serve as serveNode, type ServerType } from '@hono/node-server';
+import { createApp } from '../app.ts';
+import type { ServerConfig } from '../config.ts';
+import { listWorkspaces } from '../domain/workspaces/index.ts';
+import { connectRedis, createRedisLimiter } from '../middleware/rate-limit/index.ts';
+import { openCliStore } from './store.ts';
+
+export interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: ServerConfig, say: (line: string) => void): Promise<RunningServer> {
+  const tls = config.tls
+    ? { cert: await readFile(config.tls.certFile), key: await readFile(config.tls.keyFile) }
+    : undefined;
+  const store = await openCliStore(config, 'serve');
+  const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  try {
+    const { app } = createApp({
+      db: store.db,
+      config: { trustProxy: config.trustProxy },
+      ...(redis ? { limiter: createRedisLimiter({ redis }) } : {}),
+    });
+    const server = await listen(config, app.fetch, tls);
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const url = `${tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${port}`;
+
+    say(`Store: ${store.description}.`);
+    say(`Rate limits: ${redis ? 'shared through Redis (REDIS_URL)' : 'in memory (this process only)'}.`);
+    if ((await listWorkspaces(store.db)).length === 0) {
+      say('No workspace yet: stop the server and run `service init --json` to create the admin and a first key.');
+    }
+    say(
+      tls
+        ? `Listening on ${url} (HTTPS, TLS 1.2 minimum).`
+        : `Listening on ${url} (plain HTTP, no TLS: use it locally or behind a TLS-terminating proxy; pass --tls-cert and --tls-key to serve HTTPS).`,
+    );
+    return {
+      url,
+      async close() {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Idle keep-alive connections would otherwise hold the close for seconds.
+        (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+        await closed;
+        await redis?.quit().catch(() => {});
+        await store.close();
+      },
+    };
+  } catch (err) {
+    redis?.disconnect();
+    await store.close();
+    throw err;
+  }
+}
+
+function listen(
+  config: ServerConfig,
+  fetch: (request: Request) => Response | Promise<Response>,
+  tls: { cert: Buffer; key: Buffer } | undefined,
+): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const server = serveNode({
+      fetch,
+      port: config.port,
+      hostname: config.host,
+      ...(tls
+        ? { createServer: createHttpsServer, serverOptions: { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' as const } }
+        : {}),
+    });
+    server.once('listening', () => resolve(server));
+    server.once('error', reject);
+  });
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}

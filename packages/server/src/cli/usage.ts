@@ -1,0 +1,72 @@
+/**
+ * @module Command-line usage errors and help texts.
+ */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export const HELP: Record<string, string> = {
+  main: `Agent Invocation Service
+
+Usage: service <command> [options]
+
+Commands:
+  init          Create the workspace, its admin (with TOTP) and a first API key
+  keys create   Issue an API key
+  keys list     List the workspace's API keys
+  keys revoke   Revoke an API key at once
+  keys rotate   Issue a new key with the same scopes and revoke the old one
+  serve         Run the HTTP(S) server
+
+Run \`service <command> --help\` for the options of a command.
+
+Environment: DATA_DIR (embedded store, default ./data), DATABASE_URL (PostgreSQL instead of the
+embedded store), REDIS_URL (shared rate limits), PORT, HOST, TLS_CERT, TLS_KEY, TRUST_PROXY.`,
+
+  init: `Usage: service init [--json] [--email E] [--password P] [--workspace-name N] [--data-dir D]
+
+Creates a workspace, an admin with two-step verification (TOTP) and a first API key holding every
+scope that can be issued. Prints the key, the admin's password and the TOTP secret once: keep them.
+  --json             print {"workspaceId","apiKey","admin":{"email","password","totpSecret"}}
+  --email E          admin email (default admin@example.com)
+  --password P       admin password, at least 12 characters (default: 24 random characters)
+  --workspace-name N name of the workspace (default "Default workspace")
+  --data-dir D       embedded store directory (default ./data, or DATA_DIR)
+Refuses to run when a workspace already exists.`,
+
+  'keys create': `Usage: service keys create --name N --scopes a,b [--expires-in-days D] [--workspace W] [--json]
+
+  --name N              label, 1 to 100 characters
+  --scopes a,b          comma-separated scopes: orchestrator:invoke, orchestrator:invoke:agent:<slug>,
+                        tenant:read, departments:read, usage:read, webhooks:ingest, mcp:tenant, or a
+                        resource wildcard such as usage:* (never *:*)
+  --expires-in-days D   1 to 730 (default 365)
+  --workspace W         the workspace (default: the only one)
+  --json                print {"id","secret","prefix","scopes","expiresAt"}
+  --data-dir D          embedded store directory (default ./data, or DATA_DIR)
+The secret is shown once; only its hash is stored.`,
+
+  'keys list': `Usage: service keys list [--workspace W] [--json] [--data-dir D]
+
+Lists the workspace's keys, newest first, with their visible prefix and status (never a secret).`,
+
+  'keys revoke': `Usage: service keys revoke <key id> [--workspace W] [--json] [--data-dir D]
+
+Revokes the key at once (a soft delete: it stays listed as revoked).`,
+
+  'keys rotate': `Usage: service keys rotate <key id> [--workspace W] [--json] [--data-dir D]
+
+Issues a new key with the same name, scopes and lifetime, and revokes the old one at once.
+Prints the new secret once.`,
+
+  serve: `Usage: service serve [--port P] [--host H] [--data-dir D] [--tls-cert F --tls-key F]
+
+  --port P        port (default 8080, or PORT; 0 picks a free one)
+  --host H        address to bind (default 127.0.0.1, or HOST; 0.0.0.0 for every interface)
+  --data-dir D    embedded store directory (default ./data, or DATA_DIR); unused with DATABASE_URL
+  --tls-cert F    PEM certificate chain; with --tls-key, serves HTTPS with TLS 1.2 minimum
+  --tls-key F     PEM private key
+Without a certificate it serves plain HTTP (for local use or behind a TLS-terminating proxy) and
+says so. The embedded store is locked while the server runs; with DATABASE_URL and REDIS_URL
+several servers can share the store and the rate limits.`,
+};

@@ -1,0 +1,62 @@
+/**
+ * @module Deployment settings, from command-line flags first, then the environment, then defaults.
+ * Relative paths are resolved against the current directory, so the CLI behaves the same when
+ * run from the repository root or from the package.
+ */
+import { resolve } from 'node:path';
+
+export interface ServerConfig {
+  /** PGlite data directory (absolute); unused when databaseUrl is set. */
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  port: number;
+  host: string;
+  tls: { certFile: string; keyFile: string } | undefined;
+  /** Reverse proxies whose X-Forwarded-For is believed for the per-IP limit. */
+  trustProxy: number;
+}
+
+export interface ConfigFlags {
+  'data-dir'?: string | undefined;
+  port?: string | undefined;
+  host?: string | undefined;
+  'tls-cert'?: string | undefined;
+  'tls-key'?: string | undefined;
+}
+
+export const DEFAULT_PORT = 8080;
+
+export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): ServerConfig {
+  const certFile = flags['tls-cert'] ?? env.TLS_CERT;
+  const keyFile = flags['tls-key'] ?? env.TLS_KEY;
+  if (Boolean(certFile) !== Boolean(keyFile)) throw new ConfigError('--tls-cert and --tls-key go together: give both or neither.');
+  return {
+    dataDir: resolve(cwd, flags['data-dir'] ?? env.DATA_DIR ?? './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    redisUrl: env.REDIS_URL || undefined,
+    port: parsePort(flags.port ?? env.PORT),
+    host: flags.host ?? env.HOST ?? '127.0.0.1',
+    tls: certFile && keyFile ? { certFile: resolve(cwd, certFile), keyFile: resolve(cwd, keyFile) } : undefined,
+    trustProxy: parseCount(env.TRUST_PROXY),
+  };
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+function parsePort(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_PORT;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`Not a port number: ${value}`);
+  return port;
+}
+
+function parseCount(value: string | undefined): number {
+  if (!value) return 0;
+  if (value === 'true') return 1;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`TRUST_PROXY must be a number of proxies: ${value}`);
+  return n;
+}
