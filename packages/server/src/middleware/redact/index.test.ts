@@ -1,0 +1,109 @@
+/**
+ * @module Tests of the body redaction middleware through a small Hono app (app.request).
+ */
+import { Hono, type Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { describe, expect, it } from 'vitest';
+import { fail, ServiceError } from '../../errors.ts';
+import { REDACTED } from '../../redact/index.ts';
+import { requestId, type Variables as RequestIdVariables } from '../request-id/index.ts';
+import { keepUnredacted, redactBody, type Variables } from './index.ts';
+
+const R = REDACTED;
+const SECRET = 'service_sk_live_AbCdEfGhIjKlMnOpQrStUvWx';
+
+function buildApp() {
+  const app = new Hono<{ Variables: Variables & RequestIdVariables }>();
+  app.use(requestId());
+  app.use(redactBody());
+  app.get('/run', (c) =>
+    c.json({ id: 'run_AbCdEfGhIjKlMnOpQrSt', alias: 'Sonata', content: 'I am Claude by Anthropic', usage: { inputTokens: 3 } }, 200),
+  );
+  app.post('/api-keys', (c) => {
+    keepUnredacted(c, SECRET);
+    return c.json({ prefix: 'service_sk_live_AbCdEf', secret: SECRET, note: `never log ${SECRET}` }, 201);
+  });
+  app.get('/upstream-failure', () => {
+    throw fail('service_unavailable', 'upstream gpt-4o at 10.0.0.7:8000 failed', {}, { 'Retry-After': '5' });
+  });
+  app.get('/crash', () => {
+    throw new TypeError('Cannot read x of undefined at /app/src/engine.ts:10:5');
+  });
+  app.get('/text', (c) => c.text('served by vLLM on localhost:8000', 200));
+  app.get('/html', (c) => c.html('<p>OpenAI</p>', 200));
+  app.get('/not-json', (c) => c.body('{"broken": "OpenAI', 200, { 'Content-Type': 'application/json' }));
+  app.get('/problem', (c) => c.body('{"detail":"Ollama"}', 400, { 'Content-Type': 'application/problem+json' }));
+  app.get('/sized', (c) => c.body('{"m":"GPT-4o"}', 200, { 'Content-Type': 'application/json', 'Content-Length': '14' }));
+  app.get('/sse', (c) =>
+    streamSSE(c, async (stream) => {
+      await stream.writeSSE({ data: JSON.stringify({ delta: 'raw OpenAI' }) });
+    }),
+  );
+  app.onError((err, c: Context) => {
+    if (err instanceof ServiceError) {
+      return c.json({ error: err.code, message: err.publicMessage, ...err.extras }, err.status as 503, err.headers);
+    }
+    // A careless mapper that leaks the exception text: the redactor still catches it.
+    return c.json({ error: 'internal_error', message: err.message, requestId: c.get('requestId') }, 500);
+  });
+  return app;
+}
+
+describe('redactBody middleware', () => {
+  it('redacts the strings of a JSON body and keeps its shape and the aliases', async () => {
+    const res = await buildApp().request('/run');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual({
+      id: 'run_AbCdEfGhIjKlMnOpQrSt',
+      alias: 'Sonata',
+      content: `I am ${R} by ${R}`,
+      usage: { inputTokens: 3 },
+    });
+  });
+
+  it('redacts error bodies and keeps status and headers', async () => {
+    const res = await buildApp().request('/upstream-failure', { headers: { 'X-Request-Id': 'trace-1' } });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('Retry-After')).toBe('5');
+    expect(res.headers.get('X-Request-Id')).toBe('trace-1');
+    expect(await res.json()).toEqual({ error: 'service_unavailable', message: `upstream ${R} at ${R} failed` });
+  });
+
+  it('removes a path and frame an unexpected error leaked into the body', async () => {
+    const res = await buildApp().request('/crash', { headers: { 'X-Request-Id': 'trace-2' } });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: 'internal_error', message: `Cannot read x of undefined ${R}`, requestId: 'trace-2' });
+  });
+
+  it('shows a secret only where the route asked for it', async () => {
+    const res = await buildApp().request('/api-keys', { method: 'POST' });
+    expect(res.status).toBe(201);
+    expect(await res.json()).toEqual({ prefix: 'service_sk_live_AbCdEf', secret: SECRET, note: `never log ${R}` });
+  });
+
+  it.each([
+    ['plain text', '/text', 200, `served by ${R} on ${R}`],
+    ['a declared JSON body that is not JSON', '/not-json', 200, `{"broken": "${R}`],
+    ['a +json media type', '/problem', 400, `{"detail":"${R}"}`],
+  ])('redacts %s', async (_name, path, status, want) => {
+    const res = await buildApp().request(path);
+    expect(res.status).toBe(status);
+    expect(await res.text()).toBe(want);
+  });
+
+  it('drops a Content-Length that no longer fits', async () => {
+    const res = await buildApp().request('/sized');
+    expect(res.headers.get('content-length')).toBeNull();
+    expect(await res.json()).toEqual({ m: R });
+  });
+
+  it.each([
+    ['an event stream (redacted fragment by fragment elsewhere)', '/sse', 'raw OpenAI'],
+    ['HTML', '/html', '<p>OpenAI</p>'],
+  ])('leaves %s alone', async (_name, path, contained) => {
+    const res = await buildApp().request(path);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain(contained);
+  });
+});
