@@ -74,6 +74,23 @@ describe('stream redactor properties', () => {
   });
 });
 
+describe('holding back', () => {
+  // Texts that are one match each: every proper prefix of them could still become that match,
+  // so a stream redactor that has seen only the prefix must send nothing yet.
+  const WHOLE_MATCHES = [
+    'OpenAI', 'Open AI', 'g p t', 'gpt-4o-mini', 'Claude 3.5 Sonnet', 'o3-mini', 'service_sk_live_AbCdEfGhIjKlMnOpQrStUvWx',
+    'sk-proj-abcdefghijklmnop1234', 'Bearer abc.def-123_456', 'AKIAIOSFODNN7EXAMPLE', '10.0.3.7:5432', 'fe80::1',
+    'db.internal', 'localhost:8080', '/home/alice/x', 'C:\\Users\\bob', 'at fn (/app/x.ts:1:2)', 'TypeError: boom',
+  ];
+
+  it.each(WHOLE_MATCHES)('holds every prefix of %j', (whole) => {
+    expect(redactText(whole)).toBe(REDACTED);
+    for (let k = 1; k < whole.length; k += 1) {
+      expect(createStreamRedactor().push(whole.slice(0, k)), whole.slice(0, k)).toBe('');
+    }
+  });
+});
+
 describe('redaction properties', () => {
   const NAMES = ['OpenAI', 'GPT-4o', 'gpt_4', 'g p t', 'Claude', 'Anthropic', 'Gemini', 'Mistral', 'Llama', 'DeepSeek', 'Qwen', 'Ollama', 'vLLM'];
   const LEAK = /openai|gpt|g p t|claude|anthropic|gemini|mistral|llama|deepseek|qwen|vllm/i;
