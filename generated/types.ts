@@ -771,7 +771,7 @@ export interface webhooks {
         put?: never;
         /**
          * run.completed
-         * @description An agent run finished successfully. Sent as a signed `POST` to every active destination subscribed to `run.completed`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. On a `5xx`, `429`, timeout or unreachable endpoint the service retries at 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h (±20 % jitter), then gives up; after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description An agent run finished successfully. Sent as a signed `POST` to every active destination subscribed to `run.completed`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["runCompletedEvent"];
         delete?: never;
@@ -791,7 +791,7 @@ export interface webhooks {
         put?: never;
         /**
          * run.failed
-         * @description A run ended in error, or a spending kill switch stopped it. Sent as a signed `POST` to every active destination subscribed to `run.failed`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. On a `5xx`, `429`, timeout or unreachable endpoint the service retries at 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h (±20 % jitter), then gives up; after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description A run ended in error, or a spending kill switch stopped it. Sent as a signed `POST` to every active destination subscribed to `run.failed`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["runFailedEvent"];
         delete?: never;
@@ -811,7 +811,7 @@ export interface webhooks {
         put?: never;
         /**
          * approval.created
-         * @description An agent asks for approval before a sensitive action, such as sending an email or moving a CRM record. Sent as a signed `POST` to every active destination subscribed to `approval.created`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. On a `5xx`, `429`, timeout or unreachable endpoint the service retries at 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h (±20 % jitter), then gives up; after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description An agent asks for approval before a sensitive action, such as sending an email or moving a CRM record. Sent as a signed `POST` to every active destination subscribed to `approval.created`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["approvalCreatedEvent"];
         delete?: never;
@@ -831,7 +831,7 @@ export interface webhooks {
         put?: never;
         /**
          * approval.decided
-         * @description A person approved or rejected an approval request in the panel. Sent as a signed `POST` to every active destination subscribed to `approval.decided`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. On a `5xx`, `429`, timeout or unreachable endpoint the service retries at 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h (±20 % jitter), then gives up; after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description A person approved or rejected an approval request in the panel. Sent as a signed `POST` to every active destination subscribed to `approval.decided`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["approvalDecidedEvent"];
         delete?: never;
@@ -851,7 +851,7 @@ export interface webhooks {
         put?: never;
         /**
          * draft.created
-         * @description An agent produced a draft (email, proposal, reply, ...) awaiting human review. Sent as a signed `POST` to every active destination subscribed to `draft.created`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. On a `5xx`, `429`, timeout or unreachable endpoint the service retries at 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h (±20 % jitter), then gives up; after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description An agent produced a draft (email, proposal, reply, ...) awaiting human review. Sent as a signed `POST` to every active destination subscribed to `draft.created`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["draftCreatedEvent"];
         delete?: never;
@@ -871,7 +871,7 @@ export interface webhooks {
         put?: never;
         /**
          * integration.connected
-         * @description A connector (mail, chat, CRM, ...) was linked in the workspace. Sent as a signed `POST` to every active destination subscribed to `integration.connected`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. On a `5xx`, `429`, timeout or unreachable endpoint the service retries at 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h (±20 % jitter), then gives up; after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description A connector (mail, chat, CRM, ...) was linked in the workspace. Sent as a signed `POST` to every active destination subscribed to `integration.connected`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["integrationConnectedEvent"];
         delete?: never;
@@ -891,7 +891,7 @@ export interface webhooks {
         put?: never;
         /**
          * ping
-         * @description A test event sent from the panel (or `pnpm service webhooks outbound ping`). Not workspace activity; consumes no STU. Sent as a signed `POST` to every active destination subscribed to `ping`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. On a `5xx`, `429`, timeout or unreachable endpoint the service retries at 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h (±20 % jitter), then gives up; after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description A test event sent from the panel (or `pnpm service webhooks outbound ping`). Not workspace activity; consumes no STU. Sent as a signed `POST` to every active destination subscribed to `ping`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["pingEvent"];
         delete?: never;
@@ -1257,24 +1257,6 @@ export interface components {
         /**
          * Run
          * @description One invocation of an agent. Content and failure reasons are redacted.
-         * @example {
-         *       "id": "run_7Hk2Lm9QvX4pT8sW3nB6",
-         *       "status": "completed",
-         *       "agentSlug": "orchestrator",
-         *       "alias": "Sonata",
-         *       "source": "api",
-         *       "conversationId": "renewal-dana-whitfield",
-         *       "content": "Subject: Your Q4 renewal\n\nHi Dana, thanks for the call on Tuesday...",
-         *       "failureReason": null,
-         *       "usage": {
-         *         "inputTokens": 412,
-         *         "outputTokens": 187,
-         *         "stu": 1797
-         *       },
-         *       "createdAt": "2026-11-22T09:14:03Z",
-         *       "updatedAt": "2026-11-22T09:14:06Z",
-         *       "completedAt": "2026-11-22T09:14:06Z"
-         *     }
          */
         Run: {
             id: components["schemas"]["RunId"];
@@ -1637,24 +1619,10 @@ export interface components {
          *     wildcard `*:*` is reserved and is never issued to an API key (`400 invalid_body`).
          * @example orchestrator:invoke
          */
-        Scope: string | ("orchestrator:invoke" | "tenant:read" | "departments:read" | "usage:read" | "webhooks:ingest" | "mcp:tenant") | unknown | ("orchestrator:*" | "tenant:*" | "departments:*" | "usage:*" | "webhooks:*" | "mcp:*");
+        Scope: string | ("orchestrator:invoke" | "tenant:read" | "departments:read" | "usage:read" | "webhooks:ingest" | "mcp:tenant") | ("orchestrator:*" | "tenant:*" | "departments:*" | "usage:*" | "webhooks:*" | "mcp:*");
         /**
          * ApiKey
          * @description An API key record. It never contains the secret or its hash.
-         * @example {
-         *       "id": "key_4Fq8Zr2Mx7Lp1Vt9",
-         *       "name": "CRM integration",
-         *       "prefix": "service_sk_live_Xb7Qm2",
-         *       "scopes": [
-         *         "orchestrator:invoke",
-         *         "usage:read"
-         *       ],
-         *       "status": "active",
-         *       "createdAt": "2026-11-22T08:00:00Z",
-         *       "expiresAt": "2027-11-22T08:00:00Z",
-         *       "lastUsedAt": "2026-11-22T09:14:03Z",
-         *       "revokedAt": null
-         *     }
          */
         ApiKey: {
             id: components["schemas"]["KeyId"];
@@ -1730,21 +1698,6 @@ export interface components {
         /**
          * ApiKeyCreated
          * @description A new key record with its secret. The secret is shown only in this response and cannot be recovered afterwards.
-         * @example {
-         *       "id": "key_4Fq8Zr2Mx7Lp1Vt9",
-         *       "name": "CRM integration",
-         *       "prefix": "service_sk_live_Xb7Qm2",
-         *       "secret": "service_sk_live_Xb7Qm2Lp9Tn4Vr8Kc1Zw5Hd3",
-         *       "scopes": [
-         *         "orchestrator:invoke",
-         *         "usage:read"
-         *       ],
-         *       "status": "active",
-         *       "createdAt": "2026-11-22T08:00:00Z",
-         *       "expiresAt": "2027-11-22T08:00:00Z",
-         *       "lastUsedAt": null,
-         *       "revokedAt": null
-         *     }
          */
         ApiKeyCreated: components["schemas"]["ApiKey"] & {
             secret: components["schemas"]["ApiKeySecret"];
@@ -1818,19 +1771,6 @@ export interface components {
         /**
          * InboundWebhook
          * @description An inbound webhook of the workspace. Its signing secret is never shown again after creation.
-         * @example {
-         *       "slug": "crm-leads",
-         *       "agentSlug": "sales",
-         *       "alias": "Sonata",
-         *       "signatureHeader": "X-SERVICE-Signature",
-         *       "algorithm": "sha256",
-         *       "timestampRequired": true,
-         *       "requestsPerMinute": 60,
-         *       "template": "New lead: {{ contact.name }} ({{ contact.company }}), source {{ source }}. Qualify it and draft a first reply.",
-         *       "status": "active",
-         *       "createdAt": "2026-11-22T08:30:00Z",
-         *       "lastEventAt": "2026-11-22T09:12:45Z"
-         *     }
          */
         InboundWebhook: {
             /** @description Used in the URL `/webhooks/inbound/{slug}`; unique across the service. */
@@ -1917,20 +1857,6 @@ export interface components {
         /**
          * InboundWebhookCreated
          * @description The new inbound webhook with its signing secret, shown only in this response.
-         * @example {
-         *       "slug": "crm-leads",
-         *       "agentSlug": "sales",
-         *       "alias": "Sonata",
-         *       "signatureHeader": "X-SERVICE-Signature",
-         *       "algorithm": "sha256",
-         *       "timestampRequired": true,
-         *       "requestsPerMinute": 60,
-         *       "template": "New lead: {{ contact.name }} ({{ contact.company }}), source {{ source }}. Qualify it and draft a first reply.",
-         *       "status": "active",
-         *       "createdAt": "2026-11-22T08:30:00Z",
-         *       "lastEventAt": null,
-         *       "secret": "whsec_Tn4Vr8Kc1Zw5Hd3Xb7Qm2Lp9Ab6Cd0Ef"
-         *     }
          */
         InboundWebhookCreated: components["schemas"]["InboundWebhook"] & {
             secret: string;
@@ -1944,20 +1870,6 @@ export interface components {
         /**
          * WebhookDestination
          * @description An outbound webhook destination: an HTTPS URL of the customer and the event types it receives.
-         * @example {
-         *       "id": "dst_5Lx2Qw8Nm4Rt7Vb1K",
-         *       "url": "https://hooks.northwind.example/agent-events",
-         *       "events": [
-         *         "run.completed",
-         *         "run.failed",
-         *         "approval.created"
-         *       ],
-         *       "status": "active",
-         *       "consecutiveFailures": 0,
-         *       "pausedAt": null,
-         *       "createdAt": "2026-11-22T08:30:00Z",
-         *       "secretRotatedAt": null
-         *     }
          */
         WebhookDestination: {
             id: components["schemas"]["DestinationId"];
@@ -2004,21 +1916,6 @@ export interface components {
         /**
          * WebhookDestinationCreated
          * @description The destination with its signing secret, shown only in this response.
-         * @example {
-         *       "id": "dst_5Lx2Qw8Nm4Rt7Vb1K",
-         *       "url": "https://hooks.northwind.example/agent-events",
-         *       "events": [
-         *         "run.completed",
-         *         "run.failed",
-         *         "approval.created"
-         *       ],
-         *       "status": "active",
-         *       "consecutiveFailures": 0,
-         *       "pausedAt": null,
-         *       "createdAt": "2026-11-22T08:30:00Z",
-         *       "secretRotatedAt": null,
-         *       "secret": "whsec_Kc1Zw5Hd3Xb7Qm2Lp9Tn4Vr8Ab6Cd0Gh"
-         *     }
          */
         WebhookDestinationCreated: components["schemas"]["WebhookDestination"] & {
             secret: string;
@@ -2032,11 +1929,6 @@ export interface components {
         /**
          * DeliveryAccepted
          * @description Deliveries queued in the outbox; they follow the retry schedule.
-         * @example {
-         *       "eventIds": [
-         *         "evt_2Nd8Rk4Vb7Xq1Lm5Tz9C"
-         *       ]
-         *     }
          */
         DeliveryAccepted: {
             eventIds: components["schemas"]["EventId"][];
@@ -4740,6 +4632,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description The receiver is throttling: retried with backoff. */
             429: {
                 headers: {
@@ -4788,6 +4687,13 @@ export interface operations {
             };
             /** @description Signature or timestamp rejected by the receiver: the delivery counts as failed and is retried. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4846,6 +4752,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description The receiver is throttling: retried with backoff. */
             429: {
                 headers: {
@@ -4894,6 +4807,13 @@ export interface operations {
             };
             /** @description Signature or timestamp rejected by the receiver: the delivery counts as failed and is retried. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4952,6 +4872,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description The receiver is throttling: retried with backoff. */
             429: {
                 headers: {
@@ -5005,6 +4932,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description The receiver is throttling: retried with backoff. */
             429: {
                 headers: {
@@ -5053,6 +4987,13 @@ export interface operations {
             };
             /** @description Signature or timestamp rejected by the receiver: the delivery counts as failed and is retried. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,176 @@
+/**
+ * @module The Prism mock keeps the contract: every operation, called through a typed openapi-fetch client,
+ * answers its documented example; and every operation answers at least one documented error (asked with
+ * `Prefer: code=…`) whose body validates against the contract's schema.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import createClient from 'openapi-fetch';
+import type { paths } from '../generated/types.ts';
+import { startPrism, type Prism } from './support/prism.ts';
+import { compileResponseValidator, type Bundle } from './support/bundle.ts';
+
+const bundle = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as Bundle;
+
+const API_KEY = 'service_sk_live_Xb7Qm2Lp9Tn4Vr8Kc1Zw5Hd3';
+const MCP_TOKEN = 'service_mcp_Vb8Nk4R9Qe3Tx7Lm2Hd6Zc1Wq5Jp0Ys3';
+const SESSION = 'service_session=Qm9yZWFsaXMtc2Vzc2lvbi10b2tlbi0wMDAx';
+const CSRF = 'csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc';
+const RUN_ID = 'run_7Hk2Lm9QvX4pT8sW3nB6';
+const KEY_ID = 'key_4Fq8Zr2Mx7Lp1Vt9';
+
+const bearer = { Authorization: `Bearer ${API_KEY}` };
+const mcp = { Authorization: `Bearer ${MCP_TOKEN}` };
+const session = { Cookie: SESSION };
+const csrf = { 'X-CSRF-Token': CSRF };
+const signed = { 'X-SERVICE-Signature': 'a'.repeat(64), 'X-SERVICE-Event-Id': 'lead-2026-11-22-000184' };
+
+const inference = {
+  alias: 'Sonata' as const,
+  agentSlug: 'sales',
+  messages: [{ role: 'user' as const, content: 'Draft a follow-up email to Dana Whitfield about the Q4 renewal.' }],
+};
+const message = { alias: 'Sonata' as const, effort: 'high' as const, messages: [{ role: 'user' as const, content: 'Summarise last quarter.' }] };
+const newKey = { name: 'CRM integration', scopes: ['orchestrator:invoke', 'usage:read'], expiresInDays: 365 };
+const lead = { event: 'lead.created', id: 'lead_000184', contact: { name: 'Dana Whitfield' } };
+const DST_ID = 'dst_5Lx2Qw8Nm4Rt7Vb1K';
+const hook = { slug: 'crm-leads', agentSlug: 'sales', algorithm: 'sha256' as const, timestampRequired: true };
+const destination = { url: 'https://hooks.northwind.example/agent-events', events: ['run.completed' as const] };
+const rpc = { jsonrpc: '2.0' as const, id: 1, method: 'tools/list' };
+
+type Call = (client: ReturnType<typeof createClient<paths>>, headers?: Record<string, string>) => Promise<{ response: Response; data?: unknown; error?: unknown }>;
+
+/** One typed call per operation of the contract, keyed by operationId. */
+const calls: Record<string, Call> = {
+  createInference: (c, h) => c.POST('/v1/inference', { body: inference, headers: { ...bearer, ...h } }),
+  getRun: (c, h) => c.GET('/runs/{run_id}', { params: { path: { run_id: RUN_ID } }, headers: { ...bearer, ...h } }),
+  listRuns: (c, h) => c.GET('/runs', { params: { query: { status: 'completed', limit: 20 } }, headers: { ...bearer, ...h } }),
+  cancelRun: (c, h) => c.POST('/runs/{run_id}/cancel', { params: { path: { run_id: RUN_ID } }, headers: { ...bearer, ...h } }),
+  getCurrentUsage: (c, h) => c.GET('/usage/current', { headers: { ...bearer, ...h } }),
+  ingestInboundEvent: (c, h) =>
+    c.POST('/webhooks/inbound/{slug}', { params: { path: { slug: 'crm-leads' } }, body: lead, headers: { ...signed, ...h } }),
+  openMcpStream: (c, h) => c.GET('/v1/mcp/tenant/sse', { headers: { ...mcp, ...h }, parseAs: 'text' }),
+  callMcpRpc: (c, h) => c.POST('/v1/mcp/tenant/rpc', { body: rpc, headers: { ...mcp, ...h } }),
+  createMcpToken: (c, h) => c.POST('/v1/mcp/tenant/tokens', { body: { expiresInSeconds: 3600 }, headers: { ...bearer, ...h } }),
+  listApiKeys: (c, h) => c.GET('/api-keys', { headers: { ...session, ...h } }),
+  createApiKey: (c, h) => c.POST('/api-keys', { params: { header: csrf }, body: newKey, headers: { ...session, ...h } }),
+  rotateApiKey: (c, h) => c.POST('/api-keys/{id}/rotate', { params: { path: { id: KEY_ID }, header: csrf }, headers: { ...session, ...h } }),
+  revokeApiKey: (c, h) => c.DELETE('/api-keys/{id}', { params: { path: { id: KEY_ID }, header: csrf }, headers: { ...session, ...h } }),
+  login: (c, h) =>
+    c.POST('/auth/login', { body: { email: 'admin@northwind.example', password: 'correct-horse', totpCode: '492039' }, headers: h }),
+  logout: (c, h) => c.POST('/auth/logout', { params: { header: csrf }, headers: { ...session, ...h } }),
+  listAgents: (c, h) => c.GET('/v1/agents', { headers: { ...bearer, ...h } }),
+  sendAgentMessage: (c, h) =>
+    c.POST('/v1/agents/{slug}/messages', { params: { path: { slug: 'sales' } }, body: message, headers: { ...bearer, ...h } }),
+  sendOrchestratorMessage: (c, h) => c.POST('/v1/orchestrator/messages', { body: message, headers: { ...bearer, ...h } }),
+  getRunV1: (c, h) => c.GET('/v1/runs/{run_id}', { params: { path: { run_id: RUN_ID } }, headers: { ...bearer, ...h } }),
+  listRunsV1: (c, h) => c.GET('/v1/runs', { params: { query: { agent_slug: 'sales', offset: 0 } }, headers: { ...bearer, ...h } }),
+  cancelRunV1: (c, h) => c.POST('/v1/runs/{run_id}/cancel', { params: { path: { run_id: RUN_ID } }, headers: { ...bearer, ...h } }),
+  getUsageV1: (c, h) => c.GET('/v1/usage', { headers: { ...bearer, ...h } }),
+  ingestInboundEventV1: (c, h) =>
+    c.POST('/v1/webhooks/inbound/{slug}', { params: { path: { slug: 'crm-leads' } }, body: lead, headers: { ...signed, ...h } }),
+  listApiKeysV1: (c, h) => c.GET('/v1/api-keys', { headers: { ...session, ...h } }),
+  createApiKeyV1: (c, h) => c.POST('/v1/api-keys', { params: { header: csrf }, body: newKey, headers: { ...session, ...h } }),
+  rotateApiKeyV1: (c, h) => c.POST('/v1/api-keys/{id}/rotate', { params: { path: { id: KEY_ID }, header: csrf }, headers: { ...session, ...h } }),
+  revokeApiKeyV1: (c, h) => c.DELETE('/v1/api-keys/{id}', { params: { path: { id: KEY_ID }, header: csrf }, headers: { ...session, ...h } }),
+  listInboundWebhooks: (c, h) => c.GET('/inbound-webhooks', { headers: { ...session, ...h } }),
+  createInboundWebhook: (c, h) => c.POST('/inbound-webhooks', { params: { header: csrf }, body: hook, headers: { ...session, ...h } }),
+  revokeInboundWebhook: (c, h) =>
+    c.DELETE('/inbound-webhooks/{slug}', { params: { path: { slug: 'crm-leads' }, header: csrf }, headers: { ...session, ...h } }),
+  pauseInboundWebhook: (c, h) =>
+    c.POST('/inbound-webhooks/{slug}/pause', { params: { path: { slug: 'crm-leads' }, header: csrf }, headers: { ...session, ...h } }),
+  resumeInboundWebhook: (c, h) =>
+    c.POST('/inbound-webhooks/{slug}/resume', { params: { path: { slug: 'crm-leads' }, header: csrf }, headers: { ...session, ...h } }),
+  listWebhookDestinations: (c, h) => c.GET('/webhook-destinations', { headers: { ...session, ...h } }),
+  createWebhookDestination: (c, h) => c.POST('/webhook-destinations', { params: { header: csrf }, body: destination, headers: { ...session, ...h } }),
+  rotateWebhookDestinationSecret: (c, h) =>
+    c.POST('/webhook-destinations/{id}/rotate-secret', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
+  pauseWebhookDestination: (c, h) =>
+    c.POST('/webhook-destinations/{id}/pause', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
+  resumeWebhookDestination: (c, h) =>
+    c.POST('/webhook-destinations/{id}/resume', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
+  pingWebhookDestination: (c, h) =>
+    c.POST('/webhook-destinations/{id}/ping', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
+  replayWebhookDestination: (c, h) =>
+    c.POST('/webhook-destinations/{id}/replay', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
+  decideApproval: (c, h) =>
+    c.POST('/approvals/{approval_id}/decision', {
+      params: { path: { approval_id: 'apr_6Wm1Kp8Zt3Qx7Nv2Lb' }, header: csrf },
+      body: { decision: 'approved' },
+      headers: { ...session, ...h },
+    }),
+  createIntegration: (c, h) => c.POST('/integrations', { params: { header: csrf }, body: { integration: 'crm', provider: 'hubspot' }, headers: { ...session, ...h } }),
+};
+
+const operations = Object.entries(bundle.paths).flatMap(([path, item]) =>
+  Object.entries(item)
+    .filter(([method]) => ['get', 'post', 'delete', 'put', 'patch'].includes(method))
+    .map(([method, op]) => ({ path, method, op })),
+);
+
+let prism: Prism;
+let client: ReturnType<typeof createClient<paths>>;
+
+beforeAll(async () => {
+  prism = await startPrism(['mock', 'generated/openapi.yaml']);
+  client = createClient<paths>({ baseUrl: prism.baseUrl });
+}, 60_000);
+afterAll(async () => prism?.stop());
+
+describe('Prism mock', () => {
+  it('has a typed call for every operation of the contract, and no other', () => {
+    expect(Object.keys(calls).sort()).toEqual(operations.map((o) => o.op.operationId).sort());
+  });
+
+  describe.each(operations.map((o) => [o.op.operationId, o] as const))('%s', (operationId, { op }) => {
+    it('answers its documented example with the documented headers', async () => {
+      const { response, data } = await calls[operationId]!(client);
+      const [status, declared] = Object.entries(op.responses).find(([s]) => s.startsWith('2'))!;
+      expect(response.status).toBe(Number(status));
+      for (const header of ['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+        expect(response.headers.get(header), header).not.toBeNull();
+      }
+      const media = declared.content ? Object.entries(declared.content)[0] : undefined;
+      if (!media) return; // 204 / 202: no body
+      const [type, { examples }] = media;
+      const example = Object.values(examples ?? {})[0]?.value;
+      expect(example, 'the contract has an example').toBeDefined();
+      expect(response.headers.get('content-type')).toContain(type);
+      // Prism trims the trailing blank line of a text example; the events themselves must match.
+      if (typeof example === 'string') expect(String(data).trimEnd()).toBe(example.trimEnd());
+      else expect(data).toEqual(example);
+    });
+
+    it('answers a documented error whose body validates against the schema', async () => {
+      const errorStatus = Object.keys(op.responses).find((s) => s.startsWith('4'))!;
+      const { response, error: body } = await calls[operationId]!(client, { Prefer: `code=${errorStatus}` });
+      expect(response.status).toBe(Number(errorStatus));
+      expect(response.headers.get('x-request-id')).not.toBeNull();
+      if (errorStatus === '429') expect(response.headers.get('retry-after')).not.toBeNull();
+      const validate = compileResponseValidator(bundle, op, errorStatus);
+      expect(validate(body), JSON.stringify(validate.errors)).toBe(true);
+      expect(body).toMatchObject({ error: expect.stringMatching(/^[a-z][a-z0-9_]*$/) });
+    });
+  });
+
+  it('answers the stream example as text/event-stream when asked', async () => {
+    const { response, data: text } = await client.POST('/v1/inference', {
+      body: { ...inference, stream: true },
+      headers: { ...bearer, Accept: 'text/event-stream' },
+      parseAs: 'text',
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(text).toMatch(/^data: \{"delta":/);
+    expect(text).toContain('event: end\ndata: {"done":true,"runId":"run_');
+  });
+
+  it('refuses a body that breaks a field rule (messages must not be empty)', async () => {
+    const { response } = await client.POST('/v1/inference', {
+      body: { alias: 'Sonata', messages: [] },
+      headers: bearer,
+    });
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(response.status).toBeLessThan(500);
+  });
+});
