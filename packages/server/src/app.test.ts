@@ -23,6 +23,8 @@ let t: TestApp;
 const extraRoutes: RouteSpec[] = [
   { method: 'get', path: '/test/not-built', operationId: 'testNotBuilt', security: [], request: {}, responses: {} },
   { method: 'get', path: '/test/crash', operationId: 'testCrash', security: [], request: {}, responses: {} },
+  { method: 'get', path: '/test/leak', operationId: 'testLeak', security: [], request: {}, responses: {} },
+  { method: 'get', path: '/test/leaky-error', operationId: 'testLeakyError', security: [], request: {}, responses: {} },
   {
     method: 'get',
     path: '/test/mcp',
@@ -41,6 +43,11 @@ beforeAll(async () => {
         ...handlers,
         testCrash: () => {
           throw new Error('connect ECONNREFUSED 10.1.2.3:5432 /srv/service/src/store/postgres.ts');
+        },
+        testLeak: (c) =>
+          c.json({ content: 'Answered by gpt-4o-mini via http://10.0.0.5:8000/v1 with key sk-proj-abcdefghijklmnopqrstuvwxyz123456' }, 200),
+        testLeakyError: () => {
+          throw fail('not_found', 'Run not found in OpenAI thread; see /srv/service/src/engine/openai.ts:42');
         },
         testMcp: (c) => c.json({ workspaceId: c.get('auth')?.workspaceId }, 200),
       },
@@ -141,6 +148,18 @@ describe('routing errors', () => {
     expect(r.body).toEqual({ error: 'internal_error', message: 'An unexpected error occurred.', requestId: 'req-500' });
     for (const leak of ['ECONNREFUSED', '10.1.2.3', '/srv/', 'postgres']) expect(r.text).not.toContain(leak);
     expectCommonHeaders(r.headers);
+  });
+});
+
+describe('redaction', () => {
+  it('passes every body, success or error, through the redactor', async () => {
+    for (const path of ['/test/leak', '/test/leaky-error']) {
+      const r = await call(path);
+      for (const leak of ['gpt-4o', '10.0.0.5', 'sk-proj-', 'OpenAI', '/srv/service', 'openai.ts']) expect(r.text).not.toContain(leak);
+    }
+    const err = await call('/test/leaky-error');
+    expect(err.status).toBe(404);
+    expect(err.body).toMatchObject({ error: 'not_found' });
   });
 });
 

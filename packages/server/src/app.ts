@@ -2,7 +2,7 @@
  * @module The HTTP app, built from the contract: every route of generated/routes.ts is mounted
  * with its authentication, limits and validators in front of its handler.
  *
- *   request-id -> error boundary -> per-IP rate limit -> [route] authenticate -> per-workspace
+ *   request-id -> redaction of every body -> error boundary -> per-IP rate limit -> [route] authenticate -> per-workspace
  *   rate limit -> validate -> handler (501 not_implemented until built)
  *   unknown path -> 404 not_found; known path, other method -> 405 method_not_allowed + Allow
  *   every failure -> error mapper (the spec's error body)
@@ -14,6 +14,7 @@ import { fail } from './errors.ts';
 import { authenticate } from './middleware/auth/index.ts';
 import { errorBoundary, errorMapper, notFound } from './middleware/errors/index.ts';
 import { byClientIp, PER_IP, PER_WORKSPACE, rateLimit } from './middleware/rate-limit/index.ts';
+import { redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
 import { validate } from './middleware/validate/index.ts';
 import {
@@ -47,6 +48,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const app = new Hono<AppEnv>();
 
   app.use(requestId());
+  app.use(redactBody());
   app.use(errorBoundary());
   app.use(rateLimit({ limiter: services.limiter, ...PER_IP, key: byClientIp({ trustProxy: services.config.trustProxy }) }));
 

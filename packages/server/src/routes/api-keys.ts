@@ -2,6 +2,7 @@
  * @module Key management (admin session): listApiKeys, createApiKey, rotateApiKey, revokeApiKey,
  * and their Set B twins under /v1. The workspace is the session's.
  */
+import { keepUnredacted } from '../middleware/redact/index.ts';
 import type { OperationHandler } from './handler.ts';
 import { authOf } from './handler.ts';
 
@@ -13,12 +14,17 @@ const listApiKeys: OperationHandler = async (c, { keys }) => {
 const createApiKey: OperationHandler = async (c, { keys }) => {
   const { workspaceId } = authOf(c, 'adminSession');
   const body = c.get('valid').body as { name: string; scopes: string[]; expiresInDays?: number };
-  return c.json(await keys.create(workspaceId, body), 201);
+  const key = await keys.create(workspaceId, body);
+  // The one answer that must show the secret: the redactor lets exactly this value through.
+  keepUnredacted(c, key.secret);
+  return c.json(key, 201);
 };
 
 const rotateApiKey: OperationHandler = async (c, { keys }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return c.json(await keys.rotate(workspaceId, c.get('valid').params.id as string), 201);
+  const key = await keys.rotate(workspaceId, c.get('valid').params.id as string);
+  keepUnredacted(c, key.secret);
+  return c.json(key, 201);
 };
 
 const revokeApiKey: OperationHandler = async (c, { keys }) => {

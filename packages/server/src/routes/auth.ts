@@ -3,6 +3,7 @@
  */
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { SESSION_COOKIE, SESSION_TTL_MS, type Credentials } from '../domain/sessions/index.ts';
+import { keepUnredacted } from '../middleware/redact/index.ts';
 import type { OperationHandler } from './handler.ts';
 import { authOf } from './handler.ts';
 
@@ -12,6 +13,7 @@ const COOKIE_OPTIONS = { httpOnly: true, secure: true, sameSite: 'Strict', path:
 
 const login: OperationHandler = async (c, { sessions }) => {
   const session = await sessions.login(c.get('valid').body as Credentials);
+  keepUnredacted(c, session.csrfToken);
   setCookie(c, SESSION_COOKIE, session.sessionToken, { ...COOKIE_OPTIONS, maxAge: SESSION_TTL_MS / 1000 });
   return c.json(
     {
