@@ -480,3 +480,54 @@ describe('ServiceError statuses', () => {
     expect(fail('not_implemented').status).toBe(501);
   });
 });
+
+describe('responses match the contract', () => {
+  /** Validates a response against the schema the contract gives its operation and status. */
+  async function conforms(operationId: string, path: string, init: RequestInit = {}) {
+    const r = await call(path, init);
+    const route = contractRoutes.find((x) => x.operationId === operationId)!;
+    const spec = route.responses[String(r.status)];
+    expect(spec, `${operationId} does not list status ${r.status}`).toBeDefined();
+    if (spec!.schema) {
+      const parsed = spec!.schema.safeParse(r.body);
+      expect(parsed.success, `${operationId} ${r.status}: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
+    } else {
+      expect(r.text).toBe('');
+    }
+    return r;
+  }
+
+  it('for login, key management, MCP tokens and logout, successes and errors alike', async () => {
+    const json = (body: unknown) => ({ method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(body) });
+    await conforms('login', '/auth/login', json({ email: t.admin.email, password: 'wrong', totpCode: '123456' }));
+    await conforms('login', '/auth/login', json({ email: 'x' }));
+    const { cookie, csrfToken } = await t.login();
+    const read = { headers: { Cookie: cookie } };
+    const write = { Cookie: cookie, 'X-CSRF-Token': csrfToken, ...JSON_HEADERS };
+    for (const [suffix, prefix] of [['', ''], ['V1', '/v1']] as const) {
+      await conforms(`listApiKeys${suffix}`, `${prefix}/api-keys`, read);
+      await conforms(`listApiKeys${suffix}`, `${prefix}/api-keys`);
+      const created = await conforms(`createApiKey${suffix}`, `${prefix}/api-keys`, {
+        method: 'POST',
+        headers: write,
+        body: JSON.stringify({ name: 'contract', scopes: ['orchestrator:invoke:agent:sales', 'usage:*'] }),
+      });
+      expect(created.status).toBe(201);
+      const id = created.body!.id as string;
+      await conforms(`createApiKey${suffix}`, `${prefix}/api-keys`, { method: 'POST', headers: write, body: '{}' });
+      await conforms(`createApiKey${suffix}`, `${prefix}/api-keys`, { method: 'POST', headers: { Cookie: cookie }, body: '{}' });
+      const rotated = await conforms(`rotateApiKey${suffix}`, `${prefix}/api-keys/${id}/rotate`, { method: 'POST', headers: write });
+      expect(rotated.status).toBe(201);
+      await conforms(`rotateApiKey${suffix}`, `${prefix}/api-keys/${id}/rotate`, { method: 'POST', headers: write });
+      expect((await conforms(`revokeApiKey${suffix}`, `${prefix}/api-keys/${rotated.body!.id as string}`, { method: 'DELETE', headers: write })).status).toBe(200);
+      await conforms(`revokeApiKey${suffix}`, `${prefix}/api-keys/key_00000000000000000000`, { method: 'DELETE', headers: write });
+    }
+    const mcpKey = await t.keyWith('mcp:tenant');
+    const noScope = await t.keyWith('tenant:read');
+    await conforms('createMcpToken', '/v1/mcp/tenant/tokens', { method: 'POST', headers: { Authorization: `Bearer ${mcpKey}` } });
+    await conforms('createMcpToken', '/v1/mcp/tenant/tokens', { method: 'POST' });
+    await conforms('createMcpToken', '/v1/mcp/tenant/tokens', { method: 'POST', headers: { Authorization: `Bearer ${noScope}` } });
+    await conforms('logout', '/auth/logout', { method: 'POST', headers: { Cookie: cookie } });
+    expect((await conforms('logout', '/auth/logout', { method: 'POST', headers: write })).status).toBe(204);
+  });
+});
