@@ -1,7 +1,6 @@
 /**
  * @module Step 1 of `pnpm generate`: the bundled contract that every tool reads.
- * Writes generated/openapi.json, generated/openapi.yaml (same document) and generated/openapi.deref.json
- * (every local reference inlined, for tools that cannot follow `$ref`).
+ * Writes generated/openapi.json and generated/openapi.yaml (the same document).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,7 +36,6 @@ export async function generateBundle(): Promise<Json> {
     await writeGenerated('openapi.json', JSON.stringify(doc, null, 2));
     const yamlHeader = headerLines(SCRIPT, SOURCE).map((line) => `# ${line}`).join('\n');
     await writeGenerated('openapi.yaml', `${yamlHeader}\n${YAML.stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })}`);
-    await writeGenerated('openapi.deref.json', JSON.stringify(dereferenceAll(doc), null, 2));
     return doc;
   } finally {
     await rm(scratch, { recursive: true, force: true });
@@ -63,26 +61,4 @@ function assertOnlyLocalRefs(doc: Json): void {
     for (const [key, value] of Object.entries<Json>(node)) visit(value, `${where}/${key}`);
   };
   visit(doc, '#');
-}
-
-/**
- * Inlines every local reference. Sibling keywords of a `$ref` (allowed in 3.1, e.g. a description) win over
- * the target's. A reference back into its own chain (a recursive schema) is left as a `$ref`.
- */
-function dereferenceAll(doc: Json): Json {
-  const visit = (node: Json, chain: readonly string[]): Json => {
-    if (Array.isArray(node)) return node.map((item) => visit(item, chain));
-    if (!node || typeof node !== 'object') return node;
-    if (typeof node.$ref === 'string') {
-      const { $ref, ...siblings } = node;
-      if (chain.includes($ref)) return node;
-      const target = visit(resolvePointer(doc, $ref), [...chain, $ref]);
-      const rest = visit(siblings, chain);
-      return target && typeof target === 'object' && !Array.isArray(target) ? { ...target, ...rest } : target;
-    }
-    const copy: Json = {};
-    for (const [key, value] of Object.entries<Json>(node)) copy[key] = visit(value, chain);
-    return copy;
-  };
-  return visit(doc, []);
 }

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   let doc: Json;
   let zodSource = '';
 
-  await step('bundle      openapi/ → generated/openapi.{json,yaml}, openapi.deref.json', async () => {
+  await step('bundle      openapi/ → generated/openapi.{json,yaml}', async () => {
     doc = await generateBundle();
   });
   await step('types       generated/types.ts (openapi-typescript)', () => generateTypes());
