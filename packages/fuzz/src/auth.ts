@@ -56,7 +56,7 @@ function defaultApplier(name: string, scheme: Record<string, unknown>, creds: Cr
   const where = scheme.in;
   if (/signature|hmac|inbound/.test(n)) {
     const inbound = creds.inbound;
-    if (!inbound) return undefined;
+    if (!inbound || typeof inbound.secret !== 'string' || inbound.secret === '') return undefined;
     const header = inbound.signatureHeader ?? (where === 'header' && typeof scheme.name === 'string' ? scheme.name : 'X-SERVICE-Signature');
     return function signInbound(req) {
       setHeader(req, header, createHmac(inbound.algorithm ?? 'sha256', inbound.secret).update(req.body ?? '').digest('hex'));
@@ -64,17 +64,17 @@ function defaultApplier(name: string, scheme: Record<string, unknown>, creds: Cr
       if (ts) setHeader(req, ts, String(Math.floor(Date.now() / 1000)));
     };
   }
-  if (/mcp/.test(n)) return creds.mcpToken ? bearer(creds.mcpToken) : undefined;
+  if (/mcp/.test(n)) return typeof creds.mcpToken === 'string' && creds.mcpToken ? bearer(creds.mcpToken) : undefined;
   if (/admin|session/.test(n) || where === 'cookie') {
     const session = creds.adminSession;
-    if (!session) return undefined;
+    if (!session || typeof session.cookie !== 'string') return undefined;
     return function adminSession(req) {
       const existing = getHeader(req, 'Cookie');
       setHeader(req, 'Cookie', existing ? `${existing}; ${session.cookie}` : session.cookie);
       if (session.csrfToken && !/^(GET|HEAD|OPTIONS)$/.test(req.method)) setHeader(req, 'X-CSRF-Token', session.csrfToken);
     };
   }
-  if (/api.?key|bearer/.test(n) || scheme.scheme === 'bearer') return creds.apiKey ? bearer(creds.apiKey) : undefined;
+  if (/api.?key|bearer/.test(n) || scheme.scheme === 'bearer') return typeof creds.apiKey === 'string' && creds.apiKey ? bearer(creds.apiKey) : undefined;
   return undefined;
 }
 

@@ -153,7 +153,10 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
   const phases = new Set(options.phases ?? ALL_PHASES);
   const checkNames = options.checks ?? CHECK_NAMES;
   const all = listOperations(doc);
-  const selected = options.operations?.length ? all.filter((o) => options.operations!.includes(o.id)) : all;
+  // Operations that end the fuzzer's own session (logout) run after everything else needing it.
+  const ordered = [...all.filter((o) => !endsSession(o)), ...all.filter(endsSession)];
+  const selected = options.operations?.length ? ordered.filter((o) => options.operations!.includes(o.id)) : ordered;
+  const last = selected.filter(endsSession);
   const unknown = (options.operations ?? []).filter((id) => !all.some((o) => o.id === id));
   if (unknown.length > 0) throw new Error(`unknown operationId(s): ${unknown.join(', ')}`);
 
@@ -286,7 +289,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
   const pathsDone = new Set<string>();
 
   try {
-    for (const op of selected) {
+    for (const op of selected.filter((o) => !last.includes(o))) {
       const before = summary(op).cases;
       const failuresBefore = summary(op).failures;
       try {
@@ -309,6 +312,15 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
       } catch (e) {
         if (!(e instanceof BudgetExhausted)) throw e;
       }
+    }
+    for (const op of last) {
+      phaseDeadline = deadline;
+      try {
+        await runOperation(session, op, perOperation, phases, pathsDone);
+      } catch (e) {
+        if (!(e instanceof BudgetExhausted)) throw e;
+      }
+      progress({ type: 'operation', label: op.label, phase: 'all', cases: summary(op).cases, failures: summary(op).failures });
     }
   } finally {
     // keep whatever was gathered
@@ -370,4 +382,8 @@ async function runOperation(session: Session, op: Operation, budget: number, pha
       if (c) await send(c);
     }
   }
+}
+
+function endsSession(op: Operation): boolean {
+  return /log-?out|sign-?out/i.test(op.id) || /\/(logout|signout)$/i.test(op.path);
 }

@@ -80,7 +80,7 @@ export function positiveCases(op: Operation, n: number, seed: number, g: Generat
 /** Puts known-good parameter values (from the setup hook) into a share (`rate`) of the cases. */
 function useKnownValues(c: Case, g: Generator, rng: Rng, rate: number): void {
   for (const p of generatedParameters(c.operation)) {
-    if (!(p.name in g.parameters) || !rng.chance(rate)) continue;
+    if (g.parameters[p.name] === undefined || !rng.chance(rate)) continue;
     const bag = p.in === 'path' ? c.path : p.in === 'query' ? c.query : p.in === 'header' ? c.headers : c.cookies;
     bag[p.name] = g.parameters[p.name];
   }

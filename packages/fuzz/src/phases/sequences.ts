@@ -65,20 +65,27 @@ function apiKeyScopes(op: Operation): string[] | undefined {
   return alt?.apiKey;
 }
 
-/** An operation to prove a key works: a GET with API-key auth and no required parameters. */
-function probeOperation(session: Session): Operation | undefined {
+/** An operation to prove a key works: a GET with API-key auth and no required parameters that answers 2xx
+ *  to the run's own key (a route this deployment does not serve yet cannot prove anything). */
+async function probeOperation(session: Session): Promise<Operation | undefined> {
   const preferred = ['getCurrentUsage', 'getUsageV1', 'listRuns', 'listRunsV1', 'listAgents'];
-  const candidates = [...preferred.map((id) => session.byId.get(id)).filter((o): o is Operation => o !== undefined), ...session.operations];
-  return candidates.find((o) => o.method === 'get' && apiKeyScopes(o) !== undefined && o.parameters.every((p) => !p.required || p.in === 'header'));
+  const candidates = [...new Set([...preferred.map((id) => session.byId.get(id)).filter((o): o is Operation => o !== undefined), ...session.operations])].filter(
+    (o) => o.method === 'get' && apiKeyScopes(o) !== undefined && o.parameters.every((p) => !p.required || p.in === 'header'),
+  );
+  for (const op of candidates.slice(0, 6)) {
+    if (ok(await session.send(caseFor(session, op, 'find a route that proves a key works')))) return op;
+  }
+  return undefined;
 }
 
 async function keyJourneys(session: Session, selected: Set<string>): Promise<void> {
   const create = first(session, ['createApiKey', 'createApiKeyV1'], selected);
   const rotate = first(session, ['rotateApiKey', 'rotateApiKeyV1'], selected);
   const revoke = first(session, ['revokeApiKey', 'revokeApiKeyV1'], selected);
-  const probe = probeOperation(session);
-  if (!create || !rotate || !revoke || !probe) return session.warn('stateful: key journeys skipped (key management or a key-authenticated GET is not in the run)');
-  if (!session.credentials.adminSession) return session.warn('stateful: key journeys skipped (the setup hook gave no adminSession)');
+  if (!create || !rotate || !revoke) return session.warn('stateful: key journeys skipped (key management is not in the run)');
+  if (!session.credentials.adminSession || !session.credentials.apiKey) return session.warn('stateful: key journeys skipped (the setup hook gave no adminSession or apiKey)');
+  const probe = await probeOperation(session);
+  if (!probe) return session.warn('stateful: key journeys skipped (no key-authenticated GET answered 2xx to the run\'s API key)');
   const scopes = apiKeyScopes(probe)!;
   const use = (secret: string, why: string) =>
     session.send({ ...caseFor(session, probe, why, { headers: { Authorization: `Bearer ${secret}` } }), customAuth: true });

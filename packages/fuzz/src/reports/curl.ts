@@ -20,7 +20,7 @@ export function curlCommand(baseUrl: string, req: PreparedRequest, secrets: Secr
 function quote(text: string, secrets: SecretNames): string {
   let out = `'${text.replace(/'/g, `'\\''`)}'`;
   for (const [secret, name] of secrets) {
-    if (secret.length >= 6 && out.includes(secret)) out = out.split(secret).join(`'"$${name}"'`);
+    if (out.includes(secret)) out = out.split(secret).join(`'"$${name}"'`);
   }
   return out.replace(/^''/, '').replace(/''$/, '') || "''";
 }
@@ -28,12 +28,13 @@ function quote(text: string, secrets: SecretNames): string {
 /** Credentials → the shell variables the CLI reads them from, so commands and cassettes never print secrets. */
 export function secretNames(creds: Credentials): SecretNames {
   const out: SecretNames = new Map();
-  if (creds.apiKey) out.set(creds.apiKey, 'SERVICE_API_KEY');
-  if (creds.mcpToken) out.set(creds.mcpToken, 'SERVICE_MCP_TOKEN');
-  if (creds.adminSession) {
-    out.set(creds.adminSession.cookie, 'SERVICE_SESSION_COOKIE');
-    if (creds.adminSession.csrfToken) out.set(creds.adminSession.csrfToken, 'SERVICE_CSRF_TOKEN');
-  }
-  if (creds.inbound) out.set(creds.inbound.secret, 'SERVICE_INBOUND_SECRET');
+  const put = (secret: unknown, name: string) => {
+    if (typeof secret === 'string' && secret.length >= 6) out.set(secret, name);
+  };
+  put(creds.apiKey, 'SERVICE_API_KEY');
+  put(creds.mcpToken, 'SERVICE_MCP_TOKEN');
+  put(creds.adminSession?.cookie, 'SERVICE_SESSION_COOKIE');
+  put(creds.adminSession?.csrfToken, 'SERVICE_CSRF_TOKEN');
+  put(creds.inbound?.secret, 'SERVICE_INBOUND_SECRET');
   return out;
 }
