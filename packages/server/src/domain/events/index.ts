@@ -1,0 +1,7 @@
+/**
+ * @module Workspace events: the outbox that turns `run.completed`, `run.failed`,
+ * `approval.created`, `approval.decided`, `draft.created` and `integration.connected` into
+ * signed deliveries to subscribed destinations.
+ */
+export { enqueueEvent, enqueuePing, type EnqueueEventInput, type EnqueueOptions, type EnqueuedEvent } from './outbox.ts';
+export type { OutboundEventData, WorkspaceEventType } from '../webhooks/envelope.ts';

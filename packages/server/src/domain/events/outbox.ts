@@ -1,0 +1,96 @@
+/**
+ * @module The outbox: a workspace event is written with one delivery row per active destination
+ * subscribed to its type, in the same transaction as the change that caused it (pass the
+ * caller's transaction as `db`). The worker (`src/worker/`) sends what is due; nothing is sent here.
+ */
+import { randomBase62 } from '../../random.ts';
+import { redactText } from '../../redact/index.ts';
+import type { Db } from '../../store/db.ts';
+import {
+  buildEnvelope,
+  buildPingEnvelope,
+  serializeEnvelope,
+  type OutboundEnvelope,
+  type OutboundEventData,
+  type WorkspaceEventType,
+} from '../webhooks/envelope.ts';
+
+export interface EnqueueEventInput<T extends WorkspaceEventType> {
+  /** The workspace, `wksp_…`. */
+  tenantId: string;
+  type: T;
+  /** The event's `data`, snake_case as the spec; agent text fields are redacted here. */
+  data: OutboundEventData[T];
+}
+
+export interface EnqueueOptions {
+  /** When the event occurred (the application clock); now by default. */
+  now?: Date;
+}
+
+export interface EnqueuedEvent {
+  eventId: string;
+  /** How many deliveries were created (0 when no active destination subscribes to the type). */
+  deliveries: number;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * Writes the event and its deliveries. With a transaction as `db` it joins it, so the event exists
+ * exactly when the caller's change commits; with a plain `Db` it opens its own.
+ */
+export async function enqueueEvent<T extends WorkspaceEventType>(
+  db: Db,
+  input: EnqueueEventInput<T>,
+  options: EnqueueOptions = {},
+): Promise<EnqueuedEvent> {
+  const now = options.now ?? new Date();
+  const envelope = buildEnvelope({ type: input.type, tenantId: input.tenantId, data: input.data, redactText, createdAt: now });
+  return db.transaction(async (tx) => {
+    await insertEvent(tx, envelope, now);
+    const rows = await tx.query<{ id: string }>(
+      `SELECT id FROM webhook_destinations
+        WHERE workspace_id = $1 AND status = 'active' AND $2 = ANY (events)
+        ORDER BY created_at, id`,
+      [input.tenantId, input.type],
+    );
+    for (const row of rows) await insertDelivery(tx, envelope.id, row.id, now);
+    return { eventId: envelope.id, deliveries: rows.length };
+  });
+}
+
+/**
+ * The `ping` test event for one destination: it goes through the same outbox and worker (signed,
+ * retried, durable) but to that destination only, whatever its subscriptions. It is not workspace
+ * activity: no run, no usage, no STU.
+ */
+export async function enqueuePing(
+  db: Db,
+  input: { tenantId: string; destinationId: string },
+  options: EnqueueOptions = {},
+): Promise<EnqueuedEvent> {
+  const now = options.now ?? new Date();
+  const envelope = buildPingEnvelope({ tenantId: input.tenantId, destinationId: input.destinationId, createdAt: now });
+  return db.transaction(async (tx) => {
+    await insertEvent(tx, envelope, now);
+    await insertDelivery(tx, envelope.id, input.destinationId, now);
+    return { eventId: envelope.id, deliveries: 1 };
+  });
+}
+
+async function insertEvent(tx: Db, envelope: OutboundEnvelope, now: Date): Promise<void> {
+  await tx.query(
+    `INSERT INTO outbox_events (id, tenant_id, type, data, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [envelope.id, envelope.tenant_id, envelope.type, JSON.stringify(envelope.data), decoder.decode(serializeEnvelope(envelope)), now],
+  );
+}
+
+async function insertDelivery(tx: Db, eventId: string, destinationId: string, now: Date): Promise<void> {
+  // Due at once: the first attempt of the schedule is at 0 s.
+  await tx.query(
+    `INSERT INTO deliveries (id, event_id, destination_id, status, attempts, next_attempt_at, created_at)
+     VALUES ($1, $2, $3, 'pending', 0, $4, $4)`,
+    [`dlv_${randomBase62(24)}`, eventId, destinationId, now],
+  );
+}
