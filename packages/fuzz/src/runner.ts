@@ -189,7 +189,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 
   const recordFailure = (c: Case, step: { request: PreparedRequest; response?: RecordedResponse }, check: string, message: string) => {
     const op = c.operation;
-    const key = `${op.id}|${check}|${message.replace(/\d+/g, '#').slice(0, 120)}`;
+    // The same fault with other data (values, ids, numbers) is one failure seen several times.
+    const key = `${op.id}|${check}|${message.replace(/"(?:[^"\\]|\\.)*"/g, '"…"').replace(/\d+/g, '#').slice(0, 120)}`;
     const existing = failures.get(key);
     summary(op).failures++;
     if (existing) {
