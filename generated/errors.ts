@@ -53,6 +53,7 @@ export const ERROR_FIELDS: { readonly [code in ErrorCode]?: ErrorFields } = {
   api_key_invalid: { schemas: ['ApiKeyAuthError'], required: [], optional: [] },
   signature_invalid: { schemas: ['SignatureInvalidError'], required: [], optional: [] },
   payment_not_completed: { schemas: ['PaymentRequiredError'], required: [], optional: [] },
+  forbidden: { schemas: ['AliasForbiddenError'], required: [], optional: [] },
   role_forbidden: { schemas: ['RoleForbiddenError'], required: [], optional: [] },
   scope_required: { schemas: ['ScopeRequiredError'], required: [], optional: [] },
   agent_disabled: { schemas: ['AgentError'], required: ['agentSlug'], optional: ['reason'] },

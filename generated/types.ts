@@ -1171,6 +1171,18 @@ export interface components {
             reason?: string;
         };
         /**
+         * AliasForbiddenError
+         * @description The workspace's plan does not include the requested alias (`Concerto` is in the `enterprise` plan only); `message` says so.
+         * @example {
+         *       "error": "forbidden",
+         *       "message": "The plan of this workspace does not include the alias Concerto."
+         *     }
+         */
+        AliasForbiddenError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "forbidden";
+        };
+        /**
          * NotFoundError
          * @description The resource does not exist or belongs to another workspace.
          */
@@ -2307,7 +2319,12 @@ export interface components {
                 "application/json": components["schemas"]["PaymentRequiredError"];
             };
         };
-        /** @description The key may not invoke the target agent. */
+        /**
+         * @description The key may not invoke the target agent, or the plan does not include the agent or the alias.
+         *     A key restricted to departmental agents (`orchestrator:invoke:agent:<slug>` for departments only) that names
+         *     another department answers `agent_not_allowed`; any other target its scopes do not cover (for example the
+         *     orchestrator) answers `scope_required` naming the missing scope. An alias outside the plan answers `forbidden`.
+         */
         InvocationForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2317,7 +2334,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["AgentError"];
+                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["AgentError"] | components["schemas"]["AliasForbiddenError"];
             };
         };
         /** @description The resource does not exist or is not visible to the credential (another workspace's resources are never visible). During the private beta the agent API also answers this. */

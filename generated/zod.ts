@@ -282,6 +282,15 @@ export const zAgentError = zError.and(z.object({
 }));
 
 /**
+ * AliasForbiddenError
+ *
+ * The workspace's plan does not include the requested alias (`Concerto` is in the `enterprise` plan only); `message` says so.
+ */
+export const zAliasForbiddenError = zError.and(z.object({
+    error: z.enum(['forbidden'])
+}));
+
+/**
  * NotFoundError
  *
  * The resource does not exist or belongs to another workspace.
