@@ -83,12 +83,17 @@ export function byClientIp(options: ClientIpOptions = {}): (c: Context) => strin
 }
 
 export function rateLimit(options: RateLimitOptions): MiddlewareHandler<{ Variables: Variables }> {
-  const { key, ...enforce } = options;
+  const { key, ...settings } = options;
   return async function rateLimit(c, next) {
-    await enforceRateLimit(c, { ...enforce, key: await key(c) });
+    const bucket = key(c);
+    await enforce(c, typeof bucket === 'string' || bucket === undefined ? bucket : await bucket, settings);
     await next();
-    // Downstream errors and 404s were rendered into c.res by now; give them the headers too.
-    writeHeaders(c);
+    // Responses built from the context already carry the headers (set before next()); one a
+    // handler built by hand, or a tighter limit applied further in, needs them set here.
+    const state = c.get('rateLimit');
+    if (state !== undefined && c.res.headers.get('X-RateLimit-Remaining') !== String(state.remaining)) {
+      writeHeaders(c);
+    }
   };
 }
 
@@ -96,11 +101,15 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<{ Variab
  * Counts this request against one limit and sets the headers; throws the 429 (or the 503 of a
  * failed backend) as a ServiceError. Usable from a route (the inbound webhook's own limit).
  */
-export async function enforceRateLimit(c: Context, options: EnforceOptions): Promise<void> {
-  if (options.key === undefined) return;
+export function enforceRateLimit(c: Context, options: EnforceOptions): Promise<void> {
+  return enforce(c, options.key, options);
+}
+
+async function enforce(c: Context, key: string | undefined, options: Omit<EnforceOptions, 'key'>): Promise<void> {
+  if (key === undefined) return;
   let result: RateLimitResult;
   try {
-    result = await options.limiter.hit(options.key, options.limit, options.windowMs ?? WINDOW_MS);
+    result = await options.limiter.hit(key, options.limit, options.windowMs ?? WINDOW_MS);
   } catch (err) {
     const policy = options.onBackendError ?? 'fail-closed';
     const requestId: unknown = c.get('requestId');

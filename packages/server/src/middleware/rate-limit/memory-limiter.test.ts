@@ -93,19 +93,30 @@ describe('memory limiter', () => {
     expect(limiter.size).toBe(101);
     at(60_000);
     await limiter.hit('late', 60, WINDOW);
+    // Sweeps run at most every 10 s: the idle keys are still there...
+    expect(limiter.size).toBe(101);
+    at(69_999);
+    await limiter.hit('late', 60, WINDOW);
+    // ...and gone at the next sweep, while the live key keeps its count.
     expect(limiter.size).toBe(1);
+    expect(await limiter.hit('late', 3, WINDOW)).toMatchObject({ allowed: false });
   });
 
-  it('never tracks more than maxKeys keys, dropping the least recently used', async () => {
-    const { limiter } = setup(10);
+  it('never tracks more than maxKeys keys: idle ones go first, then the longest tracked', async () => {
+    const { limiter, at } = setup(10);
     await hitMany(limiter, 'first', 2, 2);
     for (let i = 0; i < 9; i += 1) await limiter.hit(`ip:${i}`, 60, WINDOW);
-    await limiter.hit('first', 2, WINDOW); // refused, but touched: now the most recent
     await limiter.hit('ip:new', 60, WINDOW);
     expect(limiter.size).toBe(10);
-    // 'ip:0' was the least recently used and went; 'first' kept its count.
-    expect(await limiter.hit('first', 2, WINDOW)).toMatchObject({ allowed: false });
-    expect(await limiter.hit('ip:0', 60, WINDOW)).toMatchObject({ allowed: true, remaining: 59 });
+    // 'first' was tracked longest and went: its count restarted.
+    expect(await limiter.hit('first', 2, WINDOW)).toMatchObject({ allowed: true, remaining: 1 });
     expect(limiter.size).toBe(10);
+    // Once keys are idle, a new key takes an idle key's place and live counts survive.
+    at(30_000);
+    await hitMany(limiter, 'busy', 3, 3);
+    at(61_000);
+    await limiter.hit('newcomer', 60, WINDOW);
+    expect(limiter.size).toBe(2);
+    expect(await limiter.hit('busy', 3, WINDOW)).toMatchObject({ allowed: false });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * @module In-memory sliding-window limiter: the default of a single process. Memory stays
- * bounded: keys whose hits have all left the window are dropped as traffic passes, and at most
- * `maxKeys` keys are kept (the least recently used one goes first).
+ * bounded: keys whose hits have all left the window are swept out as traffic passes (at most
+ * once per `sweepIntervalMs`, so a hit stays O(1)), and at most `maxKeys` keys are kept.
  */
 import { windowResult, type Limiter } from './limiter.ts';
 
@@ -10,6 +10,8 @@ export interface MemoryLimiterOptions {
   now?: () => number;
   /** Upper bound on the number of tracked keys (default 100 000). */
   maxKeys?: number;
+  /** Least time between two sweeps of idle keys (default 10 s). */
+  sweepIntervalMs?: number;
 }
 
 export interface MemoryLimiter extends Limiter {
@@ -26,16 +28,23 @@ interface HitLog {
 export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter {
   const now = options.now ?? Date.now;
   const maxKeys = options.maxKeys ?? 100_000;
-  // Map iteration order is insertion order; re-inserting on every hit keeps it least-recently-used
-  // first, so idle keys gather at the front and eviction stops at the first live one.
+  const sweepIntervalMs = options.sweepIntervalMs ?? 10_000;
   const logs = new Map<string, HitLog>();
+  let lastSweep = -Infinity;
 
-  function evictIdle(at: number): void {
+  function sweep(at: number): void {
+    lastSweep = at;
     for (const [key, log] of logs) {
-      const newest = log.hits[log.hits.length - 1];
-      if (newest !== undefined && newest > at - log.windowMs) return;
-      logs.delete(key);
+      if (log.hits[log.hits.length - 1]! <= at - log.windowMs) logs.delete(key);
     }
+  }
+
+  function track(key: string, log: HitLog, at: number): void {
+    if (logs.size >= maxKeys) sweep(at);
+    // Still full of live keys (many clients at once): drop the longest-tracked one. That
+    // client's count restarts, which is the price of a memory bound.
+    if (logs.size >= maxKeys) logs.delete(logs.keys().next().value!);
+    logs.set(key, log);
   }
 
   return {
@@ -44,9 +53,9 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     },
     async hit(key, limit, windowMs) {
       const at = now();
-      evictIdle(at);
-      const log = logs.get(key) ?? { hits: [], windowMs };
-      logs.delete(key);
+      if (at - lastSweep >= sweepIntervalMs) sweep(at);
+      const known = logs.get(key);
+      const log = known ?? { hits: [], windowMs };
       // A hit counts while it is younger than the window: it leaves at exactly hit + windowMs.
       let expired = 0;
       while (expired < log.hits.length && log.hits[expired]! <= at - windowMs) expired += 1;
@@ -54,10 +63,8 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
       const allowed = log.hits.length < limit;
       if (allowed) log.hits.push(at);
       log.windowMs = windowMs;
-      if (log.hits.length > 0) {
-        if (logs.size >= maxKeys) logs.delete(logs.keys().next().value!);
-        logs.set(key, log);
-      }
+      if (log.hits.length === 0) logs.delete(key);
+      else if (!known) track(key, log, at);
       return windowResult(allowed, limit, log.hits.length, log.hits[0] ?? at, at, windowMs);
     },
   };

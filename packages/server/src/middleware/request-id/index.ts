@@ -41,7 +41,8 @@ export function requestId(options: RequestIdOptions = {}): MiddlewareHandler<{ V
     // Before next(): responses built from the context (c.json, onError, notFound) carry it.
     c.header(REQUEST_ID_HEADER, id);
     await next();
-    // After next(): also a Response a handler built by hand. c.header copies an immutable one.
-    c.header(REQUEST_ID_HEADER, id);
+    // After next(): also a Response a handler built by hand. (c.header copies the response, so
+    // only when needed.)
+    if (c.res.headers.get(REQUEST_ID_HEADER) !== id) c.header(REQUEST_ID_HEADER, id);
   };
 }
