@@ -136,10 +136,11 @@ describe('routing errors', () => {
     expectCommonHeaders(r.headers);
   });
 
-  it('answers an inbound webhook route with 501 while no signature verifier is configured', async () => {
+  it('serves the inbound webhook route: an unknown slug is 404 webhook_not_found with the common headers', async () => {
     const r = await call('/webhooks/inbound/crm', { method: 'POST', headers: JSON_HEADERS, body: '{}' });
-    expect(r.status).toBe(501);
-    expect(r.body).toMatchObject({ error: 'not_implemented', requestId: expect.any(String) });
+    expect(r.status).toBe(404);
+    expect(r.body).toEqual({ error: 'webhook_not_found' });
+    expectCommonHeaders(r.headers);
   });
 
   it('turns a crash into 500 internal_error with the request id and nothing else', async () => {

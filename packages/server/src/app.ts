@@ -25,6 +25,7 @@ import {
   type OperationHandler,
 } from './routes/index.ts';
 import type { RouteSpec } from './routes/route-spec.ts';
+import { verifyInboundRequest } from './routes/inbound-webhooks.ts';
 import { buildServices, type Deps, type Services } from './services.ts';
 
 export type { Deps } from './services.ts';
@@ -50,7 +51,11 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   app.use(requestId());
   app.use(redactBody());
   app.use(errorBoundary());
-  app.use(rateLimit({ limiter: services.limiter, ...PER_IP, key: byClientIp({ trustProxy: services.config.trustProxy }) }));
+  const perIp = byClientIp({ trustProxy: services.config.trustProxy });
+  // Inbound webhooks have their own per-IP limit (per webhook, `rate_limited`), applied after the
+  // body is read, as the spec orders it; the API's limit would otherwise cap them at 60/min first.
+  app.use(rateLimit({ limiter: services.limiter, ...PER_IP, key: (c) => (c.req.method === 'POST' && INBOUND_PATH.test(c.req.path) ? undefined : perIp(c)) }));
+  const inboundSignature = deps.inboundSignature ?? verifyInboundRequest(services);
 
   const perWorkspace = rateLimit({
     limiter: services.limiter,
@@ -66,7 +71,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       route.method.toUpperCase(),
       honoPath(route.path),
       authenticate(
-        { ...services, ...(deps.inboundSignature ? { inboundSignature: deps.inboundSignature } : {}) },
+        { ...services, inboundSignature },
         {
           security: route.security,
           agentTargeted: AGENT_TARGETED_OPERATIONS.has(route.operationId),
@@ -115,6 +120,8 @@ function methodsByPath(routes: readonly RouteSpec[]): Map<string, string[]> {
   }
   return byPath;
 }
+
+const INBOUND_PATH = /^(?:\/v1)?\/webhooks\/inbound\/[^/]+\/?$/;
 
 /** `/runs/{run_id}` -> `/runs/:run_id` */
 export function honoPath(path: string): string {

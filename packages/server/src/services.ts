@@ -11,6 +11,7 @@ import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens
 import { createSessionService, type SessionService } from './domain/sessions/index.ts';
 import { createMemoryLimiter, type Limiter } from './middleware/rate-limit/index.ts';
 import type { Db } from './store/db.ts';
+import { createWebhookServices, type WebhookDeps, type WebhookServices } from './webhook-services.ts';
 
 export interface AppConfig {
   /** Number of reverse proxies whose X-Forwarded-For is believed (0: use the socket address). */
@@ -29,6 +30,8 @@ export interface Deps {
   logError?: (entry: { requestId: string; method: string; path: string; error: unknown }) => void;
   /** Verifies the signature of an inbound webhook request; absent: inbound routes answer 501. */
   inboundSignature?: (c: Context<AppEnv>) => Promise<void>;
+  /** Webhook secrets key, outbound allow-list, worker wake-up (see webhook-services.ts). */
+  webhooks?: WebhookDeps;
 }
 
 export interface Services {
@@ -39,6 +42,7 @@ export interface Services {
   keys: KeyService;
   sessions: SessionService;
   mcpTokens: McpTokenService;
+  webhooks: WebhookServices;
 }
 
 export function buildServices(deps: Deps): Services {
@@ -53,5 +57,6 @@ export function buildServices(deps: Deps): Services {
     keys: createKeyService({ db, clock }),
     sessions: createSessionService({ db, clock }),
     mcpTokens: createMcpTokenService({ db, clock }),
+    webhooks: createWebhookServices({ db, clock, webhooks: deps.webhooks }),
   };
 }

@@ -3,9 +3,12 @@
  * that has no handler here is mounted anyway and answers `501 not_implemented`.
  */
 import { apiKeyHandlers } from './api-keys.ts';
+import { approvalHandlers } from './approvals.ts';
 import { authHandlers } from './auth.ts';
 import type { OperationHandler } from './handler.ts';
+import { inboundWebhookHandlers } from './inbound-webhooks.ts';
 import { mcpTokenHandlers } from './mcp-tokens.ts';
+import { webhookDestinationHandlers } from './webhook-destinations.ts';
 
 export type { OperationHandler } from './handler.ts';
 
@@ -13,6 +16,9 @@ export const handlers: Readonly<Partial<Record<string, OperationHandler>>> = {
   ...authHandlers, // login, logout
   ...apiKeyHandlers, // key management, Set A and Set B
   ...mcpTokenHandlers, // createMcpToken
+  ...inboundWebhookHandlers, // inbound ingestion (Set A and B) and inbound webhook settings
+  ...webhookDestinationHandlers, // outbound destinations
+  ...approvalHandlers, // decideApproval, createIntegration
 };
 
 /** Operations that take a target agent: a key restricted to that agent may call them. */

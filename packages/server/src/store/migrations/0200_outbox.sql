@@ -44,6 +44,7 @@ CREATE TABLE deliveries (
   -- A claimed delivery is leased until this time; a worker that dies mid-attempt loses its lease
   -- and another worker (or the restarted one) sends it again: at least once.
   locked_until     timestamptz,
+  claim_token      text,                                    -- the claim the lease belongs to
   last_status      integer,
   last_error       text,
   last_attempt_at  timestamptz,

@@ -1,0 +1,91 @@
+/**
+ * @module The decision on a pending approval, by an admin. The approval changes and
+ * `approval.decided` (with `decided_by`) is queued in one transaction: both or neither.
+ */
+import type { Clock } from '../../clock.ts';
+import { fail } from '../../errors.ts';
+import type { Db } from '../../store/db.ts';
+import { enqueueEvent } from '../events/outbox.ts';
+
+/** The contract's Approval record. */
+export interface Approval {
+  id: string;
+  runId: string;
+  agentSlug: string;
+  action: string;
+  summary: string;
+  status: 'pending' | 'approved' | 'rejected' | 'expired';
+  decidedBy: string | null;
+  decidedAt: string | null;
+  expiresAt: string;
+  createdAt: string;
+}
+
+export interface DecideApprovalInput {
+  workspaceId: string;
+  approvalId: string;
+  decision: 'approved' | 'rejected';
+  /** The admin session's user (`usr_…`); never taken from the body. */
+  decidedBy: string;
+}
+
+interface Row {
+  id: string;
+  run_id: string;
+  agent_slug: string;
+  action: string;
+  summary: string;
+  status: Approval['status'];
+  decided_by: string | null;
+  decided_at: Date | null;
+  expires_at: Date;
+  created_at: Date;
+}
+
+/**
+ * Decides a pending approval. Another workspace's approval is `not_found`; one already decided,
+ * or past its expiry, is `400 invalid_body` (the decision can no longer be taken; the contract
+ * lists no 409/410 for this route).
+ */
+export async function decideApproval(db: Db, clock: Clock, input: DecideApprovalInput): Promise<Approval> {
+  const now = clock.now();
+  return db.transaction(async (tx) => {
+    const [current] = await tx.query<Row>(`SELECT * FROM approvals WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [
+      input.approvalId,
+      input.workspaceId,
+    ]);
+    if (!current) throw fail('not_found', 'No such approval.');
+    if (current.status !== 'pending' || current.expires_at.getTime() <= now.getTime()) {
+      throw fail('invalid_body', 'This approval is no longer pending.');
+    }
+    const [row] = await tx.query<Row>(
+      `UPDATE approvals SET status = $2, decided_by = $3, decided_at = $4 WHERE id = $1 RETURNING *`,
+      [input.approvalId, input.decision, input.decidedBy, now],
+    );
+    await enqueueEvent(
+      tx,
+      {
+        tenantId: input.workspaceId,
+        type: 'approval.decided',
+        data: { approval_id: input.approvalId, decision: input.decision, decided_by: input.decidedBy, run_id: current.run_id },
+      },
+      { now },
+    );
+    return toRecord(row!);
+  });
+}
+
+function toRecord(row: Row): Approval {
+  return {
+    id: row.id,
+    runId: row.run_id,
+    agentSlug: row.agent_slug,
+    action: row.action,
+    summary: row.summary,
+    status: row.status,
+    decidedBy: row.decided_by,
+    decidedAt: row.decided_at ? row.decided_at.toISOString() : null,
+    expiresAt: row.expires_at.toISOString(),
+    createdAt: row.created_at.toISOString(),
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * @module Outbound destinations of a workspace: creation behind the SSRF guard (secret shown
+ * once), list, secret rotation (later attempts, retries included, sign with the new secret),
+ * pause, resume, ping and replay of what was given up. Another workspace's destination is
+ * `404 not_found`.
+ */
+import type { Clock } from '../../clock.ts';
+import { fail } from '../../errors.ts';
+import { newId } from '../../random.ts';
+import type { Db } from '../../store/db.ts';
+import { enqueuePing } from '../events/outbox.ts';
+import type { WorkspaceEventType } from '../webhooks/envelope.ts';
+import { newSigningSecret, type SecretBox } from '../webhooks/secret-box.ts';
+import {
+  checkDestinationUrl,
+  DestinationRefusedError,
+  resolveDestination,
+  type DestinationPolicy,
+} from '../webhooks/ssrf-guard.ts';
+
+/** The contract's WebhookDestination record. */
+export interface WebhookDestination {
+  id: string;
+  url: string;
+  events: WorkspaceEventType[];
+  status: 'active' | 'paused';
+  consecutiveFailures: number;
+  pausedAt: string | null;
+  createdAt: string;
+  secretRotatedAt: string | null;
+}
+
+export interface DestinationService {
+  create(workspaceId: string, input: { url: string; events: WorkspaceEventType[] }): Promise<WebhookDestination & { secret: string }>;
+  list(workspaceId: string): Promise<WebhookDestination[]>;
+  rotateSecret(workspaceId: string, id: string): Promise<WebhookDestination & { secret: string }>;
+  pause(workspaceId: string, id: string): Promise<WebhookDestination>;
+  /** Active again, failure count reset; deliveries held while paused go out on the next poll. */
+  resume(workspaceId: string, id: string): Promise<WebhookDestination>;
+  ping(workspaceId: string, id: string): Promise<{ eventIds: string[] }>;
+  /** Every given-up delivery of the destination queued again, same event ids and bodies. */
+  replay(workspaceId: string, id: string): Promise<{ eventIds: string[] }>;
+}
+
+interface Row {
+  id: string;
+  workspace_id: string;
+  url: string;
+  events: string[];
+  status: 'active' | 'paused';
+  consecutive_failures: number;
+  paused_at: Date | null;
+  created_at: Date;
+  secret_rotated_at: Date | null;
+}
+
+const REFUSALS: Record<string, string> = {
+  invalid_url: 'The url is not a valid absolute URL.',
+  not_https: 'The url must use https://.',
+  credentials_in_url: 'The url must not contain credentials.',
+  metadata_address: 'The url points to a refused address.',
+  blocked_host: 'The url points to a refused host.',
+  blocked_address: 'The url points to a private, loopback or otherwise refused address.',
+};
+
+export function createDestinationService(deps: {
+  db: Db;
+  clock: Clock;
+  secretBox: SecretBox;
+  policy: DestinationPolicy;
+}): DestinationService {
+  const { db, clock, secretBox, policy } = deps;
+
+  async function load(workspaceId: string, id: string): Promise<Row> {
+    const [row] = await db.query<Row>(`SELECT * FROM webhook_destinations WHERE id = $1 AND workspace_id = $2`, [id, workspaceId]);
+    if (!row) throw fail('not_found', 'No such destination.');
+    return row;
+  }
+
+  return {
+    async create(workspaceId, input) {
+      await guard(input.url, policy);
+      const secret = newSigningSecret();
+      const [row] = await db.query<Row>(
+        `INSERT INTO webhook_destinations (id, workspace_id, url, events, secret_encrypted, status, created_at)
+         VALUES ($1, $2, $3, $4, $5, 'active', $6) RETURNING *`,
+        [newId('dst'), workspaceId, input.url, [...new Set(input.events)], secretBox.seal(secret), clock.now()],
+      );
+      return { ...toRecord(row!), secret };
+    },
+    async list(workspaceId) {
+      const rows = await db.query<Row>(`SELECT * FROM webhook_destinations WHERE workspace_id = $1 ORDER BY created_at DESC, id`, [workspaceId]);
+      return rows.map(toRecord);
+    },
+    async rotateSecret(workspaceId, id) {
+      await load(workspaceId, id);
+      const secret = newSigningSecret();
+      const [row] = await db.query<Row>(
+        `UPDATE webhook_destinations SET secret_encrypted = $3, secret_rotated_at = $4 WHERE id = $1 AND workspace_id = $2 RETURNING *`,
+        [id, workspaceId, secretBox.seal(secret), clock.now()],
+      );
+      return { ...toRecord(row!), secret };
+    },
+    async pause(workspaceId, id) {
+      await load(workspaceId, id);
+      const [row] = await db.query<Row>(
+        `UPDATE webhook_destinations
+            SET status = 'paused', paused_at = COALESCE(paused_at, $3), paused_reason = COALESCE(paused_reason, 'admin')
+          WHERE id = $1 AND workspace_id = $2 RETURNING *`,
+        [id, workspaceId, clock.now()],
+      );
+      return toRecord(row!);
+    },
+    async resume(workspaceId, id) {
+      await load(workspaceId, id);
+      const [row] = await db.query<Row>(
+        `UPDATE webhook_destinations SET status = 'active', paused_at = NULL, paused_reason = NULL, consecutive_failures = 0
+          WHERE id = $1 AND workspace_id = $2 RETURNING *`,
+        [id, workspaceId],
+      );
+      return toRecord(row!);
+    },
+    async ping(workspaceId, id) {
+      await load(workspaceId, id);
+      const { eventId } = await enqueuePing(db, { tenantId: workspaceId, destinationId: id }, { now: clock.now() });
+      return { eventIds: [eventId] };
+    },
+    async replay(workspaceId, id) {
+      await load(workspaceId, id);
+      const rows = await db.query<{ event_id: string }>(
+        `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $2, locked_until = NULL, claim_token = NULL
+          WHERE destination_id = $1 AND status = 'failed' RETURNING event_id`,
+        [id, clock.now()],
+      );
+      return { eventIds: rows.map((r) => r.event_id).sort() };
+    },
+  };
+}
+
+/**
+ * The creation-time guard: the URL itself, then its current addresses. A name that does not
+ * resolve yet is accepted (it is checked again at every delivery); one that resolves to a refused
+ * address is not.
+ */
+async function guard(url: string, policy: DestinationPolicy): Promise<void> {
+  try {
+    checkDestinationUrl(url, policy);
+    await resolveDestination(url, policy);
+  } catch (error) {
+    if (!(error instanceof DestinationRefusedError)) throw error;
+    if (error.reason === 'dns_failed') return;
+    throw fail('invalid_body', REFUSALS[error.reason] ?? 'The url is refused.');
+  }
+}
+
+function toRecord(row: Row): WebhookDestination {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events as WorkspaceEventType[],
+    status: row.status,
+    consecutiveFailures: row.consecutive_failures,
+    pausedAt: row.paused_at ? row.paused_at.toISOString() : null,
+    createdAt: row.created_at.toISOString(),
+    secretRotatedAt: row.secret_rotated_at ? row.secret_rotated_at.toISOString() : null,
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * @module Inbound webhooks of a workspace: creation (secret shown once), list, pause, resume,
+ * revoke, and the lookup of a slug by the inbound route. Another workspace's webhook is
+ * `404 not_found`, exactly like one that does not exist.
+ */
+import type { Clock } from '../../clock.ts';
+import { fail } from '../../errors.ts';
+import { newId } from '../../random.ts';
+import type { Db } from '../../store/db.ts';
+import { DEFAULT_SIGNATURE_HEADER } from '../webhooks/inbound-signature.ts';
+import type { HmacAlgorithm } from '../webhooks/hmac.ts';
+import { newSigningSecret, type SecretBox } from '../webhooks/secret-box.ts';
+import { checkTemplate } from '../webhooks/template.ts';
+
+export type InboundWebhookStatus = 'active' | 'paused' | 'revoked';
+
+/** The contract's InboundWebhook record. */
+export interface InboundWebhook {
+  slug: string;
+  agentSlug: string;
+  alias: string;
+  signatureHeader: string;
+  algorithm: HmacAlgorithm;
+  timestampRequired: boolean;
+  requestsPerMinute: number;
+  template: string | null;
+  status: InboundWebhookStatus;
+  createdAt: string;
+  lastEventAt: string | null;
+}
+
+export interface CreateInboundWebhookInput {
+  slug: string;
+  agentSlug?: string;
+  alias?: string;
+  signatureHeader?: string;
+  algorithm?: HmacAlgorithm;
+  timestampRequired?: boolean;
+  requestsPerMinute?: number;
+  template?: string;
+}
+
+/** What the inbound route needs to verify and route an event; the secret is opened only here. */
+export interface InboundWebhookTarget {
+  id: string;
+  workspaceId: string;
+  slug: string;
+  secret: string;
+  algorithm: HmacAlgorithm;
+  signatureHeader: string;
+  timestampRequired: boolean;
+  requestsPerMinute: number;
+  template: string | null;
+  agentSlug: string;
+  alias: string;
+}
+
+export const DEFAULT_INBOUND_RPM = 60;
+export const DEFAULT_INBOUND_AGENT = 'orchestrator';
+export const DEFAULT_INBOUND_ALIAS = 'Sonata';
+
+interface Row {
+  id: string;
+  workspace_id: string;
+  slug: string;
+  secret_encrypted: string;
+  algorithm: HmacAlgorithm;
+  signature_header: string;
+  timestamp_required: boolean;
+  requests_per_minute: number;
+  template: string | null;
+  agent_slug: string;
+  alias: string;
+  status: InboundWebhookStatus;
+  created_at: Date;
+  last_event_at: Date | null;
+}
+
+export interface InboundWebhookService {
+  create(workspaceId: string, input: CreateInboundWebhookInput): Promise<InboundWebhook & { secret: string }>;
+  list(workspaceId: string): Promise<InboundWebhook[]>;
+  pause(workspaceId: string, slug: string): Promise<InboundWebhook>;
+  resume(workspaceId: string, slug: string): Promise<InboundWebhook>;
+  revoke(workspaceId: string, slug: string): Promise<InboundWebhook>;
+  /** For the inbound route: unknown or revoked → `webhook_not_found`, paused → `webhook_unavailable`. */
+  target(slug: string): Promise<InboundWebhookTarget>;
+}
+
+export function createInboundWebhookService(deps: { db: Db; clock: Clock; secretBox: SecretBox }): InboundWebhookService {
+  const { db, clock, secretBox } = deps;
+
+  async function load(workspaceId: string, slug: string): Promise<Row> {
+    const [row] = await db.query<Row>(`SELECT * FROM inbound_webhooks WHERE slug = $1 AND workspace_id = $2`, [slug, workspaceId]);
+    if (!row) throw fail('not_found', 'No such inbound webhook.');
+    return row;
+  }
+
+  async function transition(workspaceId: string, slug: string, to: InboundWebhookStatus): Promise<InboundWebhook> {
+    const row = await load(workspaceId, slug);
+    // Revoked is final; pausing a paused webhook (or resuming an active one) changes nothing.
+    if (row.status === 'revoked') throw fail('not_found', 'This inbound webhook is revoked.');
+    const [updated] = await db.query<Row>(
+      `UPDATE inbound_webhooks SET status = $3, revoked_at = CASE WHEN $3 = 'revoked' THEN $4::timestamptz ELSE revoked_at END
+        WHERE slug = $1 AND workspace_id = $2 RETURNING *`,
+      [slug, workspaceId, to, clock.now()],
+    );
+    return toRecord(updated!);
+  }
+
+  return {
+    async create(workspaceId, input) {
+      if (input.template !== undefined) {
+        const problem = checkTemplate(input.template);
+        if (problem) throw fail('invalid_body', problem);
+      }
+      const secret = newSigningSecret();
+      const [row] = await db.query<Row>(
+        `INSERT INTO inbound_webhooks (id, workspace_id, slug, secret_encrypted, algorithm, signature_header,
+           timestamp_required, requests_per_minute, template, agent_slug, alias, status, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'active', $12)
+         ON CONFLICT (slug) DO NOTHING RETURNING *`,
+        [
+          newId('whk'),
+          workspaceId,
+          input.slug,
+          secretBox.seal(secret),
+          input.algorithm ?? 'sha256',
+          input.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
+          input.timestampRequired ?? false,
+          input.requestsPerMinute ?? DEFAULT_INBOUND_RPM,
+          input.template ?? null,
+          input.agentSlug ?? DEFAULT_INBOUND_AGENT,
+          input.alias ?? DEFAULT_INBOUND_ALIAS,
+          clock.now(),
+        ],
+      );
+      // Slugs are unique across the service (they are the URL); a taken one, even revoked, stays taken.
+      if (!row) throw fail('invalid_body', `The slug '${input.slug}' is already taken.`);
+      return { ...toRecord(row), secret };
+    },
+    async list(workspaceId) {
+      const rows = await db.query<Row>(`SELECT * FROM inbound_webhooks WHERE workspace_id = $1 ORDER BY created_at DESC, slug`, [workspaceId]);
+      return rows.map(toRecord);
+    },
+    pause: (workspaceId, slug) => transition(workspaceId, slug, 'paused'),
+    resume: (workspaceId, slug) => transition(workspaceId, slug, 'active'),
+    revoke: (workspaceId, slug) => transition(workspaceId, slug, 'revoked'),
+    async target(slug) {
+      const [row] = await db.query<Row>(`SELECT * FROM inbound_webhooks WHERE slug = $1`, [slug]);
+      if (!row || row.status === 'revoked') throw fail('webhook_not_found');
+      if (row.status === 'paused') throw fail('webhook_unavailable', 'This webhook is paused.');
+      return {
+        id: row.id,
+        workspaceId: row.workspace_id,
+        slug: row.slug,
+        secret: secretBox.open(row.secret_encrypted),
+        algorithm: row.algorithm,
+        signatureHeader: row.signature_header,
+        timestampRequired: row.timestamp_required,
+        requestsPerMinute: row.requests_per_minute,
+        template: row.template,
+        agentSlug: row.agent_slug,
+        alias: row.alias,
+      };
+    },
+  };
+}
+
+function toRecord(row: Row): InboundWebhook {
+  return {
+    slug: row.slug,
+    agentSlug: row.agent_slug,
+    alias: row.alias,
+    signatureHeader: row.signature_header,
+    algorithm: row.algorithm,
+    timestampRequired: row.timestamp_required,
+    requestsPerMinute: row.requests_per_minute,
+    template: row.template,
+    status: row.status,
+    createdAt: row.created_at.toISOString(),
+    lastEventAt: row.last_event_at ? row.last_event_at.toISOString() : null,
+  };
+}

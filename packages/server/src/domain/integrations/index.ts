@@ -1,0 +1,41 @@
+/**
+ * @module Connected integrations: recording one emits `integration.connected`, in the same
+ * transaction as the record.
+ */
+import type { Clock } from '../../clock.ts';
+import { randomBase62 } from '../../random.ts';
+import type { Db } from '../../store/db.ts';
+import { enqueueEvent } from '../events/outbox.ts';
+
+export interface Integration {
+  id: string;
+  integration: string;
+  provider: string;
+  connectedBy: string;
+  connectedAt: string;
+}
+
+export async function recordIntegration(
+  db: Db,
+  clock: Clock,
+  input: { workspaceId: string; integration: string; provider: string; connectedBy: string },
+): Promise<Integration> {
+  const now = clock.now();
+  const id = `int_${randomBase62(20)}`;
+  await db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO integrations (id, workspace_id, integration, provider, connected_by, connected_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [id, input.workspaceId, input.integration, input.provider, input.connectedBy, now],
+    );
+    await enqueueEvent(
+      tx,
+      {
+        tenantId: input.workspaceId,
+        type: 'integration.connected',
+        data: { integration: input.integration, provider: input.provider, connected_by: input.connectedBy },
+      },
+      { now },
+    );
+  });
+  return { id, integration: input.integration, provider: input.provider, connectedBy: input.connectedBy, connectedAt: now.toISOString() };
+}
