@@ -7,6 +7,7 @@ import { createApp, type AppOptions, type Deps } from './app.ts';
 import { totpCode } from './domain/sessions/totp.ts';
 import { initWorkspace, type InitResult } from './domain/workspaces/init.ts';
 import type { OpenDb } from './store/db.ts';
+import { randomBase62 } from './random.ts';
 import { openStore } from './store/open.ts';
 
 export interface TestApp extends InitResult {
@@ -26,7 +27,8 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const db = options.db ?? (await openStore());
   const clock = fixedClock('2026-06-01T09:00:00Z');
-  const init = await initWorkspace(db, clock);
+  // A distinct admin per app, so several test apps can share one store.
+  const init = await initWorkspace(db, clock, { adminEmail: `admin-${randomBase62(8).toLowerCase()}@example.com` });
   const { app, services } = createApp({ db, clock, logError: () => {}, ...options.deps }, options.app);
   return {
     ...init,
