@@ -8,6 +8,9 @@ import type { AppEnv } from './app-env.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createKeyService, type KeyService } from './domain/keys/index.ts';
 import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens/index.ts';
+import { createRunService, type BudgetSettings, type RunService } from './domain/runs/index.ts';
+import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from './domain/usage/index.ts';
+import { createEngines, type Engines } from './engine/index.ts';
 import { createSessionService, type SessionService } from './domain/sessions/index.ts';
 import { createMemoryLimiter, type Limiter } from './middleware/rate-limit/index.ts';
 import type { Db } from './store/db.ts';
@@ -16,9 +19,11 @@ import { createWebhookServices, type WebhookDeps, type WebhookServices } from '.
 export interface AppConfig {
   /** Number of reverse proxies whose X-Forwarded-For is believed (0: use the socket address). */
   trustProxy: number;
+  /** Private beta (`PRIVATE_BETA=true`): the public agent API answers 404 not_found. GA by default. */
+  privateBeta: boolean;
 }
 
-export const DEFAULT_APP_CONFIG: AppConfig = { trustProxy: 0 };
+export const DEFAULT_APP_CONFIG: AppConfig = { trustProxy: 0, privateBeta: false };
 
 export interface Deps {
   db: Db;
@@ -28,10 +33,16 @@ export interface Deps {
   limiter?: Limiter;
   /** Unexpected errors, with their stack, for the operator; defaults to stderr. */
   logError?: (entry: { requestId: string; method: string; path: string; error: unknown }) => void;
-  /** Verifies the signature of an inbound webhook request; absent: inbound routes answer 501. */
+  /** Verifies the signature of an inbound webhook request; defaults to the inbound webhooks' own check. */
   inboundSignature?: (c: Context<AppEnv>) => Promise<void>;
   /** Webhook secrets key, outbound allow-list, worker wake-up (see webhook-services.ts). */
   webhooks?: WebhookDeps;
+  /** Alias -> engine; every alias on the local engine when absent. */
+  engines?: Engines;
+  /** STU per token and alias; the defaults of domain/usage when absent. */
+  stuRates?: StuRates;
+  /** Kill-switch limits in STU (run, hour, day); 1 M / 10 M / 80 M when absent. */
+  killSwitchLimits?: KillSwitchLimits;
 }
 
 export interface Services {
@@ -43,11 +54,14 @@ export interface Services {
   sessions: SessionService;
   mcpTokens: McpTokenService;
   webhooks: WebhookServices;
+  runs: RunService;
+  budget: BudgetSettings;
 }
 
 export function buildServices(deps: Deps): Services {
   const clock = deps.clock ?? systemClock;
   const { db } = deps;
+  const budget: BudgetSettings = { rates: deps.stuRates ?? DEFAULT_STU_RATES, limits: deps.killSwitchLimits ?? KILL_SWITCH_LIMITS };
   return {
     db,
     clock,
@@ -58,5 +72,13 @@ export function buildServices(deps: Deps): Services {
     sessions: createSessionService({ db, clock }),
     mcpTokens: createMcpTokenService({ db, clock }),
     webhooks: createWebhookServices({ db, clock, webhooks: deps.webhooks }),
+    runs: createRunService({
+      db,
+      clock,
+      engines: deps.engines ?? createEngines(),
+      budget,
+      logError: (error) => deps.logError?.({ requestId: '-', method: '-', path: 'background run', error }),
+    }),
+    budget,
   };
 }

@@ -68,9 +68,11 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
       const now = clock.now();
       // The attempt is written before it is judged, and counts as a failure until it succeeds:
       // concurrent guesses each see the others, so no burst gets past the limit.
+      const windowStart = new Date(now.getTime() - LOGIN_WINDOW_MS);
+      // Attempts older than the window no longer count; drop them as this email comes by.
+      await db.query(`DELETE FROM login_attempts WHERE email = $1 AND attempted_at <= $2`, [email, windowStart]);
       const attemptId = newId('att');
       await db.query(`INSERT INTO login_attempts (id, email, attempted_at) VALUES ($1, $2, $3)`, [attemptId, email, now]);
-      const windowStart = new Date(now.getTime() - LOGIN_WINDOW_MS);
       const [tally] = await db.query<{ n: number; oldest: Date }>(
         `SELECT count(*)::int AS n, min(attempted_at) AS oldest FROM login_attempts WHERE email = $1 AND attempted_at > $2`,
         [email, windowStart],
@@ -90,6 +92,8 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
       const user = await verifyCredentials(email, credentials, now);
       if (!user) throw fail('not_authenticated', 'Email, password or code is incorrect.');
       await db.query(`DELETE FROM login_attempts WHERE email = $1`, [email]);
+      // Housekeeping where it is cheap: this user's ended sessions go when a new one starts.
+      await db.query(`DELETE FROM sessions WHERE user_id = $1 AND expires_at <= $2`, [user.id, now]);
 
       const sessionToken = randomBase62(43);
       const csrfToken = randomBase62(43);

@@ -7,8 +7,8 @@
  * - adminSession: the `service_session` cookie; not_authenticated, then role_forbidden (role or
  *   two-step verification), and on writes the `X-CSRF-Token` header (role_forbidden when wrong).
  * - mcpToken: `Authorization: Bearer service_mcp_…`; missing_bearer, not_authenticated, scope_required.
- * - inboundSignature: verified by the inbound webhook module when it exists; until then the route
- *   answers 501 not_implemented (fail-closed: no signature check, no entry).
+ * - inboundSignature: verified by the function the app passes in (the inbound webhooks' check);
+ *   without one the route answers 501 not_implemented (fail-closed: no signature check, no entry).
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
