@@ -15,6 +15,14 @@ export interface ServerConfig {
   tls: { certFile: string; keyFile: string } | undefined;
   /** Reverse proxies whose X-Forwarded-For is believed for the per-IP limit. */
   trustProxy: number;
+  /** Key for webhook signing secrets at rest (SECRET_KEY); see cli/secret-key.ts when absent. */
+  secretKey: string | undefined;
+  /** Hosts, IPs or CIDRs outbound deliveries may reach although private or loopback (WEBHOOK_ALLOW_HOSTS). */
+  webhookAllowHosts: string[];
+  /** Worker polling interval in ms (WEBHOOK_POLL_MS, default 1000). */
+  webhookPollMs: number;
+  /** Budget of one delivery attempt in ms (WEBHOOK_DELIVERY_TIMEOUT_MS, default 10000). */
+  webhookTimeoutMs: number;
 }
 
 export interface ConfigFlags {
@@ -39,6 +47,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     host: flags.host ?? env.HOST ?? '127.0.0.1',
     tls: certFile && keyFile ? { certFile: resolve(cwd, certFile), keyFile: resolve(cwd, keyFile) } : undefined,
     trustProxy: parseCount(env.TRUST_PROXY),
+    secretKey: env.SECRET_KEY || undefined,
+    webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    webhookPollMs: parseMs(env.WEBHOOK_POLL_MS, 1_000, 'WEBHOOK_POLL_MS'),
+    webhookTimeoutMs: parseMs(env.WEBHOOK_DELIVERY_TIMEOUT_MS, 10_000, 'WEBHOOK_DELIVERY_TIMEOUT_MS'),
   };
 }
 
@@ -58,5 +70,12 @@ function parseCount(value: string | undefined): number {
   if (value === 'true') return 1;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new ConfigError(`TRUST_PROXY must be a number of proxies: ${value}`);
+  return n;
+}
+
+function parseMs(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 10 || n > 3_600_000) throw new ConfigError(`${name} must be milliseconds between 10 and 3600000: ${value}`);
   return n;
 }

@@ -10,6 +10,8 @@ import { createApp } from '../app.ts';
 import type { ServerConfig } from '../config.ts';
 import { listWorkspaces } from '../domain/workspaces/index.ts';
 import { connectRedis, createRedisLimiter } from '../middleware/rate-limit/index.ts';
+import { startWorker, type Worker } from '../worker/index.ts';
+import { resolveSecretKey } from './secret-key.ts';
 import { openCliStore } from './store.ts';
 
 export interface RunningServer {
@@ -21,13 +23,25 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
   const tls = config.tls
     ? { cert: await readFile(config.tls.certFile), key: await readFile(config.tls.keyFile) }
     : undefined;
+  const secretKey = await resolveSecretKey(config);
   const store = await openCliStore(config, 'serve');
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  let worker: Worker | undefined;
   try {
-    const { app } = createApp({
+    const { app, services } = createApp({
       db: store.db,
       config: { trustProxy: config.trustProxy },
       ...(redis ? { limiter: createRedisLimiter({ redis }) } : {}),
+      webhooks: { secretKey, allowList: config.webhookAllowHosts, wake: () => worker?.wake() },
+    });
+    // Outbound deliveries (and inbound runs) survive restarts: the worker resumes from the store.
+    worker = startWorker({
+      db: store.db,
+      clock: services.clock,
+      secretBox: services.webhooks.secretBox,
+      policy: { allowList: services.webhooks.allowList },
+      pollMs: config.webhookPollMs,
+      timeoutMs: config.webhookTimeoutMs,
     });
     const server = await listen(config, app.fetch, tls);
     const address = server.address();
@@ -36,6 +50,10 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
 
     say(`Store: ${store.description}.`);
     say(`Rate limits: ${redis ? 'shared through Redis (REDIS_URL)' : 'in memory (this process only)'}.`);
+    say(
+      `Webhook deliveries: worker polling every ${config.webhookPollMs} ms` +
+        (config.webhookAllowHosts.length ? `; allow-listed hosts: ${config.webhookAllowHosts.join(', ')}.` : '.'),
+    );
     if ((await listWorkspaces(store.db)).length === 0) {
       say('No workspace yet: stop the server and run `service init --json` to create the admin and a first key.');
     }
@@ -51,11 +69,13 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
         // Idle keep-alive connections would otherwise hold the close for seconds.
         (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
         await closed;
+        await worker?.stop();
         await redis?.quit().catch(() => {});
         await store.close();
       },
     };
   } catch (err) {
+    await worker?.stop();
     redis?.disconnect();
     await store.close();
     throw err;

@@ -1,0 +1,54 @@
+/**
+ * @module Runs started by inbound webhooks. Ingestion writes the event and its `in_progress` run
+ * in one transaction; executing the run is handed over here, from a durable queue (events whose
+ * `run_started_at` is null), so a crash between the answer to the sender and the hand-over loses
+ * nothing. The executor is injected: the run service's executor once it is wired in, nothing (the
+ * queue waits) until then.
+ */
+import type { Clock } from '../clock.ts';
+import type { Db } from '../store/db.ts';
+
+/** One run to execute: its row already exists, `in_progress`, with `source = 'inbound_webhook'`. */
+export interface InboundRun {
+  runId: string;
+  workspaceId: string;
+  agentSlug: string;
+  alias: string;
+  /** The agent input rendered from the event by the webhook's template. */
+  content: string;
+  /** The sender's event id, for the run's audit trail. */
+  eventId: string;
+}
+
+/**
+ * Executes an inbound run (swap in the run service's executor here). It must be idempotent for a
+ * run id: after a crash the same run can be handed over again. Resolving means "taken over".
+ */
+export type InboundRunExecutor = (run: InboundRun) => Promise<void>;
+
+/** Hands over up to `limit` waiting inbound runs; returns how many were taken over. */
+export async function handOverInboundRuns(
+  deps: { db: Db; clock: Clock; execute: InboundRunExecutor },
+  limit = 10,
+): Promise<number> {
+  return deps.db.transaction(async (tx) => {
+    const rows = await tx.query<{ id: string; run_id: string; workspace_id: string; agent_slug: string; alias: string; agent_input: string; event_id: string }>(
+      `SELECT id, run_id, workspace_id, agent_slug, alias, agent_input, event_id FROM inbound_events
+        WHERE run_started_at IS NULL ORDER BY received_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      [limit],
+    );
+    for (const row of rows) {
+      await deps.execute({
+        runId: row.run_id,
+        workspaceId: row.workspace_id,
+        agentSlug: row.agent_slug,
+        alias: row.alias,
+        content: row.agent_input,
+        eventId: row.event_id,
+      });
+      // The input is no longer needed once the run has it: the audit keeps the body's hash and size.
+      await tx.query(`UPDATE inbound_events SET run_started_at = $2, agent_input = NULL WHERE id = $1`, [row.id, deps.clock.now()]);
+    }
+    return rows.length;
+  });
+}

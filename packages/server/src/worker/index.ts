@@ -1,0 +1,87 @@
+/**
+ * @module The background worker started by `serve`: it polls for due outbound deliveries (and
+ * inbound runs to hand over) every `pollMs`, or sooner when woken. Stopping waits for the batch in
+ * flight, so a clean shutdown records every attempt; a crash loses only leases, which run out.
+ */
+import type { Clock } from '../clock.ts';
+import { runDeliveryBatch, type DeliveryWorkerDeps } from './deliveries.ts';
+import { handOverInboundRuns, type InboundRunExecutor } from './inbound-runs.ts';
+
+export interface WorkerOptions extends DeliveryWorkerDeps {
+  /** Time between polls when there is nothing to do. */
+  pollMs?: number;
+  /** The inbound run executor; absent, inbound runs wait in their queue. */
+  executeInboundRun?: InboundRunExecutor;
+  /** Errors of a tick (the store is down, …); the worker keeps polling. */
+  logError?: (error: unknown) => void;
+  clock: Clock;
+}
+
+export interface Worker {
+  /** Runs one tick now: hand over inbound runs, then deliver until nothing is due. */
+  tick(): Promise<void>;
+  /** Schedules a tick as soon as the current one ends. */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_POLL_MS = 1_000;
+
+export function startWorker(options: WorkerOptions): Worker {
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let stopped = false;
+
+  async function tick(): Promise<void> {
+    if (options.executeInboundRun) {
+      while ((await handOverInboundRuns({ db: options.db, clock: options.clock, execute: options.executeInboundRun })) > 0 && !stopped);
+    }
+    // Keep going while full batches come back: a backlog drains without waiting for the next poll.
+    for (;;) {
+      const batch = await runDeliveryBatch(options);
+      if (stopped || batch.claimed < (options.batchSize ?? 20)) break;
+    }
+  }
+
+  function schedule(delay: number): void {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(loop, delay);
+    timer.unref?.();
+  }
+
+  function loop(): void {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = tick()
+      .catch((error: unknown) => (options.logError ?? defaultLog)(error))
+      .finally(() => {
+        running = undefined;
+        const now = again;
+        again = false;
+        schedule(now ? 0 : pollMs);
+      });
+  }
+
+  schedule(0);
+  return {
+    tick,
+    wake() {
+      if (running) again = true;
+      else schedule(0);
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+function defaultLog(error: unknown): void {
+  console.error(JSON.stringify({ level: 'error', msg: 'webhook worker tick failed', error: error instanceof Error ? error.message : String(error) }));
+}
