@@ -14,6 +14,7 @@ import { fail } from './errors.ts';
 import { authenticate } from './middleware/auth/index.ts';
 import { errorBoundary, errorMapper, notFound } from './middleware/errors/index.ts';
 import { byClientIp, PER_IP, PER_WORKSPACE, rateLimit } from './middleware/rate-limit/index.ts';
+import { privateBeta } from './middleware/private-beta/index.ts';
 import { redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
 import { validate } from './middleware/validate/index.ts';
@@ -22,6 +23,7 @@ import {
   ANY_ROLE_OPERATIONS,
   handlers,
   INBOUND_OPERATIONS,
+  PUBLIC_AGENT_API_OPERATIONS,
   type OperationHandler,
 } from './routes/index.ts';
 import type { RouteSpec } from './routes/route-spec.ts';
@@ -66,10 +68,13 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
     },
   });
 
+  const beta = privateBeta({ enabled: services.config.privateBeta });
   for (const route of routes) {
     app.on(
       route.method.toUpperCase(),
       honoPath(route.path),
+      // Before authentication: during the private beta these routes read as absent, whatever the credential.
+      PUBLIC_AGENT_API_OPERATIONS.has(route.operationId) ? beta : passThrough,
       authenticate(
         { ...services, inboundSignature },
         {
@@ -101,6 +106,10 @@ function handle(operationId: string, handler: OperationHandler | undefined, serv
   };
   return Object.assign(operation, { operationId });
 }
+
+const passThrough: MiddlewareHandler<AppEnv> = async function passThrough(_c, next) {
+  await next();
+};
 
 function methodNotAllowed(methods: string[]): MiddlewareHandler<AppEnv> {
   const allow = methods.join(', ');

@@ -2,12 +2,16 @@
  * @module The handlers of the contract's operations, by operationId. An operation of the contract
  * that has no handler here is mounted anyway and answers `501 not_implemented`.
  */
+import { agentHandlers } from './agents.ts';
 import { apiKeyHandlers } from './api-keys.ts';
 import { approvalHandlers } from './approvals.ts';
 import { authHandlers } from './auth.ts';
 import type { OperationHandler } from './handler.ts';
 import { inboundWebhookHandlers } from './inbound-webhooks.ts';
+import { inferenceHandlers } from './inference.ts';
 import { mcpTokenHandlers } from './mcp-tokens.ts';
+import { runHandlers } from './runs.ts';
+import { usageHandlers } from './usage.ts';
 import { webhookDestinationHandlers } from './webhook-destinations.ts';
 
 export type { OperationHandler } from './handler.ts';
@@ -19,7 +23,27 @@ export const handlers: Readonly<Partial<Record<string, OperationHandler>>> = {
   ...inboundWebhookHandlers, // inbound ingestion (Set A and B) and inbound webhook settings
   ...webhookDestinationHandlers, // outbound destinations
   ...approvalHandlers, // decideApproval, createIntegration
+  ...inferenceHandlers, // createInference, sendAgentMessage, sendOrchestratorMessage
+  ...runHandlers, // getRun, listRuns, cancelRun, Set A and Set B
+  ...usageHandlers, // getCurrentUsage, getUsageV1
+  ...agentHandlers, // listAgents
 };
+
+/** The public agent API: answers `404 not_found` while the deployment is in private beta. */
+export const PUBLIC_AGENT_API_OPERATIONS = new Set([
+  'createInference',
+  'sendAgentMessage',
+  'sendOrchestratorMessage',
+  'listAgents',
+  'getRun',
+  'getRunV1',
+  'listRuns',
+  'listRunsV1',
+  'cancelRun',
+  'cancelRunV1',
+  'getCurrentUsage',
+  'getUsageV1',
+]);
 
 /** Operations that take a target agent: a key restricted to that agent may call them. */
 export const AGENT_TARGETED_OPERATIONS = new Set(['createInference', 'sendAgentMessage', 'sendOrchestratorMessage']);

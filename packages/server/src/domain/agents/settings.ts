@@ -1,0 +1,62 @@
+/**
+ * @module The workspace's agent settings in the store: its plan and its paused agents. Read at
+ * every invocation (availability, router candidates) and changed by the operator's CLI.
+ */
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../store/db.ts';
+import type { WorkspaceAgents } from './availability.ts';
+import { getAgent } from './catalog.ts';
+import { isPlanName, type PlanName } from './plans.ts';
+
+/**
+ * The plan of a workspace that never chose one: every agent, the three standard aliases, and a
+ * quota large enough to try the service (documented in docs/server.md).
+ */
+export const DEFAULT_PLAN: PlanName = 'growth';
+
+export async function getPlan(db: Db, workspaceId: string): Promise<PlanName> {
+  const [row] = await db.query<{ plan: string }>(`SELECT plan FROM workspace_plans WHERE workspace_id = $1`, [workspaceId]);
+  return row && isPlanName(row.plan) ? row.plan : DEFAULT_PLAN;
+}
+
+export async function setPlan(db: Db, clock: Clock, workspaceId: string, plan: PlanName): Promise<void> {
+  await db.query(
+    `INSERT INTO workspace_plans (workspace_id, plan, updated_at) VALUES ($1, $2, $3)
+     ON CONFLICT (workspace_id) DO UPDATE SET plan = EXCLUDED.plan, updated_at = EXCLUDED.updated_at`,
+    [workspaceId, plan, clock.now()],
+  );
+}
+
+export async function pausedAgents(db: Db, workspaceId: string): Promise<Map<string, string>> {
+  const rows = await db.query<{ agent_slug: string; reason: string }>(
+    `SELECT agent_slug, reason FROM paused_agents WHERE workspace_id = $1`,
+    [workspaceId],
+  );
+  return new Map(rows.map((r) => [r.agent_slug, r.reason]));
+}
+
+/** The plan and paused agents together: what availability and the router need. */
+export async function workspaceAgents(db: Db, workspaceId: string): Promise<WorkspaceAgents> {
+  const [plan, paused] = await Promise.all([getPlan(db, workspaceId), pausedAgents(db, workspaceId)]);
+  return { plan, paused };
+}
+
+/** Pauses an agent (or changes the reason of a paused one). @throws Error for a slug that is not an agent */
+export async function pauseAgent(db: Db, clock: Clock, workspaceId: string, slug: string, reason: string): Promise<void> {
+  if (!getAgent(slug)) throw new Error(`not an agent: ${slug}`);
+  if (reason.trim() === '') throw new Error('a pause needs a reason');
+  await db.query(
+    `INSERT INTO paused_agents (workspace_id, agent_slug, reason, paused_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (workspace_id, agent_slug) DO UPDATE SET reason = EXCLUDED.reason, paused_at = EXCLUDED.paused_at`,
+    [workspaceId, slug, reason.trim(), clock.now()],
+  );
+}
+
+/** Resumes an agent; returns whether it was paused. */
+export async function resumeAgent(db: Db, workspaceId: string, slug: string): Promise<boolean> {
+  const rows = await db.query(`DELETE FROM paused_agents WHERE workspace_id = $1 AND agent_slug = $2 RETURNING 1`, [
+    workspaceId,
+    slug,
+  ]);
+  return rows.length > 0;
+}

@@ -1,0 +1,75 @@
+/**
+ * @module The run's workspace events, written to the outbox (src/domain/events) inside the run's
+ * closing transaction, so an event exists exactly when the change that caused it commits.
+ */
+import type { Db } from '../../store/db.ts';
+import { enqueueEvent } from '../events/index.ts';
+
+export async function runCompletedEvent(
+  tx: Db,
+  now: Date,
+  run: { workspaceId: string; runId: string; agent: string; alias: string; inputTokens: number; outputTokens: number; stu: number },
+): Promise<void> {
+  await enqueueEvent(
+    tx,
+    {
+      tenantId: run.workspaceId,
+      type: 'run.completed',
+      data: {
+        run_id: run.runId,
+        agent: run.agent,
+        alias: run.alias,
+        status: 'completed',
+        usage: { input_tokens: run.inputTokens, output_tokens: run.outputTokens, stu: run.stu },
+      },
+    },
+    { now },
+  );
+}
+
+export async function runFailedEvent(tx: Db, now: Date, run: { workspaceId: string; runId: string; agent: string; reason: string }): Promise<void> {
+  await enqueueEvent(
+    tx,
+    { tenantId: run.workspaceId, type: 'run.failed', data: { run_id: run.runId, agent: run.agent, reason: run.reason, status: 'failed' } },
+    { now },
+  );
+}
+
+export async function draftCreatedEvent(
+  tx: Db,
+  now: Date,
+  draft: { workspaceId: string; draftId: string; runId: string; agent: string; kind: string; subject: string },
+): Promise<void> {
+  await enqueueEvent(
+    tx,
+    {
+      tenantId: draft.workspaceId,
+      type: 'draft.created',
+      data: { draft_id: draft.draftId, run_id: draft.runId, agent: draft.agent, kind: draft.kind, subject: draft.subject },
+    },
+    { now },
+  );
+}
+
+export async function approvalCreatedEvent(
+  tx: Db,
+  now: Date,
+  approval: { workspaceId: string; approvalId: string; runId: string; agent: string; action: string; summary: string; expiresAt: Date },
+): Promise<void> {
+  await enqueueEvent(
+    tx,
+    {
+      tenantId: approval.workspaceId,
+      type: 'approval.created',
+      data: {
+        approval_id: approval.approvalId,
+        run_id: approval.runId,
+        agent: approval.agent,
+        action: approval.action,
+        summary: approval.summary,
+        expires_at: approval.expiresAt.toISOString(),
+      },
+    },
+    { now },
+  );
+}

@@ -1,0 +1,64 @@
+/**
+ * @module Idempotency-Key of the invocation routes: per credential, for 24 hours, the first request's
+ * run answers every retry. The key is claimed in the same transaction that creates the run, so two
+ * concurrent retries cannot both create one.
+ */
+import { createHash } from 'node:crypto';
+import { fail } from '../../errors.ts';
+import type { Db } from '../../store/db.ts';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface IdempotencyClaim {
+  /** The credential that sent the request (`key_…`). */
+  credentialId: string;
+  key: string;
+  /** From `requestHash`: the operation and its body. */
+  requestHash: string;
+}
+
+/** A stable hash of what the request asks for; key order in the body does not matter. */
+export function requestHash(operation: string, body: unknown): string {
+  return createHash('sha256').update(`${operation}\n${canonicalJson(body)}`).digest('hex');
+}
+
+/**
+ * The run an earlier request with this key created, or null when the key is new (or expired, in
+ * which case the old claim is dropped). A key reused with another body is `400 invalid_request`.
+ */
+export async function findClaim(db: Db, claim: IdempotencyClaim, now: Date): Promise<string | null> {
+  const [row] = await db.query<{ request_hash: string; run_id: string; expires_at: Date }>(
+    `SELECT request_hash, run_id, expires_at FROM idempotency_keys WHERE credential_id = $1 AND idempotency_key = $2`,
+    [claim.credentialId, claim.key],
+  );
+  if (!row) return null;
+  if (row.expires_at.getTime() <= now.getTime()) {
+    await db.query(`DELETE FROM idempotency_keys WHERE credential_id = $1 AND idempotency_key = $2`, [claim.credentialId, claim.key]);
+    return null;
+  }
+  if (row.request_hash !== claim.requestHash) {
+    throw fail('invalid_request', "'idempotency-key' was already used with a different request.");
+  }
+  return row.run_id;
+}
+
+/** Claims the key for `runId`; false when a concurrent request claimed it first. */
+export async function claimKey(tx: Db, claim: IdempotencyClaim, workspaceId: string, runId: string, now: Date): Promise<boolean> {
+  const rows = await tx.query(
+    `INSERT INTO idempotency_keys (credential_id, idempotency_key, workspace_id, request_hash, run_id, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (credential_id, idempotency_key) DO NOTHING RETURNING 1`,
+    [claim.credentialId, claim.key, workspaceId, claim.requestHash, runId, now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
+  );
+  return rows.length > 0;
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,10 @@
+/**
+ * @module Runs: creation, execution through the engines, cancel, reads, budgets and the usage ledger.
+ */
+export * from './service.ts';
+export * from './store.ts';
+export { requestHash, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
+export { currentUsage } from './usage-store.ts';
+export { killSwitchStatus, setManualKillSwitch, type BudgetSettings, type KillSwitchStatus } from './budget.ts';
+export { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
+export { runFailureError, streamErrorOf, type StreamErrorBody } from './outcome.ts';

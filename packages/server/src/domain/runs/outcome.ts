@@ -1,0 +1,51 @@
+/**
+ * @module What an invocation answers for a run that did not complete: the spec's error for the
+ * synchronous JSON answer, and the `StreamError` of a stream that already began.
+ *
+ * | failureReason         | synchronous answer                                   | stream `event: error` |
+ * |-----------------------|------------------------------------------------------|-----------------------|
+ * | `kill_switch:<kind>`  | 429 `kill_switch` with `kind` (and `Retry-After`)    | `kill_switch`         |
+ * | `engine_error`, `timeout` | 503 `service_unavailable` (`Retry-After: 30`)   | the same reason       |
+ * | anything else         | 500 `internal_error`                                 | `internal_error`      |
+ */
+import { fail, type ServiceError } from '../../errors.ts';
+import { killSwitchError, killSwitchWindows, type KillSwitchKind } from '../usage/index.ts';
+import type { Run } from './store.ts';
+
+const ENGINE_RETRY_AFTER_SEC = 30;
+
+export function runFailureError(run: Run, now: Date): ServiceError {
+  const reason = run.failureReason ?? 'internal_error';
+  const kind = /^kill_switch:(run|hour|day|manual)$/.exec(reason)?.[1] as KillSwitchKind | undefined;
+  if (kind) {
+    const windows = killSwitchWindows(now);
+    const end = kind === 'hour' ? windows.hour.end : kind === 'day' ? windows.day.end : null;
+    const retryAfterSec = end ? Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000)) : kind === 'manual' ? 3600 : 1;
+    const error = killSwitchError({ kind, retryAfterSec });
+    return fail('kill_switch', `A spending kill switch stopped run ${run.id}.`, error.extras, error.headers);
+  }
+  if (reason === 'engine_error' || reason === 'timeout') {
+    return fail('service_unavailable', `The agent could not complete run ${run.id}; try again later.`, {}, {
+      'Retry-After': String(ENGINE_RETRY_AFTER_SEC),
+    });
+  }
+  return fail('internal_error', `Run ${run.id} failed.`);
+}
+
+export interface StreamErrorBody {
+  error: 'engine_error' | 'timeout' | 'kill_switch' | 'internal_error';
+  message: string;
+  runId: string;
+  requestId?: string;
+}
+
+export function streamErrorOf(run: Run, requestId: string): StreamErrorBody {
+  const reason = run.failureReason ?? 'internal_error';
+  if (reason.startsWith('kill_switch:')) {
+    return { error: 'kill_switch', message: 'A spending kill switch stopped the run.', runId: run.id, requestId };
+  }
+  if (reason === 'engine_error' || reason === 'timeout') {
+    return { error: reason, message: 'The agent could not complete the answer.', runId: run.id, requestId };
+  }
+  return { error: 'internal_error', message: 'The run failed.', runId: run.id, requestId };
+}

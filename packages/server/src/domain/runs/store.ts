@@ -1,0 +1,171 @@
+/**
+ * @module Run records in the store and their contract shapes (Run, Step, ToolCall, RunList).
+ * Every read is scoped by workspace: another workspace's run reads exactly like a missing one.
+ */
+import { fail } from '../../errors.ts';
+import type { Db } from '../../store/db.ts';
+
+export const RUN_STATUSES = ['in_progress', 'completed', 'failed', 'canceled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export type RunSource = 'api' | 'inbound_webhook' | 'mcp';
+
+export interface Run {
+  id: string;
+  status: RunStatus;
+  agentSlug: string;
+  alias: string;
+  source: RunSource;
+  conversationId: string | null;
+  content: string | null;
+  failureReason: string | null;
+  usage: { inputTokens: number; outputTokens: number; stu: number };
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+}
+
+export interface Step {
+  id: string;
+  index: number;
+  kind: 'routing' | 'model_call' | 'tool_call' | 'draft' | 'approval';
+  agentSlug: string;
+  summary: string;
+  createdAt: string;
+}
+
+export interface ToolCall {
+  id: string;
+  stepIndex: number;
+  name: string;
+  arguments: Record<string, unknown>;
+  result: string | null;
+  status: 'completed' | 'failed' | 'pending_approval';
+}
+
+export interface RunDetail {
+  run: Run;
+  steps: Step[];
+  toolCalls: ToolCall[];
+}
+
+export interface RunList {
+  data: Run[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export interface RunRow {
+  id: string;
+  workspace_id: string;
+  status: RunStatus;
+  agent_slug: string;
+  answered_by: string;
+  alias: string;
+  source: RunSource;
+  conversation_id: string | null;
+  content: string | null;
+  failure_reason: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  stu: number;
+  reserved_stu: number;
+  window_hour: Date;
+  window_day: Date;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'canceled'];
+
+export function toRun(row: RunRow): Run {
+  return {
+    id: row.id,
+    status: row.status,
+    agentSlug: row.agent_slug,
+    alias: row.alias,
+    source: row.source,
+    conversationId: row.conversation_id,
+    content: row.content,
+    failureReason: row.failure_reason,
+    usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, stu: row.stu },
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    completedAt: row.completed_at ? row.completed_at.toISOString() : null,
+  };
+}
+
+/** The run row, or `404 not_found` when it does not exist in this workspace. */
+export async function readRunRow(db: Db, workspaceId: string, runId: string, forUpdate = false): Promise<RunRow> {
+  const [row] = await db.query<RunRow>(
+    `SELECT * FROM runs WHERE id = $1 AND workspace_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    [runId, workspaceId],
+  );
+  if (!row) throw fail('not_found', 'Run not found.');
+  return row;
+}
+
+export async function readRunDetail(db: Db, workspaceId: string, runId: string): Promise<RunDetail> {
+  const row = await readRunRow(db, workspaceId, runId);
+  const steps = await db.query<{ id: string; index: number; kind: Step['kind']; agent_slug: string; summary: string; created_at: Date }>(
+    `SELECT id, index, kind, agent_slug, summary, created_at FROM run_steps WHERE run_id = $1 ORDER BY index`,
+    [runId],
+  );
+  const calls = await db.query<{
+    id: string;
+    step_index: number;
+    name: string;
+    arguments: Record<string, unknown>;
+    result: string | null;
+    status: ToolCall['status'];
+  }>(`SELECT id, step_index, name, arguments, result, status FROM tool_calls WHERE run_id = $1 ORDER BY step_index, id`, [runId]);
+  return {
+    run: toRun(row),
+    steps: steps.map((s) => ({
+      id: s.id,
+      index: s.index,
+      kind: s.kind,
+      agentSlug: s.agent_slug,
+      summary: s.summary,
+      createdAt: s.created_at.toISOString(),
+    })),
+    toolCalls: calls.map((t) => ({
+      id: t.id,
+      stepIndex: t.step_index,
+      name: t.name,
+      arguments: typeof t.arguments === 'string' ? (JSON.parse(t.arguments) as Record<string, unknown>) : t.arguments,
+      result: t.result,
+      status: t.status,
+    })),
+  };
+}
+
+export interface RunFilters {
+  status?: RunStatus | undefined;
+  agentSlug?: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+/** One page of the workspace's runs, newest first, with the total that match the filters. */
+export async function listRunRows(db: Db, workspaceId: string, filters: RunFilters): Promise<RunList> {
+  const where = ['workspace_id = $1'];
+  const params: unknown[] = [workspaceId];
+  if (filters.status) {
+    params.push(filters.status);
+    where.push(`status = $${params.length}`);
+  }
+  if (filters.agentSlug) {
+    params.push(filters.agentSlug);
+    // The agent addressed or, for a routed run, the department that answered it.
+    where.push(`(agent_slug = $${params.length} OR answered_by = $${params.length})`);
+  }
+  const clause = where.join(' AND ');
+  const [count] = await db.query<{ total: number }>(`SELECT count(*)::int AS total FROM runs WHERE ${clause}`, params);
+  const rows = await db.query<RunRow>(
+    `SELECT * FROM runs WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, filters.limit, filters.offset],
+  );
+  return { data: rows.map(toRun), total: count?.total ?? 0, limit: filters.limit, offset: filters.offset };
+}

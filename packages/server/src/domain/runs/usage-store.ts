@@ -1,0 +1,74 @@
+/**
+ * @module The usage ledger in the store: one row per workspace and period (the quota's rollover and
+ * what was consumed) and one ledger line per charged run. `currentUsage` builds the Usage resource.
+ */
+import type { Clock } from '../../clock.ts';
+import { newId } from '../../random.ts';
+import type { Db } from '../../store/db.ts';
+import { getPlan } from '../agents/settings.ts';
+import { PLANS, type PlanName } from '../agents/plans.ts';
+import { computeUsage, nextRolloverStu, periodOf, previousPeriod, type Usage } from '../usage/index.ts';
+
+export interface PeriodRow {
+  period: string;
+  rolloverStu: number;
+  consumedStu: number;
+}
+
+/**
+ * The period row of `now`, created on first use with the rollover of the period before it (when
+ * that one exists; a workspace's first period has none).
+ */
+export async function ensurePeriod(db: Db, workspaceId: string, now: Date, plan: PlanName): Promise<PeriodRow> {
+  const period = periodOf(now);
+  const existing = await readPeriod(db, workspaceId, period);
+  if (existing) return existing;
+  const previous = await readPeriod(db, workspaceId, previousPeriod(period));
+  const quotaStu = PLANS[plan].quotaStu;
+  const rolloverStu = previous
+    ? nextRolloverStu({ quotaStu, rolloverStu: previous.rolloverStu, consumedStu: previous.consumedStu, capStu: PLANS[plan].rolloverCapStu })
+    : 0;
+  await db.query(
+    `INSERT INTO usage_periods (workspace_id, period, rollover_stu, consumed_stu, created_at) VALUES ($1, $2, $3, 0, $4)
+     ON CONFLICT (workspace_id, period) DO NOTHING`,
+    [workspaceId, period, rolloverStu, now],
+  );
+  // Another request may have created it first: read what is stored, not what was computed here.
+  return (await readPeriod(db, workspaceId, period))!;
+}
+
+/** Adds a charged run to the period and the ledger (inside the run's closing transaction). */
+export async function chargeUsage(
+  db: Db,
+  input: { workspaceId: string; runId: string; alias: string; inputTokens: number; outputTokens: number; stu: number; now: Date; plan: PlanName },
+): Promise<void> {
+  const { period } = await ensurePeriod(db, input.workspaceId, input.now, input.plan);
+  if (input.stu === 0 && input.inputTokens === 0 && input.outputTokens === 0) return;
+  await db.query(`UPDATE usage_periods SET consumed_stu = consumed_stu + $3 WHERE workspace_id = $1 AND period = $2`, [
+    input.workspaceId,
+    period,
+    input.stu,
+  ]);
+  await db.query(
+    `INSERT INTO usage_ledger (id, workspace_id, run_id, period, alias, input_tokens, output_tokens, stu, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [newId('led'), input.workspaceId, input.runId, period, input.alias, input.inputTokens, input.outputTokens, input.stu, input.now],
+  );
+}
+
+/** The Usage resource of the current period (GET /usage/current, GET /v1/usage). */
+export async function currentUsage(db: Db, clock: Clock, workspaceId: string): Promise<Usage> {
+  const now = clock.now();
+  const plan = await getPlan(db, workspaceId);
+  const row = await ensurePeriod(db, workspaceId, now, plan);
+  return computeUsage({ now, quotaStu: PLANS[plan].quotaStu, rolloverStu: row.rolloverStu, consumedStu: row.consumedStu });
+}
+
+async function readPeriod(db: Db, workspaceId: string, period: string): Promise<PeriodRow | undefined> {
+  const [row] = await db.query<{ rollover_stu: number; consumed_stu: number }>(
+    `SELECT rollover_stu::float8 AS rollover_stu, consumed_stu::float8 AS consumed_stu
+       FROM usage_periods WHERE workspace_id = $1 AND period = $2`,
+    [workspaceId, period],
+  );
+  return row ? { period, rolloverStu: Number(row.rollover_stu), consumedStu: Number(row.consumed_stu) } : undefined;
+}

@@ -1,0 +1,18 @@
+/**
+ * @module listAgents (GET /v1/agents): the active agents of the workspace (its plan minus paused
+ * agents) with the alias assigned to each.
+ */
+import { activeAgents } from '../domain/agents/availability.ts';
+import { workspaceAgents } from '../domain/agents/settings.ts';
+import { authOf, type OperationHandler } from './handler.ts';
+
+const listAgents: OperationHandler = async (c, { db }) => {
+  const { workspaceId } = authOf(c, 'apiKey');
+  const agents = activeAgents(await workspaceAgents(db, workspaceId));
+  return c.json(
+    { data: agents.map((a) => ({ slug: a.slug, name: a.name, kind: a.kind, description: a.description, alias: a.defaultAlias })) },
+    200,
+  );
+};
+
+export const agentHandlers = { listAgents } satisfies Record<string, OperationHandler>;

@@ -1,0 +1,128 @@
+/**
+ * @module Invocation: createInference (POST /v1/inference), sendAgentMessage (POST
+ * /v1/agents/{slug}/messages) and sendOrchestratorMessage (POST /v1/orchestrator/messages).
+ * JSON by default; with `stream: true`, Server-Sent Events: `data: {"delta"}` fragments (already
+ * through the stream redactor), then `event: end`, or `event: error` when the run fails mid-stream.
+ * The JSON errors of a refused invocation (agent, scope, plan, quota, kill switch) come before
+ * any stream begins.
+ */
+import type { Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { AppEnv } from '../app-env.ts';
+import { getAgent, ORCHESTRATOR_SLUG } from '../domain/agents/catalog.ts';
+import { requestHash, runFailureError, streamErrorOf, type Run, type RunOutcome } from '../domain/runs/index.ts';
+import type { Alias } from '../domain/agents/alias.ts';
+import type { Effort, EngineMessage, PowerMode, TokenUsage } from '../engine/index.ts';
+import { fail } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { authOf, type OperationHandler } from './handler.ts';
+
+interface InvocationBody {
+  alias: Alias;
+  messages: EngineMessage[];
+  agentSlug?: string;
+  powerMode?: PowerMode;
+  maxTokens?: number;
+  effort?: Effort;
+  stream?: boolean;
+  conversationId?: string;
+}
+
+const createInference: OperationHandler = (c, services) => {
+  const body = c.get('valid').body as InvocationBody;
+  return invoke(c, services, body.agentSlug ?? ORCHESTRATOR_SLUG, 'createInference');
+};
+
+const sendAgentMessage: OperationHandler = (c, services) => {
+  const slug = c.get('valid').params.slug as string;
+  if (!getAgent(slug)) throw fail('agent_not_found', 'No agent has this slug.');
+  return invoke(c, services, slug, `sendAgentMessage:${slug}`);
+};
+
+const sendOrchestratorMessage: OperationHandler = (c, services) => invoke(c, services, ORCHESTRATOR_SLUG, 'sendOrchestratorMessage');
+
+async function invoke(c: Context<AppEnv>, { runs, clock }: Services, agentSlug: string, operation: string): Promise<Response> {
+  const auth = authOf(c, 'apiKey');
+  const body = c.get('valid').body as InvocationBody;
+  const idempotencyKey = c.get('valid').headers['idempotency-key'] as string | undefined;
+  const started = await runs.start({
+    workspaceId: auth.workspaceId,
+    agentSlug,
+    alias: body.alias,
+    messages: body.messages,
+    source: 'api',
+    conversationId: body.conversationId,
+    maxTokens: body.maxTokens,
+    effort: body.effort,
+    powerMode: body.powerMode,
+    scopes: auth.scopes,
+    idempotency: idempotencyKey
+      ? { credentialId: auth.keyId, key: idempotencyKey, requestHash: requestHash(operation, body) }
+      : undefined,
+  });
+
+  if (started.kind === 'ended') throw runFailureError(started.run, clock.now());
+  if (started.kind === 'replay') {
+    const run = await runs.waitForTerminal(auth.workspaceId, started.runId);
+    const answeredBy = await runs.answeredBy(auth.workspaceId, run.id);
+    if (body.stream) return replayStream(c, run, answeredBy);
+    return answer(c, run, answeredBy, run.content ?? '', tokensOf(run), clock.now());
+  }
+  if (!body.stream) {
+    const outcome = await runs.execute(started.run);
+    return answerOutcome(c, outcome, clock.now());
+  }
+
+  const pending = started.run;
+  return streamSSE(c, async (stream) => {
+    const disconnect = new AbortController();
+    stream.onAbort(() => disconnect.abort());
+    const outcome = await runs.execute(pending, {
+      signal: disconnect.signal,
+      onDelta: (delta) => stream.writeSSE({ data: JSON.stringify({ delta }) }),
+    });
+    if (disconnect.signal.aborted) return;
+    await closeStream(stream, outcome.run, c.get('requestId'));
+  });
+}
+
+function answerOutcome(c: Context<AppEnv>, outcome: RunOutcome, now: Date): Response {
+  return answer(c, outcome.run, outcome.answeredBy, outcome.content, outcome.usage, now);
+}
+
+/** The synchronous answer; a run that failed answers the spec's error for its reason. */
+function answer(c: Context<AppEnv>, run: Run, answeredBy: string, content: string, usage: TokenUsage, now: Date): Response {
+  if (run.status === 'failed') throw runFailureError(run, now);
+  // A run canceled while it ran answers what it produced before the cancel (GET /runs shows `canceled`).
+  return c.json({ runId: run.id, agentSlug: answeredBy, alias: run.alias, content, usage }, 200);
+}
+
+/** A retried streaming request: the stored result as one fragment, then the end (or error) event. */
+function replayStream(c: Context<AppEnv>, run: Run, _answeredBy: string): Response {
+  return streamSSE(c, async (stream) => {
+    if (run.status !== 'failed' && run.content) await stream.writeSSE({ data: JSON.stringify({ delta: run.content }) });
+    await closeStream(stream, run, c.get('requestId'));
+  });
+}
+
+async function closeStream(
+  stream: { writeSSE(message: { data: string; event?: string }): Promise<void> },
+  run: Run,
+  requestId: string,
+): Promise<void> {
+  if (run.status === 'failed') {
+    await stream.writeSSE({ event: 'error', data: JSON.stringify(streamErrorOf(run, requestId)) });
+    return;
+  }
+  await stream.writeSSE({ event: 'end', data: JSON.stringify({ done: true, runId: run.id, usage: tokensOf(run) }) });
+}
+
+function tokensOf(run: Run): TokenUsage {
+  return { inputTokens: run.usage.inputTokens, outputTokens: run.usage.outputTokens };
+}
+
+export const inferenceHandlers = {
+  createInference,
+  sendAgentMessage,
+  sendOrchestratorMessage,
+} satisfies Record<string, OperationHandler>;
