@@ -8,7 +8,10 @@ import { createServer as createHttpsServer } from 'node:https';
 import { serve as serveNode, type ServerType } from '@hono/node-server';
 import { createApp } from '../app.ts';
 import type { ServerConfig } from '../config.ts';
+import { inboundRunExecutor } from '../domain/runs/index.ts';
+import { readStuRates } from '../domain/usage/index.ts';
 import { listWorkspaces } from '../domain/workspaces/index.ts';
+import { createEngines, readEngineConfig } from '../engine/index.ts';
 import { connectRedis, createRedisLimiter } from '../middleware/rate-limit/index.ts';
 import { startWorker, type Worker } from '../worker/index.ts';
 import { resolveSecretKey } from './secret-key.ts';
@@ -30,7 +33,10 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
   try {
     const { app, services } = createApp({
       db: store.db,
-      config: { trustProxy: config.trustProxy },
+      config: { trustProxy: config.trustProxy, privateBeta: process.env.PRIVATE_BETA === 'true' },
+      // Aliases -> engines (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*) and STU rates (STU_RATE_<ALIAS>).
+      engines: createEngines(readEngineConfig(process.env)),
+      stuRates: readStuRates(process.env),
       ...(redis ? { limiter: createRedisLimiter({ redis }) } : {}),
       webhooks: { secretKey, allowList: config.webhookAllowHosts, wake: () => worker?.wake() },
     });
@@ -42,6 +48,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       policy: { allowList: services.webhooks.allowList },
       pollMs: config.webhookPollMs,
       timeoutMs: config.webhookTimeoutMs,
+      executeInboundRun: inboundRunExecutor(services.runs, (error) => console.error('inbound run failed:', error)),
     });
     const server = await listen(config, app.fetch, tls);
     const address = server.address();

@@ -8,3 +8,4 @@ export { currentUsage } from './usage-store.ts';
 export { killSwitchStatus, setManualKillSwitch, type BudgetSettings, type KillSwitchStatus } from './budget.ts';
 export { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
 export { runFailureError, streamErrorOf, type StreamErrorBody } from './outcome.ts';
+export { inboundRunExecutor, type InboundRunInput } from './inbound.ts';

@@ -207,17 +207,18 @@ export function createRunService(deps: RunServiceDeps): RunService {
         const reserved = reservation.ok ? reservation.reservedStu : 0;
         if (input.existingRunId) {
           const adopted = await tx.query(
-            `UPDATE runs SET answered_by = $3, conversation_id = $4, reserved_stu = $5, window_hour = $6, window_day = $7, updated_at = $8
-              WHERE id = $1 AND workspace_id = $2 AND status = 'in_progress' RETURNING 1`,
+            `UPDATE runs SET answered_by = $3, conversation_id = $4, reserved_stu = $5, window_hour = $6, window_day = $7,
+                             updated_at = $8, started_at = $8
+              WHERE id = $1 AND workspace_id = $2 AND status = 'in_progress' AND started_at IS NULL RETURNING 1`,
             [runId, input.workspaceId, answeredBy, input.conversationId ?? null, reserved, reservation.windows.hour, reservation.windows.day, now],
           );
-          // Canceled before it could start: nothing to run, and the reservation is rolled back.
+          // Canceled before it could start, or already taken over: nothing to run; the reservation rolls back.
           if (adopted.length === 0) throw new RunGone();
         } else {
           await tx.query(
             `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, conversation_id,
-                               reserved_stu, window_hour, window_day, created_at, updated_at)
-             VALUES ($1, $2, 'in_progress', $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+                               reserved_stu, window_hour, window_day, created_at, updated_at, started_at)
+             VALUES ($1, $2, 'in_progress', $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $11)`,
             [runId, input.workspaceId, target, answeredBy, input.alias, input.source, input.conversationId ?? null, reserved,
               reservation.windows.hour, reservation.windows.day, now],
           );
@@ -428,7 +429,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     await db.transaction(async (tx) => {
       const failed = await tx.query(
         `UPDATE runs SET status = 'failed', failure_reason = $3, updated_at = $4, completed_at = $4
-          WHERE id = $1 AND workspace_id = $2 AND status = 'in_progress' RETURNING 1`,
+          WHERE id = $1 AND workspace_id = $2 AND status = 'in_progress' AND started_at IS NULL RETURNING 1`,
         [runId, input.workspaceId, code, now],
       );
       if (failed.length > 0) {

@@ -1,0 +1,34 @@
+/**
+ * @module The executor of runs started by inbound webhooks (see src/worker/inbound-runs.ts): the
+ * ingestion already inserted the run `in_progress`; the run service adopts it, with the same checks
+ * as an invocation (a refused run fails with the refusal's code), and executes it.
+ */
+import type { Alias } from '../agents/alias.ts';
+import type { RunService } from './service.ts';
+
+export interface InboundRunInput {
+  runId: string;
+  workspaceId: string;
+  agentSlug: string;
+  alias: string;
+  /** The agent input rendered by the webhook's template. */
+  content: string;
+}
+
+export function inboundRunExecutor(runs: RunService, logError: (error: unknown) => void) {
+  return async function executeInboundRun(run: InboundRunInput): Promise<void> {
+    // Detached on purpose: the hand-over holds a store transaction while it calls this, and the run
+    // needs the store for its own transactions (on embedded PGlite they would wait for each other).
+    // A second hand-over of the same run is harmless: a run is adopted once (runs.started_at).
+    void runs
+      .createRun({
+        workspaceId: run.workspaceId,
+        agentSlug: run.agentSlug,
+        alias: run.alias as Alias,
+        messages: [{ role: 'user', content: run.content }],
+        source: 'inbound_webhook',
+        existingRunId: run.runId,
+      })
+      .catch(logError);
+  };
+}
