@@ -7,7 +7,7 @@ import { authenticate, credentialAppliers, type Credentials } from './auth.ts';
 import { prepareRequest, type Case, type Phase, type PreparedRequest } from './case.ts';
 import { CHECK_NAMES, DEFAULT_ERROR_STATUS, DEFAULT_PROVIDER_NAMES, runChecks, type CheckConfig, type CheckName, type CheckOutcome, type Step } from './checks/index.ts';
 import { loadDocument, type OpenApiDocument } from './contract/document.ts';
-import { listOperations, type Operation } from './contract/operations.ts';
+import { listOperations, streamsForever, type Operation } from './contract/operations.ts';
 import { coverageCases, unsupportedMethodCases } from './phases/coverage.ts';
 import { exampleCases } from './phases/examples.ts';
 import { negativeCase, positiveCases, type Generator } from './phases/generate.ts';
@@ -16,7 +16,7 @@ import { linkSequences } from './phases/stateful.ts';
 import { freshSeed, hashSeed, Rng } from './random.ts';
 import { curlCommand, secretNames } from './reports/curl.ts';
 import { createValidator } from './schema/validator.ts';
-import { httpTransport, inProcessTransport, type InProcessApp, type RecordedResponse, type Transport } from './transport.ts';
+import { httpTransport, inProcessTransport, type InProcessApp, type RecordedResponse, type Transport, type TransportOptions } from './transport.ts';
 
 export const ALL_PHASES: Phase[] = ['examples', 'coverage', 'fuzzing', 'stateful'];
 
@@ -34,6 +34,8 @@ export interface FuzzOptions {
   baseUrl?: string;
   /** Or a ready transport. */
   transport?: Transport;
+  /** For the built transports: how long an idle response stream is awaited, body cap, request timeout. */
+  transportOptions?: TransportOptions;
   /** Replays a run exactly (same cases, same order). Random when absent; always reported. */
   seed?: number;
   /** Upper bound on requests sent in the whole run. Default 3000. */
@@ -144,7 +146,9 @@ export interface Session {
 export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
   const started = performance.now();
   const doc = typeof options.contract === 'object' ? options.contract : loadDocument(resolve(options.contract ?? 'generated/openapi.json'));
-  const transport = options.transport ?? (options.app ? inProcessTransport(options.app) : options.baseUrl ? httpTransport(options.baseUrl) : undefined);
+  const transport =
+    options.transport ??
+    (options.app ? inProcessTransport(options.app, options.transportOptions) : options.baseUrl ? httpTransport(options.baseUrl, options.transportOptions) : undefined);
   if (!transport) throw new Error('runFuzz needs `app` (in-process), `baseUrl` (HTTP) or `transport`');
   const inProcess = options.app !== undefined && options.transport === undefined;
   const seed = options.seed ?? freshSeed();
@@ -344,7 +348,9 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 }
 
 /** Examples, coverage and fuzzing for one operation, within its share of the case budget. */
-async function runOperation(session: Session, op: Operation, budget: number, phases: Set<Phase>, pathsDone: Set<string>): Promise<void> {
+async function runOperation(session: Session, op: Operation, allotted: number, phases: Set<Phase>, pathsDone: Set<string>): Promise<void> {
+  // An endless event stream costs an idle timeout per successful case: a few dozen cases say enough.
+  const budget = streamsForever(op) ? Math.min(allotted, 20) : allotted;
   const g = session.generator;
   const label = `${op.id}`;
   let spent = 0;

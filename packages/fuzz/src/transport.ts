@@ -38,7 +38,7 @@ export interface TransportOptions {
 }
 
 export function inProcessTransport(app: InProcessApp, options: TransportOptions = {}): Transport {
-  const opts = { idleTimeoutMs: 500, maxBodyBytes: 4 << 20, ...options };
+  const opts = { idleTimeoutMs: 200, maxBodyBytes: 4 << 20, ...options };
   return {
     baseUrl: 'http://localhost',
     async send(req) {
@@ -50,7 +50,7 @@ export function inProcessTransport(app: InProcessApp, options: TransportOptions 
 }
 
 export function httpTransport(baseUrl: string, options: TransportOptions = {}): Transport {
-  const opts = { idleTimeoutMs: 5_000, maxBodyBytes: 4 << 20, requestTimeoutMs: 30_000, ...options };
+  const opts = { idleTimeoutMs: 2_000, maxBodyBytes: 4 << 20, requestTimeoutMs: 30_000, ...options };
   const base = baseUrl.replace(/\/+$/, '');
   return {
     baseUrl: base,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFuzz } from '../src/runner.ts';
 import { httpTransport } from '../src/transport.ts';
-import { API_KEY, CSRF, INBOUND, SESSION, createMiniApp, type Bug } from './fixtures/mini-app.ts';
+import { API_KEY, CSRF, INBOUND, MCP_TOKEN, SESSION, createMiniApp, type Bug } from './fixtures/mini-app.ts';
 
 /** The fixture app behind a real loopback port (node:http → Request → app.request → Response). */
 function serve(bugs: Bug[]): Promise<{ server: Server; url: string }> {
@@ -15,7 +15,9 @@ function serve(bugs: Bug[]): Promise<{ server: Server; url: string }> {
     const headers = Object.entries(req.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(', ') : v] as [string, string]]));
     const response = await app.request(req.url ?? '/', { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body });
     res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.end(Buffer.from(await response.arrayBuffer()));
+    // Streamed, so an event stream that stays open still delivers its first events.
+    if (response.body) for await (const chunk of response.body) res.write(chunk);
+    res.end();
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })));
 }
@@ -28,11 +30,13 @@ describe('over real HTTP', () => {
     broken = await serve(['no-405', 'wrong-content-type']);
   });
   afterAll(() => {
+    good.server.closeAllConnections();
+    broken.server.closeAllConnections();
     good.server.close();
     broken.server.close();
   });
 
-  const options = { contract: new URL('./fixtures/mini.openapi.json', import.meta.url).pathname, seed: 21, maxCases: 300, credentials: { apiKey: API_KEY, adminSession: { cookie: SESSION, csrfToken: CSRF }, inbound: { ...INBOUND } }, parameters: { slug: INBOUND.slug } };
+  const options = { contract: new URL('./fixtures/mini.openapi.json', import.meta.url).pathname, seed: 21, maxCases: 300, transportOptions: { idleTimeoutMs: 200 }, credentials: { apiKey: API_KEY, mcpToken: MCP_TOKEN, adminSession: { cookie: SESSION, csrfToken: CSRF }, inbound: { ...INBOUND } }, parameters: { slug: INBOUND.slug } };
 
   it('finds nothing on a correct server', async () => {
     const r = await runFuzz({ ...options, baseUrl: good.url });

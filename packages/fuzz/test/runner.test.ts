@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runFuzz, type FuzzOptions } from '../src/runner.ts';
-import { API_KEY, CSRF, INBOUND, SESSION, createMiniApp, type Bug } from './fixtures/mini-app.ts';
+import { API_KEY, CSRF, INBOUND, MCP_TOKEN, SESSION, createMiniApp, type Bug } from './fixtures/mini-app.ts';
 
 const CONTRACT = new URL('./fixtures/mini.openapi.json', import.meta.url).pathname;
 
@@ -10,7 +10,7 @@ function options(bugs: Bug[], extra: Partial<FuzzOptions> = {}): FuzzOptions {
     app: createMiniApp(bugs),
     seed: 12345,
     maxCases: 400,
-    credentials: { apiKey: API_KEY, adminSession: { cookie: SESSION, csrfToken: CSRF }, inbound: { ...INBOUND } },
+    credentials: { apiKey: API_KEY, mcpToken: MCP_TOKEN, adminSession: { cookie: SESSION, csrfToken: CSRF }, inbound: { ...INBOUND } },
     parameters: { slug: INBOUND.slug },
     ...extra,
   };
@@ -52,6 +52,7 @@ const BUGS: [Bug, string, Partial<FuzzOptions>][] = [
   ['missing-header', 'response_headers_conformance', { operations: ['createInference'] }],
   ['schema-violation', 'response_schema_conformance', { operations: ['createInference', 'getRun'] }],
   ['sse-bad-fragment', 'response_schema_conformance', { operations: ['createInference'] }],
+  ['sse-bad-fragment', 'response_schema_conformance', { operations: ['openMcpStream'] }],
   ['accepts-invalid', 'negative_data_rejection', { operations: ['createInference'] }],
   ['rejects-valid', 'positive_data_acceptance', { operations: ['createInference'] }],
   ['ignores-missing-header', 'missing_required_header', { operations: ['createApiKey'] }],

@@ -39,14 +39,15 @@ function checkStream(ctx: CheckContext, media: MediaType): string | undefined {
         problems.push(`event #${i} has undocumented type "${ev.event}"`);
         continue;
       }
-      let data: unknown;
+      // JSON data is judged parsed; data that is not JSON is judged as the string it is (an `endpoint` path).
+      let error: string | undefined;
       try {
-        data = JSON.parse(ev.data);
+        error = ctx.validator.errors(schema, JSON.parse(ev.data));
+        if (error && !ctx.validator.errors(schema, ev.data)) error = undefined;
       } catch {
-        problems.push(`event #${i} (${ev.event}) data is not JSON: ${snippet(JSON.stringify(ev.data), 80)}`);
-        continue;
+        error = ctx.validator.errors(schema, ev.data);
+        if (error) error = `data is not JSON and not a valid string (${error}): ${snippet(JSON.stringify(ev.data), 80)}`;
       }
-      const error = ctx.validator.errors(schema, data);
       if (error) problems.push(`event #${i} (${ev.event}): ${error}`);
     }
     // A stream documented with a closing event must not end silently (unless we stopped reading it).

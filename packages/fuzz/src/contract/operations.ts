@@ -23,7 +23,7 @@ export interface MediaType {
   schema?: unknown;
   examples: unknown[];
   itemSchema?: unknown;
-  /** Our extension: SSE event name -> schema of its parsed `data` (e.g. `{ message: Fragment, end: End }`). */
+  /** SSE event name → schema of its `data` (JSON-parsed when it is JSON), from `x-sse-events` or the schema's `$defs`. */
   sseEvents?: Record<string, unknown>;
 }
 
@@ -146,12 +146,15 @@ function readMedia(doc: OpenApiDocument, content: unknown): Record<string, Media
   if (!isObject(content)) return out;
   for (const [type, raw] of Object.entries(content)) {
     const media = isObject(raw) ? raw : {};
+    // Event schemas by event name: our `x-sse-events` on the media type, or `$defs` of the stream's schema.
     const sse = media['x-sse-events'];
+    const defs = isObject(media.schema) ? (media.schema as JsonObject).$defs : undefined;
+    const sseEvents = isObject(sse) ? sse : type === 'text/event-stream' && isObject(defs) ? defs : undefined;
     out[type] = {
       schema: media.schema,
       examples: collectExamples(doc, media),
       itemSchema: media.itemSchema,
-      sseEvents: isObject(sse) ? (sse as Record<string, unknown>) : undefined,
+      sseEvents: sseEvents as Record<string, unknown> | undefined,
     };
   }
   return out;
@@ -212,4 +215,12 @@ export function jsonMediaType(content: Record<string, MediaType>): string | unde
 export function isJsonMediaType(type: string): boolean {
   const t = type.split(';')[0]!.trim().toLowerCase();
   return t === 'application/json' || t.endsWith('+json') || t === '*/*';
+}
+
+/** A 2xx event stream with no closing event documented: it stays open, so each case waits for the idle timeout. */
+export function streamsForever(operation: Operation): boolean {
+  return Object.entries(operation.responses).some(([status, r]) => {
+    const media = r.content['text/event-stream'];
+    return status.startsWith('2') && media !== undefined && !['end', 'error', 'close', 'done'].some((e) => media.sseEvents && e in media.sseEvents);
+  });
 }
