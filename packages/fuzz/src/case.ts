@@ -94,7 +94,7 @@ function fallback(name: string, where: Parameter['in']): Parameter {
 export function encodeBody(mediaType: string, value: unknown): string {
   const type = mediaType.split(';')[0]!.trim().toLowerCase();
   if (type === 'application/x-www-form-urlencoded' && value && typeof value === 'object') {
-    return new URLSearchParams(Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString();
+    return new URLSearchParams(Object.entries(value).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString();
   }
   if (type.startsWith('text/') && typeof value === 'string') return value;
   return JSON.stringify(value) ?? 'null';

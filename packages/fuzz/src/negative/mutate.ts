@@ -153,7 +153,8 @@ function numberMutations(schema: JsonObject, current: number, types: string[], a
   const { min, max } = numericBounds(schema, step);
   if (min !== undefined) at(() => (integer ? Math.ceil(min) - 1 : typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum : min - 1), `number below the minimum ${min}`);
   if (max !== undefined) at(() => (integer ? Math.floor(max) + 1 : typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum : max + 1), `number above the maximum ${max}`);
-  if (typeof schema.multipleOf === 'number') at(() => current + schema.multipleOf / 2 + (integer ? 1 : 0), `number that is not a multiple of ${schema.multipleOf}`);
+  const m = schema.multipleOf;
+  if (typeof m === 'number') at(() => current + m / 2 + (integer ? 1 : 0), `number that is not a multiple of ${m}`);
   if (integer) at(() => current + 0.5, 'fraction where an integer is expected');
 }
 
