@@ -219,7 +219,10 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) process.exitCode = usage((error as Error).message);
+    const message = (error as Error).message ?? '';
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') || message.startsWith('unknown operationId')) {
+      process.exitCode = usage(message);
+    }
     else {
       console.error(`service-fuzz: ${(error as Error).stack ?? String(error)}`);
       process.exitCode = 2;
