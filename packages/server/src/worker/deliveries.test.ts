@@ -1,0 +1,318 @@
+/**
+ * Outbound deliveries end to end: destinations created over the admin API (SSRF guard, secret
+ * shown once), events from the outbox, approval decisions, integrations and pings, driven through
+ * the worker with the app's injected clock, to a real loopback HTTPS receiver on the allow-list.
+ * Every delivery is verified with the receivers' own `verifyWebhook`.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { verifyWebhook } from '../../../client/src/index.ts';
+import { enqueueEvent } from '../domain/events/outbox.ts';
+import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
+import {
+  createSelfSignedCertificate,
+  startHttpsTestReceiver,
+  type HttpsTestReceiver,
+  type ReceiverAnswer,
+} from '../domain/webhooks/https-test-receiver.ts';
+import { testBackends, type TestStore } from '../store/testing.ts';
+import { createTestApp, type TestApp } from '../testing.ts';
+import { claimDueDeliveries, runDeliveryBatch, type DeliveryWorkerDeps } from './deliveries.ts';
+
+const certificate = createSelfSignedCertificate();
+
+describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
+  let store: TestStore;
+  let t: TestApp;
+  let admin: { cookie: string; csrfToken: string };
+  let adminUserId: string;
+  let receiver: HttpsTestReceiver;
+  let answer: (path: string) => ReceiverAnswer = () => ({ status: 200 });
+
+  beforeAll(async () => {
+    store = await open();
+    t = await createTestApp({ db: store.db, deps: { webhooks: { allowList: ['127.0.0.1'] } } });
+    admin = await t.login();
+    adminUserId = (await store.db.query<{ id: string }>(`SELECT id FROM users WHERE workspace_id = $1`, [t.workspaceId]))[0]!.id;
+    receiver = await startHttpsTestReceiver(certificate, (request) => answer(request.path));
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await t?.close();
+    await store?.cleanup();
+  });
+  beforeEach(async () => {
+    answer = () => ({ status: 200 });
+    // Sessions last 12 h and some tests move the clock by days.
+    admin = await t.login();
+  });
+
+  function worker(overrides: Partial<DeliveryWorkerDeps> = {}): DeliveryWorkerDeps {
+    return {
+      db: store.db,
+      clock: t.clock,
+      secretBox: t.services.webhooks.secretBox,
+      policy: { allowList: t.services.webhooks.allowList },
+      ca: receiver.ca,
+      timeoutMs: 5_000,
+      random: () => 0.5, // no jitter: the schedule's nominal delays
+      ...overrides,
+    };
+  }
+
+  /** Runs batches until nothing is due now. */
+  async function drain(deps = worker()): Promise<number> {
+    let sent = 0;
+    for (;;) {
+      const batch = await runDeliveryBatch(deps);
+      sent += batch.claimed;
+      if (batch.claimed === 0) return sent;
+    }
+  }
+
+  async function adminCall(method: string, path: string, body?: unknown) {
+    const res = await t.app.request(path, {
+      method,
+      headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  async function createDestination(path: string, events: readonly string[]) {
+    const r = await adminCall('POST', '/webhook-destinations', { url: `${receiver.origin}${path}`, events });
+    expect(r.status).toBe(201);
+    return r.body as { id: string; secret: string; url: string };
+  }
+
+  const receivedAt = (path: string) => receiver.received.filter((r) => r.path === path);
+
+  async function verified(path: string, secret: string | string[], from = 0) {
+    const out = [];
+    for (const request of receivedAt(path).slice(from)) {
+      const result = await verifyWebhook({ rawBody: request.body, headers: request.headers as Record<string, string>, secret, now: t.clock.now() });
+      expect(result.ok, `delivery to ${path} verifies`).toBe(true);
+      if (result.ok) out.push({ event: result.event, headers: request.headers });
+    }
+    return out;
+  }
+
+  async function seedApproval(id: string, workspaceId = t.workspaceId) {
+    const now = t.clock.now();
+    const runId = `run_${id.slice(4)}`;
+    await store.db.query(
+      `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, created_at, updated_at, window_hour, window_day)
+       VALUES ($1, $2, 'in_progress', 'finance', 'finance', 'Sonata', 'api', $3, $3, $3, $3)`,
+      [runId, workspaceId, now],
+    );
+    await store.db.query(
+      `INSERT INTO approvals (id, workspace_id, run_id, agent_slug, action, summary, status, expires_at, created_at)
+       VALUES ($1, $2, $3, 'finance', 'payment.initiate', 'Pay invoice 42', 'pending', $4, $5)`,
+      [id, workspaceId, runId, new Date(now.getTime() + 3_600_000), now],
+    );
+    return runId;
+  }
+
+  it('refuses plain http, private, link-local and metadata URLs at creation; shows the secret once', async () => {
+    for (const url of ['http://127.0.0.1/x', 'https://10.1.2.3/x', 'https://169.254.169.254/latest', 'https://localhost/x', 'https://user:pw@hooks.example/x']) {
+      const r = await adminCall('POST', '/webhook-destinations', { url, events: ['run.completed'] });
+      expect({ url, status: r.status, error: r.body.error }).toEqual({ url, status: 400, error: 'invalid_body' });
+    }
+    const created = await createDestination('/once', ['run.completed']);
+    expect(created).toMatchObject({ id: expect.stringMatching(/^dst_/), status: 'active', consecutiveFailures: 0, pausedAt: null, secretRotatedAt: null });
+    expect(created.secret).toMatch(/^whsec_[0-9A-Za-z]{32}$/);
+    const list = await adminCall('GET', '/webhook-destinations');
+    expect(JSON.stringify(list.body)).not.toContain(created.secret);
+    expect((list.body.data as { id: string; url: string }[]).find((d) => d.id === created.id)?.url).toBe(`${receiver.origin}/once`);
+  });
+
+  it('refuses a loopback receiver that the allow-list does not name', async () => {
+    const strict = await createTestApp({ db: store.db, deps: { webhooks: { allowList: [] } } });
+    const session = await strict.login();
+    const res = await strict.app.request('/webhook-destinations', {
+      method: 'POST',
+      headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${receiver.origin}/x`, events: ['run.completed'] }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: 'invalid_body' });
+  });
+
+  it('delivers every subscribed event, signed, verified by verifyWebhook; unsubscribed types are not sent', async () => {
+    // Only this test's destinations receive: earlier ones are set aside.
+    await store.db.query(`UPDATE webhook_destinations SET status = 'paused' WHERE workspace_id = $1`, [t.workspaceId]);
+    const all = await createDestination('/all', WORKSPACE_EVENT_TYPES);
+    const runsOnly = await createDestination('/runs-only', ['run.completed']);
+    await drain(); // anything queued by earlier tests goes first
+    const base = receiver.received.length;
+
+    const tenantId = t.workspaceId;
+    await enqueueEvent(store.db, { tenantId, type: 'run.completed', data: { run_id: 'run_a', agent: 'sales', alias: 'Sonata', status: 'completed', usage: { input_tokens: 3, output_tokens: 5, stu: 1 } } }, { now: t.clock.now() });
+    await enqueueEvent(store.db, { tenantId, type: 'run.failed', data: { run_id: 'run_b', agent: 'sales', reason: 'kill_switch:hour', status: 'failed' } }, { now: t.clock.now() });
+    await enqueueEvent(store.db, { tenantId, type: 'approval.created', data: { approval_id: 'apr_x', run_id: 'run_c', agent: 'finance', action: 'payment.initiate', summary: 'Pay', expires_at: t.clock.now().toISOString() } }, { now: t.clock.now() });
+    await enqueueEvent(store.db, { tenantId, type: 'draft.created', data: { draft_id: 'drf_x', run_id: 'run_c', agent: 'marketing', kind: 'email', subject: 'Hello' } }, { now: t.clock.now() });
+    await seedApproval('apr_decideAAAAAAAAAAAAAAA');
+    const decided = await adminCall('POST', '/approvals/apr_decideAAAAAAAAAAAAAAA/decision', { decision: 'approved' });
+    expect(decided.status).toBe(200);
+    expect(decided.body).toMatchObject({ id: 'apr_decideAAAAAAAAAAAAAAA', status: 'approved', decidedBy: adminUserId, decidedAt: t.clock.now().toISOString() });
+    const integration = await adminCall('POST', '/integrations', { integration: 'crm', provider: 'hubspot' });
+    expect(integration.status).toBe(201);
+    expect(integration.body).toMatchObject({ id: expect.stringMatching(/^int_/), integration: 'crm', provider: 'hubspot', connectedBy: adminUserId });
+
+    const sent = await drain();
+    // Six events to /all, and run.completed once more to /runs-only.
+    expect(sent).toBe(7);
+    expect(receiver.received.length - base).toBe(7);
+    const events = await verified('/all', all.secret);
+    expect(events.map((e) => e.event.type).sort()).toEqual([...WORKSPACE_EVENT_TYPES].sort());
+    for (const { event, headers } of events) {
+      expect(Object.keys(event).sort()).toEqual(['created_at', 'data', 'id', 'tenant_id', 'type']);
+      expect(event.tenant_id).toBe(tenantId);
+      expect(headers['x-service-event-id']).toBe(event.id);
+      expect(headers['x-service-event-type']).toBe(event.type);
+      expect(headers['content-type']).toMatch(/^application\/json/);
+      expect(headers['x-service-timestamp']).toBe(String(Math.floor(t.clock.now().getTime() / 1000)));
+      expect(headers['x-service-signature']).toMatch(/^[0-9a-f]{64}$/);
+    }
+    expect(events.find((e) => e.event.type === 'approval.decided')!.event.data).toEqual({
+      approval_id: 'apr_decideAAAAAAAAAAAAAAA',
+      decision: 'approved',
+      decided_by: adminUserId,
+      run_id: 'run_decideAAAAAAAAAAAAAAA',
+    });
+    expect(events.find((e) => e.event.type === 'integration.connected')!.event.data).toEqual({ integration: 'crm', provider: 'hubspot', connected_by: adminUserId });
+    // The runs-only destination got its one type; another secret does not verify its deliveries.
+    const runsOnlyEvents = await verified('/runs-only', runsOnly.secret);
+    expect(runsOnlyEvents.map((e) => e.event.type)).toEqual(['run.completed']);
+    const wrong = await verifyWebhook({ rawBody: receivedAt('/runs-only')[0]!.body, headers: receivedAt('/runs-only')[0]!.headers as Record<string, string>, secret: all.secret, now: t.clock.now() });
+    expect(wrong).toMatchObject({ ok: false, reason: 'signature_mismatch', status: 401 });
+
+    // Decided once: a second decision is refused; another workspace's approval does not exist here.
+    expect((await adminCall('POST', '/approvals/apr_decideAAAAAAAAAAAAAAA/decision', { decision: 'rejected' })).status).toBe(400);
+    await store.db.query(`INSERT INTO workspaces (id, name, created_at) VALUES ('wksp_elsewhereAAAAAAAAAAA', 'E', now())`);
+    await seedApproval('apr_elsewhereAAAAAAAAAAA', 'wksp_elsewhereAAAAAAAAAAA');
+    const foreign = await adminCall('POST', '/approvals/apr_elsewhereAAAAAAAAAAA/decision', { decision: 'approved' });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toMatchObject({ error: 'not_found' });
+  });
+
+  it('a ping reaches only that destination, is signed, and is not workspace activity (no run, no STU)', async () => {
+    const dest = await createDestination('/ping', ['approval.decided']);
+    const runsBefore = await store.db.query(`SELECT id FROM runs`);
+    const ping = await adminCall('POST', `/webhook-destinations/${dest.id}/ping`);
+    expect(ping.status).toBe(202);
+    expect(ping.body).toEqual({ eventIds: [expect.stringMatching(/^evt_/)] });
+    await drain();
+    const [delivered] = await verified('/ping', dest.secret);
+    expect(delivered!.event).toMatchObject({ id: (ping.body.eventIds as string[])[0], type: 'ping', data: { destination_id: dest.id } });
+    expect(await store.db.query(`SELECT id FROM runs`)).toEqual(runsBefore);
+  });
+
+  it('after a rotation, later deliveries (retries included) are signed with the new secret only', async () => {
+    const dest = await createDestination('/rotate', ['draft.created']);
+    answer = (path) => (path === '/rotate' ? { status: 503 } : { status: 200 });
+    await enqueueEvent(store.db, { tenantId: t.workspaceId, type: 'draft.created', data: { draft_id: 'drf_r', run_id: 'run_r', agent: 'hr', kind: 'email', subject: 'S' } }, { now: t.clock.now() });
+    await drain();
+    expect(receivedAt('/rotate')).toHaveLength(1);
+    const rotated = await adminCall('POST', `/webhook-destinations/${dest.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).not.toBe(dest.secret);
+    expect(rotated.body.secretRotatedAt).toBe(t.clock.now().toISOString());
+    answer = () => ({ status: 200 });
+    t.clock.advance(36_000); // past the 30 s (+20 %) retry
+    await drain();
+    const retry = receivedAt('/rotate')[1]!;
+    const headers = retry.headers as Record<string, string>;
+    expect(await verifyWebhook({ rawBody: retry.body, headers, secret: rotated.body.secret as string, now: t.clock.now() })).toMatchObject({ ok: true });
+    expect(await verifyWebhook({ rawBody: retry.body, headers, secret: dest.secret, now: t.clock.now() })).toMatchObject({ ok: false, reason: 'signature_mismatch' });
+    // The retry carries the very same body and event id.
+    expect(retry.body.equals(receivedAt('/rotate')[0]!.body)).toBe(true);
+  });
+
+  it('a receiver failing 20 times in a row pauses its destination; resume and replay deliver what failed', async () => {
+    const dest = await createDestination('/failing', ['run.failed']);
+    await drain();
+    answer = (path) => (path === '/failing' ? { status: 500 } : { status: 200 });
+    const oneAtATime = worker({ batchSize: 1 });
+    const statusOf = async () => (await store.db.query<{ status: string }>(`SELECT status FROM webhook_destinations WHERE id = $1`, [dest.id]))[0]!.status;
+    // One event after the other, each retried on the schedule by moving the injected clock past
+    // every delay (4 h is the longest), until it is given up or the destination is paused.
+    const eventIds: string[] = [];
+    for (let i = 0; i < 3 && (await statusOf()) === 'active'; i += 1) {
+      const e = await enqueueEvent(store.db, { tenantId: t.workspaceId, type: 'run.failed', data: { run_id: `run_f${i}`, agent: 'it', reason: 'timeout', status: 'failed' } }, { now: t.clock.now() });
+      eventIds.push(e.eventId);
+      for (let round = 0; round < 10; round += 1) {
+        await drain(oneAtATime);
+        const [pending] = await store.db.query(`SELECT 1 FROM deliveries WHERE event_id = $1 AND status = 'pending'`, [e.eventId]);
+        if (!pending || (await statusOf()) === 'paused') break;
+        t.clock.advance(5 * 3_600_000);
+      }
+    }
+    expect(eventIds).toHaveLength(3);
+    expect(receivedAt('/failing')).toHaveLength(20);
+    const pausedAt = t.clock.now().toISOString();
+    admin = await t.login();
+    const listed = ((await adminCall('GET', '/webhook-destinations')).body.data as Record<string, unknown>[]).find((d) => d.id === dest.id);
+    expect(listed).toMatchObject({ status: 'paused', consecutiveFailures: 20, pausedAt });
+    const attempts = await store.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.destination_id = $1 AND a.result = 'retry'`,
+      [dest.id],
+    );
+    expect(attempts[0]!.n).toBe(20);
+    // Paused: nothing more is sent, however late it gets.
+    t.clock.advance(24 * 3_600_000);
+    await drain();
+    expect(receivedAt('/failing')).toHaveLength(20);
+
+    // Two deliveries used their 8 attempts and were given up; the third is still pending.
+    const states = await store.db.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM deliveries WHERE destination_id = $1 GROUP BY status ORDER BY status`,
+      [dest.id],
+    );
+    expect(states).toEqual([{ status: 'failed', n: 2 }, { status: 'pending', n: 1 }]);
+
+    answer = () => ({ status: 200 });
+    admin = await t.login();
+    const resumed = await adminCall('POST', `/webhook-destinations/${dest.id}/resume`);
+    expect(resumed.body).toMatchObject({ status: 'active', consecutiveFailures: 0, pausedAt: null });
+    const replay = await adminCall('POST', `/webhook-destinations/${dest.id}/replay`);
+    expect(replay.status).toBe(202);
+    expect((replay.body.eventIds as string[])).toHaveLength(2);
+    await drain();
+    const delivered = await verified('/failing', dest.secret, 20);
+    expect(new Set(delivered.map((d) => d.event.id))).toEqual(new Set(eventIds));
+    const done = await store.db.query<{ status: string }>(`SELECT DISTINCT status FROM deliveries WHERE destination_id = $1`, [dest.id]);
+    expect(done).toEqual([{ status: 'delivered' }]);
+  });
+
+  it('410 Gone gives a delivery up at once; replay sends it again', async () => {
+    const dest = await createDestination('/gone', ['integration.connected']);
+    answer = (path) => (path === '/gone' ? { status: 410 } : { status: 200 });
+    await adminCall('POST', '/integrations', { integration: 'mail', provider: 'imap' });
+    await drain();
+    const [row] = await store.db.query<{ status: string; attempts: number }>(`SELECT status, attempts FROM deliveries WHERE destination_id = $1`, [dest.id]);
+    expect(row).toEqual({ status: 'failed', attempts: 1 });
+    answer = () => ({ status: 204 });
+    expect((await adminCall('POST', `/webhook-destinations/${dest.id}/replay`)).body).toEqual({ eventIds: [expect.stringMatching(/^evt_/)] });
+    await drain();
+    expect(receivedAt('/gone')).toHaveLength(2);
+  });
+
+  it('concurrent claims never take the same delivery (FOR UPDATE SKIP LOCKED)', async () => {
+    await createDestination('/claims', ['run.completed']);
+    await drain();
+    for (let i = 0; i < 10; i += 1) {
+      await enqueueEvent(store.db, { tenantId: t.workspaceId, type: 'run.completed', data: { run_id: `run_c${i}`, agent: 'sales', alias: 'Sonata', status: 'completed', usage: { input_tokens: 1, output_tokens: 1, stu: 1 } } }, { now: t.clock.now() });
+    }
+    const claims = await Promise.all([1, 2, 3, 4].map(() => claimDueDeliveries(worker({ batchSize: 4 }))));
+    const ids = claims.flat().map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    // Claimed deliveries are leased: a second claim now finds none of them.
+    const again = await claimDueDeliveries(worker({ batchSize: 50 }));
+    expect(again.filter((c) => ids.includes(c.id))).toEqual([]);
+    // Once the lease runs out they are due again: a worker that died loses nothing.
+    t.clock.advance(60_000);
+    await drain();
+    const undelivered = await store.db.query(`SELECT id FROM deliveries WHERE status <> 'delivered' AND destination_id IN (SELECT id FROM webhook_destinations WHERE url LIKE '%/claims')`);
+    expect(undelivered).toEqual([]);
+  });
+});
