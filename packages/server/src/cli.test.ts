@@ -152,14 +152,45 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
     expect(unknown.stderr).toContain('Unknown command: keys frobnicate');
   });
 
-  it.each(['init', 'keys create', 'keys list', 'keys revoke', 'keys rotate', 'serve'])(
-    '%s --help explains the command',
-    async (command) => {
-      const run = await cli(cwd, ...command.split(' '), '--help');
+  it('adds and lists users, and prints the TOTP code of a secret', async () => {
+    const added = await cli(cwd, 'users', 'add', '--email', 'Member@Example.com', '--role', 'member', '--json');
+    expect(added.code).toBe(0);
+    const user = JSON.parse(added.stdout) as { id: string; email: string; role: string; password: string; totpSecret: string };
+    expect(user).toEqual({
+      id: expect.stringMatching(/^usr_/),
+      email: 'member@example.com',
+      role: 'member',
+      password: expect.stringMatching(/^[0-9A-Za-z]{24}$/),
+      totpSecret: expect.stringMatching(/^[A-Z2-7]{32}$/),
+    });
+    const again = await cli(cwd, 'users', 'add', '--email', 'member@example.com');
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim()).toBe("invalid_body: 'email' is already in use");
+    const listed = await cli(cwd, 'users', 'list', '--json');
+    expect(JSON.parse(listed.stdout)).toEqual({
+      data: [
+        { id: expect.any(String), email: 'admin@example.com', role: 'admin', twoFactorEnabled: true },
+        { id: user.id, email: 'member@example.com', role: 'member', twoFactorEnabled: true },
+      ],
+    });
+    const before = Date.now();
+    const code = await cli(cwd, 'totp', user.totpSecret);
+    const near = [before - 30_000, before, Date.now(), Date.now() + 30_000].map((ms) => totpCode(user.totpSecret, new Date(ms)));
+    expect(code.code).toBe(0);
+    expect(near).toContain(code.stdout.trim());
+  });
+
+  it('gives --help on every command', async () => {
+    const commands = ['init', 'users add', 'users list', 'totp', 'keys create', 'keys list', 'keys revoke', 'keys rotate', 'serve'];
+    const runs = await Promise.all(commands.map((command) => cli(cwd, ...command.split(' '), '--help')));
+    runs.forEach((run, i) => {
       expect(run.code).toBe(0);
-      expect(run.stdout).toContain(`Usage: service ${command} `);
-    },
-  );
+      expect(run.stdout).toContain(`Usage: service ${commands[i]} `);
+    });
+    const main = await cli(cwd, '--help');
+    expect(main.code).toBe(0);
+    for (const command of commands) expect(main.stdout).toContain(command);
+  });
 
   it('serves plain HTTP, says so, and a key from init and the admin work over the network', async () => {
     const server = await serve(cwd);

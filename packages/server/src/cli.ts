@@ -1,6 +1,7 @@
 #!/usr/bin/env -S node --import tsx
 /**
- * @module The `service` command line: init, keys create|list|revoke|rotate, serve.
+ * @module The `service` command line: init, keys create|list|revoke|rotate, users add|list,
+ * totp, serve.
  * Errors are one readable line on stderr and a non-zero exit (2: usage, 1: anything else).
  */
 import { parseArgs } from 'node:util';
@@ -13,6 +14,9 @@ import { HELP, UsageError } from './cli/usage.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { listWorkspaces } from './domain/workspaces/index.ts';
 import { initWorkspace } from './domain/workspaces/init.ts';
+import { totpCode } from './domain/sessions/totp.ts';
+import { createUser, listUsers, type Role } from './domain/sessions/users.ts';
+import { randomBase62 } from './random.ts';
 import { ServiceError } from './errors.ts';
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -35,6 +39,15 @@ const OPTIONS = {
     'expires-in-days': { type: 'string' },
   },
   'keys list': KEYS_COMMON,
+  'users add': {
+    ...KEYS_COMMON,
+    email: { type: 'string' },
+    role: { type: 'string' },
+    password: { type: 'string' },
+    'no-totp': { type: 'boolean' },
+  },
+  'users list': KEYS_COMMON,
+  totp: { help: { type: 'boolean', short: 'h' } },
   'keys revoke': KEYS_COMMON,
   'keys rotate': KEYS_COMMON,
   serve: {
@@ -54,15 +67,16 @@ export async function main(argv: string[]): Promise<number> {
     print(HELP.main!);
     return first === undefined ? 2 : 0;
   }
-  const command = (first === 'keys' ? `keys ${second ?? ''}` : first) as Command;
+  const grouped = first === 'keys' || first === 'users';
+  const command = (grouped ? `${first} ${second ?? ''}` : first) as Command;
   if (!(command in OPTIONS)) {
-    if (first === 'keys' && (second === undefined || second === '--help' || second === '-h')) {
+    if (grouped && (second === undefined || second === '--help' || second === '-h')) {
       print(HELP.main!);
       return second === undefined ? 2 : 0;
     }
-    throw new UsageError(`Unknown command: ${argv.slice(0, first === 'keys' ? 2 : 1).join(' ')}. Run \`service --help\`.`);
+    throw new UsageError(`Unknown command: ${argv.slice(0, grouped ? 2 : 1).join(' ')}. Run \`service --help\`.`);
   }
-  const rest = argv.slice(first === 'keys' ? 2 : 1);
+  const rest = argv.slice(grouped ? 2 : 1);
   let parsed: { values: Flags; positionals: string[] };
   try {
     parsed = parseArgs({ args: rest, options: OPTIONS[command], allowPositionals: true, strict: true }) as typeof parsed;
@@ -85,6 +99,16 @@ async function run(command: Command, values: Flags, positionals: string[]): Prom
     'tls-cert': str(values['tls-cert']),
     'tls-key': str(values['tls-key']),
   });
+
+  if (command === 'totp') {
+    const secret = onePositional(positionals, command, 'Give the Base32 secret.');
+    try {
+      print(totpCode(secret, new Date()));
+    } catch {
+      throw new UsageError('Not a Base32 secret.');
+    }
+    return 0;
+  }
 
   if (command === 'serve') {
     if (positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${HELP.serve}`);
@@ -131,6 +155,25 @@ async function run(command: Command, values: Flags, positionals: string[]): Prom
     const workspaceId = await resolveWorkspace(store.db, str(values.workspace));
     const keys = keyCommands(store.db, systemClock, workspaceId);
     switch (command) {
+      case 'users add': {
+        const role = str(values.role) ?? 'admin';
+        if (!['owner', 'admin', 'member'].includes(role)) throw new UsageError(`--role is owner, admin or member.`);
+        const password = str(values.password) ?? randomBase62(24);
+        const user = await createUser(store.db, systemClock, workspaceId, {
+          email: required(values.email, '--email', command),
+          password,
+          role: role as Role,
+          withTotp: values['no-totp'] !== true,
+        });
+        const out = { id: user.id, email: user.email, role: user.role, password, totpSecret: user.totpSecret };
+        print(json ? JSON.stringify(out) : `${out.id}  ${out.email}  ${out.role}\npassword:    ${password}   (shown once)\ntotp secret: ${out.totpSecret ?? '(two-step verification off)'}`);
+        return 0;
+      }
+      case 'users list': {
+        const users = await listUsers(store.db, workspaceId);
+        print(json ? JSON.stringify({ data: users }) : users.map((u) => `${u.id}  ${u.email}  ${u.role}  totp ${u.twoFactorEnabled ? 'on' : 'off'}`).join('\n') || 'No users.');
+        return 0;
+      }
       case 'keys create': {
         const name = required(values.name, '--name', command);
         const scopes = required(values.scopes, '--scopes', command)
@@ -172,8 +215,8 @@ function required(value: string | boolean | undefined, flag: string, command: Co
   return value;
 }
 
-function onePositional(positionals: string[], command: Command): string {
-  if (positionals.length !== 1) throw new UsageError(`Give exactly one key id.\n\n${HELP[command]}`);
+function onePositional(positionals: string[], command: Command, what = 'Give exactly one key id.'): string {
+  if (positionals.length !== 1) throw new UsageError(`${what}\n\n${HELP[command]}`);
   return positionals[0]!;
 }
 

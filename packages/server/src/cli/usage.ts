@@ -16,6 +16,9 @@ Commands:
   keys list     List the workspace's API keys
   keys revoke   Revoke an API key at once
   keys rotate   Issue a new key with the same scopes and revoke the old one
+  users add     Add a user (admin or member) to the workspace, with TOTP
+  users list    List the workspace's users
+  totp          Print the current TOTP code of a Base32 secret (for scripted logins)
   serve         Run the HTTP(S) server
 
 Run \`service <command> --help\` for the options of a command.
@@ -58,6 +61,22 @@ Revokes the key at once (a soft delete: it stays listed as revoked).`,
 
 Issues a new key with the same name, scopes and lifetime, and revokes the old one at once.
 Prints the new secret once.`,
+
+  'users add': `Usage: service users add --email E [--role owner|admin|member] [--password P] [--no-totp] [--workspace W] [--json]
+
+Adds a user. Prints the password (24 random characters unless given) and the TOTP secret once.
+Key management needs role owner or admin with TOTP; a user added with --no-totp can sign in but
+not manage keys.
+  --json   print {"id","email","role","password","totpSecret"}`,
+
+  'users list': `Usage: service users list [--workspace W] [--json] [--data-dir D]
+
+Lists the workspace's users with their role and whether two-step verification is active.`,
+
+  totp: `Usage: service totp <base32 secret>
+
+Prints the current 6-digit code (RFC 6238: SHA-1, 30 s steps), as an authenticator app would.
+Each code is accepted once at login.`,
 
   serve: `Usage: service serve [--port P] [--host H] [--data-dir D] [--tls-cert F --tls-key F]
 

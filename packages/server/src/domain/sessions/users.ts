@@ -34,6 +34,8 @@ export async function createUser(db: Db, clock: Clock, workspaceId: string, inpu
   if (input.password.length < MIN_PASSWORD_LENGTH) {
     throw fail('invalid_body', `'password' needs at least ${MIN_PASSWORD_LENGTH} characters`);
   }
+  const taken = await db.query(`SELECT 1 FROM users WHERE lower(email) = $1`, [email]);
+  if (taken.length > 0) throw fail('invalid_body', "'email' is already in use");
   const id = newId('usr');
   const totpSecret = input.withTotp ? generateTotpSecret() : null;
   await db.query(
@@ -46,4 +48,19 @@ export async function createUser(db: Db, clock: Clock, workspaceId: string, inpu
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
+}
+
+export interface UserRecord {
+  id: string;
+  email: string;
+  role: Role;
+  twoFactorEnabled: boolean;
+}
+
+export async function listUsers(db: Db, workspaceId: string): Promise<UserRecord[]> {
+  const rows = await db.query<{ id: string; email: string; role: Role; totp_enabled: boolean }>(
+    `SELECT id, email, role, totp_enabled FROM users WHERE workspace_id = $1 ORDER BY created_at, id`,
+    [workspaceId],
+  );
+  return rows.map((r) => ({ id: r.id, email: r.email, role: r.role, twoFactorEnabled: r.totp_enabled }));
 }
