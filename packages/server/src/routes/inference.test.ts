@@ -18,6 +18,7 @@ import {
 import { pauseAgent, setPlan } from '../domain/agents/settings.ts';
 import { setManualKillSwitch } from '../domain/runs/index.ts';
 import { createTestApp, type TestApp } from '../testing.ts';
+import { parseSse } from './sse-testing.ts';
 
 let t: TestApp;
 let key: string;
@@ -43,26 +44,6 @@ function get(path: string, withKey = key) {
 }
 
 const ask = (content: string, extra: Record<string, unknown> = {}) => ({ alias: 'Sonata', messages: [{ role: 'user', content }], ...extra });
-
-interface SseEvent {
-  event: string;
-  data: unknown;
-}
-
-export function parseSse(text: string): SseEvent[] {
-  return text
-    .split('\n\n')
-    .filter((block) => block.trim() !== '')
-    .map((block) => {
-      const lines = block.split('\n');
-      const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message';
-      const data = lines
-        .filter((l) => l.startsWith('data: '))
-        .map((l) => l.slice(6))
-        .join('\n');
-      return { event, data: JSON.parse(data) as unknown };
-    });
-}
 
 async function outbox(): Promise<{ type: string; data: Record<string, unknown> }[]> {
   return t.db.query(`SELECT type, data FROM outbox_events ORDER BY created_at, id`);
