@@ -152,6 +152,20 @@ describe('routing errors', () => {
   });
 });
 
+describe('parameter validation', () => {
+  it('answers invalid_request naming the query parameter or header, never the value', async () => {
+    const auth = { Authorization: `Bearer ${t.apiKey}` };
+    const query = await call('/runs?limit=0', { headers: auth });
+    expect(query.status).toBe(400);
+    expect(query.body).toEqual({ error: 'invalid_request', message: "Invalid query parameter 'limit'." });
+    const header = await call('/runs', { headers: { ...auth, 'X-Request-Id': 'x'.repeat(201) } });
+    expect(header.status).toBe(400);
+    expect(header.body).toEqual({ error: 'invalid_request', message: "Invalid header 'x-request-id'." });
+    expect(header.text).not.toContain('x'.repeat(201));
+    expectCommonHeaders(header.headers);
+  });
+});
+
 describe('redaction', () => {
   it('passes every body, success or error, through the redactor', async () => {
     for (const path of ['/test/leak', '/test/leaky-error']) {
