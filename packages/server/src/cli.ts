@@ -11,6 +11,7 @@ import { DataDirLockedError } from './cli/lock.ts';
 import { startServer } from './cli/serve.ts';
 import { openCliStore } from './cli/store.ts';
 import { HELP, UsageError } from './cli/usage.ts';
+import { isWebhookCommand, webhookCli } from './cli/webhooks.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { listWorkspaces } from './domain/workspaces/index.ts';
 import { initWorkspace } from './domain/workspaces/init.ts';
@@ -67,6 +68,8 @@ export async function main(argv: string[]): Promise<number> {
     print(HELP.main!);
     return first === undefined ? 2 : 0;
   }
+  // webhooks inbound|outbound …, approvals decide: their own table (cli/webhooks.ts).
+  if (isWebhookCommand(first)) return webhookCli(argv, print);
   const grouped = first === 'keys' || first === 'users';
   const command = (grouped ? `${first} ${second ?? ''}` : first) as Command;
   if (!(command in OPTIONS)) {

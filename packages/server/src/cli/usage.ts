@@ -19,12 +19,17 @@ Commands:
   users add     Add a user (admin or member) to the workspace, with TOTP
   users list    List the workspace's users
   totp          Print the current TOTP code of a Base32 secret (for scripted logins)
-  serve         Run the HTTP(S) server
+  serve         Run the HTTP(S) server (and the webhook delivery worker)
+  webhooks inbound  create|list|pause|resume|revoke                     Inbound webhooks
+  webhooks outbound create|list|rotate-secret|pause|resume|ping|replay  Outbound destinations
+  approvals decide  Approve or reject a pending approval
 
 Run \`service <command> --help\` for the options of a command.
 
 Environment: DATA_DIR (embedded store, default ./data), DATABASE_URL (PostgreSQL instead of the
-embedded store), REDIS_URL (shared rate limits), PORT, HOST, TLS_CERT, TLS_KEY, TRUST_PROXY.`,
+embedded store), REDIS_URL (shared rate limits), PORT, HOST, TLS_CERT, TLS_KEY, TRUST_PROXY,
+SECRET_KEY (seals webhook secrets; required with DATABASE_URL), WEBHOOK_ALLOW_HOSTS (hosts/CIDRs
+that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_TIMEOUT_MS.`,
 
   init: `Usage: service init [--json] [--email E] [--password P] [--workspace-name N] [--data-dir D]
 

@@ -1,0 +1,290 @@
+/**
+ * @module `service webhooks inbound …`, `service webhooks outbound …` and `service approvals decide`:
+ * the webhook settings and approval decisions from the command line, for scripts and tests. They
+ * work on the store directly (like `keys`), so with the embedded store they run while the server
+ * is stopped; queued pings and replays are delivered by the server's worker once it runs.
+ */
+import { parseArgs } from 'node:util';
+import { systemClock } from '../clock.ts';
+import { loadConfig } from '../config.ts';
+import { AGENT_SLUGS } from '../domain/agents/catalog.ts';
+import { decideApproval } from '../domain/approvals/decision.ts';
+import { WORKSPACE_EVENT_TYPES, type WorkspaceEventType } from '../domain/webhooks/envelope.ts';
+import type { HmacAlgorithm } from '../domain/webhooks/hmac.ts';
+import { fail } from '../errors.ts';
+import type { Db } from '../store/db.ts';
+import { createWebhookServices } from '../webhook-services.ts';
+import { resolveWorkspace } from './keys.ts';
+import { resolveSecretKey } from './secret-key.ts';
+import { openCliStore } from './store.ts';
+import { UsageError } from './usage.ts';
+
+const COMMON = {
+  'data-dir': { type: 'string' },
+  workspace: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const OPTIONS = {
+  'webhooks inbound create': {
+    ...COMMON,
+    slug: { type: 'string' },
+    algorithm: { type: 'string' },
+    'signature-header': { type: 'string' },
+    'timestamp-required': { type: 'boolean' },
+    rpm: { type: 'string' },
+    template: { type: 'string' },
+    agent: { type: 'string' },
+    alias: { type: 'string' },
+  },
+  'webhooks inbound list': COMMON,
+  'webhooks inbound pause': COMMON,
+  'webhooks inbound resume': COMMON,
+  'webhooks inbound revoke': COMMON,
+  'webhooks outbound create': { ...COMMON, url: { type: 'string' }, events: { type: 'string' } },
+  'webhooks outbound list': COMMON,
+  'webhooks outbound rotate-secret': COMMON,
+  'webhooks outbound pause': COMMON,
+  'webhooks outbound resume': COMMON,
+  'webhooks outbound ping': COMMON,
+  'webhooks outbound replay': COMMON,
+  'approvals decide': { ...COMMON, decision: { type: 'string' }, by: { type: 'string' } },
+} as const;
+
+type Command = keyof typeof OPTIONS;
+type Flags = Record<string, string | boolean | undefined>;
+
+const WHERE = `  --workspace W   the workspace (default: the only one)
+  --data-dir D    embedded store directory (default ./data, or DATA_DIR)
+  --json          machine-readable output`;
+
+export const WEBHOOK_HELP: Record<Command | 'webhooks', string> = {
+  webhooks: `Usage: service webhooks inbound  create|list|pause|resume|revoke [options]
+       service webhooks outbound create|list|rotate-secret|pause|resume|ping|replay [options]
+       service approvals decide <approval id> --decision approved|rejected
+
+Run \`service webhooks <inbound|outbound> <command> --help\` for the options of a command.
+Signing secrets (whsec_ + 32 base62) are shown once and stored encrypted (AES-256-GCM under
+SECRET_KEY, or the key file <data dir>/secret.key of the embedded store).`,
+  'webhooks inbound create': `Usage: service webhooks inbound create --slug S [--algorithm sha256|sha512] [--signature-header H]
+         [--timestamp-required] [--rpm N] [--template T] [--agent A] [--alias A] [--json]
+
+Creates an inbound webhook at POST /webhooks/inbound/S (and /v1/webhooks/inbound/S).
+  --slug S               lowercase letters, digits and '-', unique across the service
+  --algorithm            HMAC algorithm of the sender's signature (default sha256)
+  --signature-header H   header carrying the signature (default X-SERVICE-Signature)
+  --timestamp-required   require X-SERVICE-Timestamp (±300 s, at most 60 s ahead)
+  --rpm N                requests per minute per IP, 1 to 10000 (default 60)
+  --template T           Liquid template rendering the JSON body into the agent's input
+                         (default: the body as compact JSON)
+  --agent A              target agent (default orchestrator)
+  --alias A              Prelude, Sonata, Symphony or Concerto (default Sonata)
+${WHERE}  prints {"slug","secret"}
+The secret is shown once.`,
+  'webhooks inbound list': `Usage: service webhooks inbound list [--workspace W] [--json] [--data-dir D]
+
+Lists the workspace's inbound webhooks with their settings and status (never a secret).`,
+  'webhooks inbound pause': `Usage: service webhooks inbound pause <slug> [--workspace W] [--json] [--data-dir D]
+
+While paused, the slug answers 404 webhook_unavailable.`,
+  'webhooks inbound resume': `Usage: service webhooks inbound resume <slug> [--workspace W] [--json] [--data-dir D]
+
+Accepts events again.`,
+  'webhooks inbound revoke': `Usage: service webhooks inbound revoke <slug> [--workspace W] [--json] [--data-dir D]
+
+Revokes for good: the slug answers 404 webhook_not_found and stays taken.`,
+  'webhooks outbound create': `Usage: service webhooks outbound create --url U --events a,b [--workspace W] [--json] [--data-dir D]
+
+Adds an HTTPS destination. Plain http://, credentials in the URL and private, loopback,
+link-local or metadata addresses are refused unless WEBHOOK_ALLOW_HOSTS names them.
+  --url U        https:// URL of the receiver
+  --events a,b   any of ${WORKSPACE_EVENT_TYPES.join(', ')}
+${WHERE}  prints {"id","secret"}
+The secret is shown once.`,
+  'webhooks outbound list': `Usage: service webhooks outbound list [--workspace W] [--json] [--data-dir D]
+
+Lists destinations with their status and consecutive failures (never a secret).`,
+  'webhooks outbound rotate-secret': `Usage: service webhooks outbound rotate-secret <dst id> [--workspace W] [--json] [--data-dir D]
+
+Issues a new signing secret, shown once; every later attempt, retries included, uses it.
+  --json   prints {"id","secret"}`,
+  'webhooks outbound pause': `Usage: service webhooks outbound pause <dst id> [--workspace W] [--json] [--data-dir D]
+
+Holds deliveries to the destination until it is resumed.`,
+  'webhooks outbound resume': `Usage: service webhooks outbound resume <dst id> [--workspace W] [--json] [--data-dir D]
+
+Active again, with the failure count reset (also after the automatic pause of 20 failures).`,
+  'webhooks outbound ping': `Usage: service webhooks outbound ping <dst id> [--workspace W] [--json] [--data-dir D]
+
+Queues a signed ping event to the destination (not workspace activity; no STU).
+  --json   prints {"eventIds":[...]}`,
+  'webhooks outbound replay': `Usage: service webhooks outbound replay <dst id> [--workspace W] [--json] [--data-dir D]
+
+Queues again every delivery of the destination that was given up, with the same event ids.
+  --json   prints {"eventIds":[...]}`,
+  'approvals decide': `Usage: service approvals decide <approval id> --decision approved|rejected [--by EMAIL] [--workspace W] [--json]
+
+Decides a pending approval and emits approval.decided with decided_by.
+  --decision   approved or rejected
+  --by EMAIL   the deciding user (default: the workspace's first owner)
+${WHERE}`,
+};
+
+/** Whether argv names one of these commands (`webhooks …`, `approvals …`). */
+export function isWebhookCommand(first: string | undefined): boolean {
+  return first === 'webhooks' || first === 'approvals';
+}
+
+export async function webhookCli(argv: string[], print: (line: string) => void): Promise<number> {
+  const words = argv[0] === 'approvals' ? 2 : 3;
+  const command = argv.slice(0, words).join(' ') as Command;
+  if (!(command in OPTIONS)) {
+    const asksHelp = argv.length <= words && (argv.at(-1) === '--help' || argv.at(-1) === '-h' || argv.length < words);
+    if (asksHelp) {
+      print(WEBHOOK_HELP.webhooks);
+      return argv.at(-1) === '--help' || argv.at(-1) === '-h' ? 0 : 2;
+    }
+    throw new UsageError(`Unknown command: ${argv.slice(0, words).join(' ')}. Run \`service webhooks --help\`.`);
+  }
+  let parsed: { values: Flags; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv.slice(words), options: OPTIONS[command], allowPositionals: true, strict: true }) as typeof parsed;
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n\n${WEBHOOK_HELP[command]}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    print(WEBHOOK_HELP[command]);
+    return 0;
+  }
+  const needsOne = !command.endsWith(' create') && !command.endsWith(' list');
+  if (needsOne && positionals.length !== 1) throw new UsageError(`Give exactly one ${idName(command)}.\n\n${WEBHOOK_HELP[command]}`);
+  if (!needsOne && positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${WEBHOOK_HELP[command]}`);
+
+  const config = loadConfig({ 'data-dir': str(values['data-dir']) });
+  const secretKey = await resolveSecretKey(config);
+  const store = await openCliStore(config, command);
+  try {
+    const workspaceId = await resolveWorkspace(store.db, str(values.workspace));
+    const webhooks = createWebhookServices({ db: store.db, clock: systemClock, webhooks: { secretKey, allowList: config.webhookAllowHosts } });
+    const json = values.json === true;
+    const out = (value: unknown, text: string) => print(json ? JSON.stringify(value) : text);
+    const target = positionals[0]!;
+    switch (command) {
+      case 'webhooks inbound create': {
+        const created = await webhooks.inbound.create(workspaceId, {
+          slug: checked(required(values.slug, '--slug', command), /^[a-z0-9][a-z0-9-]{0,63}$/, '--slug', command),
+          ...(values.algorithm !== undefined ? { algorithm: oneOf(values.algorithm, ['sha256', 'sha512'], '--algorithm', command) as HmacAlgorithm } : {}),
+          ...(values['signature-header'] !== undefined ? { signatureHeader: checked(values['signature-header'], /^[A-Za-z0-9-]{1,100}$/, '--signature-header', command) } : {}),
+          ...(values['timestamp-required'] ? { timestampRequired: true } : {}),
+          ...(values.rpm !== undefined ? { requestsPerMinute: integer(values.rpm, 1, 10_000, '--rpm', command) } : {}),
+          ...(values.template !== undefined ? { template: checked(values.template, /^[\s\S]{1,20000}$/, '--template', command) } : {}),
+          ...(values.agent !== undefined ? { agentSlug: oneOf(values.agent, AGENT_SLUGS, '--agent', command) } : {}),
+          ...(values.alias !== undefined ? { alias: oneOf(values.alias, ['Prelude', 'Sonata', 'Symphony', 'Concerto'], '--alias', command) } : {}),
+        });
+        out({ slug: created.slug, secret: created.secret }, `${created.slug}\n${created.secret}   (shown once)`);
+        return 0;
+      }
+      case 'webhooks inbound list': {
+        const list = await webhooks.inbound.list(workspaceId);
+        out({ data: list }, list.map((w) => `${w.slug}  ${w.status}  ${w.algorithm}  agent ${w.agentSlug}  ${w.requestsPerMinute}/min`).join('\n') || 'No inbound webhooks.');
+        return 0;
+      }
+      case 'webhooks inbound pause':
+      case 'webhooks inbound resume':
+      case 'webhooks inbound revoke': {
+        const action = command.split(' ')[2] as 'pause' | 'resume' | 'revoke';
+        const webhook = await webhooks.inbound[action](workspaceId, target);
+        out(webhook, `${webhook.slug}: ${webhook.status}`);
+        return 0;
+      }
+      case 'webhooks outbound create': {
+        const events = required(values.events, '--events', command).split(',').map((e) => e.trim()).filter(Boolean);
+        for (const event of events) oneOf(event, WORKSPACE_EVENT_TYPES, '--events', command);
+        if (events.length === 0) throw new UsageError(`--events is required.\n\n${WEBHOOK_HELP[command]}`);
+        const url = checked(required(values.url, '--url', command), /^https:\/\/.{1,2040}$/, '--url', command);
+        const created = await webhooks.destinations.create(workspaceId, { url, events: events as WorkspaceEventType[] });
+        out({ id: created.id, secret: created.secret }, `${created.id}\n${created.secret}   (shown once)`);
+        return 0;
+      }
+      case 'webhooks outbound list': {
+        const list = await webhooks.destinations.list(workspaceId);
+        out({ data: list }, list.map((d) => `${d.id}  ${d.status}  ${d.url}  [${d.events.join(', ')}]  failures ${d.consecutiveFailures}`).join('\n') || 'No destinations.');
+        return 0;
+      }
+      case 'webhooks outbound rotate-secret': {
+        const rotated = await webhooks.destinations.rotateSecret(workspaceId, target);
+        out({ id: rotated.id, secret: rotated.secret }, `${rotated.id}\n${rotated.secret}   (shown once)`);
+        return 0;
+      }
+      case 'webhooks outbound pause':
+      case 'webhooks outbound resume': {
+        const destination = await webhooks.destinations[command.endsWith('pause') ? 'pause' : 'resume'](workspaceId, target);
+        out(destination, `${destination.id}: ${destination.status}`);
+        return 0;
+      }
+      case 'webhooks outbound ping':
+      case 'webhooks outbound replay': {
+        const queued = await webhooks.destinations[command.endsWith('ping') ? 'ping' : 'replay'](workspaceId, target);
+        out(queued, queued.eventIds.length ? `Queued: ${queued.eventIds.join(', ')}` : 'Nothing to replay.');
+        return 0;
+      }
+      case 'approvals decide': {
+        const decision = oneOf(required(values.decision, '--decision', command), ['approved', 'rejected'], '--decision', command) as 'approved' | 'rejected';
+        const decidedBy = await decider(store.db, workspaceId, str(values.by));
+        const approval = await decideApproval(store.db, systemClock, { workspaceId, approvalId: target, decision, decidedBy });
+        out(approval, `${approval.id}: ${approval.status} by ${approval.decidedBy}`);
+        return 0;
+      }
+    }
+  } finally {
+    await store.close();
+  }
+  return 0;
+}
+
+/** The deciding user: by email, or the workspace's first owner (then admin). */
+async function decider(db: Db, workspaceId: string, email: string | undefined): Promise<string> {
+  const rows = email
+    ? await db.query<{ id: string }>(`SELECT id FROM users WHERE workspace_id = $1 AND lower(email) = lower($2)`, [workspaceId, email])
+    : await db.query<{ id: string }>(
+        `SELECT id FROM users WHERE workspace_id = $1 AND role IN ('owner', 'admin') ORDER BY role = 'owner' DESC, created_at LIMIT 1`,
+        [workspaceId],
+      );
+  if (!rows[0]) throw fail('member_not_found', email ? `No user ${email} in this workspace.` : 'The workspace has no owner or admin.');
+  return rows[0].id;
+}
+
+function idName(command: Command): string {
+  return command.startsWith('webhooks inbound') ? 'slug' : command.startsWith('approvals') ? 'approval id' : 'destination id';
+}
+
+function str(value: string | boolean | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function required(value: string | boolean | undefined, flag: string, command: Command): string {
+  if (typeof value !== 'string' || value === '') throw new UsageError(`${flag} is required.\n\n${WEBHOOK_HELP[command]}`);
+  return value;
+}
+
+function checked(value: string | boolean | undefined, pattern: RegExp, flag: string, command: Command): string {
+  if (typeof value !== 'string' || !pattern.test(value)) throw new UsageError(`Invalid ${flag}.\n\n${WEBHOOK_HELP[command]}`);
+  return value;
+}
+
+function oneOf(value: string | boolean | undefined, allowed: readonly string[], flag: string, command: Command): string {
+  if (typeof value !== 'string' || !allowed.includes(value)) {
+    throw new UsageError(`${flag} must be one of ${allowed.join(', ')}.\n\n${WEBHOOK_HELP[command]}`);
+  }
+  return value;
+}
+
+function integer(value: string | boolean | undefined, min: number, max: number, flag: string, command: Command): number {
+  const n = Number(value);
+  if (typeof value !== 'string' || !/^\d+$/.test(value) || n < min || n > max) {
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}.\n\n${WEBHOOK_HELP[command]}`);
+  }
+  return n;
+}
