@@ -15,7 +15,7 @@ import { domainSequences } from './phases/sequences.ts';
 import { linkSequences } from './phases/stateful.ts';
 import { freshSeed, hashSeed, Rng } from './random.ts';
 import { curlCommand, secretNames } from './reports/curl.ts';
-import { createValidator } from './schema/validator.ts';
+import { createValidator, type Validator } from './schema/validator.ts';
 import { httpTransport, inProcessTransport, type InProcessApp, type RecordedResponse, type Transport, type TransportOptions } from './transport.ts';
 
 export const ALL_PHASES: Phase[] = ['examples', 'coverage', 'fuzzing', 'stateful'];
@@ -243,6 +243,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
       const op = c.operation;
       const request = prepareRequest(c);
       if (!c.withoutAuth && !c.customAuth) authenticate(request, op, appliers, c.pinned);
+      freshIdempotencyKey(request, c, validator, hashSeed(seed, `idempotency:${cases}`));
       // Credentials may bring a header (X-CSRF-Token) the case leaves out on purpose.
       if (c.missingHeader) for (const k of Object.keys(request.headers)) if (k.toLowerCase() === c.missingHeader.toLowerCase()) delete request.headers[k];
       // A quarter of the requests bring their own X-Request-Id, which must come back (request_id_echoed).
@@ -393,4 +394,20 @@ async function runOperation(session: Session, op: Operation, allotted: number, p
 
 function endsSession(op: Operation): boolean {
   return /log-?out|sign-?out/i.test(op.id) || /\/(logout|signout)$/i.test(op.path);
+}
+
+/**
+ * An idempotency key names one logical request: reusing one (an example's, or a repeated generated value)
+ * with another body is rightly refused. Each case gets its own, unless the case is about that header.
+ */
+function freshIdempotencyKey(request: PreparedRequest, c: Case, validator: Validator, seed: number): void {
+  const param = c.operation.parameters.find((p) => p.in === 'header' && /^idempotency-key$/i.test(p.name));
+  if (!param || c.missingHeader || c.kind === 'negative' || c.pinned?.includes(param.name)) return;
+  const header = Object.keys(request.headers).find((k) => k.toLowerCase() === param.name.toLowerCase());
+  if (!header) return;
+  const rng = new Rng(seed);
+  const hex = (n: number) => Array.from({ length: n }, () => rng.int(0, 15).toString(16)).join('');
+  const candidates = [`${hex(8)}-${hex(4)}-4${hex(3)}-${['8', '9', 'a', 'b'][rng.int(0, 3)]}${hex(3)}-${hex(12)}`, `fuzz-${hex(24)}`];
+  const fresh = candidates.find((v) => validator.isValid(param.schema, v));
+  if (fresh) request.headers[header] = fresh;
 }
