@@ -1,0 +1,96 @@
+/**
+ * Budgets are enforced in the database: concurrent reservations and concurrent invocations, on
+ * PGlite and (with DATABASE_URL) on PostgreSQL in a schema of its own, never spend above a limit.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fixedClock } from '../../clock.ts';
+import { createApp } from '../../app.ts';
+import { DEFAULT_STU_RATES } from '../usage/index.ts';
+import { testBackends, type TestStore } from '../../store/testing.ts';
+import { createWorkspace } from '../workspaces/index.ts';
+import { createKeyService } from '../keys/index.ts';
+import { reserveBudget } from './budget.ts';
+
+describe.each(testBackends())('budgets on $name', ({ open }) => {
+  let store: TestStore;
+  beforeEach(async () => {
+    store = await open();
+  });
+  afterEach(async () => {
+    await store.cleanup();
+  });
+
+  it('concurrent reservations never pass the hour limit; the run that crosses it trips the switch', async () => {
+    const clock = fixedClock('2026-06-01T09:30:00Z');
+    const { id: workspaceId } = await createWorkspace(store.db, clock, 'Budget');
+    const settings = { rates: DEFAULT_STU_RATES, limits: { run: 1_000_000, hour: 1000, day: 1_000_000 } };
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, () =>
+        store.db.transaction((tx) =>
+          reserveBudget(tx, { workspaceId, now: clock.now(), alias: 'Prelude', inputTokens: 50, desiredOutput: 60, settings }),
+        ),
+      ),
+    );
+    const reserved = outcomes.flatMap((o) => (o.status === 'fulfilled' && o.value.ok ? [o.value.reservedStu] : []));
+    const crossed = outcomes.filter((o) => o.status === 'fulfilled' && !o.value.ok);
+    const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as { code: string; extras: Record<string, unknown> }] : []));
+    // 9 × 110 fit in 1000; the 10th cannot even fit its input in the 10 left: it crosses, and trips.
+    expect(reserved).toEqual(Array(9).fill(110));
+    expect(crossed).toHaveLength(1);
+    expect(refused).toHaveLength(10);
+    for (const error of refused) expect(error).toMatchObject({ code: 'kill_switch', extras: { kind: 'hour' } });
+    const rows = await store.db.query<{ scope: string; spent: number; tripped_at: Date | null }>(
+      `SELECT scope, spent_stu::float8 AS spent, tripped_at FROM usage_windows WHERE workspace_id = $1 ORDER BY scope`,
+      [workspaceId],
+    );
+    expect(rows.map((r) => [r.scope, Number(r.spent)])).toEqual([
+      ['day', 990],
+      ['hour', 990],
+    ]);
+    expect(rows.find((r) => r.scope === 'hour')!.tripped_at).toEqual(new Date('2026-06-01T09:30:00Z'));
+  });
+
+  it('concurrent invocations on two app instances never spend above the hour limit', async () => {
+    const clock = fixedClock('2026-06-01T09:30:00Z');
+    const { id: workspaceId } = await createWorkspace(store.db, clock, 'Budget');
+    const key = (await createKeyService({ db: store.db, clock }).create(workspaceId, { name: 'k', scopes: ['orchestrator:invoke'] })).secret;
+    const limits = { run: 1_000_000, hour: 300, day: 1_000_000 };
+    // Two instances over the same store, as two processes behind a load balancer.
+    const apps = [1, 2].map(() => createApp({ db: store.db, clock, killSwitchLimits: limits, logError: () => {} }).app);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        apps[i % 2]!.request('/v1/inference', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-forwarded-for': `10.0.0.${i}` },
+          body: JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', maxTokens: 30, messages: [{ role: 'user', content: `Follow up ${i}` }] }),
+        }),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    for (const res of answers.filter((r) => r.status === 429)) {
+      expect(await res.json()).toMatchObject({ error: 'kill_switch', kind: 'hour' });
+    }
+
+    const runs = await store.db.query<{ status: string; stu: number; reserved_stu: number; failure_reason: string | null }>(
+      `SELECT status, stu, reserved_stu, failure_reason FROM runs WHERE workspace_id = $1`,
+      [workspaceId],
+    );
+    const billed = runs.reduce((sum, r) => sum + r.stu, 0);
+    expect(billed).toBeLessThanOrEqual(300);
+    expect(runs.every((r) => r.status !== 'in_progress' && r.reserved_stu === 0)).toBe(true);
+    const [hour] = await store.db.query<{ spent: number }>(
+      `SELECT spent_stu::float8 AS spent FROM usage_windows WHERE workspace_id = $1 AND scope = 'hour'`,
+      [workspaceId],
+    );
+    // Reservations released: the window holds exactly what the runs consumed.
+    expect(Number(hour!.spent)).toBe(billed);
+    const [period] = await store.db.query<{ consumed: number }>(
+      `SELECT consumed_stu::float8 AS consumed FROM usage_periods WHERE workspace_id = $1`,
+      [workspaceId],
+    );
+    expect(Number(period!.consumed)).toBe(billed);
+  });
+});
