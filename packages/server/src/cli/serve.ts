@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer as createHttpsServer } from 'node:https';
 import { serve as serveNode, type ServerType } from '@hono/node-server';
 import { createApp } from '../app.ts';
-import type { ServerConfig } from '../config.ts';
+import { ConfigError, type ServerConfig } from '../config.ts';
 import { inboundRunExecutor } from '../domain/runs/index.ts';
 import { readStuRates } from '../domain/usage/index.ts';
 import { listWorkspaces } from '../domain/workspaces/index.ts';
@@ -24,7 +24,7 @@ export interface RunningServer {
 
 export async function startServer(config: ServerConfig, say: (line: string) => void): Promise<RunningServer> {
   const tls = config.tls
-    ? { cert: await readFile(config.tls.certFile), key: await readFile(config.tls.keyFile) }
+    ? { cert: await readPem(config.tls.certFile, 'certificate'), key: await readPem(config.tls.keyFile, 'key') }
     : undefined;
   const secretKey = await resolveSecretKey(config);
   const store = await openCliStore(config, 'serve');
@@ -104,8 +104,22 @@ function listen(
         : {}),
     });
     server.once('listening', () => resolve(server));
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new ConfigError(`Port ${config.port} on ${config.host} is already in use: is another server running? Pick another --port.`)
+          : err,
+      ),
+    );
   });
+}
+
+async function readPem(file: string, what: string): Promise<Buffer> {
+  try {
+    return await readFile(file);
+  } catch (err) {
+    throw new ConfigError(`Cannot read the TLS ${what} ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'}).`);
+  }
 }
 
 function hostForUrl(host: string): string {
