@@ -26,18 +26,38 @@ export interface InboundRun {
  */
 export type InboundRunExecutor = (run: InboundRun) => Promise<void>;
 
-/** Hands over up to `limit` waiting inbound runs; returns how many were taken over. */
+/** How long a claimed hand-over is reserved for its worker before another may retry it. */
+export const HAND_OVER_LEASE_MS = 60_000;
+
+/**
+ * Hands over up to `limit` waiting inbound runs; returns how many were taken over. The claim is a
+ * short transaction (`FOR UPDATE SKIP LOCKED`, then a lease); the executor runs outside it, and
+ * only once it resolved is the event marked started. A crash in between leaves the lease to run
+ * out and the run is handed over again: at least once (the run service adopts a run only once).
+ */
 export async function handOverInboundRuns(
   deps: { db: Db; clock: Clock; execute: InboundRunExecutor },
   limit = 10,
 ): Promise<number> {
-  return deps.db.transaction(async (tx) => {
+  const now = deps.clock.now();
+  const claimed = await deps.db.transaction(async (tx) => {
     const rows = await tx.query<{ id: string; run_id: string; workspace_id: string; agent_slug: string; alias: string; agent_input: string; event_id: string }>(
       `SELECT id, run_id, workspace_id, agent_slug, alias, agent_input, event_id FROM inbound_events
-        WHERE run_started_at IS NULL ORDER BY received_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-      [limit],
+        WHERE run_started_at IS NULL AND (run_lease_until IS NULL OR run_lease_until <= $1)
+        ORDER BY received_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [now, limit],
     );
-    for (const row of rows) {
+    if (rows.length > 0) {
+      await tx.query(`UPDATE inbound_events SET run_lease_until = $2 WHERE id = ANY ($1::text[])`, [
+        rows.map((r) => r.id),
+        new Date(now.getTime() + HAND_OVER_LEASE_MS),
+      ]);
+    }
+    return rows;
+  });
+  let handedOver = 0;
+  for (const row of claimed) {
+    try {
       await deps.execute({
         runId: row.run_id,
         workspaceId: row.workspace_id,
@@ -46,9 +66,15 @@ export async function handOverInboundRuns(
         content: row.agent_input,
         eventId: row.event_id,
       });
-      // The input is no longer needed once the run has it: the audit keeps the body's hash and size.
-      await tx.query(`UPDATE inbound_events SET run_started_at = $2, agent_input = NULL WHERE id = $1`, [row.id, deps.clock.now()]);
+    } catch {
+      continue; // the lease runs out and the hand-over is tried again
     }
-    return rows.length;
-  });
+    // The input is no longer needed once the run has it: the audit keeps the body's hash and size.
+    await deps.db.query(`UPDATE inbound_events SET run_started_at = $2, run_lease_until = NULL, agent_input = NULL WHERE id = $1`, [
+      row.id,
+      deps.clock.now(),
+    ]);
+    handedOver += 1;
+  }
+  return handedOver;
 }

@@ -1,0 +1,74 @@
+/**
+ * Inbound runs from ingestion to a finished run: the signed event creates the `in_progress` run,
+ * the worker's hand-over gives it to the run service's executor (the local engine answers), and a
+ * failed hand-over is retried once its lease runs out.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inboundRunExecutor } from '../domain/runs/index.ts';
+import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
+import { testBackends, type TestStore } from '../store/testing.ts';
+import { createTestApp, type TestApp } from '../testing.ts';
+import { HAND_OVER_LEASE_MS, handOverInboundRuns, type InboundRun } from './inbound-runs.ts';
+
+describe.each(testBackends())('inbound run hand-over on $name', ({ open }) => {
+  let store: TestStore;
+  let t: TestApp;
+  let secret: string;
+
+  beforeAll(async () => {
+    store = await open();
+    t = await createTestApp({ db: store.db });
+    const created = await t.services.webhooks.inbound.create(t.workspaceId, { slug: 'runs-hook', agentSlug: 'sales', template: 'New lead: {{ name }}' });
+    secret = created.secret;
+  });
+  afterAll(async () => {
+    await t?.close();
+    await store?.cleanup();
+  });
+
+  async function ingest(body: string, eventId: string): Promise<string> {
+    const res = await t.app.request('/webhooks/inbound/runs-hook', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-SERVICE-Signature': signInboundBody(body, secret), 'X-SERVICE-Event-Id': eventId },
+      body,
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { runId: string }).runId;
+  }
+
+  it('hands the rendered input to the run service, which runs it to completion, once', async () => {
+    const runId = await ingest('{"name":"Dana Whitfield"}', 'lead-1');
+    const seen: InboundRun[] = [];
+    const real = inboundRunExecutor(t.services.runs, () => {});
+    const execute = async (run: InboundRun) => {
+      seen.push(run);
+      await real(run);
+    };
+    expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute })).toBe(1);
+    expect(seen).toEqual([{ runId, workspaceId: t.workspaceId, agentSlug: 'sales', alias: 'Sonata', content: 'New lead: Dana Whitfield', eventId: 'lead-1' }]);
+    const run = await t.services.runs.waitForTerminal(t.workspaceId, runId, 30_000);
+    expect(run).toMatchObject({ id: runId, status: 'completed', source: 'inbound_webhook', agentSlug: 'sales' });
+    // Handed over once: nothing is waiting, and the stored input is gone (the audit keeps hash and size).
+    expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute })).toBe(0);
+    const [event] = await store.db.query<{ agent_input: string | null; run_started_at: Date | null }>(
+      `SELECT agent_input, run_started_at FROM inbound_events WHERE event_id = 'lead-1'`,
+    );
+    expect(event).toEqual({ agent_input: null, run_started_at: expect.any(Date) });
+  });
+
+  it('a hand-over that fails is retried after its lease, not before', async () => {
+    const runId = await ingest('{"name":"Lee"}', 'lead-2');
+    const failing = async () => {
+      throw new Error('executor down');
+    };
+    expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute: failing })).toBe(0);
+    const seen: string[] = [];
+    const record = async (run: InboundRun) => {
+      seen.push(run.runId);
+    };
+    expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute: record })).toBe(0);
+    t.clock.advance(HAND_OVER_LEASE_MS + 1);
+    expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute: record })).toBe(1);
+    expect(seen).toEqual([runId]);
+  });
+});
