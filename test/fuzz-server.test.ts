@@ -40,8 +40,10 @@ describe.skipIf(process.env.FUZZ_SERVER !== '1')('contract fuzzing of the server
           });
           if (res.status === 201 || res.status === 200) {
             const hook = (await res.json()) as { slug: string; secret: string };
-            setup.inbound = { slug: hook.slug, secret: hook.secret };
-            setup.parameters = { slug: hook.slug };
+            // Timestamps from the app's fake clock, or every delivery falls outside the replay window.
+            setup.inbound = { slug: hook.slug, secret: hook.secret, now: () => t.clock.now().getTime() };
+            // Scoped to ingestion: fuzzing the webhook's own pause/revoke routes must not disable it.
+            setup.parameters = { 'ingestInboundEvent.slug': hook.slug, 'ingestInboundEventV1.slug': hook.slug };
           }
           return setup;
         },

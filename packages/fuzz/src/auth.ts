@@ -17,6 +17,8 @@ export interface InboundSigning {
   signatureHeader?: string;
   /** Sent with the current unix time when set (default `X-SERVICE-Timestamp`); `null` to send none. */
   timestampHeader?: string | null;
+  /** The server's clock in epoch ms (a test app on a fake clock judges the replay window by it). Default Date.now. */
+  now?: () => number;
 }
 
 export interface Credentials {
@@ -61,7 +63,7 @@ function defaultApplier(name: string, scheme: Record<string, unknown>, creds: Cr
     return function signInbound(req) {
       setHeader(req, header, createHmac(inbound.algorithm ?? 'sha256', inbound.secret).update(req.body ?? '').digest('hex'));
       const ts = inbound.timestampHeader === undefined ? 'X-SERVICE-Timestamp' : inbound.timestampHeader;
-      if (ts) setHeader(req, ts, String(Math.floor(Date.now() / 1000)));
+      if (ts) setHeader(req, ts, String(Math.floor((inbound.now ?? Date.now)() / 1000)));
     };
   }
   if (/mcp/.test(n)) return typeof creds.mcpToken === 'string' && creds.mcpToken ? bearer(creds.mcpToken) : undefined;

@@ -49,12 +49,15 @@ export interface FuzzOptions {
   credentials?: Credentials;
   /** Called once before the run, with the transport: create a workspace, an admin session, keys, a webhook. */
   setup?: (context: { transport: Transport; doc: OpenApiDocument }) => FuzzSetup | Promise<FuzzSetup>;
-  /** Known-good parameter values by name, used in half of the generated cases. */
+  /** Known-good parameter values by name, or `operationId.name` for one operation (e.g.
+   *  `{ 'ingestInboundEvent.slug': 'crm-leads' }`), used in half of the generated cases. */
   parameters?: Record<string, unknown>;
   /** Error code → status; default: the team's table (pass `ERROR_STATUS` from `generated/errors.ts`). */
   errorStatus?: Record<string, number>;
   providerNames?: RegExp;
   positiveStatuses?: string[];
+  /** Per operationId override of `positiveStatuses`, e.g. `{ ingestInboundEvent: ['2xx', '400', '401', '403', '404'] }`. */
+  positiveStatusesByOperation?: Record<string, string[]>;
   /** Keep every request and response (needed for a cassette). */
   record?: boolean;
   /** Run polling in the stateful sequences. Defaults: every 50 ms in-process, 1 s over HTTP; give up after 30 s. */
@@ -174,6 +177,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
     errorStatus: options.errorStatus ?? DEFAULT_ERROR_STATUS,
     providerNames: options.providerNames ?? DEFAULT_PROVIDER_NAMES,
     positiveStatuses: options.positiveStatuses ?? ['2xx', '401', '403', '404'],
+    positiveStatusesByOperation: options.positiveStatusesByOperation,
   };
 
   const failures = new Map<string, Failure>();

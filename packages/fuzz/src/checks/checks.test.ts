@@ -189,3 +189,13 @@ describe('checks', () => {
     });
   });
 });
+
+describe('positive_data_acceptance per operation', () => {
+  it('accepts the statuses configured for that operation only', () => {
+    const c = ctx(res(400, { error: 'payload_invalid' }));
+    c.config = { ...c.config, positiveStatusesByOperation: { createInference: ['2xx', '400'] } };
+    expect(CHECKS.positive_data_acceptance(c)).toBeUndefined();
+    c.config = { ...c.config, positiveStatusesByOperation: { listRuns: ['2xx', '400'] } };
+    expect(CHECKS.positive_data_acceptance(c)).toEqual(expect.any(String));
+  });
+});

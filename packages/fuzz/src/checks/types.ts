@@ -21,6 +21,8 @@ export interface CheckConfig {
   providerNames: RegExp;
   /** Statuses that count as accepting schema-valid data (Schemathesis's default: 2xx, 401, 403, 404). */
   positiveStatuses: string[];
+  /** Per operationId, when an operation may refuse valid data for a documented reason (a template that does not render). */
+  positiveStatusesByOperation?: Record<string, string[]>;
 }
 
 export interface CheckContext {

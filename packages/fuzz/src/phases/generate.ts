@@ -15,7 +15,7 @@ import type { Validator } from '../schema/validator.ts';
 export interface Generator {
   doc: OpenApiDocument;
   validator: Validator;
-  /** Known-good values for parameters by name (e.g. a real inbound `slug`), used in half of the cases. */
+  /** Known-good values by parameter name, or by `operationId.name` for one operation only; used in half of the cases. */
   parameters: Record<string, unknown>;
 }
 
@@ -80,9 +80,10 @@ export function positiveCases(op: Operation, n: number, seed: number, g: Generat
 /** Puts known-good parameter values (from the setup hook) into a share (`rate`) of the cases. */
 function useKnownValues(c: Case, g: Generator, rng: Rng, rate: number): void {
   for (const p of generatedParameters(c.operation)) {
-    if (g.parameters[p.name] === undefined || !rng.chance(rate)) continue;
-    const bag = p.in === 'path' ? c.path : p.in === 'query' ? c.query : p.in === 'header' ? c.headers : c.cookies;
-    bag[p.name] = g.parameters[p.name];
+    // `operationId.name` scopes a value to one operation (a webhook slug for ingestion, not for its revocation).
+    const value = g.parameters[`${c.operation.id}.${p.name}`] ?? g.parameters[p.name];
+    if (value === undefined || !rng.chance(rate)) continue;
+    bagOf(c, p.in)[p.name] = value;
   }
 }
 
