@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { systemClock } from './clock.ts';
+import { agentCli, isAgentCommand } from './cli/agents.ts';
 import { formatKeys, keyCommands, resolveWorkspace } from './cli/keys.ts';
 import { DataDirLockedError } from './cli/lock.ts';
 import { startServer } from './cli/serve.ts';
@@ -70,6 +71,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   // webhooks inbound|outbound …, approvals decide: their own table (cli/webhooks.ts).
   if (isWebhookCommand(first)) return webhookCli(argv, print);
+  // agents list|pause|resume, plan show|set, kill-switch on|off|status (cli/agents.ts).
+  if (isAgentCommand(first)) return agentCli(argv, print);
   const grouped = first === 'keys' || first === 'users';
   const command = (grouped ? `${first} ${second ?? ''}` : first) as Command;
   if (!(command in OPTIONS)) {

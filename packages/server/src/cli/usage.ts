@@ -23,6 +23,9 @@ Commands:
   webhooks inbound  create|list|pause|resume|revoke                     Inbound webhooks
   webhooks outbound create|list|rotate-secret|pause|resume|ping|replay  Outbound destinations
   approvals decide  Approve or reject a pending approval
+  agents list|pause|resume       List agents, pause one (with a reason) or resume it
+  plan show|set                 Show or set the workspace's plan (starter, growth, enterprise)
+  kill-switch on|off|status     The manual spending switch, and the hour/day budgets
 
 Run \`service <command> --help\` for the options of a command.
 

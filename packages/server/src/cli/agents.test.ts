@@ -1,0 +1,72 @@
+/**
+ * The operator's commands on a real embedded store: agents list/pause/resume, plan show/set and the
+ * manual kill switch, with what an invocation then sees.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../clock.ts';
+import { workspaceAgents } from '../domain/agents/settings.ts';
+import { initWorkspace } from '../domain/workspaces/init.ts';
+import { openStore } from '../store/open.ts';
+import { agentCli } from './agents.ts';
+import { UsageError } from './usage.ts';
+
+let dir: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'service-agents-cli-'));
+  // The CLI keeps its embedded store under <data-dir>/pglite.
+  const db = await openStore({ dataDir: join(dir, 'pglite') });
+  await initWorkspace(db, systemClock);
+  await db.close();
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function cli(...argv: string[]): Promise<{ code: number; out: string }> {
+  const lines: string[] = [];
+  const code = await agentCli([...argv, '--data-dir', dir], (line) => lines.push(line));
+  return { code, out: lines.join('\n') };
+}
+
+describe('service agents / plan / kill-switch', () => {
+  it('pauses and resumes an agent, sets the plan, flips the manual switch', async () => {
+    expect(await cli('agents', 'pause', 'legal', '--reason', 'Contract review backlog')).toEqual({ code: 0, out: 'Paused legal: Contract review backlog' });
+    expect(await cli('plan', 'set', 'starter')).toEqual({ code: 0, out: 'Plan set to starter.' });
+    const listed = JSON.parse((await cli('agents', 'list', '--json')).out) as { plan: string; data: { slug: string; state: string; reason: string | null }[] };
+    expect(listed.plan).toBe('starter');
+    expect(listed.data.find((a) => a.slug === 'legal')).toMatchObject({ state: 'not_in_plan', reason: 'Contract review backlog' });
+    expect(listed.data.find((a) => a.slug === 'sales')).toMatchObject({ state: 'active', reason: null });
+
+    const on = JSON.parse((await cli('kill-switch', 'on', '--json')).out) as { manual: boolean; activeSince: string };
+    expect(on.manual).toBe(true);
+    const status = JSON.parse((await cli('kill-switch', 'status', '--json')).out) as { manualSince: string; hour: { limitStu: number } };
+    expect(status.manualSince).toBe(on.activeSince);
+    expect(status.hour.limitStu).toBe(10_000_000);
+    expect((await cli('kill-switch', 'off')).out).toBe('Manual kill switch off.');
+    expect((await cli('agents', 'resume', 'legal')).out).toBe('Resumed legal.');
+
+    const db = await openStore({ dataDir: join(dir, 'pglite') });
+    try {
+      const [ws] = await db.query<{ id: string }>(`SELECT id FROM workspaces`);
+      const settings = await workspaceAgents(db, ws!.id);
+      expect(settings.plan).toBe('starter');
+      expect([...(settings.paused ?? new Map())]).toEqual([]);
+      expect(await db.query(`SELECT 1 FROM kill_switches`)).toEqual([]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('refuses bad arguments with a usage error, and prints help', async () => {
+    await expect(cli('agents', 'pause', 'legal')).rejects.toThrow(UsageError);
+    await expect(cli('agents', 'pause', 'procurement', '--reason', 'x')).rejects.toThrow(/No agent has the slug procurement/);
+    await expect(cli('plan', 'set', 'premium')).rejects.toThrow(/starter, growth, enterprise/);
+    const help = await cli('kill-switch', 'on', '--help');
+    expect(help.code).toBe(0);
+    expect(help.out).toMatch(/^Usage: service kill-switch on/);
+  });
+});

@@ -1,0 +1,208 @@
+/**
+ * @module `service agents list|pause|resume`, `service plan show|set` and `service kill-switch
+ * on|off|status`: the operator's controls of agents, plans and the manual spending switch. They work
+ * on the store directly (like `keys`), so with the embedded store they run while the server is
+ * stopped; against PostgreSQL every running instance sees the change at its next request.
+ */
+import { parseArgs } from 'node:util';
+import { systemClock } from '../clock.ts';
+import { loadConfig } from '../config.ts';
+import { AGENT_CATALOG, getAgent } from '../domain/agents/catalog.ts';
+import { isPlanName, PLAN_NAMES, PLANS } from '../domain/agents/plans.ts';
+import { getPlan, pausedAgents, pauseAgent, resumeAgent, setPlan } from '../domain/agents/settings.ts';
+import { killSwitchStatus, setManualKillSwitch } from '../domain/runs/index.ts';
+import { KILL_SWITCH_LIMITS } from '../domain/usage/index.ts';
+import { resolveWorkspace } from './keys.ts';
+import { openCliStore } from './store.ts';
+import { UsageError } from './usage.ts';
+
+const COMMON = {
+  'data-dir': { type: 'string' },
+  workspace: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const OPTIONS = {
+  'agents list': COMMON,
+  'agents pause': { ...COMMON, reason: { type: 'string' } },
+  'agents resume': COMMON,
+  'plan show': COMMON,
+  'plan set': COMMON,
+  'kill-switch on': COMMON,
+  'kill-switch off': COMMON,
+  'kill-switch status': COMMON,
+} as const;
+
+type Command = keyof typeof OPTIONS;
+type Flags = Record<string, string | boolean | undefined>;
+
+const WHERE = `  --workspace W   the workspace (default: the only one)
+  --data-dir D    embedded store directory (default ./data, or DATA_DIR)
+  --json          machine-readable output`;
+
+export const AGENT_HELP: Record<'agents' | 'plan' | 'kill-switch' | Command, string> = {
+  agents: `Usage: service agents list|pause|resume …
+
+  agents list                        The eleven agents: in the plan or not, active or paused (with the reason)
+  agents pause <slug> --reason R     Pause an agent: invocations answer 403 agent_disabled with the reason
+  agents resume <slug>               Resume a paused agent`,
+  plan: `Usage: service plan show|set …
+
+  plan show                          The workspace's plan, its agents, aliases and monthly quota
+  plan set <${PLAN_NAMES.join('|')}>   Change the plan (takes effect at the next request)`,
+  'kill-switch': `Usage: service kill-switch on|off|status
+
+  kill-switch on        Turn the manual spending switch on: new invocations answer 429 kill_switch (kind manual)
+  kill-switch off       Turn it off
+  kill-switch status    The manual switch and this hour's and day's consumption against their limits`,
+  'agents list': `Usage: service agents list [--workspace W] [--json] [--data-dir D]
+
+Lists the agents with their slug, default alias, and state: active, paused (reason) or not in the plan.
+${WHERE}`,
+  'agents pause': `Usage: service agents pause <slug> --reason R [--workspace W] [--json] [--data-dir D]
+
+Pauses the agent. Invocations of it answer 403 agent_disabled with agentSlug and this reason, and the
+orchestrator stops routing to it. Pausing a paused agent changes its reason.
+  --reason R      why, shown to callers (required)
+${WHERE}`,
+  'agents resume': `Usage: service agents resume <slug> [--workspace W] [--json] [--data-dir D]
+
+Resumes a paused agent.
+${WHERE}`,
+  'plan show': `Usage: service plan show [--workspace W] [--json] [--data-dir D]
+
+Shows the workspace's plan (growth until one is set).
+${WHERE}`,
+  'plan set': `Usage: service plan set <${PLAN_NAMES.join('|')}> [--workspace W] [--json] [--data-dir D]
+
+  starter     orchestrator, sales, marketing, customer-care; Prelude, Sonata, Symphony; 2,000,000 STU a month
+  growth      all eleven agents; Prelude, Sonata, Symphony; 10,000,000 STU a month
+  enterprise  all eleven agents; every alias including Concerto; 50,000,000 STU a month
+${WHERE}`,
+  'kill-switch on': `Usage: service kill-switch on [--workspace W] [--json] [--data-dir D]
+
+Turns the manual switch on: new invocations answer 429 kill_switch with kind "manual" and activeSince;
+a run in progress fails with reason kill_switch:manual when it ends.
+${WHERE}`,
+  'kill-switch off': `Usage: service kill-switch off [--workspace W] [--json] [--data-dir D]
+
+Turns the manual switch off. The hour and day switches clear by themselves when their UTC window ends.
+${WHERE}`,
+  'kill-switch status': `Usage: service kill-switch status [--workspace W] [--json] [--data-dir D]
+
+Shows the manual switch and the current UTC hour and day: STU spent (including runs in progress)
+against the limits (1,000,000 per run, 10,000,000 per hour, 80,000,000 per day) and whether tripped.
+${WHERE}`,
+};
+
+const GROUPS = new Set(['agents', 'plan', 'kill-switch']);
+
+export function isAgentCommand(first: string | undefined): boolean {
+  return first !== undefined && GROUPS.has(first);
+}
+
+export async function agentCli(argv: string[], print: (line: string) => void): Promise<number> {
+  const group = argv[0] as 'agents' | 'plan' | 'kill-switch';
+  const command = argv.slice(0, 2).join(' ') as Command;
+  if (!(command in OPTIONS)) {
+    const second = argv[1];
+    if (second === undefined || second === '--help' || second === '-h') {
+      print(AGENT_HELP[group]);
+      return second === undefined ? 2 : 0;
+    }
+    throw new UsageError(`Unknown command: ${argv.slice(0, 2).join(' ')}. Run \`service ${group} --help\`.`);
+  }
+  let parsed: { values: Flags; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv.slice(2), options: OPTIONS[command], allowPositionals: true, strict: true }) as typeof parsed;
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n\n${AGENT_HELP[command]}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    print(AGENT_HELP[command]);
+    return 0;
+  }
+  const needsOne = command === 'agents pause' || command === 'agents resume' || command === 'plan set';
+  if (needsOne && positionals.length !== 1) throw new UsageError(`Give exactly one ${command === 'plan set' ? 'plan' : 'agent slug'}.\n\n${AGENT_HELP[command]}`);
+  if (!needsOne && positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${AGENT_HELP[command]}`);
+  const target = positionals[0] ?? '';
+  if ((command === 'agents pause' || command === 'agents resume') && !getAgent(target)) {
+    throw new UsageError(`No agent has the slug ${target}. Agents: ${AGENT_CATALOG.map((a) => a.slug).join(', ')}.`);
+  }
+  if (command === 'plan set' && !isPlanName(target)) throw new UsageError(`The plan is one of ${PLAN_NAMES.join(', ')}.`);
+
+  const config = loadConfig({ 'data-dir': typeof values['data-dir'] === 'string' ? values['data-dir'] : undefined });
+  const store = await openCliStore(config, command);
+  try {
+    const db = store.db;
+    const workspaceId = await resolveWorkspace(db, typeof values.workspace === 'string' ? values.workspace : undefined);
+    const json = values.json === true;
+    const clock = systemClock;
+    switch (command) {
+      case 'agents list': {
+        const plan = PLANS[await getPlan(db, workspaceId)];
+        const paused = await pausedAgents(db, workspaceId);
+        const agents = AGENT_CATALOG.map((a) => {
+          const state = !(plan.agents as readonly string[]).includes(a.slug) ? 'not_in_plan' : paused.has(a.slug) ? 'paused' : 'active';
+          return { slug: a.slug, name: a.name, alias: a.defaultAlias, state, reason: paused.get(a.slug) ?? null };
+        });
+        if (json) print(JSON.stringify({ plan: plan.name, data: agents }));
+        else {
+          print(`Plan: ${plan.name}`);
+          for (const a of agents) print(`${a.slug.padEnd(14)} ${a.alias.padEnd(9)} ${a.state}${a.reason ? ` (${a.reason})` : ''}`);
+        }
+        return 0;
+      }
+      case 'agents pause': {
+        const reason = typeof values.reason === 'string' ? values.reason.trim() : '';
+        if (reason === '') throw new UsageError(`--reason is required.\n\n${AGENT_HELP[command]}`);
+        await pauseAgent(db, clock, workspaceId, target, reason);
+        print(json ? JSON.stringify({ slug: target, state: 'paused', reason }) : `Paused ${target}: ${reason}`);
+        return 0;
+      }
+      case 'agents resume': {
+        const was = await resumeAgent(db, workspaceId, target);
+        print(json ? JSON.stringify({ slug: target, state: 'active', wasPaused: was }) : was ? `Resumed ${target}.` : `${target} was not paused.`);
+        return 0;
+      }
+      case 'plan show': {
+        const plan = PLANS[await getPlan(db, workspaceId)];
+        if (json) print(JSON.stringify(plan));
+        else print(`${plan.name}: agents ${plan.agents.join(', ')}; aliases ${plan.aliases.join(', ')}; ${plan.quotaStu.toLocaleString('en')} STU a month`);
+        return 0;
+      }
+      case 'plan set': {
+        await setPlan(db, clock, workspaceId, target as (typeof PLAN_NAMES)[number]);
+        print(json ? JSON.stringify({ plan: target }) : `Plan set to ${target}.`);
+        return 0;
+      }
+      case 'kill-switch on':
+      case 'kill-switch off': {
+        await setManualKillSwitch(db, workspaceId, command === 'kill-switch on', clock.now());
+        const status = await killSwitchStatus(db, workspaceId, clock.now(), KILL_SWITCH_LIMITS);
+        const since = status.manualSince?.toISOString() ?? null;
+        print(json ? JSON.stringify({ manual: since !== null, activeSince: since }) : since ? `Manual kill switch on since ${since}.` : 'Manual kill switch off.');
+        return 0;
+      }
+      case 'kill-switch status': {
+        const status = await killSwitchStatus(db, workspaceId, clock.now(), KILL_SWITCH_LIMITS);
+        if (json) print(JSON.stringify(status));
+        else {
+          print(`manual  ${status.manualSince ? `on since ${status.manualSince.toISOString()}` : 'off'}`);
+          for (const scope of ['hour', 'day'] as const) {
+            const w = status[scope];
+            print(
+              `${scope.padEnd(7)} ${w.spentStu.toLocaleString('en')} / ${w.limitStu.toLocaleString('en')} STU since ${w.windowStart.toISOString()}` +
+                (w.trippedAt ? `, tripped at ${w.trippedAt.toISOString()}` : ''),
+            );
+          }
+        }
+        return 0;
+      }
+    }
+  } finally {
+    await store.close();
+  }
+}
