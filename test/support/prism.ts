@@ -49,7 +49,7 @@ async function waitUntilListening(child: ChildProcess, log: () => string, port: 
   throw new Error(`prism did not listen on ${port} in time:\n${log()}`);
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
     server.once('error', fail);
