@@ -193,6 +193,8 @@ function progress(e: ProgressEvent, quiet: boolean): void {
     console.error(`  ${e.label.padEnd(48, '.')} ${String(e.cases).padStart(5)} cases  ${mark}`);
   } else if (e.type === 'failure') {
     console.error(`    ✗ ${e.failure.check}: ${e.failure.message.slice(0, 160)}`);
+  } else if (e.type === 'tick') {
+    console.error(`  … ${e.cases} cases (${e.label})`);
   } else if (e.type === 'warning') {
     console.error(`    ! ${e.message}`);
   }

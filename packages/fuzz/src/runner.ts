@@ -69,6 +69,8 @@ export type ProgressEvent =
   | { type: 'start'; seed: number; operations: number; baseUrl: string }
   | { type: 'operation'; label: string; phase: Phase | 'all'; cases: number; failures: number }
   | { type: 'failure'; failure: Failure }
+  /** Every 250 cases, so a long operation over HTTP still shows life. */
+  | { type: 'tick'; cases: number; label: string }
   | { type: 'warning'; message: string }
   | { type: 'done'; result: FuzzResult };
 
@@ -245,6 +247,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
       }
       cases++;
       const op = c.operation;
+      if (cases % 250 === 0) progress({ type: 'tick', cases, label: op.label });
       const request = prepareRequest(c);
       if (!c.withoutAuth && !c.customAuth) authenticate(request, op, appliers, c.pinned);
       freshIdempotencyKey(request, c, validator, hashSeed(seed, `idempotency:${cases}`));

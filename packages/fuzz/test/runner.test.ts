@@ -99,6 +99,12 @@ describe('seeds', () => {
     expect(requests(c)).not.toEqual(requests(a));
   });
 
+  it('stops at the time budget and reports why', async () => {
+    const r = await runFuzz(options([], { timeBudgetSec: 0 }));
+    expect(r.stoppedBy).toBe('time-budget');
+    expect(r.cases).toBeLessThan(50);
+  });
+
   it('stops at max cases and reports why', async () => {
     const r = await runFuzz(options([], { maxCases: 50 }));
     expect(r.cases).toBe(50);
