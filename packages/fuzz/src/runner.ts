@@ -264,7 +264,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
       try {
         response = await transport.send(request);
       } catch (e) {
-        error = `request failed: ${(e as Error).message}`;
+        const cause = (e as Error & { cause?: { code?: string; message?: string } }).cause;
+        error = `request failed: ${(e as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ''}`;
       }
       if (!response) {
         recordFailure(c, { request }, 'not_a_server_error', error ?? 'no response');
