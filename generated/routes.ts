@@ -21,6 +21,7 @@ import {
   zApprovalDecidedEventWebhookRequest,
   zCallMcpRpcBody,
   zCallMcpRpcHeaders,
+  zCallMcpRpcQuery,
   zCancelRunHeaders,
   zCancelRunPath,
   zCancelRunV1Headers,
@@ -348,7 +349,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/rpc',
     operationId: 'callMcpRpc',
     security: [{ scheme: 'mcpToken', scopes: ['mcp:tenant'] }],
-    request: { headers: zCallMcpRpcHeaders, body: { contentType: 'application/json', schema: zCallMcpRpcBody, required: true } },
+    request: { query: zCallMcpRpcQuery, headers: zCallMcpRpcHeaders, body: { contentType: 'application/json', schema: zCallMcpRpcBody, required: true } },
     responses: {
       '200': { contentType: 'application/json', schema: zJsonRpcResponse },
       '202': {  },

@@ -2627,6 +2627,11 @@ export interface components {
         /** @description Alternative name for the event id, read when `X-SERVICE-Event-Id` is absent. */
         InboundXHookId: string;
         /**
+         * @description The session of an open MCP stream (from its `endpoint` event). When it names an open stream of the same workspace, the JSON-RPC response is also sent there as a `message` event; otherwise it is only answered directly.
+         * @example mcs_4Kd9Lm2Qx7Vb1Nz8
+         */
+        McpSessionIdQuery: string;
+        /**
          * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
          * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
          */
@@ -3038,7 +3043,13 @@ export interface operations {
     };
     callMcpRpc: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The session of an open MCP stream (from its `endpoint` event). When it names an open stream of the same workspace, the JSON-RPC response is also sent there as a `message` event; otherwise it is only answered directly.
+                 * @example mcs_4Kd9Lm2Qx7Vb1Nz8
+                 */
+                sessionId?: components["parameters"]["McpSessionIdQuery"];
+            };
             header?: {
                 /**
                  * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.

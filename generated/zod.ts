@@ -1392,6 +1392,11 @@ export const zInboundXWebhookId = z.string().min(1).max(200).regex(/^[\x21-\x7E]
 export const zInboundXHookId = z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/);
 
 /**
+ * The session of an open MCP stream (from its `endpoint` event). When it names an open stream of the same workspace, the JSON-RPC response is also sent there as a `message` event; otherwise it is only answered directly.
+ */
+export const zMcpSessionIdQuery = z.string().regex(/^mcs_[A-Za-z0-9]{16}$/);
+
+/**
  * The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
  */
 export const zCsrfToken = z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/);
@@ -1548,6 +1553,10 @@ export const zCallMcpRpcBody = zJsonRpcRequest;
 
 export const zCallMcpRpcHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zCallMcpRpcQuery = z.object({
+    sessionId: z.string().regex(/^mcs_[A-Za-z0-9]{16}$/).optional()
 });
 
 export const zCallMcpRpcResponse = z.union([
