@@ -42,16 +42,19 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
     return r.body as { slug: string; secret: string };
   }
 
-  function send(
+  async function send(
     slug: string,
     raw: string | Uint8Array,
     options: { secret?: string; algorithm?: Algorithm; header?: string; headers?: Record<string, string>; v1?: boolean; signature?: string } = {},
   ) {
     const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
     if (options.secret) headers[options.header ?? 'X-SERVICE-Signature'] = options.signature ?? signInboundBody(raw, options.secret, options.algorithm ?? 'sha256');
-    return t.app
-      .request(`${options.v1 ? '/v1' : ''}/webhooks/inbound/${slug}`, { method: 'POST', headers, body: raw as BodyInit })
-      .then(async (res) => ({ status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> }));
+    const res = await t.app.request(`${options.v1 ? '/v1' : ''}/webhooks/inbound/${slug}`, {
+      method: 'POST',
+      headers,
+      body: typeof raw === 'string' ? raw : Buffer.from(raw),
+    });
+    return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
   }
 
   async function runsOf(runId: string) {
