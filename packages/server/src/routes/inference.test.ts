@@ -388,7 +388,7 @@ describe('private beta', () => {
       ['GET', '/usage/current'],
       ['GET', '/v1/usage'],
     ] as const) {
-      for (const auth of [{}, { authorization: `Bearer ${key}` }]) {
+      for (const auth of [{}, { authorization: `Bearer ${key}` }] as Record<string, string>[]) {
         const res = await t.app.request(path, {
           method,
           headers: { 'content-type': 'application/json', ...auth },
