@@ -1284,7 +1284,7 @@ export interface components {
             conversationId: string | null;
             /** @description The redacted result; `null` until the run is `completed`. */
             content: string | null;
-            /** @description The redacted reason of a `failed` run: `kill_switch:run`, `kill_switch:hour`, `kill_switch:day`, `kill_switch:manual`, `engine_error`, `timeout` or `internal_error`. `null` otherwise. */
+            /** @description The redacted reason of a `failed` run: `kill_switch:run`, `kill_switch:hour`, `kill_switch:day`, `kill_switch:manual`, `engine_error`, `timeout` or `internal_error`. A run started by an inbound webhook that the service refuses to execute carries the refusal's error code instead: `agent_unknown`, `agent_not_in_plan`, `agent_disabled`, `forbidden` (alias outside the plan) or `quota_exceeded`. `null` otherwise. */
             failureReason: string | null;
             usage: components["schemas"]["RunUsage"];
             /** Format: date-time */
