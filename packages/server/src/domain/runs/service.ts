@@ -413,7 +413,8 @@ export function createRunService(deps: RunServiceDeps): RunService {
     } catch (err) {
       // An adopted run already has an id the sender was given: it fails with the refusal's code.
       if (input.existingRunId && err instanceof ServiceError) {
-        await failRefused(input, input.existingRunId, err.code);
+        const reason = err.code === 'kill_switch' ? `kill_switch:${String(err.extras.kind)}` : err.code;
+        await failRefused(input, input.existingRunId, reason);
         return { runId: input.existingRunId };
       }
       throw err;
