@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { describe, expect, it } from 'vitest';
 import { fail } from '../../errors.ts';
+import { redactBody } from '../redact/index.ts';
 import { requestId } from '../request-id/index.ts';
 import { errorBoundary, errorMapper, notFound } from './index.ts';
 
@@ -94,5 +95,24 @@ describe('error mapper', () => {
     for (const leak of ['ECONNREFUSED', '10.0.0.7', 'node_modules', 'sk-live', 'stack', 'at ']) expect(text).not.toContain(leak);
     // The operator still learns what happened, on the server side.
     expect(logged).toEqual([expect.objectContaining({ requestId: 'req-500', path })]);
+  });
+});
+
+describe('the request id in a 5xx body survives the redactor', () => {
+  // Found by the contract fuzzer: a caller's id such as "trace-gpt-4o" came back as "trace-[redacted]" in
+  // the body while the header kept it, so the two no longer matched.
+  it('quotes the echoed id unchanged', async () => {
+    const app = new Hono();
+    app.use(requestId());
+    app.use(redactBody());
+    app.use(errorBoundary());
+    app.get('/boom', () => {
+      throw new Error('upstream gpt-4o at 10.0.0.7 failed');
+    });
+    app.onError(errorMapper({ log: () => {} }));
+    const res = await app.request('/boom', { headers: { 'X-Request-Id': 'trace-gpt-4o-o3' } });
+    expect(res.status).toBe(500);
+    expect(res.headers.get('X-Request-Id')).toBe('trace-gpt-4o-o3');
+    expect(await res.json()).toMatchObject({ error: 'internal_error', requestId: 'trace-gpt-4o-o3' });
   });
 });

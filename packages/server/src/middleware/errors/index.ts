@@ -11,6 +11,7 @@ import type { Context, ErrorHandler, MiddlewareHandler, NotFoundHandler } from '
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { fail, ServiceError, type ErrorCode } from '../../errors.ts';
+import { keepUnredacted } from '../redact/index.ts';
 import { newRequestId } from '../request-id/index.ts';
 
 export interface ErrorMapperOptions {
@@ -56,7 +57,11 @@ export function notFound(): NotFoundHandler {
 export function renderError(c: Context, err: ServiceError): Response {
   const body: Record<string, unknown> = { error: err.code };
   if (err.publicMessage !== undefined) body.message = err.publicMessage;
-  if (err.status >= 500) body.requestId = requestIdOf(c);
+  if (err.status >= 500) {
+    body.requestId = requestIdOf(c);
+    // The caller's own id, echoed: the redactor must leave it equal to the X-Request-Id header.
+    keepUnredacted(c, body.requestId as string);
+  }
   for (const [name, value] of Object.entries(err.extras)) {
     // The request id is the context's, whatever an extra says; undefined extras are left out.
     if (value !== undefined && name !== 'requestId' && name !== 'error') body[name] = value;

@@ -33,7 +33,7 @@ describe('requestId middleware', () => {
     ['a simple id', 'abc-123'],
     ['one character', 'x'],
     ['200 printable characters', 'a'.repeat(200)],
-    ['inner spaces and punctuation', 'trace id: {42} ~!'],
+    ['punctuation', 'trace:{42}~!'],
   ])('echoes %s', async (_name, sent) => {
     const res = await buildApp().request('/ok', { headers: { 'X-Request-Id': sent } });
     expect(res.status).toBe(200);
@@ -47,6 +47,8 @@ describe('requestId middleware', () => {
     ['non-ASCII', 'id-é'],
     ['a tab inside', 'a\tb'],
     ['only spaces (trimmed to empty)', '   '],
+    // Found by the contract fuzzer: the contract's X-Request-Id is `^[\x21-\x7E]+$`, so a space is never echoed.
+    ['one with an inner space', 'ABC xyz'],
   ])('generates an id when the sent one is %s', async (_name, sent) => {
     const headers: Record<string, string> = sent === undefined ? {} : { 'X-Request-Id': sent };
     const res = await buildApp().request('/ok', { headers });
@@ -102,6 +104,7 @@ describe('isAcceptableRequestId', () => {
   it.each([
     ['abc', true],
     ['', false],
+    ['a b', false],
     ['a\r\nSet-Cookie: x=1', false],
     ['\u0000', false],
     ['~'.repeat(200), true],

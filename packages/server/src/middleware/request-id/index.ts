@@ -18,10 +18,10 @@ export interface RequestIdOptions {
   generate?: () => string;
 }
 
-// Printable ASCII only: the value goes back into a response header and into logs, so control
-// characters (header splitting, log forging) and non-ASCII are refused. 200 is the spec's
-// longest caller-chosen identifier (conversationId).
-const ACCEPTABLE_ID = /^[\x20-\x7e]{1,200}$/;
+// Visible ASCII only, as the contract's X-Request-Id pattern says (`^[\x21-\x7E]+$`, 1-200): the value
+// goes back into a response header and into logs, so spaces, control characters (header splitting, log
+// forging) and non-ASCII are refused. 200 is the spec's longest caller-chosen identifier (conversationId).
+const ACCEPTABLE_ID = /^[\x21-\x7e]{1,200}$/;
 
 /** Whether a caller-sent id may be echoed as is. */
 export function isAcceptableRequestId(value: string | undefined): value is string {
