@@ -8,6 +8,7 @@ import type { AppEnv } from './app-env.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createKeyService, type KeyService } from './domain/keys/index.ts';
 import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens/index.ts';
+import { createMcpDispatcher, createMcpSessions, MCP_KEEP_ALIVE_MS, type McpDispatcher, type McpSessions } from './domain/mcp/index.ts';
 import { createRunService, type BudgetSettings, type RunService } from './domain/runs/index.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from './domain/usage/index.ts';
 import { createEngines, type Engines } from './engine/index.ts';
@@ -43,6 +44,8 @@ export interface Deps {
   stuRates?: StuRates;
   /** Kill-switch limits in STU (run, hour, day); 1 M / 10 M / 80 M when absent. */
   killSwitchLimits?: KillSwitchLimits;
+  /** Interval of the MCP stream's `: keep-alive` comment; 15 s when absent (tests shorten it). */
+  mcpKeepAliveMs?: number;
 }
 
 export interface Services {
@@ -56,12 +59,21 @@ export interface Services {
   webhooks: WebhookServices;
   runs: RunService;
   budget: BudgetSettings;
+  /** The tenant MCP bridge: JSON-RPC dispatcher and this process's open SSE sessions. */
+  mcp: { dispatcher: McpDispatcher; sessions: McpSessions; keepAliveMs: number };
 }
 
 export function buildServices(deps: Deps): Services {
   const clock = deps.clock ?? systemClock;
   const { db } = deps;
   const budget: BudgetSettings = { rates: deps.stuRates ?? DEFAULT_STU_RATES, limits: deps.killSwitchLimits ?? KILL_SWITCH_LIMITS };
+  const runs = createRunService({
+    db,
+    clock,
+    engines: deps.engines ?? createEngines(),
+    budget,
+    logError: (error) => deps.logError?.({ requestId: '-', method: '-', path: 'background run', error }),
+  });
   return {
     db,
     clock,
@@ -72,13 +84,17 @@ export function buildServices(deps: Deps): Services {
     sessions: createSessionService({ db, clock }),
     mcpTokens: createMcpTokenService({ db, clock }),
     webhooks: createWebhookServices({ db, clock, webhooks: deps.webhooks }),
-    runs: createRunService({
-      db,
-      clock,
-      engines: deps.engines ?? createEngines(),
-      budget,
-      logError: (error) => deps.logError?.({ requestId: '-', method: '-', path: 'background run', error }),
-    }),
+    runs,
     budget,
+    mcp: {
+      dispatcher: createMcpDispatcher({
+        db,
+        clock,
+        runs,
+        logError: (error) => deps.logError?.({ requestId: '-', method: 'POST', path: '/v1/mcp/tenant/rpc (tool)', error }),
+      }),
+      sessions: createMcpSessions(),
+      keepAliveMs: deps.mcpKeepAliveMs ?? MCP_KEEP_ALIVE_MS,
+    },
   };
 }

@@ -9,6 +9,7 @@ import { authHandlers } from './auth.ts';
 import type { OperationHandler } from './handler.ts';
 import { inboundWebhookHandlers } from './inbound-webhooks.ts';
 import { inferenceHandlers } from './inference.ts';
+import { mcpHandlers } from './mcp.ts';
 import { mcpTokenHandlers } from './mcp-tokens.ts';
 import { runHandlers } from './runs.ts';
 import { usageHandlers } from './usage.ts';
@@ -20,6 +21,7 @@ export const handlers: Readonly<Partial<Record<string, OperationHandler>>> = {
   ...authHandlers, // login, logout
   ...apiKeyHandlers, // key management, Set A and Set B
   ...mcpTokenHandlers, // createMcpToken
+  ...mcpHandlers, // openMcpStream, callMcpRpc (the tenant MCP bridge)
   ...inboundWebhookHandlers, // inbound ingestion (Set A and B) and inbound webhook settings
   ...webhookDestinationHandlers, // outbound destinations
   ...approvalHandlers, // decideApproval, createIntegration

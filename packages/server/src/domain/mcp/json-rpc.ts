@@ -1,0 +1,57 @@
+/**
+ * @module JSON-RPC 2.0 as the Model Context Protocol uses it: the request and response shapes, the
+ * standard error codes, and the check that tells a request from a malformed message.
+ */
+
+/** The standard JSON-RPC 2.0 error codes the bridge answers. */
+export const JSON_RPC_ERRORS = {
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+} as const;
+
+export type JsonRpcId = string | number;
+
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  /** Absent for a notification, which gets no response. */
+  id?: JsonRpcId;
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+export type JsonRpcResponse =
+  | { jsonrpc: '2.0'; id: JsonRpcId | null; result: Record<string, unknown> }
+  | { jsonrpc: '2.0'; id: JsonRpcId | null; error: { code: number; message: string; data?: unknown } };
+
+export function rpcResult(id: JsonRpcId, result: Record<string, unknown>): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, result };
+}
+
+export function rpcError(id: JsonRpcId | null, code: number, message: string): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+/** A JSON-RPC 2.0 request object, or `null` when the message is not one (answered with -32600). */
+export function asRequest(message: unknown): JsonRpcRequest | null {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return null;
+  const m = message as Record<string, unknown>;
+  if (m.jsonrpc !== '2.0') return null;
+  if (typeof m.method !== 'string' || m.method.length === 0) return null;
+  if ('id' in m && m.id !== undefined && !isId(m.id)) return null;
+  if ('params' in m && m.params !== undefined && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))) {
+    return null;
+  }
+  return m as unknown as JsonRpcRequest;
+}
+
+/** The id of a malformed message when it has a usable one; `null` otherwise, as JSON-RPC says. */
+export function idOf(message: unknown): JsonRpcId | null {
+  const id = (message as { id?: unknown } | null)?.id;
+  return isId(id) ? id : null;
+}
+
+function isId(id: unknown): id is JsonRpcId {
+  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+}

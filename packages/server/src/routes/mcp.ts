@@ -1,0 +1,56 @@
+/**
+ * @module The tenant MCP bridge over HTTP, with an MCP token (`mcp:tenant`):
+ *
+ * - openMcpStream (GET /v1/mcp/tenant/sse): `text/event-stream`; first `event: endpoint` naming
+ *   `/v1/mcp/tenant/rpc?sessionId=mcs_…`, then `event: message` per JSON-RPC response sent to that
+ *   session, and a `: keep-alive` comment every 15 s. The session lives in this process's memory
+ *   and ends when the client disconnects.
+ * - callMcpRpc (POST /v1/mcp/tenant/rpc): one JSON-RPC request, answered as JSON (200), or `202`
+ *   with no body for a notification. When `sessionId` names an open stream of the same workspace,
+ *   the response is also pushed there.
+ *
+ * Responses are redacted by the dispatcher: the SSE push does not pass the HTTP body redactor.
+ */
+import { streamSSE } from 'hono/streaming';
+import { authOf, type OperationHandler } from './handler.ts';
+
+const openMcpStream: OperationHandler = (c, { mcp }) => {
+  const { workspaceId } = authOf(c, 'mcpToken');
+  return streamSSE(c, async (stream) => {
+    const session = mcp.sessions.open(workspaceId, (message) => stream.writeSSE({ event: 'message', data: JSON.stringify(message) }));
+    let wake: () => void = () => {};
+    stream.onAbort(() => {
+      mcp.sessions.close(session.id);
+      wake();
+    });
+    try {
+      await stream.writeSSE({ event: 'endpoint', data: `/v1/mcp/tenant/rpc?sessionId=${session.id}` });
+      while (!stream.aborted) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, mcp.keepAliveMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        if (!stream.aborted) await stream.write(': keep-alive\n\n');
+      }
+    } finally {
+      mcp.sessions.close(session.id);
+    }
+  });
+};
+
+const callMcpRpc: OperationHandler = async (c, { mcp }) => {
+  const { workspaceId } = authOf(c, 'mcpToken');
+  const { body, query } = c.get('valid');
+  const response = await mcp.dispatcher.dispatch(workspaceId, body);
+  if (!response) return c.body(null, 202);
+  const sessionId = query.sessionId as string | undefined;
+  const session = sessionId ? mcp.sessions.find(sessionId, workspaceId) : undefined;
+  // Not awaited: a stream whose client reads slowly must not hold the direct answer back.
+  if (session) void session.send(response);
+  return c.json(response, 200);
+};
+
+export const mcpHandlers = { openMcpStream, callMcpRpc } satisfies Record<string, OperationHandler>;
