@@ -2497,19 +2497,6 @@ export interface components {
                 "application/json": components["schemas"]["McpAuthError"];
             };
         };
-        /** @description This deployment does not serve this route yet. */
-        NotImplemented: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ServerError"];
-            };
-        };
         /** @description No valid admin session cookie. */
         SessionUnauthorized: {
             headers: {
@@ -3037,7 +3024,6 @@ export interface operations {
             401: components["responses"]["McpUnauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3094,7 +3080,6 @@ export interface operations {
             401: components["responses"]["McpUnauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
