@@ -64,8 +64,8 @@ async function invoke(c: Context<AppEnv>, { runs, clock }: Services, agentSlug: 
   if (started.kind === 'ended') throw runFailureError(started.run, clock.now());
   if (started.kind === 'replay') {
     const run = await runs.waitForTerminal(auth.workspaceId, started.runId);
+    if (body.stream) return replayStream(c, run);
     const answeredBy = await runs.answeredBy(auth.workspaceId, run.id);
-    if (body.stream) return replayStream(c, run, answeredBy);
     return answer(c, run, answeredBy, run.content ?? '', tokensOf(run), clock.now());
   }
   if (!body.stream) {
@@ -98,7 +98,7 @@ function answer(c: Context<AppEnv>, run: Run, answeredBy: string, content: strin
 }
 
 /** A retried streaming request: the stored result as one fragment, then the end (or error) event. */
-function replayStream(c: Context<AppEnv>, run: Run, _answeredBy: string): Response {
+function replayStream(c: Context<AppEnv>, run: Run): Response {
   return streamSSE(c, async (stream) => {
     if (run.status !== 'failed' && run.content) await stream.writeSSE({ data: JSON.stringify({ delta: run.content }) });
     await closeStream(stream, run, c.get('requestId'));
