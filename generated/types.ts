@@ -1413,7 +1413,8 @@ export interface components {
         };
         /**
          * InboundEventBody
-         * @description Free-form JSON chosen by the sender, at most 1 MB. It is signed as raw bytes; the service verifies it, audits
+         * @description Free-form JSON chosen by the sender: one JSON object (its fields are the template's variables), at most 1 MB;
+         *     any other JSON value answers `400 payload_invalid`. It is signed as raw bytes; the service verifies it, audits
          *     it and renders it through the webhook's template into the agent's input.
          * @example {
          *       "event": "lead.created",
@@ -1428,7 +1429,7 @@ export interface components {
          *       "source": "website-form"
          *     }
          */
-        InboundEventBody: unknown;
+        InboundEventBody: Record<string, never>;
         /**
          * InboundIngested
          * @description The event was ingested; the run it started is processed in the background.
@@ -1624,7 +1625,7 @@ export interface components {
          * Scope
          * @description A permission of an API key (least privilege: give each key only what it needs).
          *     `orchestrator:invoke` invokes agents through the orchestrator or any agent by `agentSlug`;
-         *     `orchestrator:invoke:agent:<slug>` restricts invocation to that single agent; `tenant:read` reads workspace
+         *     `orchestrator:invoke:agent:<slug>` restricts invocation to that single agent (one of the eleven agent slugs); `tenant:read` reads workspace
          *     metadata and runs; `departments:read` reads the agent catalog; `usage:read` reads the period's consumption;
          *     `webhooks:ingest` is associated with ingesting inbound events; `mcp:tenant` opens the per-tenant MCP bridge.
          *     A per-resource wildcard `resource:*` (for example `orchestrator:*`) is accepted at creation. The full
@@ -1693,7 +1694,7 @@ export interface components {
         CreateApiKeyRequest: {
             /** @description A label, 1 to 100 characters. */
             name: string;
-            /** @description At least one scope. */
+            /** @description At least one scope. A scope listed twice is kept once. */
             scopes: components["schemas"]["Scope"][];
             /**
              * @description Lifetime in days, 1 to 730 (default 365).
@@ -1724,7 +1725,7 @@ export interface components {
          *     }
          */
         LoginRequest: {
-            /** Format: email */
+            /** @description The admin's email address (a plain `local@domain.tld` address). */
             email: string;
             /** Format: password */
             password: string;

@@ -513,11 +513,12 @@ export const zUsage = z.strictObject({
 /**
  * InboundEventBody
  *
- * Free-form JSON chosen by the sender, at most 1 MB. It is signed as raw bytes; the service verifies it, audits
+ * Free-form JSON chosen by the sender: one JSON object (its fields are the template's variables), at most 1 MB;
+ * any other JSON value answers `400 payload_invalid`. It is signed as raw bytes; the service verifies it, audits
  * it and renders it through the webhook's template into the agent's input.
  *
  */
-export const zInboundEventBody = z.unknown();
+export const zInboundEventBody = z.record(z.string(), z.unknown());
 
 /**
  * InboundIngested
@@ -695,7 +696,7 @@ export const zApiKeyPrefix = z.string().length(22).regex(/^service_sk_live_[A-Za
  *
  * A permission of an API key (least privilege: give each key only what it needs).
  * `orchestrator:invoke` invokes agents through the orchestrator or any agent by `agentSlug`;
- * `orchestrator:invoke:agent:<slug>` restricts invocation to that single agent; `tenant:read` reads workspace
+ * `orchestrator:invoke:agent:<slug>` restricts invocation to that single agent (one of the eleven agent slugs); `tenant:read` reads workspace
  * metadata and runs; `departments:read` reads the agent catalog; `usage:read` reads the period's consumption;
  * `webhooks:ingest` is associated with ingesting inbound events; `mcp:tenant` opens the per-tenant MCP bridge.
  * A per-resource wildcard `resource:*` (for example `orchestrator:*`) is accepted at creation. The full
@@ -711,7 +712,7 @@ export const zScope = z.union([
         'webhooks:ingest',
         'mcp:tenant'
     ]),
-    z.string().regex(/^orchestrator:invoke:agent:[a-z][a-z0-9-]{0,63}$/),
+    z.string().regex(/^orchestrator:invoke:agent:(orchestrator|sales|marketing|finance|legal|hr|operations|analytics|strategy|it|customer-care)$/),
     z.enum([
         'orchestrator:*',
         'tenant:*',
@@ -803,7 +804,7 @@ export const zApiKeyCreated = zApiKey.and(z.object({
  * Admin credentials and the current TOTP code (RFC 6238, 6 digits, 30 s steps).
  */
 export const zLoginRequest = z.strictObject({
-    email: z.email().min(3).max(254),
+    email: z.string().min(6).max(254).regex(/^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/),
     password: z.string().min(1).max(1024),
     totpCode: z.string().regex(/^[0-9]{6}$/)
 });
