@@ -30,17 +30,13 @@ describe('service webhooks / approvals (CLI)', () => {
   /** In-process: the command's exit code and output as the binary would give them. */
   async function cli(...args: string[]): Promise<Run> {
     let stdout = '';
-    const saved = process.env.WEBHOOK_ALLOW_HOSTS;
-    process.env.WEBHOOK_ALLOW_HOSTS = env.WEBHOOK_ALLOW_HOSTS;
     try {
-      const code = await webhookCli([...args, '--data-dir', join(dir, 'data')], (line) => (stdout += `${line}\n`));
+      // The same environment as the real processes: embedded store, allow-list, no DATABASE_URL.
+      const code = await webhookCli([...args, '--data-dir', join(dir, 'data')], (line) => (stdout += `${line}\n`), env);
       return { code, stdout, stderr: '' };
     } catch (err) {
       const { code, message } = describeFailure(err);
       return { code, stdout, stderr: message };
-    } finally {
-      if (saved === undefined) delete process.env.WEBHOOK_ALLOW_HOSTS;
-      else process.env.WEBHOOK_ALLOW_HOSTS = saved;
     }
   }
 

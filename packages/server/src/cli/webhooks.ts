@@ -136,7 +136,7 @@ export function isWebhookCommand(first: string | undefined): boolean {
   return first === 'webhooks' || first === 'approvals';
 }
 
-export async function webhookCli(argv: string[], print: (line: string) => void): Promise<number> {
+export async function webhookCli(argv: string[], print: (line: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const words = argv[0] === 'approvals' ? 2 : 3;
   const command = argv.slice(0, words).join(' ') as Command;
   if (!(command in OPTIONS)) {
@@ -162,7 +162,7 @@ export async function webhookCli(argv: string[], print: (line: string) => void):
   if (needsOne && positionals.length !== 1) throw new UsageError(`Give exactly one ${idName(command)}.\n\n${WEBHOOK_HELP[command]}`);
   if (!needsOne && positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${WEBHOOK_HELP[command]}`);
 
-  const config = loadConfig({ 'data-dir': str(values['data-dir']) });
+  const config = loadConfig({ 'data-dir': str(values['data-dir']) }, env);
   const secretKey = await resolveSecretKey(config);
   const store = await openCliStore(config, command);
   try {
