@@ -23,6 +23,7 @@ describe('scopes', () => {
     ['admin:all', "'scopes[0]' is not a scope that can be issued"],
     ['billing:*', "'scopes[0]' is not a scope that can be issued"],
     ['orchestrator:invoke:agent:Bad_Slug', "'scopes[0]' is not a scope that can be issued"],
+    ['orchestrator:invoke:agent:nobody', "'scopes[0]' is not a scope that can be issued"],
     ['usage:*:*', "'scopes[0]' is not a scope that can be issued"],
   ])('refuses %s with invalid_body', (scope, message) => {
     const err = catchError(() => validateScopes([scope]));

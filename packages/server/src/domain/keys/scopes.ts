@@ -1,6 +1,7 @@
 /**
  * @module API key scopes: which strings can be issued, and whether granted scopes cover a needed one.
  */
+import { AGENT_SLUGS } from '../agents/catalog.ts';
 import { fail } from '../../errors.ts';
 
 /** Every scope an API key can hold, in the spec's order (the per-agent form is a pattern). */
@@ -36,7 +37,10 @@ export function validateScopes(scopes: readonly string[]): string[] {
 }
 
 function isIssuable(scope: string): boolean {
-  if ((ISSUABLE_SCOPES as readonly string[]).includes(scope) || AGENT_SCOPE.test(scope)) return true;
+  if ((ISSUABLE_SCOPES as readonly string[]).includes(scope)) return true;
+  // As the contract says: an agent-bound scope names one of the workspace's agents.
+  const agent = AGENT_SCOPE.exec(scope)?.[1];
+  if (agent !== undefined) return (AGENT_SLUGS as readonly string[]).includes(agent);
   const [resource, rest, ...more] = scope.split(':');
   return more.length === 0 && rest === '*' && RESOURCES.has(resource ?? '');
 }
