@@ -14,8 +14,12 @@ import { agentCli } from './agents.ts';
 import { UsageError } from './usage.ts';
 
 let dir: string;
+let databaseUrl: string | undefined;
 
 beforeEach(async () => {
+  // These commands read DATABASE_URL like the real CLI; this suite works on its own embedded store.
+  databaseUrl = process.env.DATABASE_URL;
+  delete process.env.DATABASE_URL;
   dir = await mkdtemp(join(tmpdir(), 'service-agents-cli-'));
   // The CLI keeps its embedded store under <data-dir>/pglite.
   const db = await openStore({ dataDir: join(dir, 'pglite') });
@@ -23,6 +27,7 @@ beforeEach(async () => {
   await db.close();
 });
 afterEach(async () => {
+  if (databaseUrl !== undefined) process.env.DATABASE_URL = databaseUrl;
   await rm(dir, { recursive: true, force: true });
 });
 
