@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import type { InboundEventId } from '../webhooks/event-id.ts';
+import { newWebhookPublicId } from '../webhooks/public-id.ts';
 import type { InboundWebhookTarget } from './service.ts';
 
 export interface InboundEventRecord {
@@ -29,7 +30,7 @@ export type IngestResult =
 
 /** A run id chosen at ingestion, so the sender learns it before the run exists. */
 export function newRunId(): string {
-  return `run_${randomBase62(20)}`;
+  return newWebhookPublicId('run');
 }
 
 export async function ingestInboundEvent(db: Db, record: InboundEventRecord): Promise<IngestResult> {
