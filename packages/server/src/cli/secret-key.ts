@@ -1,20 +1,22 @@
 /**
- * @module The key that seals webhook signing secrets at rest. `SECRET_KEY` when set (required with
- * PostgreSQL, where several instances must share it); otherwise, for the embedded store, a random
- * key kept beside the data in `<data dir>/secret.key` (mode 0600), created on first use.
+ * @module The key that seals webhook signing secrets at rest. `SECRET_KEY` when set; otherwise a
+ * random key kept in `<data dir>/secret.key` (mode 0600), created on first use. With PostgreSQL
+ * several instances must share one key, so there `SECRET_KEY` should be set: without it each
+ * machine would have its own key file and could not open the others' secrets (`serve` warns).
  */
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, type ServerConfig } from '../config.ts';
 import { randomBase62 } from '../random.ts';
 
+/** The warning `serve` prints when instances sharing PostgreSQL may not share the key. */
+export const SHARED_KEY_WARNING =
+  'Warning: SECRET_KEY is not set; webhook secrets are sealed with the key file in the data directory. Set the same SECRET_KEY on every instance that shares DATABASE_URL.';
+
 export async function resolveSecretKey(config: ServerConfig): Promise<string> {
   if (config.secretKey) {
     if (config.secretKey.length < 32) throw new ConfigError('SECRET_KEY must be at least 32 characters.');
     return config.secretKey;
-  }
-  if (config.databaseUrl) {
-    throw new ConfigError('SECRET_KEY is required with DATABASE_URL (every instance must seal webhook secrets with the same key).');
   }
   const file = join(config.dataDir, 'secret.key');
   try {

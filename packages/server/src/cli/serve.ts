@@ -14,7 +14,7 @@ import { listWorkspaces } from '../domain/workspaces/index.ts';
 import { createEngines, readEngineConfig } from '../engine/index.ts';
 import { connectRedis, createRedisLimiter } from '../middleware/rate-limit/index.ts';
 import { startWorker, type Worker } from '../worker/index.ts';
-import { resolveSecretKey } from './secret-key.ts';
+import { resolveSecretKey, SHARED_KEY_WARNING } from './secret-key.ts';
 import { openCliStore } from './store.ts';
 
 export interface RunningServer {
@@ -57,6 +57,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
 
     say(`Store: ${store.description}.`);
     say(`Rate limits: ${redis ? 'shared through Redis (REDIS_URL)' : 'in memory (this process only)'}.`);
+    if (config.databaseUrl && !config.secretKey) say(SHARED_KEY_WARNING);
     say(
       `Webhook deliveries: worker polling every ${config.webhookPollMs} ms` +
         (config.webhookAllowHosts.length ? `; allow-listed hosts: ${config.webhookAllowHosts.join(', ')}.` : '.'),
