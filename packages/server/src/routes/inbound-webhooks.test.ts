@@ -246,6 +246,17 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
     });
   });
 
+  it("a webhook's own rate replaces the API's 60/min per IP on the inbound route", async () => {
+    const fast = await createWebhook({ slug: 'fast', requestsPerMinute: 100 });
+    const statuses: number[] = [];
+    for (let i = 0; i < 75; i += 1) statuses.push((await send('fast', `{"n":${i}}`, { secret: fast.secret })).status);
+    expect(statuses).toEqual(Array(75).fill(200));
+    // Other methods on the inbound path are API requests again: 405 with the common headers.
+    const get = await t.app.request('/webhooks/inbound/fast');
+    expect(get.status).toBe(405);
+    expect(get.headers.get('x-ratelimit-limit')).toBe('60');
+  });
+
   it("another workspace's webhook is 404 not_found to this admin, and absent from the list", async () => {
     await store.db.query(`INSERT INTO workspaces (id, name, created_at) VALUES ('wksp_otherAAAAAAAAAAAAAAAA', 'O', now())`);
     await t.services.webhooks.inbound.create('wksp_otherAAAAAAAAAAAAAAAA', { slug: 'not-mine' });
