@@ -17,6 +17,9 @@ describe.each(testBackends())('outbox on $name', ({ open }) => {
     await db.query(dst, ['dst_run', W1, ['run.completed', 'run.failed'], 'active', NOW]);
     await db.query(dst, ['dst_appr', W1, ['approval.created'], 'active', NOW]);
     await db.query(dst, ['dst_paused', W1, ['run.completed'], 'paused', NOW]);
+    await db.query(dst, ['dst_failing', W1, ['run.failed'], 'paused', NOW]);
+    await db.query(`UPDATE webhook_destinations SET paused_reason = 'admin' WHERE id = 'dst_paused'`);
+    await db.query(`UPDATE webhook_destinations SET paused_reason = 'failures' WHERE id = 'dst_failing'`);
     await db.query(dst, ['dst_other', W2, ['run.completed'], 'active', NOW]);
   });
   afterAll(async () => {
@@ -55,6 +58,12 @@ describe.each(testBackends())('outbox on $name', ({ open }) => {
     expect(eventId).not.toBe('');
     expect(await store.db.query(`SELECT 1 FROM outbox_events WHERE id = $1`, [eventId])).toEqual([]);
     expect(await store.db.query(`SELECT 1 FROM deliveries WHERE event_id = $1`, [eventId])).toEqual([]);
+  });
+
+  it('holds deliveries for a destination paused by the failure rule, none for one an admin paused', async () => {
+    const failed = await enqueueEvent(store.db, { tenantId: W1, type: 'run.failed', data: { run_id: 'run_z', agent: 'it', reason: 'timeout', status: 'failed' } }, { now: NOW });
+    const rows = await store.db.query<{ destination_id: string }>(`SELECT destination_id FROM deliveries WHERE event_id = $1 ORDER BY destination_id`, [failed.eventId]);
+    expect(rows.map((r) => r.destination_id)).toEqual(['dst_failing', 'dst_run']);
   });
 
   it('redacts agent text before it is stored', async () => {

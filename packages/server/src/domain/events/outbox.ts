@@ -39,7 +39,9 @@ const decoder = new TextDecoder();
 
 /**
  * Writes the event and its deliveries. With a transaction as `db` it joins it, so the event exists
- * exactly when the caller's change commits; with a plain `Db` it opens its own.
+ * exactly when the caller's change commits; with a plain `Db` it opens its own. A destination that
+ * the pause rule paused (20 failures) still gets its deliveries, held until an admin resumes it, so
+ * an outage of the receiver loses nothing; one an admin paused gets none while paused.
  */
 export async function enqueueEvent<T extends WorkspaceEventType>(
   db: Db,
@@ -52,7 +54,8 @@ export async function enqueueEvent<T extends WorkspaceEventType>(
     await insertEvent(tx, envelope, now);
     const rows = await tx.query<{ id: string }>(
       `SELECT id FROM webhook_destinations
-        WHERE workspace_id = $1 AND status = 'active' AND $2 = ANY (events)
+        WHERE workspace_id = $1 AND $2 = ANY (events)
+          AND (status = 'active' OR paused_reason = 'failures')
         ORDER BY created_at, id`,
       [input.tenantId, input.type],
     );
