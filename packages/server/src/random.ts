@@ -2,13 +2,27 @@
  * @module Random identifiers and secrets: base62 text drawn from the CSPRNG without modulo bias.
  */
 import { randomBytes } from 'node:crypto';
+import { redactText } from './redact/index.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 // 248 = 4 * 62: bytes at or above it are dropped so every character is equally likely.
 const UNBIASED_LIMIT = 248;
 
-/** `length` base62 characters from crypto.randomBytes (rejection sampling, no bias). */
+/**
+ * `length` base62 characters from crypto.randomBytes (rejection sampling, no bias). Identifiers and
+ * secrets made from it travel through the redactor (every response body does), so a draw the redactor
+ * would alter — one that happens to spell a provider name such as "gpt" — is drawn again; otherwise
+ * about one id in a few hundred would come back with "[redacted]" inside it.
+ */
 export function randomBase62(length: number): string {
+  for (;;) {
+    const out = draw(length);
+    // The leading "_" stands for the prefix every identifier has (`run_`, `service_sk_live_`, ...).
+    if (redactText(`_${out}`) === `_${out}`) return out;
+  }
+}
+
+function draw(length: number): string {
   let out = '';
   while (out.length < length) {
     const bytes = randomBytes(Math.ceil((length - out.length) * 1.1) + 4);

@@ -25,7 +25,7 @@ import {
   type TokenUsage,
 } from '../../engine/index.ts';
 import { ServiceError } from '../../errors.ts';
-import { newPublicId } from './ids.ts';
+import { newId } from '../../random.ts';
 import { createStreamRedactor, redactText, redactValue } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
 import type { Alias } from '../agents/alias.ts';
@@ -191,7 +191,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
 
     const inputTokens = countMessageTokens(messages);
     const desiredOutput = input.maxTokens ?? DEFAULT_OUTPUT_TOKENS;
-    const runId = input.existingRunId ?? newPublicId('run');
+    const runId = input.existingRunId ?? newId('run');
     try {
       return await db.transaction(async (tx) => {
         const period = await ensurePeriod(tx, input.workspaceId, now, settings.plan);
@@ -478,13 +478,13 @@ export function createRunService(deps: RunServiceDeps): RunService {
     for (const [index, step] of steps.entries()) {
       await tx.query(
         `INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [newPublicId('stp'), runId, index, step.kind, step.agentSlug, redactText(step.summary), now],
+        [newId('stp'), runId, index, step.kind, step.agentSlug, redactText(step.summary), now],
       );
       if (step.toolCall) {
         await tx.query(
           `INSERT INTO tool_calls (id, run_id, step_index, name, arguments, result, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
           [
-            newPublicId('tc'),
+            newId('tc'),
             runId,
             index,
             step.toolCall.name,
@@ -497,7 +497,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
       }
       if (!events) continue;
       if (step.draft) {
-        const draftId = newPublicId('drf');
+        const draftId = newId('drf');
         const subject = redactText(step.draft.subject);
         await tx.query(
           `INSERT INTO drafts (id, workspace_id, run_id, agent_slug, kind, subject, body, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -506,7 +506,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
         await draftCreatedEvent(tx, now, { workspaceId: events.workspaceId, draftId, runId, agent: step.agentSlug, kind: step.draft.kind, subject });
       }
       if (step.approval) {
-        const approvalId = newPublicId('apr');
+        const approvalId = newId('apr');
         const summary = redactText(step.approval.summary);
         const expiresAt = new Date(now.getTime() + APPROVAL_TTL_MS);
         await tx.query(
