@@ -927,7 +927,7 @@ export interface components {
              * @enum {string}
              */
             role: "user" | "assistant" | "system";
-            /** @description The text, 1 to 500,000 characters. */
+            /** @description The text, 1 to 500,000 characters (any Unicode text but the NUL character). */
             content: string;
         };
         /**
@@ -982,7 +982,7 @@ export interface components {
              * @default false
              */
             stream?: boolean;
-            /** @description Groups turns into a thread; earlier turns of the same conversation are given to the agent. Up to 200 characters. */
+            /** @description Groups turns into a thread; earlier turns of the same conversation are given to the agent. Up to 200 characters, without control characters. */
             conversationId?: string;
         };
         /**
@@ -1692,7 +1692,7 @@ export interface components {
          *     }
          */
         CreateApiKeyRequest: {
-            /** @description A label, 1 to 100 characters. */
+            /** @description A label, 1 to 100 characters, without control characters. */
             name: string;
             /** @description At least one scope. A scope listed twice is kept once. */
             scopes: components["schemas"]["Scope"][];
@@ -2090,7 +2090,7 @@ export interface components {
              * @default false
              */
             stream?: boolean;
-            /** @description Groups turns into a thread. Up to 200 characters. */
+            /** @description Groups turns into a thread. Up to 200 characters, without control characters. */
             conversationId?: string;
         };
         /**

@@ -30,7 +30,7 @@ export const zMessage = z.strictObject({
         'assistant',
         'system'
     ]),
-    content: z.string().min(1).max(500000)
+    content: z.string().min(1).max(500000).regex(/^[^\x00]+$/)
 });
 
 /**
@@ -62,7 +62,7 @@ export const zInferenceRequest = z.strictObject({
         'max'
     ]).optional(),
     stream: z.boolean().optional().default(false),
-    conversationId: z.string().min(1).max(200).optional()
+    conversationId: z.string().min(1).max(200).regex(/^[^\x00-\x1F\x7F]+$/).optional()
 });
 
 /**
@@ -777,7 +777,7 @@ export const zRoleForbiddenError = zError.and(z.object({
  * A new key. The workspace is the admin session's.
  */
 export const zCreateApiKeyRequest = z.strictObject({
-    name: z.string().min(1).max(100),
+    name: z.string().min(1).max(100).regex(/^[^\x00-\x1F\x7F]+$/),
     scopes: z.array(zScope).min(1).max(32),
     expiresInDays: z.int().gte(1).lte(730).optional().default(365)
 });
@@ -899,7 +899,7 @@ export const zCreateInboundWebhookRequest = z.strictObject({
     algorithm: z.enum(['sha256', 'sha512']).optional(),
     timestampRequired: z.boolean().optional().default(false),
     requestsPerMinute: z.int().gte(1).lte(10000).optional().default(60),
-    template: z.string().min(1).max(20000).optional()
+    template: z.string().min(1).max(20000).regex(/^[^\x00]+$/).optional()
 });
 
 /**
@@ -1108,7 +1108,7 @@ export const zAgentMessageRequest = z.strictObject({
         'max'
     ]).optional(),
     stream: z.boolean().optional().default(false),
-    conversationId: z.string().min(1).max(200).optional()
+    conversationId: z.string().min(1).max(200).regex(/^[^\x00-\x1F\x7F]+$/).optional()
 });
 
 /**

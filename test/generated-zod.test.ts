@@ -138,6 +138,22 @@ describe('field rules of the spec', () => {
     expect(body.safeParse({ name: 'CRM', scopes: ['usage:read'], expiresInDays: 0 }).success).toBe(false);
   });
 
+  // Found by the contract fuzzer: a NUL character in a key name was accepted, then refused by the store (500).
+  // Text that the store keeps refuses NUL (and a key name any control character) at validation time.
+  it.each([
+    ['a key name with NUL', () => zod.zCreateApiKeyRequest.safeParse({ name: 'CRM\u0000', scopes: ['usage:read'] })],
+    ['a key name with a newline', () => zod.zCreateApiKeyRequest.safeParse({ name: 'CRM\nkey', scopes: ['usage:read'] })],
+    ['message content with NUL', () => zod.zInferenceRequest.safeParse(inference({ messages: [message('a\u0000b')] }))],
+    ['a conversationId with a tab', () => zod.zInferenceRequest.safeParse(inference({ conversationId: 'a\tb' }))],
+  ])('refuses %s', (_name, parse) => {
+    expect(parse().success).toBe(false);
+  });
+
+  it('keeps ordinary text: line breaks and Unicode in message content, spaces in a key name', () => {
+    expect(zod.zInferenceRequest.safeParse(inference({ messages: [message('Bonjour,\n\tça va ? 你好 👋')] })).success).toBe(true);
+    expect(zod.zCreateApiKeyRequest.safeParse({ name: 'CRM key · EU', scopes: ['usage:read'] }).success).toBe(true);
+  });
+
   it.each([
     [secret, true],
     [secret.slice(0, -1), false],
