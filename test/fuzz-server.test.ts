@@ -2,7 +2,6 @@
  * @module Contract fuzzing of the real server, in-process: every operation of generated/openapi.json, every
  * phase, Schemathesis's checks and ours, through `app.request` on an in-memory PGlite app.
  *
- * Enabled with FUZZ_SERVER=1 while routes still answer 501 (the lead removes the gate once they are served).
  * A failure message lists each failure with its check and a curl command; replay with FUZZ_SEED.
  */
 import { describe, expect, it } from 'vitest';
@@ -18,7 +17,7 @@ const admitAll = {
   },
 };
 
-describe.skipIf(process.env.FUZZ_SERVER !== '1')('contract fuzzing of the server (in-process)', () => {
+describe('contract fuzzing of the server (in-process)', () => {
   it('keeps the contract over every phase', { timeout: 180_000 }, async () => {
     const t = await createTestApp({ deps: { limiter: admitAll } });
     try {
@@ -33,7 +32,9 @@ describe.skipIf(process.env.FUZZ_SERVER !== '1')('contract fuzzing of the server
         positiveStatusesByOperation: { createInboundWebhook: ['2xx', '400', '401', '403', '404'] },
         async setup() {
           const adminSession = await t.login();
-          const setup: FuzzSetup = { apiKey: t.apiKey, adminSession };
+          const token = await t.app.request('/v1/mcp/tenant/tokens', { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}` } });
+          const { token: mcpToken } = (await token.json()) as { token: string };
+          const setup: FuzzSetup = { apiKey: t.apiKey, adminSession, mcpToken };
           // An inbound webhook for the signed-ingestion cases and the idempotency journey, when the route exists.
           const res = await t.app.request('/inbound-webhooks', {
             method: 'POST',

@@ -143,8 +143,9 @@ function nameRules(): Pattern[] {
   ];
 }
 
-// "o1", "o3-mini", "o4-mini-high".
-const reasoningModel = seq(behind(NOT_WORD_BEFORE), lit('o'), atom('[1-9]'), endOfToken, versions, ahead(NOT_WORD_AFTER));
+// "o1", "o3-mini", "o4-mini-high". Only as a word of its own: joined to what precedes it by "-" or "_"
+// ("X-Sig--o4", "build_o3") it is part of an identifier, and two letters are too common to take it away.
+const reasoningModel = seq(behind('(?<![a-z0-9_-])'), lit('o'), atom('[1-9]'), endOfToken, versions, ahead(NOT_WORD_AFTER));
 // "Command R", "command-r-plus", "Command R+".
 const commandR = seq(
   behind(NOT_WORD_BEFORE),
