@@ -1429,7 +1429,9 @@ export interface components {
          *       "source": "website-form"
          *     }
          */
-        InboundEventBody: Record<string, never>;
+        InboundEventBody: {
+            [key: string]: unknown;
+        };
         /**
          * InboundIngested
          * @description The event was ingested; the run it started is processed in the background.

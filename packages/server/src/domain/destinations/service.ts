@@ -9,7 +9,7 @@ import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
 import { enqueuePing } from '../events/outbox.ts';
 import type { WorkspaceEventType } from '../webhooks/envelope.ts';
-import { newWebhookPublicId } from '../webhooks/public-id.ts';
+import { newId } from '../../random.ts';
 import { newSigningSecret, type SecretBox } from '../webhooks/secret-box.ts';
 import {
   checkDestinationUrl,
@@ -84,7 +84,7 @@ export function createDestinationService(deps: {
       const [row] = await db.query<Row>(
         `INSERT INTO webhook_destinations (id, workspace_id, url, events, secret_encrypted, status, created_at)
          VALUES ($1, $2, $3, $4, $5, 'active', $6) RETURNING *`,
-        [newWebhookPublicId('dst'), workspaceId, input.url, [...new Set(input.events)], secretBox.seal(secret), clock.now()],
+        [newId('dst'), workspaceId, input.url, [...new Set(input.events)], secretBox.seal(secret), clock.now()],
       );
       return { ...toRecord(row!), secret };
     },

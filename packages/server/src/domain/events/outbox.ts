@@ -6,7 +6,6 @@
 import { randomBase62 } from '../../random.ts';
 import { redactText } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
-import { newWebhookPublicId } from '../webhooks/public-id.ts';
 import {
   buildEnvelope,
   buildPingEnvelope,
@@ -49,7 +48,7 @@ export async function enqueueEvent<T extends WorkspaceEventType>(
   options: EnqueueOptions = {},
 ): Promise<EnqueuedEvent> {
   const now = options.now ?? new Date();
-  const envelope = buildEnvelope({ type: input.type, tenantId: input.tenantId, data: input.data, redactText, createdAt: now, id: newWebhookPublicId('evt') });
+  const envelope = buildEnvelope({ type: input.type, tenantId: input.tenantId, data: input.data, redactText, createdAt: now });
   return db.transaction(async (tx) => {
     await insertEvent(tx, envelope, now);
     const rows = await tx.query<{ id: string }>(
@@ -75,7 +74,7 @@ export async function enqueuePing(
   options: EnqueueOptions = {},
 ): Promise<EnqueuedEvent> {
   const now = options.now ?? new Date();
-  const envelope = buildPingEnvelope({ tenantId: input.tenantId, destinationId: input.destinationId, createdAt: now, id: newWebhookPublicId('evt') });
+  const envelope = buildPingEnvelope({ tenantId: input.tenantId, destinationId: input.destinationId, createdAt: now });
   return db.transaction(async (tx) => {
     await insertEvent(tx, envelope, now);
     await insertDelivery(tx, envelope.id, input.destinationId, now);

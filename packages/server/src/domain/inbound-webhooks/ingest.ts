@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import type { InboundEventId } from '../webhooks/event-id.ts';
-import { newWebhookPublicId } from '../webhooks/public-id.ts';
+import { newId } from '../../random.ts';
 import type { InboundWebhookTarget } from './service.ts';
 
 export interface InboundEventRecord {
@@ -30,7 +30,7 @@ export type IngestResult =
 
 /** A run id chosen at ingestion, so the sender learns it before the run exists. */
 export function newRunId(): string {
-  return newWebhookPublicId('run');
+  return newId('run');
 }
 
 export async function ingestInboundEvent(db: Db, record: InboundEventRecord): Promise<IngestResult> {

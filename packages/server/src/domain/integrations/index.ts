@@ -5,7 +5,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
 import { enqueueEvent } from '../events/outbox.ts';
-import { newWebhookPublicId } from '../webhooks/public-id.ts';
+import { newId } from '../../random.ts';
 
 export interface Integration {
   id: string;
@@ -21,7 +21,7 @@ export async function recordIntegration(
   input: { workspaceId: string; integration: string; provider: string; connectedBy: string },
 ): Promise<Integration> {
   const now = clock.now();
-  const id = newWebhookPublicId('int');
+  const id = newId('int');
   await db.transaction(async (tx) => {
     await tx.query(
       `INSERT INTO integrations (id, workspace_id, integration, provider, connected_by, connected_at) VALUES ($1, $2, $3, $4, $5, $6)`,

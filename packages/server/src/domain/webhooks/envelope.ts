@@ -3,7 +3,7 @@
  * workspace event types and the `ping` test event, and its serialization to the exact bytes that
  * are signed and sent (stored once, so every retry carries the same body).
  */
-import { randomInt } from 'node:crypto';
+import { randomBase62 } from '../../random.ts';
 
 /** The workspace event types of the spec. */
 export const WORKSPACE_EVENT_TYPES = [
@@ -120,11 +120,7 @@ export function serializeEnvelope(envelope: OutboundEnvelope): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(envelope));
 }
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
 /** A fresh event id: `evt_` + 24 base62 characters from the CSPRNG (about 143 bits). */
 export function newEventId(): string {
-  let out = 'evt_';
-  for (let i = 0; i < 24; i += 1) out += BASE62[randomInt(62)];
-  return out;
+  return `evt_${randomBase62(24)}`;
 }
