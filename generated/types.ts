@@ -301,7 +301,7 @@ export interface paths {
         put?: never;
         /**
          * Create an inbound webhook
-         * @description Creates an inbound webhook with its own signing secret, shown only in this response and never shared between workspaces. A slug already in use answers `400 invalid_body`. Needs an admin session (owner or admin, two-step verification active).
+         * @description Creates an inbound webhook with its own signing secret, shown only in this response and never shared between workspaces. A slug already in use, or an agent that does not exist, answers `400 invalid_body`. Needs an admin session (owner or admin, two-step verification active).
          */
         post: operations["createInboundWebhook"];
         delete?: never;

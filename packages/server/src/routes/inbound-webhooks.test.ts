@@ -91,6 +91,16 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
     expect(again.body).toMatchObject({ error: 'invalid_body' });
   });
 
+  // Found by the contract fuzzer: a webhook could be created for an agent that does not exist ("j-"),
+  // and every event sent to it would then have started a run doomed to fail.
+  it('refuses to create a webhook for an unknown agent', async () => {
+    const r = await adminCall('POST', '/inbound-webhooks', { slug: 'nowhere-hook', agentSlug: 'procurement' });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ error: 'invalid_body', message: "Unknown agent 'procurement'." });
+    const list = await adminCall('GET', '/inbound-webhooks');
+    expect((list.body.data as { slug: string }[]).map((w) => w.slug)).not.toContain('nowhere-hook');
+  });
+
   it.each([
     ['sha256', false],
     ['sha512', true],

@@ -11,6 +11,7 @@ import { DEFAULT_SIGNATURE_HEADER } from '../webhooks/inbound-signature.ts';
 import type { HmacAlgorithm } from '../webhooks/hmac.ts';
 import { newSigningSecret, type SecretBox } from '../webhooks/secret-box.ts';
 import { checkTemplate } from '../webhooks/template.ts';
+import { isAgentSlug } from '../agents/catalog.ts';
 
 export type InboundWebhookStatus = 'active' | 'paused' | 'revoked';
 
@@ -109,6 +110,7 @@ export function createInboundWebhookService(deps: { db: Db; clock: Clock; secret
 
   return {
     async create(workspaceId, input) {
+      if (input.agentSlug !== undefined && !isAgentSlug(input.agentSlug)) throw fail('invalid_body', `Unknown agent '${input.agentSlug}'.`);
       if (input.template !== undefined) {
         const problem = checkTemplate(input.template);
         if (problem) throw fail('invalid_body', problem);
