@@ -6,7 +6,7 @@ import type { RateLimitState } from './middleware/rate-limit/index.ts';
 /** Who is calling, as proved by the credential (never by the body). */
 export type Auth =
   | { scheme: 'apiKey'; workspaceId: string; keyId: string; scopes: string[] }
-  | { scheme: 'mcpToken'; workspaceId: string; tokenId: string; keyId: string; scopes: string[] }
+  | { scheme: 'mcpToken'; workspaceId: string; tokenId: string; keyId: string; scopes: string[]; keyScopes: string[] }
   | { scheme: 'adminSession'; workspaceId: string; userId: string; sessionId: string; role: string };
 
 /** Request parts after validation by the contract's schemas (parsed and defaulted). */

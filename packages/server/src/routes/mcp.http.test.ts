@@ -29,9 +29,9 @@ beforeAll(async () => {
   server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  token = await issueToken(await t.keyWith('mcp:tenant'));
+  token = await issueToken(await t.keyWith('mcp:tenant', 'orchestrator:invoke', 'departments:read', 'usage:read'));
   const other = await createWorkspace(t.db, t.clock, 'Other');
-  otherToken = await issueToken((await t.services.keys.create(other.id, { name: 'other', scopes: ['mcp:tenant'] })).secret);
+  otherToken = await issueToken((await t.services.keys.create(other.id, { name: 'other', scopes: ['mcp:tenant', 'orchestrator:invoke'] })).secret);
 });
 afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));

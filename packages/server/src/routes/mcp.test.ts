@@ -26,7 +26,7 @@ async function issueToken(key: string): Promise<string> {
 beforeAll(async () => {
   t = await createTestApp();
   apiKey = await t.keyWith('orchestrator:invoke', 'departments:read', 'usage:read');
-  token = await issueToken(await t.keyWith('mcp:tenant'));
+  token = await issueToken(await t.keyWith('mcp:tenant', 'orchestrator:invoke', 'departments:read', 'usage:read'));
 });
 afterAll(async () => {
   await t.close();
@@ -217,6 +217,20 @@ describe('errors', () => {
     expect((await callTool('invoke_agent', { alias: 'Prelude', agentSlug: 'finance', message: 'Cash position?' })).body!.result.isError).toBe(false);
   });
 
+  it('the tools act within the scopes of the key that issued the token', async () => {
+    const bridgeOnly = await issueToken(await t.keyWith('mcp:tenant'));
+    const refused = await callTool('invoke_agent', { alias: 'Prelude', message: 'hi' }, bridgeOnly);
+    expect(refused.body!.result).toMatchObject({ isError: true, structuredContent: { error: 'scope_required' } });
+    expect((await callTool('get_usage', undefined, bridgeOnly)).body!.result.structuredContent.error).toBe('scope_required');
+
+    const salesOnly = await issueToken(await t.keyWith('mcp:tenant', 'orchestrator:invoke:agent:sales'));
+    const elsewhere = await callTool('invoke_agent', { alias: 'Prelude', agentSlug: 'finance', message: 'Close the books.' }, salesOnly);
+    expect(elsewhere.body!.result.isError).toBe(true);
+    expect(elsewhere.body!.result.structuredContent.error).toMatch(/^(agent_not_allowed|scope_required)$/);
+    const own = await callTool('invoke_agent', { alias: 'Prelude', agentSlug: 'sales', message: 'Draft a follow-up.' }, salesOnly);
+    expect(own.body!.result.isError).toBe(false);
+  });
+
   it('an unknown agent is a tool result with isError', async () => {
     const r = await callTool('invoke_agent', { alias: 'Prelude', agentSlug: 'astrology', message: 'hi' });
     expect(r.body!.result.isError).toBe(true);
@@ -229,7 +243,7 @@ describe('workspaces and credentials', () => {
     const mine = await callTool('invoke_agent', { alias: 'Prelude', agentSlug: 'legal', message: 'Review the NDA' });
     const runId = mine.body!.result.structuredContent.runId as string;
     const other = await createWorkspace(t.db, t.clock, 'Other');
-    const otherKey = (await t.services.keys.create(other.id, { name: 'other', scopes: ['mcp:tenant'] })).secret;
+    const otherKey = (await t.services.keys.create(other.id, { name: 'other', scopes: ['mcp:tenant', 'orchestrator:invoke'] })).secret;
     const otherToken = await issueToken(otherKey);
     const r = await callTool('get_run', { runId }, otherToken);
     expect(r.body!.result).toMatchObject({ isError: true, content: [{ type: 'text', text: 'Run not found.' }], structuredContent: { error: 'not_found' } });

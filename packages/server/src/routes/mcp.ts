@@ -42,9 +42,9 @@ const openMcpStream: OperationHandler = (c, { mcp }) => {
 };
 
 const callMcpRpc: OperationHandler = async (c, { mcp }) => {
-  const { workspaceId } = authOf(c, 'mcpToken');
+  const { workspaceId, keyScopes } = authOf(c, 'mcpToken');
   const { body, query } = c.get('valid');
-  const response = await mcp.dispatcher.dispatch(workspaceId, body);
+  const response = await mcp.dispatcher.dispatch({ workspaceId, keyScopes }, body);
   if (!response) return c.body(null, 202);
   const sessionId = query.sessionId as string | undefined;
   const session = sessionId ? mcp.sessions.find(sessionId, workspaceId) : undefined;

@@ -17,7 +17,8 @@ afterAll(async () => {
   await t.close();
 });
 
-const dispatch = (message: unknown) => t.services.mcp.dispatcher.dispatch(t.workspaceId, message);
+const dispatch = (message: unknown) =>
+  t.services.mcp.dispatcher.dispatch({ workspaceId: t.workspaceId, keyScopes: ['orchestrator:invoke', 'departments:read', 'usage:read'] }, message);
 
 describe('MCP dispatcher', () => {
   it.each([

@@ -7,10 +7,11 @@
  * unknown tool) -32602. A tool that fails (quota, kill switch, unknown agent, run not found) is not a
  * protocol error: it answers a tool result with `isError: true` and the service's neutral message.
  */
-import { ServiceError } from '../../errors.ts';
+import { fail, ServiceError } from '../../errors.ts';
+import { grants } from '../keys/scopes.ts';
 import { redactValue } from '../../redact/index.ts';
 import { asRequest, idOf, JSON_RPC_ERRORS, rpcError, rpcResult, type JsonRpcId, type JsonRpcResponse } from './json-rpc.ts';
-import { TOOLS, toolDescriptions, type McpDeps, type ToolResult } from './tools.ts';
+import { TOOLS, toolDescriptions, type McpCaller, type McpDeps, type ToolResult } from './tools.ts';
 
 /** Protocol revisions this bridge speaks; the first is answered when the client asks for another. */
 export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'] as const;
@@ -24,17 +25,17 @@ export interface McpDispatcherDeps extends McpDeps {
 
 export interface McpDispatcher {
   /** The response to one message, or `null` for a notification. */
-  dispatch(workspaceId: string, message: unknown): Promise<JsonRpcResponse | null>;
+  dispatch(caller: McpCaller, message: unknown): Promise<JsonRpcResponse | null>;
 }
 
 export function createMcpDispatcher(deps: McpDispatcherDeps): McpDispatcher {
   return {
-    async dispatch(workspaceId, message) {
+    async dispatch(caller, message) {
       const request = asRequest(message);
       if (!request) return rpcError(idOf(message), JSON_RPC_ERRORS.invalidRequest, 'Invalid Request');
       // Notifications (notifications/initialized, notifications/cancelled, ...) change nothing here.
       if (request.id === undefined) return null;
-      const response = await answer(request.id, request.method, request.params ?? {}, workspaceId, deps);
+      const response = await answer(request.id, request.method, request.params ?? {}, caller, deps);
       return redactValue(response);
     },
   };
@@ -44,7 +45,7 @@ async function answer(
   id: JsonRpcId,
   method: string,
   params: Record<string, unknown>,
-  workspaceId: string,
+  caller: McpCaller,
   deps: McpDispatcherDeps,
 ): Promise<JsonRpcResponse> {
   switch (method) {
@@ -58,13 +59,13 @@ async function answer(
     case 'tools/list':
       return rpcResult(id, { tools: toolDescriptions() });
     case 'tools/call':
-      return callTool(id, params, workspaceId, deps);
+      return callTool(id, params, caller, deps);
     default:
       return rpcError(id, JSON_RPC_ERRORS.methodNotFound, `Method not found: ${method.slice(0, 100)}`);
   }
 }
 
-async function callTool(id: JsonRpcId, params: Record<string, unknown>, workspaceId: string, deps: McpDispatcherDeps): Promise<JsonRpcResponse> {
+async function callTool(id: JsonRpcId, params: Record<string, unknown>, caller: McpCaller, deps: McpDispatcherDeps): Promise<JsonRpcResponse> {
   const { name } = params;
   if (typeof name !== 'string') return rpcError(id, JSON_RPC_ERRORS.invalidParams, 'Invalid params: `name` is required.');
   const tool = TOOLS.find((t) => t.name === name);
@@ -77,7 +78,10 @@ async function callTool(id: JsonRpcId, params: Record<string, unknown>, workspac
     return rpcError(id, JSON_RPC_ERRORS.invalidParams, `Invalid arguments for ${tool.name}: \`${field}\` is invalid.`);
   }
   try {
-    return rpcResult(id, { ...(await tool.run(parsed.data, workspaceId, deps)) });
+    if (!tool.scopes.some((scope) => holds(caller.keyScopes, scope))) {
+      throw fail('scope_required', `The API key that issued this MCP token lacks the scope '${tool.scopes[0]}'.`);
+    }
+    return rpcResult(id, { ...(await tool.run(parsed.data, caller, deps)) });
   } catch (error) {
     return rpcResult(id, { ...toolFailure(error, deps) });
   }
@@ -90,4 +94,10 @@ function toolFailure(error: unknown, deps: McpDispatcherDeps): ToolResult {
   }
   deps.logError?.(error);
   return { content: [{ type: 'text', text: 'The tool failed; try again later.' }], isError: true };
+}
+
+/** `orchestrator:invoke:agent:*` stands for any agent-bound invocation scope. */
+function holds(keyScopes: readonly string[], scope: string): boolean {
+  if (scope === 'orchestrator:invoke:agent:*') return keyScopes.some((granted) => granted.startsWith('orchestrator:invoke:agent:'));
+  return grants(keyScopes, scope);
 }

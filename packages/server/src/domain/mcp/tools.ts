@@ -8,7 +8,8 @@
  * - `get_usage`: the usage of the current period, as `GET /v1/usage` answers it.
  *
  * Arguments are checked with zod; `inputSchema` (for `tools/list`) is derived from the same schema,
- * so the two cannot disagree.
+ * so the two cannot disagree. A tool acts within the scopes of the API key that issued the token, as
+ * the matching HTTP route would (`mcp:tenant` opens the bridge, it grants nothing else).
  */
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
@@ -33,11 +34,19 @@ export interface ToolResult {
   isError: boolean;
 }
 
+/** Who calls: the token's workspace and the scopes of the key that issued the token. */
+export interface McpCaller {
+  workspaceId: string;
+  keyScopes: readonly string[];
+}
+
 export interface Tool<A extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   arguments: A;
-  run(args: z.infer<A>, workspaceId: string, deps: McpDeps): Promise<ToolResult>;
+  /** The scopes of the matching HTTP route: any one of them lets the tool run. */
+  scopes: readonly string[];
+  run(args: z.infer<A>, caller: McpCaller, deps: McpDeps): Promise<ToolResult>;
 }
 
 const noArguments = z.object({}).strict();
@@ -46,7 +55,8 @@ const listAgents: Tool<typeof noArguments> = {
   name: 'list_agents',
   description: 'List the active agents of the workspace, with the alias assigned to each.',
   arguments: noArguments,
-  async run(_args, workspaceId, { db }) {
+  scopes: ['departments:read'],
+  async run(_args, { workspaceId }, { db }) {
     const agents = activeAgents(await workspaceAgents(db, workspaceId));
     const data = agents.map((a) => ({ slug: a.slug, name: a.name, kind: a.kind, description: a.description, alias: a.defaultAlias }));
     return structured({ data });
@@ -69,9 +79,12 @@ const invokeAgent: Tool<typeof invokeArguments> = {
   name: 'invoke_agent',
   description: 'Send a message to an agent of the workspace and answer its reply and the run id.',
   arguments: invokeArguments,
-  async run(args, workspaceId, { runs, clock }) {
+  scopes: ['orchestrator:invoke', 'orchestrator:invoke:agent:*'],
+  async run(args, { workspaceId, keyScopes }, { runs, clock }) {
     const started = await runs.start({
       workspaceId,
+      // The run service applies the agent rule: a key bound to one agent reaches that agent only.
+      scopes: keyScopes,
       agentSlug: args.agentSlug ?? ORCHESTRATOR_SLUG,
       alias: args.alias,
       messages: [{ role: 'user', content: args.message }],
@@ -102,7 +115,8 @@ const getRun: Tool<typeof getRunArguments> = {
   name: 'get_run',
   description: 'Read one run of the workspace: status, agent, alias, answer and usage.',
   arguments: getRunArguments,
-  async run(args, workspaceId, { runs }) {
+  scopes: ['orchestrator:invoke', 'orchestrator:invoke:agent:*', 'tenant:read'],
+  async run(args, { workspaceId }, { runs }) {
     return structured({ ...(await runs.getRun(workspaceId, args.runId)) });
   },
 };
@@ -111,7 +125,8 @@ const getUsage: Tool<typeof noArguments> = {
   name: 'get_usage',
   description: 'Read the usage of the current period in STU, with the quota level.',
   arguments: noArguments,
-  async run(_args, workspaceId, { db, clock }) {
+  scopes: ['usage:read'],
+  async run(_args, { workspaceId }, { db, clock }) {
     return structured({ ...(await currentUsage(db, clock, workspaceId)) });
   },
 };
