@@ -131,7 +131,7 @@ async function main(argv: string[]): Promise<number> {
           }
         : undefined,
       parameters,
-      errorStatus: target?.errorStatus ?? (await generatedErrorStatus(contract)),
+      errorStatus: target?.errorStatus,
       record: reports.includes('cassette'),
       onProgress: (e) => progress(e, quiet),
     });
@@ -163,13 +163,6 @@ async function loadTarget(module: string): Promise<FuzzTarget> {
 }
 
 /** `ERROR_STATUS` of `generated/errors.ts` beside the contract, when it exists. */
-async function generatedErrorStatus(contract: string): Promise<Record<string, number> | undefined> {
-  const file = join(dirname(contract), 'errors.ts');
-  if (!existsSync(file)) return undefined;
-  const mod = (await import(pathToFileURL(file).href)) as { ERROR_STATUS?: Record<string, number> };
-  return mod.ERROR_STATUS;
-}
-
 function findUp(relative: string): string | undefined {
   let dir = process.cwd();
   for (;;) {

@@ -3,7 +3,7 @@
  * checks by their Schemathesis names, the schema compiler, and the report writers.
  */
 export { runFuzz, ALL_PHASES, type FuzzOptions, type FuzzResult, type FuzzSetup, type Failure, type ProgressEvent, type OperationSummary, type Interaction } from './runner.ts';
-export { CHECKS, CHECK_NAMES, runChecks, DEFAULT_ERROR_STATUS, DEFAULT_PROVIDER_NAMES, type CheckName, type CheckContext, type CheckConfig } from './checks/index.ts';
+export { CHECKS, CHECK_NAMES, runChecks, errorStatusFromContract, DEFAULT_PROVIDER_NAMES, type CheckName, type CheckContext, type CheckConfig } from './checks/index.ts';
 export { inProcessTransport, httpTransport, type InProcessApp, type Transport, type RecordedResponse } from './transport.ts';
 export type { Credentials, InboundSigning } from './auth.ts';
 export type { Case, Phase, PreparedRequest } from './case.ts';

@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { authenticate, credentialAppliers, type Credentials } from './auth.ts';
 import { prepareRequest, type Case, type Phase, type PreparedRequest } from './case.ts';
-import { CHECK_NAMES, DEFAULT_ERROR_STATUS, DEFAULT_PROVIDER_NAMES, runChecks, type CheckConfig, type CheckName, type CheckOutcome, type Step } from './checks/index.ts';
+import { CHECK_NAMES, errorStatusFromContract, DEFAULT_PROVIDER_NAMES, runChecks, type CheckConfig, type CheckName, type CheckOutcome, type Step } from './checks/index.ts';
 import { loadDocument, type OpenApiDocument } from './contract/document.ts';
 import { listOperations, streamsForever, type Operation } from './contract/operations.ts';
 import { coverageCases, unsupportedMethodCases } from './phases/coverage.ts';
@@ -176,7 +176,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
   const validator = createValidator(doc);
   const generator: Generator = { doc, validator, parameters: credentials.parameters ?? {} };
   const config: CheckConfig = {
-    errorStatus: options.errorStatus ?? DEFAULT_ERROR_STATUS,
+    errorStatus: options.errorStatus ?? errorStatusFromContract(doc),
     providerNames: options.providerNames ?? DEFAULT_PROVIDER_NAMES,
     positiveStatuses: options.positiveStatuses ?? ['2xx', '401', '403', '404'],
     positiveStatusesByOperation: options.positiveStatusesByOperation,

@@ -4,7 +4,8 @@ import { loadDocument } from '../contract/document.ts';
 import { listOperations } from '../contract/operations.ts';
 import { createValidator } from '../schema/validator.ts';
 import type { RecordedResponse } from '../transport.ts';
-import { CHECK_NAMES, CHECKS, DEFAULT_ERROR_STATUS, DEFAULT_PROVIDER_NAMES, type CheckContext, type CheckName, type Step } from './index.ts';
+import { ERROR_STATUS } from '../../../../generated/errors.ts';
+import { CHECK_NAMES, CHECKS, DEFAULT_PROVIDER_NAMES, type CheckContext, type CheckName, type Step } from './index.ts';
 
 const doc = loadDocument(new URL('../../test/fixtures/mini.openapi.json', import.meta.url).pathname);
 const operations = listOperations(doc);
@@ -38,7 +39,7 @@ function ctx(response: RecordedResponse, s: Setup = {}): CheckContext {
     response,
     validator,
     doc,
-    config: { errorStatus: DEFAULT_ERROR_STATUS, providerNames: DEFAULT_PROVIDER_NAMES, positiveStatuses: ['2xx', '401', '403', '404'] },
+    config: { errorStatus: ERROR_STATUS, providerNames: DEFAULT_PROVIDER_NAMES, positiveStatuses: ['2xx', '401', '403', '404'] },
     history: s.history ?? [],
   };
 }

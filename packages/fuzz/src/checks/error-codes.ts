@@ -1,44 +1,19 @@
 /**
- * @module The service's error table (code → status) as the team brief fixes it, used when the caller does not
- * pass `generated/errors.ts`'s `ERROR_STATUS`; and the extra fields each code must carry (the spec's error table).
+ * @module The error table: each code's HTTP status, read from the contract (`x-error-status`) unless the caller
+ * passes one; and the extra fields each code must carry (the spec's error table, kept here as an independent oracle).
  */
 
-export const DEFAULT_ERROR_STATUS: Record<string, number> = {
-  missing_bearer: 401,
-  not_authenticated: 401,
-  api_key_not_found: 401,
-  api_key_invalid: 401,
-  signature_invalid: 401,
-  payment_not_completed: 402,
-  tenant_forbidden: 403,
-  forbidden: 403,
-  role_forbidden: 403,
-  scope_required: 403,
-  agent_disabled: 403,
-  agent_unknown: 403,
-  agent_not_in_plan: 403,
-  agent_not_allowed: 403,
-  not_a_member: 403,
-  not_found: 404,
-  agent_not_found: 404,
-  webhook_not_found: 404,
-  webhook_unavailable: 404,
-  member_not_found: 404,
-  invalid_request: 400,
-  invalid_body: 400,
-  payload_invalid: 400,
-  method_not_allowed: 405,
-  expired: 410,
-  payload_too_large: 413,
-  quota_exceeded: 429,
-  kill_switch: 429,
-  rate_limit_exceeded: 429,
-  too_many_attempts: 429,
-  rate_limited: 429,
-  internal_error: 500,
-  not_implemented: 501,
-  service_unavailable: 503,
-};
+/**
+ * The contract's error table: code → HTTP status, from the `x-error-status` map of its error-code schema
+ * (`components.schemas.ErrorCode` in this service's bundle). Empty when the contract has none.
+ */
+export function errorStatusFromContract(doc: { components?: { schemas?: Record<string, unknown> } }): Record<string, number> {
+  for (const schema of Object.values(doc.components?.schemas ?? {})) {
+    const table = (schema as { 'x-error-status'?: unknown } | null)?.['x-error-status'];
+    if (table && typeof table === 'object') return { ...(table as Record<string, number>) };
+  }
+  return {};
+}
 
 export type FieldRule = 'string' | 'integer' | 'number' | 'date-time' | readonly string[];
 

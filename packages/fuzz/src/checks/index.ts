@@ -59,5 +59,5 @@ export function runChecks(ctx: CheckContext, names: readonly CheckName[] = CHECK
 }
 
 export type { CheckConfig, CheckContext, CheckFailure, CheckFn, Step } from './types.ts';
-export { DEFAULT_ERROR_STATUS } from './error-codes.ts';
+export { errorStatusFromContract } from './error-codes.ts';
 export { DEFAULT_PROVIDER_NAMES } from './no-provider-leak.ts';
