@@ -14,14 +14,9 @@ import { killSwitchStatus, setManualKillSwitch } from '../domain/runs/index.ts';
 import { KILL_SWITCH_LIMITS } from '../domain/usage/index.ts';
 import { resolveWorkspace } from './keys.ts';
 import { openCliStore } from './store.ts';
-import { UsageError } from './usage.ts';
+import { UsageError, WORKSPACE_COMMAND_OPTIONS } from './usage.ts';
 
-const COMMON = {
-  'data-dir': { type: 'string' },
-  workspace: { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const COMMON = WORKSPACE_COMMAND_OPTIONS;
 
 const OPTIONS = {
   'agents list': COMMON,

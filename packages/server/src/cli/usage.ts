@@ -1,6 +1,14 @@
 /**
  * @module Command-line usage errors and help texts.
  */
+/** The options every workspace command takes (`agents …`, `plan …`, `kill-switch …`, `webhooks …`, `approvals …`). */
+export const WORKSPACE_COMMAND_OPTIONS = {
+  'data-dir': { type: 'string' },
+  workspace: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }

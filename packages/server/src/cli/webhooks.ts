@@ -17,14 +17,9 @@ import { createWebhookServices } from '../webhook-services.ts';
 import { resolveWorkspace } from './keys.ts';
 import { resolveSecretKey } from './secret-key.ts';
 import { openCliStore } from './store.ts';
-import { UsageError } from './usage.ts';
+import { UsageError, WORKSPACE_COMMAND_OPTIONS } from './usage.ts';
 
-const COMMON = {
-  'data-dir': { type: 'string' },
-  workspace: { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const COMMON = WORKSPACE_COMMAND_OPTIONS;
 
 const OPTIONS = {
   'webhooks inbound create': {
