@@ -15,12 +15,18 @@ const UNBIASED_LIMIT = 248;
  * about one id in a few hundred would come back with "[redacted]" inside it.
  */
 export function randomBase62(length: number): string {
+  // Only identifier-sized draws can be redrawn: a long enough random text always spells some name
+  // (the unbias test draws 620,000 characters), and nothing that long is ever shown to a client.
+  if (length > MAX_IDENTIFIER_LENGTH) return draw(length);
   for (;;) {
     const out = draw(length);
     // The leading "_" stands for the prefix every identifier has (`run_`, `service_sk_live_`, ...).
     if (redactText(`_${out}`) === `_${out}`) return out;
   }
 }
+
+/** The longest random part of an identifier, token or secret of the service (48: the data-dir key). */
+const MAX_IDENTIFIER_LENGTH = 64;
 
 function draw(length: number): string {
   let out = '';
