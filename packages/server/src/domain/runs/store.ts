@@ -164,7 +164,7 @@ export async function listRunRows(db: Db, workspaceId: string, filters: RunFilte
   const clause = where.join(' AND ');
   const [count] = await db.query<{ total: number }>(`SELECT count(*)::int AS total FROM runs WHERE ${clause}`, params);
   const rows = await db.query<RunRow>(
-    `SELECT * FROM runs WHERE ${clause} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    `SELECT * FROM runs WHERE ${clause} ORDER BY created_at DESC, seq DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, filters.limit, filters.offset],
   );
   return { data: rows.map(toRun), total: count?.total ?? 0, limit: filters.limit, offset: filters.offset };
