@@ -12,6 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startPrism, type Prism } from './support/prism.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
+// The server under test runs on its own embedded store: DATABASE_URL (set in CI) would point every `init`
+// at the one shared database, which other suites use too.
+const SERVER_ENV = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL' && name !== 'REDIS_URL'));
 const CLI = ['--import', 'tsx', resolve(ROOT, 'packages/server/src/cli.ts')];
 
 let dataDir: string;
@@ -26,7 +29,11 @@ beforeAll(async () => {
   apiKey = (JSON.parse(init.stdout) as { apiKey: string }).apiKey;
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
-  server = spawn(process.execPath, [...CLI, 'serve', '--port', String(port), '--data-dir', dataDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  server = spawn(process.execPath, [...CLI, 'serve', '--port', String(port), '--data-dir', dataDir], {
+    cwd: ROOT,
+    env: SERVER_ENV,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   await waitForLine(server, /Listening on/);
 }, 120_000);
 
@@ -73,7 +80,7 @@ function respect(serverUrl: string, extra: string[] = []) {
 
 function run(command: string, args: string[]): Promise<{ code: number | null; stdout: string; output: string }> {
   return new Promise((done, fail) => {
-    const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(command, args, { cwd: ROOT, env: { ...SERVER_ENV, NO_COLOR: '1' } });
     let stdout = '';
     let output = '';
     child.stdout.on('data', (b: Buffer) => ((stdout += b.toString()), (output += b.toString())));
