@@ -25,7 +25,7 @@ function signed(envelope: OutboundEnvelope, { secret = SECRET, at = NOW } = {}) 
 const completed = buildEnvelope({
   type: 'run.completed',
   tenantId: TENANT,
-  data: { run_id: 'run_0123456789abcdef', agent: 'sales', alias: 'balanced', status: 'completed', usage: { input_tokens: 1, output_tokens: 2, stu: 3 } },
+  data: { run_id: 'run_0123456789abcdef', agent: 'sales', alias: 'Sonata', status: 'completed', usage: { input_tokens: 1, output_tokens: 2, stu: 3 } },
   redactText: (text) => text,
   createdAt: new Date(NOW - 1000),
 });

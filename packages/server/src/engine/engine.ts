@@ -4,6 +4,10 @@
  * throws names a provider or a model.
  */
 import type { Alias } from '../domain/agents/alias.ts';
+import type { components } from '../../../../generated/types.ts';
+
+/** The kinds of draft the contract names (`draft.created`). */
+export type DraftKind = components['schemas']['DraftCreatedData']['kind'];
 
 export const EFFORTS = ['low', 'medium', 'high', 'x-high', 'max'] as const;
 export type Effort = (typeof EFFORTS)[number];
@@ -46,7 +50,7 @@ export type EngineEvent =
       readonly arguments: Readonly<Record<string, unknown>>;
       readonly result: string | null;
     }
-  | { readonly type: 'draft'; readonly kind: string; readonly subject: string; readonly body: string }
+  | { readonly type: 'draft'; readonly kind: DraftKind; readonly subject: string; readonly body: string }
   /** A sensitive action the agent wants a person to approve; `action` has the form `<area>.<verb>`. */
   | { readonly type: 'approval_request'; readonly action: string; readonly summary: string }
   /** Always the last event of a successful stream. */

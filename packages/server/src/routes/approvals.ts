@@ -6,6 +6,7 @@ import { decideApproval as decide } from '../domain/approvals/decision.ts';
 import { recordIntegration } from '../domain/integrations/index.ts';
 import type { OperationHandler } from './handler.ts';
 import { authOf } from './handler.ts';
+import type { components } from '../../../../generated/types.ts';
 
 const decideApproval: OperationHandler = async (c, { db, clock, webhooks }) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
@@ -22,7 +23,7 @@ const decideApproval: OperationHandler = async (c, { db, clock, webhooks }) => {
 
 const createIntegration: OperationHandler = async (c, { db, clock, webhooks }) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  const body = c.get('valid').body as { integration: string; provider: string };
+  const body = c.get('valid').body as components['schemas']['CreateIntegrationRequest'];
   const integration = await recordIntegration(db, clock, { workspaceId, ...body, connectedBy: userId });
   webhooks.wake();
   return c.json(integration, 201);

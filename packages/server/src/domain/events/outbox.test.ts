@@ -32,7 +32,7 @@ describe.each(testBackends())('outbox on $name', ({ open }) => {
       {
         tenantId: W1,
         type: 'run.completed',
-        data: { run_id: 'run_x', agent: 'sales', alias: 'fast', status: 'completed', usage: { input_tokens: 1, output_tokens: 2, stu: 3 } },
+        data: { run_id: 'run_x', agent: 'sales', alias: 'Prelude', status: 'completed', usage: { input_tokens: 1, output_tokens: 2, stu: 3 } },
       },
       { now: NOW },
     );

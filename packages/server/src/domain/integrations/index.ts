@@ -5,6 +5,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
 import { enqueueEvent } from '../events/outbox.ts';
+import type { OutboundEventData } from '../webhooks/envelope.ts';
 import { newId } from '../../random.ts';
 
 export interface Integration {
@@ -18,7 +19,7 @@ export interface Integration {
 export async function recordIntegration(
   db: Db,
   clock: Clock,
-  input: { workspaceId: string; integration: string; provider: string; connectedBy: string },
+  input: { workspaceId: string; integration: OutboundEventData['integration.connected']['integration']; provider: string; connectedBy: string },
 ): Promise<Integration> {
   const now = clock.now();
   const id = newId('int');

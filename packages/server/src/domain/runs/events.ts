@@ -4,11 +4,12 @@
  */
 import type { Db } from '../../store/db.ts';
 import { enqueueEvent } from '../events/index.ts';
+import type { OutboundEventData } from '../webhooks/envelope.ts';
 
 export async function runCompletedEvent(
   tx: Db,
   now: Date,
-  run: { workspaceId: string; runId: string; agent: string; alias: string; inputTokens: number; outputTokens: number; stu: number },
+  run: { workspaceId: string; runId: string; agent: string; alias: OutboundEventData['run.completed']['alias']; inputTokens: number; outputTokens: number; stu: number },
 ): Promise<void> {
   await enqueueEvent(
     tx,
@@ -38,7 +39,7 @@ export async function runFailedEvent(tx: Db, now: Date, run: { workspaceId: stri
 export async function draftCreatedEvent(
   tx: Db,
   now: Date,
-  draft: { workspaceId: string; draftId: string; runId: string; agent: string; kind: string; subject: string },
+  draft: { workspaceId: string; draftId: string; runId: string; agent: string; kind: OutboundEventData['draft.created']['kind']; subject: string },
 ): Promise<void> {
   await enqueueEvent(
     tx,

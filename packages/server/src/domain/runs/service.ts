@@ -17,6 +17,7 @@ import {
   countMessageTokens,
   countTextTokens,
   EngineError,
+  type DraftKind,
   type EngineMessage,
   type EngineRequest,
   type Effort,
@@ -146,7 +147,7 @@ interface StepDraft {
   agentSlug: string;
   summary: string;
   toolCall?: { name: string; arguments: Record<string, unknown>; result: string | null; status: 'completed' | 'failed' | 'pending_approval' };
-  draft?: { kind: string; subject: string; body: string };
+  draft?: { kind: DraftKind; subject: string; body: string };
   approval?: { action: string; summary: string };
 }
 

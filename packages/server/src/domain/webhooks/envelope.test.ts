@@ -18,7 +18,7 @@ const DATA: { [T in WorkspaceEventType]: OutboundEventData[T] } = {
   'run.completed': {
     run_id: 'run_0123456789abcdef',
     agent: 'sales',
-    alias: 'balanced',
+    alias: 'Sonata',
     status: 'completed',
     usage: { input_tokens: 12, output_tokens: 34, stu: 56 },
   },

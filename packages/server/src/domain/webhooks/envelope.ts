@@ -4,6 +4,9 @@
  * are signed and sent (stored once, so every retry carries the same body).
  */
 import { randomBase62 } from '../../random.ts';
+import type { components } from '../../../../../generated/types.ts';
+
+type Schemas = components['schemas'];
 
 /** The workspace event types of the spec. */
 export const WORKSPACE_EVENT_TYPES = [
@@ -18,29 +21,15 @@ export type WorkspaceEventType = (typeof WORKSPACE_EVENT_TYPES)[number];
 /** Every type a destination can receive: the workspace events plus the `ping` test event. */
 export type OutboundEventType = WorkspaceEventType | 'ping';
 
-/** `data` of each event type, with the spec's snake_case field names. */
+/** `data` of each event type, as the contract defines it (the `ping` payload is our decision there). */
 export interface OutboundEventData {
-  'run.completed': {
-    run_id: string;
-    agent: string;
-    alias: string;
-    status: 'completed';
-    usage: { input_tokens: number; output_tokens: number; stu: number };
-  };
-  'run.failed': { run_id: string; agent: string; reason: string; status: 'failed' };
-  'approval.created': {
-    approval_id: string;
-    run_id: string;
-    agent: string;
-    action: string;
-    summary: string;
-    expires_at: string;
-  };
-  'approval.decided': { approval_id: string; decision: 'approved' | 'rejected'; decided_by: string; run_id: string };
-  'draft.created': { draft_id: string; run_id: string; agent: string; kind: string; subject: string };
-  'integration.connected': { integration: string; provider: string; connected_by: string };
-  /** Our decision for the unspecified ping payload: which destination was pinged, and a note. */
-  ping: { destination_id: string; message: string };
+  'run.completed': Schemas['RunCompletedData'];
+  'run.failed': Schemas['RunFailedData'];
+  'approval.created': Schemas['ApprovalCreatedData'];
+  'approval.decided': Schemas['ApprovalDecidedData'];
+  'draft.created': Schemas['DraftCreatedData'];
+  'integration.connected': Schemas['IntegrationConnectedData'];
+  ping: Schemas['PingData'];
 }
 
 /** The envelope of one outbound event. */
