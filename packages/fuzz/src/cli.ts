@@ -14,6 +14,7 @@ import { CHECK_NAMES, type CheckName } from './checks/index.ts';
 import { cassetteReport } from './reports/cassette.ts';
 import { secretNames } from './reports/curl.ts';
 import { junitReport } from './reports/junit.ts';
+import { parseRate } from './pacing.ts';
 import { ALL_PHASES, runFuzz, type FuzzOptions, type FuzzResult, type ProgressEvent } from './runner.ts';
 import type { InProcessApp } from './transport.ts';
 
@@ -33,6 +34,8 @@ Options:
   --api-key K           API key for API-key routes (default: $SERVICE_API_KEY)
   --seed S              replay a run exactly (the seed is printed at start)
   --max-cases N         upper bound on requests (default 3000)
+  --rate-limit N/s      at most N requests per second (or N/m per minute) against --base-url; a 429
+                        rate_limit_exceeded is always waited out (Retry-After) and the case sent again
   --time-budget S       stop starting new cases after S seconds
   --report junit|cassette   write a report (both: --report junit --report cassette)
   --output FILE         report file (default fuzz-report.xml / fuzz-cassette.yaml)
@@ -67,6 +70,7 @@ async function main(argv: string[]): Promise<number> {
       'api-key': { type: 'string' },
       seed: { type: 'string' },
       'max-cases': { type: 'string' },
+      'rate-limit': { type: 'string' },
       'time-budget': { type: 'string' },
       report: { type: 'string', multiple: true },
       output: { type: 'string' },
@@ -98,6 +102,15 @@ async function main(argv: string[]): Promise<number> {
     return n;
   };
 
+  const rate = (v: string) => {
+    try {
+      return parseRate(v);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+  };
+  if (values['rate-limit'] && !values['base-url']) return usage('--rate-limit goes with --base-url');
+  if (values['rate-limit']) rate(values['rate-limit']);
   const contract = values.contract ? resolve(values.contract) : findUp('generated/openapi.json');
   if (!contract || !existsSync(contract)) return usage('no bundled contract found (generated/openapi.json); run `pnpm generate` or pass --contract');
   const env = process.env;
@@ -118,6 +131,7 @@ async function main(argv: string[]): Promise<number> {
       baseUrl: values['base-url'],
       seed: int('seed', values.seed),
       maxCases: int('max-cases', values['max-cases']),
+      ...(values['rate-limit'] ? { rateLimitPerSec: rate(values['rate-limit']) } : {}),
       timeBudgetSec: int('time-budget', values['time-budget']),
       operations: values.operation?.flatMap((o) => o.split(',')),
       phases,

@@ -16,6 +16,7 @@ import { linkSequences } from './phases/stateful.ts';
 import { freshSeed, hashSeed, Rng } from './random.ts';
 import { curlCommand, secretNames } from './reports/curl.ts';
 import { createValidator, type Validator } from './schema/validator.ts';
+import { isRequestRateLimited, pacedTransport } from './pacing.ts';
 import { httpTransport, inProcessTransport, type InProcessApp, type RecordedResponse, type Transport, type TransportOptions } from './transport.ts';
 
 export const ALL_PHASES: Phase[] = ['examples', 'coverage', 'fuzzing', 'stateful'];
@@ -32,6 +33,11 @@ export interface FuzzOptions {
   app?: InProcessApp;
   /** HTTP target, e.g. `http://127.0.0.1:3000`. */
   baseUrl?: string;
+  /**
+   * HTTP target only: at most this many requests per second; a request-rate 429 is always waited
+   * out (`Retry-After`) and the case sent again (see ./pacing.ts).
+   */
+  rateLimitPerSec?: number;
   /** Or a ready transport. */
   transport?: Transport;
   /** For the built transports: how long an idle response stream is awaited, body cap, request timeout. */
@@ -153,7 +159,11 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
   const doc = typeof options.contract === 'object' ? options.contract : loadDocument(resolve(options.contract ?? 'generated/openapi.json'));
   const transport =
     options.transport ??
-    (options.app ? inProcessTransport(options.app, options.transportOptions) : options.baseUrl ? httpTransport(options.baseUrl, options.transportOptions) : undefined);
+    (options.app
+      ? inProcessTransport(options.app, options.transportOptions)
+      : options.baseUrl
+        ? pacedTransport(httpTransport(options.baseUrl, options.transportOptions), options.rateLimitPerSec ? { ratePerSec: options.rateLimitPerSec } : {})
+        : undefined);
   if (!transport) throw new Error('runFuzz needs `app` (in-process), `baseUrl` (HTTP) or `transport`');
   const inProcess = options.app !== undefined && options.transport === undefined;
   const seed = options.seed ?? freshSeed();
@@ -186,6 +196,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
   const summaries = new Map<string, OperationSummary>();
   const interactions: Interaction[] = [];
   const warnings: string[] = [];
+  let rateLimited = 0;
   let cases = 0;
   let stoppedBy: FuzzResult['stoppedBy'];
   let phaseDeadline = deadline;
@@ -273,6 +284,12 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
         return undefined;
       }
       s.elapsedMs += response.elapsedMs;
+      if (isRequestRateLimited(response)) {
+        // Still limited after waiting: the deployment's rate limit, not a finding. Nothing is checked.
+        rateLimited += 1;
+        if (options.record) interactions.push({ id: cases, operationId: op.id, phase: c.phase, kind: c.kind, description: c.description, request, response, checks: [], recordedAt: new Date().toISOString() });
+        return undefined;
+      }
       const step: Step = { operation: op, request, response };
       const outcomes = runChecks({ operation: op, case: c, request, response, validator, doc, config, history }, checkNames);
       for (const o of outcomes) {
@@ -340,6 +357,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
     // keep whatever was gathered
   }
 
+  if (rateLimited > 0) warnings.push(`${rateLimited} case(s) still answered 429 rate_limit_exceeded after waiting; not checked (try --rate-limit)`);
   const result: FuzzResult = {
     ok: failures.size === 0,
     seed,

@@ -6,9 +6,18 @@ import { httpTransport } from '../src/transport.ts';
 import { API_KEY, CSRF, INBOUND, MCP_TOKEN, SESSION, createMiniApp, type Bug } from './fixtures/mini-app.ts';
 
 /** The fixture app behind a real loopback port (node:http → Request → app.request → Response). */
-function serve(bugs: Bug[]): Promise<{ server: Server; url: string }> {
+function serve(bugs: Bug[], throttle?: (n: number) => string | undefined): Promise<{ server: Server; url: string }> {
   const app = createMiniApp(bugs);
+  let n = 0;
   const server = createServer(async (req, res) => {
+    // A deployment's request-rate limit: some requests answer 429 with this Retry-After instead.
+    const retryAfter = throttle?.((n += 1));
+    if (retryAfter !== undefined) {
+      for await (const _ of req);
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': retryAfter, 'x-request-id': `req_${n}` });
+      res.end(JSON.stringify({ error: 'rate_limit_exceeded', retryAfterSec: Number(retryAfter) }));
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
@@ -37,6 +46,30 @@ describe('over real HTTP', () => {
   });
 
   const options = { contract: new URL('./fixtures/mini.openapi.json', import.meta.url).pathname, seed: 21, maxCases: 300, transportOptions: { idleTimeoutMs: 200 }, credentials: { apiKey: API_KEY, mcpToken: MCP_TOKEN, adminSession: { cookie: SESSION, csrfToken: CSRF }, inbound: { ...INBOUND } }, parameters: { slug: INBOUND.slug } };
+
+  it('waits out a request-rate 429 and sends the case again: no false failure', async () => {
+    const limited = await serve([], (n) => (n % 5 === 0 ? '0' : undefined));
+    try {
+      const r = await runFuzz({ ...options, baseUrl: limited.url });
+      expect(r.failures.map((f) => `${f.check}: ${f.message}`)).toEqual([]);
+      expect(r.warnings.filter((w) => w.includes('429'))).toEqual([]);
+    } finally {
+      limited.server.closeAllConnections();
+      limited.server.close();
+    }
+  });
+
+  it('never counts a 429 rate_limit_exceeded as a failure, even one it cannot wait out', async () => {
+    const closed = await serve([], () => '3600');
+    try {
+      const r = await runFuzz({ ...options, baseUrl: closed.url, maxCases: 40 });
+      expect(r.failures.map((f) => `${f.check}: ${f.message}`)).toEqual([]);
+      expect(r.warnings.some((w) => /case\(s\) still answered 429 rate_limit_exceeded/.test(w))).toBe(true);
+    } finally {
+      closed.server.closeAllConnections();
+      closed.server.close();
+    }
+  });
 
   it('finds nothing on a correct server', async () => {
     const r = await runFuzz({ ...options, baseUrl: good.url });
