@@ -257,7 +257,7 @@ export interface paths {
         put?: never;
         /**
          * Log in as an admin
-         * @description Opens an admin session with email, password and the current TOTP code (RFC 6238). Sets the `service_session` cookie and returns a `csrfToken` for admin writes. Wrong credentials of any kind answer `401 not_authenticated` without saying which part was wrong; after 5 failed attempts within 15 minutes the email answers `429 too_many_attempts`.
+         * @description Opens an admin session with email, password and the current TOTP code (RFC 6238). Sets the `service_session` cookie and returns a `csrfToken` for admin writes. Wrong credentials of any kind answer `401 not_authenticated` without saying which part was wrong. Failed attempts within 15 minutes lock further attempts with `429 too_many_attempts` (and `Retry-After`): 5 for one email from one client address, 20 from one address over any emails, 100 for one email from all addresses together. A login from another address is judged by its own counts, so nobody can lock an admin out from elsewhere; a TOTP code sent a second time is refused but not counted.
          */
         post: operations["login"];
         delete?: never;
@@ -565,7 +565,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message to one agent
-         * @description Set B: invokes the agent named in the path directly, without routing. Creates a run and answers exactly like `POST /v1/inference`. An unknown slug answers `404 agent_not_found`; the agent errors (`agent_disabled`, `agent_not_in_plan`, ...) and the scope rule apply as for invocation. During the private beta this route answers `404 not_found`.
+         * @description Set B: invokes the agent named in the path directly, without routing. Creates a run and answers exactly like `POST /v1/inference`. An unknown slug answers `403 agent_unknown` with `agentSlug`, exactly as `POST /v1/inference` does; the agent errors (`agent_disabled`, `agent_not_in_plan`, ...) and the scope rule apply as for invocation. During the private beta this route answers `404 not_found`.
          */
         post: operations["sendAgentMessage"];
         delete?: never;
@@ -927,7 +927,7 @@ export interface components {
              * @enum {string}
              */
             role: "user" | "assistant" | "system";
-            /** @description The text, 1 to 500,000 characters (any Unicode text but the NUL character). */
+            /** @description The text, 1 to 500,000 characters (any well-formed Unicode text but the NUL character; a lone UTF-16 surrogate is refused with `400 invalid_body`). */
             content: string;
         };
         /**
@@ -1103,7 +1103,8 @@ export interface components {
          *     | `payload_invalid` | 400 | inbound body is not JSON, or the template does not render | |
          *     | `method_not_allowed` | 405 | the route exists with other methods | header `Allow` |
          *     | `expired` | 410 | single-use token or link already expired | |
-         *     | `payload_too_large` | 413 | inbound body larger than 1 MB | |
+         *     | `payload_too_large` | 413 | body larger than its operation's cap (1 MB inbound, 4 MiB invocation, 64 KiB otherwise) | |
+         *     | `request_header_fields_too_large` | 431 | the request's headers pass the server's 16 KiB limit | |
          *     | `quota_exceeded` | 429 | STU quota exhausted | `policy`, `pctConsumed`, `resetAt` |
          *     | `kill_switch` | 429 | spending cut is active | `kind`, `activeSince` (optional) |
          *     | `rate_limit_exceeded` | 429 | request limit exceeded | `retryAfterSec`, header `Retry-After` |
@@ -1114,7 +1115,7 @@ export interface components {
          *     | `service_unavailable` | 503 | a backing service is unreachable; the service fails closed | `requestId`, header `Retry-After` |
          * @enum {string}
          */
-        ErrorCode: "missing_bearer" | "not_authenticated" | "api_key_not_found" | "api_key_invalid" | "signature_invalid" | "payment_not_completed" | "tenant_forbidden" | "forbidden" | "role_forbidden" | "scope_required" | "agent_disabled" | "agent_unknown" | "agent_not_in_plan" | "agent_not_allowed" | "not_a_member" | "not_found" | "agent_not_found" | "member_not_found" | "webhook_not_found" | "webhook_unavailable" | "invalid_request" | "invalid_body" | "payload_invalid" | "method_not_allowed" | "expired" | "payload_too_large" | "quota_exceeded" | "kill_switch" | "rate_limit_exceeded" | "rate_limited" | "too_many_attempts" | "internal_error" | "not_implemented" | "service_unavailable";
+        ErrorCode: "missing_bearer" | "not_authenticated" | "api_key_not_found" | "api_key_invalid" | "signature_invalid" | "payment_not_completed" | "tenant_forbidden" | "forbidden" | "role_forbidden" | "scope_required" | "agent_disabled" | "agent_unknown" | "agent_not_in_plan" | "agent_not_allowed" | "not_a_member" | "not_found" | "agent_not_found" | "member_not_found" | "webhook_not_found" | "webhook_unavailable" | "invalid_request" | "invalid_body" | "payload_invalid" | "method_not_allowed" | "expired" | "payload_too_large" | "request_header_fields_too_large" | "quota_exceeded" | "kill_switch" | "rate_limit_exceeded" | "rate_limited" | "too_many_attempts" | "internal_error" | "not_implemented" | "service_unavailable";
         /**
          * Error
          * @description The error body of every failure: a stable `error` code, an optional human `message` (never parsed), `requestId` on 5xx, and the extra fields of some codes.
@@ -1189,6 +1190,14 @@ export interface components {
         NotFoundError: components["schemas"]["Error"] & {
             /** @enum {string} */
             error: "not_found";
+        };
+        /**
+         * PayloadTooLargeError
+         * @description The body is larger than the cap of its operation (1 MB on the inbound webhook routes).
+         */
+        PayloadTooLargeError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "payload_too_large";
         };
         /**
          * RateLimitExceededError
@@ -1284,7 +1293,7 @@ export interface components {
             conversationId: string | null;
             /** @description The redacted result; `null` until the run is `completed`. */
             content: string | null;
-            /** @description The redacted reason of a `failed` run: `kill_switch:run`, `kill_switch:hour`, `kill_switch:day`, `kill_switch:manual`, `engine_error`, `timeout` or `internal_error`. A run started by an inbound webhook that the service refuses to execute carries the refusal's error code instead: `agent_unknown`, `agent_not_in_plan`, `agent_disabled`, `forbidden` (alias outside the plan) or `quota_exceeded`. `null` otherwise. */
+            /** @description The redacted reason of a `failed` run: `kill_switch:run`, `kill_switch:hour`, `kill_switch:day`, `kill_switch:manual`, `engine_error`, `timeout`, `internal_error`, or `interrupted` when the instance executing it stopped (a crash) and its lease ran out. A run started by an inbound webhook that the service refuses to execute carries the refusal's error code instead: `agent_unknown`, `agent_not_in_plan`, `agent_disabled`, `forbidden` (alias outside the plan) or `quota_exceeded`. `null` otherwise. */
             failureReason: string | null;
             usage: components["schemas"]["RunUsage"];
             /** Format: date-time */
@@ -1308,6 +1317,12 @@ export interface components {
             limit: number;
             offset: number;
         };
+        /**
+         * RunIdParameter
+         * @description A run identifier as a client may hold one: `run_` followed by 1 to 64 base62 characters. Any such value is looked up, so an id that names no run of the workspace answers `404 not_found`; only a value that cannot be a run id at all (another prefix, other characters, too long) answers `400 invalid_request`. Runs the service creates have the stricter form of `RunId`.
+         * @example run_7Hk2Lm9QvX4pT8sW3nB6
+         */
+        RunIdParameter: string;
         /**
          * StepId
          * @description Step identifier, `stp_` followed by 16 to 32 base62 characters.
@@ -1496,14 +1511,6 @@ export interface components {
             error: "webhook_not_found" | "webhook_unavailable";
         };
         /**
-         * PayloadTooLargeError
-         * @description The inbound body is larger than 1 MB.
-         */
-        PayloadTooLargeError: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error: "payload_too_large";
-        };
-        /**
          * InboundRateLimitedError
          * @description The webhook's per-IP request limit is exceeded; wait `retryAfterSec` seconds.
          */
@@ -1675,11 +1682,11 @@ export interface components {
         };
         /**
          * RoleForbiddenError
-         * @description The admin may not do this: the role is not owner or admin, two-step verification is inactive, or the CSRF token is missing or wrong.
+         * @description The admin may not do this: `role_forbidden` when the role is not owner or admin or two-step verification is inactive; `forbidden` when the CSRF token of a write is missing or wrong (the request is not proven to come from the session's holder).
          */
         RoleForbiddenError: components["schemas"]["Error"] & {
             /** @enum {string} */
-            error: "role_forbidden";
+            error: "role_forbidden" | "forbidden";
         };
         /**
          * CreateApiKeyRequest
@@ -2096,14 +2103,6 @@ export interface components {
             conversationId?: string;
         };
         /**
-         * AgentNotFoundError
-         * @description The agent of a message route does not exist.
-         */
-        AgentNotFoundError: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error: "agent_not_found";
-        };
-        /**
          * EventEnvelope
          * @description The envelope of every outbound event. Events may arrive more than once and in any order: deduplicate by `id` (also in `X-SERVICE-Event-Id`) and order by `created_at`. Text generated by agents is redacted.
          */
@@ -2155,7 +2154,7 @@ export interface components {
         RunFailedData: {
             run_id: components["schemas"]["RunId"];
             agent: components["schemas"]["AgentSlug"];
-            /** @description Redacted reason: `kill_switch:run`, `kill_switch:hour`, `kill_switch:day`, `kill_switch:manual`, `engine_error`, `timeout` or `internal_error`. */
+            /** @description Redacted reason: `kill_switch:run`, `kill_switch:hour`, `kill_switch:day`, `kill_switch:manual`, `engine_error`, `timeout`, `internal_error`, or `interrupted` (the instance executing the run stopped, see the lease rule in the overview). A run started by an inbound webhook that the service refuses to execute carries the refusal's error code: `agent_unknown`, `agent_not_in_plan`, `agent_disabled`, `forbidden` or `quota_exceeded`. */
             reason: string;
             /** @constant */
             status: "failed";
@@ -2353,6 +2352,19 @@ export interface components {
                 "application/json": components["schemas"]["NotFoundError"];
             };
         };
+        /** @description The body is larger than the operation's cap (`x-body-limit` on its request body; 64 KiB where none is given). A declared `Content-Length` over the cap is refused before the body is read, and an undeclared one as soon as the cap is passed, so no body is ever read whole past its cap. */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PayloadTooLargeError"];
+            };
+        };
         /** @description Rate limit, STU quota or spending kill switch. On `rate_limit_exceeded` wait `Retry-After`; on `quota_exceeded` wait for `resetAt`; on `kill_switch` wait for the switch to clear. Do not loop. */
         InvocationLimited: {
             headers: {
@@ -2421,7 +2433,7 @@ export interface components {
                 "application/json": components["schemas"]["RateLimitExceededError"];
             };
         };
-        /** @description The body is not valid JSON, or the template does not render it. */
+        /** @description The body is not valid JSON, holds text that is not well-formed Unicode (a lone UTF-16 surrogate such as `\ud800`) or a NUL (`\u0000`) anywhere, keys included, or the template does not render it. */
         InboundBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2513,7 +2525,7 @@ export interface components {
                 "application/json": components["schemas"]["SessionAuthError"];
             };
         };
-        /** @description The admin may not manage keys: role, two-step verification or CSRF token. */
+        /** @description The admin may not manage keys: `role_forbidden` for the role or inactive two-step verification, `forbidden` for a write whose `X-CSRF-Token` is missing or wrong. */
         AdminForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2538,19 +2550,6 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["RateLimitExceededError"] | components["schemas"]["TooManyAttemptsError"];
-            };
-        };
-        /** @description The agent in the path does not exist, or (private beta) the agent API is not open. */
-        AgentNotFound: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["AgentNotFoundError"] | components["schemas"]["NotFoundError"];
             };
         };
     };
@@ -2592,7 +2591,7 @@ export interface components {
          * @description The run identifier returned by the invocation (`runId`).
          * @example run_7Hk2Lm9QvX4pT8sW3nB6
          */
-        RunIdPath: components["schemas"]["RunId"];
+        RunIdPath: components["schemas"]["RunIdParameter"];
         /**
          * @description The inbound webhook's own slug, chosen when it was created.
          * @example crm-leads
@@ -2743,6 +2742,7 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["InvocationForbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["InvocationLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3081,6 +3081,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["McpUnauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3121,6 +3122,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
             403: components["responses"]["ScopeForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3202,6 +3204,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3338,6 +3341,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["LoginLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3459,6 +3463,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3684,6 +3689,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3976,6 +3982,7 @@ export interface operations {
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4021,6 +4028,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4114,7 +4122,8 @@ export interface operations {
             401: components["responses"]["ApiKeyUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["InvocationForbidden"];
-            404: components["responses"]["AgentNotFound"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["InvocationLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4166,6 +4175,7 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["InvocationForbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["InvocationLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4494,6 +4504,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

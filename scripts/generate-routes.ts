@@ -79,7 +79,10 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
       const body = deref(doc, operation.requestBody);
       const types = Object.keys(body.content ?? {});
       if (types.length !== 1) throw new Error(`routes: ${where} has ${types.length} body media types; RouteSpec holds one`);
-      request.push(`body: { contentType: ${q(types[0]!)}, schema: ${zodName(`z${op}Body`, `${where} body`)}, required: ${body.required === true} }`);
+      // The cap of the body in bytes: the request body's `x-body-limit`, or the contract's default.
+      const maxBytes = body['x-body-limit'] ?? DEFAULT_BODY_LIMIT;
+      if (!Number.isInteger(maxBytes) || maxBytes < 1) throw new Error(`routes: ${where} x-body-limit must be a positive integer`);
+      request.push(`body: { contentType: ${q(types[0]!)}, schema: ${zodName(`z${op}Body`, `${where} body`)}, required: ${body.required === true}, maxBytes: ${maxBytes} }`);
     }
 
     const responses: string[] = [];
@@ -170,7 +173,8 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     '    params?: ZodType;',
     '    query?: ZodType;',
     '    headers?: ZodType;',
-    '    body?: { contentType: string; schema: ZodType; required: boolean };',
+    '    /** maxBytes: the body cap (x-body-limit; 64 KiB by default); 413 payload_too_large above it. */',
+    '    body?: { contentType: string; schema: ZodType; required: boolean; maxBytes: number };',
     '  };',
     '  /** By status code as written in the contract ("200", "429", ...). */',
     '  responses: Record<string, ResponseSpec>;',
@@ -191,6 +195,9 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
   ].filter((line) => line !== undefined);
   await writeGenerated('routes.ts', source.join('\n'));
 }
+
+/** The body cap of an operation whose request body sets no `x-body-limit` (documented in the overview). */
+const DEFAULT_BODY_LIMIT = 64 * 1024;
 
 /** A single-quoted TypeScript string literal. */
 function q(value: string): string {

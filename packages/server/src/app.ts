@@ -84,7 +84,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
         },
       ),
       perWorkspace as unknown as MiddlewareHandler<AppEnv>,
-      validate(route.request, INBOUND_OPERATIONS.has(route.operationId) ? { unparsableBodyCode: 'payload_invalid' } : {}),
+      validate(route.request, INBOUND_OPERATIONS.has(route.operationId) ? { unparsableBodyCode: 'payload_invalid', refuseNul: true } : {}),
       handle(route.operationId, operations[route.operationId], services),
     );
   }

@@ -15,7 +15,9 @@ import { HELP, UsageError } from './cli/usage.ts';
 import { isWebhookCommand, webhookCli } from './cli/webhooks.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { listWorkspaces } from './domain/workspaces/index.ts';
-import { initWorkspace } from './domain/workspaces/init.ts';
+import { AlreadyInitialised, initWorkspace } from './domain/workspaces/init.ts';
+import { createSecretBox } from './domain/webhooks/secret-box.ts';
+import { resolveSecretKey } from './cli/secret-key.ts';
 import { totpCode } from './domain/sessions/totp.ts';
 import { createUser, listUsers, type Role } from './domain/sessions/users.ts';
 import { randomBase62 } from './random.ts';
@@ -132,17 +134,18 @@ async function run(command: Command, values: Flags, positionals: string[]): Prom
   const store = await openCliStore(config, command);
   try {
     const json = values.json === true;
+    // TOTP secrets are sealed at rest with the same key as the webhook secrets.
+    const secretBox = async () => createSecretBox(await resolveSecretKey(config));
     if (command === 'init') {
-      const existing = await listWorkspaces(store.db);
-      if (existing.length > 0) {
-        throw new UsageError(
-          `Already initialised (workspace ${existing[0]!.id}). Use \`service keys create\` for another key.`,
-        );
-      }
       const result = await initWorkspace(store.db, systemClock, {
         adminEmail: str(values.email),
         adminPassword: str(values.password),
         workspaceName: str(values['workspace-name']),
+        firstOnly: true,
+        secretBox: await secretBox(),
+      }).catch((err: unknown) => {
+        if (err instanceof AlreadyInitialised) throw new UsageError(`${err.message} Use \`service keys create\` for another key.`);
+        throw err;
       });
       if (json) print(JSON.stringify(result));
       else
@@ -170,6 +173,7 @@ async function run(command: Command, values: Flags, positionals: string[]): Prom
           password,
           role: role as Role,
           withTotp: values['no-totp'] !== true,
+          secretBox: await secretBox(),
         });
         const out = { id: user.id, email: user.email, role: user.role, password, totpSecret: user.totpSecret };
         print(json ? JSON.stringify(out) : `${out.id}  ${out.email}  ${out.role}\npassword:    ${password}   (shown once)\ntotp secret: ${out.totpSecret ?? '(two-step verification off)'}`);

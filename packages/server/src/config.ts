@@ -23,6 +23,8 @@ export interface ServerConfig {
   webhookPollMs: number;
   /** Budget of one delivery attempt in ms (WEBHOOK_DELIVERY_TIMEOUT_MS, default 10000). */
   webhookTimeoutMs: number;
+  /** Lease of a run being executed, in ms (RUN_LEASE_MS, default 60000): how soon a run whose instance died is ended. */
+  runLeaseMs: number;
 }
 
 export interface ConfigFlags {
@@ -51,6 +53,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     webhookPollMs: parseMs(env.WEBHOOK_POLL_MS, 1_000, 'WEBHOOK_POLL_MS'),
     webhookTimeoutMs: parseMs(env.WEBHOOK_DELIVERY_TIMEOUT_MS, 10_000, 'WEBHOOK_DELIVERY_TIMEOUT_MS'),
+    runLeaseMs: parseMs(env.RUN_LEASE_MS, 60_000, 'RUN_LEASE_MS'),
   };
 }
 

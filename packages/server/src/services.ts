@@ -46,6 +46,8 @@ export interface Deps {
   killSwitchLimits?: KillSwitchLimits;
   /** Interval of the MCP stream's `: keep-alive` comment; 15 s when absent (tests shorten it). */
   mcpKeepAliveMs?: number;
+  /** Lease of a run being executed (RUN_LEASE_MS); 60 s when absent. */
+  runLeaseMs?: number;
 }
 
 export interface Services {
@@ -67,12 +69,15 @@ export function buildServices(deps: Deps): Services {
   const clock = deps.clock ?? systemClock;
   const { db } = deps;
   const budget: BudgetSettings = { rates: deps.stuRates ?? DEFAULT_STU_RATES, limits: deps.killSwitchLimits ?? KILL_SWITCH_LIMITS };
+  // One secret box seals webhook secrets and TOTP secrets alike.
+  const webhooks = createWebhookServices({ db, clock, webhooks: deps.webhooks });
   const runs = createRunService({
     db,
     clock,
     engines: deps.engines ?? createEngines(),
     budget,
     logError: (error) => deps.logError?.({ requestId: '-', method: '-', path: 'background run', error }),
+    ...(deps.runLeaseMs ? { leaseMs: deps.runLeaseMs } : {}),
   });
   return {
     db,
@@ -81,9 +86,9 @@ export function buildServices(deps: Deps): Services {
     // The default limiter reads the app's clock, so tests that move time move the windows too.
     limiter: deps.limiter ?? createMemoryLimiter({ now: () => clock.now().getTime() }),
     keys: createKeyService({ db, clock }),
-    sessions: createSessionService({ db, clock }),
+    sessions: createSessionService({ db, clock, secretBox: webhooks.secretBox }),
     mcpTokens: createMcpTokenService({ db, clock }),
-    webhooks: createWebhookServices({ db, clock, webhooks: deps.webhooks }),
+    webhooks,
     runs,
     budget,
     mcp: {

@@ -27,9 +27,12 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const db = options.db ?? (await openStore());
   const clock = fixedClock('2026-06-01T09:00:00Z');
-  // A distinct admin per app, so several test apps can share one store.
-  const init = await initWorkspace(db, clock, { adminEmail: `admin-${randomBase62(8).toLowerCase()}@example.com` });
   const { app, services } = createApp({ db, clock, logError: () => {}, ...options.deps }, options.app);
+  // A distinct admin per app, so several test apps can share one store; sealed with the app's box.
+  const init = await initWorkspace(db, clock, {
+    adminEmail: `admin-${randomBase62(8).toLowerCase()}@example.com`,
+    secretBox: services.webhooks.secretBox,
+  });
   return {
     ...init,
     app,

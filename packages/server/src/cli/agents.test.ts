@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../clock.ts';
 import { workspaceAgents } from '../domain/agents/settings.ts';
+import { createSecretBox, ephemeralSecretKey } from '../domain/webhooks/secret-box.ts';
 import { initWorkspace } from '../domain/workspaces/init.ts';
 import { openStore } from '../store/open.ts';
 import { agentCli } from './agents.ts';
@@ -23,7 +24,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'service-agents-cli-'));
   // The CLI keeps its embedded store under <data-dir>/pglite.
   const db = await openStore({ dataDir: join(dir, 'pglite') });
-  await initWorkspace(db, systemClock);
+  await initWorkspace(db, systemClock, { secretBox: createSecretBox(ephemeralSecretKey()) });
   await db.close();
 });
 afterEach(async () => {

@@ -190,6 +190,7 @@ export async function agentCli(argv: string[], print: (line: string) => void): P
             const w = status[scope];
             print(
               `${scope.padEnd(7)} ${w.spentStu.toLocaleString('en')} / ${w.limitStu.toLocaleString('en')} STU since ${w.windowStart.toISOString()}` +
+                (w.reservedStu > 0 ? ` (${w.reservedStu.toLocaleString('en')} held by runs in progress)` : '') +
                 (w.trippedAt ? `, tripped at ${w.trippedAt.toISOString()}` : ''),
             );
           }

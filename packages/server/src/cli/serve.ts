@@ -4,16 +4,19 @@
  * or behind a TLS-terminating proxy, and it says so at start.
  */
 import { readFile } from 'node:fs/promises';
+import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
 import { serve as serveNode, type ServerType } from '@hono/node-server';
 import { createApp } from '../app.ts';
 import { ConfigError, type ServerConfig } from '../config.ts';
-import { inboundRunExecutor } from '../domain/runs/index.ts';
+import { inboundRunExecutor, sweepInterruptedRuns } from '../domain/runs/index.ts';
+import { sealClearTotpSecrets } from '../domain/sessions/totp-secret.ts';
 import { readStuRates } from '../domain/usage/index.ts';
 import { listWorkspaces } from '../domain/workspaces/index.ts';
 import { createEngines, readEngineConfig } from '../engine/index.ts';
 import { connectRedis, createRedisLimiter } from '../middleware/rate-limit/index.ts';
 import { startWorker, type Worker } from '../worker/index.ts';
+import { newRequestId } from '../middleware/request-id/index.ts';
 import { resolveSecretKey, SHARED_KEY_WARNING } from './secret-key.ts';
 import { openCliStore } from './store.ts';
 
@@ -39,7 +42,10 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       stuRates: readStuRates(process.env),
       ...(redis ? { limiter: createRedisLimiter({ redis }) } : {}),
       webhooks: { secretKey, allowList: config.webhookAllowHosts, wake: () => worker?.wake() },
+      runLeaseMs: config.runLeaseMs,
     });
+    // TOTP secrets an earlier version stored in clear are sealed now, before anyone signs in.
+    await sealClearTotpSecrets(store.db, services.webhooks.secretBox);
     // Outbound deliveries (and inbound runs) survive restarts: the worker resumes from the store.
     worker = startWorker({
       db: store.db,
@@ -49,6 +55,8 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       pollMs: config.webhookPollMs,
       timeoutMs: config.webhookTimeoutMs,
       executeInboundRun: inboundRunExecutor(services.runs, (error) => console.error('inbound run failed:', error)),
+      // Runs whose instance died (kill -9, a crash): failed, or handed over again, once their lease ran out.
+      sweepInterruptedRuns: () => sweepInterruptedRuns({ db: store.db, clock: services.clock, limits: services.budget.limits }),
     });
     const server = await listen(config, app.fetch, tls);
     const address = server.address();
@@ -57,6 +65,12 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
 
     say(`Store: ${store.description}.`);
     say(`Rate limits: ${redis ? 'shared through Redis (REDIS_URL)' : 'in memory (this process only)'}.`);
+    if (redis && !(await answers(redis))) {
+      say(
+        'WARNING: Redis (REDIS_URL) does not answer. Rate-limited routes fail closed with 503 service_unavailable ' +
+          'until it does; check REDIS_URL and that Redis is running.',
+      );
+    }
     if (config.databaseUrl && !config.secretKey) say(SHARED_KEY_WARNING);
     say(
       `Webhook deliveries: worker polling every ${config.webhookPollMs} ms` +
@@ -104,6 +118,7 @@ function listen(
         ? { createServer: createHttpsServer, serverOptions: { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' as const } }
         : {}),
     });
+    server.on('clientError', answerClientError);
     server.once('listening', () => resolve(server));
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
@@ -115,11 +130,52 @@ function listen(
   });
 }
 
+/** Largest total size of a request's headers (Node's default, 16 KiB): `431` above it. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * Requests that Node's HTTP parser refuses before the app sees them (headers over 16 KiB, a
+ * malformed request line) get the spec's JSON error body and a request id too, not Node's empty
+ * answer.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  // A response is under way on this socket (a 413 for a body not read to its end, whose rest the
+  // parser then took for a new request): let it finish, then close the connection.
+  const pending = (socket as Duplex & { _httpMessage?: (NodeJS.EventEmitter & { writableEnded?: boolean }) | null })._httpMessage;
+  if (pending && pending.writableEnded === false) {
+    pending.once('finish', () => socket.destroy());
+    pending.once('close', () => socket.destroy());
+    return;
+  }
+  const [status, reason, body] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', { error: 'request_header_fields_too_large', message: `The request headers are larger than ${MAX_HEADER_BYTES} bytes.` }]
+      : [400, 'Bad Request', { error: 'invalid_request', message: 'The request is not valid HTTP.' }];
+  const json = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n` +
+      `X-Request-Id: ${newRequestId()}\r\nConnection: close\r\n\r\n${json}`,
+  );
+}
+
 async function readPem(file: string, what: string): Promise<Buffer> {
   try {
     return await readFile(file);
   } catch (err) {
     throw new ConfigError(`Cannot read the TLS ${what} ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'}).`);
+  }
+}
+
+/** Whether Redis answers a PING within a second (the limiter's own command timeout). */
+async function answers(redis: { ping(): Promise<string> }): Promise<boolean> {
+  try {
+    return (await redis.ping()) === 'PONG';
+  } catch {
+    return false;
   }
 }
 

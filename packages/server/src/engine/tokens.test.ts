@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { encode } from 'gpt-tokenizer';
 import { countMessageTokens, countTextTokens, truncateToTokens } from './tokens.ts';
 
 describe('tokens', () => {
@@ -32,5 +33,21 @@ describe('tokens', () => {
     const cut = truncateToTokens('🎻🎻🎻🎻', 1);
     expect(cut).not.toContain('\uFFFD');
     expect(countTextTokens(cut)).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('long runs without whitespace', () => {
+  // BPE merges inside one pre-token cost quadratic time: a 500,000-character run would hold the
+  // event loop for minutes. Runs past 256 characters are counted in 256-character slices.
+  it('counts a run past 256 characters as the sum of its 256-character slices', () => {
+    const run = 'w'.repeat(256);
+    expect(countTextTokens(run.repeat(3))).toBe(3 * countTextTokens(run));
+    expect(countTextTokens(`hello ${run}${run} world`)).toBe(countTextTokens('hello ') + 2 * countTextTokens(run) + countTextTokens(' world'));
+  });
+
+  it('leaves runs up to 256 characters and ordinary text counted exactly as the tokenizer does', () => {
+    const run = 'w'.repeat(256);
+    expect(countTextTokens(run)).toBe(encode(run).length);
+    expect(countTextTokens('the quick brown fox '.repeat(1000))).toBe(encode('the quick brown fox '.repeat(1000)).length);
   });
 });

@@ -3,6 +3,7 @@
  */
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { SESSION_COOKIE, SESSION_TTL_MS, type Credentials } from '../domain/sessions/index.ts';
+import { clientIp, clientKey } from '../middleware/rate-limit/index.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
 import type { OperationHandler } from './handler.ts';
 import { authOf } from './handler.ts';
@@ -11,8 +12,10 @@ import { authOf } from './handler.ts';
 // SameSite=Strict: never sent on a cross-site request, the first line against CSRF.
 const COOKIE_OPTIONS = { httpOnly: true, secure: true, sameSite: 'Strict', path: '/' } as const;
 
-const login: OperationHandler = async (c, { sessions }) => {
-  const session = await sessions.login(c.get('valid').body as Credentials);
+const login: OperationHandler = async (c, { sessions, config }) => {
+  // Failed logins are counted per email and per source address: the address the rate limiter uses.
+  const source = clientKey(clientIp(c, { trustProxy: config.trustProxy }));
+  const session = await sessions.login(c.get('valid').body as Credentials, { source });
   keepUnredacted(c, session.csrfToken);
   setCookie(c, SESSION_COOKIE, session.sessionToken, { ...COOKIE_OPTIONS, maxAge: SESSION_TTL_MS / 1000 });
   return c.json(

@@ -171,7 +171,7 @@ describe('streamed invocation', () => {
 });
 
 describe('refused invocations', () => {
-  it('agent_unknown, agent_not_in_plan, agent_disabled, agent_not_found', async () => {
+  it('agent_unknown (on both route sets), agent_not_in_plan, agent_disabled', async () => {
     const unknown = await post('/v1/inference', ask('Hello', { agentSlug: 'procurement' }));
     expect(unknown.status).toBe(403);
     expect(await unknown.json()).toMatchObject({ error: 'agent_unknown', agentSlug: 'procurement' });
@@ -186,10 +186,11 @@ describe('refused invocations', () => {
     expect(disabled.status).toBe(403);
     expect(await disabled.json()).toMatchObject({ error: 'agent_disabled', agentSlug: 'sales', reason: 'Quota review' });
 
-    const notFound = await post('/v1/agents/procurement/messages', ask('Hello'));
-    expect(notFound.status).toBe(404);
-    expect(await notFound.json()).toMatchObject({ error: 'agent_not_found' });
-    expect(notFound.headers.get('x-request-id')).toMatch(/^req_/);
+    // One answer for one situation: Set B answers an unknown agent as POST /v1/inference does.
+    const unknownB = await post('/v1/agents/procurement/messages', ask('Hello'));
+    expect(unknownB.status).toBe(403);
+    expect(await unknownB.json()).toEqual({ error: 'agent_unknown', message: expect.any(String), agentSlug: 'procurement' });
+    expect(unknownB.headers.get('x-request-id')).toMatch(/^req_/);
     expect(await t.db.query(`SELECT 1 FROM runs`)).toEqual([]);
   });
 

@@ -9,11 +9,10 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { AppEnv } from '../app-env.ts';
-import { getAgent, ORCHESTRATOR_SLUG } from '../domain/agents/catalog.ts';
+import { ORCHESTRATOR_SLUG } from '../domain/agents/catalog.ts';
 import { requestHash, runFailureError, streamErrorOf, type Run, type RunOutcome } from '../domain/runs/index.ts';
 import type { Alias } from '../domain/agents/alias.ts';
 import type { Effort, EngineMessage, PowerMode, TokenUsage } from '../engine/index.ts';
-import { fail } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { authOf, type OperationHandler } from './handler.ts';
 
@@ -34,8 +33,8 @@ const createInference: OperationHandler = (c, services) => {
 };
 
 const sendAgentMessage: OperationHandler = (c, services) => {
+  // An unknown slug is refused by the run service as on POST /v1/inference: 403 agent_unknown.
   const slug = c.get('valid').params.slug as string;
-  if (!getAgent(slug)) throw fail('agent_not_found', 'No agent has this slug.');
   return invoke(c, services, slug, `sendAgentMessage:${slug}`);
 };
 
@@ -66,7 +65,7 @@ async function invoke(c: Context<AppEnv>, { runs, clock }: Services, agentSlug: 
     const run = await runs.waitForTerminal(auth.workspaceId, started.runId);
     if (body.stream) return replayStream(c, run);
     const answeredBy = await runs.answeredBy(auth.workspaceId, run.id);
-    return answer(c, run, answeredBy, run.content ?? '', tokensOf(run), clock.now());
+    return answer(c, run, answeredBy, run.content ?? '', tokensOf(run.usage), clock.now());
   }
   if (!body.stream) {
     const outcome = await runs.execute(started.run);
@@ -77,10 +76,18 @@ async function invoke(c: Context<AppEnv>, { runs, clock }: Services, agentSlug: 
   return streamSSE(c, async (stream) => {
     const disconnect = new AbortController();
     stream.onAbort(() => disconnect.abort());
-    const outcome = await runs.execute(pending, {
-      signal: disconnect.signal,
-      onDelta: (delta) => stream.writeSSE({ data: JSON.stringify({ delta }) }),
-    });
+    let outcome: RunOutcome;
+    try {
+      outcome = await runs.execute(pending, {
+        signal: disconnect.signal,
+        onDelta: (delta) => stream.writeSSE({ data: JSON.stringify({ delta }) }),
+      });
+    } catch {
+      // The run could not be closed (the store failed): it has been ended `failed` (or will be,
+      // by the sweeper), and the stream still ends with its closing event, never silently.
+      if (!disconnect.signal.aborted) await closeStream(stream, { id: pending.runId, status: 'failed', failureReason: 'internal_error' }, c.get('requestId'));
+      return;
+    }
     if (disconnect.signal.aborted) return;
     await closeStream(stream, outcome.run, c.get('requestId'));
   });
@@ -107,18 +114,18 @@ function replayStream(c: Context<AppEnv>, run: Run): Response {
 
 async function closeStream(
   stream: { writeSSE(message: { data: string; event?: string }): Promise<void> },
-  run: Run,
+  run: Pick<Run, 'id' | 'status' | 'failureReason'> & Partial<Pick<Run, 'usage'>>,
   requestId: string,
 ): Promise<void> {
-  if (run.status === 'failed') {
+  if (run.status === 'failed' || !run.usage) {
     await stream.writeSSE({ event: 'error', data: JSON.stringify(streamErrorOf(run, requestId)) });
     return;
   }
-  await stream.writeSSE({ event: 'end', data: JSON.stringify({ done: true, runId: run.id, usage: tokensOf(run) }) });
+  await stream.writeSSE({ event: 'end', data: JSON.stringify({ done: true, runId: run.id, usage: tokensOf(run.usage) }) });
 }
 
-function tokensOf(run: Run): TokenUsage {
-  return { inputTokens: run.usage.inputTokens, outputTokens: run.usage.outputTokens };
+function tokensOf(usage: Run['usage']): TokenUsage {
+  return { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
 }
 
 export const inferenceHandlers = {

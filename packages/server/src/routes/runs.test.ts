@@ -141,8 +141,20 @@ describe('reads', () => {
       expect(res.status).toBe(404);
       expect(await res.json()).toEqual({ error: 'not_found', message: 'Run not found.' });
     }
-    const unknown = await request('GET', '/runs/run_AAAAAAAAAAAAAAAAAAAA');
-    expect(unknown.status).toBe(404);
+    // Any id a client could hold is looked up: unknown is 404; only what cannot be a run id is 400.
+    for (const id of ['run_AAAAAAAAAAAAAAAAAAAA', 'run_abc', `run_${'x'.repeat(64)}`]) {
+      for (const path of [`/runs/${id}`, `/v1/runs/${id}`]) {
+        const unknown = await request('GET', path);
+        expect(unknown.status, path).toBe(404);
+        expect(await unknown.json()).toEqual({ error: 'not_found', message: 'Run not found.' });
+      }
+      expect((await request('POST', `/runs/${id}/cancel`)).status).toBe(404);
+    }
+    for (const id of ['abc', 'run_', 'run_a!b', 'run_a%20b', `run_${'x'.repeat(65)}`]) {
+      const bad = await request('GET', `/runs/${id}`);
+      expect(bad.status, id).toBe(400);
+      expect(await bad.json()).toMatchObject({ error: 'invalid_request' });
+    }
     expect(zRunList.parse(await (await request('GET', '/runs', undefined, otherKey)).json()).total).toBe(0);
   });
 });

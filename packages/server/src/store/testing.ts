@@ -11,6 +11,12 @@ import { quoteIdent } from './postgres.ts';
 
 export interface TestStore {
   db: OpenDb;
+  /**
+   * Another connection to the same store, as a second instance of the service would open it
+   * (PostgreSQL: its own pool on the same schema). PGlite is embedded in one process, so its
+   * instances share the one handle. Closed by cleanup.
+   */
+  peer(): Promise<OpenDb>;
   cleanup(): Promise<void>;
 }
 
@@ -28,23 +34,31 @@ export function testBackends(env: NodeJS.ProcessEnv = process.env): TestBackend[
 
 async function openPgliteTestStore(): Promise<TestStore> {
   const db = await openStore();
-  return { db, cleanup: () => db.close() };
+  return { db, peer: async () => db, cleanup: () => db.close() };
 }
 
 async function openPostgresTestStore(url: string): Promise<TestStore> {
   const schema = `test_${randomBase62(12).toLowerCase()}`;
   await adminQuery(url, `CREATE SCHEMA ${quoteIdent(schema)}`);
   const db = await openStore({ databaseUrl: url, schema });
+  const peers: OpenDb[] = [];
   return {
     db,
+    async peer() {
+      const peer = await openStore({ databaseUrl: url, schema });
+      peers.push(peer);
+      return peer;
+    },
     async cleanup() {
+      for (const peer of peers) await peer.close();
       await db.close();
       await adminQuery(url, `DROP SCHEMA ${quoteIdent(schema)} CASCADE`);
     },
   };
 }
 
-async function adminQuery(url: string, sql: string): Promise<void> {
+/** Runs one statement on its own connection (creating or dropping a schema or a database). */
+export async function adminQuery(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

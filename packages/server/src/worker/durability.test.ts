@@ -5,19 +5,16 @@
  * and verifiable. The process is `node --import tsx cli.ts` itself, so SIGKILL hits the server and
  * not a wrapper.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../../client/src/index.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '../domain/webhooks/https-test-receiver.ts';
 import { openStore } from '../store/open.ts';
+import { cliProcesses, until, type CliProcesses } from '../serve-testing.ts';
 
-const SERVER_DIR = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = fileURLToPath(new URL('../cli.ts', import.meta.url));
 const EVENTS_IN_FLIGHT = 8;
 const EVENTS_QUEUED = 4;
 
@@ -28,7 +25,9 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
   let env: NodeJS.ProcessEnv;
   let secret: string;
   let admin: { email: string; password: string; totpSecret: string };
-  const children: ChildProcess[] = [];
+  let cli: CliProcesses;
+  const run = (...args: string[]) => cli.run(...args);
+  const serve = () => cli.serve();
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'durability-'));
@@ -44,6 +43,7 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
       // The receiver's self-signed certificate, trusted the standard way; verification stays on.
       NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem'),
     });
+    cli = cliProcesses(dir, env);
     admin = (JSON.parse(run('init', '--json')) as { admin: typeof admin }).admin;
     const created = JSON.parse(run('webhooks', 'outbound', 'create', '--url', `${receiver.origin}/hook`, '--events', 'integration.connected', '--json')) as {
       id: string;
@@ -53,31 +53,12 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
   }, 60_000);
 
   afterAll(async () => {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    cli?.killAll();
     await receiver?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function run(...args: string[]): string {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args, '--data-dir', join(dir, 'data')], { cwd: SERVER_DIR, env, encoding: 'utf8' });
-    if (result.status !== 0) throw new Error(`service ${args.join(' ')} failed: ${result.stderr}`);
-    return result.stdout;
-  }
 
-  function serve(): Promise<{ child: ChildProcess; url: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data')], { cwd: SERVER_DIR, env });
-      children.push(child);
-      let output = '';
-      child.stdout!.on('data', (d: Buffer) => {
-        output += d.toString();
-        const match = /Listening on (\S+)/.exec(output);
-        if (match) resolve({ child, url: match[1]! });
-      });
-      child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-      child.once('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal}): ${output}`)));
-    });
-  }
 
   async function login(url: string): Promise<{ cookie: string; csrfToken: string }> {
     const res = await fetch(`${url}/auth/login`, {
@@ -89,13 +70,6 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
     return { cookie: res.headers.get('set-cookie')!.split(';')[0]!, csrfToken: ((await res.json()) as { csrfToken: string }).csrfToken };
   }
 
-  async function until(condition: () => boolean | Promise<boolean>, what: string, limitMs = 60_000): Promise<void> {
-    const deadline = Date.now() + limitMs;
-    while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 
   it('every event reaches the receiver at least once, signed, after a SIGKILL and a restart', async () => {
     const first = await serve();

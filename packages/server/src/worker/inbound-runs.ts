@@ -22,7 +22,8 @@ export interface InboundRun {
 
 /**
  * Executes an inbound run (swap in the run service's executor here). It must be idempotent for a
- * run id: after a crash the same run can be handed over again. Resolving means "taken over".
+ * run id: after a crash the same run can be handed over again. Resolving means "taken over": the
+ * run holds its own lease from then on, so the event is marked started only once it resolved.
  */
 export type InboundRunExecutor = (run: InboundRun) => Promise<void>;
 
@@ -69,8 +70,9 @@ export async function handOverInboundRuns(
     } catch {
       continue; // the lease runs out and the hand-over is tried again
     }
-    // The input is no longer needed once the run has it: the audit keeps the body's hash and size.
-    await deps.db.query(`UPDATE inbound_events SET run_started_at = $2, run_lease_until = NULL, agent_input = NULL WHERE id = $1`, [
+    // The input stays until the run ends: a run interrupted by a crash is handed over again
+    // (domain/runs/recovery.ts), and its closing transaction forgets the input.
+    await deps.db.query(`UPDATE inbound_events SET run_started_at = $2, run_lease_until = NULL WHERE id = $1`, [
       row.id,
       deps.clock.now(),
     ]);

@@ -12,6 +12,8 @@ export interface WorkerOptions extends DeliveryWorkerDeps {
   pollMs?: number;
   /** The inbound run executor; absent, inbound runs wait in their queue. */
   executeInboundRun?: InboundRunExecutor;
+  /** Ends (or hands over again) runs whose instance died (domain/runs/recovery.ts); absent, none are swept. */
+  sweepInterruptedRuns?: () => Promise<unknown>;
   /** Errors of a tick (the store is down, …); the worker keeps polling. */
   logError?: (error: unknown) => void;
   clock: Clock;
@@ -35,6 +37,8 @@ export function startWorker(options: WorkerOptions): Worker {
   let stopped = false;
 
   async function tick(): Promise<void> {
+    // First, so an interrupted inbound run is handed over again in the same tick.
+    await options.sweepInterruptedRuns?.();
     if (options.executeInboundRun) {
       while ((await handOverInboundRuns({ db: options.db, clock: options.clock, execute: options.executeInboundRun })) > 0 && !stopped);
     }

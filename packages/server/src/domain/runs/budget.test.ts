@@ -9,7 +9,8 @@ import { DEFAULT_STU_RATES } from '../usage/index.ts';
 import { testBackends, type TestStore } from '../../store/testing.ts';
 import { createWorkspace } from '../workspaces/index.ts';
 import { createKeyService } from '../keys/index.ts';
-import { reserveBudget } from './budget.ts';
+import { reserveBudget, settleBudget } from './budget.ts';
+import { ensurePeriod } from './usage-store.ts';
 
 describe.each(testBackends())('budgets on $name', ({ open }) => {
   let store: TestStore;
@@ -20,34 +21,62 @@ describe.each(testBackends())('budgets on $name', ({ open }) => {
     await store.cleanup();
   });
 
-  it('concurrent reservations never pass the hour limit; the run that crosses it trips the switch', async () => {
+  it('concurrent reservations never pass the hour limit; reservations alone never trip the switch', async () => {
     const clock = fixedClock('2026-06-01T09:30:00Z');
     const { id: workspaceId } = await createWorkspace(store.db, clock, 'Budget');
+    await ensurePeriod(store.db, workspaceId, clock.now(), 'growth');
     const settings = { rates: DEFAULT_STU_RATES, limits: { run: 1_000_000, hour: 1000, day: 1_000_000 } };
     const outcomes = await Promise.allSettled(
       Array.from({ length: 20 }, () =>
         store.db.transaction((tx) =>
-          reserveBudget(tx, { workspaceId, now: clock.now(), alias: 'Prelude', inputTokens: 50, desiredOutput: 60, settings }),
+          reserveBudget(tx, {
+            workspaceId,
+            now: clock.now(),
+            alias: 'Prelude',
+            inputTokens: 50,
+            desiredOutput: 60,
+            settings,
+            quota: { allowanceStu: 10_000_000 },
+          }),
         ),
       ),
     );
     const reserved = outcomes.flatMap((o) => (o.status === 'fulfilled' && o.value.ok ? [o.value.reservedStu] : []));
     const crossed = outcomes.filter((o) => o.status === 'fulfilled' && !o.value.ok);
-    const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as { code: string; extras: Record<string, unknown> }] : []));
-    // 9 × 110 fit in 1000; the 10th cannot even fit its input in the 10 left: it crosses, and trips.
+    // 9 × 110 fit in 1000; the others cannot fit their input in the 10 left while those are held.
     expect(reserved).toEqual(Array(9).fill(110));
-    expect(crossed).toHaveLength(1);
-    expect(refused).toHaveLength(10);
-    for (const error of refused) expect(error).toMatchObject({ code: 'kill_switch', extras: { kind: 'hour' } });
-    const rows = await store.db.query<{ scope: string; spent: number; tripped_at: Date | null }>(
-      `SELECT scope, spent_stu::float8 AS spent, tripped_at FROM usage_windows WHERE workspace_id = $1 ORDER BY scope`,
+    expect(crossed).toHaveLength(11);
+    const rows = await store.db.query<{ scope: string; spent: number; reserved: number; tripped_at: Date | null }>(
+      `SELECT scope, spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows WHERE workspace_id = $1 ORDER BY scope`,
       [workspaceId],
     );
-    expect(rows.map((r) => [r.scope, Number(r.spent)])).toEqual([
-      ['day', 990],
-      ['hour', 990],
+    expect(rows.map((r) => [r.scope, Number(r.spent), Number(r.reserved), r.tripped_at])).toEqual([
+      ['day', 0, 990, null],
+      ['hour', 0, 990, null],
     ]);
-    expect(rows.find((r) => r.scope === 'hour')!.tripped_at).toEqual(new Date('2026-06-01T09:30:00Z'));
+    const [period] = await store.db.query<{ reserved: number }>(`SELECT reserved_stu::float8 AS reserved FROM usage_periods WHERE workspace_id = $1`, [
+      workspaceId,
+    ]);
+    expect(Number(period!.reserved)).toBe(990);
+  });
+
+  it('a window whose charged consumption leaves no room for the input trips at once', async () => {
+    const clock = fixedClock('2026-06-01T09:30:00Z');
+    const { id: workspaceId } = await createWorkspace(store.db, clock, 'Budget');
+    await ensurePeriod(store.db, workspaceId, clock.now(), 'growth');
+    const settings = { rates: DEFAULT_STU_RATES, limits: { run: 1_000_000, hour: 1000, day: 1_000_000 } };
+    const reserve = () =>
+      store.db.transaction((tx) =>
+        reserveBudget(tx, { workspaceId, now: clock.now(), alias: 'Prelude', inputTokens: 50, desiredOutput: 60, settings, quota: { allowanceStu: 10_000_000 } }),
+      );
+    const first = await reserve();
+    expect(first.ok).toBe(true);
+    // The run ends having consumed 960 STU: 40 are left, less than the next run's 50 input tokens.
+    await store.db.transaction((tx) =>
+      settleBudget(tx, { workspaceId, windows: first.windows, reservedStu: 110, stu: 960, crossed: null, now: clock.now(), limits: settings.limits }),
+    );
+    expect(await reserve()).toMatchObject({ ok: false, crossed: 'hour' });
+    await expect(reserve()).rejects.toMatchObject({ code: 'kill_switch', extras: { kind: 'hour' } });
   });
 
   it('concurrent invocations on two app instances never spend above the hour limit', async () => {

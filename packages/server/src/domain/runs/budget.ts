@@ -1,21 +1,39 @@
 /**
- * @module Spending budgets in the store: the hour and day windows of the kill switches and the
- * per-run limit, enforced atomically.
+ * @module Spending budgets and the quota in the store, enforced atomically: the hour and day
+ * windows of the kill switches, the per-run limit, and the period's hard stop.
  *
- * A run *reserves* its worst case (input tokens plus its output cap, at the alias's STU rate) on the
- * hour and day rows before the engine is called, under `SELECT … FOR UPDATE` in one transaction, so
- * concurrent requests and several instances queue on the same rows and the sum of reservations and
- * charges never goes above a limit. When the headroom is smaller than the worst case, the output cap
- * shrinks to fit; a run that then uses its whole cap has crossed the limit and fails with
- * `kill_switch:<scope>`. When even the input does not fit, the run crosses at once. A crossing trips
- * the window (`tripped_at`): new invocations get `429 kill_switch` until the window ends. When the
- * run ends, its reservation is replaced by what it really consumed.
+ * A run *reserves* its worst case (input tokens plus its output cap, at the alias's STU rate)
+ * before the engine is called, on the period row and the hour and day rows, locked with
+ * `SELECT … FOR UPDATE` in one transaction, always in the order period, day, hour (no deadlock).
+ * Concurrent requests on any number of instances queue on the same rows, and admission counts what
+ * was charged plus what runs in progress hold (`reserved_stu`), so neither a limit nor the quota's
+ * hard stop can be passed.
+ *
+ * - Kill switches: when the headroom is smaller than the worst case, the output cap shrinks to fit;
+ *   a run that then uses its whole cap has crossed the limit and fails with `kill_switch:<scope>`.
+ *   When even the input does not fit, the run crosses at once.
+ * - A crossing *trips* the window (`tripped_at`: new invocations get `429 kill_switch` until the
+ *   window ends) only when what was really charged in it is within `TRIP_MARGIN` of the limit, or
+ *   leaves no room for the input of the run that asks (plus one output token).
+ *   Reservations of other runs can shrink a cap early, but they are released when those runs end,
+ *   so they never close the window for the rest of the hour.
+ * - Quota: an invocation is admitted only when its worst case fits under the hard stop together with
+ *   the charged consumption and what runs in progress hold; otherwise `429 quota_exceeded`.
+ *
+ * When a run ends (or is canceled, or swept after a crash) its reservation is released and what it
+ * really consumed is charged (`settleBudget`).
  */
 import type { Alias } from '../agents/alias.ts';
 import {
   activeKillSwitch,
+  hardstopStu,
   killSwitchError,
   killSwitchWindows,
+  periodOf,
+  quotaExceededError,
+  resetAt,
+  pctConsumed,
+  checkQuota,
   stuForRun,
   type KillSwitchLimits,
   type SpendingScope,
@@ -33,6 +51,12 @@ export interface Windows {
   day: Date;
 }
 
+/**
+ * A window trips only when its charged consumption is within this share of the limit (1 %): the
+ * documented margin of the hour and day switches.
+ */
+export const TRIP_MARGIN = 0.01;
+
 export type ReservationResult =
   | {
       ok: true;
@@ -46,13 +70,22 @@ export type ReservationResult =
   | { ok: false; windows: Windows; crossed: SpendingScope };
 
 interface WindowRow {
+  /** Charged to runs that ended. */
   spent: number;
+  /** Held by runs in progress. */
+  reserved: number;
   tripped_at: Date | null;
 }
 
+/** The quota of the run's period: quota plus rollover (the hard stop is a share of it). */
+export interface QuotaAllowance {
+  allowanceStu: number;
+}
+
 /**
- * Inside a transaction: refuses with `429 kill_switch` while a switch is active (manual, or the hour
- * or day window tripped or spent), then reserves the run's worst case.
+ * Inside a transaction: refuses with `429 quota_exceeded` at the hard stop and with
+ * `429 kill_switch` while a switch is active (manual, or the hour or day window tripped or spent),
+ * then reserves the run's worst case on the period and the windows.
  */
 export async function reserveBudget(
   tx: Db,
@@ -63,10 +96,15 @@ export async function reserveBudget(
     inputTokens: number;
     desiredOutput: number;
     settings: BudgetSettings;
+    quota: QuotaAllowance;
   },
 ): Promise<ReservationResult> {
   const { workspaceId, now, settings } = input;
   const windows = windowsOf(now);
+  const period = await lockPeriod(tx, workspaceId, periodOf(windows.day));
+  const quota = { now, quotaStu: input.quota.allowanceStu, rolloverStu: 0 };
+  const charged = checkQuota({ ...quota, consumedStu: period.consumed });
+  if (!charged.allowed) throw quotaExceededError(charged);
   const { hour, day } = await lockWindows(tx, workspaceId, windows);
   const [manual] = await tx.query<{ manual_since: Date }>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [
     workspaceId,
@@ -88,35 +126,77 @@ export async function reserveBudget(
 
   const headroom: [SpendingScope, number][] = [
     ['run', limits.run],
-    ['hour', limits.hour - hour.spent],
-    ['day', limits.day - day.spent],
+    ['hour', limits.hour - hour.spent - hour.reserved],
+    ['day', limits.day - day.spent - day.reserved],
   ];
   const [scope, room] = headroom.reduce((min, next) => (next[1] < min[1] ? next : min));
   const rate = settings.rates[input.alias];
   const tokensInRoom = Math.floor(Math.max(0, room) / rate);
   const outputRoom = tokensInRoom - input.inputTokens;
   if (outputRoom < 1) {
-    if (scope !== 'run') await trip(tx, workspaceId, scope, windows, now);
+    // It trips only when the charged consumption alone leaves no room for this run's input and one
+    // token; when reservations of runs in progress fill the window, they free room as they end.
+    if (scope !== 'run') {
+      const charged = scope === 'hour' ? hour.spent : day.spent;
+      const smallest = stuForRun({ alias: input.alias, inputTokens: input.inputTokens, outputTokens: 1 }, settings.rates);
+      if (limits[scope] - charged < smallest || reachedLimit(charged, limits[scope])) await trip(tx, workspaceId, scope, windows, now);
+    }
     return { ok: false, windows, crossed: scope };
   }
   const outputCap = Math.min(input.desiredOutput, outputRoom);
   const reservedStu = stuForRun({ alias: input.alias, inputTokens: input.inputTokens, outputTokens: outputCap }, settings.rates);
-  await addSpent(tx, workspaceId, windows, reservedStu);
+  if (period.consumed + period.reserved + reservedStu > hardstopStu(input.quota.allowanceStu)) {
+    // Counting what runs in progress hold, this run's worst case would pass the hard stop.
+    const held = { ...quota, consumedStu: period.consumed + period.reserved };
+    throw quotaExceededError({
+      allowed: false,
+      policy: 'hardstop',
+      pctConsumed: pctConsumed(held),
+      resetAt: resetAt(now).toISOString(),
+      retryAfterSec: Math.max(1, Math.ceil((resetAt(now).getTime() - now.getTime()) / 1000)),
+    });
+  }
+  await hold(tx, workspaceId, windows, reservedStu);
   return { ok: true, windows, reservedStu, outputCap, limitedBy: outputCap < input.desiredOutput ? scope : null };
 }
 
 /**
- * Inside the run's closing transaction: replaces the reservation by the STU really consumed and,
- * when the run crossed the hour or day limit, trips that window.
+ * Inside the transaction that ends a run (closing, cancel, sweep): releases its reservation,
+ * charges the STU it really consumed to its windows and, when the run crossed the hour or day
+ * limit and the window's charged consumption is within the margin of it, trips that window. The
+ * period's consumption is charged by the usage ledger (chargeUsage), in the same transaction.
  */
 export async function settleBudget(
   tx: Db,
-  input: { workspaceId: string; windows: Windows; reservedStu: number; stu: number; crossed: SpendingScope | null; now: Date },
+  input: {
+    workspaceId: string;
+    windows: Windows;
+    reservedStu: number;
+    stu: number;
+    crossed: SpendingScope | null;
+    now: Date;
+    limits: KillSwitchLimits;
+  },
 ): Promise<void> {
-  await lockWindows(tx, input.workspaceId, input.windows);
-  await addSpent(tx, input.workspaceId, input.windows, input.stu - input.reservedStu);
-  if (input.crossed === 'hour' || input.crossed === 'day') {
-    await trip(tx, input.workspaceId, input.crossed, input.windows, input.now);
+  const { workspaceId, windows } = input;
+  await lockPeriod(tx, workspaceId, periodOf(windows.day));
+  await lockWindows(tx, workspaceId, windows);
+  if (input.reservedStu !== 0) {
+    await tx.query(
+      `UPDATE usage_periods SET reserved_stu = GREATEST(0, reserved_stu - $3) WHERE workspace_id = $1 AND period = $2`,
+      [workspaceId, periodOf(windows.day), input.reservedStu],
+    );
+  }
+  const after = await tx.query<{ scope: 'hour' | 'day'; spent: number }>(
+    `UPDATE usage_windows SET spent_stu = spent_stu + $4, reserved_stu = GREATEST(0, reserved_stu - $5)
+      WHERE workspace_id = $1 AND ((scope = 'day' AND window_start = $2) OR (scope = 'hour' AND window_start = $3))
+      RETURNING scope, spent_stu::float8 AS spent`,
+    [workspaceId, windows.day, windows.hour, input.stu, input.reservedStu],
+  );
+  const crossed = input.crossed;
+  if (crossed === 'hour' || crossed === 'day') {
+    const spent = Number(after.find((row) => row.scope === crossed)?.spent ?? 0);
+    if (reachedLimit(spent, input.limits[crossed])) await trip(tx, workspaceId, crossed, windows, input.now);
   }
 }
 
@@ -134,8 +214,18 @@ export async function setManualKillSwitch(db: Db, workspaceId: string, on: boole
 
 export interface KillSwitchStatus {
   manualSince: Date | null;
-  hour: { windowStart: Date; spentStu: number; limitStu: number; trippedAt: Date | null };
-  day: { windowStart: Date; spentStu: number; limitStu: number; trippedAt: Date | null };
+  hour: WindowStatus;
+  day: WindowStatus;
+}
+
+export interface WindowStatus {
+  windowStart: Date;
+  /** Charged to runs that ended. */
+  spentStu: number;
+  /** Held by runs in progress. */
+  reservedStu: number;
+  limitStu: number;
+  trippedAt: Date | null;
 }
 
 /** What the operator sees with `service kill-switch status`. */
@@ -146,10 +236,17 @@ export async function killSwitchStatus(db: Db, workspaceId: string, now: Date, l
   ]);
   const read = async (scope: 'hour' | 'day') => {
     const [row] = await db.query<WindowRow>(
-      `SELECT spent_stu::float8 AS spent, tripped_at FROM usage_windows WHERE workspace_id = $1 AND scope = $2 AND window_start = $3`,
+      `SELECT spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows
+        WHERE workspace_id = $1 AND scope = $2 AND window_start = $3`,
       [workspaceId, scope, windows[scope]],
     );
-    return { windowStart: windows[scope], spentStu: Number(row?.spent ?? 0), limitStu: limits[scope], trippedAt: row?.tripped_at ?? null };
+    return {
+      windowStart: windows[scope],
+      spentStu: Number(row?.spent ?? 0),
+      reservedStu: Number(row?.reserved ?? 0),
+      limitStu: limits[scope],
+      trippedAt: row?.tripped_at ?? null,
+    };
   };
   return { manualSince: manual?.manual_since ?? null, hour: await read('hour'), day: await read('day') };
 }
@@ -174,24 +271,46 @@ async function lockWindows(tx: Db, workspaceId: string, windows: Windows): Promi
   );
   const lock = async (scope: 'hour' | 'day') => {
     const [row] = await tx.query<WindowRow>(
-      `SELECT spent_stu::float8 AS spent, tripped_at FROM usage_windows
+      `SELECT spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows
         WHERE workspace_id = $1 AND scope = $2 AND window_start = $3 FOR UPDATE`,
       [workspaceId, scope, windows[scope]],
     );
-    return { spent: Number(row!.spent), tripped_at: row!.tripped_at };
+    return { spent: Number(row!.spent), reserved: Number(row!.reserved), tripped_at: row!.tripped_at };
   };
   const day = await lock('day');
   const hour = await lock('hour');
   return { hour, day };
 }
 
-async function addSpent(tx: Db, workspaceId: string, windows: Windows, stu: number): Promise<void> {
-  if (stu === 0) return;
+/**
+ * Locks the period row of a reservation (created by ensurePeriod before the run starts; a row that
+ * is missing, as for a run that started before the period existed, reads as empty).
+ */
+async function lockPeriod(tx: Db, workspaceId: string, period: string): Promise<{ consumed: number; reserved: number }> {
+  const [row] = await tx.query<{ consumed: number; reserved: number }>(
+    `SELECT consumed_stu::float8 AS consumed, reserved_stu::float8 AS reserved FROM usage_periods
+      WHERE workspace_id = $1 AND period = $2 FOR UPDATE`,
+    [workspaceId, period],
+  );
+  return { consumed: Number(row?.consumed ?? 0), reserved: Number(row?.reserved ?? 0) };
+}
+
+async function hold(tx: Db, workspaceId: string, windows: Windows, stu: number): Promise<void> {
+  await tx.query(`UPDATE usage_periods SET reserved_stu = reserved_stu + $3 WHERE workspace_id = $1 AND period = $2`, [
+    workspaceId,
+    periodOf(windows.day),
+    stu,
+  ]);
   await tx.query(
-    `UPDATE usage_windows SET spent_stu = GREATEST(0, spent_stu + $4)
+    `UPDATE usage_windows SET reserved_stu = reserved_stu + $4
       WHERE workspace_id = $1 AND ((scope = 'day' AND window_start = $2) OR (scope = 'hour' AND window_start = $3))`,
     [workspaceId, windows.day, windows.hour, stu],
   );
+}
+
+/** Whether a window's charged consumption is within the trip margin of its limit. */
+function reachedLimit(chargedStu: number, limitStu: number): boolean {
+  return chargedStu >= limitStu - Math.ceil(limitStu * TRIP_MARGIN);
 }
 
 async function trip(tx: Db, workspaceId: string, scope: 'hour' | 'day', windows: Windows, now: Date): Promise<void> {

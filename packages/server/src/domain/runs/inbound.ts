@@ -17,10 +17,11 @@ export interface InboundRunInput {
 
 export function inboundRunExecutor(runs: RunService, logError: (error: unknown) => void) {
   return async function executeInboundRun(run: InboundRunInput): Promise<void> {
-    // Detached on purpose: the hand-over holds a store transaction while it calls this, and the run
-    // needs the store for its own transactions (on embedded PGlite they would wait for each other).
-    // A second hand-over of the same run is harmless: a run is adopted once (runs.started_at).
-    void runs
+    // Resolves once the run service adopted the run (it then holds a lease and the engine runs
+    // detached), so the hand-over marks the event started only when a crash can no longer lose it.
+    // A failure rejects, and the hand-over is tried again when its lease runs out. A second
+    // hand-over of the same run is harmless: a run is adopted once (runs.started_at).
+    await runs
       .createRun({
         workspaceId: run.workspaceId,
         agentSlug: run.agentSlug,
@@ -29,6 +30,9 @@ export function inboundRunExecutor(runs: RunService, logError: (error: unknown) 
         source: 'inbound_webhook',
         existingRunId: run.runId,
       })
-      .catch(logError);
+      .catch((error: unknown) => {
+        logError(error);
+        throw error;
+      });
   };
 }

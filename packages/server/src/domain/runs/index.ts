@@ -9,3 +9,4 @@ export { killSwitchStatus, setManualKillSwitch, type BudgetSettings, type KillSw
 export { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
 export { runFailureError, streamErrorOf, type StreamErrorBody } from './outcome.ts';
 export { inboundRunExecutor, type InboundRunInput } from './inbound.ts';
+export { endRun, INTERRUPTED, MAX_RECOVERIES, RUN_LEASE_MS, sweepInterruptedRuns, type SweepResult } from './recovery.ts';

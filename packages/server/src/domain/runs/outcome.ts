@@ -39,7 +39,7 @@ export interface StreamErrorBody {
   requestId?: string;
 }
 
-export function streamErrorOf(run: Run, requestId: string): StreamErrorBody {
+export function streamErrorOf(run: Pick<Run, 'id' | 'failureReason'>, requestId: string): StreamErrorBody {
   const reason = run.failureReason ?? 'internal_error';
   if (reason.startsWith('kill_switch:')) {
     return { error: 'kill_switch', message: 'A spending kill switch stopped the run.', runId: run.id, requestId };

@@ -35,9 +35,10 @@ import { getAgent, ORCHESTRATOR_SLUG } from '../agents/catalog.ts';
 import { routeRequest } from '../agents/router.ts';
 import { workspaceAgents } from '../agents/settings.ts';
 import { PLANS, type PlanName } from '../agents/plans.ts';
-import { assertQuotaAllows, killSwitchReason, stuForRun, type KillSwitchKind, type SpendingScope } from '../usage/index.ts';
+import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
 import { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
 import { manualSwitchSince, reserveBudget, settleBudget, type BudgetSettings, type Windows } from './budget.ts';
+import { endRun, forgetInboundInput, RUN_LEASE_MS } from './recovery.ts';
 import { appendTurns, earlierTurns } from './conversation.ts';
 import { approvalCreatedEvent, draftCreatedEvent, runCompletedEvent, runFailedEvent } from './events.ts';
 import { claimKey, findClaim, type IdempotencyClaim } from './idempotency.ts';
@@ -140,6 +141,11 @@ export interface RunServiceDeps {
   budget: BudgetSettings;
   /** Failures of background runs that could not even be closed (the store is down). */
   logError?: (error: unknown) => void;
+  /**
+   * Lease of a run being executed (RUN_LEASE_MS, 60 s by default). This instance renews it every
+   * quarter of it; a run whose lease ran out is swept (see ./recovery.ts).
+   */
+  leaseMs?: number;
 }
 
 interface StepDraft {
@@ -160,8 +166,10 @@ const POLL_MS = 50;
 
 export function createRunService(deps: RunServiceDeps): RunService {
   const { db, clock, engines, budget } = deps;
+  const leaseMs = deps.leaseMs ?? RUN_LEASE_MS;
   // Runs executing in this process, so a cancel can stop the engine at once.
   const executing = new Map<string, AbortController>();
+  const heartbeat = createHeartbeat();
 
   async function start(input: RunInput): Promise<StartResult> {
     const now = clock.now();
@@ -196,7 +204,6 @@ export function createRunService(deps: RunServiceDeps): RunService {
     try {
       return await db.transaction(async (tx) => {
         const period = await ensurePeriod(tx, input.workspaceId, now, settings.plan);
-        assertQuotaAllows({ now, quotaStu: PLANS[settings.plan].quotaStu, rolloverStu: period.rolloverStu, consumedStu: period.consumedStu });
         const reservation = await reserveBudget(tx, {
           workspaceId: input.workspaceId,
           now,
@@ -204,24 +211,26 @@ export function createRunService(deps: RunServiceDeps): RunService {
           inputTokens,
           desiredOutput,
           settings: budget,
+          quota: { allowanceStu: PLANS[settings.plan].quotaStu + period.rolloverStu },
         });
         const reserved = reservation.ok ? reservation.reservedStu : 0;
+        const leaseUntil = new Date(now.getTime() + leaseMs);
         if (input.existingRunId) {
           const adopted = await tx.query(
             `UPDATE runs SET answered_by = $3, conversation_id = $4, reserved_stu = $5, window_hour = $6, window_day = $7,
-                             updated_at = $8, started_at = $8
+                             updated_at = $8, started_at = $8, lease_until = $9
               WHERE id = $1 AND workspace_id = $2 AND status = 'in_progress' AND started_at IS NULL RETURNING 1`,
-            [runId, input.workspaceId, answeredBy, input.conversationId ?? null, reserved, reservation.windows.hour, reservation.windows.day, now],
+            [runId, input.workspaceId, answeredBy, input.conversationId ?? null, reserved, reservation.windows.hour, reservation.windows.day, now, leaseUntil],
           );
           // Canceled before it could start, or already taken over: nothing to run; the reservation rolls back.
           if (adopted.length === 0) throw new RunGone();
         } else {
           await tx.query(
             `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, conversation_id,
-                               reserved_stu, window_hour, window_day, created_at, updated_at, started_at)
-             VALUES ($1, $2, 'in_progress', $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $11)`,
+                               reserved_stu, window_hour, window_day, created_at, updated_at, started_at, lease_until)
+             VALUES ($1, $2, 'in_progress', $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $11, $12)`,
             [runId, input.workspaceId, target, answeredBy, input.alias, input.source, input.conversationId ?? null, reserved,
-              reservation.windows.hour, reservation.windows.day, now],
+              reservation.windows.hour, reservation.windows.day, now, leaseUntil],
           );
         }
         if (input.idempotency && !(await claimKey(tx, input.idempotency, input.workspaceId, runId, now))) throw new ClaimLost();
@@ -230,9 +239,10 @@ export function createRunService(deps: RunServiceDeps): RunService {
           const reason = killSwitchReason(reservation.crossed);
           await writeSteps(tx, runId, steps, now);
           await tx.query(
-            `UPDATE runs SET status = 'failed', failure_reason = $2, updated_at = $3, completed_at = $3 WHERE id = $1`,
+            `UPDATE runs SET status = 'failed', failure_reason = $2, updated_at = $3, completed_at = $3, lease_until = NULL WHERE id = $1`,
             [runId, reason, now],
           );
+          if (input.existingRunId) await forgetInboundInput(tx, runId);
           await runFailedEvent(tx, now, { workspaceId: input.workspaceId, runId, agent: target, reason });
           return { kind: 'ended' as const, run: toRun(await readRunRow(tx, input.workspaceId, runId)), answeredBy };
         }
@@ -278,6 +288,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     options.signal?.addEventListener('abort', abort, { once: true });
     if (options.signal?.aborted) controller.abort();
     executing.set(run.runId, controller);
+    heartbeat.start();
 
     const redactor = createStreamRedactor();
     let raw = '';
@@ -355,7 +366,19 @@ export function createRunService(deps: RunServiceDeps): RunService {
       if (manual && manual.getTime() >= run.createdAt.getTime()) reason = killSwitchReason('manual');
     }
     const content = redactText(raw);
-    const final = await close(run, { reason, canceled, crossed, usage: billed, content, steps });
+    let final: Run;
+    try {
+      final = await close(run, { reason, canceled, crossed, usage: billed, content, steps });
+    } catch (err) {
+      // The closing transaction failed (the store refused a write, or is down): end the run with a
+      // smaller one, so it is never left in progress. If even that fails, its lease is no longer
+      // renewed and the sweeper ends it.
+      deps.logError?.(err);
+      await endRun(db, clock.now(), { workspaceId: run.workspaceId, runId: run.runId, reason: 'internal_error', limits: budget.limits }).catch(
+        (again: unknown) => deps.logError?.(again),
+      );
+      throw err;
+    }
     return { run: final, answeredBy: run.answeredBy, content, usage: billed };
   }
 
@@ -367,16 +390,29 @@ export function createRunService(deps: RunServiceDeps): RunService {
     const stu = stuForRun({ alias: run.alias, ...result.usage }, budget.rates);
     return db.transaction(async (tx) => {
       const row = await readRunRow(tx, run.workspaceId, run.runId, true);
+      // This instance stalled past its lease and the run was handed over again (an inbound run after
+      // the sweeper): the new execution owns it now; this one records nothing, so nothing is billed twice.
+      if (row.started_at?.getTime() !== run.createdAt.getTime()) return toRun(row);
       // A cancel that arrived first wins: terminal states never change, but the tokens are still billed.
       const status = row.status !== 'in_progress' ? row.status : result.canceled ? 'canceled' : result.reason ? 'failed' : 'completed';
       const reason = status === 'failed' ? redactText(row.failure_reason ?? result.reason ?? 'internal_error') : row.failure_reason;
       await tx.query(
         `UPDATE runs SET status = $2, content = $3, failure_reason = $4, input_tokens = $5, output_tokens = $6, stu = $7,
-                         reserved_stu = 0, updated_at = $8, completed_at = COALESCE(completed_at, $8)
+                         reserved_stu = 0, lease_until = NULL, updated_at = $8, completed_at = COALESCE(completed_at, $8)
           WHERE id = $1`,
         [run.runId, status, status === 'completed' ? result.content : null, reason, result.usage.inputTokens, result.usage.outputTokens, stu, now],
       );
-      await settleBudget(tx, { workspaceId: run.workspaceId, windows: run.windows, reservedStu: run.reservedStu, stu, crossed: result.crossed, now });
+      // What the row still holds: a cancel (on any instance) may already have released the reservation.
+      await settleBudget(tx, {
+        workspaceId: run.workspaceId,
+        windows: run.windows,
+        reservedStu: Number(row.reserved_stu),
+        stu,
+        crossed: result.crossed,
+        now,
+        limits: budget.limits,
+      });
+      if (row.source === 'inbound_webhook') await forgetInboundInput(tx, run.runId);
       await chargeUsage(tx, { workspaceId: run.workspaceId, runId: run.runId, alias: run.alias, ...result.usage, stu, now, plan: run.plan });
       // Drafts and approvals only exist for an answer that was delivered.
       const steps = status === 'completed' ? result.steps : result.steps.filter((s) => !s.draft && !s.approval);
@@ -435,6 +471,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
         [runId, input.workspaceId, code, now],
       );
       if (failed.length > 0) {
+        await forgetInboundInput(tx, runId);
         await runFailedEvent(tx, now, { workspaceId: input.workspaceId, runId, agent: input.agentSlug ?? ORCHESTRATOR_SLUG, reason: code });
       }
     });
@@ -450,18 +487,45 @@ export function createRunService(deps: RunServiceDeps): RunService {
   }
 
   async function cancelRun(workspaceId: string, runId: string): Promise<Run> {
-    const now = clock.now();
-    const run = await db.transaction(async (tx) => {
-      await readRunRow(tx, workspaceId, runId, true);
-      await tx.query(
-        `UPDATE runs SET status = 'canceled', updated_at = $3, completed_at = $3 WHERE id = $1 AND workspace_id = $2 AND status = 'in_progress'`,
-        [runId, workspaceId, now],
-      );
-      return toRun(await readRunRow(tx, workspaceId, runId));
-    });
-    // Stop the engine if the run executes here; its closing transaction bills what was produced.
+    // The reservation is released at once, wherever the run executes (or whether anything still
+    // does). The instance that runs it stops its engine now if it is this one, or at its next
+    // lease renewal; its closing transaction then charges what was produced.
+    const run = await endRun(db, clock.now(), { workspaceId, runId, status: 'canceled', limits: budget.limits });
     executing.get(runId)?.abort();
     return run;
+  }
+
+  /**
+   * Renews the lease of the runs this process executes, every quarter of the lease, while there
+   * are any; a run that is no longer in progress (canceled on another instance, or swept) is
+   * stopped here.
+   */
+  function createHeartbeat() {
+    let timer: NodeJS.Timeout | undefined;
+    async function beat(): Promise<void> {
+      const ids = [...executing.keys()];
+      if (ids.length === 0) return;
+      const renewed = await db.query<{ id: string }>(
+        `UPDATE runs SET lease_until = $2 WHERE id = ANY ($1::text[]) AND status = 'in_progress' RETURNING id`,
+        [ids, new Date(clock.now().getTime() + leaseMs)],
+      );
+      const alive = new Set(renewed.map((r) => r.id));
+      for (const id of ids) if (!alive.has(id)) executing.get(id)?.abort();
+    }
+    return {
+      start() {
+        if (timer) return;
+        timer = setInterval(() => {
+          if (executing.size === 0) {
+            clearInterval(timer);
+            timer = undefined;
+            return;
+          }
+          beat().catch((err: unknown) => deps.logError?.(err));
+        }, Math.max(10, Math.floor(leaseMs / 4)));
+        timer.unref?.();
+      },
+    };
   }
 
   return {

@@ -75,6 +75,8 @@ export interface RunRow {
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
+  /** When the run service took the run over; null for an inbound run not handed over (again) yet. */
+  started_at: Date | null;
 }
 
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'canceled'];

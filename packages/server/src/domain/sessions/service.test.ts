@@ -6,6 +6,7 @@ import { createWorkspace } from '../workspaces/index.ts';
 import { createSessionService, requireAdmin, requireCsrf, SESSION_TTL_MS } from './service.ts';
 import { totpCode } from './totp.ts';
 import { createUser } from './users.ts';
+import { createSecretBox, ephemeralSecretKey } from '../webhooks/secret-box.ts';
 
 const PASSWORD = 'correct horse battery';
 
@@ -13,6 +14,7 @@ describe.each(testBackends())('admin sessions on $name', ({ open }) => {
   let store: TestStore;
   let workspaceId: string;
   const clock = fixedClock('2026-02-01T10:00:00Z');
+  const secretBox = createSecretBox(ephemeralSecretKey());
 
   beforeAll(async () => {
     store = await open();
@@ -23,11 +25,11 @@ describe.each(testBackends())('admin sessions on $name', ({ open }) => {
   });
 
   async function admin(email: string, withTotp = true) {
-    return createUser(store.db, clock, workspaceId, { email, password: PASSWORD, role: 'admin', withTotp });
+    return createUser(store.db, clock, workspaceId, { email, password: PASSWORD, role: 'admin', withTotp, secretBox });
   }
 
   it('logs in with email, password and TOTP code, and the cookie value authenticates', async () => {
-    const sessions = createSessionService({ db: store.db, clock });
+    const sessions = createSessionService({ db: store.db, clock, secretBox });
     const user = await admin('ada@example.com');
     const result = await sessions.login({
       email: 'ADA@example.com ',
@@ -41,8 +43,8 @@ describe.each(testBackends())('admin sessions on $name', ({ open }) => {
     expect(session).toMatchObject({ userId: user.id, workspaceId, role: 'admin', totpEnabled: true });
     expect(() => requireAdmin(session)).not.toThrow();
     expect(() => requireCsrf(session, result.csrfToken)).not.toThrow();
-    expect(() => requireCsrf(session, undefined)).toThrow(expect.objectContaining({ code: 'role_forbidden', status: 403 }));
-    expect(() => requireCsrf(session, result.sessionToken)).toThrow(expect.objectContaining({ code: 'role_forbidden' }));
+    expect(() => requireCsrf(session, undefined)).toThrow(expect.objectContaining({ code: 'forbidden', status: 403 }));
+    expect(() => requireCsrf(session, result.sessionToken)).toThrow(expect.objectContaining({ code: 'forbidden' }));
     // Only hashes are stored.
     const rows = await store.db.query(`SELECT * FROM sessions WHERE user_id = $1`, [user.id]);
     expect(JSON.stringify(rows)).not.toContain(result.sessionToken);
@@ -50,7 +52,7 @@ describe.each(testBackends())('admin sessions on $name', ({ open }) => {
   });
 
   it('refuses a wrong password, a wrong code and a replayed code with not_authenticated', async () => {
-    const sessions = createSessionService({ db: store.db, clock });
+    const sessions = createSessionService({ db: store.db, clock, secretBox });
     const user = await admin('bob@example.com');
     const code = totpCode(user.totpSecret!, clock.now());
     const bad = { code: 'not_authenticated', status: 401 };
@@ -63,7 +65,7 @@ describe.each(testBackends())('admin sessions on $name', ({ open }) => {
 
   it('answers too_many_attempts after 5 failures in 15 minutes, even to the right credentials', async () => {
     const local = fixedClock('2026-02-01T10:00:00Z');
-    const sessions = createSessionService({ db: store.db, clock: local });
+    const sessions = createSessionService({ db: store.db, clock: local, secretBox });
     const user = await admin('eve@example.com');
     for (let i = 0; i < 5; i += 1) {
       await expect(sessions.login({ email: user.email, password: 'nope nope nope', totpCode: '123456' })).rejects.toMatchObject({
@@ -85,7 +87,7 @@ describe.each(testBackends())('admin sessions on $name', ({ open }) => {
   });
 
   it('lets no burst of concurrent guesses past the limit', async () => {
-    const sessions = createSessionService({ db: store.db, clock });
+    const sessions = createSessionService({ db: store.db, clock, secretBox });
     const user = await admin('mallory@example.com');
     const results = await Promise.allSettled(
       Array.from({ length: 12 }, () => sessions.login({ email: user.email, password: 'guess guess guess', totpCode: '1' })),
@@ -98,12 +100,13 @@ describe.each(testBackends())('admin sessions on $name', ({ open }) => {
   });
 
   it('refuses key management to a member and to an admin without two-step verification', async () => {
-    const sessions = createSessionService({ db: store.db, clock });
+    const sessions = createSessionService({ db: store.db, clock, secretBox });
     const member = await createUser(store.db, clock, workspaceId, {
       email: 'mem@example.com',
       password: PASSWORD,
       role: 'member',
       withTotp: true,
+      secretBox,
     });
     const noTotp = await admin('plain@example.com', false);
     const m = await sessions.login({ email: member.email, password: PASSWORD, totpCode: totpCode(member.totpSecret!, clock.now()) });
@@ -116,7 +119,7 @@ describe.each(testBackends())('admin sessions on $name', ({ open }) => {
 
   it('ends a session at logout and at expiry', async () => {
     const local = fixedClock('2026-02-01T10:00:00Z');
-    const sessions = createSessionService({ db: store.db, clock: local });
+    const sessions = createSessionService({ db: store.db, clock: local, secretBox });
     const user = await admin('carol@example.com');
     const login = () => sessions.login({ email: user.email, password: PASSWORD, totpCode: totpCode(user.totpSecret!, local.now()) });
     const first = await login();

@@ -9,13 +9,25 @@ import { newId, randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import { DUMMY_HASH, verifyPassword } from './password.ts';
 import { matchingStep } from './totp.ts';
+import { openTotpSecret } from './totp-secret.ts';
+import type { SecretBox } from '../webhooks/secret-box.ts';
 import { normalizeEmail, type Role } from './users.ts';
 
 export const SESSION_COOKIE = 'service_session';
 /** 12 hours, the contract's cookie Max-Age. */
 export const SESSION_TTL_MS = 12 * 3_600_000;
-/** 5 failed logins per 15 minutes per email, then `too_many_attempts`. */
-export const MAX_FAILED_LOGINS = 5;
+/**
+ * Failed logins within 15 minutes that lock further attempts (`too_many_attempts`):
+ * - 5 for one email from one source address: the guesses of one attacker at one account;
+ * - 20 from one source address, whatever the emails: one address trying many accounts;
+ * - 100 for one email from every address together: a backstop against guessing spread over many
+ *   addresses, high enough that an attacker at a few addresses cannot lock the real admin out.
+ * A login from another address is judged by its own counts, so the admin still signs in while
+ * someone elsewhere is guessing. A TOTP code used a second time is refused but not counted (the
+ * password and the code were right). The source is the client address the rate limiter uses
+ * (TRUST_PROXY applies; an IPv6 client counts by its /64).
+ */
+export const LOGIN_LIMITS = { emailAndSource: 5, source: 20, email: 100 } as const;
 export const LOGIN_WINDOW_MS = 15 * 60_000;
 
 export interface Credentials {
@@ -55,32 +67,45 @@ interface UserRow {
 
 export type SessionService = ReturnType<typeof createSessionService>;
 
-export function createSessionService(deps: { db: Db; clock: Clock }) {
+export function createSessionService(deps: { db: Db; clock: Clock; secretBox: SecretBox }) {
   const { db, clock } = deps;
 
   return {
     /**
-     * @throws too_many_attempts after 5 failed logins for the email within 15 minutes (with
-     *   Retry-After), not_authenticated when the email, password or code is wrong
+     * @throws too_many_attempts past one of LOGIN_LIMITS within 15 minutes (with Retry-After),
+     *   not_authenticated when the email, password or code is wrong
      */
-    async login(credentials: Credentials): Promise<LoginResult> {
+    async login(credentials: Credentials, from: { source: string } = { source: 'unknown' }): Promise<LoginResult> {
       const email = normalizeEmail(credentials.email);
+      const { source } = from;
       const now = clock.now();
       // The attempt is written before it is judged, and counts as a failure until it succeeds:
       // concurrent guesses each see the others, so no burst gets past the limit.
       const windowStart = new Date(now.getTime() - LOGIN_WINDOW_MS);
-      // Attempts older than the window no longer count; drop them as this email comes by.
-      await db.query(`DELETE FROM login_attempts WHERE email = $1 AND attempted_at <= $2`, [email, windowStart]);
+      // Attempts older than the window no longer count; drop them as this email or address comes by.
+      await db.query(`DELETE FROM login_attempts WHERE (email = $1 OR source = $2) AND attempted_at <= $3`, [email, source, windowStart]);
       const attemptId = newId('att');
-      await db.query(`INSERT INTO login_attempts (id, email, attempted_at) VALUES ($1, $2, $3)`, [attemptId, email, now]);
-      const [tally] = await db.query<{ n: number; oldest: Date }>(
-        `SELECT count(*)::int AS n, min(attempted_at) AS oldest FROM login_attempts WHERE email = $1 AND attempted_at > $2`,
-        [email, windowStart],
+      await db.query(`INSERT INTO login_attempts (id, email, source, attempted_at) VALUES ($1, $2, $3, $4)`, [attemptId, email, source, now]);
+      const [tally] = await db.query<{ pair: number; by_source: number; by_email: number; pair_oldest: Date; source_oldest: Date; email_oldest: Date }>(
+        `SELECT count(*) FILTER (WHERE email = $1 AND source = $2)::int AS pair,
+                count(*) FILTER (WHERE source = $2)::int AS by_source,
+                count(*) FILTER (WHERE email = $1)::int AS by_email,
+                min(attempted_at) FILTER (WHERE email = $1 AND source = $2) AS pair_oldest,
+                min(attempted_at) FILTER (WHERE source = $2) AS source_oldest,
+                min(attempted_at) FILTER (WHERE email = $1) AS email_oldest
+           FROM login_attempts WHERE (email = $1 OR source = $2) AND attempted_at > $3`,
+        [email, source, windowStart],
       );
-      if (tally!.n > MAX_FAILED_LOGINS) {
+      const locked = [
+        tally!.pair > LOGIN_LIMITS.emailAndSource ? tally!.pair_oldest : null,
+        tally!.by_source > LOGIN_LIMITS.source ? tally!.source_oldest : null,
+        tally!.by_email > LOGIN_LIMITS.email ? tally!.email_oldest : null,
+      ].filter((since): since is Date => since !== null);
+      if (locked.length > 0) {
         // A refused attempt is not a guess; it does not extend the lock.
         await db.query(`DELETE FROM login_attempts WHERE id = $1`, [attemptId]);
-        const retryAfterSec = Math.max(1, Math.ceil((tally!.oldest.getTime() + LOGIN_WINDOW_MS - now.getTime()) / 1000));
+        const until = Math.max(...locked.map((since) => since.getTime() + LOGIN_WINDOW_MS));
+        const retryAfterSec = Math.max(1, Math.ceil((until - now.getTime()) / 1000));
         throw fail(
           'too_many_attempts',
           'Too many failed logins; wait before trying again.',
@@ -89,9 +114,14 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
         );
       }
 
-      const user = await verifyCredentials(email, credentials, now);
-      if (!user) throw fail('not_authenticated', 'Email, password or code is incorrect.');
-      await db.query(`DELETE FROM login_attempts WHERE email = $1`, [email]);
+      const verdict = await verifyCredentials(email, credentials, now);
+      if (typeof verdict === 'string') {
+        // A code used twice is the right person sending it again: refused, but not a guess.
+        if (verdict === 'code_reused') await db.query(`DELETE FROM login_attempts WHERE id = $1`, [attemptId]);
+        throw fail('not_authenticated', 'Email, password or code is incorrect.');
+      }
+      const user = verdict.user;
+      await db.query(`DELETE FROM login_attempts WHERE email = $1 AND source = $2`, [email, source]);
       // Housekeeping where it is cheap: this user's ended sessions go when a new one starts.
       await db.query(`DELETE FROM sessions WHERE user_id = $1 AND expires_at <= $2`, [user.id, now]);
 
@@ -144,23 +174,27 @@ export function createSessionService(deps: { db: Db; clock: Clock }) {
   };
 
   /** The user when email, password and (if enabled) a fresh TOTP code all check out. */
-  async function verifyCredentials(email: string, credentials: Credentials, now: Date): Promise<UserRow | undefined> {
+  async function verifyCredentials(
+    email: string,
+    credentials: Credentials,
+    now: Date,
+  ): Promise<{ user: UserRow } | 'wrong' | 'code_reused'> {
     const [user] = await db.query<UserRow>(
       `SELECT id, email, role, workspace_id, password_hash, totp_secret, totp_enabled FROM users WHERE lower(email) = $1`,
       [email],
     );
     // An unknown email still pays for one scrypt, so timing does not reveal which emails exist.
     const passwordOk = await verifyPassword(credentials.password, user?.password_hash ?? DUMMY_HASH);
-    if (!user || !passwordOk) return undefined;
-    if (!user.totp_enabled) return user;
-    const step = user.totp_secret ? matchingStep(user.totp_secret, credentials.totpCode, now) : undefined;
-    if (step === undefined) return undefined;
+    if (!user || !passwordOk) return 'wrong';
+    if (!user.totp_enabled) return { user };
+    const step = user.totp_secret ? matchingStep(openTotpSecret(deps.secretBox, user.totp_secret), credentials.totpCode, now) : undefined;
+    if (step === undefined) return 'wrong';
     // Each code works once: the step is claimed atomically, so a replayed code fails.
     const claimed = await db.query(
       `UPDATE users SET totp_last_step = $2 WHERE id = $1 AND (totp_last_step IS NULL OR totp_last_step < $2) RETURNING id`,
       [user.id, step],
     );
-    return claimed.length > 0 ? user : undefined;
+    return claimed.length > 0 ? { user } : 'code_reused';
   }
 }
 
@@ -171,9 +205,13 @@ export function requireAdmin(session: AdminSession): void {
   }
 }
 
-/** Cookie-authenticated writes must echo the login's csrfToken in `X-CSRF-Token`. */
+/**
+ * Cookie-authenticated writes must echo the login's csrfToken in `X-CSRF-Token`. A missing or wrong
+ * token is `403 forbidden`: not a role problem (the session's holder may do this), but a request not
+ * proven to come from them.
+ */
 export function requireCsrf(session: AdminSession, header: string | undefined): void {
   if (!header || !constantTimeEqual(sha256Hex(header), session.csrfHash)) {
-    throw fail('role_forbidden', 'Send the X-CSRF-Token header with the csrfToken given at login.');
+    throw fail('forbidden', 'Send the X-CSRF-Token header with the csrfToken given at login.');
   }
 }

@@ -8,6 +8,7 @@ import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import { hashPassword } from './password.ts';
 import { generateTotpSecret } from './totp.ts';
+import type { SecretBox } from '../webhooks/secret-box.ts';
 
 export type Role = 'owner' | 'admin' | 'member';
 
@@ -17,6 +18,8 @@ export interface NewUser {
   role: Role;
   /** Turn on two-step verification now; the answer then carries the Base32 secret, once. */
   withTotp: boolean;
+  /** Seals the TOTP secret at rest (see ./totp-secret.ts). */
+  secretBox: SecretBox;
 }
 
 export interface CreatedUser {
@@ -41,7 +44,7 @@ export async function createUser(db: Db, clock: Clock, workspaceId: string, inpu
   await db.query(
     `INSERT INTO users (id, workspace_id, email, password_hash, role, totp_secret, totp_enabled, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [id, workspaceId, email, await hashPassword(input.password), input.role, totpSecret, input.withTotp, clock.now()],
+    [id, workspaceId, email, await hashPassword(input.password), input.role, totpSecret && input.secretBox.seal(totpSecret), input.withTotp, clock.now()],
   );
   return { id, email, role: input.role, totpSecret };
 }

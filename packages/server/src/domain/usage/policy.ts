@@ -44,3 +44,8 @@ export function policyLevel({ consumedStu, quotaStu, rolloverStu }: Allowance): 
   }
   return level;
 }
+
+/** The most STU the period may consume: the hard stop's share of quota plus rollover (the quota guard admits no run past it). */
+export function hardstopStu(allowanceStu: number): number {
+  return Math.floor((Math.max(allowanceStu, 1) * POLICY_THRESHOLDS.hardstop) / 100);
+}

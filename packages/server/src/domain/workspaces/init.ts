@@ -8,12 +8,29 @@ import type { Db } from '../../store/db.ts';
 import { createKeyService, ISSUABLE_SCOPES } from '../keys/index.ts';
 import { createUser } from '../sessions/users.ts';
 import { createWorkspace } from './index.ts';
+import type { SecretBox } from '../webhooks/secret-box.ts';
 
 export interface InitOptions {
   workspaceName?: string;
   adminEmail?: string;
   /** Chosen by the caller, or 24 random base62 characters. */
   adminPassword?: string;
+  /**
+   * The deployment's first start (`service init`): refuse with AlreadyInitialised when a workspace
+   * exists. Checked under a lock in the creating transaction, so two concurrent inits on any number
+   * of processes create one workspace.
+   */
+  firstOnly?: boolean;
+  /** Seals the admin's TOTP secret at rest. */
+  secretBox: SecretBox;
+}
+
+/** `service init` on a store that already has a workspace. */
+export class AlreadyInitialised extends Error {
+  override readonly name = 'AlreadyInitialised';
+  constructor(readonly workspaceId: string) {
+    super(`Already initialised (workspace ${workspaceId}).`);
+  }
 }
 
 export interface InitResult {
@@ -24,15 +41,22 @@ export interface InitResult {
 
 export const DEFAULT_ADMIN_EMAIL = 'admin@example.com';
 
-export async function initWorkspace(db: Db, clock: Clock, options: InitOptions = {}): Promise<InitResult> {
+export async function initWorkspace(db: Db, clock: Clock, options: InitOptions): Promise<InitResult> {
   const password = options.adminPassword ?? randomBase62(24);
   return db.transaction(async (tx) => {
+    if (options.firstOnly) {
+      // Held until the transaction ends: a concurrent init waits here, then sees this workspace.
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('service-init'))`);
+      const [existing] = await tx.query<{ id: string }>(`SELECT id FROM workspaces ORDER BY created_at, id LIMIT 1`);
+      if (existing) throw new AlreadyInitialised(existing.id);
+    }
     const workspace = await createWorkspace(tx, clock, options.workspaceName ?? 'Default workspace');
     const admin = await createUser(tx, clock, workspace.id, {
       email: options.adminEmail ?? DEFAULT_ADMIN_EMAIL,
       password,
       role: 'admin',
       withTotp: true,
+      secretBox: options.secretBox,
     });
     const key = await createKeyService({ db: tx, clock }).create(workspace.id, {
       name: 'First key (init)',

@@ -5,7 +5,7 @@
  * - apiKey: `Authorization: Bearer service_sk_live_…`; errors missing_bearer, api_key_not_found,
  *   api_key_invalid, then scope_required naming the scope.
  * - adminSession: the `service_session` cookie; not_authenticated, then role_forbidden (role or
- *   two-step verification), and on writes the `X-CSRF-Token` header (role_forbidden when wrong).
+ *   two-step verification), and on writes the `X-CSRF-Token` header (forbidden when missing or wrong).
  * - mcpToken: `Authorization: Bearer service_mcp_…`; missing_bearer, not_authenticated, scope_required.
  * - inboundSignature: verified by the function the app passes in (the inbound webhooks' check);
  *   without one the route answers 501 not_implemented (fail-closed: no signature check, no entry).

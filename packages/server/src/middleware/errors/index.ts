@@ -1,8 +1,9 @@
 /**
  * @module The error mapper: the one place that turns a failure into the spec's error body
  * `{ error, message?, requestId? (5xx), ...extras }`. A ServiceError is rendered as it says; any
- * other thrown value becomes `500 internal_error` with the request id and no detail, and is logged
- * on the server side only.
+ * store that cannot be reached becomes `503 service_unavailable` with `Retry-After`; any other
+ * thrown value becomes `500 internal_error` with the request id and no detail. Both are logged on
+ * the server side only.
  *
  * Bodies are built with `c.json`, so headers that earlier middleware set on the context
  * (X-Request-Id, X-RateLimit-*) stay on the error response.
@@ -13,6 +14,10 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { fail, ServiceError, type ErrorCode } from '../../errors.ts';
 import { keepUnredacted } from '../redact/index.ts';
 import { newRequestId } from '../request-id/index.ts';
+import { isStoreUnavailable } from '../../store/unavailable.ts';
+
+/** How long a client waits before retrying while the store is unreachable. */
+const STORE_RETRY_AFTER_SEC = 5;
 
 export interface ErrorMapperOptions {
   /** Where unexpected failures are reported (with their stack); defaults to one JSON line on stderr. */
@@ -23,6 +28,11 @@ export function errorMapper(options: ErrorMapperOptions = {}): ErrorHandler {
   const log = options.log ?? logToStderr;
   return function errorMapper(err, c) {
     const known = toServiceError(err);
+    if (!known && isStoreUnavailable(err)) {
+      // Logged for the operator; the client is told to come back, never which database failed.
+      log({ requestId: requestIdOf(c), method: c.req.method, path: c.req.path, error: err });
+      return renderError(c, fail('service_unavailable', 'A backing service is temporarily unavailable.', {}, { 'Retry-After': String(STORE_RETRY_AFTER_SEC) }));
+    }
     if (!known) {
       log({ requestId: requestIdOf(c), method: c.req.method, path: c.req.path, error: err });
       return renderError(c, fail('internal_error', 'An unexpected error occurred.'));

@@ -9,12 +9,19 @@ import { z, type ZodType } from 'zod';
 import type { AppEnv, Valid } from '../../app-env.ts';
 import { fail, type ErrorCode } from '../../errors.ts';
 import type { RouteSpec } from '../../routes/route-spec.ts';
+import { findTextFault } from './text.ts';
+import { PayloadTooLargeError, readBodyWithLimit } from '../../domain/webhooks/body-limit.ts';
 
 type Part = 'params' | 'query' | 'headers' | 'body';
 
 export interface ValidateOptions {
-  /** Code for a body that is not JSON at all (`payload_invalid` on the inbound webhook routes). */
+  /**
+   * Code for a body that is not JSON at all, or whose text the store cannot keep
+   * (`payload_invalid` on the inbound webhook routes).
+   */
   unparsableBodyCode?: ErrorCode;
+  /** Refuse NUL anywhere in the body (inbound events, whose free-form text is stored as is). */
+  refuseNul?: boolean;
 }
 
 export function validate(request: RouteSpec['request'], options: ValidateOptions = {}): MiddlewareHandler<AppEnv> {
@@ -27,7 +34,7 @@ export function validate(request: RouteSpec['request'], options: ValidateOptions
       body: undefined,
     };
     if (request.body) {
-      const body = await readBody(c, request.body, unparsable);
+      const body = await readBody(c, request.body, unparsable, options.refuseNul ?? false);
       // An optional body that was not sent stays undefined; the handler applies its defaults.
       valid.body = body === undefined ? undefined : check('body', request.body.schema, body);
     }
@@ -55,6 +62,26 @@ function headerValues(c: Context, schema: ZodType | undefined): Record<string, s
 }
 
 /**
+ * The raw body, read with the operation's cap enforced while reading (`413 payload_too_large`
+ * before a byte is read when Content-Length says too much, or as soon as the bytes pass it). A body
+ * an earlier step already read within its own cap (the inbound routes') is taken from the cache.
+ */
+async function readCapped(c: Context, maxBytes: number): Promise<Uint8Array> {
+  const cached = (c.req.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer;
+  if (cached) return new Uint8Array(await cached);
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBodyWithLimit(c.req.raw.body, { contentLength: c.req.header('content-length') ?? null, limitBytes: maxBytes });
+  } catch (err) {
+    // The rest of the body was never read: the connection cannot carry another request.
+    if (err instanceof PayloadTooLargeError) c.header('Connection', 'close');
+    throw err;
+  }
+  (c.req.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer = Promise.resolve(bytes.slice().buffer);
+  return bytes;
+}
+
+/**
  * The JSON body, read once as raw bytes (so a later reader, such as a signature check, gets the
  * exact bytes); undefined when there is none.
  */
@@ -62,8 +89,9 @@ async function readBody(
   c: Context,
   body: NonNullable<RouteSpec['request']['body']>,
   unparsable: ErrorCode,
+  refuseNul: boolean,
 ): Promise<unknown> {
-  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  const bytes = await readCapped(c, body.maxBytes);
   if (bytes.length === 0) {
     if (body.required) throw fail('invalid_body', 'The request body is required.');
     return undefined;
@@ -72,11 +100,18 @@ async function readBody(
   if (type !== body.contentType.toLowerCase()) {
     throw fail('invalid_body', `The request body must be sent as ${body.contentType}.`);
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
     throw fail(unparsable, 'The request body is not valid JSON.');
   }
+  const fault = findTextFault(parsed, { nul: refuseNul });
+  if (fault === 'lone_surrogate') {
+    throw fail(unparsable, 'The request body holds a lone UTF-16 surrogate (\\ud800 to \\udfff unpaired): text must be well-formed Unicode.');
+  }
+  if (fault === 'nul') throw fail(unparsable, 'The request body holds a NUL character (\\u0000), which is not accepted.');
+  return parsed;
 }
 
 const PART_NAMES: Record<Part, string> = {

@@ -1,0 +1,27 @@
+/**
+ * @module TOTP secrets at rest. A code can only be checked with the secret itself, so it cannot be
+ * hashed: it is sealed with the server's secret box (AES-256-GCM under SECRET_KEY or the data
+ * directory's key file, as the webhook secrets are) and opened only to check a code.
+ * `sealClearTotpSecrets` seals the rows an earlier version stored in clear, at every start.
+ */
+import type { Db } from '../../store/db.ts';
+import type { SecretBox } from '../webhooks/secret-box.ts';
+
+/** Sealed values start with the box's version; a Base32 secret never contains a dot. */
+const SEALED = /^v\d+\./;
+
+export function openTotpSecret(box: SecretBox, stored: string): string {
+  return SEALED.test(stored) ? box.open(stored) : stored;
+}
+
+/** Seals every TOTP secret still stored in clear; returns how many. Idempotent. */
+export async function sealClearTotpSecrets(db: Db, box: SecretBox): Promise<number> {
+  const clear = await db.query<{ id: string; totp_secret: string }>(
+    `SELECT id, totp_secret FROM users WHERE totp_secret IS NOT NULL AND totp_secret !~ '^v[0-9]+[.]'`,
+  );
+  for (const row of clear) {
+    // Only if unchanged meanwhile: another instance starting at the same time may seal it first.
+    await db.query(`UPDATE users SET totp_secret = $2 WHERE id = $1 AND totp_secret = $3`, [row.id, box.seal(row.totp_secret), row.totp_secret]);
+  }
+  return clear.length;
+}

@@ -1,0 +1,58 @@
+/**
+ * @module Test helper: the real CLI as child processes on one data directory (`init`, `serve`, …),
+ * for tests that kill a server and start it again. The process is `node --import tsx cli.ts`
+ * itself, so a signal hits the server and not a wrapper.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SERVER_DIR = fileURLToPath(new URL('../', import.meta.url));
+const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
+
+export interface CliProcesses {
+  /** Runs a command to its end; throws with its stderr when it fails. Returns its stdout. */
+  run(...args: string[]): string;
+  /** Starts `serve --port 0`; resolves with the process, its URL and what it printed, once it listens. */
+  serve(): Promise<{ child: ChildProcess; url: string; output: () => string }>;
+  /** Kills (SIGKILL) every server still running. */
+  killAll(): void;
+}
+
+export function cliProcesses(dir: string, env: NodeJS.ProcessEnv): CliProcesses {
+  const children: ChildProcess[] = [];
+  const dataDir = join(dir, 'data');
+  return {
+    run(...args) {
+      const result = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args, '--data-dir', dataDir], { cwd: SERVER_DIR, env, encoding: 'utf8' });
+      if (result.status !== 0) throw new Error(`service ${args.join(' ')} failed: ${result.stderr}`);
+      return result.stdout;
+    },
+    serve() {
+      return new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--data-dir', dataDir], { cwd: SERVER_DIR, env });
+        children.push(child);
+        let output = '';
+        child.stdout!.on('data', (d: Buffer) => {
+          output += d.toString();
+          const match = /Listening on (\S+)/.exec(output);
+          if (match) resolve({ child, url: match[1]!, output: () => output });
+        });
+        child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+        child.once('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal}): ${output}`)));
+      });
+    },
+    killAll() {
+      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+/** Polls `condition` until it holds; throws naming `what` after `limitMs`. */
+export async function until(condition: () => boolean | Promise<boolean>, what: string, limitMs = 60_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
