@@ -176,10 +176,20 @@ describe('field rules of the spec', () => {
 
   it.each([
     ['run_7Hk2Lm9QvX4pT8sW3nB6', true],
-    ['run_short', false],
+    ['run_short', true],
+    ['run_', false],
+    [`run_${'a'.repeat(65)}`, false],
+    ['run_short-1', false],
     ['evt_7Hk2Lm9QvX4pT8sW3nB6', false],
-  ])('run id %s', (value, ok) => {
+  ])('run id path parameter %s (any well-formed id is looked up)', (value, ok) => {
     expect(route('getRun').request.params!.safeParse({ run_id: value }).success).toBe(ok);
+  });
+
+  it.each([
+    ['run_7Hk2Lm9QvX4pT8sW3nB6', true],
+    ['run_short', false],
+  ])('run id the service issues %s (RunId stays strict)', (value, ok) => {
+    expect(zod.zRunId.safeParse(value).success).toBe(ok);
   });
 });
 
