@@ -51,6 +51,8 @@ describe('body caps over HTTP', { timeout: 120_000 }, () => {
           port: url.port,
           path,
           method: 'POST',
+          // A connection of its own: a request whose body is cut short leaves its socket unusable.
+          agent: false,
           headers: {
             'content-type': 'application/json',
             'x-forwarded-for': `10.77.0.${(ip += 1)}`,

@@ -10,7 +10,7 @@ import type { AppEnv, Valid } from '../../app-env.ts';
 import { fail, type ErrorCode } from '../../errors.ts';
 import type { RouteSpec } from '../../routes/route-spec.ts';
 import { findTextFault } from './text.ts';
-import { PayloadTooLargeError, readBodyWithLimit } from '../../domain/webhooks/body-limit.ts';
+import { readBodyWithLimit } from '../../domain/webhooks/body-limit.ts';
 
 type Part = 'params' | 'query' | 'headers' | 'body';
 
@@ -69,14 +69,11 @@ function headerValues(c: Context, schema: ZodType | undefined): Record<string, s
 async function readCapped(c: Context, maxBytes: number): Promise<Uint8Array> {
   const cached = (c.req.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer;
   if (cached) return new Uint8Array(await cached);
-  let bytes: Uint8Array;
-  try {
-    bytes = await readBodyWithLimit(c.req.raw.body, { contentLength: c.req.header('content-length') ?? null, limitBytes: maxBytes });
-  } catch (err) {
-    // The rest of the body was never read: the connection cannot carry another request.
-    if (err instanceof PayloadTooLargeError) c.header('Connection', 'close');
-    throw err;
-  }
+  // Over the cap, the rest of the body is left unread. The 413 is not sent with `Connection: close`:
+  // Node would then close the socket at once, and a client still writing its body gets a reset that
+  // can destroy the answer before it reads it. Instead the adapter discards what still comes for a
+  // short while (500 ms, at most 64 MiB, @hono/node-server's drain) and then closes the connection.
+  const bytes = await readBodyWithLimit(c.req.raw.body, { contentLength: c.req.header('content-length') ?? null, limitBytes: maxBytes });
   (c.req.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer = Promise.resolve(bytes.slice().buffer);
   return bytes;
 }
