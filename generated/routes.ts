@@ -170,6 +170,13 @@ export type RouteSpec = {
   operationId: string;
   /** Alternatives: any one entry satisfies. Empty: no credential (login). */
   security: SecurityRequirement[];
+  /**
+   * From the operation's `x-` extensions: `privateBeta` (x-private-beta) reads as absent, 404, while the
+   * deployment is in private beta; `agentTargeted` (x-agent-targeted) takes a target agent, so a key bound
+   * to that agent may call it; `anyRole` (x-any-role) is open to every signed-in role; `inboundWebhook`
+   * (x-inbound-webhook) is a signed inbound event route (its unparsable body is `payload_invalid`).
+   */
+  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean };
   request: {
     params?: ZodType;
     query?: ZodType;
@@ -224,12 +231,186 @@ export type OperationId =
   | 'revokeApiKeyV1'
   | 'rotateApiKeyV1';
 
+/**
+ * Per operation, the types the server's handlers are written against: `input` is each request part
+ * after validation (zod output: defaults applied; a part the operation does not have is empty), and
+ * `success` lists each documented 2xx status with what may be answered (`json` body, an SSE `stream`,
+ * or `empty`). Error statuses are not here: handlers throw the spec's error codes instead.
+ */
+export interface Operations {
+  createInference: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateInferenceHeaders>; body: z.output<typeof zCreateInferenceBody> };
+    success: { 200: { json: z.input<typeof zInferenceResponse>; stream: true } };
+  };
+  listRuns: {
+    input: { params: Record<string, never>; query: z.output<typeof zListRunsQuery>; headers: z.output<typeof zListRunsHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zRunList> } };
+  };
+  getRun: {
+    input: { params: z.output<typeof zGetRunPath>; query: Record<string, never>; headers: z.output<typeof zGetRunHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zRunDetail> } };
+  };
+  cancelRun: {
+    input: { params: z.output<typeof zCancelRunPath>; query: Record<string, never>; headers: z.output<typeof zCancelRunHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zRun> } };
+  };
+  getCurrentUsage: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetCurrentUsageHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zUsage> } };
+  };
+  ingestInboundEvent: {
+    input: { params: z.output<typeof zIngestInboundEventPath>; query: Record<string, never>; headers: z.output<typeof zIngestInboundEventHeaders>; body: z.output<typeof zIngestInboundEventBody> };
+    success: { 200: { json: z.input<typeof zInboundAccepted> } };
+  };
+  openMcpStream: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zOpenMcpStreamHeaders>; body: undefined };
+    success: { 200: { stream: true } };
+  };
+  callMcpRpc: {
+    input: { params: Record<string, never>; query: z.output<typeof zCallMcpRpcQuery>; headers: z.output<typeof zCallMcpRpcHeaders>; body: z.output<typeof zCallMcpRpcBody> };
+    success: { 200: { json: z.input<typeof zJsonRpcResponse> }; 202: { empty: true } };
+  };
+  createMcpToken: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateMcpTokenHeaders>; body: z.output<typeof zCreateMcpTokenBody> | undefined };
+    success: { 201: { json: z.input<typeof zMcpToken> } };
+  };
+  listApiKeys: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListApiKeysHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zApiKeyList> } };
+  };
+  createApiKey: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateApiKeyHeaders>; body: z.output<typeof zCreateApiKeyBody> };
+    success: { 201: { json: z.input<typeof zApiKeyCreated> } };
+  };
+  revokeApiKey: {
+    input: { params: z.output<typeof zRevokeApiKeyPath>; query: Record<string, never>; headers: z.output<typeof zRevokeApiKeyHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zApiKey> } };
+  };
+  rotateApiKey: {
+    input: { params: z.output<typeof zRotateApiKeyPath>; query: Record<string, never>; headers: z.output<typeof zRotateApiKeyHeaders>; body: undefined };
+    success: { 201: { json: z.input<typeof zApiKeyCreated> } };
+  };
+  login: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zLoginHeaders>; body: z.output<typeof zLoginBody> };
+    success: { 200: { json: z.input<typeof zAdminSession> } };
+  };
+  logout: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zLogoutHeaders>; body: undefined };
+    success: { 204: { empty: true } };
+  };
+  listInboundWebhooks: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListInboundWebhooksHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zInboundWebhookList> } };
+  };
+  createInboundWebhook: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateInboundWebhookHeaders>; body: z.output<typeof zCreateInboundWebhookBody> };
+    success: { 201: { json: z.input<typeof zInboundWebhookCreated> } };
+  };
+  revokeInboundWebhook: {
+    input: { params: z.output<typeof zRevokeInboundWebhookPath>; query: Record<string, never>; headers: z.output<typeof zRevokeInboundWebhookHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zInboundWebhook> } };
+  };
+  pauseInboundWebhook: {
+    input: { params: z.output<typeof zPauseInboundWebhookPath>; query: Record<string, never>; headers: z.output<typeof zPauseInboundWebhookHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zInboundWebhook> } };
+  };
+  resumeInboundWebhook: {
+    input: { params: z.output<typeof zResumeInboundWebhookPath>; query: Record<string, never>; headers: z.output<typeof zResumeInboundWebhookHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zInboundWebhook> } };
+  };
+  listWebhookDestinations: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListWebhookDestinationsHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWebhookDestinationList> } };
+  };
+  createWebhookDestination: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateWebhookDestinationHeaders>; body: z.output<typeof zCreateWebhookDestinationBody> };
+    success: { 201: { json: z.input<typeof zWebhookDestinationCreated> } };
+  };
+  rotateWebhookDestinationSecret: {
+    input: { params: z.output<typeof zRotateWebhookDestinationSecretPath>; query: Record<string, never>; headers: z.output<typeof zRotateWebhookDestinationSecretHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWebhookDestinationCreated> } };
+  };
+  pauseWebhookDestination: {
+    input: { params: z.output<typeof zPauseWebhookDestinationPath>; query: Record<string, never>; headers: z.output<typeof zPauseWebhookDestinationHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWebhookDestination> } };
+  };
+  resumeWebhookDestination: {
+    input: { params: z.output<typeof zResumeWebhookDestinationPath>; query: Record<string, never>; headers: z.output<typeof zResumeWebhookDestinationHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWebhookDestination> } };
+  };
+  pingWebhookDestination: {
+    input: { params: z.output<typeof zPingWebhookDestinationPath>; query: Record<string, never>; headers: z.output<typeof zPingWebhookDestinationHeaders>; body: undefined };
+    success: { 202: { json: z.input<typeof zDeliveryAccepted> } };
+  };
+  replayWebhookDestination: {
+    input: { params: z.output<typeof zReplayWebhookDestinationPath>; query: Record<string, never>; headers: z.output<typeof zReplayWebhookDestinationHeaders>; body: undefined };
+    success: { 202: { json: z.input<typeof zDeliveryAccepted> } };
+  };
+  decideApproval: {
+    input: { params: z.output<typeof zDecideApprovalPath>; query: Record<string, never>; headers: z.output<typeof zDecideApprovalHeaders>; body: z.output<typeof zDecideApprovalBody> };
+    success: { 200: { json: z.input<typeof zApproval> } };
+  };
+  createIntegration: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateIntegrationHeaders>; body: z.output<typeof zCreateIntegrationBody> };
+    success: { 201: { json: z.input<typeof zIntegration> } };
+  };
+  listAgents: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListAgentsHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zAgentList> } };
+  };
+  sendAgentMessage: {
+    input: { params: z.output<typeof zSendAgentMessagePath>; query: Record<string, never>; headers: z.output<typeof zSendAgentMessageHeaders>; body: z.output<typeof zSendAgentMessageBody> };
+    success: { 200: { json: z.input<typeof zInferenceResponse>; stream: true } };
+  };
+  sendOrchestratorMessage: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zSendOrchestratorMessageHeaders>; body: z.output<typeof zSendOrchestratorMessageBody> };
+    success: { 200: { json: z.input<typeof zInferenceResponse>; stream: true } };
+  };
+  listRunsV1: {
+    input: { params: Record<string, never>; query: z.output<typeof zListRunsV1Query>; headers: z.output<typeof zListRunsV1Headers>; body: undefined };
+    success: { 200: { json: z.input<typeof zRunList> } };
+  };
+  getRunV1: {
+    input: { params: z.output<typeof zGetRunV1Path>; query: Record<string, never>; headers: z.output<typeof zGetRunV1Headers>; body: undefined };
+    success: { 200: { json: z.input<typeof zRunDetail> } };
+  };
+  cancelRunV1: {
+    input: { params: z.output<typeof zCancelRunV1Path>; query: Record<string, never>; headers: z.output<typeof zCancelRunV1Headers>; body: undefined };
+    success: { 200: { json: z.input<typeof zRun> } };
+  };
+  getUsageV1: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetUsageV1Headers>; body: undefined };
+    success: { 200: { json: z.input<typeof zUsage> } };
+  };
+  ingestInboundEventV1: {
+    input: { params: z.output<typeof zIngestInboundEventV1Path>; query: Record<string, never>; headers: z.output<typeof zIngestInboundEventV1Headers>; body: z.output<typeof zIngestInboundEventV1Body> };
+    success: { 200: { json: z.input<typeof zInboundAccepted> } };
+  };
+  listApiKeysV1: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListApiKeysV1Headers>; body: undefined };
+    success: { 200: { json: z.input<typeof zApiKeyList> } };
+  };
+  createApiKeyV1: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateApiKeyV1Headers>; body: z.output<typeof zCreateApiKeyV1Body> };
+    success: { 201: { json: z.input<typeof zApiKeyCreated> } };
+  };
+  revokeApiKeyV1: {
+    input: { params: z.output<typeof zRevokeApiKeyV1Path>; query: Record<string, never>; headers: z.output<typeof zRevokeApiKeyV1Headers>; body: undefined };
+    success: { 200: { json: z.input<typeof zApiKey> } };
+  };
+  rotateApiKeyV1: {
+    input: { params: z.output<typeof zRotateApiKeyV1Path>; query: Record<string, never>; headers: z.output<typeof zRotateApiKeyV1Headers>; body: undefined };
+    success: { 201: { json: z.input<typeof zApiKeyCreated> } };
+  };
+}
+
 export const routes: readonly RouteSpec[] = [
   {
     method: 'post',
     path: '/v1/inference',
     operationId: 'createInference',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
+    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false },
     request: { headers: zCreateInferenceHeaders, body: { contentType: 'application/json', schema: zCreateInferenceBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
@@ -249,6 +430,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/runs',
     operationId: 'listRuns',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }],
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { query: zListRunsQuery, headers: zListRunsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zRunList },
@@ -266,6 +448,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/runs/{run_id}',
     operationId: 'getRun',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }],
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zGetRunPath, headers: zGetRunHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zRunDetail },
@@ -283,6 +466,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/runs/{run_id}/cancel',
     operationId: 'cancelRun',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zCancelRunPath, headers: zCancelRunHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zRun },
@@ -300,6 +484,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/usage/current',
     operationId: 'getCurrentUsage',
     security: [{ scheme: 'apiKey', scopes: ['usage:read'] }],
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zGetCurrentUsageHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zUsage },
@@ -317,6 +502,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhooks/inbound/{slug}',
     operationId: 'ingestInboundEvent',
     security: [{ scheme: 'inboundSignature', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true },
     request: { params: zIngestInboundEventPath, headers: zIngestInboundEventHeaders, body: { contentType: 'application/json', schema: zIngestInboundEventBody, required: true, maxBytes: 1048576 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundAccepted },
@@ -334,6 +520,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/sse',
     operationId: 'openMcpStream',
     security: [{ scheme: 'mcpToken', scopes: ['mcp:tenant'] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zOpenMcpStreamHeaders },
     responses: {
       '200': { contentType: 'text/event-stream', schema: z.string(), events: { 'endpoint': zMcpEndpoint, 'message': zJsonRpcResponse } },
@@ -349,6 +536,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/rpc',
     operationId: 'callMcpRpc',
     security: [{ scheme: 'mcpToken', scopes: ['mcp:tenant'] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { query: zCallMcpRpcQuery, headers: zCallMcpRpcHeaders, body: { contentType: 'application/json', schema: zCallMcpRpcBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zJsonRpcResponse },
@@ -366,6 +554,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/tokens',
     operationId: 'createMcpToken',
     security: [{ scheme: 'apiKey', scopes: ['mcp:tenant'] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zCreateMcpTokenHeaders, body: { contentType: 'application/json', schema: zCreateMcpTokenBody, required: false, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zMcpToken },
@@ -383,6 +572,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys',
     operationId: 'listApiKeys',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zListApiKeysHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKeyList },
@@ -399,6 +589,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys',
     operationId: 'createApiKey',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zCreateApiKeyHeaders, body: { contentType: 'application/json', schema: zCreateApiKeyBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated },
@@ -416,6 +607,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys/{id}',
     operationId: 'revokeApiKey',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zRevokeApiKeyPath, headers: zRevokeApiKeyHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKey },
@@ -433,6 +625,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys/{id}/rotate',
     operationId: 'rotateApiKey',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zRotateApiKeyPath, headers: zRotateApiKeyHeaders },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated },
@@ -450,6 +643,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/auth/login',
     operationId: 'login',
     security: [],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zLoginHeaders, body: { contentType: 'application/json', schema: zLoginBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zAdminSession },
@@ -466,6 +660,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/auth/logout',
     operationId: 'logout',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false },
     request: { headers: zLogoutHeaders },
     responses: {
       '204': {  },
@@ -482,6 +677,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks',
     operationId: 'listInboundWebhooks',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zListInboundWebhooksHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhookList },
@@ -498,6 +694,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks',
     operationId: 'createInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zCreateInboundWebhookHeaders, body: { contentType: 'application/json', schema: zCreateInboundWebhookBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zInboundWebhookCreated },
@@ -515,6 +712,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks/{slug}',
     operationId: 'revokeInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zRevokeInboundWebhookPath, headers: zRevokeInboundWebhookHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhook },
@@ -532,6 +730,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks/{slug}/pause',
     operationId: 'pauseInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zPauseInboundWebhookPath, headers: zPauseInboundWebhookHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhook },
@@ -549,6 +748,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks/{slug}/resume',
     operationId: 'resumeInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zResumeInboundWebhookPath, headers: zResumeInboundWebhookHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhook },
@@ -566,6 +766,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations',
     operationId: 'listWebhookDestinations',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zListWebhookDestinationsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestinationList },
@@ -582,6 +783,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations',
     operationId: 'createWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zCreateWebhookDestinationHeaders, body: { contentType: 'application/json', schema: zCreateWebhookDestinationBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zWebhookDestinationCreated },
@@ -599,6 +801,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/rotate-secret',
     operationId: 'rotateWebhookDestinationSecret',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zRotateWebhookDestinationSecretPath, headers: zRotateWebhookDestinationSecretHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestinationCreated },
@@ -616,6 +819,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/pause',
     operationId: 'pauseWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zPauseWebhookDestinationPath, headers: zPauseWebhookDestinationHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestination },
@@ -633,6 +837,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/resume',
     operationId: 'resumeWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zResumeWebhookDestinationPath, headers: zResumeWebhookDestinationHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestination },
@@ -650,6 +855,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/ping',
     operationId: 'pingWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zPingWebhookDestinationPath, headers: zPingWebhookDestinationHeaders },
     responses: {
       '202': { contentType: 'application/json', schema: zDeliveryAccepted },
@@ -667,6 +873,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/replay',
     operationId: 'replayWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zReplayWebhookDestinationPath, headers: zReplayWebhookDestinationHeaders },
     responses: {
       '202': { contentType: 'application/json', schema: zDeliveryAccepted },
@@ -684,6 +891,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/approvals/{approval_id}/decision',
     operationId: 'decideApproval',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zDecideApprovalPath, headers: zDecideApprovalHeaders, body: { contentType: 'application/json', schema: zDecideApprovalBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zApproval },
@@ -702,6 +910,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/integrations',
     operationId: 'createIntegration',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zCreateIntegrationHeaders, body: { contentType: 'application/json', schema: zCreateIntegrationBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zIntegration },
@@ -719,6 +928,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/agents',
     operationId: 'listAgents',
     security: [{ scheme: 'apiKey', scopes: ['departments:read'] }],
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zListAgentsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zAgentList },
@@ -736,6 +946,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/agents/{slug}/messages',
     operationId: 'sendAgentMessage',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
+    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false },
     request: { params: zSendAgentMessagePath, headers: zSendAgentMessageHeaders, body: { contentType: 'application/json', schema: zSendAgentMessageBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
@@ -755,6 +966,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/orchestrator/messages',
     operationId: 'sendOrchestratorMessage',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
+    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false },
     request: { headers: zSendOrchestratorMessageHeaders, body: { contentType: 'application/json', schema: zSendOrchestratorMessageBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
@@ -774,6 +986,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/runs',
     operationId: 'listRunsV1',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }],
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { query: zListRunsV1Query, headers: zListRunsV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zRunList },
@@ -791,6 +1004,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/runs/{run_id}',
     operationId: 'getRunV1',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }],
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zGetRunV1Path, headers: zGetRunV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zRunDetail },
@@ -808,6 +1022,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/runs/{run_id}/cancel',
     operationId: 'cancelRunV1',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zCancelRunV1Path, headers: zCancelRunV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zRun },
@@ -825,6 +1040,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/usage',
     operationId: 'getUsageV1',
     security: [{ scheme: 'apiKey', scopes: ['usage:read'] }],
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zGetUsageV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zUsage },
@@ -842,6 +1058,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/webhooks/inbound/{slug}',
     operationId: 'ingestInboundEventV1',
     security: [{ scheme: 'inboundSignature', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true },
     request: { params: zIngestInboundEventV1Path, headers: zIngestInboundEventV1Headers, body: { contentType: 'application/json', schema: zIngestInboundEventV1Body, required: true, maxBytes: 1048576 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundAccepted },
@@ -859,6 +1076,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys',
     operationId: 'listApiKeysV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zListApiKeysV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKeyList },
@@ -875,6 +1093,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys',
     operationId: 'createApiKeyV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { headers: zCreateApiKeyV1Headers, body: { contentType: 'application/json', schema: zCreateApiKeyV1Body, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated },
@@ -892,6 +1111,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys/{id}',
     operationId: 'revokeApiKeyV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zRevokeApiKeyV1Path, headers: zRevokeApiKeyV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKey },
@@ -909,6 +1129,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys/{id}/rotate',
     operationId: 'rotateApiKeyV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
     request: { params: zRotateApiKeyV1Path, headers: zRotateApiKeyV1Headers },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated },

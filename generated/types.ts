@@ -1377,8 +1377,10 @@ export interface components {
             stepIndex: number;
             /** @description Tool name, `<area>.<verb>`. */
             name: string;
-            /** @description Redacted arguments. */
-            arguments: Record<string, never>;
+            /** @description Redacted arguments, a JSON object whose fields depend on the tool. */
+            arguments: {
+                [key: string]: unknown;
+            };
             /** @description Redacted result, `null` while pending. */
             result: string | null;
             /** @enum {string} */

@@ -19,7 +19,6 @@ const SCRIPT = 'generate-routes.ts';
 export async function generateRoutes(doc: Json, zodSource: string): Promise<void> {
   const exported = new Set([...zodSource.matchAll(/^export const (z\w+) = /gm)].map((match) => match[1]!));
   const used = new Set<string>();
-  let needsZ = false;
 
   /** A schema export of zod.ts, checked to exist so that a renamed component fails here, not in tsc. */
   const zodName = (name: string, why: string): string => {
@@ -34,20 +33,28 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     if (name) return zodName(`z${pascal(name)}`, why);
     const alternatives = schema?.oneOf ?? schema?.anyOf;
     if (Array.isArray(alternatives) && alternatives.every((item: Json) => componentName(item?.$ref))) {
-      needsZ = true;
       return `z.union([${alternatives.map((item: Json) => schemaExpression(item, why)).join(', ')}])`;
     }
     if (schema?.type === 'string' && Object.keys(schema).every((key) => ['type', 'description', '$defs'].includes(key))) {
-      needsZ = true;
       return 'z.string()';
     }
     throw new Error(`routes: ${why} has an inline schema; make it a component so that zod.ts names it`);
+  };
+
+  /** The TypeScript type of what a response schema accepts: `z.input` of the same zod schemas. */
+  const typeExpression = (schema: Json, why: string): string => {
+    const name = componentName(schema?.$ref);
+    if (name) return `z.input<typeof ${zodName(`z${pascal(name)}`, why)}>`;
+    const alternatives = schema?.oneOf ?? schema?.anyOf;
+    if (Array.isArray(alternatives)) return alternatives.map((item: Json) => typeExpression(item, why)).join(' | ');
+    return 'string';
   };
 
   const schemes = Object.keys(doc.components?.securitySchemes ?? {});
   const methods = new Set<string>();
   const operationIds: string[] = [];
   const entries: string[] = [];
+  const operationTypes: string[] = [];
 
   for (const { path, method, operation } of operationsOf(doc)) {
     const id: string = operation.operationId;
@@ -69,10 +76,15 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
 
     const parameters = [...(operation.parameters ?? [])].map((parameter: Json) => deref(doc, parameter));
     const request: string[] = [];
+    const inputTypes: string[] = [];
     const parts = [['params', 'path', 'Path'], ['query', 'query', 'Query'], ['headers', 'header', 'Headers']] as const;
     for (const [key, location, suffix] of parts) {
       if (parameters.some((parameter) => parameter.in === location)) {
-        request.push(`${key}: ${zodName(`z${op}${suffix}`, `${where} ${location} parameters`)}`);
+        const schema = zodName(`z${op}${suffix}`, `${where} ${location} parameters`);
+        request.push(`${key}: ${schema}`);
+        inputTypes.push(`${key}: z.output<typeof ${schema}>`);
+      } else {
+        inputTypes.push(`${key}: Record<string, never>`);
       }
     }
     if (operation.requestBody) {
@@ -83,7 +95,12 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
       const maxBytes = body['x-body-limit'] ?? DEFAULT_BODY_LIMIT;
       if (!Number.isInteger(maxBytes) || maxBytes < 1) throw new Error(`routes: ${where} x-body-limit must be a positive integer`);
       request.push(`body: { contentType: ${q(types[0]!)}, schema: ${zodName(`z${op}Body`, `${where} body`)}, required: ${body.required === true}, maxBytes: ${maxBytes} }`);
+      // An optional body that was not sent stays undefined.
+      inputTypes.push(`body: z.output<typeof z${op}Body>${body.required === true ? '' : ' | undefined'}`);
+    } else {
+      inputTypes.push('body: undefined');
     }
+    const successTypes: string[] = [];
 
     const responses: string[] = [];
     for (const [status, rawResponse] of Object.entries<Json>(operation.responses ?? {})) {
@@ -100,12 +117,38 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
         }
         return fields.join(', ');
       };
+      if (/^2\d\d$/.test(status)) {
+        // What a handler may answer: JSON of the documented schema, a stream, or nothing.
+        const forms = content.map(([type, media]) =>
+          type === 'application/json'
+            ? `json: ${typeExpression(media.schema, `${where} response ${status}`)}`
+            : type === 'text/event-stream'
+              ? 'stream: true'
+              : fail(`routes: ${where} response ${status} has media type ${type}; handlers answer JSON or SSE`),
+        );
+        successTypes.push(`${status}: { ${forms.length ? forms.join('; ') : 'empty: true'} }`);
+      }
       const [primary, ...others] = ordered;
       const fields = primary ? [describe(primary)] : [];
       if (others.length) fields.push(`alternatives: [${others.map((entry) => `{ ${describe(entry)} }`).join(', ')}]`);
       responses.push(`${q(status)}: { ${fields.join(', ')} }`);
     }
 
+    // Per-operation policy, each an `x-` extension of the operation (true or absent).
+    const policy = POLICY_EXTENSIONS.map(([extension, field]) => {
+      const value = operation[extension] ?? false;
+      if (typeof value !== 'boolean') throw new Error(`routes: ${where} ${extension} must be true or absent`);
+      return `${field}: ${value}`;
+    });
+
+    operationTypes.push(
+      [
+        `  ${id}: {`,
+        `    input: { ${inputTypes.join('; ')} };`,
+        `    success: { ${successTypes.join('; ')} };`,
+        '  };',
+      ].join('\n'),
+    );
     entries.push(
       [
         '  {',
@@ -113,6 +156,7 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
         `    path: ${q(path)},`,
         `    operationId: ${q(id)},`,
         `    security: [${security.join(', ')}],`,
+        `    policy: { ${policy.join(', ')} },`,
         `    request: { ${request.join(', ')} },`,
         '    responses: {',
         ...responses.map((line) => `      ${line},`),
@@ -138,7 +182,7 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
   const source = [
     tsHeader(SCRIPT, 'generated/openapi.json, naming the schemas of generated/zod.ts'),
     "/** @module The contract's route table and outbound event types, for mounting routes and checking coverage. */",
-    needsZ ? "import * as z from 'zod';" : undefined,
+    "import * as z from 'zod';",
     "import type { ZodType } from 'zod';",
     'import {',
     ...imports.map((name) => `  ${name},`),
@@ -169,6 +213,13 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     '  operationId: string;',
     '  /** Alternatives: any one entry satisfies. Empty: no credential (login). */',
     '  security: SecurityRequirement[];',
+    '  /**',
+    '   * From the operation\'s `x-` extensions: `privateBeta` (x-private-beta) reads as absent, 404, while the',
+    '   * deployment is in private beta; `agentTargeted` (x-agent-targeted) takes a target agent, so a key bound',
+    '   * to that agent may call it; `anyRole` (x-any-role) is open to every signed-in role; `inboundWebhook`',
+    '   * (x-inbound-webhook) is a signed inbound event route (its unparsable body is `payload_invalid`).',
+    '   */',
+    '  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean };',
     '  request: {',
     '    params?: ZodType;',
     '    query?: ZodType;',
@@ -181,6 +232,16 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     '};',
     '',
     `export type OperationId =\n${operationIds.map((id) => `  | ${q(id)}`).join('\n')};`,
+    '',
+    '/**',
+    ' * Per operation, the types the server\'s handlers are written against: `input` is each request part',
+    ' * after validation (zod output: defaults applied; a part the operation does not have is empty), and',
+    ' * `success` lists each documented 2xx status with what may be answered (`json` body, an SSE `stream`,',
+    ' * or `empty`). Error statuses are not here: handlers throw the spec\'s error codes instead.',
+    ' */',
+    'export interface Operations {',
+    ...operationTypes,
+    '}',
     '',
     'export const routes: readonly RouteSpec[] = [',
     ...entries,
@@ -196,8 +257,20 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
   await writeGenerated('routes.ts', source.join('\n'));
 }
 
+/** The operation extensions that carry policy, and their field in `RouteSpec.policy`. */
+const POLICY_EXTENSIONS = [
+  ['x-private-beta', 'privateBeta'],
+  ['x-agent-targeted', 'agentTargeted'],
+  ['x-any-role', 'anyRole'],
+  ['x-inbound-webhook', 'inboundWebhook'],
+] as const;
+
 /** The body cap of an operation whose request body sets no `x-body-limit` (documented in the overview). */
 const DEFAULT_BODY_LIMIT = 64 * 1024;
+
+function fail(message: string): never {
+  throw new Error(message);
+}
 
 /** A single-quoted TypeScript string literal. */
 function q(value: string): string {

@@ -19,17 +19,20 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 
 let t: TestApp;
 
+const policy = { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false };
+
 // Synthetic routes beside the contract's: one not built, one that crashes, one behind an MCP token.
 const extraRoutes: RouteSpec[] = [
-  { method: 'get', path: '/test/not-built', operationId: 'testNotBuilt', security: [], request: {}, responses: {} },
-  { method: 'get', path: '/test/crash', operationId: 'testCrash', security: [], request: {}, responses: {} },
-  { method: 'get', path: '/test/leak', operationId: 'testLeak', security: [], request: {}, responses: {} },
-  { method: 'get', path: '/test/leaky-error', operationId: 'testLeakyError', security: [], request: {}, responses: {} },
+  { method: 'get', path: '/test/not-built', operationId: 'testNotBuilt', security: [], policy, request: {}, responses: {} },
+  { method: 'get', path: '/test/crash', operationId: 'testCrash', security: [], policy, request: {}, responses: {} },
+  { method: 'get', path: '/test/leak', operationId: 'testLeak', security: [], policy, request: {}, responses: {} },
+  { method: 'get', path: '/test/leaky-error', operationId: 'testLeakyError', security: [], policy, request: {}, responses: {} },
   {
     method: 'get',
     path: '/test/mcp',
     operationId: 'testMcp',
     security: [{ scheme: 'mcpToken', scopes: ['mcp:tenant'] }],
+    policy,
     request: {},
     responses: {},
   },
@@ -97,6 +100,10 @@ describe('mounted routes', () => {
     );
     expect(contract.size).toBeGreaterThanOrEqual(41);
     expect([...mounted].sort()).toEqual([...contract].sort());
+    // And every operation of the document has a handler of its own in the handler table (not a 501).
+    const operationIds = [...contract].map((line) => line.split(' ')[2]).sort();
+    expect(Object.keys(handlers).sort()).toEqual(operationIds);
+    expect(Object.values(handlers).every((handler) => typeof handler === 'function')).toBe(true);
     // Every contract path also answers 405 for the methods it does not list.
     const fallbacks = new Set(app.routes.filter((r) => r.method === 'ALL' && r.path !== '/*').map((r) => r.path));
     expect([...fallbacks].sort()).toEqual([...new Set(contractRoutes.map((r) => honoPath(r.path)))].sort());

@@ -7,7 +7,8 @@
  *   unknown path -> 404 not_found; known path, other method -> 405 method_not_allowed + Allow
  *   every failure -> error mapper (the spec's error body)
  */
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from './app-env.ts';
 import { routes as contractRoutes } from './contract.ts';
 import { fail } from './errors.ts';
@@ -18,14 +19,8 @@ import { privateBeta } from './middleware/private-beta/index.ts';
 import { redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
 import { validate } from './middleware/validate/index.ts';
-import {
-  AGENT_TARGETED_OPERATIONS,
-  ANY_ROLE_OPERATIONS,
-  handlers,
-  INBOUND_OPERATIONS,
-  PUBLIC_AGENT_API_OPERATIONS,
-  type OperationHandler,
-} from './routes/index.ts';
+import { handlers } from './routes/index.ts';
+import type { LooseAnswer, LooseHandler } from './routes/handler.ts';
 import type { RouteSpec } from './routes/route-spec.ts';
 import { verifyInboundRequest } from './routes/inbound-webhooks.ts';
 import { buildServices, type Deps, type Services } from './services.ts';
@@ -40,13 +35,13 @@ export interface CreatedApp {
 export interface AppOptions {
   /** The contract's routes by default; tests add synthetic ones. */
   routes?: readonly RouteSpec[];
-  /** The built handlers by default; tests add synthetic ones. */
-  handlers?: Readonly<Partial<Record<string, OperationHandler>>>;
+  /** The built handlers by default; tests add synthetic ones (which may answer a `Response` directly). */
+  handlers?: Readonly<Partial<Record<string, LooseHandler>>>;
 }
 
 export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const routes = options.routes ?? contractRoutes;
-  const operations = options.handlers ?? handlers;
+  const operations: Readonly<Partial<Record<string, LooseHandler>>> = options.handlers ?? handlers;
   const services = buildServices(deps);
   const app = new Hono<AppEnv>();
 
@@ -74,17 +69,17 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       route.method.toUpperCase(),
       honoPath(route.path),
       // Before authentication: during the private beta these routes read as absent, whatever the credential.
-      PUBLIC_AGENT_API_OPERATIONS.has(route.operationId) ? beta : passThrough,
+      route.policy.privateBeta ? beta : passThrough,
       authenticate(
         { ...services, inboundSignature },
         {
           security: route.security,
-          agentTargeted: AGENT_TARGETED_OPERATIONS.has(route.operationId),
-          anyRole: ANY_ROLE_OPERATIONS.has(route.operationId),
+          agentTargeted: route.policy.agentTargeted,
+          anyRole: route.policy.anyRole,
         },
       ),
       perWorkspace as unknown as MiddlewareHandler<AppEnv>,
-      validate(route.request, INBOUND_OPERATIONS.has(route.operationId) ? { unparsableBodyCode: 'payload_invalid', refuseNul: true } : {}),
+      validate(route.request, route.policy.inboundWebhook ? { unparsableBodyCode: 'payload_invalid', refuseNul: true } : {}),
       handle(route.operationId, operations[route.operationId], services),
     );
   }
@@ -97,14 +92,26 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   return { app, services };
 }
 
-/** The last handler of a route; it carries its operationId so the mounted set can be checked. */
-function handle(operationId: string, handler: OperationHandler | undefined, services: Services) {
-  const operation = async function operation(c: Parameters<OperationHandler>[0]) {
+/**
+ * The last handler of a route: hands the handler the input `validate` left on the context and
+ * turns its answer into the response. It carries its operationId so the mounted set can be checked.
+ */
+function handle(operationId: string, handler: LooseHandler | undefined, services: Services) {
+  const operation = async function operation(c: Context<AppEnv>) {
     c.set('operationId', operationId);
     if (!handler) throw fail('not_implemented', 'This route is not available on this deployment yet.');
-    return handler(c, services);
+    // The input was parsed by this route's own schemas, the ones the handler's `Input` type is derived from.
+    const answer = await handler(c, c.get('valid') as never, services);
+    return respond(c, answer);
   };
   return Object.assign(operation, { operationId });
+}
+
+function respond(c: Context<AppEnv>, answer: LooseAnswer): Response {
+  if (answer instanceof Response) return answer;
+  if (answer.stream) return answer.stream;
+  if ('body' in answer) return c.json(answer.body as object, answer.status as ContentfulStatusCode);
+  return c.body(null, answer.status as StatusCode);
 }
 
 const passThrough: MiddlewareHandler<AppEnv> = async function passThrough(_c, next) {

@@ -1,4 +1,12 @@
 /**
- * @module The contract's routes as the app mounts them (generated from the OpenAPI document).
+ * @module The contract as the server uses it, all generated from the OpenAPI document: the routes
+ * the app mounts, the per-operation types handlers are written against, and the schemas' types
+ * that the domain returns (a run, a step, an API key...), so that no shape is declared twice.
  */
-export { routes, type OperationId } from '../../../generated/routes.ts';
+import type { components } from '../../../generated/types.ts';
+
+export { routes, type OperationId, type Operations } from '../../../generated/routes.ts';
+export { zModelAlias, zRunStatus } from '../../../generated/zod.ts';
+
+/** A schema of the contract as a TypeScript type, e.g. `Schema<'Run'>`. */
+export type Schema<N extends keyof components['schemas']> = components['schemas'][N];

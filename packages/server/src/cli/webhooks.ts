@@ -7,10 +7,7 @@
 import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
-import { AGENT_SLUGS } from '../domain/agents/catalog.ts';
 import { decideApproval } from '../domain/approvals/decision.ts';
-import { WORKSPACE_EVENT_TYPES, type WorkspaceEventType } from '../domain/webhooks/envelope.ts';
-import type { HmacAlgorithm } from '../domain/webhooks/hmac.ts';
 import { fail } from '../errors.ts';
 import type { Db } from '../store/db.ts';
 import { createWebhookServices } from '../webhook-services.ts';
@@ -18,8 +15,23 @@ import { resolveWorkspace } from './keys.ts';
 import { resolveSecretKey } from './secret-key.ts';
 import { openCliStore } from './store.ts';
 import { UsageError, WORKSPACE_COMMAND_OPTIONS } from './usage.ts';
+import { bodyFromFlags, wholeNumber } from './flags.ts';
+import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
+import { zCreateInboundWebhookBody, zCreateWebhookDestinationBody, zDecideApprovalBody } from '../../../../generated/zod.ts';
 
 const COMMON = WORKSPACE_COMMAND_OPTIONS;
+
+/** The flag of each field of CreateInboundWebhookRequest, for messages. */
+const INBOUND_FLAGS: Record<string, string> = {
+  slug: '--slug',
+  algorithm: '--algorithm',
+  signatureHeader: '--signature-header',
+  timestampRequired: '--timestamp-required',
+  requestsPerMinute: '--rpm',
+  template: '--template',
+  agentSlug: '--agent',
+  alias: '--alias',
+};
 
 const OPTIONS = {
   'webhooks inbound create': {
@@ -168,16 +180,22 @@ export async function webhookCli(argv: string[], print: (line: string) => void, 
     const target = positionals[0]!;
     switch (command) {
       case 'webhooks inbound create': {
-        const created = await webhooks.inbound.create(workspaceId, {
-          slug: checked(required(values.slug, '--slug', command), /^[a-z0-9][a-z0-9-]{0,63}$/, '--slug', command),
-          ...(values.algorithm !== undefined ? { algorithm: oneOf(values.algorithm, ['sha256', 'sha512'], '--algorithm', command) as HmacAlgorithm } : {}),
-          ...(values['signature-header'] !== undefined ? { signatureHeader: checked(values['signature-header'], /^[A-Za-z0-9-]{1,100}$/, '--signature-header', command) } : {}),
-          ...(values['timestamp-required'] ? { timestampRequired: true } : {}),
-          ...(values.rpm !== undefined ? { requestsPerMinute: integer(values.rpm, 1, 10_000, '--rpm', command) } : {}),
-          ...(values.template !== undefined ? { template: checked(values.template, /^[\s\S]{1,20000}$/, '--template', command) } : {}),
-          ...(values.agent !== undefined ? { agentSlug: oneOf(values.agent, AGENT_SLUGS, '--agent', command) } : {}),
-          ...(values.alias !== undefined ? { alias: oneOf(values.alias, ['Prelude', 'Sonata', 'Symphony', 'Concerto'], '--alias', command) } : {}),
-        });
+        const body = bodyFromFlags(
+          zCreateInboundWebhookBody,
+          {
+            slug: str(values.slug),
+            algorithm: str(values.algorithm),
+            signatureHeader: str(values['signature-header']),
+            timestampRequired: values['timestamp-required'] ? true : undefined,
+            requestsPerMinute: wholeNumber(values.rpm),
+            template: str(values.template),
+            agentSlug: str(values.agent),
+            alias: str(values.alias),
+          },
+          INBOUND_FLAGS,
+          WEBHOOK_HELP[command],
+        );
+        const created = await webhooks.inbound.create(workspaceId, body);
         out({ slug: created.slug, secret: created.secret }, `${created.slug}\n${created.secret}   (shown once)`);
         return 0;
       }
@@ -195,11 +213,9 @@ export async function webhookCli(argv: string[], print: (line: string) => void, 
         return 0;
       }
       case 'webhooks outbound create': {
-        const events = required(values.events, '--events', command).split(',').map((e) => e.trim()).filter(Boolean);
-        for (const event of events) oneOf(event, WORKSPACE_EVENT_TYPES, '--events', command);
-        if (events.length === 0) throw new UsageError(`--events is required.\n\n${WEBHOOK_HELP[command]}`);
-        const url = checked(required(values.url, '--url', command), /^https:\/\/.{1,2040}$/, '--url', command);
-        const created = await webhooks.destinations.create(workspaceId, { url, events: events as WorkspaceEventType[] });
+        const events = str(values.events)?.split(',').map((e) => e.trim()).filter(Boolean);
+        const body = bodyFromFlags(zCreateWebhookDestinationBody, { url: str(values.url), events }, { url: '--url', events: '--events' }, WEBHOOK_HELP[command]);
+        const created = await webhooks.destinations.create(workspaceId, body);
         out({ id: created.id, secret: created.secret }, `${created.id}\n${created.secret}   (shown once)`);
         return 0;
       }
@@ -226,7 +242,7 @@ export async function webhookCli(argv: string[], print: (line: string) => void, 
         return 0;
       }
       case 'approvals decide': {
-        const decision = oneOf(required(values.decision, '--decision', command), ['approved', 'rejected'], '--decision', command) as 'approved' | 'rejected';
+        const { decision } = bodyFromFlags(zDecideApprovalBody, { decision: str(values.decision) }, { decision: '--decision' }, WEBHOOK_HELP[command]);
         const decidedBy = await decider(store.db, workspaceId, str(values.by));
         const approval = await decideApproval(store.db, systemClock, { workspaceId, approvalId: target, decision, decidedBy });
         out(approval, `${approval.id}: ${approval.status} by ${approval.decidedBy}`);
@@ -257,29 +273,4 @@ function idName(command: Command): string {
 
 function str(value: string | boolean | undefined): string | undefined {
   return typeof value === 'string' ? value : undefined;
-}
-
-function required(value: string | boolean | undefined, flag: string, command: Command): string {
-  if (typeof value !== 'string' || value === '') throw new UsageError(`${flag} is required.\n\n${WEBHOOK_HELP[command]}`);
-  return value;
-}
-
-function checked(value: string | boolean | undefined, pattern: RegExp, flag: string, command: Command): string {
-  if (typeof value !== 'string' || !pattern.test(value)) throw new UsageError(`Invalid ${flag}.\n\n${WEBHOOK_HELP[command]}`);
-  return value;
-}
-
-function oneOf(value: string | boolean | undefined, allowed: readonly string[], flag: string, command: Command): string {
-  if (typeof value !== 'string' || !allowed.includes(value)) {
-    throw new UsageError(`${flag} must be one of ${allowed.join(', ')}.\n\n${WEBHOOK_HELP[command]}`);
-  }
-  return value;
-}
-
-function integer(value: string | boolean | undefined, min: number, max: number, flag: string, command: Command): number {
-  const n = Number(value);
-  if (typeof value !== 'string' || !/^\d+$/.test(value) || n < min || n > max) {
-    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}.\n\n${WEBHOOK_HELP[command]}`);
-  }
-  return n;
 }

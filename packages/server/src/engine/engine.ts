@@ -9,16 +9,11 @@ import type { components } from '../../../../generated/types.ts';
 /** The kinds of draft the contract names (`draft.created`). */
 export type DraftKind = components['schemas']['DraftCreatedData']['kind'];
 
-export const EFFORTS = ['low', 'medium', 'high', 'x-high', 'max'] as const;
-export type Effort = (typeof EFFORTS)[number];
+export type Effort = NonNullable<components['schemas']['InferenceRequest']['effort']>;
+export type PowerMode = NonNullable<components['schemas']['InferenceRequest']['powerMode']>;
 
-export const POWER_MODES = ['normal', 'low'] as const;
-export type PowerMode = (typeof POWER_MODES)[number];
-
-export interface EngineMessage {
-  readonly role: 'user' | 'assistant' | 'system';
-  readonly content: string;
-}
+/** A message of the conversation, as the contract's `Message`. */
+export type EngineMessage = Readonly<components['schemas']['Message']>;
 
 export interface EngineRequest {
   readonly alias: Alias;

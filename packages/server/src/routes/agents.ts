@@ -4,15 +4,15 @@
  */
 import { activeAgents } from '../domain/agents/availability.ts';
 import { workspaceAgents } from '../domain/agents/settings.ts';
-import { authOf, type OperationHandler } from './handler.ts';
+import { authOf, type Handler, type Handlers } from './handler.ts';
 
-const listAgents: OperationHandler = async (c, { db }) => {
+const listAgents: Handler<'listAgents'> = async (c, _input, { db }) => {
   const { workspaceId } = authOf(c, 'apiKey');
   const agents = activeAgents(await workspaceAgents(db, workspaceId));
-  return c.json(
-    { data: agents.map((a) => ({ slug: a.slug, name: a.name, kind: a.kind, description: a.description, alias: a.defaultAlias })) },
-    200,
-  );
+  return {
+    status: 200,
+    body: { data: agents.map((a) => ({ slug: a.slug, name: a.name, kind: a.kind, description: a.description, alias: a.defaultAlias })) },
+  };
 };
 
-export const agentHandlers = { listAgents } satisfies Record<string, OperationHandler>;
+export const agentHandlers = { listAgents } satisfies Partial<Handlers>;

@@ -3,33 +3,31 @@
  * and their Set B twins under /v1. The workspace is the session's.
  */
 import { keepUnredacted } from '../middleware/redact/index.ts';
-import type { OperationHandler } from './handler.ts';
-import { authOf } from './handler.ts';
+import { authOf, type Handler, type Handlers } from './handler.ts';
 
-const listApiKeys: OperationHandler = async (c, { keys }) => {
+const listApiKeys: Handler<'listApiKeys'> = async (c, _input, { keys }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return c.json({ data: await keys.list(workspaceId) }, 200);
+  return { status: 200, body: { data: await keys.list(workspaceId) } };
 };
 
-const createApiKey: OperationHandler = async (c, { keys }) => {
+const createApiKey: Handler<'createApiKey'> = async (c, { body }, { keys }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  const body = c.get('valid').body as { name: string; scopes: string[]; expiresInDays?: number };
   const key = await keys.create(workspaceId, body);
   // The one answer that must show the secret: the redactor lets exactly this value through.
   keepUnredacted(c, key.secret);
-  return c.json(key, 201);
+  return { status: 201, body: key };
 };
 
-const rotateApiKey: OperationHandler = async (c, { keys }) => {
+const rotateApiKey: Handler<'rotateApiKey'> = async (c, { params }, { keys }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  const key = await keys.rotate(workspaceId, c.get('valid').params.id as string);
+  const key = await keys.rotate(workspaceId, params.id);
   keepUnredacted(c, key.secret);
-  return c.json(key, 201);
+  return { status: 201, body: key };
 };
 
-const revokeApiKey: OperationHandler = async (c, { keys }) => {
+const revokeApiKey: Handler<'revokeApiKey'> = async (c, { params }, { keys }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return c.json(await keys.revoke(workspaceId, c.get('valid').params.id as string), 200);
+  return { status: 200, body: await keys.revoke(workspaceId, params.id) };
 };
 
 export const apiKeyHandlers = {
@@ -41,4 +39,4 @@ export const apiKeyHandlers = {
   createApiKeyV1: createApiKey,
   rotateApiKeyV1: rotateApiKey,
   revokeApiKeyV1: revokeApiKey,
-} satisfies Record<string, OperationHandler>;
+} satisfies Partial<Handlers>;

@@ -4,29 +4,20 @@
  */
 import { decideApproval as decide } from '../domain/approvals/decision.ts';
 import { recordIntegration } from '../domain/integrations/index.ts';
-import type { OperationHandler } from './handler.ts';
-import { authOf } from './handler.ts';
-import type { components } from '../../../../generated/types.ts';
+import { authOf, type Handler, type Handlers } from './handler.ts';
 
-const decideApproval: OperationHandler = async (c, { db, clock, webhooks }) => {
+const decideApproval: Handler<'decideApproval'> = async (c, { params, body }, { db, clock, webhooks }) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  const { decision } = c.get('valid').body as { decision: 'approved' | 'rejected' };
-  const approval = await decide(db, clock, {
-    workspaceId,
-    approvalId: c.get('valid').params.approval_id as string,
-    decision,
-    decidedBy: userId,
-  });
+  const approval = await decide(db, clock, { workspaceId, approvalId: params.approval_id, decision: body.decision, decidedBy: userId });
   webhooks.wake();
-  return c.json(approval, 200);
+  return { status: 200, body: approval };
 };
 
-const createIntegration: OperationHandler = async (c, { db, clock, webhooks }) => {
+const createIntegration: Handler<'createIntegration'> = async (c, { body }, { db, clock, webhooks }) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  const body = c.get('valid').body as components['schemas']['CreateIntegrationRequest'];
   const integration = await recordIntegration(db, clock, { workspaceId, ...body, connectedBy: userId });
   webhooks.wake();
-  return c.json(integration, 201);
+  return { status: 201, body: integration };
 };
 
-export const approvalHandlers = { decideApproval, createIntegration } satisfies Record<string, OperationHandler>;
+export const approvalHandlers = { decideApproval, createIntegration } satisfies Partial<Handlers>;

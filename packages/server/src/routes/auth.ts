@@ -2,37 +2,31 @@
  * @module Admin sign-in: login (sets the `service_session` cookie, answers the csrfToken) and logout.
  */
 import { deleteCookie, setCookie } from 'hono/cookie';
-import { SESSION_COOKIE, SESSION_TTL_MS, type Credentials } from '../domain/sessions/index.ts';
+import { SESSION_COOKIE, SESSION_TTL_MS } from '../domain/sessions/index.ts';
 import { clientIp, clientKey } from '../middleware/rate-limit/index.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
-import type { OperationHandler } from './handler.ts';
-import { authOf } from './handler.ts';
+import { authOf, type Handler, type Handlers } from './handler.ts';
 
 // HttpOnly: no script reads it; Secure: never sent over plain HTTP (browsers allow localhost);
 // SameSite=Strict: never sent on a cross-site request, the first line against CSRF.
 const COOKIE_OPTIONS = { httpOnly: true, secure: true, sameSite: 'Strict', path: '/' } as const;
 
-const login: OperationHandler = async (c, { sessions, config }) => {
+const login: Handler<'login'> = async (c, { body }, { sessions, config }) => {
   // Failed logins are counted per email and per source address: the address the rate limiter uses.
   const source = clientKey(clientIp(c, { trustProxy: config.trustProxy }));
-  const session = await sessions.login(c.get('valid').body as Credentials, { source });
+  const session = await sessions.login(body, { source });
   keepUnredacted(c, session.csrfToken);
   setCookie(c, SESSION_COOKIE, session.sessionToken, { ...COOKIE_OPTIONS, maxAge: SESSION_TTL_MS / 1000 });
-  return c.json(
-    {
-      user: session.user,
-      workspaceId: session.workspaceId,
-      expiresAt: session.expiresAt.toISOString(),
-      csrfToken: session.csrfToken,
-    },
-    200,
-  );
+  return {
+    status: 200,
+    body: { user: session.user, workspaceId: session.workspaceId, expiresAt: session.expiresAt.toISOString(), csrfToken: session.csrfToken },
+  };
 };
 
-const logout: OperationHandler = async (c, { sessions }) => {
+const logout: Handler<'logout'> = async (c, _input, { sessions }) => {
   await sessions.logout(authOf(c, 'adminSession').sessionId);
   deleteCookie(c, SESSION_COOKIE, COOKIE_OPTIONS);
-  return c.body(null, 204);
+  return { status: 204 };
 };
 
-export const authHandlers = { login, logout } satisfies Record<string, OperationHandler>;
+export const authHandlers = { login, logout } satisfies Partial<Handlers>;

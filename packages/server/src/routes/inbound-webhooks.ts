@@ -16,7 +16,7 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import { ingestInboundEvent, type IngestResult } from '../domain/inbound-webhooks/ingest.ts';
-import type { CreateInboundWebhookInput, InboundWebhookTarget } from '../domain/inbound-webhooks/service.ts';
+import type { InboundWebhookTarget } from '../domain/inbound-webhooks/service.ts';
 import { readBodyWithLimit } from '../domain/webhooks/body-limit.ts';
 import { resolveInboundEventId } from '../domain/webhooks/event-id.ts';
 import { assertInboundSignature } from '../domain/webhooks/inbound-signature.ts';
@@ -25,8 +25,7 @@ import { ServiceError } from '../errors.ts';
 import { clientIp, clientKey, enforceRateLimit } from '../middleware/rate-limit/index.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
 import type { Services } from '../services.ts';
-import type { OperationHandler } from './handler.ts';
-import { authOf } from './handler.ts';
+import { authOf, type Handler, type Handlers } from './handler.ts';
 
 /** What the verified request carries from the hook to the handler. */
 interface VerifiedInbound {
@@ -80,7 +79,7 @@ export function verifyInboundRequest(services: Services) {
   };
 }
 
-const ingest: OperationHandler = async (c, services) => {
+const ingest: Handler<'ingestInboundEvent'> = async (c, _input, services) => {
   const request = verified.get(c.req.raw);
   // Unreachable behind the hook; refuse rather than ingest an unverified body.
   if (!request) throw new ServiceError('signature_invalid', 401);
@@ -98,36 +97,36 @@ const ingest: OperationHandler = async (c, services) => {
     requestId: c.get('requestId'),
   });
   keepUnredacted(c, result.eventId);
-  if (result.code === 'duplicate') return c.json({ ok: true, code: 'duplicate', eventId: result.eventId }, 200);
+  if (result.code === 'duplicate') return { status: 200, body: { ok: true, code: 'duplicate', eventId: result.eventId } };
   services.webhooks.wake();
-  return c.json({ ok: true, code: 'ok', eventId: result.eventId, runId: result.runId }, 200);
+  return { status: 200, body: { ok: true, code: 'ok', eventId: result.eventId, runId: result.runId } };
 };
 
-const listInboundWebhooks: OperationHandler = async (c, { webhooks }) => {
+const listInboundWebhooks: Handler<'listInboundWebhooks'> = async (c, _input, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return c.json({ data: await webhooks.inbound.list(workspaceId) }, 200);
+  return { status: 200, body: { data: await webhooks.inbound.list(workspaceId) } };
 };
 
-const createInboundWebhook: OperationHandler = async (c, { webhooks }) => {
+const createInboundWebhook: Handler<'createInboundWebhook'> = async (c, { body }, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  const created = await webhooks.inbound.create(workspaceId, c.get('valid').body as CreateInboundWebhookInput);
+  const created = await webhooks.inbound.create(workspaceId, body);
   keepUnredacted(c, created.secret);
-  return c.json(created, 201);
+  return { status: 201, body: created };
 };
 
-const pauseInboundWebhook: OperationHandler = async (c, { webhooks }) => {
+const pauseInboundWebhook: Handler<'pauseInboundWebhook'> = async (c, { params }, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return c.json(await webhooks.inbound.pause(workspaceId, c.get('valid').params.slug as string), 200);
+  return { status: 200, body: await webhooks.inbound.pause(workspaceId, params.slug) };
 };
 
-const resumeInboundWebhook: OperationHandler = async (c, { webhooks }) => {
+const resumeInboundWebhook: Handler<'resumeInboundWebhook'> = async (c, { params }, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return c.json(await webhooks.inbound.resume(workspaceId, c.get('valid').params.slug as string), 200);
+  return { status: 200, body: await webhooks.inbound.resume(workspaceId, params.slug) };
 };
 
-const revokeInboundWebhook: OperationHandler = async (c, { webhooks }) => {
+const revokeInboundWebhook: Handler<'revokeInboundWebhook'> = async (c, { params }, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return c.json(await webhooks.inbound.revoke(workspaceId, c.get('valid').params.slug as string), 200);
+  return { status: 200, body: await webhooks.inbound.revoke(workspaceId, params.slug) };
 };
 
 export const inboundWebhookHandlers = {
@@ -138,7 +137,7 @@ export const inboundWebhookHandlers = {
   pauseInboundWebhook,
   resumeInboundWebhook,
   revokeInboundWebhook,
-} satisfies Record<string, OperationHandler>;
+} satisfies Partial<Handlers>;
 
 /** Counts a refused request against a limit for its headers, without turning its answer into a 429. */
 async function countQuietly(c: Context<AppEnv>, services: Services, key: string, limit: number): Promise<void> {

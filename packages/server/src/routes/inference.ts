@@ -11,39 +11,33 @@ import { streamSSE } from 'hono/streaming';
 import type { AppEnv } from '../app-env.ts';
 import { ORCHESTRATOR_SLUG } from '../domain/agents/catalog.ts';
 import { requestHash, runFailureError, streamErrorOf, type Run, type RunOutcome } from '../domain/runs/index.ts';
-import type { Alias } from '../domain/agents/alias.ts';
-import type { Effort, EngineMessage, PowerMode, TokenUsage } from '../engine/index.ts';
+import type { TokenUsage } from '../engine/index.ts';
 import type { Services } from '../services.ts';
-import { authOf, type OperationHandler } from './handler.ts';
+import { authOf, type Answer, type Handler, type Handlers, type Input } from './handler.ts';
 
-interface InvocationBody {
-  alias: Alias;
-  messages: EngineMessage[];
-  agentSlug?: string;
-  powerMode?: PowerMode;
-  maxTokens?: number;
-  effort?: Effort;
-  stream?: boolean;
-  conversationId?: string;
-}
+/** The three invocation operations share one answer: JSON, or the same answer as a stream. */
+type Invocation = 'createInference' | 'sendAgentMessage' | 'sendOrchestratorMessage';
+type InvocationInput = Input<'sendAgentMessage'> | Input<'createInference'> | Input<'sendOrchestratorMessage'>;
 
-const createInference: OperationHandler = (c, services) => {
-  const body = c.get('valid').body as InvocationBody;
-  return invoke(c, services, body.agentSlug ?? ORCHESTRATOR_SLUG, 'createInference');
-};
+const createInference: Handler<'createInference'> = (c, input, services) =>
+  invoke(c, input, services, input.body.agentSlug ?? ORCHESTRATOR_SLUG, 'createInference');
 
-const sendAgentMessage: OperationHandler = (c, services) => {
-  // An unknown slug is refused by the run service as on POST /v1/inference: 403 agent_unknown.
-  const slug = c.get('valid').params.slug as string;
-  return invoke(c, services, slug, `sendAgentMessage:${slug}`);
-};
+// An unknown slug is refused by the run service as on POST /v1/inference: 403 agent_unknown.
+const sendAgentMessage: Handler<'sendAgentMessage'> = (c, input, services) =>
+  invoke(c, input, services, input.params.slug, `sendAgentMessage:${input.params.slug}`);
 
-const sendOrchestratorMessage: OperationHandler = (c, services) => invoke(c, services, ORCHESTRATOR_SLUG, 'sendOrchestratorMessage');
+const sendOrchestratorMessage: Handler<'sendOrchestratorMessage'> = (c, input, services) =>
+  invoke(c, input, services, ORCHESTRATOR_SLUG, 'sendOrchestratorMessage');
 
-async function invoke(c: Context<AppEnv>, { runs, clock }: Services, agentSlug: string, operation: string): Promise<Response> {
+async function invoke(
+  c: Context<AppEnv>,
+  { body, headers }: InvocationInput,
+  { runs, clock }: Services,
+  agentSlug: string,
+  operation: string,
+): Promise<Answer<Invocation>> {
   const auth = authOf(c, 'apiKey');
-  const body = c.get('valid').body as InvocationBody;
-  const idempotencyKey = c.get('valid').headers['idempotency-key'] as string | undefined;
+  const idempotencyKey = headers['idempotency-key'];
   const started = await runs.start({
     workspaceId: auth.workspaceId,
     agentSlug,
@@ -65,15 +59,15 @@ async function invoke(c: Context<AppEnv>, { runs, clock }: Services, agentSlug: 
     const run = await runs.waitForTerminal(auth.workspaceId, started.runId);
     if (body.stream) return replayStream(c, run);
     const answeredBy = await runs.answeredBy(auth.workspaceId, run.id);
-    return answer(c, run, answeredBy, run.content ?? '', tokensOf(run.usage), clock.now());
+    return answer(run, answeredBy, run.content ?? '', tokensOf(run.usage), clock.now());
   }
   if (!body.stream) {
     const outcome = await runs.execute(started.run);
-    return answerOutcome(c, outcome, clock.now());
+    return answerOutcome(outcome, clock.now());
   }
 
   const pending = started.run;
-  return streamSSE(c, async (stream) => {
+  const stream = streamSSE(c, async (stream) => {
     const disconnect = new AbortController();
     stream.onAbort(() => disconnect.abort());
     let outcome: RunOutcome;
@@ -91,25 +85,27 @@ async function invoke(c: Context<AppEnv>, { runs, clock }: Services, agentSlug: 
     if (disconnect.signal.aborted) return;
     await closeStream(stream, outcome.run, c.get('requestId'));
   });
+  return { status: 200, stream };
 }
 
-function answerOutcome(c: Context<AppEnv>, outcome: RunOutcome, now: Date): Response {
-  return answer(c, outcome.run, outcome.answeredBy, outcome.content, outcome.usage, now);
+function answerOutcome(outcome: RunOutcome, now: Date): Answer<Invocation> {
+  return answer(outcome.run, outcome.answeredBy, outcome.content, outcome.usage, now);
 }
 
 /** The synchronous answer; a run that failed answers the spec's error for its reason. */
-function answer(c: Context<AppEnv>, run: Run, answeredBy: string, content: string, usage: TokenUsage, now: Date): Response {
+function answer(run: Run, answeredBy: string, content: string, usage: TokenUsage, now: Date): Answer<Invocation> {
   if (run.status === 'failed') throw runFailureError(run, now);
   // A run canceled while it ran answers what it produced before the cancel (GET /runs shows `canceled`).
-  return c.json({ runId: run.id, agentSlug: answeredBy, alias: run.alias, content, usage }, 200);
+  return { status: 200, body: { runId: run.id, agentSlug: answeredBy, alias: run.alias, content, usage } };
 }
 
 /** A retried streaming request: the stored result as one fragment, then the end (or error) event. */
-function replayStream(c: Context<AppEnv>, run: Run): Response {
-  return streamSSE(c, async (stream) => {
+function replayStream(c: Context<AppEnv>, run: Run): Answer<Invocation> {
+  const stream = streamSSE(c, async (stream) => {
     if (run.status !== 'failed' && run.content) await stream.writeSSE({ data: JSON.stringify({ delta: run.content }) });
     await closeStream(stream, run, c.get('requestId'));
   });
+  return { status: 200, stream };
 }
 
 async function closeStream(
@@ -132,4 +128,4 @@ export const inferenceHandlers = {
   createInference,
   sendAgentMessage,
   sendOrchestratorMessage,
-} satisfies Record<string, OperationHandler>;
+} satisfies Partial<Handlers>;

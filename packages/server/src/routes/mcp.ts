@@ -12,11 +12,11 @@
  * Responses are redacted by the dispatcher: the SSE push does not pass the HTTP body redactor.
  */
 import { streamSSE } from 'hono/streaming';
-import { authOf, type OperationHandler } from './handler.ts';
+import { authOf, type Handler, type Handlers } from './handler.ts';
 
-const openMcpStream: OperationHandler = (c, { mcp }) => {
+const openMcpStream: Handler<'openMcpStream'> = (c, _input, { mcp }) => {
   const { workspaceId } = authOf(c, 'mcpToken');
-  return streamSSE(c, async (stream) => {
+  const stream = streamSSE(c, async (stream) => {
     const session = mcp.sessions.open(workspaceId, (message) => stream.writeSSE({ event: 'message', data: JSON.stringify(message) }));
     let wake: () => void = () => {};
     stream.onAbort(() => {
@@ -39,18 +39,17 @@ const openMcpStream: OperationHandler = (c, { mcp }) => {
       mcp.sessions.close(session.id);
     }
   });
+  return { status: 200, stream };
 };
 
-const callMcpRpc: OperationHandler = async (c, { mcp }) => {
+const callMcpRpc: Handler<'callMcpRpc'> = async (c, { body, query }, { mcp }) => {
   const { workspaceId, keyScopes } = authOf(c, 'mcpToken');
-  const { body, query } = c.get('valid');
   const response = await mcp.dispatcher.dispatch({ workspaceId, keyScopes }, body);
-  if (!response) return c.body(null, 202);
-  const sessionId = query.sessionId as string | undefined;
-  const session = sessionId ? mcp.sessions.find(sessionId, workspaceId) : undefined;
+  if (!response) return { status: 202 };
+  const session = query.sessionId ? mcp.sessions.find(query.sessionId, workspaceId) : undefined;
   // Not awaited: a stream whose client reads slowly must not hold the direct answer back.
   if (session) void session.send(response);
-  return c.json(response, 200);
+  return { status: 200, body: response };
 };
 
-export const mcpHandlers = { openMcpStream, callMcpRpc } satisfies Record<string, OperationHandler>;
+export const mcpHandlers = { openMcpStream, callMcpRpc } satisfies Partial<Handlers>;

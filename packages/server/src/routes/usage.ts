@@ -3,11 +3,11 @@
  * (GET /v1/usage). Read from the usage ledger; no money figures.
  */
 import { currentUsage } from '../domain/runs/index.ts';
-import { authOf, type OperationHandler } from './handler.ts';
+import { authOf, type Handler, type Handlers } from './handler.ts';
 
-const getCurrentUsage: OperationHandler = async (c, { db, clock }) => {
+const getCurrentUsage: Handler<'getCurrentUsage'> = async (c, _input, { db, clock }) => {
   const { workspaceId } = authOf(c, 'apiKey');
-  return c.json(await currentUsage(db, clock, workspaceId), 200);
+  return { status: 200, body: await currentUsage(db, clock, workspaceId) };
 };
 
-export const usageHandlers = { getCurrentUsage, getUsageV1: getCurrentUsage } satisfies Record<string, OperationHandler>;
+export const usageHandlers = { getCurrentUsage, getUsageV1: getCurrentUsage } satisfies Partial<Handlers>;

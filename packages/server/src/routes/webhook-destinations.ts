@@ -2,58 +2,55 @@
  * @module Outbound destinations (admin session): list, create, rotate the secret, pause, resume,
  * ping and replay. Secrets appear only in the create and rotate answers.
  */
-import type { WorkspaceEventType } from '../domain/webhooks/envelope.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
-import type { OperationHandler } from './handler.ts';
-import { authOf } from './handler.ts';
+import { authOf, type Handler, type Handlers } from './handler.ts';
 
-const listWebhookDestinations: OperationHandler = async (c, { webhooks }) => {
+const listWebhookDestinations: Handler<'listWebhookDestinations'> = async (c, _input, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
   const data = await webhooks.destinations.list(workspaceId);
   // The admin's own URLs (loopback test receivers included) are shown back as configured.
   keepUnredacted(c, ...data.map((d) => d.url));
-  return c.json({ data }, 200);
+  return { status: 200, body: { data } };
 };
 
-const createWebhookDestination: OperationHandler = async (c, { webhooks }) => {
+const createWebhookDestination: Handler<'createWebhookDestination'> = async (c, { body }, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  const body = c.get('valid').body as { url: string; events: WorkspaceEventType[] };
   const created = await webhooks.destinations.create(workspaceId, body);
   keepUnredacted(c, created.secret, created.url);
-  return c.json(created, 201);
+  return { status: 201, body: created };
 };
 
-const rotateWebhookDestinationSecret: OperationHandler = async (c, { webhooks }) => {
+const rotateWebhookDestinationSecret: Handler<'rotateWebhookDestinationSecret'> = async (c, { params }, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  const rotated = await webhooks.destinations.rotateSecret(workspaceId, idOf(c));
+  const rotated = await webhooks.destinations.rotateSecret(workspaceId, params.id);
   keepUnredacted(c, rotated.secret, rotated.url);
-  return c.json(rotated, 200);
+  return { status: 200, body: rotated };
 };
 
-const pauseWebhookDestination: OperationHandler = async (c, { webhooks }) => {
+const pauseWebhookDestination: Handler<'pauseWebhookDestination'> = async (c, { params }, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return c.json(await webhooks.destinations.pause(workspaceId, idOf(c)), 200);
+  return { status: 200, body: await webhooks.destinations.pause(workspaceId, params.id) };
 };
 
-const resumeWebhookDestination: OperationHandler = async (c, { webhooks }) => {
+const resumeWebhookDestination: Handler<'resumeWebhookDestination'> = async (c, { params }, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  const resumed = await webhooks.destinations.resume(workspaceId, idOf(c));
+  const resumed = await webhooks.destinations.resume(workspaceId, params.id);
   webhooks.wake();
-  return c.json(resumed, 200);
+  return { status: 200, body: resumed };
 };
 
-const pingWebhookDestination: OperationHandler = async (c, { webhooks }) => {
+const pingWebhookDestination: Handler<'pingWebhookDestination'> = async (c, { params }, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  const queued = await webhooks.destinations.ping(workspaceId, idOf(c));
+  const queued = await webhooks.destinations.ping(workspaceId, params.id);
   webhooks.wake();
-  return c.json(queued, 202);
+  return { status: 202, body: queued };
 };
 
-const replayWebhookDestination: OperationHandler = async (c, { webhooks }) => {
+const replayWebhookDestination: Handler<'replayWebhookDestination'> = async (c, { params }, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  const queued = await webhooks.destinations.replay(workspaceId, idOf(c));
+  const queued = await webhooks.destinations.replay(workspaceId, params.id);
   webhooks.wake();
-  return c.json(queued, 202);
+  return { status: 202, body: queued };
 };
 
 export const webhookDestinationHandlers = {
@@ -64,8 +61,5 @@ export const webhookDestinationHandlers = {
   resumeWebhookDestination,
   pingWebhookDestination,
   replayWebhookDestination,
-} satisfies Record<string, OperationHandler>;
+} satisfies Partial<Handlers>;
 
-function idOf(c: Parameters<OperationHandler>[0]): string {
-  return c.get('valid').params.id as string;
-}

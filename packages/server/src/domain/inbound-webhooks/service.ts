@@ -12,34 +12,15 @@ import type { HmacAlgorithm } from '../webhooks/hmac.ts';
 import { newSigningSecret, type SecretBox } from '../webhooks/secret-box.ts';
 import { checkTemplate } from '../webhooks/template.ts';
 import { isAgentSlug } from '../agents/catalog.ts';
-
-export type InboundWebhookStatus = 'active' | 'paused' | 'revoked';
+import { toAlias } from '../agents/alias.ts';
+import type { Schema } from '../../contract.ts';
 
 /** The contract's InboundWebhook record. */
-export interface InboundWebhook {
-  slug: string;
-  agentSlug: string;
-  alias: string;
-  signatureHeader: string;
-  algorithm: HmacAlgorithm;
-  timestampRequired: boolean;
-  requestsPerMinute: number;
-  template: string | null;
-  status: InboundWebhookStatus;
-  createdAt: string;
-  lastEventAt: string | null;
-}
+export type InboundWebhook = Schema<'InboundWebhook'>;
+export type InboundWebhookStatus = InboundWebhook['status'];
 
-export interface CreateInboundWebhookInput {
-  slug: string;
-  agentSlug?: string;
-  alias?: string;
-  signatureHeader?: string;
-  algorithm?: HmacAlgorithm;
-  timestampRequired?: boolean;
-  requestsPerMinute?: number;
-  template?: string;
-}
+/** The contract's CreateInboundWebhookRequest (defaults are applied here). */
+export type CreateInboundWebhookInput = Schema<'CreateInboundWebhookRequest'>;
 
 /** What the inbound route needs to verify and route an event; the secret is opened only here. */
 export interface InboundWebhookTarget {
@@ -172,7 +153,7 @@ function toRecord(row: Row): InboundWebhook {
   return {
     slug: row.slug,
     agentSlug: row.agent_slug,
-    alias: row.alias,
+    alias: toAlias(row.alias),
     signatureHeader: row.signature_header,
     algorithm: row.algorithm,
     timestampRequired: row.timestamp_required,

@@ -7,14 +7,9 @@ import type { Db } from '../../store/db.ts';
 import { enqueueEvent } from '../events/outbox.ts';
 import type { OutboundEventData } from '../webhooks/envelope.ts';
 import { newId } from '../../random.ts';
+import type { Schema } from '../../contract.ts';
 
-export interface Integration {
-  id: string;
-  integration: string;
-  provider: string;
-  connectedBy: string;
-  connectedAt: string;
-}
+export type Integration = Schema<'Integration'>;
 
 export async function recordIntegration(
   db: Db,

@@ -10,23 +10,15 @@ import type { Db } from '../../store/db.ts';
 import { VerificationCache, type VerifiedKey } from './cache.ts';
 import { validateScopes } from './scopes.ts';
 import { generateSecret, hashSecret, isSecretShaped, visiblePrefix } from './secret.ts';
+import type { Schema } from '../../contract.ts';
 
 export type { VerifiedKey };
 
-export type ApiKeyStatus = 'active' | 'revoked' | 'expired';
+export type ApiKeyStatus = ApiKeyRecord['status'];
 
 /** The key record of the contract: never the secret, never the hash. */
-export interface ApiKeyRecord {
-  id: string;
-  name: string;
-  prefix: string;
-  scopes: string[];
-  status: ApiKeyStatus;
-  createdAt: string;
-  expiresAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
+/** A key as the contract shows it (`ApiKey`). */
+export type ApiKeyRecord = Schema<'ApiKey'>;
 
 /** A key just created or rotated: the record plus the secret, shown this once. */
 export interface IssuedKey extends ApiKeyRecord {

@@ -9,17 +9,13 @@ import { fail } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import { bearerToken } from '../keys/service.ts';
+import type { Schema } from '../../contract.ts';
 
 export const MCP_SCOPE = 'mcp:tenant';
 export const DEFAULT_MCP_TOKEN_SECONDS = 3600;
 const TOKEN_PATTERN = /^service_mcp_[0-9A-Za-z]{32}$/;
 
-export interface IssuedMcpToken {
-  token: string;
-  tokenType: 'Bearer';
-  scopes: string[];
-  expiresAt: string;
-}
+export type IssuedMcpToken = Schema<'McpToken'>;
 
 export interface VerifiedMcpToken {
   tokenId: string;

@@ -4,56 +4,17 @@
  */
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
+import { zRunStatus, type Schema } from '../../contract.ts';
+import { toAlias } from '../agents/alias.ts';
 
-export const RUN_STATUSES = ['in_progress', 'completed', 'failed', 'canceled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export type RunSource = 'api' | 'inbound_webhook' | 'mcp';
-
-export interface Run {
-  id: string;
-  status: RunStatus;
-  agentSlug: string;
-  alias: string;
-  source: RunSource;
-  conversationId: string | null;
-  content: string | null;
-  failureReason: string | null;
-  usage: { inputTokens: number; outputTokens: number; stu: number };
-  createdAt: string;
-  updatedAt: string;
-  completedAt: string | null;
-}
-
-export interface Step {
-  id: string;
-  index: number;
-  kind: 'routing' | 'model_call' | 'tool_call' | 'draft' | 'approval';
-  agentSlug: string;
-  summary: string;
-  createdAt: string;
-}
-
-export interface ToolCall {
-  id: string;
-  stepIndex: number;
-  name: string;
-  arguments: Record<string, unknown>;
-  result: string | null;
-  status: 'completed' | 'failed' | 'pending_approval';
-}
-
-export interface RunDetail {
-  run: Run;
-  steps: Step[];
-  toolCalls: ToolCall[];
-}
-
-export interface RunList {
-  data: Run[];
-  total: number;
-  limit: number;
-  offset: number;
-}
+export const RUN_STATUSES = zRunStatus.options;
+export type RunStatus = Schema<'RunStatus'>;
+export type Run = Schema<'Run'>;
+export type RunSource = Run['source'];
+export type Step = Schema<'Step'>;
+export type ToolCall = Schema<'ToolCall'>;
+export type RunDetail = Schema<'RunDetail'>;
+export type RunList = Schema<'RunList'>;
 
 export interface RunRow {
   id: string;
@@ -86,7 +47,7 @@ export function toRun(row: RunRow): Run {
     id: row.id,
     status: row.status,
     agentSlug: row.agent_slug,
-    alias: row.alias,
+    alias: toAlias(row.alias),
     source: row.source,
     conversationId: row.conversation_id,
     content: row.content,
