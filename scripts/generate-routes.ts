@@ -141,6 +141,11 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
       return `${field}: ${value}`;
     });
 
+    const signed = security.some((line: string) => line.includes("'inboundSignature'"));
+    if (signed !== (operation['x-inbound-webhook'] === true)) {
+      throw new Error(`routes: ${where} must have both the inboundSignature scheme and x-inbound-webhook, or neither`);
+    }
+
     operationTypes.push(
       [
         `  ${id}: {`,

@@ -1,6 +1,7 @@
 /**
  * @module The Hono environment of the app: what middleware leaves on the context for handlers.
  */
+import type { InboundWebhookTarget } from './domain/inbound-webhooks/service.ts';
 import type { RateLimitState } from './middleware/rate-limit/index.ts';
 
 /** Who is calling, as proved by the credential (never by the body). */
@@ -17,7 +18,18 @@ export interface Valid {
   body: unknown;
 }
 
+/** An inbound event as the inbound front verified it (middleware/inbound). */
+export interface VerifiedInbound {
+  webhook: InboundWebhookTarget;
+  /** The exact bytes that were signed. */
+  rawBody: Uint8Array;
+  /** The parsed JSON object. */
+  payload: unknown;
+  signedAtMs: number | null;
+}
+
 export type AppVariables = {
+  inbound?: VerifiedInbound;
   requestId: string;
   rateLimit?: RateLimitState;
   auth?: Auth;

@@ -19,10 +19,11 @@ import { privateBeta } from './middleware/private-beta/index.ts';
 import { redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
 import { validate } from './middleware/validate/index.ts';
+import { inboundWebhook, isInboundFront } from './middleware/inbound/index.ts';
+import { matchedRoutes } from 'hono/route';
 import { handlers } from './routes/index.ts';
 import type { LooseAnswer, LooseHandler } from './routes/handler.ts';
 import type { RouteSpec } from './routes/route-spec.ts';
-import { verifyInboundRequest } from './routes/inbound-webhooks.ts';
 import { buildServices, type Deps, type Services } from './services.ts';
 
 export type { Deps } from './services.ts';
@@ -51,8 +52,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const perIp = byClientIp({ trustProxy: services.config.trustProxy });
   // Inbound webhooks have their own per-IP limit (per webhook, `rate_limited`), applied after the
   // body is read, as the spec orders it; the API's limit would otherwise cap them at 60/min first.
-  app.use(rateLimit({ limiter: services.limiter, ...PER_IP, key: (c) => (c.req.method === 'POST' && INBOUND_PATH.test(c.req.path) ? undefined : perIp(c)) }));
-  const inboundSignature = deps.inboundSignature ?? verifyInboundRequest(services);
+  app.use(rateLimit({ limiter: services.limiter, ...PER_IP, key: (c) => (matchedRoutes(c).some((r) => isInboundFront(r.handler)) ? undefined : perIp(c)) }));
 
   const perWorkspace = rateLimit({
     limiter: services.limiter,
@@ -65,13 +65,18 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
 
   const beta = privateBeta({ enabled: services.config.privateBeta });
   for (const route of routes) {
+    if (route.policy.inboundWebhook) {
+      // Signed inbound events: their own front verifies and validates (middleware/inbound).
+      app.on(route.method.toUpperCase(), honoPath(route.path), inboundWebhook(services, route.request), handle(route.operationId, operations[route.operationId], services));
+      continue;
+    }
     app.on(
       route.method.toUpperCase(),
       honoPath(route.path),
       // Before authentication: during the private beta these routes read as absent, whatever the credential.
       route.policy.privateBeta ? beta : passThrough,
       authenticate(
-        { ...services, inboundSignature },
+        services,
         {
           security: route.security,
           agentTargeted: route.policy.agentTargeted,
@@ -79,7 +84,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
         },
       ),
       perWorkspace as unknown as MiddlewareHandler<AppEnv>,
-      validate(route.request, route.policy.inboundWebhook ? { unparsableBodyCode: 'payload_invalid', refuseNul: true } : {}),
+      validate(route.request),
       handle(route.operationId, operations[route.operationId], services),
     );
   }
@@ -136,8 +141,6 @@ function methodsByPath(routes: readonly RouteSpec[]): Map<string, string[]> {
   }
   return byPath;
 }
-
-const INBOUND_PATH = /^(?:\/v1)?\/webhooks\/inbound\/[^/]+\/?$/;
 
 /** `/runs/{run_id}` -> `/runs/:run_id` */
 export function honoPath(path: string): string {

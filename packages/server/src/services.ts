@@ -3,8 +3,6 @@
  * fake clock and an in-memory store); `Services` are the domain services built from it once per
  * app, which handlers receive.
  */
-import type { Context } from 'hono';
-import type { AppEnv } from './app-env.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createKeyService, type KeyService } from './domain/keys/index.ts';
 import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens/index.ts';
@@ -34,8 +32,6 @@ export interface Deps {
   limiter?: Limiter;
   /** Unexpected errors, with their stack, for the operator; defaults to stderr. */
   logError?: (entry: { requestId: string; method: string; path: string; error: unknown }) => void;
-  /** Verifies the signature of an inbound webhook request; defaults to the inbound webhooks' own check. */
-  inboundSignature?: (c: Context<AppEnv>) => Promise<void>;
   /** Webhook secrets key, outbound allow-list, worker wake-up (see webhook-services.ts). */
   webhooks?: WebhookDeps;
   /** Alias -> engine; every alias on the local engine when absent. */

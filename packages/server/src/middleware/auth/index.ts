@@ -7,8 +7,8 @@
  * - adminSession: the `service_session` cookie; not_authenticated, then role_forbidden (role or
  *   two-step verification), and on writes the `X-CSRF-Token` header (forbidden when missing or wrong).
  * - mcpToken: `Authorization: Bearer service_mcp_…`; missing_bearer, not_authenticated, scope_required.
- * - inboundSignature: verified by the function the app passes in (the inbound webhooks' check);
- *   without one the route answers 501 not_implemented (fail-closed: no signature check, no entry).
+ * - inboundSignature: not here; those routes are mounted behind their own front, middleware/inbound.
+ *   Should one reach this middleware it answers 501 not_implemented (fail-closed: no check, no entry).
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
@@ -23,8 +23,6 @@ export interface AuthServices {
   keys: KeyService;
   sessions: SessionService;
   mcpTokens: McpTokenService;
-  /** Verifies an inbound webhook signature and returns nothing; absent = inbound routes are 501. */
-  inboundSignature?: (c: Context<AppEnv>) => Promise<void>;
 }
 
 export interface AuthenticateOptions {
@@ -75,13 +73,8 @@ export function authenticate(services: AuthServices, options: AuthenticateOption
         c.set('auth', auth);
         break;
       }
-      case 'inboundSignature': {
-        if (!services.inboundSignature) {
-          throw fail('not_implemented', 'This route is not available on this deployment yet.');
-        }
-        await services.inboundSignature(c);
-        break;
-      }
+      case 'inboundSignature':
+        throw fail('not_implemented', 'This route is not available on this deployment yet.');
     }
     await next();
   };

@@ -14,36 +14,32 @@ import { readBodyWithLimit } from '../../domain/webhooks/body-limit.ts';
 
 type Part = 'params' | 'query' | 'headers' | 'body';
 
-export interface ValidateOptions {
-  /**
-   * Code for a body that is not JSON at all, or whose text the store cannot keep
-   * (`payload_invalid` on the inbound webhook routes).
-   */
-  unparsableBodyCode?: ErrorCode;
-  /** Refuse NUL anywhere in the body (inbound events, whose free-form text is stored as is). */
-  refuseNul?: boolean;
-}
-
-export function validate(request: RouteSpec['request'], options: ValidateOptions = {}): MiddlewareHandler<AppEnv> {
-  const unparsable = options.unparsableBodyCode ?? 'invalid_body';
+export function validate(request: RouteSpec['request']): MiddlewareHandler<AppEnv> {
   return async function validate(c, next) {
     const valid: Valid = {
-      params: check('params', request.params, c.req.param()) as Record<string, unknown>,
-      query: check('query', request.query, c.req.query()) as Record<string, unknown>,
-      headers: check('headers', request.headers, headerValues(c, request.headers)) as Record<string, unknown>,
+      params: checkPart('params', request.params, c.req.param()) as Record<string, unknown>,
+      query: checkPart('query', request.query, c.req.query()) as Record<string, unknown>,
+      headers: checkHeaders(c, request.headers) as Record<string, unknown>,
       body: undefined,
     };
     if (request.body) {
-      const body = await readBody(c, request.body, unparsable, options.refuseNul ?? false);
+      const bytes = await readCapped(c, request.body.maxBytes);
+      const body = parseJsonBody(bytes, c.req.header('content-type'), request.body);
       // An optional body that was not sent stays undefined; the handler applies its defaults.
-      valid.body = body === undefined ? undefined : check('body', request.body.schema, body);
+      valid.body = body === undefined ? undefined : checkPart('body', request.body.schema, body);
     }
     c.set('valid', valid);
     await next();
   };
 }
 
-function check(part: Part, schema: ZodType | undefined, input: unknown): unknown {
+/** The headers an operation declares, checked by its schema (`400 invalid_request`). */
+export function checkHeaders(c: Context, schema: ZodType | undefined): unknown {
+  return checkPart('headers', schema, headerValues(c, schema));
+}
+
+/** One request part checked by its schema: `400 invalid_body` for the body, `400 invalid_request` otherwise. */
+export function checkPart(part: Part, schema: ZodType | undefined, input: unknown): unknown {
   if (!schema) return input ?? {};
   const result = schema.safeParse(input);
   if (result.success) return result.data;
@@ -63,37 +59,39 @@ function headerValues(c: Context, schema: ZodType | undefined): Record<string, s
 
 /**
  * The raw body, read with the operation's cap enforced while reading (`413 payload_too_large`
- * before a byte is read when Content-Length says too much, or as soon as the bytes pass it). A body
- * an earlier step already read within its own cap (the inbound routes') is taken from the cache.
+ * before a byte is read when Content-Length says too much, or as soon as the bytes pass it).
  */
 async function readCapped(c: Context, maxBytes: number): Promise<Uint8Array> {
-  const cached = (c.req.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer;
-  if (cached) return new Uint8Array(await cached);
   // Over the cap, the rest of the body is left unread. The 413 is not sent with `Connection: close`:
   // Node would then close the socket at once, and a client still writing its body gets a reset that
   // can destroy the answer before it reads it. Instead the adapter discards what still comes for a
   // short while (500 ms, at most 64 MiB, @hono/node-server's drain) and then closes the connection.
-  const bytes = await readBodyWithLimit(c.req.raw.body, { contentLength: c.req.header('content-length') ?? null, limitBytes: maxBytes });
-  (c.req.bodyCache as { arrayBuffer?: Promise<ArrayBuffer> }).arrayBuffer = Promise.resolve(bytes.slice().buffer);
-  return bytes;
+  return readBodyWithLimit(c.req.raw.body, { contentLength: c.req.header('content-length') ?? null, limitBytes: maxBytes });
+}
+
+export interface JsonBodyOptions {
+  /** Code for a body that is not JSON, or whose text cannot be kept (`payload_invalid` inbound). */
+  unparsable?: ErrorCode;
+  /** Refuse NUL anywhere in the body (inbound events, whose free-form text is stored as is). */
+  refuseNul?: boolean;
 }
 
 /**
- * The JSON body, read once as raw bytes (so a later reader, such as a signature check, gets the
- * exact bytes); undefined when there is none.
+ * The JSON of a body already read as raw bytes; undefined when there is none. Refuses the wrong
+ * media type, bytes that are not UTF-8 JSON, and text the store cannot keep.
  */
-async function readBody(
-  c: Context,
+export function parseJsonBody(
+  bytes: Uint8Array,
+  contentType: string | undefined,
   body: NonNullable<RouteSpec['request']['body']>,
-  unparsable: ErrorCode,
-  refuseNul: boolean,
-): Promise<unknown> {
-  const bytes = await readCapped(c, body.maxBytes);
+  options: JsonBodyOptions = {},
+): unknown {
+  const unparsable = options.unparsable ?? 'invalid_body';
   if (bytes.length === 0) {
     if (body.required) throw fail('invalid_body', 'The request body is required.');
     return undefined;
   }
-  const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== body.contentType.toLowerCase()) {
     throw fail('invalid_body', `The request body must be sent as ${body.contentType}.`);
   }
@@ -103,7 +101,7 @@ async function readBody(
   } catch {
     throw fail(unparsable, 'The request body is not valid JSON.');
   }
-  const fault = findTextFault(parsed, { nul: refuseNul });
+  const fault = findTextFault(parsed, { nul: options.refuseNul ?? false });
   if (fault === 'lone_surrogate') {
     throw fail(unparsable, 'The request body holds a lone UTF-16 surrogate (\\ud800 to \\udfff unpaired): text must be well-formed Unicode.');
   }

@@ -1,0 +1,77 @@
+/**
+ * @module The inbound webhook routes' whole front (`ingestInboundEvent`, `ingestInboundEventV1`):
+ * one middleware in place of authentication and validation, in the spec's order:
+ *
+ *   1. the body, read once with its cap while reading (413 payload_too_large)
+ *   2. the slug: unknown or revoked → 404 webhook_not_found, paused → 404 webhook_unavailable
+ *   3. the webhook's own per-IP limit (429 rate_limited); the API's per-IP limit does not apply
+ *   4. the signature over the raw bytes and the timestamp window (401 signature_invalid)
+ *   5. the event id headers (400 invalid_request), the JSON body (400 payload_invalid: not JSON,
+ *      NUL, a lone surrogate; not an object is 400 invalid_body)
+ *
+ * The handler receives the result, typed, in `c.get('inbound')`: the webhook, the exact bytes, the
+ * parsed payload and the signing time. Nothing else reads the body.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import type { AppEnv, VerifiedInbound } from '../../app-env.ts';
+import { readBodyWithLimit } from '../../domain/webhooks/body-limit.ts';
+import { assertInboundSignature } from '../../domain/webhooks/inbound-signature.ts';
+import type { RouteSpec } from '../../routes/route-spec.ts';
+import type { Services } from '../../services.ts';
+import { clientIp, clientKey, enforceRateLimit } from '../rate-limit/index.ts';
+import { checkHeaders, checkPart, parseJsonBody } from '../validate/index.ts';
+
+/** The per-IP limit for slugs that name no usable webhook (they have no configuration of their own). */
+const UNKNOWN_SLUG_RPM = 60;
+
+const INBOUND = Symbol('inbound webhook front');
+
+export function inboundWebhook(services: Pick<Services, 'config' | 'limiter' | 'webhooks' | 'clock'>, request: RouteSpec['request']): MiddlewareHandler<AppEnv> {
+  const body = request.body;
+  if (!body) throw new Error('an inbound webhook route has a request body in the contract');
+  const front: MiddlewareHandler<AppEnv> = async function inboundWebhook(c, next) {
+    const ip = clientKey(clientIp(c, { trustProxy: services.config.trustProxy }));
+    let rawBody: Uint8Array;
+    let webhook: VerifiedInbound['webhook'];
+    try {
+      rawBody = await readBodyWithLimit(c.req.raw.body, { contentLength: c.req.header('content-length') ?? null, limitBytes: body.maxBytes });
+      webhook = await services.webhooks.inbound.target(c.req.param('slug') ?? '');
+    } catch (error) {
+      // Refused before the webhook's own limit: still counted and still answered with the headers.
+      await countQuietly(c, services, `inbound:slug:${ip}`, UNKNOWN_SLUG_RPM);
+      throw error;
+    }
+    await enforceRateLimit(c, { limiter: services.limiter, key: `inbound:${webhook.id}:${ip}`, limit: webhook.requestsPerMinute, code: 'rate_limited' });
+    const { timestampMs } = assertInboundSignature({
+      rawBody,
+      headers: c.req.raw.headers,
+      secret: webhook.secret,
+      algorithm: webhook.algorithm,
+      signatureHeader: webhook.signatureHeader,
+      timestampRequired: webhook.timestampRequired,
+      now: () => services.clock.now().getTime(),
+    });
+    const headers = checkHeaders(c, request.headers) as Record<string, unknown>;
+    const parsed = parseJsonBody(rawBody, c.req.header('content-type'), body, { unparsable: 'payload_invalid', refuseNul: true });
+    const valid = checkPart('body', body.schema, parsed);
+    c.set('valid', { params: checkPart('params', request.params, c.req.param()) as Record<string, unknown>, query: {}, headers, body: valid });
+    // The template sees the payload exactly as sent, not as the schema would reshape it.
+    c.set('inbound', { webhook, rawBody, payload: parsed, signedAtMs: timestampMs });
+    await next();
+  };
+  return Object.assign(front, { [INBOUND]: true });
+}
+
+/** Whether a mounted handler is this front: the API's per-IP limit leaves such routes to it. */
+export function isInboundFront(handler: unknown): boolean {
+  return typeof handler === 'function' && INBOUND in handler;
+}
+
+/** Counts a refused request against a limit for its headers, without turning its answer into a 429. */
+async function countQuietly(c: Context<AppEnv>, services: Pick<Services, 'limiter'>, key: string, limit: number): Promise<void> {
+  try {
+    await enforceRateLimit(c, { limiter: services.limiter, key, limit, code: 'rate_limited' });
+  } catch {
+    // The original refusal stands; the headers were set before the limit threw.
+  }
+}
