@@ -56,10 +56,8 @@ async function invoke(
 
   if (started.kind === 'ended') throw runFailureError(started.run, clock.now());
   if (started.kind === 'replay') {
-    const run = await runs.waitForTerminal(auth.workspaceId, started.runId);
-    if (body.stream) return replayStream(c, run);
-    const answeredBy = await runs.answeredBy(auth.workspaceId, run.id);
-    return answer(run, answeredBy, run.content ?? '', tokensOf(run.usage), clock.now());
+    const outcome = await runs.replay(auth.workspaceId, started.runId);
+    return body.stream ? replayStream(c, outcome.run) : answerOutcome(outcome, clock.now());
   }
   if (!body.stream) {
     const outcome = await runs.execute(started.run);
@@ -88,12 +86,8 @@ async function invoke(
   return { status: 200, stream };
 }
 
-function answerOutcome(outcome: RunOutcome, now: Date): Answer<Invocation> {
-  return answer(outcome.run, outcome.answeredBy, outcome.content, outcome.usage, now);
-}
-
-/** The synchronous answer; a run that failed answers the spec's error for its reason. */
-function answer(run: Run, answeredBy: string, content: string, usage: TokenUsage, now: Date): Answer<Invocation> {
+/** The synchronous answer, first or replayed; a run that failed answers the spec's error for its reason. */
+function answerOutcome({ run, answeredBy, content, usage }: RunOutcome, now: Date): Answer<Invocation> {
   if (run.status === 'failed') throw runFailureError(run, now);
   // A run canceled while it ran answers what it produced before the cancel (GET /runs shows `canceled`).
   return { status: 200, body: { runId: run.id, agentSlug: answeredBy, alias: run.alias, content, usage } };

@@ -1,0 +1,59 @@
+/**
+ * @module What the parts of the run service share: the store, the clock, the engines, the budget
+ * settings, the lease, and the runs this process executes (so a cancel can stop an engine at once),
+ * whose leases a heartbeat renews.
+ */
+import type { Clock } from '../../clock.ts';
+import type { Engines } from '../../engine/index.ts';
+import type { Db } from '../../store/db.ts';
+import type { BudgetSettings } from './budget.ts';
+
+export interface Heartbeat {
+  /** Starts renewing leases, if not already; it stops by itself once nothing executes. */
+  start(): void;
+}
+
+export interface RunContext {
+  db: Db;
+  clock: Clock;
+  engines: Engines;
+  budget: BudgetSettings;
+  leaseMs: number;
+  logError?: ((error: unknown) => void) | undefined;
+  /** Runs executing in this process, by id. */
+  executing: Map<string, AbortController>;
+  heartbeat: Heartbeat;
+}
+
+/**
+ * Renews the lease of the runs this process executes, every quarter of the lease, while there
+ * are any; a run that is no longer in progress (canceled on another instance, or swept) is
+ * stopped here.
+ */
+export function createHeartbeat(db: Db, clock: Clock, leaseMs: number, executing: Map<string, AbortController>, logError?: (error: unknown) => void): Heartbeat {
+  let timer: NodeJS.Timeout | undefined;
+  async function beat(): Promise<void> {
+    const ids = [...executing.keys()];
+    if (ids.length === 0) return;
+    const renewed = await db.query<{ id: string }>(
+      `UPDATE runs SET lease_until = $2 WHERE id = ANY ($1::text[]) AND status = 'in_progress' RETURNING id`,
+      [ids, new Date(clock.now().getTime() + leaseMs)],
+    );
+    const alive = new Set(renewed.map((r) => r.id));
+    for (const id of ids) if (!alive.has(id)) executing.get(id)?.abort();
+  }
+  return {
+    start() {
+      if (timer) return;
+      timer = setInterval(() => {
+        if (executing.size === 0) {
+          clearInterval(timer);
+          timer = undefined;
+          return;
+        }
+        beat().catch((err: unknown) => logError?.(err));
+      }, Math.max(10, Math.floor(leaseMs / 4)));
+      timer.unref?.();
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * @module The steps of a run as they are stored: each step row, its tool call, and for an answer
+ * that was delivered its draft (`draft.created`) and approval request (`approval.created`). Text is
+ * redacted on the way in.
+ */
+import type { DraftKind } from '../../engine/index.ts';
+import { newId } from '../../random.ts';
+import { redactText, redactValue } from '../../redact/index.ts';
+import type { Db } from '../../store/db.ts';
+import { approvalCreatedEvent, draftCreatedEvent } from './events.ts';
+import type { Step, ToolCall } from './store.ts';
+
+/** How long an approval request waits for a decision. */
+export const APPROVAL_TTL_MS = 72 * 60 * 60 * 1000;
+
+/** A step recorded while a run executes, written when the run closes. */
+export interface StepDraft {
+  kind: Step['kind'];
+  agentSlug: string;
+  summary: string;
+  toolCall?: { name: string; arguments: Record<string, unknown>; result: string | null; status: ToolCall['status'] };
+  draft?: { kind: DraftKind; subject: string; body: string };
+  approval?: { action: string; summary: string };
+}
+
+/** Writes the steps in order; with `events`, also their drafts and approvals and those events. */
+export async function writeSteps(tx: Db, runId: string, steps: readonly StepDraft[], now: Date, events?: { workspaceId: string }): Promise<void> {
+  for (const [index, step] of steps.entries()) {
+    await tx.query(
+      `INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [newId('stp'), runId, index, step.kind, step.agentSlug, redactText(step.summary), now],
+    );
+    if (step.toolCall) {
+      await tx.query(
+        `INSERT INTO tool_calls (id, run_id, step_index, name, arguments, result, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [
+          newId('tc'),
+          runId,
+          index,
+          step.toolCall.name,
+          JSON.stringify(redactValue(step.toolCall.arguments)),
+          step.toolCall.result === null ? null : redactText(step.toolCall.result),
+          step.toolCall.status,
+          now,
+        ],
+      );
+    }
+    if (!events) continue;
+    if (step.draft) {
+      const draftId = newId('drf');
+      const subject = redactText(step.draft.subject);
+      await tx.query(
+        `INSERT INTO drafts (id, workspace_id, run_id, agent_slug, kind, subject, body, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [draftId, events.workspaceId, runId, step.agentSlug, step.draft.kind, subject, redactText(step.draft.body), now],
+      );
+      await draftCreatedEvent(tx, now, { workspaceId: events.workspaceId, draftId, runId, agent: step.agentSlug, kind: step.draft.kind, subject });
+    }
+    if (step.approval) {
+      const approvalId = newId('apr');
+      const summary = redactText(step.approval.summary);
+      const expiresAt = new Date(now.getTime() + APPROVAL_TTL_MS);
+      await tx.query(
+        `INSERT INTO approvals (id, workspace_id, run_id, agent_slug, action, summary, expires_at, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [approvalId, events.workspaceId, runId, step.agentSlug, step.approval.action, summary, expiresAt, now],
+      );
+      await approvalCreatedEvent(tx, now, {
+        workspaceId: events.workspaceId,
+        approvalId,
+        runId,
+        agent: step.agentSlug,
+        action: step.approval.action,
+        summary,
+        expiresAt,
+      });
+    }
+  }
+}
