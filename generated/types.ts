@@ -2282,8 +2282,8 @@ export interface components {
         };
     };
     responses: {
-        /** @description Parameters or body fail validation. `message` names the offending field and nothing else. */
-        BadRequest: {
+        /** @description The body fails validation (`invalid_body`: not JSON, not `application/json`, or a field breaks its rule), or a path, query or header parameter does (`invalid_request`, checked first). `message` names the offending field and nothing else. */
+        BodyBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2404,6 +2404,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ServerError"];
+            };
+        };
+        /** @description A path, query or header parameter fails validation (the operation takes no body). `message` names the offending parameter and nothing else. */
+        BadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ValidationError"];
             };
         };
         /** @description The key lacks the scope this operation needs; `message` names it. */
@@ -2737,7 +2750,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["InvocationForbidden"];
@@ -3079,7 +3092,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["McpUnauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
@@ -3119,7 +3132,7 @@ export interface operations {
                     "application/json": components["schemas"]["McpToken"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
             403: components["responses"]["ScopeForbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3201,7 +3214,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyCreated"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3339,7 +3352,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminSession"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["LoginLimited"];
@@ -3460,7 +3473,7 @@ export interface operations {
                     "application/json": components["schemas"]["InboundWebhookCreated"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3686,7 +3699,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDestinationCreated"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3978,7 +3991,7 @@ export interface operations {
                     "application/json": components["schemas"]["Approval"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
@@ -4025,7 +4038,7 @@ export interface operations {
                     "application/json": components["schemas"]["Integration"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4118,7 +4131,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["InvocationForbidden"];
@@ -4170,7 +4183,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["InvocationForbidden"];
@@ -4501,7 +4514,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyCreated"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             413: components["responses"]["PayloadTooLarge"];
