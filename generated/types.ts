@@ -2322,10 +2322,11 @@ export interface components {
             };
         };
         /**
-         * @description The key may not invoke the target agent, or the plan does not include the agent or the alias.
-         *     A key restricted to departmental agents (`orchestrator:invoke:agent:<slug>` for departments only) that names
+         * @description The key may not invoke the target agent, the agent is paused, unknown or outside the plan, or the plan does not include
+         *     the alias. A key restricted to departmental agents (`orchestrator:invoke:agent:<slug>` for departments only) that names
          *     another department answers `agent_not_allowed`; any other target its scopes do not cover (for example the
-         *     orchestrator) answers `scope_required` naming the missing scope. An alias outside the plan answers `forbidden`.
+         *     orchestrator) answers `scope_required` naming the missing scope, as does a key with no invocation scope at all. An alias
+         *     outside the plan answers `forbidden`.
          */
         InvocationForbidden: {
             headers: {
@@ -2538,6 +2539,19 @@ export interface components {
                 "application/json": components["schemas"]["SessionAuthError"];
             };
         };
+        /** @description The admin may not read this: `role_forbidden` for the role (owner or admin needed) or inactive two-step verification. */
+        AdminReadForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RoleForbiddenError"];
+            };
+        };
         /** @description The admin may not manage keys: `role_forbidden` for the role or inactive two-step verification, `forbidden` for a write whose `X-CSRF-Token` is missing or wrong. */
         AdminForbidden: {
             headers: {
@@ -2549,6 +2563,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["RoleForbiddenError"];
+            };
+        };
+        /** @description The email, password or two-step verification code is wrong (one answer for all three, so none is confirmed). */
+        LoginUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["SessionAuthError"];
             };
         };
         /** @description Too many requests or too many failed logins. */
@@ -2563,6 +2590,38 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["RateLimitExceededError"] | components["schemas"]["TooManyAttemptsError"];
+            };
+        };
+        /** @description A write whose `X-CSRF-Token` is missing or wrong: `forbidden`. Any signed-in user may log out, whatever the role. */
+        CsrfForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RoleForbiddenError"];
+            };
+        };
+        /**
+         * @description The key may not invoke the orchestrator, the orchestrator is paused, or the plan does not include the alias. A key
+         *     restricted to departmental agents (`orchestrator:invoke:agent:<slug>`), or one with no invocation scope at all, answers
+         *     `scope_required` naming the missing scope; a paused orchestrator answers `agent_disabled` with the reason; an alias
+         *     outside the plan answers `forbidden`. (The orchestrator is in every plan and is always known, so the other agent
+         *     errors do not occur here.)
+         */
+        OrchestratorForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["AgentError"] | components["schemas"]["AliasForbiddenError"];
             };
         };
     };
@@ -3171,7 +3230,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["AdminReadForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3353,7 +3412,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BodyBadRequest"];
-            401: components["responses"]["SessionUnauthorized"];
+            401: components["responses"]["LoginUnauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["LoginLimited"];
             500: components["responses"]["InternalError"];
@@ -3394,7 +3453,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["CsrfForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3430,7 +3489,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["AdminReadForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3656,7 +3715,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["AdminReadForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4186,7 +4245,7 @@ export interface operations {
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
             402: components["responses"]["PaymentRequired"];
-            403: components["responses"]["InvocationForbidden"];
+            403: components["responses"]["OrchestratorForbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["InvocationLimited"];
@@ -4471,7 +4530,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["AdminReadForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
