@@ -1219,7 +1219,7 @@ export interface components {
         QuotaPolicy: "green" | "warning" | "critical" | "overage" | "grace" | "hardstop";
         /**
          * QuotaExceededError
-         * @description The STU quota of the period is exhausted; wait for `resetAt` or review consumption, do not loop.
+         * @description The STU quota of the period is exhausted; wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
          */
         QuotaExceededError: components["schemas"]["Error"] & {
             /** @enum {string} */
@@ -2366,14 +2366,15 @@ export interface components {
                 "application/json": components["schemas"]["PayloadTooLargeError"];
             };
         };
-        /** @description Rate limit, STU quota or spending kill switch. On `rate_limit_exceeded` wait `Retry-After`; on `quota_exceeded` wait for `resetAt`; on `kill_switch` wait for the switch to clear. Do not loop. */
+        /** @description Rate limit, STU quota or spending kill switch, each with `Retry-After`. On `rate_limit_exceeded` wait `Retry-After`; on `quota_exceeded` wait for `resetAt` (`Retry-After` counts the seconds until then); on `kill_switch` wait for the switch to clear. Do not loop. */
         InvocationLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
+                /** @description Seconds to wait before retrying. `rate_limit_exceeded`: the value of `retryAfterSec`. `quota_exceeded`: the seconds until `resetAt`, the start of the next period. `kill_switch`: the seconds until the hour or day window ends (3600 for the manual switch, which has no end of its own). The examples carry the names of the body examples and assume a request at 2026-11-22T09:14:00Z; the mock sends the first with every body. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2400,7 +2401,11 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
+                /**
+                 * @description Seconds to wait before retrying. 5 while the store or the rate limiter's backend cannot be reached; 30 when the agent engine could not complete an invocation (the message then names the run).
+                 * @example 5
+                 */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2433,7 +2438,7 @@ export interface components {
                 "application/json": components["schemas"]["ScopeRequiredError"];
             };
         };
-        /** @description The request limit is exceeded. Wait `Retry-After` seconds. */
+        /** @description The request limit is exceeded. Wait `Retry-After` seconds (the body's `retryAfterSec`). */
         RateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2499,14 +2504,18 @@ export interface components {
                 "application/json": components["schemas"]["PayloadTooLargeError"];
             };
         };
-        /** @description The webhook's per-IP limit is exceeded. */
+        /** @description The webhook's per-IP limit is exceeded. Wait `Retry-After` seconds (the body's `retryAfterSec`). */
         InboundRateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
+                /**
+                 * @description Seconds to wait before retrying, the value of the body's `retryAfterSec`.
+                 * @example 20
+                 */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2578,14 +2587,15 @@ export interface components {
                 "application/json": components["schemas"]["SessionAuthError"];
             };
         };
-        /** @description Too many requests or too many failed logins. */
+        /** @description Too many requests or too many failed logins. Wait `Retry-After` seconds (the body's `retryAfterSec`). */
         LoginLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
+                /** @description Seconds to wait before retrying, the value of the body's `retryAfterSec`. The examples carry the names of the body examples; the mock sends the first with every body. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
