@@ -1219,7 +1219,7 @@ export interface components {
         QuotaPolicy: "green" | "warning" | "critical" | "overage" | "grace" | "hardstop";
         /**
          * QuotaExceededError
-         * @description The STU quota of the period is exhausted; wait for `resetAt` or review consumption, do not loop.
+         * @description The STU quota of the period is exhausted; wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
          */
         QuotaExceededError: components["schemas"]["Error"] & {
             /** @enum {string} */
@@ -2284,8 +2284,8 @@ export interface components {
         };
     };
     responses: {
-        /** @description Parameters or body fail validation. `message` names the offending field and nothing else. */
-        BadRequest: {
+        /** @description The body fails validation (`invalid_body`: not JSON, not `application/json`, or a field breaks its rule), or a path, query or header parameter does (`invalid_request`, checked first). `message` names the offending field and nothing else. */
+        BodyBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2324,10 +2324,11 @@ export interface components {
             };
         };
         /**
-         * @description The key may not invoke the target agent, or the plan does not include the agent or the alias.
-         *     A key restricted to departmental agents (`orchestrator:invoke:agent:<slug>` for departments only) that names
+         * @description The key may not invoke the target agent, the agent is paused, unknown or outside the plan, or the plan does not include
+         *     the alias. A key restricted to departmental agents (`orchestrator:invoke:agent:<slug>` for departments only) that names
          *     another department answers `agent_not_allowed`; any other target its scopes do not cover (for example the
-         *     orchestrator) answers `scope_required` naming the missing scope. An alias outside the plan answers `forbidden`.
+         *     orchestrator) answers `scope_required` naming the missing scope, as does a key with no invocation scope at all. An alias
+         *     outside the plan answers `forbidden`.
          */
         InvocationForbidden: {
             headers: {
@@ -2367,14 +2368,15 @@ export interface components {
                 "application/json": components["schemas"]["PayloadTooLargeError"];
             };
         };
-        /** @description Rate limit, STU quota or spending kill switch. On `rate_limit_exceeded` wait `Retry-After`; on `quota_exceeded` wait for `resetAt`; on `kill_switch` wait for the switch to clear. Do not loop. */
+        /** @description Rate limit, STU quota or spending kill switch, each with `Retry-After`. On `rate_limit_exceeded` wait `Retry-After`; on `quota_exceeded` wait for `resetAt` (`Retry-After` counts the seconds until then); on `kill_switch` wait for the switch to clear. Do not loop. */
         InvocationLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
+                /** @description Seconds to wait before retrying. `rate_limit_exceeded`: the value of `retryAfterSec`. `quota_exceeded`: the seconds until `resetAt`, the start of the next period. `kill_switch`: the seconds until the hour or day window ends (3600 for the manual switch, which has no end of its own). The examples carry the names of the body examples and assume a request at 2026-11-22T09:14:00Z; the mock sends the first with every body. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2401,11 +2403,28 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
+                /**
+                 * @description Seconds to wait before retrying. 5 while the store or the rate limiter's backend cannot be reached; 30 when the agent engine could not complete an invocation (the message then names the run).
+                 * @example 5
+                 */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["ServerError"];
+            };
+        };
+        /** @description A path, query or header parameter fails validation (the operation takes no body). `message` names the offending parameter and nothing else. */
+        BadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ValidationError"];
             };
         };
         /** @description The key lacks the scope this operation needs; `message` names it. */
@@ -2421,7 +2440,7 @@ export interface components {
                 "application/json": components["schemas"]["ScopeRequiredError"];
             };
         };
-        /** @description The request limit is exceeded. Wait `Retry-After` seconds. */
+        /** @description The request limit is exceeded. Wait `Retry-After` seconds (the body's `retryAfterSec`). */
         RateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2487,14 +2506,18 @@ export interface components {
                 "application/json": components["schemas"]["PayloadTooLargeError"];
             };
         };
-        /** @description The webhook's per-IP limit is exceeded. */
+        /** @description The webhook's per-IP limit is exceeded. Wait `Retry-After` seconds (the body's `retryAfterSec`). */
         InboundRateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
+                /**
+                 * @description Seconds to wait before retrying, the value of the body's `retryAfterSec`.
+                 * @example 20
+                 */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2527,6 +2550,19 @@ export interface components {
                 "application/json": components["schemas"]["SessionAuthError"];
             };
         };
+        /** @description The admin may not read this: `role_forbidden` for the role (owner or admin needed) or inactive two-step verification. */
+        AdminReadForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RoleForbiddenError"];
+            };
+        };
         /** @description The admin may not manage keys: `role_forbidden` for the role or inactive two-step verification, `forbidden` for a write whose `X-CSRF-Token` is missing or wrong. */
         AdminForbidden: {
             headers: {
@@ -2540,18 +2576,64 @@ export interface components {
                 "application/json": components["schemas"]["RoleForbiddenError"];
             };
         };
-        /** @description Too many requests or too many failed logins. */
+        /** @description The email, password or two-step verification code is wrong (one answer for all three, so none is confirmed). */
+        LoginUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["SessionAuthError"];
+            };
+        };
+        /** @description Too many requests or too many failed logins. Wait `Retry-After` seconds (the body's `retryAfterSec`). */
         LoginLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                "Retry-After": components["headers"]["Retry-After"];
+                /** @description Seconds to wait before retrying, the value of the body's `retryAfterSec`. The examples carry the names of the body examples; the mock sends the first with every body. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["RateLimitExceededError"] | components["schemas"]["TooManyAttemptsError"];
+            };
+        };
+        /** @description A write whose `X-CSRF-Token` is missing or wrong: `forbidden`. Any signed-in user may log out, whatever the role. */
+        CsrfForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RoleForbiddenError"];
+            };
+        };
+        /**
+         * @description The key may not invoke the orchestrator, the orchestrator is paused, or the plan does not include the alias. A key
+         *     restricted to departmental agents (`orchestrator:invoke:agent:<slug>`), or one with no invocation scope at all, answers
+         *     `scope_required` naming the missing scope; a paused orchestrator answers `agent_disabled` with the reason; an alias
+         *     outside the plan answers `forbidden`. (The orchestrator is in every plan and is always known, so the other agent
+         *     errors do not occur here.)
+         */
+        OrchestratorForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["AgentError"] | components["schemas"]["AliasForbiddenError"];
             };
         };
     };
@@ -2739,7 +2821,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["InvocationForbidden"];
@@ -3081,7 +3163,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["McpUnauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
@@ -3121,7 +3203,7 @@ export interface operations {
                     "application/json": components["schemas"]["McpToken"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
             403: components["responses"]["ScopeForbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3160,7 +3242,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["AdminReadForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3203,7 +3285,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyCreated"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3341,8 +3423,8 @@ export interface operations {
                     "application/json": components["schemas"]["AdminSession"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["SessionUnauthorized"];
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["LoginUnauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["LoginLimited"];
             500: components["responses"]["InternalError"];
@@ -3383,7 +3465,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["CsrfForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3419,7 +3501,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["AdminReadForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3462,7 +3544,7 @@ export interface operations {
                     "application/json": components["schemas"]["InboundWebhookCreated"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3645,7 +3727,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["AdminReadForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3688,7 +3770,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDestinationCreated"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3980,7 +4062,7 @@ export interface operations {
                     "application/json": components["schemas"]["Approval"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
@@ -4027,7 +4109,7 @@ export interface operations {
                     "application/json": components["schemas"]["Integration"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4120,7 +4202,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["InvocationForbidden"];
@@ -4172,10 +4254,10 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
             402: components["responses"]["PaymentRequired"];
-            403: components["responses"]["InvocationForbidden"];
+            403: components["responses"]["OrchestratorForbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["InvocationLimited"];
@@ -4460,7 +4542,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["AdminReadForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4503,7 +4585,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyCreated"];
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             413: components["responses"]["PayloadTooLarge"];

@@ -340,7 +340,7 @@ export const zQuotaPolicy = z.enum([
 /**
  * QuotaExceededError
  *
- * The STU quota of the period is exhausted; wait for `resetAt` or review consumption, do not loop.
+ * The STU quota of the period is exhausted; wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
  */
 export const zQuotaExceededError = zError.and(z.object({
     error: z.enum(['quota_exceeded']),

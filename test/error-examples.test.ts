@@ -1,0 +1,751 @@
+/**
+ * @module The contract's error examples are what the real server answers. For every operation of
+ * generated/openapi.json and every example of its 4xx/5xx responses, the situation the example
+ * describes is provoked on that operation of an in-process server (createTestApp), and the answer
+ * must carry the example's status, its `error` code, the same body fields (validated against the
+ * response schema), and `Retry-After` exactly when the response documents it.
+ *
+ * The provokers form one table keyed by (operations, status, code). An example that no row covers
+ * fails the suite, so a new example needs a way to provoke it; a row may instead say why the server
+ * never sends that code, which keeps the example visible here as a `todo`.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { routes } from '../generated/routes.ts';
+import { pauseAgent, resumeAgent, setPlan } from '../packages/server/src/domain/agents/settings.ts';
+import { setManualKillSwitch } from '../packages/server/src/domain/runs/index.ts';
+import { LOGIN_LIMITS } from '../packages/server/src/domain/sessions/service.ts';
+import { totpCode } from '../packages/server/src/domain/sessions/totp.ts';
+import { createUser } from '../packages/server/src/domain/sessions/users.ts';
+import { periodOf } from '../packages/server/src/domain/usage/index.ts';
+import { signInboundBody } from '../packages/server/src/domain/webhooks/inbound-signature.ts';
+import { clientKey, PER_IP } from '../packages/server/src/middleware/rate-limit/index.ts';
+import { PUBLIC_AGENT_API_OPERATIONS } from '../packages/server/src/routes/index.ts';
+import type { RouteSpec } from '../packages/server/src/routes/route-spec.ts';
+import type { OpenDb } from '../packages/server/src/store/db.ts';
+import { openStore } from '../packages/server/src/store/open.ts';
+import { createTestApp, type TestApp } from '../packages/server/src/testing.ts';
+import { compileResponseValidator, type Bundle } from './support/bundle.ts';
+
+type Json = Record<string, unknown>;
+
+const bundle = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')) as Bundle & Json;
+
+/** Follows local `$ref`s of the bundle. */
+function deref<T>(node: T): T {
+  let current: unknown = node;
+  for (let hops = 0; hops < 10 && current && typeof current === 'object' && '$ref' in current; hops += 1) {
+    const ref = (current as { $ref: string }).$ref;
+    current = ref
+      .replace(/^#\//, '')
+      .split('/')
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce<unknown>((at, key) => (at as Json | undefined)?.[key], bundle);
+  }
+  return current as T;
+}
+
+// ── The documented error examples ─────────────────────────────────────────────────────────────
+
+interface ExampleCase {
+  operationId: string;
+  route: RouteSpec;
+  /** The operation object of the bundle. */
+  op: Parameters<typeof compileResponseValidator>[1];
+  status: number;
+  name: string;
+  example: Json & { error: string };
+  /** The response's documented headers, by name. */
+  headers: Record<string, Json>;
+}
+
+const cases: ExampleCase[] = Object.values(bundle.paths).flatMap((item) =>
+  Object.entries(item as unknown as Record<string, Json>)
+    .filter(([method]) => ['get', 'post', 'delete', 'put', 'patch'].includes(method))
+    .flatMap(([, op]) => {
+      const operationId = op.operationId as string;
+      const route = routes.find((r) => r.operationId === operationId);
+      if (!route) throw new Error(`${operationId} is not in generated/routes.ts`);
+      return Object.entries(op.responses as Record<string, Json>)
+        .filter(([status]) => Number(status) >= 400)
+        .flatMap(([status, declared]) => {
+          const response = deref(declared) as Json & { headers?: Record<string, Json>; content?: Record<string, Json> };
+          const examples = (response.content?.['application/json']?.examples ?? {}) as Record<string, Json>;
+          const headers = Object.fromEntries(Object.entries(response.headers ?? {}).map(([name, header]) => [name, deref(header)]));
+          return Object.entries(examples).map(([name, example]) => ({
+            operationId,
+            route,
+            op: op as unknown as ExampleCase['op'],
+            status: Number(status),
+            name,
+            example: deref(example).value as ExampleCase['example'],
+            headers,
+          }));
+        });
+    }),
+);
+
+/**
+ * The documented `Retry-After` of one example: the header's example of the same name when the
+ * header gives one per example (Prism itself always serves the first), else its single example.
+ */
+function documentedRetryAfter(c: ExampleCase): unknown {
+  const header = c.headers['Retry-After'];
+  if (!header) return undefined;
+  const examples = header.examples as Record<string, Json> | undefined;
+  if (examples) return deref(examples[c.name] ?? Object.values(examples)[0])?.value;
+  return header.example;
+}
+
+// ── The server under test ─────────────────────────────────────────────────────────────────────
+
+/** The store of both apps, which a case can make fail (500 for a bug, 503 for an outage). */
+function faultable(db: OpenDb) {
+  let fault: Error | undefined;
+  const wrapped: OpenDb = {
+    driver: db.driver,
+    query: (sql, params) => (fault ? Promise.reject(fault) : db.query(sql, params)),
+    transaction: (fn) => (fault ? Promise.reject(fault) : db.transaction(fn)),
+    exec: (sql) => (fault ? Promise.reject(fault) : db.exec(sql)),
+    close: () => db.close(),
+  };
+  return {
+    db: wrapped,
+    async failing(error: Error, send: () => Promise<Response>): Promise<Response> {
+      fault = error;
+      try {
+        return await send();
+      } finally {
+        fault = undefined;
+      }
+    },
+  };
+}
+
+let store: OpenDb;
+let faults: ReturnType<typeof faultable>;
+let t: TestApp;
+/** The same store in private beta: the public agent API answers 404 before authentication. */
+let beta: TestApp;
+let admin: { cookie: string; csrfToken: string; at: number };
+let member: string;
+let mcpToken: string;
+let inboundSecrets: Record<string, string>;
+
+// Every request comes from its own address (TRUST_PROXY 1), so no case eats into another's limits.
+let addresses = 0;
+function nextAddress(): string {
+  addresses += 1;
+  return `10.${(addresses >> 16) & 255}.${(addresses >> 8) & 255}.${addresses & 255}`;
+}
+
+beforeAll(async () => {
+  faults = faultable((store = await openStore()));
+  t = await createTestApp({ db: faults.db, deps: { config: { trustProxy: 1 } } });
+  beta = await createTestApp({ db: faults.db, deps: { config: { trustProxy: 1, privateBeta: true } } });
+  admin = { ...(await t.login()), at: t.clock.now().getTime() };
+
+  const password = 'a long enough password for a member';
+  const user = await createUser(t.db, t.clock, t.workspaceId, {
+    email: 'member@example.com',
+    password,
+    role: 'member',
+    withTotp: true,
+    secretBox: t.services.webhooks.secretBox,
+  });
+  const session = await t.services.sessions.login({ email: user.email, password, totpCode: totpCode(user.totpSecret!, t.clock.now()) });
+  member = `service_session=${session.sessionToken}`;
+
+  const token = await t.app.request('/v1/mcp/tenant/tokens', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json', 'x-forwarded-for': nextAddress() },
+    body: JSON.stringify({ expiresInSeconds: 86_400 }),
+  });
+  mcpToken = ((await token.json()) as { token: string }).token;
+
+  inboundSecrets = {};
+  for (const [slug, extra] of [
+    ['crm-leads', {}],
+    ['paused-hook', {}],
+    ['limited-hook', { requestsPerMinute: 1 }],
+  ] as const) {
+    const res = await adminRequest('POST', '/inbound-webhooks', { slug, agentSlug: 'sales', ...extra });
+    expect(res.status, `create inbound webhook ${slug}`).toBe(201);
+    inboundSecrets[slug] = ((await res.json()) as { secret: string }).secret;
+  }
+  expect((await adminRequest('POST', '/inbound-webhooks/paused-hook/pause')).status).toBe(200);
+});
+
+afterAll(async () => {
+  await beta?.close();
+  await t?.close();
+  await store?.close();
+});
+
+// A fresh minute for every case: the per-workspace limit (600/min) is never reached by accident.
+beforeEach(() => {
+  t.clock.advance(61_000);
+});
+
+async function adminSession(): Promise<{ cookie: string; csrfToken: string }> {
+  // Sessions last 12 h of the fake clock, which moves a minute per case.
+  if (t.clock.now().getTime() - admin.at > 2 * 3600_000) admin = { ...(await t.login()), at: t.clock.now().getTime() };
+  return admin;
+}
+
+async function adminRequest(method: string, path: string, body?: unknown): Promise<Response> {
+  return await t.app.request(path, {
+    method,
+    headers: {
+      cookie: admin.cookie,
+      'x-csrf-token': admin.csrfToken,
+      'content-type': 'application/json',
+      'x-forwarded-for': nextAddress(),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+// ── Requests ──────────────────────────────────────────────────────────────────────────────────
+
+interface Call {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** Path parameters: one that is well formed but names nothing, and one the validator refuses. */
+const PATH_VALUES: { path: RegExp; name: string; unknown: string; malformed: string }[] = [
+  { path: /\/runs\/\{run_id\}/, name: 'run_id', unknown: 'run_7Hk2Lm9QvX4pT8sW3nB6', malformed: 'run-7Hk2' },
+  { path: /\/api-keys\/\{id\}/, name: 'id', unknown: 'key_4Fq8Zr2Mx7Lp1Vt9', malformed: 'key-4Fq8' },
+  { path: /\/webhook-destinations\/\{id\}/, name: 'id', unknown: 'dst_5Lx2Qw8Nm4Rt7Vb1K', malformed: 'dst-5Lx2' },
+  { path: /\/approvals\/\{approval_id\}/, name: 'approval_id', unknown: 'apr_6Wm1Kp8Zt3Qx7Nv2Lb', malformed: 'apr-6Wm1' },
+  { path: /^\/inbound-webhooks\/\{slug\}/, name: 'slug', unknown: 'no-such-hook', malformed: 'No_Such_Hook' },
+  { path: /\/webhooks\/inbound\/\{slug\}/, name: 'slug', unknown: 'crm-leads', malformed: 'No_Such_Hook' },
+  { path: /\/agents\/\{slug\}/, name: 'slug', unknown: 'sales', malformed: 'Sales!' },
+];
+
+function pathWith(route: RouteSpec, values: Record<string, string> = {}, kind: 'unknown' | 'malformed' = 'unknown'): string {
+  return route.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    if (values[name] !== undefined) return encodeURIComponent(values[name]);
+    const entry = PATH_VALUES.find((p) => p.name === name && p.path.test(route.path));
+    if (!entry) throw new Error(`no value for path parameter ${name} of ${route.path}`);
+    return encodeURIComponent(entry[kind]);
+  });
+}
+
+const ask = { alias: 'Prelude', messages: [{ role: 'user', content: 'Which invoices are more than 60 days overdue?' }] };
+const lead = { event: 'lead.created', id: 'lead_000184', contact: { name: 'Dana Whitfield' } };
+
+/** A body the operation accepts; the cases that reach the handler need one. */
+const VALID_BODIES: Record<string, unknown> = {
+  createInference: ask,
+  sendAgentMessage: ask,
+  sendOrchestratorMessage: ask,
+  callMcpRpc: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+  createMcpToken: { expiresInSeconds: 3600 },
+  createApiKey: { name: 'CRM integration', scopes: ['usage:read'] },
+  createApiKeyV1: { name: 'CRM integration', scopes: ['usage:read'] },
+  login: { email: 'nobody@example.com', password: 'not the password', totpCode: '000000' },
+  createInboundWebhook: { slug: 'another-hook' },
+  createWebhookDestination: { url: 'https://hooks.northwind.example/agent-events', events: ['run.completed'] },
+  decideApproval: { decision: 'approved' },
+  createIntegration: { integration: 'crm', provider: 'hubspot' },
+  ingestInboundEvent: lead,
+  ingestInboundEventV1: lead,
+};
+
+/** A body the validator refuses, naming a field. */
+const INVALID_BODIES: Record<string, unknown> = {
+  createInference: { ...ask, messages: [] },
+  sendAgentMessage: { ...ask, messages: [] },
+  sendOrchestratorMessage: { ...ask, messages: [] },
+  callMcpRpc: { jsonrpc: '1.0', id: 1, method: 'tools/list' },
+  createMcpToken: { expiresInSeconds: 5 },
+  login: { email: 'nobody@example.com' },
+  decideApproval: { decision: 'maybe' },
+};
+
+type Scheme = 'apiKey' | 'adminSession' | 'mcpToken' | 'inboundSignature' | 'none';
+const schemeOf = (route: RouteSpec): Scheme => (route.security[0]?.scheme as Scheme | undefined) ?? 'none';
+const isWrite = (route: RouteSpec) => route.method !== 'get';
+
+/** The request that would succeed (or fail only in its handler), with a valid credential. */
+async function baseCall(route: RouteSpec, options: { key?: string; path?: Record<string, string>; body?: unknown } = {}): Promise<Call> {
+  const headers: Record<string, string> = { 'x-forwarded-for': nextAddress() };
+  switch (schemeOf(route)) {
+    case 'apiKey':
+      headers.authorization = `Bearer ${options.key ?? t.apiKey}`;
+      break;
+    case 'mcpToken':
+      headers.authorization = `Bearer ${mcpToken}`;
+      break;
+    case 'adminSession': {
+      const session = await adminSession();
+      headers.cookie = session.cookie;
+      if (isWrite(route)) headers['x-csrf-token'] = session.csrfToken;
+      break;
+    }
+    default:
+      break;
+  }
+  const call: Call = { method: route.method.toUpperCase(), path: pathWith(route, options.path), query: {}, headers };
+  const body = options.body ?? VALID_BODIES[route.operationId];
+  if (route.request.body && body !== undefined) withBody(call, JSON.stringify(body));
+  if (schemeOf(route) === 'inboundSignature') sign(call, 'crm-leads');
+  return call;
+}
+
+function withBody(call: Call, body: string): Call {
+  call.body = body;
+  call.headers['content-type'] = 'application/json';
+  return call;
+}
+
+function sign(call: Call, slug: string): Call {
+  call.headers['x-service-signature'] = signInboundBody(call.body ?? '', inboundSecrets[slug]!);
+  return call;
+}
+
+async function send(call: Call, app: TestApp = t): Promise<Response> {
+  const query = new URLSearchParams(call.query).toString();
+  return await app.app.request(`${call.path}${query ? `?${query}` : ''}`, {
+    method: call.method,
+    headers: call.headers,
+    ...(call.body === undefined ? {} : { body: call.body }),
+  });
+}
+
+// ── The provokers ─────────────────────────────────────────────────────────────────────────────
+
+interface Provoker {
+  status: number;
+  code: string;
+  /** Which operations this row is for (all of that status and code when absent). */
+  on?: (route: RouteSpec) => boolean;
+  /** How the situation is brought about, in words. */
+  how: string;
+  provoke?: (route: RouteSpec) => Promise<Response>;
+  /** Instead of `provoke`: why this server never sends the code (the example stays a todo). */
+  neverSent?: string;
+}
+
+const INVOCATIONS = new Set(['createInference', 'sendAgentMessage', 'sendOrchestratorMessage']);
+const INBOUND = (route: RouteSpec) => schemeOf(route) === 'inboundSignature';
+const invocation = (route: RouteSpec) => INVOCATIONS.has(route.operationId);
+const ENTITY_PATH = /\{(run_id|id|approval_id)\}|^\/inbound-webhooks\/\{slug\}/;
+
+/** An invocation naming `agent` the operation's own way (body, path, or none for the orchestrator), `options.body` merged in. */
+function invoke(route: RouteSpec, agent: string | undefined, options: { key?: string; body?: Json } = {}): Promise<Response> {
+  const body: Json = { ...ask, ...options.body };
+  if (route.operationId === 'createInference' && agent) body.agentSlug = agent;
+  const path: Record<string, string> = route.operationId === 'sendAgentMessage' ? { slug: agent ?? 'sales' } : {};
+  return baseCall(route, { body, path, ...(options.key ? { key: options.key } : {}) }).then(send);
+}
+
+/** The agent an invocation names (the orchestrator itself for sendOrchestratorMessage). */
+const targetOf = (route: RouteSpec, department: string) => (route.operationId === 'sendOrchestratorMessage' ? 'orchestrator' : department);
+
+async function exhaustAddress(call: Call): Promise<void> {
+  const key = `ip:${clientKey(call.headers['x-forwarded-for'])}`;
+  for (let i = 0; i < PER_IP.limit; i += 1) await t.services.limiter.hit(key, PER_IP.limit, PER_IP.windowMs);
+}
+
+const PROVOKERS: Provoker[] = [
+  // 400
+  {
+    status: 400,
+    code: 'invalid_request',
+    on: (route) => !INBOUND(route),
+    how: 'a malformed path parameter, else a query parameter out of range, else an X-Request-Id of 201 characters',
+    async provoke(route) {
+      const call = await baseCall(route);
+      if (/\{[^}]+\}/.test(route.path)) call.path = pathWith(route, {}, 'malformed');
+      else if (route.operationId.startsWith('listRuns')) call.query = { limit: '1000' };
+      else if (route.operationId === 'callMcpRpc') call.query = { sessionId: 'not-a-session' };
+      else call.headers['x-request-id'] = 'r'.repeat(201);
+      return send(call);
+    },
+  },
+  {
+    status: 400,
+    code: 'invalid_body',
+    on: (route) => route.request.body !== undefined && !INBOUND(route),
+    how: 'a JSON body that breaks a field rule (a missing required field, or one out of range)',
+    async provoke(route) {
+      return send(withBody(await baseCall(route), JSON.stringify(INVALID_BODIES[route.operationId] ?? {})));
+    },
+  },
+  {
+    status: 400,
+    code: 'payload_invalid',
+    on: INBOUND,
+    how: 'a correctly signed body that is not JSON',
+    async provoke(route) {
+      return send(sign(withBody(await baseCall(route), '{"event": "lead.created"'), 'crm-leads'));
+    },
+  },
+  // 401
+  {
+    status: 401,
+    code: 'missing_bearer',
+    on: (route) => ['apiKey', 'mcpToken'].includes(schemeOf(route)),
+    how: 'no Authorization header',
+    async provoke(route) {
+      const call = await baseCall(route);
+      delete call.headers.authorization;
+      return send(call);
+    },
+  },
+  {
+    status: 401,
+    code: 'api_key_not_found',
+    on: (route) => schemeOf(route) === 'apiKey',
+    how: 'a well-formed API key that was never issued',
+    provoke: (route) => baseCall(route, { key: 'service_sk_live_Xb7Qm2Lp9Tn4Vr8Kc1Zw5Hd3' }).then(send),
+  },
+  {
+    status: 401,
+    code: 'api_key_invalid',
+    on: (route) => schemeOf(route) === 'apiKey',
+    how: "the workspace key's visible prefix with another secret",
+    provoke: (route) => baseCall(route, { key: `${t.apiKey.slice(0, -1)}${t.apiKey.endsWith('A') ? 'B' : 'A'}` }).then(send),
+  },
+  {
+    status: 401,
+    code: 'not_authenticated',
+    on: (route) => schemeOf(route) === 'adminSession',
+    how: 'no session cookie',
+    async provoke(route) {
+      const call = await baseCall(route);
+      delete call.headers.cookie;
+      return send(call);
+    },
+  },
+  {
+    status: 401,
+    code: 'not_authenticated',
+    on: (route) => schemeOf(route) === 'mcpToken',
+    how: 'a well-formed MCP token that was never issued',
+    async provoke(route) {
+      const call = await baseCall(route);
+      call.headers.authorization = 'Bearer service_mcp_Vb8Nk4R9Qe3Tx7Lm2Hd6Zc1Wq5Jp0Ys3';
+      return send(call);
+    },
+  },
+  {
+    status: 401,
+    code: 'not_authenticated',
+    on: (route) => route.operationId === 'login',
+    how: 'a wrong password',
+    async provoke(route) {
+      return send(await baseCall(route, { body: { email: t.admin.email, password: 'not the password', totpCode: '000000' } }));
+    },
+  },
+  {
+    status: 401,
+    code: 'signature_invalid',
+    on: INBOUND,
+    how: 'a signature that is not the HMAC of the body',
+    async provoke(route) {
+      const call = await baseCall(route);
+      call.headers['x-service-signature'] = 'a'.repeat(64);
+      return send(call);
+    },
+  },
+  // 402
+  {
+    status: 402,
+    code: 'payment_not_completed',
+    on: invocation,
+    how: 'a workspace whose checkout payment is not completed',
+    neverSent: 'the server has no checkout step: no workspace is ever refused for payment',
+  },
+  // 403
+  {
+    status: 403,
+    code: 'scope_required',
+    on: (route) => schemeOf(route) === 'apiKey',
+    how: 'a key whose only scope is one the operation does not accept',
+    async provoke(route) {
+      const wanted = route.security.flatMap((s) => s.scopes);
+      const other = ['departments:read', 'usage:read'].find((scope) => !wanted.includes(scope))!;
+      return send(await baseCall(route, { key: await t.keyWith(other) }));
+    },
+  },
+  {
+    status: 403,
+    code: 'role_forbidden',
+    on: (route) => schemeOf(route) === 'adminSession',
+    how: 'the session of a member (not an owner or admin)',
+    async provoke(route) {
+      const call = await baseCall(route);
+      call.headers.cookie = member;
+      return send(call);
+    },
+  },
+  {
+    status: 403,
+    code: 'forbidden',
+    on: (route) => schemeOf(route) === 'adminSession',
+    how: "the admin's session without X-CSRF-Token",
+    async provoke(route) {
+      const call = await baseCall(route);
+      delete call.headers['x-csrf-token'];
+      return send(call);
+    },
+  },
+  {
+    status: 403,
+    code: 'forbidden',
+    on: invocation,
+    how: 'the alias Concerto, outside the default plan',
+    provoke: (route) => invoke(route, undefined, { body: { alias: 'Concerto' } }),
+  },
+  {
+    status: 403,
+    code: 'agent_disabled',
+    on: invocation,
+    how: 'the agent the operation names is paused',
+    async provoke(route) {
+      const agent = targetOf(route, 'finance');
+      await pauseAgent(t.db, t.clock, t.workspaceId, agent, 'Paused by an admin during the month-end close.');
+      try {
+        return await invoke(route, agent);
+      } finally {
+        await resumeAgent(t.db, t.workspaceId, agent);
+      }
+    },
+  },
+  {
+    status: 403,
+    code: 'agent_unknown',
+    on: invocation,
+    how: 'an agent slug that is not in the catalog',
+    provoke: (route) => invoke(route, 'procurement'),
+  },
+  {
+    status: 403,
+    code: 'agent_not_in_plan',
+    on: invocation,
+    how: 'the starter plan, and an agent it does not include',
+    async provoke(route) {
+      await setPlan(t.db, t.clock, t.workspaceId, 'starter');
+      try {
+        return await invoke(route, targetOf(route, 'legal'));
+      } finally {
+        await setPlan(t.db, t.clock, t.workspaceId, 'growth');
+      }
+    },
+  },
+  {
+    status: 403,
+    code: 'agent_not_allowed',
+    on: invocation,
+    how: "a key bound to the sales agent naming the hr agent",
+    provoke: async (route) => invoke(route, targetOf(route, 'hr'), { key: await t.keyWith('orchestrator:invoke:agent:sales') }),
+  },
+  {
+    status: 403,
+    code: 'not_a_member',
+    on: invocation,
+    how: "a caller that is not a member of the agent's tenant",
+    neverSent: "a key belongs to its workspace and can only name that workspace's agents",
+  },
+  // 404
+  {
+    status: 404,
+    code: 'not_found',
+    on: (route) => ENTITY_PATH.test(route.path) || PUBLIC_AGENT_API_OPERATIONS.has(route.operationId),
+    how: 'a well-formed id that names nothing, else the same request to the app in private beta',
+    async provoke(route) {
+      const call = await baseCall(route);
+      return ENTITY_PATH.test(route.path) ? send(call) : send(call, beta);
+    },
+  },
+  {
+    status: 404,
+    code: 'webhook_not_found',
+    on: INBOUND,
+    how: 'a slug no webhook has',
+    async provoke(route) {
+      return send(await baseCall({ ...route, path: route.path.replace('{slug}', 'no-such-hook') }));
+    },
+  },
+  {
+    status: 404,
+    code: 'webhook_unavailable',
+    on: INBOUND,
+    how: 'a paused webhook',
+    async provoke(route) {
+      return send(sign(await baseCall({ ...route, path: route.path.replace('{slug}', 'paused-hook') }), 'paused-hook'));
+    },
+  },
+  // 413
+  {
+    status: 413,
+    code: 'payload_too_large',
+    on: (route) => route.request.body !== undefined,
+    how: "a body one byte over the operation's cap",
+    async provoke(route) {
+      const call = await baseCall(route);
+      const cap = route.request.body!.maxBytes;
+      return send(withBody(call, `{"x":"${'a'.repeat(cap - 7)}"}`));
+    },
+  },
+  // 429
+  {
+    status: 429,
+    code: 'rate_limit_exceeded',
+    on: (route) => !INBOUND(route),
+    how: 'the 61st request of the minute from one address',
+    async provoke(route) {
+      const call = await baseCall(route);
+      await exhaustAddress(call);
+      return send(call);
+    },
+  },
+  {
+    status: 429,
+    code: 'too_many_attempts',
+    on: (route) => route.operationId === 'login',
+    how: `${LOGIN_LIMITS.emailAndSource} wrong passwords for the email from one address, then another login`,
+    async provoke(route) {
+      const call = await baseCall(route, { body: { email: t.admin.email, password: 'not the password', totpCode: '000000' } });
+      for (let i = 0; i < LOGIN_LIMITS.emailAndSource; i += 1) expect((await send(call)).status).toBe(401);
+      return send(call);
+    },
+  },
+  {
+    status: 429,
+    code: 'quota_exceeded',
+    on: invocation,
+    how: "the period's consumption at 120 % of the quota (hard stop)",
+    async provoke(route) {
+      const period = periodOf(t.clock.now());
+      const [before] = await t.db.query<{ consumed: number }>(
+        `SELECT consumed_stu::float8 AS consumed FROM usage_periods WHERE workspace_id = $1 AND period = $2`,
+        [t.workspaceId, period],
+      );
+      // The default plan's quota is 10 M STU with no rollover: 12 M is its hard stop.
+      await t.db.query(
+        `INSERT INTO usage_periods (workspace_id, period, rollover_stu, consumed_stu, created_at) VALUES ($1, $2, 0, 12000000, $3)
+         ON CONFLICT (workspace_id, period) DO UPDATE SET consumed_stu = EXCLUDED.consumed_stu`,
+        [t.workspaceId, period, t.clock.now()],
+      );
+      try {
+        return await invoke(route, targetOf(route, 'sales'));
+      } finally {
+        await t.db.query(`UPDATE usage_periods SET consumed_stu = $3 WHERE workspace_id = $1 AND period = $2`, [
+          t.workspaceId,
+          period,
+          Number(before?.consumed ?? 0),
+        ]);
+      }
+    },
+  },
+  {
+    status: 429,
+    code: 'kill_switch',
+    on: invocation,
+    how: 'the manual spending kill switch on',
+    async provoke(route) {
+      await setManualKillSwitch(t.db, t.workspaceId, true, t.clock.now());
+      try {
+        return await invoke(route, targetOf(route, 'sales'));
+      } finally {
+        await setManualKillSwitch(t.db, t.workspaceId, false, t.clock.now());
+      }
+    },
+  },
+  {
+    status: 429,
+    code: 'rate_limited',
+    on: INBOUND,
+    how: 'a second event within the minute to a webhook that allows one per minute and address',
+    async provoke(route) {
+      const call = sign(await baseCall({ ...route, path: route.path.replace('{slug}', 'limited-hook') }), 'limited-hook');
+      await send(call);
+      return send(call);
+    },
+  },
+  // 5xx
+  {
+    status: 500,
+    code: 'internal_error',
+    how: 'the store throws an unexpected error',
+    async provoke(route) {
+      const call = await baseCall(route);
+      return faults.failing(new Error('unexpected failure inside the store'), () => send(call));
+    },
+  },
+  {
+    status: 503,
+    code: 'service_unavailable',
+    how: 'the store cannot be reached',
+    async provoke(route) {
+      const call = await baseCall(route);
+      return faults.failing(new Error('Connection terminated unexpectedly'), () => send(call));
+    },
+  },
+];
+
+function provokerOf(c: ExampleCase): Provoker[] {
+  return PROVOKERS.filter((p) => p.status === c.status && p.code === c.example.error && (p.on?.(c.route) ?? true));
+}
+
+const label = (c: ExampleCase) => `${c.operationId} ${c.status} ${c.name}`;
+
+// ── The checks ────────────────────────────────────────────────────────────────────────────────
+
+describe('error examples of the contract', () => {
+  it('are many, and each is covered by exactly one provoker', () => {
+    expect(cases.length).toBeGreaterThan(200);
+    const uncovered = cases
+      .filter((c) => provokerOf(c).length !== 1)
+      .map((c) => `${label(c)} (error ${c.example.error}): ${provokerOf(c).length} provokers`);
+    expect(uncovered.join('\n'), 'an example the server cannot be made to answer on this operation, or a provoker to add').toBe('');
+  });
+
+  it('document a Retry-After of its own for every example that waits: retryAfterSec, or one named after the example', () => {
+    const wrong = cases
+      .filter((c) => c.headers['Retry-After'] && c.status === 429)
+      .filter((c) =>
+        typeof c.example.retryAfterSec === 'number'
+          ? documentedRetryAfter(c) !== c.example.retryAfterSec
+          : (c.headers['Retry-After']?.examples as Json | undefined)?.[c.name] === undefined,
+      )
+      .map((c) => `${label(c)}: Retry-After ${String(documentedRetryAfter(c))}, retryAfterSec ${String(c.example.retryAfterSec)}`);
+    expect(wrong.join('\n')).toBe('');
+  });
+
+  for (const c of cases) {
+    const [provoker] = provokerOf(c);
+    if (!provoker) continue; // reported by the coverage test above
+    if (provoker.neverSent) {
+      it.todo(`${label(c)}: ${provoker.neverSent}`);
+      continue;
+    }
+    it(`${label(c)}: ${provoker.how}`, async () => {
+      const res = await provoker.provoke!(c.route);
+      const text = await res.text();
+      const body = JSON.parse(text) as Json;
+      expect({ status: res.status, error: body.error }, text).toEqual({ status: c.status, error: c.example.error });
+      const fields = `body fields: server ${text}, example ${JSON.stringify(c.example)}`;
+      expect(Object.keys(body).sort(), fields).toEqual(Object.keys(c.example).sort());
+      const validate = compileResponseValidator(bundle, c.op, String(c.status));
+      expect(validate(body), JSON.stringify(validate.errors)).toBe(true);
+
+      for (const name of Object.keys(c.headers)) expect(res.headers.get(name), `documented header ${name}`).not.toBeNull();
+      const retryAfter = res.headers.get('retry-after');
+      if (!c.headers['Retry-After']) expect(retryAfter, 'Retry-After, not documented for this response').toBeNull();
+      if (typeof body.retryAfterSec === 'number') expect(retryAfter).toBe(String(body.retryAfterSec));
+      if (typeof body.resetAt === 'string') {
+        // A quota error is waited out until the reset: Retry-After counts the seconds to resetAt.
+        expect(Number(retryAfter)).toBe(Math.ceil((Date.parse(body.resetAt) - t.clock.now().getTime()) / 1000));
+      }
+    });
+  }
+});
