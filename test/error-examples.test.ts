@@ -20,7 +20,6 @@ import { createUser } from '../packages/server/src/domain/sessions/users.ts';
 import { periodOf } from '../packages/server/src/domain/usage/index.ts';
 import { signInboundBody } from '../packages/server/src/domain/webhooks/inbound-signature.ts';
 import { clientKey, PER_IP } from '../packages/server/src/middleware/rate-limit/index.ts';
-import { PUBLIC_AGENT_API_OPERATIONS } from '../packages/server/src/routes/index.ts';
 import type { RouteSpec } from '../packages/server/src/routes/route-spec.ts';
 import type { OpenDb } from '../packages/server/src/store/db.ts';
 import { openStore } from '../packages/server/src/store/open.ts';
@@ -558,7 +557,7 @@ const PROVOKERS: Provoker[] = [
   {
     status: 404,
     code: 'not_found',
-    on: (route) => ENTITY_PATH.test(route.path) || PUBLIC_AGENT_API_OPERATIONS.has(route.operationId),
+    on: (route) => ENTITY_PATH.test(route.path) || route.policy.privateBeta,
     how: 'a well-formed id that names nothing, else the same request to the app in private beta',
     async provoke(route) {
       const call = await baseCall(route);
