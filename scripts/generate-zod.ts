@@ -11,7 +11,8 @@
  *   `z.unknown()` and accept anything, `*:*` included; the branch gets its parent's `type` first, which
  *   JSON Schema already implies (the parent's `type` applies to every value);
  * - header names are lowercase, because Fetch `Headers` and Hono's `c.req.header()` present them so
- *   (a mixed-case key would never be found, and an optional header would silently pass unchecked).
+ *   (a mixed-case key would never be found, and an optional header would silently pass unchecked): the
+ *   generator is given the header parameters under lowercase names, so it writes them so itself.
  */
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,7 +24,7 @@ export async function generateZod(doc: Json): Promise<string> {
   const scratch = await mkdtemp(join(tmpdir(), 'ais-zod-'));
   try {
     const input = join(scratch, 'input.json');
-    await writeFile(input, JSON.stringify(typeBranches(structuredClone(doc))));
+    await writeFile(input, JSON.stringify(lowercaseHeaderNames(typeBranches(structuredClone(doc)))));
     const output = join(scratch, 'out');
     await createClient({
       input,
@@ -52,6 +53,21 @@ export async function generateZod(doc: Json): Promise<string> {
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * Header parameters under lowercase names in the generator's input (HTTP header names ignore case),
+ * so the plugin writes lowercase keys itself.
+ */
+function lowercaseHeaderNames(doc: Json): Json {
+  const visit = (node: Json): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!node || typeof node !== 'object') return;
+    if (node.in === 'header' && typeof node.name === 'string') node.name = node.name.toLowerCase();
+    Object.values(node).forEach(visit);
+  };
+  visit(doc);
+  return doc;
 }
 
 /** Gives each untyped inline branch of `anyOf`/`oneOf` the `type` of the schema that holds it. */
@@ -93,14 +109,11 @@ function postProcess(raw: string, doc: Json): string {
 
   const parameterComponents = parameterComponentNames(doc);
   const requestParts = requestPartNames(doc);
-  const webhookRequests = webhookRequestNames(doc);
   const blocks = exportBlocks(lines);
   for (const block of blocks) {
     const requestPart = requestParts.get(block.name);
     const parameterComponent = parameterComponents.get(block.name);
     if (requestPart || parameterComponent) coerceBlock(lines, block, block.name);
-    if (requestPart === 'Headers' || parameterComponent === 'header') lowercaseKeys(lines, block.start, block.end, '    ');
-    if (webhookRequests.has(block.name)) lowercaseNestedHeaders(lines, block);
   }
   return lines.join('\n').replace(/\n+$/, '\n');
 }
@@ -135,17 +148,6 @@ function requestPartNames(doc: Json): Map<string, string> {
   return names;
 }
 
-/** The plugin's names of the request objects of the outbound events (`zRunCompletedEventWebhookRequest`, ...). */
-function webhookRequestNames(doc: Json): Set<string> {
-  const names = new Set<string>();
-  for (const item of Object.values<Json>(doc.webhooks ?? {})) {
-    for (const operation of Object.values<Json>(item ?? {})) {
-      if (operation?.operationId) names.add(`z${pascal(operation.operationId)}WebhookRequest`);
-    }
-  }
-  return names;
-}
-
 /** Component parameters (`zLimitQuery`, ...) by export name, with where they are read (`query`, `path`, `header`). */
 function parameterComponentNames(doc: Json): Map<string, string> {
   const names = new Map<string, string>();
@@ -166,25 +168,5 @@ function coerceBlock(lines: string[], block: Block, name: string): void {
       throw new Error(`${name}: a numeric parameter form the coercion step does not handle: ${line.trim()}`);
     }
     lines[i] = line;
-  }
-}
-
-/** Lowercases the property keys written at exactly `indent` (quoted or bare) between two lines. */
-function lowercaseKeys(lines: string[], start: number, end: number, indent: string): void {
-  const key = new RegExp(`^${indent}(?:'([^']+)'|([A-Za-z_$][\\w$]*)):`);
-  for (let i = start; i <= end; i += 1) {
-    lines[i] = lines[i]!.replace(key, (_all, quoted?: string, bare?: string) => `${indent}'${(quoted ?? bare)!.toLowerCase()}':`);
-  }
-}
-
-/** In `zXWebhookRequest = z.object({ body, path, query, headers: z.object({...}) })`, only the header keys. */
-function lowercaseNestedHeaders(lines: string[], block: Block): void {
-  for (let i = block.start; i <= block.end; i += 1) {
-    const open = /^(\s+)headers: z\.object\(\{\s*$/.exec(lines[i]!);
-    if (!open) continue;
-    const indent = open[1]!;
-    let close = i + 1;
-    while (close <= block.end && !lines[close]!.startsWith(`${indent}})`)) close += 1;
-    lowercaseKeys(lines, i + 1, close - 1, `${indent}    `);
   }
 }
