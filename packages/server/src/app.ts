@@ -19,6 +19,7 @@ import { privateBeta } from './middleware/private-beta/index.ts';
 import { redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
 import { validate } from './middleware/validate/index.ts';
+import { cors } from './middleware/cors/index.ts';
 import { inboundWebhook, isInboundFront } from './middleware/inbound/index.ts';
 import { matchedRoutes } from 'hono/route';
 import { handlers } from './routes/index.ts';
@@ -47,6 +48,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const app = new Hono<AppEnv>();
 
   app.use(requestId());
+  // Before the limits and authentication: a preflight consumes no quota and needs no credential.
+  app.use(cors({ origins: services.config.corsOrigins, methodsByPath: honoMethodsByPath(routes) }));
   app.use(redactBody());
   app.use(errorBoundary());
   const perIp = byClientIp({ trustProxy: services.config.trustProxy });
@@ -140,6 +143,11 @@ function methodsByPath(routes: readonly RouteSpec[]): Map<string, string[]> {
     byPath.set(route.path, methods);
   }
   return byPath;
+}
+
+/** The methods of each path as Hono mounts it, for OPTIONS answers. */
+function honoMethodsByPath(routes: readonly RouteSpec[]): Map<string, string[]> {
+  return new Map([...methodsByPath(routes)].map(([path, methods]) => [honoPath(path), methods]));
 }
 
 /** `/runs/{run_id}` -> `/runs/:run_id` */

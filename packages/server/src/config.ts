@@ -4,6 +4,7 @@
  * run from the repository root or from the package.
  */
 import { resolve } from 'node:path';
+import { parseCorsOrigins } from './middleware/cors/index.ts';
 
 export interface ServerConfig {
   /** PGlite data directory (absolute); unused when databaseUrl is set. */
@@ -25,6 +26,8 @@ export interface ServerConfig {
   webhookTimeoutMs: number;
   /** Lease of a run being executed, in ms (RUN_LEASE_MS, default 60000): how soon a run whose instance died is ended. */
   runLeaseMs: number;
+  /** Browser origins allowed by CORS (CORS_ORIGINS, exact origins); none by default. */
+  corsOrigins: string[];
 }
 
 export interface ConfigFlags {
@@ -54,11 +57,20 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     webhookPollMs: parseMs(env.WEBHOOK_POLL_MS, 1_000, 'WEBHOOK_POLL_MS'),
     webhookTimeoutMs: parseMs(env.WEBHOOK_DELIVERY_TIMEOUT_MS, 10_000, 'WEBHOOK_DELIVERY_TIMEOUT_MS'),
     runLeaseMs: parseMs(env.RUN_LEASE_MS, 60_000, 'RUN_LEASE_MS'),
+    corsOrigins: corsOrigins(env.CORS_ORIGINS),
   };
 }
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+}
+
+function corsOrigins(value: string | undefined): string[] {
+  try {
+    return parseCorsOrigins(value);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 function parsePort(value: string | undefined): number {

@@ -20,9 +20,11 @@ export interface AppConfig {
   trustProxy: number;
   /** Private beta (`PRIVATE_BETA=true`): the public agent API answers 404 not_found. GA by default. */
   privateBeta: boolean;
+  /** Browser origins allowed by CORS (`CORS_ORIGINS`); none by default: server-to-server. */
+  corsOrigins: readonly string[];
 }
 
-export const DEFAULT_APP_CONFIG: AppConfig = { trustProxy: 0, privateBeta: false };
+export const DEFAULT_APP_CONFIG: AppConfig = { trustProxy: 0, privateBeta: false, corsOrigins: [] };
 
 export interface Deps {
   db: Db;

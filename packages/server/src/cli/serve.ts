@@ -36,7 +36,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
   try {
     const { app, services } = createApp({
       db: store.db,
-      config: { trustProxy: config.trustProxy, privateBeta: process.env.PRIVATE_BETA === 'true' },
+      config: { trustProxy: config.trustProxy, privateBeta: process.env.PRIVATE_BETA === 'true', corsOrigins: config.corsOrigins },
       // Aliases -> engines (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*) and STU rates (STU_RATE_<ALIAS>).
       engines: createEngines(readEngineConfig(process.env)),
       stuRates: readStuRates(process.env),
