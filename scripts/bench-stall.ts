@@ -69,7 +69,9 @@ try {
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
     return `n=${sorted.length} p50=${at(0.5).toFixed(1)} ms p99=${at(0.99).toFixed(1)} ms max=${sorted.at(-1)!.toFixed(1)} ms`;
   };
-  console.log(`large invocation: ${(Buffer.byteLength(body) / 1024 / 1024).toFixed(2)} MiB, ${count} messages -> ${answer.status} in ${answer.ms.toFixed(0)} ms`);
+  console.log(
+    `large invocation: ${(Buffer.byteLength(body) / 1024 / 1024).toFixed(2)} MiB, ${count} messages -> ${answer.status} in ${answer.ms.toFixed(0)} ms`,
+  );
   console.log(`poller alone:     ${stats(alone)}`);
   console.log(`poller during it: ${stats(during)}`);
 } finally {

@@ -56,7 +56,7 @@ const changelogPath = options.changelog ? resolve(options.changelog) : join(ROOT
 if (options.changelog && !existsSync(changelogPath)) fail(`no changelog at ${changelogPath}`);
 const changelog = existsSync(changelogPath) ? readFileSync(changelogPath, 'utf8') : '';
 
-let findings;
+let findings: ReturnType<typeof compareContracts>;
 try {
   findings = compareContracts(base.doc, head.doc);
 } catch (error) {

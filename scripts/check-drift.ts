@@ -18,7 +18,10 @@ const diff = spawnSync('git', ['diff', '--exit-code', '--quiet', '--', 'generate
 if (diff.status !== 0 && diff.status !== 1) fail(`git diff failed: ${diff.stderr.toString()}`);
 
 if (status.trim() || diff.status === 1) {
-  const files = status.split('\n').filter(Boolean).map((line) => `  ${describe(line.slice(0, 2))} ${line.slice(3)}`);
+  const files = status
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => `  ${describe(line.slice(0, 2))} ${line.slice(3)}`);
   console.error(
     [
       '',

@@ -6,14 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import {
-  type Json,
-  OPENAPI_ROOT,
-  headerLines,
-  resolvePointer,
-  runBin,
-  writeGenerated,
-} from './generate-common.ts';
+import { type Json, OPENAPI_ROOT, headerLines, resolvePointer, runBin, writeGenerated } from './generate-common.ts';
 
 const SCRIPT = 'generate-bundle.ts';
 const SOURCE = 'openapi/openapi.yaml (redocly bundle)';
@@ -22,7 +15,18 @@ export async function generateBundle(): Promise<Json> {
   const scratch = await mkdtemp(join(tmpdir(), 'ais-bundle-'));
   try {
     const out = join(scratch, 'openapi.json');
-    await runBin('redocly', ['bundle', OPENAPI_ROOT, '--output', out, '--ext', 'json', '--lint-config', 'off', '--component-renaming-conflicts-severity', 'error']);
+    await runBin('redocly', [
+      'bundle',
+      OPENAPI_ROOT,
+      '--output',
+      out,
+      '--ext',
+      'json',
+      '--lint-config',
+      'off',
+      '--component-renaming-conflicts-severity',
+      'error',
+    ]);
     const bundled: Json = JSON.parse(await readFile(out, 'utf8'));
     assertOnlyLocalRefs(bundled);
 
@@ -34,7 +38,9 @@ export async function generateBundle(): Promise<Json> {
       ...rest,
     };
     await writeGenerated('openapi.json', JSON.stringify(doc, null, 2));
-    const yamlHeader = headerLines(SCRIPT, SOURCE).map((line) => `# ${line}`).join('\n');
+    const yamlHeader = headerLines(SCRIPT, SOURCE)
+      .map((line) => `# ${line}`)
+      .join('\n');
     await writeGenerated('openapi.yaml', `${yamlHeader}\n${YAML.stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })}`);
     return doc;
   } finally {
@@ -49,7 +55,12 @@ export async function generateBundle(): Promise<Json> {
  */
 function assertOnlyLocalRefs(doc: Json): void {
   const visit = (node: Json, where: string): void => {
-    if (Array.isArray(node)) return node.forEach((item, index) => visit(item, `${where}/${index}`));
+    if (Array.isArray(node)) {
+      node.forEach((item, index) => {
+        visit(item, `${where}/${index}`);
+      });
+      return;
+    }
     if (!node || typeof node !== 'object') return;
     if (typeof node.$ref === 'string') {
       try {

@@ -32,7 +32,7 @@ export async function generateErrors(doc: Json): Promise<void> {
     '',
     'export type ErrorCode = keyof typeof ERROR_STATUS;',
     '',
-    '/** The error body\'s fields beyond `error` and `message`: always sent (`required`) or when known (`optional`). */',
+    "/** The error body's fields beyond `error` and `message`: always sent (`required`) or when known (`optional`). */",
     'export type ErrorFields = { readonly schemas: readonly string[]; readonly required: readonly string[]; readonly optional: readonly string[] };',
     '',
     '/** Per code, the group schemas of components.schemas that describe its body, and their extra fields. */',

@@ -103,7 +103,10 @@ function channelIdOf(channel: Json, doc: Json): string | undefined {
 
 function renderServers(servers: [string, Json][]): string {
   const rows = servers
-    .map(([id, server]) => `<tr><td>${esc(id)}</td><td>${esc(server.protocol ?? '')}</td><td><code>${esc(`${server.host ?? ''}${server.pathname ?? ''}`)}</code></td><td>${markdown(server.description ?? '')}</td></tr>`)
+    .map(
+      ([id, server]) =>
+        `<tr><td>${esc(id)}</td><td>${esc(server.protocol ?? '')}</td><td><code>${esc(`${server.host ?? ''}${server.pathname ?? ''}`)}</code></td><td>${markdown(server.description ?? '')}</td></tr>`,
+    )
     .join('');
   return `<section id="servers"><h2>Servers</h2><table><tr><th>Server</th><th>Protocol</th><th>Host</th><th>Description</th></tr>${rows}</table></section>`;
 }
@@ -154,7 +157,9 @@ function renderMessage(entry: MessageEntry): string {
     message.summary ? `<p class="summary">${inline(message.summary)}</p>` : '',
     message.description ? `<div class="prose">${markdown(message.description)}</div>` : '',
     message.contentType ? `<p>Content type: <code>${esc(message.contentType)}</code></p>` : '',
-    message.correlationId ? `<p>Correlation id: <code>${esc(message.correlationId.location ?? '')}</code> ${inline(message.correlationId.description ?? '')}</p>` : '',
+    message.correlationId
+      ? `<p>Correlation id: <code>${esc(message.correlationId.location ?? '')}</code> ${inline(message.correlationId.description ?? '')}</p>`
+      : '',
     message.headers ? `<h4>Headers</h4>${renderSchema(message.headers)}` : '',
     message.payload ? `<h4>Payload</h4>${renderSchema(message.payload)}` : '',
     ...examples.map((example, index) =>
@@ -188,7 +193,10 @@ function schemaNode(schema: Json, seen: Set<Json>): string {
     const required = new Set<string>(schema.required ?? []);
     parts.push(
       `<ul>${properties
-        .map(([name, property]) => `<li><code class="name">${esc(name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ''} ${schemaNode(property, inner)}</li>`)
+        .map(
+          ([name, property]) =>
+            `<li><code class="name">${esc(name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ''} ${schemaNode(property, inner)}</li>`,
+        )
         .join('')}</ul>`,
     );
   }
@@ -217,12 +225,20 @@ function constraints(schema: Json): string[] {
   if (schema.const !== undefined) rules.push(`= ${JSON.stringify(schema.const)}`);
   if (Array.isArray(schema.enum)) rules.push(`one of ${schema.enum.map((value: unknown) => JSON.stringify(value)).join(', ')}`);
   const pairs: [string, string][] = [
-    ['minLength', 'min length'], ['maxLength', 'max length'], ['minimum', '≥'], ['maximum', '≤'],
-    ['exclusiveMinimum', '>'], ['exclusiveMaximum', '<'], ['minItems', 'min items'], ['maxItems', 'max items'],
-    ['pattern', 'pattern'], ['default', 'default'],
+    ['minLength', 'min length'],
+    ['maxLength', 'max length'],
+    ['minimum', '≥'],
+    ['maximum', '≤'],
+    ['exclusiveMinimum', '>'],
+    ['exclusiveMaximum', '<'],
+    ['minItems', 'min items'],
+    ['maxItems', 'max items'],
+    ['pattern', 'pattern'],
+    ['default', 'default'],
   ];
   for (const [keyword, label] of pairs) {
-    if (schema[keyword] !== undefined) rules.push(`${label} ${typeof schema[keyword] === 'string' && keyword !== 'pattern' ? JSON.stringify(schema[keyword]) : schema[keyword]}`);
+    if (schema[keyword] !== undefined)
+      rules.push(`${label} ${typeof schema[keyword] === 'string' && keyword !== 'pattern' ? JSON.stringify(schema[keyword]) : schema[keyword]}`);
   }
   if (schema.additionalProperties === false) rules.push('no other fields');
   return rules;
@@ -291,11 +307,16 @@ function markdown(text: string): string {
     if (/^\s*\|/.test(line)) {
       const rows: string[][] = [];
       for (; i < lines.length && /^\s*\|/.test(lines[i]!); i += 1) {
-        const cells = lines[i]!.trim().replace(/^\||\|$/g, '').split('|').map((cell) => cell.trim());
+        const cells = lines[i]!.trim()
+          .replace(/^\||\|$/g, '')
+          .split('|')
+          .map((cell) => cell.trim());
         if (!cells.every((cell) => /^:?-+:?$/.test(cell))) rows.push(cells);
       }
       const [head, ...rest] = rows;
-      blocks.push(`<table><tr>${(head ?? []).map((cell) => `<th>${inline(cell)}</th>`).join('')}</tr>${rest.map((row) => `<tr>${row.map((cell) => `<td>${inline(cell)}</td>`).join('')}</tr>`).join('')}</table>`);
+      blocks.push(
+        `<table><tr>${(head ?? []).map((cell) => `<th>${inline(cell)}</th>`).join('')}</tr>${rest.map((row) => `<tr>${row.map((cell) => `<td>${inline(cell)}</td>`).join('')}</tr>`).join('')}</table>`,
+      );
       continue;
     }
     const bullet = /^\s*(?:[-*]|\d+\.)\s+/;

@@ -4,15 +4,7 @@
  * the zod schema of each request part and each response, imported from ./zod.ts. Also the outbound event
  * types with their payload and delivery-header schemas (`webhookEvents`).
  */
-import {
-  type Json,
-  componentName,
-  deref,
-  operationsOf,
-  pascal,
-  tsHeader,
-  writeGenerated,
-} from './generate-common.ts';
+import { type Json, componentName, deref, operationsOf, pascal, tsHeader, writeGenerated } from './generate-common.ts';
 
 const SCRIPT = 'generate-routes.ts';
 
@@ -77,7 +69,11 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     const parameters = [...(operation.parameters ?? [])].map((parameter: Json) => deref(doc, parameter));
     const request: string[] = [];
     const inputTypes: string[] = [];
-    const parts = [['params', 'path', 'Path'], ['query', 'query', 'Query'], ['headers', 'header', 'Headers']] as const;
+    const parts = [
+      ['params', 'path', 'Path'],
+      ['query', 'query', 'Query'],
+      ['headers', 'header', 'Headers'],
+    ] as const;
     for (const [key, location, suffix] of parts) {
       if (parameters.some((parameter) => parameter.in === location)) {
         const schema = zodName(`z${op}${suffix}`, `${where} ${location} parameters`);
@@ -94,7 +90,9 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
       // The cap of the body in bytes: the request body's `x-body-limit`, or the contract's default.
       const maxBytes = body['x-body-limit'] ?? DEFAULT_BODY_LIMIT;
       if (!Number.isInteger(maxBytes) || maxBytes < 1) throw new Error(`routes: ${where} x-body-limit must be a positive integer`);
-      request.push(`body: { contentType: ${q(types[0]!)}, schema: ${zodName(`z${op}Body`, `${where} body`)}, required: ${body.required === true}, maxBytes: ${maxBytes} }`);
+      request.push(
+        `body: { contentType: ${q(types[0]!)}, schema: ${zodName(`z${op}Body`, `${where} body`)}, required: ${body.required === true}, maxBytes: ${maxBytes} }`,
+      );
       // An optional body that was not sent stays undefined.
       inputTypes.push(`body: z.output<typeof z${op}Body>${body.required === true ? '' : ' | undefined'}`);
     } else {
@@ -146,14 +144,7 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
       throw new Error(`routes: ${where} must have both the inboundSignature scheme and x-inbound-webhook, or neither`);
     }
 
-    operationTypes.push(
-      [
-        `  ${id}: {`,
-        `    input: { ${inputTypes.join('; ')} };`,
-        `    success: { ${successTypes.join('; ')} };`,
-        '  };',
-      ].join('\n'),
-    );
+    operationTypes.push([`  ${id}: {`, `    input: { ${inputTypes.join('; ')} };`, `    success: { ${successTypes.join('; ')} };`, '  };'].join('\n'));
     entries.push(
       [
         '  {',
@@ -182,7 +173,10 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
   }
 
   const methodOrder = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options', 'trace'];
-  const methodUnion = methodOrder.filter((method) => methods.has(method)).map(q).join(' | ');
+  const methodUnion = methodOrder
+    .filter((method) => methods.has(method))
+    .map(q)
+    .join(' | ');
   const imports = [...used].sort();
   const source = [
     tsHeader(SCRIPT, 'generated/openapi.json, naming the schemas of generated/zod.ts'),
@@ -219,7 +213,7 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     '  /** Alternatives: any one entry satisfies. Empty: no credential (login). */',
     '  security: SecurityRequirement[];',
     '  /**',
-    '   * From the operation\'s `x-` extensions: `privateBeta` (x-private-beta) reads as absent, 404, while the',
+    "   * From the operation's `x-` extensions: `privateBeta` (x-private-beta) reads as absent, 404, while the",
     '   * deployment is in private beta; `agentTargeted` (x-agent-targeted) takes a target agent, so a key bound',
     '   * to that agent may call it; `anyRole` (x-any-role) is open to every signed-in role; `inboundWebhook`',
     '   * (x-inbound-webhook) is a signed inbound event route (its unparsable body is `payload_invalid`).',
@@ -239,10 +233,10 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     `export type OperationId =\n${operationIds.map((id) => `  | ${q(id)}`).join('\n')};`,
     '',
     '/**',
-    ' * Per operation, the types the server\'s handlers are written against: `input` is each request part',
+    " * Per operation, the types the server's handlers are written against: `input` is each request part",
     ' * after validation (zod output: defaults applied; a part the operation does not have is empty), and',
     ' * `success` lists each documented 2xx status with what may be answered (`json` body, an SSE `stream`,',
-    ' * or `empty`). Error statuses are not here: handlers throw the spec\'s error codes instead.',
+    " * or `empty`). Error statuses are not here: handlers throw the spec's error codes instead.",
     ' */',
     'export interface Operations {',
     ...operationTypes,

@@ -13,5 +13,8 @@ export async function generateTypes(): Promise<void> {
     defaultNonNullable: false,
     silent: true,
   });
-  await writeGenerated('types.ts', tsHeader('generate-types.ts', 'generated/openapi.json (openapi-typescript, --default-non-nullable=false)') + '\n' + astToString(ast));
+  await writeGenerated(
+    'types.ts',
+    `${tsHeader('generate-types.ts', 'generated/openapi.json (openapi-typescript, --default-non-nullable=false)')}\n${astToString(ast)}`,
+  );
 }

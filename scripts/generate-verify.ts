@@ -33,7 +33,8 @@ export async function verifyGenerated(doc: Json): Promise<string> {
       if (!schema) continue;
       for (const [key, field] of Object.entries<Json>(schema.shape ?? {})) {
         const inner = unwrap(field);
-        if (inner._zod.def.type === 'number' && !inner._zod.def.coerce) problems.push(`${route.operationId} ${part}.${key} is numeric but not coerced from text`);
+        if (inner._zod.def.type === 'number' && !inner._zod.def.coerce)
+          problems.push(`${route.operationId} ${part}.${key} is numeric but not coerced from text`);
         if (inner._zod.def.type === 'boolean') problems.push(`${route.operationId} ${part}.${key} is a boolean that would not parse "false"`);
         if (part === 'headers' && key !== key.toLowerCase()) problems.push(`${route.operationId} header ${key} is not lowercase`);
       }

@@ -61,7 +61,10 @@ export async function generateZod(doc: Json): Promise<string> {
  */
 function lowercaseHeaderNames(doc: Json): Json {
   const visit = (node: Json): void => {
-    if (Array.isArray(node)) return node.forEach(visit);
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
     if (!node || typeof node !== 'object') return;
     if (node.in === 'header' && typeof node.name === 'string') node.name = node.name.toLowerCase();
     Object.values(node).forEach(visit);
@@ -73,12 +76,22 @@ function lowercaseHeaderNames(doc: Json): Json {
 /** Gives each untyped inline branch of `anyOf`/`oneOf` the `type` of the schema that holds it. */
 function typeBranches(doc: Json): Json {
   const visit = (node: Json): void => {
-    if (Array.isArray(node)) return node.forEach(visit);
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
     if (!node || typeof node !== 'object') return;
     if (node.type !== undefined) {
       for (const keyword of ['anyOf', 'oneOf']) {
         for (const branch of Array.isArray(node[keyword]) ? node[keyword] : []) {
-          if (branch && typeof branch === 'object' && branch.type === undefined && branch.$ref === undefined && branch.const === undefined && branch.enum === undefined) {
+          if (
+            branch &&
+            typeof branch === 'object' &&
+            branch.type === undefined &&
+            branch.$ref === undefined &&
+            branch.const === undefined &&
+            branch.enum === undefined
+          ) {
             branch.type = node.type;
           }
         }

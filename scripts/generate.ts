@@ -42,7 +42,7 @@ async function main(): Promise<void> {
 }
 
 /** Runs one step, printing its name, its note (if any) and how long it took. */
-async function step(label: string, run: () => Promise<string | void>): Promise<void> {
+async function step(label: string, run: () => Promise<unknown>): Promise<void> {
   const started = performance.now();
   process.stdout.write(`generate: ${label} ... `);
   try {
@@ -57,7 +57,7 @@ async function step(label: string, run: () => Promise<string | void>): Promise<v
 }
 
 /** generated/ belongs to this script: a file it no longer writes would otherwise linger and look current. */
-async function removeStale(): Promise<string | void> {
+async function removeStale(): Promise<string | undefined> {
   const removed: string[] = [];
   const walk = async (dir: string): Promise<void> => {
     for (const entry of await readdir(dir, { withFileTypes: true })) {

@@ -63,7 +63,13 @@ describe('rules on small documents', () => {
     });
     expect(compareContracts(base, head)).toEqual([
       finding('operation-removed', 'POST /things', '', 'operation removed (operationId createThing)', '#/paths/~1things/post'),
-      finding('parameter-required', 'DELETE /things/{id}', 'parameter path key', 'a new required parameter', '#/paths/~1things~1{key}/delete/parameters/0/required'),
+      finding(
+        'parameter-required',
+        'DELETE /things/{id}',
+        'parameter path key',
+        'a new required parameter',
+        '#/paths/~1things~1{key}/delete/parameters/0/required',
+      ),
       finding('operation-removed', 'webhook ping (POST)', '', 'webhook removed', '#/webhooks/ping/post'),
     ]);
   });
@@ -79,8 +85,20 @@ describe('rules on small documents', () => {
       Tag: object({ label: string, colour: string }),
     });
     expect(compareContracts(base, head)).toEqual([
-      finding('response-field-removed', 'GET /things', 'response 200 application/json body.items[].name', 'response field "name" removed or renamed', '#/components/schemas/Thing/properties/name'),
-      finding('response-field-removed', 'GET /things', 'response 200 application/json body.items[].tags[].color', 'response field "color" removed or renamed (new beside it: colour)', '#/components/schemas/Tag/properties/color'),
+      finding(
+        'response-field-removed',
+        'GET /things',
+        'response 200 application/json body.items[].name',
+        'response field "name" removed or renamed',
+        '#/components/schemas/Thing/properties/name',
+      ),
+      finding(
+        'response-field-removed',
+        'GET /things',
+        'response 200 application/json body.items[].tags[].color',
+        'response field "color" removed or renamed (new beside it: colour)',
+        '#/components/schemas/Tag/properties/color',
+      ),
     ]);
   });
 
@@ -92,26 +110,71 @@ describe('rules on small documents', () => {
       B: b,
       C: c,
     });
-    const base = doc(returns(ref('Event')), schemas(object({ id: string, type: string }), object({ a1: string, a2: string }), object({ b1: string, b2: string }), object({ c1: string })));
+    const base = doc(
+      returns(ref('Event')),
+      schemas(object({ id: string, type: string }), object({ a1: string, a2: string }), object({ b1: string, b2: string }), object({ c1: string })),
+    );
     const head = doc(returns(ref('Event')), schemas(object({ id: string }), object({ a1: string }), object({ b1: string }), object({})));
     head.components.schemas.Event.allOf[1].properties.data.oneOf.reverse();
     expect(compareContracts(base, head)).toEqual([
-      finding('response-field-removed', 'GET /things', 'response 200 application/json body.type', 'response field "type" removed or renamed', '#/components/schemas/Envelope/properties/type'),
-      finding('response-field-removed', 'GET /things', 'response 200 application/json body.data<A>.a2', 'response field "a2" removed or renamed', '#/components/schemas/A/properties/a2'),
-      finding('response-field-removed', 'GET /things', 'response 200 application/json body.data<B>.b2', 'response field "b2" removed or renamed', '#/components/schemas/B/properties/b2'),
-      finding('response-field-removed', 'GET /things', 'response 200 application/json body.extra{*}.c1', 'response field "c1" removed or renamed', '#/components/schemas/C/properties/c1'),
+      finding(
+        'response-field-removed',
+        'GET /things',
+        'response 200 application/json body.type',
+        'response field "type" removed or renamed',
+        '#/components/schemas/Envelope/properties/type',
+      ),
+      finding(
+        'response-field-removed',
+        'GET /things',
+        'response 200 application/json body.data<A>.a2',
+        'response field "a2" removed or renamed',
+        '#/components/schemas/A/properties/a2',
+      ),
+      finding(
+        'response-field-removed',
+        'GET /things',
+        'response 200 application/json body.data<B>.b2',
+        'response field "b2" removed or renamed',
+        '#/components/schemas/B/properties/b2',
+      ),
+      finding(
+        'response-field-removed',
+        'GET /things',
+        'response 200 application/json body.extra{*}.c1',
+        'response field "c1" removed or renamed',
+        '#/components/schemas/C/properties/c1',
+      ),
     ]);
   });
 
   it('response-field-removed: a webhook payload is what the service sends, so it follows the response rules (its parameters and responses are not compared)', () => {
     const hook = (schema: Json, answer: Json, parameters: Json[] = []) => ({
-      'thing.created': { post: { parameters, requestBody: { required: true, content: json(schema) }, responses: { '200': { description: 'ok', content: json(answer) } } } },
+      'thing.created': {
+        post: { parameters, requestBody: { required: true, content: json(schema) }, responses: { '200': { description: 'ok', content: json(answer) } } },
+      },
     });
     const base = doc({}, {}, { webhooks: hook(object({ id: string, data: object({ name: string }) }, ['id']), object({ received: string }, ['received'])) });
-    const head = doc({}, {}, { webhooks: hook(object({ id: string, data: object({}) }), object({}), [{ name: 'X-Signature', in: 'header', required: true, schema: string }]) });
+    const head = doc(
+      {},
+      {},
+      { webhooks: hook(object({ id: string, data: object({}) }), object({}), [{ name: 'X-Signature', in: 'header', required: true, schema: string }]) },
+    );
     expect(compareContracts(base, head)).toEqual([
-      finding('response-field-optional', 'webhook thing.created (POST)', 'payload application/json body.id', 'response field "id" is no longer required', '#/webhooks/thing.created/post/requestBody/content/application~1json/schema/properties/id'),
-      finding('response-field-removed', 'webhook thing.created (POST)', 'payload application/json body.data.name', 'response field "name" removed or renamed', '#/webhooks/thing.created/post/requestBody/content/application~1json/schema/properties/data/properties/name'),
+      finding(
+        'response-field-optional',
+        'webhook thing.created (POST)',
+        'payload application/json body.id',
+        'response field "id" is no longer required',
+        '#/webhooks/thing.created/post/requestBody/content/application~1json/schema/properties/id',
+      ),
+      finding(
+        'response-field-removed',
+        'webhook thing.created (POST)',
+        'payload application/json body.data.name',
+        'response field "name" removed or renamed',
+        '#/webhooks/thing.created/post/requestBody/content/application~1json/schema/properties/data/properties/name',
+      ),
     ]);
   });
 
@@ -120,7 +183,13 @@ describe('rules on small documents', () => {
       '/things': { get: { responses: { '200': { description: 'events', content: { 'text/event-stream': { schema: { type: 'string', $defs: { end } } } } } } } },
     });
     expect(compareContracts(doc(stream(object({ done: string, runId: string }))), doc(stream(object({ done: string }))))).toEqual([
-      finding('response-field-removed', 'GET /things', 'response 200 text/event-stream body<$defs/end>.runId', 'response field "runId" removed or renamed', '#/paths/~1things/get/responses/200/content/text~1event-stream/schema/$defs/end/properties/runId'),
+      finding(
+        'response-field-removed',
+        'GET /things',
+        'response 200 text/event-stream body<$defs/end>.runId',
+        'response field "runId" removed or renamed',
+        '#/paths/~1things/get/responses/200/content/text~1event-stream/schema/$defs/end/properties/runId',
+      ),
     ]);
   });
 
@@ -128,28 +197,56 @@ describe('rules on small documents', () => {
     const before = { Thing: object({ id: string, name: string, note: string }, ['id', 'name']) };
     const after = { Thing: object({ id: string, name: string, note: string }, ['id', 'note']) };
     expect(compareContracts(doc(returns(ref('Thing')), before), doc(returns(ref('Thing')), after))).toEqual([
-      finding('response-field-optional', 'GET /things', 'response 200 application/json body.name', 'response field "name" is no longer required', '#/components/schemas/Thing/properties/name'),
+      finding(
+        'response-field-optional',
+        'GET /things',
+        'response 200 application/json body.name',
+        'response field "name" is no longer required',
+        '#/components/schemas/Thing/properties/name',
+      ),
     ]);
     expect(compareContracts(doc(accepts(ref('Thing')), { Thing: after.Thing }), doc(accepts(ref('Thing')), { Thing: before.Thing }))).toEqual([
-      finding('request-field-required', 'POST /things', 'request application/json body.name', 'request field "name" became required', '#/components/schemas/Thing/required'),
+      finding(
+        'request-field-required',
+        'POST /things',
+        'request application/json body.name',
+        'request field "name" became required',
+        '#/components/schemas/Thing/required',
+      ),
     ]);
   });
 
   it('request-field-required: a field became required, a new required field (also nested); a new optional field is fine', () => {
     const base = doc(accepts(object({ a: string, b: string, lines: { type: 'array', items: object({ x: string }) } }, ['a'])));
-    const head = doc(accepts(object({ a: string, b: string, c: string, d: string, lines: { type: 'array', items: object({ x: string }, ['x']) } }, ['a', 'b', 'c'])));
+    const head = doc(
+      accepts(object({ a: string, b: string, c: string, d: string, lines: { type: 'array', items: object({ x: string }, ['x']) } }, ['a', 'b', 'c'])),
+    );
     expect(compareContracts(base, head)).toEqual([
       finding('request-field-required', 'POST /things', 'request application/json body.b', 'request field "b" became required', `${BODY}/required`),
       finding('request-field-required', 'POST /things', 'request application/json body.c', 'new required request field "c"', `${BODY}/required`),
-      finding('request-field-required', 'POST /things', 'request application/json body.lines[].x', 'request field "x" became required', `${BODY}/properties/lines/items/required`),
+      finding(
+        'request-field-required',
+        'POST /things',
+        'request application/json body.lines[].x',
+        'request field "x" became required',
+        `${BODY}/properties/lines/items/required`,
+      ),
     ]);
   });
 
   it('request-body-required: a new required body, an optional body that became required', () => {
     const ok = { '204': { description: 'done' } };
     const body = (required: boolean) => ({ required, content: json(object({})) });
-    const base = doc({ '/a': { post: { responses: ok } }, '/b': { post: { requestBody: body(false), responses: ok } }, '/c': { post: { requestBody: body(true), responses: ok } } });
-    const head = doc({ '/a': { post: { requestBody: body(true), responses: ok } }, '/b': { post: { requestBody: body(true), responses: ok } }, '/c': { post: { requestBody: body(true), responses: ok } } });
+    const base = doc({
+      '/a': { post: { responses: ok } },
+      '/b': { post: { requestBody: body(false), responses: ok } },
+      '/c': { post: { requestBody: body(true), responses: ok } },
+    });
+    const head = doc({
+      '/a': { post: { requestBody: body(true), responses: ok } },
+      '/b': { post: { requestBody: body(true), responses: ok } },
+      '/c': { post: { requestBody: body(true), responses: ok } },
+    });
     expect(compareContracts(base, head)).toEqual([
       finding('request-body-required', 'POST /a', 'request body', 'a new required request body', '#/paths/~1a/post/requestBody/required'),
       finding('request-body-required', 'POST /b', 'request body', 'the request body became required', '#/paths/~1b/post/requestBody/required'),
@@ -203,12 +300,30 @@ describe('rules on small documents', () => {
     head.paths['/things'].post.requestBody.content['application/json'].schema.properties.mode.const = 'y';
     expect(compareContracts(base, head)).toEqual([
       finding('enum-narrowed', 'POST /things', 'request application/json body.kind', 'enum narrowed: "b" no longer allowed', '#/components/schemas/Kind/enum'),
-      finding('enum-narrowed', 'POST /things', 'request application/json body.mode', 'enum narrowed: "x" no longer allowed', '#/paths/~1things/post/requestBody/content/application~1json/schema/properties/mode/const'),
-      finding('enum-narrowed', 'POST /things', 'response 200 application/json body.status', 'enum narrowed: "done" no longer allowed', '#/components/schemas/Status/enum'),
+      finding(
+        'enum-narrowed',
+        'POST /things',
+        'request application/json body.mode',
+        'enum narrowed: "x" no longer allowed',
+        '#/paths/~1things/post/requestBody/content/application~1json/schema/properties/mode/const',
+      ),
+      finding(
+        'enum-narrowed',
+        'POST /things',
+        'response 200 application/json body.status',
+        'enum narrowed: "done" no longer allowed',
+        '#/components/schemas/Status/enum',
+      ),
     ]);
     const narrowedQuery = doc(paths(['full']), base.components.schemas);
     expect(compareContracts(base, narrowedQuery)).toEqual([
-      finding('enum-narrowed', 'POST /things', 'parameter query view', 'enum narrowed: "short" no longer allowed', '#/paths/~1things/post/parameters/0/schema/enum'),
+      finding(
+        'enum-narrowed',
+        'POST /things',
+        'parameter query view',
+        'enum narrowed: "short" no longer allowed',
+        '#/paths/~1things/post/parameters/0/schema/enum',
+      ),
     ]);
   });
 
@@ -226,8 +341,20 @@ describe('rules on small documents', () => {
     const head = doc(paths(string, { type: ['string', 'null'] }, { type: 'number' }, { maxLength: 10 }));
     expect(compareContracts(base, head)).toEqual([
       finding('type-changed', 'POST /things', 'parameter query limit', 'type changed from integer to number', '#/paths/~1things/post/parameters/0/schema/type'),
-      finding('type-changed', 'POST /things', 'request application/json body.count', 'type changed from integer to string', '#/paths/~1things/post/requestBody/content/application~1json/schema/properties/count/type'),
-      finding('type-changed', 'POST /things', 'response 200 application/json body.name', 'type changed from string to [null, string]', '#/paths/~1things/post/responses/200/content/application~1json/schema/properties/name/type'),
+      finding(
+        'type-changed',
+        'POST /things',
+        'request application/json body.count',
+        'type changed from integer to string',
+        '#/paths/~1things/post/requestBody/content/application~1json/schema/properties/count/type',
+      ),
+      finding(
+        'type-changed',
+        'POST /things',
+        'response 200 application/json body.name',
+        'type changed from string to [null, string]',
+        '#/paths/~1things/post/responses/200/content/application~1json/schema/properties/name/type',
+      ),
     ]);
   });
 
@@ -257,21 +384,31 @@ describe('rules on small documents', () => {
     const base = doc(returns(ref('Node')), node({ name: string }));
     const head = doc(returns(ref('Node')), node({}));
     expect(compareContracts(base, head)).toEqual([
-      finding('response-field-removed', 'GET /things', 'response 200 application/json body.name', 'response field "name" removed or renamed', '#/components/schemas/Node/properties/name'),
+      finding(
+        'response-field-removed',
+        'GET /things',
+        'response 200 application/json body.name',
+        'response field "name" removed or renamed',
+        '#/components/schemas/Node/properties/name',
+      ),
     ]);
   });
 
   it('formats a finding on one line', () => {
-    expect(formatFinding(finding('type-changed', 'GET /things', 'response 200 application/json body.n', 'type changed from integer to string', '#/x/type'))).toBe(
-      'GET /things — response 200 application/json body.n: type changed from integer to string (#/x/type)',
+    expect(
+      formatFinding(finding('type-changed', 'GET /things', 'response 200 application/json body.n', 'type changed from integer to string', '#/x/type')),
+    ).toBe('GET /things — response 200 application/json body.n: type changed from integer to string (#/x/type)');
+    expect(formatFinding(finding('operation-removed', 'GET /x', '', 'operation removed', '#/paths/~1x/get'))).toBe(
+      'GET /x: operation removed (#/paths/~1x/get)',
     );
-    expect(formatFinding(finding('operation-removed', 'GET /x', '', 'operation removed', '#/paths/~1x/get'))).toBe('GET /x: operation removed (#/paths/~1x/get)');
   });
 });
 
 describe('releases and the changelog', () => {
   it('picks the release with the highest version, ignoring other files', () => {
-    expect(latestRelease(['README.md', 'openapi-1.9.0.json', 'openapi-1.10.0.json', 'openapi-2.0.0-rc.1.json', 'openapi-0.9.9.json'])?.file).toBe('openapi-1.10.0.json');
+    expect(latestRelease(['README.md', 'openapi-1.9.0.json', 'openapi-1.10.0.json', 'openapi-2.0.0-rc.1.json', 'openapi-0.9.9.json'])?.file).toBe(
+      'openapi-1.10.0.json',
+    );
     expect(latestRelease(['README.md'])).toBeUndefined();
   });
 
@@ -339,7 +476,10 @@ describe('the script against the real contract', () => {
 
   it('passes the same break once a changelog declares a new major, and prints it as declared', () => {
     const major = `${release.version.major + 1}.0.0`;
-    const changelog = readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8').replace('## [Unreleased]\n', `## [Unreleased]\n\n## [${major}]\n\n### Removed\n\n- \`Run.conversationId\`.\n`);
+    const changelog = readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8').replace(
+      '## [Unreleased]\n',
+      `## [Unreleased]\n\n## [${major}]\n\n### Removed\n\n- \`Run.conversationId\`.\n`,
+    );
     const result = run('--head', withoutRunFieldPath, '--changelog', write('CHANGELOG-major.md', changelog));
     expect(result.status).toBe(0);
     expect(result.stdout).toContain(`"## [${major}]" (a new major over ${release.version.text})`);

@@ -543,7 +543,7 @@ const PROVOKERS: Provoker[] = [
     status: 403,
     code: 'agent_not_allowed',
     on: invocation,
-    how: "a key bound to the sales agent naming the hr agent",
+    how: 'a key bound to the sales agent naming the hr agent',
     provoke: async (route) => invoke(route, targetOf(route, 'hr'), { key: await t.keyWith('orchestrator:invoke:agent:sales') }),
   },
   {
@@ -702,9 +702,7 @@ const label = (c: ExampleCase) => `${c.operationId} ${c.status} ${c.name}`;
 describe('error examples of the contract', () => {
   it('are many, and each is covered by exactly one provoker', () => {
     expect(cases.length).toBeGreaterThan(200);
-    const uncovered = cases
-      .filter((c) => provokerOf(c).length !== 1)
-      .map((c) => `${label(c)} (error ${c.example.error}): ${provokerOf(c).length} provokers`);
+    const uncovered = cases.filter((c) => provokerOf(c).length !== 1).map((c) => `${label(c)} (error ${c.example.error}): ${provokerOf(c).length} provokers`);
     expect(uncovered.join('\n'), 'an example the server cannot be made to answer on this operation, or a provoker to add').toBe('');
   });
 

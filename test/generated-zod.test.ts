@@ -266,7 +266,10 @@ describe('error table', () => {
 });
 
 function resolve(ref: string): Json {
-  return ref.slice(2).split('/').reduce<Json>((node, key) => node[key], bundle);
+  return ref
+    .slice(2)
+    .split('/')
+    .reduce<Json>((node, key) => node[key], bundle);
 }
 
 function resolveExample(example: Json): unknown {

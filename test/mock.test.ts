@@ -38,7 +38,10 @@ const hook = { slug: 'crm-leads', agentSlug: 'sales', algorithm: 'sha256' as con
 const destination = { url: 'https://hooks.northwind.example/agent-events', events: ['run.completed' as const] };
 const rpc = { jsonrpc: '2.0' as const, id: 1, method: 'tools/list' };
 
-type Call = (client: ReturnType<typeof createClient<paths>>, headers?: Record<string, string>) => Promise<{ response: Response; data?: unknown; error?: unknown }>;
+type Call = (
+  client: ReturnType<typeof createClient<paths>>,
+  headers?: Record<string, string>,
+) => Promise<{ response: Response; data?: unknown; error?: unknown }>;
 
 /** One typed call per operation of the contract, keyed by operationId. */
 const calls: Record<string, Call> = {
@@ -47,8 +50,7 @@ const calls: Record<string, Call> = {
   listRuns: (c, h) => c.GET('/runs', { params: { query: { status: 'completed', limit: 20 } }, headers: { ...bearer, ...h } }),
   cancelRun: (c, h) => c.POST('/runs/{run_id}/cancel', { params: { path: { run_id: RUN_ID } }, headers: { ...bearer, ...h } }),
   getCurrentUsage: (c, h) => c.GET('/usage/current', { headers: { ...bearer, ...h } }),
-  ingestInboundEvent: (c, h) =>
-    c.POST('/webhooks/inbound/{slug}', { params: { path: { slug: 'crm-leads' } }, body: lead, headers: { ...signed, ...h } }),
+  ingestInboundEvent: (c, h) => c.POST('/webhooks/inbound/{slug}', { params: { path: { slug: 'crm-leads' } }, body: lead, headers: { ...signed, ...h } }),
   openMcpStream: (c, h) => c.GET('/v1/mcp/tenant/sse', { headers: { ...mcp, ...h }, parseAs: 'text' }),
   callMcpRpc: (c, h) => c.POST('/v1/mcp/tenant/rpc', { body: rpc, headers: { ...mcp, ...h } }),
   createMcpToken: (c, h) => c.POST('/v1/mcp/tenant/tokens', { body: { expiresInSeconds: 3600 }, headers: { ...bearer, ...h } }),
@@ -56,19 +58,16 @@ const calls: Record<string, Call> = {
   createApiKey: (c, h) => c.POST('/api-keys', { params: { header: csrf }, body: newKey, headers: { ...session, ...h } }),
   rotateApiKey: (c, h) => c.POST('/api-keys/{id}/rotate', { params: { path: { id: KEY_ID }, header: csrf }, headers: { ...session, ...h } }),
   revokeApiKey: (c, h) => c.DELETE('/api-keys/{id}', { params: { path: { id: KEY_ID }, header: csrf }, headers: { ...session, ...h } }),
-  login: (c, h) =>
-    c.POST('/auth/login', { body: { email: 'admin@northwind.example', password: 'correct-horse', totpCode: '492039' }, headers: h }),
+  login: (c, h) => c.POST('/auth/login', { body: { email: 'admin@northwind.example', password: 'correct-horse', totpCode: '492039' }, headers: h }),
   logout: (c, h) => c.POST('/auth/logout', { params: { header: csrf }, headers: { ...session, ...h } }),
   listAgents: (c, h) => c.GET('/v1/agents', { headers: { ...bearer, ...h } }),
-  sendAgentMessage: (c, h) =>
-    c.POST('/v1/agents/{slug}/messages', { params: { path: { slug: 'sales' } }, body: message, headers: { ...bearer, ...h } }),
+  sendAgentMessage: (c, h) => c.POST('/v1/agents/{slug}/messages', { params: { path: { slug: 'sales' } }, body: message, headers: { ...bearer, ...h } }),
   sendOrchestratorMessage: (c, h) => c.POST('/v1/orchestrator/messages', { body: message, headers: { ...bearer, ...h } }),
   getRunV1: (c, h) => c.GET('/v1/runs/{run_id}', { params: { path: { run_id: RUN_ID } }, headers: { ...bearer, ...h } }),
   listRunsV1: (c, h) => c.GET('/v1/runs', { params: { query: { agent_slug: 'sales', offset: 0 } }, headers: { ...bearer, ...h } }),
   cancelRunV1: (c, h) => c.POST('/v1/runs/{run_id}/cancel', { params: { path: { run_id: RUN_ID } }, headers: { ...bearer, ...h } }),
   getUsageV1: (c, h) => c.GET('/v1/usage', { headers: { ...bearer, ...h } }),
-  ingestInboundEventV1: (c, h) =>
-    c.POST('/v1/webhooks/inbound/{slug}', { params: { path: { slug: 'crm-leads' } }, body: lead, headers: { ...signed, ...h } }),
+  ingestInboundEventV1: (c, h) => c.POST('/v1/webhooks/inbound/{slug}', { params: { path: { slug: 'crm-leads' } }, body: lead, headers: { ...signed, ...h } }),
   listApiKeysV1: (c, h) => c.GET('/v1/api-keys', { headers: { ...session, ...h } }),
   createApiKeyV1: (c, h) => c.POST('/v1/api-keys', { params: { header: csrf }, body: newKey, headers: { ...session, ...h } }),
   rotateApiKeyV1: (c, h) => c.POST('/v1/api-keys/{id}/rotate', { params: { path: { id: KEY_ID }, header: csrf }, headers: { ...session, ...h } }),
@@ -99,7 +98,8 @@ const calls: Record<string, Call> = {
       body: { decision: 'approved' },
       headers: { ...session, ...h },
     }),
-  createIntegration: (c, h) => c.POST('/integrations', { params: { header: csrf }, body: { integration: 'crm', provider: 'hubspot' }, headers: { ...session, ...h } }),
+  createIntegration: (c, h) =>
+    c.POST('/integrations', { params: { header: csrf }, body: { integration: 'crm', provider: 'hubspot' }, headers: { ...session, ...h } }),
 };
 
 const operations = Object.entries(bundle.paths).flatMap(([path, item]) =>

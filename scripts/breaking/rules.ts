@@ -27,19 +27,7 @@
  * that uses it, at the first place the operation reaches it.
  */
 import type { Json } from '../generate-common.ts';
-import {
-  allowedValues,
-  child,
-  isObject,
-  operationsOf,
-  parameterSchema,
-  parametersOf,
-  resolve,
-  same,
-  viewOf,
-  type OperationEntry,
-  type Site,
-} from './walk.ts';
+import { allowedValues, child, isObject, operationsOf, parameterSchema, parametersOf, resolve, same, viewOf, type OperationEntry, type Site } from './walk.ts';
 
 export const RULES = {
   'operation-removed': 'an operation (path + method) or webhook was removed',

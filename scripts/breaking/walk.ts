@@ -27,7 +27,7 @@ export function child(site: Site, ...keys: (string | number)[]): Site {
   let { node, pointer } = site;
   for (const key of keys) {
     node = node != null && typeof node === 'object' ? node[key] : undefined;
-    pointer += '/' + escapeToken(key);
+    pointer += `/${escapeToken(key)}`;
   }
   return { node, pointer };
 }
@@ -197,7 +197,9 @@ export function viewOf(doc: Json, sites: Site[]): SchemaView {
         });
       });
     }
-    if (Array.isArray(node.allOf)) node.allOf.forEach((_: Json, index: number) => add(child(site, 'allOf', index)));
+    if (Array.isArray(node.allOf)) {
+      for (let index = 0; index < node.allOf.length; index += 1) add(child(site, 'allOf', index));
+    }
   };
   for (const site of sites) add(site);
   return view;

@@ -61,7 +61,13 @@ function defaultApplier(name: string, scheme: Record<string, unknown>, creds: Cr
     if (!inbound || typeof inbound.secret !== 'string' || inbound.secret === '') return undefined;
     const header = inbound.signatureHeader ?? (where === 'header' && typeof scheme.name === 'string' ? scheme.name : 'X-SERVICE-Signature');
     return function signInbound(req) {
-      setHeader(req, header, createHmac(inbound.algorithm ?? 'sha256', inbound.secret).update(req.body ?? '').digest('hex'));
+      setHeader(
+        req,
+        header,
+        createHmac(inbound.algorithm ?? 'sha256', inbound.secret)
+          .update(req.body ?? '')
+          .digest('hex'),
+      );
       const ts = inbound.timestampHeader === undefined ? 'X-SERVICE-Timestamp' : inbound.timestampHeader;
       if (ts) setHeader(req, ts, String(Math.floor((inbound.now ?? Date.now)() / 1000)));
     };

@@ -87,7 +87,15 @@ export function prepareRequest(c: Case): PreparedRequest {
 }
 
 function fallback(name: string, where: Parameter['in']): Parameter {
-  return { name, in: where, required: false, style: where === 'query' || where === 'cookie' ? 'form' : 'simple', explode: where === 'query', schema: {}, examples: [] };
+  return {
+    name,
+    in: where,
+    required: false,
+    style: where === 'query' || where === 'cookie' ? 'form' : 'simple',
+    explode: where === 'query',
+    schema: {},
+    examples: [],
+  };
 }
 
 /** JSON for JSON media types; `application/x-www-form-urlencoded` as form pairs; anything else as text. */

@@ -170,7 +170,10 @@ function usage(message: string): number {
 }
 
 async function loadTarget(module: string): Promise<FuzzTarget> {
-  const mod = (await import(pathToFileURL(resolve(module)).href)) as { fuzzTarget?: () => Promise<FuzzTarget> | FuzzTarget; default?: () => Promise<FuzzTarget> | FuzzTarget };
+  const mod = (await import(pathToFileURL(resolve(module)).href)) as {
+    fuzzTarget?: () => Promise<FuzzTarget> | FuzzTarget;
+    default?: () => Promise<FuzzTarget> | FuzzTarget;
+  };
   const factory = mod.fuzzTarget ?? mod.default;
   if (typeof factory !== 'function') throw new UsageError(`${module} exports no fuzzTarget() function`);
   return factory();
@@ -219,7 +222,10 @@ function printSummary(r: FuzzResult): void {
       out.push(`   Reproduce with:`, `   ${f.curl}`);
     }
   }
-  out.push('', `${r.cases} cases in ${(r.durationMs / 1000).toFixed(1)} s, ${r.failures.length} distinct failures${r.stoppedBy ? ` (stopped by ${r.stoppedBy})` : ''}. Seed: ${r.seed}`);
+  out.push(
+    '',
+    `${r.cases} cases in ${(r.durationMs / 1000).toFixed(1)} s, ${r.failures.length} distinct failures${r.stoppedBy ? ` (stopped by ${r.stoppedBy})` : ''}. Seed: ${r.seed}`,
+  );
   console.log(out.join('\n'));
 }
 
@@ -231,8 +237,7 @@ main(process.argv.slice(2)).then(
     const message = (error as Error).message ?? '';
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') || message.startsWith('unknown operationId')) {
       process.exitCode = usage(message);
-    }
-    else {
+    } else {
       console.error(`service-fuzz: ${(error as Error).stack ?? String(error)}`);
       process.exitCode = 2;
     }

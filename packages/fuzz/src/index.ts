@@ -2,8 +2,27 @@
  * @module Public entry of the contract fuzzer: `runFuzz` (in-process through `app.request`, or over HTTP), the
  * checks by their Schemathesis names, the schema compiler, and the report writers.
  */
-export { runFuzz, ALL_PHASES, type FuzzOptions, type FuzzResult, type FuzzSetup, type Failure, type ProgressEvent, type OperationSummary, type Interaction } from './runner.ts';
-export { CHECKS, CHECK_NAMES, runChecks, errorStatusFromContract, DEFAULT_PROVIDER_NAMES, type CheckName, type CheckContext, type CheckConfig } from './checks/index.ts';
+export {
+  runFuzz,
+  ALL_PHASES,
+  type FuzzOptions,
+  type FuzzResult,
+  type FuzzSetup,
+  type Failure,
+  type ProgressEvent,
+  type OperationSummary,
+  type Interaction,
+} from './runner.ts';
+export {
+  CHECKS,
+  CHECK_NAMES,
+  runChecks,
+  errorStatusFromContract,
+  DEFAULT_PROVIDER_NAMES,
+  type CheckName,
+  type CheckContext,
+  type CheckConfig,
+} from './checks/index.ts';
 export { inProcessTransport, httpTransport, type InProcessApp, type Transport, type RecordedResponse } from './transport.ts';
 export type { Credentials, InboundSigning } from './auth.ts';
 export type { Case, Phase, PreparedRequest } from './case.ts';

@@ -5,7 +5,16 @@
 import { resolve } from 'node:path';
 import { authenticate, credentialAppliers, type Credentials } from './auth.ts';
 import { prepareRequest, type Case, type Phase, type PreparedRequest } from './case.ts';
-import { CHECK_NAMES, errorStatusFromContract, DEFAULT_PROVIDER_NAMES, runChecks, type CheckConfig, type CheckName, type CheckOutcome, type Step } from './checks/index.ts';
+import {
+  CHECK_NAMES,
+  errorStatusFromContract,
+  DEFAULT_PROVIDER_NAMES,
+  runChecks,
+  type CheckConfig,
+  type CheckName,
+  type CheckOutcome,
+  type Step,
+} from './checks/index.ts';
 import { loadDocument, type OpenApiDocument } from './contract/document.ts';
 import { listOperations, streamsForever, type Operation } from './contract/operations.ts';
 import { coverageCases, unsupportedMethodCases } from './phases/coverage.ts';
@@ -211,7 +220,10 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
   const recordFailure = (c: Case, step: { request: PreparedRequest; response?: RecordedResponse }, check: string, message: string) => {
     const op = c.operation;
     // The same fault with other data (values, ids, numbers) is one failure seen several times.
-    const key = `${op.id}|${check}|${message.replace(/"(?:[^"\\]|\\.)*"/g, '"…"').replace(/\d+/g, '#').slice(0, 120)}`;
+    const key = `${op.id}|${check}|${message
+      .replace(/"(?:[^"\\]|\\.)*"/g, '"…"')
+      .replace(/\d+/g, '#')
+      .slice(0, 120)}`;
     const existing = failures.get(key);
     summary(op).failures++;
     if (existing) {
@@ -280,14 +292,36 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
       }
       if (!response) {
         recordFailure(c, { request }, 'not_a_server_error', error ?? 'no response');
-        if (options.record) interactions.push({ id: cases, operationId: op.id, phase: c.phase, kind: c.kind, description: c.description, request, error, checks: [], recordedAt: new Date().toISOString() });
+        if (options.record)
+          interactions.push({
+            id: cases,
+            operationId: op.id,
+            phase: c.phase,
+            kind: c.kind,
+            description: c.description,
+            request,
+            error,
+            checks: [],
+            recordedAt: new Date().toISOString(),
+          });
         return undefined;
       }
       s.elapsedMs += response.elapsedMs;
       if (isRequestRateLimited(response)) {
         // Still limited after waiting: the deployment's rate limit, not a finding. Nothing is checked.
         rateLimited += 1;
-        if (options.record) interactions.push({ id: cases, operationId: op.id, phase: c.phase, kind: c.kind, description: c.description, request, response, checks: [], recordedAt: new Date().toISOString() });
+        if (options.record)
+          interactions.push({
+            id: cases,
+            operationId: op.id,
+            phase: c.phase,
+            kind: c.kind,
+            description: c.description,
+            request,
+            response,
+            checks: [],
+            recordedAt: new Date().toISOString(),
+          });
         return undefined;
       }
       const step: Step = { operation: op, request, response };
@@ -299,7 +333,18 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
           recordFailure(c, step, o.check, o.failure);
         } else tally.passed++;
       }
-      if (options.record) interactions.push({ id: cases, operationId: op.id, phase: c.phase, kind: c.kind, description: c.description, request, response, checks: outcomes, recordedAt: new Date().toISOString() });
+      if (options.record)
+        interactions.push({
+          id: cases,
+          operationId: op.id,
+          phase: c.phase,
+          kind: c.kind,
+          description: c.description,
+          request,
+          response,
+          checks: outcomes,
+          recordedAt: new Date().toISOString(),
+        });
       return step;
     },
     fail(check, message, step, c) {

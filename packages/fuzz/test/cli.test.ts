@@ -63,7 +63,11 @@ describe('service-fuzz CLI', () => {
     expect(c.code).toBe(1);
     const doc = parse(readFileSync(cassette, 'utf8')) as { http_interactions: Record<string, unknown>[] };
     expect(doc.http_interactions.length).toBeGreaterThan(10);
-    const failed = doc.http_interactions.find((i) => i.status === 'FAILURE') as { request: { uri: string; method: string; headers: Record<string, string[]> }; response: { status: { code: string } }; checks: { name: string; status: string }[] };
+    const failed = doc.http_interactions.find((i) => i.status === 'FAILURE') as {
+      request: { uri: string; method: string; headers: Record<string, string[]> };
+      response: { status: { code: string } };
+      checks: { name: string; status: string }[];
+    };
     expect(failed.request.uri).toMatch(/^http:\/\/localhost\/runs/);
     expect(failed.request.headers.Authorization).toEqual(['Bearer $SERVICE_API_KEY']);
     expect(failed.response.status.code).toBe('500');

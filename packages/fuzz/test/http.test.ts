@@ -45,7 +45,14 @@ describe('over real HTTP', () => {
     broken.server.close();
   });
 
-  const options = { contract: new URL('./fixtures/mini.openapi.json', import.meta.url).pathname, seed: 21, maxCases: 300, transportOptions: { idleTimeoutMs: 200 }, credentials: { apiKey: API_KEY, mcpToken: MCP_TOKEN, adminSession: { cookie: SESSION, csrfToken: CSRF }, inbound: { ...INBOUND } }, parameters: { slug: INBOUND.slug } };
+  const options = {
+    contract: new URL('./fixtures/mini.openapi.json', import.meta.url).pathname,
+    seed: 21,
+    maxCases: 300,
+    transportOptions: { idleTimeoutMs: 200 },
+    credentials: { apiKey: API_KEY, mcpToken: MCP_TOKEN, adminSession: { cookie: SESSION, csrfToken: CSRF }, inbound: { ...INBOUND } },
+    parameters: { slug: INBOUND.slug },
+  };
 
   it('waits out a request-rate 429 and sends the case again: no false failure', async () => {
     const limited = await serve([], (n) => (n % 5 === 0 ? '0' : undefined));

@@ -37,8 +37,26 @@ describe('runFuzz against a correct server', () => {
     expect(result.cases).toBeGreaterThan(1000);
     expect(result.warnings.filter((w) => w.startsWith('stateful'))).toEqual([]);
     // Every check ran on some exchange and passed there.
-    const passed = new Set(result.operations.flatMap((o) => Object.entries(o.checks).filter(([, t]) => t!.passed > 0).map(([c]) => c)));
-    for (const check of ['not_a_server_error', 'status_code_conformance', 'response_schema_conformance', 'negative_data_rejection', 'positive_data_acceptance', 'missing_required_header', 'unsupported_method', 'use_after_free', 'ensure_resource_availability', 'ignored_auth', 'error_body_conformance']) {
+    const passed = new Set(
+      result.operations.flatMap((o) =>
+        Object.entries(o.checks)
+          .filter(([, t]) => t!.passed > 0)
+          .map(([c]) => c),
+      ),
+    );
+    for (const check of [
+      'not_a_server_error',
+      'status_code_conformance',
+      'response_schema_conformance',
+      'negative_data_rejection',
+      'positive_data_acceptance',
+      'missing_required_header',
+      'unsupported_method',
+      'use_after_free',
+      'ensure_resource_availability',
+      'ignored_auth',
+      'error_body_conformance',
+    ]) {
       expect(passed).toContain(check);
     }
   });

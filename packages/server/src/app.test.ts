@@ -47,8 +47,7 @@ beforeAll(async () => {
         testCrash: () => {
           throw new Error('connect ECONNREFUSED 10.1.2.3:5432 /srv/service/src/store/postgres.ts');
         },
-        testLeak: (c) =>
-          c.json({ content: 'Answered by gpt-4o-mini via http://10.0.0.5:8000/v1 with key sk-proj-abcdefghijklmnopqrstuvwxyz123456' }, 200),
+        testLeak: (c) => c.json({ content: 'Answered by gpt-4o-mini via http://10.0.0.5:8000/v1 with key sk-proj-abcdefghijklmnopqrstuvwxyz123456' }, 200),
         testLeakyError: () => {
           throw fail('not_found', 'Run not found in OpenAI thread; see /srv/service/src/engine/openai.ts:42');
         },
@@ -339,7 +338,10 @@ describe('admin session and key management', () => {
 
   it('answers role_forbidden to a member and to an admin without TOTP, and forbidden to a write without the CSRF token', async () => {
     const sessions = createSessionService({ db: t.db, clock: t.clock, secretBox: t.services.webhooks.secretBox });
-    for (const [role, withTotp] of [['member', true], ['admin', false]] as const) {
+    for (const [role, withTotp] of [
+      ['member', true],
+      ['admin', false],
+    ] as const) {
       const user = await createUser(t.db, t.clock, t.workspaceId, {
         email: `${role}-${withTotp}@example.com`,
         password: 'a long enough password',
@@ -394,8 +396,7 @@ describe('admin session and key management', () => {
       lastUsedAt: null,
       revokedAt: null,
     });
-    const useKey = (secret: string) =>
-      call('/v1/mcp/tenant/tokens', { method: 'POST', headers: { Authorization: `Bearer ${secret}` } });
+    const useKey = (secret: string) => call('/v1/mcp/tenant/tokens', { method: 'POST', headers: { Authorization: `Bearer ${secret}` } });
     expect((await useKey(key.secret!)).status).toBe(201);
 
     const listed = await call(`${prefix}/api-keys`, { headers: { Cookie: cookie } });
@@ -426,7 +427,10 @@ describe('admin session and key management', () => {
     const theirs = await t.services.keys.create(other.id, { name: 'theirs', scopes: ['usage:read'] });
     const { cookie, csrfToken } = await t.login();
     const write = { Cookie: cookie, 'X-CSRF-Token': csrfToken };
-    for (const [method, path] of [['DELETE', `/api-keys/${theirs.id}`], ['POST', `/v1/api-keys/${theirs.id}/rotate`]]) {
+    for (const [method, path] of [
+      ['DELETE', `/api-keys/${theirs.id}`],
+      ['POST', `/v1/api-keys/${theirs.id}/rotate`],
+    ]) {
       const r = await call(path!, { method, headers: write });
       expect(r.status).toBe(404);
       expect(r.body).toEqual({ error: 'not_found', message: 'No API key with this id.' });
@@ -529,7 +533,10 @@ describe('responses match the contract', () => {
     const { cookie, csrfToken } = await t.login();
     const read = { headers: { Cookie: cookie } };
     const write = { Cookie: cookie, 'X-CSRF-Token': csrfToken, ...JSON_HEADERS };
-    for (const [suffix, prefix] of [['', ''], ['V1', '/v1']] as const) {
+    for (const [suffix, prefix] of [
+      ['', ''],
+      ['V1', '/v1'],
+    ] as const) {
       await conforms(`listApiKeys${suffix}`, `${prefix}/api-keys`, read);
       await conforms(`listApiKeys${suffix}`, `${prefix}/api-keys`);
       const created = await conforms(`createApiKey${suffix}`, `${prefix}/api-keys`, {
@@ -544,7 +551,9 @@ describe('responses match the contract', () => {
       const rotated = await conforms(`rotateApiKey${suffix}`, `${prefix}/api-keys/${id}/rotate`, { method: 'POST', headers: write });
       expect(rotated.status).toBe(201);
       await conforms(`rotateApiKey${suffix}`, `${prefix}/api-keys/${id}/rotate`, { method: 'POST', headers: write });
-      expect((await conforms(`revokeApiKey${suffix}`, `${prefix}/api-keys/${rotated.body!.id as string}`, { method: 'DELETE', headers: write })).status).toBe(200);
+      expect((await conforms(`revokeApiKey${suffix}`, `${prefix}/api-keys/${rotated.body!.id as string}`, { method: 'DELETE', headers: write })).status).toBe(
+        200,
+      );
       await conforms(`revokeApiKey${suffix}`, `${prefix}/api-keys/key_00000000000000000000`, { method: 'DELETE', headers: write });
     }
     const mcpKey = await t.keyWith('mcp:tenant');

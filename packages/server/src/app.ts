@@ -70,7 +70,12 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   for (const route of routes) {
     if (route.policy.inboundWebhook) {
       // Signed inbound events: their own front verifies and validates (middleware/inbound).
-      app.on(route.method.toUpperCase(), honoPath(route.path), inboundWebhook(services, route.request), handle(route.operationId, operations[route.operationId], services));
+      app.on(
+        route.method.toUpperCase(),
+        honoPath(route.path),
+        inboundWebhook(services, route.request),
+        handle(route.operationId, operations[route.operationId], services),
+      );
       continue;
     }
     app.on(
@@ -78,14 +83,11 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       honoPath(route.path),
       // Before authentication: during the private beta these routes read as absent, whatever the credential.
       route.policy.privateBeta ? beta : passThrough,
-      authenticate(
-        services,
-        {
-          security: route.security,
-          agentTargeted: route.policy.agentTargeted,
-          anyRole: route.policy.anyRole,
-        },
-      ),
+      authenticate(services, {
+        security: route.security,
+        agentTargeted: route.policy.agentTargeted,
+        anyRole: route.policy.anyRole,
+      }),
       perWorkspace as unknown as MiddlewareHandler<AppEnv>,
       validate(route.request),
       handle(route.operationId, operations[route.operationId], services),

@@ -258,10 +258,27 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
   it('serves HTTPS with TLS 1.2 at least when given a certificate', async () => {
     const cert = join(cwd, 'cert.pem');
     const key = join(cwd, 'key.pem');
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     const server = await serve(cwd, '--tls-cert', cert, '--tls-key', key);
     try {
       expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);

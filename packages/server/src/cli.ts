@@ -14,7 +14,6 @@ import { openCliStore } from './cli/store.ts';
 import { HELP, UsageError } from './cli/usage.ts';
 import { isWebhookCommand, webhookCli } from './cli/webhooks.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { listWorkspaces } from './domain/workspaces/index.ts';
 import { AlreadyInitialised, initWorkspace } from './domain/workspaces/init.ts';
 import { createSecretBox } from './domain/webhooks/secret-box.ts';
 import { resolveSecretKey } from './cli/secret-key.ts';
@@ -176,12 +175,20 @@ async function run(command: Command, values: Flags, positionals: string[]): Prom
           secretBox: await secretBox(),
         });
         const out = { id: user.id, email: user.email, role: user.role, password, totpSecret: user.totpSecret };
-        print(json ? JSON.stringify(out) : `${out.id}  ${out.email}  ${out.role}\npassword:    ${password}   (shown once)\ntotp secret: ${out.totpSecret ?? '(two-step verification off)'}`);
+        print(
+          json
+            ? JSON.stringify(out)
+            : `${out.id}  ${out.email}  ${out.role}\npassword:    ${password}   (shown once)\ntotp secret: ${out.totpSecret ?? '(two-step verification off)'}`,
+        );
         return 0;
       }
       case 'users list': {
         const users = await listUsers(store.db, workspaceId);
-        print(json ? JSON.stringify({ data: users }) : users.map((u) => `${u.id}  ${u.email}  ${u.role}  totp ${u.twoFactorEnabled ? 'on' : 'off'}`).join('\n') || 'No users.');
+        print(
+          json
+            ? JSON.stringify({ data: users })
+            : users.map((u) => `${u.id}  ${u.email}  ${u.role}  totp ${u.twoFactorEnabled ? 'on' : 'off'}`).join('\n') || 'No users.',
+        );
         return 0;
       }
       case 'keys create': {

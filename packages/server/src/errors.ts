@@ -38,11 +38,6 @@ export class ServiceError extends Error {
  * A ServiceError whose status comes from the contract's error table, so a code can never be sent
  * with a status the spec does not give it.
  */
-export function fail(
-  code: ErrorCode,
-  message?: string,
-  extras: ErrorExtras = {},
-  headers: Record<string, string> = {},
-): ServiceError {
+export function fail(code: ErrorCode, message?: string, extras: ErrorExtras = {}, headers: Record<string, string> = {}): ServiceError {
   return new ServiceError(code, ERROR_STATUS[code], message, extras, headers);
 }

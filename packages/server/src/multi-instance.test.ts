@@ -22,7 +22,9 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('two instances on PostgreSQL and Re
   const redisClients: ReturnType<typeof connectRedis>[] = [];
 
   beforeAll(async () => {
-    store = await testBackends().find((b) => b.name === 'postgres')!.open();
+    store = await testBackends()
+      .find((b) => b.name === 'postgres')!
+      .open();
     const [schema] = await store.db.query<{ schema: string }>('SELECT current_schema() AS schema');
     // Instance B has its own connection pool to the same schema.
     secondDb = await openStore({ databaseUrl: DATABASE_URL, schema: schema!.schema });
@@ -105,4 +107,3 @@ describe('a limiter whose Redis is unreachable', () => {
     });
   });
 });
-

@@ -64,7 +64,9 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('the quota across two servers on Po
       expect(body).toMatchObject({ error: 'quota_exceeded', policy: 'hardstop' });
     }
 
-    const usage = (await (await fetch(`${servers[1]!.url}/usage/current`, { headers: { authorization: `Bearer ${apiKey}`, 'x-forwarded-for': `${prefix}.250.1` } })).json()) as {
+    const usage = (await (
+      await fetch(`${servers[1]!.url}/usage/current`, { headers: { authorization: `Bearer ${apiKey}`, 'x-forwarded-for': `${prefix}.250.1` } })
+    ).json()) as {
       consumedStu: number;
       pctConsumed: number;
     };

@@ -22,9 +22,7 @@ export interface TestApp extends InitResult {
   close(): Promise<void>;
 }
 
-export async function createTestApp(
-  options: { db?: OpenDb; deps?: Partial<Deps>; app?: AppOptions } = {},
-): Promise<TestApp> {
+export async function createTestApp(options: { db?: OpenDb; deps?: Partial<Deps>; app?: AppOptions } = {}): Promise<TestApp> {
   const db = options.db ?? (await openStore());
   const clock = fixedClock('2026-06-01T09:00:00Z');
   const { app, services } = createApp({ db, clock, logError: () => {}, ...options.deps }, options.app);

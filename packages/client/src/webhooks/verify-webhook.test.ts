@@ -3,11 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The server's own signer and delivery, by relative path (tests only): what we verify is what it sends.
 import { deliverWebhook } from '../../../server/src/domain/webhooks/delivery.ts';
 import { buildEnvelope, buildPingEnvelope, serializeEnvelope, type OutboundEnvelope } from '../../../server/src/domain/webhooks/envelope.ts';
-import {
-  createSelfSignedCertificate,
-  startHttpsTestReceiver,
-  type HttpsTestReceiver,
-} from '../../../server/src/domain/webhooks/https-test-receiver.ts';
+import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from '../../../server/src/domain/webhooks/https-test-receiver.ts';
 import { buildDeliveryHeaders } from '../../../server/src/domain/webhooks/outbound-signature.ts';
 import { verifyWebhook, type VerifyWebhookOptions } from './verify-webhook.ts';
 import type { WebhookEvent } from './events.ts';
@@ -144,7 +140,12 @@ describe('verifyWebhook dedupe hook', () => {
   });
 
   it('accepts an object with a synchronous seen()', async () => {
-    const store = { ids: new Set([completed.id]), seen(id: string) { return this.ids.has(id); } };
+    const store = {
+      ids: new Set([completed.id]),
+      seen(id: string) {
+        return this.ids.has(id);
+      },
+    };
     expect(await verify({ dedupe: store })).toMatchObject({ ok: true, duplicate: true });
   });
 
@@ -183,11 +184,43 @@ describe('end to end: the server delivers over HTTPS, the receiver verifies with
 
   const events: OutboundEnvelope[] = [
     completed,
-    buildEnvelope({ type: 'run.failed', tenantId: TENANT, data: { run_id: 'run_0123456789abcdef', agent: 'hr', reason: 'kill_switch:day', status: 'failed' }, redactText: (t) => t }),
-    buildEnvelope({ type: 'approval.created', tenantId: TENANT, data: { approval_id: 'apr_0123456789abcdef', run_id: 'run_0123456789abcdef', agent: 'sales', action: 'email.send', summary: 'Send it', expires_at: '2026-11-23T06:00:00.000Z' }, redactText: (t) => t }),
-    buildEnvelope({ type: 'approval.decided', tenantId: TENANT, data: { approval_id: 'apr_0123456789abcdef', decision: 'rejected', decided_by: 'usr_0123456789abcdef', run_id: 'run_0123456789abcdef' }, redactText: (t) => t }),
-    buildEnvelope({ type: 'draft.created', tenantId: TENANT, data: { draft_id: 'drf_0123456789abcdef', run_id: 'run_0123456789abcdef', agent: 'legal', kind: 'email', subject: 'Hello' }, redactText: (t) => t }),
-    buildEnvelope({ type: 'integration.connected', tenantId: TENANT, data: { integration: 'crm', provider: 'hubspot', connected_by: 'usr_0123456789abcdef' }, redactText: (t) => t }),
+    buildEnvelope({
+      type: 'run.failed',
+      tenantId: TENANT,
+      data: { run_id: 'run_0123456789abcdef', agent: 'hr', reason: 'kill_switch:day', status: 'failed' },
+      redactText: (t) => t,
+    }),
+    buildEnvelope({
+      type: 'approval.created',
+      tenantId: TENANT,
+      data: {
+        approval_id: 'apr_0123456789abcdef',
+        run_id: 'run_0123456789abcdef',
+        agent: 'sales',
+        action: 'email.send',
+        summary: 'Send it',
+        expires_at: '2026-11-23T06:00:00.000Z',
+      },
+      redactText: (t) => t,
+    }),
+    buildEnvelope({
+      type: 'approval.decided',
+      tenantId: TENANT,
+      data: { approval_id: 'apr_0123456789abcdef', decision: 'rejected', decided_by: 'usr_0123456789abcdef', run_id: 'run_0123456789abcdef' },
+      redactText: (t) => t,
+    }),
+    buildEnvelope({
+      type: 'draft.created',
+      tenantId: TENANT,
+      data: { draft_id: 'drf_0123456789abcdef', run_id: 'run_0123456789abcdef', agent: 'legal', kind: 'email', subject: 'Hello' },
+      redactText: (t) => t,
+    }),
+    buildEnvelope({
+      type: 'integration.connected',
+      tenantId: TENANT,
+      data: { integration: 'crm', provider: 'hubspot', connected_by: 'usr_0123456789abcdef' },
+      redactText: (t) => t,
+    }),
     buildPingEnvelope({ tenantId: TENANT, destinationId: 'dst_0123456789abcdef' }),
   ];
 

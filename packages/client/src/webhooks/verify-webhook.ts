@@ -179,9 +179,14 @@ function parseEvent(bytes: Uint8Array): WebhookEvent | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const e = value as Record<string, unknown>;
   const ok =
-    typeof e.id === 'string' && /^evt_[0-9A-Za-z]{16,32}$/.test(e.id) &&
-    typeof e.type === 'string' && EVENT_TYPES.has(e.type) &&
-    typeof e.created_at === 'string' && typeof e.tenant_id === 'string' &&
-    typeof e.data === 'object' && e.data !== null && !Array.isArray(e.data);
+    typeof e.id === 'string' &&
+    /^evt_[0-9A-Za-z]{16,32}$/.test(e.id) &&
+    typeof e.type === 'string' &&
+    EVENT_TYPES.has(e.type) &&
+    typeof e.created_at === 'string' &&
+    typeof e.tenant_id === 'string' &&
+    typeof e.data === 'object' &&
+    e.data !== null &&
+    !Array.isArray(e.data);
   return ok ? (value as WebhookEvent) : undefined;
 }

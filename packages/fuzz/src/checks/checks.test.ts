@@ -70,10 +70,7 @@ const TABLE: Record<CheckName, Pair> = {
   },
   response_headers_conformance: {
     good: [ctx(res(200, GOOD_INFERENCE)), ctx(res(400, { error: 'invalid_body' }))],
-    broken: [
-      ctx(res(200, GOOD_INFERENCE, { 'x-request-id': undefined as unknown as string })),
-      ctx(res(200, GOOD_INFERENCE, { 'x-ratelimit-limit': 'lots' })),
-    ],
+    broken: [ctx(res(200, GOOD_INFERENCE, { 'x-request-id': undefined as unknown as string })), ctx(res(200, GOOD_INFERENCE, { 'x-ratelimit-limit': 'lots' }))],
   },
   response_schema_conformance: {
     good: [
@@ -111,7 +108,10 @@ const TABLE: Record<CheckName, Pair> = {
   },
   unsupported_method: {
     good: [ctx(res(405, { error: 'method_not_allowed' }, { allow: 'POST' }), { case: { method: 'PATCH' } })],
-    broken: [ctx(res(404, { error: 'not_found' }), { case: { method: 'PATCH' } }), ctx(res(405, { error: 'method_not_allowed' }), { case: { method: 'PATCH' } })],
+    broken: [
+      ctx(res(404, { error: 'not_found' }), { case: { method: 'PATCH' } }),
+      ctx(res(405, { error: 'method_not_allowed' }), { case: { method: 'PATCH' } }),
+    ],
   },
   use_after_free: {
     good: [
@@ -125,7 +125,14 @@ const TABLE: Record<CheckName, Pair> = {
   },
   ensure_resource_availability: {
     good: [ctx(res(200, {}), { op: 'getRun', case: { phase: 'stateful' }, history: [step('POST', '/v1/inference', 200, 'createInference')] })],
-    broken: [ctx(res(404, { error: 'not_found' }), { op: 'getRun', case: { phase: 'stateful' }, request: { method: 'GET', path: `/runs/${RUN_ID}` }, history: [step('POST', '/v1/inference', 200, 'createInference')] })],
+    broken: [
+      ctx(res(404, { error: 'not_found' }), {
+        op: 'getRun',
+        case: { phase: 'stateful' },
+        request: { method: 'GET', path: `/runs/${RUN_ID}` },
+        history: [step('POST', '/v1/inference', 200, 'createInference')],
+      }),
+    ],
   },
   ignored_auth: {
     good: [ctx(res(401, { error: 'missing_bearer' }), { case: { withoutAuth: true, description: 'no credentials' } }), ctx(res(200, {}))],
@@ -142,7 +149,10 @@ const TABLE: Record<CheckName, Pair> = {
   },
   request_id_echoed: {
     good: [ctx(res(200, {})), ctx(res(200, {}, { 'x-request-id': 'mine-1' }), { request: { headers: { 'X-Request-Id': 'mine-1' } } })],
-    broken: [ctx(res(200, {}, { 'x-request-id': '' })), ctx(res(200, {}, { 'x-request-id': 'req_other' }), { request: { headers: { 'X-Request-Id': 'mine-1' } } })],
+    broken: [
+      ctx(res(200, {}, { 'x-request-id': '' })),
+      ctx(res(200, {}, { 'x-request-id': 'req_other' }), { request: { headers: { 'X-Request-Id': 'mine-1' } } }),
+    ],
   },
   error_body_conformance: {
     good: [

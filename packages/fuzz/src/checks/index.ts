@@ -15,7 +15,7 @@ import { requestIdEchoed } from './request-id-echoed.ts';
 import { responseHeadersConformance } from './response-headers-conformance.ts';
 import { responseSchemaConformance } from './response-schema-conformance.ts';
 import { statusCodeConformance } from './status-code-conformance.ts';
-import type { CheckContext, CheckFailure, CheckFn } from './types.ts';
+import type { CheckContext, CheckFn } from './types.ts';
 import { unsupportedMethod } from './unsupported-method.ts';
 import { useAfterFree } from './use-after-free.ts';
 

@@ -21,7 +21,18 @@ describe('mutate', () => {
     }
     // Every kind of mutation shows up.
     const all = [...descriptions].join('\n');
-    for (const kind of ['required property', 'where', 'outside enum', 'longer than maxLength', 'below the minimum', 'above the maximum', 'pattern', 'additionalProperties', 'maxItems', 'fraction']) {
+    for (const kind of [
+      'required property',
+      'where',
+      'outside enum',
+      'longer than maxLength',
+      'below the minimum',
+      'above the maximum',
+      'pattern',
+      'additionalProperties',
+      'maxItems',
+      'fraction',
+    ]) {
       expect(all).toContain(kind);
     }
   });

@@ -96,10 +96,12 @@ function collect(rawSchema: unknown, value: unknown, path: (string | number)[], 
   }
 
   if (typeof value === 'string' || types.includes('string')) stringMutations(schema, typeof value === 'string' ? value : '', at);
-  if (typeof value === 'number' || types.includes('integer') || types.includes('number')) numberMutations(schema, typeof value === 'number' ? value : 0, types, at);
+  if (typeof value === 'number' || types.includes('integer') || types.includes('number'))
+    numberMutations(schema, typeof value === 'number' ? value : 0, types, at);
 
   if (Array.isArray(value)) {
-    if (typeof schema.minItems === 'number' && schema.minItems > 0) at((v) => (v as unknown[]).slice(0, schema.minItems as number - 1), `fewer than minItems ${schema.minItems} items`);
+    if (typeof schema.minItems === 'number' && schema.minItems > 0)
+      at((v) => (v as unknown[]).slice(0, (schema.minItems as number) - 1), `fewer than minItems ${schema.minItems} items`);
     if (typeof schema.maxItems === 'number') {
       at((v) => padArray(v as unknown[], (schema.maxItems as number) + 1), `more than maxItems ${schema.maxItems} items`);
     }
@@ -113,7 +115,8 @@ function collect(rawSchema: unknown, value: unknown, path: (string | number)[], 
   if (isObject(value)) {
     const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
     for (const name of required) if (name in value) out.push({ path: [...path, name], apply: () => REMOVE, describe: `required property "${name}" removed` });
-    if (schema.additionalProperties === false) at((v) => ({ ...(v as JsonObject), unexpected_property: 'x' }), 'undocumented property where additionalProperties is false');
+    if (schema.additionalProperties === false)
+      at((v) => ({ ...(v as JsonObject), unexpected_property: 'x' }), 'undocumented property where additionalProperties is false');
     if (typeof schema.minProperties === 'number' && schema.minProperties > 0) at(() => ({}), `fewer than minProperties ${schema.minProperties}`);
     const props = isObject(schema.properties) ? schema.properties : {};
     for (const [name, sub] of Object.entries(props)) if (name in value) collect(sub, value[name], [...path, name], o, out, depth + 1);
@@ -137,7 +140,10 @@ function stringMutations(schema: JsonObject, current: string, at: (apply: Candid
   }
   if (typeof schema.maxLength === 'number') {
     const n = schema.maxLength + 1;
-    at(() => (current.length > 0 ? current.repeat(Math.ceil(n / current.length)).slice(0, n) : 'a'.repeat(n)), `string longer than maxLength ${schema.maxLength}`);
+    at(
+      () => (current.length > 0 ? current.repeat(Math.ceil(n / current.length)).slice(0, n) : 'a'.repeat(n)),
+      `string longer than maxLength ${schema.maxLength}`,
+    );
   }
   if (typeof schema.pattern === 'string') {
     for (const bad of ['', '!!', ' ', `${current}!`, `!${current}`, '0', 'ABC xyz']) at(() => bad, `string not matching pattern ${schema.pattern}`);
@@ -151,8 +157,16 @@ function numberMutations(schema: JsonObject, current: number, types: string[], a
   const integer = types.includes('integer') && !types.includes('number');
   const step = integer ? 1 : 0;
   const { min, max } = numericBounds(schema, step);
-  if (min !== undefined) at(() => (integer ? Math.ceil(min) - 1 : typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum : min - 1), `number below the minimum ${min}`);
-  if (max !== undefined) at(() => (integer ? Math.floor(max) + 1 : typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum : max + 1), `number above the maximum ${max}`);
+  if (min !== undefined)
+    at(
+      () => (integer ? Math.ceil(min) - 1 : typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum : min - 1),
+      `number below the minimum ${min}`,
+    );
+  if (max !== undefined)
+    at(
+      () => (integer ? Math.floor(max) + 1 : typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum : max + 1),
+      `number above the maximum ${max}`,
+    );
   const m = schema.multipleOf;
   if (typeof m === 'number') at(() => current + m / 2 + (integer ? 1 : 0), `number that is not a multiple of ${m}`);
   if (integer) at(() => current + 0.5, 'fraction where an integer is expected');
@@ -195,7 +209,7 @@ function applyAt(value: unknown, path: (string | number)[], apply: Candidate['ap
 /** Header and cookie values must stay sendable (visible ASCII), or the HTTP stack throws before the server sees them. */
 function headerSafe(value: unknown, location: Location | undefined): boolean {
   if (location !== 'header' && location !== 'cookie') return true;
-  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? '';
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
   return /^[\x20-\x7e]*$/.test(text) && !text.includes(';');
 }
 

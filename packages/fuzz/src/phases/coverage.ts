@@ -51,7 +51,11 @@ export function coverageCases(op: Operation, base: Case, g: Generator): Case[] {
     if (current !== undefined) {
       const mutations = listMutations(p.schema, current, { root: g.doc, location: p.in, stillValid: (v) => parameterValid(p, v, g) }, PER_PARAMETER);
       for (const m of mutations) {
-        const c = variant({ kind: 'negative', description: `${p.in} parameter ${p.name}${m.description === '/: ' ? '' : ` ${m.description}`}`, pinned: [p.name] });
+        const c = variant({
+          kind: 'negative',
+          description: `${p.in} parameter ${p.name}${m.description === '/: ' ? '' : ` ${m.description}`}`,
+          pinned: [p.name],
+        });
         bagOf(c, p.in)[p.name] = m.value;
         out.push(c);
       }
@@ -68,13 +72,16 @@ export function coverageCases(op: Operation, base: Case, g: Generator): Case[] {
         const replaced = replaceAt(value, node.path, b);
         if (!bodyValid(media.schema, replaced, g)) continue;
         boundaries++;
-        out.push(variant({ kind: 'positive', description: `body /${node.path.join('/')} at boundary ${short(b)}`, body: { mediaType: media.type, value: replaced } }));
+        out.push(
+          variant({ kind: 'positive', description: `body /${node.path.join('/')} at boundary ${short(b)}`, body: { mediaType: media.type, value: replaced } }),
+        );
       }
     }
     for (const m of listMutations(media.schema, value, { root: g.doc, stillValid: (v) => bodyValid(media.schema, v, g) }, PER_BODY)) {
       out.push(variant({ kind: 'negative', description: `body${m.description}`, body: { mediaType: media.type, value: m.value } }));
     }
-    for (const raw of NON_JSON_BODIES.slice(0, 3)) out.push(variant({ kind: 'negative', description: `body is not JSON: ${JSON.stringify(raw)}`, body: { mediaType: media.type, raw } }));
+    for (const raw of NON_JSON_BODIES.slice(0, 3))
+      out.push(variant({ kind: 'negative', description: `body is not JSON: ${JSON.stringify(raw)}`, body: { mediaType: media.type, raw } }));
     if (op.requestBody?.required) out.push(variant({ kind: 'negative', description: 'required body missing', body: undefined }));
   }
   // A boundary case must still be valid as a whole (another part may depend on it).

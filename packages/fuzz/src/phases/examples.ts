@@ -24,7 +24,16 @@ export function exampleCases(op: Operation, base: Case | undefined, g: Generator
   const invalid: string[] = [];
   if (count === 0 || !base) return { cases, invalid };
   for (let i = 0; i < count; i++) {
-    const c: Case = { ...base, phase: 'examples', kind: 'positive', description: `example #${i + 1}`, path: { ...base.path }, query: { ...base.query }, headers: { ...base.headers }, cookies: { ...base.cookies } };
+    const c: Case = {
+      ...base,
+      phase: 'examples',
+      kind: 'positive',
+      description: `example #${i + 1}`,
+      path: { ...base.path },
+      query: { ...base.query },
+      headers: { ...base.headers },
+      cookies: { ...base.cookies },
+    };
     // Cycle through each part's examples so every one of them is sent at least once.
     for (const { p, values } of paramExamples) if (values.length > 0) bagOf(c, p.in)[p.name] = values[i % values.length];
     if (media && bodyExamples.length > 0) c.body = { mediaType: media.type, value: bodyExamples[i % bodyExamples.length] };

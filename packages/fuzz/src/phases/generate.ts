@@ -142,7 +142,16 @@ export function negativeCase(base: Case, rng: Rng, g: Generator): Case | undefin
     const current = bag[t.name] ?? fc.sample(schemaArbitrary(t.schema, { root: g.doc, location: t.in }), { numRuns: 1, seed: rng.seed() })[0];
     const m = mutate(t.schema, current, { root: g.doc, rng, location: t.in, stillValid: (v) => parameterValid(t, v, g) });
     if (!m) continue;
-    const c: Case = { ...base, kind: 'negative', description: `${t.in} parameter ${t.name}${m.description === '/: ' ? '' : ` ${m.description}`}`, path: { ...base.path }, query: { ...base.query }, headers: { ...base.headers }, cookies: { ...base.cookies }, pinned: [t.name] };
+    const c: Case = {
+      ...base,
+      kind: 'negative',
+      description: `${t.in} parameter ${t.name}${m.description === '/: ' ? '' : ` ${m.description}`}`,
+      path: { ...base.path },
+      query: { ...base.query },
+      headers: { ...base.headers },
+      cookies: { ...base.cookies },
+      pinned: [t.name],
+    };
     bagOf(c, t.in)[t.name] = m.value;
     return c;
   }

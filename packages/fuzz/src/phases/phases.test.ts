@@ -51,7 +51,11 @@ describe('coverageCases', () => {
     expect(missing[0]!.missingHeader).toBe('X-CSRF-Token');
     expect(missing[0]!.headers['X-CSRF-Token']).toBeUndefined();
     const name = (c: Case) => (c.body as { value: { name: string } }).value.name;
-    expect(described('body /name at boundary').map((c) => name(c).length).sort((a, b) => a - b)).toEqual([1, 100]);
+    expect(
+      described('body /name at boundary')
+        .map((c) => name(c).length)
+        .sort((a, b) => a - b),
+    ).toEqual([1, 100]);
     expect(described('longer than maxLength 100').map((c) => name(c).length)).toEqual([101]);
     expect(described('required property "scopes" removed')).toHaveLength(1);
     expect(described('outside enum').length).toBeGreaterThan(0);
@@ -77,7 +81,15 @@ describe('link expressions', () => {
   const step = {
     operation: op('createInference'),
     request: { method: 'POST', path: '/v1/inference', headers: { 'X-Trace': 't1' } },
-    response: { status: 201, statusText: '', headers: { location: '/runs/run_1' }, body: new Uint8Array(), text: '{"runId":"run_1","usage":{"inputTokens":3}}', elapsedMs: 1, truncated: false },
+    response: {
+      status: 201,
+      statusText: '',
+      headers: { location: '/runs/run_1' },
+      body: new Uint8Array(),
+      text: '{"runId":"run_1","usage":{"inputTokens":3}}',
+      elapsedMs: 1,
+      truncated: false,
+    },
   };
   it.each([
     ['$response.body#/runId', 'run_1'],

@@ -23,7 +23,12 @@ export async function domainSequences(session: Session, selected: Set<string>): 
 }
 
 /** A valid case of `op` with some parts forced. */
-function caseFor(session: Session, op: Operation, description: string, parts: { path?: Record<string, unknown>; query?: Record<string, unknown>; headers?: Record<string, unknown>; body?: unknown } = {}): Case {
+function caseFor(
+  session: Session,
+  op: Operation,
+  description: string,
+  parts: { path?: Record<string, unknown>; query?: Record<string, unknown>; headers?: Record<string, unknown>; body?: unknown } = {},
+): Case {
   const base = positiveCases(op, 5, session.seedFor(`${op.id}:sequence`), session.generator, 'stateful')[0];
   const media = bodyMedia(op);
   const c: Case = {
@@ -69,9 +74,9 @@ function apiKeyScopes(op: Operation): string[] | undefined {
  *  to the run's own key (a route this deployment does not serve yet cannot prove anything). */
 async function probeOperation(session: Session): Promise<Operation | undefined> {
   const preferred = ['getCurrentUsage', 'getUsageV1', 'listRuns', 'listRunsV1', 'listAgents'];
-  const candidates = [...new Set([...preferred.map((id) => session.byId.get(id)).filter((o): o is Operation => o !== undefined), ...session.operations])].filter(
-    (o) => o.method === 'get' && apiKeyScopes(o) !== undefined && o.parameters.every((p) => !p.required || p.in === 'header'),
-  );
+  const candidates = [
+    ...new Set([...preferred.map((id) => session.byId.get(id)).filter((o): o is Operation => o !== undefined), ...session.operations]),
+  ].filter((o) => o.method === 'get' && apiKeyScopes(o) !== undefined && o.parameters.every((p) => !p.required || p.in === 'header'));
   for (const op of candidates.slice(0, 6)) {
     if (ok(await session.send(caseFor(session, op, 'find a route that proves a key works')))) return op;
   }
@@ -83,9 +88,10 @@ async function keyJourneys(session: Session, selected: Set<string>): Promise<voi
   const rotate = first(session, ['rotateApiKey', 'rotateApiKeyV1'], selected);
   const revoke = first(session, ['revokeApiKey', 'revokeApiKeyV1'], selected);
   if (!create || !rotate || !revoke) return session.warn('stateful: key journeys skipped (key management is not in the run)');
-  if (!session.credentials.adminSession || !session.credentials.apiKey) return session.warn('stateful: key journeys skipped (the setup hook gave no adminSession or apiKey)');
+  if (!session.credentials.adminSession || !session.credentials.apiKey)
+    return session.warn('stateful: key journeys skipped (the setup hook gave no adminSession or apiKey)');
   const probe = await probeOperation(session);
-  if (!probe) return session.warn('stateful: key journeys skipped (no key-authenticated GET answered 2xx to the run\'s API key)');
+  if (!probe) return session.warn("stateful: key journeys skipped (no key-authenticated GET answered 2xx to the run's API key)");
   const scopes = apiKeyScopes(probe)!;
   const use = (secret: string, why: string) =>
     session.send({ ...caseFor(session, probe, why, { headers: { Authorization: `Bearer ${secret}` } }), customAuth: true });
@@ -99,7 +105,13 @@ async function keyJourneys(session: Session, selected: Set<string>): Promise<voi
     return session.warn(`stateful: key creation answered ${created?.response.status ?? 'nothing'} without id and secret; key journeys skipped`);
   }
   const firstUse = await use(key.secret, 'use the key just created');
-  if (firstUse && !ok(firstUse)) session.fail('ensure_resource_availability', `A key just created is refused: ${firstUse.response.status} on ${probe.label}`, firstUse, caseFor(session, probe, 'use the key just created'));
+  if (firstUse && !ok(firstUse))
+    session.fail(
+      'ensure_resource_availability',
+      `A key just created is refused: ${firstUse.response.status} on ${probe.label}`,
+      firstUse,
+      caseFor(session, probe, 'use the key just created'),
+    );
 
   const rotateCase = caseFor(session, rotate, 'rotate the key', { path: { id: key.id } });
   const rotated = await session.send(rotateCase, created ? [created] : []);
@@ -108,22 +120,42 @@ async function keyJourneys(session: Session, selected: Set<string>): Promise<voi
     return session.warn(`stateful: rotation answered ${rotated?.response.status ?? 'nothing'} without id and secret; rest of the key journeys skipped`);
   }
   const oldUse = await use(key.secret, 'use the rotated (old) key');
-  if (oldUse && oldUse.response.status !== 401) session.fail('use_after_free', `The old key still works after rotation: ${oldUse.response.status} on ${probe.label} (expected 401)`, oldUse, caseFor(session, probe, 'use the rotated (old) key'));
+  if (oldUse && oldUse.response.status !== 401)
+    session.fail(
+      'use_after_free',
+      `The old key still works after rotation: ${oldUse.response.status} on ${probe.label} (expected 401)`,
+      oldUse,
+      caseFor(session, probe, 'use the rotated (old) key'),
+    );
   const newUse = await use(next.secret, 'use the new key from the rotation');
-  if (newUse && !ok(newUse)) session.fail('ensure_resource_availability', `The new key from the rotation is refused: ${newUse.response.status} on ${probe.label}`, newUse, caseFor(session, probe, 'use the new key'));
+  if (newUse && !ok(newUse))
+    session.fail(
+      'ensure_resource_availability',
+      `The new key from the rotation is refused: ${newUse.response.status} on ${probe.label}`,
+      newUse,
+      caseFor(session, probe, 'use the new key'),
+    );
 
   // newUse warmed any key cache: revocation must still take effect at once.
   const revoked = await session.send(caseFor(session, revoke, 'revoke the key', { path: { id: next.id } }));
   if (!ok(revoked)) return session.warn(`stateful: revocation answered ${revoked?.response.status ?? 'nothing'}; revocation journey skipped`);
   const afterRevoke = await use(next.secret, 'use the key right after its revocation');
-  if (afterRevoke && afterRevoke.response.status !== 401) session.fail('use_after_free', `A revoked key still works: ${afterRevoke.response.status} on ${probe.label} (expected 401)`, afterRevoke, caseFor(session, probe, 'use the revoked key'));
+  if (afterRevoke && afterRevoke.response.status !== 401)
+    session.fail(
+      'use_after_free',
+      `A revoked key still works: ${afterRevoke.response.status} on ${probe.label} (expected 401)`,
+      afterRevoke,
+      caseFor(session, probe, 'use the revoked key'),
+    );
   // The revoked key's own routes must not act on it any more (rotate a revoked key).
   await session.send(caseFor(session, rotate, 'rotate a revoked key', { path: { id: next.id } }), revoked ? [revoked] : []);
 }
 
 async function runLifecycle(session: Session, selected: Set<string>): Promise<void> {
   const get = first(session, ['getRun', 'getRunV1'], selected);
-  const invokers = ['createInference', 'sendOrchestratorMessage', 'sendAgentMessage'].map((id) => session.byId.get(id)).filter((o): o is Operation => o !== undefined && selected.has(o.id));
+  const invokers = ['createInference', 'sendOrchestratorMessage', 'sendAgentMessage']
+    .map((id) => session.byId.get(id))
+    .filter((o): o is Operation => o !== undefined && selected.has(o.id));
   if (!get || invokers.length === 0) return session.warn('stateful: run lifecycle skipped (no invocation route or getRun in the run)');
   if (!session.credentials.apiKey) return session.warn('stateful: run lifecycle skipped (no apiKey)');
   let runId: string | undefined;
@@ -161,7 +193,8 @@ async function runLifecycle(session: Session, selected: Set<string>): Promise<vo
       const again = await session.send(c);
       const s2 = json(again);
       const status2 = isObject(s2.run) ? s2.run.status : s2.status;
-      if (again && ok(again) && status2 !== status) session.fail('run_states_forward', `Run ${runId} left terminal state ${status} for ${String(status2)}`, again, c);
+      if (again && ok(again) && status2 !== status)
+        session.fail('run_states_forward', `Run ${runId} left terminal state ${status} for ${String(status2)}`, again, c);
       return;
     }
     if (performance.now() - started > session.poll.timeoutMs) {
@@ -188,7 +221,13 @@ async function inboundIdempotency(session: Session, selected: Set<string>): Prom
   // Fresh per process, so a replayed seed against a kept database still sends a new event first.
   const eventId = `evt_fuzz${session.seed}${Date.now().toString(36)}`;
   const header = ingest.parameters.find((p) => p.in === 'header' && /event-id/i.test(p.name))?.name ?? 'X-SERVICE-Event-Id';
-  const body = { event: 'contact.created', id: eventId, occurred_at: new Date().toISOString(), contact: { name: 'Dana Whitfield', email: 'dana@example.com' }, source: 'fuzz' };
+  const body = {
+    event: 'contact.created',
+    id: eventId,
+    occurred_at: new Date().toISOString(),
+    contact: { name: 'Dana Whitfield', email: 'dana@example.com' },
+    source: 'fuzz',
+  };
   const send = async (why: string) => {
     const c = caseFor(session, ingest, why, { path: { slug }, body });
     for (const k of Object.keys(c.headers)) if (/event-id|webhook-id|hook-id/i.test(k)) delete c.headers[k];
@@ -198,12 +237,19 @@ async function inboundIdempotency(session: Session, selected: Set<string>): Prom
   const one = await send('inbound event, first delivery');
   const b1 = json(one.step);
   if (!ok(one.step) || b1.code !== 'ok' || typeof b1.runId !== 'string') {
-    return session.warn(`stateful: first inbound delivery answered ${one.step?.response.status ?? 'nothing'} ${JSON.stringify(b1).slice(0, 120)}; idempotency not checked`);
+    return session.warn(
+      `stateful: first inbound delivery answered ${one.step?.response.status ?? 'nothing'} ${JSON.stringify(b1).slice(0, 120)}; idempotency not checked`,
+    );
   }
   const two = await send('inbound event, same id again');
   const b2 = json(two.step);
   if (two.step && (!ok(two.step) || b2.code !== 'duplicate' || 'runId' in b2)) {
-    session.fail('inbound_event_idempotent', `A repeated event id must answer 200 {code: "duplicate"} without a runId; got ${two.step.response.status} ${JSON.stringify(b2).slice(0, 160)}`, two.step, two.c);
+    session.fail(
+      'inbound_event_idempotent',
+      `A repeated event id must answer 200 {code: "duplicate"} without a runId; got ${two.step.response.status} ${JSON.stringify(b2).slice(0, 160)}`,
+      two.step,
+      two.c,
+    );
   }
   const after = await total('count runs after the inbound event');
   if (before !== undefined && after !== undefined && after - before !== 1 && two.step) {

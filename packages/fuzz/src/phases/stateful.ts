@@ -61,7 +61,14 @@ function targetOf(session: Session, link: Link): Operation | undefined {
 function linkedCase(session: Session, link: Link, target: Operation, source: Case, step: Step): Case | undefined {
   const base = positiveCases(target, 5, session.seedFor(`${target.id}:link:${link.name}`), session.generator, 'stateful')[0];
   if (!base) return undefined;
-  const c: Case = { ...base, description: `via link ${source.operation.id} → ${link.name}`, path: { ...base.path }, query: { ...base.query }, headers: { ...base.headers }, cookies: { ...base.cookies } };
+  const c: Case = {
+    ...base,
+    description: `via link ${source.operation.id} → ${link.name}`,
+    path: { ...base.path },
+    query: { ...base.query },
+    headers: { ...base.headers },
+    cookies: { ...base.cookies },
+  };
   for (const [key, expression] of Object.entries(link.parameters)) {
     const value = evaluate(expression, source, step);
     if (value === undefined) return undefined; // the response lacks the linked value: response_schema_conformance speaks

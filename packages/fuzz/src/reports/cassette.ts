@@ -13,7 +13,10 @@ export function cassetteReport(result: FuzzResult, command: string, secrets: Sec
     return out;
   };
   const interactions = result.interactions.map((i) => interaction(i, result, mask));
-  return stringify({ command, recorded_with: 'service-fuzz (Schemathesis-compatible cassette)', seed: String(result.seed), http_interactions: interactions }, { lineWidth: 0 });
+  return stringify(
+    { command, recorded_with: 'service-fuzz (Schemathesis-compatible cassette)', seed: String(result.seed), http_interactions: interactions },
+    { lineWidth: 0 },
+  );
 }
 
 function interaction(i: Interaction, result: FuzzResult, mask: (t: string) => string) {

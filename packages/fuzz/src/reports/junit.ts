@@ -13,7 +13,10 @@ export function junitReport(result: FuzzResult): string {
     if (failures.length === 0) return `    <testcase ${attrs}/>`;
     const message = failures.length === 1 ? failures[0]!.message : `${failures.length} checks failed`;
     const body = failures
-      .map((f, i) => `${i + 1}. ${f.check}: ${f.message}\n   case (${f.phase}, ${f.kind}): ${f.description}${f.occurrences > 1 ? ` (${f.occurrences} cases)` : ''}\n   Reproduce with:\n   ${f.curl}`)
+      .map(
+        (f, i) =>
+          `${i + 1}. ${f.check}: ${f.message}\n   case (${f.phase}, ${f.kind}): ${f.description}${f.occurrences > 1 ? ` (${f.occurrences} cases)` : ''}\n   Reproduce with:\n   ${f.curl}`,
+      )
       .join('\n\n');
     return `    <testcase ${attrs}>\n      <failure type="failure" message="${esc(message)}">${esc(body)}\n\nRun this seed again with --seed ${result.seed}</failure>\n    </testcase>`;
   });
@@ -33,11 +36,13 @@ export function junitReport(result: FuzzResult): string {
 }
 
 function esc(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    // XML 1.0 cannot carry most control characters, even escaped.
-    .replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return (
+    text
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&quot;')
+      // XML 1.0 cannot carry most control characters, even escaped.
+      .replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  );
 }

@@ -30,7 +30,15 @@ const CASES: [string, unknown][] = [
   ['closed object', { $ref: '#/components/schemas/InferenceRequest' }],
   ['open object', { type: 'object', required: ['a'], properties: { a: { type: 'boolean' } } }],
   ['allOf with refs', { $ref: '#/components/schemas/ApiKeyWithSecret' }],
-  ['oneOf', { oneOf: [{ type: 'integer', minimum: 10 }, { type: 'string', maxLength: 2 }] }],
+  [
+    'oneOf',
+    {
+      oneOf: [
+        { type: 'integer', minimum: 10 },
+        { type: 'string', maxLength: 2 },
+      ],
+    },
+  ],
   ['anyOf', { anyOf: [{ type: 'null' }, { $ref: '#/components/schemas/Usage' }] }],
   ['nested refs', { $ref: '#/components/schemas/RunList' }],
   ['typeless bounds', { minimum: 3, maximum: 4 }],
@@ -49,7 +57,10 @@ describe('schemaArbitrary', () => {
   });
 
   it('generates optional properties sometimes, required ones always', () => {
-    const values = fc.sample(schemaArbitrary({ $ref: '#/components/schemas/InferenceRequest' }, { root: doc }), { numRuns: 200, seed: 3 }) as Record<string, unknown>[];
+    const values = fc.sample(schemaArbitrary({ $ref: '#/components/schemas/InferenceRequest' }, { root: doc }), { numRuns: 200, seed: 3 }) as Record<
+      string,
+      unknown
+    >[];
     expect(values.every((v) => 'alias' in v && 'messages' in v)).toBe(true);
     expect(values.some((v) => 'maxTokens' in v)).toBe(true);
     expect(values.some((v) => !('maxTokens' in v))).toBe(true);
@@ -58,7 +69,10 @@ describe('schemaArbitrary', () => {
   it('adds undocumented properties only where additionalProperties allows them', () => {
     const open = fc.sample(schemaArbitrary({ type: 'object', properties: { a: { type: 'integer' } } }, { root: doc }), { numRuns: 300, seed: 5 }) as object[];
     expect(open.some((v) => Object.keys(v).some((k) => k !== 'a'))).toBe(true);
-    const closed = fc.sample(schemaArbitrary({ type: 'object', additionalProperties: false, properties: { a: { type: 'integer' } } }, { root: doc }), { numRuns: 300, seed: 5 }) as object[];
+    const closed = fc.sample(schemaArbitrary({ type: 'object', additionalProperties: false, properties: { a: { type: 'integer' } } }, { root: doc }), {
+      numRuns: 300,
+      seed: 5,
+    }) as object[];
     expect(closed.every((v) => Object.keys(v).every((k) => k === 'a'))).toBe(true);
   });
 

@@ -192,7 +192,9 @@ function stringArb(s: JsonObject, ctx: Ctx): fc.Arbitrary<string> {
     if (ctx.location === 'header' || ctx.location === 'cookie') candidates.push(plainString('header', minLength, maxLength));
     else if (ctx.location === 'body')
       // Mostly ASCII (readable failures), sometimes any code point (where encoding bugs hide).
-      candidates.push(fc.oneof({ arbitrary: plainString('ascii', minLength, maxLength), weight: 4 }, { arbitrary: plainString('binary', minLength, maxLength), weight: 1 }));
+      candidates.push(
+        fc.oneof({ arbitrary: plainString('ascii', minLength, maxLength), weight: 4 }, { arbitrary: plainString('binary', minLength, maxLength), weight: 1 }),
+      );
     else candidates.push(plainString('ascii', minLength, maxLength));
   }
   for (const candidate of candidates) {
@@ -314,7 +316,22 @@ export function expandRef(schema: JsonObject, ctx: { root: unknown }): JsonObjec
 }
 
 function isAnnotation(key: string): boolean {
-  return ['description', 'title', 'example', 'examples', 'deprecated', 'readOnly', 'writeOnly', '$comment', 'default', 'discriminator', 'externalDocs', 'xml'].includes(key) || key.startsWith('x-');
+  return (
+    [
+      'description',
+      'title',
+      'example',
+      'examples',
+      'deprecated',
+      'readOnly',
+      'writeOnly',
+      '$comment',
+      'default',
+      'discriminator',
+      'externalDocs',
+      'xml',
+    ].includes(key) || key.startsWith('x-')
+  );
 }
 
 /** Conjunction of schemas folded into one (for `allOf`): properties merged, required united, bounds tightened. */

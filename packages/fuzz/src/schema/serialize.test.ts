@@ -20,9 +20,31 @@ describe('serializeParameter', () => {
     ['path label', param({ name: 'id', in: 'path', style: 'label' }), [3, 4], { in: 'path', text: '.3,4' }],
     ['path matrix', param({ name: 'id', in: 'path', style: 'matrix' }), 5, { in: 'path', text: ';id=5' }],
     ['path matrix exploded array', param({ name: 'id', in: 'path', style: 'matrix', explode: true }), [3, 4], { in: 'path', text: ';id=3;id=4' }],
-    ['query form exploded array', param({ name: 'tag', in: 'query' }), ['a', 'b'], { in: 'query', pairs: [['tag', 'a'], ['tag', 'b']] }],
+    [
+      'query form exploded array',
+      param({ name: 'tag', in: 'query' }),
+      ['a', 'b'],
+      {
+        in: 'query',
+        pairs: [
+          ['tag', 'a'],
+          ['tag', 'b'],
+        ],
+      },
+    ],
     ['query form array', param({ name: 'tag', in: 'query', explode: false }), ['a', 'b'], { in: 'query', pairs: [['tag', 'a,b']] }],
-    ['query form exploded object', param({ name: 'f', in: 'query' }), { x: 1, y: 'z' }, { in: 'query', pairs: [['x', '1'], ['y', 'z']] }],
+    [
+      'query form exploded object',
+      param({ name: 'f', in: 'query' }),
+      { x: 1, y: 'z' },
+      {
+        in: 'query',
+        pairs: [
+          ['x', '1'],
+          ['y', 'z'],
+        ],
+      },
+    ],
     ['query deepObject', param({ name: 'f', in: 'query', style: 'deepObject', explode: true }), { x: 1 }, { in: 'query', pairs: [['f[x]', '1']] }],
     ['query pipeDelimited', param({ name: 'f', in: 'query', style: 'pipeDelimited', explode: false }), [1, 2], { in: 'query', pairs: [['f', '1|2']] }],
     ['query spaceDelimited', param({ name: 'f', in: 'query', style: 'spaceDelimited', explode: false }), [1, 2], { in: 'query', pairs: [['f', '1%202']] }],
@@ -30,7 +52,12 @@ describe('serializeParameter', () => {
     ['header simple array', param({ name: 'X-Ids', in: 'header' }), ['a', 'b'], { in: 'header', value: 'a,b' }],
     ['header scalar', param({ name: 'X-N', in: 'header' }), 7, { in: 'header', value: '7' }],
     ['cookie', param({ name: 's', in: 'cookie' }), 'abc', { in: 'cookie', value: 'abc' }],
-    ['content (JSON) parameter', param({ name: 'f', in: 'query', contentType: 'application/json' }), { a: 1 }, { in: 'query', pairs: [['f', '%7B%22a%22%3A1%7D']] }],
+    [
+      'content (JSON) parameter',
+      param({ name: 'f', in: 'query', contentType: 'application/json' }),
+      { a: 1 },
+      { in: 'query', pairs: [['f', '%7B%22a%22%3A1%7D']] },
+    ],
   ])('%s', (_name, p, value, want) => {
     expect(serializeParameter(p, value)).toEqual(want);
   });

@@ -64,15 +64,22 @@ function pathValue(name: string, style: string, explode: boolean, value: unknown
     case 'label': {
       const sep = explode ? '.' : ',';
       if (Array.isArray(value)) return `.${value.map(enc).join(sep)}`;
-      if (isObject(value)) return `.${Object.entries(value).map(([k, v]) => (explode ? `${enc(k)}=${enc(v)}` : `${enc(k)},${enc(v)}`)).join(sep)}`;
+      if (isObject(value))
+        return `.${Object.entries(value)
+          .map(([k, v]) => (explode ? `${enc(k)}=${enc(v)}` : `${enc(k)},${enc(v)}`))
+          .join(sep)}`;
       return `.${enc(value)}`;
     }
     case 'matrix': {
       if (Array.isArray(value)) return explode ? value.map((v) => `;${name}=${enc(v)}`).join('') : `;${name}=${value.map(enc).join(',')}`;
       if (isObject(value)) {
         return explode
-          ? Object.entries(value).map(([k, v]) => `;${enc(k)}=${enc(v)}`).join('')
-          : `;${name}=${Object.entries(value).map(([k, v]) => `${enc(k)},${enc(v)}`).join(',')}`;
+          ? Object.entries(value)
+              .map(([k, v]) => `;${enc(k)}=${enc(v)}`)
+              .join('')
+          : `;${name}=${Object.entries(value)
+              .map(([k, v]) => `${enc(k)},${enc(v)}`)
+              .join(',')}`;
       }
       return `;${name}=${enc(value)}`;
     }
@@ -91,7 +98,14 @@ function queryPairs(name: string, style: string, explode: boolean, value: unknow
   if (isObject(value)) {
     if (style === 'deepObject') return Object.entries(value).map(([k, v]) => [`${n}[${encodeURIComponent(k)}]`, enc(v)]);
     if (explode) return Object.entries(value).map(([k, v]) => [encodeURIComponent(k), enc(v)]);
-    return [[n, Object.entries(value).map(([k, v]) => `${enc(k)},${enc(v)}`).join(',')]];
+    return [
+      [
+        n,
+        Object.entries(value)
+          .map(([k, v]) => `${enc(k)},${enc(v)}`)
+          .join(','),
+      ],
+    ];
   }
   return [[n, enc(value)]];
 }

@@ -7,9 +7,7 @@ import addFormatsModule from 'ajv-formats';
 import { isObject, type OpenApiDocument } from '../contract/document.ts';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object in some toolchains.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
-  ajv: Ajv2020,
-) => Ajv2020;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
 
 const DOC_ID = 'https://contract.invalid/openapi.json';
 
@@ -82,6 +80,9 @@ function describe(errors: ErrorObject[] | null | undefined): string {
   if (!errors || errors.length === 0) return 'invalid';
   return errors
     .slice(0, 3)
-    .map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.params && 'allowedValues' in e.params ? `: ${JSON.stringify(e.params.allowedValues)}` : ''}`)
+    .map(
+      (e) =>
+        `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${e.params && 'allowedValues' in e.params ? `: ${JSON.stringify(e.params.allowedValues)}` : ''}`,
+    )
     .join('; ');
 }

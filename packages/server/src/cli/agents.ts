@@ -120,7 +120,8 @@ export async function agentCli(argv: string[], print: (line: string) => void): P
     return 0;
   }
   const needsOne = command === 'agents pause' || command === 'agents resume' || command === 'plan set';
-  if (needsOne && positionals.length !== 1) throw new UsageError(`Give exactly one ${command === 'plan set' ? 'plan' : 'agent slug'}.\n\n${AGENT_HELP[command]}`);
+  if (needsOne && positionals.length !== 1)
+    throw new UsageError(`Give exactly one ${command === 'plan set' ? 'plan' : 'agent slug'}.\n\n${AGENT_HELP[command]}`);
   if (!needsOne && positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${AGENT_HELP[command]}`);
   const target = positionals[0] ?? '';
   if ((command === 'agents pause' || command === 'agents resume') && !getAgent(target)) {
@@ -178,7 +179,9 @@ export async function agentCli(argv: string[], print: (line: string) => void): P
         await setManualKillSwitch(db, workspaceId, command === 'kill-switch on', clock.now());
         const status = await killSwitchStatus(db, workspaceId, clock.now(), KILL_SWITCH_LIMITS);
         const since = status.manualSince?.toISOString() ?? null;
-        print(json ? JSON.stringify({ manual: since !== null, activeSince: since }) : since ? `Manual kill switch on since ${since}.` : 'Manual kill switch off.');
+        print(
+          json ? JSON.stringify({ manual: since !== null, activeSince: since }) : since ? `Manual kill switch on since ${since}.` : 'Manual kill switch off.',
+        );
         return 0;
       }
       case 'kill-switch status': {

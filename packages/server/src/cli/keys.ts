@@ -41,7 +41,5 @@ export function keyCommands(db: Db, clock: Clock, workspaceId: string) {
 /** One line per key, for people. */
 export function formatKeys(keys: ApiKeyRecord[]): string {
   if (keys.length === 0) return 'No keys.';
-  return keys
-    .map((k) => `${k.id}  ${k.prefix}…  ${k.status.padEnd(7)}  expires ${k.expiresAt}  ${k.name}  [${k.scopes.join(', ')}]`)
-    .join('\n');
+  return keys.map((k) => `${k.id}  ${k.prefix}…  ${k.status.padEnd(7)}  expires ${k.expiresAt}  ${k.name}  [${k.scopes.join(', ')}]`).join('\n');
 }

@@ -26,9 +26,7 @@ export interface RunningServer {
 }
 
 export async function startServer(config: ServerConfig, say: (line: string) => void): Promise<RunningServer> {
-  const tls = config.tls
-    ? { cert: await readPem(config.tls.certFile, 'certificate'), key: await readPem(config.tls.keyFile, 'key') }
-    : undefined;
+  const tls = config.tls ? { cert: await readPem(config.tls.certFile, 'certificate'), key: await readPem(config.tls.keyFile, 'key') } : undefined;
   const secretKey = await resolveSecretKey(config);
   const store = await openCliStore(config, 'serve');
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
@@ -114,9 +112,7 @@ function listen(
       fetch,
       port: config.port,
       hostname: config.host,
-      ...(tls
-        ? { createServer: createHttpsServer, serverOptions: { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' as const } }
-        : {}),
+      ...(tls ? { createServer: createHttpsServer, serverOptions: { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' as const } } : {}),
     });
     server.on('clientError', answerClientError);
     server.once('listening', () => resolve(server));
@@ -153,7 +149,11 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const [status, reason, body] =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', { error: 'request_header_fields_too_large', message: `The request headers are larger than ${MAX_HEADER_BYTES} bytes.` }]
+      ? [
+          431,
+          'Request Header Fields Too Large',
+          { error: 'request_header_fields_too_large', message: `The request headers are larger than ${MAX_HEADER_BYTES} bytes.` },
+        ]
       : [400, 'Bad Request', { error: 'invalid_request', message: 'The request is not valid HTTP.' }];
   const json = JSON.stringify(body);
   socket.end(

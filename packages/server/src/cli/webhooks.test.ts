@@ -80,13 +80,38 @@ describe('service webhooks / approvals (CLI)', () => {
   }, 120_000);
 
   it('inbound: create prints {slug, secret}; list, pause, resume and revoke', async () => {
-    const created = await json('webhooks', 'inbound', 'create', '--slug', 'crm-leads', '--algorithm', 'sha512', '--signature-header', 'X-Crm-Signature',
-      '--timestamp-required', '--rpm', '30', '--template', 'Lead {{ name }}', '--agent', 'sales');
+    const created = await json(
+      'webhooks',
+      'inbound',
+      'create',
+      '--slug',
+      'crm-leads',
+      '--algorithm',
+      'sha512',
+      '--signature-header',
+      'X-Crm-Signature',
+      '--timestamp-required',
+      '--rpm',
+      '30',
+      '--template',
+      'Lead {{ name }}',
+      '--agent',
+      'sales',
+    );
     expect(Object.keys(created).sort()).toEqual(['secret', 'slug']);
     expect(created).toEqual({ slug: 'crm-leads', secret: expect.stringMatching(/^whsec_[0-9A-Za-z]{32}$/) });
     const list = await json('webhooks', 'inbound', 'list');
     expect((list.data as unknown[]).filter((w) => (w as { slug: string }).slug === 'crm-leads')).toEqual([
-      expect.objectContaining({ slug: 'crm-leads', algorithm: 'sha512', signatureHeader: 'X-Crm-Signature', timestampRequired: true, requestsPerMinute: 30, template: 'Lead {{ name }}', agentSlug: 'sales', status: 'active' }),
+      expect.objectContaining({
+        slug: 'crm-leads',
+        algorithm: 'sha512',
+        signatureHeader: 'X-Crm-Signature',
+        timestampRequired: true,
+        requestsPerMinute: 30,
+        template: 'Lead {{ name }}',
+        agentSlug: 'sales',
+        status: 'active',
+      }),
     ]);
     expect(JSON.stringify(list)).not.toContain(created.secret as string);
     expect(await json('webhooks', 'inbound', 'pause', 'crm-leads')).toMatchObject({ status: 'paused' });
@@ -102,7 +127,9 @@ describe('service webhooks / approvals (CLI)', () => {
     expect(created).toEqual({ id: expect.stringMatching(/^dst_/), secret: expect.stringMatching(/^whsec_[0-9A-Za-z]{32}$/) });
     const id = created.id as string;
     const list = await json('webhooks', 'outbound', 'list');
-    expect(list.data).toEqual([expect.objectContaining({ id, url: 'https://127.0.0.1:9443/hook', events: ['run.completed', 'approval.decided'], status: 'active' })]);
+    expect(list.data).toEqual([
+      expect.objectContaining({ id, url: 'https://127.0.0.1:9443/hook', events: ['run.completed', 'approval.decided'], status: 'active' }),
+    ]);
     const rotated = await json('webhooks', 'outbound', 'rotate-secret', id);
     expect(rotated).toEqual({ id, secret: expect.stringMatching(/^whsec_/) });
     expect(rotated.secret).not.toBe(created.secret);

@@ -201,7 +201,10 @@ export async function webhookCli(argv: string[], print: (line: string) => void, 
       }
       case 'webhooks inbound list': {
         const list = await webhooks.inbound.list(workspaceId);
-        out({ data: list }, list.map((w) => `${w.slug}  ${w.status}  ${w.algorithm}  agent ${w.agentSlug}  ${w.requestsPerMinute}/min`).join('\n') || 'No inbound webhooks.');
+        out(
+          { data: list },
+          list.map((w) => `${w.slug}  ${w.status}  ${w.algorithm}  agent ${w.agentSlug}  ${w.requestsPerMinute}/min`).join('\n') || 'No inbound webhooks.',
+        );
         return 0;
       }
       case 'webhooks inbound pause':
@@ -213,15 +216,26 @@ export async function webhookCli(argv: string[], print: (line: string) => void, 
         return 0;
       }
       case 'webhooks outbound create': {
-        const events = str(values.events)?.split(',').map((e) => e.trim()).filter(Boolean);
-        const body = bodyFromFlags(zCreateWebhookDestinationBody, { url: str(values.url), events }, { url: '--url', events: '--events' }, WEBHOOK_HELP[command]);
+        const events = str(values.events)
+          ?.split(',')
+          .map((e) => e.trim())
+          .filter(Boolean);
+        const body = bodyFromFlags(
+          zCreateWebhookDestinationBody,
+          { url: str(values.url), events },
+          { url: '--url', events: '--events' },
+          WEBHOOK_HELP[command],
+        );
         const created = await webhooks.destinations.create(workspaceId, body);
         out({ id: created.id, secret: created.secret }, `${created.id}\n${created.secret}   (shown once)`);
         return 0;
       }
       case 'webhooks outbound list': {
         const list = await webhooks.destinations.list(workspaceId);
-        out({ data: list }, list.map((d) => `${d.id}  ${d.status}  ${d.url}  [${d.events.join(', ')}]  failures ${d.consecutiveFailures}`).join('\n') || 'No destinations.');
+        out(
+          { data: list },
+          list.map((d) => `${d.id}  ${d.status}  ${d.url}  [${d.events.join(', ')}]  failures ${d.consecutiveFailures}`).join('\n') || 'No destinations.',
+        );
         return 0;
       }
       case 'webhooks outbound rotate-secret': {

@@ -10,14 +10,16 @@ async function* events(list: EngineEvent[], thenThrow?: Error): AsyncGenerator<E
 
 describe('collect', () => {
   it('joins text and gathers structured events and usage', async () => {
-    const result = await collect(events([
-      { type: 'tool_call', name: 'crm.search', arguments: { query: 'x' }, result: 'found' },
-      { type: 'text', delta: 'Hel' },
-      { type: 'text', delta: 'lo' },
-      { type: 'draft', kind: 'email', subject: 's', body: 'b' },
-      { type: 'approval_request', action: 'email.send', summary: 'Send it.' },
-      { type: 'usage', inputTokens: 3, outputTokens: 4 },
-    ]));
+    const result = await collect(
+      events([
+        { type: 'tool_call', name: 'crm.search', arguments: { query: 'x' }, result: 'found' },
+        { type: 'text', delta: 'Hel' },
+        { type: 'text', delta: 'lo' },
+        { type: 'draft', kind: 'email', subject: 's', body: 'b' },
+        { type: 'approval_request', action: 'email.send', summary: 'Send it.' },
+        { type: 'usage', inputTokens: 3, outputTokens: 4 },
+      ]),
+    );
     expect(result).toEqual({
       content: 'Hello',
       toolCalls: [{ name: 'crm.search', arguments: { query: 'x' }, result: 'found' }],

@@ -40,12 +40,33 @@ describe('readEngineConfig', () => {
     [{ ENGINE_PRELUDE: 'remote' }, 'ENGINE_PRELUDE must be one of local, openai-compatible'],
     [{ ENGINE_PRELUDE: 'openai-compatible', OPENAI_COMPATIBLE_MODEL_PRELUDE: 'm' }, 'OPENAI_COMPATIBLE_BASE_URL must be an http(s) URL'],
     [{ ENGINE_PRELUDE: 'openai-compatible', OPENAI_COMPATIBLE_BASE_URL: 'ftp://x' }, 'OPENAI_COMPATIBLE_BASE_URL must be an http(s) URL'],
-    [{ ENGINE_PRELUDE: 'openai-compatible', ENGINE_CONCERTO: 'openai-compatible', OPENAI_COMPATIBLE_BASE_URL: 'http://x', OPENAI_COMPATIBLE_MODEL_PRELUDE: 'm' },
-      'set OPENAI_COMPATIBLE_MODEL_CONCERTO'],
-    [{ ENGINE_PRELUDE: 'openai-compatible', OPENAI_COMPATIBLE_BASE_URL: 'http://x', OPENAI_COMPATIBLE_MODEL_PRELUDE: 'm', OPENAI_COMPATIBLE_TIMEOUT_MS: '1.5' },
-      'OPENAI_COMPATIBLE_TIMEOUT_MS must be a whole number'],
-    [{ ENGINE_PRELUDE: 'openai-compatible', OPENAI_COMPATIBLE_BASE_URL: 'http://x', OPENAI_COMPATIBLE_MODEL_PRELUDE: 'm', OPENAI_COMPATIBLE_MAX_TOKENS_PARAM: 'tokens' },
-      'OPENAI_COMPATIBLE_MAX_TOKENS_PARAM must be max_tokens or max_completion_tokens'],
+    [
+      {
+        ENGINE_PRELUDE: 'openai-compatible',
+        ENGINE_CONCERTO: 'openai-compatible',
+        OPENAI_COMPATIBLE_BASE_URL: 'http://x',
+        OPENAI_COMPATIBLE_MODEL_PRELUDE: 'm',
+      },
+      'set OPENAI_COMPATIBLE_MODEL_CONCERTO',
+    ],
+    [
+      {
+        ENGINE_PRELUDE: 'openai-compatible',
+        OPENAI_COMPATIBLE_BASE_URL: 'http://x',
+        OPENAI_COMPATIBLE_MODEL_PRELUDE: 'm',
+        OPENAI_COMPATIBLE_TIMEOUT_MS: '1.5',
+      },
+      'OPENAI_COMPATIBLE_TIMEOUT_MS must be a whole number',
+    ],
+    [
+      {
+        ENGINE_PRELUDE: 'openai-compatible',
+        OPENAI_COMPATIBLE_BASE_URL: 'http://x',
+        OPENAI_COMPATIBLE_MODEL_PRELUDE: 'm',
+        OPENAI_COMPATIBLE_MAX_TOKENS_PARAM: 'tokens',
+      },
+      'OPENAI_COMPATIBLE_MAX_TOKENS_PARAM must be max_tokens or max_completion_tokens',
+    ],
     [{ LOCAL_ENGINE_TRIGGERS: 'yes' }, 'LOCAL_ENGINE_TRIGGERS must be true or false'],
   ])('rejects %j', (env, message) => {
     expect(() => readEngineConfig(env)).toThrow(EngineConfigError);

@@ -8,7 +8,8 @@ import { sendCompletion, startFakeChatServer, type FakeChatServer } from './open
 let fake: FakeChatServer;
 beforeAll(async () => {
   fake = await startFakeChatServer();
-  fake.handle = (req, res) => sendCompletion(res, String(req.body.model), `remote answer from ${String(req.body.model)}`, { prompt_tokens: 4, completion_tokens: 5 });
+  fake.handle = (req, res) =>
+    sendCompletion(res, String(req.body.model), `remote answer from ${String(req.body.model)}`, { prompt_tokens: 4, completion_tokens: 5 });
 });
 afterAll(async () => {
   await fake.stop();
@@ -33,13 +34,15 @@ describe('createEngines', () => {
   });
 
   it('routes aliases to the configured engine and model', async () => {
-    const engines = createEngines(readEngineConfig({
-      ENGINE_SYMPHONY: 'openai-compatible',
-      ENGINE_CONCERTO: 'openai-compatible',
-      OPENAI_COMPATIBLE_BASE_URL: fake.baseURL,
-      OPENAI_COMPATIBLE_MODEL_SYMPHONY: 'large-model',
-      OPENAI_COMPATIBLE_MODEL_CONCERTO: 'local-cluster-model',
-    }));
+    const engines = createEngines(
+      readEngineConfig({
+        ENGINE_SYMPHONY: 'openai-compatible',
+        ENGINE_CONCERTO: 'openai-compatible',
+        OPENAI_COMPATIBLE_BASE_URL: fake.baseURL,
+        OPENAI_COMPATIBLE_MODEL_SYMPHONY: 'large-model',
+        OPENAI_COMPATIBLE_MODEL_CONCERTO: 'local-cluster-model',
+      }),
+    );
     expect((await collect(engines.Symphony.stream(ask('Symphony')))).content).toBe('remote answer from large-model');
     expect((await collect(engines.Concerto.stream(ask('Concerto')))).content).toBe('remote answer from local-cluster-model');
     expect((await collect(engines.Sonata.stream(ask('Sonata')))).content).toMatch(/Finance/);
@@ -47,9 +50,11 @@ describe('createEngines', () => {
   });
 
   it('refuses an openai-compatible alias without a model', () => {
-    expect(() => createEngines({
-      aliases: { Prelude: 'openai-compatible', Sonata: 'local', Symphony: 'local', Concerto: 'local' },
-      openaiCompatible: { baseURL: fake.baseURL, models: {} },
-    })).toThrow('no openai-compatible model configured for Prelude');
+    expect(() =>
+      createEngines({
+        aliases: { Prelude: 'openai-compatible', Sonata: 'local', Symphony: 'local', Concerto: 'local' },
+        openaiCompatible: { baseURL: fake.baseURL, models: {} },
+      }),
+    ).toThrow('no openai-compatible model configured for Prelude');
   });
 });

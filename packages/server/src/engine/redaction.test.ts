@@ -59,7 +59,7 @@ describe('engine stream through the redactor', () => {
     expect(wire).toContain('Ask me anything.');
   });
 
-  it('leaves the local engine\'s departmental answers intact', async () => {
+  it("leaves the local engine's departmental answers intact", async () => {
     const engine = createLocalEngine();
     for (const agentSlug of DEPARTMENT_SLUGS) {
       const { raw, sent } = await pipe(engine, { ...request, agentSlug, messages: [{ role: 'user', content: 'Plan the next step' }] });

@@ -14,7 +14,10 @@ describe('tokens', () => {
   });
 
   it('counts a conversation with chat framing', () => {
-    const messages = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hello' }] as const;
+    const messages = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'hello' },
+    ] as const;
     // 3 (reply) + 2 × 3 (framing) + role tokens + content tokens
     const want = 3 + 6 + countTextTokens('system') + countTextTokens('Be brief.') + countTextTokens('user') + 1;
     expect(countMessageTokens(messages)).toBe(want);

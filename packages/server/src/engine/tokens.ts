@@ -38,10 +38,7 @@ function encodeLength(text: string): number {
 
 /** Input tokens of a conversation: each message's role and content plus chat framing. */
 export function countMessageTokens(messages: readonly EngineMessage[]): number {
-  return messages.reduce(
-    (sum, message) => sum + TOKENS_PER_MESSAGE + countTextTokens(message.role) + countTextTokens(message.content),
-    TOKENS_PER_REPLY,
-  );
+  return messages.reduce((sum, message) => sum + TOKENS_PER_MESSAGE + countTextTokens(message.role) + countTextTokens(message.content), TOKENS_PER_REPLY);
 }
 
 /**

@@ -43,10 +43,16 @@ function compile(rules: { re: string; pre: string; flags: string }[]): Compiled 
   }
   return {
     matchers: runs.flatMap((run) =>
-      chunk(run.rules.map((r) => r.re), (sources) => new RegExp(sources.join('|'), `g${run.flags}`)),
+      chunk(
+        run.rules.map((r) => r.re),
+        (sources) => new RegExp(sources.join('|'), `g${run.flags}`),
+      ),
     ),
     openTails: runs.flatMap((run) =>
-      chunk(run.rules.map((r) => r.pre), (sources) => new RegExp(`(?:${sources.join('|')})$`, `g${run.flags}`)),
+      chunk(
+        run.rules.map((r) => r.pre),
+        (sources) => new RegExp(`(?:${sources.join('|')})$`, `g${run.flags}`),
+      ),
     ),
   };
 }

@@ -18,9 +18,35 @@ const NOT_WORD_AFTER = '(?![a-z0-9])';
 
 /** Variant words that follow a model family ("Gemini Pro", "Claude 3 Opus", "o3-mini"). */
 const VARIANTS = [
-  'mini', 'nano', 'turbo', 'pro', 'plus', 'flash', 'lite', 'ultra', 'sonnet', 'opus', 'haiku',
-  'instant', 'preview', 'latest', 'instruct', 'vision', 'coder', 'omni', 'oss', 'cpp', 'exp',
-  'thinking', 'reasoner', 'nemo', 'large', 'medium', 'small', 'high', 'low',
+  'mini',
+  'nano',
+  'turbo',
+  'pro',
+  'plus',
+  'flash',
+  'lite',
+  'ultra',
+  'sonnet',
+  'opus',
+  'haiku',
+  'instant',
+  'preview',
+  'latest',
+  'instruct',
+  'vision',
+  'coder',
+  'omni',
+  'oss',
+  'cpp',
+  'exp',
+  'thinking',
+  'reasoner',
+  'nemo',
+  'large',
+  'medium',
+  'small',
+  'high',
+  'low',
 ];
 
 /**
@@ -114,16 +140,12 @@ function firstParts(names: typeof NAMES): string {
 
 function nameRules(): Pattern[] {
   const plain = NAMES.filter((n) => !n.needsVersion);
-  const compactOf = (bounded: (typeof NAMES)[number]['bounded']) =>
-    alt(...plain.filter((n) => n.bounded === bounded).map((n) => compact(n.name)));
+  const compactOf = (bounded: (typeof NAMES)[number]['bounded']) => alt(...plain.filter((n) => n.bounded === bounded).map((n) => compact(n.name)));
   const versioned = NAMES.filter((n) => n.needsVersion);
   return [
     // Open tails widened to "a name, then maybe a version", "the first part of a split name,
     // then letters", or "letters": cheaper than every name's exact prefixes.
-    widen(
-      seq(compactOf(undefined), versions),
-      `(?:${compactOf(undefined).re}${versions.pre}|(?:${firstParts(plain)})${SPELL_SEPARATOR}{0,3}[a-z]*|[a-z]*)`,
-    ),
+    widen(seq(compactOf(undefined), versions), `(?:${compactOf(undefined).re}${versions.pre}|(?:${firstParts(plain)})${SPELL_SEPARATOR}{0,3}[a-z]*|[a-z]*)`),
     seq(behind(NOT_WORD_BEFORE), compactOf('left'), versions),
     seq(behind(NOT_WORD_BEFORE), compactOf('both'), versions, ahead(NOT_WORD_AFTER)),
     // Spelled out letter by letter: only names long enough not to appear so by chance. Its
@@ -159,12 +181,7 @@ const commandR = seq(
 
 // ---- secrets ---------------------------------------------------------------------------
 
-const serviceKey = seq(
-  behind('(?<![a-z0-9_])'),
-  lit('service_'),
-  alt(lit('sk_live_'), lit('sk_test_'), lit('mcp_')),
-  rep(atom('[a-z0-9]'), 20),
-);
+const serviceKey = seq(behind('(?<![a-z0-9_])'), lit('service_'), alt(lit('sk_live_'), lit('sk_test_'), lit('mcp_')), rep(atom('[a-z0-9]'), 20));
 const skKey = seq(behind('(?<![a-z0-9_-])'), lit('sk-'), rep(atom('[a-z0-9_-]'), 16));
 const TOKEN_CHAR = '[a-z0-9._~+/-]';
 const bearer = seq(
@@ -176,17 +193,8 @@ const bearer = seq(
   rep(atom(TOKEN_CHAR), 8),
   rep(atom('='), 0),
 );
-const jwt = seq(
-  behind('(?<![a-z0-9_-])'),
-  lit('eyj'),
-  rep(atom('[a-z0-9_-]'), 8),
-  lit('.'),
-  rep(atom('[a-z0-9_-]'), 8),
-  lit('.'),
-  rep(atom('[a-z0-9_-]'), 0),
-);
-const joinedKey = (...words: string[]) =>
-  seq(...words.flatMap((word, i) => (i === 0 ? [lit(word)] : [opt(atom('[_-]')), lit(word)])));
+const jwt = seq(behind('(?<![a-z0-9_-])'), lit('eyj'), rep(atom('[a-z0-9_-]'), 8), lit('.'), rep(atom('[a-z0-9_-]'), 8), lit('.'), rep(atom('[a-z0-9_-]'), 0));
+const joinedKey = (...words: string[]) => seq(...words.flatMap((word, i) => (i === 0 ? [lit(word)] : [opt(atom('[_-]')), lit(word)])));
 const credentialAssignment = seq(
   behind('(?<![a-z0-9_])'),
   alt(
@@ -212,12 +220,7 @@ const credentialAssignment = seq(
 );
 const longHex = seq(behind('(?<![a-z0-9_])'), rep(atom('[0-9a-f]'), 32), ahead('(?![a-z0-9_])'));
 const AWS_PREFIXES = ['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AIPA', 'ANPA', 'ANVA', 'APKA', 'AROA'];
-const awsKeyId = seq(
-  behind('(?<![A-Z0-9])'),
-  alt(...AWS_PREFIXES.map((prefix) => lit(prefix))),
-  rep(atom('[A-Z0-9]'), 16, 16),
-  ahead('(?![A-Z0-9])'),
-);
+const awsKeyId = seq(behind('(?<![A-Z0-9])'), alt(...AWS_PREFIXES.map((prefix) => lit(prefix))), rep(atom('[A-Z0-9]'), 16, 16), ahead('(?![A-Z0-9])'));
 // 40+ characters of base64 / base64url mixing digits, upper and lower case: generated secrets.
 // A run that starts with "/" is a path, not a secret.
 const B64 = '[A-Za-z0-9+/_-]';
@@ -250,7 +253,11 @@ const privateIpv4 = seq(
     seq(lit('192.168'), octets(2)),
     seq(lit('172.'), alt(seq(lit('1'), atom('[6-9]')), seq(lit('2'), atom('[0-9]')), seq(lit('3'), atom('[01]'))), octets(2)),
     seq(lit('169.254'), octets(2)),
-    seq(lit('100.'), alt(seq(lit('6'), atom('[4-9]')), seq(atom('[7-9]'), atom('[0-9]')), seq(lit('1'), atom('[01]'), atom('[0-9]')), seq(lit('12'), atom('[0-7]'))), octets(2)),
+    seq(
+      lit('100.'),
+      alt(seq(lit('6'), atom('[4-9]')), seq(atom('[7-9]'), atom('[0-9]')), seq(lit('1'), atom('[01]'), atom('[0-9]')), seq(lit('12'), atom('[0-7]'))),
+      octets(2),
+    ),
     lit('0.0.0.0'),
   ),
   port,
@@ -277,12 +284,7 @@ const internalHost = seq(
 );
 const URL_CHAR = '[^\\s"\'<>]';
 const DATABASE_SCHEMES = ['postgresql', 'postgres', 'mysql', 'mariadb', 'mongodb+srv', 'mongodb', 'rediss', 'redis', 'amqps', 'amqp', 'mssql', 'sqlserver'];
-const databaseUrl = seq(
-  behind('(?<![a-z0-9+.-])'),
-  alt(...DATABASE_SCHEMES.map((scheme) => lit(scheme))),
-  lit('://'),
-  rep(atom(URL_CHAR), 1),
-);
+const databaseUrl = seq(behind('(?<![a-z0-9+.-])'), alt(...DATABASE_SCHEMES.map((scheme) => lit(scheme))), lit('://'), rep(atom(URL_CHAR), 1));
 const urlCredentials = seq(
   behind('(?<![a-z0-9+.-])'),
   atom('[a-z]'),
@@ -300,19 +302,39 @@ const PATH_CHAR = '[^\\s"\'<>()\\[\\]{}`,;|]';
 const fileUrl = seq(behind(NOT_WORD_BEFORE), lit('file:'), rep(atom('/'), 1, 3), rep(atom(URL_CHAR), 0));
 const nodeInternal = seq(behind(NOT_WORD_BEFORE), lit('node:internal'), rep(atom(PATH_CHAR), 0));
 const UNIX_ROOTS = [
-  'home', 'var', 'usr', 'opt', 'etc', 'tmp', 'srv', 'root', 'proc', 'sys', 'dev', 'mnt', 'run',
-  'private', 'app', 'workspace', 'work', 'data', 'bin', 'sbin', 'lib64', 'lib', 'snap', 'nix',
-  'Users', 'Library', 'System', 'Volumes', 'Applications',
+  'home',
+  'var',
+  'usr',
+  'opt',
+  'etc',
+  'tmp',
+  'srv',
+  'root',
+  'proc',
+  'sys',
+  'dev',
+  'mnt',
+  'run',
+  'private',
+  'app',
+  'workspace',
+  'work',
+  'data',
+  'bin',
+  'sbin',
+  'lib64',
+  'lib',
+  'snap',
+  'nix',
+  'Users',
+  'Library',
+  'System',
+  'Volumes',
+  'Applications',
 ];
 const NOT_PATH_BEFORE = '(?<![A-Za-z0-9_.~/:-])';
 // Only known roots: "/runs/run_…" and "/v1/inference" are the service's own routes.
-const unixPath = seq(
-  behind(NOT_PATH_BEFORE),
-  lit('/'),
-  alt(...UNIX_ROOTS.map((root) => lit(root))),
-  lit('/'),
-  rep(atom(PATH_CHAR), 1),
-);
+const unixPath = seq(behind(NOT_PATH_BEFORE), lit('/'), alt(...UNIX_ROOTS.map((root) => lit(root))), lit('/'), rep(atom(PATH_CHAR), 1));
 const homePath = seq(behind(NOT_PATH_BEFORE), lit('~/'), rep(atom(PATH_CHAR), 1));
 const WINDOWS_PATH_CHAR = '[^\\s"\'<>|*?]';
 const windowsPath = seq(behind('(?<![A-Za-z0-9])'), atom('[A-Za-z]'), lit(':'), atom('[\\\\/]'), rep(atom(WINDOWS_PATH_CHAR), 0));
@@ -322,12 +344,7 @@ const uncPath = seq(behind('(?<![A-Za-z0-9\\\\])'), lit('\\\\'), rep(atom('[A-Za
 
 const FRAME_NAME_CHAR = '[^\\s()]';
 const lineColumn = seq(lit(':'), digits, opt(seq(lit(':'), digits)));
-const frameLocation = alt(
-  seq(rep(atom(FRAME_NAME_CHAR), 0), lineColumn),
-  lit('<anonymous>'),
-  lit('native'),
-  seq(lit('index '), digits),
-);
+const frameLocation = alt(seq(rep(atom(FRAME_NAME_CHAR), 0), lineColumn), lit('<anonymous>'), lit('native'), seq(lit('index '), digits));
 // "at fn (file:line:col)", "at async fn (…)", "at new Foo (…)", "at file:line:col".
 const jsFrame = seq(
   behind('(?<![a-z0-9_$.])'),
@@ -336,14 +353,7 @@ const jsFrame = seq(
   opt(seq(lit('async'), blanks)),
   opt(seq(lit('new'), blanks)),
   alt(
-    seq(
-      rep(atom(FRAME_NAME_CHAR), 1),
-      opt(seq(blanks, lit('[as'), blanks, rep(atom('[^\\s\\]]'), 1), lit(']'))),
-      blanks,
-      lit('('),
-      frameLocation,
-      lit(')'),
-    ),
+    seq(rep(atom(FRAME_NAME_CHAR), 1), opt(seq(blanks, lit('[as'), blanks, rep(atom('[^\\s\\]]'), 1), lit(']'))), blanks, lit('('), frameLocation, lit(')')),
     seq(rep(atom(FRAME_NAME_CHAR), 0), lit(':'), digits, lit(':'), digits),
   ),
 );

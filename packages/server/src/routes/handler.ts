@@ -33,7 +33,11 @@ export type Handler<K extends OperationId> = (c: Context<AppEnv>, input: Input<K
  * getRun and getRunV1, can share one handler.
  */
 export type Handlers = {
-  [K in OperationId]: (c: Context<AppEnv>, input: Operations[K]['input'], services: Services) => AnswerUnion<Operations[K]['success']> | Promise<AnswerUnion<Operations[K]['success']>>;
+  [K in OperationId]: (
+    c: Context<AppEnv>,
+    input: Operations[K]['input'],
+    services: Services,
+  ) => AnswerUnion<Operations[K]['success']> | Promise<AnswerUnion<Operations[K]['success']>>;
 };
 
 type AnswerUnion<Successes> = { [S in keyof Successes]: AnswerOf<S, Successes[S]> }[keyof Successes];

@@ -48,7 +48,10 @@ describe.each(testBackends())('hostile but valid input on $name', ({ open }) => 
     await expectRefused(await post('/v1/inference', { alias: 'Sonata', agentSlug: 'sales', messages }), 'invalid_body');
     await expectRefused(await post('/v1/inference', { alias: 'Sonata', stream: true, messages }), 'invalid_body');
     await expectRefused(await post('/v1/agents/sales/messages', { alias: 'Sonata', messages }), 'invalid_body');
-    await expectRefused(await post('/v1/inference', { alias: 'Sonata', messages: [{ role: 'user', content: 'hi' }], conversationId: 'c-\udc00' }), 'invalid_body');
+    await expectRefused(
+      await post('/v1/inference', { alias: 'Sonata', messages: [{ role: 'user', content: 'hi' }], conversationId: 'c-\udc00' }),
+      'invalid_body',
+    );
     const session = await t.login();
     const keyRes = await t.app.request('/api-keys', {
       method: 'POST',

@@ -48,7 +48,8 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
     options: { secret?: string; algorithm?: Algorithm; header?: string; headers?: Record<string, string>; v1?: boolean; signature?: string } = {},
   ) {
     const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
-    if (options.secret) headers[options.header ?? 'X-SERVICE-Signature'] = options.signature ?? signInboundBody(raw, options.secret, options.algorithm ?? 'sha256');
+    if (options.secret)
+      headers[options.header ?? 'X-SERVICE-Signature'] = options.signature ?? signInboundBody(raw, options.secret, options.algorithm ?? 'sha256');
     const res = await t.app.request(`${options.v1 ? '/v1' : ''}/webhooks/inbound/${slug}`, {
       method: 'POST',
       headers,
@@ -117,7 +118,9 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
     const repeat = await send(slug, body, { secret, algorithm, v1, headers: { 'X-SERVICE-Event-Id': `evt-${algorithm}-1` } });
     expect(repeat.status).toBe(200);
     expect(repeat.body).toEqual({ ok: true, code: 'duplicate', eventId: `evt-${algorithm}-1` });
-    const runs = await store.db.query(`SELECT id FROM runs WHERE source = 'inbound_webhook' AND agent_slug = 'finance' AND alias = 'Sonata' AND id = $1`, [first.body.runId]);
+    const runs = await store.db.query(`SELECT id FROM runs WHERE source = 'inbound_webhook' AND agent_slug = 'finance' AND alias = 'Sonata' AND id = $1`, [
+      first.body.runId,
+    ]);
     expect(runs).toHaveLength(1);
     const audit = await store.db.query<{ event_id_source: string; duplicates: number; body_bytes: number }>(
       `SELECT event_id_source, duplicates, body_bytes FROM inbound_events WHERE slug = $1`,
@@ -141,19 +144,14 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
   it('parallel duplicates start exactly one run (the unique constraint decides)', async () => {
     const { slug, secret } = await createWebhook({ slug: 'parallel' });
     const body = '{"event":"lead.created","id":"lead_9"}';
-    const answers = await Promise.all(
-      Array.from({ length: 12 }, () => send(slug, body, { secret, headers: { 'X-SERVICE-Event-Id': 'lead-9' } })),
-    );
+    const answers = await Promise.all(Array.from({ length: 12 }, () => send(slug, body, { secret, headers: { 'X-SERVICE-Event-Id': 'lead-9' } })));
     expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200));
     const ok = answers.filter((a) => a.body.code === 'ok');
     expect(ok).toHaveLength(1);
     expect(answers.filter((a) => a.body.code === 'duplicate')).toHaveLength(11);
     const events = await store.db.query<{ run_id: string; duplicates: number }>(`SELECT run_id, duplicates FROM inbound_events WHERE slug = $1`, [slug]);
     expect(events).toEqual([{ run_id: ok[0]!.body.runId, duplicates: 11 }]);
-    const runs = await store.db.query(
-      `SELECT r.id FROM runs r JOIN inbound_events e ON e.run_id = r.id WHERE e.slug = $1`,
-      [slug],
-    );
+    const runs = await store.db.query(`SELECT r.id FROM runs r JOIN inbound_events e ON e.run_id = r.id WHERE e.slug = $1`, [slug]);
     expect(runs).toHaveLength(1);
   });
 
@@ -165,7 +163,7 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
     const now = () => String(Math.floor(t.clock.now().getTime() / 1000));
 
     it('413 payload_too_large over 1 MiB, before anything else (even with no signature)', async () => {
-      const big = '{"a":"' + 'x'.repeat(MAX_INBOUND_BODY_BYTES) + '"}';
+      const big = `{"a":"${'x'.repeat(MAX_INBOUND_BODY_BYTES)}"}`;
       const r = await send(hook.slug, big);
       expect(r.status).toBe(413);
       expect(r.body).toMatchObject({ error: 'payload_too_large' });
@@ -240,7 +238,7 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
       expect((await adminCall('POST', '/inbound-webhooks/lifecycle/resume')).status).toBe(404);
     });
 
-    it('429 rate_limited past the webhook\'s requests per minute per IP, before the signature is checked', async () => {
+    it("429 rate_limited past the webhook's requests per minute per IP, before the signature is checked", async () => {
       const limited = await createWebhook({ slug: 'limited', requestsPerMinute: 2 });
       const ok1 = await send('limited', '{"n":1}', { secret: limited.secret });
       const ok2 = await send('limited', '{"n":2}', { secret: limited.secret });
@@ -270,7 +268,10 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
   it("another workspace's webhook is 404 not_found to this admin, and absent from the list", async () => {
     await store.db.query(`INSERT INTO workspaces (id, name, created_at) VALUES ('wksp_otherAAAAAAAAAAAAAAAA', 'O', now())`);
     await t.services.webhooks.inbound.create('wksp_otherAAAAAAAAAAAAAAAA', { slug: 'not-mine' });
-    for (const [method, path] of [['POST', '/inbound-webhooks/not-mine/pause'], ['DELETE', '/inbound-webhooks/not-mine']] as const) {
+    for (const [method, path] of [
+      ['POST', '/inbound-webhooks/not-mine/pause'],
+      ['DELETE', '/inbound-webhooks/not-mine'],
+    ] as const) {
       const r = await adminCall(method, path);
       expect(r.status).toBe(404);
       expect(r.body).toMatchObject({ error: 'not_found' });

@@ -61,7 +61,10 @@ describe('streaming over HTTP', () => {
     expect(res.headers.get('x-ratelimit-remaining')).not.toBeNull();
     const events = parseSse(await res.text());
     const end = zStreamEnd.parse(events.at(-1)!.data);
-    const content = events.filter((e) => e.event === 'message').map((e) => (e.data as { delta: string }).delta).join('');
+    const content = events
+      .filter((e) => e.event === 'message')
+      .map((e) => (e.data as { delta: string }).delta)
+      .join('');
     const detail = zRunDetail.parse(await getJson(`/runs/${end.runId}`));
     expect(detail.run).toMatchObject({ status: 'completed', content });
   });
@@ -120,7 +123,12 @@ describe('streaming over HTTP', () => {
         : sendCompletion(res, String(req.body.model), 'Restart the router, then try again.', { prompt_tokens: 9, completion_tokens: 7 });
     const res = await invoke({ alias: 'Symphony', agentSlug: 'it', maxTokens: 100, effort: 'high', messages: [{ role: 'user', content: 'Wifi is down' }] });
     expect(res.status).toBe(200);
-    expect(zInferenceResponse.parse(await res.json())).toMatchObject({ agentSlug: 'it', alias: 'Symphony', content: 'Restart the router, then try again.', usage: { inputTokens: 9, outputTokens: 7 } });
+    expect(zInferenceResponse.parse(await res.json())).toMatchObject({
+      agentSlug: 'it',
+      alias: 'Symphony',
+      content: 'Restart the router, then try again.',
+      usage: { inputTokens: 9, outputTokens: 7 },
+    });
     expect(fake.requests.at(-1)!.body).toMatchObject({ max_tokens: 100 });
   });
 

@@ -224,10 +224,10 @@ describe('refused invocations', () => {
   });
 
   it('quota_exceeded at hardstop (120 % of quota + rollover)', async () => {
-    await t.db.query(
-      `INSERT INTO usage_periods (workspace_id, period, rollover_stu, consumed_stu, created_at) VALUES ($1, '2026-06', 0, 12000000, $2)`,
-      [t.workspaceId, t.clock.now()],
-    );
+    await t.db.query(`INSERT INTO usage_periods (workspace_id, period, rollover_stu, consumed_stu, created_at) VALUES ($1, '2026-06', 0, 12000000, $2)`, [
+      t.workspaceId,
+      t.clock.now(),
+    ]);
     const res = await post('/v1/inference', ask('Hello'));
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBe(30 * 24 * 3600 - 9 * 3600);
@@ -318,7 +318,10 @@ describe('idempotency', () => {
     const headers = { 'idempotency-key': 'stream-1' };
     const first = parseSse(await (await post('/v1/inference', ask('Campaign ideas', { stream: true }), { headers })).text());
     const replay = parseSse(await (await post('/v1/inference', ask('Campaign ideas', { stream: true }), { headers })).text());
-    const content = first.filter((e) => e.event === 'message').map((e) => (e.data as { delta: string }).delta).join('');
+    const content = first
+      .filter((e) => e.event === 'message')
+      .map((e) => (e.data as { delta: string }).delta)
+      .join('');
     expect(replay).toEqual([{ event: 'message', data: { delta: content } }, first.at(-1)]);
   });
 

@@ -49,9 +49,7 @@ async function invoke(
     effort: body.effort,
     powerMode: body.powerMode,
     scopes: auth.scopes,
-    idempotency: idempotencyKey
-      ? { credentialId: auth.keyId, key: idempotencyKey, requestHash: requestHash(operation, body) }
-      : undefined,
+    idempotency: idempotencyKey ? { credentialId: auth.keyId, key: idempotencyKey, requestHash: requestHash(operation, body) } : undefined,
   });
 
   if (started.kind === 'ended') throw runFailureError(started.run, clock.now());

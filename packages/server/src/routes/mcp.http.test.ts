@@ -93,7 +93,12 @@ describe('MCP SSE transport over HTTP', () => {
     expect(t.services.mcp.sessions.size).toBe(1);
 
     // The direct answer and the pushed message are the same JSON-RPC response.
-    const direct = await post(endpoint, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'invoke_agent', arguments: { alias: 'Prelude', agentSlug: 'finance', message: 'Outstanding receivables?' } } });
+    const direct = await post(endpoint, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'invoke_agent', arguments: { alias: 'Prelude', agentSlug: 'finance', message: 'Outstanding receivables?' } },
+    });
     expect(direct.status).toBe(200);
     const answered = zJsonRpcResponse.parse(await direct.json());
     expect(answered).toMatchObject({ id: 7, result: { isError: false } });

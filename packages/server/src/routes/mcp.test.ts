@@ -61,8 +61,7 @@ async function rpc(method: string, params?: Record<string, unknown>, bearer?: st
   return r;
 }
 
-const callTool = (name: string, args?: Record<string, unknown>, bearer?: string) =>
-  rpc('tools/call', { name, ...(args ? { arguments: args } : {}) }, bearer);
+const callTool = (name: string, args?: Record<string, unknown>, bearer?: string) => rpc('tools/call', { name, ...(args ? { arguments: args } : {}) }, bearer);
 
 async function getJson(path: string): Promise<unknown> {
   const res = await t.app.request(path, { headers: { authorization: `Bearer ${apiKey}` } });

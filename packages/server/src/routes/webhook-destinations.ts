@@ -62,4 +62,3 @@ export const webhookDestinationHandlers = {
   pingWebhookDestination,
   replayWebhookDestination,
 } satisfies Partial<Handlers>;
-

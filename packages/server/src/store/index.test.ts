@@ -41,9 +41,7 @@ describe.each(testBackends())('store on $name', ({ open }) => {
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
-    const ids = await store.db.query<{ id: string }>(
-      `SELECT id FROM workspaces WHERE id IN ('wksp_commit', 'wksp_rollback')`,
-    );
+    const ids = await store.db.query<{ id: string }>(`SELECT id FROM workspaces WHERE id IN ('wksp_commit', 'wksp_rollback')`);
     expect(ids.map((r) => r.id)).toEqual(['wksp_commit']);
   });
 
@@ -55,10 +53,7 @@ describe.each(testBackends())('store on $name', ({ open }) => {
     // Emails are unique without regard to case: login goes by email alone.
     await expect(store.db.query(user, ['usr_2', 'admin@example.com', now])).rejects.toThrow();
     await expect(
-      store.db.query(
-        `INSERT INTO users (id, workspace_id, email, password_hash, role, created_at) VALUES ('usr_3', 'wksp_c', 'o@x', 'x', 'guest', $1)`,
-        [now],
-      ),
+      store.db.query(`INSERT INTO users (id, workspace_id, email, password_hash, role, created_at) VALUES ('usr_3', 'wksp_c', 'o@x', 'x', 'guest', $1)`, [now]),
     ).rejects.toThrow();
   });
 });

@@ -42,8 +42,6 @@ describe('crash recovery: kill -9 with runs in flight, restart, every run ends',
     rmSync(dir, { recursive: true, force: true });
   });
 
-
-
   let ip = 0;
   const api = (url: string, path: string, init: RequestInit = {}) =>
     fetch(`${url}${path}`, {
@@ -51,7 +49,6 @@ describe('crash recovery: kill -9 with runs in flight, restart, every run ends',
       // Spread over addresses (TRUST_PROXY=1): the per-IP limit is not what this test is about.
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'x-forwarded-for': `10.9.${(ip += 1) % 250}.${ip % 199}` },
     });
-
 
   it('no run stays in_progress, no reservation is left, and the budgets add up to the recorded usage', async () => {
     const first = await serve();
@@ -92,15 +89,22 @@ describe('crash recovery: kill -9 with runs in flight, restart, every run ends',
     expect(acknowledged.length).toBeGreaterThan(0);
 
     const second = await serve();
-    const statusOf = async (runId: string) => ((await (await api(second.url, `/runs/${runId}`)).json()) as { run: { status: string; failureReason: string | null } }).run;
-    await until(async () => {
-      const res = await api(second.url, '/runs?status=in_progress&limit=1');
-      return ((await res.json()) as { total: number }).total === 0;
-      // Alone this takes seconds; beside the rest of the suite on two cores, re-running the handed-over
-      // inbound runs has taken over a minute.
-    }, 'every run to end after the restart', 150_000);
+    const statusOf = async (runId: string) =>
+      ((await (await api(second.url, `/runs/${runId}`)).json()) as { run: { status: string; failureReason: string | null } }).run;
+    await until(
+      async () => {
+        const res = await api(second.url, '/runs?status=in_progress&limit=1');
+        return ((await res.json()) as { total: number }).total === 0;
+        // Alone this takes seconds; beside the rest of the suite on two cores, re-running the handed-over
+        // inbound runs has taken over a minute.
+      },
+      'every run to end after the restart',
+      150_000,
+    );
 
-    const hanging = (await (await api(second.url, `/runs?agent_slug=sales&status=failed&limit=200`)).json()) as { data: { failureReason: string; source: string }[] };
+    const hanging = (await (await api(second.url, `/runs?agent_slug=sales&status=failed&limit=200`)).json()) as {
+      data: { failureReason: string; source: string }[];
+    };
     expect(hanging.data.filter((r) => r.source === 'api').map((r) => r.failureReason)).toEqual(Array(HANGING_RUNS).fill('interrupted'));
     // Every event the sender was told was ingested has had its run executed to the end.
     for (const runId of acknowledged) expect(await statusOf(runId)).toMatchObject({ status: 'completed', failureReason: null });

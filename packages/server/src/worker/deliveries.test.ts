@@ -8,12 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../../client/src/index.ts';
 import { enqueueEvent } from '../domain/events/outbox.ts';
 import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
-import {
-  createSelfSignedCertificate,
-  startHttpsTestReceiver,
-  type HttpsTestReceiver,
-  type ReceiverAnswer,
-} from '../domain/webhooks/https-test-receiver.ts';
+import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '../domain/webhooks/https-test-receiver.ts';
 import { testBackends, type TestStore } from '../store/testing.ts';
 import { createTestApp, type TestApp } from '../testing.ts';
 import { claimDueDeliveries, runDeliveryBatch, type DeliveryWorkerDeps } from './deliveries.ts';
@@ -113,7 +108,13 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
   }
 
   it('refuses plain http, private, link-local and metadata URLs at creation; shows the secret once', async () => {
-    for (const url of ['http://127.0.0.1/x', 'https://10.1.2.3/x', 'https://169.254.169.254/latest', 'https://localhost/x', 'https://user:pw@hooks.example/x']) {
+    for (const url of [
+      'http://127.0.0.1/x',
+      'https://10.1.2.3/x',
+      'https://169.254.169.254/latest',
+      'https://localhost/x',
+      'https://user:pw@hooks.example/x',
+    ]) {
       const r = await adminCall('POST', '/webhook-destinations', { url, events: ['run.completed'] });
       expect({ url, status: r.status, error: r.body.error }).toEqual({ url, status: 400, error: 'invalid_body' });
     }
@@ -146,10 +147,34 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     const base = receiver.received.length;
 
     const tenantId = t.workspaceId;
-    await enqueueEvent(store.db, { tenantId, type: 'run.completed', data: { run_id: 'run_a', agent: 'sales', alias: 'Sonata', status: 'completed', usage: { input_tokens: 3, output_tokens: 5, stu: 1 } } }, { now: t.clock.now() });
-    await enqueueEvent(store.db, { tenantId, type: 'run.failed', data: { run_id: 'run_b', agent: 'sales', reason: 'kill_switch:hour', status: 'failed' } }, { now: t.clock.now() });
-    await enqueueEvent(store.db, { tenantId, type: 'approval.created', data: { approval_id: 'apr_x', run_id: 'run_c', agent: 'finance', action: 'payment.initiate', summary: 'Pay', expires_at: t.clock.now().toISOString() } }, { now: t.clock.now() });
-    await enqueueEvent(store.db, { tenantId, type: 'draft.created', data: { draft_id: 'drf_x', run_id: 'run_c', agent: 'marketing', kind: 'email', subject: 'Hello' } }, { now: t.clock.now() });
+    await enqueueEvent(
+      store.db,
+      {
+        tenantId,
+        type: 'run.completed',
+        data: { run_id: 'run_a', agent: 'sales', alias: 'Sonata', status: 'completed', usage: { input_tokens: 3, output_tokens: 5, stu: 1 } },
+      },
+      { now: t.clock.now() },
+    );
+    await enqueueEvent(
+      store.db,
+      { tenantId, type: 'run.failed', data: { run_id: 'run_b', agent: 'sales', reason: 'kill_switch:hour', status: 'failed' } },
+      { now: t.clock.now() },
+    );
+    await enqueueEvent(
+      store.db,
+      {
+        tenantId,
+        type: 'approval.created',
+        data: { approval_id: 'apr_x', run_id: 'run_c', agent: 'finance', action: 'payment.initiate', summary: 'Pay', expires_at: t.clock.now().toISOString() },
+      },
+      { now: t.clock.now() },
+    );
+    await enqueueEvent(
+      store.db,
+      { tenantId, type: 'draft.created', data: { draft_id: 'drf_x', run_id: 'run_c', agent: 'marketing', kind: 'email', subject: 'Hello' } },
+      { now: t.clock.now() },
+    );
     await seedApproval('apr_decideAAAAAAAAAAAAAAA');
     const decided = await adminCall('POST', '/approvals/apr_decideAAAAAAAAAAAAAAA/decision', { decision: 'approved' });
     expect(decided.status).toBe(200);
@@ -179,11 +204,20 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
       decided_by: adminUserId,
       run_id: 'run_decideAAAAAAAAAAAAAAA',
     });
-    expect(events.find((e) => e.event.type === 'integration.connected')!.event.data).toEqual({ integration: 'crm', provider: 'hubspot', connected_by: adminUserId });
+    expect(events.find((e) => e.event.type === 'integration.connected')!.event.data).toEqual({
+      integration: 'crm',
+      provider: 'hubspot',
+      connected_by: adminUserId,
+    });
     // The runs-only destination got its one type; another secret does not verify its deliveries.
     const runsOnlyEvents = await verified('/runs-only', runsOnly.secret);
     expect(runsOnlyEvents.map((e) => e.event.type)).toEqual(['run.completed']);
-    const wrong = await verifyWebhook({ rawBody: receivedAt('/runs-only')[0]!.body, headers: receivedAt('/runs-only')[0]!.headers as Record<string, string>, secret: all.secret, now: t.clock.now() });
+    const wrong = await verifyWebhook({
+      rawBody: receivedAt('/runs-only')[0]!.body,
+      headers: receivedAt('/runs-only')[0]!.headers as Record<string, string>,
+      secret: all.secret,
+      now: t.clock.now(),
+    });
     expect(wrong).toMatchObject({ ok: false, reason: 'signature_mismatch', status: 401 });
 
     // Decided once: a second decision is refused; another workspace's approval does not exist here.
@@ -210,7 +244,11 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
   it('after a rotation, later deliveries (retries included) are signed with the new secret only', async () => {
     const dest = await createDestination('/rotate', ['draft.created']);
     answer = (path) => (path === '/rotate' ? { status: 503 } : { status: 200 });
-    await enqueueEvent(store.db, { tenantId: t.workspaceId, type: 'draft.created', data: { draft_id: 'drf_r', run_id: 'run_r', agent: 'hr', kind: 'email', subject: 'S' } }, { now: t.clock.now() });
+    await enqueueEvent(
+      store.db,
+      { tenantId: t.workspaceId, type: 'draft.created', data: { draft_id: 'drf_r', run_id: 'run_r', agent: 'hr', kind: 'email', subject: 'S' } },
+      { now: t.clock.now() },
+    );
     await drain();
     expect(receivedAt('/rotate')).toHaveLength(1);
     const rotated = await adminCall('POST', `/webhook-destinations/${dest.id}/rotate-secret`);
@@ -223,7 +261,10 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     const retry = receivedAt('/rotate')[1]!;
     const headers = retry.headers as Record<string, string>;
     expect(await verifyWebhook({ rawBody: retry.body, headers, secret: rotated.body.secret as string, now: t.clock.now() })).toMatchObject({ ok: true });
-    expect(await verifyWebhook({ rawBody: retry.body, headers, secret: dest.secret, now: t.clock.now() })).toMatchObject({ ok: false, reason: 'signature_mismatch' });
+    expect(await verifyWebhook({ rawBody: retry.body, headers, secret: dest.secret, now: t.clock.now() })).toMatchObject({
+      ok: false,
+      reason: 'signature_mismatch',
+    });
     // The retry carries the very same body and event id.
     expect(retry.body.equals(receivedAt('/rotate')[0]!.body)).toBe(true);
   });
@@ -238,7 +279,11 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     // every delay (4 h is the longest), until it is given up or the destination is paused.
     const eventIds: string[] = [];
     for (let i = 0; i < 3 && (await statusOf()) === 'active'; i += 1) {
-      const e = await enqueueEvent(store.db, { tenantId: t.workspaceId, type: 'run.failed', data: { run_id: `run_f${i}`, agent: 'it', reason: 'timeout', status: 'failed' } }, { now: t.clock.now() });
+      const e = await enqueueEvent(
+        store.db,
+        { tenantId: t.workspaceId, type: 'run.failed', data: { run_id: `run_f${i}`, agent: 'it', reason: 'timeout', status: 'failed' } },
+        { now: t.clock.now() },
+      );
       eventIds.push(e.eventId);
       for (let round = 0; round < 10; round += 1) {
         await drain(oneAtATime);
@@ -268,7 +313,10 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
       `SELECT status, count(*)::int AS n FROM deliveries WHERE destination_id = $1 GROUP BY status ORDER BY status`,
       [dest.id],
     );
-    expect(states).toEqual([{ status: 'failed', n: 2 }, { status: 'pending', n: 1 }]);
+    expect(states).toEqual([
+      { status: 'failed', n: 2 },
+      { status: 'pending', n: 1 },
+    ]);
 
     answer = () => ({ status: 200 });
     admin = await t.login();
@@ -276,7 +324,7 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     expect(resumed.body).toMatchObject({ status: 'active', consecutiveFailures: 0, pausedAt: null });
     const replay = await adminCall('POST', `/webhook-destinations/${dest.id}/replay`);
     expect(replay.status).toBe(202);
-    expect((replay.body.eventIds as string[])).toHaveLength(2);
+    expect(replay.body.eventIds as string[]).toHaveLength(2);
     await drain();
     const delivered = await verified('/failing', dest.secret, 20);
     expect(new Set(delivered.map((d) => d.event.id))).toEqual(new Set(eventIds));
@@ -301,7 +349,15 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     await createDestination('/claims', ['run.completed']);
     await drain();
     for (let i = 0; i < 10; i += 1) {
-      await enqueueEvent(store.db, { tenantId: t.workspaceId, type: 'run.completed', data: { run_id: `run_c${i}`, agent: 'sales', alias: 'Sonata', status: 'completed', usage: { input_tokens: 1, output_tokens: 1, stu: 1 } } }, { now: t.clock.now() });
+      await enqueueEvent(
+        store.db,
+        {
+          tenantId: t.workspaceId,
+          type: 'run.completed',
+          data: { run_id: `run_c${i}`, agent: 'sales', alias: 'Sonata', status: 'completed', usage: { input_tokens: 1, output_tokens: 1, stu: 1 } },
+        },
+        { now: t.clock.now() },
+      );
     }
     const claims = await Promise.all([1, 2, 3, 4].map(() => claimDueDeliveries(worker({ batchSize: 4 }))));
     const ids = claims.flat().map((c) => c.id);
@@ -312,7 +368,9 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     // Once the lease runs out they are due again: a worker that died loses nothing.
     t.clock.advance(60_000);
     await drain();
-    const undelivered = await store.db.query(`SELECT id FROM deliveries WHERE status <> 'delivered' AND destination_id IN (SELECT id FROM webhook_destinations WHERE url LIKE '%/claims')`);
+    const undelivered = await store.db.query(
+      `SELECT id FROM deliveries WHERE status <> 'delivered' AND destination_id IN (SELECT id FROM webhook_destinations WHERE url LIKE '%/claims')`,
+    );
     expect(undelivered).toEqual([]);
   });
 });

@@ -121,10 +121,15 @@ async function recordAttempt(deps: DeliveryWorkerDeps, row: Claimed, outcome: De
   await deps.db.transaction(async (tx) => {
     const owned = await tx.query(`SELECT 1 FROM deliveries WHERE id = $1 AND claim_token = $2 FOR UPDATE`, [row.id, row.claim_token]);
     if (owned.length === 0) return; // the lease was lost and the delivery claimed again: that claim records it
-    await tx.query(
-      `INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [`att_${randomBase62(20)}`, row.id, attempts, outcome.result, outcome.status ?? null, 'reason' in outcome ? outcome.reason : null, at],
-    );
+    await tx.query(`INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+      `att_${randomBase62(20)}`,
+      row.id,
+      attempts,
+      outcome.result,
+      outcome.status ?? null,
+      'reason' in outcome ? outcome.reason : null,
+      at,
+    ]);
     if (outcome.result === 'delivered') {
       await tx.query(
         `UPDATE deliveries SET status = 'delivered', attempts = $2, delivered_at = $3, last_attempt_at = $3, last_status = $4,
@@ -146,10 +151,7 @@ async function recordAttempt(deps: DeliveryWorkerDeps, row: Claimed, outcome: De
       [row.destination_id],
     );
     if (dest && dest.status === 'active' && shouldPauseDestination(dest.consecutive_failures)) {
-      await tx.query(
-        `UPDATE webhook_destinations SET status = 'paused', paused_at = $2, paused_reason = 'failures' WHERE id = $1`,
-        [row.destination_id, at],
-      );
+      await tx.query(`UPDATE webhook_destinations SET status = 'paused', paused_at = $2, paused_reason = 'failures' WHERE id = $1`, [row.destination_id, at]);
     }
   });
 }

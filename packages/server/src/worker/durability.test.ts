@@ -58,8 +58,6 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-
-
   async function login(url: string): Promise<{ cookie: string; csrfToken: string }> {
     const res = await fetch(`${url}/auth/login`, {
       method: 'POST',
@@ -69,7 +67,6 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
     expect(res.status).toBe(200);
     return { cookie: res.headers.get('set-cookie')!.split(';')[0]!, csrfToken: ((await res.json()) as { csrfToken: string }).csrfToken };
   }
-
 
   it('every event reaches the receiver at least once, signed, after a SIGKILL and a restart', async () => {
     const first = await serve();

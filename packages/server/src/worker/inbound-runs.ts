@@ -36,10 +36,7 @@ export const HAND_OVER_LEASE_MS = 60_000;
  * only once it resolved is the event marked started. A crash in between leaves the lease to run
  * out and the run is handed over again: at least once (the run service adopts a run only once).
  */
-export async function handOverInboundRuns(
-  deps: { db: Db; clock: Clock; execute: InboundRunExecutor },
-  limit = 10,
-): Promise<number> {
+export async function handOverInboundRuns(deps: { db: Db; clock: Clock; execute: InboundRunExecutor }, limit = 10): Promise<number> {
   const now = deps.clock.now();
   const claimed = await deps.db.transaction(async (tx) => {
     const rows = await tx.query<{ id: string; run_id: string; workspace_id: string; agent_slug: string; alias: string; agent_input: string; event_id: string }>(
@@ -72,10 +69,7 @@ export async function handOverInboundRuns(
     }
     // The input stays until the run ends: a run interrupted by a crash is handed over again
     // (domain/runs/recovery.ts), and its closing transaction forgets the input.
-    await deps.db.query(`UPDATE inbound_events SET run_started_at = $2, run_lease_until = NULL WHERE id = $1`, [
-      row.id,
-      deps.clock.now(),
-    ]);
+    await deps.db.query(`UPDATE inbound_events SET run_started_at = $2, run_lease_until = NULL WHERE id = $1`, [row.id, deps.clock.now()]);
     handedOver += 1;
   }
   return handedOver;

@@ -27,7 +27,7 @@ describe('agent availability', () => {
     ['marketing', 'starter', { error: 'agent_disabled', status: 403, extras: { agentSlug: 'marketing', reason: 'Paused by an admin' } }],
   ] as const)('%s on %s', (slug, plan, want) => {
     let caught: unknown;
-    let agent;
+    let agent: ReturnType<typeof assertAgentAvailable> | undefined;
     try {
       agent = assertAgentAvailable(slug, { plan, paused });
     } catch (error) {

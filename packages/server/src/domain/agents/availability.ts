@@ -19,7 +19,9 @@ export function activeAgents({ plan, paused }: WorkspaceAgents): AgentEntry[] {
 
 /** Departments the orchestrator may route to. */
 export function routingCandidates(workspace: WorkspaceAgents): DepartmentSlug[] {
-  return activeAgents(workspace).map((agent) => agent.slug).filter(isDepartmentSlug);
+  return activeAgents(workspace)
+    .map((agent) => agent.slug)
+    .filter(isDepartmentSlug);
 }
 
 /**

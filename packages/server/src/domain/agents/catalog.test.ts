@@ -5,8 +5,17 @@ import { AGENT_CATALOG, AGENT_SLUGS, DEPARTMENT_SLUGS, getAgent, isAgentSlug, is
 describe('agent catalog', () => {
   it('has the orchestrator and the ten departments with the decided slugs', () => {
     expect(AGENT_CATALOG.map((a) => a.slug)).toEqual([
-      'orchestrator', 'sales', 'marketing', 'finance', 'legal', 'hr',
-      'operations', 'analytics', 'strategy', 'it', 'customer-care',
+      'orchestrator',
+      'sales',
+      'marketing',
+      'finance',
+      'legal',
+      'hr',
+      'operations',
+      'analytics',
+      'strategy',
+      'it',
+      'customer-care',
     ]);
     expect(DEPARTMENT_SLUGS).toHaveLength(10);
     expect(AGENT_SLUGS).toHaveLength(11);
@@ -36,8 +45,13 @@ describe('agent catalog', () => {
   });
 
   it.each([
-    ['Prelude', true], ['Sonata', true], ['Symphony', true], ['Concerto', true],
-    ['prelude', false], ['gpt', false], [42, false],
+    ['Prelude', true],
+    ['Sonata', true],
+    ['Symphony', true],
+    ['Concerto', true],
+    ['prelude', false],
+    ['gpt', false],
+    [42, false],
   ] as const)('isAlias(%j) = %s', (value, want) => {
     expect(isAlias(value)).toBe(want);
   });

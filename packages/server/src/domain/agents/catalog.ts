@@ -7,18 +7,7 @@ import type { Alias } from './alias.ts';
 export const ORCHESTRATOR_SLUG = 'orchestrator';
 
 /** The ten departmental agents, in the order the spec names the departments. */
-export const DEPARTMENT_SLUGS = [
-  'sales',
-  'marketing',
-  'finance',
-  'legal',
-  'hr',
-  'operations',
-  'analytics',
-  'strategy',
-  'it',
-  'customer-care',
-] as const;
+export const DEPARTMENT_SLUGS = ['sales', 'marketing', 'finance', 'legal', 'hr', 'operations', 'analytics', 'strategy', 'it', 'customer-care'] as const;
 
 export const AGENT_SLUGS = [ORCHESTRATOR_SLUG, ...DEPARTMENT_SLUGS] as const;
 

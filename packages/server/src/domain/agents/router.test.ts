@@ -95,8 +95,15 @@ describe('routeRequest', () => {
   it('has a vocabulary for every department, by its own name', () => {
     // "it" alone is an English pronoun, so IT is reached by "IT support", never by the bare word.
     const names: Record<DepartmentSlug, string> = {
-      sales: 'sales', marketing: 'marketing', finance: 'finance', legal: 'legal', hr: 'HR',
-      operations: 'operations', analytics: 'analytics', strategy: 'strategy', it: 'IT support',
+      sales: 'sales',
+      marketing: 'marketing',
+      finance: 'finance',
+      legal: 'legal',
+      hr: 'HR',
+      operations: 'operations',
+      analytics: 'analytics',
+      strategy: 'strategy',
+      it: 'IT support',
       'customer-care': 'customer care',
     };
     for (const slug of DEPARTMENT_SLUGS) expect(routeRequest([user(names[slug])]).agentSlug).toBe(slug);

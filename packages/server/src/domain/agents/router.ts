@@ -48,12 +48,17 @@ export function routeRequest(messages: readonly RouterMessage[], options: RouteO
 
   const fromLatest = best(score(words(latest), terms), candidates);
   if (fromLatest) return decide(fromLatest, '');
-  const fromThread = best(score(userTexts.flatMap((text) => words(text)), terms), candidates);
+  const fromThread = best(
+    score(
+      userTexts.flatMap((text) => words(text)),
+      terms,
+    ),
+    candidates,
+  );
   if (fromThread) return decide(fromThread, " from the conversation's earlier turns");
 
-  const fallback = options.fallback && candidates.includes(options.fallback)
-    ? options.fallback
-    : candidates.includes('customer-care') ? 'customer-care' : candidates[0]!;
+  const fallback =
+    options.fallback && candidates.includes(options.fallback) ? options.fallback : candidates.includes('customer-care') ? 'customer-care' : candidates[0]!;
   return {
     agentSlug: fallback,
     rationale: `No department matched the request; routed to ${nameOf(fallback)}, the default.`,
@@ -65,7 +70,10 @@ export function routeRequest(messages: readonly RouterMessage[], options: RouteO
 
 /** Splits text into lowercase words without accents; keeps `follow-up`, `a/b`, `wi-fi` whole. */
 export function words(text: string): string[] {
-  const plain = text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  const plain = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase();
   return plain.match(/[a-z0-9]+(?:[-/][a-z0-9]+)*/g) ?? [];
 }
 
@@ -128,7 +136,10 @@ function best(tallies: readonly Tally[], candidates: readonly DepartmentSlug[]):
 
 function decide(tally: Tally, where: string): RouteDecision {
   const matchedTerms = tally.matched.slice(0, 5).map((term) => term.label);
-  const quoted = matchedTerms.slice(0, 3).map((label) => `"${label}"`).join(', ');
+  const quoted = matchedTerms
+    .slice(0, 3)
+    .map((label) => `"${label}"`)
+    .join(', ');
   return {
     agentSlug: tally.department,
     rationale: `Routed to ${nameOf(tally.department)}${where}: the request mentions ${quoted}.`,

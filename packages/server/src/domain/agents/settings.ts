@@ -28,10 +28,7 @@ export async function setPlan(db: Db, clock: Clock, workspaceId: string, plan: P
 }
 
 export async function pausedAgents(db: Db, workspaceId: string): Promise<Map<string, string>> {
-  const rows = await db.query<{ agent_slug: string; reason: string }>(
-    `SELECT agent_slug, reason FROM paused_agents WHERE workspace_id = $1`,
-    [workspaceId],
-  );
+  const rows = await db.query<{ agent_slug: string; reason: string }>(`SELECT agent_slug, reason FROM paused_agents WHERE workspace_id = $1`, [workspaceId]);
   return new Map(rows.map((r) => [r.agent_slug, r.reason]));
 }
 
@@ -54,9 +51,6 @@ export async function pauseAgent(db: Db, clock: Clock, workspaceId: string, slug
 
 /** Resumes an agent; returns whether it was paused. */
 export async function resumeAgent(db: Db, workspaceId: string, slug: string): Promise<boolean> {
-  const rows = await db.query(`DELETE FROM paused_agents WHERE workspace_id = $1 AND agent_slug = $2 RETURNING 1`, [
-    workspaceId,
-    slug,
-  ]);
+  const rows = await db.query(`DELETE FROM paused_agents WHERE workspace_id = $1 AND agent_slug = $2 RETURNING 1`, [workspaceId, slug]);
   return rows.length > 0;
 }

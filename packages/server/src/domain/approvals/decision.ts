@@ -50,18 +50,17 @@ interface Row {
 export async function decideApproval(db: Db, clock: Clock, input: DecideApprovalInput): Promise<Approval> {
   const now = clock.now();
   return db.transaction(async (tx) => {
-    const [current] = await tx.query<Row>(`SELECT * FROM approvals WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [
-      input.approvalId,
-      input.workspaceId,
-    ]);
+    const [current] = await tx.query<Row>(`SELECT * FROM approvals WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [input.approvalId, input.workspaceId]);
     if (!current) throw fail('not_found', 'No such approval.');
     if (current.status !== 'pending' || current.expires_at.getTime() <= now.getTime()) {
       throw fail('invalid_body', 'This approval is no longer pending.');
     }
-    const [row] = await tx.query<Row>(
-      `UPDATE approvals SET status = $2, decided_by = $3, decided_at = $4 WHERE id = $1 RETURNING *`,
-      [input.approvalId, input.decision, input.decidedBy, now],
-    );
+    const [row] = await tx.query<Row>(`UPDATE approvals SET status = $2, decided_by = $3, decided_at = $4 WHERE id = $1 RETURNING *`, [
+      input.approvalId,
+      input.decision,
+      input.decidedBy,
+      now,
+    ]);
     await enqueueEvent(
       tx,
       {

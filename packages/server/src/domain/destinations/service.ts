@@ -11,12 +11,7 @@ import { enqueuePing } from '../events/outbox.ts';
 import type { WorkspaceEventType } from '../webhooks/envelope.ts';
 import { newId } from '../../random.ts';
 import { newSigningSecret, type SecretBox } from '../webhooks/secret-box.ts';
-import {
-  checkDestinationUrl,
-  DestinationRefusedError,
-  resolveDestination,
-  type DestinationPolicy,
-} from '../webhooks/ssrf-guard.ts';
+import { checkDestinationUrl, DestinationRefusedError, resolveDestination, type DestinationPolicy } from '../webhooks/ssrf-guard.ts';
 
 /** The contract's WebhookDestination record. */
 export interface WebhookDestination {
@@ -63,12 +58,7 @@ const REFUSALS: Record<string, string> = {
   blocked_address: 'The url points to a private, loopback or otherwise refused address.',
 };
 
-export function createDestinationService(deps: {
-  db: Db;
-  clock: Clock;
-  secretBox: SecretBox;
-  policy: DestinationPolicy;
-}): DestinationService {
+export function createDestinationService(deps: { db: Db; clock: Clock; secretBox: SecretBox; policy: DestinationPolicy }): DestinationService {
   const { db, clock, secretBox, policy } = deps;
 
   async function load(workspaceId: string, id: string): Promise<Row> {

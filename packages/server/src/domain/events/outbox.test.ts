@@ -51,7 +51,13 @@ describe.each(testBackends())('outbox on $name', ({ open }) => {
     let eventId = '';
     await expect(
       store.db.transaction(async (tx) => {
-        eventId = (await enqueueEvent(tx, { tenantId: W1, type: 'run.failed', data: { run_id: 'run_y', agent: 'sales', reason: 'timeout', status: 'failed' } }, { now: NOW })).eventId;
+        eventId = (
+          await enqueueEvent(
+            tx,
+            { tenantId: W1, type: 'run.failed', data: { run_id: 'run_y', agent: 'sales', reason: 'timeout', status: 'failed' } },
+            { now: NOW },
+          )
+        ).eventId;
         throw new Error('caller failed');
       }),
     ).rejects.toThrow('caller failed');
@@ -61,8 +67,14 @@ describe.each(testBackends())('outbox on $name', ({ open }) => {
   });
 
   it('holds deliveries for a destination paused by the failure rule, none for one an admin paused', async () => {
-    const failed = await enqueueEvent(store.db, { tenantId: W1, type: 'run.failed', data: { run_id: 'run_z', agent: 'it', reason: 'timeout', status: 'failed' } }, { now: NOW });
-    const rows = await store.db.query<{ destination_id: string }>(`SELECT destination_id FROM deliveries WHERE event_id = $1 ORDER BY destination_id`, [failed.eventId]);
+    const failed = await enqueueEvent(
+      store.db,
+      { tenantId: W1, type: 'run.failed', data: { run_id: 'run_z', agent: 'it', reason: 'timeout', status: 'failed' } },
+      { now: NOW },
+    );
+    const rows = await store.db.query<{ destination_id: string }>(`SELECT destination_id FROM deliveries WHERE event_id = $1 ORDER BY destination_id`, [
+      failed.eventId,
+    ]);
     expect(rows.map((r) => r.destination_id)).toEqual(['dst_failing', 'dst_run']);
   });
 
@@ -70,7 +82,14 @@ describe.each(testBackends())('outbox on $name', ({ open }) => {
     const out = await enqueueEvent(store.db, {
       tenantId: W1,
       type: 'approval.created',
-      data: { approval_id: 'apr_1', run_id: 'run_1', agent: 'finance', action: 'payment.initiate', summary: 'Answer from gpt-4o at http://10.0.0.5/x', expires_at: NOW.toISOString() },
+      data: {
+        approval_id: 'apr_1',
+        run_id: 'run_1',
+        agent: 'finance',
+        action: 'payment.initiate',
+        summary: 'Answer from gpt-4o at http://10.0.0.5/x',
+        expires_at: NOW.toISOString(),
+      },
     });
     const [event] = await store.db.query<{ body: string }>(`SELECT body FROM outbox_events WHERE id = $1`, [out.eventId]);
     expect(event!.body).not.toContain('gpt-4o');

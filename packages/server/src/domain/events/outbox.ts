@@ -42,11 +42,7 @@ const decoder = new TextDecoder();
  * the pause rule paused (20 failures) still gets its deliveries, held until an admin resumes it, so
  * an outage of the receiver loses nothing; one an admin paused gets none while paused.
  */
-export async function enqueueEvent<T extends WorkspaceEventType>(
-  db: Db,
-  input: EnqueueEventInput<T>,
-  options: EnqueueOptions = {},
-): Promise<EnqueuedEvent> {
+export async function enqueueEvent<T extends WorkspaceEventType>(db: Db, input: EnqueueEventInput<T>, options: EnqueueOptions = {}): Promise<EnqueuedEvent> {
   const now = options.now ?? new Date();
   const envelope = buildEnvelope({ type: input.type, tenantId: input.tenantId, data: input.data, redactText, createdAt: now });
   return db.transaction(async (tx) => {
@@ -68,11 +64,7 @@ export async function enqueueEvent<T extends WorkspaceEventType>(
  * retried, durable) but to that destination only, whatever its subscriptions. It is not workspace
  * activity: no run, no usage, no STU.
  */
-export async function enqueuePing(
-  db: Db,
-  input: { tenantId: string; destinationId: string },
-  options: EnqueueOptions = {},
-): Promise<EnqueuedEvent> {
+export async function enqueuePing(db: Db, input: { tenantId: string; destinationId: string }, options: EnqueueOptions = {}): Promise<EnqueuedEvent> {
   const now = options.now ?? new Date();
   const envelope = buildPingEnvelope({ tenantId: input.tenantId, destinationId: input.destinationId, createdAt: now });
   return db.transaction(async (tx) => {
@@ -83,10 +75,14 @@ export async function enqueuePing(
 }
 
 async function insertEvent(tx: Db, envelope: OutboundEnvelope, now: Date): Promise<void> {
-  await tx.query(
-    `INSERT INTO outbox_events (id, tenant_id, type, data, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [envelope.id, envelope.tenant_id, envelope.type, JSON.stringify(envelope.data), decoder.decode(serializeEnvelope(envelope)), now],
-  );
+  await tx.query(`INSERT INTO outbox_events (id, tenant_id, type, data, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+    envelope.id,
+    envelope.tenant_id,
+    envelope.type,
+    JSON.stringify(envelope.data),
+    decoder.decode(serializeEnvelope(envelope)),
+    now,
+  ]);
 }
 
 async function insertDelivery(tx: Db, eventId: string, destinationId: string, now: Date): Promise<void> {

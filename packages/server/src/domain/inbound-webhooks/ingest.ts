@@ -24,9 +24,7 @@ export interface InboundEventRecord {
   requestId: string | undefined;
 }
 
-export type IngestResult =
-  | { code: 'ok'; eventId: string; runId: string }
-  | { code: 'duplicate'; eventId: string; runId: string };
+export type IngestResult = { code: 'ok'; eventId: string; runId: string } | { code: 'duplicate'; eventId: string; runId: string };
 
 /** A run id chosen at ingestion, so the sender learns it before the run exists. */
 export function newRunId(): string {

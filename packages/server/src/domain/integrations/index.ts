@@ -19,10 +19,14 @@ export async function recordIntegration(
   const now = clock.now();
   const id = newId('int');
   await db.transaction(async (tx) => {
-    await tx.query(
-      `INSERT INTO integrations (id, workspace_id, integration, provider, connected_by, connected_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [id, input.workspaceId, input.integration, input.provider, input.connectedBy, now],
-    );
+    await tx.query(`INSERT INTO integrations (id, workspace_id, integration, provider, connected_by, connected_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+      id,
+      input.workspaceId,
+      input.integration,
+      input.provider,
+      input.connectedBy,
+      now,
+    ]);
     await enqueueEvent(
       tx,
       {

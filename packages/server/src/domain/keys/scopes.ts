@@ -5,14 +5,7 @@ import { AGENT_SLUGS } from '../agents/catalog.ts';
 import { fail } from '../../errors.ts';
 
 /** Every scope an API key can hold, in the spec's order (the per-agent form is a pattern). */
-export const ISSUABLE_SCOPES = [
-  'orchestrator:invoke',
-  'tenant:read',
-  'departments:read',
-  'usage:read',
-  'webhooks:ingest',
-  'mcp:tenant',
-] as const;
+export const ISSUABLE_SCOPES = ['orchestrator:invoke', 'tenant:read', 'departments:read', 'usage:read', 'webhooks:ingest', 'mcp:tenant'] as const;
 
 const AGENT_SCOPE = /^orchestrator:invoke:agent:([a-z][a-z0-9-]{0,63})$/;
 /** `resource:*` wildcards name one of the resources above; `*:*` is reserved and never issued. */
@@ -51,12 +44,7 @@ function isIssuable(scope: string): boolean {
  */
 export function grants(granted: readonly string[], needed: string): boolean {
   const resource = needed.split(':')[0];
-  return granted.some(
-    (scope) =>
-      scope === needed ||
-      scope === `${resource}:*` ||
-      (scope === 'orchestrator:invoke' && AGENT_SCOPE.test(needed)),
-  );
+  return granted.some((scope) => scope === needed || scope === `${resource}:*` || (scope === 'orchestrator:invoke' && AGENT_SCOPE.test(needed)));
 }
 
 /** Whether the key may invoke agent `slug`: all agents, or that one agent. */

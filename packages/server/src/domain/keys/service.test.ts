@@ -43,9 +43,7 @@ describe.each(testBackends())('API keys on $name', ({ open }) => {
     expect(JSON.stringify(stored)).not.toContain(issued.secret.slice(16));
     const listed = await keys.list(workspaceId);
     const mine = listed.find((k) => k.id === issued.id)!;
-    expect(Object.keys(mine).sort()).toEqual(
-      ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt', 'scopes', 'status'].sort(),
-    );
+    expect(Object.keys(mine).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt', 'scopes', 'status'].sort());
     expect(mine.lastUsedAt).toBe('2026-01-01T00:00:00.000Z');
   });
 

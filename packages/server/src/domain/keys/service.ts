@@ -63,16 +63,7 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
     const [row] = await tx.query<KeyRow>(
       `INSERT INTO api_keys (id, workspace_id, name, prefix, secret_hash, scopes, created_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [
-        newId('key'),
-        workspaceId,
-        input.name,
-        visiblePrefix(secret),
-        hashSecret(secret),
-        input.scopes,
-        now,
-        new Date(now.getTime() + input.days * DAY_MS),
-      ],
+      [newId('key'), workspaceId, input.name, visiblePrefix(secret), hashSecret(secret), input.scopes, now, new Date(now.getTime() + input.days * DAY_MS)],
     );
     return { ...toRecord(row!, now), secret };
   }
@@ -91,10 +82,7 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
     },
 
     async list(workspaceId: string): Promise<ApiKeyRecord[]> {
-      const rows = await db.query<KeyRow>(
-        `SELECT * FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC`,
-        [workspaceId],
-      );
+      const rows = await db.query<KeyRow>(`SELECT * FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC`, [workspaceId]);
       const now = clock.now();
       return rows.map((row) => toRecord(row, now));
     },
@@ -103,10 +91,11 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
     async revoke(workspaceId: string, id: string): Promise<ApiKeyRecord> {
       const now = clock.now();
       const record = await db.transaction(async (tx) => {
-        const [row] = await tx.query<KeyRow>(
-          `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND workspace_id = $2 RETURNING *`,
-          [id, workspaceId, now],
-        );
+        const [row] = await tx.query<KeyRow>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND workspace_id = $2 RETURNING *`, [
+          id,
+          workspaceId,
+          now,
+        ]);
         if (!row) throw fail('not_found', 'No API key with this id.');
         await bumpRevocationVersion(tx);
         return toRecord(row, now);
@@ -118,10 +107,7 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
     async rotate(workspaceId: string, id: string): Promise<IssuedKey> {
       const now = clock.now();
       const issued = await db.transaction(async (tx) => {
-        const [old] = await tx.query<KeyRow>(
-          `SELECT * FROM api_keys WHERE id = $1 AND workspace_id = $2 FOR UPDATE`,
-          [id, workspaceId],
-        );
+        const [old] = await tx.query<KeyRow>(`SELECT * FROM api_keys WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [id, workspaceId]);
         if (!old) throw fail('not_found', 'No API key with this id.');
         if (toRecord(old, now).status !== 'active') throw fail('not_found', 'No active API key with this id.');
         const days = Math.max(1, Math.round((old.expires_at.getTime() - old.created_at.getTime()) / DAY_MS));
@@ -151,10 +137,10 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
         await touch(cached.keyId, now);
         return cached;
       }
-      const candidates = await db.query<KeyRow>(
-        `SELECT * FROM api_keys WHERE prefix = $1 AND revoked_at IS NULL AND expires_at > $2`,
-        [visiblePrefix(secret), now],
-      );
+      const candidates = await db.query<KeyRow>(`SELECT * FROM api_keys WHERE prefix = $1 AND revoked_at IS NULL AND expires_at > $2`, [
+        visiblePrefix(secret),
+        now,
+      ]);
       if (candidates.length === 0) throw fail('api_key_not_found', 'Unknown, revoked or expired API key.');
       // Compare with every candidate so the time taken does not tell which one matched.
       let match: KeyRow | undefined;

@@ -32,10 +32,7 @@ export function createMcpTokenService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
   return {
     /** A token of the key's workspace; its only scope is `mcp:tenant` whatever else the key holds. */
-    async issue(
-      key: { keyId: string; workspaceId: string },
-      expiresInSeconds = DEFAULT_MCP_TOKEN_SECONDS,
-    ): Promise<IssuedMcpToken> {
+    async issue(key: { keyId: string; workspaceId: string }, expiresInSeconds = DEFAULT_MCP_TOKEN_SECONDS): Promise<IssuedMcpToken> {
       const token = `service_mcp_${randomBase62(32)}`;
       const now = clock.now();
       const expiresAt = new Date(now.getTime() + expiresInSeconds * 1000);

@@ -41,13 +41,7 @@ export function createMcpDispatcher(deps: McpDispatcherDeps): McpDispatcher {
   };
 }
 
-async function answer(
-  id: JsonRpcId,
-  method: string,
-  params: Record<string, unknown>,
-  caller: McpCaller,
-  deps: McpDispatcherDeps,
-): Promise<JsonRpcResponse> {
+async function answer(id: JsonRpcId, method: string, params: Record<string, unknown>, caller: McpCaller, deps: McpDispatcherDeps): Promise<JsonRpcResponse> {
   switch (method) {
     case 'initialize': {
       const asked = params.protocolVersion;

@@ -108,7 +108,12 @@ const invokeAgent: Tool<typeof invokeArguments> = {
 };
 
 const getRunArguments = z
-  .object({ runId: z.string().regex(/^run_[A-Za-z0-9]{16,32}$/).describe('The run id, run_ followed by 16 to 32 base62 characters.') })
+  .object({
+    runId: z
+      .string()
+      .regex(/^run_[A-Za-z0-9]{16,32}$/)
+      .describe('The run id, run_ followed by 16 to 32 base62 characters.'),
+  })
   .strict();
 
 const getRun: Tool<typeof getRunArguments> = {

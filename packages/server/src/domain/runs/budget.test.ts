@@ -67,7 +67,15 @@ describe.each(testBackends())('budgets on $name', ({ open }) => {
     const settings = { rates: DEFAULT_STU_RATES, limits: { run: 1_000_000, hour: 1000, day: 1_000_000 } };
     const reserve = () =>
       store.db.transaction((tx) =>
-        reserveBudget(tx, { workspaceId, now: clock.now(), alias: 'Prelude', inputTokens: 50, desiredOutput: 60, settings, quota: { allowanceStu: 10_000_000 } }),
+        reserveBudget(tx, {
+          workspaceId,
+          now: clock.now(),
+          alias: 'Prelude',
+          inputTokens: 50,
+          desiredOutput: 60,
+          settings,
+          quota: { allowanceStu: 10_000_000 },
+        }),
       );
     const first = await reserve();
     expect(first.ok).toBe(true);
@@ -110,16 +118,14 @@ describe.each(testBackends())('budgets on $name', ({ open }) => {
     const billed = runs.reduce((sum, r) => sum + r.stu, 0);
     expect(billed).toBeLessThanOrEqual(300);
     expect(runs.every((r) => r.status !== 'in_progress' && r.reserved_stu === 0)).toBe(true);
-    const [hour] = await store.db.query<{ spent: number }>(
-      `SELECT spent_stu::float8 AS spent FROM usage_windows WHERE workspace_id = $1 AND scope = 'hour'`,
-      [workspaceId],
-    );
+    const [hour] = await store.db.query<{ spent: number }>(`SELECT spent_stu::float8 AS spent FROM usage_windows WHERE workspace_id = $1 AND scope = 'hour'`, [
+      workspaceId,
+    ]);
     // Reservations released: the window holds exactly what the runs consumed.
     expect(Number(hour!.spent)).toBe(billed);
-    const [period] = await store.db.query<{ consumed: number }>(
-      `SELECT consumed_stu::float8 AS consumed FROM usage_periods WHERE workspace_id = $1`,
-      [workspaceId],
-    );
+    const [period] = await store.db.query<{ consumed: number }>(`SELECT consumed_stu::float8 AS consumed FROM usage_periods WHERE workspace_id = $1`, [
+      workspaceId,
+    ]);
     expect(Number(period!.consumed)).toBe(billed);
   });
 });

@@ -106,9 +106,7 @@ export async function reserveBudget(
   const charged = checkQuota({ ...quota, consumedStu: period.consumed });
   if (!charged.allowed) throw quotaExceededError(charged);
   const { hour, day } = await lockWindows(tx, workspaceId, windows);
-  const [manual] = await tx.query<{ manual_since: Date }>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [
-    workspaceId,
-  ]);
+  const [manual] = await tx.query<{ manual_since: Date }>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [workspaceId]);
   const { limits } = settings;
   const active = activeKillSwitch(
     {
@@ -182,10 +180,11 @@ export async function settleBudget(
   await lockPeriod(tx, workspaceId, periodOf(windows.day));
   await lockWindows(tx, workspaceId, windows);
   if (input.reservedStu !== 0) {
-    await tx.query(
-      `UPDATE usage_periods SET reserved_stu = GREATEST(0, reserved_stu - $3) WHERE workspace_id = $1 AND period = $2`,
-      [workspaceId, periodOf(windows.day), input.reservedStu],
-    );
+    await tx.query(`UPDATE usage_periods SET reserved_stu = GREATEST(0, reserved_stu - $3) WHERE workspace_id = $1 AND period = $2`, [
+      workspaceId,
+      periodOf(windows.day),
+      input.reservedStu,
+    ]);
   }
   const after = await tx.query<{ scope: 'hour' | 'day'; spent: number }>(
     `UPDATE usage_windows SET spent_stu = spent_stu + $4, reserved_stu = GREATEST(0, reserved_stu - $5)
@@ -203,10 +202,7 @@ export async function settleBudget(
 /** The manual switch: on (from `now`) or off. Returns whether it is on afterwards. */
 export async function setManualKillSwitch(db: Db, workspaceId: string, on: boolean, now: Date): Promise<void> {
   if (on) {
-    await db.query(
-      `INSERT INTO kill_switches (workspace_id, manual_since) VALUES ($1, $2) ON CONFLICT (workspace_id) DO NOTHING`,
-      [workspaceId, now],
-    );
+    await db.query(`INSERT INTO kill_switches (workspace_id, manual_since) VALUES ($1, $2) ON CONFLICT (workspace_id) DO NOTHING`, [workspaceId, now]);
   } else {
     await db.query(`DELETE FROM kill_switches WHERE workspace_id = $1`, [workspaceId]);
   }
@@ -231,9 +227,7 @@ export interface WindowStatus {
 /** What the operator sees with `service kill-switch status`. */
 export async function killSwitchStatus(db: Db, workspaceId: string, now: Date, limits: KillSwitchLimits): Promise<KillSwitchStatus> {
   const windows = windowsOf(now);
-  const [manual] = await db.query<{ manual_since: Date }>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [
-    workspaceId,
-  ]);
+  const [manual] = await db.query<{ manual_since: Date }>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [workspaceId]);
   const read = async (scope: 'hour' | 'day') => {
     const [row] = await db.query<WindowRow>(
       `SELECT spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows
@@ -314,8 +308,10 @@ function reachedLimit(chargedStu: number, limitStu: number): boolean {
 }
 
 async function trip(tx: Db, workspaceId: string, scope: 'hour' | 'day', windows: Windows, now: Date): Promise<void> {
-  await tx.query(
-    `UPDATE usage_windows SET tripped_at = COALESCE(tripped_at, $4) WHERE workspace_id = $1 AND scope = $2 AND window_start = $3`,
-    [workspaceId, scope, windows[scope], now],
-  );
+  await tx.query(`UPDATE usage_windows SET tripped_at = COALESCE(tripped_at, $4) WHERE workspace_id = $1 AND scope = $2 AND window_start = $3`, [
+    workspaceId,
+    scope,
+    windows[scope],
+    now,
+  ]);
 }

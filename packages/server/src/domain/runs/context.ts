@@ -30,29 +30,38 @@ export interface RunContext {
  * are any; a run that is no longer in progress (canceled on another instance, or swept) is
  * stopped here.
  */
-export function createHeartbeat(db: Db, clock: Clock, leaseMs: number, executing: Map<string, AbortController>, logError?: (error: unknown) => void): Heartbeat {
+export function createHeartbeat(
+  db: Db,
+  clock: Clock,
+  leaseMs: number,
+  executing: Map<string, AbortController>,
+  logError?: (error: unknown) => void,
+): Heartbeat {
   let timer: NodeJS.Timeout | undefined;
   async function beat(): Promise<void> {
     const ids = [...executing.keys()];
     if (ids.length === 0) return;
-    const renewed = await db.query<{ id: string }>(
-      `UPDATE runs SET lease_until = $2 WHERE id = ANY ($1::text[]) AND status = 'in_progress' RETURNING id`,
-      [ids, new Date(clock.now().getTime() + leaseMs)],
-    );
+    const renewed = await db.query<{ id: string }>(`UPDATE runs SET lease_until = $2 WHERE id = ANY ($1::text[]) AND status = 'in_progress' RETURNING id`, [
+      ids,
+      new Date(clock.now().getTime() + leaseMs),
+    ]);
     const alive = new Set(renewed.map((r) => r.id));
     for (const id of ids) if (!alive.has(id)) executing.get(id)?.abort();
   }
   return {
     start() {
       if (timer) return;
-      timer = setInterval(() => {
-        if (executing.size === 0) {
-          clearInterval(timer);
-          timer = undefined;
-          return;
-        }
-        beat().catch((err: unknown) => logError?.(err));
-      }, Math.max(10, Math.floor(leaseMs / 4)));
+      timer = setInterval(
+        () => {
+          if (executing.size === 0) {
+            clearInterval(timer);
+            timer = undefined;
+            return;
+          }
+          beat().catch((err: unknown) => logError?.(err));
+        },
+        Math.max(10, Math.floor(leaseMs / 4)),
+      );
       timer.unref?.();
     },
   };

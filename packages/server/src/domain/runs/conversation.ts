@@ -26,10 +26,10 @@ export async function appendTurns(
 ): Promise<void> {
   // Serialises appends to one thread, so two runs of the same conversation cannot take the same seq.
   await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1 || ':' || $2))`, [input.workspaceId, input.conversationId]);
-  const [last] = await tx.query<{ seq: number | null }>(
-    `SELECT max(seq) AS seq FROM conversation_turns WHERE workspace_id = $1 AND conversation_id = $2`,
-    [input.workspaceId, input.conversationId],
-  );
+  const [last] = await tx.query<{ seq: number | null }>(`SELECT max(seq) AS seq FROM conversation_turns WHERE workspace_id = $1 AND conversation_id = $2`, [
+    input.workspaceId,
+    input.conversationId,
+  ]);
   let seq = (last?.seq ?? -1) + 1;
   for (const turn of input.turns) {
     await tx.query(

@@ -9,7 +9,15 @@ import type { OutboundEventData } from '../webhooks/envelope.ts';
 export async function runCompletedEvent(
   tx: Db,
   now: Date,
-  run: { workspaceId: string; runId: string; agent: string; alias: OutboundEventData['run.completed']['alias']; inputTokens: number; outputTokens: number; stu: number },
+  run: {
+    workspaceId: string;
+    runId: string;
+    agent: string;
+    alias: OutboundEventData['run.completed']['alias'];
+    inputTokens: number;
+    outputTokens: number;
+    stu: number;
+  },
 ): Promise<void> {
   await enqueueEvent(
     tx,

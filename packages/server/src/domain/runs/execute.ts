@@ -127,8 +127,8 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
     // smaller one, so it is never left in progress. If even that fails, its lease is no longer
     // renewed and the sweeper ends it.
     ctx.logError?.(err);
-    await endRun(db, clock.now(), { workspaceId: run.workspaceId, runId: run.runId, reason: 'internal_error', limits: budget.limits }).catch(
-      (again: unknown) => ctx.logError?.(again),
+    await endRun(db, clock.now(), { workspaceId: run.workspaceId, runId: run.runId, reason: 'internal_error', limits: budget.limits }).catch((again: unknown) =>
+      ctx.logError?.(again),
     );
     throw err;
   }

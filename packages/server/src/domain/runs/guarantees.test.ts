@@ -90,7 +90,12 @@ describe.each(testBackends())('run guarantees on $name', ({ open }) => {
       const batch = await Promise.all(
         Array.from({ length: 8 }, () => {
           sent += 1;
-          return invoke(sent, { alias: 'Prelude', agentSlug: 'sales', maxTokens: 400, messages: [{ role: 'user', content: `Draft the renewal note ${sent}` }] });
+          return invoke(sent, {
+            alias: 'Prelude',
+            agentSlug: 'sales',
+            maxTokens: 400,
+            messages: [{ role: 'user', content: `Draft the renewal note ${sent}` }],
+          });
         }),
       );
       for (const res of batch) expect([200, 429]).toContain(res.status);

@@ -19,7 +19,9 @@ export interface IdempotencyClaim {
 
 /** A stable hash of what the request asks for; key order in the body does not matter. */
 export function requestHash(operation: string, body: unknown): string {
-  return createHash('sha256').update(`${operation}\n${canonicalJson(body)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${operation}\n${canonicalJson(body)}`)
+    .digest('hex');
 }
 
 /**

@@ -25,9 +25,14 @@ export function runFailureError(run: Run, now: Date): ServiceError {
     return fail('kill_switch', `A spending kill switch stopped run ${run.id}.`, error.extras, error.headers);
   }
   if (reason === 'engine_error' || reason === 'timeout') {
-    return fail('service_unavailable', `The agent could not complete run ${run.id}; try again later.`, {}, {
-      'Retry-After': String(ENGINE_RETRY_AFTER_SEC),
-    });
+    return fail(
+      'service_unavailable',
+      `The agent could not complete run ${run.id}; try again later.`,
+      {},
+      {
+        'Retry-After': String(ENGINE_RETRY_AFTER_SEC),
+      },
+    );
   }
   return fail('internal_error', `Run ${run.id} failed.`);
 }

@@ -83,7 +83,14 @@ describe.each(testBackends())('interrupted runs on $name', ({ open }) => {
     // An instance that adopts the run (reserving its budget) and dies before executing it (or stalls).
     let stalled: PendingRun | undefined;
     const dies = async (run: InboundRun) => {
-      const started = await t.services.runs.start({ workspaceId: run.workspaceId, agentSlug: run.agentSlug, alias: 'Sonata', messages: [{ role: 'user', content: run.content }], source: 'inbound_webhook', existingRunId: run.runId });
+      const started = await t.services.runs.start({
+        workspaceId: run.workspaceId,
+        agentSlug: run.agentSlug,
+        alias: 'Sonata',
+        messages: [{ role: 'user', content: run.content }],
+        source: 'inbound_webhook',
+        existingRunId: run.runId,
+      });
       if (started.kind === 'started') stalled ??= started.run;
     };
     const handOver = (execute: (run: InboundRun) => Promise<void>) => handOverInboundRuns({ db: store.db, clock: t.clock, execute });

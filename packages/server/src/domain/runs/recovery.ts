@@ -38,7 +38,8 @@ export async function endRun(
 ): Promise<Run> {
   return db.transaction(async (tx) => {
     const row = await readRunRow(tx, input.workspaceId, input.runId, true);
-    if (row.status === 'in_progress') await end(tx, row, now, { status: input.status ?? 'failed', reason: input.reason ?? 'internal_error', limits: input.limits });
+    if (row.status === 'in_progress')
+      await end(tx, row, now, { status: input.status ?? 'failed', reason: input.reason ?? 'internal_error', limits: input.limits });
     return toRun(await readRunRow(tx, input.workspaceId, input.runId));
   });
 }
@@ -56,10 +57,7 @@ export interface SweepResult {
 }
 
 /** Ends (or hands over again) up to `limit` runs whose lease ran out. */
-export async function sweepInterruptedRuns(
-  deps: { db: Db; clock: Clock; limits: KillSwitchLimits; maxRecoveries?: number },
-  limit = 50,
-): Promise<SweepResult> {
+export async function sweepInterruptedRuns(deps: { db: Db; clock: Clock; limits: KillSwitchLimits; maxRecoveries?: number }, limit = 50): Promise<SweepResult> {
   const { db, clock } = deps;
   const maxRecoveries = deps.maxRecoveries ?? MAX_RECOVERIES;
   const candidates = await db.query<{ id: string }>(
@@ -96,25 +94,22 @@ async function handOverAgain(tx: Db, row: RunRow, now: Date, limits: KillSwitchL
   );
   if (requeued.length === 0) return false;
   await release(tx, row, now, limits);
-  await tx.query(
-    `UPDATE runs SET started_at = NULL, lease_until = NULL, reserved_stu = 0, recoveries = recoveries + 1, updated_at = $2 WHERE id = $1`,
-    [row.id, now],
-  );
+  await tx.query(`UPDATE runs SET started_at = NULL, lease_until = NULL, reserved_stu = 0, recoveries = recoveries + 1, updated_at = $2 WHERE id = $1`, [
+    row.id,
+    now,
+  ]);
   return true;
 }
 
-async function end(
-  tx: Db,
-  row: RunRow,
-  now: Date,
-  outcome: { status: 'failed' | 'canceled'; reason: string; limits: KillSwitchLimits },
-): Promise<void> {
+async function end(tx: Db, row: RunRow, now: Date, outcome: { status: 'failed' | 'canceled'; reason: string; limits: KillSwitchLimits }): Promise<void> {
   await release(tx, row, now, outcome.limits);
   const reason = outcome.status === 'failed' ? redactText(outcome.reason) : null;
-  await tx.query(
-    `UPDATE runs SET status = $2, failure_reason = $3, reserved_stu = 0, lease_until = NULL, updated_at = $4, completed_at = $4 WHERE id = $1`,
-    [row.id, outcome.status, reason, now],
-  );
+  await tx.query(`UPDATE runs SET status = $2, failure_reason = $3, reserved_stu = 0, lease_until = NULL, updated_at = $4, completed_at = $4 WHERE id = $1`, [
+    row.id,
+    outcome.status,
+    reason,
+    now,
+  ]);
   if (row.source === 'inbound_webhook') await forgetInboundInput(tx, row.id);
   if (reason !== null) await runFailedEvent(tx, now, { workspaceId: row.workspace_id, runId: row.id, agent: row.agent_slug, reason });
 }

@@ -30,7 +30,13 @@ describe('runs started from code', () => {
     await ingestedRun('run_inboundAAAAAAAAAAAA', 'sales');
     const errors: unknown[] = [];
     const execute = inboundRunExecutor(t.services.runs, (e) => errors.push(e));
-    const input = { runId: 'run_inboundAAAAAAAAAAAA', workspaceId: t.workspaceId, agentSlug: 'sales', alias: 'Sonata', content: 'New lead: Dana Whitfield, Northwind' };
+    const input = {
+      runId: 'run_inboundAAAAAAAAAAAA',
+      workspaceId: t.workspaceId,
+      agentSlug: 'sales',
+      alias: 'Sonata',
+      content: 'New lead: Dana Whitfield, Northwind',
+    };
     await execute(input);
     await execute(input); // a second hand-over after a crash must not run it twice
     const run = await t.services.runs.waitForTerminal(t.workspaceId, 'run_inboundAAAAAAAAAAAA', 10_000);
@@ -74,7 +80,13 @@ describe('runs started from code', () => {
     expect(run).toMatchObject({ status: 'completed', agentSlug: 'orchestrator', source: 'inbound_webhook' });
     expect(await t.services.runs.answeredBy(t.workspaceId, runId)).toBe('it');
     await expect(
-      t.services.runs.createRun({ workspaceId: t.workspaceId, agentSlug: 'nobody', alias: 'Prelude', messages: [{ role: 'user', content: 'x' }], source: 'inbound_webhook' }),
+      t.services.runs.createRun({
+        workspaceId: t.workspaceId,
+        agentSlug: 'nobody',
+        alias: 'Prelude',
+        messages: [{ role: 'user', content: 'x' }],
+        source: 'inbound_webhook',
+      }),
     ).rejects.toMatchObject({ code: 'agent_unknown', status: 403 });
   });
 });

@@ -142,8 +142,20 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
           `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, conversation_id,
                              reserved_stu, window_hour, window_day, created_at, updated_at, started_at, lease_until)
            VALUES ($1, $2, 'in_progress', $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $11, $12)`,
-          [runId, input.workspaceId, target, answeredBy, input.alias, input.source, input.conversationId ?? null, reserved,
-            reservation.windows.hour, reservation.windows.day, now, leaseUntil],
+          [
+            runId,
+            input.workspaceId,
+            target,
+            answeredBy,
+            input.alias,
+            input.source,
+            input.conversationId ?? null,
+            reserved,
+            reservation.windows.hour,
+            reservation.windows.day,
+            now,
+            leaseUntil,
+          ],
         );
       }
       if (input.idempotency && !(await claimKey(tx, input.idempotency, input.workspaceId, runId, now))) throw new ClaimLost();
@@ -151,10 +163,11 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
         // Crossed before any token was produced: the run fails at once and nothing is billed.
         const reason = killSwitchReason(reservation.crossed);
         await writeSteps(tx, runId, steps, now);
-        await tx.query(
-          `UPDATE runs SET status = 'failed', failure_reason = $2, updated_at = $3, completed_at = $3, lease_until = NULL WHERE id = $1`,
-          [runId, reason, now],
-        );
+        await tx.query(`UPDATE runs SET status = 'failed', failure_reason = $2, updated_at = $3, completed_at = $3, lease_until = NULL WHERE id = $1`, [
+          runId,
+          reason,
+          now,
+        ]);
         if (input.existingRunId) await forgetInboundInput(tx, runId);
         await runFailedEvent(tx, now, { workspaceId: input.workspaceId, runId, agent: target, reason });
         return { kind: 'ended' as const, run: toRun(await readRunRow(tx, input.workspaceId, runId)), answeredBy };

@@ -26,33 +26,41 @@ export interface StepDraft {
 /** Writes the steps in order; with `events`, also their drafts and approvals and those events. */
 export async function writeSteps(tx: Db, runId: string, steps: readonly StepDraft[], now: Date, events?: { workspaceId: string }): Promise<void> {
   for (const [index, step] of steps.entries()) {
-    await tx.query(
-      `INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [newId('stp'), runId, index, step.kind, step.agentSlug, redactText(step.summary), now],
-    );
+    await tx.query(`INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+      newId('stp'),
+      runId,
+      index,
+      step.kind,
+      step.agentSlug,
+      redactText(step.summary),
+      now,
+    ]);
     if (step.toolCall) {
-      await tx.query(
-        `INSERT INTO tool_calls (id, run_id, step_index, name, arguments, result, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [
-          newId('tc'),
-          runId,
-          index,
-          step.toolCall.name,
-          JSON.stringify(redactValue(step.toolCall.arguments)),
-          step.toolCall.result === null ? null : redactText(step.toolCall.result),
-          step.toolCall.status,
-          now,
-        ],
-      );
+      await tx.query(`INSERT INTO tool_calls (id, run_id, step_index, name, arguments, result, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+        newId('tc'),
+        runId,
+        index,
+        step.toolCall.name,
+        JSON.stringify(redactValue(step.toolCall.arguments)),
+        step.toolCall.result === null ? null : redactText(step.toolCall.result),
+        step.toolCall.status,
+        now,
+      ]);
     }
     if (!events) continue;
     if (step.draft) {
       const draftId = newId('drf');
       const subject = redactText(step.draft.subject);
-      await tx.query(
-        `INSERT INTO drafts (id, workspace_id, run_id, agent_slug, kind, subject, body, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [draftId, events.workspaceId, runId, step.agentSlug, step.draft.kind, subject, redactText(step.draft.body), now],
-      );
+      await tx.query(`INSERT INTO drafts (id, workspace_id, run_id, agent_slug, kind, subject, body, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+        draftId,
+        events.workspaceId,
+        runId,
+        step.agentSlug,
+        step.draft.kind,
+        subject,
+        redactText(step.draft.body),
+        now,
+      ]);
       await draftCreatedEvent(tx, now, { workspaceId: events.workspaceId, draftId, runId, agent: step.agentSlug, kind: step.draft.kind, subject });
     }
     if (step.approval) {

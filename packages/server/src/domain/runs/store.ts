@@ -61,10 +61,7 @@ export function toRun(row: RunRow): Run {
 
 /** The run row, or `404 not_found` when it does not exist in this workspace. */
 export async function readRunRow(db: Db, workspaceId: string, runId: string, forUpdate = false): Promise<RunRow> {
-  const [row] = await db.query<RunRow>(
-    `SELECT * FROM runs WHERE id = $1 AND workspace_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
-    [runId, workspaceId],
-  );
+  const [row] = await db.query<RunRow>(`SELECT * FROM runs WHERE id = $1 AND workspace_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [runId, workspaceId]);
   if (!row) throw fail('not_found', 'Run not found.');
   return row;
 }

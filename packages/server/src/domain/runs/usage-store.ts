@@ -44,11 +44,7 @@ export async function chargeUsage(
 ): Promise<void> {
   const { period } = await ensurePeriod(db, input.workspaceId, input.now, input.plan);
   if (input.stu === 0 && input.inputTokens === 0 && input.outputTokens === 0) return;
-  await db.query(`UPDATE usage_periods SET consumed_stu = consumed_stu + $3 WHERE workspace_id = $1 AND period = $2`, [
-    input.workspaceId,
-    period,
-    input.stu,
-  ]);
+  await db.query(`UPDATE usage_periods SET consumed_stu = consumed_stu + $3 WHERE workspace_id = $1 AND period = $2`, [input.workspaceId, period, input.stu]);
   await db.query(
     `INSERT INTO usage_ledger (id, workspace_id, run_id, period, alias, input_tokens, output_tokens, stu, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,

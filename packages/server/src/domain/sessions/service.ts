@@ -106,12 +106,7 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         await db.query(`DELETE FROM login_attempts WHERE id = $1`, [attemptId]);
         const until = Math.max(...locked.map((since) => since.getTime() + LOGIN_WINDOW_MS));
         const retryAfterSec = Math.max(1, Math.ceil((until - now.getTime()) / 1000));
-        throw fail(
-          'too_many_attempts',
-          'Too many failed logins; wait before trying again.',
-          { retryAfterSec },
-          { 'Retry-After': String(retryAfterSec) },
-        );
+        throw fail('too_many_attempts', 'Too many failed logins; wait before trying again.', { retryAfterSec }, { 'Retry-After': String(retryAfterSec) });
       }
 
       const verdict = await verifyCredentials(email, credentials, now);
@@ -128,10 +123,14 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
       const sessionToken = randomBase62(43);
       const csrfToken = randomBase62(43);
       const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
-      await db.query(
-        `INSERT INTO sessions (id, user_id, token_hash, csrf_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-        [newId('ses'), user.id, sha256Hex(sessionToken), sha256Hex(csrfToken), now, expiresAt],
-      );
+      await db.query(`INSERT INTO sessions (id, user_id, token_hash, csrf_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+        newId('ses'),
+        user.id,
+        sha256Hex(sessionToken),
+        sha256Hex(csrfToken),
+        now,
+        expiresAt,
+      ]);
       return {
         sessionToken,
         csrfToken,
@@ -174,11 +173,7 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
   };
 
   /** The user when email, password and (if enabled) a fresh TOTP code all check out. */
-  async function verifyCredentials(
-    email: string,
-    credentials: Credentials,
-    now: Date,
-  ): Promise<{ user: UserRow } | 'wrong' | 'code_reused'> {
+  async function verifyCredentials(email: string, credentials: Credentials, now: Date): Promise<{ user: UserRow } | 'wrong' | 'code_reused'> {
     const [user] = await db.query<UserRow>(
       `SELECT id, email, role, workspace_id, password_hash, totp_secret, totp_enabled FROM users WHERE lower(email) = $1`,
       [email],
@@ -190,10 +185,10 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
     const step = user.totp_secret ? matchingStep(openTotpSecret(deps.secretBox, user.totp_secret), credentials.totpCode, now) : undefined;
     if (step === undefined) return 'wrong';
     // Each code works once: the step is claimed atomically, so a replayed code fails.
-    const claimed = await db.query(
-      `UPDATE users SET totp_last_step = $2 WHERE id = $1 AND (totp_last_step IS NULL OR totp_last_step < $2) RETURNING id`,
-      [user.id, step],
-    );
+    const claimed = await db.query(`UPDATE users SET totp_last_step = $2 WHERE id = $1 AND (totp_last_step IS NULL OR totp_last_step < $2) RETURNING id`, [
+      user.id,
+      step,
+    ]);
     return claimed.length > 0 ? { user } : 'code_reused';
   }
 }

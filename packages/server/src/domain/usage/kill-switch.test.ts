@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../clock.ts';
-import {
-  activeKillSwitch,
-  crossedKillSwitch,
-  KILL_SWITCH_LIMITS,
-  killSwitchError,
-  killSwitchReason,
-  killSwitchWindows,
-  remainingStu,
-} from './kill-switch.ts';
+import { activeKillSwitch, crossedKillSwitch, KILL_SWITCH_LIMITS, killSwitchError, killSwitchReason, killSwitchWindows, remainingStu } from './kill-switch.ts';
 
 describe('crossedKillSwitch', () => {
   it('has the spec limits', () => {
@@ -39,10 +31,22 @@ describe('crossedKillSwitch', () => {
 
 describe('remainingStu', () => {
   it.each([
-    [{ runStu: 0, hourStu: 0, dayStu: 0 }, { stu: 1_000_000, scope: 'run' }],
-    [{ runStu: 0, hourStu: 9_500_000, dayStu: 0 }, { stu: 500_000, scope: 'hour' }],
-    [{ runStu: 200_000, hourStu: 9_500_000, dayStu: 79_900_000 }, { stu: 100_000, scope: 'day' }],
-    [{ runStu: 0, hourStu: 12_000_000, dayStu: 0 }, { stu: 0, scope: 'hour' }],
+    [
+      { runStu: 0, hourStu: 0, dayStu: 0 },
+      { stu: 1_000_000, scope: 'run' },
+    ],
+    [
+      { runStu: 0, hourStu: 9_500_000, dayStu: 0 },
+      { stu: 500_000, scope: 'hour' },
+    ],
+    [
+      { runStu: 200_000, hourStu: 9_500_000, dayStu: 79_900_000 },
+      { stu: 100_000, scope: 'day' },
+    ],
+    [
+      { runStu: 0, hourStu: 12_000_000, dayStu: 0 },
+      { stu: 0, scope: 'hour' },
+    ],
   ] as const)('%j → %j', (spend, want) => {
     expect(remainingStu(spend)).toEqual(want);
   });
@@ -64,13 +68,10 @@ describe('activeKillSwitch', () => {
 
   it.each([
     ['nothing active', { hourStu: 9_999_999, dayStu: 79_999_999 }, null],
-    ['hour reached', { hourStu: 10_000_000, dayStu: 10_000_000, hourSince: since },
-      { kind: 'hour', activeSince: since, retryAfterSec: 2_700 }],
+    ['hour reached', { hourStu: 10_000_000, dayStu: 10_000_000, hourSince: since }, { kind: 'hour', activeSince: since, retryAfterSec: 2_700 }],
     ['hour reached, time unknown', { hourStu: 10_000_000, dayStu: 10_000_000 }, { kind: 'hour', retryAfterSec: 2_700 }],
-    ['day reached wins over hour', { hourStu: 10_000_000, dayStu: 80_000_000, daySince: since },
-      { kind: 'day', activeSince: since, retryAfterSec: 49_500 }],
-    ['manual wins over all', { hourStu: 10_000_000, dayStu: 80_000_000, manualSince: since },
-      { kind: 'manual', activeSince: since, retryAfterSec: 3_600 }],
+    ['day reached wins over hour', { hourStu: 10_000_000, dayStu: 80_000_000, daySince: since }, { kind: 'day', activeSince: since, retryAfterSec: 49_500 }],
+    ['manual wins over all', { hourStu: 10_000_000, dayStu: 80_000_000, manualSince: since }, { kind: 'manual', activeSince: since, retryAfterSec: 3_600 }],
     ['manual off', { hourStu: 0, dayStu: 0, manualSince: null }, null],
   ] as const)('%s', (_name, state, want) => {
     expect(activeKillSwitch({ now: clock.now(), ...state })).toEqual(want);

@@ -4,19 +4,22 @@ import { MAX_INBOUND_BODY_BYTES, PayloadTooLargeError, readBodyWithLimit } from 
 /** A stream that hands out `chunks` chunks of `size` bytes on demand and records what it did. */
 function countingStream(chunkSize: number, chunks: number) {
   const log = { pulled: 0, cancelled: false };
-  const stream = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (log.pulled === chunks) {
-        controller.close();
-        return;
-      }
-      log.pulled += 1;
-      controller.enqueue(new Uint8Array(chunkSize).fill(0x61));
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (log.pulled === chunks) {
+          controller.close();
+          return;
+        }
+        log.pulled += 1;
+        controller.enqueue(new Uint8Array(chunkSize).fill(0x61));
+      },
+      cancel() {
+        log.cancelled = true;
+      },
     },
-    cancel() {
-      log.cancelled = true;
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   return { stream, log };
 }
 

@@ -28,10 +28,7 @@ export interface ReadBodyOptions {
  * {@link PayloadTooLargeError} as soon as the declared length or the bytes read pass the cap,
  * after cancelling the stream so the rest is never pulled.
  */
-export async function readBodyWithLimit(
-  body: ReadableStream<Uint8Array> | null | undefined,
-  options: ReadBodyOptions = {},
-): Promise<Uint8Array> {
+export async function readBodyWithLimit(body: ReadableStream<Uint8Array> | null | undefined, options: ReadBodyOptions = {}): Promise<Uint8Array> {
   const limit = options.limitBytes ?? MAX_INBOUND_BODY_BYTES;
   const declared = parseContentLength(options.contentLength);
   if (declared !== undefined && declared > limit) {

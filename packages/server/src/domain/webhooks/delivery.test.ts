@@ -182,7 +182,6 @@ describe('classifyResponseStatus', () => {
   });
 });
 
-
 async function closedPort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -15,24 +15,13 @@
 import { request as httpsRequest } from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
 import { buildDeliveryHeaders } from './outbound-signature.ts';
-import {
-  checkDestinationUrl,
-  DestinationRefusedError,
-  resolveDestination,
-  type DestinationPolicy,
-  type PinnedDestination,
-} from './ssrf-guard.ts';
+import { checkDestinationUrl, DestinationRefusedError, resolveDestination, type DestinationPolicy, type PinnedDestination } from './ssrf-guard.ts';
 
 /** The budget of one attempt, name resolution to response headers (the spec's "ideally under 10 s"). */
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
 
 /** Why an attempt did not deliver; safe to show the destination's admin. */
-export type DeliveryFailureReason =
-  | 'http_status'
-  | 'timeout'
-  | 'network_error'
-  | 'dns_failed'
-  | 'refused_destination';
+export type DeliveryFailureReason = 'http_status' | 'timeout' | 'network_error' | 'dns_failed' | 'refused_destination';
 
 /** The classified result of one attempt. Anything but `delivered` is a failed attempt. */
 export type DeliveryOutcome =

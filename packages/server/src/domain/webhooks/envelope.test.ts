@@ -37,7 +37,13 @@ const DATA: { [T in WorkspaceEventType]: OutboundEventData[T] } = {
     decided_by: 'usr_0123456789abcdef',
     run_id: 'run_0123456789abcdef',
   },
-  'draft.created': { draft_id: 'drf_0123456789abcdef', run_id: 'run_0123456789abcdef', agent: 'legal', kind: 'email', subject: 'Re: contract for bob@example.com' },
+  'draft.created': {
+    draft_id: 'drf_0123456789abcdef',
+    run_id: 'run_0123456789abcdef',
+    agent: 'legal',
+    kind: 'email',
+    subject: 'Re: contract for bob@example.com',
+  },
   'integration.connected': { integration: 'mail', provider: 'imap', connected_by: 'usr_0123456789abcdef' },
 };
 
@@ -76,13 +82,24 @@ describe('buildEnvelope', () => {
 describe('buildPingEnvelope', () => {
   it('names the destination and says it is a test', () => {
     const ping = buildPingEnvelope({ tenantId: TENANT, destinationId: 'dst_0123456789abcdef', createdAt: AT });
-    expect(ping).toMatchObject({ type: 'ping', created_at: AT.toISOString(), tenant_id: TENANT, data: { destination_id: 'dst_0123456789abcdef', message: PING_MESSAGE } });
+    expect(ping).toMatchObject({
+      type: 'ping',
+      created_at: AT.toISOString(),
+      tenant_id: TENANT,
+      data: { destination_id: 'dst_0123456789abcdef', message: PING_MESSAGE },
+    });
   });
 });
 
 describe('serializeEnvelope / newEventId', () => {
   it('serializes to compact UTF-8 JSON that parses back to the envelope', () => {
-    const envelope = buildEnvelope({ type: 'draft.created', tenantId: TENANT, data: { ...DATA['draft.created'], subject: 'Café ☕' }, createdAt: AT, redactText: (t) => t });
+    const envelope = buildEnvelope({
+      type: 'draft.created',
+      tenantId: TENANT,
+      data: { ...DATA['draft.created'], subject: 'Café ☕' },
+      createdAt: AT,
+      redactText: (t) => t,
+    });
     const bytes = serializeEnvelope(envelope);
     const text = new TextDecoder().decode(bytes);
     expect(text).toBe(JSON.stringify(envelope));

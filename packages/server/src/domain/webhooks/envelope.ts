@@ -9,14 +9,7 @@ import type { components } from '../../../../../generated/types.ts';
 type Schemas = components['schemas'];
 
 /** The workspace event types of the spec. */
-export const WORKSPACE_EVENT_TYPES = [
-  'run.completed',
-  'run.failed',
-  'approval.created',
-  'approval.decided',
-  'draft.created',
-  'integration.connected',
-] as const;
+export const WORKSPACE_EVENT_TYPES = ['run.completed', 'run.failed', 'approval.created', 'approval.decided', 'draft.created', 'integration.connected'] as const;
 export type WorkspaceEventType = (typeof WORKSPACE_EVENT_TYPES)[number];
 /** Every type a destination can receive: the workspace events plus the `ping` test event. */
 export type OutboundEventType = WorkspaceEventType | 'ping';

@@ -24,11 +24,28 @@ export function createSelfSignedCertificate(extraNames: readonly string[] = []):
   const dir = mkdtempSync(join(tmpdir(), 'webhook-cert-'));
   try {
     const san = ['IP:127.0.0.1', 'IP:::1', 'DNS:localhost', ...extraNames.map((name) => `DNS:${name}`)].join(',');
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-days', '2',
-      '-subj', '/CN=localhost', '-addext', `subjectAltName=${san}`,
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-sha256',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        `subjectAltName=${san}`,
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -1,13 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../errors.ts';
-import {
-  assertInboundSignature,
-  signInboundBody,
-  SignatureInvalidError,
-  verifyInboundSignature,
-  type InboundSignatureInput,
-} from './inbound-signature.ts';
+import { assertInboundSignature, signInboundBody, SignatureInvalidError, verifyInboundSignature, type InboundSignatureInput } from './inbound-signature.ts';
 
 const SECRET = 'whsec_test_secret_for_inbound';
 const NOW = Date.UTC(2026, 10, 22, 6, 0, 0);
@@ -72,7 +66,12 @@ describe('verifyInboundSignature', () => {
     ['a truncated signature', { headers: { 'X-SERVICE-Signature': senderSign(BODY).slice(0, 63) } }, undefined, 'malformed_signature'],
     ['a SHA-512 signature on a SHA-256 webhook', { headers: { 'X-SERVICE-Signature': senderSign(BODY, SECRET, 'sha512') } }, undefined, 'malformed_signature'],
     ['a SHA-256 signature on a SHA-512 webhook', { algorithm: 'sha512' }, undefined, 'malformed_signature'],
-    ['base64 instead of hex', { headers: { 'X-SERVICE-Signature': createHmac('sha256', SECRET).update(BODY).digest('base64') } }, undefined, 'malformed_signature'],
+    [
+      'base64 instead of hex',
+      { headers: { 'X-SERVICE-Signature': createHmac('sha256', SECRET).update(BODY).digest('base64') } },
+      undefined,
+      'malformed_signature',
+    ],
     ['a sha1= scheme', { headers: { 'X-SERVICE-Signature': `sha1=${senderSign(BODY)}` } }, undefined, 'unsupported_scheme'],
     ['a v1= scheme', { headers: { 'X-SERVICE-Signature': `v1=${senderSign(BODY)}` } }, undefined, 'unsupported_scheme'],
     ['a sha512= scheme on a SHA-256 webhook', { headers: { 'X-SERVICE-Signature': `sha512=${senderSign(BODY)}` } }, undefined, 'unsupported_scheme'],
@@ -93,8 +92,7 @@ describe('verifyInboundSignature', () => {
   });
 
   describe('timestamp', () => {
-    const withTs = (ts: string, overrides: Partial<InboundSignatureInput> = {}) =>
-      verifyInboundSignature(input(overrides, { 'X-SERVICE-Timestamp': ts }));
+    const withTs = (ts: string, overrides: Partial<InboundSignatureInput> = {}) => verifyInboundSignature(input(overrides, { 'X-SERVICE-Timestamp': ts }));
 
     it('is required only when the webhook says so', () => {
       expect(verifyInboundSignature(input({ timestampRequired: true }))).toMatchObject({ ok: false, reason: 'missing_timestamp' });

@@ -41,9 +41,7 @@ export interface InboundSignatureInput {
 }
 
 /** The outcome of verification: accepted (with the checked timestamp, if any) or one refusal. */
-export type InboundSignatureVerdict =
-  | { ok: true; timestampMs: number | null }
-  | { ok: false; error: 'signature_invalid'; reason: SignatureFailureReason };
+export type InboundSignatureVerdict = { ok: true; timestampMs: number | null } | { ok: false; error: 'signature_invalid'; reason: SignatureFailureReason };
 
 /** The 401 a route throws for any refused signature; `reason` stays on the server (audit only). */
 export class SignatureInvalidError extends ServiceError {

@@ -31,8 +31,12 @@ export function parseWebhookTimestamp(value: string): number | undefined {
   // Date.UTC rolls 2026-02-31 over into March; a real date must survive the round trip.
   const check = new Date(utc);
   if (
-    check.getUTCFullYear() !== Number(year) || check.getUTCMonth() !== Number(month) - 1 ||
-    check.getUTCDate() !== Number(day) || Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59
+    check.getUTCFullYear() !== Number(year) ||
+    check.getUTCMonth() !== Number(month) - 1 ||
+    check.getUTCDate() !== Number(day) ||
+    Number(hour) > 23 ||
+    Number(minute) > 59 ||
+    Number(second) > 59
   ) {
     return undefined;
   }
@@ -52,10 +56,7 @@ export function parseWebhookTimestamp(value: string): number | undefined {
  * Check a timestamp header against the window at `nowMs` (both bounds inclusive): the instant it
  * names, or the problem.
  */
-export function checkReplayWindow(
-  value: string,
-  nowMs: number,
-): { ok: true; atMs: number } | { ok: false; problem: TimestampProblem } {
+export function checkReplayWindow(value: string, nowMs: number): { ok: true; atMs: number } | { ok: false; problem: TimestampProblem } {
   const atMs = parseWebhookTimestamp(value);
   if (atMs === undefined) return { ok: false, problem: 'malformed_timestamp' };
   const skewSeconds = (atMs - nowMs) / 1000;

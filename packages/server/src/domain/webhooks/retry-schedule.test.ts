@@ -14,7 +14,15 @@ describe('retry schedule', () => {
     expect(MAX_DELIVERY_ATTEMPTS).toBe(8);
   });
 
-  const nominal: [number, number][] = [[1, 30_000], [2, 120_000], [3, 600_000], [4, 1_800_000], [5, 3_600_000], [6, 7_200_000], [7, 14_400_000]];
+  const nominal: [number, number][] = [
+    [1, 30_000],
+    [2, 120_000],
+    [3, 600_000],
+    [4, 1_800_000],
+    [5, 3_600_000],
+    [6, 7_200_000],
+    [7, 14_400_000],
+  ];
   it.each(nominal)('after %i failed attempts waits the nominal delay with centred jitter (%i ms)', (failed, ms) => {
     expect(nextRetryDelayMs(failed, () => 0.5)).toBe(ms);
     expect(nextRetryDelayMs(failed, () => 0)).toBe(Math.round(ms * 0.8));

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkDestinationUrl,
-  classifyAddress,
-  DestinationAllowList,
-  DestinationRefusedError,
-  resolveDestination,
-  type ResolveAll,
-} from './ssrf-guard.ts';
+import { checkDestinationUrl, classifyAddress, DestinationAllowList, DestinationRefusedError, resolveDestination, type ResolveAll } from './ssrf-guard.ts';
 
 function refusal(fn: () => unknown): string | undefined {
   try {

@@ -10,19 +10,15 @@ import { promises as dnsPromises, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 
 /** Why a destination was refused. Safe to show to the admin who configured it. */
-export type DestinationRefusal =
-  | 'invalid_url'
-  | 'not_https'
-  | 'credentials_in_url'
-  | 'metadata_address'
-  | 'blocked_host'
-  | 'blocked_address'
-  | 'dns_failed';
+export type DestinationRefusal = 'invalid_url' | 'not_https' | 'credentials_in_url' | 'metadata_address' | 'blocked_host' | 'blocked_address' | 'dns_failed';
 
 /** A refused destination; `reason` is one of {@link DestinationRefusal}. */
 export class DestinationRefusedError extends Error {
   override readonly name = 'DestinationRefusedError';
-  constructor(readonly reason: DestinationRefusal, message: string) {
+  constructor(
+    readonly reason: DestinationRefusal,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -52,11 +48,7 @@ export interface PinnedDestination {
 }
 
 /** The `lookup` option of node's socket APIs, answering both single and `all: true` calls. */
-export type PinnedLookup = (
-  hostname: string,
-  options: { all?: boolean } | number | undefined,
-  callback: (...args: unknown[]) => void,
-) => void;
+export type PinnedLookup = (hostname: string, options: { all?: boolean } | number | undefined, callback: (...args: unknown[]) => void) => void;
 
 /** The cloud metadata addresses, refused even when an allow-list entry would cover them. */
 export const METADATA_ADDRESSES: readonly string[] = [

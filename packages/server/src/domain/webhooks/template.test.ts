@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkTemplate,
-  createTemplateRenderer,
-  MAX_AGENT_INPUT_CHARS,
-  parseInboundPayload,
-  PayloadInvalidError,
-} from './template.ts';
+import { checkTemplate, createTemplateRenderer, MAX_AGENT_INPUT_CHARS, parseInboundPayload, PayloadInvalidError } from './template.ts';
 
 const encode = (text: string) => new TextEncoder().encode(text);
 const PAYLOAD = {
@@ -83,7 +77,11 @@ describe('createTemplateRenderer', () => {
     ['a syntax error', '{% if event %}unclosed', PAYLOAD],
     ['output that is blank', '{% if contact.phone %}x{% endif %}  ', PAYLOAD],
     ['a loop bomb (render cap)', '{% for i in (1..1000) %}{% for j in (1..1000) %}.{% endfor %}{% endfor %}', PAYLOAD],
-    ['a doubling string (allocation cap)', '{% assign s = "xxxxxxxx" %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}{{ s | size }}', PAYLOAD],
+    [
+      'a doubling string (allocation cap)',
+      '{% assign s = "xxxxxxxx" %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}{{ s | size }}',
+      PAYLOAD,
+    ],
   ];
   it.each(refused)('refuses %s with 400 payload_invalid and a generic message', async (_name, template, payload) => {
     const error = await failure(render(template, payload));
@@ -94,7 +92,12 @@ describe('createTemplateRenderer', () => {
 
   const budgets: [string, string, unknown, string][] = [
     ['a nested range loop', '{% for i in (1..1000) %}{% for j in (1..1000) %}.{% endfor %}{% endfor %}', PAYLOAD, 'render count'],
-    ['nested loops over a payload array', '{% for a in xs %}{% for b in xs %}{% for c in xs %}{{ c }}{% endfor %}{% endfor %}{% endfor %}', { xs: Array.from({ length: 100 }, (_, i) => i) }, 'render count'],
+    [
+      'nested loops over a payload array',
+      '{% for a in xs %}{% for b in xs %}{% for c in xs %}{{ c }}{% endfor %}{% endfor %}{% endfor %}',
+      { xs: Array.from({ length: 100 }, (_, i) => i) },
+      'render count',
+    ],
     ['a doubling string', '{% assign s = "xxxxxxxx" %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}{{ s | size }}', PAYLOAD, 'memory'],
   ];
   it.each(budgets)('stops %s on the deterministic budget, not the clock', async (_name, template, payload, limit) => {

@@ -17,7 +17,10 @@ export type PayloadFailureReason = 'invalid_utf8' | 'invalid_json' | 'template_e
 
 /** The 400 of an inbound body that is not JSON or that the template cannot render. */
 export class PayloadInvalidError extends ServiceError {
-  constructor(readonly reason: PayloadFailureReason, readonly detail?: string) {
+  constructor(
+    readonly reason: PayloadFailureReason,
+    readonly detail?: string,
+  ) {
     super(
       'payload_invalid',
       400,
@@ -83,9 +86,10 @@ export function createTemplateRenderer(limits: Partial<TemplateLimits> = {}): In
   const parsed = new Map<string, Template[]>();
 
   return async function renderInboundTemplate(template, payload) {
-    const output = template === null || template === undefined || template === ''
-      ? JSON.stringify(payload)
-      : await renderWithLimits(engine, parsedTemplate(engine, parsed, template), payload, budget);
+    const output =
+      template === null || template === undefined || template === ''
+        ? JSON.stringify(payload)
+        : await renderWithLimits(engine, parsedTemplate(engine, parsed, template), payload, budget);
     if (output.trim() === '') throw new PayloadInvalidError('output_empty');
     if (output.length > budget.maxOutputChars) throw new PayloadInvalidError('output_too_long');
     return output;
@@ -110,9 +114,14 @@ async function renderWithLimits(engine: Liquid, template: Template[], payload: u
   const scope: Record<string, unknown> = isPlainObject(payload) ? { ...payload, payload } : { payload };
   // Liquid checks its render limiter before every node it renders (loop bodies included); ours
   // counts those checks as well as watching the clock, which gives a deterministic complexity cap.
-  const context = new Context(scope, engine.options, { memoryLimit: budget.maxAllocations }, {
-    renderLimit: new RenderBudget(budget.maxRenders, budget.maxRenderMs) as unknown as LiquidLimiter,
-  });
+  const context = new Context(
+    scope,
+    engine.options,
+    { memoryLimit: budget.maxAllocations },
+    {
+      renderLimit: new RenderBudget(budget.maxRenders, budget.maxRenderMs) as unknown as LiquidLimiter,
+    },
+  );
   try {
     const output: unknown = await engine.render(template, context);
     return String(output);
@@ -128,7 +137,10 @@ class RenderBudget {
   private renders = 0;
   private readonly deadline: number;
 
-  constructor(private readonly maxRenders: number, maxMs: number) {
+  constructor(
+    private readonly maxRenders: number,
+    maxMs: number,
+  ) {
     this.deadline = performance.now() + maxMs;
   }
 

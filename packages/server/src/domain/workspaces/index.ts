@@ -19,8 +19,6 @@ export async function createWorkspace(db: Db, clock: Clock, name: string): Promi
 }
 
 export async function listWorkspaces(db: Db): Promise<Workspace[]> {
-  const rows = await db.query<{ id: string; name: string; created_at: Date }>(
-    `SELECT id, name, created_at FROM workspaces ORDER BY created_at, id`,
-  );
+  const rows = await db.query<{ id: string; name: string; created_at: Date }>(`SELECT id, name, created_at FROM workspaces ORDER BY created_at, id`);
   return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at.toISOString() }));
 }

@@ -20,7 +20,11 @@ describe.each(testBackends())('init on $name', ({ open }) => {
 
   it('four concurrent inits create one workspace; the others are refused with its id', async () => {
     const dbs = [store.db, await store.peer(), store.db, await store.peer()];
-    const outcomes = await Promise.allSettled(dbs.map((db, i) => initWorkspace(db, systemClock, { adminEmail: `admin${i}@example.com`, firstOnly: true, secretBox: createSecretBox(ephemeralSecretKey()) })));
+    const outcomes = await Promise.allSettled(
+      dbs.map((db, i) =>
+        initWorkspace(db, systemClock, { adminEmail: `admin${i}@example.com`, firstOnly: true, secretBox: createSecretBox(ephemeralSecretKey()) }),
+      ),
+    );
     const created = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
     expect(created).toHaveLength(1);
     const workspaces = await store.db.query<{ id: string }>(`SELECT id FROM workspaces`);

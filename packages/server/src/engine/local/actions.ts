@@ -43,9 +43,7 @@ const DEFAULT_DRAFT: Partial<Record<DepartmentSlug, DraftKind>> = { sales: 'emai
 /** The draft the request asks for (or the department's default one), or null. */
 export function draftFor(text: string, department: DepartmentSlug, team: string): Draft | null {
   const tokens = words(text);
-  const asked = tokens.some((t) => DRAFT_VERBS.test(t))
-    ? KIND_WORDS.find(([pattern]) => tokens.some((t) => pattern.test(t)))?.[1]
-    : undefined;
+  const asked = tokens.some((t) => DRAFT_VERBS.test(t)) ? KIND_WORDS.find(([pattern]) => tokens.some((t) => pattern.test(t)))?.[1] : undefined;
   const kind = asked ?? DEFAULT_DRAFT[department];
   if (!kind) return null;
   return { kind, subject: subjectFor(kind, team), body: bodyFor(kind, team) };
@@ -120,9 +118,10 @@ function subjectFor(kind: DraftKind, team: string): string {
 /** Drafts do not quote the request: they go to third parties, so they carry only our own wording. */
 function bodyFor(kind: DraftKind, team: string): string {
   const opening = kind === 'message' ? 'A quick update from our team.' : 'Hello,\n\nThank you for your time.';
-  const middle = kind === 'proposal'
-    ? 'We propose a first phase with clear deliverables, a fixed scope and a review after four weeks.'
-    : 'Here is a short summary and the next step we suggest. Could we confirm a time this week?';
+  const middle =
+    kind === 'proposal'
+      ? 'We propose a first phase with clear deliverables, a fixed scope and a review after four weeks.'
+      : 'Here is a short summary and the next step we suggest. Could we confirm a time this week?';
   const sign = kind === 'message' ? '' : `\n\nBest regards,\nThe ${team} team`;
   return `${opening} ${middle}${sign}`;
 }

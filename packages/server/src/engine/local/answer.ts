@@ -36,7 +36,10 @@ export function composeAnswer(request: EngineRequest, department: DepartmentSlug
 
 /** The subject of the request as the answer quotes it: the latest user text, shortened; null if empty. */
 export function topicOf(text: string): string | null {
-  const clean = text.replace(/\s+/g, ' ').trim().replace(/[.!?]+$/, '');
+  const clean = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!?]+$/, '');
   if (clean === '') return null;
   const all = clean.split(' ');
   const head = all.slice(0, 12).join(' ');

@@ -131,7 +131,10 @@ describe('local engine', () => {
     const seen: EngineEvent[] = [];
     const error = await failure(ask('Check the budget [[fail-mid-stream]]', { agentSlug: 'finance' }), seen);
     expect(error.reason).toBe('engine_error');
-    const text = seen.filter((e) => e.type === 'text').map((e) => e.delta).join('');
+    const text = seen
+      .filter((e) => e.type === 'text')
+      .map((e) => e.delta)
+      .join('');
     expect(text.length).toBeGreaterThan(0);
     expect(seen.some((e) => e.type === 'usage')).toBe(false);
     expect(text).not.toContain('[[');
@@ -140,10 +143,16 @@ describe('local engine', () => {
   });
 
   it('a trigger in an earlier turn does not fail the next one', async () => {
-    const result = await collect(engine.stream({
-      ...ask(''),
-      messages: [{ role: 'user', content: '[[fail]]' }, { role: 'assistant', content: 'Sorry.' }, { role: 'user', content: 'Try again' }],
-    }));
+    const result = await collect(
+      engine.stream({
+        ...ask(''),
+        messages: [
+          { role: 'user', content: '[[fail]]' },
+          { role: 'assistant', content: 'Sorry.' },
+          { role: 'user', content: 'Try again' },
+        ],
+      }),
+    );
     expect(result.content.length).toBeGreaterThan(0);
   });
 

@@ -26,7 +26,10 @@ export function triggerOf(messages: readonly EngineMessage[]): Trigger | null {
 
 /** The text with every trigger removed. */
 export function withoutTriggers(text: string): string {
-  return text.replace(PATTERN, '').replace(/\s{2,}/g, ' ').trim();
+  return text
+    .replace(PATTERN, '')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 }
 
 export function latestUserText(messages: readonly EngineMessage[]): string {

@@ -66,36 +66,46 @@ export interface FakeUsage {
 /** A non-streamed chat.completion. */
 export function sendCompletion(res: ServerResponse, model: string, content: string, usage?: FakeUsage): void {
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({
-    id: 'chatcmpl-fake',
-    object: 'chat.completion',
-    created: 1_700_000_000,
-    model,
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null }],
-    ...(usage ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } } : {}),
-  }));
+  res.end(
+    JSON.stringify({
+      id: 'chatcmpl-fake',
+      object: 'chat.completion',
+      created: 1_700_000_000,
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null }],
+      ...(usage ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } } : {}),
+    }),
+  );
 }
 
 /** Opens an SSE response and returns a writer of chat.completion.chunk events. */
 export function openStream(res: ServerResponse, model: string) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    res.write(`data: ${JSON.stringify({
-      id: 'chatcmpl-fake',
-      object: 'chat.completion.chunk',
-      created: 1_700_000_000,
-      model,
-      choices: [{ index: 0, delta, finish_reason: null }],
-      ...extra,
-    })}\n\n`);
+    res.write(
+      `data: ${JSON.stringify({
+        id: 'chatcmpl-fake',
+        object: 'chat.completion.chunk',
+        created: 1_700_000_000,
+        model,
+        choices: [{ index: 0, delta, finish_reason: null }],
+        ...extra,
+      })}\n\n`,
+    );
   return {
     text: (content: string) => chunk({ content }),
     raw: (line: string) => res.write(line),
     usage: (usage: FakeUsage) =>
-      res.write(`data: ${JSON.stringify({
-        id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [],
-        usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-      })}\n\n`),
+      res.write(
+        `data: ${JSON.stringify({
+          id: 'chatcmpl-fake',
+          object: 'chat.completion.chunk',
+          created: 1_700_000_000,
+          model,
+          choices: [],
+          usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+        })}\n\n`,
+      ),
     done: () => res.end('data: [DONE]\n\n'),
   };
 }
@@ -103,7 +113,9 @@ export function openStream(res: ServerResponse, model: string) {
 /** A streamed answer in the given fragments, with a final usage chunk when given. */
 export function sendStream(res: ServerResponse, model: string, fragments: readonly string[], usage?: FakeUsage): void {
   const stream = openStream(res, model);
-  stream.raw(`data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`);
+  stream.raw(
+    `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })}\n\n`,
+  );
   for (const fragment of fragments) stream.text(fragment);
   if (usage) stream.usage(usage);
   stream.done();

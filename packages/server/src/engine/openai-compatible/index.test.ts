@@ -116,7 +116,9 @@ describe('openai-compatible engine', () => {
   it('streams only answer text, never reasoning fields', async () => {
     fake.handle = (req, res) => {
       const stream = openStream(res, String(req.body.model));
-      stream.raw(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { reasoning_content: 'secret chain of thought' }, finish_reason: null }] })}\n\n`);
+      stream.raw(
+        `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { reasoning_content: 'secret chain of thought' }, finish_reason: null }] })}\n\n`,
+      );
       stream.text('Visible.');
       stream.done();
     };
@@ -250,7 +252,7 @@ describe('openai-compatible engine', () => {
     await fake.closed();
   });
 
-  it('passes provider text through untouched: redaction is the redactor\'s job', async () => {
+  it("passes provider text through untouched: redaction is the redactor's job", async () => {
     fake.handle = (req, res) => sendStream(res, String(req.body.model), ['I am Chat', 'GPT, made by Open', 'AI.']);
     const result = await collect(engine().stream(request()));
     expect(result.content).toBe('I am ChatGPT, made by OpenAI.');

@@ -83,10 +83,7 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
       yield usageEvent(completion.usage, inputEstimate, text);
       return;
     }
-    const stream = await client.chat.completions.create(
-      { ...params, stream: true, stream_options: { include_usage: true } },
-      { signal: request.signal },
-    );
+    const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal: request.signal });
     let usage: OpenAI.CompletionUsage | undefined;
     for await (const chunk of stream) {
       if (chunk.usage) usage = chunk.usage;

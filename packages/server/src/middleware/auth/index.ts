@@ -96,8 +96,7 @@ function pickScheme(c: Context, schemes: SecurityScheme[]): SecurityScheme {
 /** Passes when the granted scopes cover every scope of at least one alternative. */
 function requireOneOf(granted: readonly string[], alternatives: string[][], agentTargeted: boolean): void {
   const covers = (needed: string) =>
-    grants(granted, needed) ||
-    (agentTargeted && needed === 'orchestrator:invoke' && granted.some((s) => s.startsWith(AGENT_SCOPE_PREFIX)));
+    grants(granted, needed) || (agentTargeted && needed === 'orchestrator:invoke' && granted.some((s) => s.startsWith(AGENT_SCOPE_PREFIX)));
   if (alternatives.some((scopes) => scopes.every(covers))) return;
   const missing = alternatives.map((scopes) => scopes.filter((s) => !covers(s)).join(' and '));
   const named = missing.map((s) => `'${s}'`).join(' or ');

@@ -75,7 +75,10 @@ function knownPathMethods(c: Parameters<MiddlewareHandler<AppEnv>>[0], methodsBy
  * after it. Throws with a message naming the bad entry.
  */
 export function parseCorsOrigins(value: string | undefined): string[] {
-  const entries = (value ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   return entries.map((entry) => {
     if (entry === '*') {
       throw new Error('CORS_ORIGINS cannot be "*": the admin routes use a session cookie, so list each browser origin exactly.');

@@ -52,11 +52,7 @@ function buildApp(logged: unknown[] = []) {
 describe('error mapper', () => {
   it.each([
     ['/scope', 403, { error: 'scope_required', message: "This API key lacks the scope 'usage:read'." }],
-    [
-      '/quota',
-      429,
-      { error: 'quota_exceeded', message: 'Quota exhausted.', policy: 'hardstop', pctConsumed: 121.5, resetAt: '2026-02-01T00:00:00.000Z' },
-    ],
+    ['/quota', 429, { error: 'quota_exceeded', message: 'Quota exhausted.', policy: 'hardstop', pctConsumed: 121.5, resetAt: '2026-02-01T00:00:00.000Z' }],
     ['/limited', 429, { error: 'rate_limit_exceeded', retryAfterSec: 7 }],
     ['/hono', 413, { error: 'payload_too_large' }],
     ['/nowhere', 404, { error: 'not_found', message: 'No such route.' }],

@@ -26,7 +26,10 @@ const UNKNOWN_SLUG_RPM = 60;
 
 const INBOUND = Symbol('inbound webhook front');
 
-export function inboundWebhook(services: Pick<Services, 'config' | 'limiter' | 'webhooks' | 'clock'>, request: RouteSpec['request']): MiddlewareHandler<AppEnv> {
+export function inboundWebhook(
+  services: Pick<Services, 'config' | 'limiter' | 'webhooks' | 'clock'>,
+  request: RouteSpec['request'],
+): MiddlewareHandler<AppEnv> {
   const body = request.body;
   if (!body) throw new Error('an inbound webhook route has a request body in the contract');
   const front: MiddlewareHandler<AppEnv> = async function inboundWebhook(c, next) {

@@ -95,11 +95,7 @@ function buildApp(options: AppOptions = {}) {
 }
 
 function rateHeaders(res: Response) {
-  return [
-    res.headers.get('X-RateLimit-Limit'),
-    res.headers.get('X-RateLimit-Remaining'),
-    res.headers.get('X-RateLimit-Reset'),
-  ];
+  return [res.headers.get('X-RateLimit-Limit'), res.headers.get('X-RateLimit-Remaining'), res.headers.get('X-RateLimit-Reset')];
 }
 
 describe('rateLimit middleware', () => {

@@ -24,14 +24,7 @@ export interface Limiter {
 }
 
 /** Builds the result from the window's state; both implementations share this arithmetic. */
-export function windowResult(
-  allowed: boolean,
-  limit: number,
-  counted: number,
-  oldestMs: number,
-  nowMs: number,
-  windowMs: number,
-): RateLimitResult {
+export function windowResult(allowed: boolean, limit: number, counted: number, oldestMs: number, nowMs: number, windowMs: number): RateLimitResult {
   const freeAtMs = oldestMs + windowMs;
   return {
     allowed,

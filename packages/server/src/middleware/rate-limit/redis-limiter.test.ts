@@ -3,7 +3,7 @@
  * without one. Every test uses its own random key prefix, so parallel suites do not meet.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, createRedisLimiter } from './redis-limiter.ts';
 
@@ -54,9 +54,7 @@ describe.skipIf(!REDIS_URL)('redis limiter', () => {
     const shared = prefix();
     const a = createRedisLimiter({ redis: first, prefix: shared });
     const b = createRedisLimiter({ redis: second, prefix: shared });
-    const outcomes = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).hit('wksp:w1', 6, WINDOW)),
-    );
+    const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).hit('wksp:w1', 6, WINDOW)));
     expect(outcomes.filter((r) => r.allowed)).toHaveLength(6);
     expect(outcomes.filter((r) => !r.allowed)).toHaveLength(4);
     expect(await a.hit('wksp:w1', 6, WINDOW)).toMatchObject({ allowed: false, remaining: 0 });

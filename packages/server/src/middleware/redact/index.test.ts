@@ -16,9 +16,7 @@ function buildApp() {
   const app = new Hono<{ Variables: Variables & RequestIdVariables }>();
   app.use(requestId());
   app.use(redactBody());
-  app.get('/run', (c) =>
-    c.json({ id: 'run_AbCdEfGhIjKlMnOpQrSt', alias: 'Sonata', content: 'I am Claude by Anthropic', usage: { inputTokens: 3 } }, 200),
-  );
+  app.get('/run', (c) => c.json({ id: 'run_AbCdEfGhIjKlMnOpQrSt', alias: 'Sonata', content: 'I am Claude by Anthropic', usage: { inputTokens: 3 } }, 200));
   app.post('/api-keys', (c) => {
     keepUnredacted(c, SECRET);
     return c.json({ prefix: 'service_sk_live_AbCdEf', secret: SECRET, note: `never log ${SECRET}` }, 201);

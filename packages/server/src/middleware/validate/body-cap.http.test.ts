@@ -120,7 +120,11 @@ describe('body caps over HTTP', { timeout: 120_000 }, () => {
       messages: Array.from({ length: 6 }, () => ({ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(13_000) })),
     });
     expect(under.length).toBeGreaterThan(2 * MIB);
-    const ok = await fetch(`${url.origin}/v1/inference`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', 'x-forwarded-for': '10.77.1.1' }, body: under });
+    const ok = await fetch(`${url.origin}/v1/inference`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', 'x-forwarded-for': '10.77.1.1' },
+      body: under,
+    });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toMatchObject({ runId: expect.stringMatching(/^run_/) });
 

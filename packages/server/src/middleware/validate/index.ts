@@ -133,9 +133,7 @@ function describe(part: Part, issue: z.core.$ZodIssue | undefined, input: unknow
 
 /** `messages[0].content` */
 function fieldName(path: readonly PropertyKey[]): string {
-  return path
-    .map((segment, i) => (typeof segment === 'number' ? `[${segment}]` : `${i === 0 ? '' : '.'}${String(segment)}`))
-    .join('');
+  return path.map((segment, i) => (typeof segment === 'number' ? `[${segment}]` : `${i === 0 ? '' : '.'}${String(segment)}`)).join('');
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
