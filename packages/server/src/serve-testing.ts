@@ -48,11 +48,15 @@ export function cliProcesses(dir: string, env: NodeJS.ProcessEnv): CliProcesses 
   };
 }
 
-/** Polls `condition` until it holds; throws naming `what` after `limitMs`. */
-export async function until(condition: () => boolean | Promise<boolean>, what: string, limitMs = 60_000): Promise<void> {
+/**
+ * Polls `condition` every `intervalMs` until it holds; throws naming `what` after `limitMs`. A
+ * condition that calls the API should poll slowly enough to stay under the workspace's limit
+ * (600 requests a minute).
+ */
+export async function until(condition: () => boolean | Promise<boolean>, what: string, limitMs = 60_000, intervalMs = 50): Promise<void> {
   const deadline = Date.now() + limitMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

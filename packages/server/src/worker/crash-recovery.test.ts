@@ -17,6 +17,9 @@ import { cliProcesses, until, type CliProcesses } from '../serve-testing.ts';
 const HANGING_RUNS = 20;
 const INBOUND_EVENTS = 120;
 const LEASE_MS = 1_500;
+// Polling the API faster than this for a minute, beside the full suite, ran into the workspace's
+// 600-a-minute limit (a 429 instead of the run list).
+const API_POLL_MS = 250;
 
 describe('crash recovery: kill -9 with runs in flight, restart, every run ends', () => {
   let dir: string;
@@ -59,10 +62,15 @@ describe('crash recovery: kill -9 with runs in flight, restart, every run ends',
         body: JSON.stringify({ alias: 'Sonata', agentSlug: 'sales', messages: [{ role: 'user', content: `Call lead ${i} back [[hang]]` }] }),
       }).catch(() => {});
     }
-    await until(async () => {
-      const res = await api(first.url, '/runs?status=in_progress&limit=1');
-      return ((await res.json()) as { total: number }).total === HANGING_RUNS;
-    }, 'the hanging runs to be in progress');
+    await until(
+      async () => {
+        const res = await api(first.url, '/runs?status=in_progress&limit=1');
+        return ((await res.json()) as { total: number }).total === HANGING_RUNS;
+      },
+      'the hanging runs to be in progress',
+      60_000,
+      API_POLL_MS,
+    );
 
     // A burst of inbound events; the server dies while it is still acknowledging and running them.
     const acknowledged: string[] = [];
@@ -100,6 +108,7 @@ describe('crash recovery: kill -9 with runs in flight, restart, every run ends',
       },
       'every run to end after the restart',
       150_000,
+      API_POLL_MS,
     );
 
     const hanging = (await (await api(second.url, `/runs?agent_slug=sales&status=failed&limit=200`)).json()) as {
