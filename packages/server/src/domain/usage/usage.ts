@@ -1,20 +1,13 @@
 /**
  * @module The Usage resource of the period: what `GET /usage/current` and `GET /v1/usage` answer.
  */
+import type { Schema } from '../../contract.ts';
 import { periodOf, resetAt } from './period.ts';
-import { pctConsumed, policyLevel, type PolicyLevel } from './policy.ts';
+import { pctConsumed, policyLevel } from './policy.ts';
 import { projectedStu } from './projection.ts';
 
-export interface Usage {
-  readonly period: string;
-  readonly quotaStu: number;
-  readonly rolloverStu: number;
-  readonly consumedStu: number;
-  readonly pctConsumed: number;
-  readonly projectedStu: number;
-  readonly level: PolicyLevel;
-  readonly resetAt: string;
-}
+/** The contract's Usage resource. */
+export type Usage = Readonly<Schema<'Usage'>>;
 
 export interface UsageInput {
   readonly now: Date;
