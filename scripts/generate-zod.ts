@@ -55,32 +55,34 @@ export async function generateZod(doc: Json): Promise<string> {
   }
 }
 
-/**
- * Header parameters under lowercase names in the generator's input (HTTP header names ignore case),
- * so the plugin writes lowercase keys itself.
- */
-function lowercaseHeaderNames(doc: Json): Json {
+/** Calls `edit` on every object of a JSON document, depth first, and returns the document. */
+function eachObject(doc: Json, edit: (node: Json) => void): Json {
   const visit = (node: Json): void => {
     if (Array.isArray(node)) {
       for (const item of node) visit(item);
       return;
     }
     if (!node || typeof node !== 'object') return;
-    if (node.in === 'header' && typeof node.name === 'string') node.name = node.name.toLowerCase();
-    Object.values(node).forEach(visit);
+    edit(node);
+    for (const value of Object.values(node)) visit(value);
   };
   visit(doc);
   return doc;
 }
 
+/**
+ * Header parameters under lowercase names in the generator's input (HTTP header names ignore case),
+ * so the plugin writes lowercase keys itself.
+ */
+function lowercaseHeaderNames(doc: Json): Json {
+  return eachObject(doc, (node) => {
+    if (node.in === 'header' && typeof node.name === 'string') node.name = node.name.toLowerCase();
+  });
+}
+
 /** Gives each untyped inline branch of `anyOf`/`oneOf` the `type` of the schema that holds it. */
 function typeBranches(doc: Json): Json {
-  const visit = (node: Json): void => {
-    if (Array.isArray(node)) {
-      for (const item of node) visit(item);
-      return;
-    }
-    if (!node || typeof node !== 'object') return;
+  return eachObject(doc, (node) => {
     if (node.type !== undefined) {
       for (const keyword of ['anyOf', 'oneOf']) {
         for (const branch of Array.isArray(node[keyword]) ? node[keyword] : []) {
@@ -97,10 +99,7 @@ function typeBranches(doc: Json): Json {
         }
       }
     }
-    Object.values(node).forEach(visit);
-  };
-  visit(doc);
-  return doc;
+  });
 }
 
 /**
