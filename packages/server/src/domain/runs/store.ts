@@ -110,22 +110,15 @@ export interface RunFilters {
 
 /** One page of the workspace's runs, newest first, with the total that match the filters. */
 export async function listRunRows(db: Db, workspaceId: string, filters: RunFilters): Promise<RunList> {
-  const where = ['workspace_id = $1'];
-  const params: unknown[] = [workspaceId];
-  if (filters.status) {
-    params.push(filters.status);
-    where.push(`status = $${params.length}`);
-  }
-  if (filters.agentSlug) {
-    params.push(filters.agentSlug);
-    // The agent addressed or, for a routed run, the department that answered it.
-    where.push(`(agent_slug = $${params.length} OR answered_by = $${params.length})`);
-  }
-  const clause = where.join(' AND ');
-  const [count] = await db.query<{ total: number }>(`SELECT count(*)::int AS total FROM runs WHERE ${clause}`, params);
-  const rows = await db.query<RunRow>(
-    `SELECT * FROM runs WHERE ${clause} ORDER BY created_at DESC, seq DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-    [...params, filters.limit, filters.offset],
-  );
+  // One fixed statement: a filter that is not given is NULL and matches every run. The agent filter
+  // matches the agent addressed or, for a routed run, the department that answered it.
+  const matches = `workspace_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR agent_slug = $3 OR answered_by = $3)`;
+  const params = [workspaceId, filters.status ?? null, filters.agentSlug ?? null];
+  const [count] = await db.query<{ total: number }>(`SELECT count(*)::int AS total FROM runs WHERE ${matches}`, params);
+  const rows = await db.query<RunRow>(`SELECT * FROM runs WHERE ${matches} ORDER BY created_at DESC, seq DESC LIMIT $4 OFFSET $5`, [
+    ...params,
+    filters.limit,
+    filters.offset,
+  ]);
   return { data: rows.map(toRun), total: count?.total ?? 0, limit: filters.limit, offset: filters.offset };
 }
