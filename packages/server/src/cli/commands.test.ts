@@ -61,7 +61,9 @@ describe('the command table', () => {
   it('prints a group help alone (exit 2) or asked for (exit 0), and names the group in an unknown command', async () => {
     expect(await cli('webhooks', 'inbound')).toEqual({ code: 2, out: COMMANDS.groups['webhooks inbound'] });
     expect(await cli('kill-switch', '--help')).toEqual({ code: 0, out: COMMANDS.groups['kill-switch'] });
-    await expect(cli('webhooks', 'inbound', 'frobnicate')).rejects.toThrow('Unknown command: webhooks inbound frobnicate. Run `service webhooks inbound --help`.');
+    await expect(cli('webhooks', 'inbound', 'frobnicate')).rejects.toThrow(
+      'Unknown command: webhooks inbound frobnicate. Run `service webhooks inbound --help`.',
+    );
     await expect(cli('frobnicate')).rejects.toThrow(new UsageError('Unknown command: frobnicate. Run `service --help`.'));
   });
 
