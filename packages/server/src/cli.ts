@@ -4,15 +4,15 @@
  * totp, serve.
  * Errors are one readable line on stderr and a non-zero exit (2: usage, 1: anything else).
  */
-import { parseArgs } from 'node:util';
 import { systemClock } from './clock.ts';
-import { agentCli, isAgentCommand } from './cli/agents.ts';
+import { agentCommands } from './cli/agents.ts';
+import { type CommandTable, commandTable, dispatch, type Flags, type Print } from './cli/commands.ts';
 import { formatKeys, keyCommands, resolveWorkspace } from './cli/keys.ts';
 import { DataDirLockedError } from './cli/lock.ts';
 import { startServer } from './cli/serve.ts';
 import { openCliStore } from './cli/store.ts';
 import { HELP, UsageError } from './cli/usage.ts';
-import { isWebhookCommand, webhookCli } from './cli/webhooks.ts';
+import { webhookCommands } from './cli/webhooks.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { AlreadyInitialised, initWorkspace } from './domain/workspaces/init.ts';
 import { createSecretBox } from './domain/webhooks/secret-box.ts';
@@ -21,8 +21,6 @@ import { totpCode } from './domain/sessions/totp.ts';
 import { createUser, listUsers, type Role } from './domain/sessions/users.ts';
 import { randomBase62 } from './random.ts';
 import { ServiceError } from './errors.ts';
-
-type Flags = Record<string, string | boolean | undefined>;
 
 const COMMON = { 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
 const KEYS_COMMON = { ...COMMON, workspace: { type: 'string' }, json: { type: 'boolean' } } as const;
@@ -64,48 +62,41 @@ const OPTIONS = {
 
 type Command = keyof typeof OPTIONS;
 
-export async function main(argv: string[]): Promise<number> {
-  const [first, second] = argv;
-  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
-    print(HELP.main!);
-    return first === undefined ? 2 : 0;
-  }
-  // webhooks inbound|outbound …, approvals decide: their own table (cli/webhooks.ts).
-  if (isWebhookCommand(first)) return webhookCli(argv, print);
-  // agents list|pause|resume, plan show|set, kill-switch on|off|status (cli/agents.ts).
-  if (isAgentCommand(first)) return agentCli(argv, print);
-  const grouped = first === 'keys' || first === 'users';
-  const command = (grouped ? `${first} ${second ?? ''}` : first) as Command;
-  if (!(command in OPTIONS)) {
-    if (grouped && (second === undefined || second === '--help' || second === '-h')) {
-      print(HELP.main!);
-      return second === undefined ? 2 : 0;
-    }
-    throw new UsageError(`Unknown command: ${argv.slice(0, grouped ? 2 : 1).join(' ')}. Run \`service --help\`.`);
-  }
-  const rest = argv.slice(grouped ? 2 : 1);
-  let parsed: { values: Flags; positionals: string[] };
-  try {
-    parsed = parseArgs({ args: rest, options: OPTIONS[command], allowPositionals: true, strict: true }) as typeof parsed;
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${HELP[command]}`);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    print(HELP[command]!);
-    return 0;
-  }
-  return run(command, values, positionals);
+/** `init`, `keys …`, `users …`, `totp`, `serve` in the command table. */
+const mainCommands: CommandTable = {
+  // `service keys` or `service users` alone shows the list of every command.
+  groups: { keys: HELP.main!, users: HELP.main! },
+  commands: Object.fromEntries(
+    (Object.keys(OPTIONS) as Command[]).map((command) => [
+      command,
+      { options: OPTIONS[command], help: HELP[command]!, run: ({ values, positionals, print, env }) => run(command, values, positionals, print, env) },
+    ]),
+  ),
+};
+
+/** Every command of the `service` command line. */
+export const COMMANDS: CommandTable = commandTable(mainCommands, webhookCommands, agentCommands);
+
+/** Runs one command line; `print` receives each output line, `env` stands for the process environment. */
+export function runCli(argv: string[], print: Print = printLine, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return dispatch(argv, COMMANDS, HELP.main!, print, env);
 }
 
-async function run(command: Command, values: Flags, positionals: string[]): Promise<number> {
-  const config = loadConfig({
-    'data-dir': str(values['data-dir']),
-    port: str(values.port),
-    host: str(values.host),
-    'tls-cert': str(values['tls-cert']),
-    'tls-key': str(values['tls-key']),
-  });
+export function main(argv: string[]): Promise<number> {
+  return runCli(argv);
+}
+
+async function run(command: Command, values: Flags, positionals: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {
+  const config = loadConfig(
+    {
+      'data-dir': str(values['data-dir']),
+      port: str(values.port),
+      host: str(values.host),
+      'tls-cert': str(values['tls-cert']),
+      'tls-key': str(values['tls-key']),
+    },
+    env,
+  );
 
   if (command === 'totp') {
     const secret = onePositional(positionals, command, 'Give the Base32 secret.');
@@ -237,7 +228,7 @@ function onePositional(positionals: string[], command: Command, what = 'Give exa
   return positionals[0]!;
 }
 
-function print(line: string): void {
+function printLine(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 

@@ -11,7 +11,7 @@ import { workspaceAgents } from '../domain/agents/settings.ts';
 import { createSecretBox, ephemeralSecretKey } from '../domain/webhooks/secret-box.ts';
 import { initWorkspace } from '../domain/workspaces/init.ts';
 import { openStore } from '../store/open.ts';
-import { agentCli } from './agents.ts';
+import { runCli } from '../cli.ts';
 import { UsageError } from './usage.ts';
 
 let dir: string;
@@ -34,7 +34,7 @@ afterEach(async () => {
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string }> {
   const lines: string[] = [];
-  const code = await agentCli([...argv, '--data-dir', dir], (line) => lines.push(line));
+  const code = await runCli([...argv, '--data-dir', dir], (line) => lines.push(line));
   return { code, out: lines.join('\n') };
 }
 

@@ -4,7 +4,6 @@
  * on the store directly (like `keys`), so with the embedded store they run while the server is
  * stopped; against PostgreSQL every running instance sees the change at its next request.
  */
-import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { AGENT_CATALOG, getAgent } from '../domain/agents/catalog.ts';
@@ -14,6 +13,7 @@ import { killSwitchStatus, setManualKillSwitch } from '../domain/runs/index.ts';
 import { KILL_SWITCH_LIMITS } from '../domain/usage/index.ts';
 import { resolveWorkspace } from './keys.ts';
 import { openCliStore } from './store.ts';
+import type { CommandTable, Flags, Print } from './commands.ts';
 import { UsageError, WORKSPACE_COMMAND_OPTIONS } from './usage.ts';
 
 const COMMON = WORKSPACE_COMMAND_OPTIONS;
@@ -30,7 +30,6 @@ const OPTIONS = {
 } as const;
 
 type Command = keyof typeof OPTIONS;
-type Flags = Record<string, string | boolean | undefined>;
 
 const WHERE = `  --workspace W   the workspace (default: the only one)
   --data-dir D    embedded store directory (default ./data, or DATA_DIR)
@@ -91,34 +90,22 @@ against the limits (1,000,000 per run, 10,000,000 per hour, 80,000,000 per day) 
 ${WHERE}`,
 };
 
-const GROUPS = new Set(['agents', 'plan', 'kill-switch']);
+/** `agents …`, `plan …` and `kill-switch …` in the command table. */
+export const agentCommands: CommandTable = {
+  groups: { agents: AGENT_HELP.agents, plan: AGENT_HELP.plan, 'kill-switch': AGENT_HELP['kill-switch'] },
+  commands: Object.fromEntries(
+    (Object.keys(OPTIONS) as Command[]).map((command) => [
+      command,
+      {
+        options: OPTIONS[command],
+        help: AGENT_HELP[command],
+        run: ({ values, positionals, print, env }) => runAgentCommand(command, values, positionals, print, env),
+      },
+    ]),
+  ),
+};
 
-export function isAgentCommand(first: string | undefined): boolean {
-  return first !== undefined && GROUPS.has(first);
-}
-
-export async function agentCli(argv: string[], print: (line: string) => void): Promise<number> {
-  const group = argv[0] as 'agents' | 'plan' | 'kill-switch';
-  const command = argv.slice(0, 2).join(' ') as Command;
-  if (!(command in OPTIONS)) {
-    const second = argv[1];
-    if (second === undefined || second === '--help' || second === '-h') {
-      print(AGENT_HELP[group]);
-      return second === undefined ? 2 : 0;
-    }
-    throw new UsageError(`Unknown command: ${argv.slice(0, 2).join(' ')}. Run \`service ${group} --help\`.`);
-  }
-  let parsed: { values: Flags; positionals: string[] };
-  try {
-    parsed = parseArgs({ args: argv.slice(2), options: OPTIONS[command], allowPositionals: true, strict: true }) as typeof parsed;
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${AGENT_HELP[command]}`);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    print(AGENT_HELP[command]);
-    return 0;
-  }
+async function runAgentCommand(command: Command, values: Flags, positionals: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {
   const needsOne = command === 'agents pause' || command === 'agents resume' || command === 'plan set';
   if (needsOne && positionals.length !== 1)
     throw new UsageError(`Give exactly one ${command === 'plan set' ? 'plan' : 'agent slug'}.\n\n${AGENT_HELP[command]}`);
@@ -129,7 +116,7 @@ export async function agentCli(argv: string[], print: (line: string) => void): P
   }
   if (command === 'plan set' && !isPlanName(target)) throw new UsageError(`The plan is one of ${PLAN_NAMES.join(', ')}.`);
 
-  const config = loadConfig({ 'data-dir': typeof values['data-dir'] === 'string' ? values['data-dir'] : undefined });
+  const config = loadConfig({ 'data-dir': typeof values['data-dir'] === 'string' ? values['data-dir'] : undefined }, env);
   const store = await openCliStore(config, command);
   try {
     const db = store.db;

@@ -40,7 +40,8 @@ Run \`service <command> --help\` for the options of a command.
 Environment: DATA_DIR (embedded store, default ./data), DATABASE_URL (PostgreSQL instead of the
 embedded store), REDIS_URL (shared rate limits), PORT, HOST, TLS_CERT, TLS_KEY, TRUST_PROXY,
 SECRET_KEY (seals webhook secrets; required with DATABASE_URL), WEBHOOK_ALLOW_HOSTS (hosts/CIDRs
-that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_TIMEOUT_MS.`,
+that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_TIMEOUT_MS, RUN_LEASE_MS,
+CORS_ORIGINS (browser origins allowed to call the API; none by default).`,
 
   init: `Usage: service init [--json] [--email E] [--password P] [--workspace-name N] [--data-dir D]
 

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeFailure } from '../cli.ts';
+import { describeFailure, runCli } from '../cli.ts';
 import { openStore } from '../store/open.ts';
-import { WEBHOOK_HELP, webhookCli } from './webhooks.ts';
+import { WEBHOOK_HELP } from './webhooks.ts';
 
 const SERVER_DIR = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = fileURLToPath(new URL('../cli.ts', import.meta.url));
@@ -32,7 +32,7 @@ describe('service webhooks / approvals (CLI)', () => {
     let stdout = '';
     try {
       // The same environment as the real processes: embedded store, allow-list, no DATABASE_URL.
-      const code = await webhookCli([...args, '--data-dir', join(dir, 'data')], (line) => (stdout += `${line}\n`), env);
+      const code = await runCli([...args, '--data-dir', join(dir, 'data')], (line) => (stdout += `${line}\n`), env);
       return { code, stdout, stderr: '' };
     } catch (err) {
       const { code, message } = describeFailure(err);

@@ -4,7 +4,6 @@
  * work on the store directly (like `keys`), so with the embedded store they run while the server
  * is stopped; queued pings and replays are delivered by the server's worker once it runs.
  */
-import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { decideApproval } from '../domain/approvals/decision.ts';
@@ -14,6 +13,7 @@ import { createWebhookServices } from '../webhook-services.ts';
 import { resolveWorkspace } from './keys.ts';
 import { resolveSecretKey } from './secret-key.ts';
 import { openCliStore } from './store.ts';
+import type { CommandTable, Flags, Print } from './commands.ts';
 import { UsageError, WORKSPACE_COMMAND_OPTIONS } from './usage.ts';
 import { bodyFromFlags, wholeNumber } from './flags.ts';
 import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
@@ -60,7 +60,6 @@ const OPTIONS = {
 } as const;
 
 type Command = keyof typeof OPTIONS;
-type Flags = Record<string, string | boolean | undefined>;
 
 const WHERE = `  --workspace W   the workspace (default: the only one)
   --data-dir D    embedded store directory (default ./data, or DATA_DIR)
@@ -138,33 +137,27 @@ Decides a pending approval and emits approval.decided with decided_by.
 ${WHERE}`,
 };
 
-/** Whether argv names one of these commands (`webhooks …`, `approvals …`). */
-export function isWebhookCommand(first: string | undefined): boolean {
-  return first === 'webhooks' || first === 'approvals';
-}
+/** `webhooks inbound …`, `webhooks outbound …` and `approvals decide` in the command table. */
+export const webhookCommands: CommandTable = {
+  groups: {
+    webhooks: WEBHOOK_HELP.webhooks,
+    'webhooks inbound': WEBHOOK_HELP.webhooks,
+    'webhooks outbound': WEBHOOK_HELP.webhooks,
+    approvals: WEBHOOK_HELP.webhooks,
+  },
+  commands: Object.fromEntries(
+    (Object.keys(OPTIONS) as Command[]).map((command) => [
+      command,
+      {
+        options: OPTIONS[command],
+        help: WEBHOOK_HELP[command],
+        run: ({ values, positionals, print, env }) => runWebhookCommand(command, values, positionals, print, env),
+      },
+    ]),
+  ),
+};
 
-export async function webhookCli(argv: string[], print: (line: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const words = argv[0] === 'approvals' ? 2 : 3;
-  const command = argv.slice(0, words).join(' ') as Command;
-  if (!(command in OPTIONS)) {
-    const asksHelp = argv.length <= words && (argv.at(-1) === '--help' || argv.at(-1) === '-h' || argv.length < words);
-    if (asksHelp) {
-      print(WEBHOOK_HELP.webhooks);
-      return argv.at(-1) === '--help' || argv.at(-1) === '-h' ? 0 : 2;
-    }
-    throw new UsageError(`Unknown command: ${argv.slice(0, words).join(' ')}. Run \`service webhooks --help\`.`);
-  }
-  let parsed: { values: Flags; positionals: string[] };
-  try {
-    parsed = parseArgs({ args: argv.slice(words), options: OPTIONS[command], allowPositionals: true, strict: true }) as typeof parsed;
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${WEBHOOK_HELP[command]}`);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    print(WEBHOOK_HELP[command]);
-    return 0;
-  }
+async function runWebhookCommand(command: Command, values: Flags, positionals: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {
   const needsOne = !command.endsWith(' create') && !command.endsWith(' list');
   if (needsOne && positionals.length !== 1) throw new UsageError(`Give exactly one ${idName(command)}.\n\n${WEBHOOK_HELP[command]}`);
   if (!needsOne && positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${WEBHOOK_HELP[command]}`);

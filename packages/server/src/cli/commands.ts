@@ -1,0 +1,87 @@
+/**
+ * @module The command line's one command table and its dispatcher. Every command (`init`,
+ * `keys create`, `webhooks inbound create`, `kill-switch status`, …) is an entry: its flags (as
+ * `node:util` parseArgs options), its help, and what it runs. Groups (`keys`, `webhooks`,
+ * `webhooks inbound`, …) have a help of their own. The dispatcher finds the longest command named
+ * by the first words, parses the rest strictly, answers `--help`, and runs it; anything else is a
+ * UsageError (exit 2) that says where the help is.
+ */
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { UsageError } from './usage.ts';
+
+export type Flags = Record<string, string | boolean | undefined>;
+export type Print = (line: string) => void;
+
+export interface CommandRun {
+  command: string;
+  values: Flags;
+  positionals: string[];
+  print: Print;
+  /** The environment the command reads its settings from (DATA_DIR, DATABASE_URL, …). */
+  env: NodeJS.ProcessEnv;
+}
+
+export interface CommandSpec {
+  /** The flags, `--help` included. */
+  options: NonNullable<ParseArgsConfig['options']>;
+  help: string;
+  run(args: CommandRun): Promise<number>;
+}
+
+export interface CommandTable {
+  /** Help of a group of commands, by its words (`keys`, `webhooks inbound`). */
+  groups: Record<string, string>;
+  commands: Record<string, CommandSpec>;
+}
+
+/** One table from the parts each area of the command line declares. */
+export function commandTable(...parts: CommandTable[]): CommandTable {
+  const table: CommandTable = { groups: {}, commands: {} };
+  for (const part of parts) {
+    for (const name of Object.keys(part.commands)) if (name in table.commands) throw new Error(`command "${name}" is declared twice`);
+    Object.assign(table.groups, part.groups);
+    Object.assign(table.commands, part.commands);
+  }
+  return table;
+}
+
+const MAX_WORDS = 3;
+
+export async function dispatch(argv: string[], table: CommandTable, mainHelp: string, print: Print, env: NodeJS.ProcessEnv): Promise<number> {
+  const [first] = argv;
+  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+    print(mainHelp);
+    return first === undefined ? 2 : 0;
+  }
+  for (let words = Math.min(MAX_WORDS, argv.length); words >= 1; words -= 1) {
+    const name = argv.slice(0, words).join(' ');
+    const spec = table.commands[name];
+    if (spec) return runCommand(name, spec, argv.slice(words), print, env);
+  }
+  for (let words = Math.min(MAX_WORDS - 1, argv.length); words >= 1; words -= 1) {
+    const group = argv.slice(0, words).join(' ');
+    const help = table.groups[group];
+    if (help === undefined) continue;
+    const next = argv[words];
+    if (next === undefined || next === '--help' || next === '-h') {
+      print(help);
+      return next === undefined ? 2 : 0;
+    }
+    throw new UsageError(`Unknown command: ${argv.slice(0, words + 1).join(' ')}. Run \`service ${group} --help\`.`);
+  }
+  throw new UsageError(`Unknown command: ${first}. Run \`service --help\`.`);
+}
+
+async function runCommand(command: string, spec: CommandSpec, args: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {
+  let parsed: { values: Flags; positionals: string[] };
+  try {
+    parsed = parseArgs({ args, options: spec.options, allowPositionals: true, strict: true }) as typeof parsed;
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n\n${spec.help}`);
+  }
+  if (parsed.values.help) {
+    print(spec.help);
+    return 0;
+  }
+  return spec.run({ command, values: parsed.values, positionals: parsed.positionals, print, env });
+}
