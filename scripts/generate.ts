@@ -8,6 +8,7 @@ import { readdir, rm, rmdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { GENERATED, type Json, written } from './generate-common.ts';
 import { generateBundle } from './generate-bundle.ts';
+import { generateDb } from './generate-db.ts';
 import { generateDocs } from './generate-docs.ts';
 import { generateErrors } from './generate-errors.ts';
 import { generateEventsPage } from './generate-events-page.ts';
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
   });
   await step('routes      generated/routes.ts', () => generateRoutes(doc, zodSource));
   await step('errors      generated/errors.ts', () => generateErrors(doc));
+  await step('db          generated/db.ts (row types from the SQL migrations)', () => generateDb());
   await step('docs        generated/docs/index.html (redocly build-docs --inlineBundle)', () => generateDocs());
   await step('events      generated/docs/events.html (asyncapi/asyncapi.yaml)', async () => {
     const done = await generateEventsPage();

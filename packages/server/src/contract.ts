@@ -6,7 +6,7 @@
 import type { components } from '../../../generated/types.ts';
 
 export { routes, type OperationId, type Operations } from '../../../generated/routes.ts';
-export { zModelAlias, zRunStatus } from '../../../generated/zod.ts';
+export { zModelAlias, zRun, zRunStatus } from '../../../generated/zod.ts';
 
 /** A schema of the contract as a TypeScript type, e.g. `Schema<'Run'>`. */
 export type Schema<N extends keyof components['schemas']> = components['schemas'][N];

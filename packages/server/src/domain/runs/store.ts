@@ -4,7 +4,8 @@
  */
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
-import { zRunStatus, type Schema } from '../../contract.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
+import { zRun, zRunStatus, type Schema } from '../../contract.ts';
 import { toAlias } from '../agents/alias.ts';
 
 export const RUN_STATUSES = zRunStatus.options;
@@ -16,39 +17,18 @@ export type ToolCall = Schema<'ToolCall'>;
 export type RunDetail = Schema<'RunDetail'>;
 export type RunList = Schema<'RunList'>;
 
-export interface RunRow {
-  id: string;
-  workspace_id: string;
-  status: RunStatus;
-  agent_slug: string;
-  answered_by: string;
-  alias: string;
-  source: RunSource;
-  conversation_id: string | null;
-  content: string | null;
-  failure_reason: string | null;
-  input_tokens: number;
-  output_tokens: number;
-  stu: number;
-  reserved_stu: number;
-  window_hour: Date;
-  window_day: Date;
-  created_at: Date;
-  updated_at: Date;
-  completed_at: Date | null;
-  /** When the run service took the run over; null for an inbound run not handed over (again) yet. */
-  started_at: Date | null;
-}
+/** A row of `runs` as stored (generated/db.ts, from the migrations). */
+export type RunRow = TableRow<'runs'>;
 
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'canceled'];
 
 export function toRun(row: RunRow): Run {
   return {
     id: row.id,
-    status: row.status,
+    status: zRunStatus.parse(row.status),
     agentSlug: row.agent_slug,
     alias: toAlias(row.alias),
-    source: row.source,
+    source: zRun.shape.source.parse(row.source),
     conversationId: row.conversation_id,
     content: row.content,
     failureReason: row.failure_reason,
