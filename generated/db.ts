@@ -152,6 +152,11 @@ export interface Tables {
     created_at: Date;
     expires_at: Date;
   };
+  operator_tokens: {
+    id: string;
+    token_hash: string;
+    created_at: Date;
+  };
   outbox_events: {
     id: string;
     tenant_id: string;
@@ -277,11 +282,16 @@ export interface Tables {
     workspace_id: string;
     plan: string;
     updated_at: Date;
+    quota_stu: string | null;
   };
   workspaces: {
     id: string;
     name: string;
     created_at: Date;
+    status: string;
+    payment: string;
+    rpm_limit: number | null;
+    updated_at: Date;
   };
 }
 

@@ -48,12 +48,13 @@ export type ErrorFields = { readonly schemas: readonly string[]; readonly requir
 
 /** Per code, the group schemas of components.schemas that describe its body, and their extra fields. */
 export const ERROR_FIELDS: { readonly [code in ErrorCode]?: ErrorFields } = {
-  missing_bearer: { schemas: ['ApiKeyAuthError', 'McpAuthError'], required: [], optional: [] },
-  not_authenticated: { schemas: ['McpAuthError', 'SessionAuthError'], required: [], optional: [] },
+  missing_bearer: { schemas: ['ApiKeyAuthError', 'McpAuthError', 'OperatorAuthError'], required: [], optional: [] },
+  not_authenticated: { schemas: ['McpAuthError', 'SessionAuthError', 'OperatorAuthError'], required: [], optional: [] },
   api_key_not_found: { schemas: ['ApiKeyAuthError'], required: [], optional: [] },
   api_key_invalid: { schemas: ['ApiKeyAuthError'], required: [], optional: [] },
   signature_invalid: { schemas: ['SignatureInvalidError'], required: [], optional: [] },
   payment_not_completed: { schemas: ['PaymentRequiredError'], required: [], optional: [] },
+  tenant_forbidden: { schemas: ['TenantForbiddenError'], required: [], optional: [] },
   forbidden: { schemas: ['AliasForbiddenError', 'RoleForbiddenError'], required: [], optional: [] },
   role_forbidden: { schemas: ['RoleForbiddenError'], required: [], optional: [] },
   scope_required: { schemas: ['ScopeRequiredError'], required: [], optional: [] },

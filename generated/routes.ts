@@ -39,9 +39,13 @@ import {
   zCreateMcpTokenHeaders,
   zCreateWebhookDestinationBody,
   zCreateWebhookDestinationHeaders,
+  zCreateWorkspaceBody,
+  zCreateWorkspaceHeaders,
   zDecideApprovalBody,
   zDecideApprovalHeaders,
   zDecideApprovalPath,
+  zDeleteWorkspaceHeaders,
+  zDeleteWorkspacePath,
   zDeliveryAccepted,
   zDraftCreatedEvent,
   zDraftCreatedEventWebhookRequest,
@@ -51,6 +55,8 @@ import {
   zGetRunV1Headers,
   zGetRunV1Path,
   zGetUsageV1Headers,
+  zGetWorkspaceHeaders,
+  zGetWorkspacePath,
   zInboundAccepted,
   zInboundPayloadError,
   zInboundRateLimitedError,
@@ -78,6 +84,7 @@ import {
   zListRunsV1Headers,
   zListRunsV1Query,
   zListWebhookDestinationsHeaders,
+  zListWorkspacesHeaders,
   zLoginBody,
   zLoginHeaders,
   zLogoutHeaders,
@@ -86,6 +93,9 @@ import {
   zMcpToken,
   zNotFoundError,
   zOpenMcpStreamHeaders,
+  zOperatorAuthError,
+  zOperatorWorkspace,
+  zOperatorWorkspaceList,
   zPauseInboundWebhookHeaders,
   zPauseInboundWebhookPath,
   zPauseWebhookDestinationHeaders,
@@ -136,16 +146,21 @@ import {
   zStreamEnd,
   zStreamError,
   zStreamFragment,
+  zTenantForbiddenError,
   zTooManyAttemptsError,
+  zUpdateWorkspaceBody,
+  zUpdateWorkspaceHeaders,
+  zUpdateWorkspacePath,
   zUsage,
   zValidationError,
   zWebhookDestination,
   zWebhookDestinationCreated,
   zWebhookDestinationList,
   zWebhookNotFoundError,
+  zWorkspaceCreated,
 } from './zod.ts';
 
-export type SecurityScheme = 'apiKey' | 'adminSession' | 'mcpToken' | 'inboundSignature';
+export type SecurityScheme = 'apiKey' | 'adminSession' | 'mcpToken' | 'inboundSignature' | 'operatorToken';
 
 /** One way to authenticate; an operation lists alternatives and any one of them is enough. */
 export type SecurityRequirement = { scheme: SecurityScheme; scopes: string[] };
@@ -164,7 +179,7 @@ export type ResponseSpec = {
 
 /** Header schemas use lowercase names, as Fetch `Headers` and Hono present them. */
 export type RouteSpec = {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI form, e.g. /runs/{run_id} */
   path: string;
   operationId: string;
@@ -218,6 +233,11 @@ export type OperationId =
   | 'replayWebhookDestination'
   | 'decideApproval'
   | 'createIntegration'
+  | 'listWorkspaces'
+  | 'createWorkspace'
+  | 'getWorkspace'
+  | 'deleteWorkspace'
+  | 'updateWorkspace'
   | 'listAgents'
   | 'sendAgentMessage'
   | 'sendOrchestratorMessage'
@@ -354,6 +374,26 @@ export interface Operations {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateIntegrationHeaders>; body: z.output<typeof zCreateIntegrationBody> };
     success: { 201: { json: z.input<typeof zIntegration> } };
   };
+  listWorkspaces: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListWorkspacesHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zOperatorWorkspaceList> } };
+  };
+  createWorkspace: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateWorkspaceHeaders>; body: z.output<typeof zCreateWorkspaceBody> };
+    success: { 201: { json: z.input<typeof zWorkspaceCreated> } };
+  };
+  getWorkspace: {
+    input: { params: z.output<typeof zGetWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zGetWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zOperatorWorkspace> } };
+  };
+  deleteWorkspace: {
+    input: { params: z.output<typeof zDeleteWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zDeleteWorkspaceHeaders>; body: undefined };
+    success: { 204: { empty: true } };
+  };
+  updateWorkspace: {
+    input: { params: z.output<typeof zUpdateWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zUpdateWorkspaceHeaders>; body: z.output<typeof zUpdateWorkspaceBody> };
+    success: { 200: { json: z.input<typeof zOperatorWorkspace> } };
+  };
   listAgents: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListAgentsHeaders>; body: undefined };
     success: { 200: { json: z.input<typeof zAgentList> } };
@@ -417,7 +457,7 @@ export const routes: readonly RouteSpec[] = [
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
-      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError]) },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: z.union([zRateLimitExceededError, zQuotaExceededError, zKillSwitchError]) },
@@ -436,7 +476,8 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zRunList },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
-      '403': { contentType: 'application/json', schema: zScopeRequiredError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -454,7 +495,8 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zRunDetail },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
-      '403': { contentType: 'application/json', schema: zScopeRequiredError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -472,7 +514,8 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zRun },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
-      '403': { contentType: 'application/json', schema: zScopeRequiredError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -490,7 +533,8 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zUsage },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
-      '403': { contentType: 'application/json', schema: zScopeRequiredError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -508,6 +552,8 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zInboundAccepted },
       '400': { contentType: 'application/json', schema: zInboundPayloadError },
       '401': { contentType: 'application/json', schema: zSignatureInvalidError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: zTenantForbiddenError },
       '404': { contentType: 'application/json', schema: zWebhookNotFoundError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: zInboundRateLimitedError },
@@ -526,6 +572,8 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'text/event-stream', schema: z.string(), events: { 'endpoint': zMcpEndpoint, 'message': zJsonRpcResponse } },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zMcpAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: zTenantForbiddenError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },
@@ -543,6 +591,8 @@ export const routes: readonly RouteSpec[] = [
       '202': {  },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zMcpAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: zTenantForbiddenError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -560,7 +610,8 @@ export const routes: readonly RouteSpec[] = [
       '201': { contentType: 'application/json', schema: zMcpToken },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
-      '403': { contentType: 'application/json', schema: zScopeRequiredError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -925,6 +976,91 @@ export const routes: readonly RouteSpec[] = [
   },
   {
     method: 'get',
+    path: '/operator/workspaces',
+    operationId: 'listWorkspaces',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    request: { headers: zListWorkspacesHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zOperatorWorkspaceList },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces',
+    operationId: 'createWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    request: { headers: zCreateWorkspaceHeaders, body: { contentType: 'application/json', schema: zCreateWorkspaceBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '201': { contentType: 'application/json', schema: zWorkspaceCreated },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/operator/workspaces/{workspace_id}',
+    operationId: 'getWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    request: { params: zGetWorkspacePath, headers: zGetWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zOperatorWorkspace },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/operator/workspaces/{workspace_id}',
+    operationId: 'deleteWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    request: { params: zDeleteWorkspacePath, headers: zDeleteWorkspaceHeaders },
+    responses: {
+      '204': {  },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'patch',
+    path: '/operator/workspaces/{workspace_id}',
+    operationId: 'updateWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    request: { params: zUpdateWorkspacePath, headers: zUpdateWorkspaceHeaders, body: { contentType: 'application/json', schema: zUpdateWorkspaceBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zOperatorWorkspace },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
     path: '/v1/agents',
     operationId: 'listAgents',
     security: [{ scheme: 'apiKey', scopes: ['departments:read'] }],
@@ -934,7 +1070,8 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zAgentList },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
-      '403': { contentType: 'application/json', schema: zScopeRequiredError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -953,7 +1090,7 @@ export const routes: readonly RouteSpec[] = [
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
-      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError]) },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: z.union([zRateLimitExceededError, zQuotaExceededError, zKillSwitchError]) },
@@ -973,7 +1110,7 @@ export const routes: readonly RouteSpec[] = [
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
-      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError]) },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: z.union([zRateLimitExceededError, zQuotaExceededError, zKillSwitchError]) },
@@ -992,7 +1129,8 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zRunList },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
-      '403': { contentType: 'application/json', schema: zScopeRequiredError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -1010,7 +1148,8 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zRunDetail },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
-      '403': { contentType: 'application/json', schema: zScopeRequiredError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -1028,7 +1167,8 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zRun },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
-      '403': { contentType: 'application/json', schema: zScopeRequiredError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -1046,7 +1186,8 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zUsage },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
-      '403': { contentType: 'application/json', schema: zScopeRequiredError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -1064,6 +1205,8 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zInboundAccepted },
       '400': { contentType: 'application/json', schema: zInboundPayloadError },
       '401': { contentType: 'application/json', schema: zSignatureInvalidError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: zTenantForbiddenError },
       '404': { contentType: 'application/json', schema: zWebhookNotFoundError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: zInboundRateLimitedError },

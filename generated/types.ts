@@ -534,6 +534,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/operator/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspaces
+         * @description Every workspace of the deployment with its state and the settings the operator controls, oldest first.
+         */
+        get: operations["listWorkspaces"];
+        put?: never;
+        /**
+         * Create a workspace
+         * @description Creates a workspace with its first admin (role `owner`, two-step verification on) and a first API key holding every issuable scope. The admin's password, TOTP secret and the key are shown only in this response. With `pendingPayment`, the workspace's credentials answer `402 payment_not_completed` until the payment is recorded. An `adminEmail` that another user already has answers `400 invalid_body`.
+         */
+        post: operations["createWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a workspace
+         * @description One workspace with its state and the settings the operator controls. An unknown id answers `404 not_found`.
+         */
+        get: operations["getWorkspace"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a workspace
+         * @description Deletes the workspace and all of its data (users who belong to no other workspace, keys, tokens, runs, usage, webhooks, deliveries, approvals) in one transaction. It cannot be undone; suspend a workspace to stop it without losing anything.
+         */
+        delete: operations["deleteWorkspace"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a workspace
+         * @description Changes the plan, the requests-per-minute ceiling, the quota override, the status (suspend or resume) or records the payment. Suspending deletes nothing. The change holds on every instance from the next request.
+         */
+        patch: operations["updateWorkspace"];
+        trace?: never;
+    };
     "/v1/agents": {
         parameters: {
             query?: never;
@@ -1184,6 +1236,14 @@ export interface components {
             error: "forbidden";
         };
         /**
+         * TenantForbiddenError
+         * @description The credential is valid but its workspace may not be used: suspended by the operator, or a workspace the user is not a member of.
+         */
+        TenantForbiddenError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "tenant_forbidden";
+        };
+        /**
          * NotFoundError
          * @description The resource does not exist or belongs to another workspace.
          */
@@ -1751,7 +1811,7 @@ export interface components {
         /**
          * WorkspaceId
          * @description Workspace (tenant) identifier, `wksp_` followed by 16 to 32 base62 characters.
-         * @example wksp_9Qe3Tx7Lm2Vb8Nk4R
+         * @example wksp_X7P5oJGqOLi5uAE9Tmat
          */
         WorkspaceId: string;
         /**
@@ -2040,6 +2100,117 @@ export interface components {
             connectedAt: string;
         };
         /**
+         * WorkspaceStatus
+         * @description `active`, or `suspended` by the operator: a suspended workspace's API keys, MCP tokens and inbound webhooks answer
+         *     `403 tenant_forbidden`, while its data stays untouched and its admins can still sign in and read. Resuming
+         *     (`active`) restores everything as it was. Only deleting a workspace removes its data.
+         * @enum {string}
+         */
+        WorkspaceStatus: "active" | "suspended";
+        /**
+         * WorkspacePayment
+         * @description `pending` for a workspace created before its checkout was paid: its API keys, MCP tokens and inbound webhooks
+         *     answer `402 payment_not_completed` until the operator records the payment (`completed`). A payment once
+         *     completed cannot be set back to pending.
+         * @enum {string}
+         */
+        WorkspacePayment: "pending" | "completed";
+        /**
+         * PlanName
+         * @description The workspace's plan: `starter` (2,000,000 STU a period; orchestrator, sales, marketing, customer-care), `growth` (10,000,000 STU; every agent) or `enterprise` (50,000,000 STU; every agent and the `Concerto` alias). A workspace that never chose one is on `growth`.
+         * @enum {string}
+         */
+        PlanName: "starter" | "growth" | "enterprise";
+        /**
+         * OperatorWorkspace
+         * @description A workspace (tenant) as its operator sees it, with the settings that only the operator controls.
+         */
+        OperatorWorkspace: {
+            id: components["schemas"]["WorkspaceId"];
+            name: string;
+            status: components["schemas"]["WorkspaceStatus"];
+            payment: components["schemas"]["WorkspacePayment"];
+            plan: components["schemas"]["PlanName"];
+            /** @description Requests per minute allowed to the workspace's credentials (the `X-RateLimit-Limit` they see). 600 unless the operator raised or lowered it. */
+            rpmLimit: number;
+            /** @description The STU quota of a period in force for this workspace, the plan's unless overridden. */
+            quotaStu: number;
+            /** @description The operator's quota override in STU per period, or null for the plan's quota. */
+            quotaOverride: number | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * OperatorWorkspaceList
+         * @description Every workspace of the deployment, oldest first.
+         */
+        OperatorWorkspaceList: {
+            data: components["schemas"]["OperatorWorkspace"][];
+        };
+        /**
+         * OperatorAuthError
+         * @description Authentication with the operator token failed.
+         */
+        OperatorAuthError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "missing_bearer" | "not_authenticated";
+        };
+        /**
+         * CreateWorkspaceRequest
+         * @description A new workspace with its first admin (an owner, with two-step verification) and a first API key holding every issuable scope.
+         */
+        CreateWorkspaceRequest: {
+            name: string;
+            /**
+             * Format: email
+             * @description The first admin's email, unique in the deployment. Default `owner-<8 random characters>@workspace.invalid`.
+             */
+            adminEmail?: string;
+            plan?: components["schemas"]["PlanName"];
+            /**
+             * @description Create the workspace with `payment: pending`; its credentials answer `402 payment_not_completed` until the payment is recorded.
+             * @default false
+             */
+            pendingPayment?: boolean;
+        };
+        /**
+         * WorkspaceCreated
+         * @description A new workspace and the credentials of its first admin and first API key, shown only in this response (the same fields `service init --json` prints).
+         */
+        WorkspaceCreated: {
+            workspaceId: components["schemas"]["WorkspaceId"];
+            apiKey: components["schemas"]["ApiKeySecret"];
+            admin: {
+                /** Format: email */
+                email: string;
+                /** @description Generated; give it to the admin over a safe channel. */
+                password: string;
+                /** @description Base32 TOTP secret for the admin's authenticator app. */
+                totpSecret: string;
+            };
+            workspace: components["schemas"]["OperatorWorkspace"];
+        };
+        /**
+         * UpdateWorkspaceRequest
+         * @description The operator's settings of a workspace. Absent fields stay as they are. A change reaches every instance at the next request.
+         */
+        UpdateWorkspaceRequest: {
+            name?: string;
+            plan?: components["schemas"]["PlanName"];
+            /** @description Requests per minute of the workspace's credentials ("a higher ceiling on request"). */
+            rpmLimit?: number;
+            /** @description STU per period instead of the plan's quota; null returns to the plan's. */
+            quotaOverride?: number | null;
+            status?: components["schemas"]["WorkspaceStatus"];
+            /**
+             * @description Records the payment of a `pending` workspace.
+             * @enum {string}
+             */
+            payment?: "completed";
+        };
+        /**
          * Agent
          * @description An active agent of the workspace and the alias assigned to it.
          * @example {
@@ -2310,7 +2481,7 @@ export interface components {
                 "application/json": components["schemas"]["ApiKeyAuthError"];
             };
         };
-        /** @description The workspace's checkout payment is not completed. */
+        /** @description The workspace's checkout payment is not completed; its credentials answer this until the operator records the payment. */
         PaymentRequired: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2339,7 +2510,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["AgentError"] | components["schemas"]["AliasForbiddenError"];
+                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["AgentError"] | components["schemas"]["AliasForbiddenError"] | components["schemas"]["TenantForbiddenError"];
             };
         };
         /** @description The resource does not exist or is not visible to the credential (another workspace's resources are never visible). During the private beta the agent API also answers this. */
@@ -2427,7 +2598,7 @@ export interface components {
                 "application/json": components["schemas"]["ValidationError"];
             };
         };
-        /** @description The key lacks the scope this operation needs; `message` names it. */
+        /** @description The key lacks the scope this operation needs (`message` names it), or its workspace is suspended. */
         ScopeForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2437,7 +2608,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ScopeRequiredError"];
+                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["TenantForbiddenError"];
             };
         };
         /** @description The request limit is exceeded. Wait `Retry-After` seconds (the body's `retryAfterSec`). */
@@ -2478,6 +2649,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["SignatureInvalidError"];
+            };
+        };
+        /** @description The credential's workspace is suspended by the operator. */
+        TenantForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TenantForbiddenError"];
             };
         };
         /** @description The slug does not exist, is revoked, or is paused. */
@@ -2617,6 +2801,19 @@ export interface components {
                 "application/json": components["schemas"]["RoleForbiddenError"];
             };
         };
+        /** @description The operator token is missing or wrong. */
+        OperatorUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OperatorAuthError"];
+            };
+        };
         /**
          * @description The key may not invoke the orchestrator, the orchestrator is paused, or the plan does not include the alias. A key
          *     restricted to departmental agents (`orchestrator:invoke:agent:<slug>`), or one with no invocation scope at all, answers
@@ -2633,7 +2830,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["AgentError"] | components["schemas"]["AliasForbiddenError"];
+                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["AgentError"] | components["schemas"]["AliasForbiddenError"] | components["schemas"]["TenantForbiddenError"];
             };
         };
     };
@@ -2730,6 +2927,11 @@ export interface components {
          */
         ApprovalIdPath: components["schemas"]["ApprovalId"];
         /**
+         * @description The workspace's identifier.
+         * @example wksp_X7P5oJGqOLi5uAE9Tmat
+         */
+        WorkspaceIdPath: components["schemas"]["WorkspaceId"];
+        /**
          * @description Slug of the agent to message, for example `sales`.
          * @example sales
          */
@@ -2751,7 +2953,7 @@ export interface components {
          */
         "X-Request-Id": string;
         /**
-         * @description Cap of requests for the current window (the tighter of the per-IP and per-workspace limits).
+         * @description Cap of requests for the current window (the tighter of the per-IP and per-workspace limits; the workspace's own ceiling when its operator set one).
          * @example 60
          */
         "X-RateLimit-Limit": number;
@@ -2883,6 +3085,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -2926,6 +3129,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -2969,6 +3173,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -3006,6 +3211,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -3072,6 +3278,8 @@ export interface operations {
             };
             400: components["responses"]["InboundBadRequest"];
             401: components["responses"]["InboundUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TenantForbidden"];
             404: components["responses"]["InboundNotFound"];
             413: components["responses"]["InboundTooLarge"];
             429: components["responses"]["InboundRateLimited"];
@@ -3109,6 +3317,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["McpUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TenantForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3165,6 +3375,8 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["McpUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TenantForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3205,6 +3417,7 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
@@ -4118,6 +4331,210 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listWorkspaces: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspaces. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorWorkspaceList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkspaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The workspace and its first credentials. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceCreated"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorWorkspace"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWorkspaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The workspace after the change. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorWorkspace"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listAgents: {
         parameters: {
             query?: never;
@@ -4148,6 +4565,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -4316,6 +4734,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -4359,6 +4778,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -4402,6 +4822,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -4439,6 +4860,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -4505,6 +4927,8 @@ export interface operations {
             };
             400: components["responses"]["InboundBadRequest"];
             401: components["responses"]["InboundUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TenantForbidden"];
             404: components["responses"]["InboundNotFound"];
             413: components["responses"]["InboundTooLarge"];
             429: components["responses"]["InboundRateLimited"];

@@ -293,6 +293,15 @@ export const zAliasForbiddenError = zError.and(z.object({
 }));
 
 /**
+ * TenantForbiddenError
+ *
+ * The credential is valid but its workspace may not be used: suspended by the operator, or a workspace the user is not a member of.
+ */
+export const zTenantForbiddenError = zError.and(z.object({
+    error: z.enum(['tenant_forbidden'])
+}));
+
+/**
  * NotFoundError
  *
  * The resource does not exist or belongs to another workspace.
@@ -1078,6 +1087,115 @@ export const zIntegration = z.object({
 });
 
 /**
+ * WorkspaceStatus
+ *
+ * `active`, or `suspended` by the operator: a suspended workspace's API keys, MCP tokens and inbound webhooks answer
+ * `403 tenant_forbidden`, while its data stays untouched and its admins can still sign in and read. Resuming
+ * (`active`) restores everything as it was. Only deleting a workspace removes its data.
+ *
+ */
+export const zWorkspaceStatus = z.enum(['active', 'suspended']);
+
+/**
+ * WorkspacePayment
+ *
+ * `pending` for a workspace created before its checkout was paid: its API keys, MCP tokens and inbound webhooks
+ * answer `402 payment_not_completed` until the operator records the payment (`completed`). A payment once
+ * completed cannot be set back to pending.
+ *
+ */
+export const zWorkspacePayment = z.enum(['pending', 'completed']);
+
+/**
+ * PlanName
+ *
+ * The workspace's plan: `starter` (2,000,000 STU a period; orchestrator, sales, marketing, customer-care), `growth` (10,000,000 STU; every agent) or `enterprise` (50,000,000 STU; every agent and the `Concerto` alias). A workspace that never chose one is on `growth`.
+ */
+export const zPlanName = z.enum([
+    'starter',
+    'growth',
+    'enterprise'
+]);
+
+/**
+ * OperatorWorkspace
+ *
+ * A workspace (tenant) as its operator sees it, with the settings that only the operator controls.
+ */
+export const zOperatorWorkspace = z.strictObject({
+    id: zWorkspaceId,
+    name: z.string().min(1).max(100),
+    status: zWorkspaceStatus,
+    payment: zWorkspacePayment,
+    plan: zPlanName,
+    rpmLimit: z.int().gte(1),
+    quotaStu: z.int().gte(1),
+    quotaOverride: z.int().gte(1).nullable(),
+    createdAt: z.iso.datetime({ offset: true }),
+    updatedAt: z.iso.datetime({ offset: true })
+});
+
+/**
+ * OperatorWorkspaceList
+ *
+ * Every workspace of the deployment, oldest first.
+ */
+export const zOperatorWorkspaceList = z.strictObject({
+    data: z.array(zOperatorWorkspace).max(100000)
+});
+
+/**
+ * OperatorAuthError
+ *
+ * Authentication with the operator token failed.
+ */
+export const zOperatorAuthError = zError.and(z.object({
+    error: z.enum(['missing_bearer', 'not_authenticated'])
+}));
+
+/**
+ * CreateWorkspaceRequest
+ *
+ * A new workspace with its first admin (an owner, with two-step verification) and a first API key holding every issuable scope.
+ */
+export const zCreateWorkspaceRequest = z.strictObject({
+    name: z.string().min(1).max(100).regex(/^[^\x00-\x1f]+$/),
+    adminEmail: z.email().max(254).optional(),
+    plan: zPlanName.optional(),
+    pendingPayment: z.boolean().optional().default(false)
+});
+
+/**
+ * WorkspaceCreated
+ *
+ * A new workspace and the credentials of its first admin and first API key, shown only in this response (the same fields `service init --json` prints).
+ */
+export const zWorkspaceCreated = z.strictObject({
+    workspaceId: zWorkspaceId,
+    apiKey: zApiKeySecret,
+    admin: z.strictObject({
+        email: z.email(),
+        password: z.string().min(12),
+        totpSecret: z.string().regex(/^[A-Z2-7]+=*$/)
+    }),
+    workspace: zOperatorWorkspace
+});
+
+/**
+ * UpdateWorkspaceRequest
+ *
+ * The operator's settings of a workspace. Absent fields stay as they are. A change reaches every instance at the next request.
+ */
+export const zUpdateWorkspaceRequest = z.strictObject({
+    name: z.string().min(1).max(100).regex(/^[^\x00-\x1f]+$/).optional(),
+    plan: zPlanName.optional(),
+    rpmLimit: z.int().gte(1).lte(1000000).optional(),
+    quotaOverride: z.int().gte(1).lte(1000000000000).nullish(),
+    status: zWorkspaceStatus.optional(),
+    payment: z.enum(['completed']).optional()
+});
+
+/**
  * Agent
  *
  * An active agent of the workspace and the alias assigned to it.
@@ -1421,6 +1539,11 @@ export const zDestinationIdPath = zDestinationId;
  * The approval identifier.
  */
 export const zApprovalIdPath = zApprovalId;
+
+/**
+ * The workspace's identifier.
+ */
+export const zWorkspaceIdPath = zWorkspaceId;
 
 /**
  * Slug of the agent to message, for example `sales`.
@@ -1827,6 +1950,67 @@ export const zCreateIntegrationHeaders = z.object({
  * The recorded integration.
  */
 export const zCreateIntegrationResponse = zIntegration;
+
+export const zListWorkspacesHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The workspaces.
+ */
+export const zListWorkspacesResponse = zOperatorWorkspaceList;
+
+export const zCreateWorkspaceBody = zCreateWorkspaceRequest;
+
+export const zCreateWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The workspace and its first credentials.
+ */
+export const zCreateWorkspaceResponse = zWorkspaceCreated;
+
+export const zDeleteWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zDeleteWorkspacePath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * Deleted.
+ */
+export const zDeleteWorkspaceResponse = z.void();
+
+export const zGetWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zGetWorkspacePath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The workspace.
+ */
+export const zGetWorkspaceResponse = zOperatorWorkspace;
+
+export const zUpdateWorkspaceBody = zUpdateWorkspaceRequest;
+
+export const zUpdateWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zUpdateWorkspacePath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The workspace after the change.
+ */
+export const zUpdateWorkspaceResponse = zOperatorWorkspace;
 
 export const zListAgentsHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

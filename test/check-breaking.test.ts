@@ -193,6 +193,21 @@ describe('rules on small documents', () => {
     ]);
   });
 
+  it('response-field-removed: a response that became one of several alternatives keeps its fields when one alternative is the schema it was', () => {
+    const schemas = {
+      Scope: object({ error: { enum: ['scope_required'] }, message: string }, ['error', 'message']),
+      Tenant: object({ error: { enum: ['tenant_forbidden'] } }, ['error']),
+    };
+    const base = doc(returns(ref('Scope')), schemas);
+    expect(compareContracts(base, doc(returns({ oneOf: [ref('Scope'), ref('Tenant')] }), schemas))).toEqual([]);
+    // Without the old schema among the alternatives, its fields are gone.
+    const findings = compareContracts(base, doc(returns({ oneOf: [ref('Tenant')] }), schemas));
+    expect(findings.map((f) => [f.rule, f.where])).toEqual([
+      ['response-field-removed', 'response 200 application/json body.error'],
+      ['response-field-removed', 'response 200 application/json body.message'],
+    ]);
+  });
+
   it('response-field-optional: a required response field became optional (the same change in a request is not reported)', () => {
     const before = { Thing: object({ id: string, name: string, note: string }, ['id', 'name']) };
     const after = { Thing: object({ id: string, name: string, note: string }, ['id', 'note']) };

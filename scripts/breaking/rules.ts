@@ -159,6 +159,18 @@ function compareSchemas(context: Context, direction: Direction, where: string, b
   const report = (rule: Rule, message: string, pointer: string, at = where) =>
     context.findings.push({ rule, operation: context.operation, where: at, message, pointer });
 
+  // A response that became one of several alternatives (`oneOf`/`anyOf`), one of them the very schema it
+  // was: what clients knew still arrives unchanged, and the other alternatives are new answers, like a new
+  // enum value of a response. Only that alternative is compared.
+  if (direction === 'response' && base.variants.length === 0 && head.variants.length > 0 && head.properties.size === 0) {
+    const ref = baseSites.length === 1 && typeof baseSites[0]!.node?.$ref === 'string' ? `ref ${baseSites[0]!.node.$ref}` : undefined;
+    const same = head.variants.find((variant) => variant.key === ref);
+    if (same) {
+      compareSchemas(context, direction, `${where}<${same.label}>`, baseSites, [same.site]);
+      return;
+    }
+  }
+
   if (base.types && head.types && base.types.values.join() !== head.types.values.join()) {
     report('type-changed', `type changed from ${typeText(base.types.values)} to ${typeText(head.types.values)}`, head.types.pointer);
   }

@@ -6,9 +6,10 @@ import type { RateLimitState } from './middleware/rate-limit/index.ts';
 
 /** Who is calling, as proved by the credential (never by the body). */
 export type Auth =
-  | { scheme: 'apiKey'; workspaceId: string; keyId: string; scopes: string[] }
-  | { scheme: 'mcpToken'; workspaceId: string; tokenId: string; keyId: string; scopes: string[]; keyScopes: string[] }
-  | { scheme: 'adminSession'; workspaceId: string; userId: string; sessionId: string; role: string };
+  | { scheme: 'apiKey'; workspaceId: string; keyId: string; scopes: string[]; rpmLimit: number }
+  | { scheme: 'mcpToken'; workspaceId: string; tokenId: string; keyId: string; scopes: string[]; keyScopes: string[]; rpmLimit: number }
+  | { scheme: 'adminSession'; workspaceId: string; userId: string; sessionId: string; role: string }
+  | { scheme: 'operatorToken'; tokenId: string };
 
 /** Request parts after validation by the contract's schemas (parsed and defaulted). */
 export interface Valid {

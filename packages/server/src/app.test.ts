@@ -51,7 +51,10 @@ beforeAll(async () => {
         testLeakyError: () => {
           throw fail('not_found', 'Run not found in OpenAI thread; see /srv/service/src/engine/openai.ts:42');
         },
-        testMcp: (c) => c.json({ workspaceId: c.get('auth')?.workspaceId }, 200),
+        testMcp: (c) => {
+          const auth = c.get('auth');
+          return c.json({ workspaceId: auth && 'workspaceId' in auth ? auth.workspaceId : undefined }, 200);
+        },
       },
     },
   });

@@ -9,7 +9,7 @@
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
-import type { AppEnv } from './app-env.ts';
+import type { AppEnv, Auth } from './app-env.ts';
 import { routes as contractRoutes } from './contract.ts';
 import { fail } from './errors.ts';
 import { authenticate } from './middleware/auth/index.ts';
@@ -57,12 +57,17 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   // body is read, as the spec orders it; the API's limit would otherwise cap them at 60/min first.
   app.use(rateLimit({ limiter: services.limiter, ...PER_IP, key: (c) => (matchedRoutes(c).some((r) => isInboundFront(r.handler)) ? undefined : perIp(c)) }));
 
+  // The workspace's own ceiling (600 unless its operator set another), carried by its credential.
   const perWorkspace = rateLimit({
     limiter: services.limiter,
     ...PER_WORKSPACE,
+    limitOf: (c) => {
+      const auth = c.get('auth') as Auth | undefined;
+      return auth && 'rpmLimit' in auth ? auth.rpmLimit : PER_WORKSPACE.limit;
+    },
     key: (c) => {
-      const workspaceId = (c.get('auth') as { workspaceId?: string } | undefined)?.workspaceId;
-      return workspaceId ? `wksp:${workspaceId}` : undefined;
+      const auth = c.get('auth') as Auth | undefined;
+      return auth && 'workspaceId' in auth ? `wksp:${auth.workspaceId}` : undefined;
     },
   });
 

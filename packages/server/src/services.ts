@@ -6,6 +6,7 @@
 import { systemClock, type Clock } from './clock.ts';
 import { createKeyService, type KeyService } from './domain/keys/index.ts';
 import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens/index.ts';
+import { createOperatorService, type OperatorService } from './domain/operators/index.ts';
 import { createMcpDispatcher, createMcpSessions, MCP_KEEP_ALIVE_MS, type McpDispatcher, type McpSessions } from './domain/mcp/index.ts';
 import { createRunService, type BudgetSettings, type RunService } from './domain/runs/index.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from './domain/usage/index.ts';
@@ -46,6 +47,8 @@ export interface Deps {
   mcpKeepAliveMs?: number;
   /** Lease of a run being executed (RUN_LEASE_MS); 60 s when absent. */
   runLeaseMs?: number;
+  /** An operator token from the environment (OPERATOR_TOKEN), accepted beside the stored ones. */
+  operatorToken?: string | undefined;
 }
 
 export interface Services {
@@ -56,6 +59,7 @@ export interface Services {
   keys: KeyService;
   sessions: SessionService;
   mcpTokens: McpTokenService;
+  operators: OperatorService;
   webhooks: WebhookServices;
   runs: RunService;
   budget: BudgetSettings;
@@ -86,6 +90,7 @@ export function buildServices(deps: Deps): Services {
     keys: createKeyService({ db, clock }),
     sessions: createSessionService({ db, clock, secretBox: webhooks.secretBox }),
     mcpTokens: createMcpTokenService({ db, clock }),
+    operators: createOperatorService({ db, envToken: deps.operatorToken }),
     webhooks,
     runs,
     budget,

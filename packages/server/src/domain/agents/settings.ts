@@ -6,7 +6,7 @@ import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
 import type { WorkspaceAgents } from './availability.ts';
 import { getAgent } from './catalog.ts';
-import { isPlanName, type PlanName } from './plans.ts';
+import { isPlanName, PLANS, type PlanName } from './plans.ts';
 
 /**
  * The plan of a workspace that never chose one: every agent, the three standard aliases, and a
@@ -15,8 +15,33 @@ import { isPlanName, type PlanName } from './plans.ts';
 export const DEFAULT_PLAN: PlanName = 'growth';
 
 export async function getPlan(db: Db, workspaceId: string): Promise<PlanName> {
-  const [row] = await db.query<{ plan: string }>(`SELECT plan FROM workspace_plans WHERE workspace_id = $1`, [workspaceId]);
-  return row && isPlanName(row.plan) ? row.plan : DEFAULT_PLAN;
+  return (await getPlanSettings(db, workspaceId)).plan;
+}
+
+/** The plan and the quota in force: the operator's override, or the plan's. */
+export interface PlanSettings {
+  plan: PlanName;
+  quotaStu: number;
+  quotaOverride: number | null;
+}
+
+export async function getPlanSettings(db: Db, workspaceId: string): Promise<PlanSettings> {
+  const [row] = await db.query<{ plan: string; quota_stu: number | null }>(
+    `SELECT plan, quota_stu::float8 AS quota_stu FROM workspace_plans WHERE workspace_id = $1`,
+    [workspaceId],
+  );
+  const plan = row && isPlanName(row.plan) ? row.plan : DEFAULT_PLAN;
+  const quotaOverride = row?.quota_stu == null ? null : Number(row.quota_stu);
+  return { plan, quotaStu: quotaOverride ?? PLANS[plan].quotaStu, quotaOverride };
+}
+
+/** The operator's quota override in STU per period; null returns to the plan's quota. */
+export async function setQuotaOverride(db: Db, clock: Clock, workspaceId: string, quotaStu: number | null): Promise<void> {
+  await db.query(
+    `INSERT INTO workspace_plans (workspace_id, plan, quota_stu, updated_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (workspace_id) DO UPDATE SET quota_stu = EXCLUDED.quota_stu, updated_at = EXCLUDED.updated_at`,
+    [workspaceId, DEFAULT_PLAN, quotaStu, clock.now()],
+  );
 }
 
 export async function setPlan(db: Db, clock: Clock, workspaceId: string, plan: PlanName): Promise<void> {
@@ -33,9 +58,9 @@ export async function pausedAgents(db: Db, workspaceId: string): Promise<Map<str
 }
 
 /** The plan and paused agents together: what availability and the router need. */
-export async function workspaceAgents(db: Db, workspaceId: string): Promise<WorkspaceAgents> {
-  const [plan, paused] = await Promise.all([getPlan(db, workspaceId), pausedAgents(db, workspaceId)]);
-  return { plan, paused };
+export async function workspaceAgents(db: Db, workspaceId: string): Promise<WorkspaceAgents & { quotaStu: number }> {
+  const [settings, paused] = await Promise.all([getPlanSettings(db, workspaceId), pausedAgents(db, workspaceId)]);
+  return { plan: settings.plan, quotaStu: settings.quotaStu, paused };
 }
 
 /** Pauses an agent (or changes the reason of a paused one). @throws Error for a slug that is not an agent */

@@ -3,6 +3,7 @@
  * revoke, and the lookup of a slug by the inbound route. Another workspace's webhook is
  * `404 not_found`, exactly like one that does not exist.
  */
+import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../workspaces/standing.ts';
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
@@ -35,6 +36,8 @@ export interface InboundWebhookTarget {
   template: string | null;
   agentSlug: string;
   alias: string;
+  /** Its workspace's standing: a suspended or unpaid workspace refuses its events. */
+  standing: WorkspaceStanding;
 }
 
 export const DEFAULT_INBOUND_RPM = 60;
@@ -129,7 +132,10 @@ export function createInboundWebhookService(deps: { db: Db; clock: Clock; secret
     resume: (workspaceId, slug) => transition(workspaceId, slug, 'active'),
     revoke: (workspaceId, slug) => transition(workspaceId, slug, 'revoked'),
     async target(slug) {
-      const [row] = await db.query<Row>(`SELECT * FROM inbound_webhooks WHERE slug = $1`, [slug]);
+      const [row] = await db.query<Row & StandingColumns>(
+        `SELECT h.*, ${STANDING_COLUMNS} FROM inbound_webhooks h JOIN workspaces w ON w.id = h.workspace_id WHERE h.slug = $1`,
+        [slug],
+      );
       if (!row || row.status === 'revoked') throw fail('webhook_not_found');
       if (row.status === 'paused') throw fail('webhook_unavailable', 'This webhook is paused.');
       return {
@@ -144,6 +150,7 @@ export function createInboundWebhookService(deps: { db: Db; clock: Clock; secret
         template: row.template,
         agentSlug: row.agent_slug,
         alias: row.alias,
+        standing: standingOf(row),
       };
     },
   };

@@ -9,11 +9,15 @@
  * its own transaction; a hit made under an older version is discarded. The same code works on
  * PGlite and on any number of PostgreSQL instances, with no listener connection to keep alive.
  */
+import type { WorkspaceStanding } from '../workspaces/standing.ts';
+
 export interface VerifiedKey {
   keyId: string;
   workspaceId: string;
   scopes: string[];
   expiresAt: Date;
+  /** The workspace's standing when the key was looked up (a change of it drops the cache). */
+  standing: WorkspaceStanding;
 }
 
 interface Entry {

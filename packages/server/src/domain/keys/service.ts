@@ -8,6 +8,7 @@ import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import { VerificationCache, type VerifiedKey } from './cache.ts';
+import { STANDING_COLUMNS, type StandingColumns, standingOf } from '../workspaces/standing.ts';
 import { validateScopes } from './scopes.ts';
 import { generateSecret, hashSecret, isSecretShaped, visiblePrefix } from './secret.ts';
 import type { Schema } from '../../contract.ts';
@@ -68,10 +69,6 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
     return { ...toRecord(row!, now), secret };
   }
 
-  async function bumpRevocationVersion(tx: Db) {
-    await tx.query(`UPDATE api_key_revocations SET version = version + 1 WHERE id = 1`);
-  }
-
   return {
     /** Issues a key; the secret is in the answer and nowhere else. */
     async create(workspaceId: string, input: NewKey): Promise<IssuedKey> {
@@ -97,7 +94,7 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
           now,
         ]);
         if (!row) throw fail('not_found', 'No API key with this id.');
-        await bumpRevocationVersion(tx);
+        await invalidateKeyCaches(tx);
         return toRecord(row, now);
       });
       return record;
@@ -113,7 +110,7 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
         const days = Math.max(1, Math.round((old.expires_at.getTime() - old.created_at.getTime()) / DAY_MS));
         const fresh = await insertKey(tx, workspaceId, { name: old.name, scopes: old.scopes, days });
         await tx.query(`UPDATE api_keys SET revoked_at = $2, replaced_by = $3 WHERE id = $1`, [id, now, fresh.id]);
-        await bumpRevocationVersion(tx);
+        await invalidateKeyCaches(tx);
         return fresh;
       });
       return issued;
@@ -137,13 +134,14 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
         await touch(cached.keyId, now);
         return cached;
       }
-      const candidates = await db.query<KeyRow>(`SELECT * FROM api_keys WHERE prefix = $1 AND revoked_at IS NULL AND expires_at > $2`, [
-        visiblePrefix(secret),
-        now,
-      ]);
+      const candidates = await db.query<KeyRow & StandingColumns>(
+        `SELECT k.*, ${STANDING_COLUMNS} FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+          WHERE k.prefix = $1 AND k.revoked_at IS NULL AND k.expires_at > $2`,
+        [visiblePrefix(secret), now],
+      );
       if (candidates.length === 0) throw fail('api_key_not_found', 'Unknown, revoked or expired API key.');
       // Compare with every candidate so the time taken does not tell which one matched.
-      let match: KeyRow | undefined;
+      let match: (KeyRow & StandingColumns) | undefined;
       for (const row of candidates) if (constantTimeEqual(row.secret_hash, secretHash)) match = row;
       if (!match) throw fail('api_key_invalid', 'The API key does not verify.');
       const key: VerifiedKey = {
@@ -151,6 +149,7 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
         workspaceId: match.workspace_id,
         scopes: match.scopes,
         expiresAt: match.expires_at,
+        standing: standingOf(match),
       };
       cache.set(secretHash, key, version, now);
       await touch(key.keyId, now);
@@ -164,6 +163,14 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
     lastTouched.set(keyId, now.getTime());
     await db.query(`UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, [keyId, now]);
   }
+}
+
+/**
+ * Bumps the version that every cached key verification was made under, in the caller's transaction:
+ * a revoke, a rotation, or a change of a workspace's standing reaches every instance at its next request.
+ */
+export async function invalidateKeyCaches(tx: Db): Promise<void> {
+  await tx.query(`UPDATE api_key_revocations SET version = version + 1 WHERE id = 1`);
 }
 
 /** The token of `Bearer <token>`, or undefined when the header is absent or uses another scheme. */

@@ -10,6 +10,7 @@ import { newId, randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import { bearerToken } from '../keys/service.ts';
 import type { Schema } from '../../contract.ts';
+import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../workspaces/standing.ts';
 
 export const MCP_SCOPE = 'mcp:tenant';
 export const DEFAULT_MCP_TOKEN_SECONDS = 3600;
@@ -24,6 +25,7 @@ export interface VerifiedMcpToken {
   scopes: string[];
   /** The scopes of the API key that issued the token: the bridge's tools act within them. */
   keyScopes: string[];
+  standing: WorkspaceStanding;
 }
 
 export type McpTokenService = ReturnType<typeof createMcpTokenService>;
@@ -55,13 +57,21 @@ export function createMcpTokenService(deps: { db: Db; clock: Clock }) {
       if (!TOKEN_PATTERN.test(token)) throw unknown;
       const now = clock.now();
       // Looked up by its hash (a unique index), so no secret is ever compared byte by byte.
-      const [row] = await db.query<{ id: string; workspace_id: string; api_key_id: string; scopes: string[]; key_scopes: string[] }>(
-        `SELECT t.id, t.workspace_id, t.api_key_id, t.scopes, k.scopes AS key_scopes FROM mcp_tokens t JOIN api_keys k ON k.id = t.api_key_id
+      const [row] = await db.query<{ id: string; workspace_id: string; api_key_id: string; scopes: string[]; key_scopes: string[] } & StandingColumns>(
+        `SELECT t.id, t.workspace_id, t.api_key_id, t.scopes, k.scopes AS key_scopes, ${STANDING_COLUMNS}
+           FROM mcp_tokens t JOIN api_keys k ON k.id = t.api_key_id JOIN workspaces w ON w.id = t.workspace_id
          WHERE t.token_hash = $1 AND t.expires_at > $2 AND k.revoked_at IS NULL AND k.expires_at > $2`,
         [sha256Hex(token), now],
       );
       if (!row) throw unknown;
-      return { tokenId: row.id, workspaceId: row.workspace_id, keyId: row.api_key_id, scopes: row.scopes, keyScopes: row.key_scopes };
+      return {
+        tokenId: row.id,
+        workspaceId: row.workspace_id,
+        keyId: row.api_key_id,
+        scopes: row.scopes,
+        keyScopes: row.key_scopes,
+        standing: standingOf(row),
+      };
     },
   };
 }

@@ -24,7 +24,7 @@ describe.each(testBackends())('budgets on $name', ({ open }) => {
   it('concurrent reservations never pass the hour limit; reservations alone never trip the switch', async () => {
     const clock = fixedClock('2026-06-01T09:30:00Z');
     const { id: workspaceId } = await createWorkspace(store.db, clock, 'Budget');
-    await ensurePeriod(store.db, workspaceId, clock.now(), 'growth');
+    await ensurePeriod(store.db, workspaceId, clock.now(), 10_000_000);
     const settings = { rates: DEFAULT_STU_RATES, limits: { run: 1_000_000, hour: 1000, day: 1_000_000 } };
     const outcomes = await Promise.allSettled(
       Array.from({ length: 20 }, () =>
@@ -63,7 +63,7 @@ describe.each(testBackends())('budgets on $name', ({ open }) => {
   it('a window whose charged consumption leaves no room for the input trips at once', async () => {
     const clock = fixedClock('2026-06-01T09:30:00Z');
     const { id: workspaceId } = await createWorkspace(store.db, clock, 'Budget');
-    await ensurePeriod(store.db, workspaceId, clock.now(), 'growth');
+    await ensurePeriod(store.db, workspaceId, clock.now(), 10_000_000);
     const settings = { rates: DEFAULT_STU_RATES, limits: { run: 1_000_000, hour: 1000, day: 1_000_000 } };
     const reserve = () =>
       store.db.transaction((tx) =>

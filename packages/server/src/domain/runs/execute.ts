@@ -167,7 +167,7 @@ async function closeRun(
       limits: budget.limits,
     });
     if (row.source === 'inbound_webhook') await forgetInboundInput(tx, run.runId);
-    await chargeUsage(tx, { workspaceId: run.workspaceId, runId: run.runId, alias: run.alias, ...result.usage, stu, now, plan: run.plan });
+    await chargeUsage(tx, { workspaceId: run.workspaceId, runId: run.runId, alias: run.alias, ...result.usage, stu, now, quotaStu: run.quotaStu });
     // Drafts and approvals only exist for an answer that was delivered.
     const steps = status === 'completed' ? result.steps : result.steps.filter((s) => !s.draft && !s.approval);
     await writeSteps(tx, run.runId, steps, now, { workspaceId: run.workspaceId });

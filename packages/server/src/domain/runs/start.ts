@@ -10,7 +10,6 @@ import { newId } from '../../random.ts';
 import type { Alias } from '../agents/alias.ts';
 import { assertAgentAvailable, routingCandidates } from '../agents/availability.ts';
 import { ORCHESTRATOR_SLUG } from '../agents/catalog.ts';
-import { PLANS, type PlanName } from '../agents/plans.ts';
 import { routeRequest } from '../agents/router.ts';
 import { workspaceAgents } from '../agents/settings.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
@@ -58,7 +57,8 @@ export interface PendingRun {
   /** The agent that answers: the target, or the department the orchestrator routed to. */
   readonly answeredBy: string;
   readonly alias: Alias;
-  readonly plan: PlanName;
+  /** The workspace's quota in STU per period (the plan's, or the operator's override). */
+  readonly quotaStu: number;
   readonly request: Omit<EngineRequest, 'signal' | 'stream'>;
   readonly newMessages: readonly EngineMessage[];
   readonly conversationId: string | null;
@@ -116,7 +116,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
   const runId = input.existingRunId ?? newId('run');
   try {
     return await db.transaction(async (tx) => {
-      const period = await ensurePeriod(tx, input.workspaceId, now, settings.plan);
+      const period = await ensurePeriod(tx, input.workspaceId, now, settings.quotaStu);
       const reservation = await reserveBudget(tx, {
         workspaceId: input.workspaceId,
         now,
@@ -124,7 +124,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
         inputTokens,
         desiredOutput,
         settings: budget,
-        quota: { allowanceStu: PLANS[settings.plan].quotaStu + period.rolloverStu },
+        quota: { allowanceStu: settings.quotaStu + period.rolloverStu },
       });
       const reserved = reservation.ok ? reservation.reservedStu : 0;
       const leaseUntil = new Date(now.getTime() + leaseMs);
@@ -178,7 +178,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
         agentSlug: target,
         answeredBy,
         alias: input.alias,
-        plan: settings.plan,
+        quotaStu: settings.quotaStu,
         request: {
           alias: input.alias,
           agentSlug: answeredBy,

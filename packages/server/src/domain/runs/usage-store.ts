@@ -5,8 +5,7 @@
 import type { Clock } from '../../clock.ts';
 import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
-import { getPlan } from '../agents/settings.ts';
-import { PLANS, type PlanName } from '../agents/plans.ts';
+import { getPlanSettings } from '../agents/settings.ts';
 import { computeUsage, nextRolloverStu, periodOf, previousPeriod, type Usage } from '../usage/index.ts';
 
 export interface PeriodRow {
@@ -19,15 +18,13 @@ export interface PeriodRow {
  * The period row of `now`, created on first use with the rollover of the period before it (when
  * that one exists; a workspace's first period has none).
  */
-export async function ensurePeriod(db: Db, workspaceId: string, now: Date, plan: PlanName): Promise<PeriodRow> {
+export async function ensurePeriod(db: Db, workspaceId: string, now: Date, quotaStu: number): Promise<PeriodRow> {
   const period = periodOf(now);
   const existing = await readPeriod(db, workspaceId, period);
   if (existing) return existing;
   const previous = await readPeriod(db, workspaceId, previousPeriod(period));
-  const quotaStu = PLANS[plan].quotaStu;
-  const rolloverStu = previous
-    ? nextRolloverStu({ quotaStu, rolloverStu: previous.rolloverStu, consumedStu: previous.consumedStu, capStu: PLANS[plan].rolloverCapStu })
-    : 0;
+  // The rollover is capped at one period's quota (every plan's rolloverCapStu is its quota).
+  const rolloverStu = previous ? nextRolloverStu({ quotaStu, rolloverStu: previous.rolloverStu, consumedStu: previous.consumedStu, capStu: quotaStu }) : 0;
   await db.query(
     `INSERT INTO usage_periods (workspace_id, period, rollover_stu, consumed_stu, created_at) VALUES ($1, $2, $3, 0, $4)
      ON CONFLICT (workspace_id, period) DO NOTHING`,
@@ -40,9 +37,9 @@ export async function ensurePeriod(db: Db, workspaceId: string, now: Date, plan:
 /** Adds a charged run to the period and the ledger (inside the run's closing transaction). */
 export async function chargeUsage(
   db: Db,
-  input: { workspaceId: string; runId: string; alias: string; inputTokens: number; outputTokens: number; stu: number; now: Date; plan: PlanName },
+  input: { workspaceId: string; runId: string; alias: string; inputTokens: number; outputTokens: number; stu: number; now: Date; quotaStu: number },
 ): Promise<void> {
-  const { period } = await ensurePeriod(db, input.workspaceId, input.now, input.plan);
+  const { period } = await ensurePeriod(db, input.workspaceId, input.now, input.quotaStu);
   if (input.stu === 0 && input.inputTokens === 0 && input.outputTokens === 0) return;
   await db.query(`UPDATE usage_periods SET consumed_stu = consumed_stu + $3 WHERE workspace_id = $1 AND period = $2`, [input.workspaceId, period, input.stu]);
   await db.query(
@@ -55,9 +52,9 @@ export async function chargeUsage(
 /** The Usage resource of the current period (GET /usage/current, GET /v1/usage). */
 export async function currentUsage(db: Db, clock: Clock, workspaceId: string): Promise<Usage> {
   const now = clock.now();
-  const plan = await getPlan(db, workspaceId);
-  const row = await ensurePeriod(db, workspaceId, now, plan);
-  return computeUsage({ now, quotaStu: PLANS[plan].quotaStu, rolloverStu: row.rolloverStu, consumedStu: row.consumedStu });
+  const { quotaStu } = await getPlanSettings(db, workspaceId);
+  const row = await ensurePeriod(db, workspaceId, now, quotaStu);
+  return computeUsage({ now, quotaStu, rolloverStu: row.rolloverStu, consumedStu: row.consumedStu });
 }
 
 async function readPeriod(db: Db, workspaceId: string, period: string): Promise<PeriodRow | undefined> {

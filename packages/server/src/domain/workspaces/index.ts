@@ -1,9 +1,25 @@
 /**
- * @module Workspaces (tenants). Created by `init`; everything else in the store hangs off one.
+ * @module Workspaces (tenants), the owner of the `workspaces` table: created by the first start or by
+ * the operator, listed, updated (plan, ceiling, quota override, suspension, payment) and deleted with
+ * all their data. Everything else in the store hangs off one workspace.
  */
 import type { Clock } from '../../clock.ts';
+import type { Schema } from '../../contract.ts';
+import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
+import { getPlanSettings, setPlan, setQuotaOverride } from '../agents/settings.ts';
+import { invalidateKeyCaches } from '../keys/index.ts';
+import { DEFAULT_RPM_LIMIT } from './standing.ts';
+
+export { DEFAULT_RPM_LIMIT, requireGoodStanding, type WorkspaceStanding } from './standing.ts';
+
+export type OperatorWorkspace = Schema<'OperatorWorkspace'>;
+export type WorkspaceUpdate = Schema<'UpdateWorkspaceRequest'>;
+export type WorkspaceStatus = Schema<'WorkspaceStatus'>;
+
+type WorkspaceRow = TableRow<'workspaces'>;
 
 export interface Workspace {
   id: string;
@@ -11,14 +27,83 @@ export interface Workspace {
   createdAt: string;
 }
 
-export async function createWorkspace(db: Db, clock: Clock, name: string): Promise<Workspace> {
+export async function createWorkspace(db: Db, clock: Clock, name: string, options: { pendingPayment?: boolean } = {}): Promise<Workspace> {
   const id = newId('wksp');
   const now = clock.now();
-  await db.query(`INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3)`, [id, name, now]);
+  await db.query(`INSERT INTO workspaces (id, name, created_at, updated_at, payment) VALUES ($1, $2, $3, $3, $4)`, [
+    id,
+    name,
+    now,
+    options.pendingPayment ? 'pending' : 'completed',
+  ]);
   return { id, name, createdAt: now.toISOString() };
 }
 
 export async function listWorkspaces(db: Db): Promise<Workspace[]> {
-  const rows = await db.query<{ id: string; name: string; created_at: Date }>(`SELECT id, name, created_at FROM workspaces ORDER BY created_at, id`);
+  const rows = await db.query<Pick<WorkspaceRow, 'id' | 'name' | 'created_at'>>(`SELECT id, name, created_at FROM workspaces ORDER BY created_at, id`);
   return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at.toISOString() }));
+}
+
+/** Every workspace as the operator sees it, oldest first. */
+export async function listOperatorWorkspaces(db: Db): Promise<OperatorWorkspace[]> {
+  const rows = await db.query<WorkspaceRow>(`SELECT * FROM workspaces ORDER BY created_at, id`);
+  return Promise.all(rows.map((row) => toOperatorWorkspace(db, row)));
+}
+
+/** @throws not_found for an unknown id */
+export async function getOperatorWorkspace(db: Db, id: string): Promise<OperatorWorkspace> {
+  const [row] = await db.query<WorkspaceRow>(`SELECT * FROM workspaces WHERE id = $1`, [id]);
+  if (!row) throw fail('not_found', 'No workspace with this id.');
+  return toOperatorWorkspace(db, row);
+}
+
+/**
+ * Applies the operator's settings in one transaction. A change of status, payment or ceiling bumps
+ * the key caches' version, so every instance sees it at its next request.
+ * @throws not_found for an unknown id
+ */
+export async function updateWorkspace(db: Db, clock: Clock, id: string, update: WorkspaceUpdate): Promise<OperatorWorkspace> {
+  return db.transaction(async (tx) => {
+    const now = clock.now();
+    const [row] = await tx.query<WorkspaceRow>(
+      `UPDATE workspaces SET name = COALESCE($2, name), status = COALESCE($3, status), payment = COALESCE($4, payment),
+              rpm_limit = COALESCE($5, rpm_limit), updated_at = $6
+        WHERE id = $1 RETURNING *`,
+      [id, update.name ?? null, update.status ?? null, update.payment ?? null, update.rpmLimit ?? null, now],
+    );
+    if (!row) throw fail('not_found', 'No workspace with this id.');
+    if (update.plan) await setPlan(tx, clock, id, update.plan);
+    if (update.quotaOverride !== undefined) await setQuotaOverride(tx, clock, id, update.quotaOverride);
+    if (update.status || update.payment || update.rpmLimit) await invalidateKeyCaches(tx);
+    return toOperatorWorkspace(tx, row);
+  });
+}
+
+/**
+ * Deletes a workspace and everything that hangs off it (every table references `workspaces` with
+ * ON DELETE CASCADE), in one transaction; cached keys of the workspace die with the version bump.
+ * @throws not_found for an unknown id
+ */
+export async function deleteWorkspace(db: Db, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const deleted = await tx.query(`DELETE FROM workspaces WHERE id = $1 RETURNING id`, [id]);
+    if (deleted.length === 0) throw fail('not_found', 'No workspace with this id.');
+    await invalidateKeyCaches(tx);
+  });
+}
+
+async function toOperatorWorkspace(db: Db, row: WorkspaceRow): Promise<OperatorWorkspace> {
+  const plan = await getPlanSettings(db, row.id);
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status === 'suspended' ? 'suspended' : 'active',
+    payment: row.payment === 'pending' ? 'pending' : 'completed',
+    plan: plan.plan,
+    rpmLimit: row.rpm_limit ?? DEFAULT_RPM_LIMIT,
+    quotaStu: plan.quotaStu,
+    quotaOverride: plan.quotaOverride,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
 }

@@ -8,6 +8,9 @@ import type { Db } from '../../store/db.ts';
 import { createKeyService, ISSUABLE_SCOPES } from '../keys/index.ts';
 import { createUser } from '../sessions/users.ts';
 import { createWorkspace } from './index.ts';
+import { setPlan } from '../agents/settings.ts';
+import type { PlanName } from '../agents/plans.ts';
+import { createOperatorToken } from '../operators/index.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 
 export interface InitOptions {
@@ -23,6 +26,12 @@ export interface InitOptions {
   firstOnly?: boolean;
   /** Seals the admin's TOTP secret at rest. */
   secretBox: SecretBox;
+  /** The plan to start on (the default plan when absent). */
+  plan?: PlanName | undefined;
+  /** Created before its payment: its credentials answer 402 payment_not_completed until it is recorded. */
+  pendingPayment?: boolean | undefined;
+  /** Also issue the deployment's operator token (the first start). */
+  withOperatorToken?: boolean;
 }
 
 /** `service init` on a store that already has a workspace. */
@@ -37,6 +46,8 @@ export interface InitResult {
   workspaceId: string;
   apiKey: string;
   admin: { email: string; password: string; totpSecret: string };
+  /** Present when `withOperatorToken` was asked. */
+  operatorToken?: string;
 }
 
 export const DEFAULT_ADMIN_EMAIL = 'admin@example.com';
@@ -50,11 +61,13 @@ export async function initWorkspace(db: Db, clock: Clock, options: InitOptions):
       const [existing] = await tx.query<{ id: string }>(`SELECT id FROM workspaces ORDER BY created_at, id LIMIT 1`);
       if (existing) throw new AlreadyInitialised(existing.id);
     }
-    const workspace = await createWorkspace(tx, clock, options.workspaceName ?? 'Default workspace');
+    const workspace = await createWorkspace(tx, clock, options.workspaceName ?? 'Default workspace', { pendingPayment: options.pendingPayment ?? false });
+    if (options.plan) await setPlan(tx, clock, workspace.id, options.plan);
     const admin = await createUser(tx, clock, workspace.id, {
       email: options.adminEmail ?? DEFAULT_ADMIN_EMAIL,
       password,
-      role: 'admin',
+      // The workspace's first admin owns it.
+      role: 'owner',
       withTotp: true,
       secretBox: options.secretBox,
     });
@@ -66,6 +79,7 @@ export async function initWorkspace(db: Db, clock: Clock, options: InitOptions):
       workspaceId: workspace.id,
       apiKey: key.secret,
       admin: { email: admin.email, password, totpSecret: admin.totpSecret! },
+      ...(options.withOperatorToken ? { operatorToken: await createOperatorToken(tx, clock) } : {}),
     };
   });
 }

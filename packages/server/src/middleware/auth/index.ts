@@ -7,6 +7,9 @@
  * - adminSession: the `service_session` cookie; not_authenticated, then role_forbidden (role or
  *   two-step verification), and on writes the `X-CSRF-Token` header (forbidden when missing or wrong).
  * - mcpToken: `Authorization: Bearer service_mcp_…`; missing_bearer, not_authenticated, scope_required.
+ * - operatorToken: `Authorization: Bearer <operator token>`; missing_bearer, not_authenticated.
+ * - A key's or MCP token's workspace must be in good standing: suspended → tenant_forbidden, payment
+ *   pending → payment_not_completed (domain/workspaces/standing.ts), checked before the scopes.
  * - inboundSignature: not here; those routes are mounted behind their own front, middleware/inbound.
  *   Should one reach this middleware it answers 501 not_implemented (fail-closed: no check, no entry).
  */
@@ -16,6 +19,8 @@ import type { AppEnv, Auth } from '../../app-env.ts';
 import { fail } from '../../errors.ts';
 import { grants, type KeyService } from '../../domain/keys/index.ts';
 import type { McpTokenService } from '../../domain/mcp-tokens/index.ts';
+import type { OperatorService } from '../../domain/operators/index.ts';
+import { requireGoodStanding } from '../../domain/workspaces/standing.ts';
 import { requireAdmin, requireCsrf, SESSION_COOKIE, type SessionService } from '../../domain/sessions/index.ts';
 import type { SecurityRequirement, SecurityScheme } from '../../routes/route-spec.ts';
 
@@ -23,6 +28,7 @@ export interface AuthServices {
   keys: KeyService;
   sessions: SessionService;
   mcpTokens: McpTokenService;
+  operators: OperatorService;
 }
 
 export interface AuthenticateOptions {
@@ -49,13 +55,15 @@ export function authenticate(services: AuthServices, options: AuthenticateOption
     switch (scheme) {
       case 'apiKey': {
         const key = await services.keys.verify(c.req.header('authorization'));
-        c.set('auth', { scheme, workspaceId: key.workspaceId, keyId: key.keyId, scopes: key.scopes });
+        c.set('auth', { scheme, workspaceId: key.workspaceId, keyId: key.keyId, scopes: key.scopes, rpmLimit: key.standing.rpmLimit });
+        requireGoodStanding(key.standing);
         requireOneOf(key.scopes, alternatives, options.agentTargeted ?? false);
         break;
       }
       case 'mcpToken': {
-        const token = await services.mcpTokens.verify(c.req.header('authorization'));
-        c.set('auth', { scheme, ...token });
+        const { standing, ...token } = await services.mcpTokens.verify(c.req.header('authorization'));
+        c.set('auth', { scheme, ...token, rpmLimit: standing.rpmLimit });
+        requireGoodStanding(standing);
         requireOneOf(token.scopes, alternatives, false);
         break;
       }
@@ -71,6 +79,11 @@ export function authenticate(services: AuthServices, options: AuthenticateOption
           role: session.role,
         };
         c.set('auth', auth);
+        break;
+      }
+      case 'operatorToken': {
+        const operator = await services.operators.verify(c.req.header('authorization'));
+        c.set('auth', { scheme, tokenId: operator.tokenId });
         break;
       }
       case 'inboundSignature':

@@ -19,6 +19,7 @@ import { assertInboundSignature } from '../../domain/webhooks/inbound-signature.
 import type { RouteSpec } from '../../routes/route-spec.ts';
 import type { Services } from '../../services.ts';
 import { clientIp, clientKey, enforceRateLimit } from '../rate-limit/index.ts';
+import { requireGoodStanding } from '../../domain/workspaces/standing.ts';
 import { checkHeaders, checkPart, parseJsonBody } from '../validate/index.ts';
 
 /** The per-IP limit for slugs that name no usable webhook (they have no configuration of their own). */
@@ -54,6 +55,8 @@ export function inboundWebhook(
       timestampRequired: webhook.timestampRequired,
       now: () => services.clock.now().getTime(),
     });
+    // Told only to a sender who holds the webhook's secret: the workspace is suspended or unpaid.
+    requireGoodStanding(webhook.standing);
     const headers = checkHeaders(c, request.headers) as Record<string, unknown>;
     const parsed = parseJsonBody(rawBody, c.req.header('content-type'), body, { unparsable: 'payload_invalid', refuseNul: true });
     const valid = checkPart('body', body.schema, parsed);

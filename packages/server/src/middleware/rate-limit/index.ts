@@ -70,6 +70,8 @@ export interface EnforceOptions {
 export interface RateLimitOptions extends Omit<EnforceOptions, 'key'> {
   /** Computes the bucket from the request; undefined means this limit does not apply. */
   key: (c: Context) => string | undefined | Promise<string | undefined>;
+  /** The limit of this request's bucket when it varies (a workspace's own ceiling); `limit` otherwise. */
+  limitOf?: (c: Context) => number;
 }
 
 /** Memory by default; Redis when a URL is given, so several instances share the limits. */
@@ -83,10 +85,11 @@ export function byClientIp(options: ClientIpOptions = {}): (c: Context) => strin
 }
 
 export function rateLimit(options: RateLimitOptions): MiddlewareHandler<{ Variables: Variables }> {
-  const { key, ...settings } = options;
+  const { key, limitOf, ...settings } = options;
   return async function rateLimit(c, next) {
     const bucket = key(c);
-    await enforce(c, typeof bucket === 'string' || bucket === undefined ? bucket : await bucket, settings);
+    const limits = limitOf ? { ...settings, limit: limitOf(c) } : settings;
+    await enforce(c, typeof bucket === 'string' || bucket === undefined ? bucket : await bucket, limits);
     await next();
     // Responses built from the context already carry the headers (set before next()); one a
     // handler built by hand, or a tighter limit applied further in, needs them set here.

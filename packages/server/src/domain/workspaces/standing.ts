@@ -1,0 +1,37 @@
+/**
+ * @module A workspace's standing, checked on every request made with one of its credentials (API key,
+ * MCP token, inbound webhook): suspended by the operator → `403 tenant_forbidden`; payment pending →
+ * `402 payment_not_completed`. Admin sessions are not refused, so that admins can still sign in and read.
+ * The standing travels with the credential's lookup (one join), and every change of it bumps the key
+ * caches' version, so it holds on every instance from the next request.
+ */
+import { fail } from '../../errors.ts';
+
+/** Requests per minute of a workspace whose operator set no ceiling (the spec's 600). */
+export const DEFAULT_RPM_LIMIT = 600;
+
+export interface WorkspaceStanding {
+  status: string;
+  payment: string;
+  /** The workspace's own requests-per-minute ceiling. */
+  rpmLimit: number;
+}
+
+/** The columns a credential's lookup selects from `workspaces w` to know the standing. */
+export const STANDING_COLUMNS = 'w.status AS workspace_status, w.payment AS workspace_payment, w.rpm_limit AS workspace_rpm_limit';
+
+export interface StandingColumns {
+  workspace_status: string;
+  workspace_payment: string;
+  workspace_rpm_limit: number | null;
+}
+
+export function standingOf(row: StandingColumns): WorkspaceStanding {
+  return { status: row.workspace_status, payment: row.workspace_payment, rpmLimit: row.workspace_rpm_limit ?? DEFAULT_RPM_LIMIT };
+}
+
+/** @throws tenant_forbidden for a suspended workspace, payment_not_completed for one whose payment is pending */
+export function requireGoodStanding(standing: WorkspaceStanding): void {
+  if (standing.status !== 'active') throw fail('tenant_forbidden', 'This workspace is suspended.');
+  if (standing.payment !== 'completed') throw fail('payment_not_completed', 'The payment of this workspace is not completed.');
+}

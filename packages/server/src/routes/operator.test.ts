@@ -1,0 +1,242 @@
+/**
+ * The operator API and what it controls: its own credential (stored token or OPERATOR_TOKEN), a
+ * second workspace created beside the first, a pending payment (402 until recorded), a suspension
+ * (403 tenant_forbidden on keys, MCP tokens and inbound webhooks; nothing deleted), the
+ * per-workspace ceiling in the headers and in force, the quota override, and deletion with every row.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { zOperatorWorkspace, zOperatorWorkspaceList, zWorkspaceCreated } from '../../../../generated/zod.ts';
+import { createOperatorToken } from '../domain/operators/index.ts';
+import { totpCode } from '../domain/sessions/totp.ts';
+import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
+import { createTestApp, type TestApp } from '../testing.ts';
+
+const ENV_TOKEN = 'operator-token-from-the-environment-0123456789';
+let t: TestApp;
+let stored: string;
+
+beforeAll(async () => {
+  t = await createTestApp({ deps: { operatorToken: ENV_TOKEN, config: { trustProxy: 1 } } });
+  stored = await createOperatorToken(t.db, t.clock);
+});
+afterAll(async () => {
+  await t.close();
+});
+
+function operator(method: string, path: string, body?: unknown, token = stored) {
+  return t.app.request(path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+function withKey(key: string, method: string, path: string, body?: unknown) {
+  return t.app.request(path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+async function newWorkspace(body: Record<string, unknown> = {}) {
+  const res = await operator('POST', '/operator/workspaces', { name: 'Customer', ...body });
+  expect(res.status).toBe(201);
+  return zWorkspaceCreated.parse(await res.json());
+}
+
+const ask = { alias: 'Prelude', agentSlug: 'sales', messages: [{ role: 'user', content: 'Hello' }] };
+
+describe('the operator credential', () => {
+  it('is required: none is missing_bearer, an API key or a made-up token is not_authenticated', async () => {
+    const none = await t.app.request('/operator/workspaces');
+    expect(none.status).toBe(401);
+    expect(await none.json()).toMatchObject({ error: 'missing_bearer' });
+    for (const token of [t.apiKey, `service_op_${'a'.repeat(32)}`, `${ENV_TOKEN}x`]) {
+      const res = await operator('GET', '/operator/workspaces', undefined, token);
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: 'not_authenticated', message: 'Unknown operator token.' });
+    }
+  });
+
+  it('is a stored token (only its hash is kept) or OPERATOR_TOKEN', async () => {
+    const rows = await t.db.query<{ token_hash: string }>(`SELECT token_hash FROM operator_tokens`);
+    expect(JSON.stringify(rows)).not.toContain(stored);
+    for (const token of [stored, ENV_TOKEN]) expect((await operator('GET', '/operator/workspaces', undefined, token)).status).toBe(200);
+  });
+
+  it('an operator token is not an API key', async () => {
+    const res = await withKey(stored, 'GET', '/usage/current');
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('workspaces', () => {
+  it('a second workspace is served beside the first, each key seeing only its own', async () => {
+    const created = await newWorkspace({ name: 'Second', plan: 'starter', adminEmail: 'owner@second.example' });
+    expect(created.workspace).toMatchObject({
+      id: created.workspaceId,
+      name: 'Second',
+      status: 'active',
+      payment: 'completed',
+      plan: 'starter',
+      rpmLimit: 600,
+    });
+    expect(created.workspace.quotaStu).toBe(2_000_000);
+    expect(created.admin.email).toBe('owner@second.example');
+
+    const list = zOperatorWorkspaceList.parse(await (await operator('GET', '/operator/workspaces')).json());
+    expect(list.data.map((w) => w.id)).toEqual(expect.arrayContaining([t.workspaceId, created.workspaceId]));
+
+    // The new key works, on its own workspace: a run it makes is not in the first workspace's list.
+    const run = await withKey(created.apiKey, 'POST', '/v1/inference', ask);
+    expect(run.status).toBe(200);
+    const { runId } = (await run.json()) as { runId: string };
+    expect((await withKey(created.apiKey, 'GET', `/runs/${runId}`)).status).toBe(200);
+    const other = await withKey(t.apiKey, 'GET', `/runs/${runId}`);
+    expect(other.status).toBe(404);
+    expect(await other.json()).toMatchObject({ error: 'not_found' });
+  });
+
+  it('an admin email already in use is invalid_body, and nothing is created', async () => {
+    const before = zOperatorWorkspaceList.parse(await (await operator('GET', '/operator/workspaces')).json()).data.length;
+    const res = await operator('POST', '/operator/workspaces', { name: 'Clash', adminEmail: t.admin.email });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: 'invalid_body' });
+    expect(zOperatorWorkspaceList.parse(await (await operator('GET', '/operator/workspaces')).json()).data).toHaveLength(before);
+  });
+
+  it('an unknown workspace is not_found on get, update and delete', async () => {
+    const id = 'wksp_AAAAAAAAAAAAAAAAAAAA';
+    for (const [method, body] of [['GET'], ['PATCH', { rpmLimit: 10 }], ['DELETE']] as const) {
+      const res = await operator(method, `/operator/workspaces/${id}`, body);
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ error: 'not_found' });
+    }
+  });
+
+  it('pending payment: 402 payment_not_completed on every key route until the payment is recorded', async () => {
+    const created = await newWorkspace({ pendingPayment: true });
+    expect(created.workspace.payment).toBe('pending');
+    for (const [method, path, body] of [
+      ['GET', '/usage/current'],
+      ['GET', '/runs'],
+      ['POST', '/v1/inference', ask],
+      ['GET', '/v1/agents'],
+    ] as const) {
+      const res = await withKey(created.apiKey, method, path, body);
+      expect(res.status, path).toBe(402);
+      expect(await res.json()).toMatchObject({ error: 'payment_not_completed', message: 'The payment of this workspace is not completed.' });
+    }
+    const paid = await operator('PATCH', `/operator/workspaces/${created.workspaceId}`, { payment: 'completed' });
+    expect(zOperatorWorkspace.parse(await paid.json()).payment).toBe('completed');
+    expect((await withKey(created.apiKey, 'GET', '/usage/current')).status).toBe(200);
+  });
+
+  it('suspended: 403 tenant_forbidden on keys, MCP tokens and inbound webhooks; resuming restores everything', async () => {
+    const created = await newWorkspace();
+    const token = await withKey(created.apiKey, 'POST', '/v1/mcp/tenant/tokens', {});
+    expect(token.status).toBe(201);
+    const { token: mcpToken } = (await token.json()) as { token: string };
+    const done = await withKey(created.apiKey, 'POST', '/v1/inference', ask);
+    const { runId } = (await done.json()) as { runId: string };
+    // An inbound webhook of that workspace, created by its admin.
+    const login = await signIn(created.admin);
+    const hook = await t.app.request('/inbound-webhooks', {
+      method: 'POST',
+      headers: { cookie: login.cookie, 'x-csrf-token': login.csrfToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ slug: `crm-${created.workspaceId.slice(5, 13).toLowerCase()}`, agentSlug: 'sales' }),
+    });
+    expect(hook.status).toBe(201);
+    const { slug, secret } = (await hook.json()) as { slug: string; secret: string };
+
+    const suspended = await operator('PATCH', `/operator/workspaces/${created.workspaceId}`, { status: 'suspended' });
+    expect(zOperatorWorkspace.parse(await suspended.json()).status).toBe('suspended');
+
+    const byKey = await withKey(created.apiKey, 'GET', `/runs/${runId}`);
+    expect(byKey.status).toBe(403);
+    expect(await byKey.json()).toMatchObject({ error: 'tenant_forbidden', message: 'This workspace is suspended.' });
+    const byToken = await t.app.request('/v1/mcp/tenant/rpc', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${mcpToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(byToken.status).toBe(403);
+    expect(await byToken.json()).toMatchObject({ error: 'tenant_forbidden' });
+    const raw = JSON.stringify({ event: 'lead', id: 'evt-1' });
+    const inbound = await t.app.request(`/webhooks/inbound/${slug}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-signature': signInboundBody(raw, secret, 'sha256') },
+      body: raw,
+    });
+    expect(inbound.status).toBe(403);
+    expect(await inbound.json()).toMatchObject({ error: 'tenant_forbidden' });
+
+    // Nothing was deleted: resuming gives everything back as it was.
+    await operator('PATCH', `/operator/workspaces/${created.workspaceId}`, { status: 'active' });
+    const again = await withKey(created.apiKey, 'GET', `/runs/${runId}`);
+    expect(again.status).toBe(200);
+  });
+
+  it('the ceiling: a workspace raised to 5000 requests a minute admits more than 600, and its headers say 5000 when it binds', async () => {
+    const created = await newWorkspace();
+    const agents = (ip: string) => t.app.request('/v1/agents', { headers: { authorization: `Bearer ${created.apiKey}`, 'x-forwarded-for': ip } });
+    // The headers show the tighter limit: a fresh address's 60 a minute before the workspace's 600.
+    expect((await agents('192.0.2.1')).headers.get('x-ratelimit-limit')).toBe('60');
+    await operator('PATCH', `/operator/workspaces/${created.workspaceId}`, { rpmLimit: 5000 });
+    let admitted = 0;
+    for (let i = 0; i < 650; i += 1) {
+      // Spread over addresses: the per-IP limit (60 a minute) is not what this measures.
+      if ((await agents(`198.51.100.${i % 250}`)).status === 200) admitted += 1;
+    }
+    expect(admitted).toBe(650);
+    // Nearly the whole ceiling used (the limiter's own counter, as 4,300 more requests would leave it):
+    // now the workspace's limit is the tighter one, and the headers name it.
+    for (let i = 0; i < 4300; i += 1) await t.services.limiter.hit(`wksp:${created.workspaceId}`, 5000, 60_000);
+    const near = await agents('203.0.113.77');
+    expect(near.status).toBe(200);
+    expect([near.headers.get('x-ratelimit-limit'), near.headers.get('x-ratelimit-remaining')]).toEqual(['5000', '48']);
+    const past = await Promise.all(Array.from({ length: 60 }, (_, i) => agents(`203.0.113.${100 + i}`)));
+    expect(past.filter((r) => r.status === 429)).toHaveLength(12);
+  });
+
+  it('the quota override replaces the plan quota in usage, and null returns to it', async () => {
+    const created = await newWorkspace({ plan: 'starter' });
+    const set = zOperatorWorkspace.parse(await (await operator('PATCH', `/operator/workspaces/${created.workspaceId}`, { quotaOverride: 123_456 })).json());
+    expect(set).toMatchObject({ plan: 'starter', quotaStu: 123_456, quotaOverride: 123_456 });
+    const usage = (await (await withKey(created.apiKey, 'GET', '/usage/current')).json()) as { quotaStu: number };
+    expect(usage.quotaStu).toBe(123_456);
+    const back = zOperatorWorkspace.parse(await (await operator('PATCH', `/operator/workspaces/${created.workspaceId}`, { quotaOverride: null })).json());
+    expect(back).toMatchObject({ quotaStu: 2_000_000, quotaOverride: null });
+  });
+
+  it('deleting removes the workspace and every row of it; its key is refused at once', async () => {
+    const created = await newWorkspace();
+    expect((await withKey(created.apiKey, 'POST', '/v1/inference', ask)).status).toBe(200);
+    const res = await operator('DELETE', `/operator/workspaces/${created.workspaceId}`);
+    expect(res.status).toBe(204);
+    expect((await withKey(created.apiKey, 'GET', '/usage/current')).status).toBe(401);
+    const tables = await t.db.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.columns WHERE column_name = 'workspace_id' AND table_schema = current_schema()`,
+    );
+    expect(tables.length).toBeGreaterThan(10);
+    for (const { table_name } of tables) {
+      const [row] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table_name} WHERE workspace_id = $1`, [created.workspaceId]);
+      expect(row!.n, table_name).toBe(0);
+    }
+    expect((await operator('GET', `/operator/workspaces/${created.workspaceId}`)).status).toBe(404);
+  });
+});
+
+async function signIn(admin: { email: string; password: string; totpSecret: string }) {
+  t.clock.advance(30_000);
+  const res = await t.app.request('/auth/login', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: admin.email, password: admin.password, totpCode: totpCode(admin.totpSecret, t.clock.now()) }),
+  });
+  expect(res.status).toBe(200);
+  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const { csrfToken } = (await res.json()) as { csrfToken: string };
+  return { cookie, csrfToken };
+}
