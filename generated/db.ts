@@ -291,7 +291,7 @@ export interface Tables {
     status: string;
     payment: string;
     rpm_limit: number | null;
-    updated_at: Date;
+    updated_at: Date | null;
   };
 }
 

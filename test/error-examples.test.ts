@@ -17,6 +17,7 @@ import { setManualKillSwitch } from '../packages/server/src/domain/runs/index.ts
 import { LOGIN_LIMITS } from '../packages/server/src/domain/sessions/service.ts';
 import { totpCode } from '../packages/server/src/domain/sessions/totp.ts';
 import { createUser } from '../packages/server/src/domain/sessions/users.ts';
+import { invalidateKeyCaches } from '../packages/server/src/domain/keys/index.ts';
 import { periodOf } from '../packages/server/src/domain/usage/index.ts';
 import { signInboundBody } from '../packages/server/src/domain/webhooks/inbound-signature.ts';
 import { clientKey, PER_IP } from '../packages/server/src/middleware/rate-limit/index.ts';
@@ -130,6 +131,10 @@ let admin: { cookie: string; csrfToken: string; at: number };
 let member: string;
 let mcpToken: string;
 let inboundSecrets: Record<string, string>;
+/** A second workspace whose standing the 402 and tenant_forbidden cases change: its key, MCP token and inbound webhook. */
+let other: TestApp;
+let otherMcpToken: string;
+const OPERATOR_TOKEN = 'the-operator-token-of-this-test-deployment';
 
 // Every request comes from its own address (TRUST_PROXY 1), so no case eats into another's limits.
 let addresses = 0;
@@ -140,7 +145,8 @@ function nextAddress(): string {
 
 beforeAll(async () => {
   faults = faultable((store = await openStore()));
-  t = await createTestApp({ db: faults.db, deps: { config: { trustProxy: 1 } } });
+  t = await createTestApp({ db: faults.db, deps: { config: { trustProxy: 1 }, operatorToken: OPERATOR_TOKEN } });
+  other = await createTestApp({ db: faults.db, deps: { config: { trustProxy: 1 } } });
   beta = await createTestApp({ db: faults.db, deps: { config: { trustProxy: 1, privateBeta: true } } });
   admin = { ...(await t.login()), at: t.clock.now().getTime() };
 
@@ -173,9 +179,25 @@ beforeAll(async () => {
     inboundSecrets[slug] = ((await res.json()) as { secret: string }).secret;
   }
   expect((await adminRequest('POST', '/inbound-webhooks/paused-hook/pause')).status).toBe(200);
+
+  const otherToken = await other.app.request('/v1/mcp/tenant/tokens', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${other.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ expiresInSeconds: 86_400 }),
+  });
+  otherMcpToken = ((await otherToken.json()) as { token: string }).token;
+  const otherAdmin = await other.login();
+  const hook = await other.app.request('/inbound-webhooks', {
+    method: 'POST',
+    headers: { cookie: otherAdmin.cookie, 'x-csrf-token': otherAdmin.csrfToken, 'content-type': 'application/json' },
+    body: JSON.stringify({ slug: 'other-tenant-hook', agentSlug: 'sales' }),
+  });
+  expect(hook.status).toBe(201);
+  inboundSecrets['other-tenant-hook'] = ((await hook.json()) as { secret: string }).secret;
 });
 
 afterAll(async () => {
+  await other?.close();
   await beta?.close();
   await t?.close();
   await store?.close();
@@ -222,6 +244,7 @@ const PATH_VALUES: { path: RegExp; name: string; unknown: string; malformed: str
   { path: /\/webhook-destinations\/\{id\}/, name: 'id', unknown: 'dst_5Lx2Qw8Nm4Rt7Vb1K', malformed: 'dst-5Lx2' },
   { path: /\/approvals\/\{approval_id\}/, name: 'approval_id', unknown: 'apr_6Wm1Kp8Zt3Qx7Nv2Lb', malformed: 'apr-6Wm1' },
   { path: /^\/inbound-webhooks\/\{slug\}/, name: 'slug', unknown: 'no-such-hook', malformed: 'No_Such_Hook' },
+  { path: /\/operator\/workspaces\/\{workspace_id\}/, name: 'workspace_id', unknown: 'wksp_AAAAAAAAAAAAAAAAAAAA', malformed: 'wksp-AAAA' },
   { path: /\/webhooks\/inbound\/\{slug\}/, name: 'slug', unknown: 'crm-leads', malformed: 'No_Such_Hook' },
   { path: /\/agents\/\{slug\}/, name: 'slug', unknown: 'sales', malformed: 'Sales!' },
 ];
@@ -254,6 +277,8 @@ const VALID_BODIES: Record<string, unknown> = {
   createIntegration: { integration: 'crm', provider: 'hubspot' },
   ingestInboundEvent: lead,
   ingestInboundEventV1: lead,
+  createWorkspace: { name: 'Northwind' },
+  updateWorkspace: { rpmLimit: 600 },
 };
 
 /** A body the validator refuses, naming a field. */
@@ -265,9 +290,10 @@ const INVALID_BODIES: Record<string, unknown> = {
   createMcpToken: { expiresInSeconds: 5 },
   login: { email: 'nobody@example.com' },
   decideApproval: { decision: 'maybe' },
+  updateWorkspace: { rpmLimit: 0 },
 };
 
-type Scheme = 'apiKey' | 'adminSession' | 'mcpToken' | 'inboundSignature' | 'none';
+type Scheme = 'apiKey' | 'adminSession' | 'mcpToken' | 'inboundSignature' | 'operatorToken' | 'none';
 const schemeOf = (route: RouteSpec): Scheme => (route.security[0]?.scheme as Scheme | undefined) ?? 'none';
 const isWrite = (route: RouteSpec) => route.method !== 'get';
 
@@ -280,6 +306,9 @@ async function baseCall(route: RouteSpec, options: { key?: string; path?: Record
       break;
     case 'mcpToken':
       headers.authorization = `Bearer ${mcpToken}`;
+      break;
+    case 'operatorToken':
+      headers.authorization = `Bearer ${OPERATOR_TOKEN}`;
       break;
     case 'adminSession': {
       const session = await adminSession();
@@ -334,7 +363,33 @@ interface Provoker {
 const INVOCATIONS = new Set(['createInference', 'sendAgentMessage', 'sendOrchestratorMessage']);
 const INBOUND = (route: RouteSpec) => schemeOf(route) === 'inboundSignature';
 const invocation = (route: RouteSpec) => INVOCATIONS.has(route.operationId);
-const ENTITY_PATH = /\{(run_id|id|approval_id)\}|^\/inbound-webhooks\/\{slug\}/;
+const ENTITY_PATH = /\{(run_id|id|approval_id|workspace_id)\}|^\/inbound-webhooks\/\{slug\}/;
+/** The routes a workspace's own credentials call: its standing (suspended, unpaid) decides them. */
+const TENANT_CREDENTIAL = (route: RouteSpec) => ['apiKey', 'mcpToken', 'inboundSignature'].includes(schemeOf(route));
+
+/**
+ * The same request made with the second workspace's credential (key, MCP token or inbound webhook)
+ * while that workspace has the given standing; restored afterwards.
+ */
+async function asOtherWorkspace(route: RouteSpec, standing: { status: string; payment: string }): Promise<Response> {
+  const call = await baseCall(route);
+  if (schemeOf(route) === 'apiKey') call.headers.authorization = `Bearer ${other.apiKey}`;
+  if (schemeOf(route) === 'mcpToken') call.headers.authorization = `Bearer ${otherMcpToken}`;
+  if (INBOUND(route)) {
+    call.path = route.path.replace('{slug}', 'other-tenant-hook');
+    sign(call, 'other-tenant-hook');
+  }
+  const set = async (value: { status: string; payment: string }) => {
+    await t.db.query(`UPDATE workspaces SET status = $2, payment = $3 WHERE id = $1`, [other.workspaceId, value.status, value.payment]);
+    await invalidateKeyCaches(t.db);
+  };
+  await set(standing);
+  try {
+    return await send(call);
+  } finally {
+    await set({ status: 'active', payment: 'completed' });
+  }
+}
 
 /** An invocation naming `agent` the operation's own way (body, path, or none for the orchestrator), `options.body` merged in. */
 function invoke(route: RouteSpec, agent: string | undefined, options: { key?: string; body?: Json } = {}): Promise<Response> {
@@ -390,7 +445,7 @@ const PROVOKERS: Provoker[] = [
   {
     status: 401,
     code: 'missing_bearer',
-    on: (route) => ['apiKey', 'mcpToken'].includes(schemeOf(route)),
+    on: (route) => ['apiKey', 'mcpToken', 'operatorToken'].includes(schemeOf(route)),
     how: 'no Authorization header',
     async provoke(route) {
       const call = await baseCall(route);
@@ -437,6 +492,17 @@ const PROVOKERS: Provoker[] = [
   {
     status: 401,
     code: 'not_authenticated',
+    on: (route) => schemeOf(route) === 'operatorToken',
+    how: 'an API key where the operator token belongs',
+    async provoke(route) {
+      const call = await baseCall(route);
+      call.headers.authorization = `Bearer ${t.apiKey}`;
+      return send(call);
+    },
+  },
+  {
+    status: 401,
+    code: 'not_authenticated',
     on: (route) => route.operationId === 'login',
     how: 'a wrong password',
     async provoke(route) {
@@ -458,9 +524,16 @@ const PROVOKERS: Provoker[] = [
   {
     status: 402,
     code: 'payment_not_completed',
-    on: invocation,
-    how: 'a workspace whose checkout payment is not completed',
-    neverSent: 'the server has no checkout step: no workspace is ever refused for payment',
+    on: TENANT_CREDENTIAL,
+    how: 'a credential of a workspace whose payment is pending (created with --pending-payment)',
+    provoke: (route) => asOtherWorkspace(route, { status: 'active', payment: 'pending' }),
+  },
+  {
+    status: 403,
+    code: 'tenant_forbidden',
+    on: TENANT_CREDENTIAL,
+    how: 'a credential of a workspace the operator suspended',
+    provoke: (route) => asOtherWorkspace(route, { status: 'suspended', payment: 'completed' }),
   },
   // 403
   {

@@ -13,6 +13,7 @@ import { startServer } from './cli/serve.ts';
 import { openCliStore } from './cli/store.ts';
 import { HELP, UsageError } from './cli/usage.ts';
 import { webhookCommands } from './cli/webhooks.ts';
+import { workspaceCommands } from './cli/workspaces.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { AlreadyInitialised, initWorkspace } from './domain/workspaces/init.ts';
 import { createSecretBox } from './domain/webhooks/secret-box.ts';
@@ -75,7 +76,7 @@ const mainCommands: CommandTable = {
 };
 
 /** Every command of the `service` command line. */
-export const COMMANDS: CommandTable = commandTable(mainCommands, webhookCommands, agentCommands);
+export const COMMANDS: CommandTable = commandTable(mainCommands, webhookCommands, agentCommands, workspaceCommands);
 
 /** Runs one command line; `print` receives each output line, `env` stands for the process environment. */
 export function runCli(argv: string[], print: Print = printLine, env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -132,6 +133,7 @@ async function run(command: Command, values: Flags, positionals: string[], print
         adminPassword: str(values.password),
         workspaceName: str(values['workspace-name']),
         firstOnly: true,
+        withOperatorToken: true,
         secretBox: await secretBox(),
       }).catch((err: unknown) => {
         if (err instanceof AlreadyInitialised) throw new UsageError(`${err.message} Use \`service keys create\` for another key.`);
@@ -146,6 +148,7 @@ async function run(command: Command, values: Flags, positionals: string[], print
             `Admin email: ${result.admin.email}`,
             `Password:    ${result.admin.password}   (shown once)`,
             `TOTP secret: ${result.admin.totpSecret}   (add it to an authenticator app)`,
+            `Operator:    ${result.operatorToken}   (operator token for /operator/workspaces; shown once)`,
           ].join('\n'),
         );
       return 0;

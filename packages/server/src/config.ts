@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { parseCorsOrigins } from './middleware/cors/index.ts';
+import { MIN_ENV_TOKEN_LENGTH } from './domain/operators/index.ts';
 
 export interface ServerConfig {
   /** PGlite data directory (absolute); unused when databaseUrl is set. */
@@ -28,6 +29,8 @@ export interface ServerConfig {
   runLeaseMs: number;
   /** Browser origins allowed by CORS (CORS_ORIGINS, exact origins); none by default. */
   corsOrigins: string[];
+  /** An operator token the server accepts beside the stored ones (OPERATOR_TOKEN, 32 characters or more). */
+  operatorToken: string | undefined;
 }
 
 export interface ConfigFlags {
@@ -61,11 +64,18 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     webhookTimeoutMs: parseMs(env.WEBHOOK_DELIVERY_TIMEOUT_MS, 10_000, 'WEBHOOK_DELIVERY_TIMEOUT_MS'),
     runLeaseMs: parseMs(env.RUN_LEASE_MS, 60_000, 'RUN_LEASE_MS'),
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
+    operatorToken: operatorToken(env.OPERATOR_TOKEN),
   };
 }
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+}
+
+function operatorToken(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  if (value.length < MIN_ENV_TOKEN_LENGTH) throw new ConfigError(`OPERATOR_TOKEN needs at least ${MIN_ENV_TOKEN_LENGTH} characters.`);
+  return value;
 }
 
 function corsOrigins(value: string | undefined): string[] {

@@ -12,7 +12,8 @@ import { ConfigError, type ServerConfig } from '../config.ts';
 import { inboundRunExecutor, sweepInterruptedRuns } from '../domain/runs/index.ts';
 import { sealClearTotpSecrets } from '../domain/sessions/totp-secret.ts';
 import { readStuRates } from '../domain/usage/index.ts';
-import { listWorkspaces } from '../domain/workspaces/index.ts';
+import { AlreadyInitialised } from '../domain/workspaces/init.ts';
+import { firstStartLines, initialiseOnFirstStart } from './first-start.ts';
 import { createEngines, readEngineConfig } from '../engine/index.ts';
 import { connectRedis, createRedisLimiter } from '../middleware/rate-limit/index.ts';
 import { startWorker, type Worker } from '../worker/index.ts';
@@ -41,6 +42,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       ...(redis ? { limiter: createRedisLimiter({ redis }) } : {}),
       webhooks: { secretKey, allowList: config.webhookAllowHosts, wake: () => worker?.wake() },
       runLeaseMs: config.runLeaseMs,
+      operatorToken: config.operatorToken,
     });
     // TOTP secrets an earlier version stored in clear are sealed now, before anyone signs in.
     await sealClearTotpSecrets(store.db, services.webhooks.secretBox);
@@ -74,9 +76,12 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       `Webhook deliveries: worker polling every ${config.webhookPollMs} ms` +
         (config.webhookAllowHosts.length ? `; allow-listed hosts: ${config.webhookAllowHosts.join(', ')}.` : '.'),
     );
-    if ((await listWorkspaces(store.db)).length === 0) {
-      say('No workspace yet: stop the server and run `service init --json` to create the admin and a first key.');
-    }
+    const firstStart = await initialiseOnFirstStart(store.db, services.webhooks.secretBox, config.dataDir).catch((err: unknown) => {
+      // Another instance initialised the same store at the same moment: it printed the credentials.
+      if (err instanceof AlreadyInitialised) return undefined;
+      throw err;
+    });
+    if (firstStart) for (const line of firstStartLines(firstStart, url)) say(line);
     say(
       tls
         ? `Listening on ${url} (HTTPS, TLS 1.2 minimum).`

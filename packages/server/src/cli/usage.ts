@@ -19,7 +19,7 @@ export const HELP: Record<string, string> = {
 Usage: service <command> [options]
 
 Commands:
-  init          Create the workspace, its admin (with TOTP) and a first API key
+  init          First start: the first workspace, its owner (with TOTP), a first API key and the operator token
   keys create   Issue an API key
   keys list     List the workspace's API keys
   keys revoke   Revoke an API key at once
@@ -34,6 +34,8 @@ Commands:
   agents list|pause|resume       List agents, pause one (with a reason) or resume it
   plan show|set                 Show or set the workspace's plan (starter, growth, enterprise)
   kill-switch on|off|status     The manual spending switch, and the hour/day budgets
+  workspaces create|list|update|delete   The operator's workspaces (tenants): plan, ceiling, suspension, payment
+  operator-token create         Issue another operator token (for the operator API)
 
 Run \`service <command> --help\` for the options of a command.
 
@@ -41,18 +43,22 @@ Environment: DATA_DIR (embedded store, default ./data), DATABASE_URL (PostgreSQL
 embedded store), REDIS_URL (shared rate limits), PORT, HOST, TLS_CERT, TLS_KEY, TRUST_PROXY,
 SECRET_KEY (seals webhook secrets; required with DATABASE_URL), WEBHOOK_ALLOW_HOSTS (hosts/CIDRs
 that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_TIMEOUT_MS, RUN_LEASE_MS,
-CORS_ORIGINS (browser origins allowed to call the API; none by default).`,
+CORS_ORIGINS (browser origins allowed to call the API; none by default), OPERATOR_TOKEN (an operator
+token the server accepts, at least 32 characters), SERVICE_URL (the running server the \`workspaces\`
+commands call).`,
 
   init: `Usage: service init [--json] [--email E] [--password P] [--workspace-name N] [--data-dir D]
 
-Creates a workspace, an admin with two-step verification (TOTP) and a first API key holding every
-scope that can be issued. Prints the key, the admin's password and the TOTP secret once: keep them.
-  --json             print {"workspaceId","apiKey","admin":{"email","password","totpSecret"}}
+The deployment's first start: creates the first workspace, its owner with two-step verification (TOTP),
+a first API key holding every scope that can be issued, and the operator token (for the operator API and
+\`service workspaces --url\`). Prints them once: keep them. (\`service serve\` does the same by itself on an
+empty store.)
+  --json             print {"workspaceId","apiKey","admin":{"email","password","totpSecret"},"operatorToken"}
   --email E          admin email (default admin@example.com)
   --password P       admin password, at least 12 characters (default: 24 random characters)
   --workspace-name N name of the workspace (default "Default workspace")
   --data-dir D       embedded store directory (default ./data, or DATA_DIR)
-Refuses to run when a workspace already exists.`,
+Refuses to run when a workspace already exists: add more with \`service workspaces create\`.`,
 
   'keys create': `Usage: service keys create --name N --scopes a,b [--expires-in-days D] [--workspace W] [--json]
 

@@ -30,7 +30,7 @@ export interface Workspace {
 export async function createWorkspace(db: Db, clock: Clock, name: string, options: { pendingPayment?: boolean } = {}): Promise<Workspace> {
   const id = newId('wksp');
   const now = clock.now();
-  await db.query(`INSERT INTO workspaces (id, name, created_at, updated_at, payment) VALUES ($1, $2, $3, $3, $4)`, [
+  await db.query(`INSERT INTO workspaces (id, name, created_at, payment) VALUES ($1, $2, $3, $4)`, [
     id,
     name,
     now,
@@ -104,6 +104,6 @@ async function toOperatorWorkspace(db: Db, row: WorkspaceRow): Promise<OperatorW
     quotaStu: plan.quotaStu,
     quotaOverride: plan.quotaOverride,
     createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    updatedAt: (row.updated_at ?? row.created_at).toISOString(),
   };
 }

@@ -9,9 +9,8 @@ ALTER TABLE workspaces
   ADD COLUMN payment     text NOT NULL DEFAULT 'completed' CHECK (payment IN ('pending', 'completed')),
   -- Requests per minute of the workspace's credentials; NULL = the default ceiling (600).
   ADD COLUMN rpm_limit   integer CHECK (rpm_limit > 0),
+  -- The operator's last change; NULL until the first one.
   ADD COLUMN updated_at  timestamptz;
-UPDATE workspaces SET updated_at = created_at;
-ALTER TABLE workspaces ALTER COLUMN updated_at SET NOT NULL;
 
 -- A quota (STU per period) that replaces the plan's; NULL = the plan's quota.
 ALTER TABLE workspace_plans ADD COLUMN quota_stu bigint CHECK (quota_stu > 0);
