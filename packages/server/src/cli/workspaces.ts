@@ -15,7 +15,7 @@ import { deleteWorkspace, getOperatorWorkspace, listOperatorWorkspaces, type Ope
 import { initWorkspace } from '../domain/workspaces/init.ts';
 import { ServiceError } from '../errors.ts';
 import { randomBase62 } from '../random.ts';
-import type { CommandTable, Flags, Print } from './commands.ts';
+import type { CommandTable, Flags } from './commands.ts';
 import { bodyFromFlags, wholeNumber } from './flags.ts';
 import { resolveSecretKey } from './secret-key.ts';
 import { openCliStore } from './store.ts';
