@@ -20,7 +20,8 @@ import { createUser } from '../packages/server/src/domain/sessions/users.ts';
 import { invalidateKeyCaches } from '../packages/server/src/domain/keys/index.ts';
 import { periodOf } from '../packages/server/src/domain/usage/index.ts';
 import { signInboundBody } from '../packages/server/src/domain/webhooks/inbound-signature.ts';
-import { clientKey, PER_IP } from '../packages/server/src/middleware/rate-limit/index.ts';
+import { clientKey, PER_IP, PER_IP_BY_CLASS } from '../packages/server/src/middleware/rate-limit/index.ts';
+import { ipLimitClass } from '../packages/server/src/app.ts';
 import type { RouteSpec } from '../packages/server/src/routes/route-spec.ts';
 import type { OpenDb } from '../packages/server/src/store/db.ts';
 import { openStore } from '../packages/server/src/store/open.ts';
@@ -402,9 +403,11 @@ function invoke(route: RouteSpec, agent: string | undefined, options: { key?: st
 /** The agent an invocation names (the orchestrator itself for sendOrchestratorMessage). */
 const targetOf = (route: RouteSpec, department: string) => (route.operationId === 'sendOrchestratorMessage' ? 'orchestrator' : department);
 
-async function exhaustAddress(call: Call): Promise<void> {
-  const key = `ip:${clientKey(call.headers['x-forwarded-for'])}`;
-  for (let i = 0; i < PER_IP.limit; i += 1) await t.services.limiter.hit(key, PER_IP.limit, PER_IP.windowMs);
+/** Spends the per-IP budget of the route's class (API, admin, MCP, operator) for the call's address. */
+async function exhaustAddress(route: RouteSpec, call: Call): Promise<void> {
+  const { bucket, limit } = PER_IP_BY_CLASS[ipLimitClass(route)];
+  const key = `${bucket}:${clientKey(call.headers['x-forwarded-for'])}`;
+  for (let i = 0; i < limit; i += 1) await t.services.limiter.hit(key, limit, PER_IP.windowMs);
 }
 
 const PROVOKERS: Provoker[] = [
@@ -672,10 +675,10 @@ const PROVOKERS: Provoker[] = [
     status: 429,
     code: 'rate_limit_exceeded',
     on: (route) => !INBOUND(route),
-    how: 'the 61st request of the minute from one address',
+    how: "one request past the per-IP budget of the route's class (60, 120 admin, 300 MCP, 120 operator) from one address",
     async provoke(route) {
       const call = await baseCall(route);
-      await exhaustAddress(call);
+      await exhaustAddress(route, call);
       return send(call);
     },
   },

@@ -14,13 +14,13 @@ import { routes as contractRoutes } from './contract.ts';
 import { fail } from './errors.ts';
 import { authenticate } from './middleware/auth/index.ts';
 import { errorBoundary, errorMapper, notFound } from './middleware/errors/index.ts';
-import { byClientIp, PER_IP, PER_WORKSPACE, rateLimit } from './middleware/rate-limit/index.ts';
+import { byClientIp, type IpLimitClass, PER_IP, PER_IP_BY_CLASS, PER_WORKSPACE, rateLimit } from './middleware/rate-limit/index.ts';
 import { privateBeta } from './middleware/private-beta/index.ts';
 import { redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
 import { validate } from './middleware/validate/index.ts';
 import { cors } from './middleware/cors/index.ts';
-import { inboundWebhook, isInboundFront } from './middleware/inbound/index.ts';
+import { inboundWebhook } from './middleware/inbound/index.ts';
 import { matchedRoutes } from 'hono/route';
 import { handlers } from './routes/index.ts';
 import type { LooseAnswer, LooseHandler } from './routes/handler.ts';
@@ -55,7 +55,29 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const perIp = byClientIp({ trustProxy: services.config.trustProxy });
   // Inbound webhooks have their own per-IP limit (per webhook, `rate_limited`), applied after the
   // body is read, as the spec orders it; the API's limit would otherwise cap them at 60/min first.
-  app.use(rateLimit({ limiter: services.limiter, ...PER_IP, key: (c) => (matchedRoutes(c).some((r) => isInboundFront(r.handler)) ? undefined : perIp(c)) }));
+  // Each route's per-IP budget is that of its class (API, admin session, MCP, operator; see PER_IP_BY_CLASS);
+  // a request that matches no route (404, 405) counts against the API's.
+  const ipClassOf = (c: Context) => {
+    for (const route of matchedRoutes(c)) {
+      const ipClass = (route.handler as { ipClass?: IpLimitClass | 'inbound' }).ipClass;
+      if (ipClass) return ipClass;
+    }
+    return 'api';
+  };
+  app.use(
+    rateLimit({
+      limiter: services.limiter,
+      ...PER_IP,
+      limitOf: (c) => {
+        const ipClass = ipClassOf(c);
+        return ipClass === 'inbound' ? PER_IP.limit : PER_IP_BY_CLASS[ipClass].limit;
+      },
+      key: (c) => {
+        const ipClass = ipClassOf(c);
+        return ipClass === 'inbound' ? undefined : `${PER_IP_BY_CLASS[ipClass].bucket}:${perIp(c).slice('ip:'.length)}`;
+      },
+    }),
+  );
 
   // The workspace's own ceiling (600 unless its operator set another), carried by its credential.
   const perWorkspace = rateLimit({
@@ -79,7 +101,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
         route.method.toUpperCase(),
         honoPath(route.path),
         inboundWebhook(services, route.request),
-        handle(route.operationId, operations[route.operationId], services),
+        handle(route.operationId, operations[route.operationId], services, 'inbound'),
       );
       continue;
     }
@@ -95,7 +117,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       }),
       perWorkspace as unknown as MiddlewareHandler<AppEnv>,
       validate(route.request),
-      handle(route.operationId, operations[route.operationId], services),
+      handle(route.operationId, operations[route.operationId], services, ipLimitClass(route)),
     );
   }
 
@@ -111,7 +133,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
  * The last handler of a route: hands the handler the input `validate` left on the context and
  * turns its answer into the response. It carries its operationId so the mounted set can be checked.
  */
-function handle(operationId: string, handler: LooseHandler | undefined, services: Services) {
+function handle(operationId: string, handler: LooseHandler | undefined, services: Services, ipClass: IpLimitClass | 'inbound') {
   const operation = async function operation(c: Context<AppEnv>) {
     c.set('operationId', operationId);
     if (!handler) throw fail('not_implemented', 'This route is not available on this deployment yet.');
@@ -119,7 +141,16 @@ function handle(operationId: string, handler: LooseHandler | undefined, services
     const answer = await handler(c, c.get('valid') as never, services);
     return respond(c, answer);
   };
-  return Object.assign(operation, { operationId });
+  return Object.assign(operation, { operationId, ipClass });
+}
+
+/** The per-IP budget a route counts against: by its credential (login counts as an admin route). */
+export function ipLimitClass(route: RouteSpec): IpLimitClass {
+  const scheme = route.security[0]?.scheme;
+  if (scheme === 'adminSession' || route.operationId === 'login') return 'admin';
+  if (scheme === 'mcpToken') return 'mcp';
+  if (scheme === 'operatorToken') return 'operator';
+  return 'api';
 }
 
 function respond(c: Context<AppEnv>, answer: LooseAnswer): Response {

@@ -33,6 +33,18 @@ export { clientIp, clientKey, type ClientIpOptions } from './client-ip.ts';
 /** The spec's limits. */
 export const WINDOW_MS = 60_000;
 export const PER_IP = { limit: 60, windowMs: WINDOW_MS } as const;
+/**
+ * The per-IP budgets of the routes the spec leaves open, each its own bucket so that one never
+ * starves another: a client that spent its 60 API requests can still sign in to the panel and fix
+ * things, and an MCP client's tool calls do not eat into the API's budget.
+ */
+export const PER_IP_BY_CLASS = {
+  api: { limit: PER_IP.limit, bucket: 'ip' },
+  admin: { limit: 120, bucket: 'ip-admin' },
+  mcp: { limit: 300, bucket: 'ip-mcp' },
+  operator: { limit: 120, bucket: 'ip-operator' },
+} as const;
+export type IpLimitClass = keyof typeof PER_IP_BY_CLASS;
 export const PER_WORKSPACE = { limit: 600, windowMs: WINDOW_MS } as const;
 
 /** Seconds a client is told to wait when the limiter's backend is down. */
