@@ -7,6 +7,7 @@
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
+import { replayFailedDeliveries } from '../events/deliveries.ts';
 import { enqueuePing } from '../events/outbox.ts';
 import type { WorkspaceEventType } from '../webhooks/envelope.ts';
 import { newId } from '../../random.ts';
@@ -117,12 +118,8 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
     },
     async replay(workspaceId, id) {
       await load(workspaceId, id);
-      const rows = await db.query<{ event_id: string }>(
-        `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $2, locked_until = NULL, claim_token = NULL
-          WHERE destination_id = $1 AND status = 'failed' RETURNING event_id`,
-        [id, clock.now()],
-      );
-      return { eventIds: rows.map((r) => r.event_id).sort() };
+      const eventIds = await replayFailedDeliveries(db, id, clock.now());
+      return { eventIds: eventIds.sort() };
     },
   };
 }
