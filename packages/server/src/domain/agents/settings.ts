@@ -4,6 +4,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 import type { WorkspaceAgents } from './availability.ts';
 import { getAgent } from './catalog.ts';
 import { isPlanName, type PlanName } from './plans.ts';
@@ -15,7 +16,7 @@ import { isPlanName, type PlanName } from './plans.ts';
 export const DEFAULT_PLAN: PlanName = 'growth';
 
 export async function getPlan(db: Db, workspaceId: string): Promise<PlanName> {
-  const [row] = await db.query<{ plan: string }>(`SELECT plan FROM workspace_plans WHERE workspace_id = $1`, [workspaceId]);
+  const [row] = await db.query<Pick<TableRow<'workspace_plans'>, 'plan'>>(`SELECT plan FROM workspace_plans WHERE workspace_id = $1`, [workspaceId]);
   return row && isPlanName(row.plan) ? row.plan : DEFAULT_PLAN;
 }
 
@@ -28,7 +29,10 @@ export async function setPlan(db: Db, clock: Clock, workspaceId: string, plan: P
 }
 
 export async function pausedAgents(db: Db, workspaceId: string): Promise<Map<string, string>> {
-  const rows = await db.query<{ agent_slug: string; reason: string }>(`SELECT agent_slug, reason FROM paused_agents WHERE workspace_id = $1`, [workspaceId]);
+  const rows = await db.query<Pick<TableRow<'paused_agents'>, 'agent_slug' | 'reason'>>(
+    `SELECT agent_slug, reason FROM paused_agents WHERE workspace_id = $1`,
+    [workspaceId],
+  );
   return new Map(rows.map((r) => [r.agent_slug, r.reason]));
 }
 

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 import type { InboundEventId } from '../webhooks/event-id.ts';
 import { newId } from '../../random.ts';
 import { insertInboundRun } from '../runs/store.ts';
@@ -36,7 +37,7 @@ export async function ingestInboundEvent(db: Db, record: InboundEventRecord): Pr
   const { webhook, eventId } = record;
   return db.transaction(async (tx) => {
     const runId = newRunId();
-    const inserted = await tx.query<{ run_id: string }>(
+    const inserted = await tx.query<Pick<TableRow<'inbound_events'>, 'run_id'>>(
       `INSERT INTO inbound_events (id, webhook_id, workspace_id, slug, event_id, event_id_source, received_at, source_ip,
          body_sha256, body_bytes, signed_at, request_id, agent_input, agent_slug, alias, run_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
@@ -69,7 +70,7 @@ export async function ingestInboundEvent(db: Db, record: InboundEventRecord): Pr
       return { code: 'ok', eventId: eventId.eventId, runId };
     }
     // The repeat is audited on the first row: how many came, and when the last did.
-    const [first] = await tx.query<{ run_id: string }>(
+    const [first] = await tx.query<Pick<TableRow<'inbound_events'>, 'run_id'>>(
       `UPDATE inbound_events SET duplicates = duplicates + 1, last_duplicate_at = $3
         WHERE webhook_id = $1 AND event_id = $2 RETURNING run_id`,
       [webhook.id, eventId.eventId, record.receivedAt],

@@ -8,6 +8,7 @@ import { sha256Hex } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 import { bearerToken } from '../keys/service.ts';
 import type { Schema } from '../../contract.ts';
 
@@ -55,7 +56,9 @@ export function createMcpTokenService(deps: { db: Db; clock: Clock }) {
       if (!TOKEN_PATTERN.test(token)) throw unknown;
       const now = clock.now();
       // Looked up by its hash (a unique index), so no secret is ever compared byte by byte.
-      const [row] = await db.query<{ id: string; workspace_id: string; api_key_id: string; scopes: string[]; key_scopes: string[] }>(
+      const [row] = await db.query<
+        Pick<TableRow<'mcp_tokens'>, 'id' | 'workspace_id' | 'api_key_id' | 'scopes'> & { key_scopes: TableRow<'api_keys'>['scopes'] }
+      >(
         `SELECT t.id, t.workspace_id, t.api_key_id, t.scopes, k.scopes AS key_scopes FROM mcp_tokens t JOIN api_keys k ON k.id = t.api_key_id
          WHERE t.token_hash = $1 AND t.expires_at > $2 AND k.revoked_at IS NULL AND k.expires_at > $2`,
         [sha256Hex(token), now],

@@ -56,7 +56,7 @@ export interface SweepResult {
 export async function sweepInterruptedRuns(deps: { db: Db; clock: Clock; limits: KillSwitchLimits; maxRecoveries?: number }, limit = 50): Promise<SweepResult> {
   const { db, clock } = deps;
   const maxRecoveries = deps.maxRecoveries ?? MAX_RECOVERIES;
-  const candidates = await db.query<{ id: string }>(
+  const candidates = await db.query<Pick<RunRow, 'id'>>(
     `SELECT id FROM runs WHERE status = 'in_progress' AND started_at IS NOT NULL AND (lease_until IS NULL OR lease_until <= $1)
       ORDER BY lease_until NULLS FIRST LIMIT $2`,
     [clock.now(), limit],

@@ -5,7 +5,7 @@
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
-import { zRun, zRunStatus, type Schema } from '../../contract.ts';
+import { zRun, zRunStatus, zStep, zToolCall, type Schema } from '../../contract.ts';
 import { toAlias } from '../agents/alias.ts';
 
 export const RUN_STATUSES = zRunStatus.options;
@@ -64,24 +64,20 @@ export async function readRunRow(db: Db, workspaceId: string, runId: string, for
 
 export async function readRunDetail(db: Db, workspaceId: string, runId: string): Promise<RunDetail> {
   const row = await readRunRow(db, workspaceId, runId);
-  const steps = await db.query<{ id: string; index: number; kind: Step['kind']; agent_slug: string; summary: string; created_at: Date }>(
+  const steps = await db.query<Pick<TableRow<'run_steps'>, 'id' | 'index' | 'kind' | 'agent_slug' | 'summary' | 'created_at'>>(
     `SELECT id, index, kind, agent_slug, summary, created_at FROM run_steps WHERE run_id = $1 ORDER BY index`,
     [runId],
   );
-  const calls = await db.query<{
-    id: string;
-    step_index: number;
-    name: string;
-    arguments: Record<string, unknown>;
-    result: string | null;
-    status: ToolCall['status'];
-  }>(`SELECT id, step_index, name, arguments, result, status FROM tool_calls WHERE run_id = $1 ORDER BY step_index, id`, [runId]);
+  const calls = await db.query<Pick<TableRow<'tool_calls'>, 'id' | 'step_index' | 'name' | 'arguments' | 'result' | 'status'>>(
+    `SELECT id, step_index, name, arguments, result, status FROM tool_calls WHERE run_id = $1 ORDER BY step_index, id`,
+    [runId],
+  );
   return {
     run: toRun(row),
     steps: steps.map((s) => ({
       id: s.id,
       index: s.index,
-      kind: s.kind,
+      kind: zStep.shape.kind.parse(s.kind),
       agentSlug: s.agent_slug,
       summary: s.summary,
       createdAt: s.created_at.toISOString(),
@@ -90,9 +86,9 @@ export async function readRunDetail(db: Db, workspaceId: string, runId: string):
       id: t.id,
       stepIndex: t.step_index,
       name: t.name,
-      arguments: typeof t.arguments === 'string' ? (JSON.parse(t.arguments) as Record<string, unknown>) : t.arguments,
+      arguments: zToolCall.shape.arguments.parse(typeof t.arguments === 'string' ? JSON.parse(t.arguments) : t.arguments),
       result: t.result,
-      status: t.status,
+      status: zToolCall.shape.status.parse(t.status),
     })),
   };
 }

@@ -4,6 +4,7 @@
 import type { Clock } from '../../clock.ts';
 import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 
 export interface Workspace {
   id: string;
@@ -19,6 +20,8 @@ export async function createWorkspace(db: Db, clock: Clock, name: string): Promi
 }
 
 export async function listWorkspaces(db: Db): Promise<Workspace[]> {
-  const rows = await db.query<{ id: string; name: string; created_at: Date }>(`SELECT id, name, created_at FROM workspaces ORDER BY created_at, id`);
+  const rows = await db.query<Pick<TableRow<'workspaces'>, 'id' | 'name' | 'created_at'>>(
+    `SELECT id, name, created_at FROM workspaces ORDER BY created_at, id`,
+  );
   return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at.toISOString() }));
 }
