@@ -1,5 +1,5 @@
 /**
- * @module Last step of `pnpm generate`: imports the generated modules and checks what text post-processing
+ * @module Last step of `pnpm generate`: imports the generated modules and checks what generating
  * cannot prove: every operation is in the route table, every closed object of the contract refuses unknown
  * fields, numeric parameters are coerced, header names are lowercase, and errors.ts has every code.
  */

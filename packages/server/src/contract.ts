@@ -6,7 +6,18 @@
 import type { components } from '../../../generated/types.ts';
 
 export { routes, type OperationId, type Operations } from '../../../generated/routes.ts';
-export { zModelAlias, zRun, zRunStatus } from '../../../generated/zod.ts';
+export {
+  zAdminSession,
+  zApproval,
+  zInboundWebhook,
+  zMessage,
+  zModelAlias,
+  zRun,
+  zRunStatus,
+  zStep,
+  zToolCall,
+  zWebhookDestination,
+} from '../../../generated/zod.ts';
 
 /** A schema of the contract as a TypeScript type, e.g. `Schema<'Run'>`. */
 export type Schema<N extends keyof components['schemas']> = components['schemas'][N];

@@ -4,6 +4,7 @@
  * work on the store directly (like `keys`), so with the embedded store they run while the server
  * is stopped; queued pings and replays are delivered by the server's worker once it runs.
  */
+import type { TableRow } from '../../../../generated/db.ts';
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { decideApproval } from '../domain/approvals/decision.ts';
@@ -265,8 +266,8 @@ async function runWebhookCommand(command: Command, values: Flags, positionals: s
 /** The deciding user: by email, or the workspace's first owner (then admin). */
 async function decider(db: Db, workspaceId: string, email: string | undefined): Promise<string> {
   const rows = email
-    ? await db.query<{ id: string }>(`SELECT id FROM users WHERE workspace_id = $1 AND lower(email) = lower($2)`, [workspaceId, email])
-    : await db.query<{ id: string }>(
+    ? await db.query<Pick<TableRow<'users'>, 'id'>>(`SELECT id FROM users WHERE workspace_id = $1 AND lower(email) = lower($2)`, [workspaceId, email])
+    : await db.query<Pick<TableRow<'users'>, 'id'>>(
         `SELECT id FROM users WHERE workspace_id = $1 AND role IN ('owner', 'admin') ORDER BY role = 'owner' DESC, created_at LIMIT 1`,
         [workspaceId],
       );

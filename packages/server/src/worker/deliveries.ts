@@ -12,8 +12,17 @@ import type { SecureContextOptions } from 'node:tls';
 import type { Clock } from '../clock.ts';
 import { randomBase62 } from '../random.ts';
 import type { Db } from '../store/db.ts';
+import { recordDestinationFailure, recordDestinationSuccess } from '../domain/destinations/health.ts';
+import {
+  claimDueDeliveries as claimDueDeliveriesIn,
+  holdsClaim,
+  insertDeliveryAttempt,
+  markAttemptFailed,
+  markDelivered,
+  type ClaimedDelivery,
+} from '../domain/events/deliveries.ts';
 import { deliverWebhook, DEFAULT_DELIVERY_TIMEOUT_MS, type DeliveryOutcome } from '../domain/webhooks/delivery.ts';
-import { nextAttemptAt, shouldPauseDestination, type RandomSource } from '../domain/webhooks/retry-schedule.ts';
+import { nextAttemptAt, type RandomSource } from '../domain/webhooks/retry-schedule.ts';
 import type { SecretBox } from '../domain/webhooks/secret-box.ts';
 import type { DestinationPolicy } from '../domain/webhooks/ssrf-guard.ts';
 
@@ -37,18 +46,6 @@ export interface DeliveryWorkerDeps {
 /** Time past the attempt's own timeout before a lease is considered abandoned. */
 export const LEASE_MARGIN_MS = 5_000;
 
-interface Claimed {
-  id: string;
-  claim_token: string;
-  attempts: number;
-  event_id: string;
-  type: string;
-  body: string;
-  destination_id: string;
-  url: string;
-  secret_encrypted: string;
-}
-
 export interface BatchResult {
   claimed: number;
   delivered: number;
@@ -65,34 +62,14 @@ export async function runDeliveryBatch(deps: DeliveryWorkerDeps): Promise<BatchR
   return { claimed: claimed.length, delivered, failed: claimed.length - delivered };
 }
 
-export async function claimDueDeliveries(deps: DeliveryWorkerDeps): Promise<Claimed[]> {
+export async function claimDueDeliveries(deps: DeliveryWorkerDeps): Promise<ClaimedDelivery[]> {
   const now = deps.clock.now();
   const leaseUntil = new Date(now.getTime() + (deps.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS) + LEASE_MARGIN_MS);
   const token = randomBase62(16);
-  return deps.db.transaction(async (tx) => {
-    const due = await tx.query<{ id: string }>(
-      `SELECT d.id FROM deliveries d
-         JOIN webhook_destinations w ON w.id = d.destination_id
-        WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-          AND (d.locked_until IS NULL OR d.locked_until <= $1)
-          AND w.status = 'active'
-        ORDER BY d.next_attempt_at, d.id
-        LIMIT $2
-        FOR UPDATE OF d SKIP LOCKED`,
-      [now, deps.batchSize ?? 20],
-    );
-    if (due.length === 0) return [];
-    return tx.query<Claimed>(
-      `UPDATE deliveries d SET locked_until = $2, claim_token = $3
-         FROM outbox_events e, webhook_destinations w
-        WHERE d.id = ANY ($1::text[]) AND e.id = d.event_id AND w.id = d.destination_id
-        RETURNING d.id, d.claim_token, d.attempts, d.event_id, e.type, e.body, d.destination_id, w.url, w.secret_encrypted`,
-      [due.map((r) => r.id), leaseUntil, token],
-    );
-  });
+  return deps.db.transaction((tx) => claimDueDeliveriesIn(tx, { now, limit: deps.batchSize ?? 20, leaseUntil, token }));
 }
 
-async function attempt(deps: DeliveryWorkerDeps, row: Claimed): Promise<DeliveryOutcome> {
+async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<DeliveryOutcome> {
   const send = deps.send ?? deliverWebhook;
   let outcome: DeliveryOutcome;
   try {
@@ -115,43 +92,26 @@ async function attempt(deps: DeliveryWorkerDeps, row: Claimed): Promise<Delivery
 }
 
 /** Writes the attempt, moves the delivery on (delivered, next retry, or given up) and applies the pause rule. */
-async function recordAttempt(deps: DeliveryWorkerDeps, row: Claimed, outcome: DeliveryOutcome): Promise<void> {
+async function recordAttempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery, outcome: DeliveryOutcome): Promise<void> {
   const at = deps.clock.now();
   const attempts = row.attempts + 1;
   await deps.db.transaction(async (tx) => {
-    const owned = await tx.query(`SELECT 1 FROM deliveries WHERE id = $1 AND claim_token = $2 FOR UPDATE`, [row.id, row.claim_token]);
-    if (owned.length === 0) return; // the lease was lost and the delivery claimed again: that claim records it
-    await tx.query(`INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
-      `att_${randomBase62(20)}`,
-      row.id,
-      attempts,
-      outcome.result,
-      outcome.status ?? null,
-      'reason' in outcome ? outcome.reason : null,
+    if (!(await holdsClaim(tx, row.id, row.claim_token))) return; // the lease was lost and the delivery claimed again: that claim records it
+    await insertDeliveryAttempt(tx, {
+      deliveryId: row.id,
+      attempt: attempts,
+      result: outcome.result,
+      status: outcome.status ?? null,
+      reason: 'reason' in outcome ? outcome.reason : null,
       at,
-    ]);
+    });
     if (outcome.result === 'delivered') {
-      await tx.query(
-        `UPDATE deliveries SET status = 'delivered', attempts = $2, delivered_at = $3, last_attempt_at = $3, last_status = $4,
-           last_error = NULL, next_attempt_at = NULL, locked_until = NULL, claim_token = NULL WHERE id = $1`,
-        [row.id, attempts, at, outcome.status],
-      );
-      await tx.query(`UPDATE webhook_destinations SET consecutive_failures = 0 WHERE id = $1`, [row.destination_id]);
+      await markDelivered(tx, { deliveryId: row.id, attempts, at, status: outcome.status });
+      await recordDestinationSuccess(tx, row.destination_id);
       return;
     }
     const next = outcome.result === 'give_up' ? null : nextAttemptAt(attempts, at, deps.random);
-    await tx.query(
-      `UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, last_attempt_at = $5, last_status = $6,
-         last_error = $7, locked_until = NULL, claim_token = NULL WHERE id = $1`,
-      [row.id, next ? 'pending' : 'failed', attempts, next, at, outcome.status ?? null, outcome.reason],
-    );
-    const [dest] = await tx.query<{ consecutive_failures: number; status: string }>(
-      `UPDATE webhook_destinations SET consecutive_failures = consecutive_failures + 1 WHERE id = $1
-       RETURNING consecutive_failures, status`,
-      [row.destination_id],
-    );
-    if (dest && dest.status === 'active' && shouldPauseDestination(dest.consecutive_failures)) {
-      await tx.query(`UPDATE webhook_destinations SET status = 'paused', paused_at = $2, paused_reason = 'failures' WHERE id = $1`, [row.destination_id, at]);
-    }
+    await markAttemptFailed(tx, { deliveryId: row.id, attempts, next, at, status: outcome.status ?? null, reason: outcome.reason });
+    await recordDestinationFailure(tx, row.destination_id, at);
   });
 }

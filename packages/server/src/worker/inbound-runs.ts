@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../clock.ts';
 import type { Db } from '../store/db.ts';
+import { claimWaitingInboundEvents, markInboundRunStarted } from '../domain/inbound-webhooks/run-queue.ts';
 
 /** One run to execute: its row already exists, `in_progress`, with `source = 'inbound_webhook'`. */
 export interface InboundRun {
@@ -38,21 +39,7 @@ export const HAND_OVER_LEASE_MS = 60_000;
  */
 export async function handOverInboundRuns(deps: { db: Db; clock: Clock; execute: InboundRunExecutor }, limit = 10): Promise<number> {
   const now = deps.clock.now();
-  const claimed = await deps.db.transaction(async (tx) => {
-    const rows = await tx.query<{ id: string; run_id: string; workspace_id: string; agent_slug: string; alias: string; agent_input: string; event_id: string }>(
-      `SELECT id, run_id, workspace_id, agent_slug, alias, agent_input, event_id FROM inbound_events
-        WHERE run_started_at IS NULL AND (run_lease_until IS NULL OR run_lease_until <= $1)
-        ORDER BY received_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [now, limit],
-    );
-    if (rows.length > 0) {
-      await tx.query(`UPDATE inbound_events SET run_lease_until = $2 WHERE id = ANY ($1::text[])`, [
-        rows.map((r) => r.id),
-        new Date(now.getTime() + HAND_OVER_LEASE_MS),
-      ]);
-    }
-    return rows;
-  });
+  const claimed = await deps.db.transaction((tx) => claimWaitingInboundEvents(tx, { now, limit, leaseUntil: new Date(now.getTime() + HAND_OVER_LEASE_MS) }));
   let handedOver = 0;
   for (const row of claimed) {
     try {
@@ -61,7 +48,8 @@ export async function handOverInboundRuns(deps: { db: Db; clock: Clock; execute:
         workspaceId: row.workspace_id,
         agentSlug: row.agent_slug,
         alias: row.alias,
-        content: row.agent_input,
+        // Forgotten only once the run has ended; such a run is not adopted again.
+        content: row.agent_input ?? '',
         eventId: row.event_id,
       });
     } catch {
@@ -69,7 +57,7 @@ export async function handOverInboundRuns(deps: { db: Db; clock: Clock; execute:
     }
     // The input stays until the run ends: a run interrupted by a crash is handed over again
     // (domain/runs/recovery.ts), and its closing transaction forgets the input.
-    await deps.db.query(`UPDATE inbound_events SET run_started_at = $2, run_lease_until = NULL WHERE id = $1`, [row.id, deps.clock.now()]);
+    await markInboundRunStarted(deps.db, row.id, deps.clock.now());
     handedOver += 1;
   }
   return handedOver;

@@ -4,6 +4,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 import type { WorkspaceAgents } from './availability.ts';
 import { getAgent } from './catalog.ts';
 import { isPlanName, PLANS, type PlanName } from './plans.ts';
@@ -53,7 +54,10 @@ export async function setPlan(db: Db, clock: Clock, workspaceId: string, plan: P
 }
 
 export async function pausedAgents(db: Db, workspaceId: string): Promise<Map<string, string>> {
-  const rows = await db.query<{ agent_slug: string; reason: string }>(`SELECT agent_slug, reason FROM paused_agents WHERE workspace_id = $1`, [workspaceId]);
+  const rows = await db.query<Pick<TableRow<'paused_agents'>, 'agent_slug' | 'reason'>>(
+    `SELECT agent_slug, reason FROM paused_agents WHERE workspace_id = $1`,
+    [workspaceId],
+  );
   return new Map(rows.map((r) => [r.agent_slug, r.reason]));
 }
 

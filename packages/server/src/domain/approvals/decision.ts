@@ -4,6 +4,8 @@
  */
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
+import { zApproval } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
 import { enqueueEvent } from '../events/outbox.ts';
 
@@ -29,18 +31,8 @@ export interface DecideApprovalInput {
   decidedBy: string;
 }
 
-interface Row {
-  id: string;
-  run_id: string;
-  agent_slug: string;
-  action: string;
-  summary: string;
-  status: Approval['status'];
-  decided_by: string | null;
-  decided_at: Date | null;
-  expires_at: Date;
-  created_at: Date;
-}
+/** A row of `approvals` (generated/db.ts, from the migrations). */
+type Row = TableRow<'approvals'>;
 
 /**
  * Decides a pending approval. Another workspace's approval is `not_found`; one already decided,
@@ -81,7 +73,7 @@ function toRecord(row: Row): Approval {
     agentSlug: row.agent_slug,
     action: row.action,
     summary: row.summary,
-    status: row.status,
+    status: zApproval.shape.status.parse(row.status),
     decidedBy: row.decided_by,
     decidedAt: row.decided_at ? row.decided_at.toISOString() : null,
     expiresAt: row.expires_at.toISOString(),

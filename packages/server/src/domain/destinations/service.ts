@@ -6,7 +6,10 @@
  */
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
+import { zWebhookDestination } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
+import { replayFailedDeliveries } from '../events/deliveries.ts';
 import { enqueuePing } from '../events/outbox.ts';
 import type { WorkspaceEventType } from '../webhooks/envelope.ts';
 import { newId } from '../../random.ts';
@@ -37,17 +40,8 @@ export interface DestinationService {
   replay(workspaceId: string, id: string): Promise<{ eventIds: string[] }>;
 }
 
-interface Row {
-  id: string;
-  workspace_id: string;
-  url: string;
-  events: string[];
-  status: 'active' | 'paused';
-  consecutive_failures: number;
-  paused_at: Date | null;
-  created_at: Date;
-  secret_rotated_at: Date | null;
-}
+/** A row of `webhook_destinations` (generated/db.ts, from the migrations). */
+type Row = TableRow<'webhook_destinations'>;
 
 const REFUSALS: Record<string, string> = {
   invalid_url: 'The url is not a valid absolute URL.',
@@ -117,12 +111,8 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
     },
     async replay(workspaceId, id) {
       await load(workspaceId, id);
-      const rows = await db.query<{ event_id: string }>(
-        `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $2, locked_until = NULL, claim_token = NULL
-          WHERE destination_id = $1 AND status = 'failed' RETURNING event_id`,
-        [id, clock.now()],
-      );
-      return { eventIds: rows.map((r) => r.event_id).sort() };
+      const eventIds = await replayFailedDeliveries(db, id, clock.now());
+      return { eventIds: eventIds.sort() };
     },
   };
 }
@@ -147,8 +137,8 @@ function toRecord(row: Row): WebhookDestination {
   return {
     id: row.id,
     url: row.url,
-    events: row.events as WorkspaceEventType[],
-    status: row.status,
+    events: zWebhookDestination.shape.events.parse(row.events),
+    status: zWebhookDestination.shape.status.parse(row.status),
     consecutiveFailures: row.consecutive_failures,
     pausedAt: row.paused_at ? row.paused_at.toISOString() : null,
     createdAt: row.created_at.toISOString(),

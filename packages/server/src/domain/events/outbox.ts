@@ -6,6 +6,7 @@
 import { randomBase62 } from '../../random.ts';
 import { redactText } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 import {
   buildEnvelope,
   buildPingEnvelope,
@@ -47,7 +48,7 @@ export async function enqueueEvent<T extends WorkspaceEventType>(db: Db, input: 
   const envelope = buildEnvelope({ type: input.type, tenantId: input.tenantId, data: input.data, redactText, createdAt: now });
   return db.transaction(async (tx) => {
     await insertEvent(tx, envelope, now);
-    const rows = await tx.query<{ id: string }>(
+    const rows = await tx.query<Pick<TableRow<'webhook_destinations'>, 'id'>>(
       `SELECT id FROM webhook_destinations
         WHERE workspace_id = $1 AND $2 = ANY (events)
           AND (status = 'active' OR paused_reason = 'failures')

@@ -7,8 +7,10 @@
 import { createHash } from 'node:crypto';
 import { randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 import type { InboundEventId } from '../webhooks/event-id.ts';
 import { newId } from '../../random.ts';
+import { insertInboundRun } from '../runs/store.ts';
 import type { InboundWebhookTarget } from './service.ts';
 
 export interface InboundEventRecord {
@@ -35,7 +37,7 @@ export async function ingestInboundEvent(db: Db, record: InboundEventRecord): Pr
   const { webhook, eventId } = record;
   return db.transaction(async (tx) => {
     const runId = newRunId();
-    const inserted = await tx.query<{ run_id: string }>(
+    const inserted = await tx.query<Pick<TableRow<'inbound_events'>, 'run_id'>>(
       `INSERT INTO inbound_events (id, webhook_id, workspace_id, slug, event_id, event_id_source, received_at, source_ip,
          body_sha256, body_bytes, signed_at, request_id, agent_input, agent_slug, alias, run_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
@@ -62,31 +64,17 @@ export async function ingestInboundEvent(db: Db, record: InboundEventRecord): Pr
     );
     await tx.query(`UPDATE inbound_webhooks SET last_event_at = $2 WHERE id = $1`, [webhook.id, record.receivedAt]);
     if (inserted.length === 1) {
-      await createInboundRun(tx, { runId, webhook, at: record.receivedAt });
+      // The run row, in the same transaction as the event: the id answered to the sender names a
+      // run that exists. Executing it is the hand-over's job (src/worker/inbound-runs.ts).
+      await insertInboundRun(tx, { runId, workspaceId: webhook.workspaceId, agentSlug: webhook.agentSlug, alias: webhook.alias, at: record.receivedAt });
       return { code: 'ok', eventId: eventId.eventId, runId };
     }
     // The repeat is audited on the first row: how many came, and when the last did.
-    const [first] = await tx.query<{ run_id: string }>(
+    const [first] = await tx.query<Pick<TableRow<'inbound_events'>, 'run_id'>>(
       `UPDATE inbound_events SET duplicates = duplicates + 1, last_duplicate_at = $3
         WHERE webhook_id = $1 AND event_id = $2 RETURNING run_id`,
       [webhook.id, eventId.eventId, record.receivedAt],
     );
     return { code: 'duplicate', eventId: eventId.eventId, runId: first!.run_id };
   });
-}
-
-/**
- * The run row of a first delivery, `in_progress`, in the same transaction as the event: the id
- * answered to the sender names a run that exists. Executing it is the run executor's job (see
- * `src/worker/inbound-runs.ts`), which picks up the event while `run_started_at` is null.
- */
-async function createInboundRun(tx: Db, input: { runId: string; webhook: InboundWebhookTarget; at: Date }): Promise<void> {
-  await tx.query(
-    `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, created_at, updated_at,
-       window_hour, window_day)
-     VALUES ($1, $2, 'in_progress', $3, $3, $4, 'inbound_webhook', $5, $5,
-       date_trunc('hour', $5::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
-       date_trunc('day', $5::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`,
-    [input.runId, input.webhook.workspaceId, input.webhook.agentSlug, input.webhook.alias, input.at],
-  );
 }

@@ -10,11 +10,12 @@ import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import { DEFAULT_SIGNATURE_HEADER } from '../webhooks/inbound-signature.ts';
 import type { HmacAlgorithm } from '../webhooks/hmac.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 import { newSigningSecret, type SecretBox } from '../webhooks/secret-box.ts';
 import { checkTemplate } from '../webhooks/template.ts';
 import { isAgentSlug } from '../agents/catalog.ts';
 import { toAlias } from '../agents/alias.ts';
-import type { Schema } from '../../contract.ts';
+import { zInboundWebhook, type Schema } from '../../contract.ts';
 
 /** The contract's InboundWebhook record. */
 export type InboundWebhook = Schema<'InboundWebhook'>;
@@ -44,22 +45,8 @@ export const DEFAULT_INBOUND_RPM = 60;
 export const DEFAULT_INBOUND_AGENT = 'orchestrator';
 export const DEFAULT_INBOUND_ALIAS = 'Sonata';
 
-interface Row {
-  id: string;
-  workspace_id: string;
-  slug: string;
-  secret_encrypted: string;
-  algorithm: HmacAlgorithm;
-  signature_header: string;
-  timestamp_required: boolean;
-  requests_per_minute: number;
-  template: string | null;
-  agent_slug: string;
-  alias: string;
-  status: InboundWebhookStatus;
-  created_at: Date;
-  last_event_at: Date | null;
-}
+/** A row of `inbound_webhooks` (generated/db.ts, from the migrations). */
+type Row = TableRow<'inbound_webhooks'>;
 
 export interface InboundWebhookService {
   create(workspaceId: string, input: CreateInboundWebhookInput): Promise<InboundWebhook & { secret: string }>;
@@ -143,7 +130,7 @@ export function createInboundWebhookService(deps: { db: Db; clock: Clock; secret
         workspaceId: row.workspace_id,
         slug: row.slug,
         secret: secretBox.open(row.secret_encrypted),
-        algorithm: row.algorithm,
+        algorithm: zInboundWebhook.shape.algorithm.parse(row.algorithm),
         signatureHeader: row.signature_header,
         timestampRequired: row.timestamp_required,
         requestsPerMinute: row.requests_per_minute,
@@ -162,11 +149,11 @@ function toRecord(row: Row): InboundWebhook {
     agentSlug: row.agent_slug,
     alias: toAlias(row.alias),
     signatureHeader: row.signature_header,
-    algorithm: row.algorithm,
+    algorithm: zInboundWebhook.shape.algorithm.parse(row.algorithm),
     timestampRequired: row.timestamp_required,
     requestsPerMinute: row.requests_per_minute,
     template: row.template,
-    status: row.status,
+    status: zInboundWebhook.shape.status.parse(row.status),
     createdAt: row.created_at.toISOString(),
     lastEventAt: row.last_event_at ? row.last_event_at.toISOString() : null,
   };

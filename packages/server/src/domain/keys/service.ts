@@ -6,6 +6,7 @@ import type { Clock } from '../../clock.ts';
 import { constantTimeEqual } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db } from '../../store/db.ts';
 import { VerificationCache, type VerifiedKey } from './cache.ts';
 import { STANDING_COLUMNS, type StandingColumns, standingOf } from '../workspaces/standing.ts';
@@ -38,18 +39,8 @@ const DAY_MS = 86_400_000;
 // last_used_at is informative; writing it once a minute per key keeps the hot path read-only.
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-interface KeyRow {
-  id: string;
-  workspace_id: string;
-  name: string;
-  prefix: string;
-  secret_hash: string;
-  scopes: string[];
-  created_at: Date;
-  expires_at: Date;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-}
+/** A row of `api_keys` (generated/db.ts, from the migrations). */
+type KeyRow = TableRow<'api_keys'>;
 
 export type KeyService = ReturnType<typeof createKeyService>;
 
@@ -127,7 +118,7 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
       if (!isSecretShaped(secret)) throw fail('api_key_not_found', 'Unknown, revoked or expired API key.');
       const now = clock.now();
       const secretHash = hashSecret(secret);
-      const [current] = await db.query<{ version: number }>(`SELECT version FROM api_key_revocations WHERE id = 1`);
+      const [current] = await db.query<Pick<TableRow<'api_key_revocations'>, 'version'>>(`SELECT version FROM api_key_revocations WHERE id = 1`);
       const version = current!.version;
       const cached = cache.get(secretHash, version, now);
       if (cached) {

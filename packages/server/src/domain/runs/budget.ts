@@ -39,6 +39,7 @@ import {
   type SpendingScope,
   type StuRates,
 } from '../usage/index.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db } from '../../store/db.ts';
 
 export interface BudgetSettings {
@@ -69,7 +70,8 @@ export type ReservationResult =
     }
   | { ok: false; windows: Windows; crossed: SpendingScope };
 
-interface WindowRow {
+/** A window's totals, read with its `numeric` STU columns cast to numbers (not the stored row's types). */
+interface WindowTotals {
   /** Charged to runs that ended. */
   spent: number;
   /** Held by runs in progress. */
@@ -106,7 +108,9 @@ export async function reserveBudget(
   const charged = checkQuota({ ...quota, consumedStu: period.consumed });
   if (!charged.allowed) throw quotaExceededError(charged);
   const { hour, day } = await lockWindows(tx, workspaceId, windows);
-  const [manual] = await tx.query<{ manual_since: Date }>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [workspaceId]);
+  const [manual] = await tx.query<Pick<TableRow<'kill_switches'>, 'manual_since'>>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [
+    workspaceId,
+  ]);
   const { limits } = settings;
   const active = activeKillSwitch(
     {
@@ -186,7 +190,7 @@ export async function settleBudget(
       input.reservedStu,
     ]);
   }
-  const after = await tx.query<{ scope: 'hour' | 'day'; spent: number }>(
+  const after = await tx.query<Pick<TableRow<'usage_windows'>, 'scope'> & { spent: number }>(
     `UPDATE usage_windows SET spent_stu = spent_stu + $4, reserved_stu = GREATEST(0, reserved_stu - $5)
       WHERE workspace_id = $1 AND ((scope = 'day' AND window_start = $2) OR (scope = 'hour' AND window_start = $3))
       RETURNING scope, spent_stu::float8 AS spent`,
@@ -227,9 +231,11 @@ export interface WindowStatus {
 /** What the operator sees with `service kill-switch status`. */
 export async function killSwitchStatus(db: Db, workspaceId: string, now: Date, limits: KillSwitchLimits): Promise<KillSwitchStatus> {
   const windows = windowsOf(now);
-  const [manual] = await db.query<{ manual_since: Date }>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [workspaceId]);
+  const [manual] = await db.query<Pick<TableRow<'kill_switches'>, 'manual_since'>>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [
+    workspaceId,
+  ]);
   const read = async (scope: 'hour' | 'day') => {
-    const [row] = await db.query<WindowRow>(
+    const [row] = await db.query<WindowTotals>(
       `SELECT spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows
         WHERE workspace_id = $1 AND scope = $2 AND window_start = $3`,
       [workspaceId, scope, windows[scope]],
@@ -247,7 +253,9 @@ export async function killSwitchStatus(db: Db, workspaceId: string, now: Date, l
 
 /** Whether the manual switch was turned on after `since` (a run in progress is then stopped). */
 export async function manualSwitchSince(db: Db, workspaceId: string): Promise<Date | null> {
-  const [row] = await db.query<{ manual_since: Date }>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [workspaceId]);
+  const [row] = await db.query<Pick<TableRow<'kill_switches'>, 'manual_since'>>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [
+    workspaceId,
+  ]);
   return row?.manual_since ?? null;
 }
 
@@ -257,14 +265,14 @@ function windowsOf(now: Date): Windows {
 }
 
 /** Creates the two window rows if needed and locks them, day first, always in that order (no deadlock). */
-async function lockWindows(tx: Db, workspaceId: string, windows: Windows): Promise<{ hour: WindowRow; day: WindowRow }> {
+async function lockWindows(tx: Db, workspaceId: string, windows: Windows): Promise<{ hour: WindowTotals; day: WindowTotals }> {
   await tx.query(
     `INSERT INTO usage_windows (workspace_id, scope, window_start) VALUES ($1, 'day', $2), ($1, 'hour', $3)
      ON CONFLICT (workspace_id, scope, window_start) DO NOTHING`,
     [workspaceId, windows.day, windows.hour],
   );
   const lock = async (scope: 'hour' | 'day') => {
-    const [row] = await tx.query<WindowRow>(
+    const [row] = await tx.query<WindowTotals>(
       `SELECT spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows
         WHERE workspace_id = $1 AND scope = $2 AND window_start = $3 FOR UPDATE`,
       [workspaceId, scope, windows[scope]],

@@ -6,6 +6,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Engines } from '../../engine/index.ts';
 import type { Db } from '../../store/db.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 import type { BudgetSettings } from './budget.ts';
 
 export interface Heartbeat {
@@ -41,10 +42,10 @@ export function createHeartbeat(
   async function beat(): Promise<void> {
     const ids = [...executing.keys()];
     if (ids.length === 0) return;
-    const renewed = await db.query<{ id: string }>(`UPDATE runs SET lease_until = $2 WHERE id = ANY ($1::text[]) AND status = 'in_progress' RETURNING id`, [
-      ids,
-      new Date(clock.now().getTime() + leaseMs),
-    ]);
+    const renewed = await db.query<Pick<TableRow<'runs'>, 'id'>>(
+      `UPDATE runs SET lease_until = $2 WHERE id = ANY ($1::text[]) AND status = 'in_progress' RETURNING id`,
+      [ids, new Date(clock.now().getTime() + leaseMs)],
+    );
     const alive = new Set(renewed.map((r) => r.id));
     for (const id of ids) if (!alive.has(id)) executing.get(id)?.abort();
   }

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -29,7 +30,7 @@ export function requestHash(operation: string, body: unknown): string {
  * which case the old claim is dropped). A key reused with another body is `400 invalid_request`.
  */
 export async function findClaim(db: Db, claim: IdempotencyClaim, now: Date): Promise<string | null> {
-  const [row] = await db.query<{ request_hash: string; run_id: string; expires_at: Date }>(
+  const [row] = await db.query<Pick<TableRow<'idempotency_keys'>, 'request_hash' | 'run_id' | 'expires_at'>>(
     `SELECT request_hash, run_id, expires_at FROM idempotency_keys WHERE credential_id = $1 AND idempotency_key = $2`,
     [claim.credentialId, claim.key],
   );

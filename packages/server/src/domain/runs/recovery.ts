@@ -14,6 +14,7 @@
 import type { Clock } from '../../clock.ts';
 import { redactText } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
+import { forgetInboundInput, requeueInboundRun } from '../inbound-webhooks/run-queue.ts';
 import type { KillSwitchLimits } from '../usage/index.ts';
 import { settleBudget } from './budget.ts';
 import { runFailedEvent } from './events.ts';
@@ -44,11 +45,6 @@ export async function endRun(
   });
 }
 
-/** Forgets the rendered input of an inbound run once the run has ended (the audit keeps the body's hash and size). */
-export async function forgetInboundInput(tx: Db, runId: string): Promise<void> {
-  await tx.query(`UPDATE inbound_events SET agent_input = NULL WHERE run_id = $1 AND agent_input IS NOT NULL`, [runId]);
-}
-
 export interface SweepResult {
   /** Runs failed with `interrupted`. */
   failed: number;
@@ -60,7 +56,7 @@ export interface SweepResult {
 export async function sweepInterruptedRuns(deps: { db: Db; clock: Clock; limits: KillSwitchLimits; maxRecoveries?: number }, limit = 50): Promise<SweepResult> {
   const { db, clock } = deps;
   const maxRecoveries = deps.maxRecoveries ?? MAX_RECOVERIES;
-  const candidates = await db.query<{ id: string }>(
+  const candidates = await db.query<Pick<RunRow, 'id'>>(
     `SELECT id FROM runs WHERE status = 'in_progress' AND started_at IS NOT NULL AND (lease_until IS NULL OR lease_until <= $1)
       ORDER BY lease_until NULLS FIRST LIMIT $2`,
     [clock.now(), limit],
@@ -70,7 +66,7 @@ export async function sweepInterruptedRuns(deps: { db: Db; clock: Clock; limits:
     const now = clock.now();
     const outcome = await db.transaction(async (tx) => {
       // Checked again under the lock: its instance may have renewed or ended it meanwhile.
-      const [row] = await tx.query<RunRow & { recoveries: number }>(
+      const [row] = await tx.query<RunRow>(
         `SELECT * FROM runs WHERE id = $1 AND status = 'in_progress' AND started_at IS NOT NULL
             AND (lease_until IS NULL OR lease_until <= $2) FOR UPDATE SKIP LOCKED`,
         [id, now],
@@ -87,12 +83,7 @@ export async function sweepInterruptedRuns(deps: { db: Db; clock: Clock; limits:
 
 /** Puts an interrupted inbound run back in the hand-over queue; false when its input is gone. */
 async function handOverAgain(tx: Db, row: RunRow, now: Date, limits: KillSwitchLimits): Promise<boolean> {
-  const requeued = await tx.query(
-    `UPDATE inbound_events SET run_started_at = NULL, run_lease_until = NULL
-      WHERE run_id = $1 AND workspace_id = $2 AND agent_input IS NOT NULL RETURNING 1`,
-    [row.id, row.workspace_id],
-  );
-  if (requeued.length === 0) return false;
+  if (!(await requeueInboundRun(tx, { runId: row.id, workspaceId: row.workspace_id }))) return false;
   await release(tx, row, now, limits);
   await tx.query(`UPDATE runs SET started_at = NULL, lease_until = NULL, reserved_stu = 0, recoveries = recoveries + 1, updated_at = $2 WHERE id = $1`, [
     row.id,

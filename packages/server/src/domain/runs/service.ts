@@ -21,7 +21,8 @@ import type { BudgetSettings } from './budget.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
 import { runFailedEvent } from './events.ts';
 import { executeRun, type ExecuteOptions, type RunOutcome } from './execute.ts';
-import { endRun, forgetInboundInput, RUN_LEASE_MS } from './recovery.ts';
+import { forgetInboundInput } from '../inbound-webhooks/run-queue.ts';
+import { endRun, RUN_LEASE_MS } from './recovery.ts';
 import { startRun, type PendingRun, type RunInput, type StartResult } from './start.ts';
 import { listRunRows, readRunDetail, readRunRow, toRun, type Run, type RunDetail, type RunFilters, type RunList } from './store.ts';
 

@@ -18,7 +18,7 @@ import { reserveBudget, type Windows } from './budget.ts';
 import { earlierTurns } from './conversation.ts';
 import { runFailedEvent } from './events.ts';
 import { claimKey, findClaim, type IdempotencyClaim } from './idempotency.ts';
-import { forgetInboundInput } from './recovery.ts';
+import { forgetInboundInput } from '../inbound-webhooks/run-queue.ts';
 import type { RunContext } from './context.ts';
 import { writeSteps, type StepDraft } from './steps.ts';
 import { readRunRow, toRun, type Run, type RunSource } from './store.ts';

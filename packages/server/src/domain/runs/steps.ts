@@ -7,6 +7,7 @@ import type { DraftKind } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
 import { redactText, redactValue } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
+import { insertApprovalRequest } from '../approvals/requests.ts';
 import { approvalCreatedEvent, draftCreatedEvent } from './events.ts';
 import type { Step, ToolCall } from './store.ts';
 
@@ -67,11 +68,16 @@ export async function writeSteps(tx: Db, runId: string, steps: readonly StepDraf
       const approvalId = newId('apr');
       const summary = redactText(step.approval.summary);
       const expiresAt = new Date(now.getTime() + APPROVAL_TTL_MS);
-      await tx.query(
-        `INSERT INTO approvals (id, workspace_id, run_id, agent_slug, action, summary, expires_at, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [approvalId, events.workspaceId, runId, step.agentSlug, step.approval.action, summary, expiresAt, now],
-      );
+      await insertApprovalRequest(tx, {
+        id: approvalId,
+        workspaceId: events.workspaceId,
+        runId,
+        agentSlug: step.agentSlug,
+        action: step.approval.action,
+        summary,
+        expiresAt,
+        createdAt: now,
+      });
       await approvalCreatedEvent(tx, now, {
         workspaceId: events.workspaceId,
         approvalId,

@@ -5,7 +5,7 @@
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
-import { zRun, zRunStatus, type Schema } from '../../contract.ts';
+import { zRun, zRunStatus, zStep, zToolCall, type Schema } from '../../contract.ts';
 import { toAlias } from '../agents/alias.ts';
 
 export const RUN_STATUSES = zRunStatus.options;
@@ -39,6 +39,22 @@ export function toRun(row: RunRow): Run {
   };
 }
 
+/**
+ * The run row of an inbound webhook's first delivery, `in_progress`, written in the ingestion's
+ * transaction. Executing it is the run executor's job (see `src/worker/inbound-runs.ts`), which picks
+ * up the event while `run_started_at` is null.
+ */
+export async function insertInboundRun(tx: Db, input: { runId: string; workspaceId: string; agentSlug: string; alias: string; at: Date }): Promise<void> {
+  await tx.query(
+    `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, created_at, updated_at,
+       window_hour, window_day)
+     VALUES ($1, $2, 'in_progress', $3, $3, $4, 'inbound_webhook', $5, $5,
+       date_trunc('hour', $5::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+       date_trunc('day', $5::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`,
+    [input.runId, input.workspaceId, input.agentSlug, input.alias, input.at],
+  );
+}
+
 /** The run row, or `404 not_found` when it does not exist in this workspace. */
 export async function readRunRow(db: Db, workspaceId: string, runId: string, forUpdate = false): Promise<RunRow> {
   const [row] = await db.query<RunRow>(`SELECT * FROM runs WHERE id = $1 AND workspace_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [runId, workspaceId]);
@@ -48,24 +64,20 @@ export async function readRunRow(db: Db, workspaceId: string, runId: string, for
 
 export async function readRunDetail(db: Db, workspaceId: string, runId: string): Promise<RunDetail> {
   const row = await readRunRow(db, workspaceId, runId);
-  const steps = await db.query<{ id: string; index: number; kind: Step['kind']; agent_slug: string; summary: string; created_at: Date }>(
+  const steps = await db.query<Pick<TableRow<'run_steps'>, 'id' | 'index' | 'kind' | 'agent_slug' | 'summary' | 'created_at'>>(
     `SELECT id, index, kind, agent_slug, summary, created_at FROM run_steps WHERE run_id = $1 ORDER BY index`,
     [runId],
   );
-  const calls = await db.query<{
-    id: string;
-    step_index: number;
-    name: string;
-    arguments: Record<string, unknown>;
-    result: string | null;
-    status: ToolCall['status'];
-  }>(`SELECT id, step_index, name, arguments, result, status FROM tool_calls WHERE run_id = $1 ORDER BY step_index, id`, [runId]);
+  const calls = await db.query<Pick<TableRow<'tool_calls'>, 'id' | 'step_index' | 'name' | 'arguments' | 'result' | 'status'>>(
+    `SELECT id, step_index, name, arguments, result, status FROM tool_calls WHERE run_id = $1 ORDER BY step_index, id`,
+    [runId],
+  );
   return {
     run: toRun(row),
     steps: steps.map((s) => ({
       id: s.id,
       index: s.index,
-      kind: s.kind,
+      kind: zStep.shape.kind.parse(s.kind),
       agentSlug: s.agent_slug,
       summary: s.summary,
       createdAt: s.created_at.toISOString(),
@@ -74,9 +86,9 @@ export async function readRunDetail(db: Db, workspaceId: string, runId: string):
       id: t.id,
       stepIndex: t.step_index,
       name: t.name,
-      arguments: typeof t.arguments === 'string' ? (JSON.parse(t.arguments) as Record<string, unknown>) : t.arguments,
+      arguments: zToolCall.shape.arguments.parse(typeof t.arguments === 'string' ? JSON.parse(t.arguments) : t.arguments),
       result: t.result,
-      status: t.status,
+      status: zToolCall.shape.status.parse(t.status),
     })),
   };
 }

@@ -8,7 +8,8 @@ import type { Db } from '../../store/db.ts';
 import { getPlanSettings } from '../agents/settings.ts';
 import { computeUsage, nextRolloverStu, periodOf, previousPeriod, type Usage } from '../usage/index.ts';
 
-export interface PeriodRow {
+/** A period as the quota reads it; the STU columns are `numeric` (strings) in the row and read cast to numbers. */
+export interface PeriodUsage {
   period: string;
   rolloverStu: number;
   consumedStu: number;
@@ -18,7 +19,7 @@ export interface PeriodRow {
  * The period row of `now`, created on first use with the rollover of the period before it (when
  * that one exists; a workspace's first period has none).
  */
-export async function ensurePeriod(db: Db, workspaceId: string, now: Date, quotaStu: number): Promise<PeriodRow> {
+export async function ensurePeriod(db: Db, workspaceId: string, now: Date, quotaStu: number): Promise<PeriodUsage> {
   const period = periodOf(now);
   const existing = await readPeriod(db, workspaceId, period);
   if (existing) return existing;
@@ -57,7 +58,7 @@ export async function currentUsage(db: Db, clock: Clock, workspaceId: string): P
   return computeUsage({ now, quotaStu, rolloverStu: row.rolloverStu, consumedStu: row.consumedStu });
 }
 
-async function readPeriod(db: Db, workspaceId: string, period: string): Promise<PeriodRow | undefined> {
+async function readPeriod(db: Db, workspaceId: string, period: string): Promise<PeriodUsage | undefined> {
   const [row] = await db.query<{ rollover_stu: number; consumed_stu: number }>(
     `SELECT rollover_stu::float8 AS rollover_stu, consumed_stu::float8 AS consumed_stu
        FROM usage_periods WHERE workspace_id = $1 AND period = $2`,

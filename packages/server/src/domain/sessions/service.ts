@@ -11,7 +11,8 @@ import { DUMMY_HASH, verifyPassword } from './password.ts';
 import { matchingStep } from './totp.ts';
 import { openTotpSecret } from './totp-secret.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
-import { normalizeEmail, type Role } from './users.ts';
+import { normalizeEmail, zRole, type Role } from './users.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
 
 export const SESSION_COOKIE = 'service_session';
 /** 12 hours, the contract's cookie Max-Age. */
@@ -55,15 +56,8 @@ export interface AdminSession {
   csrfHash: string;
 }
 
-interface UserRow {
-  id: string;
-  email: string;
-  role: Role;
-  workspace_id: string;
-  password_hash: string;
-  totp_secret: string | null;
-  totp_enabled: boolean;
-}
+/** The user columns sign-in reads (generated/db.ts, from the migrations). */
+type UserRow = Pick<TableRow<'users'>, 'id' | 'email' | 'role' | 'workspace_id' | 'password_hash' | 'totp_secret' | 'totp_enabled'>;
 
 export type SessionService = ReturnType<typeof createSessionService>;
 
@@ -135,7 +129,7 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         sessionToken,
         csrfToken,
         expiresAt,
-        user: { id: user.id, email: user.email, role: user.role, twoFactorEnabled: user.totp_enabled },
+        user: { id: user.id, email: user.email, role: zRole.parse(user.role), twoFactorEnabled: user.totp_enabled },
         workspaceId: user.workspace_id,
       };
     },
@@ -143,14 +137,9 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
     /** @throws not_authenticated when the cookie names no live session */
     async authenticate(sessionToken: string | undefined): Promise<AdminSession> {
       if (!sessionToken) throw fail('not_authenticated', 'Sign in first.');
-      const [row] = await db.query<{
-        id: string;
-        user_id: string;
-        workspace_id: string;
-        role: Role;
-        totp_enabled: boolean;
-        csrf_hash: string;
-      }>(
+      const [row] = await db.query<
+        Pick<TableRow<'sessions'>, 'id' | 'user_id' | 'csrf_hash'> & Pick<TableRow<'users'>, 'workspace_id' | 'role' | 'totp_enabled'>
+      >(
         `SELECT s.id, s.user_id, s.csrf_hash, u.workspace_id, u.role, u.totp_enabled
          FROM sessions s JOIN users u ON u.id = s.user_id
          WHERE s.token_hash = $1 AND s.expires_at > $2`,
@@ -161,7 +150,7 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         sessionId: row.id,
         userId: row.user_id,
         workspaceId: row.workspace_id,
-        role: row.role,
+        role: zRole.parse(row.role),
         totpEnabled: row.totp_enabled,
         csrfHash: row.csrf_hash,
       };

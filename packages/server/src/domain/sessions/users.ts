@@ -5,12 +5,16 @@
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
+import { zAdminSession } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
 import { hashPassword } from './password.ts';
 import { generateTotpSecret } from './totp.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 
-export type Role = 'owner' | 'admin' | 'member';
+/** The contract's roles (AdminSession.user.role); a stored role is parsed with it. */
+export const zRole = zAdminSession.shape.user.shape.role;
+export type Role = (typeof zRole.options)[number];
 
 export interface NewUser {
   email: string;
@@ -61,9 +65,9 @@ export interface UserRecord {
 }
 
 export async function listUsers(db: Db, workspaceId: string): Promise<UserRecord[]> {
-  const rows = await db.query<{ id: string; email: string; role: Role; totp_enabled: boolean }>(
+  const rows = await db.query<Pick<TableRow<'users'>, 'id' | 'email' | 'role' | 'totp_enabled'>>(
     `SELECT id, email, role, totp_enabled FROM users WHERE workspace_id = $1 ORDER BY created_at, id`,
     [workspaceId],
   );
-  return rows.map((r) => ({ id: r.id, email: r.email, role: r.role, twoFactorEnabled: r.totp_enabled }));
+  return rows.map((r) => ({ id: r.id, email: r.email, role: zRole.parse(r.role), twoFactorEnabled: r.totp_enabled }));
 }

@@ -1,0 +1,26 @@
+/**
+ * @module A destination's health as its deliveries report it: a delivered attempt clears the
+ * failure count, a failed one adds to it and pauses the destination once the pause rule says so
+ * (domain/webhooks/retry-schedule.ts). Called by the delivery worker in the transaction that
+ * records the attempt.
+ */
+import type { TableRow } from '../../../../../generated/db.ts';
+import type { Db } from '../../store/db.ts';
+import { shouldPauseDestination } from '../webhooks/retry-schedule.ts';
+
+/** A delivery to the destination succeeded: its consecutive failures are back to 0. */
+export async function recordDestinationSuccess(tx: Db, destinationId: string): Promise<void> {
+  await tx.query(`UPDATE webhook_destinations SET consecutive_failures = 0 WHERE id = $1`, [destinationId]);
+}
+
+/** A delivery attempt to the destination failed: one more consecutive failure, and paused (`failures`) when that is too many. */
+export async function recordDestinationFailure(tx: Db, destinationId: string, at: Date): Promise<void> {
+  const [dest] = await tx.query<Pick<TableRow<'webhook_destinations'>, 'consecutive_failures' | 'status'>>(
+    `UPDATE webhook_destinations SET consecutive_failures = consecutive_failures + 1 WHERE id = $1
+     RETURNING consecutive_failures, status`,
+    [destinationId],
+  );
+  if (dest && dest.status === 'active' && shouldPauseDestination(dest.consecutive_failures)) {
+    await tx.query(`UPDATE webhook_destinations SET status = 'paused', paused_at = $2, paused_reason = 'failures' WHERE id = $1`, [destinationId, at]);
+  }
+}

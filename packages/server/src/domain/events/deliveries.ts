@@ -1,0 +1,105 @@
+/**
+ * @module The delivery rows of the outbox after they were queued: the claim under a lease, the
+ * record of each attempt and the delivery's next state, and the replay of what was given up. The
+ * worker (src/worker/deliveries.ts) decides and sends; the statements on `deliveries` and
+ * `delivery_attempts` are here. Each function takes the caller's transaction.
+ */
+import type { TableRow } from '../../../../../generated/db.ts';
+import { randomBase62 } from '../../random.ts';
+import type { Db } from '../../store/db.ts';
+
+type Delivery = TableRow<'deliveries'>;
+
+/** A claimed delivery with what sending it needs: the event's body and the destination's current URL and secret. */
+export type ClaimedDelivery = Pick<Delivery, 'id' | 'attempts' | 'event_id' | 'destination_id'> & {
+  /** Set by the claim. */
+  claim_token: string;
+} & Pick<TableRow<'outbox_events'>, 'type' | 'body'> &
+  Pick<TableRow<'webhook_destinations'>, 'url' | 'secret_encrypted'>;
+
+/**
+ * Claims up to `limit` due pending deliveries of active destinations: locked with
+ * `FOR UPDATE SKIP LOCKED` (concurrent workers never take the same row), then stamped with
+ * `locked_until` and the claim token.
+ */
+export async function claimDueDeliveries(tx: Db, input: { now: Date; limit: number; leaseUntil: Date; token: string }): Promise<ClaimedDelivery[]> {
+  const due = await tx.query<Pick<Delivery, 'id'>>(
+    `SELECT d.id FROM deliveries d
+       JOIN webhook_destinations w ON w.id = d.destination_id
+      WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+        AND (d.locked_until IS NULL OR d.locked_until <= $1)
+        AND w.status = 'active'
+      ORDER BY d.next_attempt_at, d.id
+      LIMIT $2
+      FOR UPDATE OF d SKIP LOCKED`,
+    [input.now, input.limit],
+  );
+  if (due.length === 0) return [];
+  return tx.query<ClaimedDelivery>(
+    `UPDATE deliveries d SET locked_until = $2, claim_token = $3
+       FROM outbox_events e, webhook_destinations w
+      WHERE d.id = ANY ($1::text[]) AND e.id = d.event_id AND w.id = d.destination_id
+      RETURNING d.id, d.claim_token, d.attempts, d.event_id, e.type, e.body, d.destination_id, w.url, w.secret_encrypted`,
+    [due.map((r) => r.id), input.leaseUntil, input.token],
+  );
+}
+
+/** Locks the delivery while `token` still holds its claim; false once the lease was lost and it was claimed again. */
+export async function holdsClaim(tx: Db, deliveryId: string, token: string): Promise<boolean> {
+  const owned = await tx.query(`SELECT 1 FROM deliveries WHERE id = $1 AND claim_token = $2 FOR UPDATE`, [deliveryId, token]);
+  return owned.length > 0;
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  result: string;
+  status: number | null;
+  reason: string | null;
+  at: Date;
+}
+
+/** The audit row of one attempt. */
+export async function insertDeliveryAttempt(tx: Db, record: AttemptRecord): Promise<void> {
+  await tx.query(`INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+    `att_${randomBase62(20)}`,
+    record.deliveryId,
+    record.attempt,
+    record.result,
+    record.status,
+    record.reason,
+    record.at,
+  ]);
+}
+
+/** The delivery succeeded: `delivered`, claim released. */
+export async function markDelivered(tx: Db, input: { deliveryId: string; attempts: number; at: Date; status: number }): Promise<void> {
+  await tx.query(
+    `UPDATE deliveries SET status = 'delivered', attempts = $2, delivered_at = $3, last_attempt_at = $3, last_status = $4,
+       last_error = NULL, next_attempt_at = NULL, locked_until = NULL, claim_token = NULL WHERE id = $1`,
+    [input.deliveryId, input.attempts, input.at, input.status],
+  );
+}
+
+/** The attempt failed: `pending` again at `next`, or `failed` (given up) when `next` is null; claim released. */
+export async function markAttemptFailed(
+  tx: Db,
+  input: { deliveryId: string; attempts: number; next: Date | null; at: Date; status: number | null; reason: string },
+): Promise<void> {
+  await tx.query(
+    `UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, last_attempt_at = $5, last_status = $6,
+       last_error = $7, locked_until = NULL, claim_token = NULL WHERE id = $1`,
+    [input.deliveryId, input.next ? 'pending' : 'failed', input.attempts, input.next, input.at, input.status, input.reason],
+  );
+}
+
+/** Every given-up delivery of the destination queued again, due at `now`; the ids of their events. */
+export async function replayFailedDeliveries(db: Db, destinationId: string, now: Date): Promise<string[]> {
+  const rows = await db.query<Pick<Delivery, 'event_id'>>(
+    `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $2, locked_until = NULL, claim_token = NULL
+      WHERE destination_id = $1 AND status = 'failed' RETURNING event_id`,
+    [destinationId, now],
+  );
+  return rows.map((r) => r.event_id);
+}

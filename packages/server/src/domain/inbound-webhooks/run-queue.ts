@@ -1,0 +1,49 @@
+/**
+ * @module The inbound events as the durable queue of their runs: the only writes to `inbound_events`
+ * made after ingestion. The hand-over (src/worker/inbound-runs.ts) claims waiting events under a
+ * lease and marks them started; the run service (domain/runs) puts an interrupted run back in the
+ * queue and forgets the rendered input once the run has ended. Each function takes the caller's
+ * transaction, so its guarantees are the caller's.
+ */
+import type { TableRow } from '../../../../../generated/db.ts';
+import type { Db } from '../../store/db.ts';
+
+/** A waiting event, as the hand-over reads it. */
+export type WaitingInboundEvent = Pick<TableRow<'inbound_events'>, 'id' | 'run_id' | 'workspace_id' | 'agent_slug' | 'alias' | 'agent_input' | 'event_id'>;
+
+/**
+ * Claims up to `limit` events whose run waits for its hand-over (`FOR UPDATE SKIP LOCKED`, so
+ * concurrent workers never take the same one) and reserves them until `leaseUntil`.
+ */
+export async function claimWaitingInboundEvents(tx: Db, input: { now: Date; limit: number; leaseUntil: Date }): Promise<WaitingInboundEvent[]> {
+  const rows = await tx.query<WaitingInboundEvent>(
+    `SELECT id, run_id, workspace_id, agent_slug, alias, agent_input, event_id FROM inbound_events
+      WHERE run_started_at IS NULL AND (run_lease_until IS NULL OR run_lease_until <= $1)
+      ORDER BY received_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [input.now, input.limit],
+  );
+  if (rows.length > 0) {
+    await tx.query(`UPDATE inbound_events SET run_lease_until = $2 WHERE id = ANY ($1::text[])`, [rows.map((r) => r.id), input.leaseUntil]);
+  }
+  return rows;
+}
+
+/** The event's run has been taken over by the run service. */
+export async function markInboundRunStarted(db: Db, eventRowId: string, at: Date): Promise<void> {
+  await db.query(`UPDATE inbound_events SET run_started_at = $2, run_lease_until = NULL WHERE id = $1`, [eventRowId, at]);
+}
+
+/** Puts the event of an interrupted run back in the queue; false when its input is gone. */
+export async function requeueInboundRun(tx: Db, input: { runId: string; workspaceId: string }): Promise<boolean> {
+  const requeued = await tx.query(
+    `UPDATE inbound_events SET run_started_at = NULL, run_lease_until = NULL
+      WHERE run_id = $1 AND workspace_id = $2 AND agent_input IS NOT NULL RETURNING 1`,
+    [input.runId, input.workspaceId],
+  );
+  return requeued.length > 0;
+}
+
+/** Forgets the rendered input of an inbound run once the run has ended (the audit keeps the body's hash and size). */
+export async function forgetInboundInput(tx: Db, runId: string): Promise<void> {
+  await tx.query(`UPDATE inbound_events SET agent_input = NULL WHERE run_id = $1 AND agent_input IS NOT NULL`, [runId]);
+}
