@@ -133,6 +133,17 @@ export interface Tables {
     connected_by: string;
     connected_at: Date;
   };
+  invitations: {
+    id: string;
+    workspace_id: string;
+    email: string;
+    role: string;
+    token_hash: string;
+    invited_by: string | null;
+    created_at: Date;
+    expires_at: Date;
+    accepted_at: Date | null;
+  };
   kill_switches: {
     workspace_id: string;
     manual_since: Date;
@@ -151,6 +162,12 @@ export interface Tables {
     scopes: string[];
     created_at: Date;
     expires_at: Date;
+  };
+  memberships: {
+    workspace_id: string;
+    user_id: string;
+    role: string;
+    created_at: Date;
   };
   operator_tokens: {
     id: string;
@@ -216,6 +233,7 @@ export interface Tables {
     csrf_hash: string;
     created_at: Date;
     expires_at: Date;
+    workspace_id: string;
   };
   tool_calls: {
     id: string;
@@ -256,10 +274,8 @@ export interface Tables {
   };
   users: {
     id: string;
-    workspace_id: string;
     email: string;
     password_hash: string;
-    role: string;
     totp_secret: string | null;
     totp_enabled: boolean;
     totp_last_step: number | null;

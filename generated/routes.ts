@@ -5,6 +5,8 @@
 import * as z from 'zod';
 import type { ZodType } from 'zod';
 import {
+  zAcceptInvitationBody,
+  zAcceptInvitationHeaders,
   zAdminSession,
   zAgentError,
   zAgentList,
@@ -35,6 +37,8 @@ import {
   zCreateInferenceHeaders,
   zCreateIntegrationBody,
   zCreateIntegrationHeaders,
+  zCreateInvitationBody,
+  zCreateInvitationHeaders,
   zCreateMcpTokenBody,
   zCreateMcpTokenHeaders,
   zCreateWebhookDestinationBody,
@@ -49,6 +53,7 @@ import {
   zDeliveryAccepted,
   zDraftCreatedEvent,
   zDraftCreatedEventWebhookRequest,
+  zExpiredError,
   zGetCurrentUsageHeaders,
   zGetRunHeaders,
   zGetRunPath,
@@ -73,12 +78,15 @@ import {
   zIntegration,
   zIntegrationConnectedEvent,
   zIntegrationConnectedEventWebhookRequest,
+  zInvitation,
+  zInvitationAccepted,
   zJsonRpcResponse,
   zKillSwitchError,
   zListAgentsHeaders,
   zListApiKeysHeaders,
   zListApiKeysV1Headers,
   zListInboundWebhooksHeaders,
+  zListMembersHeaders,
   zListRunsHeaders,
   zListRunsQuery,
   zListRunsV1Headers,
@@ -91,6 +99,9 @@ import {
   zMcpAuthError,
   zMcpEndpoint,
   zMcpToken,
+  zMember,
+  zMemberList,
+  zMemberNotFoundError,
   zNotFoundError,
   zOpenMcpStreamHeaders,
   zOperatorAuthError,
@@ -108,6 +119,8 @@ import {
   zPingWebhookDestinationPath,
   zQuotaExceededError,
   zRateLimitExceededError,
+  zRemoveMemberHeaders,
+  zRemoveMemberPath,
   zReplayWebhookDestinationHeaders,
   zReplayWebhookDestinationPath,
   zResumeInboundWebhookHeaders,
@@ -135,6 +148,8 @@ import {
   zRunFailedEventWebhookRequest,
   zRunList,
   zScopeRequiredError,
+  zSelectWorkspaceBody,
+  zSelectWorkspaceHeaders,
   zSendAgentMessageBody,
   zSendAgentMessageHeaders,
   zSendAgentMessagePath,
@@ -142,12 +157,16 @@ import {
   zSendOrchestratorMessageHeaders,
   zServerError,
   zSessionAuthError,
+  zSessionWorkspaces,
   zSignatureInvalidError,
   zStreamEnd,
   zStreamError,
   zStreamFragment,
   zTenantForbiddenError,
   zTooManyAttemptsError,
+  zUpdateMemberBody,
+  zUpdateMemberHeaders,
+  zUpdateMemberPath,
   zUpdateWorkspaceBody,
   zUpdateWorkspaceHeaders,
   zUpdateWorkspacePath,
@@ -233,6 +252,12 @@ export type OperationId =
   | 'replayWebhookDestination'
   | 'decideApproval'
   | 'createIntegration'
+  | 'selectWorkspace'
+  | 'listMembers'
+  | 'removeMember'
+  | 'updateMember'
+  | 'createInvitation'
+  | 'acceptInvitation'
   | 'listWorkspaces'
   | 'createWorkspace'
   | 'getWorkspace'
@@ -373,6 +398,30 @@ export interface Operations {
   createIntegration: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateIntegrationHeaders>; body: z.output<typeof zCreateIntegrationBody> };
     success: { 201: { json: z.input<typeof zIntegration> } };
+  };
+  selectWorkspace: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zSelectWorkspaceHeaders>; body: z.output<typeof zSelectWorkspaceBody> };
+    success: { 200: { json: z.input<typeof zSessionWorkspaces> } };
+  };
+  listMembers: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListMembersHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zMemberList> } };
+  };
+  removeMember: {
+    input: { params: z.output<typeof zRemoveMemberPath>; query: Record<string, never>; headers: z.output<typeof zRemoveMemberHeaders>; body: undefined };
+    success: { 204: { empty: true } };
+  };
+  updateMember: {
+    input: { params: z.output<typeof zUpdateMemberPath>; query: Record<string, never>; headers: z.output<typeof zUpdateMemberHeaders>; body: z.output<typeof zUpdateMemberBody> };
+    success: { 200: { json: z.input<typeof zMember> } };
+  };
+  createInvitation: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateInvitationHeaders>; body: z.output<typeof zCreateInvitationBody> };
+    success: { 201: { json: z.input<typeof zInvitation> } };
+  };
+  acceptInvitation: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zAcceptInvitationHeaders>; body: z.output<typeof zAcceptInvitationBody> };
+    success: { 200: { json: z.input<typeof zInvitationAccepted> } };
   };
   listWorkspaces: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListWorkspacesHeaders>; body: undefined };
@@ -968,6 +1017,115 @@ export const routes: readonly RouteSpec[] = [
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/auth/workspace',
+    operationId: 'selectWorkspace',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false },
+    request: { headers: zSelectWorkspaceHeaders, body: { contentType: 'application/json', schema: zSelectWorkspaceBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zSessionWorkspaces },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: z.union([zTenantForbiddenError, zRoleForbiddenError]) },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/workspace/members',
+    operationId: 'listMembers',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    request: { headers: zListMembersHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zMemberList },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/workspace/members/{user_id}',
+    operationId: 'removeMember',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    request: { params: zRemoveMemberPath, headers: zRemoveMemberHeaders },
+    responses: {
+      '204': {  },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zMemberNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'patch',
+    path: '/workspace/members/{user_id}',
+    operationId: 'updateMember',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    request: { params: zUpdateMemberPath, headers: zUpdateMemberHeaders, body: { contentType: 'application/json', schema: zUpdateMemberBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zMember },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zMemberNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/workspace/invitations',
+    operationId: 'createInvitation',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    request: { headers: zCreateInvitationHeaders, body: { contentType: 'application/json', schema: zCreateInvitationBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '201': { contentType: 'application/json', schema: zInvitation },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/invitations/accept',
+    operationId: 'acceptInvitation',
+    security: [],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    request: { headers: zAcceptInvitationHeaders, body: { contentType: 'application/json', schema: zAcceptInvitationBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zInvitationAccepted },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '410': { contentType: 'application/json', schema: zExpiredError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },

@@ -534,6 +534,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/workspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Select the session's workspace
+         * @description Makes the session act on another workspace the user belongs to, with their role there. A workspace the user is not a member of answers `403 tenant_forbidden`, and the session stays as it was.
+         */
+        post: operations["selectWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the members
+         * @description Every member of the session's workspace with their role. Needs an owner or admin with two-step verification.
+         */
+        get: operations["listMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Removes the member from the session's workspace and ends their sessions in it; their account stays for their other workspaces. Removing the last owner answers `403 forbidden`.
+         */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description Sets the member's role in the session's workspace. Taking the owner role from the last owner answers `403 forbidden`. A user who is not a member of this workspace answers `404 member_not_found`.
+         */
+        patch: operations["updateMember"];
+        trace?: never;
+    };
+    "/workspace/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite a member
+         * @description Creates a single-use invitation to the session's workspace, valid 7 days. The token is shown only in this answer. Inviting someone who is already a member answers `400 invalid_body`.
+         */
+        post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description Joins the invitation's workspace with its role. A new account is created for an email that has none (its password is the one given, and two-step verification is turned on); an existing account proves itself with its password (a wrong one answers `401 not_authenticated`). An unknown token answers `404 not_found`; an expired or already used one `410 expired`. Then sign in with `POST /auth/login` and select the workspace.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/operator/workspaces": {
         parameters: {
             query?: never;
@@ -1809,14 +1913,29 @@ export interface components {
          */
         UserId: string;
         /**
+         * WorkspaceRole
+         * @description A user's role in one workspace: `owner` and `admin` manage keys, webhooks, approvals and members (with two-step verification active); `member` signs in and reads. A workspace always keeps at least one owner.
+         * @enum {string}
+         */
+        WorkspaceRole: "owner" | "admin" | "member";
+        /**
          * WorkspaceId
          * @description Workspace (tenant) identifier, `wksp_` followed by 16 to 32 base62 characters.
          * @example wksp_X7P5oJGqOLi5uAE9Tmat
          */
         WorkspaceId: string;
         /**
+         * UserWorkspaces
+         * @description The workspaces a user belongs to, with the role in each, oldest membership first.
+         */
+        UserWorkspaces: {
+            id: components["schemas"]["WorkspaceId"];
+            name: string;
+            role: components["schemas"]["WorkspaceRole"];
+        }[];
+        /**
          * AdminSession
-         * @description The admin session opened by login. The session itself travels in the `service_session` cookie; `csrfToken` goes back in `X-CSRF-Token` on every admin write.
+         * @description The session opened by login, acting on `workspaceId` (the user's first workspace; `POST /auth/workspace` selects another of `workspaces`). The session itself travels in the `service_session` cookie; `csrfToken` goes back in `X-CSRF-Token` on every admin write.
          * @example {
          *       "user": {
          *         "id": "usr_8Tb2Nq6Xk4Lm9Vc1Rz",
@@ -1825,6 +1944,13 @@ export interface components {
          *         "twoFactorEnabled": true
          *       },
          *       "workspaceId": "wksp_9Qe3Tx7Lm2Vb8Nk4R",
+         *       "workspaces": [
+         *         {
+         *           "id": "wksp_9Qe3Tx7Lm2Vb8Nk4R",
+         *           "name": "Northwind",
+         *           "role": "admin"
+         *         }
+         *       ],
          *       "expiresAt": "2026-11-22T20:00:00Z",
          *       "csrfToken": "csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc"
          *     }
@@ -1834,11 +1960,11 @@ export interface components {
                 id: components["schemas"]["UserId"];
                 /** Format: email */
                 email: string;
-                /** @enum {string} */
-                role: "owner" | "admin" | "member";
+                role: components["schemas"]["WorkspaceRole"];
                 twoFactorEnabled: boolean;
             };
             workspaceId: components["schemas"]["WorkspaceId"];
+            workspaces: components["schemas"]["UserWorkspaces"];
             /** Format: date-time */
             expiresAt: string;
             csrfToken: string;
@@ -2098,6 +2224,124 @@ export interface components {
             connectedBy: components["schemas"]["UserId"];
             /** Format: date-time */
             connectedAt: string;
+        };
+        /**
+         * SelectWorkspaceRequest
+         * @description The workspace the session acts on from now on; the user must be a member of it.
+         */
+        SelectWorkspaceRequest: {
+            workspaceId: components["schemas"]["WorkspaceId"];
+        };
+        /**
+         * SessionWorkspaces
+         * @description The workspace the session acts on, and every workspace the user belongs to, with the role in each.
+         */
+        SessionWorkspaces: {
+            workspaceId: components["schemas"]["WorkspaceId"];
+            role: components["schemas"]["WorkspaceRole"];
+            workspaces: components["schemas"]["UserWorkspaces"];
+        };
+        /**
+         * Member
+         * @description A user who belongs to the workspace, with their role in it.
+         */
+        Member: {
+            userId: components["schemas"]["UserId"];
+            /** Format: email */
+            email: string;
+            role: components["schemas"]["WorkspaceRole"];
+            twoFactorEnabled: boolean;
+            /** Format: date-time */
+            joinedAt: string;
+        };
+        /**
+         * MemberList
+         * @description Every member of the workspace, oldest first.
+         */
+        MemberList: {
+            data: components["schemas"]["Member"][];
+        };
+        /**
+         * MemberNotFoundError
+         * @description The slug does not exist or is revoked (`member_not_found`), or is paused (`webhook_unavailable`).
+         */
+        MemberNotFoundError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "member_not_found" | "webhook_unavailable";
+        };
+        /**
+         * UpdateMemberRequest
+         * @description The member's new role. Taking the owner role away from the last owner is refused.
+         */
+        UpdateMemberRequest: {
+            role: components["schemas"]["WorkspaceRole"];
+        };
+        /**
+         * CreateInvitationRequest
+         * @description Invites a person, by email, to join the workspace with a role.
+         */
+        CreateInvitationRequest: {
+            /** Format: email */
+            email: string;
+            /** @default member */
+            role?: components["schemas"]["WorkspaceRole"];
+        };
+        /**
+         * Invitation
+         * @description A single-use invitation. `token` is shown only in this answer (only its hash is stored): give it, or the link
+         *     `/panel/invitations?token=…` built from it, to the invitee. It is accepted once with `POST /invitations/accept`
+         *     within 7 days; afterwards it answers `410 expired`.
+         * @example {
+         *       "id": "inv_4Tq8Zr2Mx7Lp1Vt9Ka",
+         *       "email": "dana@northwind.example",
+         *       "role": "member",
+         *       "token": "service_inv_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc5Df6Gh7J",
+         *       "expiresAt": "2026-11-29T09:00:00Z"
+         *     }
+         */
+        Invitation: {
+            id: string;
+            /** Format: email */
+            email: string;
+            role: components["schemas"]["WorkspaceRole"];
+            token: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * AcceptInvitationRequest
+         * @description Accepts an invitation. For a person who has no account yet, `password` becomes their password (at least 12
+         *     characters) and two-step verification is turned on (the answer carries the TOTP secret, once). For an existing
+         *     user of the invitation's email, `password` must be their password: the workspace is added to their account.
+         */
+        AcceptInvitationRequest: {
+            token: string;
+            password: string;
+        };
+        /**
+         * InvitationAccepted
+         * @description The membership the invitation created. `totpSecret` is set (once) when the account was created now, null otherwise.
+         * @example {
+         *       "workspaceId": "wksp_9Qe3Tx7Lm2Vb8Nk4R",
+         *       "email": "dana@northwind.example",
+         *       "role": "member",
+         *       "totpSecret": "EZTGTNNWUBPMVH7F5UZNOYCEKBTLZ33I"
+         *     }
+         */
+        InvitationAccepted: {
+            workspaceId: components["schemas"]["WorkspaceId"];
+            /** Format: email */
+            email: string;
+            role: components["schemas"]["WorkspaceRole"];
+            totpSecret: string | null;
+        };
+        /**
+         * ExpiredError
+         * @description A single-use token or link that expired or was already used.
+         */
+        ExpiredError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "expired";
         };
         /**
          * WorkspaceStatus
@@ -2801,6 +3045,45 @@ export interface components {
                 "application/json": components["schemas"]["RoleForbiddenError"];
             };
         };
+        /** @description The user is not a member of that workspace, or the write came without the login's CSRF token. */
+        WorkspaceSelectForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TenantForbiddenError"] | components["schemas"]["RoleForbiddenError"];
+            };
+        };
+        /** @description No member of this workspace has this user id. */
+        MemberNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["MemberNotFoundError"];
+            };
+        };
+        /** @description The single-use token or link has expired or was already used. */
+        Expired: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ExpiredError"];
+            };
+        };
         /** @description The operator token is missing or wrong. */
         OperatorUnauthorized: {
             headers: {
@@ -2926,6 +3209,11 @@ export interface components {
          * @example apr_6Wm1Kp8Zt3Qx7Nv2Lb
          */
         ApprovalIdPath: components["schemas"]["ApprovalId"];
+        /**
+         * @description The member's user identifier.
+         * @example usr_8Tb2Nq6Xk4Lm9Vc1Rz
+         */
+        UserIdPath: components["schemas"]["UserId"];
         /**
          * @description The workspace's identifier.
          * @example wksp_X7P5oJGqOLi5uAE9Tmat
@@ -4325,6 +4613,275 @@ export interface operations {
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    selectWorkspace: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SelectWorkspaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The session's workspace and role now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionWorkspaces"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["WorkspaceSelectForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The members. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminReadForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The member's user identifier.
+                 * @example usr_8Tb2Nq6Xk4Lm9Vc1Rz
+                 */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["MemberNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMember: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The member's user identifier.
+                 * @example usr_8Tb2Nq6Xk4Lm9Vc1Rz
+                 */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The member with the new role. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["MemberNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createInvitation: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description The invitation, with its token shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description The membership. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationAccepted"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["LoginUnauthorized"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Expired"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

@@ -835,6 +835,17 @@ export const zLoginRequest = z.strictObject({
 export const zUserId = z.string().min(20).max(36).regex(/^usr_[A-Za-z0-9]{16,32}$/);
 
 /**
+ * WorkspaceRole
+ *
+ * A user's role in one workspace: `owner` and `admin` manage keys, webhooks, approvals and members (with two-step verification active); `member` signs in and reads. A workspace always keeps at least one owner.
+ */
+export const zWorkspaceRole = z.enum([
+    'owner',
+    'admin',
+    'member'
+]);
+
+/**
  * WorkspaceId
  *
  * Workspace (tenant) identifier, `wksp_` followed by 16 to 32 base62 characters.
@@ -842,22 +853,30 @@ export const zUserId = z.string().min(20).max(36).regex(/^usr_[A-Za-z0-9]{16,32}
 export const zWorkspaceId = z.string().min(21).max(37).regex(/^wksp_[A-Za-z0-9]{16,32}$/);
 
 /**
+ * UserWorkspaces
+ *
+ * The workspaces a user belongs to, with the role in each, oldest membership first.
+ */
+export const zUserWorkspaces = z.array(z.strictObject({
+    id: zWorkspaceId,
+    name: z.string(),
+    role: zWorkspaceRole
+})).max(1000);
+
+/**
  * AdminSession
  *
- * The admin session opened by login. The session itself travels in the `service_session` cookie; `csrfToken` goes back in `X-CSRF-Token` on every admin write.
+ * The session opened by login, acting on `workspaceId` (the user's first workspace; `POST /auth/workspace` selects another of `workspaces`). The session itself travels in the `service_session` cookie; `csrfToken` goes back in `X-CSRF-Token` on every admin write.
  */
 export const zAdminSession = z.strictObject({
     user: z.strictObject({
         id: zUserId,
         email: z.email(),
-        role: z.enum([
-            'owner',
-            'admin',
-            'member'
-        ]),
+        role: zWorkspaceRole,
         twoFactorEnabled: z.boolean()
     }),
     workspaceId: zWorkspaceId,
+    workspaces: zUserWorkspaces,
     expiresAt: z.iso.datetime({ offset: true }),
     csrfToken: z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/)
 });
@@ -1085,6 +1104,126 @@ export const zIntegration = z.object({
     connectedBy: zUserId,
     connectedAt: z.iso.datetime({ offset: true })
 });
+
+/**
+ * SelectWorkspaceRequest
+ *
+ * The workspace the session acts on from now on; the user must be a member of it.
+ */
+export const zSelectWorkspaceRequest = z.strictObject({
+    workspaceId: zWorkspaceId
+});
+
+/**
+ * SessionWorkspaces
+ *
+ * The workspace the session acts on, and every workspace the user belongs to, with the role in each.
+ */
+export const zSessionWorkspaces = z.strictObject({
+    workspaceId: zWorkspaceId,
+    role: zWorkspaceRole,
+    workspaces: zUserWorkspaces
+});
+
+/**
+ * Member
+ *
+ * A user who belongs to the workspace, with their role in it.
+ */
+export const zMember = z.strictObject({
+    userId: zUserId,
+    email: z.email(),
+    role: zWorkspaceRole,
+    twoFactorEnabled: z.boolean(),
+    joinedAt: z.iso.datetime({ offset: true })
+});
+
+/**
+ * MemberList
+ *
+ * Every member of the workspace, oldest first.
+ */
+export const zMemberList = z.strictObject({
+    data: z.array(zMember).max(10000)
+});
+
+/**
+ * MemberNotFoundError
+ *
+ * The slug does not exist or is revoked (`member_not_found`), or is paused (`webhook_unavailable`).
+ */
+export const zMemberNotFoundError = zError.and(z.object({
+    error: z.enum(['member_not_found', 'webhook_unavailable'])
+}));
+
+/**
+ * UpdateMemberRequest
+ *
+ * The member's new role. Taking the owner role away from the last owner is refused.
+ */
+export const zUpdateMemberRequest = z.strictObject({
+    role: zWorkspaceRole
+});
+
+/**
+ * CreateInvitationRequest
+ *
+ * Invites a person, by email, to join the workspace with a role.
+ */
+export const zCreateInvitationRequest = z.strictObject({
+    email: z.email().max(254),
+    role: zWorkspaceRole.optional().default('member')
+});
+
+/**
+ * Invitation
+ *
+ * A single-use invitation. `token` is shown only in this answer (only its hash is stored): give it, or the link
+ * `/panel/invitations?token=…` built from it, to the invitee. It is accepted once with `POST /invitations/accept`
+ * within 7 days; afterwards it answers `410 expired`.
+ *
+ */
+export const zInvitation = z.strictObject({
+    id: z.string().regex(/^inv_[A-Za-z0-9]{16,32}$/),
+    email: z.email(),
+    role: zWorkspaceRole,
+    token: z.string().regex(/^service_inv_[A-Za-z0-9]{32}$/),
+    expiresAt: z.iso.datetime({ offset: true })
+});
+
+/**
+ * AcceptInvitationRequest
+ *
+ * Accepts an invitation. For a person who has no account yet, `password` becomes their password (at least 12
+ * characters) and two-step verification is turned on (the answer carries the TOTP secret, once). For an existing
+ * user of the invitation's email, `password` must be their password: the workspace is added to their account.
+ *
+ */
+export const zAcceptInvitationRequest = z.strictObject({
+    token: z.string().regex(/^service_inv_[A-Za-z0-9]{32}$/),
+    password: z.string().min(12).max(256)
+});
+
+/**
+ * InvitationAccepted
+ *
+ * The membership the invitation created. `totpSecret` is set (once) when the account was created now, null otherwise.
+ */
+export const zInvitationAccepted = z.strictObject({
+    workspaceId: zWorkspaceId,
+    email: z.email(),
+    role: zWorkspaceRole,
+    totpSecret: z.string().regex(/^[A-Z2-7]+=*$/).nullable()
+});
+
+/**
+ * ExpiredError
+ *
+ * A single-use token or link that expired or was already used.
+ */
+export const zExpiredError = zError.and(z.object({
+    error: z.enum(['expired'])
+}));
 
 /**
  * WorkspaceStatus
@@ -1541,6 +1680,11 @@ export const zDestinationIdPath = zDestinationId;
 export const zApprovalIdPath = zApprovalId;
 
 /**
+ * The member's user identifier.
+ */
+export const zUserIdPath = zUserId;
+
+/**
  * The workspace's identifier.
  */
 export const zWorkspaceIdPath = zWorkspaceId;
@@ -1950,6 +2094,80 @@ export const zCreateIntegrationHeaders = z.object({
  * The recorded integration.
  */
 export const zCreateIntegrationResponse = zIntegration;
+
+export const zSelectWorkspaceBody = zSelectWorkspaceRequest;
+
+export const zSelectWorkspaceHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The session's workspace and role now.
+ */
+export const zSelectWorkspaceResponse = zSessionWorkspaces;
+
+export const zListMembersHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The members.
+ */
+export const zListMembersResponse = zMemberList;
+
+export const zRemoveMemberHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zRemoveMemberPath = z.object({
+    user_id: zUserId
+});
+
+/**
+ * Removed.
+ */
+export const zRemoveMemberResponse = z.void();
+
+export const zUpdateMemberBody = zUpdateMemberRequest;
+
+export const zUpdateMemberHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zUpdateMemberPath = z.object({
+    user_id: zUserId
+});
+
+/**
+ * The member with the new role.
+ */
+export const zUpdateMemberResponse = zMember;
+
+export const zCreateInvitationBody = zCreateInvitationRequest;
+
+export const zCreateInvitationHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The invitation, with its token shown once.
+ */
+export const zCreateInvitationResponse = zInvitation;
+
+export const zAcceptInvitationBody = zAcceptInvitationRequest;
+
+export const zAcceptInvitationHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The membership.
+ */
+export const zAcceptInvitationResponse = zInvitationAccepted;
 
 export const zListWorkspacesHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

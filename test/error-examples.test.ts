@@ -209,6 +209,18 @@ beforeEach(() => {
   t.clock.advance(61_000);
 });
 
+/** A fresh invitation of `email` to the workspace of `app`, made by its admin. */
+async function invitationFor(email: string, app: TestApp): Promise<string> {
+  const session = app === t ? await adminSession() : await app.login();
+  const res = await app.app.request('/workspace/invitations', {
+    method: 'POST',
+    headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken, 'content-type': 'application/json', 'x-forwarded-for': nextAddress() },
+    body: JSON.stringify({ email }),
+  });
+  expect(res.status, 'invitation').toBe(201);
+  return ((await res.json()) as { token: string }).token;
+}
+
 async function adminSession(): Promise<{ cookie: string; csrfToken: string }> {
   // Sessions last 12 h of the fake clock, which moves a minute per case.
   if (t.clock.now().getTime() - admin.at > 2 * 3600_000) admin = { ...(await t.login()), at: t.clock.now().getTime() };
@@ -245,6 +257,7 @@ const PATH_VALUES: { path: RegExp; name: string; unknown: string; malformed: str
   { path: /\/webhook-destinations\/\{id\}/, name: 'id', unknown: 'dst_5Lx2Qw8Nm4Rt7Vb1K', malformed: 'dst-5Lx2' },
   { path: /\/approvals\/\{approval_id\}/, name: 'approval_id', unknown: 'apr_6Wm1Kp8Zt3Qx7Nv2Lb', malformed: 'apr-6Wm1' },
   { path: /^\/inbound-webhooks\/\{slug\}/, name: 'slug', unknown: 'no-such-hook', malformed: 'No_Such_Hook' },
+  { path: /\/workspace\/members\/\{user_id\}/, name: 'user_id', unknown: 'usr_AAAAAAAAAAAAAAAAAAAA', malformed: 'usr-AAAA' },
   { path: /\/operator\/workspaces\/\{workspace_id\}/, name: 'workspace_id', unknown: 'wksp_AAAAAAAAAAAAAAAAAAAA', malformed: 'wksp-AAAA' },
   { path: /\/webhooks\/inbound\/\{slug\}/, name: 'slug', unknown: 'crm-leads', malformed: 'No_Such_Hook' },
   { path: /\/agents\/\{slug\}/, name: 'slug', unknown: 'sales', malformed: 'Sales!' },
@@ -279,6 +292,10 @@ const VALID_BODIES: Record<string, unknown> = {
   ingestInboundEvent: lead,
   ingestInboundEventV1: lead,
   createWorkspace: { name: 'Northwind' },
+  selectWorkspace: { workspaceId: 'wksp_AAAAAAAAAAAAAAAAAAAA' },
+  updateMember: { role: 'admin' },
+  createInvitation: { email: 'invitee@example.com' },
+  acceptInvitation: { token: `service_inv_${'A'.repeat(32)}`, password: 'a long enough password' },
   updateWorkspace: { rpmLimit: 600 },
 };
 
@@ -292,6 +309,10 @@ const INVALID_BODIES: Record<string, unknown> = {
   login: { email: 'nobody@example.com' },
   decideApproval: { decision: 'maybe' },
   updateWorkspace: { rpmLimit: 0 },
+  updateMember: { role: 'boss' },
+  createInvitation: { email: 'not an email' },
+  acceptInvitation: { token: 'nope', password: 'short' },
+  selectWorkspace: { workspaceId: 'nope' },
 };
 
 type Scheme = 'apiKey' | 'adminSession' | 'mcpToken' | 'inboundSignature' | 'operatorToken' | 'none';
@@ -386,7 +407,8 @@ async function asOtherWorkspace(route: RouteSpec, standing: { status: string; pa
   };
   await set(standing);
   try {
-    return await send(call);
+    // Through the second workspace's own app: its inbound secrets are sealed with that app's key.
+    return await send(call, other);
   } finally {
     await set({ status: 'active', payment: 'completed' });
   }
@@ -501,6 +523,16 @@ const PROVOKERS: Provoker[] = [
       const call = await baseCall(route);
       call.headers.authorization = `Bearer ${t.apiKey}`;
       return send(call);
+    },
+  },
+  {
+    status: 401,
+    code: 'not_authenticated',
+    on: (route) => route.operationId === 'acceptInvitation',
+    how: "an invitation of an existing account's email, with a wrong password",
+    async provoke(route) {
+      const token = await invitationFor('member@example.com', other);
+      return send(await baseCall(route, { body: { token, password: 'not the password at all' } }), other);
     },
   },
   {
@@ -629,7 +661,41 @@ const PROVOKERS: Provoker[] = [
     how: "a caller that is not a member of the agent's tenant",
     neverSent: "a key belongs to its workspace and can only name that workspace's agents",
   },
+  {
+    status: 403,
+    code: 'tenant_forbidden',
+    on: (route) => route.operationId === 'selectWorkspace',
+    how: 'a workspace the user is not a member of',
+    provoke: async (route) => send(await baseCall(route, { body: { workspaceId: other.workspaceId } })),
+  },
   // 404
+  {
+    status: 404,
+    code: 'not_found',
+    on: (route) => route.operationId === 'acceptInvitation',
+    how: 'a well-formed invitation token that was never issued',
+    provoke: async (route) => send(await baseCall(route)),
+  },
+  {
+    status: 404,
+    code: 'member_not_found',
+    on: (route) => /\{user_id\}/.test(route.path),
+    how: 'a well-formed user id that is no member of the workspace',
+    provoke: async (route) => send(await baseCall(route)),
+  },
+  // 410
+  {
+    status: 410,
+    code: 'expired',
+    on: (route) => route.operationId === 'acceptInvitation',
+    how: 'an invitation that was already accepted',
+    async provoke(route) {
+      const token = await invitationFor(`once-${addresses}@example.com`, t);
+      const call = await baseCall(route, { body: { token, password: 'a long enough password' } });
+      expect((await send(call)).status).toBe(200);
+      return send(call);
+    },
+  },
   {
     status: 404,
     code: 'not_found',

@@ -43,6 +43,10 @@ type Call = (
   headers?: Record<string, string>,
 ) => Promise<{ response: Response; data?: unknown; error?: unknown }>;
 
+const operator = { Authorization: 'Bearer service_op_Zq3Lm8Vx1Tn6Kp4Rw9Hd2Cb7Yf5Js0Ga' };
+const WORKSPACE_ID = 'wksp_X7P5oJGqOLi5uAE9Tmat';
+const USER_ID = 'usr_3Pw7Lk2Qm9Xv4Tn8Rb';
+
 /** One typed call per operation of the contract, keyed by operationId. */
 const calls: Record<string, Call> = {
   createInference: (c, h) => c.POST('/v1/inference', { body: inference, headers: { ...bearer, ...h } }),
@@ -100,6 +104,26 @@ const calls: Record<string, Call> = {
     }),
   createIntegration: (c, h) =>
     c.POST('/integrations', { params: { header: csrf }, body: { integration: 'crm', provider: 'hubspot' }, headers: { ...session, ...h } }),
+  selectWorkspace: (c, h) => c.POST('/auth/workspace', { params: { header: csrf }, body: { workspaceId: WORKSPACE_ID }, headers: { ...session, ...h } }),
+  listMembers: (c, h) => c.GET('/workspace/members', { headers: { ...session, ...h } }),
+  updateMember: (c, h) =>
+    c.PATCH('/workspace/members/{user_id}', { params: { path: { user_id: USER_ID }, header: csrf }, body: { role: 'admin' }, headers: { ...session, ...h } }),
+  removeMember: (c, h) => c.DELETE('/workspace/members/{user_id}', { params: { path: { user_id: USER_ID }, header: csrf }, headers: { ...session, ...h } }),
+  createInvitation: (c, h) =>
+    c.POST('/workspace/invitations', { params: { header: csrf }, body: { email: 'dana@northwind.example' }, headers: { ...session, ...h } }),
+  acceptInvitation: (c, h) =>
+    c.POST('/invitations/accept', { body: { token: `service_inv_${'A'.repeat(32)}`, password: 'correct-horse-battery' }, headers: h }),
+  listWorkspaces: (c, h) => c.GET('/operator/workspaces', { headers: { ...operator, ...h } }),
+  createWorkspace: (c, h) => c.POST('/operator/workspaces', { body: { name: 'Acme Corp', plan: 'starter' }, headers: { ...operator, ...h } }),
+  getWorkspace: (c, h) => c.GET('/operator/workspaces/{workspace_id}', { params: { path: { workspace_id: WORKSPACE_ID } }, headers: { ...operator, ...h } }),
+  updateWorkspace: (c, h) =>
+    c.PATCH('/operator/workspaces/{workspace_id}', {
+      params: { path: { workspace_id: WORKSPACE_ID } },
+      body: { rpmLimit: 5000 },
+      headers: { ...operator, ...h },
+    }),
+  deleteWorkspace: (c, h) =>
+    c.DELETE('/operator/workspaces/{workspace_id}', { params: { path: { workspace_id: WORKSPACE_ID } }, headers: { ...operator, ...h } }),
 };
 
 const operations = Object.entries(bundle.paths).flatMap(([path, item]) =>

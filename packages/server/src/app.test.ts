@@ -74,9 +74,10 @@ async function call(path: string, init: RequestInit = {}) {
   return { res, status: res.status, headers: res.headers, text, body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
 }
 
-function expectCommonHeaders(headers: Headers) {
+/** The headers of every answer; the limit is the per-IP budget of the route's class (60 API, 120 admin). */
+function expectCommonHeaders(headers: Headers, limit = '60') {
   expect(headers.get('X-Request-Id')).toMatch(/\S/);
-  expect(headers.get('X-RateLimit-Limit')).toBe('60');
+  expect(headers.get('X-RateLimit-Limit')).toBe(limit);
   expect(Number(headers.get('X-RateLimit-Remaining'))).toBeGreaterThanOrEqual(0);
   expect(headers.get('X-RateLimit-Reset')).toMatch(/^\d{10}$/);
 }
@@ -279,7 +280,7 @@ describe('admin session and key management', () => {
     const cookie = r.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^service_session=[0-9A-Za-z]{43}; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Strict$/);
     expect(r.body).toEqual({
-      user: { id: expect.stringMatching(/^usr_/), email: t.admin.email, role: 'admin', twoFactorEnabled: true },
+      user: { id: expect.stringMatching(/^usr_/), email: t.admin.email, role: 'owner', twoFactorEnabled: true },
       workspaceId: t.workspaceId,
       expiresAt: new Date(t.clock.now().getTime() + 43_200_000).toISOString(),
       csrfToken: expect.stringMatching(/^[0-9A-Za-z]{43}$/),
@@ -314,7 +315,7 @@ describe('admin session and key management', () => {
       retryAfterSec: 900,
     });
     expect(locked.headers.get('Retry-After')).toBe('900');
-    expectCommonHeaders(locked.headers);
+    expectCommonHeaders(locked.headers, '120');
   });
 
   it('validates the login body and names the field', async () => {
@@ -335,7 +336,7 @@ describe('admin session and key management', () => {
       const r = await call('/api-keys', { headers });
       expect(r.status).toBe(401);
       expect(r.body).toMatchObject({ error: 'not_authenticated' });
-      expectCommonHeaders(r.headers);
+      expectCommonHeaders(r.headers, '120');
     }
   });
 

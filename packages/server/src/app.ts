@@ -147,7 +147,7 @@ function handle(operationId: string, handler: LooseHandler | undefined, services
 /** The per-IP budget a route counts against: by its credential (login counts as an admin route). */
 export function ipLimitClass(route: RouteSpec): IpLimitClass {
   const scheme = route.security[0]?.scheme;
-  if (scheme === 'adminSession' || route.operationId === 'login') return 'admin';
+  if (scheme === 'adminSession' || route.operationId === 'login' || route.operationId === 'acceptInvitation') return 'admin';
   if (scheme === 'mcpToken') return 'mcp';
   if (scheme === 'operatorToken') return 'operator';
   return 'api';

@@ -101,6 +101,7 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
         password: expect.stringMatching(/^[0-9A-Za-z]{24}$/),
         totpSecret: expect.stringMatching(/^[A-Z2-7]{32}$/),
       },
+      operatorToken: expect.stringMatching(/^service_op_[0-9A-Za-z]{32}$/),
     });
     // The default data directory is relative to where the command runs.
     expect(readFileSync(join(cwd, 'data', 'pglite', 'PG_VERSION'), 'utf8').trim()).toMatch(/^\d+$/);
@@ -169,7 +170,7 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
     const listed = await cli(cwd, 'users', 'list', '--json');
     expect(JSON.parse(listed.stdout)).toEqual({
       data: [
-        { id: expect.any(String), email: 'admin@example.com', role: 'admin', twoFactorEnabled: true },
+        { id: expect.any(String), email: 'admin@example.com', role: 'owner', twoFactorEnabled: true },
         { id: user.id, email: 'member@example.com', role: 'member', twoFactorEnabled: true },
       ],
     });

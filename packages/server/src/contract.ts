@@ -17,6 +17,7 @@ export {
   zStep,
   zToolCall,
   zWebhookDestination,
+  zWorkspaceRole,
 } from '../../../generated/zod.ts';
 
 /** A schema of the contract as a TypeScript type, e.g. `Schema<'Run'>`. */

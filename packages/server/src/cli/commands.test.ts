@@ -29,6 +29,7 @@ describe('the command table', () => {
         'kill-switch off',
         'kill-switch on',
         'kill-switch status',
+        'operator-token create',
         'plan set',
         'plan show',
         'serve',
@@ -47,6 +48,10 @@ describe('the command table', () => {
         'webhooks outbound replay',
         'webhooks outbound resume',
         'webhooks outbound rotate-secret',
+        'workspaces create',
+        'workspaces delete',
+        'workspaces list',
+        'workspaces update',
       ].sort(),
     );
     for (const [name, spec] of Object.entries(COMMANDS.commands)) expect(spec.help).toContain(`Usage: service ${name}`);

@@ -266,9 +266,12 @@ async function runWebhookCommand(command: Command, values: Flags, positionals: s
 /** The deciding user: by email, or the workspace's first owner (then admin). */
 async function decider(db: Db, workspaceId: string, email: string | undefined): Promise<string> {
   const rows = email
-    ? await db.query<Pick<TableRow<'users'>, 'id'>>(`SELECT id FROM users WHERE workspace_id = $1 AND lower(email) = lower($2)`, [workspaceId, email])
+    ? await db.query<Pick<TableRow<'users'>, 'id'>>(
+        `SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.workspace_id = $1 AND lower(u.email) = lower($2)`,
+        [workspaceId, email],
+      )
     : await db.query<Pick<TableRow<'users'>, 'id'>>(
-        `SELECT id FROM users WHERE workspace_id = $1 AND role IN ('owner', 'admin') ORDER BY role = 'owner' DESC, created_at LIMIT 1`,
+        `SELECT user_id AS id FROM memberships WHERE workspace_id = $1 AND role IN ('owner', 'admin') ORDER BY role = 'owner' DESC, created_at LIMIT 1`,
         [workspaceId],
       );
   if (!rows[0]) throw fail('member_not_found', email ? `No user ${email} in this workspace.` : 'The workspace has no owner or admin.');

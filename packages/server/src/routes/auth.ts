@@ -19,7 +19,13 @@ const login: Handler<'login'> = async (c, { body }, { sessions, config }) => {
   setCookie(c, SESSION_COOKIE, session.sessionToken, { ...COOKIE_OPTIONS, maxAge: SESSION_TTL_MS / 1000 });
   return {
     status: 200,
-    body: { user: session.user, workspaceId: session.workspaceId, expiresAt: session.expiresAt.toISOString(), csrfToken: session.csrfToken },
+    body: {
+      user: session.user,
+      workspaceId: session.workspaceId,
+      workspaces: session.workspaces,
+      expiresAt: session.expiresAt.toISOString(),
+      csrfToken: session.csrfToken,
+    },
   };
 };
 
@@ -29,4 +35,9 @@ const logout: Handler<'logout'> = async (c, _input, { sessions }) => {
   return { status: 204 };
 };
 
-export const authHandlers = { login, logout } satisfies Partial<Handlers>;
+/** The session acts on another workspace of the user's (tenant_forbidden for one they do not belong to). */
+const selectWorkspace: Handler<'selectWorkspace'> = async (c, { body }, { sessions }) => {
+  return { status: 200, body: await sessions.selectWorkspace(authOf(c, 'adminSession'), body.workspaceId) };
+};
+
+export const authHandlers = { login, logout, selectWorkspace } satisfies Partial<Handlers>;

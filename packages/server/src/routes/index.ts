@@ -11,6 +11,7 @@ import { inboundWebhookHandlers } from './inbound-webhooks.ts';
 import { inferenceHandlers } from './inference.ts';
 import { mcpHandlers } from './mcp.ts';
 import { mcpTokenHandlers } from './mcp-tokens.ts';
+import { memberHandlers } from './members.ts';
 import { operatorHandlers } from './operator.ts';
 import { runHandlers } from './runs.ts';
 import { usageHandlers } from './usage.ts';
@@ -19,7 +20,7 @@ import { webhookDestinationHandlers } from './webhook-destinations.ts';
 export type { Handler, Handlers } from './handler.ts';
 
 export const handlers: Handlers = {
-  ...authHandlers, // login, logout
+  ...authHandlers, // login, logout, selectWorkspace
   ...apiKeyHandlers, // key management, Set A and Set B
   ...mcpTokenHandlers, // createMcpToken
   ...mcpHandlers, // openMcpStream, callMcpRpc (the tenant MCP bridge)
@@ -30,5 +31,6 @@ export const handlers: Handlers = {
   ...runHandlers, // getRun, listRuns, cancelRun, Set A and Set B
   ...usageHandlers, // getCurrentUsage, getUsageV1
   ...agentHandlers, // listAgents
+  ...memberHandlers, // the members of the session's workspace, invitations
   ...operatorHandlers, // the operator API: workspaces
 };

@@ -28,6 +28,8 @@ const TABLE_OWNERS: Record<string, string> = {
   kill_switches: 'domain/runs',
   login_attempts: 'domain/sessions',
   mcp_tokens: 'domain/mcp-tokens',
+  memberships: 'domain/sessions',
+  invitations: 'domain/sessions',
   operator_tokens: 'domain/operators',
   outbox_events: 'domain/events',
   paused_agents: 'domain/agents',

@@ -11,7 +11,7 @@ import { DUMMY_HASH, verifyPassword } from './password.ts';
 import { matchingStep } from './totp.ts';
 import { openTotpSecret } from './totp-secret.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
-import { normalizeEmail, zRole, type Role } from './users.ts';
+import { normalizeEmail, type Role, type UserWorkspace, userWorkspaces, zRole } from './users.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 
 export const SESSION_COOKIE = 'service_session';
@@ -44,6 +44,8 @@ export interface LoginResult {
   expiresAt: Date;
   user: { id: string; email: string; role: Role; twoFactorEnabled: boolean };
   workspaceId: string;
+  /** Every workspace of the user, with the role in each. */
+  workspaces: UserWorkspace[];
 }
 
 /** What a session cookie proves. */
@@ -57,7 +59,7 @@ export interface AdminSession {
 }
 
 /** The user columns sign-in reads (generated/db.ts, from the migrations). */
-type UserRow = Pick<TableRow<'users'>, 'id' | 'email' | 'role' | 'workspace_id' | 'password_hash' | 'totp_secret' | 'totp_enabled'>;
+type UserRow = Pick<TableRow<'users'>, 'id' | 'email' | 'password_hash' | 'totp_secret' | 'totp_enabled'>;
 
 export type SessionService = ReturnType<typeof createSessionService>;
 
@@ -110,6 +112,10 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         throw fail('not_authenticated', 'Email, password or code is incorrect.');
       }
       const user = verdict.user;
+      // The session starts on the user's first workspace; a user who belongs to none cannot sign in.
+      const workspaces = await userWorkspaces(db, user.id);
+      const first = workspaces[0];
+      if (!first) throw fail('not_authenticated', 'Email, password or code is incorrect.');
       await db.query(`DELETE FROM login_attempts WHERE email = $1 AND source = $2`, [email, source]);
       // Housekeeping where it is cheap: this user's ended sessions go when a new one starts.
       await db.query(`DELETE FROM sessions WHERE user_id = $1 AND expires_at <= $2`, [user.id, now]);
@@ -117,9 +123,10 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
       const sessionToken = randomBase62(43);
       const csrfToken = randomBase62(43);
       const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
-      await db.query(`INSERT INTO sessions (id, user_id, token_hash, csrf_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+      await db.query(`INSERT INTO sessions (id, user_id, workspace_id, token_hash, csrf_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
         newId('ses'),
         user.id,
+        first.id,
         sha256Hex(sessionToken),
         sha256Hex(csrfToken),
         now,
@@ -129,8 +136,9 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         sessionToken,
         csrfToken,
         expiresAt,
-        user: { id: user.id, email: user.email, role: zRole.parse(user.role), twoFactorEnabled: user.totp_enabled },
-        workspaceId: user.workspace_id,
+        user: { id: user.id, email: user.email, role: first.role, twoFactorEnabled: user.totp_enabled },
+        workspaceId: first.id,
+        workspaces,
       };
     },
 
@@ -138,10 +146,14 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
     async authenticate(sessionToken: string | undefined): Promise<AdminSession> {
       if (!sessionToken) throw fail('not_authenticated', 'Sign in first.');
       const [row] = await db.query<
-        Pick<TableRow<'sessions'>, 'id' | 'user_id' | 'csrf_hash'> & Pick<TableRow<'users'>, 'workspace_id' | 'role' | 'totp_enabled'>
+        Pick<TableRow<'sessions'>, 'id' | 'user_id' | 'csrf_hash' | 'workspace_id'> &
+          Pick<TableRow<'memberships'>, 'role'> &
+          Pick<TableRow<'users'>, 'totp_enabled'>
       >(
-        `SELECT s.id, s.user_id, s.csrf_hash, u.workspace_id, u.role, u.totp_enabled
+        // The role is the user's in the session's workspace; a removed member's sessions there are gone.
+        `SELECT s.id, s.user_id, s.csrf_hash, s.workspace_id, m.role, u.totp_enabled
          FROM sessions s JOIN users u ON u.id = s.user_id
+           JOIN memberships m ON m.user_id = s.user_id AND m.workspace_id = s.workspace_id
          WHERE s.token_hash = $1 AND s.expires_at > $2`,
         [sha256Hex(sessionToken), clock.now()],
       );
@@ -156,6 +168,21 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
       };
     },
 
+    /**
+     * Makes the session act on another workspace of the user's.
+     * @throws tenant_forbidden when the user is not a member of it (the session stays as it was)
+     */
+    async selectWorkspace(
+      session: { sessionId: string; userId: string },
+      workspaceId: string,
+    ): Promise<{ workspaceId: string; role: Role; workspaces: UserWorkspace[] }> {
+      const workspaces = await userWorkspaces(db, session.userId);
+      const chosen = workspaces.find((w) => w.id === workspaceId);
+      if (!chosen) throw fail('tenant_forbidden', 'You are not a member of this workspace.');
+      await db.query(`UPDATE sessions SET workspace_id = $2 WHERE id = $1`, [session.sessionId, workspaceId]);
+      return { workspaceId, role: chosen.role, workspaces };
+    },
+
     async logout(sessionId: string): Promise<void> {
       await db.query(`DELETE FROM sessions WHERE id = $1`, [sessionId]);
     },
@@ -163,10 +190,7 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
 
   /** The user when email, password and (if enabled) a fresh TOTP code all check out. */
   async function verifyCredentials(email: string, credentials: Credentials, now: Date): Promise<{ user: UserRow } | 'wrong' | 'code_reused'> {
-    const [user] = await db.query<UserRow>(
-      `SELECT id, email, role, workspace_id, password_hash, totp_secret, totp_enabled FROM users WHERE lower(email) = $1`,
-      [email],
-    );
+    const [user] = await db.query<UserRow>(`SELECT id, email, password_hash, totp_secret, totp_enabled FROM users WHERE lower(email) = $1`, [email]);
     // An unknown email still pays for one scrypt, so timing does not reveal which emails exist.
     const passwordOk = await verifyPassword(credentials.password, user?.password_hash ?? DUMMY_HASH);
     if (!user || !passwordOk) return 'wrong';

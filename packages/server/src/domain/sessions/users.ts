@@ -1,19 +1,20 @@
 /**
- * @module Users of a workspace who sign in to manage it. Key management needs role `owner` or `admin` and
- * two-step verification (TOTP) active.
+ * @module Users (one account per email in the deployment) and their memberships: a user belongs to any
+ * number of workspaces, with a role in each. Key management needs role `owner` or `admin` and two-step
+ * verification (TOTP) active.
  */
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
-import { zAdminSession } from '../../contract.ts';
+import { type Schema, zWorkspaceRole } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
 import { hashPassword } from './password.ts';
 import { generateTotpSecret } from './totp.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 
-/** The contract's roles (AdminSession.user.role); a stored role is parsed with it. */
-export const zRole = zAdminSession.shape.user.shape.role;
+/** The contract's roles (WorkspaceRole); a stored role is parsed with it. */
+export const zRole = zWorkspaceRole;
 export type Role = (typeof zRole.options)[number];
 
 export interface NewUser {
@@ -45,11 +46,15 @@ export async function createUser(db: Db, clock: Clock, workspaceId: string, inpu
   if (taken.length > 0) throw fail('invalid_body', "'email' is already in use");
   const id = newId('usr');
   const totpSecret = input.withTotp ? generateTotpSecret() : null;
-  await db.query(
-    `INSERT INTO users (id, workspace_id, email, password_hash, role, totp_secret, totp_enabled, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [id, workspaceId, email, await hashPassword(input.password), input.role, totpSecret && input.secretBox.seal(totpSecret), input.withTotp, clock.now()],
-  );
+  await db.query(`INSERT INTO users (id, email, password_hash, totp_secret, totp_enabled, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+    id,
+    email,
+    await hashPassword(input.password),
+    totpSecret && input.secretBox.seal(totpSecret),
+    input.withTotp,
+    clock.now(),
+  ]);
+  await addMembership(db, clock, { workspaceId, userId: id, role: input.role });
   return { id, email, role: input.role, totpSecret };
 }
 
@@ -65,9 +70,37 @@ export interface UserRecord {
 }
 
 export async function listUsers(db: Db, workspaceId: string): Promise<UserRecord[]> {
-  const rows = await db.query<Pick<TableRow<'users'>, 'id' | 'email' | 'role' | 'totp_enabled'>>(
-    `SELECT id, email, role, totp_enabled FROM users WHERE workspace_id = $1 ORDER BY created_at, id`,
+  const rows = await db.query<Pick<TableRow<'users'>, 'id' | 'email' | 'totp_enabled'> & Pick<TableRow<'memberships'>, 'role'>>(
+    `SELECT u.id, u.email, m.role, u.totp_enabled FROM memberships m JOIN users u ON u.id = m.user_id
+      WHERE m.workspace_id = $1 ORDER BY m.created_at, u.id`,
     [workspaceId],
   );
   return rows.map((r) => ({ id: r.id, email: r.email, role: zRole.parse(r.role), twoFactorEnabled: r.totp_enabled }));
+}
+
+/** A membership; adding one that exists changes nothing. */
+export async function addMembership(db: Db, clock: Clock, input: { workspaceId: string; userId: string; role: Role }): Promise<void> {
+  await db.query(`INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (workspace_id, user_id) DO NOTHING`, [
+    input.workspaceId,
+    input.userId,
+    input.role,
+    clock.now(),
+  ]);
+}
+
+export type UserWorkspace = Schema<'UserWorkspaces'>[number];
+
+/** The workspaces of a user with the role in each, oldest membership first. */
+export async function userWorkspaces(db: Db, userId: string): Promise<UserWorkspace[]> {
+  const rows = await db.query<{ id: string; name: string; role: string }>(
+    `SELECT w.id, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
+      WHERE m.user_id = $1 ORDER BY m.created_at, w.id`,
+    [userId],
+  );
+  return rows.map((r) => ({ id: r.id, name: r.name, role: zRole.parse(r.role) }));
+}
+
+/** Accounts left without any workspace (after a workspace was deleted) are deleted with their sessions. */
+export async function deleteUsersWithoutWorkspace(db: Db): Promise<void> {
+  await db.query(`DELETE FROM users u WHERE NOT EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = u.id)`);
 }

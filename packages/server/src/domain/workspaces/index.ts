@@ -11,6 +11,7 @@ import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { getPlanSettings, setPlan, setQuotaOverride } from '../agents/settings.ts';
 import { invalidateKeyCaches } from '../keys/index.ts';
+import { deleteUsersWithoutWorkspace } from '../sessions/users.ts';
 import { DEFAULT_RPM_LIMIT } from './standing.ts';
 
 export { DEFAULT_RPM_LIMIT, requireGoodStanding, type WorkspaceStanding } from './standing.ts';
@@ -88,6 +89,8 @@ export async function deleteWorkspace(db: Db, id: string): Promise<void> {
   await db.transaction(async (tx) => {
     const deleted = await tx.query(`DELETE FROM workspaces WHERE id = $1 RETURNING id`, [id]);
     if (deleted.length === 0) throw fail('not_found', 'No workspace with this id.');
+    // Its people who belong to no other workspace go too.
+    await deleteUsersWithoutWorkspace(tx);
     await invalidateKeyCaches(tx);
   });
 }

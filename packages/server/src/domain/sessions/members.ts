@@ -1,0 +1,133 @@
+/**
+ * @module The members of a workspace: list, change a role, remove; and invitations, single-use and
+ * valid 7 days, which a person accepts with a new account or with the password of the one they have.
+ * A workspace always keeps an owner: the last one can be neither demoted nor removed.
+ */
+import type { Clock } from '../../clock.ts';
+import type { Schema } from '../../contract.ts';
+import { sha256Hex } from '../../crypto.ts';
+import { fail } from '../../errors.ts';
+import { newId, randomBase62 } from '../../random.ts';
+import type { Db } from '../../store/db.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
+import type { SecretBox } from '../webhooks/secret-box.ts';
+import { verifyPassword } from './password.ts';
+import { addMembership, createUser, normalizeEmail, type Role, zRole } from './users.ts';
+
+export type Member = Schema<'Member'>;
+export type Invitation = Schema<'Invitation'>;
+export type InvitationAccepted = Schema<'InvitationAccepted'>;
+
+export const INVITATION_TTL_MS = 7 * 86_400_000;
+const INVITATION_TOKEN = /^service_inv_[0-9A-Za-z]{32}$/;
+
+type MemberRow = Pick<TableRow<'memberships'>, 'user_id' | 'role' | 'created_at'> & Pick<TableRow<'users'>, 'email' | 'totp_enabled'>;
+
+const MEMBER_COLUMNS = `m.user_id, m.role, m.created_at, u.email, u.totp_enabled`;
+
+function toMember(row: MemberRow): Member {
+  return { userId: row.user_id, email: row.email, role: zRole.parse(row.role), twoFactorEnabled: row.totp_enabled, joinedAt: row.created_at.toISOString() };
+}
+
+export async function listMembers(db: Db, workspaceId: string): Promise<Member[]> {
+  const rows = await db.query<MemberRow>(
+    `SELECT ${MEMBER_COLUMNS} FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 ORDER BY m.created_at, m.user_id`,
+    [workspaceId],
+  );
+  return rows.map(toMember);
+}
+
+/**
+ * The workspace's memberships locked for a change, and the one of `userId`.
+ * @throws member_not_found when the user is not a member of the workspace
+ */
+async function lockMembers(tx: Db, workspaceId: string, userId: string): Promise<{ target: MemberRow; owners: number }> {
+  const rows = await tx.query<MemberRow>(
+    `SELECT ${MEMBER_COLUMNS} FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 ORDER BY m.user_id FOR UPDATE OF m`,
+    [workspaceId],
+  );
+  const target = rows.find((row) => row.user_id === userId);
+  if (!target) throw fail('member_not_found', 'No member of this workspace has this id.');
+  return { target, owners: rows.filter((row) => row.role === 'owner').length };
+}
+
+const LAST_OWNER = 'A workspace keeps at least one owner: make another member an owner first.';
+
+/** @throws member_not_found, forbidden when it would leave the workspace without an owner */
+export async function updateMember(db: Db, workspaceId: string, userId: string, role: Role): Promise<Member> {
+  return db.transaction(async (tx) => {
+    const { target, owners } = await lockMembers(tx, workspaceId, userId);
+    if (target.role === 'owner' && role !== 'owner' && owners === 1) throw fail('forbidden', LAST_OWNER);
+    await tx.query(`UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND user_id = $2`, [workspaceId, userId, role]);
+    return toMember({ ...target, role });
+  });
+}
+
+/** Removes the membership and the user's sessions in this workspace. @throws member_not_found, forbidden (last owner) */
+export async function removeMember(db: Db, workspaceId: string, userId: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const { target, owners } = await lockMembers(tx, workspaceId, userId);
+    if (target.role === 'owner' && owners === 1) throw fail('forbidden', LAST_OWNER);
+    await tx.query(`DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [workspaceId, userId]);
+    await tx.query(`DELETE FROM sessions WHERE workspace_id = $1 AND user_id = $2`, [workspaceId, userId]);
+  });
+}
+
+/** A single-use invitation; the token is in the answer and nowhere else. @throws invalid_body for someone already a member */
+export async function createInvitation(
+  db: Db,
+  clock: Clock,
+  input: { workspaceId: string; invitedBy: string; email: string; role: Role },
+): Promise<Invitation> {
+  const email = normalizeEmail(input.email);
+  const member = await db.query(`SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 AND lower(u.email) = $2`, [
+    input.workspaceId,
+    email,
+  ]);
+  if (member.length > 0) throw fail('invalid_body', `'email' is already a member of this workspace`);
+  const token = `service_inv_${randomBase62(32)}`;
+  const id = newId('inv');
+  const now = clock.now();
+  const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS);
+  await db.query(
+    `INSERT INTO invitations (id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [id, input.workspaceId, email, input.role, sha256Hex(token), input.invitedBy, now, expiresAt],
+  );
+  return { id, email, role: input.role, token, expiresAt: expiresAt.toISOString() };
+}
+
+/**
+ * Accepts an invitation once: a new account (with two-step verification) or the existing one of the
+ * email, proven by its password.
+ * @throws not_found for an unknown token, expired when used or past its 7 days, not_authenticated for
+ *   an existing account's wrong password
+ */
+export async function acceptInvitation(db: Db, clock: Clock, secretBox: SecretBox, input: { token: string; password: string }): Promise<InvitationAccepted> {
+  if (!INVITATION_TOKEN.test(input.token)) throw fail('not_found', 'No invitation has this token.');
+  return db.transaction(async (tx) => {
+    const now = clock.now();
+    const [invitation] = await tx.query<TableRow<'invitations'>>(`SELECT * FROM invitations WHERE token_hash = $1 FOR UPDATE`, [sha256Hex(input.token)]);
+    if (!invitation) throw fail('not_found', 'No invitation has this token.');
+    if (invitation.accepted_at || invitation.expires_at <= now) throw fail('expired', 'This invitation has expired or was already used.');
+    const role = zRole.parse(invitation.role);
+    const [existing] = await tx.query<Pick<TableRow<'users'>, 'id' | 'password_hash'>>(`SELECT id, password_hash FROM users WHERE lower(email) = $1`, [
+      invitation.email,
+    ]);
+    let totpSecret: string | null = null;
+    if (existing) {
+      if (!(await verifyPassword(input.password, existing.password_hash))) throw fail('not_authenticated', 'Email, password or code is incorrect.');
+      await addMembership(tx, clock, { workspaceId: invitation.workspace_id, userId: existing.id, role });
+    } else {
+      const created = await createUser(tx, clock, invitation.workspace_id, {
+        email: invitation.email,
+        password: input.password,
+        role,
+        withTotp: true,
+        secretBox,
+      });
+      totpSecret = created.totpSecret;
+    }
+    await tx.query(`UPDATE invitations SET accepted_at = $2 WHERE id = $1`, [invitation.id, now]);
+    return { workspaceId: invitation.workspace_id, email: invitation.email, role, totpSecret };
+  });
+}

@@ -1,0 +1,205 @@
+/**
+ * Members and roles: invitations (single use, 7 days, 410 expired), accepted with a new account or an
+ * existing one, a user of two workspaces switching between them (403 tenant_forbidden on a third),
+ * role changes and removal with the last owner kept, and member_not_found for anyone else.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { zInvitation, zInvitationAccepted, zMemberList, zSessionWorkspaces } from '../../../../generated/zod.ts';
+import { totpCode } from '../domain/sessions/totp.ts';
+import type { OpenDb } from '../store/db.ts';
+import { openStore } from '../store/open.ts';
+import { createTestApp, type TestApp } from '../testing.ts';
+
+let db: OpenDb;
+let a: TestApp;
+let b: TestApp;
+let third: TestApp;
+let ownerA: Session;
+let ownerB: Session;
+
+interface Session {
+  cookie: string;
+  csrfToken: string;
+}
+
+beforeAll(async () => {
+  db = await openStore();
+  [a, b, third] = [await createTestApp({ db }), await createTestApp({ db }), await createTestApp({ db })];
+  ownerA = await a.login();
+  ownerB = await b.login();
+});
+afterAll(async () => {
+  for (const t of [a, b, third]) await t?.close();
+  await db?.close();
+});
+
+function as(session: Session | undefined, method: string, path: string, body?: unknown) {
+  return a.app.request(path, {
+    method,
+    headers: { 'content-type': 'application/json', ...(session ? { cookie: session.cookie, 'x-csrf-token': session.csrfToken } : {}) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+async function login(email: string, password: string, totpSecret: string) {
+  a.clock.advance(30_000);
+  const res = await as(undefined, 'POST', '/auth/login', { email, password, totpCode: totpCode(totpSecret, a.clock.now()) });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { csrfToken: string; workspaceId: string; workspaces: { id: string; role: string }[]; user: { role: string } };
+  return { session: { cookie: (res.headers.get('set-cookie') ?? '').split(';')[0]!, csrfToken: body.csrfToken }, body };
+}
+
+async function invite(session: Session, email: string, role = 'member') {
+  const res = await as(session, 'POST', '/workspace/invitations', { email, role });
+  expect(res.status).toBe(201);
+  return zInvitation.parse(await res.json());
+}
+
+const PASSWORD = 'a password of the new member';
+
+describe('invitations', () => {
+  let dana: { email: string; totpSecret: string };
+
+  it('an admin invites; the invitee accepts once with a new account, with two-step verification', async () => {
+    const invitation = await invite(ownerA, 'Dana@Northwind.example');
+    expect(invitation).toMatchObject({ email: 'dana@northwind.example', role: 'member' });
+    const stored = await db.query(`SELECT * FROM invitations WHERE id = $1`, [invitation.id]);
+    expect(JSON.stringify(stored)).not.toContain(invitation.token);
+
+    const accepted = await as(undefined, 'POST', '/invitations/accept', { token: invitation.token, password: PASSWORD });
+    expect(accepted.status).toBe(200);
+    const body = zInvitationAccepted.parse(await accepted.json());
+    expect(body).toMatchObject({ workspaceId: a.workspaceId, email: 'dana@northwind.example', role: 'member' });
+    expect(body.totpSecret).toMatch(/^[A-Z2-7]{32}$/);
+    dana = { email: body.email, totpSecret: body.totpSecret! };
+
+    const again = await as(undefined, 'POST', '/invitations/accept', { token: invitation.token, password: PASSWORD });
+    expect(again.status).toBe(410);
+    expect(await again.json()).toMatchObject({ error: 'expired', message: 'This invitation has expired or was already used.' });
+
+    const members = zMemberList.parse(await (await as(ownerA, 'GET', '/workspace/members')).json());
+    expect(members.data.map((m) => [m.email, m.role])).toEqual([
+      [a.admin.email, 'owner'],
+      ['dana@northwind.example', 'member'],
+    ]);
+  });
+
+  it('a member signs in, reads, and sees no key management (role_forbidden from the server)', async () => {
+    const { session, body } = await login(dana.email, PASSWORD, dana.totpSecret);
+    expect(body.user.role).toBe('member');
+    const keys = await as(session, 'GET', '/api-keys');
+    expect(keys.status).toBe(403);
+    expect(await keys.json()).toMatchObject({ error: 'role_forbidden' });
+    const forged = await as(session, 'POST', '/workspace/invitations', { email: 'mallory@example.com', role: 'owner' });
+    expect(forged.status).toBe(403);
+  });
+
+  it('an invitation past its 7 days is 410 expired; an unknown token is 404 not_found', async () => {
+    const invitation = await invite(ownerA, 'late@northwind.example');
+    a.clock.advance(7 * 86_400_000 + 1000);
+    const late = await as(undefined, 'POST', '/invitations/accept', { token: invitation.token, password: PASSWORD });
+    expect(late.status).toBe(410);
+    const unknown = await as(undefined, 'POST', '/invitations/accept', { token: `service_inv_${'A'.repeat(32)}`, password: PASSWORD });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: 'not_found' });
+    // Sessions last 12 hours: the owner signs in again after the week.
+    ownerA = (await login(a.admin.email, a.admin.password, a.admin.totpSecret)).session;
+  });
+
+  it('inviting a member again is invalid_body', async () => {
+    const res = await as(ownerA, 'POST', '/workspace/invitations', { email: a.admin.email });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: 'invalid_body' });
+  });
+});
+
+describe('a user of two workspaces', () => {
+  it('accepts with the password of the account, switches between them, and is refused a third', async () => {
+    // B's owner invites A's owner, who already has an account.
+    const res = await b.app.request('/workspace/invitations', {
+      method: 'POST',
+      headers: { cookie: ownerB.cookie, 'x-csrf-token': ownerB.csrfToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: a.admin.email, role: 'admin' }),
+    });
+    const { token } = zInvitation.parse(await res.json());
+    // Accepted on B's app: its clock is the one the invitation was made with.
+    const acceptOnB = (password: string) =>
+      b.app.request('/invitations/accept', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, password }) });
+    const wrong = await acceptOnB('not the password at all');
+    expect(wrong.status).toBe(401);
+    const accepted = zInvitationAccepted.parse(await (await acceptOnB(a.admin.password)).json());
+    expect(accepted).toMatchObject({ workspaceId: b.workspaceId, role: 'admin', totpSecret: null });
+
+    const { session, body } = await login(a.admin.email, a.admin.password, a.admin.totpSecret);
+    expect(body.workspaceId).toBe(a.workspaceId);
+    expect(body.workspaces.map((w) => [w.id, w.role])).toEqual([
+      [a.workspaceId, 'owner'],
+      [b.workspaceId, 'admin'],
+    ]);
+    const aKeys = (await (await as(session, 'GET', '/api-keys')).json()) as { data: { id: string }[] };
+
+    const switched = await as(session, 'POST', '/auth/workspace', { workspaceId: b.workspaceId });
+    expect(switched.status).toBe(200);
+    expect(zSessionWorkspaces.parse(await switched.json())).toMatchObject({ workspaceId: b.workspaceId, role: 'admin' });
+    const bKeys = (await (await as(session, 'GET', '/api-keys')).json()) as { data: { id: string }[] };
+    expect(bKeys.data.map((k) => k.id)).toEqual((await b.services.keys.list(b.workspaceId)).map((k) => k.id));
+    expect(bKeys.data.some((k) => aKeys.data.some((other) => other.id === k.id))).toBe(false);
+
+    const refused = await as(session, 'POST', '/auth/workspace', { workspaceId: third.workspaceId });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: 'tenant_forbidden', message: 'You are not a member of this workspace.' });
+    // The session stayed on B.
+    expect(((await (await as(session, 'GET', '/api-keys')).json()) as { data: { id: string }[] }).data).toEqual(bKeys.data);
+    // Switching needs the CSRF token like every write.
+    const noCsrf = await a.app.request('/auth/workspace', {
+      method: 'POST',
+      headers: { cookie: session.cookie, 'content-type': 'application/json' },
+      body: JSON.stringify({ workspaceId: a.workspaceId }),
+    });
+    expect(noCsrf.status).toBe(403);
+    expect(await noCsrf.json()).toMatchObject({ error: 'forbidden' });
+  });
+});
+
+describe('roles', () => {
+  it('the last owner can be neither demoted nor removed; another owner first, then it can', async () => {
+    const members = zMemberList.parse(await (await as(ownerA, 'GET', '/workspace/members')).json()).data;
+    const owner = members.find((m) => m.role === 'owner')!;
+    const member = members.find((m) => m.role === 'member')!;
+    for (const [method, body] of [
+      ['PATCH', { role: 'admin' }],
+      ['DELETE', undefined],
+    ] as const) {
+      const res = await as(ownerA, method, `/workspace/members/${owner.userId}`, body);
+      expect(res.status).toBe(403);
+      expect(await res.json()).toMatchObject({ error: 'forbidden', message: 'A workspace keeps at least one owner: make another member an owner first.' });
+    }
+    const promoted = await as(ownerA, 'PATCH', `/workspace/members/${member.userId}`, { role: 'owner' });
+    expect(promoted.status).toBe(200);
+    expect(await promoted.json()).toMatchObject({ userId: member.userId, role: 'owner' });
+    const demoted = await as(ownerA, 'PATCH', `/workspace/members/${member.userId}`, { role: 'member' });
+    expect(await demoted.json()).toMatchObject({ role: 'member' });
+  });
+
+  it('removing a member ends their sessions in this workspace; anyone else is member_not_found', async () => {
+    const invitation = await invite(ownerA, 'temp@northwind.example');
+    const accepted = zInvitationAccepted.parse(
+      await (await as(undefined, 'POST', '/invitations/accept', { token: invitation.token, password: PASSWORD })).json(),
+    );
+    const { session } = await login(accepted.email, PASSWORD, accepted.totpSecret!);
+    const temp = zMemberList.parse(await (await as(ownerA, 'GET', '/workspace/members')).json()).data.find((m) => m.email === accepted.email)!;
+    expect((await as(ownerA, 'DELETE', `/workspace/members/${temp.userId}`)).status).toBe(204);
+    const after = await as(session, 'GET', '/workspace/members');
+    expect(after.status).toBe(401);
+    expect(await after.json()).toMatchObject({ error: 'not_authenticated' });
+
+    const bOwner = zMemberList
+      .parse(await (await b.app.request('/workspace/members', { headers: { cookie: ownerB.cookie } })).json())
+      .data.find((m) => m.role === 'owner')!;
+    for (const userId of [temp.userId, bOwner.userId, 'usr_AAAAAAAAAAAAAAAAAAAA']) {
+      const res = await as(ownerA, 'PATCH', `/workspace/members/${userId}`, { role: 'admin' });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ error: 'member_not_found' });
+    }
+  });
+});

@@ -1,0 +1,45 @@
+/**
+ * @module The members of the session's workspace (owner or admin with two-step verification):
+ * listMembers, updateMember, removeMember, createInvitation; and acceptInvitation (no credential:
+ * the invitation's token, and the account's password).
+ */
+import {
+  acceptInvitation as accept,
+  createInvitation as invite,
+  listMembers as list,
+  removeMember as remove,
+  updateMember as update,
+} from '../domain/sessions/members.ts';
+import { keepUnredacted } from '../middleware/redact/index.ts';
+import { authOf, type Handler, type Handlers } from './handler.ts';
+
+const listMembers: Handler<'listMembers'> = async (c, _input, { db }) => {
+  const { workspaceId } = authOf(c, 'adminSession');
+  return { status: 200, body: { data: await list(db, workspaceId) } };
+};
+
+const updateMember: Handler<'updateMember'> = async (c, { params, body }, { db }) => {
+  const { workspaceId } = authOf(c, 'adminSession');
+  return { status: 200, body: await update(db, workspaceId, params.user_id, body.role) };
+};
+
+const removeMember: Handler<'removeMember'> = async (c, { params }, { db }) => {
+  const { workspaceId } = authOf(c, 'adminSession');
+  await remove(db, workspaceId, params.user_id);
+  return { status: 204 };
+};
+
+const createInvitation: Handler<'createInvitation'> = async (c, { body }, { db, clock }) => {
+  const { workspaceId, userId } = authOf(c, 'adminSession');
+  const invitation = await invite(db, clock, { workspaceId, invitedBy: userId, email: body.email, role: body.role });
+  keepUnredacted(c, invitation.token);
+  return { status: 201, body: invitation };
+};
+
+const acceptInvitation: Handler<'acceptInvitation'> = async (c, { body }, { db, clock, webhooks }) => {
+  const accepted = await accept(db, clock, webhooks.secretBox, body);
+  if (accepted.totpSecret) keepUnredacted(c, accepted.totpSecret);
+  return { status: 200, body: accepted };
+};
+
+export const memberHandlers = { listMembers, updateMember, removeMember, createInvitation, acceptInvitation } satisfies Partial<Handlers>;
