@@ -82,6 +82,8 @@ const ask = (content: string, extra: Record<string, unknown> = {}) => ({ alias: 
 
 /** The seed run's request: an email to send (a pending approval, a draft), in the tenant's conversation. */
 const seedRequest = (label: string) => ask('Send an email to the new lead', { agentSlug: 'sales', conversationId: `conv-${label}` });
+/** The Idempotency-Key of each tenant's seed invocation: the same in both workspaces. */
+const SEED_IDEMPOTENCY_KEY = 'seed-invocation-1';
 /** A second conversation of each tenant. */
 const secondRequest = (label: string) => ask('Plan the next quarter', { agentSlug: 'strategy', conversationId: `conv-${label}-2` });
 
@@ -209,7 +211,20 @@ const mcpToolsAreOwn: Check = async (ctx) => {
 
 const MATRIX = {
   // Runs (Set A and Set B)
-  createInference: { kind: 'own', check: invocationIsOwn('/v1/inference', 'Send an email to the new lead', 'conv-a') },
+  createInference: {
+    kind: 'own',
+    check: async (ctx) => {
+      await invocationIsOwn('/v1/inference', 'Send an email to the new lead', 'conv-a')(ctx);
+      // A's exact seed request under A's Idempotency-Key: keys are per credential, so B gets a run of its own, not A's.
+      const { A, B, call } = ctx;
+      // (B's seed key used it already, for B's own seed: a key B has not used it with.)
+      const fresh = await B.t.keyWith('orchestrator:invoke');
+      const res = await call('POST', '/v1/inference', { bearer: fresh }, seedRequest('a'), { 'Idempotency-Key': SEED_IDEMPOTENCY_KEY });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.runId).not.toBe(A.ids.run);
+      expect((await call('GET', `/runs/${res.body.runId}`, { bearer: B.key })).status).toBe(200);
+    },
+  },
   sendAgentMessage: {
     kind: 'own',
     pathParameter: 'an agent slug of the catalog, the same in every workspace',
@@ -523,7 +538,7 @@ describe.each(testBackends())('tenant isolation on $name', ({ open }) => {
       201,
     );
     tenant.destinationSecret = destination.secret;
-    const invoked = ok(await call('POST', '/v1/inference', { bearer: tenant.key }, seedRequest(label)), 200);
+    const invoked = ok(await call('POST', '/v1/inference', { bearer: tenant.key }, seedRequest(label), { 'Idempotency-Key': SEED_IDEMPOTENCY_KEY }), 200);
     ok(await call('POST', '/v1/inference', { bearer: tenant.key }, secondRequest(label)), 200);
     const detail = ok(await call('GET', `/runs/${invoked.runId}`, { bearer: tenant.key }), 200);
     expect(detail.run.status).toBe('completed');
@@ -538,10 +553,12 @@ describe.each(testBackends())('tenant isolation on $name', ({ open }) => {
     const ingested = ok(
       await call('POST', `/webhooks/inbound/${inbound.slug}`, 'none', raw, {
         'X-SERVICE-Signature': signInboundBody(raw, inbound.secret),
-        'X-SERVICE-Event-Id': `${label}-evt-1`,
+        // The same event id in both workspaces: event ids are unique per webhook, so both are new.
+        'X-SERVICE-Event-Id': 'evt-1',
       }),
       200,
     );
+    expect(ingested.code).toBe('ok');
     const key = ok(await call('POST', '/api-keys', { session: admin }, { name: `${label}-ci`, scopes: ['usage:read'] }), 201);
     tenant.mcpToken = ok(await call('POST', '/v1/mcp/tenant/tokens', { bearer: tenant.key }), 201).token;
     tenant.ids = { run: invoked.runId, queuedRun: ingested.runId, key: key.id, inbound: inbound.slug, destination: destination.id, approval: approval!.id };
