@@ -104,6 +104,9 @@ function invocationIsOwn(path: string, content: string, conversationId: string):
     expect(own.status).toBe(200);
     expect(own.body.run.usage.inputTokens).toBe(fresh.body.usage.inputTokens);
     expect(inA.body.content).toBe(fresh.body.content);
+    // History does count: B's next turn in that conversation (now B's own) reads more.
+    const next = await invoke(conversationId);
+    expect(next.body.usage.inputTokens).toBeGreaterThan(fresh.body.usage.inputTokens);
     const foreign = await call('GET', `/runs/${runId}`, { bearer: A.key });
     expect(foreign.status).toBe(404);
     expect(foreign.body).toMatchObject({ error: 'not_found' });
