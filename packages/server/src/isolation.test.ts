@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../client/src/index.ts';
 import { routes, type OperationId } from './contract.ts';
 import { pauseAgent } from './domain/agents/settings.ts';
+import { inboundRunExecutor } from './domain/runs/inbound.ts';
 import { totpCode } from './domain/sessions/totp.ts';
 import { signInboundBody } from './domain/webhooks/inbound-signature.ts';
 import { WORKSPACE_EVENT_TYPES } from './domain/webhooks/envelope.ts';
@@ -25,6 +26,7 @@ import type { Db } from './store/db.ts';
 import { testBackends, type TestStore } from './store/testing.ts';
 import { createTestApp, type TestApp } from './testing.ts';
 import { runDeliveryBatch, type DeliveryWorkerDeps } from './worker/deliveries.ts';
+import { handOverInboundRuns } from './worker/inbound-runs.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The two tenants and what the checks act with.
@@ -687,6 +689,28 @@ describe.each(testBackends())('tenant isolation on $name', ({ open }) => {
   });
 
   describe('outbound', () => {
+    it("a run started by A's inbound event runs in A and reports to A's destination only", async () => {
+      const { A, B } = ctx;
+      const failures: unknown[] = [];
+      const execute = inboundRunExecutor(server.services.runs, (error) => failures.push(error));
+      while ((await handOverInboundRuns({ db: store.db, clock: server.clock, execute })) > 0);
+      expect(failures).toEqual([]);
+      for (const tenant of [A, B]) {
+        const run = await server.services.runs.waitForTerminal(tenant.workspaceId, tenant.ids.queuedRun);
+        expect(run.status).toBe('completed');
+      }
+      await drainAll();
+      const completedRuns = (tenant: Tenant) =>
+        tenant.receiver.received
+          .map((r) => JSON.parse(r.body.toString('utf8')) as { type: string; data: { run_id?: string } })
+          .filter((e) => e.type === 'run.completed')
+          .map((e) => e.data.run_id);
+      expect(completedRuns(A)).toContain(A.ids.queuedRun);
+      expect(completedRuns(A)).not.toContain(B.ids.queuedRun);
+      expect(completedRuns(B)).toContain(B.ids.queuedRun);
+      expect(completedRuns(B)).not.toContain(A.ids.queuedRun);
+    });
+
     it("A's events reach only A's destination, signed with A's secret; B's only B's", async () => {
       await drainAll();
       const { A, B } = ctx;
