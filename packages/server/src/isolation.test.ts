@@ -744,4 +744,36 @@ describe.each(testBackends())('tenant isolation on $name', ({ open }) => {
       }
     });
   });
+
+  it("A's resources in their other states (revoked, paused, decided, ended) still answer B exactly as a made-up id", async () => {
+    const { A, B } = ctx;
+    const asA = { session: A.admin };
+    const changed = [
+      await call('DELETE', `/api-keys/${A.ids.key}`, asA),
+      await call('POST', `/inbound-webhooks/${A.ids.inbound}/pause`, asA),
+      await call('POST', `/webhook-destinations/${A.ids.destination}/pause`, asA),
+      await call('POST', `/approvals/${A.ids.approval}/decision`, asA, { decision: 'rejected' }),
+    ];
+    expect(changed.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    const check = async () => {
+      for (const route of routes) {
+        const entry = (MATRIX as Record<string, IsolationCase>)[route.operationId]!;
+        if (entry.kind !== 'resource') continue;
+        server.clock.advance(61_000);
+        const as = credentialFor(route, B);
+        const fill = (id: string) => route.path.replace(/\{[^}]+\}/, id);
+        const foreign = await call(route.method, fill(A.ids[entry.resource]), as, entry.body);
+        const missing = await call(route.method, fill(madeUpLike(A.ids[entry.resource])), as, entry.body);
+        expect({ op: route.operationId, status: foreign.status, body: omitRequestId(foreign.body) }).toEqual({
+          op: route.operationId,
+          status: 404,
+          body: omitRequestId(missing.body),
+        });
+      }
+    };
+    await check();
+    // Revoked is the inbound webhook's last state.
+    expect((await call('DELETE', `/inbound-webhooks/${A.ids.inbound}`, asA)).status).toBe(200);
+    await check();
+  });
 });
