@@ -113,7 +113,7 @@ export interface paths {
         put?: never;
         /**
          * Ingest a signed inbound event
-         * @description Receives an event signed by an external system with the webhook's own secret. In this order: the body is read up to 1 MB (`413`), the per-IP limit of the webhook applies (`429 rate_limited`), the signature is verified over the raw bytes and the timestamp checked (`401 signature_invalid`), the body is parsed and rendered through the webhook's template (`400 payload_invalid`). The event id makes ingestion idempotent through a uniqueness constraint: the first delivery answers `code: ok` with the `runId` of the run it starts in the background; a repeat answers `code: duplicate` and creates no run. The service does not retry ingestion: the sender retries after a `5xx` or a timeout, always with the same event id.
+         * @description Receives an event signed by an external system with the webhook's own secret. In this order: the body is read up to 1 MB (`413`), the per-IP limit of the webhook applies (`429 rate_limited`), the signature is verified over the raw bytes with the secret of the webhook the slug names, and no other, and the timestamp checked (`401 signature_invalid`: a signature made with another webhook's secret, another workspace's included, is a wrong signature), the body is parsed and rendered through the webhook's template (`400 payload_invalid`). The event id makes ingestion idempotent through a uniqueness constraint: the first delivery answers `code: ok` with the `runId` of the run it starts in the background; a repeat answers `code: duplicate` and creates no run. The service does not retry ingestion: the sender retries after a `5xx` or a timeout, always with the same event id.
          */
         post: operations["ingestInboundEvent"];
         delete?: never;
@@ -301,7 +301,7 @@ export interface paths {
         put?: never;
         /**
          * Create an inbound webhook
-         * @description Creates an inbound webhook with its own signing secret, shown only in this response and never shared between workspaces. A slug already in use, or an agent that does not exist, answers `400 invalid_body`. Needs an admin session (owner or admin, two-step verification active).
+         * @description Creates an inbound webhook with its own signing secret, shown only in this response and never shared between workspaces. Inbound slugs are unique per deployment, not per workspace: the slug is the public URL `/webhooks/inbound/{slug}`. A slug already in use by any workspace, or used before by a webhook now revoked (a slug is never reused), answers `400 invalid_body` with the message `The slug '<slug>' is already taken.`, the same answer whichever workspace holds it; nothing else of that webhook is shown. An agent that does not exist also answers `400 invalid_body`. Needs an admin session (owner or admin, two-step verification active).
          */
         post: operations["createInboundWebhook"];
         delete?: never;
@@ -841,7 +841,7 @@ export interface paths {
         put?: never;
         /**
          * Ingest a signed inbound event
-         * @description Receives an event signed by an external system with the webhook's own secret. In this order: the body is read up to 1 MB (`413`), the per-IP limit of the webhook applies (`429 rate_limited`), the signature is verified over the raw bytes and the timestamp checked (`401 signature_invalid`), the body is parsed and rendered through the webhook's template (`400 payload_invalid`). The event id makes ingestion idempotent through a uniqueness constraint: the first delivery answers `code: ok` with the `runId` of the run it starts in the background; a repeat answers `code: duplicate` and creates no run. The service does not retry ingestion: the sender retries after a `5xx` or a timeout, always with the same event id.
+         * @description Receives an event signed by an external system with the webhook's own secret. In this order: the body is read up to 1 MB (`413`), the per-IP limit of the webhook applies (`429 rate_limited`), the signature is verified over the raw bytes with the secret of the webhook the slug names, and no other, and the timestamp checked (`401 signature_invalid`: a signature made with another webhook's secret, another workspace's included, is a wrong signature), the body is parsed and rendered through the webhook's template (`400 payload_invalid`). The event id makes ingestion idempotent through a uniqueness constraint: the first delivery answers `code: ok` with the `runId` of the run it starts in the background; a repeat answers `code: duplicate` and creates no run. The service does not retry ingestion: the sender retries after a `5xx` or a timeout, always with the same event id.
          */
         post: operations["ingestInboundEventV1"];
         delete?: never;
@@ -3157,7 +3157,7 @@ export interface components {
          */
         RunIdPath: components["schemas"]["RunIdParameter"];
         /**
-         * @description The inbound webhook's own slug, chosen when it was created.
+         * @description The inbound webhook's own slug, chosen when it was created. Slugs are unique per deployment, not per workspace, so the slug alone names the webhook and with it the workspace its events belong to.
          * @example crm-leads
          */
         InboundSlugPath: string;
@@ -3537,7 +3537,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The inbound webhook's own slug, chosen when it was created.
+                 * @description The inbound webhook's own slug, chosen when it was created. Slugs are unique per deployment, not per workspace, so the slug alone names the webhook and with it the workspace its events belong to.
                  * @example crm-leads
                  */
                 slug: components["parameters"]["InboundSlugPath"];
@@ -5455,7 +5455,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The inbound webhook's own slug, chosen when it was created.
+                 * @description The inbound webhook's own slug, chosen when it was created. Slugs are unique per deployment, not per workspace, so the slug alone names the webhook and with it the workspace its events belong to.
                  * @example crm-leads
                  */
                 slug: components["parameters"]["InboundSlugPath"];

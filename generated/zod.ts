@@ -1617,7 +1617,7 @@ export const zOffsetQuery = z.coerce.number().int().gte(0).default(0);
 export const zRunIdPath = zRunIdParameter;
 
 /**
- * The inbound webhook's own slug, chosen when it was created.
+ * The inbound webhook's own slug, chosen when it was created. Slugs are unique per deployment, not per workspace, so the slug alone names the webhook and with it the workspace its events belong to.
  */
 export const zInboundSlugPath = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9-]*$/);
 

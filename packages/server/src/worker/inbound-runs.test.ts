@@ -71,4 +71,20 @@ describe.each(testBackends())('inbound run hand-over on $name', ({ open }) => {
     expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute: record })).toBe(1);
     expect(seen).toEqual([runId]);
   });
+
+  it('a run canceled before its hand-over is never handed over (its input is already gone)', async () => {
+    const runId = await ingest('{"name":"Kim"}', 'lead-3');
+    const canceled = await t.app.request(`/runs/${runId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}` } });
+    expect(canceled.status).toBe(200);
+    expect(await canceled.json()).toMatchObject({ id: runId, status: 'canceled' });
+    const seen: InboundRun[] = [];
+    const record = async (run: InboundRun) => {
+      seen.push(run);
+    };
+    expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute: record })).toBe(0);
+    t.clock.advance(HAND_OVER_LEASE_MS + 1);
+    expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute: record })).toBe(0);
+    expect(seen).toEqual([]);
+    expect((await t.services.runs.getRun(t.workspaceId, runId)).run.status).toBe('canceled');
+  });
 });

@@ -17,9 +17,12 @@ export type WaitingInboundEvent = Pick<TableRow<'inbound_events'>, 'id' | 'run_i
  */
 export async function claimWaitingInboundEvents(tx: Db, input: { now: Date; limit: number; leaseUntil: Date }): Promise<WaitingInboundEvent[]> {
   const rows = await tx.query<WaitingInboundEvent>(
-    `SELECT id, run_id, workspace_id, agent_slug, alias, agent_input, event_id FROM inbound_events
-      WHERE run_started_at IS NULL AND (run_lease_until IS NULL OR run_lease_until <= $1)
-      ORDER BY received_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    // Only runs still in_progress: one that ended before its hand-over (canceled) has nothing to run,
+    // and its input is already forgotten.
+    `SELECT e.id, e.run_id, e.workspace_id, e.agent_slug, e.alias, e.agent_input, e.event_id FROM inbound_events e
+       JOIN runs r ON r.id = e.run_id AND r.workspace_id = e.workspace_id
+      WHERE e.run_started_at IS NULL AND (e.run_lease_until IS NULL OR e.run_lease_until <= $1) AND r.status = 'in_progress'
+      ORDER BY e.received_at, e.id LIMIT $2 FOR UPDATE OF e SKIP LOCKED`,
     [input.now, input.limit],
   );
   if (rows.length > 0) {

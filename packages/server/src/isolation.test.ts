@@ -1,0 +1,779 @@
+/**
+ * Tenant isolation: two workspaces, A and B, on one store (PGlite; PostgreSQL too when DATABASE_URL
+ * is set), served by one app, as one deployment serves every workspace.
+ *
+ * A is seeded with one of each resource (a run with steps, tool calls and a pending approval, a run
+ * queued by an inbound event, a key, an inbound webhook, an outbound destination with deliveries, an
+ * MCP token); B with its own. Then, for every operation of the contract (generated/routes.ts),
+ * B's credentials try A's resources. MATRIX classifies each operation explicitly; an operation the
+ * table does not name fails the suite, so a new operation cannot skip the matrix.
+ *
+ * Outbound: A's events reach only A's destination (a real HTTPS receiver on loopback), signed with
+ * A's secret; B's reach only B's.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebhook } from '../../client/src/index.ts';
+import { routes, type OperationId } from './contract.ts';
+import { pauseAgent } from './domain/agents/settings.ts';
+import { inboundRunExecutor } from './domain/runs/inbound.ts';
+import { totpCode } from './domain/sessions/totp.ts';
+import { signInboundBody } from './domain/webhooks/inbound-signature.ts';
+import { WORKSPACE_EVENT_TYPES } from './domain/webhooks/envelope.ts';
+import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from './domain/webhooks/https-test-receiver.ts';
+import { misfits, stale, unclassified, type Classification } from './isolation-matrix.ts';
+import { randomBase62 } from './random.ts';
+import type { Db } from './store/db.ts';
+import { testBackends, type TestStore } from './store/testing.ts';
+import { createTestApp, type TestApp } from './testing.ts';
+import { runDeliveryBatch, type DeliveryWorkerDeps } from './worker/deliveries.ts';
+import { handOverInboundRuns } from './worker/inbound-runs.ts';
+
+// ---------------------------------------------------------------------------------------------
+// The two tenants and what the checks act with.
+
+type Session = { cookie: string; csrfToken: string };
+type Credential = { bearer: string } | { session: Session } | 'none';
+
+/** A's resources, as B would name them in a path. */
+type Resource = 'run' | 'queuedRun' | 'key' | 'inbound' | 'destination' | 'approval';
+
+interface Tenant {
+  label: 'a' | 'b';
+  t: TestApp;
+  workspaceId: string;
+  /** The workspace's key with every scope. */
+  key: string;
+  admin: Session;
+  mcpToken: string;
+  receiver: HttpsTestReceiver;
+  destinationSecret: string;
+  inboundSecret: string;
+  /** One resource of each kind; `run` completed with steps, tool calls and a pending approval. */
+  ids: Record<Resource, string>;
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** What the checks of the table act with: the deployment, both tenants, and the store. */
+interface Ctx {
+  A: Tenant;
+  B: Tenant;
+  db: Db;
+  call(method: string, path: string, as: Credential, body?: unknown, headers?: Record<string, string>): Promise<Answer>;
+  /** The deployment's clock. */
+  clock: TestApp['clock'];
+}
+
+type Check = (ctx: Ctx) => Promise<void>;
+
+type IsolationCase = Classification &
+  (
+    | { kind: 'resource'; resource: Resource; body?: unknown }
+    | { kind: 'list'; resource: 'run' | 'key' | 'inbound' | 'destination' }
+    | { kind: 'own' | 'inbound' | 'public'; check: Check }
+  );
+
+// ---------------------------------------------------------------------------------------------
+// The checks of operations that name no resource in their path.
+
+const ask = (content: string, extra: Record<string, unknown> = {}) => ({ alias: 'Sonata', messages: [{ role: 'user', content }], ...extra });
+
+/** The seed run's request: an email to send (a pending approval, a draft), in the tenant's conversation. */
+const seedRequest = (label: string) => ask('Send an email to the new lead', { agentSlug: 'sales', conversationId: `conv-${label}` });
+/** The Idempotency-Key of each tenant's seed invocation: the same in both workspaces. */
+const SEED_IDEMPOTENCY_KEY = 'seed-invocation-1';
+/** A second conversation of each tenant. */
+const secondRequest = (label: string) => ask('Plan the next quarter', { agentSlug: 'strategy', conversationId: `conv-${label}-2` });
+
+/**
+ * B invokes in one of A's conversations (`conversationId`): the run is B's (A cannot read it) and it
+ * starts from B's own history, which is empty: it reads exactly as many input tokens as the same
+ * request in a conversation nobody used. Had it been given A's turns, it would read more.
+ */
+function invocationIsOwn(path: string, content: string, conversationId: string): Check {
+  return async ({ A, B, call }) => {
+    const invoke = (conversation: string) => call('POST', path, { bearer: B.key }, ask(content, { conversationId: conversation }));
+    const inA = await invoke(conversationId);
+    const fresh = await invoke(`conv-${randomBase62(12)}`);
+    expect(inA.status).toBe(200);
+    expect(fresh.status).toBe(200);
+    const runId = inA.body.runId as string;
+    const own = await call('GET', `/runs/${runId}`, { bearer: B.key });
+    expect(own.status).toBe(200);
+    expect(own.body.run.usage.inputTokens).toBe(fresh.body.usage.inputTokens);
+    expect(inA.body.content).toBe(fresh.body.content);
+    // History does count: B's next turn in that conversation (now B's own) reads more.
+    const next = await invoke(conversationId);
+    expect(next.body.usage.inputTokens).toBeGreaterThan(fresh.body.usage.inputTokens);
+    const foreign = await call('GET', `/runs/${runId}`, { bearer: A.key });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toMatchObject({ error: 'not_found' });
+  };
+}
+
+const usageIsOwn =
+  (path: string): Check =>
+  async ({ A, B, call }) => {
+    const stuOf = async (tenant: Tenant) => {
+      const runs = await call('GET', '/runs?limit=200', { bearer: tenant.key });
+      return (runs.body.data as { usage: { stu: number } }[]).reduce((sum, r) => sum + r.usage.stu, 0);
+    };
+    const b = await call('GET', path, { bearer: B.key });
+    const a = await call('GET', path, { bearer: A.key });
+    expect(b.status).toBe(200);
+    expect(b.body.consumedStu).toBe(await stuOf(B));
+    expect(a.body.consumedStu).toBe(await stuOf(A));
+    expect(b.body.consumedStu).not.toBe(a.body.consumedStu);
+  };
+
+const keyCreationIsOwn =
+  (path: string): Check =>
+  async ({ A, B, call }) => {
+    const created = await call('POST', path, { session: B.admin }, { name: 'b-created', scopes: ['usage:read'] });
+    expect(created.status).toBe(201);
+    const ids = async (tenant: Tenant) => ((await call('GET', path, { session: tenant.admin })).body.data as { id: string }[]).map((k) => k.id);
+    expect(await ids(B)).toContain(created.body.id);
+    expect(await ids(A)).not.toContain(created.body.id);
+  };
+
+/** JSON-RPC through the bridge; `sessionId` pushes the answer to that SSE session too. */
+async function rpc(ctx: Ctx, token: string, request: Record<string, unknown>, sessionId?: string): Promise<Answer> {
+  return ctx.call('POST', `/v1/mcp/tenant/rpc${sessionId ? `?sessionId=${sessionId}` : ''}`, { bearer: token }, { jsonrpc: '2.0', ...request });
+}
+
+/** An open MCP stream: its session id, and its next `message` event (keep-alive comments skipped). */
+async function openStream(ctx: Ctx, token: string) {
+  const res = await ctx.call('GET', '/v1/mcp/tenant/sse', { bearer: token });
+  expect(res.status).toBe(200);
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  async function nextEvent(): Promise<{ event: string; data: string }> {
+    for (;;) {
+      const end = buffer.indexOf('\n\n');
+      if (end >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (block.startsWith(':')) continue;
+        const lines = block.split('\n');
+        const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message';
+        const data = lines
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n');
+        return { event, data };
+      }
+      const chunk = await reader.read();
+      if (chunk.done) throw new Error('stream ended');
+      buffer += decoder.decode(chunk.value, { stream: true });
+    }
+  }
+  const endpoint = await nextEvent();
+  expect(endpoint.event).toBe('endpoint');
+  const sessionId = /sessionId=(mcs_[A-Za-z0-9]+)/.exec(endpoint.data)![1]!;
+  return { sessionId, nextEvent, close: () => reader.cancel() };
+}
+
+/**
+ * `owner` holds a stream; `other` posts naming the owner's session. The other's call is answered as
+ * if the session did not exist (the same JSON-RPC answer as for a made-up session) and nothing
+ * reaches the owner's stream: the next thing there is the owner's own call.
+ */
+async function streamIsOwn(ctx: Ctx, owner: Tenant, other: Tenant): Promise<void> {
+  const stream = await openStream(ctx, owner.mcpToken);
+  try {
+    const intruding = await rpc(ctx, other.mcpToken, { id: 'intruder', method: 'ping' }, stream.sessionId);
+    const madeUp = await rpc(ctx, other.mcpToken, { id: 'intruder', method: 'ping' }, `mcs_${randomBase62(16)}`);
+    expect(intruding.status).toBe(200);
+    expect(intruding.body).toEqual(madeUp.body);
+    const own = await rpc(ctx, owner.mcpToken, { id: 'owner', method: 'ping' }, stream.sessionId);
+    expect(own.status).toBe(200);
+    const pushed = await stream.nextEvent();
+    expect(pushed.event).toBe('message');
+    expect(JSON.parse(pushed.data)).toEqual(own.body);
+  } finally {
+    await stream.close();
+  }
+}
+
+/** B's MCP token reads A's run exactly as a run that does not exist; its own run as a run. */
+const mcpToolsAreOwn: Check = async (ctx) => {
+  const { A, B } = ctx;
+  const getRun = (runId: string) => rpc(ctx, B.mcpToken, { id: 1, method: 'tools/call', params: { name: 'get_run', arguments: { runId } } });
+  const foreign = await getRun(A.ids.run);
+  const madeUp = await getRun(madeUpLike(A.ids.run));
+  expect(foreign.status).toBe(200);
+  expect(foreign.body.result).toMatchObject({ isError: true, structuredContent: { error: 'not_found' } });
+  expect(foreign.body).toEqual(madeUp.body);
+  const own = await getRun(B.ids.run);
+  expect(own.body.result).toMatchObject({ isError: false, structuredContent: { run: { id: B.ids.run } } });
+  await streamIsOwn(ctx, A, B);
+};
+
+const MATRIX = {
+  // Runs (Set A and Set B)
+  createInference: {
+    kind: 'own',
+    check: async (ctx) => {
+      await invocationIsOwn('/v1/inference', 'Send an email to the new lead', 'conv-a')(ctx);
+      // A's exact seed request under A's Idempotency-Key: keys are per credential, so B gets a run of its own, not A's.
+      const { A, B, call } = ctx;
+      // (B's seed key used it already, for B's own seed: a key B has not used it with.)
+      const fresh = await B.t.keyWith('orchestrator:invoke');
+      const res = await call('POST', '/v1/inference', { bearer: fresh }, seedRequest('a'), { 'Idempotency-Key': SEED_IDEMPOTENCY_KEY });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.runId).not.toBe(A.ids.run);
+      expect((await call('GET', `/runs/${res.body.runId}`, { bearer: B.key })).status).toBe(200);
+    },
+  },
+  sendAgentMessage: {
+    kind: 'own',
+    pathParameter: 'an agent slug of the catalog, the same in every workspace',
+    check: invocationIsOwn('/v1/agents/strategy/messages', 'Plan the next quarter', 'conv-a-2'),
+  },
+  sendOrchestratorMessage: {
+    kind: 'own',
+    check: async ({ A, B, call }) => {
+      const res = await call('POST', '/v1/orchestrator/messages', { bearer: B.key }, ask('How is our pipeline?'));
+      expect(res.status).toBe(200);
+      expect((await call('GET', `/runs/${res.body.runId}`, { bearer: B.key })).status).toBe(200);
+      expect((await call('GET', `/runs/${res.body.runId}`, { bearer: A.key })).status).toBe(404);
+    },
+  },
+  listRuns: { kind: 'list', resource: 'run' },
+  listRunsV1: { kind: 'list', resource: 'run' },
+  getRun: { kind: 'resource', resource: 'run' },
+  getRunV1: { kind: 'resource', resource: 'run' },
+  cancelRun: { kind: 'resource', resource: 'queuedRun' },
+  cancelRunV1: { kind: 'resource', resource: 'queuedRun' },
+  getCurrentUsage: { kind: 'own', check: usageIsOwn('/usage/current') },
+  getUsageV1: { kind: 'own', check: usageIsOwn('/v1/usage') },
+  listAgents: {
+    kind: 'own',
+    // A paused `legal` at seeding: B's catalog still lists it, A's does not.
+    check: async ({ A, B, call }) => {
+      const slugs = async (tenant: Tenant) => ((await call('GET', '/v1/agents', { bearer: tenant.key })).body.data as { slug: string }[]).map((a) => a.slug);
+      expect(await slugs(B)).toContain('legal');
+      expect(await slugs(A)).not.toContain('legal');
+    },
+  },
+
+  // Inbound events: signed by the webhook's own secret, and only by it.
+  ingestInboundEvent: { kind: 'inbound', check: (ctx) => inboundNeedsOwnSecret(ctx, '') },
+  ingestInboundEventV1: { kind: 'inbound', check: (ctx) => inboundNeedsOwnSecret(ctx, '/v1') },
+
+  // The tenant MCP bridge
+  createMcpToken: {
+    kind: 'own',
+    check: async (ctx) => {
+      const issued = await ctx.call('POST', '/v1/mcp/tenant/tokens', { bearer: ctx.B.key });
+      expect(issued.status).toBe(201);
+      const foreign = await rpc(ctx, issued.body.token, { id: 1, method: 'tools/call', params: { name: 'get_run', arguments: { runId: ctx.A.ids.run } } });
+      expect(foreign.body.result).toMatchObject({ isError: true, structuredContent: { error: 'not_found' } });
+    },
+  },
+  callMcpRpc: { kind: 'own', check: mcpToolsAreOwn },
+  openMcpStream: { kind: 'own', check: (ctx) => streamIsOwn(ctx, ctx.B, ctx.A) },
+
+  // API keys (admin session), Set A and Set B
+  listApiKeys: { kind: 'list', resource: 'key' },
+  listApiKeysV1: { kind: 'list', resource: 'key' },
+  createApiKey: { kind: 'own', check: keyCreationIsOwn('/api-keys') },
+  createApiKeyV1: { kind: 'own', check: keyCreationIsOwn('/v1/api-keys') },
+  revokeApiKey: { kind: 'resource', resource: 'key' },
+  revokeApiKeyV1: { kind: 'resource', resource: 'key' },
+  rotateApiKey: { kind: 'resource', resource: 'key' },
+  rotateApiKeyV1: { kind: 'resource', resource: 'key' },
+
+  // Admin sign-in
+  login: {
+    kind: 'public',
+    check: async (ctx) => {
+      const res = await signIn(ctx, ctx.B);
+      expect(res.status).toBe(200);
+      expect(res.body.workspaceId).toBe(ctx.B.workspaceId);
+    },
+  },
+  logout: {
+    kind: 'own',
+    check: async (ctx) => {
+      const { A, B, call } = ctx;
+      const signedIn = await signIn(ctx, B);
+      const second = { cookie: (signedIn.headers.get('set-cookie') ?? '').split(';')[0]!, csrfToken: signedIn.body.csrfToken as string };
+      expect((await call('POST', '/auth/logout', { session: second })).status).toBe(204);
+      expect((await call('GET', '/api-keys', { session: second })).status).toBe(401);
+      // Only the caller's own session ended: A's and B's others still work.
+      expect((await call('GET', '/api-keys', { session: A.admin })).status).toBe(200);
+      expect((await call('GET', '/api-keys', { session: B.admin })).status).toBe(200);
+    },
+  },
+
+  // Inbound webhook settings (admin session)
+  listInboundWebhooks: { kind: 'list', resource: 'inbound' },
+  createInboundWebhook: { kind: 'own', check: (ctx) => slugsAreDeploymentWide(ctx) },
+  revokeInboundWebhook: { kind: 'resource', resource: 'inbound' },
+  pauseInboundWebhook: { kind: 'resource', resource: 'inbound' },
+  resumeInboundWebhook: { kind: 'resource', resource: 'inbound' },
+
+  // Outbound destinations (admin session)
+  listWebhookDestinations: { kind: 'list', resource: 'destination' },
+  createWebhookDestination: {
+    kind: 'own',
+    check: async ({ A, B, call }) => {
+      const created = await call(
+        'POST',
+        '/webhook-destinations',
+        { session: B.admin },
+        { url: `${B.receiver.origin}/b-second`, events: ['integration.connected'] },
+      );
+      expect(created.status).toBe(201);
+      const ids = async (tenant: Tenant) =>
+        ((await call('GET', '/webhook-destinations', { session: tenant.admin })).body.data as { id: string }[]).map((d) => d.id);
+      expect(await ids(B)).toContain(created.body.id);
+      expect(await ids(A)).not.toContain(created.body.id);
+      // The new destination is paused again so that it takes no part in the outbound checks.
+      expect((await call('POST', `/webhook-destinations/${created.body.id}/pause`, { session: B.admin })).status).toBe(200);
+    },
+  },
+  rotateWebhookDestinationSecret: { kind: 'resource', resource: 'destination' },
+  pauseWebhookDestination: { kind: 'resource', resource: 'destination' },
+  resumeWebhookDestination: { kind: 'resource', resource: 'destination' },
+  pingWebhookDestination: { kind: 'resource', resource: 'destination' },
+  replayWebhookDestination: { kind: 'resource', resource: 'destination' },
+
+  // Approvals and integrations (admin session)
+  decideApproval: { kind: 'resource', resource: 'approval', body: { decision: 'approved' } },
+  createIntegration: {
+    kind: 'own',
+    // Its event is B's: queued for B's destination only (delivery is checked in 'outbound').
+    check: async ({ A, B, call, db }) => {
+      const res = await call('POST', '/integrations', { session: B.admin }, { integration: 'crm', provider: 'hubspot' });
+      expect(res.status).toBe(201);
+      const queued = await db.query<{ tenant_id: string; destination_id: string }>(
+        `SELECT e.tenant_id, d.destination_id FROM outbox_events e JOIN deliveries d ON d.event_id = e.id WHERE e.type = 'integration.connected'`,
+      );
+      expect(queued).toEqual([{ tenant_id: B.workspaceId, destination_id: B.ids.destination }]);
+      expect(A.ids.destination).not.toBe(B.ids.destination);
+    },
+  },
+} satisfies Record<OperationId, IsolationCase>;
+
+/** Signs the tenant's admin in on the deployment, with a TOTP code of a step not used yet. */
+async function signIn({ call, clock }: Ctx, tenant: Tenant): Promise<Answer> {
+  clock.advance(30_000);
+  const { email, password, totpSecret } = tenant.t.admin;
+  return call('POST', '/auth/login', 'none', { email, password, totpCode: totpCode(totpSecret, clock.now()) });
+}
+
+/** An inbound event for A's slug is verified with A's secret only; B's secret is any wrong secret. */
+async function inboundNeedsOwnSecret({ A, B, call, db }: Ctx, prefix: '' | '/v1'): Promise<void> {
+  const raw = JSON.stringify({ event: 'lead.created', id: `lead_${randomBase62(8)}`, contact: { name: 'Dana' } });
+  const send = (slug: string, secret: string) =>
+    call('POST', `${prefix}/webhooks/inbound/${slug}`, 'none', raw, {
+      'X-SERVICE-Signature': signInboundBody(raw, secret),
+      'X-SERVICE-Event-Id': `evt-${randomBase62(10)}`,
+    });
+  const events = () => db.query(`SELECT id FROM inbound_events ORDER BY id`);
+  const before = await events();
+  for (const [slug, secret] of [
+    [A.ids.inbound, B.inboundSecret],
+    [B.ids.inbound, A.inboundSecret],
+  ] as const) {
+    const foreign = await send(slug, secret);
+    const wrong = await send(slug, `whsec_${randomBase62(32)}`);
+    expect(foreign.status).toBe(401);
+    expect(foreign.body.error).toBe('signature_invalid');
+    expect(omitRequestId(foreign.body)).toEqual(omitRequestId(wrong.body));
+  }
+  expect(await events()).toEqual(before);
+}
+
+/**
+ * Inbound slugs are unique per deployment (they are the URL). B cannot take A's slug: the answer is
+ * `400 invalid_body`, the same as for a slug B itself already uses, so it tells nothing about
+ * whose slug it is.
+ */
+async function slugsAreDeploymentWide({ A, B, call }: Ctx): Promise<void> {
+  const taken = await call('POST', '/inbound-webhooks', { session: B.admin }, { slug: A.ids.inbound });
+  const ownTaken = await call('POST', '/inbound-webhooks', { session: B.admin }, { slug: B.ids.inbound });
+  expect(taken.status).toBe(400);
+  expect(omitRequestId(taken.body)).toEqual({ error: 'invalid_body', message: `The slug '${A.ids.inbound}' is already taken.` });
+  expect(omitRequestId(ownTaken.body)).toEqual({ error: 'invalid_body', message: `The slug '${B.ids.inbound}' is already taken.` });
+  const fresh = await call('POST', '/inbound-webhooks', { session: B.admin }, { slug: `b-fresh-${randomBase62(6).toLowerCase()}` });
+  expect(fresh.status).toBe(201);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+function omitRequestId(body: unknown): unknown {
+  if (body === null || typeof body !== 'object') return body;
+  const { requestId: _requestId, ...rest } = body as Record<string, unknown>;
+  return rest;
+}
+
+/** An id of the same shape (prefix and length) that names nothing. */
+function madeUpLike(id: string): string {
+  const underscore = id.indexOf('_');
+  if (underscore > 0) return `${id.slice(0, underscore + 1)}${randomBase62(id.length - underscore - 1)}`;
+  // A slug: lowercase, same length.
+  return `x${randomBase62(id.length - 1).toLowerCase()}`;
+}
+
+function credentialFor(route: (typeof routes)[number], tenant: Tenant): Credential {
+  const scheme = route.security[0]?.scheme;
+  if (scheme === 'apiKey') return { bearer: tenant.key };
+  if (scheme === 'mcpToken') return { bearer: tenant.mcpToken };
+  if (scheme === 'adminSession') return { session: tenant.admin };
+  return 'none';
+}
+
+/** Everything of a workspace that B's calls could change, read from the store. */
+async function snapshot(db: Db, workspaceId: string) {
+  const q = (sql: string) => db.query(sql, [workspaceId]);
+  return {
+    runs: await q(`SELECT * FROM runs WHERE workspace_id = $1 ORDER BY id`),
+    steps: await q(`SELECT s.* FROM run_steps s JOIN runs r ON r.id = s.run_id WHERE r.workspace_id = $1 ORDER BY s.id`),
+    toolCalls: await q(`SELECT c.* FROM tool_calls c JOIN runs r ON r.id = c.run_id WHERE r.workspace_id = $1 ORDER BY c.id`),
+    approvals: await q(`SELECT * FROM approvals WHERE workspace_id = $1 ORDER BY id`),
+    // last_used_at moves when A's own checks read with A's key.
+    keys: await q(`SELECT id, name, prefix, secret_hash, scopes, created_at, expires_at, revoked_at FROM api_keys WHERE workspace_id = $1 ORDER BY id`),
+    mcpTokens: await q(`SELECT * FROM mcp_tokens WHERE workspace_id = $1 ORDER BY id`),
+    inbound: await q(`SELECT * FROM inbound_webhooks WHERE workspace_id = $1 ORDER BY id`),
+    inboundEvents: await q(`SELECT * FROM inbound_events WHERE workspace_id = $1 ORDER BY id`),
+    destinations: await q(`SELECT * FROM webhook_destinations WHERE workspace_id = $1 ORDER BY id`),
+    deliveries: await q(`SELECT d.* FROM deliveries d JOIN webhook_destinations w ON w.id = d.destination_id WHERE w.workspace_id = $1 ORDER BY d.id`),
+    events: await q(`SELECT * FROM outbox_events WHERE tenant_id = $1 ORDER BY id`),
+    turns: await q(`SELECT * FROM conversation_turns WHERE workspace_id = $1 ORDER BY conversation_id, seq`),
+    ledger: await q(`SELECT * FROM usage_ledger WHERE workspace_id = $1 ORDER BY run_id`),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The classification itself: complete, current, and fitting each path. Needs no store.
+
+describe('the isolation matrix classifies every operation of the contract', () => {
+  it('names every operation, and nothing else', () => {
+    expect(unclassified(routes, MATRIX)).toEqual([]);
+    expect(stale(routes, MATRIX)).toEqual([]);
+    expect(misfits(routes, MATRIX)).toEqual([]);
+  });
+
+  it('fails for an operation the table does not name, e.g. a new one', () => {
+    const added = [...routes, { operationId: 'exportWorkspace', path: '/workspace/export' }];
+    expect(unclassified(added, MATRIX)).toEqual(['exportWorkspace']);
+    const { getRun: _getRun, ...withoutGetRun } = MATRIX;
+    expect(unclassified(routes, withoutGetRun)).toEqual(['getRun']);
+    expect(stale(routes, { ...MATRIX, exportWorkspace: { kind: 'own' } })).toEqual(['exportWorkspace']);
+  });
+
+  it('fails for a classification that does not fit the path', () => {
+    const ops = [
+      { operationId: 'getDelivery', path: '/deliveries/{delivery_id}' },
+      { operationId: 'getWorkspace', path: '/workspace' },
+    ];
+    expect(misfits(ops, { getDelivery: { kind: 'own' }, getWorkspace: { kind: 'resource' } })).toEqual([
+      "getDelivery: /deliveries/{delivery_id} names {delivery_id} but is 'own' without a reason",
+      "getWorkspace: 'resource' but /workspace has no path parameter",
+    ]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The matrix, on each store.
+
+const SECRET_KEY = `isolation-${randomBase62(32)}`;
+const certificate = createSelfSignedCertificate();
+
+describe.each(testBackends())('tenant isolation on $name', ({ open }) => {
+  let store: TestStore;
+  let server: TestApp;
+  const ctx = {} as Ctx;
+  let seeded: Awaited<ReturnType<typeof snapshot>>;
+  /** The deployment's time when each delivery arrived: its signature is checked at that time. */
+  const receivedAt = new Map<object, Date>();
+
+  async function call(method: string, path: string, as: Credential, body?: unknown, extra: Record<string, unknown> = {}): Promise<Answer> {
+    const headers: Record<string, string> = { ...(extra as Record<string, string>) };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (as !== 'none' && 'bearer' in as) headers.authorization = `Bearer ${as.bearer}`;
+    if (as !== 'none' && 'session' in as) {
+      headers.cookie = as.session.cookie;
+      headers['x-csrf-token'] = as.session.csrfToken;
+    }
+    const res = await server.app.request(path, {
+      method: method.toUpperCase(),
+      headers,
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    if (res.headers.get('content-type')?.startsWith('text/event-stream')) return { status: res.status, headers: res.headers, body: res.body };
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+  }
+
+  function worker(): DeliveryWorkerDeps {
+    return {
+      db: store.db,
+      clock: server.clock,
+      secretBox: server.services.webhooks.secretBox,
+      policy: { allowList: server.services.webhooks.allowList },
+      ca: certificate.cert,
+      timeoutMs: 5_000,
+      random: () => 0.5,
+    };
+  }
+
+  async function seed(t: TestApp, label: 'a' | 'b'): Promise<Tenant> {
+    const receiver = await startHttpsTestReceiver(certificate, (request) => {
+      receivedAt.set(request, server.clock.now());
+      return { status: 200 };
+    });
+    const admin = await t.login();
+    const tenant = { label, t, workspaceId: t.workspaceId, key: t.apiKey, admin, receiver } as Tenant;
+    const ok = (r: Answer, status: number) => {
+      expect(r.status, JSON.stringify(r.body)).toBe(status);
+      return r.body;
+    };
+    const destination = ok(
+      await call('POST', '/webhook-destinations', { session: admin }, { url: `${receiver.origin}/${label}`, events: [...WORKSPACE_EVENT_TYPES] }),
+      201,
+    );
+    tenant.destinationSecret = destination.secret;
+    const invoked = ok(await call('POST', '/v1/inference', { bearer: tenant.key }, seedRequest(label), { 'Idempotency-Key': SEED_IDEMPOTENCY_KEY }), 200);
+    ok(await call('POST', '/v1/inference', { bearer: tenant.key }, secondRequest(label)), 200);
+    const detail = ok(await call('GET', `/runs/${invoked.runId}`, { bearer: tenant.key }), 200);
+    expect(detail.run.status).toBe('completed');
+    expect(detail.steps.length).toBeGreaterThan(0);
+    expect(detail.toolCalls.length).toBeGreaterThan(0);
+    const [approval] = await store.db.query<{ id: string }>(`SELECT id FROM approvals WHERE run_id = $1 AND status = 'pending'`, [invoked.runId]);
+    expect(approval).toBeDefined();
+    const inbound = ok(await call('POST', '/inbound-webhooks', { session: admin }, { slug: `${label}-crm-leads`, agentSlug: 'sales' }), 201);
+    tenant.inboundSecret = inbound.secret;
+    // Without the worker the inbound run stays queued, in_progress: the target of the cancel cases.
+    const raw = JSON.stringify({ event: 'lead.created', contact: { name: 'Dana' } });
+    const ingested = ok(
+      await call('POST', `/webhooks/inbound/${inbound.slug}`, 'none', raw, {
+        'X-SERVICE-Signature': signInboundBody(raw, inbound.secret),
+        // The same event id in both workspaces: event ids are unique per webhook, so both are new.
+        'X-SERVICE-Event-Id': 'evt-1',
+      }),
+      200,
+    );
+    expect(ingested.code).toBe('ok');
+    const key = ok(await call('POST', '/api-keys', { session: admin }, { name: `${label}-ci`, scopes: ['usage:read'] }), 201);
+    tenant.mcpToken = ok(await call('POST', '/v1/mcp/tenant/tokens', { bearer: tenant.key }), 201).token;
+    tenant.ids = { run: invoked.runId, queuedRun: ingested.runId, key: key.id, inbound: inbound.slug, destination: destination.id, approval: approval!.id };
+    return tenant;
+  }
+
+  beforeAll(async () => {
+    store = await open();
+    const deps = { webhooks: { secretKey: SECRET_KEY, allowList: ['127.0.0.1'] } };
+    // One deployment (A's app) serves both workspaces; B's app only made B's workspace and admin.
+    server = await createTestApp({ db: store.db, deps });
+    const other = await createTestApp({ db: store.db, deps });
+    Object.assign(ctx, { db: store.db, call, clock: server.clock });
+    ctx.A = await seed(server, 'a');
+    ctx.B = await seed(other, 'b');
+    await pauseAgent(store.db, server.clock, ctx.A.workspaceId, 'legal', 'isolation test');
+    await drainAll();
+    // A delivery that was given up: the target of B's replay attempt.
+    await store.db.query(
+      `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL
+        WHERE id = (SELECT id FROM deliveries WHERE destination_id = $1 ORDER BY id LIMIT 1)`,
+      [ctx.A.ids.destination],
+    );
+    seeded = await snapshot(store.db, ctx.A.workspaceId);
+  });
+  afterAll(async () => {
+    await ctx.A?.receiver.close();
+    await ctx.B?.receiver.close();
+    await store?.cleanup();
+  });
+
+  /** A new resource of the tenant, for a call that may change it (the seeded ones stay as they are). */
+  async function freshOf(tenant: Tenant, resource: Resource): Promise<string> {
+    const as = { session: tenant.admin };
+    const created = async (res: Promise<Answer>) => {
+      const r = await res;
+      expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
+      return r.body;
+    };
+    switch (resource) {
+      case 'run':
+        return (await created(call('POST', '/v1/inference', { bearer: tenant.key }, ask('Hello')))).runId;
+      case 'approval': {
+        const { runId } = await created(call('POST', '/v1/inference', { bearer: tenant.key }, ask('Send an email to the new lead', { agentSlug: 'sales' })));
+        const [approval] = await store.db.query<{ id: string }>(`SELECT id FROM approvals WHERE run_id = $1`, [runId]);
+        return approval!.id;
+      }
+      case 'queuedRun': {
+        const raw = JSON.stringify({ event: 'lead.created', n: randomBase62(8) });
+        const headers = { 'X-SERVICE-Signature': signInboundBody(raw, tenant.inboundSecret), 'X-SERVICE-Event-Id': `evt-${randomBase62(10)}` };
+        return (await created(call('POST', `/webhooks/inbound/${tenant.ids.inbound}`, 'none', raw, headers))).runId;
+      }
+      case 'key':
+        return (await created(call('POST', '/api-keys', as, { name: 'fresh', scopes: ['usage:read'] }))).id;
+      case 'inbound':
+        return (await created(call('POST', '/inbound-webhooks', as, { slug: `${tenant.label}-${randomBase62(8).toLowerCase()}` }))).slug;
+      case 'destination':
+        // Subscribed to an event no run of the suite sends; a ping to it goes to a path of its own.
+        return (await created(call('POST', '/webhook-destinations', as, { url: `${tenant.receiver.origin}/${tenant.label}-extra`, events: ['run.failed'] })))
+          .id;
+    }
+  }
+
+  async function drainAll(): Promise<number> {
+    let sent = 0;
+    for (;;) {
+      const batch = await runDeliveryBatch(worker());
+      sent += batch.claimed;
+      if (batch.claimed === 0) return sent;
+    }
+  }
+
+  describe.each(routes.map((route) => ({ route, id: route.operationId, label: `${route.method.toUpperCase()} ${route.path}` })))(
+    '$id ($label)',
+    ({ route }) => {
+      it("B's credentials never reach A's data", async () => {
+        const entry = (MATRIX as Record<string, IsolationCase>)[route.operationId];
+        if (!entry) expect.fail(`${route.operationId} is not classified in MATRIX`);
+        // A fresh rate-limit window for every case: the limits are not what is tested here.
+        server.clock.advance(61_000);
+        const { A, B } = ctx;
+        if (entry.kind === 'resource') {
+          const as = credentialFor(route, B);
+          const fill = (id: string) => route.path.replace(/\{[^}]+\}/, id);
+          const foreign = await call(route.method, fill(A.ids[entry.resource]), as, entry.body);
+          const missing = await call(route.method, fill(madeUpLike(A.ids[entry.resource])), as, entry.body);
+          expect(foreign.status, JSON.stringify(foreign.body)).toBe(404);
+          expect(foreign.headers.get('content-type')).toMatch(/^application\/json/);
+          expect(foreign.headers.get('x-request-id')).toMatch(/^req_/);
+          expect(foreign.body.error).toBe('not_found');
+          expect(missing.status).toBe(404);
+          expect(omitRequestId(foreign.body)).toEqual(omitRequestId(missing.body));
+          // The same call on a resource of B's own, made for it, succeeds: the 404 is about whose id it is.
+          const own = await call(route.method, fill(await freshOf(B, entry.resource)), as, entry.body);
+          expect(own.status, JSON.stringify(own.body)).toBeGreaterThanOrEqual(200);
+          expect(own.status).toBeLessThan(300);
+        } else if (entry.kind === 'list') {
+          const key = entry.resource === 'inbound' ? 'slug' : 'id';
+          const listed = async (tenant: Tenant) => {
+            const res = await call(route.method, route.path, credentialFor(route, tenant));
+            expect(res.status).toBe(200);
+            return (res.body.data as Record<string, string>[]).map((item) => item[key]);
+          };
+          const seen = await listed(B);
+          expect(seen).toContain(B.ids[entry.resource]);
+          expect(seen).not.toContain(A.ids[entry.resource]);
+          if (entry.resource === 'run') expect(seen).not.toContain(A.ids.queuedRun);
+          expect(await listed(A)).toContain(A.ids[entry.resource]);
+        } else {
+          await entry.check(ctx);
+        }
+      });
+    },
+  );
+
+  it("leaves every resource of A as it was: B's calls changed nothing", async () => {
+    expect(await snapshot(store.db, ctx.A.workspaceId)).toEqual(seeded);
+    const { A, call: c } = { A: ctx.A, call };
+    const run = await c('GET', `/runs/${A.ids.queuedRun}`, { bearer: A.key });
+    expect(run.body.run.status).toBe('in_progress');
+    const keys = await c('GET', '/api-keys', { session: A.admin });
+    expect((keys.body.data as { id: string; status: string }[]).find((k) => k.id === A.ids.key)?.status).toBe('active');
+  });
+
+  describe('outbound', () => {
+    it("a run started by A's inbound event runs in A and reports to A's destination only", async () => {
+      const { A, B } = ctx;
+      const failures: unknown[] = [];
+      const execute = inboundRunExecutor(server.services.runs, (error) => failures.push(error));
+      while ((await handOverInboundRuns({ db: store.db, clock: server.clock, execute })) > 0);
+      expect(failures).toEqual([]);
+      for (const tenant of [A, B]) {
+        const run = await server.services.runs.waitForTerminal(tenant.workspaceId, tenant.ids.queuedRun);
+        expect(run.status).toBe('completed');
+      }
+      await drainAll();
+      const completedRuns = (tenant: Tenant) =>
+        tenant.receiver.received
+          .map((r) => JSON.parse(r.body.toString('utf8')) as { type: string; data: { run_id?: string } })
+          .filter((e) => e.type === 'run.completed')
+          .map((e) => e.data.run_id);
+      expect(completedRuns(A)).toContain(A.ids.queuedRun);
+      expect(completedRuns(A)).not.toContain(B.ids.queuedRun);
+      expect(completedRuns(B)).toContain(B.ids.queuedRun);
+      expect(completedRuns(B)).not.toContain(A.ids.queuedRun);
+    });
+
+    it("A's events reach only A's destination, signed with A's secret; B's only B's", async () => {
+      await drainAll();
+      const { A, B } = ctx;
+      for (const [own, other] of [
+        [A, B],
+        [B, A],
+      ] as const) {
+        expect(own.receiver.received.length).toBeGreaterThan(0);
+        const types: string[] = [];
+        for (const request of own.receiver.received) {
+          const envelope = JSON.parse(request.body.toString('utf8')) as { tenant_id: string };
+          expect(envelope.tenant_id).toBe(own.workspaceId);
+          const text = request.body.toString('utf8');
+          for (const id of [other.workspaceId, other.ids.run, other.ids.approval, other.ids.queuedRun]) expect(text).not.toContain(id);
+          // Destinations made by the matrix's own-resource calls have secrets of their own.
+          if (request.path !== `/${own.label}`) continue;
+          const headers = request.headers as Record<string, string>;
+          const mine = await verifyWebhook({ rawBody: request.body, headers, secret: own.destinationSecret, now: receivedAt.get(request)! });
+          const theirs = await verifyWebhook({ rawBody: request.body, headers, secret: other.destinationSecret, now: receivedAt.get(request)! });
+          expect(mine.ok, `${request.path} verifies with its own workspace's secret`).toBe(true);
+          expect(theirs).toMatchObject({ ok: false, reason: 'signature_mismatch' });
+          if (mine.ok) {
+            expect(mine.event.tenant_id).toBe(own.workspaceId);
+            types.push(mine.event.type);
+          }
+        }
+        expect(types).toEqual(expect.arrayContaining(['run.completed', 'approval.created']));
+        // B's integration (createIntegration) went to B only; nobody pinged A's destination.
+        expect(types.includes('integration.connected')).toBe(own === B);
+        expect(types).not.toContain('ping');
+      }
+    });
+  });
+
+  it("A's resources in their other states (revoked, paused, decided, ended) still answer B exactly as a made-up id", async () => {
+    const { A, B } = ctx;
+    const asA = { session: A.admin };
+    const changed = [
+      await call('DELETE', `/api-keys/${A.ids.key}`, asA),
+      await call('POST', `/inbound-webhooks/${A.ids.inbound}/pause`, asA),
+      await call('POST', `/webhook-destinations/${A.ids.destination}/pause`, asA),
+      await call('POST', `/approvals/${A.ids.approval}/decision`, asA, { decision: 'rejected' }),
+    ];
+    expect(changed.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    const check = async () => {
+      for (const route of routes) {
+        const entry = (MATRIX as Record<string, IsolationCase>)[route.operationId]!;
+        if (entry.kind !== 'resource') continue;
+        server.clock.advance(61_000);
+        const as = credentialFor(route, B);
+        const fill = (id: string) => route.path.replace(/\{[^}]+\}/, id);
+        const foreign = await call(route.method, fill(A.ids[entry.resource]), as, entry.body);
+        const missing = await call(route.method, fill(madeUpLike(A.ids[entry.resource])), as, entry.body);
+        expect({ op: route.operationId, status: foreign.status, body: omitRequestId(foreign.body) }).toEqual({
+          op: route.operationId,
+          status: 404,
+          body: omitRequestId(missing.body),
+        });
+      }
+    };
+    await check();
+    // Revoked is the inbound webhook's last state.
+    expect((await call('DELETE', `/inbound-webhooks/${A.ids.inbound}`, asA)).status).toBe(200);
+    await check();
+  });
+});
