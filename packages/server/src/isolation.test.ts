@@ -360,7 +360,103 @@ const MATRIX = {
       expect(A.ids.destination).not.toBe(B.ids.destination);
     },
   },
+
+  // Members (admin session): the people of the session's own workspace only
+  selectWorkspace: {
+    kind: 'own',
+    // B's admin is no member of A: selecting A is tenant_forbidden, and the session stays on B.
+    check: async ({ A, B, call }) => {
+      const res = await call('POST', '/auth/workspace', { session: B.admin }, { workspaceId: A.workspaceId });
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ error: 'tenant_forbidden' });
+      const keys = await call('GET', '/api-keys', { session: B.admin });
+      expect((keys.body.data as { id: string }[]).map((k) => k.id)).toContain(B.ids.key);
+      expect((keys.body.data as { id: string }[]).map((k) => k.id)).not.toContain(A.ids.key);
+    },
+  },
+  listMembers: {
+    kind: 'own',
+    check: async ({ A, B, call }) => {
+      const emails = async (tenant: Tenant) =>
+        ((await call('GET', '/workspace/members', { session: tenant.admin })).body.data as { email: string }[]).map((m) => m.email);
+      expect(await emails(B)).toEqual([B.t.admin.email]);
+      expect(await emails(A)).toEqual([A.t.admin.email]);
+    },
+  },
+  updateMember: {
+    kind: 'own',
+    pathParameter: "user_id names a person, who may belong to several workspaces; A's member is member_not_found to B",
+    check: async ({ A, B, call }) => memberIsOwn({ A, B, call }, 'PATCH', { role: 'member' }),
+  },
+  removeMember: {
+    kind: 'own',
+    pathParameter: "user_id names a person, who may belong to several workspaces; A's member is member_not_found to B",
+    check: async ({ A, B, call }) => memberIsOwn({ A, B, call }, 'DELETE'),
+  },
+  createInvitation: {
+    kind: 'own',
+    // B's invitation joins B's workspace, never A's.
+    check: async ({ B, call }) => {
+      const invited = await call('POST', '/workspace/invitations', { session: B.admin }, { email: 'invitee-of-b@example.com' });
+      expect(invited.status).toBe(201);
+      const accepted = await call('POST', '/invitations/accept', 'none', { token: invited.body.token, password: 'a password of the invitee' });
+      expect(accepted.body).toMatchObject({ workspaceId: B.workspaceId, role: 'member' });
+    },
+  },
+  acceptInvitation: {
+    kind: 'public',
+    // The token decides the workspace; one of A's, used, is expired for anyone.
+    check: async ({ A, call }) => {
+      const invited = await call('POST', '/workspace/invitations', { session: A.admin }, { email: 'invitee-of-a@example.com' });
+      const first = await call('POST', '/invitations/accept', 'none', { token: invited.body.token, password: 'a password of the invitee' });
+      expect(first.body.workspaceId).toBe(A.workspaceId);
+      const again = await call('POST', '/invitations/accept', 'none', { token: invited.body.token, password: 'a password of the invitee' });
+      expect(again.status).toBe(410);
+    },
+  },
+
+  // The operator's API: no tenant credential opens it
+  listWorkspaces: { kind: 'own', check: (ctx) => operatorOnly(ctx, 'GET', '/operator/workspaces') },
+  createWorkspace: { kind: 'own', check: (ctx) => operatorOnly(ctx, 'POST', '/operator/workspaces', { name: 'Forged' }) },
+  getWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'GET', `/operator/workspaces/${ctx.A.workspaceId}`),
+  },
+  updateWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'PATCH', `/operator/workspaces/${ctx.A.workspaceId}`, { status: 'suspended' }),
+  },
+  deleteWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'DELETE', `/operator/workspaces/${ctx.A.workspaceId}`),
+  },
 } satisfies Record<OperationId, IsolationCase>;
+
+/** A's owner, named by B on a member route: member_not_found, as for a made-up id; A's owner unchanged. */
+async function memberIsOwn({ A, B, call }: Pick<Ctx, 'A' | 'B' | 'call'>, method: string, body?: unknown): Promise<void> {
+  const aMembers = (await call('GET', '/workspace/members', { session: A.admin })).body.data as { userId: string; role: string }[];
+  const owner = aMembers[0]!;
+  const foreign = await call(method, `/workspace/members/${owner.userId}`, { session: B.admin }, body);
+  const missing = await call(method, `/workspace/members/${madeUpLike(owner.userId)}`, { session: B.admin }, body);
+  expect(foreign.status).toBe(404);
+  expect(foreign.body.error).toBe('member_not_found');
+  expect(omitRequestId(foreign.body)).toEqual(omitRequestId(missing.body));
+  const after = (await call('GET', '/workspace/members', { session: A.admin })).body.data;
+  expect(after).toEqual(aMembers);
+}
+
+/** The tenants' keys and sessions are no operator credential: 401, and A's workspace is untouched. */
+async function operatorOnly({ A, B, call }: Ctx, method: string, path: string, body?: unknown): Promise<void> {
+  for (const credential of [{ bearer: A.key }, { bearer: B.key }, { session: A.admin }, { session: B.admin }] as const) {
+    const res = await call(method, path, credential, body);
+    expect(res.status).toBe(401);
+  }
+  const still = await call('GET', '/usage/current', { bearer: A.key });
+  expect(still.status).toBe(200);
+}
 
 /** Signs the tenant's admin in on the deployment, with a TOTP code of a step not used yet. */
 async function signIn({ call, clock }: Ctx, tenant: Tenant): Promise<Answer> {
