@@ -98,7 +98,7 @@ export function renderPythonModels(doc: Json): string {
     '',
     'from __future__ import annotations',
     '',
-    'from typing import Any, Literal, NotRequired, TypedDict',
+    'from typing import Any, Literal, NotRequired, TypeAlias, TypedDict',
     '',
   ];
   const aliases: string[] = [];
@@ -106,7 +106,9 @@ export function renderPythonModels(doc: Json): string {
   for (const [name, schema] of Object.entries<Json>(doc.components?.schemas ?? {})) {
     const object = objectParts(doc, schema);
     if (!object) {
-      aliases.push(`${name} = ${typeOf(doc, schema)}`);
+      // An alias naming other models is a forward reference (models may come later in the module).
+      const type = typeOf(doc, schema);
+      aliases.push(/\b(?!Literal\b|Any\b|None\b)[A-Z]\w*/.test(type.replace(/"[^"]*"/g, '')) ? `${name}: TypeAlias = ${py(type)}` : `${name} = ${type}`);
       continue;
     }
     const fields = Object.entries(object.properties).map(([field, property]) => {
@@ -165,6 +167,9 @@ export function renderPythonOperations(doc: Json, operations: readonly SdkOperat
     '    idempotency_key: bool',
     '    csrf: bool',
     '',
+    '',
+    "#: The contract's servers, in its order; the first is production.",
+    `SERVERS: tuple[str, ...] = (${(doc.servers ?? []).map((server: Json) => py(String(server.url))).join(', ')}${(doc.servers ?? []).length === 1 ? ',' : ''})`,
     '',
     'OPERATIONS: dict[str, OperationSpec] = {',
     ...operations.map(

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 ModelAlias = Literal["Prelude", "Sonata", "Symphony", "Concerto"]
 AgentSlug = str
@@ -17,7 +17,7 @@ RunIdParameter = str
 StepId = str
 ToolCallId = str
 InboundEventBody = dict[str, Any]
-InboundAccepted = InboundIngested | InboundDuplicate
+InboundAccepted: TypeAlias = "InboundIngested | InboundDuplicate"
 McpEndpoint = str
 KeyId = str
 ApiKeyPrefix = str

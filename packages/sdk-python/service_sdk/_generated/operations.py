@@ -27,6 +27,9 @@ class OperationSpec(TypedDict):
     csrf: bool
 
 
+#: The contract's servers, in its order; the first is production.
+SERVERS: tuple[str, ...] = ("https://api.agent-invocation.eu", "http://127.0.0.1:4010", "http://127.0.0.1:8080")
+
 OPERATIONS: dict[str, OperationSpec] = {
     "createInference": {"id": "createInference", "method": "POST", "path": "/v1/inference", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": False},
     "listRuns": {"id": "listRuns", "method": "GET", "path": "/runs", "auth": "apiKey", "path_params": (), "query_params": ("status", "agent_slug", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
