@@ -102,3 +102,63 @@ class AsyncApiKeys:
 
     async def rotate(self, id: str) -> Any:  # noqa: A002
         return await self._ops.rotate_api_key(id=id)
+
+
+class AsyncInboundWebhooks:
+    def __init__(self, ops: AsyncOperations) -> None:
+        self._ops = ops
+
+    async def list(self) -> Any:
+        return await self._ops.list_inbound_webhooks()
+
+    async def create(self, body: models.CreateInboundWebhookRequest) -> Any:
+        return await self._ops.create_inbound_webhook(body=body)
+
+    async def revoke(self, slug: str) -> Any:
+        return await self._ops.revoke_inbound_webhook(slug=slug)
+
+    async def pause(self, slug: str) -> Any:
+        return await self._ops.pause_inbound_webhook(slug=slug)
+
+    async def resume(self, slug: str) -> Any:
+        return await self._ops.resume_inbound_webhook(slug=slug)
+
+
+class AsyncWebhookDestinations:
+    def __init__(self, ops: AsyncOperations) -> None:
+        self._ops = ops
+
+    async def list(self) -> Any:
+        return await self._ops.list_webhook_destinations()
+
+    async def create(self, body: models.CreateWebhookDestinationRequest) -> models.WebhookDestinationCreated:
+        return await self._ops.create_webhook_destination(body=body)
+
+    async def rotate_secret(self, id: str) -> Any:  # noqa: A002
+        return await self._ops.rotate_webhook_destination_secret(id=id)
+
+    async def pause(self, id: str) -> Any:  # noqa: A002
+        return await self._ops.pause_webhook_destination(id=id)
+
+    async def resume(self, id: str) -> Any:  # noqa: A002
+        return await self._ops.resume_webhook_destination(id=id)
+
+    async def ping(self, id: str) -> Any:  # noqa: A002
+        return await self._ops.ping_webhook_destination(id=id)
+
+    async def replay(self, id: str) -> Any:  # noqa: A002
+        return await self._ops.replay_webhook_destination(id=id)
+
+
+class AsyncWebhooks:
+    def __init__(self, ops: AsyncOperations) -> None:
+        self.inbound = AsyncInboundWebhooks(ops)
+        self.destinations = AsyncWebhookDestinations(ops)
+
+
+class AsyncApprovals:
+    def __init__(self, ops: AsyncOperations) -> None:
+        self._ops = ops
+
+    async def decide(self, approval_id: str, body: models.ApprovalDecision) -> Any:
+        return await self._ops.decide_approval(approval_id=approval_id, body=body)

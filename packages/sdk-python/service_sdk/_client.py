@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from ._admin import Approvals, ApiKeys, AsyncApiKeys, Webhooks
+from ._admin import Approvals, ApiKeys, AsyncApiKeys, AsyncApprovals, AsyncWebhooks, Webhooks
 from ._errors import ServiceError
 from ._generated import models
 from ._generated.operations import OPERATIONS, AsyncOperations, Operations
@@ -154,6 +154,8 @@ class AsyncClient(AsyncOperations):
         self.usage = _AsyncUsage(self)
         self.mcp = _AsyncMcp(self)
         self.api_keys = AsyncApiKeys(self)
+        self.webhooks = AsyncWebhooks(self)
+        self.approvals = AsyncApprovals(self)
 
     @property
     def base_url(self) -> str:

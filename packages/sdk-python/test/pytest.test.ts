@@ -23,6 +23,8 @@ function python(): string | undefined {
 }
 
 let live: LiveServer;
+/** A second admin, so that the async client logs in with its own TOTP code (each code is accepted once). */
+let second: { email: string; password: string; totpSecret: string };
 let receiver: HttpsTestReceiver;
 let dir: string;
 
@@ -42,7 +44,10 @@ beforeAll(async () => {
   live = await startLiveServer({
     port: PORT,
     env: { TRUST_PROXY: '1', WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '100', NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem') },
-    setup: (cli) => cli('plan', 'set', 'starter'),
+    setup: (cli) => {
+      cli('plan', 'set', 'starter');
+      second = JSON.parse(cli('users', 'add', '--email', 'second.admin@example.com', '--role', 'admin', '--json')) as typeof second;
+    },
   });
 }, 120_000);
 
@@ -68,6 +73,9 @@ describe('the Python SDK (pytest) against the real server', () => {
           SERVICE_TEST_ADMIN_EMAIL: admin.email,
           SERVICE_TEST_ADMIN_PASSWORD: admin.password,
           SERVICE_TEST_ADMIN_TOTP_SECRET: admin.totpSecret,
+          SERVICE_TEST_ADMIN2_EMAIL: second.email,
+          SERVICE_TEST_ADMIN2_PASSWORD: second.password,
+          SERVICE_TEST_ADMIN2_TOTP_SECRET: second.totpSecret,
           SERVICE_TEST_PROXY_PORT: String(PROXY_PORT),
           SERVICE_TEST_RECEIVER_URL: receiver.origin,
           SERVICE_TEST_DELIVERIES_DIR: dir,

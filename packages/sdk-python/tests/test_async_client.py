@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
 import service_sdk
-from tests.conftest import ask, async_http_client
+from tests.conftest import ask, async_http_client, totp_code
 
 
 def run(coroutine):  # type: ignore[no-untyped-def]
@@ -58,5 +59,29 @@ def test_async_retries_a_lost_answer_with_one_idempotency_key(proxy, api_key: st
             assert answer["runId"].startswith("run_")
         keys = [r["headers"].get("idempotency-key") for r in proxy.seen]
         assert len(keys) == 2 and keys[0] == keys[1]
+
+    run(scenario())
+
+
+def test_async_login_creates_and_revokes_a_key(base_url: str) -> None:
+    async def scenario() -> None:
+        admin = await service_sdk.AsyncClient.login(
+            base_url=base_url,
+            email=os.environ["SERVICE_TEST_ADMIN2_EMAIL"],
+            password=os.environ["SERVICE_TEST_ADMIN2_PASSWORD"],
+            totp_code=totp_code(os.environ["SERVICE_TEST_ADMIN2_TOTP_SECRET"]),
+            http_client=async_http_client(),
+        )
+        async with admin:
+            assert admin.session is not None and admin.session["user"]["email"] == os.environ["SERVICE_TEST_ADMIN2_EMAIL"]
+            created = await admin.api_keys.create({"name": "async sdk test", "scopes": ["usage:read"]})
+            async with service_sdk.AsyncClient(api_key=created["secret"], base_url=base_url, http_client=async_http_client()) as limited:
+                assert (await limited.usage.current())["period"]
+                await admin.api_keys.revoke(created["id"])
+                with pytest.raises(service_sdk.AuthenticationError) as revoked:
+                    await limited.usage.current()
+                assert revoked.value.code == "api_key_not_found"
+            destinations = await admin.webhooks.destinations.list()
+            assert isinstance(destinations["data"], list)
 
     run(scenario())
