@@ -84,8 +84,9 @@ class Client(Operations):
     def _call(self, operation_id: str, **kwargs: Any) -> Any:
         return self._transport.call(operation_id, **kwargs)
 
+    # The `login` operation itself stays reachable as Operations.login(client, body=...).
     @classmethod
-    def login(
+    def login(  # type: ignore[override]
         cls, *, email: str, password: str, totp_code: str, base_url: str | None = None, timeout: float = 60.0, **kwargs: Any
     ) -> Client:
         """Opens an admin session; the returned client's calls carry its cookie and, for writes, its CSRF token."""
@@ -165,7 +166,7 @@ class AsyncClient(AsyncOperations):
         return await self._transport.call(operation_id, **kwargs)
 
     @classmethod
-    async def login(
+    async def login(  # type: ignore[override]
         cls, *, email: str, password: str, totp_code: str, base_url: str | None = None, timeout: float = 60.0, **kwargs: Any
     ) -> AsyncClient:
         config = resolve_config("", base_url, 0, timeout)

@@ -43,6 +43,6 @@ def retry_delay(attempt: int, headers: Mapping[str, str] | None, rand: Callable[
             except (TypeError, ValueError):
                 seconds = None
         if seconds is not None:
-            return None if seconds > MAX_RETRY_AFTER else max(0.0, seconds)
-    ceiling = min(MAX_DELAY, INITIAL_DELAY * 2**attempt)
+            return None if seconds > MAX_RETRY_AFTER else float(max(0.0, seconds))
+    ceiling = min(MAX_DELAY, INITIAL_DELAY * 2.0**attempt)
     return ceiling / 2 + ceiling / 2 * rand()

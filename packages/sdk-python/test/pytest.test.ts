@@ -57,6 +57,24 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+/** An interpreter with mypy, if there is one (Debian: `apt-get install mypy`; `.ci/run` installs it). */
+function mypy(): string | undefined {
+  const candidates = [process.env.PYTHON, 'python3', '/usr/bin/python3'].filter((c): c is string => Boolean(c));
+  return candidates.find((candidate) => spawnSync(candidate, ['-m', 'mypy', '--version'], { stdio: 'ignore' }).status === 0);
+}
+
+describe('the Python SDK types', () => {
+  const interpreter = mypy();
+  it.skipIf(!interpreter)('pass mypy --strict (the generated models and operations included)', { timeout: 180_000 }, () => {
+    const result = spawnSync(interpreter!, ['-m', 'mypy', '--strict', '--no-incremental', '--cache-dir', '/dev/null', 'service_sdk'], {
+      cwd: PACKAGE,
+      encoding: 'utf8',
+    });
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^Success: no issues found/m);
+  });
+});
+
 describe('the Python SDK (pytest) against the real server', () => {
   it('passes every test', { timeout: 300_000 }, async () => {
     const interpreter = python();

@@ -2,7 +2,8 @@
  * @module `@service/sdk` against the real server over HTTP (`service init --json`, `service serve` on a
  * loopback port), and through a loopback proxy that misbehaves on purpose for the retry rules.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from '../../server/src/domain/sessions/totp.ts';
@@ -39,6 +40,7 @@ let client: ServiceClient;
 let admin: ServiceClient;
 const verdicts: VerifyWebhookResult[] = [];
 let webhookSecret = '';
+let certDir = '';
 
 /**
  * The suite sends a few hundred requests a minute from one address, more than the per-IP limit (60 a minute)
@@ -85,7 +87,8 @@ beforeAll(async () => {
     verdicts.push(result);
     return { status: result.ok ? 200 : result.status };
   });
-  const caFile = join(import.meta.dirname, '..', '..', '..', 'node_modules', '.sdk-test-receiver-ca.pem');
+  certDir = mkdtempSync(join(tmpdir(), 'sdk-test-ca-'));
+  const caFile = join(certDir, 'receiver-ca.pem');
   writeFileSync(caFile, certificate.cert);
   live = await startLiveServer({
     port: PORT,
@@ -103,6 +106,7 @@ afterAll(async () => {
   await proxy?.close();
   await receiver?.close();
   await live?.dispose();
+  if (certDir) rmSync(certDir, { recursive: true, force: true });
 });
 
 describe('invocation', () => {

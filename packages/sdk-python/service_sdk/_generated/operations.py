@@ -107,7 +107,7 @@ class Operations:
 
     def open_mcp_stream(self) -> Any:
         """GET /v1/mcp/tenant/sse: Open the MCP bridge stream (SSE transport)"""
-        return self._call("openMcpStream")  # type: ignore[no-any-return]
+        return self._call("openMcpStream")
 
     def call_mcp_rpc(self, *, body: models.JsonRpcRequest, query: Mapping[str, Any] | None = None) -> models.JsonRpcResponse:
         """POST /v1/mcp/tenant/rpc: Send a JSON-RPC request to the MCP bridge"""
@@ -278,7 +278,7 @@ class AsyncOperations:
 
     async def open_mcp_stream(self) -> Any:
         """GET /v1/mcp/tenant/sse: Open the MCP bridge stream (SSE transport)"""
-        return await self._call("openMcpStream")  # type: ignore[no-any-return]
+        return await self._call("openMcpStream")
 
     async def call_mcp_rpc(self, *, body: models.JsonRpcRequest, query: Mapping[str, Any] | None = None) -> models.JsonRpcResponse:
         """POST /v1/mcp/tenant/rpc: Send a JSON-RPC request to the MCP bridge"""
