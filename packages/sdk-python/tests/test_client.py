@@ -64,6 +64,9 @@ def test_set_b_routes_and_mcp_token(client: service_sdk.Client) -> None:
     assert client.orchestrator.message(ask("Plan a campaign."))["runId"].startswith("run_")
     token = client.mcp.create_token(expires_in_seconds=600)
     assert token["tokenType"] == "Bearer" and token["token"].startswith("service_mcp_")
+    with service_sdk.Client(api_key=token["token"], base_url=client.base_url, http_client=http_client()) as mcp:
+        tools = mcp.call_mcp_rpc(body={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert "invoke_agent" in str(tools)
     # Every operation is a method of the client (generated).
     assert client.get_run_v1(run_id=to_sales["runId"])["run"]["id"] == to_sales["runId"]
 

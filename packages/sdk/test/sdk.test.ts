@@ -174,6 +174,9 @@ describe('invocation', () => {
     const token = await client.mcp.createToken({ expiresInSeconds: 600 });
     expect(token).toMatchObject({ tokenType: 'Bearer', scopes: ['mcp:tenant'] });
     expect(token.token).toMatch(/^service_mcp_/);
+    // The MCP bridge, through the generated layer, with the MCP token as the bearer of this call.
+    const tools = await client.operations.callMcpRpc({ body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } }, { bearer: token.token });
+    expect(JSON.stringify(tools)).toContain('invoke_agent');
     // Every operation, by operationId, through the generated layer.
     const v1 = await client.operations.getRunV1({ path: { run_id: toSales.runId } });
     expect(v1.run.id).toBe(toSales.runId);
