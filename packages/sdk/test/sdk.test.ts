@@ -171,6 +171,11 @@ describe('invocation', () => {
     expect(toSales).toMatchObject({ agentSlug: 'sales', alias: 'Sonata' });
     const viaOrchestrator = await client.orchestrator.message(ask('Plan a marketing campaign.'));
     expect(viaOrchestrator.runId).toMatch(/^run_/);
+    const ends: string[] = [];
+    for await (const event of client.agents.messageStream('sales', ask('Draft a short intro.'))) if (event.type === 'end') ends.push(event.runId);
+    for await (const event of client.orchestrator.messageStream(ask('Draft a short intro.'))) if (event.type === 'end') ends.push(event.runId);
+    expect(ends).toHaveLength(2);
+    for (const runId of ends) expect((await client.runs.retrieve(runId)).run.status).toBe('completed');
     const token = await client.mcp.createToken({ expiresInSeconds: 600 });
     expect(token).toMatchObject({ tokenType: 'Bearer', scopes: ['mcp:tenant'] });
     expect(token.token).toMatch(/^service_mcp_/);
