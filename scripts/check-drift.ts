@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from './generate-common.ts';
+import { GENERATED_ROOTS, ROOT } from './generate-common.ts';
 
 const generate = spawnSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'scripts', 'generate.ts')], { cwd: ROOT, stdio: 'inherit' });
 if (generate.status !== 0) {
@@ -13,8 +13,9 @@ if (generate.status !== 0) {
   process.exit(generate.status ?? 1);
 }
 
-const status = git(['status', '--porcelain', '--untracked-files=all', '--', 'generated/']);
-const diff = spawnSync('git', ['diff', '--exit-code', '--quiet', '--', 'generated/'], { cwd: ROOT });
+const roots = GENERATED_ROOTS.map((root) => `${root}/`);
+const status = git(['status', '--porcelain', '--untracked-files=all', '--', ...roots]);
+const diff = spawnSync('git', ['diff', '--exit-code', '--quiet', '--', ...roots], { cwd: ROOT });
 if (diff.status !== 0 && diff.status !== 1) fail(`git diff failed: ${diff.stderr.toString()}`);
 
 if (status.trim() || diff.status === 1) {
@@ -25,16 +26,16 @@ if (status.trim() || diff.status === 1) {
   console.error(
     [
       '',
-      'check:drift: generated/ differs from what git has committed:',
+      `check:drift: ${roots.join(', ')} differ from what git has committed:`,
       ...files,
       '',
-      'Run `pnpm generate` and commit generated/ with the contract change that caused it',
-      '(`git diff -- generated/` shows the difference).',
+      'Run `pnpm generate` and commit the generated folders with the contract change that caused it',
+      `(\`git diff -- ${roots.join(' ')}\` shows the difference).`,
     ].join('\n'),
   );
   process.exit(1);
 }
-console.log('check:drift: generated/ matches the committed files.');
+console.log(`check:drift: ${roots.join(', ')} match the committed files.`);
 
 function git(args: string[]): string {
   const result = spawnSync('git', args, { cwd: ROOT });

@@ -12,11 +12,17 @@ export const GENERATED = join(ROOT, 'generated');
 export const OPENAPI_ROOT = join(ROOT, 'openapi', 'openapi.yaml');
 export const ASYNCAPI_ROOT = join(ROOT, 'asyncapi', 'asyncapi.yaml');
 export const BUNDLE_JSON = join(GENERATED, 'openapi.json');
+/**
+ * Every folder `pnpm generate` owns, relative to the repository: generated/ itself, and the generated layer of
+ * each SDK, which lives inside its package so that the package can be built and published on its own.
+ * `pnpm check:drift` compares all of them with git.
+ */
+export const GENERATED_ROOTS = ['generated', 'packages/sdk/src/generated', 'packages/sdk-python/service_sdk/_generated'] as const;
 
 /** A loosely typed JSON value: the generators walk documents whose shape they check themselves. */
 export type Json = any;
 
-/** Every file written during one run, so that the orchestrator can remove what is no longer produced. */
+/** Every file written during one run (relative to the repository), so that the orchestrator can remove what is no longer produced. */
 export const written = new Set<string>();
 
 /** The notice at the top of every generated file, as comment lines with the given prefix. */
@@ -32,11 +38,17 @@ export function tsHeader(script: string, source: string): string {
 
 /** Writes a file under generated/, creating folders, and records it. Content always ends with one newline. */
 export async function writeGenerated(path: string, content: string): Promise<void> {
-  const absolute = resolve(GENERATED, path);
-  if (!absolute.startsWith(`${GENERATED}/`)) throw new Error(`refusing to write outside generated/: ${path}`);
+  await writeOutput('generated', path, content);
+}
+
+/** Writes a file under one of GENERATED_ROOTS, creating folders, and records it. */
+export async function writeOutput(root: (typeof GENERATED_ROOTS)[number], path: string, content: string): Promise<void> {
+  const base = join(ROOT, root);
+  const absolute = resolve(base, path);
+  if (!absolute.startsWith(`${base}/`)) throw new Error(`refusing to write outside ${root}/: ${path}`);
   await mkdir(dirname(absolute), { recursive: true });
   await writeFile(absolute, content.endsWith('\n') ? content : `${content}\n`);
-  written.add(relative(GENERATED, absolute));
+  written.add(relative(ROOT, absolute));
 }
 
 /**

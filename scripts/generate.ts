@@ -6,13 +6,16 @@
  */
 import { readdir, rm, rmdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { GENERATED, type Json, written } from './generate-common.ts';
+import { existsSync } from 'node:fs';
+import { GENERATED_ROOTS, type Json, ROOT, written } from './generate-common.ts';
 import { generateBundle } from './generate-bundle.ts';
 import { generateDb } from './generate-db.ts';
 import { generateDocs } from './generate-docs.ts';
 import { generateErrors } from './generate-errors.ts';
 import { generateEventsPage } from './generate-events-page.ts';
 import { generateRoutes } from './generate-routes.ts';
+import { generateSdk } from './generate-sdk.ts';
+import { generateSdkPython } from './generate-sdk-python.ts';
 import { generateTypes } from './generate-types.ts';
 import { verifyGenerated } from './generate-verify.ts';
 import { generateZod } from './generate-zod.ts';
@@ -31,6 +34,8 @@ async function main(): Promise<void> {
   });
   await step('routes      generated/routes.ts', () => generateRoutes(doc, zodSource));
   await step('errors      generated/errors.ts', () => generateErrors(doc));
+  await step("sdk         packages/sdk/src/generated/ (the TypeScript SDK's operation layer)", () => generateSdk(doc));
+  await step('sdk-python  packages/sdk-python/service_sdk/_generated/ (TypedDicts and operations)', () => generateSdkPython(doc));
   await step('db          generated/db.ts (row types from the SQL migrations)', () => generateDb());
   await step('docs        generated/docs/index.html (redocly build-docs --inlineBundle)', () => generateDocs());
   await step('events      generated/docs/events.html (asyncapi/asyncapi.yaml)', async () => {
@@ -58,7 +63,7 @@ async function step(label: string, run: () => Promise<unknown>): Promise<void> {
   }
 }
 
-/** generated/ belongs to this script: a file it no longer writes would otherwise linger and look current. */
+/** GENERATED_ROOTS belong to this script: a file it no longer writes would otherwise linger and look current. */
 async function removeStale(): Promise<string | undefined> {
   const removed: string[] = [];
   const walk = async (dir: string): Promise<void> => {
@@ -67,13 +72,13 @@ async function removeStale(): Promise<string | undefined> {
       if (entry.isDirectory()) {
         await walk(path);
         if ((await readdir(path)).length === 0) await rmdir(path);
-      } else if (!written.has(relative(GENERATED, path))) {
+      } else if (!written.has(relative(ROOT, path)) && !/(^|\/)__pycache__\//.test(relative(ROOT, path))) {
         await rm(path);
-        removed.push(relative(GENERATED, path));
+        removed.push(relative(ROOT, path));
       }
     }
   };
-  await walk(GENERATED);
+  for (const root of GENERATED_ROOTS) if (existsSync(join(ROOT, root))) await walk(join(ROOT, root));
   if (removed.length) return `removed ${removed.sort().join(', ')}`;
 }
 

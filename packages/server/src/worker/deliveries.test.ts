@@ -5,7 +5,7 @@
  * Every delivery is verified with the receivers' own `verifyWebhook`.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { verifyWebhook } from '../../../client/src/index.ts';
+import { verifyWebhook } from '../../../sdk/src/index.ts';
 import { enqueueEvent } from '../domain/events/outbox.ts';
 import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '../domain/webhooks/https-test-receiver.ts';

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhook } from '../../../client/src/index.ts';
+import { verifyWebhook } from '../../../sdk/src/index.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '../domain/webhooks/https-test-receiver.ts';
 import { openStore } from '../store/open.ts';

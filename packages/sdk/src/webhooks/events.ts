@@ -2,7 +2,7 @@
  * @module The outbound events a receiver gets: the envelope `{ id, type, created_at, tenant_id,
  * data }` and the `data` of each type, with the contract's snake_case field names.
  */
-import type { components } from '../../../../generated/types.ts';
+import type { components } from '../generated/types.ts';
 
 type Schemas = components['schemas'];
 

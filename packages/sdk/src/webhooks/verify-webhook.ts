@@ -67,7 +67,7 @@ export type VerifyWebhookResult =
  *
  * @example
  * ```ts
- * import { verifyWebhook } from '@service/client';
+ * import { verifyWebhook } from '@service/sdk';
  *
  * // Express: keep the raw bytes (express.raw), never the parsed JSON.
  * app.post('/hooks/service', express.raw({ type: 'application/json' }), async (req, res) => {
@@ -150,7 +150,7 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
 
 async function hmacSha256(secret: string, body: Uint8Array): Promise<Uint8Array> {
   const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  return new Uint8Array(await crypto.subtle.sign('HMAC', key, body));
+  return new Uint8Array(await crypto.subtle.sign('HMAC', key, body as Uint8Array<ArrayBuffer>));
 }
 
 function hexToBytes(hex: string): Uint8Array {

@@ -1,12 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The server's own signer and delivery, by relative path (tests only): what we verify is what it sends.
-import { deliverWebhook } from '../../../server/src/domain/webhooks/delivery.ts';
-import { buildEnvelope, buildPingEnvelope, serializeEnvelope, type OutboundEnvelope } from '../../../server/src/domain/webhooks/envelope.ts';
-import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from '../../../server/src/domain/webhooks/https-test-receiver.ts';
-import { buildDeliveryHeaders } from '../../../server/src/domain/webhooks/outbound-signature.ts';
-import { verifyWebhook, type VerifyWebhookOptions } from './verify-webhook.ts';
-import type { WebhookEvent } from './events.ts';
+import { deliverWebhook } from '../../server/src/domain/webhooks/delivery.ts';
+import { buildEnvelope, buildPingEnvelope, serializeEnvelope, type OutboundEnvelope } from '../../server/src/domain/webhooks/envelope.ts';
+import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from '../../server/src/domain/webhooks/https-test-receiver.ts';
+import { buildDeliveryHeaders } from '../../server/src/domain/webhooks/outbound-signature.ts';
+import { verifyWebhook, type VerifyWebhookOptions } from '../src/webhooks/verify-webhook.ts';
+import type { WebhookEvent } from '../src/webhooks/events.ts';
 
 const SECRET = 'dst_secret_for_receiver_tests';
 const TENANT = 'wksp_0123456789abcdef';

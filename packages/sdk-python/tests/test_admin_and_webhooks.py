@@ -1,0 +1,74 @@
+"""Admin login, key management and verify_webhook against a real delivery."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+import service_sdk
+from tests.conftest import ask, http_client, wait_until
+
+
+def test_login_creates_a_scoped_key_then_revokes_it(admin: service_sdk.Client, base_url: str) -> None:
+    assert admin.session is not None and admin.session["user"]["role"] in ("owner", "admin")
+    created = admin.api_keys.create({"name": "python sdk test", "scopes": ["usage:read"]})
+    assert created["secret"].startswith("service_sk_live_") and len(created["secret"]) == 40
+    with service_sdk.Client(api_key=created["secret"], base_url=base_url, http_client=http_client()) as limited:
+        assert limited.usage.current()["quotaStu"] == 2_000_000
+        with pytest.raises(service_sdk.PermissionError) as refused:
+            limited.inference.create(ask("Hello"))
+        assert (refused.value.status, refused.value.code) == (403, "scope_required")
+        assert created["id"] in [key["id"] for key in admin.api_keys.list()["data"]]
+        admin.api_keys.revoke(created["id"])
+        with pytest.raises(service_sdk.AuthenticationError) as revoked:
+            limited.usage.current()
+        assert revoked.value.code == "api_key_not_found"
+
+
+def test_a_wrong_totp_code_is_an_authentication_error(base_url: str) -> None:
+    import os
+
+    with pytest.raises(service_sdk.AuthenticationError) as raised:
+        service_sdk.Client.login(
+            base_url=base_url,
+            email=os.environ["SERVICE_TEST_ADMIN_EMAIL"],
+            password=os.environ["SERVICE_TEST_ADMIN_PASSWORD"],
+            totp_code="000000",
+            http_client=http_client(),
+        )
+    assert (raised.value.status, raised.value.code) == (401, "not_authenticated")
+
+
+def test_verify_webhook_accepts_a_real_delivery(admin: service_sdk.Client, client: service_sdk.Client, receiver: tuple[str, Path]) -> None:
+    url, deliveries = receiver
+    destination = admin.webhooks.destinations.create({"url": f"{url}/hooks", "events": ["run.completed"]})
+    answer = client.inference.create(ask("Qualify the new lead."))
+
+    def delivered() -> list[dict[str, object]]:
+        found = []
+        for path in sorted(deliveries.glob("*.json")):
+            record = json.loads(path.read_text())
+            if answer["runId"].encode() in bytes.fromhex(record["body"]):
+                found.append(record)
+        return found
+
+    wait_until(lambda: bool(delivered()), "the run.completed delivery")
+    record = delivered()[0]
+    body = bytes.fromhex(str(record["body"]))
+    headers = record["headers"]
+    assert isinstance(headers, dict)
+    result = service_sdk.verify_webhook(body, headers, destination["secret"])
+    assert result.ok and result.event is not None
+    assert result.event["type"] == "run.completed" and result.event["data"]["run_id"] == answer["runId"]
+    assert result.event_id == headers["x-service-event-id"] and result.duplicate is False
+    # Only the exact bytes with the right secret verify.
+    assert service_sdk.verify_webhook(body, headers, "whsec_wrong").reason == "signature_mismatch"
+    pretty = json.dumps(json.loads(body), indent=2)
+    assert service_sdk.verify_webhook(pretty, headers, destination["secret"]).reason == "signature_mismatch"
+    stale = service_sdk.verify_webhook(body, headers, destination["secret"], now=time.time() + 3600)
+    assert (stale.reason, stale.status) == ("timestamp_too_old", 401)
+    seen = {result.event_id}
+    assert service_sdk.verify_webhook(body, headers, destination["secret"], dedupe=lambda i: i in seen).duplicate is True

@@ -1,0 +1,47 @@
+"""The retry rules and the error mapping, as pure functions (the same rules as the TypeScript SDK)."""
+
+from __future__ import annotations
+
+from email.utils import formatdate
+from time import time
+
+import service_sdk
+from service_sdk._errors import create_service_error
+from service_sdk._retry import MAX_DELAY, is_retriable, retry_delay
+
+
+def error(status: int, body: dict[str, object]) -> service_sdk.ServiceError:
+    return create_service_error(status, body, {})
+
+
+def test_what_is_retried() -> None:
+    assert is_retriable(error(429, {"error": "rate_limit_exceeded", "retryAfterSec": 1}), False)
+    assert is_retriable(error(503, {"error": "service_unavailable"}), True)
+    assert not is_retriable(error(500, {"error": "internal_error"}), False)
+    assert is_retriable(service_sdk.ConnectionError("refused"), True)
+    assert not is_retriable(service_sdk.ConnectionError("refused"), False)
+    assert not is_retriable(error(429, {"error": "quota_exceeded", "policy": "hardstop"}), True)
+    assert not is_retriable(error(429, {"error": "kill_switch", "kind": "day"}), True)
+    assert not is_retriable(error(501, {"error": "not_implemented"}), True)
+
+
+def test_how_long_to_wait() -> None:
+    assert retry_delay(0, {"retry-after": "1"}) == 1.0
+    assert retry_delay(0, {"retry-after": "3600"}) is None
+    in_two_seconds = retry_delay(0, {"retry-after": formatdate(time() + 2, usegmt=True)})
+    assert in_two_seconds is not None and in_two_seconds <= 2.0
+    assert retry_delay(0, None, lambda: 0.0) == 0.25
+    assert retry_delay(0, None, lambda: 1.0) == 0.5
+    assert retry_delay(20, None, lambda: 1.0) == MAX_DELAY
+
+
+def test_each_code_has_its_class_and_fields() -> None:
+    for code, status in service_sdk.ERROR_STATUS.items():
+        assert issubclass(service_sdk.error_class_of(status, code), service_sdk.ServiceError)
+    assert service_sdk.error_class_of(429, "quota_exceeded") is service_sdk.QuotaExceededError
+    assert service_sdk.error_class_of(429, "kill_switch") is service_sdk.KillSwitchError
+    assert service_sdk.error_class_of(403, "agent_disabled") is service_sdk.PermissionError
+    quota = error(429, {"error": "quota_exceeded", "policy": "grace", "pctConsumed": 115.5, "resetAt": "2030-01-01T00:00:00Z", "requestId": "req_1"})
+    assert isinstance(quota, service_sdk.QuotaExceededError)
+    assert (quota.policy, quota.pct_consumed, quota.reset_at, quota.request_id) == ("grace", 115.5, "2030-01-01T00:00:00Z", "req_1")
+    assert isinstance(service_sdk.TimeoutError("x"), TimeoutError) and isinstance(service_sdk.TimeoutError("x"), ConnectionError)

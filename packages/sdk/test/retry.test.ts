@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { ConnectionError, createServiceError, errorClassOf, KillSwitchError, QuotaExceededError, RateLimitError } from '../src/core/errors.ts';
+import { isRetriable, MAX_DELAY_MS, retryDelayMs } from '../src/core/retry.ts';
+
+const error = (status: number, body: Record<string, unknown>) => createServiceError(status, body, new Headers());
+
+describe('retry rules', () => {
+  it('retries 429 rate_limit_exceeded always, 5xx and connection failures only when the request is repeatable', () => {
+    expect(isRetriable(error(429, { error: 'rate_limit_exceeded', retryAfterSec: 1 }), false)).toBe(true);
+    expect(isRetriable(error(503, { error: 'service_unavailable' }), true)).toBe(true);
+    expect(isRetriable(error(500, { error: 'internal_error' }), false)).toBe(false);
+    expect(isRetriable(new ConnectionError('refused'), true)).toBe(true);
+    expect(isRetriable(new ConnectionError('refused'), false)).toBe(false);
+  });
+
+  it('never retries quota_exceeded, kill_switch, 501 or a 4xx', () => {
+    expect(isRetriable(error(429, { error: 'quota_exceeded', policy: 'hardstop', pctConsumed: 120, resetAt: 'x' }), true)).toBe(false);
+    expect(isRetriable(error(429, { error: 'kill_switch', kind: 'day' }), true)).toBe(false);
+    expect(isRetriable(error(501, { error: 'not_implemented' }), true)).toBe(false);
+    expect(isRetriable(error(400, { error: 'invalid_body' }), true)).toBe(false);
+  });
+
+  it('waits exactly Retry-After (seconds or a date), and refuses to wait more than a minute', () => {
+    expect(retryDelayMs(0, new Headers({ 'retry-after': '1' }))).toBe(1000);
+    expect(retryDelayMs(3, new Headers({ 'retry-after': '0' }))).toBe(0);
+    const inTwoSeconds = new Date(Date.now() + 2000).toUTCString();
+    expect(retryDelayMs(0, new Headers({ 'retry-after': inTwoSeconds }))).toBeLessThanOrEqual(2000);
+    expect(retryDelayMs(0, new Headers({ 'retry-after': '3600' }))).toBeUndefined();
+  });
+
+  it('backs off exponentially with jitter between half and the whole of the step, capped', () => {
+    expect(retryDelayMs(0, undefined, () => 0)).toBe(250);
+    expect(retryDelayMs(0, undefined, () => 1)).toBe(500);
+    expect(retryDelayMs(2, undefined, () => 1)).toBe(2000);
+    expect(retryDelayMs(20, undefined, () => 1)).toBe(MAX_DELAY_MS);
+  });
+
+  it('maps each code to its class, with the extra fields', () => {
+    expect(errorClassOf(429, 'quota_exceeded')).toBe(QuotaExceededError);
+    expect(errorClassOf(429, 'kill_switch')).toBe(KillSwitchError);
+    expect(errorClassOf(429, 'too_many_attempts')).toBe(RateLimitError);
+    const quota = error(429, {
+      error: 'quota_exceeded',
+      message: 'm',
+      policy: 'grace',
+      pctConsumed: 115.5,
+      resetAt: '2030-01-01T00:00:00Z',
+      requestId: 'req_1',
+    });
+    expect(quota).toMatchObject({ name: 'QuotaExceededError', code: 'quota_exceeded', message: 'm', policy: 'grace', pctConsumed: 115.5, requestId: 'req_1' });
+  });
+});
