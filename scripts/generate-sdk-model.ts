@@ -5,7 +5,7 @@
  */
 import { type Json, deref, operationsOf } from './generate-common.ts';
 
-export type SdkAuth = 'apiKey' | 'adminSession' | 'mcpToken' | 'inboundSignature' | 'none';
+export type SdkAuth = 'apiKey' | 'adminSession' | 'mcpToken' | 'operatorToken' | 'inboundSignature' | 'none';
 
 export interface SdkOperation {
   id: string;
@@ -39,7 +39,8 @@ export function sdkOperations(doc: Json): SdkOperation[] {
     const headers = params.filter((p) => p.in === 'header').map((p) => String(p.name).toLowerCase());
     const security: Json[] = operation.security ?? doc.security ?? [];
     const auth = (security.length === 0 ? 'none' : (Object.keys(security[0] ?? {})[0] ?? 'none')) as SdkAuth;
-    if (!['apiKey', 'adminSession', 'mcpToken', 'inboundSignature', 'none'].includes(auth)) throw new Error(`sdk: ${id} uses unknown security ${auth}`);
+    if (!['apiKey', 'adminSession', 'mcpToken', 'operatorToken', 'inboundSignature', 'none'].includes(auth))
+      throw new Error(`sdk: ${id} uses unknown security ${auth}`);
     const requestBody = operation.requestBody ? deref(doc, operation.requestBody) : undefined;
     if (requestBody && !requestBody.content?.['application/json']) throw new Error(`sdk: ${id} has a request body that is not JSON`);
     const successes = Object.keys(operation.responses ?? {})

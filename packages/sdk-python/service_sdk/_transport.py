@@ -80,7 +80,7 @@ def prepare(
         route = route.replace("{" + name + "}", quote(str(value), safe=""))
     params = {key: _text(value) for key, value in (query or {}).items() if value is not None}
     sent: dict[str, str] = {"accept": "text/event-stream" if stream else "application/json", **config.headers}
-    token = bearer or (config.api_key if spec["auth"] in ("apiKey", "mcpToken") else None)
+    token = bearer or (config.api_key if spec["auth"] in ("apiKey", "mcpToken", "operatorToken") else None)
     if token:
         sent["authorization"] = f"Bearer {token}"
     if spec["auth"] == "adminSession" and config.session_cookie:

@@ -12,7 +12,7 @@
  * A's secret; B's reach only B's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhook } from '../../client/src/index.ts';
+import { verifyWebhook } from '../../sdk/src/index.ts';
 import { routes, type OperationId } from './contract.ts';
 import { pauseAgent } from './domain/agents/settings.ts';
 import { inboundRunExecutor } from './domain/runs/inbound.ts';

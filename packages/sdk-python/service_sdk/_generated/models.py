@@ -24,10 +24,15 @@ ApiKeyPrefix = str
 Scope = Literal["orchestrator:invoke", "tenant:read", "departments:read", "usage:read", "webhooks:ingest", "mcp:tenant"] | str | Literal["orchestrator:*", "tenant:*", "departments:*", "usage:*", "webhooks:*", "mcp:*"]
 ApiKeySecret = str
 UserId = str
+WorkspaceRole = Literal["owner", "admin", "member"]
 WorkspaceId = str
+UserWorkspaces = list[dict[str, Any]]
 DestinationId = str
 EventId = str
 ApprovalId = str
+WorkspaceStatus = Literal["active", "suspended"]
+WorkspacePayment = Literal["pending", "completed"]
+PlanName = Literal["starter", "growth", "enterprise"]
 DraftId = str
 
 # Message: One turn of the conversation sent to the agent.
@@ -172,6 +177,16 @@ AliasForbiddenError = TypedDict(
     {
         "error": "Literal[\"forbidden\"]",
         "message": "str",
+        "requestId": "NotRequired[str]",
+    },
+)
+
+# TenantForbiddenError: The credential is valid but its workspace may not be used: suspended by the operator, or a workspace the user is not a member of.
+TenantForbiddenError = TypedDict(
+    "TenantForbiddenError",
+    {
+        "error": "Literal[\"tenant_forbidden\"]",
+        "message": "NotRequired[str]",
         "requestId": "NotRequired[str]",
     },
 )
@@ -527,12 +542,13 @@ LoginRequest = TypedDict(
     },
 )
 
-# AdminSession: The admin session opened by login. The session itself travels in the `service_session` cookie; `csrfToken` goes back in `X-CSRF-Token` on every admin write.
+# AdminSession: The session opened by login, acting on `workspaceId` (the user's first workspace; `POST /auth/workspace` selects another of `workspaces`). The session itself travels in the `service_session` cookie; `csrfToken` goes back in `X-CSRF-Token` on every admin write.
 AdminSession = TypedDict(
     "AdminSession",
     {
         "user": "dict[str, Any]",
         "workspaceId": "WorkspaceId",
+        "workspaces": "UserWorkspaces",
         "expiresAt": "str",
         "csrfToken": "str",
     },
@@ -708,6 +724,183 @@ Integration = TypedDict(
         "provider": "str",
         "connectedBy": "UserId",
         "connectedAt": "str",
+    },
+)
+
+# SelectWorkspaceRequest: The workspace the session acts on from now on; the user must be a member of it.
+SelectWorkspaceRequest = TypedDict(
+    "SelectWorkspaceRequest",
+    {
+        "workspaceId": "WorkspaceId",
+    },
+)
+
+# SessionWorkspaces: The workspace the session acts on, and every workspace the user belongs to, with the role in each.
+SessionWorkspaces = TypedDict(
+    "SessionWorkspaces",
+    {
+        "workspaceId": "WorkspaceId",
+        "role": "WorkspaceRole",
+        "workspaces": "UserWorkspaces",
+    },
+)
+
+# Member: A user who belongs to the workspace, with their role in it.
+Member = TypedDict(
+    "Member",
+    {
+        "userId": "UserId",
+        "email": "str",
+        "role": "WorkspaceRole",
+        "twoFactorEnabled": "bool",
+        "joinedAt": "str",
+    },
+)
+
+# MemberList: Every member of the workspace, oldest first.
+MemberList = TypedDict(
+    "MemberList",
+    {
+        "data": "list[Member]",
+    },
+)
+
+# MemberNotFoundError: The slug does not exist or is revoked (`member_not_found`), or is paused (`webhook_unavailable`).
+MemberNotFoundError = TypedDict(
+    "MemberNotFoundError",
+    {
+        "error": "Literal[\"member_not_found\", \"webhook_unavailable\"]",
+        "message": "NotRequired[str]",
+        "requestId": "NotRequired[str]",
+    },
+)
+
+# UpdateMemberRequest: The member's new role. Taking the owner role away from the last owner is refused.
+UpdateMemberRequest = TypedDict(
+    "UpdateMemberRequest",
+    {
+        "role": "WorkspaceRole",
+    },
+)
+
+# CreateInvitationRequest: Invites a person, by email, to join the workspace with a role.
+CreateInvitationRequest = TypedDict(
+    "CreateInvitationRequest",
+    {
+        "email": "str",
+        "role": "NotRequired[WorkspaceRole]",
+    },
+)
+
+# Invitation: A single-use invitation. `token` is shown only in this answer (only its hash is stored): give it, or the link
+Invitation = TypedDict(
+    "Invitation",
+    {
+        "id": "str",
+        "email": "str",
+        "role": "WorkspaceRole",
+        "token": "str",
+        "expiresAt": "str",
+    },
+)
+
+# AcceptInvitationRequest: Accepts an invitation. For a person who has no account yet, `password` becomes their password (at least 12
+AcceptInvitationRequest = TypedDict(
+    "AcceptInvitationRequest",
+    {
+        "token": "str",
+        "password": "str",
+    },
+)
+
+# InvitationAccepted: The membership the invitation created. `totpSecret` is set (once) when the account was created now, null otherwise.
+InvitationAccepted = TypedDict(
+    "InvitationAccepted",
+    {
+        "workspaceId": "WorkspaceId",
+        "email": "str",
+        "role": "WorkspaceRole",
+        "totpSecret": "str | None",
+    },
+)
+
+# ExpiredError: A single-use token or link that expired or was already used.
+ExpiredError = TypedDict(
+    "ExpiredError",
+    {
+        "error": "Literal[\"expired\"]",
+        "message": "NotRequired[str]",
+        "requestId": "NotRequired[str]",
+    },
+)
+
+# OperatorWorkspace: A workspace (tenant) as its operator sees it, with the settings that only the operator controls.
+OperatorWorkspace = TypedDict(
+    "OperatorWorkspace",
+    {
+        "id": "WorkspaceId",
+        "name": "str",
+        "status": "WorkspaceStatus",
+        "payment": "WorkspacePayment",
+        "plan": "PlanName",
+        "rpmLimit": "int",
+        "quotaStu": "int",
+        "quotaOverride": "int | None",
+        "createdAt": "str",
+        "updatedAt": "str",
+    },
+)
+
+# OperatorWorkspaceList: Every workspace of the deployment, oldest first.
+OperatorWorkspaceList = TypedDict(
+    "OperatorWorkspaceList",
+    {
+        "data": "list[OperatorWorkspace]",
+    },
+)
+
+# OperatorAuthError: Authentication with the operator token failed.
+OperatorAuthError = TypedDict(
+    "OperatorAuthError",
+    {
+        "error": "Literal[\"missing_bearer\", \"not_authenticated\"]",
+        "message": "NotRequired[str]",
+        "requestId": "NotRequired[str]",
+    },
+)
+
+# CreateWorkspaceRequest: A new workspace with its first admin (an owner, with two-step verification) and a first API key holding every issuable scope.
+CreateWorkspaceRequest = TypedDict(
+    "CreateWorkspaceRequest",
+    {
+        "name": "str",
+        "adminEmail": "NotRequired[str]",
+        "plan": "NotRequired[PlanName]",
+        "pendingPayment": "NotRequired[bool]",
+    },
+)
+
+# WorkspaceCreated: A new workspace and the credentials of its first admin and first API key, shown only in this response (the same fields `service init --json` prints).
+WorkspaceCreated = TypedDict(
+    "WorkspaceCreated",
+    {
+        "workspaceId": "WorkspaceId",
+        "apiKey": "ApiKeySecret",
+        "admin": "dict[str, Any]",
+        "workspace": "OperatorWorkspace",
+    },
+)
+
+# UpdateWorkspaceRequest: The operator's settings of a workspace. Absent fields stay as they are. A change reaches every instance at the next request.
+UpdateWorkspaceRequest = TypedDict(
+    "UpdateWorkspaceRequest",
+    {
+        "name": "NotRequired[str]",
+        "plan": "NotRequired[PlanName]",
+        "rpmLimit": "NotRequired[int]",
+        "quotaOverride": "NotRequired[int | None]",
+        "status": "NotRequired[WorkspaceStatus]",
+        "payment": "NotRequired[Literal[\"completed\"]]",
     },
 )
 
@@ -919,4 +1112,4 @@ PingEvent = TypedDict(
     },
 )
 
-__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "SessionAuthError", "RoleForbiddenError", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceId", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "ApprovalId", "ApprovalDecision", "Approval", "CreateIntegrationRequest", "Integration", "Agent", "AgentList", "AgentMessageRequest", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]
+__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "SessionAuthError", "RoleForbiddenError", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "ApprovalId", "ApprovalDecision", "Approval", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "WorkspaceStatus", "WorkspacePayment", "PlanName", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "Agent", "AgentList", "AgentMessageRequest", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]

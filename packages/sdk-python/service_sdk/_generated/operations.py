@@ -60,6 +60,17 @@ OPERATIONS: dict[str, OperationSpec] = {
     "replayWebhookDestination": {"id": "replayWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/replay", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "decideApproval": {"id": "decideApproval", "method": "POST", "path": "/approvals/{approval_id}/decision", "auth": "adminSession", "path_params": ("approval_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "createIntegration": {"id": "createIntegration", "method": "POST", "path": "/integrations", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "selectWorkspace": {"id": "selectWorkspace", "method": "POST", "path": "/auth/workspace", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "listMembers": {"id": "listMembers", "method": "GET", "path": "/workspace/members", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "removeMember": {"id": "removeMember", "method": "DELETE", "path": "/workspace/members/{user_id}", "auth": "adminSession", "path_params": ("user_id",), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": True},
+    "updateMember": {"id": "updateMember", "method": "PATCH", "path": "/workspace/members/{user_id}", "auth": "adminSession", "path_params": ("user_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "createInvitation": {"id": "createInvitation", "method": "POST", "path": "/workspace/invitations", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "acceptInvitation": {"id": "acceptInvitation", "method": "POST", "path": "/invitations/accept", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listWorkspaces": {"id": "listWorkspaces", "method": "GET", "path": "/operator/workspaces", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "createWorkspace": {"id": "createWorkspace", "method": "POST", "path": "/operator/workspaces", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "getWorkspace": {"id": "getWorkspace", "method": "GET", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "deleteWorkspace": {"id": "deleteWorkspace", "method": "DELETE", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": False},
+    "updateWorkspace": {"id": "updateWorkspace", "method": "PATCH", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listAgents": {"id": "listAgents", "method": "GET", "path": "/v1/agents", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "sendAgentMessage": {"id": "sendAgentMessage", "method": "POST", "path": "/v1/agents/{slug}/messages", "auth": "apiKey", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": False},
     "sendOrchestratorMessage": {"id": "sendOrchestratorMessage", "method": "POST", "path": "/v1/orchestrator/messages", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": False},
@@ -196,6 +207,50 @@ class Operations:
     def create_integration(self, *, body: models.CreateIntegrationRequest) -> models.Integration:
         """POST /integrations: Record a connected integration"""
         return self._call("createIntegration", body=body)  # type: ignore[no-any-return]
+
+    def select_workspace(self, *, body: models.SelectWorkspaceRequest) -> models.SessionWorkspaces:
+        """POST /auth/workspace: Select the session's workspace"""
+        return self._call("selectWorkspace", body=body)  # type: ignore[no-any-return]
+
+    def list_members(self) -> models.MemberList:
+        """GET /workspace/members: List the members"""
+        return self._call("listMembers")  # type: ignore[no-any-return]
+
+    def remove_member(self, *, user_id: str) -> None:
+        """DELETE /workspace/members/{user_id}: Remove a member"""
+        return self._call("removeMember", path={"user_id": user_id})  # type: ignore[no-any-return]
+
+    def update_member(self, *, user_id: str, body: models.UpdateMemberRequest) -> models.Member:
+        """PATCH /workspace/members/{user_id}: Change a member's role"""
+        return self._call("updateMember", path={"user_id": user_id}, body=body)  # type: ignore[no-any-return]
+
+    def create_invitation(self, *, body: models.CreateInvitationRequest) -> models.Invitation:
+        """POST /workspace/invitations: Invite a member"""
+        return self._call("createInvitation", body=body)  # type: ignore[no-any-return]
+
+    def accept_invitation(self, *, body: models.AcceptInvitationRequest) -> models.InvitationAccepted:
+        """POST /invitations/accept: Accept an invitation"""
+        return self._call("acceptInvitation", body=body)  # type: ignore[no-any-return]
+
+    def list_workspaces(self) -> models.OperatorWorkspaceList:
+        """GET /operator/workspaces: List the workspaces"""
+        return self._call("listWorkspaces")  # type: ignore[no-any-return]
+
+    def create_workspace(self, *, body: models.CreateWorkspaceRequest) -> models.WorkspaceCreated:
+        """POST /operator/workspaces: Create a workspace"""
+        return self._call("createWorkspace", body=body)  # type: ignore[no-any-return]
+
+    def get_workspace(self, *, workspace_id: str) -> models.OperatorWorkspace:
+        """GET /operator/workspaces/{workspace_id}: Get a workspace"""
+        return self._call("getWorkspace", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    def delete_workspace(self, *, workspace_id: str) -> None:
+        """DELETE /operator/workspaces/{workspace_id}: Delete a workspace"""
+        return self._call("deleteWorkspace", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    def update_workspace(self, *, workspace_id: str, body: models.UpdateWorkspaceRequest) -> models.OperatorWorkspace:
+        """PATCH /operator/workspaces/{workspace_id}: Update a workspace"""
+        return self._call("updateWorkspace", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
 
     def list_agents(self) -> models.AgentList:
         """GET /v1/agents: List the active agents"""
@@ -367,6 +422,50 @@ class AsyncOperations:
     async def create_integration(self, *, body: models.CreateIntegrationRequest) -> models.Integration:
         """POST /integrations: Record a connected integration"""
         return await self._call("createIntegration", body=body)  # type: ignore[no-any-return]
+
+    async def select_workspace(self, *, body: models.SelectWorkspaceRequest) -> models.SessionWorkspaces:
+        """POST /auth/workspace: Select the session's workspace"""
+        return await self._call("selectWorkspace", body=body)  # type: ignore[no-any-return]
+
+    async def list_members(self) -> models.MemberList:
+        """GET /workspace/members: List the members"""
+        return await self._call("listMembers")  # type: ignore[no-any-return]
+
+    async def remove_member(self, *, user_id: str) -> None:
+        """DELETE /workspace/members/{user_id}: Remove a member"""
+        return await self._call("removeMember", path={"user_id": user_id})  # type: ignore[no-any-return]
+
+    async def update_member(self, *, user_id: str, body: models.UpdateMemberRequest) -> models.Member:
+        """PATCH /workspace/members/{user_id}: Change a member's role"""
+        return await self._call("updateMember", path={"user_id": user_id}, body=body)  # type: ignore[no-any-return]
+
+    async def create_invitation(self, *, body: models.CreateInvitationRequest) -> models.Invitation:
+        """POST /workspace/invitations: Invite a member"""
+        return await self._call("createInvitation", body=body)  # type: ignore[no-any-return]
+
+    async def accept_invitation(self, *, body: models.AcceptInvitationRequest) -> models.InvitationAccepted:
+        """POST /invitations/accept: Accept an invitation"""
+        return await self._call("acceptInvitation", body=body)  # type: ignore[no-any-return]
+
+    async def list_workspaces(self) -> models.OperatorWorkspaceList:
+        """GET /operator/workspaces: List the workspaces"""
+        return await self._call("listWorkspaces")  # type: ignore[no-any-return]
+
+    async def create_workspace(self, *, body: models.CreateWorkspaceRequest) -> models.WorkspaceCreated:
+        """POST /operator/workspaces: Create a workspace"""
+        return await self._call("createWorkspace", body=body)  # type: ignore[no-any-return]
+
+    async def get_workspace(self, *, workspace_id: str) -> models.OperatorWorkspace:
+        """GET /operator/workspaces/{workspace_id}: Get a workspace"""
+        return await self._call("getWorkspace", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    async def delete_workspace(self, *, workspace_id: str) -> None:
+        """DELETE /operator/workspaces/{workspace_id}: Delete a workspace"""
+        return await self._call("deleteWorkspace", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    async def update_workspace(self, *, workspace_id: str, body: models.UpdateWorkspaceRequest) -> models.OperatorWorkspace:
+        """PATCH /operator/workspaces/{workspace_id}: Update a workspace"""
+        return await self._call("updateWorkspace", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
 
     async def list_agents(self) -> models.AgentList:
         """GET /v1/agents: List the active agents"""

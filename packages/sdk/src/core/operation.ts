@@ -4,7 +4,8 @@
  */
 
 /** The credential an operation needs, by the contract's security scheme name. */
-export type OperationAuth = 'apiKey' | 'adminSession' | 'mcpToken' | 'inboundSignature' | 'none';
+/** `operatorToken`: the operator routes; the client's `apiKey` then holds the operator token. */
+export type OperationAuth = 'apiKey' | 'adminSession' | 'mcpToken' | 'operatorToken' | 'inboundSignature' | 'none';
 
 export interface OperationSpec {
   readonly id: string;

@@ -86,7 +86,7 @@ export class Transport {
     for (const [name, value] of Object.entries(input.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
 
     const headers = new Headers({ accept: streaming ? 'text/event-stream' : 'application/json' });
-    const bearer = options.bearer ?? (spec.auth === 'apiKey' || spec.auth === 'mcpToken' ? this.config.apiKey : undefined);
+    const bearer = options.bearer ?? (spec.auth === 'apiKey' || spec.auth === 'mcpToken' || spec.auth === 'operatorToken' ? this.config.apiKey : undefined);
     if (bearer) headers.set('authorization', `Bearer ${bearer}`);
     const session = this.config.session;
     if (session && (spec.auth === 'adminSession' || spec.id === 'login')) {

@@ -44,6 +44,17 @@ export const OPERATIONS = {
   replayWebhookDestination: { id: 'replayWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/replay', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   decideApproval: { id: 'decideApproval', method: 'POST', path: '/approvals/{approval_id}/decision', auth: 'adminSession', pathParams: ['approval_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   createIntegration: { id: 'createIntegration', method: 'POST', path: '/integrations', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  selectWorkspace: { id: 'selectWorkspace', method: 'POST', path: '/auth/workspace', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  listMembers: { id: 'listMembers', method: 'GET', path: '/workspace/members', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  removeMember: { id: 'removeMember', method: 'DELETE', path: '/workspace/members/{user_id}', auth: 'adminSession', pathParams: ['user_id'], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: true },
+  updateMember: { id: 'updateMember', method: 'PATCH', path: '/workspace/members/{user_id}', auth: 'adminSession', pathParams: ['user_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  createInvitation: { id: 'createInvitation', method: 'POST', path: '/workspace/invitations', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  acceptInvitation: { id: 'acceptInvitation', method: 'POST', path: '/invitations/accept', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listWorkspaces: { id: 'listWorkspaces', method: 'GET', path: '/operator/workspaces', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  createWorkspace: { id: 'createWorkspace', method: 'POST', path: '/operator/workspaces', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  getWorkspace: { id: 'getWorkspace', method: 'GET', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  deleteWorkspace: { id: 'deleteWorkspace', method: 'DELETE', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: false },
+  updateWorkspace: { id: 'updateWorkspace', method: 'PATCH', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listAgents: { id: 'listAgents', method: 'GET', path: '/v1/agents', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   sendAgentMessage: { id: 'sendAgentMessage', method: 'POST', path: '/v1/agents/{slug}/messages', auth: 'apiKey', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: false },
   sendOrchestratorMessage: { id: 'sendOrchestratorMessage', method: 'POST', path: '/v1/orchestrator/messages', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: false },
@@ -91,6 +102,17 @@ export interface OperationInputs {
   replayWebhookDestination: { path: Params<'replayWebhookDestination', 'path'> };
   decideApproval: { path: Params<'decideApproval', 'path'>; body: JsonBody<'decideApproval'> };
   createIntegration: { body: JsonBody<'createIntegration'> };
+  selectWorkspace: { body: JsonBody<'selectWorkspace'> };
+  listMembers: Record<string, never>;
+  removeMember: { path: Params<'removeMember', 'path'> };
+  updateMember: { path: Params<'updateMember', 'path'>; body: JsonBody<'updateMember'> };
+  createInvitation: { body: JsonBody<'createInvitation'> };
+  acceptInvitation: { body: JsonBody<'acceptInvitation'> };
+  listWorkspaces: Record<string, never>;
+  createWorkspace: { body: JsonBody<'createWorkspace'> };
+  getWorkspace: { path: Params<'getWorkspace', 'path'> };
+  deleteWorkspace: { path: Params<'deleteWorkspace', 'path'> };
+  updateWorkspace: { path: Params<'updateWorkspace', 'path'>; body: JsonBody<'updateWorkspace'> };
   listAgents: Record<string, never>;
   sendAgentMessage: { path: Params<'sendAgentMessage', 'path'>; body: JsonBody<'sendAgentMessage'> };
   sendOrchestratorMessage: { body: JsonBody<'sendOrchestratorMessage'> };
@@ -136,6 +158,17 @@ export interface OperationOutputs {
   replayWebhookDestination: JsonAnswer<'replayWebhookDestination', 202>;
   decideApproval: JsonAnswer<'decideApproval', 200>;
   createIntegration: JsonAnswer<'createIntegration', 201>;
+  selectWorkspace: JsonAnswer<'selectWorkspace', 200>;
+  listMembers: JsonAnswer<'listMembers', 200>;
+  removeMember: void;
+  updateMember: JsonAnswer<'updateMember', 200>;
+  createInvitation: JsonAnswer<'createInvitation', 201>;
+  acceptInvitation: JsonAnswer<'acceptInvitation', 200>;
+  listWorkspaces: JsonAnswer<'listWorkspaces', 200>;
+  createWorkspace: JsonAnswer<'createWorkspace', 201>;
+  getWorkspace: JsonAnswer<'getWorkspace', 200>;
+  deleteWorkspace: void;
+  updateWorkspace: JsonAnswer<'updateWorkspace', 200>;
   listAgents: JsonAnswer<'listAgents', 200>;
   sendAgentMessage: JsonAnswer<'sendAgentMessage', 200>;
   sendOrchestratorMessage: JsonAnswer<'sendOrchestratorMessage', 200>;
@@ -297,6 +330,61 @@ export class Operations {
   /** POST /integrations: Record a connected integration */
   createIntegration(input: OperationInputs['createIntegration'], options?: RequestOptions): Promise<OperationOutputs['createIntegration']> {
     return this.transport.call(OPERATIONS.createIntegration, input, options) as Promise<OperationOutputs['createIntegration']>;
+  }
+
+  /** POST /auth/workspace: Select the session's workspace */
+  selectWorkspace(input: OperationInputs['selectWorkspace'], options?: RequestOptions): Promise<OperationOutputs['selectWorkspace']> {
+    return this.transport.call(OPERATIONS.selectWorkspace, input, options) as Promise<OperationOutputs['selectWorkspace']>;
+  }
+
+  /** GET /workspace/members: List the members */
+  listMembers(input: OperationInputs['listMembers'] = {}, options?: RequestOptions): Promise<OperationOutputs['listMembers']> {
+    return this.transport.call(OPERATIONS.listMembers, input, options) as Promise<OperationOutputs['listMembers']>;
+  }
+
+  /** DELETE /workspace/members/{user_id}: Remove a member */
+  removeMember(input: OperationInputs['removeMember'], options?: RequestOptions): Promise<OperationOutputs['removeMember']> {
+    return this.transport.call(OPERATIONS.removeMember, input, options) as Promise<OperationOutputs['removeMember']>;
+  }
+
+  /** PATCH /workspace/members/{user_id}: Change a member's role */
+  updateMember(input: OperationInputs['updateMember'], options?: RequestOptions): Promise<OperationOutputs['updateMember']> {
+    return this.transport.call(OPERATIONS.updateMember, input, options) as Promise<OperationOutputs['updateMember']>;
+  }
+
+  /** POST /workspace/invitations: Invite a member */
+  createInvitation(input: OperationInputs['createInvitation'], options?: RequestOptions): Promise<OperationOutputs['createInvitation']> {
+    return this.transport.call(OPERATIONS.createInvitation, input, options) as Promise<OperationOutputs['createInvitation']>;
+  }
+
+  /** POST /invitations/accept: Accept an invitation */
+  acceptInvitation(input: OperationInputs['acceptInvitation'], options?: RequestOptions): Promise<OperationOutputs['acceptInvitation']> {
+    return this.transport.call(OPERATIONS.acceptInvitation, input, options) as Promise<OperationOutputs['acceptInvitation']>;
+  }
+
+  /** GET /operator/workspaces: List the workspaces */
+  listWorkspaces(input: OperationInputs['listWorkspaces'] = {}, options?: RequestOptions): Promise<OperationOutputs['listWorkspaces']> {
+    return this.transport.call(OPERATIONS.listWorkspaces, input, options) as Promise<OperationOutputs['listWorkspaces']>;
+  }
+
+  /** POST /operator/workspaces: Create a workspace */
+  createWorkspace(input: OperationInputs['createWorkspace'], options?: RequestOptions): Promise<OperationOutputs['createWorkspace']> {
+    return this.transport.call(OPERATIONS.createWorkspace, input, options) as Promise<OperationOutputs['createWorkspace']>;
+  }
+
+  /** GET /operator/workspaces/{workspace_id}: Get a workspace */
+  getWorkspace(input: OperationInputs['getWorkspace'], options?: RequestOptions): Promise<OperationOutputs['getWorkspace']> {
+    return this.transport.call(OPERATIONS.getWorkspace, input, options) as Promise<OperationOutputs['getWorkspace']>;
+  }
+
+  /** DELETE /operator/workspaces/{workspace_id}: Delete a workspace */
+  deleteWorkspace(input: OperationInputs['deleteWorkspace'], options?: RequestOptions): Promise<OperationOutputs['deleteWorkspace']> {
+    return this.transport.call(OPERATIONS.deleteWorkspace, input, options) as Promise<OperationOutputs['deleteWorkspace']>;
+  }
+
+  /** PATCH /operator/workspaces/{workspace_id}: Update a workspace */
+  updateWorkspace(input: OperationInputs['updateWorkspace'], options?: RequestOptions): Promise<OperationOutputs['updateWorkspace']> {
+    return this.transport.call(OPERATIONS.updateWorkspace, input, options) as Promise<OperationOutputs['updateWorkspace']>;
   }
 
   /** GET /v1/agents: List the active agents */

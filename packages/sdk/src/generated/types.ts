@@ -113,7 +113,7 @@ export interface paths {
         put?: never;
         /**
          * Ingest a signed inbound event
-         * @description Receives an event signed by an external system with the webhook's own secret. In this order: the body is read up to 1 MB (`413`), the per-IP limit of the webhook applies (`429 rate_limited`), the signature is verified over the raw bytes and the timestamp checked (`401 signature_invalid`), the body is parsed and rendered through the webhook's template (`400 payload_invalid`). The event id makes ingestion idempotent through a uniqueness constraint: the first delivery answers `code: ok` with the `runId` of the run it starts in the background; a repeat answers `code: duplicate` and creates no run. The service does not retry ingestion: the sender retries after a `5xx` or a timeout, always with the same event id.
+         * @description Receives an event signed by an external system with the webhook's own secret. In this order: the body is read up to 1 MB (`413`), the per-IP limit of the webhook applies (`429 rate_limited`), the signature is verified over the raw bytes with the secret of the webhook the slug names, and no other, and the timestamp checked (`401 signature_invalid`: a signature made with another webhook's secret, another workspace's included, is a wrong signature), the body is parsed and rendered through the webhook's template (`400 payload_invalid`). The event id makes ingestion idempotent through a uniqueness constraint: the first delivery answers `code: ok` with the `runId` of the run it starts in the background; a repeat answers `code: duplicate` and creates no run. The service does not retry ingestion: the sender retries after a `5xx` or a timeout, always with the same event id.
          */
         post: operations["ingestInboundEvent"];
         delete?: never;
@@ -301,7 +301,7 @@ export interface paths {
         put?: never;
         /**
          * Create an inbound webhook
-         * @description Creates an inbound webhook with its own signing secret, shown only in this response and never shared between workspaces. A slug already in use, or an agent that does not exist, answers `400 invalid_body`. Needs an admin session (owner or admin, two-step verification active).
+         * @description Creates an inbound webhook with its own signing secret, shown only in this response and never shared between workspaces. Inbound slugs are unique per deployment, not per workspace: the slug is the public URL `/webhooks/inbound/{slug}`. A slug already in use by any workspace, or used before by a webhook now revoked (a slug is never reused), answers `400 invalid_body` with the message `The slug '<slug>' is already taken.`, the same answer whichever workspace holds it; nothing else of that webhook is shown. An agent that does not exist also answers `400 invalid_body`. Needs an admin session (owner or admin, two-step verification active).
          */
         post: operations["createInboundWebhook"];
         delete?: never;
@@ -534,6 +534,162 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/workspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Select the session's workspace
+         * @description Makes the session act on another workspace the user belongs to, with their role there. A workspace the user is not a member of answers `403 tenant_forbidden`, and the session stays as it was.
+         */
+        post: operations["selectWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the members
+         * @description Every member of the session's workspace with their role. Needs an owner or admin with two-step verification.
+         */
+        get: operations["listMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Removes the member from the session's workspace and ends their sessions in it; their account stays for their other workspaces. Removing the last owner answers `403 forbidden`.
+         */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description Sets the member's role in the session's workspace. Taking the owner role from the last owner answers `403 forbidden`. A user who is not a member of this workspace answers `404 member_not_found`.
+         */
+        patch: operations["updateMember"];
+        trace?: never;
+    };
+    "/workspace/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite a member
+         * @description Creates a single-use invitation to the session's workspace, valid 7 days. The token is shown only in this answer. Inviting someone who is already a member answers `400 invalid_body`.
+         */
+        post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description Joins the invitation's workspace with its role. A new account is created for an email that has none (its password is the one given, and two-step verification is turned on); an existing account proves itself with its password (a wrong one answers `401 not_authenticated`). An unknown token answers `404 not_found`; an expired or already used one `410 expired`. Then sign in with `POST /auth/login` and select the workspace.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspaces
+         * @description Every workspace of the deployment with its state and the settings the operator controls, oldest first.
+         */
+        get: operations["listWorkspaces"];
+        put?: never;
+        /**
+         * Create a workspace
+         * @description Creates a workspace with its first admin (role `owner`, two-step verification on) and a first API key holding every issuable scope. The admin's password, TOTP secret and the key are shown only in this response. With `pendingPayment`, the workspace's credentials answer `402 payment_not_completed` until the payment is recorded. An `adminEmail` that another user already has answers `400 invalid_body`.
+         */
+        post: operations["createWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a workspace
+         * @description One workspace with its state and the settings the operator controls. An unknown id answers `404 not_found`.
+         */
+        get: operations["getWorkspace"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a workspace
+         * @description Deletes the workspace and all of its data (users who belong to no other workspace, keys, tokens, runs, usage, webhooks, deliveries, approvals) in one transaction. It cannot be undone; suspend a workspace to stop it without losing anything.
+         */
+        delete: operations["deleteWorkspace"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a workspace
+         * @description Changes the plan, the requests-per-minute ceiling, the quota override, the status (suspend or resume) or records the payment. Suspending deletes nothing. The change holds on every instance from the next request.
+         */
+        patch: operations["updateWorkspace"];
+        trace?: never;
+    };
     "/v1/agents": {
         parameters: {
             query?: never;
@@ -685,7 +841,7 @@ export interface paths {
         put?: never;
         /**
          * Ingest a signed inbound event
-         * @description Receives an event signed by an external system with the webhook's own secret. In this order: the body is read up to 1 MB (`413`), the per-IP limit of the webhook applies (`429 rate_limited`), the signature is verified over the raw bytes and the timestamp checked (`401 signature_invalid`), the body is parsed and rendered through the webhook's template (`400 payload_invalid`). The event id makes ingestion idempotent through a uniqueness constraint: the first delivery answers `code: ok` with the `runId` of the run it starts in the background; a repeat answers `code: duplicate` and creates no run. The service does not retry ingestion: the sender retries after a `5xx` or a timeout, always with the same event id.
+         * @description Receives an event signed by an external system with the webhook's own secret. In this order: the body is read up to 1 MB (`413`), the per-IP limit of the webhook applies (`429 rate_limited`), the signature is verified over the raw bytes with the secret of the webhook the slug names, and no other, and the timestamp checked (`401 signature_invalid`: a signature made with another webhook's secret, another workspace's included, is a wrong signature), the body is parsed and rendered through the webhook's template (`400 payload_invalid`). The event id makes ingestion idempotent through a uniqueness constraint: the first delivery answers `code: ok` with the `runId` of the run it starts in the background; a repeat answers `code: duplicate` and creates no run. The service does not retry ingestion: the sender retries after a `5xx` or a timeout, always with the same event id.
          */
         post: operations["ingestInboundEventV1"];
         delete?: never;
@@ -1182,6 +1338,14 @@ export interface components {
         AliasForbiddenError: components["schemas"]["Error"] & {
             /** @enum {string} */
             error: "forbidden";
+        };
+        /**
+         * TenantForbiddenError
+         * @description The credential is valid but its workspace may not be used: suspended by the operator, or a workspace the user is not a member of.
+         */
+        TenantForbiddenError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "tenant_forbidden";
         };
         /**
          * NotFoundError
@@ -1749,14 +1913,29 @@ export interface components {
          */
         UserId: string;
         /**
+         * WorkspaceRole
+         * @description A user's role in one workspace: `owner` and `admin` manage keys, webhooks, approvals and members (with two-step verification active); `member` signs in and reads. A workspace always keeps at least one owner.
+         * @enum {string}
+         */
+        WorkspaceRole: "owner" | "admin" | "member";
+        /**
          * WorkspaceId
          * @description Workspace (tenant) identifier, `wksp_` followed by 16 to 32 base62 characters.
-         * @example wksp_9Qe3Tx7Lm2Vb8Nk4R
+         * @example wksp_X7P5oJGqOLi5uAE9Tmat
          */
         WorkspaceId: string;
         /**
+         * UserWorkspaces
+         * @description The workspaces a user belongs to, with the role in each, oldest membership first.
+         */
+        UserWorkspaces: {
+            id: components["schemas"]["WorkspaceId"];
+            name: string;
+            role: components["schemas"]["WorkspaceRole"];
+        }[];
+        /**
          * AdminSession
-         * @description The admin session opened by login. The session itself travels in the `service_session` cookie; `csrfToken` goes back in `X-CSRF-Token` on every admin write.
+         * @description The session opened by login, acting on `workspaceId` (the user's first workspace; `POST /auth/workspace` selects another of `workspaces`). The session itself travels in the `service_session` cookie; `csrfToken` goes back in `X-CSRF-Token` on every admin write.
          * @example {
          *       "user": {
          *         "id": "usr_8Tb2Nq6Xk4Lm9Vc1Rz",
@@ -1765,6 +1944,13 @@ export interface components {
          *         "twoFactorEnabled": true
          *       },
          *       "workspaceId": "wksp_9Qe3Tx7Lm2Vb8Nk4R",
+         *       "workspaces": [
+         *         {
+         *           "id": "wksp_9Qe3Tx7Lm2Vb8Nk4R",
+         *           "name": "Northwind",
+         *           "role": "admin"
+         *         }
+         *       ],
          *       "expiresAt": "2026-11-22T20:00:00Z",
          *       "csrfToken": "csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc"
          *     }
@@ -1774,11 +1960,11 @@ export interface components {
                 id: components["schemas"]["UserId"];
                 /** Format: email */
                 email: string;
-                /** @enum {string} */
-                role: "owner" | "admin" | "member";
+                role: components["schemas"]["WorkspaceRole"];
                 twoFactorEnabled: boolean;
             };
             workspaceId: components["schemas"]["WorkspaceId"];
+            workspaces: components["schemas"]["UserWorkspaces"];
             /** Format: date-time */
             expiresAt: string;
             csrfToken: string;
@@ -2038,6 +2224,235 @@ export interface components {
             connectedBy: components["schemas"]["UserId"];
             /** Format: date-time */
             connectedAt: string;
+        };
+        /**
+         * SelectWorkspaceRequest
+         * @description The workspace the session acts on from now on; the user must be a member of it.
+         */
+        SelectWorkspaceRequest: {
+            workspaceId: components["schemas"]["WorkspaceId"];
+        };
+        /**
+         * SessionWorkspaces
+         * @description The workspace the session acts on, and every workspace the user belongs to, with the role in each.
+         */
+        SessionWorkspaces: {
+            workspaceId: components["schemas"]["WorkspaceId"];
+            role: components["schemas"]["WorkspaceRole"];
+            workspaces: components["schemas"]["UserWorkspaces"];
+        };
+        /**
+         * Member
+         * @description A user who belongs to the workspace, with their role in it.
+         */
+        Member: {
+            userId: components["schemas"]["UserId"];
+            /** Format: email */
+            email: string;
+            role: components["schemas"]["WorkspaceRole"];
+            twoFactorEnabled: boolean;
+            /** Format: date-time */
+            joinedAt: string;
+        };
+        /**
+         * MemberList
+         * @description Every member of the workspace, oldest first.
+         */
+        MemberList: {
+            data: components["schemas"]["Member"][];
+        };
+        /**
+         * MemberNotFoundError
+         * @description The slug does not exist or is revoked (`member_not_found`), or is paused (`webhook_unavailable`).
+         */
+        MemberNotFoundError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "member_not_found" | "webhook_unavailable";
+        };
+        /**
+         * UpdateMemberRequest
+         * @description The member's new role. Taking the owner role away from the last owner is refused.
+         */
+        UpdateMemberRequest: {
+            role: components["schemas"]["WorkspaceRole"];
+        };
+        /**
+         * CreateInvitationRequest
+         * @description Invites a person, by email, to join the workspace with a role.
+         */
+        CreateInvitationRequest: {
+            /** Format: email */
+            email: string;
+            /** @default member */
+            role?: components["schemas"]["WorkspaceRole"];
+        };
+        /**
+         * Invitation
+         * @description A single-use invitation. `token` is shown only in this answer (only its hash is stored): give it, or the link
+         *     `/panel/invitations?token=…` built from it, to the invitee. It is accepted once with `POST /invitations/accept`
+         *     within 7 days; afterwards it answers `410 expired`.
+         * @example {
+         *       "id": "inv_4Tq8Zr2Mx7Lp1Vt9Ka",
+         *       "email": "dana@northwind.example",
+         *       "role": "member",
+         *       "token": "service_inv_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc5Df6Gh7J",
+         *       "expiresAt": "2026-11-29T09:00:00Z"
+         *     }
+         */
+        Invitation: {
+            id: string;
+            /** Format: email */
+            email: string;
+            role: components["schemas"]["WorkspaceRole"];
+            token: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * AcceptInvitationRequest
+         * @description Accepts an invitation. For a person who has no account yet, `password` becomes their password (at least 12
+         *     characters) and two-step verification is turned on (the answer carries the TOTP secret, once). For an existing
+         *     user of the invitation's email, `password` must be their password: the workspace is added to their account.
+         */
+        AcceptInvitationRequest: {
+            token: string;
+            password: string;
+        };
+        /**
+         * InvitationAccepted
+         * @description The membership the invitation created. `totpSecret` is set (once) when the account was created now, null otherwise.
+         * @example {
+         *       "workspaceId": "wksp_9Qe3Tx7Lm2Vb8Nk4R",
+         *       "email": "dana@northwind.example",
+         *       "role": "member",
+         *       "totpSecret": "EZTGTNNWUBPMVH7F5UZNOYCEKBTLZ33I"
+         *     }
+         */
+        InvitationAccepted: {
+            workspaceId: components["schemas"]["WorkspaceId"];
+            /** Format: email */
+            email: string;
+            role: components["schemas"]["WorkspaceRole"];
+            totpSecret: string | null;
+        };
+        /**
+         * ExpiredError
+         * @description A single-use token or link that expired or was already used.
+         */
+        ExpiredError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "expired";
+        };
+        /**
+         * WorkspaceStatus
+         * @description `active`, or `suspended` by the operator: a suspended workspace's API keys, MCP tokens and inbound webhooks answer
+         *     `403 tenant_forbidden`, while its data stays untouched and its admins can still sign in and read. Resuming
+         *     (`active`) restores everything as it was. Only deleting a workspace removes its data.
+         * @enum {string}
+         */
+        WorkspaceStatus: "active" | "suspended";
+        /**
+         * WorkspacePayment
+         * @description `pending` for a workspace created before its checkout was paid: its API keys, MCP tokens and inbound webhooks
+         *     answer `402 payment_not_completed` until the operator records the payment (`completed`). A payment once
+         *     completed cannot be set back to pending.
+         * @enum {string}
+         */
+        WorkspacePayment: "pending" | "completed";
+        /**
+         * PlanName
+         * @description The workspace's plan: `starter` (2,000,000 STU a period; orchestrator, sales, marketing, customer-care), `growth` (10,000,000 STU; every agent) or `enterprise` (50,000,000 STU; every agent and the `Concerto` alias). A workspace that never chose one is on `growth`.
+         * @enum {string}
+         */
+        PlanName: "starter" | "growth" | "enterprise";
+        /**
+         * OperatorWorkspace
+         * @description A workspace (tenant) as its operator sees it, with the settings that only the operator controls.
+         */
+        OperatorWorkspace: {
+            id: components["schemas"]["WorkspaceId"];
+            name: string;
+            status: components["schemas"]["WorkspaceStatus"];
+            payment: components["schemas"]["WorkspacePayment"];
+            plan: components["schemas"]["PlanName"];
+            /** @description Requests per minute allowed to the workspace's credentials (the `X-RateLimit-Limit` they see). 600 unless the operator raised or lowered it. */
+            rpmLimit: number;
+            /** @description The STU quota of a period in force for this workspace, the plan's unless overridden. */
+            quotaStu: number;
+            /** @description The operator's quota override in STU per period, or null for the plan's quota. */
+            quotaOverride: number | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * OperatorWorkspaceList
+         * @description Every workspace of the deployment, oldest first.
+         */
+        OperatorWorkspaceList: {
+            data: components["schemas"]["OperatorWorkspace"][];
+        };
+        /**
+         * OperatorAuthError
+         * @description Authentication with the operator token failed.
+         */
+        OperatorAuthError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "missing_bearer" | "not_authenticated";
+        };
+        /**
+         * CreateWorkspaceRequest
+         * @description A new workspace with its first admin (an owner, with two-step verification) and a first API key holding every issuable scope.
+         */
+        CreateWorkspaceRequest: {
+            name: string;
+            /**
+             * Format: email
+             * @description The first admin's email, unique in the deployment. Default `owner-<8 random characters>@workspace.invalid`.
+             */
+            adminEmail?: string;
+            plan?: components["schemas"]["PlanName"];
+            /**
+             * @description Create the workspace with `payment: pending`; its credentials answer `402 payment_not_completed` until the payment is recorded.
+             * @default false
+             */
+            pendingPayment?: boolean;
+        };
+        /**
+         * WorkspaceCreated
+         * @description A new workspace and the credentials of its first admin and first API key, shown only in this response (the same fields `service init --json` prints).
+         */
+        WorkspaceCreated: {
+            workspaceId: components["schemas"]["WorkspaceId"];
+            apiKey: components["schemas"]["ApiKeySecret"];
+            admin: {
+                /** Format: email */
+                email: string;
+                /** @description Generated; give it to the admin over a safe channel. */
+                password: string;
+                /** @description Base32 TOTP secret for the admin's authenticator app. */
+                totpSecret: string;
+            };
+            workspace: components["schemas"]["OperatorWorkspace"];
+        };
+        /**
+         * UpdateWorkspaceRequest
+         * @description The operator's settings of a workspace. Absent fields stay as they are. A change reaches every instance at the next request.
+         */
+        UpdateWorkspaceRequest: {
+            name?: string;
+            plan?: components["schemas"]["PlanName"];
+            /** @description Requests per minute of the workspace's credentials ("a higher ceiling on request"). */
+            rpmLimit?: number;
+            /** @description STU per period instead of the plan's quota; null returns to the plan's. */
+            quotaOverride?: number | null;
+            status?: components["schemas"]["WorkspaceStatus"];
+            /**
+             * @description Records the payment of a `pending` workspace.
+             * @enum {string}
+             */
+            payment?: "completed";
         };
         /**
          * Agent
@@ -2310,7 +2725,7 @@ export interface components {
                 "application/json": components["schemas"]["ApiKeyAuthError"];
             };
         };
-        /** @description The workspace's checkout payment is not completed. */
+        /** @description The workspace's checkout payment is not completed; its credentials answer this until the operator records the payment. */
         PaymentRequired: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2339,7 +2754,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["AgentError"] | components["schemas"]["AliasForbiddenError"];
+                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["AgentError"] | components["schemas"]["AliasForbiddenError"] | components["schemas"]["TenantForbiddenError"];
             };
         };
         /** @description The resource does not exist or is not visible to the credential (another workspace's resources are never visible). During the private beta the agent API also answers this. */
@@ -2427,7 +2842,7 @@ export interface components {
                 "application/json": components["schemas"]["ValidationError"];
             };
         };
-        /** @description The key lacks the scope this operation needs; `message` names it. */
+        /** @description The key lacks the scope this operation needs (`message` names it), or its workspace is suspended. */
         ScopeForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2437,7 +2852,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ScopeRequiredError"];
+                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["TenantForbiddenError"];
             };
         };
         /** @description The request limit is exceeded. Wait `Retry-After` seconds (the body's `retryAfterSec`). */
@@ -2478,6 +2893,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["SignatureInvalidError"];
+            };
+        };
+        /** @description The credential's workspace is suspended by the operator. */
+        TenantForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TenantForbiddenError"];
             };
         };
         /** @description The slug does not exist, is revoked, or is paused. */
@@ -2617,6 +3045,58 @@ export interface components {
                 "application/json": components["schemas"]["RoleForbiddenError"];
             };
         };
+        /** @description The user is not a member of that workspace, or the write came without the login's CSRF token. */
+        WorkspaceSelectForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TenantForbiddenError"] | components["schemas"]["RoleForbiddenError"];
+            };
+        };
+        /** @description No member of this workspace has this user id. */
+        MemberNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["MemberNotFoundError"];
+            };
+        };
+        /** @description The single-use token or link has expired or was already used. */
+        Expired: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ExpiredError"];
+            };
+        };
+        /** @description The operator token is missing or wrong. */
+        OperatorUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["OperatorAuthError"];
+            };
+        };
         /**
          * @description The key may not invoke the orchestrator, the orchestrator is paused, or the plan does not include the alias. A key
          *     restricted to departmental agents (`orchestrator:invoke:agent:<slug>`), or one with no invocation scope at all, answers
@@ -2633,7 +3113,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["AgentError"] | components["schemas"]["AliasForbiddenError"];
+                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["AgentError"] | components["schemas"]["AliasForbiddenError"] | components["schemas"]["TenantForbiddenError"];
             };
         };
     };
@@ -2677,7 +3157,7 @@ export interface components {
          */
         RunIdPath: components["schemas"]["RunIdParameter"];
         /**
-         * @description The inbound webhook's own slug, chosen when it was created.
+         * @description The inbound webhook's own slug, chosen when it was created. Slugs are unique per deployment, not per workspace, so the slug alone names the webhook and with it the workspace its events belong to.
          * @example crm-leads
          */
         InboundSlugPath: string;
@@ -2730,6 +3210,16 @@ export interface components {
          */
         ApprovalIdPath: components["schemas"]["ApprovalId"];
         /**
+         * @description The member's user identifier.
+         * @example usr_8Tb2Nq6Xk4Lm9Vc1Rz
+         */
+        UserIdPath: components["schemas"]["UserId"];
+        /**
+         * @description The workspace's identifier.
+         * @example wksp_X7P5oJGqOLi5uAE9Tmat
+         */
+        WorkspaceIdPath: components["schemas"]["WorkspaceId"];
+        /**
          * @description Slug of the agent to message, for example `sales`.
          * @example sales
          */
@@ -2751,7 +3241,7 @@ export interface components {
          */
         "X-Request-Id": string;
         /**
-         * @description Cap of requests for the current window (the tighter of the per-IP and per-workspace limits).
+         * @description Cap of requests for the current window (the tighter of the per-IP and per-workspace limits; the workspace's own ceiling when its operator set one).
          * @example 60
          */
         "X-RateLimit-Limit": number;
@@ -2883,6 +3373,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -2926,6 +3417,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -2969,6 +3461,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -3006,6 +3499,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -3043,7 +3537,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The inbound webhook's own slug, chosen when it was created.
+                 * @description The inbound webhook's own slug, chosen when it was created. Slugs are unique per deployment, not per workspace, so the slug alone names the webhook and with it the workspace its events belong to.
                  * @example crm-leads
                  */
                 slug: components["parameters"]["InboundSlugPath"];
@@ -3072,6 +3566,8 @@ export interface operations {
             };
             400: components["responses"]["InboundBadRequest"];
             401: components["responses"]["InboundUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TenantForbidden"];
             404: components["responses"]["InboundNotFound"];
             413: components["responses"]["InboundTooLarge"];
             429: components["responses"]["InboundRateLimited"];
@@ -3109,6 +3605,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["McpUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TenantForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3165,6 +3663,8 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["McpUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TenantForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -3205,6 +3705,7 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
@@ -4118,6 +4619,479 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    selectWorkspace: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SelectWorkspaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The session's workspace and role now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionWorkspaces"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["WorkspaceSelectForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The members. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminReadForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The member's user identifier.
+                 * @example usr_8Tb2Nq6Xk4Lm9Vc1Rz
+                 */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["MemberNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMember: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The member's user identifier.
+                 * @example usr_8Tb2Nq6Xk4Lm9Vc1Rz
+                 */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The member with the new role. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["MemberNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createInvitation: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description The invitation, with its token shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description The membership. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationAccepted"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["LoginUnauthorized"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Expired"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorkspaces: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspaces. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorWorkspaceList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkspaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The workspace and its first credentials. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceCreated"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorWorkspace"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWorkspaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The workspace after the change. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorWorkspace"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listAgents: {
         parameters: {
             query?: never;
@@ -4148,6 +5122,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -4316,6 +5291,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -4359,6 +5335,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -4402,6 +5379,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -4439,6 +5417,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
@@ -4476,7 +5455,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The inbound webhook's own slug, chosen when it was created.
+                 * @description The inbound webhook's own slug, chosen when it was created. Slugs are unique per deployment, not per workspace, so the slug alone names the webhook and with it the workspace its events belong to.
                  * @example crm-leads
                  */
                 slug: components["parameters"]["InboundSlugPath"];
@@ -4505,6 +5484,8 @@ export interface operations {
             };
             400: components["responses"]["InboundBadRequest"];
             401: components["responses"]["InboundUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TenantForbidden"];
             404: components["responses"]["InboundNotFound"];
             413: components["responses"]["InboundTooLarge"];
             429: components["responses"]["InboundRateLimited"];
