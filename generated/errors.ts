@@ -49,7 +49,7 @@ export type ErrorFields = { readonly schemas: readonly string[]; readonly requir
 /** Per code, the group schemas of components.schemas that describe its body, and their extra fields. */
 export const ERROR_FIELDS: { readonly [code in ErrorCode]?: ErrorFields } = {
   missing_bearer: { schemas: ['ApiKeyAuthError', 'McpAuthError', 'OperatorAuthError'], required: [], optional: [] },
-  not_authenticated: { schemas: ['McpAuthError', 'SessionAuthError', 'OperatorAuthError'], required: [], optional: [] },
+  not_authenticated: { schemas: ['SessionAuthError', 'McpAuthError', 'OperatorAuthError'], required: [], optional: [] },
   api_key_not_found: { schemas: ['ApiKeyAuthError'], required: [], optional: [] },
   api_key_invalid: { schemas: ['ApiKeyAuthError'], required: [], optional: [] },
   signature_invalid: { schemas: ['SignatureInvalidError'], required: [], optional: [] },

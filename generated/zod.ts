@@ -452,6 +452,15 @@ export const zRunList = z.strictObject({
 });
 
 /**
+ * SessionAuthError
+ *
+ * No valid admin session.
+ */
+export const zSessionAuthError = zError.and(z.object({
+    error: z.enum(['not_authenticated'])
+}));
+
+/**
  * RunIdParameter
  *
  * A run identifier as a client may hold one: `run_` followed by 1 to 64 base62 characters. Any such value is looked up, so an id that names no run of the workspace answers `404 not_found`; only a value that cannot be a run id at all (another prefix, other characters, too long) answers `400 invalid_request`. Runs the service creates have the stricter form of `RunId`.
@@ -770,15 +779,6 @@ export const zApiKey = z.object({
 export const zApiKeyList = z.strictObject({
     data: z.array(zApiKey)
 });
-
-/**
- * SessionAuthError
- *
- * No valid admin session.
- */
-export const zSessionAuthError = zError.and(z.object({
-    error: z.enum(['not_authenticated'])
-}));
 
 /**
  * RoleForbiddenError

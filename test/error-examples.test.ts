@@ -517,6 +517,18 @@ const PROVOKERS: Provoker[] = [
   {
     status: 401,
     code: 'not_authenticated',
+    on: (route) => schemeOf(route) === 'apiKey' && route.security.some((s) => s.scheme === 'adminSession'),
+    how: 'a session cookie of no session instead of the API key (the route also takes a member session)',
+    async provoke(route) {
+      const call = await baseCall(route);
+      delete call.headers.authorization;
+      call.headers.cookie = 'service_session=no-such-session';
+      return send(call);
+    },
+  },
+  {
+    status: 401,
+    code: 'not_authenticated',
     on: (route) => schemeOf(route) === 'operatorToken',
     how: 'an API key where the operator token belongs',
     async provoke(route) {

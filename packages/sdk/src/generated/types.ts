@@ -31,7 +31,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found`.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found`.
          */
         get: operations["listRuns"];
         put?: never;
@@ -51,7 +51,7 @@ export interface paths {
         };
         /**
          * Get the status and result of a run
-         * @description The run with its steps and tool calls, all content redacted. Poll until `status` is terminal: start at an interval of 1 to 2 s, back off to about 10 s, and watch `X-RateLimit-Remaining`. A run that does not exist or belongs to another workspace answers `404 not_found`. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found`.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). The run with its steps and tool calls, all content redacted. Poll until `status` is terminal: start at an interval of 1 to 2 s, back off to about 10 s, and watch `X-RateLimit-Remaining`. A run that does not exist or belongs to another workspace answers `404 not_found`. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found`.
          */
         get: operations["getRun"];
         put?: never;
@@ -91,7 +91,7 @@ export interface paths {
         };
         /**
          * Get the consumption of the current period
-         * @description Consumption of the current period in STU, with the quota policy `level`. Needs `usage:read`; any member may hold it. Shows no money. During the private beta this route answers `404 not_found`.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). Consumption of the current period in STU, with the quota policy `level`. Needs `usage:read`; any member may hold it. Shows no money. During the private beta this route answers `404 not_found`.
          */
         get: operations["getCurrentUsage"];
         put?: never;
@@ -759,7 +759,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found`.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found`.
          */
         get: operations["listRunsV1"];
         put?: never;
@@ -779,7 +779,7 @@ export interface paths {
         };
         /**
          * Get the status and result of a run
-         * @description The run with its steps and tool calls, all content redacted. Poll until `status` is terminal: start at an interval of 1 to 2 s, back off to about 10 s, and watch `X-RateLimit-Remaining`. A run that does not exist or belongs to another workspace answers `404 not_found`. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found`.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). The run with its steps and tool calls, all content redacted. Poll until `status` is terminal: start at an interval of 1 to 2 s, back off to about 10 s, and watch `X-RateLimit-Remaining`. A run that does not exist or belongs to another workspace answers `404 not_found`. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found`.
          */
         get: operations["getRunV1"];
         put?: never;
@@ -819,7 +819,7 @@ export interface paths {
         };
         /**
          * Get the consumption of the current period
-         * @description Consumption of the current period in STU, with the quota policy `level`. Needs `usage:read`; any member may hold it. Shows no money. During the private beta this route answers `404 not_found`.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). Consumption of the current period in STU, with the quota policy `level`. Needs `usage:read`; any member may hold it. Shows no money. During the private beta this route answers `404 not_found`.
          */
         get: operations["getUsageV1"];
         put?: never;
@@ -1482,6 +1482,14 @@ export interface components {
             offset: number;
         };
         /**
+         * SessionAuthError
+         * @description No valid admin session.
+         */
+        SessionAuthError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "not_authenticated";
+        };
+        /**
          * RunIdParameter
          * @description A run identifier as a client may hold one: `run_` followed by 1 to 64 base62 characters. Any such value is looked up, so an id that names no run of the workspace answers `404 not_found`; only a value that cannot be a run id at all (another prefix, other characters, too long) answers `400 invalid_request`. Runs the service creates have the stricter form of `RunId`.
          * @example run_7Hk2Lm9QvX4pT8sW3nB6
@@ -1837,14 +1845,6 @@ export interface components {
          */
         ApiKeyList: {
             data: components["schemas"]["ApiKey"][];
-        };
-        /**
-         * SessionAuthError
-         * @description No valid admin session.
-         */
-        SessionAuthError: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error: "not_authenticated";
         };
         /**
          * RoleForbiddenError
@@ -2842,6 +2842,19 @@ export interface components {
                 "application/json": components["schemas"]["ValidationError"];
             };
         };
+        /** @description The API key is missing, unknown, revoked, expired or wrong; or, when a session cookie was sent instead, the session is unknown or has expired. */
+        ReadUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiKeyAuthError"] | components["schemas"]["SessionAuthError"];
+            };
+        };
         /** @description The key lacks the scope this operation needs (`message` names it), or its workspace is suspended. */
         ScopeForbidden: {
             headers: {
@@ -3372,7 +3385,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["ApiKeyUnauthorized"];
+            401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
@@ -3416,7 +3429,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["ApiKeyUnauthorized"];
+            401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
@@ -3498,7 +3511,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["ApiKeyUnauthorized"];
+            401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
@@ -5290,7 +5303,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["ApiKeyUnauthorized"];
+            401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
@@ -5334,7 +5347,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["ApiKeyUnauthorized"];
+            401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
@@ -5416,7 +5429,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["ApiKeyUnauthorized"];
+            401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];

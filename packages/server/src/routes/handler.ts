@@ -55,3 +55,10 @@ export function authOf<S extends Auth['scheme']>(c: Context<AppEnv>, scheme: S):
   // Checked just above; TypeScript does not narrow a union by a generic discriminant.
   return auth as Extract<Auth, { scheme: S }>;
 }
+
+/** The workspace a route acts on: the credential's (an API key, an MCP token, or a session's selected workspace). */
+export function workspaceOf(c: Context<AppEnv>): string {
+  const auth = c.get('auth');
+  if (!auth || !('workspaceId' in auth)) throw fail('not_authenticated');
+  return auth.workspaceId;
+}

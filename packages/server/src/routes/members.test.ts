@@ -94,6 +94,37 @@ describe('invitations', () => {
     expect(forged.status).toBe(403);
   });
 
+  it("a member's session reads the workspace's runs and usage, and nothing of another workspace", async () => {
+    const { session } = await login(dana.email, PASSWORD, dana.totpSecret);
+    const run = await a.app.request('/v1/inference', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', messages: [{ role: 'user', content: 'Hello' }] }),
+    });
+    const { runId } = (await run.json()) as { runId: string };
+    for (const path of ['/runs', '/v1/runs', `/runs/${runId}`, `/v1/runs/${runId}`, '/usage/current', '/v1/usage']) {
+      const res = await a.app.request(path, { headers: { cookie: session.cookie } });
+      expect(res.status, path).toBe(200);
+    }
+    const list = (await (await a.app.request('/runs', { headers: { cookie: session.cookie } })).json()) as { data: { id: string }[] };
+    expect(list.data.map((r) => r.id)).toContain(runId);
+    // Cancelling needs a key; a session is not one.
+    const cancel = await a.app.request(`/runs/${runId}/cancel`, { method: 'POST', headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken } });
+    expect(cancel.status).toBe(401);
+    // B's run is not_found to A's member.
+    const other = await b.app.request('/v1/inference', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${b.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', messages: [{ role: 'user', content: 'Hello' }] }),
+    });
+    const foreign = await a.app.request(`/runs/${((await other.json()) as { runId: string }).runId}`, { headers: { cookie: session.cookie } });
+    expect(foreign.status).toBe(404);
+    // An unknown session cookie is not_authenticated, as the contract documents.
+    const stale = await a.app.request('/usage/current', { headers: { cookie: 'service_session=unknown' } });
+    expect(stale.status).toBe(401);
+    expect(await stale.json()).toMatchObject({ error: 'not_authenticated' });
+  });
+
   it('an invitation past its 7 days is 410 expired; an unknown token is 404 not_found', async () => {
     const invitation = await invite(ownerA, 'late@northwind.example');
     a.clock.advance(7 * 86_400_000 + 1000);

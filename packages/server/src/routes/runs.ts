@@ -1,16 +1,16 @@
 /**
  * @module Runs: getRun, listRuns, cancelRun and their Set B twins under /v1. The workspace is the
- * key's; another workspace's run is `404 not_found`.
+ * key's, or the session's (any member reads runs); another workspace's run is `404 not_found`.
  */
-import { authOf, type Handler, type Handlers } from './handler.ts';
+import { authOf, type Handler, type Handlers, workspaceOf } from './handler.ts';
 
 const getRun: Handler<'getRun'> = async (c, { params }, { runs }) => {
-  const { workspaceId } = authOf(c, 'apiKey');
+  const workspaceId = workspaceOf(c);
   return { status: 200, body: await runs.getRun(workspaceId, params.run_id) };
 };
 
 const listRuns: Handler<'listRuns'> = async (c, { query }, { runs }) => {
-  const { workspaceId } = authOf(c, 'apiKey');
+  const workspaceId = workspaceOf(c);
   const filter = { status: query.status, agentSlug: query.agent_slug, limit: query.limit, offset: query.offset };
   return { status: 200, body: await runs.listRuns(workspaceId, filter) };
 };

@@ -3,10 +3,10 @@
  * (GET /v1/usage). Read from the usage ledger; no money figures.
  */
 import { currentUsage } from '../domain/runs/index.ts';
-import { authOf, type Handler, type Handlers } from './handler.ts';
+import { type Handler, type Handlers, workspaceOf } from './handler.ts';
 
 const getCurrentUsage: Handler<'getCurrentUsage'> = async (c, _input, { db, clock }) => {
-  const { workspaceId } = authOf(c, 'apiKey');
+  const workspaceId = workspaceOf(c);
   return { status: 200, body: await currentUsage(db, clock, workspaceId) };
 };
 
