@@ -58,7 +58,9 @@ export function createMcpTokenService(deps: { db: Db; clock: Clock }) {
       if (!TOKEN_PATTERN.test(token)) throw unknown;
       const now = clock.now();
       // Looked up by its hash (a unique index), so no secret is ever compared byte by byte.
-      const [row] = await db.query<{ id: string; workspace_id: string; api_key_id: string; scopes: string[]; key_scopes: string[] } & StandingColumns>(
+      const [row] = await db.query<
+        Pick<TableRow<'mcp_tokens'>, 'id' | 'workspace_id' | 'api_key_id' | 'scopes'> & { key_scopes: TableRow<'api_keys'>['scopes'] } & StandingColumns
+      >(
         `SELECT t.id, t.workspace_id, t.api_key_id, t.scopes, k.scopes AS key_scopes, ${STANDING_COLUMNS}
            FROM mcp_tokens t JOIN api_keys k ON k.id = t.api_key_id JOIN workspaces w ON w.id = t.workspace_id
          WHERE t.token_hash = $1 AND t.expires_at > $2 AND k.revoked_at IS NULL AND k.expires_at > $2`,
