@@ -282,6 +282,7 @@ describe('admin session and key management', () => {
     expect(r.body).toEqual({
       user: { id: expect.stringMatching(/^usr_/), email: t.admin.email, role: 'owner', twoFactorEnabled: true },
       workspaceId: t.workspaceId,
+      workspaces: [{ id: t.workspaceId, name: 'Default workspace', role: 'owner' }],
       expiresAt: new Date(t.clock.now().getTime() + 43_200_000).toISOString(),
       csrfToken: expect.stringMatching(/^[0-9A-Za-z]{43}$/),
     });
