@@ -78,6 +78,7 @@ import {
   zListRunsV1Headers,
   zListRunsV1Query,
   zListWebhookDestinationsHeaders,
+  zLiveness,
   zLoginBody,
   zLoginHeaders,
   zLogoutHeaders,
@@ -85,6 +86,7 @@ import {
   zMcpEndpoint,
   zMcpToken,
   zNotFoundError,
+  zNotReadyError,
   zOpenMcpStreamHeaders,
   zPauseInboundWebhookHeaders,
   zPauseInboundWebhookPath,
@@ -98,6 +100,7 @@ import {
   zPingWebhookDestinationPath,
   zQuotaExceededError,
   zRateLimitExceededError,
+  zReadiness,
   zReplayWebhookDestinationHeaders,
   zReplayWebhookDestinationPath,
   zResumeInboundWebhookHeaders,
@@ -176,7 +179,7 @@ export type RouteSpec = {
    * to that agent may call it; `anyRole` (x-any-role) is open to every signed-in role; `inboundWebhook`
    * (x-inbound-webhook) is a signed inbound event route (its unparsable body is `payload_invalid`).
    */
-  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean };
+  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean; operations: boolean };
   request: {
     params?: ZodType;
     query?: ZodType;
@@ -229,7 +232,9 @@ export type OperationId =
   | 'listApiKeysV1'
   | 'createApiKeyV1'
   | 'revokeApiKeyV1'
-  | 'rotateApiKeyV1';
+  | 'rotateApiKeyV1'
+  | 'getLiveness'
+  | 'getReadiness';
 
 /**
  * Per operation, the types the server's handlers are written against: `input` is each request part
@@ -402,6 +407,14 @@ export interface Operations {
     input: { params: z.output<typeof zRotateApiKeyV1Path>; query: Record<string, never>; headers: z.output<typeof zRotateApiKeyV1Headers>; body: undefined };
     success: { 201: { json: z.input<typeof zApiKeyCreated> } };
   };
+  getLiveness: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: Record<string, never>; body: undefined };
+    success: { 200: { json: z.input<typeof zLiveness> } };
+  };
+  getReadiness: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: Record<string, never>; body: undefined };
+    success: { 200: { json: z.input<typeof zReadiness> } };
+  };
 }
 
 export const routes: readonly RouteSpec[] = [
@@ -410,7 +423,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/inference',
     operationId: 'createInference',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateInferenceHeaders, body: { contentType: 'application/json', schema: zCreateInferenceBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
@@ -430,7 +443,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/runs',
     operationId: 'listRuns',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { query: zListRunsQuery, headers: zListRunsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zRunList },
@@ -448,7 +461,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/runs/{run_id}',
     operationId: 'getRun',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zGetRunPath, headers: zGetRunHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zRunDetail },
@@ -466,7 +479,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/runs/{run_id}/cancel',
     operationId: 'cancelRun',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zCancelRunPath, headers: zCancelRunHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zRun },
@@ -484,7 +497,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/usage/current',
     operationId: 'getCurrentUsage',
     security: [{ scheme: 'apiKey', scopes: ['usage:read'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zGetCurrentUsageHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zUsage },
@@ -502,7 +515,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhooks/inbound/{slug}',
     operationId: 'ingestInboundEvent',
     security: [{ scheme: 'inboundSignature', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true, operations: false },
     request: { params: zIngestInboundEventPath, headers: zIngestInboundEventHeaders, body: { contentType: 'application/json', schema: zIngestInboundEventBody, required: true, maxBytes: 1048576 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundAccepted },
@@ -520,7 +533,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/sse',
     operationId: 'openMcpStream',
     security: [{ scheme: 'mcpToken', scopes: ['mcp:tenant'] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zOpenMcpStreamHeaders },
     responses: {
       '200': { contentType: 'text/event-stream', schema: z.string(), events: { 'endpoint': zMcpEndpoint, 'message': zJsonRpcResponse } },
@@ -536,7 +549,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/rpc',
     operationId: 'callMcpRpc',
     security: [{ scheme: 'mcpToken', scopes: ['mcp:tenant'] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { query: zCallMcpRpcQuery, headers: zCallMcpRpcHeaders, body: { contentType: 'application/json', schema: zCallMcpRpcBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zJsonRpcResponse },
@@ -554,7 +567,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/tokens',
     operationId: 'createMcpToken',
     security: [{ scheme: 'apiKey', scopes: ['mcp:tenant'] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateMcpTokenHeaders, body: { contentType: 'application/json', schema: zCreateMcpTokenBody, required: false, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zMcpToken },
@@ -572,7 +585,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys',
     operationId: 'listApiKeys',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListApiKeysHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKeyList },
@@ -589,7 +602,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys',
     operationId: 'createApiKey',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateApiKeyHeaders, body: { contentType: 'application/json', schema: zCreateApiKeyBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated },
@@ -607,7 +620,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys/{id}',
     operationId: 'revokeApiKey',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRevokeApiKeyPath, headers: zRevokeApiKeyHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKey },
@@ -625,7 +638,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys/{id}/rotate',
     operationId: 'rotateApiKey',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRotateApiKeyPath, headers: zRotateApiKeyHeaders },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated },
@@ -643,7 +656,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/auth/login',
     operationId: 'login',
     security: [],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zLoginHeaders, body: { contentType: 'application/json', schema: zLoginBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zAdminSession },
@@ -660,7 +673,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/auth/logout',
     operationId: 'logout',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { headers: zLogoutHeaders },
     responses: {
       '204': {  },
@@ -677,7 +690,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks',
     operationId: 'listInboundWebhooks',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListInboundWebhooksHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhookList },
@@ -694,7 +707,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks',
     operationId: 'createInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateInboundWebhookHeaders, body: { contentType: 'application/json', schema: zCreateInboundWebhookBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zInboundWebhookCreated },
@@ -712,7 +725,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks/{slug}',
     operationId: 'revokeInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRevokeInboundWebhookPath, headers: zRevokeInboundWebhookHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhook },
@@ -730,7 +743,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks/{slug}/pause',
     operationId: 'pauseInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zPauseInboundWebhookPath, headers: zPauseInboundWebhookHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhook },
@@ -748,7 +761,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks/{slug}/resume',
     operationId: 'resumeInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zResumeInboundWebhookPath, headers: zResumeInboundWebhookHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhook },
@@ -766,7 +779,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations',
     operationId: 'listWebhookDestinations',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListWebhookDestinationsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestinationList },
@@ -783,7 +796,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations',
     operationId: 'createWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateWebhookDestinationHeaders, body: { contentType: 'application/json', schema: zCreateWebhookDestinationBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zWebhookDestinationCreated },
@@ -801,7 +814,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/rotate-secret',
     operationId: 'rotateWebhookDestinationSecret',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRotateWebhookDestinationSecretPath, headers: zRotateWebhookDestinationSecretHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestinationCreated },
@@ -819,7 +832,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/pause',
     operationId: 'pauseWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zPauseWebhookDestinationPath, headers: zPauseWebhookDestinationHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestination },
@@ -837,7 +850,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/resume',
     operationId: 'resumeWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zResumeWebhookDestinationPath, headers: zResumeWebhookDestinationHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestination },
@@ -855,7 +868,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/ping',
     operationId: 'pingWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zPingWebhookDestinationPath, headers: zPingWebhookDestinationHeaders },
     responses: {
       '202': { contentType: 'application/json', schema: zDeliveryAccepted },
@@ -873,7 +886,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/replay',
     operationId: 'replayWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zReplayWebhookDestinationPath, headers: zReplayWebhookDestinationHeaders },
     responses: {
       '202': { contentType: 'application/json', schema: zDeliveryAccepted },
@@ -891,7 +904,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/approvals/{approval_id}/decision',
     operationId: 'decideApproval',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zDecideApprovalPath, headers: zDecideApprovalHeaders, body: { contentType: 'application/json', schema: zDecideApprovalBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zApproval },
@@ -910,7 +923,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/integrations',
     operationId: 'createIntegration',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateIntegrationHeaders, body: { contentType: 'application/json', schema: zCreateIntegrationBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zIntegration },
@@ -928,7 +941,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/agents',
     operationId: 'listAgents',
     security: [{ scheme: 'apiKey', scopes: ['departments:read'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListAgentsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zAgentList },
@@ -946,7 +959,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/agents/{slug}/messages',
     operationId: 'sendAgentMessage',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zSendAgentMessagePath, headers: zSendAgentMessageHeaders, body: { contentType: 'application/json', schema: zSendAgentMessageBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
@@ -966,7 +979,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/orchestrator/messages',
     operationId: 'sendOrchestratorMessage',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zSendOrchestratorMessageHeaders, body: { contentType: 'application/json', schema: zSendOrchestratorMessageBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
@@ -986,7 +999,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/runs',
     operationId: 'listRunsV1',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { query: zListRunsV1Query, headers: zListRunsV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zRunList },
@@ -1004,7 +1017,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/runs/{run_id}',
     operationId: 'getRunV1',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zGetRunV1Path, headers: zGetRunV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zRunDetail },
@@ -1022,7 +1035,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/runs/{run_id}/cancel',
     operationId: 'cancelRunV1',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zCancelRunV1Path, headers: zCancelRunV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zRun },
@@ -1040,7 +1053,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/usage',
     operationId: 'getUsageV1',
     security: [{ scheme: 'apiKey', scopes: ['usage:read'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zGetUsageV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zUsage },
@@ -1058,7 +1071,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/webhooks/inbound/{slug}',
     operationId: 'ingestInboundEventV1',
     security: [{ scheme: 'inboundSignature', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true, operations: false },
     request: { params: zIngestInboundEventV1Path, headers: zIngestInboundEventV1Headers, body: { contentType: 'application/json', schema: zIngestInboundEventV1Body, required: true, maxBytes: 1048576 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundAccepted },
@@ -1076,7 +1089,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys',
     operationId: 'listApiKeysV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListApiKeysV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKeyList },
@@ -1093,7 +1106,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys',
     operationId: 'createApiKeyV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateApiKeyV1Headers, body: { contentType: 'application/json', schema: zCreateApiKeyV1Body, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated },
@@ -1111,7 +1124,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys/{id}',
     operationId: 'revokeApiKeyV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRevokeApiKeyV1Path, headers: zRevokeApiKeyV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKey },
@@ -1129,7 +1142,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys/{id}/rotate',
     operationId: 'rotateApiKeyV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRotateApiKeyV1Path, headers: zRotateApiKeyV1Headers },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated },
@@ -1140,6 +1153,31 @@ export const routes: readonly RouteSpec[] = [
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/healthz',
+    operationId: 'getLiveness',
+    security: [],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: true },
+    request: {  },
+    responses: {
+      '200': { contentType: 'application/json', schema: zLiveness },
+      '500': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    operationId: 'getReadiness',
+    security: [],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: true },
+    request: {  },
+    responses: {
+      '200': { contentType: 'application/json', schema: zReadiness },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zNotReadyError },
     },
   },
 ];

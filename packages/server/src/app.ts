@@ -55,7 +55,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const perIp = byClientIp({ trustProxy: services.config.trustProxy });
   // Inbound webhooks have their own per-IP limit (per webhook, `rate_limited`), applied after the
   // body is read, as the spec orders it; the API's limit would otherwise cap them at 60/min first.
-  app.use(rateLimit({ limiter: services.limiter, ...PER_IP, key: (c) => (matchedRoutes(c).some((r) => isInboundFront(r.handler)) ? undefined : perIp(c)) }));
+  // Health routes (`x-operations`) are outside every rate limit: a load balancer polls them often.
+  const unlimited = (c: Context<AppEnv>) => matchedRoutes(c).some((r) => isInboundFront(r.handler) || isOperationsRoute(r.handler));
+  app.use(rateLimit({ limiter: services.limiter, ...PER_IP, key: (c) => (unlimited(c) ? undefined : perIp(c)) }));
 
   const perWorkspace = rateLimit({
     limiter: services.limiter,
@@ -68,6 +70,11 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
 
   const beta = privateBeta({ enabled: services.config.privateBeta });
   for (const route of routes) {
+    if (route.policy.operations) {
+      // Health for the platform: no credential, no limit, no input.
+      app.on(route.method.toUpperCase(), honoPath(route.path), handle(route.operationId, operations[route.operationId], services, true));
+      continue;
+    }
     if (route.policy.inboundWebhook) {
       // Signed inbound events: their own front verifies and validates (middleware/inbound).
       app.on(
@@ -106,15 +113,19 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
  * The last handler of a route: hands the handler the input `validate` left on the context and
  * turns its answer into the response. It carries its operationId so the mounted set can be checked.
  */
-function handle(operationId: string, handler: LooseHandler | undefined, services: Services) {
+function handle(operationId: string, handler: LooseHandler | undefined, services: Services, operationsRoute = false) {
   const operation = async function operation(c: Context<AppEnv>) {
     c.set('operationId', operationId);
     if (!handler) throw fail('not_implemented', 'This route is not available on this deployment yet.');
     // The input was parsed by this route's own schemas, the ones the handler's `Input` type is derived from.
-    const answer = await handler(c, c.get('valid') as never, services);
+    const answer = await handler(c, (c.get('valid') ?? { params: {}, query: {}, headers: {} }) as never, services);
     return respond(c, answer);
   };
-  return Object.assign(operation, { operationId });
+  return Object.assign(operation, { operationId, operationsRoute });
+}
+
+function isOperationsRoute(handler: unknown): boolean {
+  return (handler as { operationsRoute?: boolean }).operationsRoute === true;
 }
 
 function respond(c: Context<AppEnv>, answer: LooseAnswer): Response {

@@ -10,6 +10,7 @@ import { createMcpDispatcher, createMcpSessions, MCP_KEEP_ALIVE_MS, type McpDisp
 import { createRunService, type BudgetSettings, type RunService } from './domain/runs/index.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from './domain/usage/index.ts';
 import { createEngines, type Engines } from './engine/index.ts';
+import { createHealth, type Health, type Pingable } from './domain/health/index.ts';
 import { createSessionService, type SessionService } from './domain/sessions/index.ts';
 import { createMemoryLimiter, type Limiter } from './middleware/rate-limit/index.ts';
 import type { Db } from './store/db.ts';
@@ -46,6 +47,8 @@ export interface Deps {
   mcpKeepAliveMs?: number;
   /** Lease of a run being executed (RUN_LEASE_MS); 60 s when absent. */
   runLeaseMs?: number;
+  /** Redis when configured (REDIS_URL): `GET /readyz` pings it. */
+  redis?: Pingable;
 }
 
 export interface Services {
@@ -59,6 +62,8 @@ export interface Services {
   webhooks: WebhookServices;
   runs: RunService;
   budget: BudgetSettings;
+  /** Liveness and readiness (`/healthz`, `/readyz`); `serve` marks the shutdown. */
+  health: Health;
   /** The tenant MCP bridge: JSON-RPC dispatcher and this process's open SSE sessions. */
   mcp: { dispatcher: McpDispatcher; sessions: McpSessions; keepAliveMs: number };
 }
@@ -89,6 +94,7 @@ export function buildServices(deps: Deps): Services {
     webhooks,
     runs,
     budget,
+    health: createHealth({ db, redis: deps.redis }),
     mcp: {
       dispatcher: createMcpDispatcher({
         db,

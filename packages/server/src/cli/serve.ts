@@ -38,7 +38,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       // Aliases -> engines (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*) and STU rates (STU_RATE_<ALIAS>).
       engines: createEngines(readEngineConfig(process.env)),
       stuRates: readStuRates(process.env),
-      ...(redis ? { limiter: createRedisLimiter({ redis }) } : {}),
+      ...(redis ? { limiter: createRedisLimiter({ redis }), redis } : {}),
       webhooks: { secretKey, allowList: config.webhookAllowHosts, wake: () => worker?.wake() },
       runLeaseMs: config.runLeaseMs,
     });

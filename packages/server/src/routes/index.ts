@@ -11,6 +11,7 @@ import { inboundWebhookHandlers } from './inbound-webhooks.ts';
 import { inferenceHandlers } from './inference.ts';
 import { mcpHandlers } from './mcp.ts';
 import { mcpTokenHandlers } from './mcp-tokens.ts';
+import { operationsHandlers } from './operations.ts';
 import { runHandlers } from './runs.ts';
 import { usageHandlers } from './usage.ts';
 import { webhookDestinationHandlers } from './webhook-destinations.ts';
@@ -29,4 +30,5 @@ export const handlers: Handlers = {
   ...runHandlers, // getRun, listRuns, cancelRun, Set A and Set B
   ...usageHandlers, // getCurrentUsage, getUsageV1
   ...agentHandlers, // listAgents
+  ...operationsHandlers, // getLiveness, getReadiness (health for load balancers)
 };
