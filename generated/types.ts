@@ -1096,7 +1096,7 @@ export interface components {
         };
         /**
          * StreamError
-         * @description Sent as `event: error` when the run fails after the stream began (the HTTP status is already 200). The stream then closes; it never ends silently. The run is `failed` with the same redacted reason.
+         * @description Sent as `event: error` when the run fails after the stream began (the HTTP status is already 200). The stream then closes; it never ends silently. The run is `failed` with the same redacted reason. `service_unavailable`: the instance is restarting (graceful shutdown); the run was stopped, retry the request.
          * @example {
          *       "error": "engine_error",
          *       "message": "The agent could not complete the answer.",
@@ -1106,7 +1106,7 @@ export interface components {
          */
         StreamError: {
             /** @enum {string} */
-            error: "engine_error" | "timeout" | "kill_switch" | "internal_error";
+            error: "engine_error" | "timeout" | "kill_switch" | "internal_error" | "service_unavailable";
             message?: string;
             runId: components["schemas"]["RunId"];
             requestId?: string;

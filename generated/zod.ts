@@ -118,14 +118,15 @@ export const zStreamEnd = z.strictObject({
 /**
  * StreamError
  *
- * Sent as `event: error` when the run fails after the stream began (the HTTP status is already 200). The stream then closes; it never ends silently. The run is `failed` with the same redacted reason.
+ * Sent as `event: error` when the run fails after the stream began (the HTTP status is already 200). The stream then closes; it never ends silently. The run is `failed` with the same redacted reason. `service_unavailable`: the instance is restarting (graceful shutdown); the run was stopped, retry the request.
  */
 export const zStreamError = z.strictObject({
     error: z.enum([
         'engine_error',
         'timeout',
         'kill_switch',
-        'internal_error'
+        'internal_error',
+        'service_unavailable'
     ]),
     message: z.string().optional(),
     runId: zRunId,

@@ -18,6 +18,7 @@ import { byClientIp, PER_IP, PER_WORKSPACE, rateLimit } from './middleware/rate-
 import { privateBeta } from './middleware/private-beta/index.ts';
 import { redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
+import { observe } from './middleware/observe/index.ts';
 import { validate } from './middleware/validate/index.ts';
 import { cors } from './middleware/cors/index.ts';
 import { inboundWebhook, isInboundFront } from './middleware/inbound/index.ts';
@@ -48,6 +49,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const app = new Hono<AppEnv>();
 
   app.use(requestId());
+  // One log line and the request metrics per request, whatever answers it.
+  app.use(observe({ logger: services.logger, metrics: services.metrics, trustProxy: services.config.trustProxy }));
   // Before the limits and authentication: a preflight consumes no quota and needs no credential.
   app.use(cors({ origins: services.config.corsOrigins, methodsByPath: honoMethodsByPath(routes) }));
   app.use(redactBody());
@@ -57,11 +60,19 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   // body is read, as the spec orders it; the API's limit would otherwise cap them at 60/min first.
   // Health routes (`x-operations`) are outside every rate limit: a load balancer polls them often.
   const unlimited = (c: Context<AppEnv>) => matchedRoutes(c).some((r) => isInboundFront(r.handler) || isOperationsRoute(r.handler));
-  app.use(rateLimit({ limiter: services.limiter, ...PER_IP, key: (c) => (unlimited(c) ? undefined : perIp(c)) }));
+  const observer = (limit: string) => ({
+    refused: () => services.metrics?.limiterRefusals.inc({ limit }),
+    backendFailed: () => services.metrics?.backendErrors.inc({ backend: 'redis' }),
+  });
+  app.use(
+    rateLimit({ limiter: services.limiter, ...PER_IP, logger: services.logger, observer: observer('ip'), key: (c) => (unlimited(c) ? undefined : perIp(c)) }),
+  );
 
   const perWorkspace = rateLimit({
     limiter: services.limiter,
     ...PER_WORKSPACE,
+    logger: services.logger,
+    observer: observer('workspace'),
     key: (c) => {
       const workspaceId = (c.get('auth') as { workspaceId?: string } | undefined)?.workspaceId;
       return workspaceId ? `wksp:${workspaceId}` : undefined;
@@ -105,7 +116,13 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   for (const [path, methods] of methodsByPath(routes)) app.all(honoPath(path), methodNotAllowed(methods));
 
   app.notFound(notFound());
-  app.onError(errorMapper(deps.logError ? { log: deps.logError } : {}));
+  app.onError(
+    errorMapper({
+      log:
+        deps.logError ??
+        ((entry) => services.logger.error({ requestId: entry.requestId, method: entry.method, path: entry.path, err: entry.error }, 'unhandled error')),
+    }),
+  );
   return { app, services };
 }
 

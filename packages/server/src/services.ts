@@ -10,6 +10,9 @@ import { createMcpDispatcher, createMcpSessions, MCP_KEEP_ALIVE_MS, type McpDisp
 import { createRunService, type BudgetSettings, type RunService } from './domain/runs/index.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from './domain/usage/index.ts';
 import { createEngines, type Engines } from './engine/index.ts';
+import { silentLogger, type Logger } from './log/index.ts';
+import type { Metrics } from './metrics/index.ts';
+import { createOpenStreams, type OpenStreams } from './domain/health/open-streams.ts';
 import { createHealth, type Health, type Pingable } from './domain/health/index.ts';
 import { createSessionService, type SessionService } from './domain/sessions/index.ts';
 import { createMemoryLimiter, type Limiter } from './middleware/rate-limit/index.ts';
@@ -49,6 +52,10 @@ export interface Deps {
   runLeaseMs?: number;
   /** Redis when configured (REDIS_URL): `GET /readyz` pings it. */
   redis?: Pingable;
+  /** The structured logger (one line per request, background errors); nothing is logged when absent. */
+  logger?: Logger;
+  /** Prometheus metrics (`serve` with METRICS_PORT); none when absent. */
+  metrics?: Metrics;
 }
 
 export interface Services {
@@ -62,6 +69,10 @@ export interface Services {
   webhooks: WebhookServices;
   runs: RunService;
   budget: BudgetSettings;
+  logger: Logger;
+  metrics: Metrics | undefined;
+  /** SSE streams open in this process, ended properly at shutdown. */
+  streams: OpenStreams;
   /** Liveness and readiness (`/healthz`, `/readyz`); `serve` marks the shutdown. */
   health: Health;
   /** The tenant MCP bridge: JSON-RPC dispatcher and this process's open SSE sessions. */
@@ -70,6 +81,7 @@ export interface Services {
 
 export function buildServices(deps: Deps): Services {
   const clock = deps.clock ?? systemClock;
+  const logger = deps.logger ?? silentLogger;
   const { db } = deps;
   const budget: BudgetSettings = { rates: deps.stuRates ?? DEFAULT_STU_RATES, limits: deps.killSwitchLimits ?? KILL_SWITCH_LIMITS };
   // One secret box seals webhook secrets and TOTP secrets alike.
@@ -79,7 +91,7 @@ export function buildServices(deps: Deps): Services {
     clock,
     engines: deps.engines ?? createEngines(),
     budget,
-    logError: (error) => deps.logError?.({ requestId: '-', method: '-', path: 'background run', error }),
+    logError: (error) => logger.error({ err: error }, 'background run failed'),
     ...(deps.runLeaseMs ? { leaseMs: deps.runLeaseMs } : {}),
   });
   return {
@@ -94,13 +106,16 @@ export function buildServices(deps: Deps): Services {
     webhooks,
     runs,
     budget,
+    logger,
+    metrics: deps.metrics,
+    streams: createOpenStreams(),
     health: createHealth({ db, redis: deps.redis }),
     mcp: {
       dispatcher: createMcpDispatcher({
         db,
         clock,
         runs,
-        logError: (error) => deps.logError?.({ requestId: '-', method: 'POST', path: '/v1/mcp/tenant/rpc (tool)', error }),
+        logError: (error) => logger.error({ err: error, operationId: 'callMcpRpc' }, 'MCP tool call failed'),
       }),
       sessions: createMcpSessions(),
       keepAliveMs: deps.mcpKeepAliveMs ?? MCP_KEEP_ALIVE_MS,

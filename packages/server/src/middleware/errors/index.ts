@@ -8,6 +8,7 @@
  * Bodies are built with `c.json`, so headers that earlier middleware set on the context
  * (X-Request-Id, X-RateLimit-*) stay on the error response.
  */
+import { fallbackLogger } from '../../log/index.ts';
 import type { Context, ErrorHandler, MiddlewareHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -108,15 +109,5 @@ function requestIdOf(c: Context): string {
 }
 
 function logToStderr(entry: { requestId: string; method: string; path: string; error: unknown }): void {
-  const { error } = entry;
-  process.stderr.write(
-    `${JSON.stringify({
-      level: 'error',
-      msg: 'unhandled error',
-      requestId: entry.requestId,
-      method: entry.method,
-      path: entry.path,
-      error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
-    })}\n`,
-  );
+  fallbackLogger().error({ requestId: entry.requestId, method: entry.method, path: entry.path, err: entry.error }, 'unhandled error');
 }
