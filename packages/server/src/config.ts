@@ -4,6 +4,7 @@
  * run from the repository root or from the package.
  */
 import { resolve } from 'node:path';
+import { readLogSettings, type LogFormat, type LogLevel } from './log/index.ts';
 import { parseCorsOrigins } from './middleware/cors/index.ts';
 
 export interface ServerConfig {
@@ -28,6 +29,20 @@ export interface ServerConfig {
   runLeaseMs: number;
   /** Browser origins allowed by CORS (CORS_ORIGINS, exact origins); none by default. */
   corsOrigins: string[];
+  /** Port of the Prometheus `/metrics` listener (METRICS_PORT); no listener when unset. */
+  metricsPort: number | undefined;
+  /** Address the metrics listener binds (METRICS_HOST, default HOST). */
+  metricsHost: string;
+  /** How long a graceful shutdown waits for requests in flight (SHUTDOWN_GRACE_MS, default 10000). */
+  shutdownGraceMs: number;
+  /** Time a client has to send the request headers (HEADERS_TIMEOUT_MS, default 10000). */
+  headersTimeoutMs: number;
+  /** Time a client has to send the whole request, body included (REQUEST_TIMEOUT_MS, default 30000). */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open (KEEP_ALIVE_TIMEOUT_MS, default 5000). */
+  keepAliveTimeoutMs: number;
+  /** LOG_LEVEL (default info) and LOG_FORMAT (json, or pretty for development). */
+  log: { level: LogLevel; format: LogFormat };
 }
 
 export interface ConfigFlags {
@@ -61,7 +76,22 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     webhookTimeoutMs: parseMs(env.WEBHOOK_DELIVERY_TIMEOUT_MS, 10_000, 'WEBHOOK_DELIVERY_TIMEOUT_MS'),
     runLeaseMs: parseMs(env.RUN_LEASE_MS, 60_000, 'RUN_LEASE_MS'),
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
+    metricsPort: env.METRICS_PORT ? parsePort(env.METRICS_PORT) : undefined,
+    metricsHost: env.METRICS_HOST ?? flags.host ?? env.HOST ?? '127.0.0.1',
+    shutdownGraceMs: parseMs(env.SHUTDOWN_GRACE_MS, 10_000, 'SHUTDOWN_GRACE_MS'),
+    headersTimeoutMs: parseMs(env.HEADERS_TIMEOUT_MS, 10_000, 'HEADERS_TIMEOUT_MS'),
+    requestTimeoutMs: parseMs(env.REQUEST_TIMEOUT_MS, 30_000, 'REQUEST_TIMEOUT_MS'),
+    keepAliveTimeoutMs: parseMs(env.KEEP_ALIVE_TIMEOUT_MS, 5_000, 'KEEP_ALIVE_TIMEOUT_MS'),
+    log: logSettings(env),
   };
+}
+
+function logSettings(env: NodeJS.ProcessEnv): { level: LogLevel; format: LogFormat } {
+  try {
+    return readLogSettings(env);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 export class ConfigError extends Error {

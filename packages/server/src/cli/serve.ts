@@ -19,6 +19,13 @@ import { startWorker, type Worker } from '../worker/index.ts';
 import { newRequestId } from '../middleware/request-id/index.ts';
 import { resolveSecretKey, SHARED_KEY_WARNING } from './secret-key.ts';
 import { openCliStore } from './store.ts';
+import type { Server } from 'node:http';
+import { createLogger, type Logger } from '../log/index.ts';
+import { createMetrics, type Metrics } from '../metrics/index.ts';
+import { startMetricsServer, type MetricsServer } from '../metrics/server.ts';
+import type { DeliveryAttemptInfo } from '../worker/deliveries.ts';
+import { gracefulStop } from './shutdown.ts';
+import { redactText } from '../redact/index.ts';
 
 export interface RunningServer {
   url: string;
@@ -30,9 +37,14 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
   const secretKey = await resolveSecretKey(config);
   const store = await openCliStore(config, 'serve');
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  const logger = createLogger(config.log);
+  const metrics = config.metricsPort !== undefined ? createMetrics({ db: store.db }) : undefined;
   let worker: Worker | undefined;
+  let metricsServer: MetricsServer | undefined;
   try {
     const { app, services } = createApp({
+      logger,
+      ...(metrics ? { metrics } : {}),
       db: store.db,
       config: { trustProxy: config.trustProxy, privateBeta: process.env.PRIVATE_BETA === 'true', corsOrigins: config.corsOrigins },
       // Aliases -> engines (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*) and STU rates (STU_RATE_<ALIAS>).
@@ -52,16 +64,23 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       policy: { allowList: services.webhooks.allowList },
       pollMs: config.webhookPollMs,
       timeoutMs: config.webhookTimeoutMs,
-      executeInboundRun: inboundRunExecutor(services.runs, (error) => console.error('inbound run failed:', error)),
+      executeInboundRun: inboundRunExecutor(services.runs, (error) => logger.error({ err: error }, 'inbound run failed')),
+      logError: (error) => {
+        metrics?.backendErrors.inc({ backend: 'store' });
+        logger.error({ err: error }, 'worker tick failed; retrying at the next poll');
+      },
+      onAttempt: (attempt) => logAttempt(logger, metrics, attempt),
       // Runs whose instance died (kill -9, a crash): failed, or handed over again, once their lease ran out.
       sweepInterruptedRuns: () => sweepInterruptedRuns({ db: store.db, clock: services.clock, limits: services.budget.limits }),
     });
     const server = await listen(config, app.fetch, tls);
+    if (metrics && config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsHost, config.metricsPort);
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `${tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${port}`;
 
     say(`Store: ${store.description}.`);
+    say(metricsServer ? `Metrics: ${metricsServer.url} (Prometheus; METRICS_PORT).` : 'Metrics: off (set METRICS_PORT to serve /metrics).');
     say(`Rate limits: ${redis ? 'shared through Redis (REDIS_URL)' : 'in memory (this process only)'}.`);
     if (redis && !(await answers(redis))) {
       say(
@@ -82,19 +101,19 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
         ? `Listening on ${url} (HTTPS, TLS 1.2 minimum).`
         : `Listening on ${url} (plain HTTP, no TLS: use it locally or behind a TLS-terminating proxy; pass --tls-cert and --tls-key to serve HTTPS).`,
     );
+    const stop = gracefulStop({ server, services, worker, graceMs: config.shutdownGraceMs, logger });
     return {
       url,
       async close() {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        // Idle keep-alive connections would otherwise hold the close for seconds.
-        (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
-        await closed;
-        await worker?.stop();
+        await stop();
+        await metricsServer?.close();
         await redis?.quit().catch(() => {});
         await store.close();
+        logger.info({}, 'stopped');
       },
     };
   } catch (err) {
+    await metricsServer?.close();
     await worker?.stop();
     redis?.disconnect();
     await store.close();
@@ -115,6 +134,11 @@ function listen(
       ...(tls ? { createServer: createHttpsServer, serverOptions: { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' as const } } : {}),
     });
     server.on('clientError', answerClientError);
+    // Slow clients cannot hold a connection: headers, the whole request and idle keep-alive are bounded.
+    const http = server as Server;
+    http.headersTimeout = config.headersTimeoutMs;
+    http.requestTimeout = config.requestTimeoutMs;
+    http.keepAliveTimeout = config.keepAliveTimeoutMs;
     server.once('listening', () => resolve(server));
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
@@ -181,4 +205,22 @@ async function answers(redis: { ping(): Promise<string> }): Promise<boolean> {
 
 function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
+}
+
+/** One line per delivery attempt with its ids; a failure names its reason. Counted by outcome. */
+function logAttempt(logger: Logger, metrics: Metrics | undefined, attempt: DeliveryAttemptInfo): void {
+  const { outcome } = attempt;
+  metrics?.deliveryAttempts.inc({ outcome: outcome.result });
+  const fields = {
+    deliveryId: attempt.deliveryId,
+    eventId: attempt.eventId,
+    eventType: attempt.eventType,
+    destinationId: attempt.destinationId,
+    attempt: attempt.attempt,
+    result: outcome.result,
+    ...(outcome.status !== undefined ? { httpStatus: outcome.status } : {}),
+    ...('reason' in outcome ? { reason: outcome.reason, ...(outcome.detail ? { detail: redactText(outcome.detail) } : {}) } : {}),
+  };
+  if (outcome.result === 'delivered') logger.info(fields, 'delivery sent');
+  else logger.warn(fields, outcome.result === 'give_up' ? 'delivery failed; given up' : 'delivery failed; will retry');
 }
