@@ -30,15 +30,21 @@ export function createMetrics(deps: { db: Db }): Metrics {
     name: 'service_backend_errors_total',
     help: 'Failed calls to a backing service (store: PostgreSQL/PGlite, redis).',
     labelNames: ['backend'],
-    registers,
+    // Registered last (below), and read once the store reads of the same scrape ended, so their failures count.
+    registers: [],
+    async collect() {
+      await Promise.allSettled([...reads]);
+      reads.clear();
+    },
   });
+  const reads = new Set<Promise<void>>();
   /** Reads the store at scrape time; a store that does not answer counts as a store error. */
-  const fromStore = async (read: () => Promise<void>) => {
-    try {
-      await read();
-    } catch {
+  const fromStore = (read: () => Promise<void>): Promise<void> => {
+    const done = read().catch(() => {
       backendErrors.inc({ backend: 'store' });
-    }
+    });
+    reads.add(done);
+    return done;
   };
   new Gauge({
     name: 'service_runs',
@@ -91,7 +97,7 @@ export function createMetrics(deps: { db: Db }): Metrics {
       });
     },
   });
-  return {
+  const metrics: Metrics = {
     registry,
     requests: new Counter({
       name: 'service_http_requests_total',
@@ -122,4 +128,6 @@ export function createMetrics(deps: { db: Db }): Metrics {
     backendErrors,
     render: () => registry.metrics(),
   };
+  registry.registerMetric(backendErrors);
+  return metrics;
 }
