@@ -31,6 +31,7 @@ describe('the command table', () => {
         'kill-switch status',
         'plan set',
         'plan show',
+        'secret-key rotate',
         'serve',
         'totp',
         'users add',

@@ -34,6 +34,7 @@ Commands:
   agents list|pause|resume       List agents, pause one (with a reason) or resume it
   plan show|set                 Show or set the workspace's plan (starter, growth, enterprise)
   kill-switch on|off|status     The manual spending switch, and the hour/day budgets
+  secret-key rotate             Re-seal the secrets at rest under a new SECRET_KEY
 
 Run \`service <command> --help\` for the options of a command.
 
@@ -41,7 +42,9 @@ Environment: DATA_DIR (embedded store, default ./data), DATABASE_URL (PostgreSQL
 embedded store), REDIS_URL (shared rate limits), PORT, HOST, TLS_CERT, TLS_KEY, TRUST_PROXY,
 SECRET_KEY (seals webhook secrets; required with DATABASE_URL), WEBHOOK_ALLOW_HOSTS (hosts/CIDRs
 that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_TIMEOUT_MS, RUN_LEASE_MS,
-CORS_ORIGINS (browser origins allowed to call the API; none by default).`,
+CORS_ORIGINS (browser origins allowed to call the API; none by default), METRICS_PORT, METRICS_HOST,
+SHUTDOWN_GRACE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, LOG_LEVEL, LOG_FORMAT
+(see docs/operations.md).`,
 
   init: `Usage: service init [--json] [--email E] [--password P] [--workspace-name N] [--data-dir D]
 
