@@ -7,6 +7,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { createKeyService, type KeyService } from './domain/keys/index.ts';
 import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens/index.ts';
 import { createMcpDispatcher, createMcpSessions, MCP_KEEP_ALIVE_MS, type McpDispatcher, type McpSessions } from './domain/mcp/index.ts';
+import type { CancelBus } from './domain/runs/cancel-bus.ts';
 import { createRunService, type BudgetSettings, type RunService } from './domain/runs/index.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from './domain/usage/index.ts';
 import { createEngines, type Engines } from './engine/index.ts';
@@ -50,6 +51,8 @@ export interface Deps {
   mcpKeepAliveMs?: number;
   /** Lease of a run being executed (RUN_LEASE_MS); 60 s when absent. */
   runLeaseMs?: number;
+  /** Cross-instance cancel (PostgreSQL LISTEN/NOTIFY) when several instances share a database. */
+  cancelBus?: CancelBus;
   /** Redis when configured (REDIS_URL): `GET /readyz` pings it. */
   redis?: Pingable;
   /** The structured logger (one line per request, background errors); nothing is logged when absent. */
@@ -93,6 +96,7 @@ export function buildServices(deps: Deps): Services {
     budget,
     logError: (error) => logger.error({ err: error }, 'background run failed'),
     ...(deps.runLeaseMs ? { leaseMs: deps.runLeaseMs } : {}),
+    cancelBus: deps.cancelBus,
   });
   return {
     db,

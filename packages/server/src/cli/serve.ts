@@ -25,6 +25,7 @@ import { createMetrics, type Metrics } from '../metrics/index.ts';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.ts';
 import type { DeliveryAttemptInfo } from '../worker/deliveries.ts';
 import { gracefulStop } from './shutdown.ts';
+import { createPgCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
 import { redactText } from '../redact/index.ts';
 
 export interface RunningServer {
@@ -39,11 +40,20 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
   const logger = createLogger(config.log);
   const metrics = config.metricsPort !== undefined ? createMetrics({ db: store.db }) : undefined;
+  let cancelBus: CancelBus | undefined;
   let worker: Worker | undefined;
   let metricsServer: MetricsServer | undefined;
   try {
+    // Several instances share PostgreSQL: a cancel answered by one reaches the one executing the run.
+    if (config.databaseUrl) {
+      cancelBus = await createPgCancelBus({
+        url: config.databaseUrl,
+        onError: (error) => logger.warn({ err: error }, 'cancel listener lost its connection; reconnecting'),
+      });
+    }
     const { app, services } = createApp({
       logger,
+      ...(cancelBus ? { cancelBus } : {}),
       ...(metrics ? { metrics } : {}),
       db: store.db,
       config: { trustProxy: config.trustProxy, privateBeta: process.env.PRIVATE_BETA === 'true', corsOrigins: config.corsOrigins },
@@ -107,6 +117,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       async close() {
         await stop();
         await metricsServer?.close();
+        await cancelBus?.close();
         await redis?.quit().catch(() => {});
         await store.close();
         logger.info({}, 'stopped');
@@ -114,6 +125,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
     };
   } catch (err) {
     await metricsServer?.close();
+    await cancelBus?.close();
     await worker?.stop();
     redis?.disconnect();
     await store.close();
