@@ -59,6 +59,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   const certFile = flags['tls-cert'] ?? env.TLS_CERT;
   const keyFile = flags['tls-key'] ?? env.TLS_KEY;
   if (Boolean(certFile) !== Boolean(keyFile)) throw new ConfigError('--tls-cert and --tls-key go together: give both or neither.');
+  const headersTimeoutMs = parseMs(env.HEADERS_TIMEOUT_MS, 10_000, 'HEADERS_TIMEOUT_MS');
+  const requestTimeoutMs = parseMs(env.REQUEST_TIMEOUT_MS, 30_000, 'REQUEST_TIMEOUT_MS');
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('HEADERS_TIMEOUT_MS must not be above REQUEST_TIMEOUT_MS.');
   return {
     dataDir: resolve(cwd, flags['data-dir'] ?? env.DATA_DIR ?? './data'),
     databaseUrl: env.DATABASE_URL || undefined,
@@ -79,8 +82,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     metricsPort: env.METRICS_PORT ? parsePort(env.METRICS_PORT) : undefined,
     metricsHost: env.METRICS_HOST ?? flags.host ?? env.HOST ?? '127.0.0.1',
     shutdownGraceMs: parseMs(env.SHUTDOWN_GRACE_MS, 10_000, 'SHUTDOWN_GRACE_MS'),
-    headersTimeoutMs: parseMs(env.HEADERS_TIMEOUT_MS, 10_000, 'HEADERS_TIMEOUT_MS'),
-    requestTimeoutMs: parseMs(env.REQUEST_TIMEOUT_MS, 30_000, 'REQUEST_TIMEOUT_MS'),
+    headersTimeoutMs,
+    requestTimeoutMs,
     keepAliveTimeoutMs: parseMs(env.KEEP_ALIVE_TIMEOUT_MS, 5_000, 'KEEP_ALIVE_TIMEOUT_MS'),
     log: logSettings(env),
   };

@@ -139,11 +139,15 @@ function listen(
   tls: { cert: Buffer; key: Buffer } | undefined,
 ): Promise<ServerType> {
   return new Promise((resolve, reject) => {
+    // Node checks the header and request timeouts every `connectionsCheckingInterval` (30 s by default).
+    const timeouts = { connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs) };
     const server = serveNode({
       fetch,
       port: config.port,
       hostname: config.host,
-      ...(tls ? { createServer: createHttpsServer, serverOptions: { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' as const } } : {}),
+      ...(tls
+        ? { createServer: createHttpsServer, serverOptions: { ...timeouts, cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' as const } }
+        : { serverOptions: timeouts }),
     });
     server.on('clientError', answerClientError);
     // Slow clients cannot hold a connection: headers, the whole request and idle keep-alive are bounded.
@@ -171,7 +175,9 @@ const MAX_HEADER_BYTES = 16 * 1024;
  * answer.
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (!socket.writable || err.code === 'ECONNRESET') {
+  // A client too slow with its headers (HEADERS_TIMEOUT_MS) or its request (REQUEST_TIMEOUT_MS): the
+  // connection is closed without an answer (the error table has no 408; the client is not waiting for one).
+  if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     socket.destroy();
     return;
   }
