@@ -33,6 +33,13 @@ export interface Worker {
 }
 
 export const DEFAULT_POLL_MS = 1_000;
+/** Longest wait between ticks while they keep failing (the store is down): the poll doubles up to it. */
+export const MAX_BACKOFF_MS = 30_000;
+
+/** The wait after `failures` failed ticks in a row: the poll interval, doubled each time, at most MAX_BACKOFF_MS. */
+export function backoffMs(pollMs: number, failures: number): number {
+  return failures === 0 ? pollMs : Math.max(pollMs, Math.min(MAX_BACKOFF_MS, pollMs * 2 ** Math.min(failures, 16)));
+}
 
 export function startWorker(options: WorkerOptions): Worker {
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
@@ -40,6 +47,7 @@ export function startWorker(options: WorkerOptions): Worker {
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
+  let failures = 0;
   const claims = new Map<string, string[]>();
   const deps = { ...options, claims };
 
@@ -69,12 +77,19 @@ export function startWorker(options: WorkerOptions): Worker {
       return;
     }
     running = tick()
-      .catch((error: unknown) => (options.logError ?? defaultLog)(error))
+      .then(() => {
+        failures = 0;
+      })
+      .catch((error: unknown) => {
+        failures += 1;
+        (options.logError ?? defaultLog)(error);
+      })
       .finally(() => {
         running = undefined;
-        const now = again;
+        const now = again && failures === 0;
         again = false;
-        schedule(now ? 0 : pollMs);
+        // A failing tick (the store is down) backs off; a wake-up does not shorten the backoff.
+        schedule(now ? 0 : backoffMs(pollMs, failures));
       });
   }
 
