@@ -59,7 +59,7 @@ describe('slow clients cannot hold a connection', () => {
   }
 
   it('cuts a client that trickles its headers', { timeout: 90_000 }, async () => {
-    const result = await slowClient('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n', 'X-Slow: ' + 'a'.repeat(300));
+    const result = await slowClient('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n', `X-Slow: ${'a'.repeat(300)}`);
     expect(result.closedByServer).toBe(true);
     expect(result.received).not.toContain('200 OK');
   });

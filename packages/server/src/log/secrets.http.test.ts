@@ -84,7 +84,7 @@ describe('logs at debug level carry no secret', () => {
     // Wrong credentials of every kind: a forged key, a forged signature.
     secrets.forgedKey = 'service_sk_live_ForgedKeyNobodyHas000001';
     expect((await call('/v1/agents', { headers: { authorization: `Bearer ${secrets.forgedKey}` } })).status).toBe(401);
-    secrets.forgedSignature = 'f'.repeat(63) + 'e';
+    secrets.forgedSignature = `${'f'.repeat(63)}e`;
     const forged = await call('/webhooks/inbound/crm-leads', {
       method: 'POST',
       headers: { 'x-service-signature': secrets.forgedSignature, 'x-service-event-id': 'evt-1', 'x-service-timestamp': String(Math.floor(Date.now() / 1000)) },
