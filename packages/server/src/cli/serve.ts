@@ -74,14 +74,24 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       policy: { allowList: services.webhooks.allowList },
       pollMs: config.webhookPollMs,
       timeoutMs: config.webhookTimeoutMs,
-      executeInboundRun: inboundRunExecutor(services.runs, (error) => logger.error({ err: error }, 'inbound run failed')),
+      executeInboundRun: (() => {
+        const execute = inboundRunExecutor(services.runs, (error) => logger.error({ err: error }, 'inbound run failed'));
+        return async (run: Parameters<typeof execute>[0]) => {
+          logger.info({ runId: run.runId, workspaceId: run.workspaceId, eventId: run.eventId }, 'inbound run handed over');
+          await execute(run);
+        };
+      })(),
       logError: (error) => {
         metrics?.backendErrors.inc({ backend: 'store' });
         logger.error({ err: error }, 'worker tick failed; retrying at the next poll');
       },
       onAttempt: (attempt) => logAttempt(logger, metrics, attempt),
       // Runs whose instance died (kill -9, a crash): failed, or handed over again, once their lease ran out.
-      sweepInterruptedRuns: () => sweepInterruptedRuns({ db: store.db, clock: services.clock, limits: services.budget.limits }),
+      sweepInterruptedRuns: async () => {
+        const swept = await sweepInterruptedRuns({ db: store.db, clock: services.clock, limits: services.budget.limits });
+        if (swept.failed > 0 || swept.retried > 0) logger.warn({ ...swept }, 'runs of a stopped instance swept (lease ran out)');
+        return swept;
+      },
     });
     const server = await listen(config, app.fetch, tls);
     if (metrics && config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsHost, config.metricsPort);
