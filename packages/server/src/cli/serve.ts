@@ -24,6 +24,7 @@ import { createLogger, type Logger } from '../log/index.ts';
 import { createMetrics, type Metrics } from '../metrics/index.ts';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.ts';
 import type { DeliveryAttemptInfo } from '../worker/deliveries.ts';
+import type { InboundRun } from '../worker/inbound-runs.ts';
 import { gracefulStop } from './shutdown.ts';
 import { createPgCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
 import { redactText } from '../redact/index.ts';
@@ -76,7 +77,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       timeoutMs: config.webhookTimeoutMs,
       executeInboundRun: (() => {
         const execute = inboundRunExecutor(services.runs, (error) => logger.error({ err: error }, 'inbound run failed'));
-        return async (run: Parameters<typeof execute>[0]) => {
+        return async (run: InboundRun) => {
           logger.info({ runId: run.runId, workspaceId: run.workspaceId, eventId: run.eventId }, 'inbound run handed over');
           await execute(run);
         };
