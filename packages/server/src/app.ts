@@ -121,6 +121,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       log:
         deps.logError ??
         ((entry) => services.logger.error({ requestId: entry.requestId, method: entry.method, path: entry.path, err: entry.error }, 'unhandled error')),
+      onStoreUnavailable: () => services.metrics?.backendErrors.inc({ backend: 'store' }),
     }),
   );
   return { app, services };

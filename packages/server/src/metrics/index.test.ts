@@ -78,6 +78,21 @@ describe('metrics', () => {
     expect(sample(text, 'service_rate_limit_refusals_total', 'limit="ip"')).toBe(1);
   });
 
+  it('count a request the store could not serve as a store error', async () => {
+    const { t, metrics } = await appWithMetrics();
+    const db = t.services.db as { query: (...args: unknown[]) => Promise<unknown> };
+    const query = db.query;
+    db.query = () => Promise.reject(Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' }));
+    try {
+      expect((await t.app.request('/runs', { headers: { authorization: `Bearer ${t.apiKey}` } })).status).toBe(503);
+    } finally {
+      db.query = query;
+    }
+    const text = await metrics.render();
+    expect(sample(text, 'service_http_requests_total', 'operation="listRuns",status="503"')).toBe(1);
+    expect(sample(text, 'service_backend_errors_total', 'backend="store"')).toBeGreaterThanOrEqual(1);
+  });
+
   it('count a store that does not answer at scrape time as a store error', async () => {
     const metrics = createMetrics({
       db: { query: () => Promise.reject(new Error('down')), transaction: () => Promise.reject(new Error('down')), exec: async () => {} },

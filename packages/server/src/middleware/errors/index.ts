@@ -23,6 +23,8 @@ const STORE_RETRY_AFTER_SEC = 5;
 export interface ErrorMapperOptions {
   /** Where unexpected failures are reported (with their stack); defaults to one JSON line on stderr. */
   log?: (entry: { requestId: string; method: string; path: string; error: unknown }) => void;
+  /** Called for each request the store could not serve (metrics). */
+  onStoreUnavailable?: () => void;
 }
 
 export function errorMapper(options: ErrorMapperOptions = {}): ErrorHandler {
@@ -31,6 +33,7 @@ export function errorMapper(options: ErrorMapperOptions = {}): ErrorHandler {
     const known = toServiceError(err);
     if (!known && isStoreUnavailable(err)) {
       // Logged for the operator; the client is told to come back, never which database failed.
+      options.onStoreUnavailable?.();
       log({ requestId: requestIdOf(c), method: c.req.method, path: c.req.path, error: err });
       return renderError(c, fail('service_unavailable', 'A backing service is temporarily unavailable.', {}, { 'Retry-After': String(STORE_RETRY_AFTER_SEC) }));
     }
