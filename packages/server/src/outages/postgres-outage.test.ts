@@ -3,11 +3,13 @@
  * proxy of the test's own, which closes every connection and refuses new ones, then lets them through
  * again. During the cut the API answers 503 service_unavailable with Retry-After and the request id,
  * /readyz names the store, and the worker's ticks fail (it backs off); once restored, the API answers
- * again and the outbox event acknowledged before the cut is delivered: nothing lost. Runs when
- * DATABASE_URL is set (CI).
+ * again, the outbox event acknowledged before the cut is delivered and the run of the inbound event
+ * acknowledged before the cut is executed: nothing lost. Runs when DATABASE_URL is set (CI).
  */
 import { createServer, type Server, type Socket, connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inboundRunExecutor } from '../domain/runs/index.ts';
+import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from '../domain/webhooks/https-test-receiver.ts';
 import { until } from '../serve-testing.ts';
 import type { OpenDb } from '../store/db.ts';
@@ -108,6 +110,22 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL outage', () => {
     expect(connected.status).toBe(201);
     const [queued] = await store.db.query<{ event_id: string }>(`SELECT event_id FROM deliveries WHERE status = 'pending'`);
     expect(queued).toBeDefined();
+    // An inbound event acknowledged before the cut: its run waits in the durable queue for the worker.
+    const hook = await t.app.request('/inbound-webhooks', {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ slug: 'crm-leads', agentSlug: 'sales', alias: 'Sonata', algorithm: 'sha256', timestampRequired: false }),
+    });
+    expect(hook.status).toBe(201);
+    const { secret } = (await hook.json()) as { secret: string };
+    const event = JSON.stringify({ lead: 'Dana Whitfield' });
+    const ingested = await t.app.request('/webhooks/inbound/crm-leads', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-event-id': 'lead-1', 'x-service-signature': signInboundBody(event, secret) },
+      body: event,
+    });
+    expect(ingested.status).toBe(200);
+    const { runId } = (await ingested.json()) as { runId: string };
 
     proxy.cut();
 
@@ -130,6 +148,7 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL outage', () => {
       policy: { allowList: t.services.webhooks.allowList },
       ca: receiver.ca,
       pollMs: 50,
+      executeInboundRun: inboundRunExecutor(t.services.runs, () => {}),
       logError: (error) => errors.push(error),
     });
     await until(() => errors.length >= 2, 'the worker to fail twice', 30_000);
@@ -144,5 +163,11 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL outage', () => {
     expect(again.status).toBe(200);
     const [delivered] = await store.db.query<{ status: string }>(`SELECT status FROM deliveries WHERE event_id = $1`, [queued!.event_id]);
     expect(delivered!.status).toBe('delivered');
+    await until(
+      async () => (await store.db.query<{ status: string }>(`SELECT status FROM runs WHERE id = $1`, [runId]))[0]?.status === 'completed',
+      'the acknowledged inbound run to complete',
+      60_000,
+      200,
+    );
   });
 });
