@@ -93,6 +93,7 @@ import {
   zListRunsV1Query,
   zListWebhookDestinationsHeaders,
   zListWorkspacesHeaders,
+  zLiveness,
   zLoginBody,
   zLoginHeaders,
   zLogoutHeaders,
@@ -103,6 +104,7 @@ import {
   zMemberList,
   zMemberNotFoundError,
   zNotFoundError,
+  zNotReadyError,
   zOpenMcpStreamHeaders,
   zOperatorAuthError,
   zOperatorWorkspace,
@@ -119,6 +121,7 @@ import {
   zPingWebhookDestinationPath,
   zQuotaExceededError,
   zRateLimitExceededError,
+  zReadiness,
   zRemoveMemberHeaders,
   zRemoveMemberPath,
   zReplayWebhookDestinationHeaders,
@@ -210,7 +213,7 @@ export type RouteSpec = {
    * to that agent may call it; `anyRole` (x-any-role) is open to every signed-in role; `inboundWebhook`
    * (x-inbound-webhook) is a signed inbound event route (its unparsable body is `payload_invalid`).
    */
-  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean };
+  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean; operations: boolean };
   request: {
     params?: ZodType;
     query?: ZodType;
@@ -274,7 +277,9 @@ export type OperationId =
   | 'listApiKeysV1'
   | 'createApiKeyV1'
   | 'revokeApiKeyV1'
-  | 'rotateApiKeyV1';
+  | 'rotateApiKeyV1'
+  | 'getLiveness'
+  | 'getReadiness';
 
 /**
  * Per operation, the types the server's handlers are written against: `input` is each request part
@@ -491,6 +496,14 @@ export interface Operations {
     input: { params: z.output<typeof zRotateApiKeyV1Path>; query: Record<string, never>; headers: z.output<typeof zRotateApiKeyV1Headers>; body: undefined };
     success: { 201: { json: z.input<typeof zApiKeyCreated> } };
   };
+  getLiveness: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: Record<string, never>; body: undefined };
+    success: { 200: { json: z.input<typeof zLiveness> } };
+  };
+  getReadiness: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: Record<string, never>; body: undefined };
+    success: { 200: { json: z.input<typeof zReadiness> } };
+  };
 }
 
 export const routes: readonly RouteSpec[] = [
@@ -499,7 +512,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/inference',
     operationId: 'createInference',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateInferenceHeaders, body: { contentType: 'application/json', schema: zCreateInferenceBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
@@ -519,7 +532,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/runs',
     operationId: 'listRuns',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { query: zListRunsQuery, headers: zListRunsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zRunList },
@@ -538,7 +551,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/runs/{run_id}',
     operationId: 'getRun',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { params: zGetRunPath, headers: zGetRunHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zRunDetail },
@@ -557,7 +570,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/runs/{run_id}/cancel',
     operationId: 'cancelRun',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zCancelRunPath, headers: zCancelRunHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zRun },
@@ -576,7 +589,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/usage/current',
     operationId: 'getCurrentUsage',
     security: [{ scheme: 'apiKey', scopes: ['usage:read'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { headers: zGetCurrentUsageHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zUsage },
@@ -595,7 +608,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhooks/inbound/{slug}',
     operationId: 'ingestInboundEvent',
     security: [{ scheme: 'inboundSignature', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true, operations: false },
     request: { params: zIngestInboundEventPath, headers: zIngestInboundEventHeaders, body: { contentType: 'application/json', schema: zIngestInboundEventBody, required: true, maxBytes: 1048576 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundAccepted },
@@ -615,7 +628,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/sse',
     operationId: 'openMcpStream',
     security: [{ scheme: 'mcpToken', scopes: ['mcp:tenant'] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zOpenMcpStreamHeaders },
     responses: {
       '200': { contentType: 'text/event-stream', schema: z.string(), events: { 'endpoint': zMcpEndpoint, 'message': zJsonRpcResponse } },
@@ -633,7 +646,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/rpc',
     operationId: 'callMcpRpc',
     security: [{ scheme: 'mcpToken', scopes: ['mcp:tenant'] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { query: zCallMcpRpcQuery, headers: zCallMcpRpcHeaders, body: { contentType: 'application/json', schema: zCallMcpRpcBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zJsonRpcResponse },
@@ -653,7 +666,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/tokens',
     operationId: 'createMcpToken',
     security: [{ scheme: 'apiKey', scopes: ['mcp:tenant'] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateMcpTokenHeaders, body: { contentType: 'application/json', schema: zCreateMcpTokenBody, required: false, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zMcpToken },
@@ -672,7 +685,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys',
     operationId: 'listApiKeys',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListApiKeysHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKeyList },
@@ -689,7 +702,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys',
     operationId: 'createApiKey',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateApiKeyHeaders, body: { contentType: 'application/json', schema: zCreateApiKeyBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated },
@@ -707,7 +720,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys/{id}',
     operationId: 'revokeApiKey',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRevokeApiKeyPath, headers: zRevokeApiKeyHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKey },
@@ -725,7 +738,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys/{id}/rotate',
     operationId: 'rotateApiKey',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRotateApiKeyPath, headers: zRotateApiKeyHeaders },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated },
@@ -743,7 +756,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/auth/login',
     operationId: 'login',
     security: [],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zLoginHeaders, body: { contentType: 'application/json', schema: zLoginBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zAdminSession },
@@ -760,7 +773,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/auth/logout',
     operationId: 'logout',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { headers: zLogoutHeaders },
     responses: {
       '204': {  },
@@ -777,7 +790,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks',
     operationId: 'listInboundWebhooks',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListInboundWebhooksHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhookList },
@@ -794,7 +807,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks',
     operationId: 'createInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateInboundWebhookHeaders, body: { contentType: 'application/json', schema: zCreateInboundWebhookBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zInboundWebhookCreated },
@@ -812,7 +825,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks/{slug}',
     operationId: 'revokeInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRevokeInboundWebhookPath, headers: zRevokeInboundWebhookHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhook },
@@ -830,7 +843,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks/{slug}/pause',
     operationId: 'pauseInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zPauseInboundWebhookPath, headers: zPauseInboundWebhookHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhook },
@@ -848,7 +861,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks/{slug}/resume',
     operationId: 'resumeInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zResumeInboundWebhookPath, headers: zResumeInboundWebhookHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhook },
@@ -866,7 +879,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations',
     operationId: 'listWebhookDestinations',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListWebhookDestinationsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestinationList },
@@ -883,7 +896,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations',
     operationId: 'createWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateWebhookDestinationHeaders, body: { contentType: 'application/json', schema: zCreateWebhookDestinationBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zWebhookDestinationCreated },
@@ -901,7 +914,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/rotate-secret',
     operationId: 'rotateWebhookDestinationSecret',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRotateWebhookDestinationSecretPath, headers: zRotateWebhookDestinationSecretHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestinationCreated },
@@ -919,7 +932,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/pause',
     operationId: 'pauseWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zPauseWebhookDestinationPath, headers: zPauseWebhookDestinationHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestination },
@@ -937,7 +950,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/resume',
     operationId: 'resumeWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zResumeWebhookDestinationPath, headers: zResumeWebhookDestinationHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestination },
@@ -955,7 +968,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/ping',
     operationId: 'pingWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zPingWebhookDestinationPath, headers: zPingWebhookDestinationHeaders },
     responses: {
       '202': { contentType: 'application/json', schema: zDeliveryAccepted },
@@ -973,7 +986,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/replay',
     operationId: 'replayWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zReplayWebhookDestinationPath, headers: zReplayWebhookDestinationHeaders },
     responses: {
       '202': { contentType: 'application/json', schema: zDeliveryAccepted },
@@ -991,7 +1004,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/approvals/{approval_id}/decision',
     operationId: 'decideApproval',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zDecideApprovalPath, headers: zDecideApprovalHeaders, body: { contentType: 'application/json', schema: zDecideApprovalBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zApproval },
@@ -1010,7 +1023,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/integrations',
     operationId: 'createIntegration',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateIntegrationHeaders, body: { contentType: 'application/json', schema: zCreateIntegrationBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zIntegration },
@@ -1028,7 +1041,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/auth/workspace',
     operationId: 'selectWorkspace',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { headers: zSelectWorkspaceHeaders, body: { contentType: 'application/json', schema: zSelectWorkspaceBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zSessionWorkspaces },
@@ -1046,7 +1059,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/workspace/members',
     operationId: 'listMembers',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListMembersHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zMemberList },
@@ -1063,7 +1076,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/workspace/members/{user_id}',
     operationId: 'removeMember',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRemoveMemberPath, headers: zRemoveMemberHeaders },
     responses: {
       '204': {  },
@@ -1081,7 +1094,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/workspace/members/{user_id}',
     operationId: 'updateMember',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zUpdateMemberPath, headers: zUpdateMemberHeaders, body: { contentType: 'application/json', schema: zUpdateMemberBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zMember },
@@ -1100,7 +1113,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/workspace/invitations',
     operationId: 'createInvitation',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateInvitationHeaders, body: { contentType: 'application/json', schema: zCreateInvitationBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zInvitation },
@@ -1118,7 +1131,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/invitations/accept',
     operationId: 'acceptInvitation',
     security: [],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zAcceptInvitationHeaders, body: { contentType: 'application/json', schema: zAcceptInvitationBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInvitationAccepted },
@@ -1137,7 +1150,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/operator/workspaces',
     operationId: 'listWorkspaces',
     security: [{ scheme: 'operatorToken', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListWorkspacesHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zOperatorWorkspaceList },
@@ -1153,7 +1166,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/operator/workspaces',
     operationId: 'createWorkspace',
     security: [{ scheme: 'operatorToken', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateWorkspaceHeaders, body: { contentType: 'application/json', schema: zCreateWorkspaceBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zWorkspaceCreated },
@@ -1170,7 +1183,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/operator/workspaces/{workspace_id}',
     operationId: 'getWorkspace',
     security: [{ scheme: 'operatorToken', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zGetWorkspacePath, headers: zGetWorkspaceHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zOperatorWorkspace },
@@ -1187,7 +1200,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/operator/workspaces/{workspace_id}',
     operationId: 'deleteWorkspace',
     security: [{ scheme: 'operatorToken', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zDeleteWorkspacePath, headers: zDeleteWorkspaceHeaders },
     responses: {
       '204': {  },
@@ -1204,7 +1217,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/operator/workspaces/{workspace_id}',
     operationId: 'updateWorkspace',
     security: [{ scheme: 'operatorToken', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zUpdateWorkspacePath, headers: zUpdateWorkspaceHeaders, body: { contentType: 'application/json', schema: zUpdateWorkspaceBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zOperatorWorkspace },
@@ -1222,7 +1235,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/agents',
     operationId: 'listAgents',
     security: [{ scheme: 'apiKey', scopes: ['departments:read'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListAgentsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zAgentList },
@@ -1241,7 +1254,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/agents/{slug}/messages',
     operationId: 'sendAgentMessage',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zSendAgentMessagePath, headers: zSendAgentMessageHeaders, body: { contentType: 'application/json', schema: zSendAgentMessageBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
@@ -1261,7 +1274,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/orchestrator/messages',
     operationId: 'sendOrchestratorMessage',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zSendOrchestratorMessageHeaders, body: { contentType: 'application/json', schema: zSendOrchestratorMessageBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
@@ -1281,7 +1294,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/runs',
     operationId: 'listRunsV1',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { query: zListRunsV1Query, headers: zListRunsV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zRunList },
@@ -1300,7 +1313,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/runs/{run_id}',
     operationId: 'getRunV1',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { params: zGetRunV1Path, headers: zGetRunV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zRunDetail },
@@ -1319,7 +1332,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/runs/{run_id}/cancel',
     operationId: 'cancelRunV1',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zCancelRunV1Path, headers: zCancelRunV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zRun },
@@ -1338,7 +1351,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/usage',
     operationId: 'getUsageV1',
     security: [{ scheme: 'apiKey', scopes: ['usage:read'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { headers: zGetUsageV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zUsage },
@@ -1357,7 +1370,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/webhooks/inbound/{slug}',
     operationId: 'ingestInboundEventV1',
     security: [{ scheme: 'inboundSignature', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true, operations: false },
     request: { params: zIngestInboundEventV1Path, headers: zIngestInboundEventV1Headers, body: { contentType: 'application/json', schema: zIngestInboundEventV1Body, required: true, maxBytes: 1048576 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundAccepted },
@@ -1377,7 +1390,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys',
     operationId: 'listApiKeysV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListApiKeysV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKeyList },
@@ -1394,7 +1407,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys',
     operationId: 'createApiKeyV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateApiKeyV1Headers, body: { contentType: 'application/json', schema: zCreateApiKeyV1Body, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated },
@@ -1412,7 +1425,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys/{id}',
     operationId: 'revokeApiKeyV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRevokeApiKeyV1Path, headers: zRevokeApiKeyV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKey },
@@ -1430,7 +1443,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys/{id}/rotate',
     operationId: 'rotateApiKeyV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRotateApiKeyV1Path, headers: zRotateApiKeyV1Headers },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated },
@@ -1441,6 +1454,31 @@ export const routes: readonly RouteSpec[] = [
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/healthz',
+    operationId: 'getLiveness',
+    security: [],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: true },
+    request: {  },
+    responses: {
+      '200': { contentType: 'application/json', schema: zLiveness },
+      '500': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    operationId: 'getReadiness',
+    security: [],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: true },
+    request: {  },
+    responses: {
+      '200': { contentType: 'application/json', schema: zReadiness },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zNotReadyError },
     },
   },
 ];

@@ -914,6 +914,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness of the instance
+         * @description `200` while the process serves HTTP, whatever its backing services do: a load balancer or orchestrator restarts the instance when it stops answering. No credential, outside the rate limits, no rate-limit headers. Not in the `/v1` prefix: it is for the platform, not for API clients.
+         */
+        get: operations["getLiveness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness of the instance
+         * @description `200` when this instance can serve: the store answers and, when `REDIS_URL` is set, Redis answers (each asked with a one-second budget). `503 service_unavailable` otherwise, naming each failing dependency, and during a graceful shutdown (`shutdown`), so a load balancer stops routing to the instance before it exits. No credential, outside the rate limits, no rate-limit headers.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "run.completed": {
@@ -1212,7 +1252,7 @@ export interface components {
         };
         /**
          * StreamError
-         * @description Sent as `event: error` when the run fails after the stream began (the HTTP status is already 200). The stream then closes; it never ends silently. The run is `failed` with the same redacted reason.
+         * @description Sent as `event: error` when the run fails after the stream began (the HTTP status is already 200). The stream then closes; it never ends silently. The run is `failed` with the same redacted reason. `service_unavailable`: the instance is restarting (graceful shutdown); the run was stopped, retry the request.
          * @example {
          *       "error": "engine_error",
          *       "message": "The agent could not complete the answer.",
@@ -1222,7 +1262,7 @@ export interface components {
          */
         StreamError: {
             /** @enum {string} */
-            error: "engine_error" | "timeout" | "kill_switch" | "internal_error";
+            error: "engine_error" | "timeout" | "kill_switch" | "internal_error" | "service_unavailable";
             message?: string;
             runId: components["schemas"]["RunId"];
             requestId?: string;
@@ -2518,6 +2558,57 @@ export interface components {
             stream?: boolean;
             /** @description Groups turns into a thread. Up to 200 characters, without control characters. */
             conversationId?: string;
+        };
+        /**
+         * Liveness
+         * @description The process is serving HTTP. Says nothing about the store or Redis (see `GET /readyz`).
+         * @example {
+         *       "status": "ok"
+         *     }
+         */
+        Liveness: {
+            /** @enum {string} */
+            status: "ok";
+        };
+        /**
+         * DependencyStatus
+         * @description `ok`: it answered; `failing`: it did not answer within a second; `not_configured`: this deployment does not use it (Redis without `REDIS_URL`).
+         * @enum {string}
+         */
+        DependencyStatus: "ok" | "failing" | "not_configured";
+        /**
+         * DependencyChecks
+         * @description The answer of each backing service to this instance.
+         */
+        DependencyChecks: {
+            store: components["schemas"]["DependencyStatus"];
+            redis: components["schemas"]["DependencyStatus"];
+        };
+        /**
+         * Readiness
+         * @description This instance takes traffic; the store and (when configured) Redis answer.
+         * @example {
+         *       "status": "ready",
+         *       "checks": {
+         *         "store": "ok",
+         *         "redis": "ok"
+         *       }
+         *     }
+         */
+        Readiness: {
+            /** @enum {string} */
+            status: "ready";
+            checks: components["schemas"]["DependencyChecks"];
+        };
+        /**
+         * NotReadyError
+         * @description The instance must not receive traffic: `failing` names each backing service that did not answer, or `shutdown` while the instance is stopping.
+         */
+        NotReadyError: components["schemas"]["ServerError"] & {
+            /** @enum {string} */
+            error?: "service_unavailable";
+            failing: ("store" | "redis" | "shutdown")[];
+            checks: components["schemas"]["DependencyChecks"];
         };
         /**
          * EventEnvelope
@@ -5682,6 +5773,83 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process serves. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Liveness"];
+                };
+            };
+            /** @description Unexpected failure. Retry with backoff and quote `requestId`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready to take traffic. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description Unexpected failure. Retry with backoff and quote `requestId`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+            /** @description Not ready. `failing` names the backing services that do not answer, or `shutdown`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /**
+                     * @description Seconds before asking again.
+                     * @example 5
+                     */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotReadyError"];
+                };
+            };
         };
     };
     runCompletedEvent: {

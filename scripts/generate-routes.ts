@@ -218,7 +218,7 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     '   * to that agent may call it; `anyRole` (x-any-role) is open to every signed-in role; `inboundWebhook`',
     '   * (x-inbound-webhook) is a signed inbound event route (its unparsable body is `payload_invalid`).',
     '   */',
-    '  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean };',
+    '  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean; operations: boolean };',
     '  request: {',
     '    params?: ZodType;',
     '    query?: ZodType;',
@@ -262,6 +262,7 @@ const POLICY_EXTENSIONS = [
   ['x-agent-targeted', 'agentTargeted'],
   ['x-any-role', 'anyRole'],
   ['x-inbound-webhook', 'inboundWebhook'],
+  ['x-operations', 'operations'],
 ] as const;
 
 /** The body cap of an operation whose request body sets no `x-body-limit` (documented in the overview). */

@@ -828,6 +828,15 @@ const PROVOKERS: Provoker[] = [
   {
     status: 500,
     code: 'internal_error',
+    on: (route) => route.policy.operations,
+    how: 'a crash of a health route',
+    neverSent:
+      'the health routes catch every failure of what they check (a store that throws is 503 on /readyz, and /healthz reads nothing); 500 is documented for a crash only',
+  },
+  {
+    status: 500,
+    code: 'internal_error',
+    on: (route) => !route.policy.operations,
     how: 'the store throws an unexpected error',
     async provoke(route) {
       const call = await baseCall(route);

@@ -102,6 +102,8 @@ const calls: Record<string, Call> = {
       body: { decision: 'approved' },
       headers: { ...session, ...h },
     }),
+  getLiveness: (c, h) => c.GET('/healthz', { headers: h }),
+  getReadiness: (c, h) => c.GET('/readyz', { headers: h }),
   createIntegration: (c, h) =>
     c.POST('/integrations', { params: { header: csrf }, body: { integration: 'crm', provider: 'hubspot' }, headers: { ...session, ...h } }),
   selectWorkspace: (c, h) => c.POST('/auth/workspace', { params: { header: csrf }, body: { workspaceId: WORKSPACE_ID }, headers: { ...session, ...h } }),
@@ -151,7 +153,9 @@ describe('Prism mock', () => {
       const { response, data } = await calls[operationId]!(client);
       const [status, declared] = Object.entries(op.responses).find(([s]) => s.startsWith('2'))!;
       expect(response.status).toBe(Number(status));
-      for (const header of ['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+      // Health routes (x-operations) are outside the rate limits and document no rate-limit headers.
+      const limited = !(op as { 'x-operations'?: boolean })['x-operations'];
+      for (const header of ['x-request-id', ...(limited ? ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'] : [])]) {
         expect(response.headers.get(header), header).not.toBeNull();
       }
       const media = declared.content ? Object.entries(declared.content)[0] : undefined;
@@ -166,7 +170,9 @@ describe('Prism mock', () => {
     });
 
     it('answers a documented error whose body validates against the schema', async () => {
-      const errorStatus = Object.keys(op.responses).find((s) => s.startsWith('4'))!;
+      // Health routes answer no 4xx: their documented 5xx instead.
+      const statuses = Object.keys(op.responses);
+      const errorStatus = (statuses.find((s) => s.startsWith('4')) ?? statuses.find((s) => s.startsWith('5')))!;
       const { response, error: body } = await calls[operationId]!(client, { Prefer: `code=${errorStatus}` });
       expect(response.status).toBe(Number(errorStatus));
       expect(response.headers.get('x-request-id')).not.toBeNull();

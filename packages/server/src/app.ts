@@ -18,6 +18,7 @@ import { byClientIp, type IpLimitClass, PER_IP, PER_IP_BY_CLASS, PER_WORKSPACE, 
 import { privateBeta } from './middleware/private-beta/index.ts';
 import { redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
+import { observe } from './middleware/observe/index.ts';
 import { validate } from './middleware/validate/index.ts';
 import { cors } from './middleware/cors/index.ts';
 import { inboundWebhook } from './middleware/inbound/index.ts';
@@ -48,33 +49,42 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const app = new Hono<AppEnv>();
 
   app.use(requestId());
+  // One log line and the request metrics per request, whatever answers it.
+  app.use(observe({ logger: services.logger, metrics: services.metrics, trustProxy: services.config.trustProxy }));
   // Before the limits and authentication: a preflight consumes no quota and needs no credential.
   app.use(cors({ origins: services.config.corsOrigins, methodsByPath: honoMethodsByPath(routes) }));
   app.use(redactBody());
   app.use(errorBoundary());
   const perIp = byClientIp({ trustProxy: services.config.trustProxy });
-  // Inbound webhooks have their own per-IP limit (per webhook, `rate_limited`), applied after the
-  // body is read, as the spec orders it; the API's limit would otherwise cap them at 60/min first.
   // Each route's per-IP budget is that of its class (API, admin session, MCP, operator; see PER_IP_BY_CLASS);
-  // a request that matches no route (404, 405) counts against the API's.
-  const ipClassOf = (c: Context) => {
+  // a request that matches no route (404, 405) counts against the API's. Inbound webhooks have their own
+  // per-IP limit (per webhook, `rate_limited`), applied after the body is read, as the spec orders it; health
+  // routes (`x-operations`) are outside every rate limit: a load balancer polls them often.
+  const ipClassOf = (c: Context): RouteLimitClass => {
     for (const route of matchedRoutes(c)) {
-      const ipClass = (route.handler as { ipClass?: IpLimitClass | 'inbound' }).ipClass;
+      const ipClass = (route.handler as { ipClass?: RouteLimitClass }).ipClass;
       if (ipClass) return ipClass;
     }
     return 'api';
   };
+  const observer = (limit: string) => ({
+    refused: () => services.metrics?.limiterRefusals.inc({ limit }),
+    backendFailed: () => services.metrics?.backendErrors.inc({ backend: 'redis' }),
+  });
   app.use(
     rateLimit({
       limiter: services.limiter,
       ...PER_IP,
+      logger: services.logger,
+      observer: observer('ip'),
       limitOf: (c) => {
         const ipClass = ipClassOf(c);
-        return ipClass === 'inbound' ? PER_IP.limit : PER_IP_BY_CLASS[ipClass].limit;
+        return ipClass === 'inbound' || ipClass === 'unlimited' ? PER_IP.limit : PER_IP_BY_CLASS[ipClass].limit;
       },
       key: (c) => {
         const ipClass = ipClassOf(c);
-        return ipClass === 'inbound' ? undefined : `${PER_IP_BY_CLASS[ipClass].bucket}:${perIp(c).slice('ip:'.length)}`;
+        if (ipClass === 'inbound' || ipClass === 'unlimited') return undefined;
+        return `${PER_IP_BY_CLASS[ipClass].bucket}:${perIp(c).slice('ip:'.length)}`;
       },
     }),
   );
@@ -87,6 +97,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       const auth = c.get('auth') as Auth | undefined;
       return auth && 'rpmLimit' in auth ? auth.rpmLimit : PER_WORKSPACE.limit;
     },
+    logger: services.logger,
+    observer: observer('workspace'),
     key: (c) => {
       const auth = c.get('auth') as Auth | undefined;
       return auth && 'workspaceId' in auth ? `wksp:${auth.workspaceId}` : undefined;
@@ -95,6 +107,11 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
 
   const beta = privateBeta({ enabled: services.config.privateBeta });
   for (const route of routes) {
+    if (route.policy.operations) {
+      // Health for the platform: no credential, no limit, no input.
+      app.on(route.method.toUpperCase(), honoPath(route.path), handle(route.operationId, operations[route.operationId], services, 'unlimited'));
+      continue;
+    }
     if (route.policy.inboundWebhook) {
       // Signed inbound events: their own front verifies and validates (middleware/inbound).
       app.on(
@@ -125,7 +142,14 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   for (const [path, methods] of methodsByPath(routes)) app.all(honoPath(path), methodNotAllowed(methods));
 
   app.notFound(notFound());
-  app.onError(errorMapper(deps.logError ? { log: deps.logError } : {}));
+  app.onError(
+    errorMapper({
+      log:
+        deps.logError ??
+        ((entry) => services.logger.error({ requestId: entry.requestId, method: entry.method, path: entry.path, err: entry.error }, 'unhandled error')),
+      onStoreUnavailable: () => services.metrics?.backendErrors.inc({ backend: 'store' }),
+    }),
+  );
   return { app, services };
 }
 
@@ -133,12 +157,15 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
  * The last handler of a route: hands the handler the input `validate` left on the context and
  * turns its answer into the response. It carries its operationId so the mounted set can be checked.
  */
-function handle(operationId: string, handler: LooseHandler | undefined, services: Services, ipClass: IpLimitClass | 'inbound') {
+/** The limit class a route counts against: a per-IP budget, the inbound front's own, or none (health). */
+type RouteLimitClass = IpLimitClass | 'inbound' | 'unlimited';
+
+function handle(operationId: string, handler: LooseHandler | undefined, services: Services, ipClass: RouteLimitClass) {
   const operation = async function operation(c: Context<AppEnv>) {
     c.set('operationId', operationId);
     if (!handler) throw fail('not_implemented', 'This route is not available on this deployment yet.');
     // The input was parsed by this route's own schemas, the ones the handler's `Input` type is derived from.
-    const answer = await handler(c, c.get('valid') as never, services);
+    const answer = await handler(c, (c.get('valid') ?? { params: {}, query: {}, headers: {} }) as never, services);
     return respond(c, answer);
   };
   return Object.assign(operation, { operationId, ipClass });

@@ -14,6 +14,7 @@ import { openCliStore } from './cli/store.ts';
 import { HELP, UsageError } from './cli/usage.ts';
 import { webhookCommands } from './cli/webhooks.ts';
 import { workspaceCommands } from './cli/workspaces.ts';
+import { secretKeyCommands } from './cli/secret-key-rotate.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { AlreadyInitialised, initWorkspace } from './domain/workspaces/init.ts';
 import { createSecretBox } from './domain/webhooks/secret-box.ts';
@@ -76,7 +77,7 @@ const mainCommands: CommandTable = {
 };
 
 /** Every command of the `service` command line. */
-export const COMMANDS: CommandTable = commandTable(mainCommands, webhookCommands, agentCommands, workspaceCommands);
+export const COMMANDS: CommandTable = commandTable(mainCommands, webhookCommands, agentCommands, workspaceCommands, secretKeyCommands);
 
 /** Runs one command line; `print` receives each output line, `env` stands for the process environment. */
 export function runCli(argv: string[], print: Print = printLine, env: NodeJS.ProcessEnv = process.env): Promise<number> {

@@ -4,6 +4,7 @@
  * run from the repository root or from the package.
  */
 import { resolve } from 'node:path';
+import { readLogSettings, type LogFormat, type LogLevel } from './log/index.ts';
 import { parseCorsOrigins } from './middleware/cors/index.ts';
 import { MIN_ENV_TOKEN_LENGTH } from './domain/operators/index.ts';
 
@@ -31,6 +32,20 @@ export interface ServerConfig {
   corsOrigins: string[];
   /** An operator token the server accepts beside the stored ones (OPERATOR_TOKEN, 32 characters or more). */
   operatorToken: string | undefined;
+  /** Port of the Prometheus `/metrics` listener (METRICS_PORT); no listener when unset. */
+  metricsPort: number | undefined;
+  /** Address the metrics listener binds (METRICS_HOST, default HOST). */
+  metricsHost: string;
+  /** How long a graceful shutdown waits for requests in flight (SHUTDOWN_GRACE_MS, default 10000). */
+  shutdownGraceMs: number;
+  /** Time a client has to send the request headers (HEADERS_TIMEOUT_MS, default 10000). */
+  headersTimeoutMs: number;
+  /** Time a client has to send the whole request, body included (REQUEST_TIMEOUT_MS, default 30000). */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection stays open (KEEP_ALIVE_TIMEOUT_MS, default 5000). */
+  keepAliveTimeoutMs: number;
+  /** LOG_LEVEL (default info) and LOG_FORMAT (json, or pretty for development). */
+  log: { level: LogLevel; format: LogFormat };
 }
 
 export interface ConfigFlags {
@@ -47,6 +62,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   const certFile = flags['tls-cert'] ?? env.TLS_CERT;
   const keyFile = flags['tls-key'] ?? env.TLS_KEY;
   if (Boolean(certFile) !== Boolean(keyFile)) throw new ConfigError('--tls-cert and --tls-key go together: give both or neither.');
+  const headersTimeoutMs = parseMs(env.HEADERS_TIMEOUT_MS, 10_000, 'HEADERS_TIMEOUT_MS');
+  const requestTimeoutMs = parseMs(env.REQUEST_TIMEOUT_MS, 30_000, 'REQUEST_TIMEOUT_MS');
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('HEADERS_TIMEOUT_MS must not be above REQUEST_TIMEOUT_MS.');
   return {
     dataDir: resolve(cwd, flags['data-dir'] ?? env.DATA_DIR ?? './data'),
     databaseUrl: env.DATABASE_URL || undefined,
@@ -65,7 +83,22 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     runLeaseMs: parseMs(env.RUN_LEASE_MS, 60_000, 'RUN_LEASE_MS'),
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     operatorToken: operatorToken(env.OPERATOR_TOKEN),
+    metricsPort: env.METRICS_PORT ? parsePort(env.METRICS_PORT) : undefined,
+    metricsHost: env.METRICS_HOST ?? flags.host ?? env.HOST ?? '127.0.0.1',
+    shutdownGraceMs: parseMs(env.SHUTDOWN_GRACE_MS, 10_000, 'SHUTDOWN_GRACE_MS'),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: parseMs(env.KEEP_ALIVE_TIMEOUT_MS, 5_000, 'KEEP_ALIVE_TIMEOUT_MS'),
+    log: logSettings(env),
   };
+}
+
+function logSettings(env: NodeJS.ProcessEnv): { level: LogLevel; format: LogFormat } {
+  try {
+    return readLogSettings(env);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 export class ConfigError extends Error {

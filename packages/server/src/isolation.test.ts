@@ -415,6 +415,10 @@ const MATRIX = {
     },
   },
 
+  // Health (no credential): the same answer for anyone, about the instance, naming no workspace
+  getLiveness: { kind: 'public', check: (ctx) => healthNamesNoTenant(ctx, '/healthz') },
+  getReadiness: { kind: 'public', check: (ctx) => healthNamesNoTenant(ctx, '/readyz') },
+
   // The operator's API: no tenant credential opens it
   listWorkspaces: { kind: 'own', check: (ctx) => operatorOnly(ctx, 'GET', '/operator/workspaces') },
   createWorkspace: { kind: 'own', check: (ctx) => operatorOnly(ctx, 'POST', '/operator/workspaces', { name: 'Forged' }) },
@@ -446,6 +450,14 @@ async function memberIsOwn({ A, B, call }: Pick<Ctx, 'A' | 'B' | 'call'>, method
   expect(omitRequestId(foreign.body)).toEqual(omitRequestId(missing.body));
   const after = (await call('GET', '/workspace/members', { session: A.admin })).body.data;
   expect(after).toEqual(aMembers);
+}
+
+async function healthNamesNoTenant({ A, B, call }: Ctx, path: string): Promise<void> {
+  const anonymous = await call('GET', path, 'none');
+  const asB = await call('GET', path, { bearer: B.key });
+  expect(anonymous.status).toBe(200);
+  expect(asB.body).toEqual(anonymous.body);
+  for (const id of [A.workspaceId, B.workspaceId]) expect(JSON.stringify(anonymous.body)).not.toContain(id);
 }
 
 /** The tenants' keys and sessions are no operator credential: 401, and A's workspace is untouched. */

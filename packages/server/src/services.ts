@@ -8,9 +8,14 @@ import { createKeyService, type KeyService } from './domain/keys/index.ts';
 import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens/index.ts';
 import { createOperatorService, type OperatorService } from './domain/operators/index.ts';
 import { createMcpDispatcher, createMcpSessions, MCP_KEEP_ALIVE_MS, type McpDispatcher, type McpSessions } from './domain/mcp/index.ts';
+import type { CancelBus } from './domain/runs/cancel-bus.ts';
 import { createRunService, type BudgetSettings, type RunService } from './domain/runs/index.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from './domain/usage/index.ts';
 import { createEngines, type Engines } from './engine/index.ts';
+import { silentLogger, type Logger } from './log/index.ts';
+import type { Metrics } from './metrics/index.ts';
+import { createOpenStreams, type OpenStreams } from './domain/health/open-streams.ts';
+import { createHealth, type Health, type Pingable } from './domain/health/index.ts';
 import { createSessionService, type SessionService } from './domain/sessions/index.ts';
 import { createMemoryLimiter, type Limiter } from './middleware/rate-limit/index.ts';
 import type { Db } from './store/db.ts';
@@ -49,6 +54,14 @@ export interface Deps {
   runLeaseMs?: number;
   /** An operator token from the environment (OPERATOR_TOKEN), accepted beside the stored ones. */
   operatorToken?: string | undefined;
+  /** Cross-instance cancel (PostgreSQL LISTEN/NOTIFY) when several instances share a database. */
+  cancelBus?: CancelBus;
+  /** Redis when configured (REDIS_URL): `GET /readyz` pings it. */
+  redis?: Pingable;
+  /** The structured logger (one line per request, background errors); nothing is logged when absent. */
+  logger?: Logger;
+  /** Prometheus metrics (`serve` with METRICS_PORT); none when absent. */
+  metrics?: Metrics;
 }
 
 export interface Services {
@@ -63,12 +76,19 @@ export interface Services {
   webhooks: WebhookServices;
   runs: RunService;
   budget: BudgetSettings;
+  logger: Logger;
+  metrics: Metrics | undefined;
+  /** SSE streams open in this process, ended properly at shutdown. */
+  streams: OpenStreams;
+  /** Liveness and readiness (`/healthz`, `/readyz`); `serve` marks the shutdown. */
+  health: Health;
   /** The tenant MCP bridge: JSON-RPC dispatcher and this process's open SSE sessions. */
   mcp: { dispatcher: McpDispatcher; sessions: McpSessions; keepAliveMs: number };
 }
 
 export function buildServices(deps: Deps): Services {
   const clock = deps.clock ?? systemClock;
+  const logger = deps.logger ?? silentLogger;
   const { db } = deps;
   const budget: BudgetSettings = { rates: deps.stuRates ?? DEFAULT_STU_RATES, limits: deps.killSwitchLimits ?? KILL_SWITCH_LIMITS };
   // One secret box seals webhook secrets and TOTP secrets alike.
@@ -78,8 +98,9 @@ export function buildServices(deps: Deps): Services {
     clock,
     engines: deps.engines ?? createEngines(),
     budget,
-    logError: (error) => deps.logError?.({ requestId: '-', method: '-', path: 'background run', error }),
+    logError: (error) => logger.error({ err: error }, 'background run failed'),
     ...(deps.runLeaseMs ? { leaseMs: deps.runLeaseMs } : {}),
+    cancelBus: deps.cancelBus,
   });
   return {
     db,
@@ -94,12 +115,16 @@ export function buildServices(deps: Deps): Services {
     webhooks,
     runs,
     budget,
+    logger,
+    metrics: deps.metrics,
+    streams: createOpenStreams(),
+    health: createHealth({ db, redis: deps.redis }),
     mcp: {
       dispatcher: createMcpDispatcher({
         db,
         clock,
         runs,
-        logError: (error) => deps.logError?.({ requestId: '-', method: 'POST', path: '/v1/mcp/tenant/rpc (tool)', error }),
+        logError: (error) => logger.error({ err: error, operationId: 'callMcpRpc' }, 'MCP tool call failed'),
       }),
       sessions: createMcpSessions(),
       keepAliveMs: deps.mcpKeepAliveMs ?? MCP_KEEP_ALIVE_MS,

@@ -16,6 +16,12 @@ const RL = { 'x-ratelimit-limit': '600', 'x-ratelimit-remaining': '599', 'x-rate
 const HEADERS = { 'content-type': 'application/json', 'x-request-id': 'req_abc', ...RL };
 const RUN_ID = 'run_0123456789abcdef';
 
+/** The same exchange on an operation whose responses document no header at all. */
+function unlimited(c: CheckContext): CheckContext {
+  const responses = Object.fromEntries(Object.entries(c.operation.responses).map(([status, r]) => [status, { ...r, headers: [] }]));
+  return { ...c, operation: { ...c.operation, responses } };
+}
+
 function res(status: number, body: unknown, headers: Record<string, string> = {}, truncated = false): RecordedResponse {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   return { status, statusText: '', headers: { ...HEADERS, ...headers }, body: new TextEncoder().encode(text), text, elapsedMs: 1, truncated };
@@ -139,7 +145,24 @@ const TABLE: Record<CheckName, Pair> = {
     broken: [ctx(res(200, GOOD_INFERENCE), { case: { withoutAuth: true, description: 'no credentials' } })],
   },
   rate_limit_headers_present: {
-    good: [ctx(res(200, {})), ctx(res(429, { error: 'rate_limit_exceeded', retryAfterSec: 3 }, { 'retry-after': '3' }))],
+    good: [
+      ctx(res(200, {})),
+      ctx(res(429, { error: 'rate_limit_exceeded', retryAfterSec: 3 }, { 'retry-after': '3' })),
+      // An operation that documents no rate-limit header (a health route outside the limits): none is expected.
+      unlimited(
+        ctx(
+          res(
+            200,
+            { status: 'ok' },
+            {
+              'x-ratelimit-limit': undefined as unknown as string,
+              'x-ratelimit-remaining': undefined as unknown as string,
+              'x-ratelimit-reset': undefined as unknown as string,
+            },
+          ),
+        ),
+      ),
+    ],
     broken: [
       ctx(res(200, {}, { 'x-ratelimit-remaining': undefined as unknown as string })),
       ctx(res(200, {}, { 'x-ratelimit-reset': '1893456000000' })),

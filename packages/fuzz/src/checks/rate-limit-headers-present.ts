@@ -1,12 +1,15 @@
 /**
  * @module rate_limit_headers_present: every response carries X-RateLimit-Limit / -Remaining / -Reset (epoch
- * seconds), and every 429 a Retry-After.
+ * seconds), and every 429 a Retry-After. An operation that documents no rate-limit header on any response
+ * (a health route outside the limits) is exempt.
  */
 import type { CheckFn } from './types.ts';
 
 const NON_NEGATIVE_INT = /^\d+$/;
 
-export const rateLimitHeadersPresent: CheckFn = ({ response }) => {
+export const rateLimitHeadersPresent: CheckFn = ({ response, operation }) => {
+  const limited = Object.values(operation.responses).some((r) => r.headers.some((header) => header.name.toLowerCase() === 'x-ratelimit-limit'));
+  if (!limited) return undefined;
   const h = response.headers;
   const problems: string[] = [];
   for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {

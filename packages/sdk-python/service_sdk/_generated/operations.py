@@ -83,6 +83,8 @@ OPERATIONS: dict[str, OperationSpec] = {
     "createApiKeyV1": {"id": "createApiKeyV1", "method": "POST", "path": "/v1/api-keys", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "revokeApiKeyV1": {"id": "revokeApiKeyV1", "method": "DELETE", "path": "/v1/api-keys/{id}", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "rotateApiKeyV1": {"id": "rotateApiKeyV1", "method": "POST", "path": "/v1/api-keys/{id}/rotate", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "getLiveness": {"id": "getLiveness", "method": "GET", "path": "/healthz", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "getReadiness": {"id": "getReadiness", "method": "GET", "path": "/readyz", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
 }
 
 
@@ -300,6 +302,14 @@ class Operations:
         """POST /v1/api-keys/{id}/rotate: Rotate an API key"""
         return self._call("rotateApiKeyV1", path={"id": id})  # type: ignore[no-any-return]
 
+    def get_liveness(self) -> models.Liveness:
+        """GET /healthz: Liveness of the instance"""
+        return self._call("getLiveness")  # type: ignore[no-any-return]
+
+    def get_readiness(self) -> models.Readiness:
+        """GET /readyz: Readiness of the instance"""
+        return self._call("getReadiness")  # type: ignore[no-any-return]
+
 
 class AsyncOperations:
     """One coroutine per operation (snake_case of its operationId); `_call` is the client's."""
@@ -514,3 +524,11 @@ class AsyncOperations:
     async def rotate_api_key_v1(self, *, id: str) -> models.ApiKeyCreated:
         """POST /v1/api-keys/{id}/rotate: Rotate an API key"""
         return await self._call("rotateApiKeyV1", path={"id": id})  # type: ignore[no-any-return]
+
+    async def get_liveness(self) -> models.Liveness:
+        """GET /healthz: Liveness of the instance"""
+        return await self._call("getLiveness")  # type: ignore[no-any-return]
+
+    async def get_readiness(self) -> models.Readiness:
+        """GET /readyz: Readiness of the instance"""
+        return await self._call("getReadiness")  # type: ignore[no-any-return]

@@ -67,6 +67,8 @@ export const OPERATIONS = {
   createApiKeyV1: { id: 'createApiKeyV1', method: 'POST', path: '/v1/api-keys', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   revokeApiKeyV1: { id: 'revokeApiKeyV1', method: 'DELETE', path: '/v1/api-keys/{id}', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   rotateApiKeyV1: { id: 'rotateApiKeyV1', method: 'POST', path: '/v1/api-keys/{id}/rotate', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  getLiveness: { id: 'getLiveness', method: 'GET', path: '/healthz', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  getReadiness: { id: 'getReadiness', method: 'GET', path: '/readyz', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
 } as const satisfies Record<string, OperationSpec>;
 
 export type OperationId = keyof typeof OPERATIONS;
@@ -125,6 +127,8 @@ export interface OperationInputs {
   createApiKeyV1: { body: JsonBody<'createApiKeyV1'> };
   revokeApiKeyV1: { path: Params<'revokeApiKeyV1', 'path'> };
   rotateApiKeyV1: { path: Params<'rotateApiKeyV1', 'path'> };
+  getLiveness: Record<string, never>;
+  getReadiness: Record<string, never>;
 }
 
 /** What each operation resolves with: its JSON answer, `void` for an empty one, the `Response` of an event stream. */
@@ -181,6 +185,8 @@ export interface OperationOutputs {
   createApiKeyV1: JsonAnswer<'createApiKeyV1', 201>;
   revokeApiKeyV1: JsonAnswer<'revokeApiKeyV1', 200>;
   rotateApiKeyV1: JsonAnswer<'rotateApiKeyV1', 201>;
+  getLiveness: JsonAnswer<'getLiveness', 200>;
+  getReadiness: JsonAnswer<'getReadiness', 200>;
 }
 
 /** One method per operationId, each sending exactly what the contract describes. */
@@ -445,5 +451,15 @@ export class Operations {
   /** POST /v1/api-keys/{id}/rotate: Rotate an API key */
   rotateApiKeyV1(input: OperationInputs['rotateApiKeyV1'], options?: RequestOptions): Promise<OperationOutputs['rotateApiKeyV1']> {
     return this.transport.call(OPERATIONS.rotateApiKeyV1, input, options) as Promise<OperationOutputs['rotateApiKeyV1']>;
+  }
+
+  /** GET /healthz: Liveness of the instance */
+  getLiveness(input: OperationInputs['getLiveness'] = {}, options?: RequestOptions): Promise<OperationOutputs['getLiveness']> {
+    return this.transport.call(OPERATIONS.getLiveness, input, options) as Promise<OperationOutputs['getLiveness']>;
+  }
+
+  /** GET /readyz: Readiness of the instance */
+  getReadiness(input: OperationInputs['getReadiness'] = {}, options?: RequestOptions): Promise<OperationOutputs['getReadiness']> {
+    return this.transport.call(OPERATIONS.getReadiness, input, options) as Promise<OperationOutputs['getReadiness']>;
   }
 }

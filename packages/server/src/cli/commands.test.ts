@@ -32,6 +32,7 @@ describe('the command table', () => {
         'operator-token create',
         'plan set',
         'plan show',
+        'secret-key rotate',
         'serve',
         'totp',
         'users add',

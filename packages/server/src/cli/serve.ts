@@ -20,6 +20,15 @@ import { startWorker, type Worker } from '../worker/index.ts';
 import { newRequestId } from '../middleware/request-id/index.ts';
 import { resolveSecretKey, SHARED_KEY_WARNING } from './secret-key.ts';
 import { openCliStore } from './store.ts';
+import type { Server } from 'node:http';
+import { createLogger, type Logger } from '../log/index.ts';
+import { createMetrics, type Metrics } from '../metrics/index.ts';
+import { startMetricsServer, type MetricsServer } from '../metrics/server.ts';
+import type { DeliveryAttemptInfo } from '../worker/deliveries.ts';
+import type { InboundRun } from '../worker/inbound-runs.ts';
+import { gracefulStop } from './shutdown.ts';
+import { createPgCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
+import { redactText } from '../redact/index.ts';
 
 export interface RunningServer {
   url: string;
@@ -31,15 +40,29 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
   const secretKey = await resolveSecretKey(config);
   const store = await openCliStore(config, 'serve');
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  const logger = createLogger(config.log);
+  const metrics = config.metricsPort !== undefined ? createMetrics({ db: store.db }) : undefined;
+  let cancelBus: CancelBus | undefined;
   let worker: Worker | undefined;
+  let metricsServer: MetricsServer | undefined;
   try {
+    // Several instances share PostgreSQL: a cancel answered by one reaches the one executing the run.
+    if (config.databaseUrl) {
+      cancelBus = await createPgCancelBus({
+        url: config.databaseUrl,
+        onError: (error) => logger.warn({ err: error }, 'cancel listener lost its connection; reconnecting'),
+      });
+    }
     const { app, services } = createApp({
+      logger,
+      ...(cancelBus ? { cancelBus } : {}),
+      ...(metrics ? { metrics } : {}),
       db: store.db,
       config: { trustProxy: config.trustProxy, privateBeta: process.env.PRIVATE_BETA === 'true', corsOrigins: config.corsOrigins },
       // Aliases -> engines (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*) and STU rates (STU_RATE_<ALIAS>).
       engines: createEngines(readEngineConfig(process.env)),
       stuRates: readStuRates(process.env),
-      ...(redis ? { limiter: createRedisLimiter({ redis }) } : {}),
+      ...(redis ? { limiter: createRedisLimiter({ redis }), redis } : {}),
       webhooks: { secretKey, allowList: config.webhookAllowHosts, wake: () => worker?.wake() },
       runLeaseMs: config.runLeaseMs,
       operatorToken: config.operatorToken,
@@ -54,16 +77,33 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       policy: { allowList: services.webhooks.allowList },
       pollMs: config.webhookPollMs,
       timeoutMs: config.webhookTimeoutMs,
-      executeInboundRun: inboundRunExecutor(services.runs, (error) => console.error('inbound run failed:', error)),
+      executeInboundRun: (() => {
+        const execute = inboundRunExecutor(services.runs, (error) => logger.error({ err: error }, 'inbound run failed'));
+        return async (run: InboundRun) => {
+          logger.info({ runId: run.runId, workspaceId: run.workspaceId, eventId: run.eventId }, 'inbound run handed over');
+          await execute(run);
+        };
+      })(),
+      logError: (error) => {
+        metrics?.backendErrors.inc({ backend: 'store' });
+        logger.error({ err: error }, 'worker tick failed; retrying at the next poll');
+      },
+      onAttempt: (attempt) => logAttempt(logger, metrics, attempt),
       // Runs whose instance died (kill -9, a crash): failed, or handed over again, once their lease ran out.
-      sweepInterruptedRuns: () => sweepInterruptedRuns({ db: store.db, clock: services.clock, limits: services.budget.limits }),
+      sweepInterruptedRuns: async () => {
+        const swept = await sweepInterruptedRuns({ db: store.db, clock: services.clock, limits: services.budget.limits });
+        if (swept.failed > 0 || swept.retried > 0) logger.warn({ ...swept }, 'runs of a stopped instance swept (lease ran out)');
+        return swept;
+      },
     });
     const server = await listen(config, app.fetch, tls);
+    if (metrics && config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsHost, config.metricsPort);
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `${tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${port}`;
 
     say(`Store: ${store.description}.`);
+    say(metricsServer ? `Metrics: ${metricsServer.url} (Prometheus; METRICS_PORT).` : 'Metrics: off (set METRICS_PORT to serve /metrics).');
     say(`Rate limits: ${redis ? 'shared through Redis (REDIS_URL)' : 'in memory (this process only)'}.`);
     if (redis && !(await answers(redis))) {
       say(
@@ -87,19 +127,21 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
         ? `Listening on ${url} (HTTPS, TLS 1.2 minimum).`
         : `Listening on ${url} (plain HTTP, no TLS: use it locally or behind a TLS-terminating proxy; pass --tls-cert and --tls-key to serve HTTPS).`,
     );
+    const stop = gracefulStop({ server, services, worker, graceMs: config.shutdownGraceMs, logger });
     return {
       url,
       async close() {
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        // Idle keep-alive connections would otherwise hold the close for seconds.
-        (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
-        await closed;
-        await worker?.stop();
+        await stop();
+        await metricsServer?.close();
+        await cancelBus?.close();
         await redis?.quit().catch(() => {});
         await store.close();
+        logger.info({}, 'stopped');
       },
     };
   } catch (err) {
+    await metricsServer?.close();
+    await cancelBus?.close();
     await worker?.stop();
     redis?.disconnect();
     await store.close();
@@ -113,13 +155,22 @@ function listen(
   tls: { cert: Buffer; key: Buffer } | undefined,
 ): Promise<ServerType> {
   return new Promise((resolve, reject) => {
+    // Node checks the header and request timeouts every `connectionsCheckingInterval` (30 s by default).
+    const timeouts = { connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs) };
     const server = serveNode({
       fetch,
       port: config.port,
       hostname: config.host,
-      ...(tls ? { createServer: createHttpsServer, serverOptions: { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' as const } } : {}),
+      ...(tls
+        ? { createServer: createHttpsServer, serverOptions: { ...timeouts, cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' as const } }
+        : { serverOptions: timeouts }),
     });
     server.on('clientError', answerClientError);
+    // Slow clients cannot hold a connection: headers, the whole request and idle keep-alive are bounded.
+    const http = server as Server;
+    http.headersTimeout = config.headersTimeoutMs;
+    http.requestTimeout = config.requestTimeoutMs;
+    http.keepAliveTimeout = config.keepAliveTimeoutMs;
     server.once('listening', () => resolve(server));
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
@@ -140,7 +191,9 @@ const MAX_HEADER_BYTES = 16 * 1024;
  * answer.
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (!socket.writable || err.code === 'ECONNRESET') {
+  // A client too slow with its headers (HEADERS_TIMEOUT_MS) or its request (REQUEST_TIMEOUT_MS): the
+  // connection is closed without an answer (the error table has no 408; the client is not waiting for one).
+  if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     socket.destroy();
     return;
   }
@@ -186,4 +239,22 @@ async function answers(redis: { ping(): Promise<string> }): Promise<boolean> {
 
 function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
+}
+
+/** One line per delivery attempt with its ids; a failure names its reason. Counted by outcome. */
+function logAttempt(logger: Logger, metrics: Metrics | undefined, attempt: DeliveryAttemptInfo): void {
+  const { outcome } = attempt;
+  metrics?.deliveryAttempts.inc({ outcome: outcome.result });
+  const fields = {
+    deliveryId: attempt.deliveryId,
+    eventId: attempt.eventId,
+    eventType: attempt.eventType,
+    destinationId: attempt.destinationId,
+    attempt: attempt.attempt,
+    result: outcome.result,
+    ...(outcome.status !== undefined ? { httpStatus: outcome.status } : {}),
+    ...('reason' in outcome ? { reason: outcome.reason, ...(outcome.detail ? { detail: redactText(outcome.detail) } : {}) } : {}),
+  };
+  if (outcome.result === 'delivered') logger.info(fields, 'delivery sent');
+  else logger.warn(fields, outcome.result === 'give_up' ? 'delivery failed; given up' : 'delivery failed; will retry');
 }

@@ -36,6 +36,7 @@ Commands:
   kill-switch on|off|status     The manual spending switch, and the hour/day budgets
   workspaces create|list|update|delete   The operator's workspaces (tenants): plan, ceiling, suspension, payment
   operator-token create         Issue another operator token (for the operator API)
+  secret-key rotate             Re-seal the secrets at rest under a new SECRET_KEY
 
 Run \`service <command> --help\` for the options of a command.
 
@@ -45,7 +46,8 @@ SECRET_KEY (seals webhook secrets; required with DATABASE_URL), WEBHOOK_ALLOW_HO
 that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_TIMEOUT_MS, RUN_LEASE_MS,
 CORS_ORIGINS (browser origins allowed to call the API; none by default), OPERATOR_TOKEN (an operator
 token the server accepts, at least 32 characters), SERVICE_URL (the running server the \`workspaces\`
-commands call).`,
+commands call), METRICS_PORT, METRICS_HOST, SHUTDOWN_GRACE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
+KEEP_ALIVE_TIMEOUT_MS, LOG_LEVEL, LOG_FORMAT (see docs/operations.md).`,
 
   init: `Usage: service init [--json] [--email E] [--password P] [--workspace-name N] [--data-dir D]
 

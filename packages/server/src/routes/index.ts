@@ -13,6 +13,7 @@ import { mcpHandlers } from './mcp.ts';
 import { mcpTokenHandlers } from './mcp-tokens.ts';
 import { memberHandlers } from './members.ts';
 import { operatorHandlers } from './operator.ts';
+import { operationsHandlers } from './operations.ts';
 import { runHandlers } from './runs.ts';
 import { usageHandlers } from './usage.ts';
 import { webhookDestinationHandlers } from './webhook-destinations.ts';
@@ -33,4 +34,5 @@ export const handlers: Handlers = {
   ...agentHandlers, // listAgents
   ...memberHandlers, // the members of the session's workspace, invitations
   ...operatorHandlers, // the operator API: workspaces
+  ...operationsHandlers, // getLiveness, getReadiness (health for load balancers)
 };

@@ -10,7 +10,8 @@ import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { AppEnv } from '../app-env.ts';
 import { ORCHESTRATOR_SLUG } from '../domain/agents/catalog.ts';
-import { requestHash, runFailureError, streamErrorOf, type Run, type RunOutcome } from '../domain/runs/index.ts';
+import { requestHash, runFailureError, streamErrorOf, type Run, type RunOutcome, type StreamErrorBody } from '../domain/runs/index.ts';
+import { RESTARTING_MESSAGE } from '../domain/health/open-streams.ts';
 import type { TokenUsage } from '../engine/index.ts';
 import type { Services } from '../services.ts';
 import { authOf, type Answer, type Handler, type Handlers, type Input } from './handler.ts';
@@ -32,7 +33,7 @@ const sendOrchestratorMessage: Handler<'sendOrchestratorMessage'> = (c, input, s
 async function invoke(
   c: Context<AppEnv>,
   { body, headers }: InvocationInput,
-  { runs, clock }: Services,
+  { runs, clock, streams }: Services,
   agentSlug: string,
   operation: string,
 ): Promise<Answer<Invocation>> {
@@ -66,6 +67,13 @@ async function invoke(
   const stream = streamSSE(c, async (stream) => {
     const disconnect = new AbortController();
     stream.onAbort(() => disconnect.abort());
+    // A graceful shutdown ends the stream with `event: error` service_unavailable and stops the run.
+    const unregister = streams.register(async () => {
+      if (disconnect.signal.aborted) return;
+      const body: StreamErrorBody = { error: 'service_unavailable', message: RESTARTING_MESSAGE, runId: pending.runId, requestId: c.get('requestId') };
+      disconnect.abort();
+      await stream.writeSSE({ event: 'error', data: JSON.stringify(body) }).catch(() => {});
+    });
     let outcome: RunOutcome;
     try {
       outcome = await runs.execute(pending, {
@@ -77,6 +85,8 @@ async function invoke(
       // by the sweeper), and the stream still ends with its closing event, never silently.
       if (!disconnect.signal.aborted) await closeStream(stream, { id: pending.runId, status: 'failed', failureReason: 'internal_error' }, c.get('requestId'));
       return;
+    } finally {
+      unregister();
     }
     if (disconnect.signal.aborted) return;
     await closeStream(stream, outcome.run, c.get('requestId'));

@@ -14,18 +14,24 @@
 import { streamSSE } from 'hono/streaming';
 import { authOf, type Handler, type Handlers } from './handler.ts';
 
-const openMcpStream: Handler<'openMcpStream'> = (c, _input, { mcp }) => {
+const openMcpStream: Handler<'openMcpStream'> = (c, _input, { mcp, streams }) => {
   const { workspaceId } = authOf(c, 'mcpToken');
   const stream = streamSSE(c, async (stream) => {
     const session = mcp.sessions.open(workspaceId, (message) => stream.writeSSE({ event: 'message', data: JSON.stringify(message) }));
     let wake: () => void = () => {};
+    let ending = false;
     stream.onAbort(() => {
       mcp.sessions.close(session.id);
       wake();
     });
+    // A graceful shutdown closes the stream; the client opens a new one on another instance.
+    const unregister = streams.register(async () => {
+      ending = true;
+      wake();
+    });
     try {
       await stream.writeSSE({ event: 'endpoint', data: `/v1/mcp/tenant/rpc?sessionId=${session.id}` });
-      while (!stream.aborted) {
+      while (!stream.aborted && !ending) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, mcp.keepAliveMs);
           wake = () => {
@@ -33,9 +39,10 @@ const openMcpStream: Handler<'openMcpStream'> = (c, _input, { mcp }) => {
             resolve();
           };
         });
-        if (!stream.aborted) await stream.write(': keep-alive\n\n');
+        if (!stream.aborted && !ending) await stream.write(': keep-alive\n\n');
       }
     } finally {
+      unregister();
       mcp.sessions.close(session.id);
     }
   });

@@ -41,6 +41,37 @@ export interface DeliveryWorkerDeps {
   random?: RandomSource;
   /** One attempt; `deliverWebhook` unless a test replaces the transport. */
   send?: typeof deliverWebhook;
+  /** Each recorded attempt (logs and metrics): ids, outcome and, for a failure, its reason. */
+  onAttempt?: (attempt: DeliveryAttemptInfo) => void;
+  /** Claims of this worker not recorded yet, by claim token (released at shutdown). */
+  claims?: Map<string, string[]>;
+}
+
+export interface DeliveryAttemptInfo {
+  deliveryId: string;
+  eventId: string;
+  eventType: string;
+  destinationId: string;
+  attempt: number;
+  outcome: DeliveryOutcome;
+}
+
+/**
+ * Gives back the deliveries this worker claimed and has not recorded (a shutdown that cannot wait for
+ * them): another worker may send them at once instead of after the lease. A late answer of the
+ * abandoned attempt is then not recorded (its claim token no longer matches): at least once, never lost.
+ */
+export async function releaseClaims(db: Db, claims: Map<string, string[]>): Promise<number> {
+  let released = 0;
+  for (const [token, ids] of claims) {
+    const rows = await db.query(
+      `UPDATE deliveries SET locked_until = NULL, claim_token = NULL WHERE claim_token = $1 AND id = ANY ($2::text[]) AND status = 'pending' RETURNING id`,
+      [token, ids],
+    );
+    released += rows.length;
+    claims.delete(token);
+  }
+  return released;
 }
 
 /** Time past the attempt's own timeout before a lease is considered abandoned. */
@@ -57,7 +88,14 @@ const encoder = new TextEncoder();
 /** Claims one batch of due deliveries and sends them concurrently; resolves when all are recorded. */
 export async function runDeliveryBatch(deps: DeliveryWorkerDeps): Promise<BatchResult> {
   const claimed = await claimDueDeliveries(deps);
+  const token = claimed[0]?.claim_token;
+  if (token)
+    deps.claims?.set(
+      token,
+      claimed.map((row) => row.id),
+    );
   const outcomes = await Promise.all(claimed.map((row) => attempt(deps, row)));
+  if (token) deps.claims?.delete(token);
   const delivered = outcomes.filter((o) => o.result === 'delivered').length;
   return { claimed: claimed.length, delivered, failed: claimed.length - delivered };
 }
@@ -88,6 +126,14 @@ async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<
     outcome = { result: 'retry', reason: 'network_error', detail: 'internal' };
   }
   await recordAttempt(deps, row, outcome);
+  deps.onAttempt?.({
+    deliveryId: row.id,
+    eventId: row.event_id,
+    eventType: row.type,
+    destinationId: row.destination_id,
+    attempt: row.attempts + 1,
+    outcome,
+  });
   return outcome;
 }
 

@@ -3,8 +3,9 @@
  * inbound runs to hand over) every `pollMs`, or sooner when woken. Stopping waits for the batch in
  * flight, so a clean shutdown records every attempt; a crash loses only leases, which run out.
  */
+import { fallbackLogger } from '../log/index.ts';
 import type { Clock } from '../clock.ts';
-import { runDeliveryBatch, type DeliveryWorkerDeps } from './deliveries.ts';
+import { releaseClaims, runDeliveryBatch, type DeliveryWorkerDeps } from './deliveries.ts';
 import { handOverInboundRuns, type InboundRunExecutor } from './inbound-runs.ts';
 
 export interface WorkerOptions extends DeliveryWorkerDeps {
@@ -24,10 +25,21 @@ export interface Worker {
   tick(): Promise<void>;
   /** Schedules a tick as soon as the current one ends. */
   wake(): void;
-  stop(): Promise<void>;
+  /**
+   * Stops polling and waits for the tick in flight, at most `graceMs` when given; then gives back the
+   * deliveries still claimed (their attempts did not end in time) so another instance sends them.
+   */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export const DEFAULT_POLL_MS = 1_000;
+/** Longest wait between ticks while they keep failing (the store is down): the poll doubles up to it. */
+export const MAX_BACKOFF_MS = 30_000;
+
+/** The wait after `failures` failed ticks in a row: the poll interval, doubled each time, at most MAX_BACKOFF_MS. */
+export function backoffMs(pollMs: number, failures: number): number {
+  return failures === 0 ? pollMs : Math.max(pollMs, Math.min(MAX_BACKOFF_MS, pollMs * 2 ** Math.min(failures, 16)));
+}
 
 export function startWorker(options: WorkerOptions): Worker {
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
@@ -35,6 +47,9 @@ export function startWorker(options: WorkerOptions): Worker {
   let running: Promise<void> | undefined;
   let again = false;
   let stopped = false;
+  let failures = 0;
+  const claims = new Map<string, string[]>();
+  const deps = { ...options, claims };
 
   async function tick(): Promise<void> {
     // First, so an interrupted inbound run is handed over again in the same tick.
@@ -44,7 +59,7 @@ export function startWorker(options: WorkerOptions): Worker {
     }
     // Keep going while full batches come back: a backlog drains without waiting for the next poll.
     for (;;) {
-      const batch = await runDeliveryBatch(options);
+      const batch = await runDeliveryBatch(deps);
       if (stopped || batch.claimed < (options.batchSize ?? 20)) break;
     }
   }
@@ -62,12 +77,19 @@ export function startWorker(options: WorkerOptions): Worker {
       return;
     }
     running = tick()
-      .catch((error: unknown) => (options.logError ?? defaultLog)(error))
+      .then(() => {
+        failures = 0;
+      })
+      .catch((error: unknown) => {
+        failures += 1;
+        (options.logError ?? defaultLog)(error);
+      })
       .finally(() => {
         running = undefined;
-        const now = again;
+        const now = again && failures === 0;
         again = false;
-        schedule(now ? 0 : pollMs);
+        // A failing tick (the store is down) backs off; a wake-up does not shorten the backoff.
+        schedule(now ? 0 : backoffMs(pollMs, failures));
       });
   }
 
@@ -78,14 +100,21 @@ export function startWorker(options: WorkerOptions): Worker {
       if (running) again = true;
       else schedule(0);
     },
-    async stop() {
+    async stop(graceMs?: number) {
       stopped = true;
       clearTimeout(timer);
-      await running;
+      if (graceMs === undefined) {
+        await running;
+        return;
+      }
+      let timeout: NodeJS.Timeout | undefined;
+      await Promise.race([running, new Promise((resolve) => (timeout = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timeout);
+      if (claims.size > 0) await releaseClaims(options.db, claims).catch((error: unknown) => (options.logError ?? defaultLog)(error));
     },
   };
 }
 
 function defaultLog(error: unknown): void {
-  console.error(JSON.stringify({ level: 'error', msg: 'webhook worker tick failed', error: error instanceof Error ? error.message : String(error) }));
+  fallbackLogger().error({ err: error }, 'webhook worker tick failed');
 }

@@ -38,7 +38,7 @@ export function runFailureError(run: Run, now: Date): ServiceError {
 }
 
 export interface StreamErrorBody {
-  error: 'engine_error' | 'timeout' | 'kill_switch' | 'internal_error';
+  error: 'engine_error' | 'timeout' | 'kill_switch' | 'internal_error' | 'service_unavailable';
   message: string;
   runId: string;
   requestId?: string;

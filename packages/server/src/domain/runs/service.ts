@@ -12,6 +12,7 @@
  *                    `onDelta`) and closes the run. It never throws for an engine failure.
  * `createRun` does both in the background, for runs started by an inbound webhook.
  */
+import type { CancelBus } from './cancel-bus.ts';
 import type { Clock } from '../../clock.ts';
 import type { Engines } from '../../engine/index.ts';
 import { ServiceError } from '../../errors.ts';
@@ -66,6 +67,8 @@ export interface RunServiceDeps {
    * quarter of it; a run whose lease ran out is swept (see ./recovery.ts).
    */
   leaseMs?: number;
+  /** Cross-instance cancel (PostgreSQL LISTEN/NOTIFY); absent with the embedded store (one instance). */
+  cancelBus?: CancelBus | undefined;
 }
 
 const POLL_MS = 50;
@@ -85,6 +88,8 @@ export function createRunService(deps: RunServiceDeps): RunService {
     heartbeat: createHeartbeat(db, clock, leaseMs, executing, deps.logError),
   };
   const { budget } = deps;
+  // A cancel answered by another instance stops the engine here at once.
+  deps.cancelBus?.onCancel((runId) => executing.get(runId)?.abort());
   const start = (input: RunInput) => startRun(ctx, input);
   const execute = (run: PendingRun, options?: ExecuteOptions) => executeRun(ctx, run, options);
 
@@ -136,7 +141,10 @@ export function createRunService(deps: RunServiceDeps): RunService {
     // does). The instance that runs it stops its engine now if it is this one, or at its next
     // lease renewal; its closing transaction then charges what was produced.
     const run = await endRun(db, clock.now(), { workspaceId, runId, status: 'canceled', limits: budget.limits });
-    executing.get(runId)?.abort();
+    const local = executing.get(runId);
+    if (local) local.abort();
+    // Elsewhere: the instance executing it hears it now (a lost notification: at its next lease renewal).
+    else if (deps.cancelBus) await deps.cancelBus.publish(runId).catch((err: unknown) => deps.logError?.(err));
     return run;
   }
 

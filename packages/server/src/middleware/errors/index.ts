@@ -8,6 +8,7 @@
  * Bodies are built with `c.json`, so headers that earlier middleware set on the context
  * (X-Request-Id, X-RateLimit-*) stay on the error response.
  */
+import { fallbackLogger } from '../../log/index.ts';
 import type { Context, ErrorHandler, MiddlewareHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -22,6 +23,8 @@ const STORE_RETRY_AFTER_SEC = 5;
 export interface ErrorMapperOptions {
   /** Where unexpected failures are reported (with their stack); defaults to one JSON line on stderr. */
   log?: (entry: { requestId: string; method: string; path: string; error: unknown }) => void;
+  /** Called for each request the store could not serve (metrics). */
+  onStoreUnavailable?: () => void;
 }
 
 export function errorMapper(options: ErrorMapperOptions = {}): ErrorHandler {
@@ -30,6 +33,7 @@ export function errorMapper(options: ErrorMapperOptions = {}): ErrorHandler {
     const known = toServiceError(err);
     if (!known && isStoreUnavailable(err)) {
       // Logged for the operator; the client is told to come back, never which database failed.
+      options.onStoreUnavailable?.();
       log({ requestId: requestIdOf(c), method: c.req.method, path: c.req.path, error: err });
       return renderError(c, fail('service_unavailable', 'A backing service is temporarily unavailable.', {}, { 'Retry-After': String(STORE_RETRY_AFTER_SEC) }));
     }
@@ -108,15 +112,5 @@ function requestIdOf(c: Context): string {
 }
 
 function logToStderr(entry: { requestId: string; method: string; path: string; error: unknown }): void {
-  const { error } = entry;
-  process.stderr.write(
-    `${JSON.stringify({
-      level: 'error',
-      msg: 'unhandled error',
-      requestId: entry.requestId,
-      method: entry.method,
-      path: entry.path,
-      error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
-    })}\n`,
-  );
+  fallbackLogger().error({ requestId: entry.requestId, method: entry.method, path: entry.path, err: entry.error }, 'unhandled error');
 }

@@ -28,7 +28,7 @@ const UNKNOWN_SLUG_RPM = 60;
 const INBOUND = Symbol('inbound webhook front');
 
 export function inboundWebhook(
-  services: Pick<Services, 'config' | 'limiter' | 'webhooks' | 'clock'>,
+  services: Pick<Services, 'config' | 'limiter' | 'webhooks' | 'clock' | 'logger' | 'metrics'>,
   request: RouteSpec['request'],
 ): MiddlewareHandler<AppEnv> {
   const body = request.body;
@@ -45,7 +45,7 @@ export function inboundWebhook(
       await countQuietly(c, services, `inbound:slug:${ip}`, UNKNOWN_SLUG_RPM);
       throw error;
     }
-    await enforceRateLimit(c, { limiter: services.limiter, key: `inbound:${webhook.id}:${ip}`, limit: webhook.requestsPerMinute, code: 'rate_limited' });
+    await enforceRateLimit(c, { ...inboundLimit(services), key: `inbound:${webhook.id}:${ip}`, limit: webhook.requestsPerMinute, code: 'rate_limited' });
     const { timestampMs } = assertInboundSignature({
       rawBody,
       headers: c.req.raw.headers,
@@ -74,10 +74,22 @@ export function isInboundFront(handler: unknown): boolean {
 }
 
 /** Counts a refused request against a limit for its headers, without turning its answer into a 429. */
-async function countQuietly(c: Context<AppEnv>, services: Pick<Services, 'limiter'>, key: string, limit: number): Promise<void> {
+async function countQuietly(c: Context<AppEnv>, services: Pick<Services, 'limiter' | 'logger' | 'metrics'>, key: string, limit: number): Promise<void> {
   try {
-    await enforceRateLimit(c, { limiter: services.limiter, key, limit, code: 'rate_limited' });
+    await enforceRateLimit(c, { ...inboundLimit(services), key, limit, code: 'rate_limited' });
   } catch {
     // The original refusal stands; the headers were set before the limit threw.
   }
+}
+
+/** The limiter, logger and metrics of the inbound limits. */
+function inboundLimit(services: Pick<Services, 'limiter' | 'logger' | 'metrics'>) {
+  return {
+    limiter: services.limiter,
+    logger: services.logger,
+    observer: {
+      refused: () => services.metrics?.limiterRefusals.inc({ limit: 'inbound' }),
+      backendFailed: () => services.metrics?.backendErrors.inc({ backend: 'redis' }),
+    },
+  };
 }

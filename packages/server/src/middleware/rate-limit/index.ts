@@ -18,6 +18,7 @@
  * `c.header()` before a throw reach the 429/503 response. The inbound webhook route applies
  * its own per-IP limit with `enforceRateLimit(c, { ..., code: 'rate_limited' })`.
  */
+import { fallbackLogger, serializeError, type Logger } from '../../log/index.ts';
 import type { Context, MiddlewareHandler } from 'hono';
 import { fail } from '../../errors.ts';
 import { clientIp, clientKey, type ClientIpOptions } from './client-ip.ts';
@@ -75,8 +76,11 @@ export interface EnforceOptions {
   /** Error code of the 429: `rate_limit_exceeded` for API routes, `rate_limited` for inbound webhooks. */
   code?: 'rate_limit_exceeded' | 'rate_limited';
   onBackendError?: BackendErrorPolicy;
-  /** One line per backend failure; defaults to console.error. */
+  /** One line per backend failure (tests); the structured `logger` otherwise. */
   log?: (line: string) => void;
+  logger?: Logger;
+  /** Counts refusals and backend failures (metrics). */
+  observer?: { refused?(): void; backendFailed?(): void } | undefined;
 }
 
 export interface RateLimitOptions extends Omit<EnforceOptions, 'key'> {
@@ -128,15 +132,10 @@ async function enforce(c: Context, key: string | undefined, options: Omit<Enforc
   } catch (err) {
     const policy = options.onBackendError ?? 'fail-closed';
     const requestId: unknown = c.get('requestId');
-    (options.log ?? console.error)(
-      JSON.stringify({
-        level: 'error',
-        msg: 'rate limiter backend failed',
-        policy,
-        requestId,
-        error: err instanceof Error ? err.message : String(err),
-      }),
-    );
+    options.observer?.backendFailed?.();
+    const fields = { policy, requestId, error: err instanceof Error ? err.message : String(err) };
+    if (options.log) options.log(JSON.stringify({ level: 'error', msg: 'rate limiter backend failed', ...fields }));
+    else (options.logger ?? fallbackLogger()).error({ ...fields, error: serializeError(err) }, 'rate limiter backend failed');
     if (policy === 'fail-open') return;
     throw fail(
       'service_unavailable',
@@ -148,6 +147,7 @@ async function enforce(c: Context, key: string | undefined, options: Omit<Enforc
   c.set('rateLimit', tighter(c.get('rateLimit') as RateLimitState | undefined, result));
   writeHeaders(c);
   if (!result.allowed) {
+    options.observer?.refused?.();
     throw fail(
       options.code ?? 'rate_limit_exceeded',
       `Too many requests; retry after ${result.retryAfterSec} s.`,

@@ -1,0 +1,75 @@
+/**
+ * `service secret-key rotate` (in-process, embedded store): every secret at rest is re-sealed from
+ * the key file to the new SECRET_KEY and opens to the same value; a second run changes nothing; a
+ * wrong old key stops the command with nothing changed.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeFailure, runCli } from '../cli.ts';
+import { createSecretBox } from '../domain/webhooks/secret-box.ts';
+import { openStore } from '../store/open.ts';
+
+const NEW_KEY = 'new-secret-key-of-at-least-32-characters-0001';
+
+describe('service secret-key rotate', () => {
+  let dir: string;
+  const base: NodeJS.ProcessEnv = { ...process.env, WEBHOOK_ALLOW_HOSTS: '127.0.0.1' };
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'SECRET_KEY', 'OLD_SECRET_KEY']) delete base[name];
+
+  async function cli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; out: string }> {
+    let out = '';
+    try {
+      const code = await runCli([...args, '--data-dir', join(dir, 'data')], (line) => (out += `${line}\n`), env);
+      return { code, out };
+    } catch (err) {
+      const { code, message } = describeFailure(err);
+      return { code, out: message };
+    }
+  }
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'secret-key-rotate-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('re-seals webhook and TOTP secrets under the new key, once', { timeout: 120_000 }, async () => {
+    const init = JSON.parse((await cli(base, 'init', '--json')).out) as { admin: { totpSecret: string } };
+    const outbound = JSON.parse(
+      (await cli(base, 'webhooks', 'outbound', 'create', '--url', 'https://127.0.0.1:9443/hook', '--events', 'run.completed', '--json')).out,
+    ) as {
+      secret: string;
+    };
+    const inbound = JSON.parse((await cli(base, 'webhooks', 'inbound', 'create', '--slug', 'crm-leads', '--agent', 'sales', '--json')).out) as {
+      secret: string;
+    };
+
+    // A wrong old key: refused, nothing changed.
+    const wrong = await cli({ ...base, SECRET_KEY: NEW_KEY, OLD_SECRET_KEY: 'not-the-key-in-use-but-32-characters-long' }, 'secret-key', 'rotate');
+    expect(wrong.code).toBe(2);
+    expect(wrong.out).toContain('opens under neither');
+
+    // Without SECRET_KEY: a usage error.
+    expect((await cli(base, 'secret-key', 'rotate')).code).toBe(2);
+
+    const rotated = await cli({ ...base, SECRET_KEY: NEW_KEY }, 'secret-key', 'rotate', '--json');
+    expect(rotated).toEqual({ code: 0, out: `${JSON.stringify({ resealed: 3, unchanged: 0 })}\n` });
+    const again = await cli({ ...base, SECRET_KEY: NEW_KEY }, 'secret-key', 'rotate', '--json');
+    expect(again).toEqual({ code: 0, out: `${JSON.stringify({ resealed: 0, unchanged: 3 })}\n` });
+
+    // Every sealed value opens under the new key to the secret handed out at creation.
+    const db = await openStore({ dataDir: join(dir, 'data', 'pglite') });
+    try {
+      const box = createSecretBox(NEW_KEY);
+      const [dst] = await db.query<{ s: string }>(`SELECT secret_encrypted AS s FROM webhook_destinations`);
+      const [hook] = await db.query<{ s: string }>(`SELECT secret_encrypted AS s FROM inbound_webhooks`);
+      const [user] = await db.query<{ s: string }>(`SELECT totp_secret AS s FROM users`);
+      expect(box.open(dst!.s)).toBe(outbound.secret);
+      expect(box.open(hook!.s)).toBe(inbound.secret);
+      expect(box.open(user!.s)).toBe(init.admin.totpSecret);
+    } finally {
+      await db.close();
+    }
+  });
+});

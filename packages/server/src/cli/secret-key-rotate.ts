@@ -1,0 +1,120 @@
+/**
+ * @module `service secret-key rotate`: re-seals every secret kept at rest (webhook destination and
+ * inbound webhook signing secrets, TOTP secrets) from the old key to the new one, in one transaction.
+ *
+ * The old key is `OLD_SECRET_KEY`, or the key file `<data dir>/secret.key` when that is unset; the new
+ * key is `SECRET_KEY`. Keys are read from the environment, never from the command line (where `ps`
+ * shows them). A value already sealed under the new key is left as it is, so the command can run again
+ * after an interruption; a value that opens under neither key stops it, nothing changed. Stop every
+ * instance first: one still running would seal new secrets under the old key.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadConfig } from '../config.ts';
+import { createSecretBox, type SecretBox } from '../domain/webhooks/secret-box.ts';
+import type { Db } from '../store/db.ts';
+import type { CommandTable, Flags, Print } from './commands.ts';
+import { openCliStore } from './store.ts';
+import { UsageError } from './usage.ts';
+
+/** Every column that holds a sealed value: table, key column, sealed column. */
+export const SEALED_COLUMNS = [
+  ['webhook_destinations', 'id', 'secret_encrypted'],
+  ['inbound_webhooks', 'id', 'secret_encrypted'],
+  ['users', 'id', 'totp_secret'],
+] as const;
+
+/** Sealed values start with the box's version (`v1.`); a clear TOTP secret (Base32) never has a dot. */
+const SEALED = /^v\d+\./;
+
+export interface RotationResult {
+  resealed: number;
+  /** Already under the new key (a run after an interruption). */
+  unchanged: number;
+}
+
+export class RotationError extends Error {
+  override readonly name = 'RotationError';
+}
+
+/** Re-seals every sealed value from `from` to `to` in one transaction; throws (nothing changed) on a value neither opens. */
+export async function resealSecrets(db: Db, from: SecretBox, to: SecretBox): Promise<RotationResult> {
+  return db.transaction(async (tx) => {
+    const result: RotationResult = { resealed: 0, unchanged: 0 };
+    for (const [table, key, column] of SEALED_COLUMNS) {
+      const rows = await tx.query<{ key: string; sealed: string }>(
+        `SELECT ${key} AS key, ${column} AS sealed FROM ${table} WHERE ${column} IS NOT NULL ORDER BY ${key} FOR UPDATE`,
+      );
+      for (const row of rows) {
+        if (!SEALED.test(row.sealed)) continue; // a TOTP secret still in clear: `serve` seals it at start
+        if (opens(to, row.sealed)) {
+          result.unchanged += 1;
+          continue;
+        }
+        if (!opens(from, row.sealed))
+          throw new RotationError(`${table} ${row.key}: the value opens under neither the old nor the new key; nothing was changed.`);
+        await tx.query(`UPDATE ${table} SET ${column} = $2 WHERE ${key} = $1`, [row.key, to.seal(from.open(row.sealed))]);
+        result.resealed += 1;
+      }
+    }
+    return result;
+  });
+}
+
+function opens(box: SecretBox, sealed: string): boolean {
+  try {
+    box.open(sealed);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const HELP = `Usage: service secret-key rotate [--data-dir D] [--json]
+
+Re-seals every secret kept at rest (webhook signing secrets, TOTP secrets) under a new key, in one
+transaction. Stop every instance first; start them again with the new SECRET_KEY afterwards.
+  OLD_SECRET_KEY   the key in use until now (default: the key file <data dir>/secret.key)
+  SECRET_KEY       the new key, at least 32 characters
+  --json           print {"resealed","unchanged"}
+A value already under the new key is left as is (the command can run again); a value neither key
+opens stops the command with nothing changed.`;
+
+export const secretKeyCommands: CommandTable = {
+  groups: { 'secret-key': HELP },
+  commands: {
+    'secret-key rotate': {
+      options: { 'data-dir': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      help: HELP,
+      run: ({ values, positionals, print, env }) => rotate(values, positionals, print, env),
+    },
+  },
+};
+
+async function rotate(values: Flags, positionals: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {
+  if (positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${HELP}`);
+  const config = loadConfig({ 'data-dir': typeof values['data-dir'] === 'string' ? values['data-dir'] : undefined }, env);
+  const next = env.SECRET_KEY;
+  if (!next || next.length < 32) throw new UsageError(`Set SECRET_KEY to the new key (at least 32 characters).\n\n${HELP}`);
+  const old = env.OLD_SECRET_KEY || (await readKeyFile(config.dataDir));
+  if (old === next) throw new UsageError('OLD_SECRET_KEY and SECRET_KEY are the same key.');
+  const store = await openCliStore(config, 'secret-key rotate');
+  try {
+    const result = await resealSecrets(store.db, createSecretBox(old), createSecretBox(next));
+    print(values.json === true ? JSON.stringify(result) : `Re-sealed ${result.resealed} secrets under the new key (${result.unchanged} already were).`);
+    return 0;
+  } catch (err) {
+    if (err instanceof RotationError) throw new UsageError(err.message);
+    throw err;
+  } finally {
+    await store.close();
+  }
+}
+
+async function readKeyFile(dataDir: string): Promise<string> {
+  try {
+    return (await readFile(join(dataDir, 'secret.key'), 'utf8')).trim();
+  } catch {
+    throw new UsageError('Set OLD_SECRET_KEY to the key in use until now (there is no key file in the data directory).');
+  }
+}

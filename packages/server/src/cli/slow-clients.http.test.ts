@@ -1,0 +1,89 @@
+/**
+ * Bounded resources against slow clients, on a real `service serve` process: a client that trickles
+ * its headers is cut after HEADERS_TIMEOUT_MS, one that trickles its body after REQUEST_TIMEOUT_MS,
+ * an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS, and oversized headers answer
+ * 431 with the spec's JSON body. Each slow client would go on for a minute if the server let it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliProcesses, type CliProcesses } from '../serve-testing.ts';
+
+describe('slow clients cannot hold a connection', () => {
+  let dir: string;
+  let cli: CliProcesses;
+  let port: number;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'slow-clients-'));
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'METRICS_PORT']) delete env[name];
+    Object.assign(env, { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '2000', KEEP_ALIVE_TIMEOUT_MS: '1000' });
+    cli = cliProcesses(dir, env);
+    cli.run('init', '--json');
+    port = Number(new URL((await cli.serve()).url).port);
+  }, 60_000);
+
+  afterAll(() => {
+    cli?.killAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Opens a connection, writes `first`, then one byte of `trickle` every 200 ms for a minute; resolves with what the server sent once it closed. */
+  function slowClient(first: string, trickle: string): Promise<{ received: string; closedByServer: boolean }> {
+    return new Promise((resolve) => {
+      const socket: Socket = connect(port, '127.0.0.1');
+      let received = '';
+      let sent = 0;
+      const timer = setInterval(() => {
+        if (sent >= trickle.length) return;
+        socket.write(trickle[sent]!);
+        sent += 1;
+      }, 200);
+      const giveUp = setTimeout(() => {
+        clearInterval(timer);
+        socket.destroy();
+        resolve({ received, closedByServer: false });
+      }, 60_000);
+      socket.on('connect', () => socket.write(first));
+      socket.on('data', (d) => (received += d.toString()));
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        clearInterval(timer);
+        clearTimeout(giveUp);
+        resolve({ received, closedByServer: true });
+      });
+    });
+  }
+
+  it('cuts a client that trickles its headers', { timeout: 90_000 }, async () => {
+    const result = await slowClient('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n', `X-Slow: ${'a'.repeat(300)}`);
+    expect(result.closedByServer).toBe(true);
+    expect(result.received).not.toContain('200 OK');
+  });
+
+  it('cuts a client that trickles its body', { timeout: 90_000 }, async () => {
+    const body = JSON.stringify({ email: 'admin@example.com', password: 'x'.repeat(200), totpCode: '123456' });
+    const head = `POST /auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const result = await slowClient(head + body.slice(0, 10), body.slice(10));
+    expect(result.closedByServer).toBe(true);
+    // Never answered as if the body had arrived.
+    expect(result.received).not.toMatch(/HTTP\/1\.1 (200|401)/);
+  });
+
+  it('closes an idle keep-alive connection', { timeout: 90_000 }, async () => {
+    const result = await slowClient('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n', '');
+    expect(result.closedByServer).toBe(true);
+    expect(result.received).toContain('HTTP/1.1 200 OK');
+    expect(result.received).toMatch(/Keep-Alive: timeout=1/i);
+  });
+
+  it('answers oversized headers with 431 and a JSON error body', { timeout: 30_000 }, async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/healthz`, { headers: { 'x-big': 'a'.repeat(20_000) } });
+    expect(res.status).toBe(431);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(await res.json()).toMatchObject({ error: 'request_header_fields_too_large' });
+  });
+});

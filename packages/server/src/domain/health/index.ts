@@ -1,0 +1,69 @@
+/**
+ * @module Health of one instance: liveness (the process serves) and readiness (the store and, when
+ * configured, Redis answer within a second; not while shutting down). `GET /healthz` and `GET /readyz`
+ * answer from it; `serve` marks the shutdown.
+ */
+import type { Db } from '../../store/db.ts';
+
+export type DependencyStatus = 'ok' | 'failing' | 'not_configured';
+export type Failing = 'store' | 'redis' | 'shutdown';
+
+export interface Readiness {
+  checks: { store: DependencyStatus; redis: DependencyStatus };
+  /** Empty when ready. */
+  failing: Failing[];
+}
+
+export interface Pingable {
+  ping(): Promise<unknown>;
+}
+
+export interface Health {
+  readiness(): Promise<Readiness>;
+  /** From now on readiness fails with `shutdown` (a graceful stop has begun). */
+  beginShutdown(): void;
+  readonly shuttingDown: boolean;
+}
+
+/** Budget of one dependency check. */
+export const CHECK_TIMEOUT_MS = 1_000;
+
+export function createHealth(deps: { db: Db; redis?: Pingable | undefined; timeoutMs?: number }): Health {
+  let shuttingDown = false;
+  const timeoutMs = deps.timeoutMs ?? CHECK_TIMEOUT_MS;
+  return {
+    get shuttingDown() {
+      return shuttingDown;
+    },
+    beginShutdown() {
+      shuttingDown = true;
+    },
+    async readiness() {
+      const redis = deps.redis;
+      const [store, redisStatus] = await Promise.all([
+        answers(() => deps.db.query('SELECT 1'), timeoutMs),
+        redis ? answers(() => redis.ping(), timeoutMs) : Promise.resolve<DependencyStatus>('not_configured'),
+      ]);
+      const failing: Failing[] = [];
+      if (store === 'failing') failing.push('store');
+      if (redisStatus === 'failing') failing.push('redis');
+      if (shuttingDown) failing.push('shutdown');
+      return { checks: { store, redis: redisStatus }, failing };
+    },
+  };
+}
+
+async function answers(probe: () => Promise<unknown>, timeoutMs: number): Promise<DependencyStatus> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<DependencyStatus>((resolve) => {
+    timer = setTimeout(() => resolve('failing'), timeoutMs);
+    timer.unref?.();
+  });
+  try {
+    return await Promise.race([probe().then(() => 'ok' as const), timeout]);
+  } catch {
+    return 'failing';
+  } finally {
+    clearTimeout(timer);
+  }
+}

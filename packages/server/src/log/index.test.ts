@@ -1,0 +1,52 @@
+/** The logger: JSON lines with ISO time and level names, credential fields censored, readable pretty form, settings checked. */
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, ConfigError } from '../config.ts';
+import { createLogger, prettyLine, readLogSettings } from './index.ts';
+
+function capture(level: 'info' | 'debug' = 'info') {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger({ level, destination }), lines };
+}
+
+describe('logger', () => {
+  it('writes one JSON line with time, level name and fields, below the level nothing', async () => {
+    const { logger, lines } = capture('info');
+    logger.debug({ requestId: 'req_1' }, 'hidden');
+    logger.info({ requestId: 'req_2', status: 200 }, 'request');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 'info', msg: 'request', requestId: 'req_2', status: 200, time: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+  });
+
+  it('censors credential fields and redacts error messages', async () => {
+    const { logger, lines } = capture('debug');
+    logger.info(
+      { password: 'hunter2-hunter2', headers: { authorization: 'Bearer service_sk_live_abc', cookie: 'service_session=x' }, csrfToken: 'csrf_1' },
+      'x',
+    );
+    logger.error({ err: new Error('connect to postgres://admin:pw@10.1.2.3:5432/db failed') }, 'y');
+    await new Promise((resolve) => setImmediate(resolve));
+    const text = JSON.stringify(lines);
+    for (const secret of ['hunter2-hunter2', 'service_sk_live_abc', 'service_session=x', 'csrf_1', 'admin:pw', '10.1.2.3']) expect(text).not.toContain(secret);
+    expect(lines[0]).toMatchObject({ password: '[redacted]', headers: { authorization: '[redacted]', cookie: '[redacted]' }, csrfToken: '[redacted]' });
+  });
+
+  it('reads LOG_LEVEL and LOG_FORMAT, refusing other values', () => {
+    expect(readLogSettings({})).toEqual({ level: 'info', format: 'json' });
+    expect(readLogSettings({ LOG_LEVEL: 'DEBUG', LOG_FORMAT: 'pretty' })).toEqual({ level: 'debug', format: 'pretty' });
+    expect(() => loadConfig({}, { LOG_LEVEL: 'verbose' })).toThrow(ConfigError);
+    expect(() => loadConfig({}, { LOG_FORMAT: 'xml' })).toThrow(ConfigError);
+  });
+
+  it('formats a line readably for LOG_FORMAT=pretty', () => {
+    const line = JSON.stringify({ level: 'info', time: '2026-11-23T12:01:02.345Z', msg: 'request', operationId: 'getRun', status: 200 });
+    expect(prettyLine(line)).toBe('12:01:02.345 INFO  request {"operationId":"getRun","status":200}');
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * @module The one structured logger (pino): one JSON line per event on stdout. `LOG_LEVEL` sets the
+ * level (default `info`), `LOG_FORMAT=pretty` one readable line per event for development (a small
+ * built-in formatter: no extra dependency).
+ *
+ * What is logged is chosen field by field (ids, status, durations): never a header, a cookie, a body or
+ * a secret. As a second line of defence, fields whose names hold credentials are censored (`redact`), and
+ * error messages pass through the response redactor (secrets, internal hosts, paths, stack traces).
+ */
+import { Writable } from 'node:stream';
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { redactText } from '../redact/index.ts';
+
+export type { Logger } from 'pino';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogFormat = 'json' | 'pretty';
+
+/** Field names never written, wherever they appear (two levels deep). */
+const SECRET_FIELDS = [
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'password',
+  'secret',
+  'token',
+  'csrfToken',
+  'totpSecret',
+  'totpCode',
+  'apiKey',
+  'signature',
+  'secretKey',
+];
+const REDACT_PATHS = SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`].map((p) => (/^[\w*.]+$/.test(p) ? p : p.replace(f, `["${f}"]`))));
+
+export interface LoggerSettings {
+  level?: LogLevel;
+  format?: LogFormat;
+  /** Where lines go; stdout by default (tests capture them). */
+  destination?: DestinationStream;
+}
+
+export function createLogger(settings: LoggerSettings = {}): Logger {
+  const options: LoggerOptions = {
+    level: settings.level ?? 'info',
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    serializers: { err: serializeError, error: serializeError },
+  };
+  const destination = settings.destination ?? (settings.format === 'pretty' ? prettyStream() : pino.destination({ fd: 1, sync: true }));
+  return pino(options, destination);
+}
+
+/** A logger that writes nothing (tests, in-process apps that pass none). */
+export const silentLogger: Logger = pino({ level: 'silent' });
+
+/** Reads LOG_LEVEL and LOG_FORMAT; a wrong value is refused with a readable message. */
+export function readLogSettings(env: NodeJS.ProcessEnv): { level: LogLevel; format: LogFormat } {
+  const level = (env.LOG_LEVEL || 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}: ${env.LOG_LEVEL}`);
+  const format = (env.LOG_FORMAT || 'json').toLowerCase();
+  if (format !== 'json' && format !== 'pretty') throw new Error(`LOG_FORMAT must be json or pretty: ${env.LOG_FORMAT}`);
+  return { level: level as LogLevel, format };
+}
+
+/** An error as a log field: its name and redacted message; the stack only at debug level readers. */
+export function serializeError(error: unknown): { type: string; message: string; stack?: string } {
+  if (error instanceof Error) {
+    return { type: error.name, message: redactText(error.message), ...(error.stack ? { stack: redactText(error.stack) } : {}) };
+  }
+  return { type: typeof error, message: redactText(String(error)) };
+}
+
+/** `12:01:02.345 INFO  request getRun 200 12ms {…}`: one readable line per JSON line. */
+function prettyStream(): DestinationStream {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (!line) continue;
+        process.stdout.write(`${prettyLine(line)}\n`);
+      }
+      done();
+    },
+  });
+}
+
+export function prettyLine(line: string): string {
+  try {
+    const { time, level, msg, ...rest } = JSON.parse(line) as Record<string, unknown>;
+    const clock = typeof time === 'string' ? time.slice(11, 23) : '';
+    const extra = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : '';
+    return `${clock} ${String(level).toUpperCase().padEnd(5)} ${String(msg ?? '')}${extra}`;
+  } catch {
+    return line;
+  }
+}
+
+let fallback: Logger | undefined;
+/** Errors of components that were given no logger: JSON lines on stderr, level error. */
+export function fallbackLogger(): Logger {
+  fallback ??= createLogger({ level: 'error', destination: pino.destination({ fd: 2, sync: true }) });
+  return fallback;
+}

@@ -1,0 +1,133 @@
+/**
+ * @module Prometheus metrics (prom-client), one registry per app. Served by `serve` on its own port
+ * (`METRICS_PORT`), never on the public API. Labels are bounded: operationId (not the raw path), status
+ * code, run status, model alias, delivery outcome, limit name, backend name. No id, no secret.
+ *
+ * Counters and histograms are updated as things happen; what lives in the store (runs by status and
+ * alias, STU consumed, outbox depth and age) is read at each scrape.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Db } from '../store/db.ts';
+
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'operation' | 'status'>;
+  duration: Histogram<'operation'>;
+  inFlight: Gauge;
+  deliveryAttempts: Counter<'outcome'>;
+  limiterRefusals: Counter<'limit'>;
+  backendErrors: Counter<'backend'>;
+  /** The Prometheus text of every metric. */
+  render(): Promise<string>;
+}
+
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+export function createMetrics(deps: { db: Db }): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const backendErrors = new Counter({
+    name: 'service_backend_errors_total',
+    help: 'Failed calls to a backing service (store: PostgreSQL/PGlite, redis).',
+    labelNames: ['backend'],
+    // Registered last (below), and read once the store reads of the same scrape ended, so their failures count.
+    registers: [],
+    async collect() {
+      await Promise.allSettled([...reads]);
+      reads.clear();
+    },
+  });
+  const reads = new Set<Promise<void>>();
+  /** Reads the store at scrape time; a store that does not answer counts as a store error. */
+  const fromStore = (read: () => Promise<void>): Promise<void> => {
+    const done = read().catch(() => {
+      backendErrors.inc({ backend: 'store' });
+    });
+    reads.add(done);
+    return done;
+  };
+  new Gauge({
+    name: 'service_runs',
+    help: 'Runs in the store by status and model alias.',
+    labelNames: ['status', 'alias'],
+    registers,
+    async collect() {
+      await fromStore(async () => {
+        const rows = await deps.db.query<{ status: string; alias: string; n: number | string }>(
+          `SELECT status, alias, count(*) AS n FROM runs GROUP BY status, alias`,
+        );
+        this.reset();
+        for (const row of rows) this.set({ status: row.status, alias: row.alias }, Number(row.n));
+      });
+    },
+  });
+  new Gauge({
+    name: 'service_stu_consumed',
+    help: 'STU charged to ended runs, by model alias (all workspaces, since the store was created).',
+    labelNames: ['alias'],
+    registers,
+    async collect() {
+      await fromStore(async () => {
+        const rows = await deps.db.query<{ alias: string; stu: number | string }>(`SELECT alias, COALESCE(sum(stu), 0) AS stu FROM runs GROUP BY alias`);
+        this.reset();
+        for (const row of rows) this.set({ alias: row.alias }, Number(row.stu));
+      });
+    },
+  });
+  new Gauge({
+    name: 'service_outbox_pending_deliveries',
+    help: 'Outbound deliveries waiting to be sent (pending).',
+    registers,
+    async collect() {
+      await fromStore(async () => {
+        const [row] = await deps.db.query<{ n: number | string }>(`SELECT count(*) AS n FROM deliveries WHERE status = 'pending'`);
+        this.set(Number(row?.n ?? 0));
+      });
+    },
+  });
+  new Gauge({
+    name: 'service_outbox_oldest_pending_age_seconds',
+    help: 'Age of the oldest pending outbound delivery, in seconds (0 when none).',
+    registers,
+    async collect() {
+      await fromStore(async () => {
+        const [row] = await deps.db.query<{ oldest: Date | string | null }>(`SELECT min(created_at) AS oldest FROM deliveries WHERE status = 'pending'`);
+        const oldest = row?.oldest ? new Date(row.oldest).getTime() : undefined;
+        this.set(oldest === undefined ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+      });
+    },
+  });
+  const metrics: Metrics = {
+    registry,
+    requests: new Counter({
+      name: 'service_http_requests_total',
+      help: 'HTTP requests by operationId (or unmatched) and status code.',
+      labelNames: ['operation', 'status'],
+      registers,
+    }),
+    duration: new Histogram({
+      name: 'service_http_request_duration_seconds',
+      help: 'Time to the response headers, by operationId (a stream counts until its headers).',
+      labelNames: ['operation'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    inFlight: new Gauge({ name: 'service_http_requests_in_flight', help: 'HTTP requests being answered now.', registers }),
+    deliveryAttempts: new Counter({
+      name: 'service_webhook_delivery_attempts_total',
+      help: 'Outbound delivery attempts by outcome (delivered, retry, give_up).',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    limiterRefusals: new Counter({
+      name: 'service_rate_limit_refusals_total',
+      help: 'Requests refused with 429 by a rate limit (ip, workspace, inbound).',
+      labelNames: ['limit'],
+      registers,
+    }),
+    backendErrors,
+    render: () => registry.metrics(),
+  };
+  registry.registerMetric(backendErrors);
+  return metrics;
+}
