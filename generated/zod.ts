@@ -1127,13 +1127,20 @@ export const zSessionWorkspaces = z.strictObject({
 });
 
 /**
+ * EmailAddress
+ *
+ * A plain `local@domain.tld` email address, compared without regard to case.
+ */
+export const zEmailAddress = z.string().min(6).max(254).regex(/^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/);
+
+/**
  * Member
  *
  * A user who belongs to the workspace, with their role in it.
  */
 export const zMember = z.strictObject({
     userId: zUserId,
-    email: z.email(),
+    email: zEmailAddress,
     role: zWorkspaceRole,
     twoFactorEnabled: z.boolean(),
     joinedAt: z.iso.datetime({ offset: true })
@@ -1172,7 +1179,7 @@ export const zUpdateMemberRequest = z.strictObject({
  * Invites a person, by email, to join the workspace with a role.
  */
 export const zCreateInvitationRequest = z.strictObject({
-    email: z.email().max(254),
+    email: zEmailAddress,
     role: zWorkspaceRole.optional().default('member')
 });
 
@@ -1186,7 +1193,7 @@ export const zCreateInvitationRequest = z.strictObject({
  */
 export const zInvitation = z.strictObject({
     id: z.string().regex(/^inv_[A-Za-z0-9]{16,32}$/),
-    email: z.email(),
+    email: zEmailAddress,
     role: zWorkspaceRole,
     token: z.string().regex(/^service_inv_[A-Za-z0-9]{32}$/),
     expiresAt: z.iso.datetime({ offset: true })
@@ -1212,7 +1219,7 @@ export const zAcceptInvitationRequest = z.strictObject({
  */
 export const zInvitationAccepted = z.strictObject({
     workspaceId: zWorkspaceId,
-    email: z.email(),
+    email: zEmailAddress,
     role: zWorkspaceRole,
     totpSecret: z.string().regex(/^[A-Z2-7]+=*$/).nullable()
 });
@@ -1300,7 +1307,7 @@ export const zOperatorAuthError = zError.and(z.object({
  */
 export const zCreateWorkspaceRequest = z.strictObject({
     name: z.string().min(1).max(100).regex(/^[^\x00-\x1f]+$/),
-    adminEmail: z.email().max(254).optional(),
+    adminEmail: zEmailAddress.optional(),
     plan: zPlanName.optional(),
     pendingPayment: z.boolean().optional().default(false)
 });
@@ -1314,7 +1321,7 @@ export const zWorkspaceCreated = z.strictObject({
     workspaceId: zWorkspaceId,
     apiKey: zApiKeySecret,
     admin: z.strictObject({
-        email: z.email(),
+        email: zEmailAddress,
         password: z.string().min(12),
         totpSecret: z.string().regex(/^[A-Z2-7]+=*$/)
     }),

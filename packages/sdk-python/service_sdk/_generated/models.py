@@ -30,6 +30,7 @@ UserWorkspaces = list[dict[str, Any]]
 DestinationId = str
 EventId = str
 ApprovalId = str
+EmailAddress = str
 WorkspaceStatus = Literal["active", "suspended"]
 WorkspacePayment = Literal["pending", "completed"]
 PlanName = Literal["starter", "growth", "enterprise"]
@@ -751,7 +752,7 @@ Member = TypedDict(
     "Member",
     {
         "userId": "UserId",
-        "email": "str",
+        "email": "EmailAddress",
         "role": "WorkspaceRole",
         "twoFactorEnabled": "bool",
         "joinedAt": "str",
@@ -788,7 +789,7 @@ UpdateMemberRequest = TypedDict(
 CreateInvitationRequest = TypedDict(
     "CreateInvitationRequest",
     {
-        "email": "str",
+        "email": "EmailAddress",
         "role": "NotRequired[WorkspaceRole]",
     },
 )
@@ -798,7 +799,7 @@ Invitation = TypedDict(
     "Invitation",
     {
         "id": "str",
-        "email": "str",
+        "email": "EmailAddress",
         "role": "WorkspaceRole",
         "token": "str",
         "expiresAt": "str",
@@ -819,7 +820,7 @@ InvitationAccepted = TypedDict(
     "InvitationAccepted",
     {
         "workspaceId": "WorkspaceId",
-        "email": "str",
+        "email": "EmailAddress",
         "role": "WorkspaceRole",
         "totpSecret": "str | None",
     },
@@ -875,7 +876,7 @@ CreateWorkspaceRequest = TypedDict(
     "CreateWorkspaceRequest",
     {
         "name": "str",
-        "adminEmail": "NotRequired[str]",
+        "adminEmail": "NotRequired[EmailAddress]",
         "plan": "NotRequired[PlanName]",
         "pendingPayment": "NotRequired[bool]",
     },
@@ -1151,4 +1152,4 @@ PingEvent = TypedDict(
     },
 )
 
-__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "SessionAuthError", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "RoleForbiddenError", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "ApprovalId", "ApprovalDecision", "Approval", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "WorkspaceStatus", "WorkspacePayment", "PlanName", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]
+__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "SessionAuthError", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "RoleForbiddenError", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "ApprovalId", "ApprovalDecision", "Approval", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "WorkspaceStatus", "WorkspacePayment", "PlanName", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]

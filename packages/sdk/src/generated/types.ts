@@ -2282,13 +2282,17 @@ export interface components {
             workspaces: components["schemas"]["UserWorkspaces"];
         };
         /**
+         * EmailAddress
+         * @description A plain `local@domain.tld` email address, compared without regard to case.
+         */
+        EmailAddress: string;
+        /**
          * Member
          * @description A user who belongs to the workspace, with their role in it.
          */
         Member: {
             userId: components["schemas"]["UserId"];
-            /** Format: email */
-            email: string;
+            email: components["schemas"]["EmailAddress"];
             role: components["schemas"]["WorkspaceRole"];
             twoFactorEnabled: boolean;
             /** Format: date-time */
@@ -2321,8 +2325,7 @@ export interface components {
          * @description Invites a person, by email, to join the workspace with a role.
          */
         CreateInvitationRequest: {
-            /** Format: email */
-            email: string;
+            email: components["schemas"]["EmailAddress"];
             /** @default member */
             role?: components["schemas"]["WorkspaceRole"];
         };
@@ -2341,8 +2344,7 @@ export interface components {
          */
         Invitation: {
             id: string;
-            /** Format: email */
-            email: string;
+            email: components["schemas"]["EmailAddress"];
             role: components["schemas"]["WorkspaceRole"];
             token: string;
             /** Format: date-time */
@@ -2370,8 +2372,7 @@ export interface components {
          */
         InvitationAccepted: {
             workspaceId: components["schemas"]["WorkspaceId"];
-            /** Format: email */
-            email: string;
+            email: components["schemas"]["EmailAddress"];
             role: components["schemas"]["WorkspaceRole"];
             totpSecret: string | null;
         };
@@ -2447,11 +2448,8 @@ export interface components {
          */
         CreateWorkspaceRequest: {
             name: string;
-            /**
-             * Format: email
-             * @description The first admin's email, unique in the deployment. Default `owner-<8 random characters>@workspace.invalid`.
-             */
-            adminEmail?: string;
+            /** @description The first admin's email, unique in the deployment. Default `owner-<8 random characters>@workspace.invalid`. */
+            adminEmail?: components["schemas"]["EmailAddress"];
             plan?: components["schemas"]["PlanName"];
             /**
              * @description Create the workspace with `payment: pending`; its credentials answer `402 payment_not_completed` until the payment is recorded.
@@ -2467,8 +2465,7 @@ export interface components {
             workspaceId: components["schemas"]["WorkspaceId"];
             apiKey: components["schemas"]["ApiKeySecret"];
             admin: {
-                /** Format: email */
-                email: string;
+                email: components["schemas"]["EmailAddress"];
                 /** @description Generated; give it to the admin over a safe channel. */
                 password: string;
                 /** @description Base32 TOTP secret for the admin's authenticator app. */
