@@ -205,6 +205,7 @@ describe('route table', () => {
     expect(route('listRuns').security).toEqual([
       { scheme: 'apiKey', scopes: ['orchestrator:invoke'] },
       { scheme: 'apiKey', scopes: ['tenant:read'] },
+      { scheme: 'adminSession', scopes: [] },
     ]);
     expect(route('login').security).toEqual([]);
     expect(route('revokeApiKey')).toMatchObject({ method: 'delete', path: '/api-keys/{id}', security: [{ scheme: 'adminSession', scopes: [] }] });

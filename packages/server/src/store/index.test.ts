@@ -48,12 +48,15 @@ describe.each(testBackends())('store on $name', ({ open }) => {
   it('enforces the constraints the domain relies on', async () => {
     const now = new Date();
     await store.db.query(`INSERT INTO workspaces (id, name, created_at) VALUES ('wksp_c', 'C', $1)`, [now]);
-    const user = `INSERT INTO users (id, workspace_id, email, password_hash, role, created_at) VALUES ($1, 'wksp_c', $2, 'x', 'admin', $3)`;
+    const user = `INSERT INTO users (id, email, password_hash, created_at) VALUES ($1, $2, 'x', $3)`;
     await store.db.query(user, ['usr_1', 'Admin@Example.com', now]);
     // Emails are unique without regard to case: login goes by email alone.
     await expect(store.db.query(user, ['usr_2', 'admin@example.com', now])).rejects.toThrow();
-    await expect(
-      store.db.query(`INSERT INTO users (id, workspace_id, email, password_hash, role, created_at) VALUES ('usr_3', 'wksp_c', 'o@x', 'x', 'guest', $1)`, [now]),
-    ).rejects.toThrow();
+    // A role is one of the contract's.
+    const member = `INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ('wksp_c', 'usr_1', $1, $2)`;
+    await expect(store.db.query(member, ['guest', now])).rejects.toThrow();
+    await store.db.query(member, ['admin', now]);
+    // One membership per user and workspace.
+    await expect(store.db.query(member, ['member', now])).rejects.toThrow();
   });
 });

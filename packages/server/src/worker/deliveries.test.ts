@@ -27,7 +27,7 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     store = await open();
     t = await createTestApp({ db: store.db, deps: { webhooks: { allowList: ['127.0.0.1'] } } });
     admin = await t.login();
-    adminUserId = (await store.db.query<{ id: string }>(`SELECT id FROM users WHERE workspace_id = $1`, [t.workspaceId]))[0]!.id;
+    adminUserId = (await store.db.query<{ id: string }>(`SELECT user_id AS id FROM memberships WHERE workspace_id = $1`, [t.workspaceId]))[0]!.id;
     receiver = await startHttpsTestReceiver(certificate, (request) => answer(request.path));
   });
   afterAll(async () => {

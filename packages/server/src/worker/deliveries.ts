@@ -19,6 +19,7 @@ import {
   insertDeliveryAttempt,
   markAttemptFailed,
   markDelivered,
+  releaseDeliveryClaim,
   type ClaimedDelivery,
 } from '../domain/events/deliveries.ts';
 import { deliverWebhook, DEFAULT_DELIVERY_TIMEOUT_MS, type DeliveryOutcome } from '../domain/webhooks/delivery.ts';
@@ -64,11 +65,7 @@ export interface DeliveryAttemptInfo {
 export async function releaseClaims(db: Db, claims: Map<string, string[]>): Promise<number> {
   let released = 0;
   for (const [token, ids] of claims) {
-    const rows = await db.query(
-      `UPDATE deliveries SET locked_until = NULL, claim_token = NULL WHERE claim_token = $1 AND id = ANY ($2::text[]) AND status = 'pending' RETURNING id`,
-      [token, ids],
-    );
-    released += rows.length;
+    released += await releaseDeliveryClaim(db, token, ids);
     claims.delete(token);
   }
   return released;

@@ -103,3 +103,12 @@ export async function replayFailedDeliveries(db: Db, destinationId: string, now:
   );
   return rows.map((r) => r.event_id);
 }
+
+/** Gives back pending deliveries still held under `token` (a worker shutting down); how many were released. */
+export async function releaseDeliveryClaim(db: Db, token: string, ids: string[]): Promise<number> {
+  const rows = await db.query(
+    `UPDATE deliveries SET locked_until = NULL, claim_token = NULL WHERE claim_token = $1 AND id = ANY ($2::text[]) AND status = 'pending' RETURNING id`,
+    [token, ids],
+  );
+  return rows.length;
+}
