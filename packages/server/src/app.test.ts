@@ -365,7 +365,9 @@ describe('admin session and key management', () => {
     }
     const { cookie, csrfToken } = await t.login();
     const body = JSON.stringify({ name: 'k', scopes: ['usage:read'] });
-    for (const extra of [{}, { 'X-CSRF-Token': `${csrfToken.slice(0, -1)}x` }] as Record<string, string>[]) {
+    // A wrong token: the last character changed (to one it is not, or the test would pass it 1 time in 62).
+    const wrong = `${csrfToken.slice(0, -1)}${csrfToken.endsWith('x') ? 'y' : 'x'}`;
+    for (const extra of [{}, { 'X-CSRF-Token': wrong }] as Record<string, string>[]) {
       const r = await call('/api-keys', { method: 'POST', headers: { Cookie: cookie, ...JSON_HEADERS, ...extra }, body });
       expect(r.status).toBe(403);
       // Not a role problem: the session's holder may do this, the request is not proven to come from them.
