@@ -11,10 +11,9 @@ import { zCreateWorkspaceRequest, zUpdateWorkspaceRequest } from '../../../../ge
 import type { Schema } from '../contract.ts';
 import { createOperatorToken } from '../domain/operators/index.ts';
 import { createSecretBox } from '../domain/webhooks/secret-box.ts';
-import { deleteWorkspace, getOperatorWorkspace, listOperatorWorkspaces, type OperatorWorkspace, updateWorkspace } from '../domain/workspaces/index.ts';
-import { initWorkspace } from '../domain/workspaces/init.ts';
+import { deleteWorkspace, listOperatorWorkspaces, type OperatorWorkspace, updateWorkspace } from '../domain/workspaces/index.ts';
+import { createCustomerWorkspace } from '../domain/workspaces/init.ts';
 import { ServiceError } from '../errors.ts';
-import { randomBase62 } from '../random.ts';
 import type { CommandTable, Flags } from './commands.ts';
 import { bodyFromFlags, wholeNumber } from './flags.ts';
 import { resolveSecretKey } from './secret-key.ts';
@@ -213,17 +212,7 @@ async function withOperations<T>(values: Flags, env: NodeJS.ProcessEnv, act: (op
     const secretBox = createSecretBox(await resolveSecretKey(config));
     return await act({
       list: () => listOperatorWorkspaces(store.db),
-      async create(body) {
-        const created = await initWorkspace(store.db, systemClock, {
-          workspaceName: body.name,
-          adminEmail: body.adminEmail ?? `owner-${randomBase62(8).toLowerCase()}@workspace.invalid`,
-          plan: body.plan,
-          pendingPayment: body.pendingPayment,
-          secretBox,
-        });
-        const { operatorToken: _none, ...credentials } = created;
-        return { ...credentials, workspace: await getOperatorWorkspace(store.db, created.workspaceId) };
-      },
+      create: (body) => createCustomerWorkspace(store.db, systemClock, secretBox, body),
       update: (id, body) => updateWorkspace(store.db, systemClock, id, body),
       remove: (id) => deleteWorkspace(store.db, id),
     });

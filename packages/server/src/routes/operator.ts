@@ -2,14 +2,13 @@
  * @module The operator API (operator token): listWorkspaces, createWorkspace, getWorkspace,
  * updateWorkspace, deleteWorkspace. The workspace is the one named in the path, never the caller's.
  */
-import { randomBase62 } from '../random.ts';
 import {
   deleteWorkspace as removeWorkspace,
   getOperatorWorkspace,
   listOperatorWorkspaces,
   updateWorkspace as changeWorkspace,
 } from '../domain/workspaces/index.ts';
-import { initWorkspace } from '../domain/workspaces/init.ts';
+import { createCustomerWorkspace } from '../domain/workspaces/init.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
 import { authOf, type Handler, type Handlers } from './handler.ts';
 
@@ -20,17 +19,10 @@ const listWorkspaces: Handler<'listWorkspaces'> = async (c, _input, { db }) => {
 
 const createWorkspace: Handler<'createWorkspace'> = async (c, { body }, { db, clock, webhooks }) => {
   authOf(c, 'operatorToken');
-  const created = await initWorkspace(db, clock, {
-    workspaceName: body.name,
-    adminEmail: body.adminEmail ?? `owner-${randomBase62(8).toLowerCase()}@workspace.invalid`,
-    plan: body.plan,
-    pendingPayment: body.pendingPayment,
-    secretBox: webhooks.secretBox,
-  });
+  const created = await createCustomerWorkspace(db, clock, webhooks.secretBox, body);
   // The one answer that shows the first credentials: the redactor lets exactly these through.
   keepUnredacted(c, created.apiKey, created.admin.password, created.admin.totpSecret);
-  const workspace = await getOperatorWorkspace(db, created.workspaceId);
-  return { status: 201, body: { workspaceId: created.workspaceId, apiKey: created.apiKey, admin: created.admin, workspace } };
+  return { status: 201, body: created };
 };
 
 const getWorkspace: Handler<'getWorkspace'> = async (c, { params }, { db }) => {

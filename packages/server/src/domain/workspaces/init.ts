@@ -8,7 +8,8 @@ import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { createKeyService, ISSUABLE_SCOPES } from '../keys/index.ts';
 import { createUser } from '../sessions/users.ts';
-import { createWorkspace } from './index.ts';
+import { createWorkspace, getOperatorWorkspace } from './index.ts';
+import type { Schema } from '../../contract.ts';
 import { setPlan } from '../agents/settings.ts';
 import type { PlanName } from '../agents/plans.ts';
 import { createOperatorToken } from '../operators/index.ts';
@@ -83,4 +84,24 @@ export async function initWorkspace(db: Db, clock: Clock, options: InitOptions):
       ...(options.withOperatorToken ? { operatorToken: await createOperatorToken(tx, clock) } : {}),
     };
   });
+}
+
+/**
+ * A workspace the operator adds (operator API, `service workspaces create`): its owner gets a placeholder
+ * email when none is given. The answer is what `init --json` prints, plus the operator's view of it.
+ */
+export async function createCustomerWorkspace(
+  db: Db,
+  clock: Clock,
+  secretBox: SecretBox,
+  body: Schema<'CreateWorkspaceRequest'>,
+): Promise<Schema<'WorkspaceCreated'>> {
+  const { operatorToken: _none, ...created } = await initWorkspace(db, clock, {
+    workspaceName: body.name,
+    adminEmail: body.adminEmail ?? `owner-${randomBase62(8).toLowerCase()}@workspace.invalid`,
+    plan: body.plan,
+    pendingPayment: body.pendingPayment,
+    secretBox,
+  });
+  return { ...created, workspace: await getOperatorWorkspace(db, created.workspaceId) };
 }
