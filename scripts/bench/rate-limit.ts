@@ -3,7 +3,7 @@
  * same app behind the in-memory limiter (per IP, then per IP + per workspace), measured in the
  * same run with `app.request` (no sockets), in interleaved rounds, median reported.
  *
- *   pnpm tsx scripts/bench-rate-limit.ts            (BENCH_REQUESTS=20000 BENCH_ROUNDS=7 by default)
+ *   pnpm tsx scripts/bench/rate-limit.ts            (BENCH_REQUESTS=20000 BENCH_ROUNDS=7 by default)
  *
  * Traffic: 10 000 client addresses and 1 000 workspaces in turn, and a clock that moves 2 ms per
  * limiter hit, so every request is admitted (the measured path is the common one: count, set
@@ -11,7 +11,7 @@
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { byClientIp, createMemoryLimiter, PER_IP, PER_WORKSPACE, rateLimit } from '../packages/server/src/middleware/rate-limit/index.ts';
+import { byClientIp, createMemoryLimiter, PER_IP, PER_WORKSPACE, rateLimit } from '../../packages/server/src/middleware/rate-limit/index.ts';
 
 // hono is a dependency of packages/server, not of the workspace root: resolve it from there.
 interface BenchApp {
@@ -19,7 +19,7 @@ interface BenchApp {
   get(path: string, handler: (c: { json(body: unknown, status: 200): Response }) => Response): unknown;
   request(path: string, init: RequestInit | undefined, env: unknown): Response | Promise<Response>;
 }
-const fromServer = createRequire(new URL('../packages/server/package.json', import.meta.url));
+const fromServer = createRequire(new URL('../../packages/server/package.json', import.meta.url));
 const { Hono } = (await import(pathToFileURL(fromServer.resolve('hono')).href)) as { Hono: new () => BenchApp };
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000);
@@ -68,7 +68,7 @@ for (let r = 0; r < ROUNDS; r += 1) {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const bare = median(samples.none!);
-console.log(`command: pnpm tsx scripts/bench-rate-limit.ts (BENCH_REQUESTS=${REQUESTS} BENCH_ROUNDS=${ROUNDS})`);
+console.log(`command: pnpm tsx scripts/bench/rate-limit.ts (BENCH_REQUESTS=${REQUESTS} BENCH_ROUNDS=${ROUNDS})`);
 console.log(`node ${process.version}, ${REQUESTS} requests x ${ROUNDS} rounds per variant, median requests/s:`);
 for (const v of variants) {
   const rps = median(samples[v]!);

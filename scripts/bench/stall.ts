@@ -4,12 +4,12 @@
  * `GET /usage/current` every 10 ms while one invocation near the 4 MiB body cap is sent. Prints the
  * poller's latency (p50, p99, max) alone and during the large invocation, over loopback.
  *
- *   pnpm tsx scripts/bench-stall.ts              (BENCH_STALL_MB=3.9 by default)
+ *   pnpm tsx scripts/bench/stall.ts              (BENCH_STALL_MB=3.9 by default)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cliProcesses } from '../packages/server/src/serve-testing.ts';
+import { cliProcesses } from '../../packages/server/src/serve-testing.ts';
 
 const megabytes = Number(process.env.BENCH_STALL_MB ?? '3.9');
 const dir = mkdtempSync(join(tmpdir(), 'bench-stall-'));
