@@ -1,0 +1,84 @@
+/**
+ * @module `pnpm bench` options and help.
+ */
+import { parseArgs } from 'node:util';
+
+export const HELP = `Usage: pnpm bench [options]
+
+Measures the real server (its compiled build, started with the CLI on a fresh store) against a bare
+Hono baseline over loopback HTTP, in interleaved rounds, with the real limits on (TRUST_PROXY=1 and a
+different X-Forwarded-For per request; the workspace's ceiling raised with \`workspaces update --rpm\`).
+Stores: the embedded store, and PostgreSQL with Redis when DATABASE_URL and REDIS_URL are set (a fresh
+database, dropped at the end, and Redis database BENCH_REDIS_DB, default 15).
+Load: wrk when on PATH, else autocannon (BENCH_LOAD=wrk|autocannon chooses).
+
+Scenarios: authenticated read (GET /usage/current), runs list (GET /runs?limit=20), sync invocation
+(local engine; also at one connection, minus the engine's own time), streamed invocation (throughput;
+time to the first SSE byte and to \`event: end\`), inbound signed events, outbound deliveries to a
+loopback HTTPS receiver, start-up time to the first /healthz 200 (compiled and tsx), and with --soak
+the server's RSS over a soak.
+
+Options:
+  --duration S      seconds per round (default 8)
+  --connections N   connections of the load generator (default 50)
+  --rounds N        rounds of each scenario, each followed by a baseline round (default 3)
+  --stores LIST     embedded,postgres (default: embedded, plus postgres when DATABASE_URL and REDIS_URL are set)
+  --json FILE       also write the results as JSON (default bench-results.json in the current directory)
+  --soak            add the RSS soak (10 minutes of mixed load on the embedded store)
+  --soak-minutes M  length of the soak (default 10)
+  --smoke           a short run that checks every scenario answers (2 s rounds, 4 connections, 1 round);
+                    prints "bench smoke: N passed, N failed" and exits 1 on any failure. CI runs it.
+  -h, --help        this text`;
+
+export interface BenchOptions {
+  seconds: number;
+  connections: number;
+  rounds: number;
+  stores: ('embedded' | 'postgres')[];
+  json: string;
+  soakMinutes: number | null;
+  smoke: boolean;
+}
+
+export class BenchUsageError extends Error {}
+
+function positive(value: string | undefined, fallback: number, flag: string): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new BenchUsageError(`${flag} needs a positive number, got ${value}`);
+  return n;
+}
+
+/** Parsed options, or null when --help was asked for. */
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptions | null {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string' },
+      connections: { type: 'string' },
+      rounds: { type: 'string' },
+      stores: { type: 'string' },
+      json: { type: 'string' },
+      soak: { type: 'boolean' },
+      'soak-minutes': { type: 'string' },
+      smoke: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) return null;
+  const smoke = values.smoke === true;
+  const withPostgres = Boolean(env.DATABASE_URL && env.REDIS_URL);
+  const stores = (values.stores ?? (withPostgres ? 'embedded,postgres' : 'embedded')).split(',').map((s) => s.trim());
+  for (const store of stores) if (store !== 'embedded' && store !== 'postgres') throw new BenchUsageError(`Unknown store ${store}: embedded or postgres.`);
+  if (stores.includes('postgres') && !withPostgres) throw new BenchUsageError('The postgres store needs DATABASE_URL and REDIS_URL.');
+  return {
+    seconds: positive(values.duration, smoke ? 2 : 8, '--duration'),
+    connections: Math.round(positive(values.connections, smoke ? 4 : 50, '--connections')),
+    rounds: Math.round(positive(values.rounds, smoke ? 1 : 3, '--rounds')),
+    stores: stores as BenchOptions['stores'],
+    json: values.json ?? 'bench-results.json',
+    soakMinutes: values.soak || values['soak-minutes'] !== undefined ? positive(values['soak-minutes'], 10, '--soak-minutes') : null,
+    smoke,
+  };
+}

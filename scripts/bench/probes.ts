@@ -1,0 +1,207 @@
+/**
+ * @module The benchmark's measurements that a load generator cannot make: the time to the first
+ * SSE byte and to `event: end` of streamed invocations, the local engine's own time (in process,
+ * no server), outbound deliveries per second to the loopback receiver, and the start-up time to
+ * the first `/healthz` 200 of the compiled build and of the development runner (tsx).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { collect, createLocalEngine } from '../../packages/server/src/engine/index.ts';
+import { totpCode } from '../../packages/server/src/domain/sessions/totp.ts';
+import type { HttpsTestReceiver } from '../../packages/server/src/domain/webhooks/https-test-receiver.ts';
+import { COMPILED_CLI, ROOT, SOURCE_CLI, type ServiceUnderTest } from './processes.ts';
+import { percentile } from './stats.ts';
+
+export const INVOCATION = {
+  alias: 'Prelude',
+  agentSlug: 'sales',
+  messages: [{ role: 'user', content: 'Summarise the open opportunities in the pipeline for next quarter.' }],
+} as const;
+
+export interface StreamTimings {
+  count: number;
+  firstByteP50Ms: number;
+  firstByteP99Ms: number;
+  endP50Ms: number;
+  endP99Ms: number;
+  non2xx: number;
+}
+
+/** `count` streamed invocations one after another on one kept-alive connection. */
+export async function streamTimings(service: ServiceUnderTest, count: number): Promise<StreamTimings> {
+  const url = new URL('/v1/inference', service.url);
+  const body = JSON.stringify({ ...INVOCATION, stream: true });
+  const firstBytes: number[] = [];
+  const ends: number[] = [];
+  let non2xx = 0;
+  for (let i = 0; i < count; i += 1) {
+    const started = performance.now();
+    let firstAt = Number.NaN;
+    let endAt = Number.NaN;
+    let failed = false;
+    await new Promise<void>((resolve, reject) => {
+      const req = request(
+        url,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${service.apiKey}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'x-forwarded-for': `10.251.${Math.floor(i / 250) % 250}.${(i % 250) + 1}`,
+          },
+        },
+        (res) => {
+          failed = (res.statusCode ?? 0) >= 400;
+          let text = '';
+          res.on('data', (chunk: Buffer) => {
+            if (Number.isNaN(firstAt)) firstAt = performance.now() - started;
+            text += chunk.toString();
+            if (Number.isNaN(endAt) && text.includes('event: end')) endAt = performance.now() - started;
+          });
+          res.on('end', () => resolve());
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+    // A stream that fails or ends without `event: end` counts as a failure, not as a time.
+    if (failed || Number.isNaN(endAt)) non2xx += 1;
+    else {
+      firstBytes.push(firstAt);
+      ends.push(endAt);
+    }
+  }
+  return {
+    count,
+    firstByteP50Ms: percentile(firstBytes, 0.5),
+    firstByteP99Ms: percentile(firstBytes, 0.99),
+    endP50Ms: percentile(ends, 0.5),
+    endP99Ms: percentile(ends, 0.99),
+    non2xx,
+  };
+}
+
+/** The local engine's own time for the benchmark's synchronous invocation, in this process: p50 in ms. */
+export async function engineOwnTime(count: number): Promise<{ p50Ms: number; p99Ms: number }> {
+  const engine = createLocalEngine();
+  const request = { alias: INVOCATION.alias, agentSlug: INVOCATION.agentSlug, messages: INVOCATION.messages, stream: false };
+  for (let i = 0; i < 20; i += 1) await collect(engine.stream(request));
+  const samples: number[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const started = performance.now();
+    await collect(engine.stream(request));
+    samples.push(performance.now() - started);
+  }
+  return { p50Ms: percentile(samples, 0.5), p99Ms: percentile(samples, 0.99) };
+}
+
+export interface DeliveryRate {
+  events: number;
+  delivered: number;
+  seconds: number;
+  perSecond: number;
+}
+
+/**
+ * Outbound deliveries per second: `count` signed ping events are queued through the admin API
+ * (`POST /webhook-destinations/{id}/ping`, `concurrency` at a time); the rate is the number the
+ * receiver got between its first and its last receipt. Bounded: gives up after `limitMs`.
+ */
+export async function deliveryRate(service: ServiceUnderTest, receiver: HttpsTestReceiver, count: number, concurrency = 16, limitMs = 120_000): Promise<DeliveryRate> {
+  const login = await fetch(`${service.url}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.252.0.1' },
+    body: JSON.stringify({ email: service.admin.email, password: service.admin.password, totpCode: totpCode(service.admin.totpSecret, new Date()) }),
+  });
+  if (login.status !== 200) throw new Error(`admin login answered ${login.status}: ${await login.text()}`);
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const { csrfToken } = (await login.json()) as { csrfToken: string };
+  const before = receiver.received.length;
+  const receipts: number[] = [];
+  const seen = (): number => {
+    for (let i = before + receipts.length; i < receiver.received.length; i += 1) receipts.push(performance.now());
+    return receipts.length;
+  };
+  let next = 0;
+  const pinger = async () => {
+    while (next < count) {
+      const i = (next += 1);
+      const res = await fetch(`${service.url}/webhook-destinations/${service.destination.id}/ping`, {
+        method: 'POST',
+        headers: { cookie, 'x-csrf-token': csrfToken, 'x-forwarded-for': `10.253.${Math.floor(i / 250) % 250}.${(i % 250) + 1}` },
+      });
+      if (res.status !== 202) throw new Error(`ping answered ${res.status}: ${await res.text()}`);
+      await res.arrayBuffer();
+      seen();
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, pinger));
+  const deadline = performance.now() + limitMs;
+  while (seen() < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  const seconds = receipts.length > 1 ? (receipts.at(-1)! - receipts[0]!) / 1000 : Number.NaN;
+  return { events: count, delivered: receipts.length, seconds, perSecond: receipts.length > 1 ? (receipts.length - 1) / seconds : Number.NaN };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Milliseconds from spawning `serve` to its first `/healthz` 200, on an initialised embedded store. */
+async function timeToHealthy(args: string[], dataDir: string): Promise<number> {
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'METRICS_PORT']) delete env[name];
+  const started = performance.now();
+  const child = spawn(process.execPath, [...args, 'serve', '--port', String(port), '--data-dir', dataDir], { cwd: ROOT, env, stdio: 'ignore' });
+  try {
+    const deadline = started + 60_000;
+    while (performance.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode} before answering /healthz`);
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        await res.arrayBuffer();
+        if (res.status === 200) return performance.now() - started;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error('serve did not answer /healthz within 60 s');
+  } finally {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+export interface StartupTimes {
+  compiledMs: number[];
+  tsxMs: number[];
+}
+
+/** Start-up of the compiled build (`node dist/cli.js`) and of `tsx` (`node --import tsx src/cli.ts`), interleaved. */
+export async function startupTimes(dir: string, rounds: number): Promise<StartupTimes> {
+  const dataDir = join(dir, 'data-startup');
+  const init = spawnSync(process.execPath, [COMPILED_CLI, 'init', '--json', '--data-dir', dataDir], { cwd: ROOT, encoding: 'utf8' });
+  if (init.status !== 0) throw new Error(`init failed: ${init.stderr}`);
+  const times: StartupTimes = { compiledMs: [], tsxMs: [] };
+  // One unmeasured start of each warms the file-system cache.
+  await timeToHealthy([COMPILED_CLI], dataDir);
+  await timeToHealthy(['--import', 'tsx', SOURCE_CLI], dataDir);
+  for (let r = 0; r < rounds; r += 1) {
+    times.compiledMs.push(await timeToHealthy([COMPILED_CLI], dataDir));
+    times.tsxMs.push(await timeToHealthy(['--import', 'tsx', SOURCE_CLI], dataDir));
+  }
+  return times;
+}

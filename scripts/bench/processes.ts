@@ -1,0 +1,212 @@
+/**
+ * @module The processes the benchmark measures: the bare Hono baseline, and the real service from
+ * its compiled build (`node packages/server/dist/cli.js`, as `pnpm start` runs it) on a fresh
+ * store: a temporary data directory for the embedded store, or a fresh PostgreSQL database (and a
+ * Redis database of its own) so that it never touches what the tests use. The store is set up
+ * with the CLI the way an operator would: `init`, an inbound webhook, an outbound destination on
+ * the loopback receiver, then `serve`, and `workspaces update --rpm` raises the ceiling.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const COMPILED_CLI = join(ROOT, 'packages/server/dist/cli.js');
+export const SOURCE_CLI = join(ROOT, 'packages/server/src/cli.ts');
+
+/** A child process that printed `Listening on URL`. */
+export interface Listening {
+  child: ChildProcess;
+  url: string;
+  /** The last 20 kB it printed (for error messages). */
+  output(): string;
+  /** Resident set size in bytes, from /proc (Linux). */
+  rss(): number | undefined;
+  stop(): Promise<void>;
+}
+
+/** Spawns `command args` and resolves once it prints `Listening on URL`; rejects if it exits first. */
+export function spawnListening(command: string, args: string[], env: NodeJS.ProcessEnv, limitMs = 60_000): Promise<Listening> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    let listening = false;
+    const keep = (d: Buffer) => {
+      output = (output + d.toString()).slice(-20_000);
+      const match = listening ? null : /Listening on (\S+)/.exec(output);
+      if (match) {
+        listening = true;
+        clearTimeout(timer);
+        resolve(handle(child, match[1]!, () => output));
+      }
+    };
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${args.join(' ')} did not listen within ${limitMs} ms: ${output}`));
+    }, limitMs);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (!listening) reject(new Error(`${args.join(' ')} exited (${code ?? signal}) before listening: ${output}`));
+    });
+  });
+}
+
+function handle(child: ChildProcess, url: string, output: () => string): Listening {
+  return {
+    child,
+    url,
+    output,
+    rss() {
+      try {
+        const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        return kb ? Number(kb[1]) * 1024 : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export function startBaseline(): Promise<Listening> {
+  return spawnListening(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/baseline-server.ts')], { ...process.env, PORT: '0' });
+}
+
+export type StoreKind = 'embedded' | 'postgres';
+
+export interface ServiceUnderTest extends Listening {
+  store: StoreKind;
+  apiKey: string;
+  workspaceId: string;
+  operatorToken: string;
+  admin: { email: string; password: string; totpSecret: string };
+  inbound: { slug: string; secret: string };
+  destination: { id: string; secret: string };
+  /** Drops the fresh database (PostgreSQL). */
+  cleanup(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  store: StoreKind;
+  /** The temporary directory of this run. */
+  dir: string;
+  /** https://127.0.0.1:PORT of the loopback receiver, and its certificate file. */
+  receiverOrigin: string;
+  receiverCaFile: string;
+  /** The workspace's requests per minute (the raised ceiling). */
+  rpm: number;
+}
+
+// pg is a dependency of packages/server; resolve it from there.
+const fromServer = createRequire(join(ROOT, 'packages/server/package.json'));
+interface PgClient {
+  connect(): Promise<void>;
+  query(sql: string): Promise<unknown>;
+  end(): Promise<void>;
+}
+async function pgClient(url: string): Promise<PgClient> {
+  const pg = (await import(pathToFileURL(fromServer.resolve('pg')).href)) as { default: { Client: new (o: { connectionString: string }) => PgClient } };
+  const client = new pg.default.Client({ connectionString: url });
+  await client.connect();
+  return client;
+}
+
+/** A fresh database beside the one DATABASE_URL names, and its URL. */
+async function freshDatabase(databaseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const admin = await pgClient(databaseUrl);
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(databaseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.href,
+    async drop() {
+      const again = await pgClient(databaseUrl);
+      try {
+        await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await again.end();
+      }
+    },
+  };
+}
+
+/** REDIS_URL with its own database number (BENCH_REDIS_DB, default 15), so test keys are never touched. */
+function benchRedisUrl(redisUrl: string): string {
+  const url = new URL(redisUrl);
+  url.pathname = `/${process.env.BENCH_REDIS_DB ?? '15'}`;
+  return url.href;
+}
+
+export async function startService(options: ServiceOptions): Promise<ServiceUnderTest> {
+  const dataDir = join(options.dir, `data-${options.store}`);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'OPERATOR_TOKEN', 'METRICS_PORT']) delete env[name];
+  Object.assign(env, {
+    TRUST_PROXY: '1',
+    WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+    // The loopback receiver's self-signed certificate, trusted the standard way; verification stays on.
+    NODE_EXTRA_CA_CERTS: options.receiverCaFile,
+  });
+  let database: { url: string; drop(): Promise<void> } | undefined;
+  if (options.store === 'postgres') {
+    const { DATABASE_URL, REDIS_URL } = process.env;
+    if (!DATABASE_URL || !REDIS_URL) throw new Error('the PostgreSQL variant needs DATABASE_URL and REDIS_URL');
+    database = await freshDatabase(DATABASE_URL);
+    Object.assign(env, { DATABASE_URL: database.url, REDIS_URL: benchRedisUrl(REDIS_URL), SECRET_KEY: randomBytes(32).toString('base64url') });
+  }
+  const cli = (...args: string[]): string => {
+    const result = spawnSync(process.execPath, [COMPILED_CLI, ...args, '--data-dir', dataDir], { cwd: ROOT, env, encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`service ${args.join(' ')} failed: ${result.stderr}`);
+    return result.stdout;
+  };
+  try {
+    const init = JSON.parse(cli('init', '--json')) as Pick<ServiceUnderTest, 'apiKey' | 'workspaceId' | 'operatorToken' | 'admin'>;
+    const inbound = JSON.parse(
+      cli('webhooks', 'inbound', 'create', '--slug', 'bench-events', '--rpm', '10000', '--agent', 'sales', '--alias', 'Prelude', '--json'),
+    ) as ServiceUnderTest['inbound'];
+    // Subscribed to an event the benchmark does not cause, so only its pings are delivered.
+    const destination = JSON.parse(
+      cli('webhooks', 'outbound', 'create', '--url', `${options.receiverOrigin}/hook`, '--events', 'integration.connected', '--json'),
+    ) as ServiceUnderTest['destination'];
+    const server = await spawnListening(process.execPath, [COMPILED_CLI, 'serve', '--port', '0', '--data-dir', dataDir], env);
+    const update = spawnSync(
+      process.execPath,
+      [COMPILED_CLI, 'workspaces', 'update', init.workspaceId, '--rpm', String(options.rpm), '--quota-stu', '1000000000000', '--url', server.url, '--operator-token', init.operatorToken],
+      { cwd: ROOT, env, encoding: 'utf8' },
+    );
+    if (update.status !== 0) {
+      await server.stop();
+      throw new Error(`workspaces update failed: ${update.stderr}`);
+    }
+    return {
+      ...server,
+      ...init,
+      store: options.store,
+      inbound,
+      destination,
+      async cleanup() {
+        await database?.drop();
+      },
+    };
+  } catch (err) {
+    await database?.drop();
+    throw err;
+  }
+}
