@@ -101,8 +101,12 @@ async function main(argv: string[]): Promise<number> {
       progress(`[${store}] starting service serve (compiled build) on a fresh store`);
       const service = await startService({ store, dir, receiverOrigin: receiver.origin, receiverCaFile: caFile, rpm: 1_000_000 });
       try {
-        const scenario = (name: string, spec: Omit<LoadSpec, 'url' | 'connections' | 'seconds'> & { path: string }, base: 'GET' | 'POST' | null, connections = opts.connections) =>
-          measure(store, name, service, baseline, spec, base, connections, opts);
+        const scenario = (
+          name: string,
+          spec: Omit<LoadSpec, 'url' | 'connections' | 'seconds'> & { path: string },
+          base: 'GET' | 'POST' | null,
+          connections = opts.connections,
+        ) => measure(store, name, service, baseline, spec, base, connections, opts);
         const auth = { authorization: `Bearer ${service.apiKey}` };
         const json = { ...auth, 'content-type': 'application/json' };
         progress(`[${store}] warm-up`);
@@ -114,9 +118,18 @@ async function main(argv: string[]): Promise<number> {
         results.push(await scenario('sync invocation', { path: '/v1/inference', method: 'POST', headers: json, body: JSON.stringify(INVOCATION) }, 'POST'));
         results.push(await scenario('runs list', { path: '/runs?limit=20', method: 'GET', headers: auth }, 'GET'));
         results.push(
-          await scenario('streamed invocation', { path: '/v1/inference', method: 'POST', headers: json, body: JSON.stringify({ ...INVOCATION, stream: true }) }, 'POST'),
+          await scenario(
+            'streamed invocation',
+            { path: '/v1/inference', method: 'POST', headers: json, body: JSON.stringify({ ...INVOCATION, stream: true }) },
+            'POST',
+          ),
         );
-        const one = await scenario('sync invocation, 1 connection', { path: '/v1/inference', method: 'POST', headers: json, body: JSON.stringify(INVOCATION) }, null, 1);
+        const one = await scenario(
+          'sync invocation, 1 connection',
+          { path: '/v1/inference', method: 'POST', headers: json, body: JSON.stringify(INVOCATION) },
+          null,
+          1,
+        );
         results.push(one);
         progress(`[${store}] streamed invocations one after another: first byte and end`);
         const stream = await streamTimings(service, opts.smoke ? 5 : 300);
@@ -251,10 +264,20 @@ async function runSoak(service: ServiceUnderTest, minutes: number, connections: 
       const spec: LoadSpec =
         turn % 2 === 0
           ? { url: `${service.url}/usage/current`, method: 'GET', headers: auth, connections, seconds }
-          : { url: `${service.url}/v1/inference`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(INVOCATION), connections, seconds };
+          : {
+              url: `${service.url}/v1/inference`,
+              method: 'POST',
+              headers: { ...auth, 'content-type': 'application/json' },
+              body: JSON.stringify(INVOCATION),
+              connections,
+              seconds,
+            };
       await runLoad(spec);
       turn += 1;
-      if (turn % 6 === 0) progress(`[${service.store}] soak: ${Math.round((performance.now() - started) / 60_000)} min, RSS ${fmt((samples.at(-1)?.rssBytes ?? 0) / 2 ** 20)} MiB`);
+      if (turn % 6 === 0)
+        progress(
+          `[${service.store}] soak: ${Math.round((performance.now() - started) / 60_000)} min, RSS ${fmt((samples.at(-1)?.rssBytes ?? 0) / 2 ** 20)} MiB`,
+        );
     }
   } finally {
     clearInterval(timer);
@@ -281,8 +304,18 @@ function evaluate(results: ScenarioResult[], probes: StoreProbes[], soak: Soak |
   for (const p of probes) {
     const where = p.store === 'embedded' ? 'embedded store' : 'PostgreSQL + Redis';
     targets.push({ what: `overhead at one connection, ${where}`, goal: '< 2 ms', measured: `${p.overheadMs.toFixed(2)} ms`, met: p.overheadMs < 2 });
-    targets.push({ what: `first SSE byte p50, ${where}`, goal: '< 5 ms', measured: `${p.stream.firstByteP50Ms.toFixed(2)} ms`, met: p.stream.firstByteP50Ms < 5 });
-    targets.push({ what: `outbound deliveries, ${where}`, goal: '>= 1,000/s', measured: `${fmt(p.deliveries.perSecond)}/s`, met: p.deliveries.perSecond >= 1000 });
+    targets.push({
+      what: `first SSE byte p50, ${where}`,
+      goal: '< 5 ms',
+      measured: `${p.stream.firstByteP50Ms.toFixed(2)} ms`,
+      met: p.stream.firstByteP50Ms < 5,
+    });
+    targets.push({
+      what: `outbound deliveries, ${where}`,
+      goal: '>= 1,000/s',
+      measured: `${fmt(p.deliveries.perSecond)}/s`,
+      met: p.deliveries.perSecond >= 1000,
+    });
   }
   const inbound = find('postgres', 'inbound signed events');
   targets.push({
@@ -294,7 +327,9 @@ function evaluate(results: ScenarioResult[], probes: StoreProbes[], soak: Soak |
   targets.push({
     what: 'RSS after the soak vs after its first minute',
     goal: 'within 10%',
-    measured: soak ? `${(soak.growth * 100).toFixed(1)}% (${fmt(soak.rssAfterFirstMinute / 2 ** 20)} -> ${fmt(soak.rssAtEnd / 2 ** 20)} MiB)` : 'not measured (--soak)',
+    measured: soak
+      ? `${(soak.growth * 100).toFixed(1)}% (${fmt(soak.rssAfterFirstMinute / 2 ** 20)} -> ${fmt(soak.rssAtEnd / 2 ** 20)} MiB)`
+      : 'not measured (--soak)',
     met: soak ? Math.abs(soak.growth) <= 0.1 : null,
   });
   return targets;
@@ -316,13 +351,18 @@ function report(
   soak: Soak | null,
   targets: Target[],
 ): string {
-  const out: string[] = ['', `Command: ${command}`, `Machine: ${Object.entries(machine).map(([k, v]) => `${k} ${v}`).join(', ')}`, ''];
+  const out: string[] = [
+    '',
+    `Command: ${command}`,
+    `Machine: ${Object.entries(machine)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+    '',
+  ];
   out.push(
     table(
       ['scenario', 'store', 'conns', 'requests/s', 'p50 ms', 'p99 ms', 'bare Hono req/s', 'ratio', '>=400 / errors'],
-      [
-        ...new Set(results.map((r) => r.scenario)),
-      ].flatMap((scenario) =>
+      [...new Set(results.map((r) => r.scenario))].flatMap((scenario) =>
         results
           .filter((r) => r.scenario === scenario)
           .map((r) => [
@@ -349,7 +389,11 @@ function report(
         ['overhead at 1 connection (p50 - engine)', p.store, `${p.overheadMs.toFixed(2)} ms`],
         ['first SSE byte p50 / p99', p.store, `${p.stream.firstByteP50Ms.toFixed(2)} / ${p.stream.firstByteP99Ms.toFixed(2)} ms (n=${p.stream.count})`],
         ['SSE event: end p50 / p99', p.store, `${p.stream.endP50Ms.toFixed(2)} / ${p.stream.endP99Ms.toFixed(2)} ms`],
-        ['outbound deliveries', p.store, `${fmt(p.deliveries.perSecond)}/s (${p.deliveries.delivered} of ${p.deliveries.events} in ${p.deliveries.seconds.toFixed(2)} s)`],
+        [
+          'outbound deliveries',
+          p.store,
+          `${fmt(p.deliveries.perSecond)}/s (${p.deliveries.delivered} of ${p.deliveries.events} in ${p.deliveries.seconds.toFixed(2)} s)`,
+        ],
       ]),
     ),
   );
@@ -360,9 +404,15 @@ function report(
       `Start-up to the first /healthz 200 (median of ${startup.compiledMs.length}): compiled build ${fmt(median(startup.compiledMs))} ms, tsx ${fmt(median(startup.tsxMs))} ms`,
     );
   }
-  if (soak) out.push(`Soak: ${soak.minutes} min, RSS ${fmt(soak.rssAfterFirstMinute / 2 ** 20)} MiB after 1 min, ${fmt(soak.rssAtEnd / 2 ** 20)} MiB at the end`);
+  if (soak)
+    out.push(`Soak: ${soak.minutes} min, RSS ${fmt(soak.rssAfterFirstMinute / 2 ** 20)} MiB after 1 min, ${fmt(soak.rssAtEnd / 2 ** 20)} MiB at the end`);
   out.push('');
-  out.push(table(['target', 'goal', 'measured', 'met'], targets.map((t) => [t.what, t.goal, t.measured, t.met === null ? '-' : t.met ? 'yes' : 'NO'])));
+  out.push(
+    table(
+      ['target', 'goal', 'measured', 'met'],
+      targets.map((t) => [t.what, t.goal, t.measured, t.met === null ? '-' : t.met ? 'yes' : 'NO']),
+    ),
+  );
   out.push('');
   return out.join('\n');
 }
@@ -375,7 +425,7 @@ function smokeVerdict(results: ScenarioResult[], probes: StoreProbes[], startup:
     checks.push([`${p.store}: streams reached event: end`, p.stream.non2xx === 0 && Number.isFinite(p.stream.endP50Ms)]);
     checks.push([`${p.store}: every ping was delivered`, p.deliveries.delivered === p.deliveries.events]);
   }
-  checks.push(['the compiled build started and answered /healthz', startup !== null && startup.compiledMs.every(Number.isFinite)]);
+  checks.push(['the compiled build started and answered /healthz', startup?.compiledMs.every(Number.isFinite) === true]);
   const failed = checks.filter(([, ok]) => !ok);
   for (const [what, ok] of checks) process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${what}\n`);
   process.stdout.write(`bench smoke: ${checks.length - failed.length} passed, ${failed.length} failed\n`);

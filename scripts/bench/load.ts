@@ -90,7 +90,16 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
     if (!line) throw new Error(`wrk printed no result: ${out}`);
     const r = JSON.parse(line[1]!) as { requests: number; durationUs: number; p50Us: number; p99Us: number; status: number; other: number };
     const seconds = r.durationUs / 1e6;
-    return { tool: 'wrk', requests: r.requests, seconds, rps: r.requests / seconds, p50Ms: r.p50Us / 1000, p99Ms: r.p99Us / 1000, non2xx: r.status, errors: r.other };
+    return {
+      tool: 'wrk',
+      requests: r.requests,
+      seconds,
+      rps: r.requests / seconds,
+      p50Ms: r.p50Us / 1000,
+      p99Ms: r.p99Us / 1000,
+      non2xx: r.status,
+      errors: r.other,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -122,7 +131,7 @@ async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
       {
         setupRequest: (request: { headers?: Record<string, string> }) => {
           n += 1;
-          const headers = { ...spec.headers, ...request.headers, 'x-forwarded-for': forwardedFor(n) };
+          const headers: Record<string, string> = { ...spec.headers, ...request.headers, 'x-forwarded-for': forwardedFor(n) };
           if (spec.uniqueHeader) headers[spec.uniqueHeader] = `bench-${nonce}-${n}`;
           return { ...request, headers };
         },

@@ -111,7 +111,13 @@ export interface DeliveryRate {
  * (`POST /webhook-destinations/{id}/ping`, `concurrency` at a time); the rate is the number the
  * receiver got between its first and its last receipt. Bounded: gives up after `limitMs`.
  */
-export async function deliveryRate(service: ServiceUnderTest, receiver: HttpsTestReceiver, count: number, concurrency = 16, limitMs = 120_000): Promise<DeliveryRate> {
+export async function deliveryRate(
+  service: ServiceUnderTest,
+  receiver: HttpsTestReceiver,
+  count: number,
+  concurrency = 16,
+  limitMs = 120_000,
+): Promise<DeliveryRate> {
   const login = await fetch(`${service.url}/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.252.0.1' },

@@ -188,7 +188,20 @@ export async function startService(options: ServiceOptions): Promise<ServiceUnde
     const server = await spawnListening(process.execPath, [COMPILED_CLI, 'serve', '--port', '0', '--data-dir', dataDir], env);
     const update = spawnSync(
       process.execPath,
-      [COMPILED_CLI, 'workspaces', 'update', init.workspaceId, '--rpm', String(options.rpm), '--quota-stu', '1000000000000', '--url', server.url, '--operator-token', init.operatorToken],
+      [
+        COMPILED_CLI,
+        'workspaces',
+        'update',
+        init.workspaceId,
+        '--rpm',
+        String(options.rpm),
+        '--quota-stu',
+        '1000000000000',
+        '--url',
+        server.url,
+        '--operator-token',
+        init.operatorToken,
+      ],
       { cwd: ROOT, env, encoding: 'utf8' },
     );
     if (update.status !== 0) {
