@@ -107,7 +107,7 @@ export interface DeliveryRate {
 }
 
 /**
- * Outbound deliveries per second: `count` signed ping events are queued through the admin API
+ * Outbound deliveries per second: `count` (at most about 550: see index.ts) signed ping events are queued through the admin API
  * (`POST /webhook-destinations/{id}/ping`, `concurrency` at a time); the rate is the number the
  * receiver got between its first and its last receipt. Bounded: gives up after `limitMs`.
  */
