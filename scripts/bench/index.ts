@@ -139,9 +139,7 @@ async function main(argv: string[]): Promise<number> {
         progress(`[${store}] streamed invocations one after another: first byte and end`);
         const stream = await streamTimings(service, opts.smoke ? 5 : 300);
         probes.push({ store, oneConnectionSyncP50Ms: one.p50Ms, engineP50Ms: engine.p50Ms, overheadMs: one.p50Ms - engine.p50Ms, stream, deliveries });
-        progress(
-          `[${store}] first SSE byte p50 ${stream.firstByteP50Ms.toFixed(2)} ms, end p50 ${stream.endP50Ms.toFixed(2)} ms`,
-        );
+        progress(`[${store}] first SSE byte p50 ${stream.firstByteP50Ms.toFixed(2)} ms, end p50 ${stream.endP50Ms.toFixed(2)} ms`);
         // Last: every accepted event leaves a run for the worker, which would load later scenarios.
         const inboundBody = JSON.stringify({ event: 'lead.created', contact: { name: 'Dana', company: 'Northwind' } });
         const { createHmac } = await import('node:crypto');
