@@ -197,17 +197,17 @@ export interface StartupTimes {
 }
 
 /** Start-up of the compiled build (`node dist/cli.js`) and of `tsx` (`node --import tsx src/cli.ts`), interleaved. */
-export async function startupTimes(dir: string, rounds: number): Promise<StartupTimes> {
+export async function startupTimes(dir: string, rounds: number, withTsx = true): Promise<StartupTimes> {
   const dataDir = join(dir, 'data-startup');
   const init = spawnSync(process.execPath, [COMPILED_CLI, 'init', '--json', '--data-dir', dataDir], { cwd: ROOT, encoding: 'utf8' });
   if (init.status !== 0) throw new Error(`init failed: ${init.stderr}`);
   const times: StartupTimes = { compiledMs: [], tsxMs: [] };
   // One unmeasured start of each warms the file-system cache.
   await timeToHealthy([COMPILED_CLI], dataDir);
-  await timeToHealthy(['--import', 'tsx', SOURCE_CLI], dataDir);
+  if (withTsx) await timeToHealthy(['--import', 'tsx', SOURCE_CLI], dataDir);
   for (let r = 0; r < rounds; r += 1) {
     times.compiledMs.push(await timeToHealthy([COMPILED_CLI], dataDir));
-    times.tsxMs.push(await timeToHealthy(['--import', 'tsx', SOURCE_CLI], dataDir));
+    if (withTsx) times.tsxMs.push(await timeToHealthy(['--import', 'tsx', SOURCE_CLI], dataDir));
   }
   return times;
 }
