@@ -101,19 +101,47 @@ export async function engineOwnTime(count: number): Promise<{ p50Ms: number; p99
 
 export interface DeliveryRate {
   events: number;
+  /** Deliveries that reached the receiver after it was released (the backlog drained). */
   delivered: number;
   seconds: number;
   perSecond: number;
+  /** Seconds it took to queue every ping through the admin API. */
+  queuedSeconds: number;
+}
+
+/** The loopback receiver's answer, held while a backlog is built. */
+export interface ReceiverGate {
+  answer(): Promise<{ status: number }>;
+  hold(): void;
+  release(): void;
+}
+
+export function receiverGate(): ReceiverGate {
+  let open: Promise<void> = Promise.resolve();
+  let release = () => {};
+  return {
+    answer: async () => {
+      await open;
+      return { status: 200 };
+    },
+    hold() {
+      open = new Promise((resolve) => (release = resolve));
+    },
+    release: () => release(),
+  };
 }
 
 /**
- * Outbound deliveries per second: `count` (at most about 550: see index.ts) signed ping events are queued through the admin API
- * (`POST /webhook-destinations/{id}/ping`, `concurrency` at a time); the rate is the number the
- * receiver got between its first and its last receipt. Bounded: gives up after `limitMs`.
+ * Outbound deliveries per second: the receiver holds its answers while `count` signed ping events
+ * are queued through the admin API (`POST /webhook-destinations/{id}/ping`, `concurrency` at a
+ * time), so the worker's first batch waits and the rest stay queued; then it answers, and the rate
+ * is the deliveries received after that, over the time to the last one. Needs a delivery timeout
+ * longer than the queuing. Bounded: gives up after `limitMs`.
  */
 export async function deliveryRate(
   service: ServiceUnderTest,
   receiver: HttpsTestReceiver,
+  gate: ReceiverGate,
   count: number,
   concurrency = 16,
   limitMs = 120_000,
@@ -127,11 +155,8 @@ export async function deliveryRate(
   const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
   const { csrfToken } = (await login.json()) as { csrfToken: string };
   const before = receiver.received.length;
-  const receipts: number[] = [];
-  const seen = (): number => {
-    for (let i = before + receipts.length; i < receiver.received.length; i += 1) receipts.push(performance.now());
-    return receipts.length;
-  };
+  gate.hold();
+  const queueing = performance.now();
   let next = 0;
   const pinger = async () => {
     while (next < count) {
@@ -140,16 +165,31 @@ export async function deliveryRate(
         method: 'POST',
         headers: { cookie, 'x-csrf-token': csrfToken, 'x-forwarded-for': `10.253.${Math.floor(i / 250) % 250}.${(i % 250) + 1}` },
       });
-      if (res.status !== 202) throw new Error(`ping answered ${res.status}: ${await res.text()}`);
+      if (res.status !== 202) {
+        gate.release();
+        throw new Error(`ping answered ${res.status}: ${await res.text()}`);
+      }
       await res.arrayBuffer();
-      seen();
     }
   };
   await Promise.all(Array.from({ length: concurrency }, pinger));
-  const deadline = performance.now() + limitMs;
-  while (seen() < count && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  const seconds = receipts.length > 1 ? (receipts.at(-1)! - receipts[0]!) / 1000 : Number.NaN;
-  return { events: count, delivered: receipts.length, seconds, perSecond: receipts.length > 1 ? (receipts.length - 1) / seconds : Number.NaN };
+  const queuedSeconds = (performance.now() - queueing) / 1000;
+  const held = receiver.received.length - before;
+  const released = performance.now();
+  gate.release();
+  const deadline = released + limitMs;
+  let last = released;
+  let seen = receiver.received.length;
+  while (receiver.received.length - before < count && performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 2));
+    if (receiver.received.length !== seen) {
+      seen = receiver.received.length;
+      last = performance.now();
+    }
+  }
+  const delivered = receiver.received.length - before - held;
+  const seconds = (last - released) / 1000;
+  return { events: count, delivered, seconds, perSecond: delivered > 0 ? delivered / seconds : Number.NaN, queuedSeconds };
 }
 
 async function freePort(): Promise<number> {
@@ -163,11 +203,17 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** The environment of an embedded-store server: nothing that would point it at a shared store. */
+function embeddedEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'METRICS_PORT']) delete env[name];
+  return env;
+}
+
 /** Milliseconds from spawning `serve` to its first `/healthz` 200, on an initialised embedded store. */
 async function timeToHealthy(args: string[], dataDir: string): Promise<number> {
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'METRICS_PORT']) delete env[name];
+  const env = embeddedEnv();
   const started = performance.now();
   const child = spawn(process.execPath, [...args, 'serve', '--port', String(port), '--data-dir', dataDir], { cwd: ROOT, env, stdio: 'ignore' });
   try {
@@ -199,7 +245,7 @@ export interface StartupTimes {
 /** Start-up of the compiled build (`node dist/cli.js`) and of `tsx` (`node --import tsx src/cli.ts`), interleaved. */
 export async function startupTimes(dir: string, rounds: number, withTsx = true): Promise<StartupTimes> {
   const dataDir = join(dir, 'data-startup');
-  const init = spawnSync(process.execPath, [COMPILED_CLI, 'init', '--json', '--data-dir', dataDir], { cwd: ROOT, encoding: 'utf8' });
+  const init = spawnSync(process.execPath, [COMPILED_CLI, 'init', '--json', '--data-dir', dataDir], { cwd: ROOT, env: embeddedEnv(), encoding: 'utf8' });
   if (init.status !== 0) throw new Error(`init failed: ${init.stderr}`);
   const times: StartupTimes = { compiledMs: [], tsxMs: [] };
   // One unmeasured start of each warms the file-system cache.

@@ -163,6 +163,8 @@ export async function startService(options: ServiceOptions): Promise<ServiceUnde
     WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
     // The loopback receiver's self-signed certificate, trusted the standard way; verification stays on.
     NODE_EXTRA_CA_CERTS: options.receiverCaFile,
+    // The deliveries probe holds the receiver's answers while it queues a backlog (about 10 s).
+    WEBHOOK_DELIVERY_TIMEOUT_MS: '60000',
   });
   let database: { url: string; drop(): Promise<void> } | undefined;
   if (options.store === 'postgres') {
