@@ -170,7 +170,13 @@ async function main(argv: string[]): Promise<number> {
             'POST',
           ),
         );
-        if (opts.soakMinutes !== null && soak === null) soak = await runSoak(service, opts.soakMinutes, opts.connections);
+        if (opts.soakMinutes !== null && soak === null) {
+          try {
+            soak = await runSoak(service, opts.soakMinutes, opts.connections);
+          } catch (err) {
+            progress(`soak failed: ${(err as Error).message}`);
+          }
+        }
       } finally {
         await service.stop();
         await service.cleanup();
