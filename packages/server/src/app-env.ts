@@ -8,7 +8,7 @@ import type { RateLimitState } from './middleware/rate-limit/index.ts';
 export type Auth =
   | { scheme: 'apiKey'; workspaceId: string; keyId: string; scopes: string[]; rpmLimit: number }
   | { scheme: 'mcpToken'; workspaceId: string; tokenId: string; keyId: string; scopes: string[]; keyScopes: string[]; rpmLimit: number }
-  | { scheme: 'adminSession'; workspaceId: string; userId: string; sessionId: string; role: string }
+  | { scheme: 'adminSession'; workspaceId: string; userId: string; sessionId: string; role: string; rpmLimit: number }
   | { scheme: 'operatorToken'; tokenId: string };
 
 /** Request parts after validation by the contract's schemas (parsed and defaulted). */

@@ -200,6 +200,17 @@ describe('workspaces', () => {
     expect(past.filter((r) => r.status === 429)).toHaveLength(12);
   });
 
+  it("the ceiling holds for the workspace's sessions too: a session sees the raised limit when the workspace binds", async () => {
+    // The panel's session shares the workspace's counter with its keys, so it must carry the same ceiling.
+    await operator('PATCH', `/operator/workspaces/${t.workspaceId}`, { rpmLimit: 5000 });
+    const { cookie } = await t.login();
+    for (let i = 0; i < 4960; i += 1) await t.services.limiter.hit(`wksp:${t.workspaceId}`, 5000, 60_000);
+    const res = await t.app.request('/usage/current', { headers: { cookie, 'x-forwarded-for': '203.0.113.250' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('5000');
+    await operator('PATCH', `/operator/workspaces/${t.workspaceId}`, { rpmLimit: 600 });
+  });
+
   it('the quota override replaces the plan quota in usage, and null returns to it', async () => {
     const created = await newWorkspace({ plan: 'starter' });
     const set = zOperatorWorkspace.parse(await (await operator('PATCH', `/operator/workspaces/${created.workspaceId}`, { quotaOverride: 123_456 })).json());

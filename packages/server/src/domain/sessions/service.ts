@@ -12,6 +12,7 @@ import { matchingStep } from './totp.ts';
 import { openTotpSecret } from './totp-secret.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { normalizeEmail, type Role, type UserWorkspace, userWorkspaces, zRole } from './users.ts';
+import { DEFAULT_RPM_LIMIT } from '../workspaces/standing.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 
 export const SESSION_COOKIE = 'service_session';
@@ -56,6 +57,8 @@ export interface AdminSession {
   role: Role;
   totpEnabled: boolean;
   csrfHash: string;
+  /** The workspace's requests-per-minute ceiling: its sessions share the counter with its keys. */
+  rpmLimit: number;
 }
 
 /** The user columns sign-in reads (generated/db.ts, from the migrations). */
@@ -148,12 +151,14 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
       const [row] = await db.query<
         Pick<TableRow<'sessions'>, 'id' | 'user_id' | 'csrf_hash' | 'workspace_id'> &
           Pick<TableRow<'memberships'>, 'role'> &
-          Pick<TableRow<'users'>, 'totp_enabled'>
+          Pick<TableRow<'users'>, 'totp_enabled'> &
+          Pick<TableRow<'workspaces'>, 'rpm_limit'>
       >(
         // The role is the user's in the session's workspace; a removed member's sessions there are gone.
-        `SELECT s.id, s.user_id, s.csrf_hash, s.workspace_id, m.role, u.totp_enabled
+        `SELECT s.id, s.user_id, s.csrf_hash, s.workspace_id, m.role, u.totp_enabled, w.rpm_limit
          FROM sessions s JOIN users u ON u.id = s.user_id
            JOIN memberships m ON m.user_id = s.user_id AND m.workspace_id = s.workspace_id
+           JOIN workspaces w ON w.id = s.workspace_id
          WHERE s.token_hash = $1 AND s.expires_at > $2`,
         [sha256Hex(sessionToken), clock.now()],
       );
@@ -165,6 +170,7 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         role: zRole.parse(row.role),
         totpEnabled: row.totp_enabled,
         csrfHash: row.csrf_hash,
+        rpmLimit: row.rpm_limit ?? DEFAULT_RPM_LIMIT,
       };
     },
 

@@ -77,6 +77,7 @@ export function authenticate(services: AuthServices, options: AuthenticateOption
           userId: session.userId,
           sessionId: session.sessionId,
           role: session.role,
+          rpmLimit: session.rpmLimit,
         };
         c.set('auth', auth);
         break;
