@@ -47,10 +47,7 @@ function ackSql(scoped: string, version: number): string {
  * instance dropped its cache and read versions until then. A listener silent past `timeoutMs` is
  * cut off (pg_terminate_backend): its instance drops its cache and reads versions until it reconnects.
  */
-export async function awaitListeners(
-  db: Db,
-  options: { channel: string; version: number; since: Date; timeoutMs: number; pollMs?: number },
-): Promise<void> {
+export async function awaitListeners(db: Db, options: { channel: string; version: number; since: Date; timeoutMs: number; pollMs?: number }): Promise<void> {
   const behind = () =>
     db.query<{ pid: number }>(
       `SELECT pid FROM pg_stat_activity
