@@ -70,18 +70,19 @@ export async function adminQuery(url: string, sql: string): Promise<void> {
 
 /**
  * The statements a store runs, for tests that bound the queries of a hot path: every statement
- * through `db` (transactions and LISTEN pass through) lands in `statements`, `BEGIN` for each transaction.
+ * through `db` lands in `statements` (LISTEN passes through), `BEGIN` for each transaction and the
+ * statements inside one indented by two spaces (a nested transaction joins the outer one).
  */
 export function countingDb(inner: OpenDb): { db: OpenDb; statements: string[] } {
   const statements: string[] = [];
-  const wrap = (db: Db): Db => ({
+  const wrap = (db: Db, inTransaction: boolean): Db => ({
     query: (sql, params) => {
-      statements.push(sql.replace(/\s+/g, ' ').trim());
+      statements.push(`${inTransaction ? '  ' : ''}${sql.replace(/\s+/g, ' ').trim()}`);
       return db.query(sql, params);
     },
     transaction: (fn) => {
-      statements.push('BEGIN');
-      return db.transaction((tx) => fn(wrap(tx)));
+      if (!inTransaction) statements.push('BEGIN');
+      return db.transaction((tx) => fn(wrap(tx, true)));
     },
     exec: (sql) => {
       statements.push(sql);
@@ -89,7 +90,7 @@ export function countingDb(inner: OpenDb): { db: OpenDb; statements: string[] } 
     },
   });
   const db: OpenDb = {
-    ...wrap(inner),
+    ...wrap(inner, false),
     driver: inner.driver,
     close: () => inner.close(),
     ...(inner.listen ? { listen: inner.listen.bind(inner) } : {}),

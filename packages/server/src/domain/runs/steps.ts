@@ -24,18 +24,14 @@ export interface StepDraft {
   approval?: { action: string; summary: string };
 }
 
-/** Writes the steps in order; with `events`, also their drafts and approvals and those events. */
+/** Writes the steps in order (one statement for all of them); with `events`, also their drafts and approvals and those events. */
 export async function writeSteps(tx: Db, runId: string, steps: readonly StepDraft[], now: Date, events?: { workspaceId: string }): Promise<void> {
+  if (steps.length > 0) {
+    const rows = steps.map((step, index) => [newId('stp'), runId, index, step.kind, step.agentSlug, redactText(step.summary), now]);
+    const values = rows.map((row, r) => `(${row.map((_, c) => `$${r * row.length + c + 1}`).join(', ')})`).join(', ');
+    await tx.query(`INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at) VALUES ${values}`, rows.flat());
+  }
   for (const [index, step] of steps.entries()) {
-    await tx.query(`INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
-      newId('stp'),
-      runId,
-      index,
-      step.kind,
-      step.agentSlug,
-      redactText(step.summary),
-      now,
-    ]);
     if (step.toolCall) {
       await tx.query(`INSERT INTO tool_calls (id, run_id, step_index, name, arguments, result, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
         newId('tc'),
