@@ -271,7 +271,7 @@ async function lockWindows(tx: Db, workspaceId: string, windows: Windows): Promi
      ON CONFLICT (workspace_id, scope, window_start) DO NOTHING`,
     [workspaceId, windows.day, windows.hour],
   );
-  // One statement locks both: FOR UPDATE locks rows as they leave the sort, so day before hour.
+  // One statement locks both: the locking clause takes rows as they leave the sort, so day before hour.
   const rows = await tx.query<WindowTotals & { scope: 'hour' | 'day'; manual_since: Date | null }>(
     `SELECT scope, spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at,
             (SELECT manual_since FROM kill_switches k WHERE k.workspace_id = $1) AS manual_since
