@@ -50,7 +50,11 @@ export class KeyInvalidation {
     const heard = new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), SETTLE_TIMEOUT_MS);
       timer.unref?.();
-      this.#waiters.push({ version, resolve: () => (clearTimeout(timer), resolve(true)) });
+      const heardIt = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.#waiters.push({ version, resolve: heardIt });
     });
     // Not heard in time: the connection may be dead without having said so; read versions until it speaks.
     if (!(await heard)) this.#setListening(false);
