@@ -63,7 +63,8 @@ export async function awaitListeners(db: Db, options: { channel: string; version
     await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 2));
     late = await behind();
   }
-  for (const { pid } of late) await db.query('SELECT pg_terminate_backend($1)', [pid]);
+  // Without the right to signal it (another role), the change still stands: the caller answers.
+  for (const { pid } of late) await db.query('SELECT pg_terminate_backend($1)', [pid]).catch(() => {});
 }
 
 export interface PgListenerOptions {
@@ -77,6 +78,7 @@ export interface PgListenerOptions {
 /** One reconnecting LISTEN connection shared by every channel of a PostgreSQL store. */
 export function createPgListener(settings: PgListenerOptions) {
   const channels = new Map<string, ListenHandler[]>();
+  const dropped = new WeakSet<pg.Client>();
   // Scoped name as notifications carry it -> channel.
   const scoped = new Map<string, string>();
   let client: pg.Client | undefined;
@@ -94,6 +96,8 @@ export function createPgListener(settings: PgListenerOptions) {
       ...(settings.options ? { options: settings.options } : {}),
     });
     next.on('notification', (note) => {
+      // A connection already given up on says nothing more (its instance reads versions meanwhile).
+      if (dropped.has(next)) return;
       const channel = scoped.get(note.channel);
       if (channel === undefined || note.payload === undefined) return;
       for (const handler of channels.get(channel) ?? []) handler.message(note.payload);
@@ -124,10 +128,11 @@ export function createPgListener(settings: PgListenerOptions) {
     await connection.query(`LISTEN ${scopedChannel(channel, row!.schema)}`);
   }
 
-  function drop(dropped: pg.Client): void {
-    if (client !== dropped) return;
+  function drop(gone: pg.Client): void {
+    dropped.add(gone);
+    if (client !== gone) return;
     client = undefined;
-    dropped.end().catch(() => {});
+    gone.end().catch(() => {});
     for (const handler of everyHandler()) handler.state(false);
     if (!closed) schedule();
   }

@@ -27,9 +27,21 @@ export interface StepDraft {
 /** Writes the steps in order (one statement for all of them); with `events`, also their drafts and approvals and those events. */
 export async function writeSteps(tx: Db, runId: string, steps: readonly StepDraft[], now: Date, events?: { workspaceId: string }): Promise<void> {
   if (steps.length > 0) {
-    const rows = steps.map((step, index) => [newId('stp'), runId, index, step.kind, step.agentSlug, redactText(step.summary), now]);
-    const values = rows.map((row, r) => `(${row.map((_, c) => `$${r * row.length + c + 1}`).join(', ')})`).join(', ');
-    await tx.query(`INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at) VALUES ${values}`, rows.flat());
+    // One fixed statement for any number of steps: one array parameter per column, unnested in order.
+    await tx.query(
+      `INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at)
+       SELECT s.id, $1, s.index, s.kind, s.agent_slug, s.summary, $2
+         FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::text[]) AS s(id, index, kind, agent_slug, summary)`,
+      [
+        runId,
+        now,
+        steps.map(() => newId('stp')),
+        steps.map((_, index) => index),
+        steps.map((step) => step.kind),
+        steps.map((step) => step.agentSlug),
+        steps.map((step) => redactText(step.summary)),
+      ],
+    );
   }
   for (const [index, step] of steps.entries()) {
     if (step.toolCall) {
