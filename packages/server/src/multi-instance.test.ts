@@ -4,7 +4,7 @@
  * are one budget across instances. Runs when DATABASE_URL and REDIS_URL are set (CI).
  * A limiter whose Redis is unreachable fails closed; that part needs no service.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApp } from './app.ts';
 import { connectRedis, createRedisLimiter } from './middleware/rate-limit/index.ts';
 import { randomBase62 } from './random.ts';
@@ -15,6 +15,7 @@ import { createTestApp } from './testing.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL;
+const OPERATOR_TOKEN = 'op-token-for-two-instances-0123456789abcdef';
 
 describe.skipIf(!DATABASE_URL || !REDIS_URL)('two instances on PostgreSQL and Redis', () => {
   let store: TestStore;
@@ -26,8 +27,9 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('two instances on PostgreSQL and Re
       .find((b) => b.name === 'postgres')!
       .open();
     const [schema] = await store.db.query<{ schema: string }>('SELECT current_schema() AS schema');
-    // Instance B has its own connection pool to the same schema.
-    secondDb = await openStore({ databaseUrl: DATABASE_URL, schema: schema!.schema });
+    // Instance B has its own connection pool (and LISTEN connection) to the same schema. Its listener,
+    // once cut, stays down for the rest of the suite (a reconnect would come after 10 minutes).
+    secondDb = await openStore({ databaseUrl: DATABASE_URL, schema: schema!.schema, listenRetryMs: 600_000 });
   });
   afterAll(async () => {
     await secondDb?.close();
@@ -42,10 +44,52 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('two instances on PostgreSQL and Re
       redisClients.push(redis);
       return createRedisLimiter({ redis, prefix });
     };
-    const a = await createTestApp({ db: store.db, deps: { limiter: limiter() } });
-    const b = createApp({ db: secondDb, clock: a.clock, limiter: limiter(), logError: () => {} }).app;
-    return { a, b };
+    const a = await createTestApp({ db: store.db, deps: { limiter: limiter(), operatorToken: OPERATOR_TOKEN } });
+    const second = createApp({ db: secondDb, clock: a.clock, limiter: limiter(), logError: () => {} });
+    await Promise.all([a.services.keys.ready(), second.services.keys.ready()]);
+    return { a, b: second.app, bKeys: second.services.keys };
   }
+
+  async function revokeOnA(a: Awaited<ReturnType<typeof instances>>['a'], key: string) {
+    const { cookie, csrfToken } = await a.login();
+    const listed = (await (await a.app.request('/api-keys', { headers: { Cookie: cookie } })).json()) as { data: { id: string; prefix: string }[] };
+    const id = listed.data.find((k) => key.startsWith(k.prefix))!.id;
+    return a.app.request(`/api-keys/${id}`, { method: 'DELETE', headers: { Cookie: cookie, 'X-CSRF-Token': csrfToken } });
+  }
+
+  it('refuses each revoked key on B right after A answers the revoke, B having served it from its cache', async () => {
+    const { a, b, bKeys } = await instances();
+    expect(bKeys.listening()).toBe(true);
+    for (let round = 0; round < 5; round += 1) {
+      const key = await a.keyWith('usage:read');
+      const readOnB = () => b.request('/usage/current', { headers: { Authorization: `Bearer ${key}` } });
+      expect((await readOnB()).status).toBe(200); // B caches the key
+      expect((await readOnB()).status).toBe(200);
+      expect((await revokeOnA(a, key)).status).toBe(200);
+      const after = await readOnB();
+      expect(after.status).toBe(401);
+      expect(await after.json()).toMatchObject({ error: 'api_key_not_found' });
+    }
+  });
+
+  it('refuses a key on B right after the operator suspends its workspace on A', async () => {
+    const { a, b } = await instances();
+    const key = await a.keyWith('usage:read');
+    const readOnB = () => b.request('/usage/current', { headers: { Authorization: `Bearer ${key}` } });
+    expect((await readOnB()).status).toBe(200);
+    const suspend = (status: 'suspended' | 'active') =>
+      a.app.request(`/operator/workspaces/${a.workspaceId}`, {
+        method: 'PATCH',
+        headers: { Authorization: `Bearer ${OPERATOR_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ status }),
+      });
+    expect((await suspend('suspended')).status).toBe(200);
+    const refused = await readOnB();
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: 'tenant_forbidden' });
+    expect((await suspend('active')).status).toBe(200);
+    expect((await readOnB()).status).toBe(200);
+  });
 
   it('refuses a revoked key at once on the other instance, whose cache had it', async () => {
     const { a, b } = await instances();
@@ -60,6 +104,24 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('two instances on PostgreSQL and Re
     const revoked = await a.app.request(`/api-keys/${id}`, { method: 'DELETE', headers: { Cookie: cookie, 'X-CSRF-Token': csrfToken } });
     expect(revoked.status).toBe(200);
     const after = await useOnB();
+    expect(after.status).toBe(401);
+    expect(await after.json()).toMatchObject({ error: 'api_key_not_found' });
+  });
+
+  // Last of the instances tests: B's listener stays down after it.
+  it('refuses a revoked key on B while B has lost its listener: B reads the revocation version instead', async () => {
+    const { a, b, bKeys } = await instances();
+    const key = await a.keyWith('usage:read');
+    const readOnB = () => b.request('/usage/current', { headers: { Authorization: `Bearer ${key}` } });
+    expect((await readOnB()).status).toBe(200); // cached while listening
+    // Cut every listener of this schema: A's comes back by itself, B's stays down.
+    await store.db.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'service-listener' AND position('"service_keys.' || current_schema() || '"' in query) > 0`,
+    );
+    await vi.waitFor(() => expect(bKeys.listening()).toBe(false), { timeout: 10_000, interval: 20 });
+    expect((await readOnB()).status).toBe(200); // cached again, under the current version
+    expect((await revokeOnA(a, key)).status).toBe(200);
+    const after = await readOnB();
     expect(after.status).toBe(401);
     expect(await after.json()).toMatchObject({ error: 'api_key_not_found' });
   });

@@ -108,7 +108,8 @@ export function buildServices(deps: Deps): Services {
     config: { ...DEFAULT_APP_CONFIG, ...deps.config },
     // The default limiter reads the app's clock, so tests that move time move the windows too.
     limiter: deps.limiter ?? createMemoryLimiter({ now: () => clock.now().getTime() }),
-    keys: createKeyService({ db, clock }),
+    // Listens for revocations (LISTEN/NOTIFY), so a cache hit costs no query.
+    keys: createKeyService({ db, clock, listen: true }),
     sessions: createSessionService({ db, clock, secretBox: webhooks.secretBox }),
     mcpTokens: createMcpTokenService({ db, clock }),
     operators: createOperatorService({ db, envToken: deps.operatorToken }),

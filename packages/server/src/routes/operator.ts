@@ -30,14 +30,18 @@ const getWorkspace: Handler<'getWorkspace'> = async (c, { params }, { db }) => {
   return { status: 200, body: await getOperatorWorkspace(db, params.workspace_id) };
 };
 
-const updateWorkspace: Handler<'updateWorkspace'> = async (c, { params, body }, { db, clock }) => {
+// A change of standing answers once this instance heard it: every instance's key cache has dropped it.
+const updateWorkspace: Handler<'updateWorkspace'> = async (c, { params, body }, { db, clock, keys }) => {
   authOf(c, 'operatorToken');
-  return { status: 200, body: await changeWorkspace(db, clock, params.workspace_id, body) };
+  const changed = await changeWorkspace(db, clock, params.workspace_id, body);
+  await keys.settle();
+  return { status: 200, body: changed };
 };
 
-const deleteWorkspace: Handler<'deleteWorkspace'> = async (c, { params }, { db }) => {
+const deleteWorkspace: Handler<'deleteWorkspace'> = async (c, { params }, { db, keys }) => {
   authOf(c, 'operatorToken');
   await removeWorkspace(db, params.workspace_id);
+  await keys.settle();
   return { status: 204 };
 };
 

@@ -6,6 +6,8 @@
  * - integers are `integer` (or cast with `::int`); `bigint` comes back as a string from `pg`;
  * - times are `timestamptz` (a Date from both drivers); arrays are `text[]`; documents are `jsonb`.
  */
+import type { ListenHandler } from './listen.ts';
+
 export type Row = Record<string, unknown>;
 
 export interface Db {
@@ -15,6 +17,16 @@ export interface Db {
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   /** Several statements without parameters (migrations, DDL). */
   exec(sql: string): Promise<void>;
+  /**
+   * LISTEN on a channel of this store's schema (store/listen.ts); notified with `notifySql`.
+   * Only the store itself has it, not a transaction's handle.
+   */
+  listen?(channel: string, handler: ListenHandler): Promise<void>;
+  /**
+   * PostgreSQL only: resolves once every instance's listener handled the notification of `version`
+   * on `channel` (or is cut off after `timeoutMs`); see `awaitListeners` in store/listen.ts.
+   */
+  awaitListeners?(channel: string, version: number, since: Date, timeoutMs: number): Promise<void>;
 }
 
 /** A Db that owns its connection(s) and must be closed. */

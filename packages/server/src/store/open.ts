@@ -14,11 +14,17 @@ export interface StoreOptions {
   dataDir?: string | undefined;
   /** PostgreSQL schema to work in (tests). */
   schema?: string | undefined;
+  /** First reconnect delay of PostgreSQL's LISTEN connection (tests hold it down with a long one). */
+  listenRetryMs?: number | undefined;
 }
 
 export async function openStore(options: StoreOptions = {}): Promise<OpenDb> {
   const db = options.databaseUrl
-    ? await openPostgres({ url: options.databaseUrl, ...(options.schema ? { schema: options.schema } : {}) })
+    ? await openPostgres({
+        url: options.databaseUrl,
+        ...(options.schema ? { schema: options.schema } : {}),
+        ...(options.listenRetryMs ? { listenRetryMs: options.listenRetryMs } : {}),
+      })
     : await openPglite(options.dataDir);
   try {
     await migrate(db);

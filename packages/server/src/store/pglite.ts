@@ -4,6 +4,7 @@
  */
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type { Db, OpenDb } from './db.ts';
+import { scopedChannel } from './listen.ts';
 
 export async function openPglite(dataDir?: string): Promise<OpenDb> {
   const pg = await PGlite.create(dataDir);
@@ -17,6 +18,12 @@ export async function openPglite(dataDir?: string): Promise<OpenDb> {
     },
     async exec(sql) {
       await pg.exec(sql);
+    },
+    async listen(channel, handler) {
+      const [row] = (await pg.query<{ schema: string }>('SELECT current_schema() AS schema')).rows;
+      // In-process: delivered as the notifying transaction commits, and never lost.
+      await pg.listen(scopedChannel(channel, row!.schema), (payload) => handler.message(payload));
+      handler.state(true);
     },
     async close() {
       if (!pg.closed) await pg.close();

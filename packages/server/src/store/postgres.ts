@@ -4,25 +4,27 @@
  */
 import pg from 'pg';
 import type { Db, OpenDb } from './db.ts';
+import { awaitListeners, createPgListener } from './listen.ts';
 
 export interface PostgresOptions {
   url: string;
   /** Every connection gets `search_path = <schema>`; the schema must exist. */
   schema?: string;
   max?: number;
+  /** First reconnect delay of the LISTEN connection (store/listen.ts). */
+  listenRetryMs?: number;
 }
 
 export async function openPostgres(options: PostgresOptions): Promise<OpenDb> {
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.max ?? 10,
-    ...(options.schema ? { options: `-c search_path=${quoteIdent(options.schema)}` } : {}),
-  });
+  const searchPath = options.schema ? { options: `-c search_path=${quoteIdent(options.schema)}` } : {};
+  const pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, ...searchPath });
+  // Its own connection, opened by the first `listen` (a one-off CLI command never opens it).
+  let listener: ReturnType<typeof createPgListener> | undefined;
   // An idle client that loses its connection emits 'error'; without a listener that kills the process.
   pool.on('error', () => {});
   // Fail at start, not on the first request, when the database is unreachable.
   await pool.query('SELECT 1');
-  return {
+  const store: OpenDb = {
     driver: 'postgres',
     async query(sql, params = []) {
       return (await pool.query(sql, params as unknown[])).rows;
@@ -44,10 +46,19 @@ export async function openPostgres(options: PostgresOptions): Promise<OpenDb> {
     async exec(sql) {
       await pool.query(sql);
     },
+    listen(channel, handler) {
+      listener ??= createPgListener({ url: options.url, ...searchPath, ...(options.listenRetryMs ? { retryMs: options.listenRetryMs } : {}) });
+      return listener.listen(channel, handler);
+    },
+    awaitListeners(channel, version, since, timeoutMs) {
+      return awaitListeners(store, { channel, version, since, timeoutMs });
+    },
     async close() {
+      await listener?.close();
       await pool.end();
     },
   };
+  return store;
 }
 
 function clientDb(client: pg.PoolClient): Db {

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { randomBase62 } from '../random.ts';
-import type { OpenDb } from './db.ts';
+import type { Db, OpenDb } from './db.ts';
 import { openStore } from './open.ts';
 import { quoteIdent } from './postgres.ts';
 
@@ -66,4 +66,35 @@ export async function adminQuery(url: string, sql: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * The statements a store runs, for tests that bound the queries of a hot path: every statement
+ * through `db` lands in `statements` (LISTEN passes through), `BEGIN` for each transaction and the
+ * statements inside one indented by two spaces (a nested transaction joins the outer one).
+ */
+export function countingDb(inner: OpenDb): { db: OpenDb; statements: string[] } {
+  const statements: string[] = [];
+  const wrap = (db: Db, inTransaction: boolean): Db => ({
+    query: (sql, params) => {
+      statements.push(`${inTransaction ? '  ' : ''}${sql.replace(/\s+/g, ' ').trim()}`);
+      return db.query(sql, params);
+    },
+    transaction: (fn) => {
+      if (!inTransaction) statements.push('BEGIN');
+      return db.transaction((tx) => fn(wrap(tx, true)));
+    },
+    exec: (sql) => {
+      statements.push(sql);
+      return db.exec(sql);
+    },
+  });
+  const db: OpenDb = {
+    ...wrap(inner, false),
+    driver: inner.driver,
+    close: () => inner.close(),
+    ...(inner.listen ? { listen: inner.listen.bind(inner) } : {}),
+    ...(inner.awaitListeners ? { awaitListeners: inner.awaitListeners.bind(inner) } : {}),
+  };
+  return { db, statements };
 }

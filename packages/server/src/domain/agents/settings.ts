@@ -31,7 +31,12 @@ export async function getPlanSettings(db: Db, workspaceId: string): Promise<Plan
     `SELECT plan, quota_stu::float8 AS quota_stu FROM workspace_plans WHERE workspace_id = $1`,
     [workspaceId],
   );
-  const plan = row && isPlanName(row.plan) ? row.plan : DEFAULT_PLAN;
+  return planSettingsOf(row);
+}
+
+/** The settings a `workspace_plans` row (plan, quota_stu as float8) stands for; none: the defaults. */
+export function planSettingsOf(row: { plan: string | null; quota_stu: number | null } | undefined): PlanSettings {
+  const plan = row?.plan && isPlanName(row.plan) ? row.plan : DEFAULT_PLAN;
   const quotaOverride = row?.quota_stu == null ? null : Number(row.quota_stu);
   return { plan, quotaStu: quotaOverride ?? PLANS[plan].quotaStu, quotaOverride };
 }
@@ -61,10 +66,18 @@ export async function pausedAgents(db: Db, workspaceId: string): Promise<Map<str
   return new Map(rows.map((r) => [r.agent_slug, r.reason]));
 }
 
-/** The plan and paused agents together: what availability and the router need. */
+/** The plan and paused agents together, in one statement: what availability and the router need (every invocation). */
 export async function workspaceAgents(db: Db, workspaceId: string): Promise<WorkspaceAgents & { quotaStu: number }> {
-  const [settings, paused] = await Promise.all([getPlanSettings(db, workspaceId), pausedAgents(db, workspaceId)]);
-  return { plan: settings.plan, quotaStu: settings.quotaStu, paused };
+  const [row] = await db.query<{ plan: string | null; quota_stu: number | null; paused: [string, string][] | string }>(
+    `SELECT p.plan, p.quota_stu::float8 AS quota_stu,
+            (SELECT COALESCE(json_agg(json_build_array(a.agent_slug, a.reason)), '[]'::json) FROM paused_agents a WHERE a.workspace_id = w.id) AS paused
+       FROM (SELECT $1::text AS id) w LEFT JOIN workspace_plans p ON p.workspace_id = w.id`,
+    [workspaceId],
+  );
+  const settings = planSettingsOf(row);
+  // Both drivers parse json; a string is parsed here should one not.
+  const paused: [string, string][] = typeof row?.paused === 'string' ? JSON.parse(row.paused) : (row?.paused ?? []);
+  return { plan: settings.plan, quotaStu: settings.quotaStu, paused: new Map(paused) };
 }
 
 /** Pauses an agent (or changes the reason of a paused one). @throws Error for a slug that is not an agent */

@@ -2,12 +2,9 @@
  * @module Short-lived cache of successful key verifications, so a busy key is not looked up and
  * hashed on every request.
  *
- * Why a revocation version and not LISTEN/NOTIFY: a notification reaches other instances some
- * milliseconds after the revoke commits, and a request landing in that gap would still pass. The
- * spec wants a revoke to act at once everywhere, so every cache hit first reads one integer
- * (`api_key_revocations.version`, a one-row primary-key read) that each revoke and rotate bumps in
- * its own transaction; a hit made under an older version is discarded. The same code works on
- * PGlite and on any number of PostgreSQL instances, with no listener connection to keep alive.
+ * Entries carry the revocation version they were made under. While the instance listens for
+ * invalidations (invalidation.ts) every revoke, rotation or change of standing clears the cache and
+ * a hit costs no query; while it does not, a hit is only good under the version read for the request.
  */
 import type { WorkspaceStanding } from '../workspaces/standing.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../clock.ts';
 import { ServiceError } from '../../errors.ts';
-import { testBackends, type TestStore } from '../../store/testing.ts';
+import { countingDb, testBackends, type TestStore } from '../../store/testing.ts';
 import { createWorkspace } from '../workspaces/index.ts';
 import { createKeyService } from './service.ts';
 
@@ -89,6 +89,54 @@ describe.each(testBackends())('API keys on $name', ({ open }) => {
     await expect(b.verify(`Bearer ${old.secret}`)).rejects.toMatchObject({ code: 'api_key_not_found' });
     expect(await b.verify(`Bearer ${fresh.secret}`)).toMatchObject({ keyId: fresh.id });
     await expect(a.rotate(workspaceId, old.id)).rejects.toMatchObject({ code: 'not_found', status: 404 });
+  });
+
+  it('refuses a revoked key on another listening instance right after the revoke returns, and its hits make no query', async () => {
+    const a = createKeyService({ db: store.db, clock, listen: true });
+    const counted = countingDb(await store.peer());
+    const b = createKeyService({ db: counted.db, clock, listen: true });
+    await Promise.all([a.ready(), b.ready()]);
+    expect(b.listening()).toBe(true);
+    for (let round = 0; round < 5; round += 1) {
+      const issued = await a.create(workspaceId, { name: `l${round}`, scopes: ['usage:read'] });
+      await b.verify(`Bearer ${issued.secret}`); // b caches it (and writes last_used_at once)
+      counted.statements.length = 0;
+      expect(await b.verify(`Bearer ${issued.secret}`)).toMatchObject({ keyId: issued.id });
+      expect(counted.statements).toEqual([]); // no revocation read, no last_used_at write
+      await a.revoke(workspaceId, issued.id);
+      await expect(b.verify(`Bearer ${issued.secret}`)).rejects.toMatchObject({ code: 'api_key_not_found' });
+      await expect(a.verify(`Bearer ${issued.secret}`)).rejects.toMatchObject({ code: 'api_key_not_found' });
+    }
+  });
+
+  it('drops a rotated key at once on another listening instance', async () => {
+    const a = createKeyService({ db: store.db, clock, listen: true });
+    const b = createKeyService({ db: await store.peer(), clock, listen: true });
+    await Promise.all([a.ready(), b.ready()]);
+    const old = await a.create(workspaceId, { name: 'rot-l', scopes: ['usage:read'] });
+    await b.verify(`Bearer ${old.secret}`);
+    const fresh = await a.rotate(workspaceId, old.id);
+    await expect(b.verify(`Bearer ${old.secret}`)).rejects.toMatchObject({ code: 'api_key_not_found' });
+    expect(await b.verify(`Bearer ${fresh.secret}`)).toMatchObject({ keyId: fresh.id });
+  });
+
+  it('writes last_used_at at most once a minute per key', async () => {
+    const local = fixedClock('2026-01-01T00:00:00Z');
+    const keys = createKeyService({ db: store.db, clock: local, listen: true });
+    const issued = await keys.create(workspaceId, { name: 'touch', scopes: ['usage:read'] });
+    const lastUsed = async () => (await keys.list(workspaceId)).find((k) => k.id === issued.id)?.lastUsedAt;
+    await keys.verify(`Bearer ${issued.secret}`);
+    expect(await lastUsed()).toBe('2026-01-01T00:00:00.000Z');
+    local.advance(59_999);
+    await keys.verify(`Bearer ${issued.secret}`);
+    expect(await lastUsed()).toBe('2026-01-01T00:00:00.000Z');
+    local.advance(1);
+    await keys.verify(`Bearer ${issued.secret}`);
+    expect(await lastUsed()).toBe('2026-01-01T00:01:00.000Z');
+    // A second key has its own minute.
+    const other = await keys.create(workspaceId, { name: 'touch2', scopes: ['usage:read'] });
+    await keys.verify(`Bearer ${other.secret}`);
+    expect((await keys.list(workspaceId)).find((k) => k.id === other.id)?.lastUsedAt).toBe('2026-01-01T00:01:00.000Z');
   });
 
   it('stops accepting a key when it expires, cached or not', async () => {

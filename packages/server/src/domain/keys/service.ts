@@ -9,6 +9,8 @@ import { newId } from '../../random.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db } from '../../store/db.ts';
 import { VerificationCache, type VerifiedKey } from './cache.ts';
+import { KEYS_CHANNEL, KeyInvalidation } from './invalidation.ts';
+import { notifySql } from '../../store/listen.ts';
 import { STANDING_COLUMNS, type StandingColumns, standingOf } from '../workspaces/standing.ts';
 import { validateScopes } from './scopes.ts';
 import { generateSecret, hashSecret, isSecretShaped, visiblePrefix } from './secret.ts';
@@ -44,10 +46,27 @@ type KeyRow = TableRow<'api_keys'>;
 
 export type KeyService = ReturnType<typeof createKeyService>;
 
-export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: number }) {
+export interface KeyServiceDeps {
+  db: Db;
+  clock: Clock;
+  cacheTtlMs?: number;
+  /**
+   * Listen for invalidations (domain/keys/invalidation.ts), so cache hits need no query. The app's
+   * service does; a one-off command (CLI, first start) reads the version on each hit instead.
+   */
+  listen?: boolean;
+}
+
+/** Stands for the version of hits cached while listening: every invalidation clears them all. */
+const LISTENED = -1;
+
+export function createKeyService(deps: KeyServiceDeps) {
   const { db, clock } = deps;
   const cache = new VerificationCache(deps.cacheTtlMs);
+  const invalidation = new KeyInvalidation(() => cache.clear());
   const lastTouched = new Map<string, number>();
+  // Until the listener is up, hits read the version; a store without LISTEN stays that way.
+  const started = deps.listen ? invalidation.start(db).catch(() => {}) : Promise.resolve();
 
   async function insertKey(tx: Db, workspaceId: string, input: { name: string; scopes: string[]; days: number }) {
     const secret = generateSecret();
@@ -85,10 +104,10 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
           now,
         ]);
         if (!row) throw fail('not_found', 'No API key with this id.');
-        await invalidateKeyCaches(tx);
-        return toRecord(row, now);
+        return { record: toRecord(row, now), change: await invalidateKeyCaches(tx) };
       });
-      return record;
+      await invalidation.settle(db, record.change.version, record.change.at);
+      return record.record;
     },
 
     /** A new key with the same name, scopes and lifetime; the old one is revoked in the same transaction. */
@@ -101,11 +120,26 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
         const days = Math.max(1, Math.round((old.expires_at.getTime() - old.created_at.getTime()) / DAY_MS));
         const fresh = await insertKey(tx, workspaceId, { name: old.name, scopes: old.scopes, days });
         await tx.query(`UPDATE api_keys SET revoked_at = $2, replaced_by = $3 WHERE id = $1`, [id, now, fresh.id]);
-        await invalidateKeyCaches(tx);
-        return fresh;
+        return { fresh, change: await invalidateKeyCaches(tx) };
       });
-      return issued;
+      await invalidation.settle(db, issued.change.version, issued.change.at);
+      return issued.fresh;
     },
+
+    /**
+     * After a change of a workspace's standing committed on this instance (domain/workspaces): answer
+     * only once this instance's listener heard it, as every other instance's did at that commit.
+     */
+    async settle(): Promise<void> {
+      const [current] = await db.query<{ version: number; at: Date }>(`SELECT version, clock_timestamp() AS at FROM api_key_revocations WHERE id = 1`);
+      await invalidation.settle(db, current!.version, current!.at);
+    },
+
+    /** Whether cache hits currently rely on the listener (no version read). */
+    listening: () => invalidation.listening,
+
+    /** Resolves once the listener is set up (or failed to be: then hits read the version). */
+    ready: () => started,
 
     /**
      * The key behind an `Authorization` header value.
@@ -118,8 +152,9 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
       if (!isSecretShaped(secret)) throw fail('api_key_not_found', 'Unknown, revoked or expired API key.');
       const now = clock.now();
       const secretHash = hashSecret(secret);
-      const [current] = await db.query<Pick<TableRow<'api_key_revocations'>, 'version'>>(`SELECT version FROM api_key_revocations WHERE id = 1`);
-      const version = current!.version;
+      // A lookup that an invalidation overtakes is answered but not cached.
+      const generation = invalidation.generation;
+      const version = invalidation.listening ? LISTENED : await currentVersion();
       const cached = cache.get(secretHash, version, now);
       if (cached) {
         await touch(cached.keyId, now);
@@ -142,11 +177,16 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
         expiresAt: match.expires_at,
         standing: standingOf(match),
       };
-      cache.set(secretHash, key, version, now);
+      if (invalidation.generation === generation) cache.set(secretHash, key, version, now);
       await touch(key.keyId, now);
       return key;
     },
   };
+
+  async function currentVersion(): Promise<number> {
+    const [current] = await db.query<Pick<TableRow<'api_key_revocations'>, 'version'>>(`SELECT version FROM api_key_revocations WHERE id = 1`);
+    return current!.version;
+  }
 
   async function touch(keyId: string, now: Date) {
     const last = lastTouched.get(keyId) ?? 0;
@@ -157,11 +197,16 @@ export function createKeyService(deps: { db: Db; clock: Clock; cacheTtlMs?: numb
 }
 
 /**
- * Bumps the version that every cached key verification was made under, in the caller's transaction:
- * a revoke, a rotation, or a change of a workspace's standing reaches every instance at its next request.
+ * In the caller's transaction, bumps the version that every cached key verification was made under
+ * and notifies every instance's listener of it at commit (domain/keys/invalidation.ts): a revoke, a
+ * rotation, or a change of a workspace's standing. Resolves to the new version and the store's time.
  */
-export async function invalidateKeyCaches(tx: Db): Promise<void> {
-  await tx.query(`UPDATE api_key_revocations SET version = version + 1 WHERE id = 1`);
+export async function invalidateKeyCaches(tx: Db): Promise<{ version: number; at: Date }> {
+  const [row] = await tx.query<{ version: number; at: Date }>(
+    `WITH bumped AS (UPDATE api_key_revocations SET version = version + 1 WHERE id = 1 RETURNING version)
+     SELECT version, clock_timestamp() AS at, ${notifySql(KEYS_CHANNEL, 'version::text')} FROM bumped`,
+  );
+  return row!;
 }
 
 /** The token of `Bearer <token>`, or undefined when the header is absent or uses another scheme. */

@@ -107,10 +107,7 @@ export async function reserveBudget(
   const quota = { now, quotaStu: input.quota.allowanceStu, rolloverStu: 0 };
   const charged = checkQuota({ ...quota, consumedStu: period.consumed });
   if (!charged.allowed) throw quotaExceededError(charged);
-  const { hour, day } = await lockWindows(tx, workspaceId, windows);
-  const [manual] = await tx.query<Pick<TableRow<'kill_switches'>, 'manual_since'>>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [
-    workspaceId,
-  ]);
+  const { hour, day, manualSince } = await lockWindows(tx, workspaceId, windows);
   const { limits } = settings;
   const active = activeKillSwitch(
     {
@@ -118,7 +115,7 @@ export async function reserveBudget(
       // A tripped window counts as spent: the crossing run proved the next one would cross too.
       hourStu: hour.tripped_at ? limits.hour : hour.spent,
       dayStu: day.tripped_at ? limits.day : day.spent,
-      manualSince: manual?.manual_since ?? null,
+      manualSince,
       hourSince: hour.tripped_at,
       daySince: day.tripped_at,
     },
@@ -264,24 +261,30 @@ function windowsOf(now: Date): Windows {
   return { hour: hour.start, day: day.start };
 }
 
-/** Creates the two window rows if needed and locks them, day first, always in that order (no deadlock). */
-async function lockWindows(tx: Db, workspaceId: string, windows: Windows): Promise<{ hour: WindowTotals; day: WindowTotals }> {
+/**
+ * Creates the two window rows if needed and locks them, day first, always in that order (no
+ * deadlock); reads the manual kill switch in the same statement.
+ */
+async function lockWindows(tx: Db, workspaceId: string, windows: Windows): Promise<{ hour: WindowTotals; day: WindowTotals; manualSince: Date | null }> {
   await tx.query(
     `INSERT INTO usage_windows (workspace_id, scope, window_start) VALUES ($1, 'day', $2), ($1, 'hour', $3)
      ON CONFLICT (workspace_id, scope, window_start) DO NOTHING`,
     [workspaceId, windows.day, windows.hour],
   );
-  const lock = async (scope: 'hour' | 'day') => {
-    const [row] = await tx.query<WindowTotals>(
-      `SELECT spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows
-        WHERE workspace_id = $1 AND scope = $2 AND window_start = $3 FOR UPDATE`,
-      [workspaceId, scope, windows[scope]],
-    );
-    return { spent: Number(row!.spent), reserved: Number(row!.reserved), tripped_at: row!.tripped_at };
+  // One statement locks both: the locking clause takes rows as they leave the sort, so day before hour.
+  const rows = await tx.query<WindowTotals & { scope: 'hour' | 'day'; manual_since: Date | null }>(
+    `SELECT scope, spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at,
+            (SELECT manual_since FROM kill_switches k WHERE k.workspace_id = $1) AS manual_since
+       FROM usage_windows
+      WHERE workspace_id = $1 AND ((scope = 'day' AND window_start = $2) OR (scope = 'hour' AND window_start = $3))
+      ORDER BY scope FOR UPDATE OF usage_windows`,
+    [workspaceId, windows.day, windows.hour],
+  );
+  const totals = (scope: 'hour' | 'day') => {
+    const row = rows.find((r) => r.scope === scope)!;
+    return { spent: Number(row.spent), reserved: Number(row.reserved), tripped_at: row.tripped_at };
   };
-  const day = await lock('day');
-  const hour = await lock('hour');
-  return { hour, day };
+  return { hour: totals('hour'), day: totals('day'), manualSince: rows[0]?.manual_since ?? null };
 }
 
 /**

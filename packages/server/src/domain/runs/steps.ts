@@ -24,18 +24,26 @@ export interface StepDraft {
   approval?: { action: string; summary: string };
 }
 
-/** Writes the steps in order; with `events`, also their drafts and approvals and those events. */
+/** Writes the steps in order (one statement for all of them); with `events`, also their drafts and approvals and those events. */
 export async function writeSteps(tx: Db, runId: string, steps: readonly StepDraft[], now: Date, events?: { workspaceId: string }): Promise<void> {
+  if (steps.length > 0) {
+    // One fixed statement for any number of steps: one array parameter per column, unnested in order.
+    await tx.query(
+      `INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at)
+       SELECT s.id, $1, s.index, s.kind, s.agent_slug, s.summary, $2
+         FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::text[]) AS s(id, index, kind, agent_slug, summary)`,
+      [
+        runId,
+        now,
+        steps.map(() => newId('stp')),
+        steps.map((_, index) => index),
+        steps.map((step) => step.kind),
+        steps.map((step) => step.agentSlug),
+        steps.map((step) => redactText(step.summary)),
+      ],
+    );
+  }
   for (const [index, step] of steps.entries()) {
-    await tx.query(`INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
-      newId('stp'),
-      runId,
-      index,
-      step.kind,
-      step.agentSlug,
-      redactText(step.summary),
-      now,
-    ]);
     if (step.toolCall) {
       await tx.query(`INSERT INTO tool_calls (id, run_id, step_index, name, arguments, result, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
         newId('tc'),

@@ -106,11 +106,14 @@ export async function listRunRows(db: Db, workspaceId: string, filters: RunFilte
   // matches the agent addressed or, for a routed run, the department that answered it.
   const matches = `workspace_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR agent_slug = $3 OR answered_by = $3)`;
   const params = [workspaceId, filters.status ?? null, filters.agentSlug ?? null];
-  const [count] = await db.query<{ total: number }>(`SELECT count(*)::int AS total FROM runs WHERE ${matches}`, params);
-  const rows = await db.query<RunRow>(`SELECT * FROM runs WHERE ${matches} ORDER BY created_at DESC, seq DESC LIMIT $4 OFFSET $5`, [
-    ...params,
-    filters.limit,
-    filters.offset,
-  ]);
-  return { data: rows.map(toRun), total: count?.total ?? 0, limit: filters.limit, offset: filters.offset };
+  // The page and the total in one statement (the window counts every match before LIMIT); a page
+  // past the end has no row to carry the total, so only then is it counted apart.
+  const rows = await db.query<RunRow & { total: number }>(
+    `SELECT *, count(*) OVER ()::int AS total FROM runs WHERE ${matches} ORDER BY created_at DESC, seq DESC LIMIT $4 OFFSET $5`,
+    [...params, filters.limit, filters.offset],
+  );
+  const total =
+    rows[0]?.total ??
+    (filters.offset > 0 ? (await db.query<{ total: number }>(`SELECT count(*)::int AS total FROM runs WHERE ${matches}`, params))[0]!.total : 0);
+  return { data: rows.map(toRun), total, limit: filters.limit, offset: filters.offset };
 }

@@ -5,7 +5,7 @@
 import type { Clock } from '../../clock.ts';
 import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
-import { getPlanSettings } from '../agents/settings.ts';
+import { planSettingsOf } from '../agents/settings.ts';
 import { computeUsage, nextRolloverStu, periodOf, previousPeriod, type Usage } from '../usage/index.ts';
 
 /** A period as the quota reads it; the STU columns are `numeric` (strings) in the row and read cast to numbers. */
@@ -50,12 +50,25 @@ export async function chargeUsage(
   );
 }
 
-/** The Usage resource of the current period (GET /usage/current, GET /v1/usage). */
+/**
+ * The Usage resource of the current period (GET /usage/current, GET /v1/usage): one statement reads
+ * the plan and the period; only the first read of a period creates it.
+ */
 export async function currentUsage(db: Db, clock: Clock, workspaceId: string): Promise<Usage> {
   const now = clock.now();
-  const { quotaStu } = await getPlanSettings(db, workspaceId);
-  const row = await ensurePeriod(db, workspaceId, now, quotaStu);
-  return computeUsage({ now, quotaStu, rolloverStu: row.rolloverStu, consumedStu: row.consumedStu });
+  const [row] = await db.query<{ plan: string | null; quota_stu: number | null; rollover_stu: number | null; consumed_stu: number | null }>(
+    `SELECT p.plan, p.quota_stu::float8 AS quota_stu, u.rollover_stu::float8 AS rollover_stu, u.consumed_stu::float8 AS consumed_stu
+       FROM (SELECT $1::text AS workspace_id) w
+       LEFT JOIN workspace_plans p ON p.workspace_id = w.workspace_id
+       LEFT JOIN usage_periods u ON u.workspace_id = w.workspace_id AND u.period = $2`,
+    [workspaceId, periodOf(now)],
+  );
+  const { quotaStu } = planSettingsOf(row);
+  const period =
+    row?.rollover_stu != null && row.consumed_stu != null
+      ? { rolloverStu: Number(row.rollover_stu), consumedStu: Number(row.consumed_stu) }
+      : await ensurePeriod(db, workspaceId, now, quotaStu);
+  return computeUsage({ now, quotaStu, rolloverStu: period.rolloverStu, consumedStu: period.consumedStu });
 }
 
 async function readPeriod(db: Db, workspaceId: string, period: string): Promise<PeriodUsage | undefined> {

@@ -52,6 +52,17 @@ describe('local engine', () => {
     expect(result.usage.outputTokens).toBe(countTextTokens(result.content) + structured);
   });
 
+  it('answers a call that is not streamed in one text piece, with the same text, events and usage', async () => {
+    const request = ask('Draft an email to the client about the overdue invoices', { agentSlug: 'sales' });
+    const streamed = await events(request);
+    const whole = await events({ ...request, stream: false });
+    expect(whole.filter((e) => e.type === 'text')).toHaveLength(1);
+    expect(streamed.filter((e) => e.type === 'text').length).toBeGreaterThan(1);
+    const text = (list: EngineEvent[]) => list.map((e) => (e.type === 'text' ? e.delta : '')).join('');
+    expect(text(whole)).toBe(text(streamed));
+    expect(whole.filter((e) => e.type !== 'text')).toEqual(streamed.filter((e) => e.type !== 'text'));
+  });
+
   it.each(DEPARTMENT_SLUGS.map((slug) => [slug] as const))('%s answers in its own voice and consults its tool', async (slug) => {
     const voice = DEPARTMENT_VOICES[slug];
     const result = await collect(engine.stream(ask('Can you help me with this?', { agentSlug: slug })));

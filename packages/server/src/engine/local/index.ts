@@ -22,7 +22,7 @@ import { latestUserText, triggerOf, withoutTriggers, type Trigger } from './trig
 export interface LocalEngineOptions {
   /** Words per text fragment. Default 4. */
   readonly fragmentWords?: number;
-  /** Pause between events, for demos. Default 0 (still yields to the event loop). */
+  /** Pause between events, for demos. Default 0 (a stream still yields to the event loop). */
   readonly fragmentDelayMs?: number;
   /** How long `[[hang]]` waits for an abort before failing with `timeout`. Default 30 s. */
   readonly hangLimitMs?: number;
@@ -64,8 +64,13 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
   let emitted = '';
   let structuredTokens = 0;
   const usage = (): TokenUsage => ({ inputTokens, outputTokens: structuredTokens + countTextTokens(emitted) });
+  // A synchronous call waits for the whole answer anyway: no pause between its events. A stream
+  // yields to the event loop (setImmediate, not a timer of at least 1 ms) so a cancel or a
+  // disconnect can interleave between fragments.
+  const yields = settings.fragmentDelayMs > 0 || request.stream !== false;
   const pause = async () => {
-    await sleep(settings.fragmentDelayMs, request.signal);
+    if (settings.fragmentDelayMs > 0) await sleep(settings.fragmentDelayMs, request.signal);
+    else if (yields) await new Promise<void>((resolve) => setImmediate(resolve));
     if (request.signal?.aborted) throw new EngineError('aborted', usage());
   };
 
@@ -76,7 +81,9 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
     await pause();
   }
 
-  const fragments = fragmentsOf(output.text, settings.fragmentWords);
+  // Not streamed: the text in one piece (EngineRequest.stream), unless a trigger needs fragments.
+  const whole = request.stream === false && trigger === null && settings.fragmentDelayMs === 0;
+  const fragments = whole ? [output.text].filter((t) => t !== '') : fragmentsOf(output.text, settings.fragmentWords);
   const failAfter = trigger === 'fail-mid-stream' ? Math.max(1, Math.floor(fragments.length / 2)) : Infinity;
   for (const [index, delta] of fragments.entries()) {
     yield { type: 'text', delta };
@@ -164,7 +171,6 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
       signal?.removeEventListener('abort', done);
       resolve();
     };
-    // setTimeout(0) still lets a cancel or a disconnect interleave between fragments.
     const timer = setTimeout(done, ms);
     signal?.addEventListener('abort', done, { once: true });
   });
