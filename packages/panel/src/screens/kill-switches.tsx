@@ -1,0 +1,6 @@
+/**
+ * @module Kill-switch state, and the manual switch for admins.
+ */
+export function KillSwitches() {
+  return null;
+}
