@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
 import { Badge, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
 import { AGENT_SLUGS } from './keys.tsx';
-import { DeliveryLog } from './delivery-log.tsx';
+import { DeliveryLog, failureText } from './delivery-log.tsx';
 
 const EVENTS: Schemas['WebhookDestination']['events'] = [
   'run.completed',
@@ -154,15 +154,14 @@ function Outbound() {
   );
 }
 
-/** Fields a newer server adds to a destination; read defensively so an older one still renders. */
 function pauseReason(d: Schemas['WebhookDestination']): string | undefined {
-  const r = (d as Record<string, unknown>).pausedReason;
-  return typeof r === 'string' ? r : undefined;
+  if (d.pausedReason === 'failures') return 'by the service after repeated failed deliveries';
+  if (d.pausedReason === 'admin') return 'by an admin';
+  return undefined;
 }
 
 function lastFailure(d: Schemas['WebhookDestination']): string | undefined {
-  const r = (d as Record<string, unknown>).lastFailureReason;
-  return typeof r === 'string' ? r : undefined;
+  return d.lastFailure ? failureText(d.lastFailure) : undefined;
 }
 
 function Inbound() {
