@@ -66,6 +66,9 @@ export interface Tables {
     status: number | null;
     reason: string | null;
     attempted_at: Date;
+    error_kind: string | null;
+    duration_ms: number | null;
+    next_attempt_at: Date | null;
   };
   drafts: {
     id: string;
@@ -293,6 +296,9 @@ export interface Tables {
     paused_reason: string | null;
     secret_rotated_at: Date | null;
     created_at: Date;
+    last_failure_at: Date | null;
+    last_failure_kind: string | null;
+    last_failure_status: number | null;
   };
   workspace_plans: {
     workspace_id: string;

@@ -20,6 +20,7 @@ import {
   zApprovalCreatedEventWebhookRequest,
   zApprovalDecidedEvent,
   zApprovalDecidedEventWebhookRequest,
+  zApprovalList,
   zCallMcpRpcBody,
   zCallMcpRpcHeaders,
   zCallMcpRpcQuery,
@@ -51,6 +52,7 @@ import {
   zDeleteWorkspaceHeaders,
   zDeleteWorkspacePath,
   zDeliveryAccepted,
+  zDeliveryList,
   zDraftCreatedEvent,
   zDraftCreatedEventWebhookRequest,
   zExpiredError,
@@ -85,6 +87,11 @@ import {
   zListAgentsHeaders,
   zListApiKeysHeaders,
   zListApiKeysV1Headers,
+  zListApprovalsHeaders,
+  zListApprovalsQuery,
+  zListDestinationDeliveriesHeaders,
+  zListDestinationDeliveriesPath,
+  zListDestinationDeliveriesQuery,
   zListInboundWebhooksHeaders,
   zListMembersHeaders,
   zListRunsHeaders,
@@ -253,6 +260,8 @@ export type OperationId =
   | 'resumeWebhookDestination'
   | 'pingWebhookDestination'
   | 'replayWebhookDestination'
+  | 'listDestinationDeliveries'
+  | 'listApprovals'
   | 'decideApproval'
   | 'createIntegration'
   | 'selectWorkspace'
@@ -395,6 +404,14 @@ export interface Operations {
   replayWebhookDestination: {
     input: { params: z.output<typeof zReplayWebhookDestinationPath>; query: Record<string, never>; headers: z.output<typeof zReplayWebhookDestinationHeaders>; body: undefined };
     success: { 202: { json: z.input<typeof zDeliveryAccepted> } };
+  };
+  listDestinationDeliveries: {
+    input: { params: z.output<typeof zListDestinationDeliveriesPath>; query: z.output<typeof zListDestinationDeliveriesQuery>; headers: z.output<typeof zListDestinationDeliveriesHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zDeliveryList> } };
+  };
+  listApprovals: {
+    input: { params: Record<string, never>; query: z.output<typeof zListApprovalsQuery>; headers: z.output<typeof zListApprovalsHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zApprovalList> } };
   };
   decideApproval: {
     input: { params: z.output<typeof zDecideApprovalPath>; query: Record<string, never>; headers: z.output<typeof zDecideApprovalHeaders>; body: z.output<typeof zDecideApprovalBody> };
@@ -994,6 +1011,40 @@ export const routes: readonly RouteSpec[] = [
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
       '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/webhook-destinations/{id}/deliveries',
+    operationId: 'listDestinationDeliveries',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    request: { params: zListDestinationDeliveriesPath, query: zListDestinationDeliveriesQuery, headers: zListDestinationDeliveriesHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zDeliveryList },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/approvals',
+    operationId: 'listApprovals',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
+    request: { query: zListApprovalsQuery, headers: zListApprovalsHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zApprovalList },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },

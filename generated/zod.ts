@@ -957,6 +957,34 @@ export const zInboundWebhookCreated = zInboundWebhook.and(z.object({
 export const zDestinationId = z.string().min(20).max(36).regex(/^dst_[A-Za-z0-9]{16,32}$/);
 
 /**
+ * DeliveryErrorKind
+ *
+ * Why a delivery attempt failed, in words an admin can act on: `http_status` (the receiver answered, see `httpStatus`), `timeout` (no answer within the attempt's budget), `dns` (the host name did not resolve), `tls` (the certificate or the handshake failed), `connection_refused`, `connection_reset`, `network` (any other network failure), `ssrf_refused` (the URL or an address it resolves to is private, loopback, link-local or metadata and not allow-listed), `internal` (a failure of the service itself; retried).
+ */
+export const zDeliveryErrorKind = z.enum([
+    'http_status',
+    'timeout',
+    'dns',
+    'tls',
+    'connection_refused',
+    'connection_reset',
+    'network',
+    'ssrf_refused',
+    'internal'
+]);
+
+/**
+ * DeliveryFailure
+ *
+ * The last failed delivery attempt to a destination.
+ */
+export const zDeliveryFailure = z.strictObject({
+    at: z.iso.datetime({ offset: true }),
+    errorKind: zDeliveryErrorKind,
+    httpStatus: z.int().gte(100).lte(599).nullable()
+});
+
+/**
  * WebhookDestination
  *
  * An outbound webhook destination: an HTTPS URL of the customer and the event types it receives.
@@ -976,7 +1004,9 @@ export const zWebhookDestination = z.object({
     consecutiveFailures: z.int().gte(0),
     pausedAt: z.iso.datetime({ offset: true }).nullable(),
     createdAt: z.iso.datetime({ offset: true }),
-    secretRotatedAt: z.iso.datetime({ offset: true }).nullable()
+    secretRotatedAt: z.iso.datetime({ offset: true }).nullable(),
+    pausedReason: z.enum(['failures', 'admin']).nullable(),
+    lastFailure: zDeliveryFailure.nullable()
 });
 
 /**
@@ -1031,20 +1061,70 @@ export const zDeliveryAccepted = z.strictObject({
 });
 
 /**
+ * DeliveryAttempt
+ *
+ * One attempt of a delivery, as the delivery worker recorded it.
+ */
+export const zDeliveryAttempt = z.strictObject({
+    attempt: z.int().gte(1),
+    at: z.iso.datetime({ offset: true }),
+    result: z.enum([
+        'delivered',
+        'retry',
+        'give_up'
+    ]),
+    httpStatus: z.int().gte(100).lte(599).nullable(),
+    errorKind: zDeliveryErrorKind.nullable(),
+    durationMs: z.int().gte(0).nullable(),
+    nextRetryAt: z.iso.datetime({ offset: true }).nullable()
+});
+
+/**
+ * Delivery
+ *
+ * One event sent (or to be sent) to one destination, with its attempts, oldest first.
+ */
+export const zDelivery = z.strictObject({
+    id: z.string().regex(/^dlv_[A-Za-z0-9]{16,32}$/),
+    eventId: zEventId,
+    eventType: z.enum([
+        'run.completed',
+        'run.failed',
+        'approval.created',
+        'approval.decided',
+        'draft.created',
+        'integration.connected',
+        'ping'
+    ]),
+    status: z.enum([
+        'pending',
+        'delivered',
+        'failed'
+    ]),
+    createdAt: z.iso.datetime({ offset: true }),
+    deliveredAt: z.iso.datetime({ offset: true }).nullable(),
+    nextRetryAt: z.iso.datetime({ offset: true }).nullable(),
+    attempts: z.array(zDeliveryAttempt).max(100)
+});
+
+/**
+ * DeliveryList
+ *
+ * One page of a destination's deliveries, newest first.
+ */
+export const zDeliveryList = z.strictObject({
+    data: z.array(zDelivery),
+    total: z.int().gte(0),
+    limit: z.int().gte(1).lte(200),
+    offset: z.int().gte(0)
+});
+
+/**
  * ApprovalId
  *
  * Approval request identifier, `apr_` followed by 16 to 32 base62 characters.
  */
 export const zApprovalId = z.string().min(20).max(36).regex(/^apr_[A-Za-z0-9]{16,32}$/);
-
-/**
- * ApprovalDecision
- *
- * The decision on a pending approval; `decided_by` is the session's user.
- */
-export const zApprovalDecision = z.strictObject({
-    decision: z.enum(['approved', 'rejected'])
-});
 
 /**
  * Approval
@@ -1067,6 +1147,27 @@ export const zApproval = z.object({
     decidedAt: z.iso.datetime({ offset: true }).nullable(),
     expiresAt: z.iso.datetime({ offset: true }),
     createdAt: z.iso.datetime({ offset: true })
+});
+
+/**
+ * ApprovalList
+ *
+ * One page of the workspace's approval requests; pending ones soonest to expire first, the others newest first.
+ */
+export const zApprovalList = z.strictObject({
+    data: z.array(zApproval),
+    total: z.int().gte(0),
+    limit: z.int().gte(1).lte(200),
+    offset: z.int().gte(0)
+});
+
+/**
+ * ApprovalDecision
+ *
+ * The decision on a pending approval; `decided_by` is the session's user.
+ */
+export const zApprovalDecision = z.strictObject({
+    decision: z.enum(['approved', 'rejected'])
 });
 
 /**
@@ -1738,6 +1839,26 @@ export const zInboundWebhookSlugPath = z.string().min(1).max(64).regex(/^[a-z0-9
 export const zDestinationIdPath = zDestinationId;
 
 /**
+ * Only deliveries in this status.
+ */
+export const zDeliveryStatusQuery = z.enum([
+    'pending',
+    'delivered',
+    'failed'
+]);
+
+/**
+ * Only approvals in this state: `pending` (the default: waiting for a decision and not expired), `approved`, `rejected`, `expired` (a pending request whose `expiresAt` has passed), or `all`.
+ */
+export const zApprovalStatusQuery = z.enum([
+    'pending',
+    'approved',
+    'rejected',
+    'expired',
+    'all'
+]);
+
+/**
  * The approval identifier.
  */
 export const zApprovalIdPath = zApprovalId;
@@ -2129,6 +2250,50 @@ export const zReplayWebhookDestinationPath = z.object({
  * The deliveries queued again.
  */
 export const zReplayWebhookDestinationResponse = zDeliveryAccepted;
+
+export const zListDestinationDeliveriesHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zListDestinationDeliveriesPath = z.object({
+    id: zDestinationId
+});
+
+export const zListDestinationDeliveriesQuery = z.object({
+    status: z.enum([
+        'pending',
+        'delivered',
+        'failed'
+    ]).optional(),
+    limit: z.coerce.number().int().gte(1).lte(200).optional().default(50),
+    offset: z.coerce.number().int().gte(0).optional().default(0)
+});
+
+/**
+ * A page of the destination's deliveries.
+ */
+export const zListDestinationDeliveriesResponse = zDeliveryList;
+
+export const zListApprovalsHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zListApprovalsQuery = z.object({
+    status: z.enum([
+        'pending',
+        'approved',
+        'rejected',
+        'expired',
+        'all'
+    ]).optional(),
+    limit: z.coerce.number().int().gte(1).lte(200).optional().default(50),
+    offset: z.coerce.number().int().gte(0).optional().default(0)
+});
+
+/**
+ * A page of approval requests.
+ */
+export const zListApprovalsResponse = zApprovalList;
 
 export const zDecideApprovalBody = zApprovalDecision;
 

@@ -73,7 +73,7 @@ type Check = (ctx: Ctx) => Promise<void>;
 type IsolationCase = Classification &
   (
     | { kind: 'resource'; resource: Resource; body?: unknown }
-    | { kind: 'list'; resource: 'run' | 'key' | 'inbound' | 'destination' }
+    | { kind: 'list'; resource: 'run' | 'key' | 'inbound' | 'destination' | 'approval' }
     | { kind: 'own' | 'inbound' | 'public'; check: Check }
   );
 
@@ -344,9 +344,11 @@ const MATRIX = {
   resumeWebhookDestination: { kind: 'resource', resource: 'destination' },
   pingWebhookDestination: { kind: 'resource', resource: 'destination' },
   replayWebhookDestination: { kind: 'resource', resource: 'destination' },
+  listDestinationDeliveries: { kind: 'resource', resource: 'destination' },
 
   // Approvals and integrations (admin session)
   decideApproval: { kind: 'resource', resource: 'approval', body: { decision: 'approved' } },
+  listApprovals: { kind: 'list', resource: 'approval' },
   createIntegration: {
     kind: 'own',
     // Its event is B's: queued for B's destination only (delivery is checked in 'outbound').

@@ -28,6 +28,7 @@ WorkspaceRole = Literal["owner", "admin", "member"]
 WorkspaceId = str
 UserWorkspaces = list[dict[str, Any]]
 DestinationId = str
+DeliveryErrorKind = Literal["http_status", "timeout", "dns", "tls", "connection_refused", "connection_reset", "network", "ssrf_refused", "internal"]
 EventId = str
 ApprovalId = str
 EmailAddress = str
@@ -627,6 +628,16 @@ InboundWebhookCreated = TypedDict(
     },
 )
 
+# DeliveryFailure: The last failed delivery attempt to a destination.
+DeliveryFailure = TypedDict(
+    "DeliveryFailure",
+    {
+        "at": "str",
+        "errorKind": "DeliveryErrorKind",
+        "httpStatus": "int | None",
+    },
+)
+
 # WebhookDestination: An outbound webhook destination: an HTTPS URL of the customer and the event types it receives.
 WebhookDestination = TypedDict(
     "WebhookDestination",
@@ -639,6 +650,8 @@ WebhookDestination = TypedDict(
         "pausedAt": "str | None",
         "createdAt": "str",
         "secretRotatedAt": "str | None",
+        "pausedReason": "Literal[\"failures\", \"admin\", None]",
+        "lastFailure": "DeliveryFailure | None",
     },
 )
 
@@ -671,6 +684,8 @@ WebhookDestinationCreated = TypedDict(
         "pausedAt": "str | None",
         "createdAt": "str",
         "secretRotatedAt": "str | None",
+        "pausedReason": "Literal[\"failures\", \"admin\", None]",
+        "lastFailure": "DeliveryFailure | None",
         "secret": "str",
     },
 )
@@ -683,11 +698,43 @@ DeliveryAccepted = TypedDict(
     },
 )
 
-# ApprovalDecision: The decision on a pending approval; `decided_by` is the session's user.
-ApprovalDecision = TypedDict(
-    "ApprovalDecision",
+# DeliveryAttempt: One attempt of a delivery, as the delivery worker recorded it.
+DeliveryAttempt = TypedDict(
+    "DeliveryAttempt",
     {
-        "decision": "Literal[\"approved\", \"rejected\"]",
+        "attempt": "int",
+        "at": "str",
+        "result": "Literal[\"delivered\", \"retry\", \"give_up\"]",
+        "httpStatus": "int | None",
+        "errorKind": "DeliveryErrorKind | None",
+        "durationMs": "int | None",
+        "nextRetryAt": "str | None",
+    },
+)
+
+# Delivery: One event sent (or to be sent) to one destination, with its attempts, oldest first.
+Delivery = TypedDict(
+    "Delivery",
+    {
+        "id": "str",
+        "eventId": "EventId",
+        "eventType": "Literal[\"run.completed\", \"run.failed\", \"approval.created\", \"approval.decided\", \"draft.created\", \"integration.connected\", \"ping\"]",
+        "status": "Literal[\"pending\", \"delivered\", \"failed\"]",
+        "createdAt": "str",
+        "deliveredAt": "str | None",
+        "nextRetryAt": "str | None",
+        "attempts": "list[DeliveryAttempt]",
+    },
+)
+
+# DeliveryList: One page of a destination's deliveries, newest first.
+DeliveryList = TypedDict(
+    "DeliveryList",
+    {
+        "data": "list[Delivery]",
+        "total": "int",
+        "limit": "int",
+        "offset": "int",
     },
 )
 
@@ -705,6 +752,25 @@ Approval = TypedDict(
         "decidedAt": "str | None",
         "expiresAt": "str",
         "createdAt": "str",
+    },
+)
+
+# ApprovalList: One page of the workspace's approval requests; pending ones soonest to expire first, the others newest first.
+ApprovalList = TypedDict(
+    "ApprovalList",
+    {
+        "data": "list[Approval]",
+        "total": "int",
+        "limit": "int",
+        "offset": "int",
+    },
+)
+
+# ApprovalDecision: The decision on a pending approval; `decided_by` is the session's user.
+ApprovalDecision = TypedDict(
+    "ApprovalDecision",
+    {
+        "decision": "Literal[\"approved\", \"rejected\"]",
     },
 )
 
@@ -1152,4 +1218,4 @@ PingEvent = TypedDict(
     },
 )
 
-__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "SessionAuthError", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "RoleForbiddenError", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "ApprovalId", "ApprovalDecision", "Approval", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "WorkspaceStatus", "WorkspacePayment", "PlanName", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]
+__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "SessionAuthError", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "RoleForbiddenError", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "DeliveryAttempt", "Delivery", "DeliveryList", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "WorkspaceStatus", "WorkspacePayment", "PlanName", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]

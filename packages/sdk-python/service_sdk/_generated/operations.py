@@ -58,6 +58,8 @@ OPERATIONS: dict[str, OperationSpec] = {
     "resumeWebhookDestination": {"id": "resumeWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/resume", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "pingWebhookDestination": {"id": "pingWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/ping", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "replayWebhookDestination": {"id": "replayWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/replay", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "listDestinationDeliveries": {"id": "listDestinationDeliveries", "method": "GET", "path": "/webhook-destinations/{id}/deliveries", "auth": "adminSession", "path_params": ("id",), "query_params": ("status", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listApprovals": {"id": "listApprovals", "method": "GET", "path": "/approvals", "auth": "adminSession", "path_params": (), "query_params": ("status", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "decideApproval": {"id": "decideApproval", "method": "POST", "path": "/approvals/{approval_id}/decision", "auth": "adminSession", "path_params": ("approval_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "createIntegration": {"id": "createIntegration", "method": "POST", "path": "/integrations", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "selectWorkspace": {"id": "selectWorkspace", "method": "POST", "path": "/auth/workspace", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
@@ -201,6 +203,14 @@ class Operations:
     def replay_webhook_destination(self, *, id: str) -> models.DeliveryAccepted:
         """POST /webhook-destinations/{id}/replay: Replay failed deliveries"""
         return self._call("replayWebhookDestination", path={"id": id})  # type: ignore[no-any-return]
+
+    def list_destination_deliveries(self, *, id: str, query: Mapping[str, Any] | None = None) -> models.DeliveryList:
+        """GET /webhook-destinations/{id}/deliveries: List a destination's deliveries"""
+        return self._call("listDestinationDeliveries", path={"id": id}, query=query)  # type: ignore[no-any-return]
+
+    def list_approvals(self, *, query: Mapping[str, Any] | None = None) -> models.ApprovalList:
+        """GET /approvals: List approval requests"""
+        return self._call("listApprovals", query=query)  # type: ignore[no-any-return]
 
     def decide_approval(self, *, approval_id: str, body: models.ApprovalDecision) -> models.Approval:
         """POST /approvals/{approval_id}/decision: Decide an approval"""
@@ -424,6 +434,14 @@ class AsyncOperations:
     async def replay_webhook_destination(self, *, id: str) -> models.DeliveryAccepted:
         """POST /webhook-destinations/{id}/replay: Replay failed deliveries"""
         return await self._call("replayWebhookDestination", path={"id": id})  # type: ignore[no-any-return]
+
+    async def list_destination_deliveries(self, *, id: str, query: Mapping[str, Any] | None = None) -> models.DeliveryList:
+        """GET /webhook-destinations/{id}/deliveries: List a destination's deliveries"""
+        return await self._call("listDestinationDeliveries", path={"id": id}, query=query)  # type: ignore[no-any-return]
+
+    async def list_approvals(self, *, query: Mapping[str, Any] | None = None) -> models.ApprovalList:
+        """GET /approvals: List approval requests"""
+        return await self._call("listApprovals", query=query)  # type: ignore[no-any-return]
 
     async def decide_approval(self, *, approval_id: str, body: models.ApprovalDecision) -> models.Approval:
         """POST /approvals/{approval_id}/decision: Decide an approval"""

@@ -42,6 +42,8 @@ export const OPERATIONS = {
   resumeWebhookDestination: { id: 'resumeWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/resume', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   pingWebhookDestination: { id: 'pingWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/ping', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   replayWebhookDestination: { id: 'replayWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/replay', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  listDestinationDeliveries: { id: 'listDestinationDeliveries', method: 'GET', path: '/webhook-destinations/{id}/deliveries', auth: 'adminSession', pathParams: ['id'], queryParams: ['status', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listApprovals: { id: 'listApprovals', method: 'GET', path: '/approvals', auth: 'adminSession', pathParams: [], queryParams: ['status', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   decideApproval: { id: 'decideApproval', method: 'POST', path: '/approvals/{approval_id}/decision', auth: 'adminSession', pathParams: ['approval_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   createIntegration: { id: 'createIntegration', method: 'POST', path: '/integrations', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   selectWorkspace: { id: 'selectWorkspace', method: 'POST', path: '/auth/workspace', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
@@ -102,6 +104,8 @@ export interface OperationInputs {
   resumeWebhookDestination: { path: Params<'resumeWebhookDestination', 'path'> };
   pingWebhookDestination: { path: Params<'pingWebhookDestination', 'path'> };
   replayWebhookDestination: { path: Params<'replayWebhookDestination', 'path'> };
+  listDestinationDeliveries: { path: Params<'listDestinationDeliveries', 'path'>; query?: Params<'listDestinationDeliveries', 'query'> };
+  listApprovals: { query?: Params<'listApprovals', 'query'> };
   decideApproval: { path: Params<'decideApproval', 'path'>; body: JsonBody<'decideApproval'> };
   createIntegration: { body: JsonBody<'createIntegration'> };
   selectWorkspace: { body: JsonBody<'selectWorkspace'> };
@@ -160,6 +164,8 @@ export interface OperationOutputs {
   resumeWebhookDestination: JsonAnswer<'resumeWebhookDestination', 200>;
   pingWebhookDestination: JsonAnswer<'pingWebhookDestination', 202>;
   replayWebhookDestination: JsonAnswer<'replayWebhookDestination', 202>;
+  listDestinationDeliveries: JsonAnswer<'listDestinationDeliveries', 200>;
+  listApprovals: JsonAnswer<'listApprovals', 200>;
   decideApproval: JsonAnswer<'decideApproval', 200>;
   createIntegration: JsonAnswer<'createIntegration', 201>;
   selectWorkspace: JsonAnswer<'selectWorkspace', 200>;
@@ -326,6 +332,16 @@ export class Operations {
   /** POST /webhook-destinations/{id}/replay: Replay failed deliveries */
   replayWebhookDestination(input: OperationInputs['replayWebhookDestination'], options?: RequestOptions): Promise<OperationOutputs['replayWebhookDestination']> {
     return this.transport.call(OPERATIONS.replayWebhookDestination, input, options) as Promise<OperationOutputs['replayWebhookDestination']>;
+  }
+
+  /** GET /webhook-destinations/{id}/deliveries: List a destination's deliveries */
+  listDestinationDeliveries(input: OperationInputs['listDestinationDeliveries'], options?: RequestOptions): Promise<OperationOutputs['listDestinationDeliveries']> {
+    return this.transport.call(OPERATIONS.listDestinationDeliveries, input, options) as Promise<OperationOutputs['listDestinationDeliveries']>;
+  }
+
+  /** GET /approvals: List approval requests */
+  listApprovals(input: OperationInputs['listApprovals'] = {}, options?: RequestOptions): Promise<OperationOutputs['listApprovals']> {
+    return this.transport.call(OPERATIONS.listApprovals, input, options) as Promise<OperationOutputs['listApprovals']>;
   }
 
   /** POST /approvals/{approval_id}/decision: Decide an approval */

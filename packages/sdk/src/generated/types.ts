@@ -494,6 +494,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-destinations/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a destination's deliveries
+         * @description The delivery log of one destination, newest first: each delivery's event, status, next retry and every attempt with its time, HTTP status or error kind and duration. Holds no body and no secret. Another workspace's destination is `404 not_found`. Needs an admin session (owner or admin, two-step verification active), like the destination settings.
+         */
+        get: operations["listDestinationDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List approval requests
+         * @description The workspace's approval requests (an agent asking before a sensitive action), by state: pending ones by how soon they expire, the others newest first. A pending request past its `expiresAt` reads as `expired` and can no longer be decided. Readable with the session of any member of the workspace (any role, as in the panel); deciding (`POST /approvals/{approval_id}/decision`) needs an owner or admin.
+         */
+        get: operations["listApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/approvals/{approval_id}/decision": {
         parameters: {
             query?: never;
@@ -2118,6 +2158,32 @@ export interface components {
          */
         DestinationId: string;
         /**
+         * DeliveryErrorKind
+         * @description Why a delivery attempt failed, in words an admin can act on: `http_status` (the receiver answered, see `httpStatus`), `timeout` (no answer within the attempt's budget), `dns` (the host name did not resolve), `tls` (the certificate or the handshake failed), `connection_refused`, `connection_reset`, `network` (any other network failure), `ssrf_refused` (the URL or an address it resolves to is private, loopback, link-local or metadata and not allow-listed), `internal` (a failure of the service itself; retried).
+         * @example http_status
+         * @enum {string}
+         */
+        DeliveryErrorKind: "http_status" | "timeout" | "dns" | "tls" | "connection_refused" | "connection_reset" | "network" | "ssrf_refused" | "internal";
+        /**
+         * DeliveryFailure
+         * @description The last failed delivery attempt to a destination.
+         * @example {
+         *       "at": "2026-11-22T09:14:07Z",
+         *       "errorKind": "http_status",
+         *       "httpStatus": 500
+         *     }
+         */
+        DeliveryFailure: {
+            /**
+             * Format: date-time
+             * @description When the attempt was made.
+             */
+            at: string;
+            errorKind: components["schemas"]["DeliveryErrorKind"];
+            /** @description The receiver's status when `errorKind` is `http_status`, otherwise null. */
+            httpStatus: number | null;
+        };
+        /**
          * WebhookDestination
          * @description An outbound webhook destination: an HTTPS URL of the customer and the event types it receives.
          */
@@ -2138,6 +2204,13 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             secretRotatedAt: string | null;
+            /**
+             * @description Why the destination is paused: `failures` (the service paused it after 20 consecutive failed attempts) or `admin` (an admin paused it); null while active.
+             * @enum {string|null}
+             */
+            pausedReason: "failures" | "admin" | null;
+            /** @description The last failed attempt to this destination, kept after later successes (`consecutiveFailures` tells whether it still fails); null if no attempt ever failed. */
+            lastFailure: components["schemas"]["DeliveryFailure"] | null;
         };
         /**
          * WebhookDestinationList
@@ -2184,22 +2257,103 @@ export interface components {
             eventIds: components["schemas"]["EventId"][];
         };
         /**
+         * DeliveryAttempt
+         * @description One attempt of a delivery, as the delivery worker recorded it.
+         * @example {
+         *       "attempt": 1,
+         *       "at": "2026-11-22T09:14:07Z",
+         *       "result": "retry",
+         *       "httpStatus": 500,
+         *       "errorKind": "http_status",
+         *       "durationMs": 182,
+         *       "nextRetryAt": "2026-11-22T09:14:37Z"
+         *     }
+         */
+        DeliveryAttempt: {
+            /** @description 1 for the first attempt. */
+            attempt: number;
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description `delivered` (a 2xx), `retry` (failed, tried again at `nextRetryAt`) or `give_up` (failed, no more attempts).
+             * @enum {string}
+             */
+            result: "delivered" | "retry" | "give_up";
+            /** @description The receiver's status, when it answered. */
+            httpStatus: number | null;
+            /** @description Why the attempt failed; null when it delivered (and for attempts recorded before the delivery log existed). */
+            errorKind: components["schemas"]["DeliveryErrorKind"] | null;
+            /** @description How long the attempt took, name resolution to response headers; null for attempts recorded before the delivery log existed. */
+            durationMs: number | null;
+            /**
+             * Format: date-time
+             * @description When the delivery was due again after this attempt; null when it was delivered or given up.
+             */
+            nextRetryAt: string | null;
+        };
+        /**
+         * Delivery
+         * @description One event sent (or to be sent) to one destination, with its attempts, oldest first.
+         * @example {
+         *       "id": "dlv_3Hq8Zm1Xc5Vb9Nw2Lk",
+         *       "eventId": "evt_9Fv2Lq7Xs1Mb4Tz8Kc",
+         *       "eventType": "run.completed",
+         *       "status": "pending",
+         *       "createdAt": "2026-11-22T09:14:06Z",
+         *       "deliveredAt": null,
+         *       "nextRetryAt": "2026-11-22T09:14:37Z",
+         *       "attempts": [
+         *         {
+         *           "attempt": 1,
+         *           "at": "2026-11-22T09:14:07Z",
+         *           "result": "retry",
+         *           "httpStatus": 500,
+         *           "errorKind": "http_status",
+         *           "durationMs": 182,
+         *           "nextRetryAt": "2026-11-22T09:14:37Z"
+         *         }
+         *       ]
+         *     }
+         */
+        Delivery: {
+            /** @description The delivery identifier. */
+            id: string;
+            eventId: components["schemas"]["EventId"];
+            /** @enum {string} */
+            eventType: "run.completed" | "run.failed" | "approval.created" | "approval.decided" | "draft.created" | "integration.connected" | "ping";
+            /**
+             * @description `pending` (waiting for its next attempt, or held while the destination is paused), `delivered`, or `failed` (given up; `replay` queues it again).
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            deliveredAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, while pending.
+             */
+            nextRetryAt: string | null;
+            attempts: components["schemas"]["DeliveryAttempt"][];
+        };
+        /**
+         * DeliveryList
+         * @description One page of a destination's deliveries, newest first.
+         */
+        DeliveryList: {
+            data: components["schemas"]["Delivery"][];
+            /** @description Number of deliveries that match the filter, across all pages. */
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /**
          * ApprovalId
          * @description Approval request identifier, `apr_` followed by 16 to 32 base62 characters.
          * @example apr_6Wm1Kp8Zt3Qx7Nv2Lb
          */
         ApprovalId: string;
-        /**
-         * ApprovalDecision
-         * @description The decision on a pending approval; `decided_by` is the session's user.
-         * @example {
-         *       "decision": "approved"
-         *     }
-         */
-        ApprovalDecision: {
-            /** @enum {string} */
-            decision: "approved" | "rejected";
-        };
         /**
          * Approval
          * @description A request by an agent to perform a sensitive action, and its decision.
@@ -2231,6 +2385,28 @@ export interface components {
             expiresAt: string;
             /** Format: date-time */
             createdAt: string;
+        };
+        /**
+         * ApprovalList
+         * @description One page of the workspace's approval requests; pending ones soonest to expire first, the others newest first.
+         */
+        ApprovalList: {
+            data: components["schemas"]["Approval"][];
+            /** @description Number of approvals that match the filter, across all pages. */
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /**
+         * ApprovalDecision
+         * @description The decision on a pending approval; `decided_by` is the session's user.
+         * @example {
+         *       "decision": "approved"
+         *     }
+         */
+        ApprovalDecision: {
+            /** @enum {string} */
+            decision: "approved" | "rejected";
         };
         /**
          * CreateIntegrationRequest
@@ -3305,6 +3481,16 @@ export interface components {
          * @example dst_5Lx2Qw8Nm4Rt7Vb1K
          */
         DestinationIdPath: components["schemas"]["DestinationId"];
+        /**
+         * @description Only deliveries in this status.
+         * @example failed
+         */
+        DeliveryStatusQuery: "pending" | "delivered" | "failed";
+        /**
+         * @description Only approvals in this state: `pending` (the default: waiting for a decision and not expired), `approved`, `rejected`, `expired` (a pending request whose `expiresAt` has passed), or `all`.
+         * @example pending
+         */
+        ApprovalStatusQuery: "pending" | "approved" | "rejected" | "expired" | "all";
         /**
          * @description The approval identifier.
          * @example apr_6Wm1Kp8Zt3Qx7Nv2Lb
@@ -4616,6 +4802,116 @@ export interface operations {
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDestinationDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only deliveries in this status.
+                 * @example failed
+                 */
+                status?: components["parameters"]["DeliveryStatusQuery"];
+                /**
+                 * @description Page size, 1 to 200.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["LimitQuery"];
+                /**
+                 * @description Number of runs to skip, 0 or more.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["OffsetQuery"];
+            };
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The destination identifier.
+                 * @example dst_5Lx2Qw8Nm4Rt7Vb1K
+                 */
+                id: components["parameters"]["DestinationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the destination's deliveries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminReadForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listApprovals: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only approvals in this state: `pending` (the default: waiting for a decision and not expired), `approved`, `rejected`, `expired` (a pending request whose `expiresAt` has passed), or `all`.
+                 * @example pending
+                 */
+                status?: components["parameters"]["ApprovalStatusQuery"];
+                /**
+                 * @description Page size, 1 to 200.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["LimitQuery"];
+                /**
+                 * @description Number of runs to skip, 0 or more.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["OffsetQuery"];
+            };
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of approval requests. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
