@@ -2,8 +2,8 @@
  * @module Small shared pieces: loading data, showing an API error with its request id, confirming a
  * destructive action, showing a secret once.
  */
-import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { type ComponentChildren, cloneElement, type VNode } from 'preact';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.ts';
 
 export interface Loaded<T> {
@@ -157,13 +157,14 @@ export function Badge({ tone, children }: { tone: string; children: ComponentChi
   return <span class={`badge badge-${tone}`}>{children}</span>;
 }
 
-export function Field(props: { label: string; children: ComponentChildren; hint?: string }) {
+/** A labelled control: the label names the one child control by its id (an explicit label). */
+export function Field(props: { label: string; children: VNode<{ id?: string }>; hint?: string }) {
+  const id = useId();
   return (
-    // biome-ignore lint/a11y/noLabelWithoutControl: the control is the child, so the label wraps it (an implicit label)
-    <label class="field">
-      <span>{props.label}</span>
-      {props.children}
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      {cloneElement(props.children, { id })}
       {props.hint ? <small class="muted">{props.hint}</small> : null}
-    </label>
+    </div>
   );
 }

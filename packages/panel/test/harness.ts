@@ -12,7 +12,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { totpCode } from '../../server/src/domain/sessions/totp.ts';
-import { createSelfSignedCertificate, type HttpsTestReceiver, type ReceiverAnswer, startHttpsTestReceiver } from '../../server/src/domain/webhooks/https-test-receiver.ts';
+import {
+  createSelfSignedCertificate,
+  type HttpsTestReceiver,
+  type ReceiverAnswer,
+  startHttpsTestReceiver,
+} from '../../server/src/domain/webhooks/https-test-receiver.ts';
 import { type CliProcesses, cliProcesses } from '../../server/src/serve-testing.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -102,15 +107,24 @@ export async function signIn(page: Page, user: User, code = codeOf(user)): Promi
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
+interface AxeViolation {
+  id: string;
+  impact: string;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
 /** axe-core's serious and critical violations on the page as it is now (none expected). */
 export async function axeViolations(page: Page): Promise<string[]> {
   await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  // Runs in the page (the browser's globals, not this file's Node ones).
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run(document, { resultTypes: ['violations'] });
-    return result.violations;
+    const page = globalThis as unknown as { document: unknown; axe: { run(context: unknown, options: object): Promise<{ violations: AxeViolation[] }> } };
+    return (await page.axe.run(page.document, { resultTypes: ['violations'] })).violations;
   });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 export async function shot(page: Page, name: string): Promise<void> {

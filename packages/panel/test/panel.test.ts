@@ -63,8 +63,8 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
     // The session is an HttpOnly cookie: no script can read it, and nothing is kept in web storage.
-    expect(await page.evaluate(() => document.cookie)).toBe('');
-    expect(await page.evaluate(() => localStorage.length + sessionStorage.length)).toBe(0);
+    expect(await page.evaluate('document.cookie')).toBe('');
+    expect(await page.evaluate('localStorage.length + sessionStorage.length')).toBe(0);
     const cookie = (await page.context().cookies()).find((c) => c.name === 'service_session')!;
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', secure: true });
   });
@@ -116,5 +116,131 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expect.poll(() => page.getByRole('row').filter({ hasText: 'reporting' }).filter({ hasText: 'active' }).count()).toBe(0);
     const refused = await fetch(`${h.url}/runs`, bearer(newSecret));
     expect(refused.status).toBe(401);
+  });
+
+  it('adds an outbound destination to a loopback HTTPS receiver and pings it; the log shows it delivered', async () => {
+    await open('Webhooks');
+    await page.getByLabel('HTTPS URL').fill(`${h.healthy.origin}/hook`);
+    await page.getByRole('button', { name: 'Add destination' }).click();
+    const secret = await page.getByRole('textbox', { name: `Signing secret of ${h.healthy.origin}/hook` }).inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByRole('button', { name: `Ping ${h.healthy.origin}/hook` }).click();
+    await expect.poll(() => h.healthy.received.length, { timeout: 20_000 }).toBeGreaterThan(0);
+    expect(h.healthy.received[0]!.headers['x-service-event-type']).toBe('ping');
+    const card = page.getByRole('listitem', { name: `Destination ${h.healthy.origin}/hook` });
+    await card.getByRole('button', { name: 'Delivery log' }).click();
+    const log = page.getByRole('region', { name: `Delivery log of ${h.healthy.origin}/hook` });
+    await expect.poll(async () => log.textContent(), { timeout: 20_000 }).toMatch(/ping.*delivered/s);
+    await expect.poll(async () => log.textContent()).toContain('200');
+    await expectAccessible('webhooks');
+  });
+
+  it('shows a failing receiver with its HTTP status in the delivery log', async () => {
+    await page.getByLabel('HTTPS URL').fill(`${h.failing.origin}/hook`);
+    await page.getByRole('button', { name: 'Add destination' }).click();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByRole('button', { name: `Ping ${h.failing.origin}/hook` }).click();
+    await expect.poll(() => h.failing.received.length, { timeout: 20_000 }).toBeGreaterThan(0);
+    const card = page.getByRole('listitem', { name: `Destination ${h.failing.origin}/hook` });
+    await card.getByRole('button', { name: 'Delivery log' }).click();
+    const log = page.getByRole('region', { name: `Delivery log of ${h.failing.origin}/hook` });
+    await expect.poll(async () => log.textContent(), { timeout: 20_000 }).toContain('HTTP 503');
+    await shot(page, 'webhooks');
+    await expectAccessible('webhooks with a failing destination');
+  });
+
+  it('approves a pending approval; the decision names the deciding user', async () => {
+    const asked = await fetch(`${h.url}/v1/inference`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        agentSlug: 'sales',
+        alias: 'Sonata',
+        messages: [{ role: 'user', content: 'Please send the follow-up email to Dana about the renewal.' }],
+      }),
+    });
+    expect(asked.status).toBe(200);
+    await open('Approvals');
+    const row = page.getByRole('row').filter({ hasText: 'email.send' });
+    await row.waitFor();
+    await shot(page, 'approvals');
+    await expectAccessible('approvals');
+    await row.getByRole('button', { name: /^Approve/ }).click();
+    await page.getByRole('button', { name: 'Approve now' }).click();
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'email.send' }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('approved');
+  });
+
+  it('tries an agent: the answer streams in and the run is listed under Runs', async () => {
+    await open('Try an agent');
+    await page.getByLabel('Agent', { exact: true }).selectOption('finance');
+    await page.getByLabel('Message').fill('Which invoices are more than 60 days overdue?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const runLink = page.getByRole('link', { name: /^run_/ });
+    await runLink.waitFor({ timeout: 30_000 });
+    expect((await page.getByLabel('Streamed answer').textContent())?.length).toBeGreaterThan(20);
+    await shot(page, 'try-an-agent');
+    await expectAccessible('try an agent');
+    const runId = (await runLink.textContent())!;
+    await open('Runs');
+    await page.getByRole('link', { name: runId }).waitFor();
+    await shot(page, 'runs');
+    await expectAccessible('runs');
+    await page.getByRole('link', { name: runId }).click();
+    await page.getByRole('heading', { name: /Run run_/ }).waitFor();
+    await page.getByText('Content (redacted)').waitFor();
+    await shot(page, 'run-detail');
+    await expectAccessible('run detail');
+  });
+
+  it('agents, members and the overview pass the axe check', async () => {
+    await open('Agents');
+    await page.getByRole('row').filter({ hasText: 'finance' }).waitFor();
+    await shot(page, 'agents');
+    await expectAccessible('agents');
+    await open('Members');
+    await page.getByRole('row').filter({ hasText: 'member@example.com' }).waitFor();
+    await shot(page, 'members');
+    await expectAccessible('members');
+    await open('Overview');
+    await page.getByText(/Usage of \d{4}-\d{2}/).waitFor();
+    await expectAccessible('overview after activity');
+  });
+
+  it('signs out', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to the panel' }).waitFor();
+    expect((await fetch(`${h.url}/panel`)).status).toBe(200);
+  });
+
+  it('a member sees no admin controls, and a forged admin write from their session is refused', async () => {
+    const { context, page: memberPage } = await h.newPage({ width: 390, height: 844 });
+    const login = memberPage.waitForResponse((r) => r.url().endsWith('/auth/login'));
+    await signIn(memberPage, h.member);
+    const csrfToken = ((await (await login).json()) as { csrfToken: string }).csrfToken;
+    await memberPage.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    const nav = memberPage.getByRole('navigation', { name: 'Panel' });
+    expect(await nav.getByRole('link', { name: 'API keys' }).count()).toBe(0);
+    expect(await nav.getByRole('link', { name: 'Webhooks' }).count()).toBe(0);
+    expect(await nav.getByRole('link', { name: 'Members' }).count()).toBe(0);
+    // Responsive: nothing wider than a 390 px screen.
+    expect(await memberPage.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await memberPage.screenshot({ path: `${(await import('./harness.ts')).SHOTS_DIR}member-390px.png`, fullPage: true });
+    expect(await axeViolations(memberPage), 'axe on the member overview at 390 px').toEqual([]);
+    await memberPage.goto('/panel/keys');
+    // A reload loses the in-memory CSRF token: the panel asks to sign in again.
+    await memberPage.getByRole('heading', { name: 'Sign in to the panel' }).waitFor();
+    // The member's own session cookie and CSRF token, used for an admin write the panel never offers them.
+    const forged = await memberPage.evaluate(async (token) => {
+      const res = await fetch('/api-keys', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': token },
+        body: JSON.stringify({ name: 'forged', scopes: ['tenant:read'], expiresInDays: 1 }),
+      });
+      return { status: res.status, body: (await res.json()) as { error: string } };
+    }, csrfToken);
+    expect(forged).toMatchObject({ status: 403, body: { error: 'role_forbidden' } });
+    await context.close();
   });
 });

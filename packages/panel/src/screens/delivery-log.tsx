@@ -18,7 +18,10 @@ const ERROR_WORDS: Record<Schemas['DeliveryErrorKind'], string> = {
 };
 
 export function DeliveryLog({ destinationId, url }: { destinationId: string; url: string }) {
-  const log = useLoad(() => ok(api.GET('/webhook-destinations/{id}/deliveries', { params: { path: { id: destinationId }, query: { limit: 20 } } })), [destinationId]);
+  const log = useLoad(
+    () => ok(api.GET('/webhook-destinations/{id}/deliveries', { params: { path: { id: destinationId }, query: { limit: 20 } } })),
+    [destinationId],
+  );
   return (
     <section aria-label={`Delivery log of ${url}`} class="log">
       <div class="row spread">

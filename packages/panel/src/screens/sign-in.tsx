@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, ok, setCsrfToken } from '../api.ts';
 import type { Session } from '../session.ts';
-import { ErrorNote, waitText } from '../ui.tsx';
+import { ErrorNote, Field, waitText } from '../ui.tsx';
 
 export function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
   const [error, setError] = useState<unknown>(undefined);
@@ -37,16 +37,13 @@ export function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
         <p id="signin-help" class="muted">
           Use your email, your password and the six-digit code of your authenticator app.
         </p>
-        <label class="field">
-          <span>Email</span>
+        <Field label="Email">
           <input name="email" type="email" autoComplete="username" required />
-        </label>
-        <label class="field">
-          <span>Password</span>
+        </Field>
+        <Field label="Password">
           <input name="password" type="password" autoComplete="current-password" required />
-        </label>
-        <label class="field">
-          <span>Six-digit code</span>
+        </Field>
+        <Field label="Six-digit code">
           <input
             name="totpCode"
             inputMode="numeric"
@@ -56,7 +53,7 @@ export function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
             required
             title="The six digits of your authenticator app"
           />
-        </label>
+        </Field>
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
