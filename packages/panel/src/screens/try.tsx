@@ -65,11 +65,13 @@ export function TryScreen() {
         <div class="row wrap">
           <Field label="Agent">
             <select name="agent">
-              {(agents.data ?? []).map((a) => (
-                <option key={a.slug} value={a.slug}>
-                  {a.name} ({a.slug})
-                </option>
-              ))}
+              {(agents.data ?? [])
+                .filter((a) => a.state === 'active')
+                .map((a) => (
+                  <option key={a.slug} value={a.slug}>
+                    {a.name} ({a.slug})
+                  </option>
+                ))}
             </select>
           </Field>
           <Field label="Alias">
