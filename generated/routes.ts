@@ -10,6 +10,7 @@ import {
   zAdminSession,
   zAgentError,
   zAgentList,
+  zAgentNotFoundError,
   zAliasForbiddenError,
   zApiKey,
   zApiKeyAuthError,
@@ -99,6 +100,7 @@ import {
   zListRunsV1Headers,
   zListRunsV1Query,
   zListWebhookDestinationsHeaders,
+  zListWorkspaceAgentsHeaders,
   zListWorkspacesHeaders,
   zLiveness,
   zLoginBody,
@@ -116,6 +118,9 @@ import {
   zOperatorAuthError,
   zOperatorWorkspace,
   zOperatorWorkspaceList,
+  zPauseAgentBody,
+  zPauseAgentHeaders,
+  zPauseAgentPath,
   zPauseInboundWebhookHeaders,
   zPauseInboundWebhookPath,
   zPauseWebhookDestinationHeaders,
@@ -133,6 +138,8 @@ import {
   zRemoveMemberPath,
   zReplayWebhookDestinationHeaders,
   zReplayWebhookDestinationPath,
+  zResumeAgentHeaders,
+  zResumeAgentPath,
   zResumeInboundWebhookHeaders,
   zResumeInboundWebhookPath,
   zResumeWebhookDestinationHeaders,
@@ -186,6 +193,8 @@ import {
   zWebhookDestinationCreated,
   zWebhookDestinationList,
   zWebhookNotFoundError,
+  zWorkspaceAgent,
+  zWorkspaceAgentList,
   zWorkspaceCreated,
 } from './zod.ts';
 
@@ -261,6 +270,9 @@ export type OperationId =
   | 'pingWebhookDestination'
   | 'replayWebhookDestination'
   | 'listDestinationDeliveries'
+  | 'listWorkspaceAgents'
+  | 'pauseAgent'
+  | 'resumeAgent'
   | 'listApprovals'
   | 'decideApproval'
   | 'createIntegration'
@@ -409,6 +421,18 @@ export interface Operations {
     input: { params: z.output<typeof zListDestinationDeliveriesPath>; query: z.output<typeof zListDestinationDeliveriesQuery>; headers: z.output<typeof zListDestinationDeliveriesHeaders>; body: undefined };
     success: { 200: { json: z.input<typeof zDeliveryList> } };
   };
+  listWorkspaceAgents: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListWorkspaceAgentsHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWorkspaceAgentList> } };
+  };
+  pauseAgent: {
+    input: { params: z.output<typeof zPauseAgentPath>; query: Record<string, never>; headers: z.output<typeof zPauseAgentHeaders>; body: z.output<typeof zPauseAgentBody> };
+    success: { 200: { json: z.input<typeof zWorkspaceAgent> } };
+  };
+  resumeAgent: {
+    input: { params: z.output<typeof zResumeAgentPath>; query: Record<string, never>; headers: z.output<typeof zResumeAgentHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWorkspaceAgent> } };
+  };
   listApprovals: {
     input: { params: Record<string, never>; query: z.output<typeof zListApprovalsQuery>; headers: z.output<typeof zListApprovalsHeaders>; body: undefined };
     success: { 200: { json: z.input<typeof zApprovalList> } };
@@ -528,13 +552,13 @@ export const routes: readonly RouteSpec[] = [
     method: 'post',
     path: '/v1/inference',
     operationId: 'createInference',
-    security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false, operations: false },
+    security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: true, agentTargeted: true, anyRole: true, inboundWebhook: false, operations: false },
     request: { headers: zCreateInferenceHeaders, body: { contentType: 'application/json', schema: zCreateInferenceBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
       '400': { contentType: 'application/json', schema: zValidationError },
-      '401': { contentType: 'application/json', schema: zApiKeyAuthError },
+      '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
       '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
@@ -1036,6 +1060,59 @@ export const routes: readonly RouteSpec[] = [
   },
   {
     method: 'get',
+    path: '/agents',
+    operationId: 'listWorkspaceAgents',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
+    request: { headers: zListWorkspaceAgentsHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceAgentList },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/agents/{slug}/pause',
+    operationId: 'pauseAgent',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    request: { params: zPauseAgentPath, headers: zPauseAgentHeaders, body: { contentType: 'application/json', schema: zPauseAgentBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceAgent },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zAgentNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/agents/{slug}/resume',
+    operationId: 'resumeAgent',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    request: { params: zResumeAgentPath, headers: zResumeAgentHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceAgent },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zAgentNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
     path: '/approvals',
     operationId: 'listApprovals',
     security: [{ scheme: 'adminSession', scopes: [] }],
@@ -1304,13 +1381,13 @@ export const routes: readonly RouteSpec[] = [
     method: 'post',
     path: '/v1/agents/{slug}/messages',
     operationId: 'sendAgentMessage',
-    security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false, operations: false },
+    security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: true, agentTargeted: true, anyRole: true, inboundWebhook: false, operations: false },
     request: { params: zSendAgentMessagePath, headers: zSendAgentMessageHeaders, body: { contentType: 'application/json', schema: zSendAgentMessageBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
       '400': { contentType: 'application/json', schema: zValidationError },
-      '401': { contentType: 'application/json', schema: zApiKeyAuthError },
+      '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
       '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },

@@ -13,7 +13,7 @@ export interface paths {
         put?: never;
         /**
          * Invoke an agent and create a run
-         * @description The only invocation route of Set A: the target is the body field `agentSlug` (default `orchestrator`, which routes the request to the right department). Every call creates a run that starts `in_progress`. Without `stream` the answer comes back as JSON with its `runId`; with `stream: true` it comes as Server-Sent Events. The key needs `orchestrator:invoke`, or `orchestrator:invoke:agent:<slug>` for exactly the target agent. During the private beta this route answers `404 not_found`.
+         * @description The only invocation route of Set A: the target is the body field `agentSlug` (default `orchestrator`, which routes the request to the right department). Every call creates a run that starts `in_progress`. Without `stream` the answer comes back as JSON with its `runId`; with `stream: true` it comes as Server-Sent Events. The key needs `orchestrator:invoke`, or `orchestrator:invoke:agent:<slug>` for exactly the target agent. From the panel, the session of any member of the workspace (the `service_session` cookie, any role) may invoke too: it sends `X-CSRF-Token`, the workspace comes from the session, the run's `source` is `panel`, and the plan, paused agents, quota and kill switches apply exactly as for a key (a session may invoke every agent of the plan). A session write without the CSRF token answers `403 forbidden`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it.
          */
         post: operations["createInference"];
         delete?: never;
@@ -514,6 +514,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's agents
+         * @description The panel's view of the agents: every agent of the catalog with its alias, whether the workspace's plan includes it and whether it is paused, with the reason. Readable with the session of any member of the workspace (any role). The public catalog of active agents for API keys is `GET /v1/agents`.
+         */
+        get: operations["listWorkspaceAgents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{slug}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause an agent
+         * @description Pauses the agent in this workspace: invoking it answers `403 agent_disabled` with `agentSlug` and this `reason`, and the orchestrator stops routing to it. Pausing a paused agent changes its reason. The same switch as `service agents pause`. Needs an admin session (owner or admin, two-step verification active).
+         */
+        post: operations["pauseAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{slug}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume an agent
+         * @description Resumes a paused agent in this workspace (resuming one that is not paused changes nothing). The same switch as `service agents resume`. Needs an admin session (owner or admin, two-step verification active).
+         */
+        post: operations["resumeAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/approvals": {
         parameters: {
             query?: never;
@@ -761,7 +821,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message to one agent
-         * @description Set B: invokes the agent named in the path directly, without routing. Creates a run and answers exactly like `POST /v1/inference`. An unknown slug answers `403 agent_unknown` with `agentSlug`, exactly as `POST /v1/inference` does; the agent errors (`agent_disabled`, `agent_not_in_plan`, ...) and the scope rule apply as for invocation. During the private beta this route answers `404 not_found`.
+         * @description Set B: invokes the agent named in the path directly, without routing. Creates a run and answers exactly like `POST /v1/inference`. An unknown slug answers `403 agent_unknown` with `agentSlug`, exactly as `POST /v1/inference` does; the agent errors (`agent_disabled`, `agent_not_in_plan`, ...) and the scope rule apply as for invocation. From the panel, the session of any member of the workspace (the `service_session` cookie, any role) may invoke too: it sends `X-CSRF-Token`, the workspace comes from the session, the run's `source` is `panel`, and the plan, paused agents, quota and kill switches apply exactly as for a key (a session may invoke every agent of the plan). A session write without the CSRF token answers `403 forbidden`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it.
          */
         post: operations["sendAgentMessage"];
         delete?: never;
@@ -1382,6 +1442,14 @@ export interface components {
             error: "missing_bearer" | "api_key_not_found" | "api_key_invalid";
         };
         /**
+         * SessionAuthError
+         * @description No valid admin session.
+         */
+        SessionAuthError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "not_authenticated";
+        };
+        /**
          * PaymentRequiredError
          * @description The workspace's checkout payment is not completed.
          */
@@ -1530,10 +1598,10 @@ export interface components {
             agentSlug: components["schemas"]["AgentSlug"];
             alias: components["schemas"]["ModelAlias"];
             /**
-             * @description What started the run.
+             * @description What started the run: an API key (`api`), an inbound event (`inbound_webhook`), the MCP bridge (`mcp`), or a member trying an agent in the panel with a session (`panel`).
              * @enum {string}
              */
-            source: "api" | "inbound_webhook" | "mcp";
+            source: "api" | "inbound_webhook" | "mcp" | "panel";
             conversationId: string | null;
             /** @description The redacted result; `null` until the run is `completed`. */
             content: string | null;
@@ -1560,14 +1628,6 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
-        };
-        /**
-         * SessionAuthError
-         * @description No valid admin session.
-         */
-        SessionAuthError: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error: "not_authenticated";
         };
         /**
          * RunIdParameter
@@ -2349,6 +2409,59 @@ export interface components {
             offset: number;
         };
         /**
+         * PlanName
+         * @description The workspace's plan: `starter` (2,000,000 STU a period; orchestrator, sales, marketing, customer-care), `growth` (10,000,000 STU; every agent) or `enterprise` (50,000,000 STU; every agent and the `Concerto` alias). A workspace that never chose one is on `growth`.
+         * @enum {string}
+         */
+        PlanName: "starter" | "growth" | "enterprise";
+        /**
+         * WorkspaceAgent
+         * @description An agent of the catalog as the workspace has it: its alias, whether the plan includes it, and whether it is paused (with the reason invocations answer in `403 agent_disabled`).
+         */
+        WorkspaceAgent: {
+            slug: components["schemas"]["AgentSlug"];
+            name: string;
+            /** @enum {string} */
+            kind: "orchestrator" | "department";
+            description: string;
+            alias: components["schemas"]["ModelAlias"];
+            /**
+             * @description `active` (invocable), `paused` (invocations answer `403 agent_disabled`), or `not_in_plan` (the plan does not include it: `403 agent_not_in_plan`). A paused agent outside the plan reads `not_in_plan`.
+             * @enum {string}
+             */
+            state: "active" | "paused" | "not_in_plan";
+            /** @description Why it is paused; null when it is not. */
+            pausedReason: string | null;
+            /** Format: date-time */
+            pausedAt: string | null;
+        };
+        /**
+         * WorkspaceAgentList
+         * @description The workspace's plan and every agent of the catalog, orchestrator first.
+         */
+        WorkspaceAgentList: {
+            plan: components["schemas"]["PlanName"];
+            data: components["schemas"]["WorkspaceAgent"][];
+        };
+        /**
+         * PauseAgentRequest
+         * @description Why the agent is paused; callers of the agent read it in `403 agent_disabled`.
+         * @example {
+         *       "reason": "Month-end close"
+         *     }
+         */
+        PauseAgentRequest: {
+            reason: string;
+        };
+        /**
+         * AgentNotFoundError
+         * @description The agent of a message route does not exist.
+         */
+        AgentNotFoundError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "agent_not_found";
+        };
+        /**
          * ApprovalId
          * @description Approval request identifier, `apr_` followed by 16 to 32 base62 characters.
          * @example apr_6Wm1Kp8Zt3Qx7Nv2Lb
@@ -2576,12 +2689,6 @@ export interface components {
          * @enum {string}
          */
         WorkspacePayment: "pending" | "completed";
-        /**
-         * PlanName
-         * @description The workspace's plan: `starter` (2,000,000 STU a period; orchestrator, sales, marketing, customer-care), `growth` (10,000,000 STU; every agent) or `enterprise` (50,000,000 STU; every agent and the `Concerto` alias). A workspace that never chose one is on `growth`.
-         * @enum {string}
-         */
-        PlanName: "starter" | "growth" | "enterprise";
         /**
          * OperatorWorkspace
          * @description A workspace (tenant) as its operator sees it, with the settings that only the operator controls.
@@ -2976,8 +3083,8 @@ export interface components {
                 "application/json": components["schemas"]["ValidationError"];
             };
         };
-        /** @description The API key is missing, unknown, revoked, expired or wrong. */
-        ApiKeyUnauthorized: {
+        /** @description The API key is missing, unknown, revoked, expired or wrong; or, when a session cookie was sent instead, the session is unknown or has expired. */
+        ReadUnauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2986,7 +3093,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiKeyAuthError"];
+                "application/json": components["schemas"]["ApiKeyAuthError"] | components["schemas"]["SessionAuthError"];
             };
         };
         /** @description The workspace's checkout payment is not completed; its credentials answer this until the operator records the payment. */
@@ -3106,19 +3213,6 @@ export interface components {
                 "application/json": components["schemas"]["ValidationError"];
             };
         };
-        /** @description The API key is missing, unknown, revoked, expired or wrong; or, when a session cookie was sent instead, the session is unknown or has expired. */
-        ReadUnauthorized: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiKeyAuthError"] | components["schemas"]["SessionAuthError"];
-            };
-        };
         /** @description The key lacks the scope this operation needs (`message` names it), or its workspace is suspended. */
         ScopeForbidden: {
             headers: {
@@ -3144,6 +3238,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["RateLimitExceededError"];
+            };
+        };
+        /** @description The API key is missing, unknown, revoked, expired or wrong. */
+        ApiKeyUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiKeyAuthError"];
             };
         };
         /** @description The body is not valid JSON, holds text that is not well-formed Unicode (a lone UTF-16 surrogate such as `\ud800`) or a NUL (`\u0000`) anywhere, keys included, or the template does not render it. */
@@ -3322,6 +3429,19 @@ export interface components {
                 "application/json": components["schemas"]["RoleForbiddenError"];
             };
         };
+        /** @description The slug names no agent of the catalog. */
+        AgentNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AgentNotFoundError"];
+            };
+        };
         /** @description The user is not a member of that workspace, or the write came without the login's CSRF token. */
         WorkspaceSelectForbidden: {
             headers: {
@@ -3403,6 +3523,11 @@ export interface components {
          * @example 5b0e8f3c-6f7d-4bb4-9d43-2a8f0f1c9e21
          */
         IdempotencyKey: string;
+        /**
+         * @description Only with a session (the panel): the `csrfToken` returned by `POST /auth/login`, required on this write; missing or wrong, the call answers `403 forbidden`. An API key caller does not send it.
+         * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+         */
+        SessionCsrfToken: string;
         /**
          * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
          * @example req_client_7f3a9c
@@ -3487,6 +3612,11 @@ export interface components {
          */
         DeliveryStatusQuery: "pending" | "delivered" | "failed";
         /**
+         * @description Slug of the agent to message, for example `sales`.
+         * @example sales
+         */
+        AgentSlugPath: components["schemas"]["AgentSlug"];
+        /**
          * @description Only approvals in this state: `pending` (the default: waiting for a decision and not expired), `approved`, `rejected`, `expired` (a pending request whose `expiresAt` has passed), or `all`.
          * @example pending
          */
@@ -3506,11 +3636,6 @@ export interface components {
          * @example wksp_X7P5oJGqOLi5uAE9Tmat
          */
         WorkspaceIdPath: components["schemas"]["WorkspaceId"];
-        /**
-         * @description Slug of the agent to message, for example `sales`.
-         * @example sales
-         */
-        AgentSlugPath: components["schemas"]["AgentSlug"];
         /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret. */
         DeliverySignature: string;
         /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
@@ -3570,6 +3695,11 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
+                 * @description Only with a session (the panel): the `csrfToken` returned by `POST /auth/login`, required on this write; missing or wrong, the call answers `403 forbidden`. An API key caller does not send it.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token"?: components["parameters"]["SessionCsrfToken"];
+                /**
                  * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
                  * @example req_client_7f3a9c
                  */
@@ -3599,7 +3729,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BodyBadRequest"];
-            401: components["responses"]["ApiKeyUnauthorized"];
+            401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["InvocationForbidden"];
             404: components["responses"]["NotFound"];
@@ -4866,6 +4996,142 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listWorkspaceAgents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan and the agents. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceAgentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pauseAgent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Slug of the agent to message, for example `sales`.
+                 * @example sales
+                 */
+                slug: components["parameters"]["AgentSlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PauseAgentRequest"];
+            };
+        };
+        responses: {
+            /** @description The paused agent. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceAgent"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["AgentNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeAgent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Slug of the agent to message, for example `sales`.
+                 * @example sales
+                 */
+                slug: components["parameters"]["AgentSlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent, active again (or `not_in_plan`). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceAgent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["AgentNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listApprovals: {
         parameters: {
             query?: {
@@ -5540,6 +5806,11 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
+                 * @description Only with a session (the panel): the `csrfToken` returned by `POST /auth/login`, required on this write; missing or wrong, the call answers `403 forbidden`. An API key caller does not send it.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token"?: components["parameters"]["SessionCsrfToken"];
+                /**
                  * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
                  * @example req_client_7f3a9c
                  */
@@ -5575,7 +5846,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BodyBadRequest"];
-            401: components["responses"]["ApiKeyUnauthorized"];
+            401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["InvocationForbidden"];
             404: components["responses"]["NotFound"];

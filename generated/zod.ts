@@ -250,6 +250,15 @@ export const zApiKeyAuthError = zError.and(z.object({
 }));
 
 /**
+ * SessionAuthError
+ *
+ * No valid admin session.
+ */
+export const zSessionAuthError = zError.and(z.object({
+    error: z.enum(['not_authenticated'])
+}));
+
+/**
  * PaymentRequiredError
  *
  * The workspace's checkout payment is not completed.
@@ -429,7 +438,8 @@ export const zRun = z.strictObject({
     source: z.enum([
         'api',
         'inbound_webhook',
-        'mcp'
+        'mcp',
+        'panel'
     ]),
     conversationId: z.string().max(200).nullable(),
     content: z.string().nullable(),
@@ -451,15 +461,6 @@ export const zRunList = z.strictObject({
     limit: z.int().gte(1).lte(200),
     offset: z.int().gte(0)
 });
-
-/**
- * SessionAuthError
- *
- * No valid admin session.
- */
-export const zSessionAuthError = zError.and(z.object({
-    error: z.enum(['not_authenticated'])
-}));
 
 /**
  * RunIdParameter
@@ -1120,6 +1121,65 @@ export const zDeliveryList = z.strictObject({
 });
 
 /**
+ * PlanName
+ *
+ * The workspace's plan: `starter` (2,000,000 STU a period; orchestrator, sales, marketing, customer-care), `growth` (10,000,000 STU; every agent) or `enterprise` (50,000,000 STU; every agent and the `Concerto` alias). A workspace that never chose one is on `growth`.
+ */
+export const zPlanName = z.enum([
+    'starter',
+    'growth',
+    'enterprise'
+]);
+
+/**
+ * WorkspaceAgent
+ *
+ * An agent of the catalog as the workspace has it: its alias, whether the plan includes it, and whether it is paused (with the reason invocations answer in `403 agent_disabled`).
+ */
+export const zWorkspaceAgent = z.strictObject({
+    slug: zAgentSlug,
+    name: z.string(),
+    kind: z.enum(['orchestrator', 'department']),
+    description: z.string(),
+    alias: zModelAlias,
+    state: z.enum([
+        'active',
+        'paused',
+        'not_in_plan'
+    ]),
+    pausedReason: z.string().nullable(),
+    pausedAt: z.iso.datetime({ offset: true }).nullable()
+});
+
+/**
+ * WorkspaceAgentList
+ *
+ * The workspace's plan and every agent of the catalog, orchestrator first.
+ */
+export const zWorkspaceAgentList = z.strictObject({
+    plan: zPlanName,
+    data: z.array(zWorkspaceAgent)
+});
+
+/**
+ * PauseAgentRequest
+ *
+ * Why the agent is paused; callers of the agent read it in `403 agent_disabled`.
+ */
+export const zPauseAgentRequest = z.strictObject({
+    reason: z.string().min(1).max(200).regex(/\S/)
+});
+
+/**
+ * AgentNotFoundError
+ *
+ * The agent of a message route does not exist.
+ */
+export const zAgentNotFoundError = zError.and(z.object({
+    error: z.enum(['agent_not_found'])
+}));
+
+/**
  * ApprovalId
  *
  * Approval request identifier, `apr_` followed by 16 to 32 base62 characters.
@@ -1353,17 +1413,6 @@ export const zWorkspaceStatus = z.enum(['active', 'suspended']);
  *
  */
 export const zWorkspacePayment = z.enum(['pending', 'completed']);
-
-/**
- * PlanName
- *
- * The workspace's plan: `starter` (2,000,000 STU a period; orchestrator, sales, marketing, customer-care), `growth` (10,000,000 STU; every agent) or `enterprise` (50,000,000 STU; every agent and the `Concerto` alias). A workspace that never chose one is on `growth`.
- */
-export const zPlanName = z.enum([
-    'starter',
-    'growth',
-    'enterprise'
-]);
 
 /**
  * OperatorWorkspace
@@ -1751,6 +1800,11 @@ export const zPingEvent = zEventEnvelope.and(z.object({
 export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7E]+$/);
 
 /**
+ * Only with a session (the panel): the `csrfToken` returned by `POST /auth/login`, required on this write; missing or wrong, the call answers `403 forbidden`. An API key caller does not send it.
+ */
+export const zSessionCsrfToken = z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/);
+
+/**
  * Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
  */
 export const zRequestId = z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/);
@@ -1848,6 +1902,11 @@ export const zDeliveryStatusQuery = z.enum([
 ]);
 
 /**
+ * Slug of the agent to message, for example `sales`.
+ */
+export const zAgentSlugPath = zAgentSlug;
+
+/**
  * Only approvals in this state: `pending` (the default: waiting for a decision and not expired), `approved`, `rejected`, `expired` (a pending request whose `expiresAt` has passed), or `all`.
  */
 export const zApprovalStatusQuery = z.enum([
@@ -1872,11 +1931,6 @@ export const zUserIdPath = zUserId;
  * The workspace's identifier.
  */
 export const zWorkspaceIdPath = zWorkspaceId;
-
-/**
- * Slug of the agent to message, for example `sales`.
- */
-export const zAgentSlugPath = zAgentSlug;
 
 /**
  * Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret.
@@ -1910,6 +1964,7 @@ export const zCreateInferenceBody = zInferenceRequest;
 
 export const zCreateInferenceHeaders = z.object({
     'idempotency-key': z.string().min(1).max(255).regex(/^[\x21-\x7E]+$/).optional(),
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/).optional(),
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
 
@@ -2274,6 +2329,45 @@ export const zListDestinationDeliveriesQuery = z.object({
  */
 export const zListDestinationDeliveriesResponse = zDeliveryList;
 
+export const zListWorkspaceAgentsHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The plan and the agents.
+ */
+export const zListWorkspaceAgentsResponse = zWorkspaceAgentList;
+
+export const zPauseAgentBody = zPauseAgentRequest;
+
+export const zPauseAgentHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zPauseAgentPath = z.object({
+    slug: zAgentSlug
+});
+
+/**
+ * The paused agent.
+ */
+export const zPauseAgentResponse = zWorkspaceAgent;
+
+export const zResumeAgentHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zResumeAgentPath = z.object({
+    slug: zAgentSlug
+});
+
+/**
+ * The agent, active again (or `not_in_plan`).
+ */
+export const zResumeAgentResponse = zWorkspaceAgent;
+
 export const zListApprovalsHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
@@ -2471,6 +2565,7 @@ export const zSendAgentMessageBody = zAgentMessageRequest;
 
 export const zSendAgentMessageHeaders = z.object({
     'idempotency-key': z.string().min(1).max(255).regex(/^[\x21-\x7E]+$/).optional(),
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/).optional(),
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
 

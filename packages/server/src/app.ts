@@ -107,6 +107,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   });
 
   const beta = privateBeta({ enabled: services.config.privateBeta });
+  const betaButPanel = privateBeta({ enabled: services.config.privateBeta, sessionPasses: true });
   for (const route of routes) {
     if (route.policy.operations) {
       // Health for the platform: no credential, no limit, no input.
@@ -127,7 +128,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       route.method.toUpperCase(),
       honoPath(route.path),
       // Before authentication: during the private beta these routes read as absent, whatever the credential.
-      route.policy.privateBeta ? beta : passThrough,
+      route.policy.privateBeta ? (route.security.some((s) => s.scheme === 'adminSession') ? betaButPanel : beta) : passThrough,
       authenticate(services, {
         security: route.security,
         agentTargeted: route.policy.agentTargeted,

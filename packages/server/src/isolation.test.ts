@@ -262,6 +262,28 @@ const MATRIX = {
     },
   },
 
+  // The panel's agents (session): the state of an agent is per workspace.
+  listWorkspaceAgents: {
+    kind: 'own',
+    // A paused `legal` at seeding: A's panel shows it paused, B's active.
+    check: async ({ A, B, call }) => {
+      const stateOf = async (tenant: Tenant, slug: string) =>
+        ((await call('GET', '/agents', { session: tenant.admin })).body.data as { slug: string; state: string }[]).find((a) => a.slug === slug)?.state;
+      expect(await stateOf(A, 'legal')).toBe('paused');
+      expect(await stateOf(B, 'legal')).toBe('active');
+    },
+  },
+  pauseAgent: {
+    kind: 'own',
+    pathParameter: 'an agent slug of the catalog, the same in every workspace',
+    check: (ctx) => agentSwitchIsOwn(ctx, 'pause'),
+  },
+  resumeAgent: {
+    kind: 'own',
+    pathParameter: 'an agent slug of the catalog, the same in every workspace',
+    check: (ctx) => agentSwitchIsOwn(ctx, 'resume'),
+  },
+
   // Inbound events: signed by the webhook's own secret, and only by it.
   ingestInboundEvent: { kind: 'inbound', check: (ctx) => inboundNeedsOwnSecret(ctx, '') },
   ingestInboundEventV1: { kind: 'inbound', check: (ctx) => inboundNeedsOwnSecret(ctx, '/v1') },
@@ -440,6 +462,22 @@ const MATRIX = {
     check: (ctx) => operatorOnly(ctx, 'DELETE', `/operator/workspaces/${ctx.A.workspaceId}`),
   },
 } satisfies Record<OperationId, IsolationCase>;
+
+/**
+ * B pauses (or resumes) an agent: only B's agent changes. B pauses `finance`, A's stays active; B resumes
+ * `legal`, which A paused at seeding: A's stays paused.
+ */
+async function agentSwitchIsOwn({ A, B, call }: Ctx, action: 'pause' | 'resume'): Promise<void> {
+  const slug = action === 'pause' ? 'finance' : 'legal';
+  const stateOf = async (tenant: Tenant) =>
+    ((await call('GET', '/agents', { session: tenant.admin })).body.data as { slug: string; state: string }[]).find((a) => a.slug === slug)?.state;
+  const before = await stateOf(A);
+  const res = await call('POST', `/agents/${slug}/${action}`, { session: B.admin }, action === 'pause' ? { reason: 'B only' } : undefined);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body.state).toBe(action === 'pause' ? 'paused' : 'active');
+  expect(await stateOf(A)).toBe(before);
+  if (action === 'pause') expect((await call('POST', `/agents/${slug}/resume`, { session: B.admin })).status).toBe(200);
+}
 
 /** A's owner, named by B on a member route: member_not_found, as for a made-up id; A's owner unchanged. */
 async function memberIsOwn({ A, B, call }: Pick<Ctx, 'A' | 'B' | 'call'>, method: string, body?: unknown): Promise<void> {

@@ -30,11 +30,11 @@ UserWorkspaces = list[dict[str, Any]]
 DestinationId = str
 DeliveryErrorKind = Literal["http_status", "timeout", "dns", "tls", "connection_refused", "connection_reset", "network", "ssrf_refused", "internal"]
 EventId = str
+PlanName = Literal["starter", "growth", "enterprise"]
 ApprovalId = str
 EmailAddress = str
 WorkspaceStatus = Literal["active", "suspended"]
 WorkspacePayment = Literal["pending", "completed"]
-PlanName = Literal["starter", "growth", "enterprise"]
 DependencyStatus = Literal["ok", "failing", "not_configured"]
 DraftId = str
 
@@ -137,6 +137,16 @@ ApiKeyAuthError = TypedDict(
     "ApiKeyAuthError",
     {
         "error": "Literal[\"missing_bearer\", \"api_key_not_found\", \"api_key_invalid\"]",
+        "message": "NotRequired[str]",
+        "requestId": "NotRequired[str]",
+    },
+)
+
+# SessionAuthError: No valid admin session.
+SessionAuthError = TypedDict(
+    "SessionAuthError",
+    {
+        "error": "Literal[\"not_authenticated\"]",
         "message": "NotRequired[str]",
         "requestId": "NotRequired[str]",
     },
@@ -278,7 +288,7 @@ Run = TypedDict(
         "status": "RunStatus",
         "agentSlug": "AgentSlug",
         "alias": "ModelAlias",
-        "source": "Literal[\"api\", \"inbound_webhook\", \"mcp\"]",
+        "source": "Literal[\"api\", \"inbound_webhook\", \"mcp\", \"panel\"]",
         "conversationId": "str | None",
         "content": "str | None",
         "failureReason": "str | None",
@@ -297,16 +307,6 @@ RunList = TypedDict(
         "total": "int",
         "limit": "int",
         "offset": "int",
-    },
-)
-
-# SessionAuthError: No valid admin session.
-SessionAuthError = TypedDict(
-    "SessionAuthError",
-    {
-        "error": "Literal[\"not_authenticated\"]",
-        "message": "NotRequired[str]",
-        "requestId": "NotRequired[str]",
     },
 )
 
@@ -735,6 +735,48 @@ DeliveryList = TypedDict(
         "total": "int",
         "limit": "int",
         "offset": "int",
+    },
+)
+
+# WorkspaceAgent: An agent of the catalog as the workspace has it: its alias, whether the plan includes it, and whether it is paused (with the reason invocations answer in `403 agent_disabled`).
+WorkspaceAgent = TypedDict(
+    "WorkspaceAgent",
+    {
+        "slug": "AgentSlug",
+        "name": "str",
+        "kind": "Literal[\"orchestrator\", \"department\"]",
+        "description": "str",
+        "alias": "ModelAlias",
+        "state": "Literal[\"active\", \"paused\", \"not_in_plan\"]",
+        "pausedReason": "str | None",
+        "pausedAt": "str | None",
+    },
+)
+
+# WorkspaceAgentList: The workspace's plan and every agent of the catalog, orchestrator first.
+WorkspaceAgentList = TypedDict(
+    "WorkspaceAgentList",
+    {
+        "plan": "PlanName",
+        "data": "list[WorkspaceAgent]",
+    },
+)
+
+# PauseAgentRequest: Why the agent is paused; callers of the agent read it in `403 agent_disabled`.
+PauseAgentRequest = TypedDict(
+    "PauseAgentRequest",
+    {
+        "reason": "str",
+    },
+)
+
+# AgentNotFoundError: The agent of a message route does not exist.
+AgentNotFoundError = TypedDict(
+    "AgentNotFoundError",
+    {
+        "error": "Literal[\"agent_not_found\"]",
+        "message": "NotRequired[str]",
+        "requestId": "NotRequired[str]",
     },
 )
 
@@ -1218,4 +1260,4 @@ PingEvent = TypedDict(
     },
 )
 
-__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "SessionAuthError", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "RoleForbiddenError", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "DeliveryAttempt", "Delivery", "DeliveryList", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "WorkspaceStatus", "WorkspacePayment", "PlanName", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]
+__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "RoleForbiddenError", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]

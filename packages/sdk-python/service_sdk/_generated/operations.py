@@ -31,7 +31,7 @@ class OperationSpec(TypedDict):
 SERVERS: tuple[str, ...] = ("https://api.agent-invocation.eu", "http://127.0.0.1:4010", "http://127.0.0.1:8080")
 
 OPERATIONS: dict[str, OperationSpec] = {
-    "createInference": {"id": "createInference", "method": "POST", "path": "/v1/inference", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": False},
+    "createInference": {"id": "createInference", "method": "POST", "path": "/v1/inference", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": True},
     "listRuns": {"id": "listRuns", "method": "GET", "path": "/runs", "auth": "apiKey", "path_params": (), "query_params": ("status", "agent_slug", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "getRun": {"id": "getRun", "method": "GET", "path": "/runs/{run_id}", "auth": "apiKey", "path_params": ("run_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "cancelRun": {"id": "cancelRun", "method": "POST", "path": "/runs/{run_id}/cancel", "auth": "apiKey", "path_params": ("run_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
@@ -59,6 +59,9 @@ OPERATIONS: dict[str, OperationSpec] = {
     "pingWebhookDestination": {"id": "pingWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/ping", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "replayWebhookDestination": {"id": "replayWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/replay", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "listDestinationDeliveries": {"id": "listDestinationDeliveries", "method": "GET", "path": "/webhook-destinations/{id}/deliveries", "auth": "adminSession", "path_params": ("id",), "query_params": ("status", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listWorkspaceAgents": {"id": "listWorkspaceAgents", "method": "GET", "path": "/agents", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "pauseAgent": {"id": "pauseAgent", "method": "POST", "path": "/agents/{slug}/pause", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "resumeAgent": {"id": "resumeAgent", "method": "POST", "path": "/agents/{slug}/resume", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "listApprovals": {"id": "listApprovals", "method": "GET", "path": "/approvals", "auth": "adminSession", "path_params": (), "query_params": ("status", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "decideApproval": {"id": "decideApproval", "method": "POST", "path": "/approvals/{approval_id}/decision", "auth": "adminSession", "path_params": ("approval_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "createIntegration": {"id": "createIntegration", "method": "POST", "path": "/integrations", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
@@ -74,7 +77,7 @@ OPERATIONS: dict[str, OperationSpec] = {
     "deleteWorkspace": {"id": "deleteWorkspace", "method": "DELETE", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": False},
     "updateWorkspace": {"id": "updateWorkspace", "method": "PATCH", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listAgents": {"id": "listAgents", "method": "GET", "path": "/v1/agents", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
-    "sendAgentMessage": {"id": "sendAgentMessage", "method": "POST", "path": "/v1/agents/{slug}/messages", "auth": "apiKey", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": False},
+    "sendAgentMessage": {"id": "sendAgentMessage", "method": "POST", "path": "/v1/agents/{slug}/messages", "auth": "apiKey", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": True},
     "sendOrchestratorMessage": {"id": "sendOrchestratorMessage", "method": "POST", "path": "/v1/orchestrator/messages", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": False},
     "listRunsV1": {"id": "listRunsV1", "method": "GET", "path": "/v1/runs", "auth": "apiKey", "path_params": (), "query_params": ("status", "agent_slug", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "getRunV1": {"id": "getRunV1", "method": "GET", "path": "/v1/runs/{run_id}", "auth": "apiKey", "path_params": ("run_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
@@ -207,6 +210,18 @@ class Operations:
     def list_destination_deliveries(self, *, id: str, query: Mapping[str, Any] | None = None) -> models.DeliveryList:
         """GET /webhook-destinations/{id}/deliveries: List a destination's deliveries"""
         return self._call("listDestinationDeliveries", path={"id": id}, query=query)  # type: ignore[no-any-return]
+
+    def list_workspace_agents(self) -> models.WorkspaceAgentList:
+        """GET /agents: List the workspace's agents"""
+        return self._call("listWorkspaceAgents")  # type: ignore[no-any-return]
+
+    def pause_agent(self, *, slug: str, body: models.PauseAgentRequest) -> models.WorkspaceAgent:
+        """POST /agents/{slug}/pause: Pause an agent"""
+        return self._call("pauseAgent", path={"slug": slug}, body=body)  # type: ignore[no-any-return]
+
+    def resume_agent(self, *, slug: str) -> models.WorkspaceAgent:
+        """POST /agents/{slug}/resume: Resume an agent"""
+        return self._call("resumeAgent", path={"slug": slug})  # type: ignore[no-any-return]
 
     def list_approvals(self, *, query: Mapping[str, Any] | None = None) -> models.ApprovalList:
         """GET /approvals: List approval requests"""
@@ -438,6 +453,18 @@ class AsyncOperations:
     async def list_destination_deliveries(self, *, id: str, query: Mapping[str, Any] | None = None) -> models.DeliveryList:
         """GET /webhook-destinations/{id}/deliveries: List a destination's deliveries"""
         return await self._call("listDestinationDeliveries", path={"id": id}, query=query)  # type: ignore[no-any-return]
+
+    async def list_workspace_agents(self) -> models.WorkspaceAgentList:
+        """GET /agents: List the workspace's agents"""
+        return await self._call("listWorkspaceAgents")  # type: ignore[no-any-return]
+
+    async def pause_agent(self, *, slug: str, body: models.PauseAgentRequest) -> models.WorkspaceAgent:
+        """POST /agents/{slug}/pause: Pause an agent"""
+        return await self._call("pauseAgent", path={"slug": slug}, body=body)  # type: ignore[no-any-return]
+
+    async def resume_agent(self, *, slug: str) -> models.WorkspaceAgent:
+        """POST /agents/{slug}/resume: Resume an agent"""
+        return await self._call("resumeAgent", path={"slug": slug})  # type: ignore[no-any-return]
 
     async def list_approvals(self, *, query: Mapping[str, Any] | None = None) -> models.ApprovalList:
         """GET /approvals: List approval requests"""

@@ -15,7 +15,7 @@ type JsonAnswer<K extends keyof operations, S extends number> = operations[K]['r
 export const SERVERS = [{ url: 'https://api.agent-invocation.eu', description: 'Production (EU). Every route is appended to this base address exactly as listed.' }, { url: 'http://127.0.0.1:4010', description: 'Local Prism mock (`pnpm mock`), answers with the contract\'s examples.' }, { url: 'http://127.0.0.1:8080', description: 'Local server (`pnpm start`).' }] as const;
 
 export const OPERATIONS = {
-  createInference: { id: 'createInference', method: 'POST', path: '/v1/inference', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: false },
+  createInference: { id: 'createInference', method: 'POST', path: '/v1/inference', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: true },
   listRuns: { id: 'listRuns', method: 'GET', path: '/runs', auth: 'apiKey', pathParams: [], queryParams: ['status', 'agent_slug', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   getRun: { id: 'getRun', method: 'GET', path: '/runs/{run_id}', auth: 'apiKey', pathParams: ['run_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   cancelRun: { id: 'cancelRun', method: 'POST', path: '/runs/{run_id}/cancel', auth: 'apiKey', pathParams: ['run_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
@@ -43,6 +43,9 @@ export const OPERATIONS = {
   pingWebhookDestination: { id: 'pingWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/ping', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   replayWebhookDestination: { id: 'replayWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/replay', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   listDestinationDeliveries: { id: 'listDestinationDeliveries', method: 'GET', path: '/webhook-destinations/{id}/deliveries', auth: 'adminSession', pathParams: ['id'], queryParams: ['status', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listWorkspaceAgents: { id: 'listWorkspaceAgents', method: 'GET', path: '/agents', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  pauseAgent: { id: 'pauseAgent', method: 'POST', path: '/agents/{slug}/pause', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  resumeAgent: { id: 'resumeAgent', method: 'POST', path: '/agents/{slug}/resume', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   listApprovals: { id: 'listApprovals', method: 'GET', path: '/approvals', auth: 'adminSession', pathParams: [], queryParams: ['status', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   decideApproval: { id: 'decideApproval', method: 'POST', path: '/approvals/{approval_id}/decision', auth: 'adminSession', pathParams: ['approval_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   createIntegration: { id: 'createIntegration', method: 'POST', path: '/integrations', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
@@ -58,7 +61,7 @@ export const OPERATIONS = {
   deleteWorkspace: { id: 'deleteWorkspace', method: 'DELETE', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: false },
   updateWorkspace: { id: 'updateWorkspace', method: 'PATCH', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listAgents: { id: 'listAgents', method: 'GET', path: '/v1/agents', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
-  sendAgentMessage: { id: 'sendAgentMessage', method: 'POST', path: '/v1/agents/{slug}/messages', auth: 'apiKey', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: false },
+  sendAgentMessage: { id: 'sendAgentMessage', method: 'POST', path: '/v1/agents/{slug}/messages', auth: 'apiKey', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: true },
   sendOrchestratorMessage: { id: 'sendOrchestratorMessage', method: 'POST', path: '/v1/orchestrator/messages', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: false },
   listRunsV1: { id: 'listRunsV1', method: 'GET', path: '/v1/runs', auth: 'apiKey', pathParams: [], queryParams: ['status', 'agent_slug', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   getRunV1: { id: 'getRunV1', method: 'GET', path: '/v1/runs/{run_id}', auth: 'apiKey', pathParams: ['run_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
@@ -105,6 +108,9 @@ export interface OperationInputs {
   pingWebhookDestination: { path: Params<'pingWebhookDestination', 'path'> };
   replayWebhookDestination: { path: Params<'replayWebhookDestination', 'path'> };
   listDestinationDeliveries: { path: Params<'listDestinationDeliveries', 'path'>; query?: Params<'listDestinationDeliveries', 'query'> };
+  listWorkspaceAgents: Record<string, never>;
+  pauseAgent: { path: Params<'pauseAgent', 'path'>; body: JsonBody<'pauseAgent'> };
+  resumeAgent: { path: Params<'resumeAgent', 'path'> };
   listApprovals: { query?: Params<'listApprovals', 'query'> };
   decideApproval: { path: Params<'decideApproval', 'path'>; body: JsonBody<'decideApproval'> };
   createIntegration: { body: JsonBody<'createIntegration'> };
@@ -165,6 +171,9 @@ export interface OperationOutputs {
   pingWebhookDestination: JsonAnswer<'pingWebhookDestination', 202>;
   replayWebhookDestination: JsonAnswer<'replayWebhookDestination', 202>;
   listDestinationDeliveries: JsonAnswer<'listDestinationDeliveries', 200>;
+  listWorkspaceAgents: JsonAnswer<'listWorkspaceAgents', 200>;
+  pauseAgent: JsonAnswer<'pauseAgent', 200>;
+  resumeAgent: JsonAnswer<'resumeAgent', 200>;
   listApprovals: JsonAnswer<'listApprovals', 200>;
   decideApproval: JsonAnswer<'decideApproval', 200>;
   createIntegration: JsonAnswer<'createIntegration', 201>;
@@ -337,6 +346,21 @@ export class Operations {
   /** GET /webhook-destinations/{id}/deliveries: List a destination's deliveries */
   listDestinationDeliveries(input: OperationInputs['listDestinationDeliveries'], options?: RequestOptions): Promise<OperationOutputs['listDestinationDeliveries']> {
     return this.transport.call(OPERATIONS.listDestinationDeliveries, input, options) as Promise<OperationOutputs['listDestinationDeliveries']>;
+  }
+
+  /** GET /agents: List the workspace's agents */
+  listWorkspaceAgents(input: OperationInputs['listWorkspaceAgents'] = {}, options?: RequestOptions): Promise<OperationOutputs['listWorkspaceAgents']> {
+    return this.transport.call(OPERATIONS.listWorkspaceAgents, input, options) as Promise<OperationOutputs['listWorkspaceAgents']>;
+  }
+
+  /** POST /agents/{slug}/pause: Pause an agent */
+  pauseAgent(input: OperationInputs['pauseAgent'], options?: RequestOptions): Promise<OperationOutputs['pauseAgent']> {
+    return this.transport.call(OPERATIONS.pauseAgent, input, options) as Promise<OperationOutputs['pauseAgent']>;
+  }
+
+  /** POST /agents/{slug}/resume: Resume an agent */
+  resumeAgent(input: OperationInputs['resumeAgent'], options?: RequestOptions): Promise<OperationOutputs['resumeAgent']> {
+    return this.transport.call(OPERATIONS.resumeAgent, input, options) as Promise<OperationOutputs['resumeAgent']>;
   }
 
   /** GET /approvals: List approval requests */
