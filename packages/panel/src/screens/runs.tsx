@@ -12,7 +12,7 @@ import { AGENT_SLUGS } from './keys.tsx';
 const PAGE = 20;
 const STATUSES: Schemas['RunStatus'][] = ['in_progress', 'completed', 'failed', 'canceled'];
 const ALIASES: Schemas['ModelAlias'][] = ['Prelude', 'Sonata', 'Symphony', 'Concerto'];
-const SOURCES = ['api', 'inbound_webhook', 'mcp'] as const;
+const SOURCES: Schemas['Run']['source'][] = ['api', 'panel', 'inbound_webhook', 'mcp'];
 
 interface Filters {
   status: string;
