@@ -7,6 +7,7 @@ import { useContext } from 'preact/hooks';
 import type { Schemas } from './api.ts';
 
 export interface Session {
+  userId: string;
   email: string;
   workspaceId: string;
   role: Schemas['WorkspaceRole'];

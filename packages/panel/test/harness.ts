@@ -1,6 +1,6 @@
 /**
  * @module Test harness of the panel's browser suite: a real `service serve` on loopback with a fresh data
- * directory (the first admin from `init`, a member from `users add`), loopback HTTPS receivers for outbound
+ * directory (the first admin from `init`), loopback HTTPS receivers for outbound
  * deliveries (self-signed, trusted through NODE_EXTRA_CA_CERTS, allowed by WEBHOOK_ALLOW_HOSTS), a fresh
  * panel build, and Debian's Chromium driven by playwright-core.
  */
@@ -35,7 +35,6 @@ export interface Harness {
   url: string;
   apiKey: string;
   admin: User;
-  member: User;
   cli: CliProcesses;
   browser: Browser;
   /** A receiver that answers 200, and one that answers 503. */
@@ -62,7 +61,6 @@ export async function startHarness(): Promise<Harness> {
   Object.assign(env, { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '100', NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem') });
   const cli = cliProcesses(dir, env);
   const init = JSON.parse(cli.run('init', '--json')) as { apiKey: string; admin: User };
-  const member = JSON.parse(cli.run('users', 'add', '--email', 'member@example.com', '--role', 'member', '--json')) as User;
   const server = await cli.serve();
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
   mkdirSync(SHOTS_DIR, { recursive: true });
@@ -70,7 +68,6 @@ export async function startHarness(): Promise<Harness> {
     url: server.url,
     apiKey: init.apiKey,
     admin: init.admin,
-    member,
     cli,
     browser,
     healthy,

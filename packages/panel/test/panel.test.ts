@@ -6,7 +6,7 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, chromiumAvailable, codeOf, type Harness, shot, signIn, startHarness } from './harness.ts';
+import { axeViolations, chromiumAvailable, codeOf, type Harness, SHOTS_DIR, shot, signIn, startHarness, type User } from './harness.ts';
 
 // In CI the browser suite must run (.ci/run installs chromium); elsewhere it is skipped, saying why.
 if (!chromiumAvailable && process.env.CI) throw new Error('/usr/bin/chromium is missing: the panel suite cannot run (apt-get install chromium).');
@@ -16,6 +16,8 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
   let h: Harness;
   let page: Page;
   let firstSecret = '';
+  /** Invited through the Members screen, signed up through the API. */
+  let member: User | undefined;
   const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
 
   beforeAll(async () => {
@@ -170,13 +172,20 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByRole('button', { name: 'Approve now' }).click();
     await expect.poll(() => page.getByRole('row').filter({ hasText: 'email.send' }).count()).toBe(0);
     await expect.poll(() => page.getByRole('status').textContent()).toContain('approved');
+    // The decision names the deciding user: the signed-in admin.
+    await page.getByLabel('Show').selectOption('approved');
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'email.send' }).textContent()).toMatch(/approved.*by you/s);
   });
 
   it('tries an agent: the answer streams in and the run is listed under Runs', async () => {
     await open('Try an agent');
     await page.getByLabel('Agent', { exact: true }).selectOption('finance');
     await page.getByLabel('Message').fill('Which invoices are more than 60 days overdue?');
+    const response = page.waitForResponse((r) => r.url().endsWith('/v1/agents/finance/messages'));
     await page.getByRole('button', { name: 'Send' }).click();
+    const streamed = await response;
+    expect(streamed.status()).toBe(200);
+    expect(streamed.headers()['content-type']).toMatch(/^text\/event-stream/);
     const runLink = page.getByRole('link', { name: /^run_/ });
     await runLink.waitFor({ timeout: 30_000 });
     expect((await page.getByLabel('Streamed answer').textContent())?.length).toBeGreaterThan(20);
@@ -196,10 +205,38 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
 
   it('agents, members and the overview pass the axe check', async () => {
     await open('Agents');
-    await page.getByRole('row').filter({ hasText: 'finance' }).waitFor();
+    const legal = page.getByRole('row').filter({ hasText: 'legal' });
+    await legal.getByRole('button', { name: /^Pause / }).click();
+    await legal.getByRole('textbox', { name: /^Reason for pausing/ }).fill('Month-end close');
+    await legal.getByRole('button', { name: 'Pause now' }).click();
+    await expect.poll(() => legal.textContent()).toContain('Month-end close');
+    const refused = await fetch(`${h.url}/v1/inference`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ agentSlug: 'legal', alias: 'Sonata', messages: [{ role: 'user', content: 'Review this contract clause.' }] }),
+    });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: 'agent_disabled' });
     await shot(page, 'agents');
     await expectAccessible('agents');
+    await legal.getByRole('button', { name: /^Resume / }).click();
+    await expect.poll(() => legal.textContent()).not.toContain('Month-end close');
     await open('Members');
+    await page.getByLabel('Email', { exact: true }).fill('member@example.com');
+    await page.getByLabel('Role', { exact: true }).selectOption('member');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    const token = await page.getByRole('textbox', { name: 'Invitation token for member@example.com' }).inputValue();
+    const password = 'a-member-password-of-some-length';
+    const accepted = await fetch(`${h.url}/invitations/accept`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, password }),
+    });
+    expect(accepted.status).toBe(200);
+    const { email, totpSecret } = (await accepted.json()) as { email: string; totpSecret: string };
+    member = { email, password, totpSecret };
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('button', { name: 'Refresh members' }).click();
     await page.getByRole('row').filter({ hasText: 'member@example.com' }).waitFor();
     await shot(page, 'members');
     await expectAccessible('members');
@@ -217,7 +254,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
   it('a member sees no admin controls, and a forged admin write from their session is refused', async () => {
     const { context, page: memberPage } = await h.newPage({ width: 390, height: 844 });
     const login = memberPage.waitForResponse((r) => r.url().endsWith('/auth/login'));
-    await signIn(memberPage, h.member);
+    await signIn(memberPage, member!);
     const csrfToken = ((await (await login).json()) as { csrfToken: string }).csrfToken;
     await memberPage.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
     const nav = memberPage.getByRole('navigation', { name: 'Panel' });
@@ -226,7 +263,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     expect(await nav.getByRole('link', { name: 'Members' }).count()).toBe(0);
     // Responsive: nothing wider than a 390 px screen.
     expect(await memberPage.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
-    await memberPage.screenshot({ path: `${(await import('./harness.ts')).SHOTS_DIR}member-390px.png`, fullPage: true });
+    await memberPage.screenshot({ path: `${SHOTS_DIR}member-390px.png`, fullPage: true });
     expect(await axeViolations(memberPage), 'axe on the member overview at 390 px').toEqual([]);
     await memberPage.goto('/panel/keys');
     // A reload loses the in-memory CSRF token: the panel asks to sign in again.

@@ -82,7 +82,12 @@ export function ApprovalsScreen() {
                 <td>{when(a.expiresAt)}</td>
                 <td>
                   <Badge tone={a.status === 'approved' ? 'green' : a.status === 'pending' ? 'amber' : 'grey'}>{a.status}</Badge>
-                  {a.decidedAt ? <span class="muted"> {when(a.decidedAt)}</span> : null}
+                  {a.decidedAt ? (
+                    <span class="muted">
+                      {' '}
+                      by {a.decidedBy === session.userId ? 'you' : <code>{a.decidedBy}</code>} {when(a.decidedAt)}
+                    </span>
+                  ) : null}
                 </td>
                 {admin ? (
                   <td class="actions">

@@ -69,6 +69,12 @@ export function MembersScreen() {
           Invite
         </button>
       </form>
+      <div class="row spread">
+        <h2>Members</h2>
+        <button type="button" onClick={list.reload}>
+          Refresh members
+        </button>
+      </div>
       <div class="table-wrap">
         <table>
           <caption class="sr-only">Members of the workspace</caption>
