@@ -47,6 +47,7 @@ import {
   zCreateWebhookDestinationHeaders,
   zCreateWorkspaceBody,
   zCreateWorkspaceHeaders,
+  zDailyUsage,
   zDecideApprovalBody,
   zDecideApprovalHeaders,
   zDecideApprovalPath,
@@ -58,6 +59,7 @@ import {
   zDraftCreatedEventWebhookRequest,
   zExpiredError,
   zGetCurrentUsageHeaders,
+  zGetDailyUsageHeaders,
   zGetRunHeaders,
   zGetRunPath,
   zGetRunV1Headers,
@@ -273,6 +275,7 @@ export type OperationId =
   | 'listWorkspaceAgents'
   | 'pauseAgent'
   | 'resumeAgent'
+  | 'getDailyUsage'
   | 'listApprovals'
   | 'decideApproval'
   | 'createIntegration'
@@ -432,6 +435,10 @@ export interface Operations {
   resumeAgent: {
     input: { params: z.output<typeof zResumeAgentPath>; query: Record<string, never>; headers: z.output<typeof zResumeAgentHeaders>; body: undefined };
     success: { 200: { json: z.input<typeof zWorkspaceAgent> } };
+  };
+  getDailyUsage: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetDailyUsageHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zDailyUsage> } };
   };
   listApprovals: {
     input: { params: Record<string, never>; query: z.output<typeof zListApprovalsQuery>; headers: z.output<typeof zListApprovalsHeaders>; body: undefined };
@@ -1106,6 +1113,22 @@ export const routes: readonly RouteSpec[] = [
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
       '404': { contentType: 'application/json', schema: zAgentNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/usage/daily',
+    operationId: 'getDailyUsage',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
+    request: { headers: zGetDailyUsageHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zDailyUsage },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },

@@ -1180,6 +1180,29 @@ export const zAgentNotFoundError = zError.and(z.object({
 }));
 
 /**
+ * DailyUsage
+ *
+ * The current period's consumption in STU, day by day (UTC), from the usage ledger: every day from the period's start to today, days without consumption included, each split by alias and by the agent that answered (a run the orchestrator routed counts for the department it chose). Shows no money. The days add up to the charged part of `consumedStu` of `GET /usage/current`.
+ */
+export const zDailyUsage = z.strictObject({
+    period: z.string().regex(/^\d{4}-\d{2}$/),
+    periodStart: z.iso.datetime({ offset: true }),
+    periodEnd: z.iso.datetime({ offset: true }),
+    days: z.array(z.strictObject({
+        date: z.iso.date(),
+        stu: z.int().gte(0),
+        byAlias: z.array(z.strictObject({
+            alias: zModelAlias,
+            stu: z.int().gte(0)
+        })),
+        byAgent: z.array(z.strictObject({
+            agentSlug: zAgentSlug,
+            stu: z.int().gte(0)
+        }))
+    })).max(31)
+});
+
+/**
  * ApprovalId
  *
  * Approval request identifier, `apr_` followed by 16 to 32 base62 characters.
@@ -2367,6 +2390,15 @@ export const zResumeAgentPath = z.object({
  * The agent, active again (or `not_in_plan`).
  */
 export const zResumeAgentResponse = zWorkspaceAgent;
+
+export const zGetDailyUsageHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The period's days.
+ */
+export const zGetDailyUsageResponse = zDailyUsage;
 
 export const zListApprovalsHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

@@ -102,6 +102,7 @@ const calls: Record<string, Call> = {
   pauseAgent: (c, h) =>
     c.POST('/agents/{slug}/pause', { params: { path: { slug: 'finance' }, header: csrf }, body: { reason: 'Month-end close' }, headers: { ...session, ...h } }),
   resumeAgent: (c, h) => c.POST('/agents/{slug}/resume', { params: { path: { slug: 'finance' }, header: csrf }, headers: { ...session, ...h } }),
+  getDailyUsage: (c, h) => c.GET('/usage/daily', { headers: { ...session, ...h } }),
   listApprovals: (c, h) => c.GET('/approvals', { params: { query: { status: 'pending' } }, headers: { ...session, ...h } }),
   decideApproval: (c, h) =>
     c.POST('/approvals/{approval_id}/decision', {

@@ -252,6 +252,18 @@ const MATRIX = {
   cancelRunV1: { kind: 'resource', resource: 'queuedRun' },
   getCurrentUsage: { kind: 'own', check: usageIsOwn('/usage/current') },
   getUsageV1: { kind: 'own', check: usageIsOwn('/v1/usage') },
+  getDailyUsage: {
+    kind: 'own',
+    // Each workspace's days add up to its own consumption only.
+    check: async ({ A, B, call }) => {
+      const daily = async (tenant: Tenant) =>
+        ((await call('GET', '/usage/daily', { session: tenant.admin })).body.days as { stu: number }[]).reduce((sum, d) => sum + d.stu, 0);
+      const consumed = async (tenant: Tenant) => (await call('GET', '/usage/current', { bearer: tenant.key })).body.consumedStu as number;
+      expect(await daily(A)).toBe(await consumed(A));
+      expect(await daily(B)).toBe(await consumed(B));
+      expect(await daily(A)).not.toBe(await daily(B));
+    },
+  },
   listAgents: {
     kind: 'own',
     // A paused `legal` at seeding: B's catalog still lists it, A's does not.

@@ -62,6 +62,7 @@ OPERATIONS: dict[str, OperationSpec] = {
     "listWorkspaceAgents": {"id": "listWorkspaceAgents", "method": "GET", "path": "/agents", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "pauseAgent": {"id": "pauseAgent", "method": "POST", "path": "/agents/{slug}/pause", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "resumeAgent": {"id": "resumeAgent", "method": "POST", "path": "/agents/{slug}/resume", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "getDailyUsage": {"id": "getDailyUsage", "method": "GET", "path": "/usage/daily", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listApprovals": {"id": "listApprovals", "method": "GET", "path": "/approvals", "auth": "adminSession", "path_params": (), "query_params": ("status", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "decideApproval": {"id": "decideApproval", "method": "POST", "path": "/approvals/{approval_id}/decision", "auth": "adminSession", "path_params": ("approval_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "createIntegration": {"id": "createIntegration", "method": "POST", "path": "/integrations", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
@@ -222,6 +223,10 @@ class Operations:
     def resume_agent(self, *, slug: str) -> models.WorkspaceAgent:
         """POST /agents/{slug}/resume: Resume an agent"""
         return self._call("resumeAgent", path={"slug": slug})  # type: ignore[no-any-return]
+
+    def get_daily_usage(self) -> models.DailyUsage:
+        """GET /usage/daily: Get the current period's consumption by day"""
+        return self._call("getDailyUsage")  # type: ignore[no-any-return]
 
     def list_approvals(self, *, query: Mapping[str, Any] | None = None) -> models.ApprovalList:
         """GET /approvals: List approval requests"""
@@ -465,6 +470,10 @@ class AsyncOperations:
     async def resume_agent(self, *, slug: str) -> models.WorkspaceAgent:
         """POST /agents/{slug}/resume: Resume an agent"""
         return await self._call("resumeAgent", path={"slug": slug})  # type: ignore[no-any-return]
+
+    async def get_daily_usage(self) -> models.DailyUsage:
+        """GET /usage/daily: Get the current period's consumption by day"""
+        return await self._call("getDailyUsage")  # type: ignore[no-any-return]
 
     async def list_approvals(self, *, query: Mapping[str, Any] | None = None) -> models.ApprovalList:
         """GET /approvals: List approval requests"""

@@ -46,6 +46,7 @@ export const OPERATIONS = {
   listWorkspaceAgents: { id: 'listWorkspaceAgents', method: 'GET', path: '/agents', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   pauseAgent: { id: 'pauseAgent', method: 'POST', path: '/agents/{slug}/pause', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   resumeAgent: { id: 'resumeAgent', method: 'POST', path: '/agents/{slug}/resume', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  getDailyUsage: { id: 'getDailyUsage', method: 'GET', path: '/usage/daily', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listApprovals: { id: 'listApprovals', method: 'GET', path: '/approvals', auth: 'adminSession', pathParams: [], queryParams: ['status', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   decideApproval: { id: 'decideApproval', method: 'POST', path: '/approvals/{approval_id}/decision', auth: 'adminSession', pathParams: ['approval_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   createIntegration: { id: 'createIntegration', method: 'POST', path: '/integrations', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
@@ -111,6 +112,7 @@ export interface OperationInputs {
   listWorkspaceAgents: Record<string, never>;
   pauseAgent: { path: Params<'pauseAgent', 'path'>; body: JsonBody<'pauseAgent'> };
   resumeAgent: { path: Params<'resumeAgent', 'path'> };
+  getDailyUsage: Record<string, never>;
   listApprovals: { query?: Params<'listApprovals', 'query'> };
   decideApproval: { path: Params<'decideApproval', 'path'>; body: JsonBody<'decideApproval'> };
   createIntegration: { body: JsonBody<'createIntegration'> };
@@ -174,6 +176,7 @@ export interface OperationOutputs {
   listWorkspaceAgents: JsonAnswer<'listWorkspaceAgents', 200>;
   pauseAgent: JsonAnswer<'pauseAgent', 200>;
   resumeAgent: JsonAnswer<'resumeAgent', 200>;
+  getDailyUsage: JsonAnswer<'getDailyUsage', 200>;
   listApprovals: JsonAnswer<'listApprovals', 200>;
   decideApproval: JsonAnswer<'decideApproval', 200>;
   createIntegration: JsonAnswer<'createIntegration', 201>;
@@ -361,6 +364,11 @@ export class Operations {
   /** POST /agents/{slug}/resume: Resume an agent */
   resumeAgent(input: OperationInputs['resumeAgent'], options?: RequestOptions): Promise<OperationOutputs['resumeAgent']> {
     return this.transport.call(OPERATIONS.resumeAgent, input, options) as Promise<OperationOutputs['resumeAgent']>;
+  }
+
+  /** GET /usage/daily: Get the current period's consumption by day */
+  getDailyUsage(input: OperationInputs['getDailyUsage'] = {}, options?: RequestOptions): Promise<OperationOutputs['getDailyUsage']> {
+    return this.transport.call(OPERATIONS.getDailyUsage, input, options) as Promise<OperationOutputs['getDailyUsage']>;
   }
 
   /** GET /approvals: List approval requests */

@@ -574,6 +574,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/usage/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the current period's consumption by day
+         * @description The current period's consumption in STU per UTC day, with its split by alias and by agent, read from the usage ledger in one query. Readable with the session of any member of the workspace (any role, as in the panel). Shows no money.
+         */
+        get: operations["getDailyUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/approvals": {
         parameters: {
             query?: never;
@@ -2460,6 +2480,36 @@ export interface components {
         AgentNotFoundError: components["schemas"]["Error"] & {
             /** @enum {string} */
             error: "agent_not_found";
+        };
+        /**
+         * DailyUsage
+         * @description The current period's consumption in STU, day by day (UTC), from the usage ledger: every day from the period's start to today, days without consumption included, each split by alias and by the agent that answered (a run the orchestrator routed counts for the department it chose). Shows no money. The days add up to the charged part of `consumedStu` of `GET /usage/current`.
+         */
+        DailyUsage: {
+            /** @description The period, `YYYY-MM`. */
+            period: string;
+            /** Format: date-time */
+            periodStart: string;
+            /**
+             * Format: date-time
+             * @description The first instant of the next period (the quota's `resetAt`).
+             */
+            periodEnd: string;
+            days: {
+                /** Format: date */
+                date: string;
+                stu: number;
+                /** @description Largest first; aliases without consumption that day are left out. */
+                byAlias: {
+                    alias: components["schemas"]["ModelAlias"];
+                    stu: number;
+                }[];
+                /** @description Largest first; agents without consumption that day are left out. */
+                byAgent: {
+                    agentSlug: components["schemas"]["AgentSlug"];
+                    stu: number;
+                }[];
+            }[];
         };
         /**
          * ApprovalId
@@ -5127,6 +5177,41 @@ export interface operations {
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["AgentNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDailyUsage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The period's days. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DailyUsage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
