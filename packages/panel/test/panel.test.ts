@@ -56,6 +56,21 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     expect((await fetch(`${h.url}/panel/assets/..%2f..%2fpackage.json`)).status).toBe(404);
   });
 
+  it('runs under its own CSP: the page renders and the browser reports no violation', async () => {
+    const context = await h.browser.newContext({ baseURL: h.url });
+    const strict = await context.newPage();
+    const problems: string[] = [];
+    strict.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+    strict.on('pageerror', (e) => problems.push(e.message));
+    const outside: string[] = [];
+    strict.on('request', (r) => !r.url().startsWith(h.url) && !r.url().startsWith('data:') && outside.push(r.url()));
+    await strict.goto('/panel/runs');
+    await strict.getByRole('heading', { name: 'Sign in to the panel' }).waitFor();
+    expect(problems).toEqual([]);
+    expect(outside).toEqual([]);
+    await context.close();
+  });
+
   it('signs in with email, password and TOTP; a wrong code is named clearly', async () => {
     await signIn(page, h.admin, '000000' === codeOf(h.admin) ? '111111' : '000000');
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('six-digit code is wrong');

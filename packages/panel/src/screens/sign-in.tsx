@@ -22,7 +22,14 @@ export function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
         }),
       );
       setCsrfToken(body.csrfToken);
-      onSignedIn({ userId: body.user.id, email: body.user.email, workspaceId: body.workspaceId, role: roleIn(body), workspaces: body.workspaces, expiresAt: body.expiresAt });
+      onSignedIn({
+        userId: body.user.id,
+        email: body.user.email,
+        workspaceId: body.workspaceId,
+        role: roleIn(body),
+        workspaces: body.workspaces,
+        expiresAt: body.expiresAt,
+      });
     } catch (err) {
       setError(err);
     } finally {
