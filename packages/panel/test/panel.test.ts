@@ -93,6 +93,23 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expectAccessible('overview');
   });
 
+  it('engages and releases the manual kill switch from the overview', async () => {
+    const manual = page.getByRole('row').filter({ hasText: 'Manual switch' });
+    await expect.poll(() => manual.textContent()).toContain('off');
+    await page.getByLabel('Reason (optional)').fill('Incident drill');
+    await page.getByRole('button', { name: 'Engage the manual switch' }).click();
+    await expect.poll(() => manual.textContent()).toContain('Incident drill');
+    const refused = await fetch(`${h.url}/v1/inference`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ alias: 'Prelude', messages: [{ role: 'user', content: 'Hello' }] }),
+    });
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: 'kill_switch' });
+    await page.getByRole('button', { name: 'Turn the manual switch off' }).click();
+    await expect.poll(() => manual.textContent()).not.toContain('engaged');
+  });
+
   it('creates a key: the secret once with a warning, then only the prefix', async () => {
     await open('API keys');
     await page.getByLabel('Name').fill('reporting');
@@ -208,6 +225,17 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expectAccessible('try an agent');
     const runId = (await runLink.textContent())!;
     await open('Runs');
+    await page.getByRole('link', { name: runId }).waitFor();
+    // Filters: the run came from the panel; none of it failed.
+    await page.getByLabel('Source').selectOption('panel');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(() => page.getByRole('link', { name: /^run_/ }).allTextContents()).toEqual([runId]);
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByText('No runs match.').waitFor();
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Source').selectOption('');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByRole('link', { name: runId }).waitFor();
     await shot(page, 'runs');
     await expectAccessible('runs');
