@@ -184,6 +184,20 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expectAccessible('webhooks with a failing destination');
   });
 
+  it('adds an inbound webhook: the secret once with the signing instructions; pause and resume', async () => {
+    await page.getByLabel('Slug').fill('crm-leads');
+    await page.getByRole('button', { name: 'Add inbound webhook' }).click();
+    const secret = await page.getByRole('textbox', { name: 'Secret of inbound webhook crm-leads' }).inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByText('/v1/webhooks/inbound/crm-leads').waitFor();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    expect(await page.content()).not.toContain(secret);
+    await page.getByRole('button', { name: 'Pause crm-leads' }).click();
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'crm-leads' }).textContent()).toContain('paused');
+    await page.getByRole('button', { name: 'Resume crm-leads' }).click();
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'crm-leads' }).textContent()).toContain('active');
+  });
+
   it('approves a pending approval; the decision names the deciding user', async () => {
     const asked = await fetch(`${h.url}/v1/inference`, {
       method: 'POST',
@@ -321,6 +335,18 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
       return { status: res.status, body: (await res.json()) as { error: string } };
     }, csrfToken);
     expect(forged).toMatchObject({ status: 403, body: { error: 'role_forbidden' } });
+    await context.close();
+  });
+
+  it('after repeated wrong codes, says how long to wait (too_many_attempts)', async () => {
+    const { context, page: locked } = await h.newPage();
+    const wrong = codeOf(member!) === '000000' ? '111111' : '000000';
+    for (let attempt = 0; attempt < 6; attempt += 1) {
+      await signIn(locked, member!, wrong);
+      await locked.getByRole('alert').waitFor();
+      if ((await locked.getByRole('alert').textContent())?.includes('Too many failed attempts')) break;
+    }
+    await expect.poll(() => locked.getByRole('alert').textContent()).toMatch(/Too many failed attempts\. Wait \d+ (seconds|minutes) before signing in again/);
     await context.close();
   });
 });
