@@ -150,6 +150,8 @@ export interface Tables {
   kill_switches: {
     workspace_id: string;
     manual_since: Date;
+    reason: string | null;
+    engaged_by: string | null;
   };
   login_attempts: {
     id: string;

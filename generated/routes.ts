@@ -60,6 +60,7 @@ import {
   zExpiredError,
   zGetCurrentUsageHeaders,
   zGetDailyUsageHeaders,
+  zGetKillSwitchesHeaders,
   zGetRunHeaders,
   zGetRunPath,
   zGetRunV1Headers,
@@ -87,6 +88,7 @@ import {
   zInvitationAccepted,
   zJsonRpcResponse,
   zKillSwitchError,
+  zKillSwitches,
   zListAgentsHeaders,
   zListApiKeysHeaders,
   zListApiKeysV1Headers,
@@ -177,6 +179,8 @@ import {
   zServerError,
   zSessionAuthError,
   zSessionWorkspaces,
+  zSetManualKillSwitchBody,
+  zSetManualKillSwitchHeaders,
   zSignatureInvalidError,
   zStreamEnd,
   zStreamError,
@@ -219,7 +223,7 @@ export type ResponseSpec = {
 
 /** Header schemas use lowercase names, as Fetch `Headers` and Hono present them. */
 export type RouteSpec = {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'put' | 'post' | 'patch' | 'delete';
   /** OpenAPI form, e.g. /runs/{run_id} */
   path: string;
   operationId: string;
@@ -275,6 +279,8 @@ export type OperationId =
   | 'listWorkspaceAgents'
   | 'pauseAgent'
   | 'resumeAgent'
+  | 'getKillSwitches'
+  | 'setManualKillSwitch'
   | 'getDailyUsage'
   | 'listApprovals'
   | 'decideApproval'
@@ -435,6 +441,14 @@ export interface Operations {
   resumeAgent: {
     input: { params: z.output<typeof zResumeAgentPath>; query: Record<string, never>; headers: z.output<typeof zResumeAgentHeaders>; body: undefined };
     success: { 200: { json: z.input<typeof zWorkspaceAgent> } };
+  };
+  getKillSwitches: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetKillSwitchesHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zKillSwitches> } };
+  };
+  setManualKillSwitch: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zSetManualKillSwitchHeaders>; body: z.output<typeof zSetManualKillSwitchBody> };
+    success: { 200: { json: z.input<typeof zKillSwitches> } };
   };
   getDailyUsage: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetDailyUsageHeaders>; body: undefined };
@@ -1113,6 +1127,40 @@ export const routes: readonly RouteSpec[] = [
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
       '404': { contentType: 'application/json', schema: zAgentNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/kill-switches',
+    operationId: 'getKillSwitches',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
+    request: { headers: zGetKillSwitchesHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zKillSwitches },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'put',
+    path: '/kill-switches/manual',
+    operationId: 'setManualKillSwitch',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    request: { headers: zSetManualKillSwitchHeaders, body: { contentType: 'application/json', schema: zSetManualKillSwitchBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zKillSwitches },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },

@@ -574,6 +574,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/kill-switches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the spending kill switches
+         * @description The state of the workspace's spending kill switches (`run`, `hour`, `day`, `manual`): engaged or not, since when, their limits and the current window's spend in STU. Readable with the session of any member of the workspace (any role).
+         */
+        get: operations["getKillSwitches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kill-switches/manual": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Turn the manual kill switch on or off
+         * @description Turns the workspace's manual spending switch on (new invocations answer `429 kill_switch` with `kind` `manual` and `activeSince`; a run in progress fails with `kill_switch:manual` when it ends) or off. Turning on a switch that is on keeps its `since` and updates the reason. The same switch as `service kill-switch on|off`. Answers all four switches. Needs an admin session (owner or admin, two-step verification active).
+         */
+        put: operations["setManualKillSwitch"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/usage/daily": {
         parameters: {
             query?: never;
@@ -2480,6 +2520,59 @@ export interface components {
         AgentNotFoundError: components["schemas"]["Error"] & {
             /** @enum {string} */
             error: "agent_not_found";
+        };
+        /**
+         * KillSwitch
+         * @description One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money.
+         */
+        KillSwitch: {
+            /** @enum {string} */
+            kind: "run" | "hour" | "day" | "manual";
+            /** @description Whether it refuses new invocations now. */
+            engaged: boolean;
+            /**
+             * Format: date-time
+             * @description Since when it is engaged (`activeSince` of `429 kill_switch`); null when it is not.
+             */
+            since: string | null;
+            /** @description For `manual`, the reason the admin gave, if any; null otherwise. */
+            reason: string | null;
+            /** @description The limit in STU (per run, per UTC hour, per UTC day); null for `manual`. */
+            limitStu: number | null;
+            /** @description For `hour` and `day`, charged to runs that ended in the current window; null otherwise. */
+            spentStu: number | null;
+            /** @description For `hour` and `day`, held by runs in progress in the current window; null otherwise. */
+            reservedStu: number | null;
+            /** Format: date-time */
+            windowStart: string | null;
+            /**
+             * Format: date-time
+             * @description For `hour` and `day`, when the current window ends (an engaged switch releases then).
+             */
+            windowEnd: string | null;
+        };
+        /**
+         * KillSwitches
+         * @description The workspace's four spending kill switches.
+         */
+        KillSwitches: {
+            run: components["schemas"]["KillSwitch"];
+            hour: components["schemas"]["KillSwitch"];
+            day: components["schemas"]["KillSwitch"];
+            manual: components["schemas"]["KillSwitch"];
+        };
+        /**
+         * SetManualKillSwitchRequest
+         * @description Turn the manual kill switch on (new invocations answer `429 kill_switch` with `kind` `manual`) or off.
+         * @example {
+         *       "engaged": true,
+         *       "reason": "Unexpected spend on the analytics agent"
+         *     }
+         */
+        SetManualKillSwitchRequest: {
+            engaged: boolean;
+            /** @description Why, shown in the panel; kept while the switch stays on. */
+            reason?: string;
         };
         /**
          * DailyUsage
@@ -5177,6 +5270,87 @@ export interface operations {
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["AgentNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getKillSwitches: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The four switches. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KillSwitches"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setManualKillSwitch: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetManualKillSwitchRequest"];
+            };
+        };
+        responses: {
+            /** @description The four switches after the change. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KillSwitches"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

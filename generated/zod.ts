@@ -1180,6 +1180,50 @@ export const zAgentNotFoundError = zError.and(z.object({
 }));
 
 /**
+ * KillSwitch
+ *
+ * One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money.
+ */
+export const zKillSwitch = z.strictObject({
+    kind: z.enum([
+        'run',
+        'hour',
+        'day',
+        'manual'
+    ]),
+    engaged: z.boolean(),
+    since: z.iso.datetime({ offset: true }).nullable(),
+    reason: z.string().nullable(),
+    limitStu: z.int().gte(0).nullable(),
+    spentStu: z.int().gte(0).nullable(),
+    reservedStu: z.int().gte(0).nullable(),
+    windowStart: z.iso.datetime({ offset: true }).nullable(),
+    windowEnd: z.iso.datetime({ offset: true }).nullable()
+});
+
+/**
+ * KillSwitches
+ *
+ * The workspace's four spending kill switches.
+ */
+export const zKillSwitches = z.strictObject({
+    run: zKillSwitch,
+    hour: zKillSwitch,
+    day: zKillSwitch,
+    manual: zKillSwitch
+});
+
+/**
+ * SetManualKillSwitchRequest
+ *
+ * Turn the manual kill switch on (new invocations answer `429 kill_switch` with `kind` `manual`) or off.
+ */
+export const zSetManualKillSwitchRequest = z.strictObject({
+    engaged: z.boolean(),
+    reason: z.string().min(1).max(200).optional()
+});
+
+/**
  * DailyUsage
  *
  * The current period's consumption in STU, day by day (UTC), from the usage ledger: every day from the period's start to today, days without consumption included, each split by alias and by the agent that answered (a run the orchestrator routed counts for the department it chose). Shows no money. The days add up to the charged part of `consumedStu` of `GET /usage/current`.
@@ -2390,6 +2434,27 @@ export const zResumeAgentPath = z.object({
  * The agent, active again (or `not_in_plan`).
  */
 export const zResumeAgentResponse = zWorkspaceAgent;
+
+export const zGetKillSwitchesHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The four switches.
+ */
+export const zGetKillSwitchesResponse = zKillSwitches;
+
+export const zSetManualKillSwitchBody = zSetManualKillSwitchRequest;
+
+export const zSetManualKillSwitchHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The four switches after the change.
+ */
+export const zSetManualKillSwitchResponse = zKillSwitches;
 
 export const zGetDailyUsageHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

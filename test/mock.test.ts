@@ -103,6 +103,9 @@ const calls: Record<string, Call> = {
     c.POST('/agents/{slug}/pause', { params: { path: { slug: 'finance' }, header: csrf }, body: { reason: 'Month-end close' }, headers: { ...session, ...h } }),
   resumeAgent: (c, h) => c.POST('/agents/{slug}/resume', { params: { path: { slug: 'finance' }, header: csrf }, headers: { ...session, ...h } }),
   getDailyUsage: (c, h) => c.GET('/usage/daily', { headers: { ...session, ...h } }),
+  getKillSwitches: (c, h) => c.GET('/kill-switches', { headers: { ...session, ...h } }),
+  setManualKillSwitch: (c, h) =>
+    c.PUT('/kill-switches/manual', { params: { header: csrf }, body: { engaged: true, reason: 'Unexpected spend' }, headers: { ...session, ...h } }),
   listApprovals: (c, h) => c.GET('/approvals', { params: { query: { status: 'pending' } }, headers: { ...session, ...h } }),
   decideApproval: (c, h) =>
     c.POST('/approvals/{approval_id}/decision', {

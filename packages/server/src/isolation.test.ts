@@ -296,6 +296,10 @@ const MATRIX = {
     check: (ctx) => agentSwitchIsOwn(ctx, 'resume'),
   },
 
+  // The spending kill switches (session): per workspace.
+  getKillSwitches: { kind: 'own', check: (ctx) => manualSwitchIsOwn(ctx) },
+  setManualKillSwitch: { kind: 'own', check: (ctx) => manualSwitchIsOwn(ctx) },
+
   // Inbound events: signed by the webhook's own secret, and only by it.
   ingestInboundEvent: { kind: 'inbound', check: (ctx) => inboundNeedsOwnSecret(ctx, '') },
   ingestInboundEventV1: { kind: 'inbound', check: (ctx) => inboundNeedsOwnSecret(ctx, '/v1') },
@@ -474,6 +478,19 @@ const MATRIX = {
     check: (ctx) => operatorOnly(ctx, 'DELETE', `/operator/workspaces/${ctx.A.workspaceId}`),
   },
 } satisfies Record<OperationId, IsolationCase>;
+
+/** B turns its manual kill switch on: B's invocations are refused, A's switch stays off (A's runs are left as seeded); then B turns it off. */
+async function manualSwitchIsOwn({ A, B, call }: Ctx): Promise<void> {
+  const on = await call('PUT', '/kill-switches/manual', { session: B.admin }, { engaged: true, reason: 'B only' });
+  try {
+    expect(on.status, JSON.stringify(on.body)).toBe(200);
+    expect(on.body.manual).toMatchObject({ engaged: true, reason: 'B only' });
+    expect((await call('GET', '/kill-switches', { session: A.admin })).body.manual).toMatchObject({ engaged: false, reason: null });
+    expect((await call('POST', '/v1/inference', { bearer: B.key }, ask('Hello'))).status).toBe(429);
+  } finally {
+    expect((await call('PUT', '/kill-switches/manual', { session: B.admin }, { engaged: false })).status).toBe(200);
+  }
+}
 
 /**
  * B pauses (or resumes) an agent: only B's agent changes. B pauses `finance`, A's stays active; B resumes

@@ -62,6 +62,8 @@ OPERATIONS: dict[str, OperationSpec] = {
     "listWorkspaceAgents": {"id": "listWorkspaceAgents", "method": "GET", "path": "/agents", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "pauseAgent": {"id": "pauseAgent", "method": "POST", "path": "/agents/{slug}/pause", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "resumeAgent": {"id": "resumeAgent", "method": "POST", "path": "/agents/{slug}/resume", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "getKillSwitches": {"id": "getKillSwitches", "method": "GET", "path": "/kill-switches", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "setManualKillSwitch": {"id": "setManualKillSwitch", "method": "PUT", "path": "/kill-switches/manual", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "getDailyUsage": {"id": "getDailyUsage", "method": "GET", "path": "/usage/daily", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listApprovals": {"id": "listApprovals", "method": "GET", "path": "/approvals", "auth": "adminSession", "path_params": (), "query_params": ("status", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "decideApproval": {"id": "decideApproval", "method": "POST", "path": "/approvals/{approval_id}/decision", "auth": "adminSession", "path_params": ("approval_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
@@ -223,6 +225,14 @@ class Operations:
     def resume_agent(self, *, slug: str) -> models.WorkspaceAgent:
         """POST /agents/{slug}/resume: Resume an agent"""
         return self._call("resumeAgent", path={"slug": slug})  # type: ignore[no-any-return]
+
+    def get_kill_switches(self) -> models.KillSwitches:
+        """GET /kill-switches: Get the spending kill switches"""
+        return self._call("getKillSwitches")  # type: ignore[no-any-return]
+
+    def set_manual_kill_switch(self, *, body: models.SetManualKillSwitchRequest) -> models.KillSwitches:
+        """PUT /kill-switches/manual: Turn the manual kill switch on or off"""
+        return self._call("setManualKillSwitch", body=body)  # type: ignore[no-any-return]
 
     def get_daily_usage(self) -> models.DailyUsage:
         """GET /usage/daily: Get the current period's consumption by day"""
@@ -470,6 +480,14 @@ class AsyncOperations:
     async def resume_agent(self, *, slug: str) -> models.WorkspaceAgent:
         """POST /agents/{slug}/resume: Resume an agent"""
         return await self._call("resumeAgent", path={"slug": slug})  # type: ignore[no-any-return]
+
+    async def get_kill_switches(self) -> models.KillSwitches:
+        """GET /kill-switches: Get the spending kill switches"""
+        return await self._call("getKillSwitches")  # type: ignore[no-any-return]
+
+    async def set_manual_kill_switch(self, *, body: models.SetManualKillSwitchRequest) -> models.KillSwitches:
+        """PUT /kill-switches/manual: Turn the manual kill switch on or off"""
+        return await self._call("setManualKillSwitch", body=body)  # type: ignore[no-any-return]
 
     async def get_daily_usage(self) -> models.DailyUsage:
         """GET /usage/daily: Get the current period's consumption by day"""

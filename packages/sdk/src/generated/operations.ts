@@ -46,6 +46,8 @@ export const OPERATIONS = {
   listWorkspaceAgents: { id: 'listWorkspaceAgents', method: 'GET', path: '/agents', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   pauseAgent: { id: 'pauseAgent', method: 'POST', path: '/agents/{slug}/pause', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   resumeAgent: { id: 'resumeAgent', method: 'POST', path: '/agents/{slug}/resume', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  getKillSwitches: { id: 'getKillSwitches', method: 'GET', path: '/kill-switches', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  setManualKillSwitch: { id: 'setManualKillSwitch', method: 'PUT', path: '/kill-switches/manual', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   getDailyUsage: { id: 'getDailyUsage', method: 'GET', path: '/usage/daily', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listApprovals: { id: 'listApprovals', method: 'GET', path: '/approvals', auth: 'adminSession', pathParams: [], queryParams: ['status', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   decideApproval: { id: 'decideApproval', method: 'POST', path: '/approvals/{approval_id}/decision', auth: 'adminSession', pathParams: ['approval_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
@@ -112,6 +114,8 @@ export interface OperationInputs {
   listWorkspaceAgents: Record<string, never>;
   pauseAgent: { path: Params<'pauseAgent', 'path'>; body: JsonBody<'pauseAgent'> };
   resumeAgent: { path: Params<'resumeAgent', 'path'> };
+  getKillSwitches: Record<string, never>;
+  setManualKillSwitch: { body: JsonBody<'setManualKillSwitch'> };
   getDailyUsage: Record<string, never>;
   listApprovals: { query?: Params<'listApprovals', 'query'> };
   decideApproval: { path: Params<'decideApproval', 'path'>; body: JsonBody<'decideApproval'> };
@@ -176,6 +180,8 @@ export interface OperationOutputs {
   listWorkspaceAgents: JsonAnswer<'listWorkspaceAgents', 200>;
   pauseAgent: JsonAnswer<'pauseAgent', 200>;
   resumeAgent: JsonAnswer<'resumeAgent', 200>;
+  getKillSwitches: JsonAnswer<'getKillSwitches', 200>;
+  setManualKillSwitch: JsonAnswer<'setManualKillSwitch', 200>;
   getDailyUsage: JsonAnswer<'getDailyUsage', 200>;
   listApprovals: JsonAnswer<'listApprovals', 200>;
   decideApproval: JsonAnswer<'decideApproval', 200>;
@@ -364,6 +370,16 @@ export class Operations {
   /** POST /agents/{slug}/resume: Resume an agent */
   resumeAgent(input: OperationInputs['resumeAgent'], options?: RequestOptions): Promise<OperationOutputs['resumeAgent']> {
     return this.transport.call(OPERATIONS.resumeAgent, input, options) as Promise<OperationOutputs['resumeAgent']>;
+  }
+
+  /** GET /kill-switches: Get the spending kill switches */
+  getKillSwitches(input: OperationInputs['getKillSwitches'] = {}, options?: RequestOptions): Promise<OperationOutputs['getKillSwitches']> {
+    return this.transport.call(OPERATIONS.getKillSwitches, input, options) as Promise<OperationOutputs['getKillSwitches']>;
+  }
+
+  /** PUT /kill-switches/manual: Turn the manual kill switch on or off */
+  setManualKillSwitch(input: OperationInputs['setManualKillSwitch'], options?: RequestOptions): Promise<OperationOutputs['setManualKillSwitch']> {
+    return this.transport.call(OPERATIONS.setManualKillSwitch, input, options) as Promise<OperationOutputs['setManualKillSwitch']>;
   }
 
   /** GET /usage/daily: Get the current period's consumption by day */
