@@ -40,7 +40,7 @@ export function StackedBars({ title, days }: { title: string; days: DayBars[] })
                 );
               })}
               {i % Math.ceil(days.length / 8) === 0 ? (
-                <text x={i * bar + bar / 2} y={height + 14} text-anchor="middle" font-size="10" fill="#374151">
+                <text x={i === 0 ? 1 : i * bar + bar / 2} y={height + 14} text-anchor={i === 0 ? 'start' : 'middle'} font-size="10" fill="#374151">
                   {d.day.slice(5)}
                 </text>
               ) : null}

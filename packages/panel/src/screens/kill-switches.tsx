@@ -66,7 +66,7 @@ function SwitchRow({ words, item }: { words: string; item: Schemas['KillSwitch']
         <Badge tone={item.engaged ? 'red' : 'green'}>{item.engaged ? 'engaged' : 'off'}</Badge>
         {item.reason ? <span class="muted"> {item.reason}</span> : null}
       </td>
-      <td>{item.limitStu === null ? '—' : `${item.spentStu ?? 0} / ${item.limitStu}`}</td>
+      <td>{item.limitStu === null ? '—' : `${(item.spentStu ?? 0).toLocaleString('en-US')} / ${item.limitStu.toLocaleString('en-US')}`}</td>
       <td>{when(item.since)}</td>
     </tr>
   );
