@@ -156,7 +156,8 @@ function queryOf(filters: Filters, offset: number) {
   if (filters.alias) query.alias = filters.alias;
   if (filters.source) query.source = filters.source;
   if (filters.from) query.createdAfter = `${filters.from}T00:00:00Z`;
-  if (filters.to) query.createdBefore = `${filters.to}T23:59:59Z`;
+  // The whole "to" day: up to the start of the next one.
+  if (filters.to) query.createdBefore = new Date(Date.parse(`${filters.to}T00:00:00Z`) + 86_400_000).toISOString();
   return query as never;
 }
 
