@@ -1887,6 +1887,31 @@ export const zRunStatusQuery = zRunStatus;
 export const zAgentSlugQuery = zAgentSlug;
 
 /**
+ * Only runs of this alias.
+ */
+export const zRunAliasQuery = zModelAlias;
+
+/**
+ * Only runs started this way (an API key, an inbound event, the MCP bridge, or the panel).
+ */
+export const zRunSourceQuery = z.enum([
+    'api',
+    'inbound_webhook',
+    'mcp',
+    'panel'
+]);
+
+/**
+ * Only runs created at or after this instant (ISO 8601 with a time zone).
+ */
+export const zCreatedAfterQuery = z.iso.datetime({ offset: true });
+
+/**
+ * Only runs created before this instant (ISO 8601 with a time zone).
+ */
+export const zCreatedBeforeQuery = z.iso.datetime({ offset: true });
+
+/**
  * Page size, 1 to 200.
  */
 export const zLimitQuery = z.coerce.number().int().gte(1).lte(200).default(50);
@@ -2047,6 +2072,15 @@ export const zListRunsHeaders = z.object({
 export const zListRunsQuery = z.object({
     status: zRunStatus.optional(),
     agent_slug: zAgentSlug.optional(),
+    alias: zModelAlias.optional(),
+    source: z.enum([
+        'api',
+        'inbound_webhook',
+        'mcp',
+        'panel'
+    ]).optional(),
+    createdAfter: z.iso.datetime({ offset: true }).optional(),
+    createdBefore: z.iso.datetime({ offset: true }).optional(),
     limit: z.coerce.number().int().gte(1).lte(200).optional().default(50),
     offset: z.coerce.number().int().gte(0).optional().default(0)
 });
@@ -2694,6 +2728,15 @@ export const zListRunsV1Headers = z.object({
 export const zListRunsV1Query = z.object({
     status: zRunStatus.optional(),
     agent_slug: zAgentSlug.optional(),
+    alias: zModelAlias.optional(),
+    source: z.enum([
+        'api',
+        'inbound_webhook',
+        'mcp',
+        'panel'
+    ]).optional(),
+    createdAfter: z.iso.datetime({ offset: true }).optional(),
+    createdBefore: z.iso.datetime({ offset: true }).optional(),
     limit: z.coerce.number().int().gte(1).lte(200).optional().default(50),
     offset: z.coerce.number().int().gte(0).optional().default(0)
 });

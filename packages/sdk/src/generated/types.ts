@@ -31,7 +31,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found`.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed or the department that answered), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine.
          */
         get: operations["listRuns"];
         put?: never;
@@ -919,7 +919,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found`.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed or the department that answered), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine.
          */
         get: operations["listRunsV1"];
         put?: never;
@@ -3687,6 +3687,26 @@ export interface components {
          */
         AgentSlugQuery: components["schemas"]["AgentSlug"];
         /**
+         * @description Only runs of this alias.
+         * @example Sonata
+         */
+        RunAliasQuery: components["schemas"]["ModelAlias"];
+        /**
+         * @description Only runs started this way (an API key, an inbound event, the MCP bridge, or the panel).
+         * @example panel
+         */
+        RunSourceQuery: "api" | "inbound_webhook" | "mcp" | "panel";
+        /**
+         * @description Only runs created at or after this instant (ISO 8601 with a time zone).
+         * @example 2026-11-22T00:00:00Z
+         */
+        CreatedAfterQuery: string;
+        /**
+         * @description Only runs created before this instant (ISO 8601 with a time zone).
+         * @example 2026-11-23T00:00:00Z
+         */
+        CreatedBeforeQuery: string;
+        /**
          * @description Page size, 1 to 200.
          * @example 20
          */
@@ -3895,6 +3915,26 @@ export interface operations {
                  * @example sales
                  */
                 agent_slug?: components["parameters"]["AgentSlugQuery"];
+                /**
+                 * @description Only runs of this alias.
+                 * @example Sonata
+                 */
+                alias?: components["parameters"]["RunAliasQuery"];
+                /**
+                 * @description Only runs started this way (an API key, an inbound event, the MCP bridge, or the panel).
+                 * @example panel
+                 */
+                source?: components["parameters"]["RunSourceQuery"];
+                /**
+                 * @description Only runs created at or after this instant (ISO 8601 with a time zone).
+                 * @example 2026-11-22T00:00:00Z
+                 */
+                createdAfter?: components["parameters"]["CreatedAfterQuery"];
+                /**
+                 * @description Only runs created before this instant (ISO 8601 with a time zone).
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                createdBefore?: components["parameters"]["CreatedBeforeQuery"];
                 /**
                  * @description Page size, 1 to 200.
                  * @example 20
@@ -6180,6 +6220,26 @@ export interface operations {
                  * @example sales
                  */
                 agent_slug?: components["parameters"]["AgentSlugQuery"];
+                /**
+                 * @description Only runs of this alias.
+                 * @example Sonata
+                 */
+                alias?: components["parameters"]["RunAliasQuery"];
+                /**
+                 * @description Only runs started this way (an API key, an inbound event, the MCP bridge, or the panel).
+                 * @example panel
+                 */
+                source?: components["parameters"]["RunSourceQuery"];
+                /**
+                 * @description Only runs created at or after this instant (ISO 8601 with a time zone).
+                 * @example 2026-11-22T00:00:00Z
+                 */
+                createdAfter?: components["parameters"]["CreatedAfterQuery"];
+                /**
+                 * @description Only runs created before this instant (ISO 8601 with a time zone).
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                createdBefore?: components["parameters"]["CreatedBeforeQuery"];
                 /**
                  * @description Page size, 1 to 200.
                  * @example 20
