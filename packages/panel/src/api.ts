@@ -3,9 +3,10 @@
  * cookie travels by itself; the CSRF token lives only in memory and goes on every write.
  */
 import createClient, { type Middleware } from 'openapi-fetch';
-import type { components, paths } from '../../../generated/types.ts';
+import type { components, operations, paths } from '../../../generated/types.ts';
 
 export type Schemas = components['schemas'];
+export type { operations };
 
 let csrfToken: string | undefined;
 

@@ -4,7 +4,7 @@
  * run until it ends.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api, csrfHeader, ok, type Schemas } from '../api.ts';
+import { api, ok, type operations, type Schemas } from '../api.ts';
 import { navigate } from '../router.ts';
 import { Badge, ErrorNote, Field, useLoad, when } from '../ui.tsx';
 import { AGENT_SLUGS } from './keys.tsx';
@@ -149,16 +149,18 @@ export function RunsScreen() {
   );
 }
 
-function queryOf(filters: Filters, offset: number) {
-  const query: Record<string, string | number> = { limit: PAGE, offset };
-  if (filters.status) query.status = filters.status;
+type RunsQuery = NonNullable<operations['listRuns']['parameters']['query']>;
+
+function queryOf(filters: Filters, offset: number): RunsQuery {
+  const query: RunsQuery = { limit: PAGE, offset };
+  if (filters.status) query.status = filters.status as Schemas['RunStatus'];
   if (filters.agent) query.agent_slug = filters.agent;
-  if (filters.alias) query.alias = filters.alias;
-  if (filters.source) query.source = filters.source;
+  if (filters.alias) query.alias = filters.alias as Schemas['ModelAlias'];
+  if (filters.source) query.source = filters.source as Schemas['Run']['source'];
   if (filters.from) query.createdAfter = `${filters.from}T00:00:00Z`;
   // The whole "to" day: up to the start of the next one.
   if (filters.to) query.createdBefore = new Date(Date.parse(`${filters.to}T00:00:00Z`) + 86_400_000).toISOString();
-  return query as never;
+  return query;
 }
 
 export function StatusBadge({ status }: { status: Schemas['RunStatus'] }) {
@@ -196,7 +198,7 @@ export function RunDetailScreen({ runId }: { runId: string }) {
   async function cancel() {
     setError(undefined);
     try {
-      await ok(api.POST('/runs/{run_id}/cancel', { params: { path: { run_id: runId }, header: csrfHeader() } as never }));
+      await ok(api.POST('/runs/{run_id}/cancel', { params: { path: { run_id: runId } } }));
       setTick((t) => t + 1);
     } catch (err) {
       setError(err);
