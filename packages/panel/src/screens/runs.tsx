@@ -1,7 +1,7 @@
 /**
  * @module Runs: a filterable, paginated list (status, agent, alias, source, date) and a run's detail (redacted
- * content, steps, tool calls, usage, failure reason), cancel while in progress, and a live view that follows a
- * run until it ends.
+ * content, steps, tool calls, usage, failure reason) and a live view that follows a run until it ends. Cancelling
+ * needs an API key: the contract's cancelRun does not accept a session yet, so the panel says so instead.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, ok, type operations, type Schemas } from '../api.ts';
@@ -171,7 +171,6 @@ export function StatusBadge({ status }: { status: Schemas['RunStatus'] }) {
 export function RunDetailScreen({ runId }: { runId: string }) {
   const [detail, setDetail] = useState<Schemas['RunDetail'] | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
-  const [tick, setTick] = useState(0);
 
   // Live view: an in-progress run is read again every second and a half until it ends.
   useEffect(() => {
@@ -193,17 +192,7 @@ export function RunDetailScreen({ runId }: { runId: string }) {
       live = false;
       if (timer) clearTimeout(timer);
     };
-  }, [runId, tick]);
-
-  async function cancel() {
-    setError(undefined);
-    try {
-      await ok(api.POST('/runs/{run_id}/cancel', { params: { path: { run_id: runId } } }));
-      setTick((t) => t + 1);
-    } catch (err) {
-      setError(err);
-    }
-  }
+  }, [runId]);
 
   const run = detail?.run;
   return (
@@ -252,9 +241,10 @@ export function RunDetailScreen({ runId }: { runId: string }) {
             ) : null}
           </dl>
           {run.status === 'in_progress' ? (
-            <button type="button" class="danger" onClick={cancel}>
-              Cancel run
-            </button>
+            <p class="muted">
+              To cancel this run, call <code>POST /runs/{run.id}/cancel</code> with an API key that has <code>orchestrator:invoke</code>: the contract's cancel
+              operation does not accept a panel session yet.
+            </p>
           ) : null}
           <h2>Content (redacted)</h2>
           <pre class="content" aria-live="polite">
