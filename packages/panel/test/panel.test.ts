@@ -12,6 +12,9 @@ import { axeViolations, chromiumAvailable, codeOf, type Harness, SHOTS_DIR, shot
 if (!chromiumAvailable && process.env.CI) throw new Error('/usr/bin/chromium is missing: the panel suite cannot run (apt-get install chromium).');
 if (!chromiumAvailable) console.warn('panel browser suite skipped: /usr/bin/chromium is missing (apt-get install chromium).');
 
+/** vitest's default poll budget is 1 s; a shared 2-core machine needs more. */
+const SLOW = { timeout: 15_000, interval: 100 };
+
 describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server', { timeout: 60_000 }, () => {
   let h: Harness;
   let page: Page;
@@ -23,7 +26,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
   beforeAll(async () => {
     h = await startHarness();
     page = (await h.newPage()).page;
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await h?.close();
@@ -35,7 +38,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
 
   async function open(title: string) {
     await page.getByRole('navigation', { name: 'Panel' }).getByRole('link', { name: title, exact: true }).click();
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).first().textContent()).toContain(title === 'Overview' ? 'Overview' : title);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).first().textContent(), SLOW).toContain(title === 'Overview' ? 'Overview' : title);
   }
 
   it('serves the panel with strict headers, from its own origin only', async () => {
@@ -73,7 +76,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
 
   it('signs in with email, password and TOTP; a wrong code is named clearly', async () => {
     await signIn(page, h.admin, '000000' === codeOf(h.admin) ? '111111' : '000000');
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('six-digit code is wrong');
+    await expect.poll(() => page.getByRole('alert').textContent(), SLOW).toContain('six-digit code is wrong');
     await shot(page, 'sign-in');
     await expectAccessible('sign-in');
     await page.getByLabel('Six-digit code').fill(codeOf(h.admin));
@@ -88,16 +91,16 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
 
   it('overview shows the period usage with its level', async () => {
     await page.getByText(/Usage of \d{4}-\d{2}/).waitFor();
-    await expect.poll(() => page.locator('.badge').first().textContent()).toMatch(/green|warning|critical|overage|grace|hardstop/);
+    await expect.poll(() => page.locator('.badge').first().textContent(), SLOW).toMatch(/green|warning|critical|overage|grace|hardstop/);
     await expectAccessible('overview');
   });
 
   it('engages and releases the manual kill switch from the overview', async () => {
     const manual = page.getByRole('row').filter({ hasText: 'Manual switch' });
-    await expect.poll(() => manual.textContent()).toContain('off');
+    await expect.poll(() => manual.textContent(), SLOW).toContain('off');
     await page.getByLabel('Reason (optional)').fill('Incident drill');
     await page.getByRole('button', { name: 'Engage the manual switch' }).click();
-    await expect.poll(() => manual.textContent()).toContain('Incident drill');
+    await expect.poll(() => manual.textContent(), SLOW).toContain('Incident drill');
     const refused = await fetch(`${h.url}/v1/inference`, {
       method: 'POST',
       headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
@@ -106,7 +109,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     expect(refused.status).toBe(429);
     expect(await refused.json()).toMatchObject({ error: 'kill_switch' });
     await page.getByRole('button', { name: 'Turn the manual switch off' }).click();
-    await expect.poll(() => manual.textContent()).not.toContain('engaged');
+    await expect.poll(() => manual.textContent(), SLOW).not.toContain('engaged');
   });
 
   it('creates a key: the secret once with a warning, then only the prefix', async () => {
@@ -120,13 +123,13 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     const secret = await secretBox.inputValue();
     expect(secret).toMatch(/^service_sk_live_[A-Za-z0-9]{24}$/);
     firstSecret = secret;
-    await expect.poll(() => page.getByText('It is shown only once').count()).toBe(1);
+    await expect.poll(() => page.getByText('It is shown only once').count(), SLOW).toBe(1);
     expect((await fetch(`${h.url}/runs`, bearer(secret))).status).toBe(200);
     await shot(page, 'api-key-created');
     await expectAccessible('api keys (secret shown)');
     await page.getByRole('button', { name: 'I have copied it' }).click();
     const row = page.getByRole('row').filter({ hasText: 'reporting' });
-    await expect.poll(() => row.textContent()).toContain(secret.slice(0, 'service_sk_live_'.length + 6));
+    await expect.poll(() => row.textContent(), SLOW).toContain(secret.slice(0, 'service_sk_live_'.length + 6));
     expect(await page.content()).not.toContain(secret);
     await shot(page, 'api-keys');
   });
@@ -146,7 +149,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     const active = page.getByRole('row').filter({ hasText: 'reporting' }).filter({ hasText: 'active' });
     await active.getByRole('button', { name: 'Revoke reporting' }).click();
     await page.getByRole('button', { name: 'Revoke now' }).click();
-    await expect.poll(() => page.getByRole('row').filter({ hasText: 'reporting' }).filter({ hasText: 'active' }).count()).toBe(0);
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'reporting' }).filter({ hasText: 'active' }).count(), SLOW).toBe(0);
     const refused = await fetch(`${h.url}/runs`, bearer(newSecret));
     expect(refused.status).toBe(401);
   });
@@ -165,7 +168,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await card.getByRole('button', { name: 'Delivery log' }).click();
     const log = page.getByRole('region', { name: `Delivery log of ${h.healthy.origin}/hook` });
     await expect.poll(async () => log.textContent(), { timeout: 20_000 }).toMatch(/ping.*delivered/s);
-    await expect.poll(async () => log.textContent()).toContain('200');
+    await expect.poll(async () => log.textContent(), SLOW).toContain('200');
     await expectAccessible('webhooks');
   });
 
@@ -192,9 +195,9 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByRole('button', { name: 'I have copied it' }).click();
     expect(await page.content()).not.toContain(secret);
     await page.getByRole('button', { name: 'Pause crm-leads' }).click();
-    await expect.poll(() => page.getByRole('row').filter({ hasText: 'crm-leads' }).textContent()).toContain('paused');
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'crm-leads' }).textContent(), SLOW).toContain('paused');
     await page.getByRole('button', { name: 'Resume crm-leads' }).click();
-    await expect.poll(() => page.getByRole('row').filter({ hasText: 'crm-leads' }).textContent()).toContain('active');
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'crm-leads' }).textContent(), SLOW).toContain('active');
   });
 
   it('approves a pending approval; the decision names the deciding user', async () => {
@@ -215,11 +218,11 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expectAccessible('approvals');
     await row.getByRole('button', { name: /^Approve/ }).click();
     await page.getByRole('button', { name: 'Approve now' }).click();
-    await expect.poll(() => page.getByRole('row').filter({ hasText: 'email.send' }).count()).toBe(0);
-    await expect.poll(() => page.getByRole('status').textContent()).toContain('approved');
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'email.send' }).count(), SLOW).toBe(0);
+    await expect.poll(() => page.getByRole('status').textContent(), SLOW).toContain('approved');
     // The decision names the deciding user: the signed-in admin.
     await page.getByLabel('Show').selectOption('approved');
-    await expect.poll(() => page.getByRole('row').filter({ hasText: 'email.send' }).textContent()).toMatch(/approved.*by you/s);
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'email.send' }).textContent(), SLOW).toMatch(/approved.*by you/s);
   });
 
   it('tries an agent: the answer streams in and the run is listed under Runs', async () => {
@@ -242,7 +245,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     // Filters: the run came from the panel; none of it failed.
     await page.getByLabel('Source').selectOption('panel');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await expect.poll(() => page.getByRole('link', { name: /^run_/ }).allTextContents()).toEqual([runId]);
+    await expect.poll(() => page.getByRole('link', { name: /^run_/ }).allTextContents(), SLOW).toEqual([runId]);
     await page.getByLabel('Status').selectOption('failed');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByText('No runs match.').waitFor();
@@ -265,7 +268,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await legal.getByRole('button', { name: /^Pause / }).click();
     await legal.getByRole('textbox', { name: /^Reason for pausing/ }).fill('Month-end close');
     await legal.getByRole('button', { name: 'Pause now' }).click();
-    await expect.poll(() => legal.textContent()).toContain('Month-end close');
+    await expect.poll(() => legal.textContent(), SLOW).toContain('Month-end close');
     const refused = await fetch(`${h.url}/v1/inference`, {
       method: 'POST',
       headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
@@ -276,7 +279,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await shot(page, 'agents');
     await expectAccessible('agents');
     await legal.getByRole('button', { name: /^Resume / }).click();
-    await expect.poll(() => legal.textContent()).not.toContain('Month-end close');
+    await expect.poll(() => legal.textContent(), SLOW).not.toContain('Month-end close');
     await open('Members');
     await page.getByLabel('Email', { exact: true }).fill('member@example.com');
     await page.getByLabel('Role', { exact: true }).selectOption('member');
@@ -299,7 +302,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await open('Overview');
     await page.getByText(/Usage of \d{4}-\d{2}/).waitFor();
     // The runs of this suite are in the chart by now.
-    await expect.poll(() => page.getByRole('img', { name: /^By agent: [1-9]\d* STU/ }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('img', { name: /^By agent: [1-9]\d* STU/ }).count(), SLOW).toBe(1);
     await shot(page, 'overview');
     await expectAccessible('overview after activity');
   });
@@ -348,7 +351,9 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
       await locked.getByRole('alert').waitFor();
       if ((await locked.getByRole('alert').textContent())?.includes('Too many failed attempts')) break;
     }
-    await expect.poll(() => locked.getByRole('alert').textContent()).toMatch(/Too many failed attempts\. Wait \d+ (seconds|minutes) before signing in again/);
+    await expect
+      .poll(() => locked.getByRole('alert').textContent(), SLOW)
+      .toMatch(/Too many failed attempts\. Wait \d+ (seconds|minutes) before signing in again/);
     await context.close();
   });
 });

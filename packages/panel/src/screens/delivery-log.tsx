@@ -2,6 +2,7 @@
  * @module The delivery log of one outbound destination: recent deliveries, each attempt's time, HTTP status or
  * error (timeout, TLS, DNS, refused by the SSRF guard…) and the next retry.
  */
+import { useEffect } from 'preact/hooks';
 import { api, ok, type Schemas } from '../api.ts';
 import { Badge, ErrorNote, useLoad, when } from '../ui.tsx';
 
@@ -22,6 +23,13 @@ export function DeliveryLog({ destinationId, url }: { destinationId: string; url
     () => ok(api.GET('/webhook-destinations/{id}/deliveries', { params: { path: { id: destinationId }, query: { limit: 20 } } })),
     [destinationId],
   );
+  // While a delivery is still pending, the log reads itself again every few seconds.
+  const pending = log.data?.data.some((d) => d.status === 'pending') ?? false;
+  useEffect(() => {
+    if (!pending || log.loading) return;
+    const timer = setTimeout(log.reload, 3000);
+    return () => clearTimeout(timer);
+  }, [pending, log.loading, log.reload]);
   return (
     <section aria-label={`Delivery log of ${url}`} class="log">
       <div class="row spread">
