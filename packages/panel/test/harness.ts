@@ -34,6 +34,7 @@ export interface User {
 export interface Harness {
   url: string;
   apiKey: string;
+  operatorToken: string;
   admin: User;
   cli: CliProcesses;
   browser: Browser;
@@ -60,13 +61,14 @@ export async function startHarness(): Promise<Harness> {
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'CORS_ORIGINS']) delete env[name];
   Object.assign(env, { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '100', NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem') });
   const cli = cliProcesses(dir, env);
-  const init = JSON.parse(cli.run('init', '--json')) as { apiKey: string; admin: User };
+  const init = JSON.parse(cli.run('init', '--json')) as { apiKey: string; admin: User; operatorToken: string };
   const server = await cli.serve();
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
   mkdirSync(SHOTS_DIR, { recursive: true });
   return {
     url: server.url,
     apiKey: init.apiKey,
+    operatorToken: init.operatorToken,
     admin: init.admin,
     cli,
     browser,
@@ -109,6 +111,37 @@ interface AxeViolation {
   impact: string;
   help: string;
   nodes: { target: string[] }[];
+}
+
+/**
+ * A second workspace ("Acme", created by the operator) where `user` is a member, so that the user's sign-in lists
+ * two workspaces: its owner invites the user, who accepts with their own password.
+ */
+export async function joinSecondWorkspace(h: Pick<Harness, 'url' | 'operatorToken'>, user: User): Promise<void> {
+  const json = { 'content-type': 'application/json' };
+  const created = await fetch(`${h.url}/operator/workspaces`, {
+    method: 'POST',
+    headers: { ...json, authorization: `Bearer ${h.operatorToken}` },
+    body: JSON.stringify({ name: 'Acme', adminEmail: 'owner@acme.example' }),
+  });
+  if (created.status !== 201) throw new Error(`createWorkspace answered ${created.status}: ${await created.text()}`);
+  const owner = ((await created.json()) as { admin: User }).admin;
+  const login = await fetch(`${h.url}/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ ...loginOf(owner) }) });
+  if (login.status !== 200) throw new Error(`login answered ${login.status}`);
+  const session = { cookie: login.headers.get('set-cookie')!.split(';')[0]!, 'x-csrf-token': ((await login.json()) as { csrfToken: string }).csrfToken };
+  const invited = await fetch(`${h.url}/workspace/invitations`, {
+    method: 'POST',
+    headers: { ...json, ...session },
+    body: JSON.stringify({ email: user.email, role: 'member' }),
+  });
+  if (invited.status !== 201) throw new Error(`createInvitation answered ${invited.status}`);
+  const { token } = (await invited.json()) as { token: string };
+  const accepted = await fetch(`${h.url}/invitations/accept`, { method: 'POST', headers: json, body: JSON.stringify({ token, password: user.password }) });
+  if (accepted.status !== 200) throw new Error(`acceptInvitation answered ${accepted.status}`);
+}
+
+function loginOf(user: User) {
+  return { email: user.email, password: user.password, totpCode: codeOf(user) };
 }
 
 /** axe-core's serious and critical violations on the page as it is now (none expected). */

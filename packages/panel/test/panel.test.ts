@@ -6,7 +6,7 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, chromiumAvailable, codeOf, type Harness, SHOTS_DIR, shot, signIn, startHarness, type User } from './harness.ts';
+import { axeViolations, chromiumAvailable, codeOf, type Harness, joinSecondWorkspace, SHOTS_DIR, shot, signIn, startHarness, type User } from './harness.ts';
 
 // In CI the browser suite must run (.ci/run installs chromium); elsewhere it is skipped, saying why.
 if (!chromiumAvailable && process.env.CI) throw new Error('/usr/bin/chromium is missing: the panel suite cannot run (apt-get install chromium).');
@@ -25,6 +25,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
 
   beforeAll(async () => {
     h = await startHarness();
+    await joinSecondWorkspace(h, h.admin);
     page = (await h.newPage()).page;
   }, 240_000);
 
@@ -305,6 +306,19 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expect.poll(() => page.getByRole('img', { name: /^By agent: [1-9]\d* STU/ }).count(), SLOW).toBe(1);
     await shot(page, 'overview');
     await expectAccessible('overview after activity');
+  });
+
+  it('switches the workspace: a member of the other one, the admin screens are gone', async () => {
+    const switcher = page.getByRole('combobox', { name: 'Workspace' });
+    const defaultWorkspace = await switcher.inputValue();
+    const acme = await switcher.locator('option', { hasText: 'Acme' }).getAttribute('value');
+    await switcher.selectOption(acme!);
+    await page.getByText('admin@example.com · member').waitFor();
+    const nav = page.getByRole('navigation', { name: 'Panel' });
+    expect(await nav.getByRole('link', { name: 'API keys' }).count()).toBe(0);
+    await switcher.selectOption(defaultWorkspace);
+    await page.getByText('admin@example.com · owner').waitFor();
+    await nav.getByRole('link', { name: 'API keys' }).waitFor();
   });
 
   it('signs out', async () => {
