@@ -66,6 +66,9 @@ export interface Tables {
     status: number | null;
     reason: string | null;
     attempted_at: Date;
+    error_kind: string | null;
+    duration_ms: number | null;
+    next_attempt_at: Date | null;
   };
   drafts: {
     id: string;
@@ -147,6 +150,8 @@ export interface Tables {
   kill_switches: {
     workspace_id: string;
     manual_since: Date;
+    reason: string | null;
+    engaged_by: string | null;
   };
   login_attempts: {
     id: string;
@@ -293,6 +298,9 @@ export interface Tables {
     paused_reason: string | null;
     secret_rotated_at: Date | null;
     created_at: Date;
+    last_failure_at: Date | null;
+    last_failure_kind: string | null;
+    last_failure_status: number | null;
   };
   workspace_plans: {
     workspace_id: string;

@@ -64,6 +64,7 @@ export const ERROR_FIELDS: { readonly [code in ErrorCode]?: ErrorFields } = {
   agent_not_allowed: { schemas: ['AgentError'], required: ['agentSlug'], optional: ['reason'] },
   not_a_member: { schemas: ['AgentError'], required: ['agentSlug'], optional: ['reason'] },
   not_found: { schemas: ['NotFoundError'], required: [], optional: [] },
+  agent_not_found: { schemas: ['AgentNotFoundError'], required: [], optional: [] },
   member_not_found: { schemas: ['MemberNotFoundError'], required: [], optional: [] },
   webhook_not_found: { schemas: ['WebhookNotFoundError'], required: [], optional: [] },
   webhook_unavailable: { schemas: ['WebhookNotFoundError', 'MemberNotFoundError'], required: [], optional: [] },

@@ -10,6 +10,7 @@ import {
   zAdminSession,
   zAgentError,
   zAgentList,
+  zAgentNotFoundError,
   zAliasForbiddenError,
   zApiKey,
   zApiKeyAuthError,
@@ -20,6 +21,7 @@ import {
   zApprovalCreatedEventWebhookRequest,
   zApprovalDecidedEvent,
   zApprovalDecidedEventWebhookRequest,
+  zApprovalList,
   zCallMcpRpcBody,
   zCallMcpRpcHeaders,
   zCallMcpRpcQuery,
@@ -45,16 +47,20 @@ import {
   zCreateWebhookDestinationHeaders,
   zCreateWorkspaceBody,
   zCreateWorkspaceHeaders,
+  zDailyUsage,
   zDecideApprovalBody,
   zDecideApprovalHeaders,
   zDecideApprovalPath,
   zDeleteWorkspaceHeaders,
   zDeleteWorkspacePath,
   zDeliveryAccepted,
+  zDeliveryList,
   zDraftCreatedEvent,
   zDraftCreatedEventWebhookRequest,
   zExpiredError,
   zGetCurrentUsageHeaders,
+  zGetDailyUsageHeaders,
+  zGetKillSwitchesHeaders,
   zGetRunHeaders,
   zGetRunPath,
   zGetRunV1Headers,
@@ -82,9 +88,15 @@ import {
   zInvitationAccepted,
   zJsonRpcResponse,
   zKillSwitchError,
+  zKillSwitches,
   zListAgentsHeaders,
   zListApiKeysHeaders,
   zListApiKeysV1Headers,
+  zListApprovalsHeaders,
+  zListApprovalsQuery,
+  zListDestinationDeliveriesHeaders,
+  zListDestinationDeliveriesPath,
+  zListDestinationDeliveriesQuery,
   zListInboundWebhooksHeaders,
   zListMembersHeaders,
   zListRunsHeaders,
@@ -92,6 +104,7 @@ import {
   zListRunsV1Headers,
   zListRunsV1Query,
   zListWebhookDestinationsHeaders,
+  zListWorkspaceAgentsHeaders,
   zListWorkspacesHeaders,
   zLiveness,
   zLoginBody,
@@ -109,6 +122,9 @@ import {
   zOperatorAuthError,
   zOperatorWorkspace,
   zOperatorWorkspaceList,
+  zPauseAgentBody,
+  zPauseAgentHeaders,
+  zPauseAgentPath,
   zPauseInboundWebhookHeaders,
   zPauseInboundWebhookPath,
   zPauseWebhookDestinationHeaders,
@@ -126,6 +142,8 @@ import {
   zRemoveMemberPath,
   zReplayWebhookDestinationHeaders,
   zReplayWebhookDestinationPath,
+  zResumeAgentHeaders,
+  zResumeAgentPath,
   zResumeInboundWebhookHeaders,
   zResumeInboundWebhookPath,
   zResumeWebhookDestinationHeaders,
@@ -161,6 +179,8 @@ import {
   zServerError,
   zSessionAuthError,
   zSessionWorkspaces,
+  zSetManualKillSwitchBody,
+  zSetManualKillSwitchHeaders,
   zSignatureInvalidError,
   zStreamEnd,
   zStreamError,
@@ -179,6 +199,8 @@ import {
   zWebhookDestinationCreated,
   zWebhookDestinationList,
   zWebhookNotFoundError,
+  zWorkspaceAgent,
+  zWorkspaceAgentList,
   zWorkspaceCreated,
 } from './zod.ts';
 
@@ -201,7 +223,7 @@ export type ResponseSpec = {
 
 /** Header schemas use lowercase names, as Fetch `Headers` and Hono present them. */
 export type RouteSpec = {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'put' | 'post' | 'patch' | 'delete';
   /** OpenAPI form, e.g. /runs/{run_id} */
   path: string;
   operationId: string;
@@ -253,6 +275,14 @@ export type OperationId =
   | 'resumeWebhookDestination'
   | 'pingWebhookDestination'
   | 'replayWebhookDestination'
+  | 'listDestinationDeliveries'
+  | 'listWorkspaceAgents'
+  | 'pauseAgent'
+  | 'resumeAgent'
+  | 'getKillSwitches'
+  | 'setManualKillSwitch'
+  | 'getDailyUsage'
+  | 'listApprovals'
   | 'decideApproval'
   | 'createIntegration'
   | 'selectWorkspace'
@@ -396,6 +426,38 @@ export interface Operations {
     input: { params: z.output<typeof zReplayWebhookDestinationPath>; query: Record<string, never>; headers: z.output<typeof zReplayWebhookDestinationHeaders>; body: undefined };
     success: { 202: { json: z.input<typeof zDeliveryAccepted> } };
   };
+  listDestinationDeliveries: {
+    input: { params: z.output<typeof zListDestinationDeliveriesPath>; query: z.output<typeof zListDestinationDeliveriesQuery>; headers: z.output<typeof zListDestinationDeliveriesHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zDeliveryList> } };
+  };
+  listWorkspaceAgents: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListWorkspaceAgentsHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWorkspaceAgentList> } };
+  };
+  pauseAgent: {
+    input: { params: z.output<typeof zPauseAgentPath>; query: Record<string, never>; headers: z.output<typeof zPauseAgentHeaders>; body: z.output<typeof zPauseAgentBody> };
+    success: { 200: { json: z.input<typeof zWorkspaceAgent> } };
+  };
+  resumeAgent: {
+    input: { params: z.output<typeof zResumeAgentPath>; query: Record<string, never>; headers: z.output<typeof zResumeAgentHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWorkspaceAgent> } };
+  };
+  getKillSwitches: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetKillSwitchesHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zKillSwitches> } };
+  };
+  setManualKillSwitch: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zSetManualKillSwitchHeaders>; body: z.output<typeof zSetManualKillSwitchBody> };
+    success: { 200: { json: z.input<typeof zKillSwitches> } };
+  };
+  getDailyUsage: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetDailyUsageHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zDailyUsage> } };
+  };
+  listApprovals: {
+    input: { params: Record<string, never>; query: z.output<typeof zListApprovalsQuery>; headers: z.output<typeof zListApprovalsHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zApprovalList> } };
+  };
   decideApproval: {
     input: { params: z.output<typeof zDecideApprovalPath>; query: Record<string, never>; headers: z.output<typeof zDecideApprovalHeaders>; body: z.output<typeof zDecideApprovalBody> };
     success: { 200: { json: z.input<typeof zApproval> } };
@@ -511,13 +573,13 @@ export const routes: readonly RouteSpec[] = [
     method: 'post',
     path: '/v1/inference',
     operationId: 'createInference',
-    security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false, operations: false },
+    security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: true, agentTargeted: true, anyRole: true, inboundWebhook: false, operations: false },
     request: { headers: zCreateInferenceHeaders, body: { contentType: 'application/json', schema: zCreateInferenceBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
       '400': { contentType: 'application/json', schema: zValidationError },
-      '401': { contentType: 'application/json', schema: zApiKeyAuthError },
+      '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
       '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
@@ -1000,6 +1062,143 @@ export const routes: readonly RouteSpec[] = [
     },
   },
   {
+    method: 'get',
+    path: '/webhook-destinations/{id}/deliveries',
+    operationId: 'listDestinationDeliveries',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    request: { params: zListDestinationDeliveriesPath, query: zListDestinationDeliveriesQuery, headers: zListDestinationDeliveriesHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zDeliveryList },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/agents',
+    operationId: 'listWorkspaceAgents',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
+    request: { headers: zListWorkspaceAgentsHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceAgentList },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/agents/{slug}/pause',
+    operationId: 'pauseAgent',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    request: { params: zPauseAgentPath, headers: zPauseAgentHeaders, body: { contentType: 'application/json', schema: zPauseAgentBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceAgent },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zAgentNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/agents/{slug}/resume',
+    operationId: 'resumeAgent',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    request: { params: zResumeAgentPath, headers: zResumeAgentHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceAgent },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zAgentNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/kill-switches',
+    operationId: 'getKillSwitches',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
+    request: { headers: zGetKillSwitchesHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zKillSwitches },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'put',
+    path: '/kill-switches/manual',
+    operationId: 'setManualKillSwitch',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    request: { headers: zSetManualKillSwitchHeaders, body: { contentType: 'application/json', schema: zSetManualKillSwitchBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zKillSwitches },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/usage/daily',
+    operationId: 'getDailyUsage',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
+    request: { headers: zGetDailyUsageHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zDailyUsage },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/approvals',
+    operationId: 'listApprovals',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
+    request: { query: zListApprovalsQuery, headers: zListApprovalsHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zApprovalList },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
     method: 'post',
     path: '/approvals/{approval_id}/decision',
     operationId: 'decideApproval',
@@ -1253,13 +1452,13 @@ export const routes: readonly RouteSpec[] = [
     method: 'post',
     path: '/v1/agents/{slug}/messages',
     operationId: 'sendAgentMessage',
-    security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false, operations: false },
+    security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: true, agentTargeted: true, anyRole: true, inboundWebhook: false, operations: false },
     request: { params: zSendAgentMessagePath, headers: zSendAgentMessageHeaders, body: { contentType: 'application/json', schema: zSendAgentMessageBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
       '400': { contentType: 'application/json', schema: zValidationError },
-      '401': { contentType: 'application/json', schema: zApiKeyAuthError },
+      '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
       '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },

@@ -250,6 +250,15 @@ export const zApiKeyAuthError = zError.and(z.object({
 }));
 
 /**
+ * SessionAuthError
+ *
+ * No valid admin session.
+ */
+export const zSessionAuthError = zError.and(z.object({
+    error: z.enum(['not_authenticated'])
+}));
+
+/**
  * PaymentRequiredError
  *
  * The workspace's checkout payment is not completed.
@@ -429,7 +438,8 @@ export const zRun = z.strictObject({
     source: z.enum([
         'api',
         'inbound_webhook',
-        'mcp'
+        'mcp',
+        'panel'
     ]),
     conversationId: z.string().max(200).nullable(),
     content: z.string().nullable(),
@@ -451,15 +461,6 @@ export const zRunList = z.strictObject({
     limit: z.int().gte(1).lte(200),
     offset: z.int().gte(0)
 });
-
-/**
- * SessionAuthError
- *
- * No valid admin session.
- */
-export const zSessionAuthError = zError.and(z.object({
-    error: z.enum(['not_authenticated'])
-}));
 
 /**
  * RunIdParameter
@@ -957,6 +958,34 @@ export const zInboundWebhookCreated = zInboundWebhook.and(z.object({
 export const zDestinationId = z.string().min(20).max(36).regex(/^dst_[A-Za-z0-9]{16,32}$/);
 
 /**
+ * DeliveryErrorKind
+ *
+ * Why a delivery attempt failed, in words an admin can act on: `http_status` (the receiver answered, see `httpStatus`), `timeout` (no answer within the attempt's budget), `dns` (the host name did not resolve), `tls` (the certificate or the handshake failed), `connection_refused`, `connection_reset`, `network` (any other network failure), `ssrf_refused` (the URL or an address it resolves to is private, loopback, link-local or metadata and not allow-listed), `internal` (a failure of the service itself; retried).
+ */
+export const zDeliveryErrorKind = z.enum([
+    'http_status',
+    'timeout',
+    'dns',
+    'tls',
+    'connection_refused',
+    'connection_reset',
+    'network',
+    'ssrf_refused',
+    'internal'
+]);
+
+/**
+ * DeliveryFailure
+ *
+ * The last failed delivery attempt to a destination.
+ */
+export const zDeliveryFailure = z.strictObject({
+    at: z.iso.datetime({ offset: true }),
+    errorKind: zDeliveryErrorKind,
+    httpStatus: z.int().gte(100).lte(599).nullable()
+});
+
+/**
  * WebhookDestination
  *
  * An outbound webhook destination: an HTTPS URL of the customer and the event types it receives.
@@ -976,7 +1005,9 @@ export const zWebhookDestination = z.object({
     consecutiveFailures: z.int().gte(0),
     pausedAt: z.iso.datetime({ offset: true }).nullable(),
     createdAt: z.iso.datetime({ offset: true }),
-    secretRotatedAt: z.iso.datetime({ offset: true }).nullable()
+    secretRotatedAt: z.iso.datetime({ offset: true }).nullable(),
+    pausedReason: z.enum(['failures', 'admin']).nullable(),
+    lastFailure: zDeliveryFailure.nullable()
 });
 
 /**
@@ -1031,20 +1062,196 @@ export const zDeliveryAccepted = z.strictObject({
 });
 
 /**
+ * DeliveryAttempt
+ *
+ * One attempt of a delivery, as the delivery worker recorded it.
+ */
+export const zDeliveryAttempt = z.strictObject({
+    attempt: z.int().gte(1),
+    at: z.iso.datetime({ offset: true }),
+    result: z.enum([
+        'delivered',
+        'retry',
+        'give_up'
+    ]),
+    httpStatus: z.int().gte(100).lte(599).nullable(),
+    errorKind: zDeliveryErrorKind.nullable(),
+    durationMs: z.int().gte(0).nullable(),
+    nextRetryAt: z.iso.datetime({ offset: true }).nullable()
+});
+
+/**
+ * Delivery
+ *
+ * One event sent (or to be sent) to one destination, with its attempts, oldest first.
+ */
+export const zDelivery = z.strictObject({
+    id: z.string().regex(/^dlv_[A-Za-z0-9]{16,32}$/),
+    eventId: zEventId,
+    eventType: z.enum([
+        'run.completed',
+        'run.failed',
+        'approval.created',
+        'approval.decided',
+        'draft.created',
+        'integration.connected',
+        'ping'
+    ]),
+    status: z.enum([
+        'pending',
+        'delivered',
+        'failed'
+    ]),
+    createdAt: z.iso.datetime({ offset: true }),
+    deliveredAt: z.iso.datetime({ offset: true }).nullable(),
+    nextRetryAt: z.iso.datetime({ offset: true }).nullable(),
+    attempts: z.array(zDeliveryAttempt).max(100)
+});
+
+/**
+ * DeliveryList
+ *
+ * One page of a destination's deliveries, newest first.
+ */
+export const zDeliveryList = z.strictObject({
+    data: z.array(zDelivery),
+    total: z.int().gte(0),
+    limit: z.int().gte(1).lte(200),
+    offset: z.int().gte(0)
+});
+
+/**
+ * PlanName
+ *
+ * The workspace's plan: `starter` (2,000,000 STU a period; orchestrator, sales, marketing, customer-care), `growth` (10,000,000 STU; every agent) or `enterprise` (50,000,000 STU; every agent and the `Concerto` alias). A workspace that never chose one is on `growth`.
+ */
+export const zPlanName = z.enum([
+    'starter',
+    'growth',
+    'enterprise'
+]);
+
+/**
+ * WorkspaceAgent
+ *
+ * An agent of the catalog as the workspace has it: its alias, whether the plan includes it, and whether it is paused (with the reason invocations answer in `403 agent_disabled`).
+ */
+export const zWorkspaceAgent = z.strictObject({
+    slug: zAgentSlug,
+    name: z.string(),
+    kind: z.enum(['orchestrator', 'department']),
+    description: z.string(),
+    alias: zModelAlias,
+    state: z.enum([
+        'active',
+        'paused',
+        'not_in_plan'
+    ]),
+    pausedReason: z.string().nullable(),
+    pausedAt: z.iso.datetime({ offset: true }).nullable()
+});
+
+/**
+ * WorkspaceAgentList
+ *
+ * The workspace's plan and every agent of the catalog, orchestrator first.
+ */
+export const zWorkspaceAgentList = z.strictObject({
+    plan: zPlanName,
+    data: z.array(zWorkspaceAgent)
+});
+
+/**
+ * PauseAgentRequest
+ *
+ * Why the agent is paused; callers of the agent read it in `403 agent_disabled`.
+ */
+export const zPauseAgentRequest = z.strictObject({
+    reason: z.string().min(1).max(200).regex(/\S/)
+});
+
+/**
+ * AgentNotFoundError
+ *
+ * The agent of a message route does not exist.
+ */
+export const zAgentNotFoundError = zError.and(z.object({
+    error: z.enum(['agent_not_found'])
+}));
+
+/**
+ * KillSwitch
+ *
+ * One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money.
+ */
+export const zKillSwitch = z.strictObject({
+    kind: z.enum([
+        'run',
+        'hour',
+        'day',
+        'manual'
+    ]),
+    engaged: z.boolean(),
+    since: z.iso.datetime({ offset: true }).nullable(),
+    reason: z.string().nullable(),
+    limitStu: z.int().gte(0).nullable(),
+    spentStu: z.int().gte(0).nullable(),
+    reservedStu: z.int().gte(0).nullable(),
+    windowStart: z.iso.datetime({ offset: true }).nullable(),
+    windowEnd: z.iso.datetime({ offset: true }).nullable()
+});
+
+/**
+ * KillSwitches
+ *
+ * The workspace's four spending kill switches.
+ */
+export const zKillSwitches = z.strictObject({
+    run: zKillSwitch,
+    hour: zKillSwitch,
+    day: zKillSwitch,
+    manual: zKillSwitch
+});
+
+/**
+ * SetManualKillSwitchRequest
+ *
+ * Turn the manual kill switch on (new invocations answer `429 kill_switch` with `kind` `manual`) or off.
+ */
+export const zSetManualKillSwitchRequest = z.strictObject({
+    engaged: z.boolean(),
+    reason: z.string().min(1).max(200).optional()
+});
+
+/**
+ * DailyUsage
+ *
+ * The current period's consumption in STU, day by day (UTC), from the usage ledger: every day from the period's start to today, days without consumption included, each split by alias and by the agent that answered (a run the orchestrator routed counts for the department it chose). Shows no money. The days add up to the charged part of `consumedStu` of `GET /usage/current`.
+ */
+export const zDailyUsage = z.strictObject({
+    period: z.string().regex(/^\d{4}-\d{2}$/),
+    periodStart: z.iso.datetime({ offset: true }),
+    periodEnd: z.iso.datetime({ offset: true }),
+    days: z.array(z.strictObject({
+        date: z.iso.date(),
+        stu: z.int().gte(0),
+        byAlias: z.array(z.strictObject({
+            alias: zModelAlias,
+            stu: z.int().gte(0)
+        })),
+        byAgent: z.array(z.strictObject({
+            agentSlug: zAgentSlug,
+            stu: z.int().gte(0)
+        }))
+    })).max(31)
+});
+
+/**
  * ApprovalId
  *
  * Approval request identifier, `apr_` followed by 16 to 32 base62 characters.
  */
 export const zApprovalId = z.string().min(20).max(36).regex(/^apr_[A-Za-z0-9]{16,32}$/);
-
-/**
- * ApprovalDecision
- *
- * The decision on a pending approval; `decided_by` is the session's user.
- */
-export const zApprovalDecision = z.strictObject({
-    decision: z.enum(['approved', 'rejected'])
-});
 
 /**
  * Approval
@@ -1067,6 +1274,27 @@ export const zApproval = z.object({
     decidedAt: z.iso.datetime({ offset: true }).nullable(),
     expiresAt: z.iso.datetime({ offset: true }),
     createdAt: z.iso.datetime({ offset: true })
+});
+
+/**
+ * ApprovalList
+ *
+ * One page of the workspace's approval requests; pending ones soonest to expire first, the others newest first.
+ */
+export const zApprovalList = z.strictObject({
+    data: z.array(zApproval),
+    total: z.int().gte(0),
+    limit: z.int().gte(1).lte(200),
+    offset: z.int().gte(0)
+});
+
+/**
+ * ApprovalDecision
+ *
+ * The decision on a pending approval; `decided_by` is the session's user.
+ */
+export const zApprovalDecision = z.strictObject({
+    decision: z.enum(['approved', 'rejected'])
 });
 
 /**
@@ -1252,17 +1480,6 @@ export const zWorkspaceStatus = z.enum(['active', 'suspended']);
  *
  */
 export const zWorkspacePayment = z.enum(['pending', 'completed']);
-
-/**
- * PlanName
- *
- * The workspace's plan: `starter` (2,000,000 STU a period; orchestrator, sales, marketing, customer-care), `growth` (10,000,000 STU; every agent) or `enterprise` (50,000,000 STU; every agent and the `Concerto` alias). A workspace that never chose one is on `growth`.
- */
-export const zPlanName = z.enum([
-    'starter',
-    'growth',
-    'enterprise'
-]);
 
 /**
  * OperatorWorkspace
@@ -1650,6 +1867,11 @@ export const zPingEvent = zEventEnvelope.and(z.object({
 export const zIdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7E]+$/);
 
 /**
+ * Only with a session (the panel): the `csrfToken` returned by `POST /auth/login`, required on this write; missing or wrong, the call answers `403 forbidden`. An API key caller does not send it.
+ */
+export const zSessionCsrfToken = z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/);
+
+/**
  * Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
  */
 export const zRequestId = z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/);
@@ -1663,6 +1885,31 @@ export const zRunStatusQuery = zRunStatus;
  * Only runs of this agent (at most 64 characters).
  */
 export const zAgentSlugQuery = zAgentSlug;
+
+/**
+ * Only runs of this alias.
+ */
+export const zRunAliasQuery = zModelAlias;
+
+/**
+ * Only runs started this way (an API key, an inbound event, the MCP bridge, or the panel).
+ */
+export const zRunSourceQuery = z.enum([
+    'api',
+    'inbound_webhook',
+    'mcp',
+    'panel'
+]);
+
+/**
+ * Only runs created at or after this instant (ISO 8601 with a time zone).
+ */
+export const zCreatedAfterQuery = z.iso.datetime({ offset: true });
+
+/**
+ * Only runs created before this instant (ISO 8601 with a time zone).
+ */
+export const zCreatedBeforeQuery = z.iso.datetime({ offset: true });
 
 /**
  * Page size, 1 to 200.
@@ -1738,6 +1985,31 @@ export const zInboundWebhookSlugPath = z.string().min(1).max(64).regex(/^[a-z0-9
 export const zDestinationIdPath = zDestinationId;
 
 /**
+ * Only deliveries in this status.
+ */
+export const zDeliveryStatusQuery = z.enum([
+    'pending',
+    'delivered',
+    'failed'
+]);
+
+/**
+ * Slug of the agent to message, for example `sales`.
+ */
+export const zAgentSlugPath = zAgentSlug;
+
+/**
+ * Only approvals in this state: `pending` (the default: waiting for a decision and not expired), `approved`, `rejected`, `expired` (a pending request whose `expiresAt` has passed), or `all`.
+ */
+export const zApprovalStatusQuery = z.enum([
+    'pending',
+    'approved',
+    'rejected',
+    'expired',
+    'all'
+]);
+
+/**
  * The approval identifier.
  */
 export const zApprovalIdPath = zApprovalId;
@@ -1751,11 +2023,6 @@ export const zUserIdPath = zUserId;
  * The workspace's identifier.
  */
 export const zWorkspaceIdPath = zWorkspaceId;
-
-/**
- * Slug of the agent to message, for example `sales`.
- */
-export const zAgentSlugPath = zAgentSlug;
 
 /**
  * Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret.
@@ -1789,6 +2056,7 @@ export const zCreateInferenceBody = zInferenceRequest;
 
 export const zCreateInferenceHeaders = z.object({
     'idempotency-key': z.string().min(1).max(255).regex(/^[\x21-\x7E]+$/).optional(),
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/).optional(),
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
 
@@ -1804,6 +2072,15 @@ export const zListRunsHeaders = z.object({
 export const zListRunsQuery = z.object({
     status: zRunStatus.optional(),
     agent_slug: zAgentSlug.optional(),
+    alias: zModelAlias.optional(),
+    source: z.enum([
+        'api',
+        'inbound_webhook',
+        'mcp',
+        'panel'
+    ]).optional(),
+    createdAfter: z.iso.datetime({ offset: true }).optional(),
+    createdBefore: z.iso.datetime({ offset: true }).optional(),
     limit: z.coerce.number().int().gte(1).lte(200).optional().default(50),
     offset: z.coerce.number().int().gte(0).optional().default(0)
 });
@@ -2130,6 +2407,119 @@ export const zReplayWebhookDestinationPath = z.object({
  */
 export const zReplayWebhookDestinationResponse = zDeliveryAccepted;
 
+export const zListDestinationDeliveriesHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zListDestinationDeliveriesPath = z.object({
+    id: zDestinationId
+});
+
+export const zListDestinationDeliveriesQuery = z.object({
+    status: z.enum([
+        'pending',
+        'delivered',
+        'failed'
+    ]).optional(),
+    limit: z.coerce.number().int().gte(1).lte(200).optional().default(50),
+    offset: z.coerce.number().int().gte(0).optional().default(0)
+});
+
+/**
+ * A page of the destination's deliveries.
+ */
+export const zListDestinationDeliveriesResponse = zDeliveryList;
+
+export const zListWorkspaceAgentsHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The plan and the agents.
+ */
+export const zListWorkspaceAgentsResponse = zWorkspaceAgentList;
+
+export const zPauseAgentBody = zPauseAgentRequest;
+
+export const zPauseAgentHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zPauseAgentPath = z.object({
+    slug: zAgentSlug
+});
+
+/**
+ * The paused agent.
+ */
+export const zPauseAgentResponse = zWorkspaceAgent;
+
+export const zResumeAgentHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zResumeAgentPath = z.object({
+    slug: zAgentSlug
+});
+
+/**
+ * The agent, active again (or `not_in_plan`).
+ */
+export const zResumeAgentResponse = zWorkspaceAgent;
+
+export const zGetKillSwitchesHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The four switches.
+ */
+export const zGetKillSwitchesResponse = zKillSwitches;
+
+export const zSetManualKillSwitchBody = zSetManualKillSwitchRequest;
+
+export const zSetManualKillSwitchHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The four switches after the change.
+ */
+export const zSetManualKillSwitchResponse = zKillSwitches;
+
+export const zGetDailyUsageHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The period's days.
+ */
+export const zGetDailyUsageResponse = zDailyUsage;
+
+export const zListApprovalsHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zListApprovalsQuery = z.object({
+    status: z.enum([
+        'pending',
+        'approved',
+        'rejected',
+        'expired',
+        'all'
+    ]).optional(),
+    limit: z.coerce.number().int().gte(1).lte(200).optional().default(50),
+    offset: z.coerce.number().int().gte(0).optional().default(0)
+});
+
+/**
+ * A page of approval requests.
+ */
+export const zListApprovalsResponse = zApprovalList;
+
 export const zDecideApprovalBody = zApprovalDecision;
 
 export const zDecideApprovalHeaders = z.object({
@@ -2306,6 +2696,7 @@ export const zSendAgentMessageBody = zAgentMessageRequest;
 
 export const zSendAgentMessageHeaders = z.object({
     'idempotency-key': z.string().min(1).max(255).regex(/^[\x21-\x7E]+$/).optional(),
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/).optional(),
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
 
@@ -2337,6 +2728,15 @@ export const zListRunsV1Headers = z.object({
 export const zListRunsV1Query = z.object({
     status: zRunStatus.optional(),
     agent_slug: zAgentSlug.optional(),
+    alias: zModelAlias.optional(),
+    source: z.enum([
+        'api',
+        'inbound_webhook',
+        'mcp',
+        'panel'
+    ]).optional(),
+    createdAfter: z.iso.datetime({ offset: true }).optional(),
+    createdBefore: z.iso.datetime({ offset: true }).optional(),
     limit: z.coerce.number().int().gte(1).lte(200).optional().default(50),
     offset: z.coerce.number().int().gte(0).optional().default(0)
 });

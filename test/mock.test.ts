@@ -96,6 +96,17 @@ const calls: Record<string, Call> = {
     c.POST('/webhook-destinations/{id}/ping', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
   replayWebhookDestination: (c, h) =>
     c.POST('/webhook-destinations/{id}/replay', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
+  listDestinationDeliveries: (c, h) =>
+    c.GET('/webhook-destinations/{id}/deliveries', { params: { path: { id: DST_ID }, query: { status: 'failed', limit: 20 } }, headers: { ...session, ...h } }),
+  listWorkspaceAgents: (c, h) => c.GET('/agents', { headers: { ...session, ...h } }),
+  pauseAgent: (c, h) =>
+    c.POST('/agents/{slug}/pause', { params: { path: { slug: 'finance' }, header: csrf }, body: { reason: 'Month-end close' }, headers: { ...session, ...h } }),
+  resumeAgent: (c, h) => c.POST('/agents/{slug}/resume', { params: { path: { slug: 'finance' }, header: csrf }, headers: { ...session, ...h } }),
+  getDailyUsage: (c, h) => c.GET('/usage/daily', { headers: { ...session, ...h } }),
+  getKillSwitches: (c, h) => c.GET('/kill-switches', { headers: { ...session, ...h } }),
+  setManualKillSwitch: (c, h) =>
+    c.PUT('/kill-switches/manual', { params: { header: csrf }, body: { engaged: true, reason: 'Unexpected spend' }, headers: { ...session, ...h } }),
+  listApprovals: (c, h) => c.GET('/approvals', { params: { query: { status: 'pending' } }, headers: { ...session, ...h } }),
   decideApproval: (c, h) =>
     c.POST('/approvals/{approval_id}/decision', {
       params: { path: { approval_id: 'apr_6Wm1Kp8Zt3Qx7Nv2Lb' }, header: csrf },

@@ -24,6 +24,7 @@ import { cors } from './middleware/cors/index.ts';
 import { inboundWebhook } from './middleware/inbound/index.ts';
 import { matchedRoutes } from 'hono/route';
 import { handlers } from './routes/index.ts';
+import { mountPanel } from './routes/panel.ts';
 import type { LooseAnswer, LooseHandler } from './routes/handler.ts';
 import type { RouteSpec } from './routes/route-spec.ts';
 import { buildServices, type Deps, type Services } from './services.ts';
@@ -106,6 +107,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   });
 
   const beta = privateBeta({ enabled: services.config.privateBeta });
+  const betaButPanel = privateBeta({ enabled: services.config.privateBeta, sessionPasses: true });
   for (const route of routes) {
     if (route.policy.operations) {
       // Health for the platform: no credential, no limit, no input.
@@ -126,7 +128,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       route.method.toUpperCase(),
       honoPath(route.path),
       // Before authentication: during the private beta these routes read as absent, whatever the credential.
-      route.policy.privateBeta ? beta : passThrough,
+      route.policy.privateBeta ? (route.security.some((s) => s.scheme === 'adminSession') ? betaButPanel : beta) : passThrough,
       authenticate(services, {
         security: route.security,
         agentTargeted: route.policy.agentTargeted,
@@ -137,6 +139,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       handle(route.operationId, operations[route.operationId], services, ipLimitClass(route)),
     );
   }
+
+  // The web console's static files at /panel: outside the contract, same origin (routes/panel.ts).
+  mountPanel(app);
 
   // After every route: a path the contract knows, asked with a method it does not list.
   for (const [path, methods] of methodsByPath(routes)) app.all(honoPath(path), methodNotAllowed(methods));

@@ -9,6 +9,9 @@ export { routes, type OperationId, type Operations } from '../../../generated/ro
 export {
   zAdminSession,
   zApproval,
+  zDelivery,
+  zDeliveryAttempt,
+  zDeliveryErrorKind,
   zInboundWebhook,
   zMessage,
   zModelAlias,

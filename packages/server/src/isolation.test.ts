@@ -73,7 +73,7 @@ type Check = (ctx: Ctx) => Promise<void>;
 type IsolationCase = Classification &
   (
     | { kind: 'resource'; resource: Resource; body?: unknown }
-    | { kind: 'list'; resource: 'run' | 'key' | 'inbound' | 'destination' }
+    | { kind: 'list'; resource: 'run' | 'key' | 'inbound' | 'destination' | 'approval' }
     | { kind: 'own' | 'inbound' | 'public'; check: Check }
   );
 
@@ -252,6 +252,18 @@ const MATRIX = {
   cancelRunV1: { kind: 'resource', resource: 'queuedRun' },
   getCurrentUsage: { kind: 'own', check: usageIsOwn('/usage/current') },
   getUsageV1: { kind: 'own', check: usageIsOwn('/v1/usage') },
+  getDailyUsage: {
+    kind: 'own',
+    // Each workspace's days add up to its own consumption only.
+    check: async ({ A, B, call }) => {
+      const daily = async (tenant: Tenant) =>
+        ((await call('GET', '/usage/daily', { session: tenant.admin })).body.days as { stu: number }[]).reduce((sum, d) => sum + d.stu, 0);
+      const consumed = async (tenant: Tenant) => (await call('GET', '/usage/current', { bearer: tenant.key })).body.consumedStu as number;
+      expect(await daily(A)).toBe(await consumed(A));
+      expect(await daily(B)).toBe(await consumed(B));
+      expect(await daily(A)).not.toBe(await daily(B));
+    },
+  },
   listAgents: {
     kind: 'own',
     // A paused `legal` at seeding: B's catalog still lists it, A's does not.
@@ -261,6 +273,32 @@ const MATRIX = {
       expect(await slugs(A)).not.toContain('legal');
     },
   },
+
+  // The panel's agents (session): the state of an agent is per workspace.
+  listWorkspaceAgents: {
+    kind: 'own',
+    // A paused `legal` at seeding: A's panel shows it paused, B's active.
+    check: async ({ A, B, call }) => {
+      const stateOf = async (tenant: Tenant, slug: string) =>
+        ((await call('GET', '/agents', { session: tenant.admin })).body.data as { slug: string; state: string }[]).find((a) => a.slug === slug)?.state;
+      expect(await stateOf(A, 'legal')).toBe('paused');
+      expect(await stateOf(B, 'legal')).toBe('active');
+    },
+  },
+  pauseAgent: {
+    kind: 'own',
+    pathParameter: 'an agent slug of the catalog, the same in every workspace',
+    check: (ctx) => agentSwitchIsOwn(ctx, 'pause'),
+  },
+  resumeAgent: {
+    kind: 'own',
+    pathParameter: 'an agent slug of the catalog, the same in every workspace',
+    check: (ctx) => agentSwitchIsOwn(ctx, 'resume'),
+  },
+
+  // The spending kill switches (session): per workspace.
+  getKillSwitches: { kind: 'own', check: (ctx) => manualSwitchIsOwn(ctx) },
+  setManualKillSwitch: { kind: 'own', check: (ctx) => manualSwitchIsOwn(ctx) },
 
   // Inbound events: signed by the webhook's own secret, and only by it.
   ingestInboundEvent: { kind: 'inbound', check: (ctx) => inboundNeedsOwnSecret(ctx, '') },
@@ -344,9 +382,11 @@ const MATRIX = {
   resumeWebhookDestination: { kind: 'resource', resource: 'destination' },
   pingWebhookDestination: { kind: 'resource', resource: 'destination' },
   replayWebhookDestination: { kind: 'resource', resource: 'destination' },
+  listDestinationDeliveries: { kind: 'resource', resource: 'destination' },
 
   // Approvals and integrations (admin session)
   decideApproval: { kind: 'resource', resource: 'approval', body: { decision: 'approved' } },
+  listApprovals: { kind: 'list', resource: 'approval' },
   createIntegration: {
     kind: 'own',
     // Its event is B's: queued for B's destination only (delivery is checked in 'outbound').
@@ -438,6 +478,35 @@ const MATRIX = {
     check: (ctx) => operatorOnly(ctx, 'DELETE', `/operator/workspaces/${ctx.A.workspaceId}`),
   },
 } satisfies Record<OperationId, IsolationCase>;
+
+/** B turns its manual kill switch on: B's invocations are refused, A's switch stays off (A's runs are left as seeded); then B turns it off. */
+async function manualSwitchIsOwn({ A, B, call }: Ctx): Promise<void> {
+  const on = await call('PUT', '/kill-switches/manual', { session: B.admin }, { engaged: true, reason: 'B only' });
+  try {
+    expect(on.status, JSON.stringify(on.body)).toBe(200);
+    expect(on.body.manual).toMatchObject({ engaged: true, reason: 'B only' });
+    expect((await call('GET', '/kill-switches', { session: A.admin })).body.manual).toMatchObject({ engaged: false, reason: null });
+    expect((await call('POST', '/v1/inference', { bearer: B.key }, ask('Hello'))).status).toBe(429);
+  } finally {
+    expect((await call('PUT', '/kill-switches/manual', { session: B.admin }, { engaged: false })).status).toBe(200);
+  }
+}
+
+/**
+ * B pauses (or resumes) an agent: only B's agent changes. B pauses `finance`, A's stays active; B resumes
+ * `legal`, which A paused at seeding: A's stays paused.
+ */
+async function agentSwitchIsOwn({ A, B, call }: Ctx, action: 'pause' | 'resume'): Promise<void> {
+  const slug = action === 'pause' ? 'finance' : 'legal';
+  const stateOf = async (tenant: Tenant) =>
+    ((await call('GET', '/agents', { session: tenant.admin })).body.data as { slug: string; state: string }[]).find((a) => a.slug === slug)?.state;
+  const before = await stateOf(A);
+  const res = await call('POST', `/agents/${slug}/${action}`, { session: B.admin }, action === 'pause' ? { reason: 'B only' } : undefined);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body.state).toBe(action === 'pause' ? 'paused' : 'active');
+  expect(await stateOf(A)).toBe(before);
+  if (action === 'pause') expect((await call('POST', `/agents/${slug}/resume`, { session: B.admin })).status).toBe(200);
+}
 
 /** A's owner, named by B on a member route: member_not_found, as for a made-up id; A's owner unchanged. */
 async function memberIsOwn({ A, B, call }: Pick<Ctx, 'A' | 'B' | 'call'>, method: string, body?: unknown): Promise<void> {

@@ -59,6 +59,7 @@ ERROR_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "agent_not_allowed": (("agentSlug",), ("reason",)),
     "not_a_member": (("agentSlug",), ("reason",)),
     "not_found": ((), ()),
+    "agent_not_found": ((), ()),
     "member_not_found": ((), ()),
     "webhook_not_found": ((), ()),
     "webhook_unavailable": ((), ()),

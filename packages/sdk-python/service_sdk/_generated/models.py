@@ -28,12 +28,13 @@ WorkspaceRole = Literal["owner", "admin", "member"]
 WorkspaceId = str
 UserWorkspaces = list[dict[str, Any]]
 DestinationId = str
+DeliveryErrorKind = Literal["http_status", "timeout", "dns", "tls", "connection_refused", "connection_reset", "network", "ssrf_refused", "internal"]
 EventId = str
+PlanName = Literal["starter", "growth", "enterprise"]
 ApprovalId = str
 EmailAddress = str
 WorkspaceStatus = Literal["active", "suspended"]
 WorkspacePayment = Literal["pending", "completed"]
-PlanName = Literal["starter", "growth", "enterprise"]
 DependencyStatus = Literal["ok", "failing", "not_configured"]
 DraftId = str
 
@@ -136,6 +137,16 @@ ApiKeyAuthError = TypedDict(
     "ApiKeyAuthError",
     {
         "error": "Literal[\"missing_bearer\", \"api_key_not_found\", \"api_key_invalid\"]",
+        "message": "NotRequired[str]",
+        "requestId": "NotRequired[str]",
+    },
+)
+
+# SessionAuthError: No valid admin session.
+SessionAuthError = TypedDict(
+    "SessionAuthError",
+    {
+        "error": "Literal[\"not_authenticated\"]",
         "message": "NotRequired[str]",
         "requestId": "NotRequired[str]",
     },
@@ -277,7 +288,7 @@ Run = TypedDict(
         "status": "RunStatus",
         "agentSlug": "AgentSlug",
         "alias": "ModelAlias",
-        "source": "Literal[\"api\", \"inbound_webhook\", \"mcp\"]",
+        "source": "Literal[\"api\", \"inbound_webhook\", \"mcp\", \"panel\"]",
         "conversationId": "str | None",
         "content": "str | None",
         "failureReason": "str | None",
@@ -296,16 +307,6 @@ RunList = TypedDict(
         "total": "int",
         "limit": "int",
         "offset": "int",
-    },
-)
-
-# SessionAuthError: No valid admin session.
-SessionAuthError = TypedDict(
-    "SessionAuthError",
-    {
-        "error": "Literal[\"not_authenticated\"]",
-        "message": "NotRequired[str]",
-        "requestId": "NotRequired[str]",
     },
 )
 
@@ -627,6 +628,16 @@ InboundWebhookCreated = TypedDict(
     },
 )
 
+# DeliveryFailure: The last failed delivery attempt to a destination.
+DeliveryFailure = TypedDict(
+    "DeliveryFailure",
+    {
+        "at": "str",
+        "errorKind": "DeliveryErrorKind",
+        "httpStatus": "int | None",
+    },
+)
+
 # WebhookDestination: An outbound webhook destination: an HTTPS URL of the customer and the event types it receives.
 WebhookDestination = TypedDict(
     "WebhookDestination",
@@ -639,6 +650,8 @@ WebhookDestination = TypedDict(
         "pausedAt": "str | None",
         "createdAt": "str",
         "secretRotatedAt": "str | None",
+        "pausedReason": "Literal[\"failures\", \"admin\", None]",
+        "lastFailure": "DeliveryFailure | None",
     },
 )
 
@@ -671,6 +684,8 @@ WebhookDestinationCreated = TypedDict(
         "pausedAt": "str | None",
         "createdAt": "str",
         "secretRotatedAt": "str | None",
+        "pausedReason": "Literal[\"failures\", \"admin\", None]",
+        "lastFailure": "DeliveryFailure | None",
         "secret": "str",
     },
 )
@@ -683,11 +698,132 @@ DeliveryAccepted = TypedDict(
     },
 )
 
-# ApprovalDecision: The decision on a pending approval; `decided_by` is the session's user.
-ApprovalDecision = TypedDict(
-    "ApprovalDecision",
+# DeliveryAttempt: One attempt of a delivery, as the delivery worker recorded it.
+DeliveryAttempt = TypedDict(
+    "DeliveryAttempt",
     {
-        "decision": "Literal[\"approved\", \"rejected\"]",
+        "attempt": "int",
+        "at": "str",
+        "result": "Literal[\"delivered\", \"retry\", \"give_up\"]",
+        "httpStatus": "int | None",
+        "errorKind": "DeliveryErrorKind | None",
+        "durationMs": "int | None",
+        "nextRetryAt": "str | None",
+    },
+)
+
+# Delivery: One event sent (or to be sent) to one destination, with its attempts, oldest first.
+Delivery = TypedDict(
+    "Delivery",
+    {
+        "id": "str",
+        "eventId": "EventId",
+        "eventType": "Literal[\"run.completed\", \"run.failed\", \"approval.created\", \"approval.decided\", \"draft.created\", \"integration.connected\", \"ping\"]",
+        "status": "Literal[\"pending\", \"delivered\", \"failed\"]",
+        "createdAt": "str",
+        "deliveredAt": "str | None",
+        "nextRetryAt": "str | None",
+        "attempts": "list[DeliveryAttempt]",
+    },
+)
+
+# DeliveryList: One page of a destination's deliveries, newest first.
+DeliveryList = TypedDict(
+    "DeliveryList",
+    {
+        "data": "list[Delivery]",
+        "total": "int",
+        "limit": "int",
+        "offset": "int",
+    },
+)
+
+# WorkspaceAgent: An agent of the catalog as the workspace has it: its alias, whether the plan includes it, and whether it is paused (with the reason invocations answer in `403 agent_disabled`).
+WorkspaceAgent = TypedDict(
+    "WorkspaceAgent",
+    {
+        "slug": "AgentSlug",
+        "name": "str",
+        "kind": "Literal[\"orchestrator\", \"department\"]",
+        "description": "str",
+        "alias": "ModelAlias",
+        "state": "Literal[\"active\", \"paused\", \"not_in_plan\"]",
+        "pausedReason": "str | None",
+        "pausedAt": "str | None",
+    },
+)
+
+# WorkspaceAgentList: The workspace's plan and every agent of the catalog, orchestrator first.
+WorkspaceAgentList = TypedDict(
+    "WorkspaceAgentList",
+    {
+        "plan": "PlanName",
+        "data": "list[WorkspaceAgent]",
+    },
+)
+
+# PauseAgentRequest: Why the agent is paused; callers of the agent read it in `403 agent_disabled`.
+PauseAgentRequest = TypedDict(
+    "PauseAgentRequest",
+    {
+        "reason": "str",
+    },
+)
+
+# AgentNotFoundError: The agent of a message route does not exist.
+AgentNotFoundError = TypedDict(
+    "AgentNotFoundError",
+    {
+        "error": "Literal[\"agent_not_found\"]",
+        "message": "NotRequired[str]",
+        "requestId": "NotRequired[str]",
+    },
+)
+
+# KillSwitch: One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money.
+KillSwitch = TypedDict(
+    "KillSwitch",
+    {
+        "kind": "Literal[\"run\", \"hour\", \"day\", \"manual\"]",
+        "engaged": "bool",
+        "since": "str | None",
+        "reason": "str | None",
+        "limitStu": "int | None",
+        "spentStu": "int | None",
+        "reservedStu": "int | None",
+        "windowStart": "str | None",
+        "windowEnd": "str | None",
+    },
+)
+
+# KillSwitches: The workspace's four spending kill switches.
+KillSwitches = TypedDict(
+    "KillSwitches",
+    {
+        "run": "KillSwitch",
+        "hour": "KillSwitch",
+        "day": "KillSwitch",
+        "manual": "KillSwitch",
+    },
+)
+
+# SetManualKillSwitchRequest: Turn the manual kill switch on (new invocations answer `429 kill_switch` with `kind` `manual`) or off.
+SetManualKillSwitchRequest = TypedDict(
+    "SetManualKillSwitchRequest",
+    {
+        "engaged": "bool",
+        "reason": "NotRequired[str]",
+    },
+)
+
+# DailyUsage: The current period's consumption in STU, day by day (UTC), from the usage ledger: every day from the period's start to today, days without consumption included, each split by alias and by the agent that answered (a run the orchestrator routed counts for the department it chose). Shows no money. The days add up to the charged part of `consumedStu` of `GET /usage/current`.
+DailyUsage = TypedDict(
+    "DailyUsage",
+    {
+        "period": "str",
+        "periodStart": "str",
+        "periodEnd": "str",
+        "days": "list[dict[str, Any]]",
     },
 )
 
@@ -705,6 +841,25 @@ Approval = TypedDict(
         "decidedAt": "str | None",
         "expiresAt": "str",
         "createdAt": "str",
+    },
+)
+
+# ApprovalList: One page of the workspace's approval requests; pending ones soonest to expire first, the others newest first.
+ApprovalList = TypedDict(
+    "ApprovalList",
+    {
+        "data": "list[Approval]",
+        "total": "int",
+        "limit": "int",
+        "offset": "int",
+    },
+)
+
+# ApprovalDecision: The decision on a pending approval; `decided_by` is the session's user.
+ApprovalDecision = TypedDict(
+    "ApprovalDecision",
+    {
+        "decision": "Literal[\"approved\", \"rejected\"]",
     },
 )
 
@@ -1152,4 +1307,4 @@ PingEvent = TypedDict(
     },
 )
 
-__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "SessionAuthError", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "RoleForbiddenError", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "ApprovalId", "ApprovalDecision", "Approval", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "WorkspaceStatus", "WorkspacePayment", "PlanName", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]
+__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "RoleForbiddenError", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]

@@ -31,8 +31,8 @@ class OperationSpec(TypedDict):
 SERVERS: tuple[str, ...] = ("https://api.agent-invocation.eu", "http://127.0.0.1:4010", "http://127.0.0.1:8080")
 
 OPERATIONS: dict[str, OperationSpec] = {
-    "createInference": {"id": "createInference", "method": "POST", "path": "/v1/inference", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": False},
-    "listRuns": {"id": "listRuns", "method": "GET", "path": "/runs", "auth": "apiKey", "path_params": (), "query_params": ("status", "agent_slug", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "createInference": {"id": "createInference", "method": "POST", "path": "/v1/inference", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": True},
+    "listRuns": {"id": "listRuns", "method": "GET", "path": "/runs", "auth": "apiKey", "path_params": (), "query_params": ("status", "agent_slug", "alias", "source", "createdAfter", "createdBefore", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "getRun": {"id": "getRun", "method": "GET", "path": "/runs/{run_id}", "auth": "apiKey", "path_params": ("run_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "cancelRun": {"id": "cancelRun", "method": "POST", "path": "/runs/{run_id}/cancel", "auth": "apiKey", "path_params": ("run_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "getCurrentUsage": {"id": "getCurrentUsage", "method": "GET", "path": "/usage/current", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
@@ -58,6 +58,14 @@ OPERATIONS: dict[str, OperationSpec] = {
     "resumeWebhookDestination": {"id": "resumeWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/resume", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "pingWebhookDestination": {"id": "pingWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/ping", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "replayWebhookDestination": {"id": "replayWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/replay", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "listDestinationDeliveries": {"id": "listDestinationDeliveries", "method": "GET", "path": "/webhook-destinations/{id}/deliveries", "auth": "adminSession", "path_params": ("id",), "query_params": ("status", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listWorkspaceAgents": {"id": "listWorkspaceAgents", "method": "GET", "path": "/agents", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "pauseAgent": {"id": "pauseAgent", "method": "POST", "path": "/agents/{slug}/pause", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "resumeAgent": {"id": "resumeAgent", "method": "POST", "path": "/agents/{slug}/resume", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "getKillSwitches": {"id": "getKillSwitches", "method": "GET", "path": "/kill-switches", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "setManualKillSwitch": {"id": "setManualKillSwitch", "method": "PUT", "path": "/kill-switches/manual", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "getDailyUsage": {"id": "getDailyUsage", "method": "GET", "path": "/usage/daily", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listApprovals": {"id": "listApprovals", "method": "GET", "path": "/approvals", "auth": "adminSession", "path_params": (), "query_params": ("status", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "decideApproval": {"id": "decideApproval", "method": "POST", "path": "/approvals/{approval_id}/decision", "auth": "adminSession", "path_params": ("approval_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "createIntegration": {"id": "createIntegration", "method": "POST", "path": "/integrations", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "selectWorkspace": {"id": "selectWorkspace", "method": "POST", "path": "/auth/workspace", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
@@ -72,9 +80,9 @@ OPERATIONS: dict[str, OperationSpec] = {
     "deleteWorkspace": {"id": "deleteWorkspace", "method": "DELETE", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": False},
     "updateWorkspace": {"id": "updateWorkspace", "method": "PATCH", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listAgents": {"id": "listAgents", "method": "GET", "path": "/v1/agents", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
-    "sendAgentMessage": {"id": "sendAgentMessage", "method": "POST", "path": "/v1/agents/{slug}/messages", "auth": "apiKey", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": False},
+    "sendAgentMessage": {"id": "sendAgentMessage", "method": "POST", "path": "/v1/agents/{slug}/messages", "auth": "apiKey", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": True},
     "sendOrchestratorMessage": {"id": "sendOrchestratorMessage", "method": "POST", "path": "/v1/orchestrator/messages", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": False},
-    "listRunsV1": {"id": "listRunsV1", "method": "GET", "path": "/v1/runs", "auth": "apiKey", "path_params": (), "query_params": ("status", "agent_slug", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listRunsV1": {"id": "listRunsV1", "method": "GET", "path": "/v1/runs", "auth": "apiKey", "path_params": (), "query_params": ("status", "agent_slug", "alias", "source", "createdAfter", "createdBefore", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "getRunV1": {"id": "getRunV1", "method": "GET", "path": "/v1/runs/{run_id}", "auth": "apiKey", "path_params": ("run_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "cancelRunV1": {"id": "cancelRunV1", "method": "POST", "path": "/v1/runs/{run_id}/cancel", "auth": "apiKey", "path_params": ("run_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "getUsageV1": {"id": "getUsageV1", "method": "GET", "path": "/v1/usage", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
@@ -201,6 +209,38 @@ class Operations:
     def replay_webhook_destination(self, *, id: str) -> models.DeliveryAccepted:
         """POST /webhook-destinations/{id}/replay: Replay failed deliveries"""
         return self._call("replayWebhookDestination", path={"id": id})  # type: ignore[no-any-return]
+
+    def list_destination_deliveries(self, *, id: str, query: Mapping[str, Any] | None = None) -> models.DeliveryList:
+        """GET /webhook-destinations/{id}/deliveries: List a destination's deliveries"""
+        return self._call("listDestinationDeliveries", path={"id": id}, query=query)  # type: ignore[no-any-return]
+
+    def list_workspace_agents(self) -> models.WorkspaceAgentList:
+        """GET /agents: List the workspace's agents"""
+        return self._call("listWorkspaceAgents")  # type: ignore[no-any-return]
+
+    def pause_agent(self, *, slug: str, body: models.PauseAgentRequest) -> models.WorkspaceAgent:
+        """POST /agents/{slug}/pause: Pause an agent"""
+        return self._call("pauseAgent", path={"slug": slug}, body=body)  # type: ignore[no-any-return]
+
+    def resume_agent(self, *, slug: str) -> models.WorkspaceAgent:
+        """POST /agents/{slug}/resume: Resume an agent"""
+        return self._call("resumeAgent", path={"slug": slug})  # type: ignore[no-any-return]
+
+    def get_kill_switches(self) -> models.KillSwitches:
+        """GET /kill-switches: Get the spending kill switches"""
+        return self._call("getKillSwitches")  # type: ignore[no-any-return]
+
+    def set_manual_kill_switch(self, *, body: models.SetManualKillSwitchRequest) -> models.KillSwitches:
+        """PUT /kill-switches/manual: Turn the manual kill switch on or off"""
+        return self._call("setManualKillSwitch", body=body)  # type: ignore[no-any-return]
+
+    def get_daily_usage(self) -> models.DailyUsage:
+        """GET /usage/daily: Get the current period's consumption by day"""
+        return self._call("getDailyUsage")  # type: ignore[no-any-return]
+
+    def list_approvals(self, *, query: Mapping[str, Any] | None = None) -> models.ApprovalList:
+        """GET /approvals: List approval requests"""
+        return self._call("listApprovals", query=query)  # type: ignore[no-any-return]
 
     def decide_approval(self, *, approval_id: str, body: models.ApprovalDecision) -> models.Approval:
         """POST /approvals/{approval_id}/decision: Decide an approval"""
@@ -424,6 +464,38 @@ class AsyncOperations:
     async def replay_webhook_destination(self, *, id: str) -> models.DeliveryAccepted:
         """POST /webhook-destinations/{id}/replay: Replay failed deliveries"""
         return await self._call("replayWebhookDestination", path={"id": id})  # type: ignore[no-any-return]
+
+    async def list_destination_deliveries(self, *, id: str, query: Mapping[str, Any] | None = None) -> models.DeliveryList:
+        """GET /webhook-destinations/{id}/deliveries: List a destination's deliveries"""
+        return await self._call("listDestinationDeliveries", path={"id": id}, query=query)  # type: ignore[no-any-return]
+
+    async def list_workspace_agents(self) -> models.WorkspaceAgentList:
+        """GET /agents: List the workspace's agents"""
+        return await self._call("listWorkspaceAgents")  # type: ignore[no-any-return]
+
+    async def pause_agent(self, *, slug: str, body: models.PauseAgentRequest) -> models.WorkspaceAgent:
+        """POST /agents/{slug}/pause: Pause an agent"""
+        return await self._call("pauseAgent", path={"slug": slug}, body=body)  # type: ignore[no-any-return]
+
+    async def resume_agent(self, *, slug: str) -> models.WorkspaceAgent:
+        """POST /agents/{slug}/resume: Resume an agent"""
+        return await self._call("resumeAgent", path={"slug": slug})  # type: ignore[no-any-return]
+
+    async def get_kill_switches(self) -> models.KillSwitches:
+        """GET /kill-switches: Get the spending kill switches"""
+        return await self._call("getKillSwitches")  # type: ignore[no-any-return]
+
+    async def set_manual_kill_switch(self, *, body: models.SetManualKillSwitchRequest) -> models.KillSwitches:
+        """PUT /kill-switches/manual: Turn the manual kill switch on or off"""
+        return await self._call("setManualKillSwitch", body=body)  # type: ignore[no-any-return]
+
+    async def get_daily_usage(self) -> models.DailyUsage:
+        """GET /usage/daily: Get the current period's consumption by day"""
+        return await self._call("getDailyUsage")  # type: ignore[no-any-return]
+
+    async def list_approvals(self, *, query: Mapping[str, Any] | None = None) -> models.ApprovalList:
+        """GET /approvals: List approval requests"""
+        return await self._call("listApprovals", query=query)  # type: ignore[no-any-return]
 
     async def decide_approval(self, *, approval_id: str, body: models.ApprovalDecision) -> models.Approval:
         """POST /approvals/{approval_id}/decision: Decide an approval"""

@@ -15,8 +15,8 @@ type JsonAnswer<K extends keyof operations, S extends number> = operations[K]['r
 export const SERVERS = [{ url: 'https://api.agent-invocation.eu', description: 'Production (EU). Every route is appended to this base address exactly as listed.' }, { url: 'http://127.0.0.1:4010', description: 'Local Prism mock (`pnpm mock`), answers with the contract\'s examples.' }, { url: 'http://127.0.0.1:8080', description: 'Local server (`pnpm start`).' }] as const;
 
 export const OPERATIONS = {
-  createInference: { id: 'createInference', method: 'POST', path: '/v1/inference', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: false },
-  listRuns: { id: 'listRuns', method: 'GET', path: '/runs', auth: 'apiKey', pathParams: [], queryParams: ['status', 'agent_slug', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  createInference: { id: 'createInference', method: 'POST', path: '/v1/inference', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: true },
+  listRuns: { id: 'listRuns', method: 'GET', path: '/runs', auth: 'apiKey', pathParams: [], queryParams: ['status', 'agent_slug', 'alias', 'source', 'createdAfter', 'createdBefore', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   getRun: { id: 'getRun', method: 'GET', path: '/runs/{run_id}', auth: 'apiKey', pathParams: ['run_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   cancelRun: { id: 'cancelRun', method: 'POST', path: '/runs/{run_id}/cancel', auth: 'apiKey', pathParams: ['run_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   getCurrentUsage: { id: 'getCurrentUsage', method: 'GET', path: '/usage/current', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
@@ -42,6 +42,14 @@ export const OPERATIONS = {
   resumeWebhookDestination: { id: 'resumeWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/resume', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   pingWebhookDestination: { id: 'pingWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/ping', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   replayWebhookDestination: { id: 'replayWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/replay', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  listDestinationDeliveries: { id: 'listDestinationDeliveries', method: 'GET', path: '/webhook-destinations/{id}/deliveries', auth: 'adminSession', pathParams: ['id'], queryParams: ['status', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listWorkspaceAgents: { id: 'listWorkspaceAgents', method: 'GET', path: '/agents', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  pauseAgent: { id: 'pauseAgent', method: 'POST', path: '/agents/{slug}/pause', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  resumeAgent: { id: 'resumeAgent', method: 'POST', path: '/agents/{slug}/resume', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  getKillSwitches: { id: 'getKillSwitches', method: 'GET', path: '/kill-switches', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  setManualKillSwitch: { id: 'setManualKillSwitch', method: 'PUT', path: '/kill-switches/manual', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  getDailyUsage: { id: 'getDailyUsage', method: 'GET', path: '/usage/daily', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listApprovals: { id: 'listApprovals', method: 'GET', path: '/approvals', auth: 'adminSession', pathParams: [], queryParams: ['status', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   decideApproval: { id: 'decideApproval', method: 'POST', path: '/approvals/{approval_id}/decision', auth: 'adminSession', pathParams: ['approval_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   createIntegration: { id: 'createIntegration', method: 'POST', path: '/integrations', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   selectWorkspace: { id: 'selectWorkspace', method: 'POST', path: '/auth/workspace', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
@@ -56,9 +64,9 @@ export const OPERATIONS = {
   deleteWorkspace: { id: 'deleteWorkspace', method: 'DELETE', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: false },
   updateWorkspace: { id: 'updateWorkspace', method: 'PATCH', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listAgents: { id: 'listAgents', method: 'GET', path: '/v1/agents', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
-  sendAgentMessage: { id: 'sendAgentMessage', method: 'POST', path: '/v1/agents/{slug}/messages', auth: 'apiKey', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: false },
+  sendAgentMessage: { id: 'sendAgentMessage', method: 'POST', path: '/v1/agents/{slug}/messages', auth: 'apiKey', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: true },
   sendOrchestratorMessage: { id: 'sendOrchestratorMessage', method: 'POST', path: '/v1/orchestrator/messages', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: false },
-  listRunsV1: { id: 'listRunsV1', method: 'GET', path: '/v1/runs', auth: 'apiKey', pathParams: [], queryParams: ['status', 'agent_slug', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listRunsV1: { id: 'listRunsV1', method: 'GET', path: '/v1/runs', auth: 'apiKey', pathParams: [], queryParams: ['status', 'agent_slug', 'alias', 'source', 'createdAfter', 'createdBefore', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   getRunV1: { id: 'getRunV1', method: 'GET', path: '/v1/runs/{run_id}', auth: 'apiKey', pathParams: ['run_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   cancelRunV1: { id: 'cancelRunV1', method: 'POST', path: '/v1/runs/{run_id}/cancel', auth: 'apiKey', pathParams: ['run_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   getUsageV1: { id: 'getUsageV1', method: 'GET', path: '/v1/usage', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
@@ -102,6 +110,14 @@ export interface OperationInputs {
   resumeWebhookDestination: { path: Params<'resumeWebhookDestination', 'path'> };
   pingWebhookDestination: { path: Params<'pingWebhookDestination', 'path'> };
   replayWebhookDestination: { path: Params<'replayWebhookDestination', 'path'> };
+  listDestinationDeliveries: { path: Params<'listDestinationDeliveries', 'path'>; query?: Params<'listDestinationDeliveries', 'query'> };
+  listWorkspaceAgents: Record<string, never>;
+  pauseAgent: { path: Params<'pauseAgent', 'path'>; body: JsonBody<'pauseAgent'> };
+  resumeAgent: { path: Params<'resumeAgent', 'path'> };
+  getKillSwitches: Record<string, never>;
+  setManualKillSwitch: { body: JsonBody<'setManualKillSwitch'> };
+  getDailyUsage: Record<string, never>;
+  listApprovals: { query?: Params<'listApprovals', 'query'> };
   decideApproval: { path: Params<'decideApproval', 'path'>; body: JsonBody<'decideApproval'> };
   createIntegration: { body: JsonBody<'createIntegration'> };
   selectWorkspace: { body: JsonBody<'selectWorkspace'> };
@@ -160,6 +176,14 @@ export interface OperationOutputs {
   resumeWebhookDestination: JsonAnswer<'resumeWebhookDestination', 200>;
   pingWebhookDestination: JsonAnswer<'pingWebhookDestination', 202>;
   replayWebhookDestination: JsonAnswer<'replayWebhookDestination', 202>;
+  listDestinationDeliveries: JsonAnswer<'listDestinationDeliveries', 200>;
+  listWorkspaceAgents: JsonAnswer<'listWorkspaceAgents', 200>;
+  pauseAgent: JsonAnswer<'pauseAgent', 200>;
+  resumeAgent: JsonAnswer<'resumeAgent', 200>;
+  getKillSwitches: JsonAnswer<'getKillSwitches', 200>;
+  setManualKillSwitch: JsonAnswer<'setManualKillSwitch', 200>;
+  getDailyUsage: JsonAnswer<'getDailyUsage', 200>;
+  listApprovals: JsonAnswer<'listApprovals', 200>;
   decideApproval: JsonAnswer<'decideApproval', 200>;
   createIntegration: JsonAnswer<'createIntegration', 201>;
   selectWorkspace: JsonAnswer<'selectWorkspace', 200>;
@@ -326,6 +350,46 @@ export class Operations {
   /** POST /webhook-destinations/{id}/replay: Replay failed deliveries */
   replayWebhookDestination(input: OperationInputs['replayWebhookDestination'], options?: RequestOptions): Promise<OperationOutputs['replayWebhookDestination']> {
     return this.transport.call(OPERATIONS.replayWebhookDestination, input, options) as Promise<OperationOutputs['replayWebhookDestination']>;
+  }
+
+  /** GET /webhook-destinations/{id}/deliveries: List a destination's deliveries */
+  listDestinationDeliveries(input: OperationInputs['listDestinationDeliveries'], options?: RequestOptions): Promise<OperationOutputs['listDestinationDeliveries']> {
+    return this.transport.call(OPERATIONS.listDestinationDeliveries, input, options) as Promise<OperationOutputs['listDestinationDeliveries']>;
+  }
+
+  /** GET /agents: List the workspace's agents */
+  listWorkspaceAgents(input: OperationInputs['listWorkspaceAgents'] = {}, options?: RequestOptions): Promise<OperationOutputs['listWorkspaceAgents']> {
+    return this.transport.call(OPERATIONS.listWorkspaceAgents, input, options) as Promise<OperationOutputs['listWorkspaceAgents']>;
+  }
+
+  /** POST /agents/{slug}/pause: Pause an agent */
+  pauseAgent(input: OperationInputs['pauseAgent'], options?: RequestOptions): Promise<OperationOutputs['pauseAgent']> {
+    return this.transport.call(OPERATIONS.pauseAgent, input, options) as Promise<OperationOutputs['pauseAgent']>;
+  }
+
+  /** POST /agents/{slug}/resume: Resume an agent */
+  resumeAgent(input: OperationInputs['resumeAgent'], options?: RequestOptions): Promise<OperationOutputs['resumeAgent']> {
+    return this.transport.call(OPERATIONS.resumeAgent, input, options) as Promise<OperationOutputs['resumeAgent']>;
+  }
+
+  /** GET /kill-switches: Get the spending kill switches */
+  getKillSwitches(input: OperationInputs['getKillSwitches'] = {}, options?: RequestOptions): Promise<OperationOutputs['getKillSwitches']> {
+    return this.transport.call(OPERATIONS.getKillSwitches, input, options) as Promise<OperationOutputs['getKillSwitches']>;
+  }
+
+  /** PUT /kill-switches/manual: Turn the manual kill switch on or off */
+  setManualKillSwitch(input: OperationInputs['setManualKillSwitch'], options?: RequestOptions): Promise<OperationOutputs['setManualKillSwitch']> {
+    return this.transport.call(OPERATIONS.setManualKillSwitch, input, options) as Promise<OperationOutputs['setManualKillSwitch']>;
+  }
+
+  /** GET /usage/daily: Get the current period's consumption by day */
+  getDailyUsage(input: OperationInputs['getDailyUsage'] = {}, options?: RequestOptions): Promise<OperationOutputs['getDailyUsage']> {
+    return this.transport.call(OPERATIONS.getDailyUsage, input, options) as Promise<OperationOutputs['getDailyUsage']>;
+  }
+
+  /** GET /approvals: List approval requests */
+  listApprovals(input: OperationInputs['listApprovals'] = {}, options?: RequestOptions): Promise<OperationOutputs['listApprovals']> {
+    return this.transport.call(OPERATIONS.listApprovals, input, options) as Promise<OperationOutputs['listApprovals']>;
   }
 
   /** POST /approvals/{approval_id}/decision: Decide an approval */

@@ -13,7 +13,7 @@ export interface paths {
         put?: never;
         /**
          * Invoke an agent and create a run
-         * @description The only invocation route of Set A: the target is the body field `agentSlug` (default `orchestrator`, which routes the request to the right department). Every call creates a run that starts `in_progress`. Without `stream` the answer comes back as JSON with its `runId`; with `stream: true` it comes as Server-Sent Events. The key needs `orchestrator:invoke`, or `orchestrator:invoke:agent:<slug>` for exactly the target agent. During the private beta this route answers `404 not_found`.
+         * @description The only invocation route of Set A: the target is the body field `agentSlug` (default `orchestrator`, which routes the request to the right department). Every call creates a run that starts `in_progress`. Without `stream` the answer comes back as JSON with its `runId`; with `stream: true` it comes as Server-Sent Events. The key needs `orchestrator:invoke`, or `orchestrator:invoke:agent:<slug>` for exactly the target agent. From the panel, the session of any member of the workspace (the `service_session` cookie, any role) may invoke too: it sends `X-CSRF-Token`, the workspace comes from the session, the run's `source` is `panel`, and the plan, paused agents, quota and kill switches apply exactly as for a key (a session may invoke every agent of the plan). A session write without the CSRF token answers `403 forbidden`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it.
          */
         post: operations["createInference"];
         delete?: never;
@@ -31,7 +31,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found`.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed or the department that answered), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine.
          */
         get: operations["listRuns"];
         put?: never;
@@ -494,6 +494,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-destinations/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a destination's deliveries
+         * @description The delivery log of one destination, newest first: each delivery's event, status, next retry and every attempt with its time, HTTP status or error kind and duration. Holds no body and no secret. Another workspace's destination is `404 not_found`. Needs an admin session (owner or admin, two-step verification active), like the destination settings.
+         */
+        get: operations["listDestinationDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's agents
+         * @description The panel's view of the agents: every agent of the catalog with its alias, whether the workspace's plan includes it and whether it is paused, with the reason. Readable with the session of any member of the workspace (any role). The public catalog of active agents for API keys is `GET /v1/agents`.
+         */
+        get: operations["listWorkspaceAgents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{slug}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause an agent
+         * @description Pauses the agent in this workspace: invoking it answers `403 agent_disabled` with `agentSlug` and this `reason`, and the orchestrator stops routing to it. Pausing a paused agent changes its reason. The same switch as `service agents pause`. Needs an admin session (owner or admin, two-step verification active).
+         */
+        post: operations["pauseAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{slug}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume an agent
+         * @description Resumes a paused agent in this workspace (resuming one that is not paused changes nothing). The same switch as `service agents resume`. Needs an admin session (owner or admin, two-step verification active).
+         */
+        post: operations["resumeAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kill-switches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the spending kill switches
+         * @description The state of the workspace's spending kill switches (`run`, `hour`, `day`, `manual`): engaged or not, since when, their limits and the current window's spend in STU. Readable with the session of any member of the workspace (any role).
+         */
+        get: operations["getKillSwitches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/kill-switches/manual": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Turn the manual kill switch on or off
+         * @description Turns the workspace's manual spending switch on (new invocations answer `429 kill_switch` with `kind` `manual` and `activeSince`; a run in progress fails with `kill_switch:manual` when it ends) or off. Turning on a switch that is on keeps its `since` and updates the reason. The same switch as `service kill-switch on|off`. Answers all four switches. Needs an admin session (owner or admin, two-step verification active).
+         */
+        put: operations["setManualKillSwitch"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the current period's consumption by day
+         * @description The current period's consumption in STU per UTC day, with its split by alias and by agent, read from the usage ledger in one query. Readable with the session of any member of the workspace (any role, as in the panel). Shows no money.
+         */
+        get: operations["getDailyUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List approval requests
+         * @description The workspace's approval requests (an agent asking before a sensitive action), by state: pending ones by how soon they expire, the others newest first. A pending request past its `expiresAt` reads as `expired` and can no longer be decided. Readable with the session of any member of the workspace (any role, as in the panel); deciding (`POST /approvals/{approval_id}/decision`) needs an owner or admin.
+         */
+        get: operations["listApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/approvals/{approval_id}/decision": {
         parameters: {
             query?: never;
@@ -721,7 +881,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message to one agent
-         * @description Set B: invokes the agent named in the path directly, without routing. Creates a run and answers exactly like `POST /v1/inference`. An unknown slug answers `403 agent_unknown` with `agentSlug`, exactly as `POST /v1/inference` does; the agent errors (`agent_disabled`, `agent_not_in_plan`, ...) and the scope rule apply as for invocation. During the private beta this route answers `404 not_found`.
+         * @description Set B: invokes the agent named in the path directly, without routing. Creates a run and answers exactly like `POST /v1/inference`. An unknown slug answers `403 agent_unknown` with `agentSlug`, exactly as `POST /v1/inference` does; the agent errors (`agent_disabled`, `agent_not_in_plan`, ...) and the scope rule apply as for invocation. From the panel, the session of any member of the workspace (the `service_session` cookie, any role) may invoke too: it sends `X-CSRF-Token`, the workspace comes from the session, the run's `source` is `panel`, and the plan, paused agents, quota and kill switches apply exactly as for a key (a session may invoke every agent of the plan). A session write without the CSRF token answers `403 forbidden`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it.
          */
         post: operations["sendAgentMessage"];
         delete?: never;
@@ -759,7 +919,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found`.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed or the department that answered), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine.
          */
         get: operations["listRunsV1"];
         put?: never;
@@ -1342,6 +1502,14 @@ export interface components {
             error: "missing_bearer" | "api_key_not_found" | "api_key_invalid";
         };
         /**
+         * SessionAuthError
+         * @description No valid admin session.
+         */
+        SessionAuthError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "not_authenticated";
+        };
+        /**
          * PaymentRequiredError
          * @description The workspace's checkout payment is not completed.
          */
@@ -1490,10 +1658,10 @@ export interface components {
             agentSlug: components["schemas"]["AgentSlug"];
             alias: components["schemas"]["ModelAlias"];
             /**
-             * @description What started the run.
+             * @description What started the run: an API key (`api`), an inbound event (`inbound_webhook`), the MCP bridge (`mcp`), or a member trying an agent in the panel with a session (`panel`).
              * @enum {string}
              */
-            source: "api" | "inbound_webhook" | "mcp";
+            source: "api" | "inbound_webhook" | "mcp" | "panel";
             conversationId: string | null;
             /** @description The redacted result; `null` until the run is `completed`. */
             content: string | null;
@@ -1520,14 +1688,6 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
-        };
-        /**
-         * SessionAuthError
-         * @description No valid admin session.
-         */
-        SessionAuthError: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error: "not_authenticated";
         };
         /**
          * RunIdParameter
@@ -2118,6 +2278,32 @@ export interface components {
          */
         DestinationId: string;
         /**
+         * DeliveryErrorKind
+         * @description Why a delivery attempt failed, in words an admin can act on: `http_status` (the receiver answered, see `httpStatus`), `timeout` (no answer within the attempt's budget), `dns` (the host name did not resolve), `tls` (the certificate or the handshake failed), `connection_refused`, `connection_reset`, `network` (any other network failure), `ssrf_refused` (the URL or an address it resolves to is private, loopback, link-local or metadata and not allow-listed), `internal` (a failure of the service itself; retried).
+         * @example http_status
+         * @enum {string}
+         */
+        DeliveryErrorKind: "http_status" | "timeout" | "dns" | "tls" | "connection_refused" | "connection_reset" | "network" | "ssrf_refused" | "internal";
+        /**
+         * DeliveryFailure
+         * @description The last failed delivery attempt to a destination.
+         * @example {
+         *       "at": "2026-11-22T09:14:07Z",
+         *       "errorKind": "http_status",
+         *       "httpStatus": 500
+         *     }
+         */
+        DeliveryFailure: {
+            /**
+             * Format: date-time
+             * @description When the attempt was made.
+             */
+            at: string;
+            errorKind: components["schemas"]["DeliveryErrorKind"];
+            /** @description The receiver's status when `errorKind` is `http_status`, otherwise null. */
+            httpStatus: number | null;
+        };
+        /**
          * WebhookDestination
          * @description An outbound webhook destination: an HTTPS URL of the customer and the event types it receives.
          */
@@ -2138,6 +2324,13 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             secretRotatedAt: string | null;
+            /**
+             * @description Why the destination is paused: `failures` (the service paused it after 20 consecutive failed attempts) or `admin` (an admin paused it); null while active.
+             * @enum {string|null}
+             */
+            pausedReason: "failures" | "admin" | null;
+            /** @description The last failed attempt to this destination, kept after later successes (`consecutiveFailures` tells whether it still fails); null if no attempt ever failed. */
+            lastFailure: components["schemas"]["DeliveryFailure"] | null;
         };
         /**
          * WebhookDestinationList
@@ -2184,22 +2377,239 @@ export interface components {
             eventIds: components["schemas"]["EventId"][];
         };
         /**
+         * DeliveryAttempt
+         * @description One attempt of a delivery, as the delivery worker recorded it.
+         * @example {
+         *       "attempt": 1,
+         *       "at": "2026-11-22T09:14:07Z",
+         *       "result": "retry",
+         *       "httpStatus": 500,
+         *       "errorKind": "http_status",
+         *       "durationMs": 182,
+         *       "nextRetryAt": "2026-11-22T09:14:37Z"
+         *     }
+         */
+        DeliveryAttempt: {
+            /** @description 1 for the first attempt. */
+            attempt: number;
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description `delivered` (a 2xx), `retry` (failed, tried again at `nextRetryAt`) or `give_up` (failed, no more attempts).
+             * @enum {string}
+             */
+            result: "delivered" | "retry" | "give_up";
+            /** @description The receiver's status, when it answered. */
+            httpStatus: number | null;
+            /** @description Why the attempt failed; null when it delivered (and for attempts recorded before the delivery log existed). */
+            errorKind: components["schemas"]["DeliveryErrorKind"] | null;
+            /** @description How long the attempt took, name resolution to response headers; null for attempts recorded before the delivery log existed. */
+            durationMs: number | null;
+            /**
+             * Format: date-time
+             * @description When the delivery was due again after this attempt; null when it was delivered or given up.
+             */
+            nextRetryAt: string | null;
+        };
+        /**
+         * Delivery
+         * @description One event sent (or to be sent) to one destination, with its attempts, oldest first.
+         * @example {
+         *       "id": "dlv_3Hq8Zm1Xc5Vb9Nw2Lk",
+         *       "eventId": "evt_9Fv2Lq7Xs1Mb4Tz8Kc",
+         *       "eventType": "run.completed",
+         *       "status": "pending",
+         *       "createdAt": "2026-11-22T09:14:06Z",
+         *       "deliveredAt": null,
+         *       "nextRetryAt": "2026-11-22T09:14:37Z",
+         *       "attempts": [
+         *         {
+         *           "attempt": 1,
+         *           "at": "2026-11-22T09:14:07Z",
+         *           "result": "retry",
+         *           "httpStatus": 500,
+         *           "errorKind": "http_status",
+         *           "durationMs": 182,
+         *           "nextRetryAt": "2026-11-22T09:14:37Z"
+         *         }
+         *       ]
+         *     }
+         */
+        Delivery: {
+            /** @description The delivery identifier. */
+            id: string;
+            eventId: components["schemas"]["EventId"];
+            /** @enum {string} */
+            eventType: "run.completed" | "run.failed" | "approval.created" | "approval.decided" | "draft.created" | "integration.connected" | "ping";
+            /**
+             * @description `pending` (waiting for its next attempt, or held while the destination is paused), `delivered`, or `failed` (given up; `replay` queues it again).
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            deliveredAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, while pending.
+             */
+            nextRetryAt: string | null;
+            attempts: components["schemas"]["DeliveryAttempt"][];
+        };
+        /**
+         * DeliveryList
+         * @description One page of a destination's deliveries, newest first.
+         */
+        DeliveryList: {
+            data: components["schemas"]["Delivery"][];
+            /** @description Number of deliveries that match the filter, across all pages. */
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /**
+         * PlanName
+         * @description The workspace's plan: `starter` (2,000,000 STU a period; orchestrator, sales, marketing, customer-care), `growth` (10,000,000 STU; every agent) or `enterprise` (50,000,000 STU; every agent and the `Concerto` alias). A workspace that never chose one is on `growth`.
+         * @enum {string}
+         */
+        PlanName: "starter" | "growth" | "enterprise";
+        /**
+         * WorkspaceAgent
+         * @description An agent of the catalog as the workspace has it: its alias, whether the plan includes it, and whether it is paused (with the reason invocations answer in `403 agent_disabled`).
+         */
+        WorkspaceAgent: {
+            slug: components["schemas"]["AgentSlug"];
+            name: string;
+            /** @enum {string} */
+            kind: "orchestrator" | "department";
+            description: string;
+            alias: components["schemas"]["ModelAlias"];
+            /**
+             * @description `active` (invocable), `paused` (invocations answer `403 agent_disabled`), or `not_in_plan` (the plan does not include it: `403 agent_not_in_plan`). A paused agent outside the plan reads `not_in_plan`.
+             * @enum {string}
+             */
+            state: "active" | "paused" | "not_in_plan";
+            /** @description Why it is paused; null when it is not. */
+            pausedReason: string | null;
+            /** Format: date-time */
+            pausedAt: string | null;
+        };
+        /**
+         * WorkspaceAgentList
+         * @description The workspace's plan and every agent of the catalog, orchestrator first.
+         */
+        WorkspaceAgentList: {
+            plan: components["schemas"]["PlanName"];
+            data: components["schemas"]["WorkspaceAgent"][];
+        };
+        /**
+         * PauseAgentRequest
+         * @description Why the agent is paused; callers of the agent read it in `403 agent_disabled`.
+         * @example {
+         *       "reason": "Month-end close"
+         *     }
+         */
+        PauseAgentRequest: {
+            reason: string;
+        };
+        /**
+         * AgentNotFoundError
+         * @description The agent of a message route does not exist.
+         */
+        AgentNotFoundError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "agent_not_found";
+        };
+        /**
+         * KillSwitch
+         * @description One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money.
+         */
+        KillSwitch: {
+            /** @enum {string} */
+            kind: "run" | "hour" | "day" | "manual";
+            /** @description Whether it refuses new invocations now. */
+            engaged: boolean;
+            /**
+             * Format: date-time
+             * @description Since when it is engaged (`activeSince` of `429 kill_switch`); null when it is not.
+             */
+            since: string | null;
+            /** @description For `manual`, the reason the admin gave, if any; null otherwise. */
+            reason: string | null;
+            /** @description The limit in STU (per run, per UTC hour, per UTC day); null for `manual`. */
+            limitStu: number | null;
+            /** @description For `hour` and `day`, charged to runs that ended in the current window; null otherwise. */
+            spentStu: number | null;
+            /** @description For `hour` and `day`, held by runs in progress in the current window; null otherwise. */
+            reservedStu: number | null;
+            /** Format: date-time */
+            windowStart: string | null;
+            /**
+             * Format: date-time
+             * @description For `hour` and `day`, when the current window ends (an engaged switch releases then).
+             */
+            windowEnd: string | null;
+        };
+        /**
+         * KillSwitches
+         * @description The workspace's four spending kill switches.
+         */
+        KillSwitches: {
+            run: components["schemas"]["KillSwitch"];
+            hour: components["schemas"]["KillSwitch"];
+            day: components["schemas"]["KillSwitch"];
+            manual: components["schemas"]["KillSwitch"];
+        };
+        /**
+         * SetManualKillSwitchRequest
+         * @description Turn the manual kill switch on (new invocations answer `429 kill_switch` with `kind` `manual`) or off.
+         * @example {
+         *       "engaged": true,
+         *       "reason": "Unexpected spend on the analytics agent"
+         *     }
+         */
+        SetManualKillSwitchRequest: {
+            engaged: boolean;
+            /** @description Why, shown in the panel; kept while the switch stays on. */
+            reason?: string;
+        };
+        /**
+         * DailyUsage
+         * @description The current period's consumption in STU, day by day (UTC), from the usage ledger: every day from the period's start to today, days without consumption included, each split by alias and by the agent that answered (a run the orchestrator routed counts for the department it chose). Shows no money. The days add up to the charged part of `consumedStu` of `GET /usage/current`.
+         */
+        DailyUsage: {
+            /** @description The period, `YYYY-MM`. */
+            period: string;
+            /** Format: date-time */
+            periodStart: string;
+            /**
+             * Format: date-time
+             * @description The first instant of the next period (the quota's `resetAt`).
+             */
+            periodEnd: string;
+            days: {
+                /** Format: date */
+                date: string;
+                stu: number;
+                /** @description Largest first; aliases without consumption that day are left out. */
+                byAlias: {
+                    alias: components["schemas"]["ModelAlias"];
+                    stu: number;
+                }[];
+                /** @description Largest first; agents without consumption that day are left out. */
+                byAgent: {
+                    agentSlug: components["schemas"]["AgentSlug"];
+                    stu: number;
+                }[];
+            }[];
+        };
+        /**
          * ApprovalId
          * @description Approval request identifier, `apr_` followed by 16 to 32 base62 characters.
          * @example apr_6Wm1Kp8Zt3Qx7Nv2Lb
          */
         ApprovalId: string;
-        /**
-         * ApprovalDecision
-         * @description The decision on a pending approval; `decided_by` is the session's user.
-         * @example {
-         *       "decision": "approved"
-         *     }
-         */
-        ApprovalDecision: {
-            /** @enum {string} */
-            decision: "approved" | "rejected";
-        };
         /**
          * Approval
          * @description A request by an agent to perform a sensitive action, and its decision.
@@ -2231,6 +2641,28 @@ export interface components {
             expiresAt: string;
             /** Format: date-time */
             createdAt: string;
+        };
+        /**
+         * ApprovalList
+         * @description One page of the workspace's approval requests; pending ones soonest to expire first, the others newest first.
+         */
+        ApprovalList: {
+            data: components["schemas"]["Approval"][];
+            /** @description Number of approvals that match the filter, across all pages. */
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /**
+         * ApprovalDecision
+         * @description The decision on a pending approval; `decided_by` is the session's user.
+         * @example {
+         *       "decision": "approved"
+         *     }
+         */
+        ApprovalDecision: {
+            /** @enum {string} */
+            decision: "approved" | "rejected";
         };
         /**
          * CreateIntegrationRequest
@@ -2400,12 +2832,6 @@ export interface components {
          * @enum {string}
          */
         WorkspacePayment: "pending" | "completed";
-        /**
-         * PlanName
-         * @description The workspace's plan: `starter` (2,000,000 STU a period; orchestrator, sales, marketing, customer-care), `growth` (10,000,000 STU; every agent) or `enterprise` (50,000,000 STU; every agent and the `Concerto` alias). A workspace that never chose one is on `growth`.
-         * @enum {string}
-         */
-        PlanName: "starter" | "growth" | "enterprise";
         /**
          * OperatorWorkspace
          * @description A workspace (tenant) as its operator sees it, with the settings that only the operator controls.
@@ -2800,8 +3226,8 @@ export interface components {
                 "application/json": components["schemas"]["ValidationError"];
             };
         };
-        /** @description The API key is missing, unknown, revoked, expired or wrong. */
-        ApiKeyUnauthorized: {
+        /** @description The API key is missing, unknown, revoked, expired or wrong; or, when a session cookie was sent instead, the session is unknown or has expired. */
+        ReadUnauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2810,7 +3236,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiKeyAuthError"];
+                "application/json": components["schemas"]["ApiKeyAuthError"] | components["schemas"]["SessionAuthError"];
             };
         };
         /** @description The workspace's checkout payment is not completed; its credentials answer this until the operator records the payment. */
@@ -2930,19 +3356,6 @@ export interface components {
                 "application/json": components["schemas"]["ValidationError"];
             };
         };
-        /** @description The API key is missing, unknown, revoked, expired or wrong; or, when a session cookie was sent instead, the session is unknown or has expired. */
-        ReadUnauthorized: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ApiKeyAuthError"] | components["schemas"]["SessionAuthError"];
-            };
-        };
         /** @description The key lacks the scope this operation needs (`message` names it), or its workspace is suspended. */
         ScopeForbidden: {
             headers: {
@@ -2968,6 +3381,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["RateLimitExceededError"];
+            };
+        };
+        /** @description The API key is missing, unknown, revoked, expired or wrong. */
+        ApiKeyUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiKeyAuthError"];
             };
         };
         /** @description The body is not valid JSON, holds text that is not well-formed Unicode (a lone UTF-16 surrogate such as `\ud800`) or a NUL (`\u0000`) anywhere, keys included, or the template does not render it. */
@@ -3146,6 +3572,19 @@ export interface components {
                 "application/json": components["schemas"]["RoleForbiddenError"];
             };
         };
+        /** @description The slug names no agent of the catalog. */
+        AgentNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AgentNotFoundError"];
+            };
+        };
         /** @description The user is not a member of that workspace, or the write came without the login's CSRF token. */
         WorkspaceSelectForbidden: {
             headers: {
@@ -3228,6 +3667,11 @@ export interface components {
          */
         IdempotencyKey: string;
         /**
+         * @description Only with a session (the panel): the `csrfToken` returned by `POST /auth/login`, required on this write; missing or wrong, the call answers `403 forbidden`. An API key caller does not send it.
+         * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+         */
+        SessionCsrfToken: string;
+        /**
          * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
          * @example req_client_7f3a9c
          */
@@ -3242,6 +3686,26 @@ export interface components {
          * @example sales
          */
         AgentSlugQuery: components["schemas"]["AgentSlug"];
+        /**
+         * @description Only runs of this alias.
+         * @example Sonata
+         */
+        RunAliasQuery: components["schemas"]["ModelAlias"];
+        /**
+         * @description Only runs started this way (an API key, an inbound event, the MCP bridge, or the panel).
+         * @example panel
+         */
+        RunSourceQuery: "api" | "inbound_webhook" | "mcp" | "panel";
+        /**
+         * @description Only runs created at or after this instant (ISO 8601 with a time zone).
+         * @example 2026-11-22T00:00:00Z
+         */
+        CreatedAfterQuery: string;
+        /**
+         * @description Only runs created before this instant (ISO 8601 with a time zone).
+         * @example 2026-11-23T00:00:00Z
+         */
+        CreatedBeforeQuery: string;
         /**
          * @description Page size, 1 to 200.
          * @example 20
@@ -3306,6 +3770,21 @@ export interface components {
          */
         DestinationIdPath: components["schemas"]["DestinationId"];
         /**
+         * @description Only deliveries in this status.
+         * @example failed
+         */
+        DeliveryStatusQuery: "pending" | "delivered" | "failed";
+        /**
+         * @description Slug of the agent to message, for example `sales`.
+         * @example sales
+         */
+        AgentSlugPath: components["schemas"]["AgentSlug"];
+        /**
+         * @description Only approvals in this state: `pending` (the default: waiting for a decision and not expired), `approved`, `rejected`, `expired` (a pending request whose `expiresAt` has passed), or `all`.
+         * @example pending
+         */
+        ApprovalStatusQuery: "pending" | "approved" | "rejected" | "expired" | "all";
+        /**
          * @description The approval identifier.
          * @example apr_6Wm1Kp8Zt3Qx7Nv2Lb
          */
@@ -3320,11 +3799,6 @@ export interface components {
          * @example wksp_X7P5oJGqOLi5uAE9Tmat
          */
         WorkspaceIdPath: components["schemas"]["WorkspaceId"];
-        /**
-         * @description Slug of the agent to message, for example `sales`.
-         * @example sales
-         */
-        AgentSlugPath: components["schemas"]["AgentSlug"];
         /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret. */
         DeliverySignature: string;
         /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
@@ -3384,6 +3858,11 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
+                 * @description Only with a session (the panel): the `csrfToken` returned by `POST /auth/login`, required on this write; missing or wrong, the call answers `403 forbidden`. An API key caller does not send it.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token"?: components["parameters"]["SessionCsrfToken"];
+                /**
                  * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
                  * @example req_client_7f3a9c
                  */
@@ -3413,7 +3892,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BodyBadRequest"];
-            401: components["responses"]["ApiKeyUnauthorized"];
+            401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["InvocationForbidden"];
             404: components["responses"]["NotFound"];
@@ -3436,6 +3915,26 @@ export interface operations {
                  * @example sales
                  */
                 agent_slug?: components["parameters"]["AgentSlugQuery"];
+                /**
+                 * @description Only runs of this alias.
+                 * @example Sonata
+                 */
+                alias?: components["parameters"]["RunAliasQuery"];
+                /**
+                 * @description Only runs started this way (an API key, an inbound event, the MCP bridge, or the panel).
+                 * @example panel
+                 */
+                source?: components["parameters"]["RunSourceQuery"];
+                /**
+                 * @description Only runs created at or after this instant (ISO 8601 with a time zone).
+                 * @example 2026-11-22T00:00:00Z
+                 */
+                createdAfter?: components["parameters"]["CreatedAfterQuery"];
+                /**
+                 * @description Only runs created before this instant (ISO 8601 with a time zone).
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                createdBefore?: components["parameters"]["CreatedBeforeQuery"];
                 /**
                  * @description Page size, 1 to 200.
                  * @example 20
@@ -4621,6 +5120,368 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listDestinationDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only deliveries in this status.
+                 * @example failed
+                 */
+                status?: components["parameters"]["DeliveryStatusQuery"];
+                /**
+                 * @description Page size, 1 to 200.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["LimitQuery"];
+                /**
+                 * @description Number of runs to skip, 0 or more.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["OffsetQuery"];
+            };
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The destination identifier.
+                 * @example dst_5Lx2Qw8Nm4Rt7Vb1K
+                 */
+                id: components["parameters"]["DestinationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the destination's deliveries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminReadForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorkspaceAgents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan and the agents. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceAgentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pauseAgent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Slug of the agent to message, for example `sales`.
+                 * @example sales
+                 */
+                slug: components["parameters"]["AgentSlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PauseAgentRequest"];
+            };
+        };
+        responses: {
+            /** @description The paused agent. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceAgent"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["AgentNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeAgent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Slug of the agent to message, for example `sales`.
+                 * @example sales
+                 */
+                slug: components["parameters"]["AgentSlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent, active again (or `not_in_plan`). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceAgent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["AgentNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getKillSwitches: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The four switches. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KillSwitches"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setManualKillSwitch: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetManualKillSwitchRequest"];
+            };
+        };
+        responses: {
+            /** @description The four switches after the change. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KillSwitches"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDailyUsage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The period's days. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DailyUsage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listApprovals: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only approvals in this state: `pending` (the default: waiting for a decision and not expired), `approved`, `rejected`, `expired` (a pending request whose `expiresAt` has passed), or `all`.
+                 * @example pending
+                 */
+                status?: components["parameters"]["ApprovalStatusQuery"];
+                /**
+                 * @description Page size, 1 to 200.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["LimitQuery"];
+                /**
+                 * @description Number of runs to skip, 0 or more.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["OffsetQuery"];
+            };
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of approval requests. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     decideApproval: {
         parameters: {
             query?: never;
@@ -5244,6 +6105,11 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
+                 * @description Only with a session (the panel): the `csrfToken` returned by `POST /auth/login`, required on this write; missing or wrong, the call answers `403 forbidden`. An API key caller does not send it.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token"?: components["parameters"]["SessionCsrfToken"];
+                /**
                  * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
                  * @example req_client_7f3a9c
                  */
@@ -5279,7 +6145,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BodyBadRequest"];
-            401: components["responses"]["ApiKeyUnauthorized"];
+            401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["InvocationForbidden"];
             404: components["responses"]["NotFound"];
@@ -5354,6 +6220,26 @@ export interface operations {
                  * @example sales
                  */
                 agent_slug?: components["parameters"]["AgentSlugQuery"];
+                /**
+                 * @description Only runs of this alias.
+                 * @example Sonata
+                 */
+                alias?: components["parameters"]["RunAliasQuery"];
+                /**
+                 * @description Only runs started this way (an API key, an inbound event, the MCP bridge, or the panel).
+                 * @example panel
+                 */
+                source?: components["parameters"]["RunSourceQuery"];
+                /**
+                 * @description Only runs created at or after this instant (ISO 8601 with a time zone).
+                 * @example 2026-11-22T00:00:00Z
+                 */
+                createdAfter?: components["parameters"]["CreatedAfterQuery"];
+                /**
+                 * @description Only runs created before this instant (ISO 8601 with a time zone).
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                createdBefore?: components["parameters"]["CreatedBeforeQuery"];
                 /**
                  * @description Page size, 1 to 200.
                  * @example 20

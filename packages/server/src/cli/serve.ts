@@ -24,11 +24,10 @@ import type { Server } from 'node:http';
 import { createLogger, type Logger } from '../log/index.ts';
 import { createMetrics, type Metrics } from '../metrics/index.ts';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.ts';
-import type { DeliveryAttemptInfo } from '../worker/deliveries.ts';
+import { logDeliveryAttempt } from '../worker/attempt-log.ts';
 import type { InboundRun } from '../worker/inbound-runs.ts';
 import { gracefulStop } from './shutdown.ts';
 import { createPgCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
-import { redactText } from '../redact/index.ts';
 
 export interface RunningServer {
   url: string;
@@ -88,7 +87,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
         metrics?.backendErrors.inc({ backend: 'store' });
         logger.error({ err: error }, 'worker tick failed; retrying at the next poll');
       },
-      onAttempt: (attempt) => logAttempt(logger, metrics, attempt),
+      onAttempt: (attempt) => logDeliveryAttempt(logger, metrics, attempt),
       // Runs whose instance died (kill -9, a crash): failed, or handed over again, once their lease ran out.
       sweepInterruptedRuns: async () => {
         const swept = await sweepInterruptedRuns({ db: store.db, clock: services.clock, limits: services.budget.limits });
@@ -239,22 +238,4 @@ async function answers(redis: { ping(): Promise<string> }): Promise<boolean> {
 
 function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
-}
-
-/** One line per delivery attempt with its ids; a failure names its reason. Counted by outcome. */
-function logAttempt(logger: Logger, metrics: Metrics | undefined, attempt: DeliveryAttemptInfo): void {
-  const { outcome } = attempt;
-  metrics?.deliveryAttempts.inc({ outcome: outcome.result });
-  const fields = {
-    deliveryId: attempt.deliveryId,
-    eventId: attempt.eventId,
-    eventType: attempt.eventType,
-    destinationId: attempt.destinationId,
-    attempt: attempt.attempt,
-    result: outcome.result,
-    ...(outcome.status !== undefined ? { httpStatus: outcome.status } : {}),
-    ...('reason' in outcome ? { reason: outcome.reason, ...(outcome.detail ? { detail: redactText(outcome.detail) } : {}) } : {}),
-  };
-  if (outcome.result === 'delivered') logger.info(fields, 'delivery sent');
-  else logger.warn(fields, outcome.result === 'give_up' ? 'delivery failed; given up' : 'delivery failed; will retry');
 }

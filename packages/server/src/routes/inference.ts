@@ -4,7 +4,8 @@
  * JSON by default; with `stream: true`, Server-Sent Events: `data: {"delta"}` fragments (already
  * through the stream redactor), then `event: end`, or `event: error` when the run fails mid-stream.
  * The JSON errors of a refused invocation (agent, scope, plan, quota, kill switch) come before
- * any stream begins.
+ * any stream begins. An API key invokes (source `api`), or a member's session from the panel (source
+ * `panel`, with the CSRF header the auth middleware requires on every session write).
  */
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
@@ -12,6 +13,7 @@ import type { AppEnv } from '../app-env.ts';
 import { ORCHESTRATOR_SLUG } from '../domain/agents/catalog.ts';
 import { requestHash, runFailureError, streamErrorOf, type Run, type RunOutcome, type StreamErrorBody } from '../domain/runs/index.ts';
 import { RESTARTING_MESSAGE } from '../domain/health/open-streams.ts';
+import { loadStanding, requireGoodStanding } from '../domain/workspaces/standing.ts';
 import type { TokenUsage } from '../engine/index.ts';
 import type { Services } from '../services.ts';
 import { authOf, type Answer, type Handler, type Handlers, type Input } from './handler.ts';
@@ -33,29 +35,29 @@ const sendOrchestratorMessage: Handler<'sendOrchestratorMessage'> = (c, input, s
 async function invoke(
   c: Context<AppEnv>,
   { body, headers }: InvocationInput,
-  { runs, clock, streams }: Services,
+  { runs, clock, streams, db }: Services,
   agentSlug: string,
   operation: string,
 ): Promise<Answer<Invocation>> {
-  const auth = authOf(c, 'apiKey');
+  const caller = await invokerOf(c, db);
   const idempotencyKey = headers['idempotency-key'];
   const started = await runs.start({
-    workspaceId: auth.workspaceId,
+    workspaceId: caller.workspaceId,
     agentSlug,
     alias: body.alias,
     messages: body.messages,
-    source: 'api',
+    source: caller.source,
     conversationId: body.conversationId,
     maxTokens: body.maxTokens,
     effort: body.effort,
     powerMode: body.powerMode,
-    scopes: auth.scopes,
-    idempotency: idempotencyKey ? { credentialId: auth.keyId, key: idempotencyKey, requestHash: requestHash(operation, body) } : undefined,
+    scopes: caller.scopes,
+    idempotency: idempotencyKey ? { credentialId: caller.credentialId, key: idempotencyKey, requestHash: requestHash(operation, body) } : undefined,
   });
 
   if (started.kind === 'ended') throw runFailureError(started.run, clock.now());
   if (started.kind === 'replay') {
-    const outcome = await runs.replay(auth.workspaceId, started.runId);
+    const outcome = await runs.replay(caller.workspaceId, started.runId);
     return body.stream ? replayStream(c, outcome.run) : answerOutcome(outcome, clock.now());
   }
   if (!body.stream) {
@@ -93,6 +95,32 @@ async function invoke(
   });
   return { status: 200, stream };
 }
+
+/** Who invokes: an API key, or a member trying an agent in the panel with a session. */
+interface Invoker {
+  workspaceId: string;
+  /** The idempotency keys' owner: the API key, or the session's user. */
+  credentialId: string;
+  scopes: readonly string[];
+  source: 'api' | 'panel';
+}
+
+/**
+ * A session may invoke every agent of the plan (as a key with `orchestrator:invoke`), and spends only
+ * while the workspace is in good standing, as a key of it would. The plan, paused agents, quota and
+ * kill switches are the run service's checks, the same for both.
+ */
+async function invokerOf(c: Context<AppEnv>, db: Services['db']): Promise<Invoker> {
+  const auth = c.get('auth');
+  if (auth?.scheme === 'adminSession') {
+    requireGoodStanding(await loadStanding(db, auth.workspaceId));
+    return { workspaceId: auth.workspaceId, credentialId: auth.userId, scopes: [SESSION_INVOKE_SCOPE], source: 'panel' };
+  }
+  const key = authOf(c, 'apiKey');
+  return { workspaceId: key.workspaceId, credentialId: key.keyId, scopes: key.scopes, source: 'api' };
+}
+
+const SESSION_INVOKE_SCOPE = 'orchestrator:invoke';
 
 /** The synchronous answer, first or replayed; a run that failed answers the spec's error for its reason. */
 function answerOutcome({ run, answeredBy, content, usage }: RunOutcome, now: Date): Answer<Invocation> {

@@ -11,7 +11,16 @@ const getRun: Handler<'getRun'> = async (c, { params }, { runs }) => {
 
 const listRuns: Handler<'listRuns'> = async (c, { query }, { runs }) => {
   const workspaceId = workspaceOf(c);
-  const filter = { status: query.status, agentSlug: query.agent_slug, limit: query.limit, offset: query.offset };
+  const filter = {
+    status: query.status,
+    agentSlug: query.agent_slug,
+    alias: query.alias,
+    source: query.source,
+    createdAfter: query.createdAfter === undefined ? undefined : new Date(query.createdAfter),
+    createdBefore: query.createdBefore === undefined ? undefined : new Date(query.createdBefore),
+    limit: query.limit,
+    offset: query.offset,
+  };
   return { status: 200, body: await runs.listRuns(workspaceId, filter) };
 };
 

@@ -1,6 +1,6 @@
 /**
  * @module Outbound destinations (admin session): list, create, rotate the secret, pause, resume,
- * ping and replay. Secrets appear only in the create and rotate answers.
+ * ping, replay and the delivery log. Secrets appear only in the create and rotate answers.
  */
 import { keepUnredacted } from '../middleware/redact/index.ts';
 import { authOf, type Handler, type Handlers } from './handler.ts';
@@ -53,6 +53,12 @@ const replayWebhookDestination: Handler<'replayWebhookDestination'> = async (c, 
   return { status: 202, body: queued };
 };
 
+const listDestinationDeliveries: Handler<'listDestinationDeliveries'> = async (c, { params, query }, { webhooks }) => {
+  const { workspaceId } = authOf(c, 'adminSession');
+  const page = await webhooks.destinations.deliveries(workspaceId, params.id, { status: query.status, limit: query.limit, offset: query.offset });
+  return { status: 200, body: page };
+};
+
 export const webhookDestinationHandlers = {
   listWebhookDestinations,
   createWebhookDestination,
@@ -61,4 +67,5 @@ export const webhookDestinationHandlers = {
   resumeWebhookDestination,
   pingWebhookDestination,
   replayWebhookDestination,
+  listDestinationDeliveries,
 } satisfies Partial<Handlers>;

@@ -23,6 +23,7 @@ import {
   type ClaimedDelivery,
 } from '../domain/events/deliveries.ts';
 import { deliverWebhook, DEFAULT_DELIVERY_TIMEOUT_MS, type DeliveryOutcome } from '../domain/webhooks/delivery.ts';
+import { deliveryErrorKind, type DeliveryErrorKind } from '../domain/webhooks/failure-kind.ts';
 import { nextAttemptAt, type RandomSource } from '../domain/webhooks/retry-schedule.ts';
 import type { SecretBox } from '../domain/webhooks/secret-box.ts';
 import type { DestinationPolicy } from '../domain/webhooks/ssrf-guard.ts';
@@ -53,8 +54,15 @@ export interface DeliveryAttemptInfo {
   eventId: string;
   eventType: string;
   destinationId: string;
+  /** The host of the destination's URL, as its admin configured it (never an address it resolved to). */
+  destinationHost: string;
   attempt: number;
   outcome: DeliveryOutcome;
+  /** Null when delivered. */
+  errorKind: DeliveryErrorKind | null;
+  durationMs: number;
+  /** When the delivery is due again; null when delivered or given up. */
+  nextRetryAt: Date | null;
 }
 
 /**
@@ -107,6 +115,8 @@ export async function claimDueDeliveries(deps: DeliveryWorkerDeps): Promise<Clai
 async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<DeliveryOutcome> {
   const send = deps.send ?? deliverWebhook;
   let outcome: DeliveryOutcome;
+  // Wall time, not the injected clock: how long the receiver really took.
+  const startedAt = performance.now();
   try {
     outcome = await send(
       // The destination's current URL and secret: a rotation applies to retries too.
@@ -122,39 +132,66 @@ async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<
     // A failure of our own (a secret that does not open): a failed attempt, retried on the schedule.
     outcome = { result: 'retry', reason: 'network_error', detail: 'internal' };
   }
-  await recordAttempt(deps, row, outcome);
+  const durationMs = Math.max(0, Math.round(performance.now() - startedAt));
+  const errorKind = deliveryErrorKind(outcome);
+  const nextRetryAt = await recordAttempt(deps, row, outcome, { errorKind, durationMs });
   deps.onAttempt?.({
     deliveryId: row.id,
     eventId: row.event_id,
     eventType: row.type,
     destinationId: row.destination_id,
+    destinationHost: hostOf(row.url),
     attempt: row.attempts + 1,
     outcome,
+    errorKind,
+    durationMs,
+    nextRetryAt,
   });
   return outcome;
 }
 
-/** Writes the attempt, moves the delivery on (delivered, next retry, or given up) and applies the pause rule. */
-async function recordAttempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery, outcome: DeliveryOutcome): Promise<void> {
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'invalid-url';
+  }
+}
+
+/**
+ * Writes the attempt, moves the delivery on (delivered, next retry, or given up) and applies the pause
+ * rule; answers when the delivery is due again (null when delivered, given up, or no longer ours).
+ */
+async function recordAttempt(
+  deps: DeliveryWorkerDeps,
+  row: ClaimedDelivery,
+  outcome: DeliveryOutcome,
+  measured: { errorKind: DeliveryErrorKind | null; durationMs: number },
+): Promise<Date | null> {
   const at = deps.clock.now();
   const attempts = row.attempts + 1;
-  await deps.db.transaction(async (tx) => {
-    if (!(await holdsClaim(tx, row.id, row.claim_token))) return; // the lease was lost and the delivery claimed again: that claim records it
+  const next = outcome.result === 'retry' ? nextAttemptAt(attempts, at, deps.random) : null;
+  return deps.db.transaction(async (tx) => {
+    if (!(await holdsClaim(tx, row.id, row.claim_token))) return null; // the lease was lost and the delivery claimed again: that claim records it
+    const status = outcome.status ?? null;
     await insertDeliveryAttempt(tx, {
       deliveryId: row.id,
       attempt: attempts,
       result: outcome.result,
-      status: outcome.status ?? null,
+      status,
       reason: 'reason' in outcome ? outcome.reason : null,
       at,
+      errorKind: measured.errorKind,
+      durationMs: measured.durationMs,
+      nextAttemptAt: next,
     });
     if (outcome.result === 'delivered') {
       await markDelivered(tx, { deliveryId: row.id, attempts, at, status: outcome.status });
       await recordDestinationSuccess(tx, row.destination_id);
-      return;
+      return null;
     }
-    const next = outcome.result === 'give_up' ? null : nextAttemptAt(attempts, at, deps.random);
-    await markAttemptFailed(tx, { deliveryId: row.id, attempts, next, at, status: outcome.status ?? null, reason: outcome.reason });
-    await recordDestinationFailure(tx, row.destination_id, at);
+    await markAttemptFailed(tx, { deliveryId: row.id, attempts, next, at, status, reason: outcome.reason });
+    await recordDestinationFailure(tx, row.destination_id, at, { errorKind: measured.errorKind ?? 'internal', httpStatus: status });
+    return next;
   });
 }

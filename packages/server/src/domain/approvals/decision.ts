@@ -66,14 +66,16 @@ export async function decideApproval(db: Db, clock: Clock, input: DecideApproval
   });
 }
 
-function toRecord(row: Row): Approval {
+/** The contract's record of a stored approval; a pending one past its expiry reads as `expired` at `now`. */
+export function toRecord(row: Row, now?: Date): Approval {
+  const expired = now !== undefined && row.status === 'pending' && row.expires_at.getTime() <= now.getTime();
   return {
     id: row.id,
     runId: row.run_id,
     agentSlug: row.agent_slug,
     action: row.action,
     summary: row.summary,
-    status: zApproval.shape.status.parse(row.status),
+    status: expired ? 'expired' : zApproval.shape.status.parse(row.status),
     decidedBy: row.decided_by,
     decidedAt: row.decided_at ? row.decided_at.toISOString() : null,
     expiresAt: row.expires_at.toISOString(),

@@ -13,12 +13,24 @@ export async function recordDestinationSuccess(tx: Db, destinationId: string): P
   await tx.query(`UPDATE webhook_destinations SET consecutive_failures = 0 WHERE id = $1`, [destinationId]);
 }
 
-/** A delivery attempt to the destination failed: one more consecutive failure, and paused (`failures`) when that is too many. */
-export async function recordDestinationFailure(tx: Db, destinationId: string, at: Date): Promise<void> {
+/** What the destination keeps of its last failed attempt (the panel shows it beside the failure count). */
+export interface DestinationFailure {
+  /** domain/webhooks/failure-kind.ts */
+  errorKind: string;
+  httpStatus: number | null;
+}
+
+/**
+ * A delivery attempt to the destination failed: one more consecutive failure, the failure kept as the
+ * last one, and paused (`failures`) when that is too many.
+ */
+export async function recordDestinationFailure(tx: Db, destinationId: string, at: Date, failure: DestinationFailure): Promise<void> {
   const [dest] = await tx.query<Pick<TableRow<'webhook_destinations'>, 'consecutive_failures' | 'status'>>(
-    `UPDATE webhook_destinations SET consecutive_failures = consecutive_failures + 1 WHERE id = $1
+    `UPDATE webhook_destinations
+        SET consecutive_failures = consecutive_failures + 1, last_failure_at = $2, last_failure_kind = $3, last_failure_status = $4
+      WHERE id = $1
      RETURNING consecutive_failures, status`,
-    [destinationId],
+    [destinationId, at, failure.errorKind, failure.httpStatus],
   );
   if (dest && dest.status === 'active' && shouldPauseDestination(dest.consecutive_failures)) {
     await tx.query(`UPDATE webhook_destinations SET status = 'paused', paused_at = $2, paused_reason = 'failures' WHERE id = $1`, [destinationId, at]);

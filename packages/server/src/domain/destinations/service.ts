@@ -7,9 +7,9 @@
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
-import { zWebhookDestination } from '../../contract.ts';
+import { zDelivery, zDeliveryAttempt, zDeliveryErrorKind, zWebhookDestination, type Schema } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
-import { replayFailedDeliveries } from '../events/deliveries.ts';
+import { listDeliveriesOf, replayFailedDeliveries, type LoggedDelivery } from '../events/deliveries.ts';
 import { enqueuePing } from '../events/outbox.ts';
 import type { WorkspaceEventType } from '../webhooks/envelope.ts';
 import { newId } from '../../random.ts';
@@ -26,7 +26,12 @@ export interface WebhookDestination {
   pausedAt: string | null;
   createdAt: string;
   secretRotatedAt: string | null;
+  pausedReason: 'failures' | 'admin' | null;
+  lastFailure: Schema<'DeliveryFailure'> | null;
 }
+
+/** A page of the delivery log (the contract's DeliveryList). */
+export type DeliveryLogPage = Schema<'DeliveryList'>;
 
 export interface DestinationService {
   create(workspaceId: string, input: { url: string; events: WorkspaceEventType[] }): Promise<WebhookDestination & { secret: string }>;
@@ -38,6 +43,8 @@ export interface DestinationService {
   ping(workspaceId: string, id: string): Promise<{ eventIds: string[] }>;
   /** Every given-up delivery of the destination queued again, same event ids and bodies. */
   replay(workspaceId: string, id: string): Promise<{ eventIds: string[] }>;
+  /** The destination's delivery log, newest first, each delivery with its attempts. */
+  deliveries(workspaceId: string, id: string, filter: { status?: string | undefined; limit: number; offset: number }): Promise<DeliveryLogPage>;
 }
 
 /** A row of `webhook_destinations` (generated/db.ts, from the migrations). */
@@ -114,6 +121,11 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
       const eventIds = await replayFailedDeliveries(db, id, clock.now());
       return { eventIds: eventIds.sort() };
     },
+    async deliveries(workspaceId, id, filter) {
+      await load(workspaceId, id);
+      const { rows, total } = await listDeliveriesOf(db, id, { status: filter.status ?? null, limit: filter.limit, offset: filter.offset });
+      return { data: rows.map(toDelivery), total, limit: filter.limit, offset: filter.offset };
+    },
   };
 }
 
@@ -143,5 +155,35 @@ function toRecord(row: Row): WebhookDestination {
     pausedAt: row.paused_at ? row.paused_at.toISOString() : null,
     createdAt: row.created_at.toISOString(),
     secretRotatedAt: row.secret_rotated_at ? row.secret_rotated_at.toISOString() : null,
+    pausedReason: row.status === 'paused' ? zWebhookDestination.shape.pausedReason.parse(row.paused_reason) : null,
+    lastFailure:
+      row.last_failure_at && row.last_failure_kind
+        ? { at: row.last_failure_at.toISOString(), errorKind: zDeliveryErrorKind.parse(row.last_failure_kind), httpStatus: row.last_failure_status }
+        : null,
+  };
+}
+
+/** The log keeps every attempt; the answer shows the latest ones within the contract's bound. */
+const MAX_ATTEMPTS_SHOWN = 100;
+
+function toDelivery(row: LoggedDelivery): Schema<'Delivery'> {
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    eventType: zDelivery.shape.eventType.parse(row.type),
+    status: zDelivery.shape.status.parse(row.status),
+    createdAt: row.created_at.toISOString(),
+    deliveredAt: iso(row.delivered_at),
+    nextRetryAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
+    attempts: row.attempts.slice(-MAX_ATTEMPTS_SHOWN).map((a) => ({
+      attempt: a.attempt,
+      at: a.attempted_at.toISOString(),
+      result: zDeliveryAttempt.shape.result.parse(a.result),
+      httpStatus: a.status,
+      errorKind: a.error_kind === null ? null : zDeliveryErrorKind.parse(a.error_kind),
+      durationMs: a.duration_ms,
+      nextRetryAt: iso(a.next_attempt_at),
+    })),
   };
 }

@@ -58,19 +58,79 @@ export interface AttemptRecord {
   status: number | null;
   reason: string | null;
   at: Date;
+  /** Null when delivered (domain/webhooks/failure-kind.ts). */
+  errorKind: string | null;
+  durationMs: number;
+  /** When the delivery is due again; null when delivered or given up. */
+  nextAttemptAt: Date | null;
 }
 
-/** The audit row of one attempt. */
+/** The audit row of one attempt, which the delivery log shows. */
 export async function insertDeliveryAttempt(tx: Db, record: AttemptRecord): Promise<void> {
-  await tx.query(`INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
-    `att_${randomBase62(20)}`,
-    record.deliveryId,
-    record.attempt,
-    record.result,
-    record.status,
-    record.reason,
-    record.at,
+  await tx.query(
+    `INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at, error_kind, duration_ms, next_attempt_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [
+      `att_${randomBase62(20)}`,
+      record.deliveryId,
+      record.attempt,
+      record.result,
+      record.status,
+      record.reason,
+      record.at,
+      record.errorKind,
+      record.durationMs,
+      record.nextAttemptAt,
+    ],
+  );
+}
+
+/** A delivery of the log with its attempts, oldest attempt first. */
+export type LoggedDelivery = Pick<Delivery, 'id' | 'event_id' | 'status' | 'next_attempt_at' | 'delivered_at' | 'created_at'> &
+  Pick<TableRow<'outbox_events'>, 'type'> & {
+    attempts: Pick<TableRow<'delivery_attempts'>, 'attempt' | 'attempted_at' | 'result' | 'status' | 'error_kind' | 'duration_ms' | 'next_attempt_at'>[];
+  };
+
+/**
+ * One page of a destination's deliveries, newest first, with their attempts. The caller has checked
+ * that the destination is the workspace's; `status` null means every status.
+ */
+export async function listDeliveriesOf(
+  db: Db,
+  destinationId: string,
+  filter: { status: string | null; limit: number; offset: number },
+): Promise<{ rows: LoggedDelivery[]; total: number }> {
+  const page = await db.query<Omit<LoggedDelivery, 'attempts'> & { total: number }>(
+    `SELECT d.id, d.event_id, d.status, d.next_attempt_at, d.delivered_at, d.created_at, e.type, count(*) OVER ()::integer AS total
+       FROM deliveries d JOIN outbox_events e ON e.id = d.event_id
+      WHERE d.destination_id = $1 AND ($2::text IS NULL OR d.status = $2)
+      ORDER BY d.created_at DESC, d.id DESC
+      LIMIT $3 OFFSET $4`,
+    [destinationId, filter.status, filter.limit, filter.offset],
+  );
+  const total = page[0]?.total ?? (filter.offset > 0 ? await countDeliveries(db, destinationId, filter.status) : 0);
+  if (page.length === 0) return { rows: [], total };
+  const attempts = await db.query<LoggedDelivery['attempts'][number] & { delivery_id: string }>(
+    `SELECT delivery_id, attempt, attempted_at, result, status, error_kind, duration_ms, next_attempt_at
+       FROM delivery_attempts WHERE delivery_id = ANY ($1::text[]) ORDER BY delivery_id, attempted_at, attempt`,
+    [page.map((d) => d.id)],
+  );
+  const byDelivery = new Map<string, LoggedDelivery['attempts']>();
+  for (const { delivery_id, ...attempt } of attempts) {
+    const list = byDelivery.get(delivery_id) ?? [];
+    list.push(attempt);
+    byDelivery.set(delivery_id, list);
+  }
+  const rows = page.map(({ total: _total, ...d }) => ({ ...d, attempts: byDelivery.get(d.id) ?? [] }));
+  return { rows, total };
+}
+
+async function countDeliveries(db: Db, destinationId: string, status: string | null): Promise<number> {
+  const [row] = await db.query<{ n: number }>(`SELECT count(*)::integer AS n FROM deliveries WHERE destination_id = $1 AND ($2::text IS NULL OR status = $2)`, [
+    destinationId,
+    status,
   ]);
+  return row?.n ?? 0;
 }
 
 /** The delivery succeeded: `delivered`, claim released. */

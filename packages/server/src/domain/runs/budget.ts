@@ -201,9 +201,20 @@ export async function settleBudget(
 }
 
 /** The manual switch: on (from `now`) or off. Returns whether it is on afterwards. */
-export async function setManualKillSwitch(db: Db, workspaceId: string, on: boolean, now: Date): Promise<void> {
+export async function setManualKillSwitch(
+  db: Db,
+  workspaceId: string,
+  on: boolean,
+  now: Date,
+  detail: { reason?: string | undefined; engagedBy?: string | undefined } = {},
+): Promise<void> {
   if (on) {
-    await db.query(`INSERT INTO kill_switches (workspace_id, manual_since) VALUES ($1, $2) ON CONFLICT (workspace_id) DO NOTHING`, [workspaceId, now]);
+    // Already on: it stays on since the first time (activeSince does not move); a new reason replaces the old one.
+    await db.query(
+      `INSERT INTO kill_switches (workspace_id, manual_since, reason, engaged_by) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (workspace_id) DO UPDATE SET reason = COALESCE(EXCLUDED.reason, kill_switches.reason)`,
+      [workspaceId, now, detail.reason ?? null, detail.engagedBy ?? null],
+    );
   } else {
     await db.query(`DELETE FROM kill_switches WHERE workspace_id = $1`, [workspaceId]);
   }
@@ -211,6 +222,8 @@ export async function setManualKillSwitch(db: Db, workspaceId: string, on: boole
 
 export interface KillSwitchStatus {
   manualSince: Date | null;
+  /** The reason given when it was turned on from the panel. */
+  manualReason: string | null;
   hour: WindowStatus;
   day: WindowStatus;
 }
@@ -228,9 +241,10 @@ export interface WindowStatus {
 /** What the operator sees with `service kill-switch status`. */
 export async function killSwitchStatus(db: Db, workspaceId: string, now: Date, limits: KillSwitchLimits): Promise<KillSwitchStatus> {
   const windows = windowsOf(now);
-  const [manual] = await db.query<Pick<TableRow<'kill_switches'>, 'manual_since'>>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [
-    workspaceId,
-  ]);
+  const [manual] = await db.query<Pick<TableRow<'kill_switches'>, 'manual_since' | 'reason'>>(
+    `SELECT manual_since, reason FROM kill_switches WHERE workspace_id = $1`,
+    [workspaceId],
+  );
   const read = async (scope: 'hour' | 'day') => {
     const [row] = await db.query<WindowTotals>(
       `SELECT spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows
@@ -245,7 +259,7 @@ export async function killSwitchStatus(db: Db, workspaceId: string, now: Date, l
       trippedAt: row?.tripped_at ?? null,
     };
   };
-  return { manualSince: manual?.manual_since ?? null, hour: await read('hour'), day: await read('day') };
+  return { manualSince: manual?.manual_since ?? null, manualReason: manual?.reason ?? null, hour: await read('hour'), day: await read('day') };
 }
 
 /** Whether the manual switch was turned on after `since` (a run in progress is then stopped). */

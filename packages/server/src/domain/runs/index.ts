@@ -5,6 +5,8 @@ export * from './service.ts';
 export * from './store.ts';
 export { requestHash, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
 export { currentUsage } from './usage-store.ts';
+export { dailyUsage, type DailyUsage } from './daily-usage.ts';
+export { killSwitches, type KillSwitches } from './kill-switches.ts';
 export { killSwitchStatus, setManualKillSwitch, type BudgetSettings, type KillSwitchStatus } from './budget.ts';
 export { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
 export { runFailureError, streamErrorOf, type StreamErrorBody } from './outcome.ts';

@@ -96,6 +96,12 @@ export async function readRunDetail(db: Db, workspaceId: string, runId: string):
 export interface RunFilters {
   status?: RunStatus | undefined;
   agentSlug?: string | undefined;
+  alias?: string | undefined;
+  source?: string | undefined;
+  /** Created at or after (inclusive). */
+  createdAfter?: Date | undefined;
+  /** Created before (exclusive). */
+  createdBefore?: Date | undefined;
   limit: number;
   offset: number;
 }
@@ -104,12 +110,22 @@ export interface RunFilters {
 export async function listRunRows(db: Db, workspaceId: string, filters: RunFilters): Promise<RunList> {
   // One fixed statement: a filter that is not given is NULL and matches every run. The agent filter
   // matches the agent addressed or, for a routed run, the department that answered it.
-  const matches = `workspace_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR agent_slug = $3 OR answered_by = $3)`;
-  const params = [workspaceId, filters.status ?? null, filters.agentSlug ?? null];
+  const matches = `workspace_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR agent_slug = $3 OR answered_by = $3)
+    AND ($4::text IS NULL OR alias = $4) AND ($5::text IS NULL OR source = $5)
+    AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)`;
+  const params = [
+    workspaceId,
+    filters.status ?? null,
+    filters.agentSlug ?? null,
+    filters.alias ?? null,
+    filters.source ?? null,
+    filters.createdAfter ?? null,
+    filters.createdBefore ?? null,
+  ];
   // The page and the total in one statement (the window counts every match before LIMIT); a page
   // past the end has no row to carry the total, so only then is it counted apart.
   const rows = await db.query<RunRow & { total: number }>(
-    `SELECT *, count(*) OVER ()::int AS total FROM runs WHERE ${matches} ORDER BY created_at DESC, seq DESC LIMIT $4 OFFSET $5`,
+    `SELECT *, count(*) OVER ()::int AS total FROM runs WHERE ${matches} ORDER BY created_at DESC, seq DESC LIMIT $8 OFFSET $9`,
     [...params, filters.limit, filters.offset],
   );
   const total =

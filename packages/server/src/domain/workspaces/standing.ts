@@ -6,6 +6,7 @@
  * caches' version, so it holds on every instance from the next request.
  */
 import { fail } from '../../errors.ts';
+import type { Db } from '../../store/db.ts';
 
 /** Requests per minute of a workspace whose operator set no ceiling (the spec's 600). */
 export const DEFAULT_RPM_LIMIT = 600;
@@ -34,4 +35,14 @@ export function standingOf(row: StandingColumns): WorkspaceStanding {
 export function requireGoodStanding(standing: WorkspaceStanding): void {
   if (standing.status !== 'active') throw fail('tenant_forbidden', 'This workspace is suspended.');
   if (standing.payment !== 'completed') throw fail('payment_not_completed', 'The payment of this workspace is not completed.');
+}
+
+/**
+ * The standing of a workspace read by its id, for a caller whose credential does not carry it (a
+ * session that starts a run from the panel: it may read, but spends only while the workspace may).
+ */
+export async function loadStanding(db: Db, workspaceId: string): Promise<WorkspaceStanding> {
+  const [row] = await db.query<StandingColumns>(`SELECT ${STANDING_COLUMNS} FROM workspaces w WHERE w.id = $1`, [workspaceId]);
+  if (!row) throw fail('not_authenticated');
+  return standingOf(row);
 }

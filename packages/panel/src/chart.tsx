@@ -1,0 +1,92 @@
+/**
+ * @module A small stacked bar chart in plain SVG: one bar per day, one colour per series (alias or agent),
+ * with a table of the same figures for screen readers and keyboard users.
+ */
+export interface DayBars {
+  day: string;
+  /** Series name -> STU that day. */
+  values: Record<string, number>;
+}
+
+const COLOURS = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626', '#4b5563', '#ca8a04', '#0d9488'];
+
+export function StackedBars({ title, days }: { title: string; days: DayBars[] }) {
+  const series = [...new Set(days.flatMap((d) => Object.keys(d.values)))].sort();
+  const totals = days.map((d) => Object.values(d.values).reduce((a, b) => a + b, 0));
+  const max = Math.max(1, ...totals);
+  const width = Math.max(300, days.length * 22);
+  const height = 160;
+  const bar = width / Math.max(1, days.length);
+  const colour = (name: string) => COLOURS[series.indexOf(name) % COLOURS.length]!;
+  return (
+    <figure class="chart">
+      <figcaption>{title}</figcaption>
+      <svg viewBox={`0 0 ${width} ${height + 18}`} role="img" aria-label={`${title}: ${summary(days, totals)}`} preserveAspectRatio="none">
+        {days.map((d, i) => {
+          let y = height;
+          return (
+            <g key={d.day}>
+              {series.map((name) => {
+                const value = d.values[name] ?? 0;
+                if (value === 0) return null;
+                const h = (value / max) * (height - 4);
+                y -= h;
+                return (
+                  <rect key={name} x={i * bar + 2} y={y} width={Math.max(2, bar - 4)} height={h} fill={colour(name)}>
+                    <title>
+                      {d.day} · {name}: {value} STU
+                    </title>
+                  </rect>
+                );
+              })}
+              {i % Math.ceil(days.length / 8) === 0 ? (
+                <text x={i === 0 ? 1 : i * bar + bar / 2} y={height + 14} text-anchor={i === 0 ? 'start' : 'middle'} font-size="10" fill="#374151">
+                  {d.day.slice(5)}
+                </text>
+              ) : null}
+            </g>
+          );
+        })}
+      </svg>
+      <ul class="legend">
+        {series.map((name) => (
+          <li key={name}>
+            <span class={`swatch swatch-${series.indexOf(name) % COLOURS.length}`} aria-hidden="true" /> {name}
+          </li>
+        ))}
+      </ul>
+      <details>
+        <summary>Figures of “{title}”</summary>
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Day</th>
+                {series.map((s) => (
+                  <th scope="col" key={s}>
+                    {s}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {days.map((d) => (
+                <tr key={d.day}>
+                  <th scope="row">{d.day}</th>
+                  {series.map((s) => (
+                    <td key={s}>{d.values[s] ?? 0}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </figure>
+  );
+}
+
+function summary(days: DayBars[], totals: number[]): string {
+  const sum = totals.reduce((a, b) => a + b, 0);
+  return `${sum} STU over ${days.length} days`;
+}

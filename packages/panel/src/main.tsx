@@ -1,0 +1,8 @@
+/**
+ * @module Entry point of the panel.
+ */
+import { render } from 'preact';
+import { App } from './app.tsx';
+import './styles.css';
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,150 @@
+/**
+ * @module Settings, API keys: the list (visible prefix only), create with scopes and expiry (the secret shown
+ * once), rotate and revoke, each confirmed.
+ */
+import { useState } from 'preact/hooks';
+import { api, csrfHeader, ok, type Schemas } from '../api.ts';
+import { Badge, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
+
+const BASE_SCOPES: { scope: Schemas['Scope']; words: string }[] = [
+  { scope: 'orchestrator:invoke', words: 'invoke any agent' },
+  { scope: 'tenant:read', words: 'read runs and workspace metadata' },
+  { scope: 'departments:read', words: 'read the agent catalog' },
+  { scope: 'usage:read', words: 'read the period’s consumption' },
+  { scope: 'webhooks:ingest', words: 'ingest inbound events' },
+  { scope: 'mcp:tenant', words: 'open the MCP bridge' },
+];
+
+export const AGENT_SLUGS = ['orchestrator', 'sales', 'marketing', 'finance', 'legal', 'hr', 'operations', 'analytics', 'strategy', 'it', 'customer-care'];
+
+export function KeysScreen() {
+  const keys = useLoad(() => ok(api.GET('/api-keys', {})), []);
+  const [created, setCreated] = useState<Schemas['ApiKeyCreated'] | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+
+  async function act(run: () => Promise<Schemas['ApiKeyCreated'] | unknown>) {
+    setError(undefined);
+    try {
+      const result = await run();
+      if (result && typeof result === 'object' && 'secret' in result) setCreated(result as Schemas['ApiKeyCreated']);
+      keys.reload();
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  return (
+    <section aria-labelledby="keys-title">
+      <h1 id="keys-title">API keys</h1>
+      <ErrorNote error={error ?? keys.error} />
+      {created ? (
+        <SecretOnce label={`Secret of ${created.name}`} secret={created.secret}>
+          <button type="button" onClick={() => setCreated(undefined)}>
+            I have copied it
+          </button>
+        </SecretOnce>
+      ) : null}
+      <CreateKey onCreate={(body) => act(() => ok(api.POST('/api-keys', { params: { header: csrfHeader() }, body })))} />
+      <h2>Keys</h2>
+      <div class="table-wrap">
+        <table>
+          <caption class="sr-only">API keys of the workspace</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Prefix</th>
+              <th scope="col">Scopes</th>
+              <th scope="col">Created</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Status</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.data?.data.map((key) => (
+              <tr key={key.id}>
+                <td>{key.name}</td>
+                <td>
+                  <code>{key.prefix}</code>
+                </td>
+                <td>{key.scopes.join(', ')}</td>
+                <td>{when(key.createdAt)}</td>
+                <td>{when(key.expiresAt)}</td>
+                <td>{when(key.lastUsedAt)}</td>
+                <td>
+                  <Badge tone={key.status === 'active' ? 'green' : 'grey'}>{key.status}</Badge>
+                </td>
+                <td class="actions">
+                  {key.status === 'active' ? (
+                    <>
+                      <ConfirmButton
+                        label={`Rotate ${key.name}`}
+                        confirmLabel="Rotate now"
+                        question={`Rotate ${key.name}? The old secret stops working at once.`}
+                        onConfirm={() => act(() => ok(api.POST('/api-keys/{id}/rotate', { params: { path: { id: key.id }, header: csrfHeader() } })))}
+                      />
+                      <ConfirmButton
+                        danger
+                        label={`Revoke ${key.name}`}
+                        confirmLabel="Revoke now"
+                        question={`Revoke ${key.name}? Calls with it fail at once.`}
+                        onConfirm={() => act(() => ok(api.DELETE('/api-keys/{id}', { params: { path: { id: key.id }, header: csrfHeader() } })))}
+                      />
+                    </>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {keys.data && keys.data.data.length === 0 ? <p>No keys yet.</p> : null}
+    </section>
+  );
+}
+
+function CreateKey({ onCreate }: { onCreate(body: Schemas['CreateApiKeyRequest']): Promise<void> }) {
+  const [busy, setBusy] = useState(false);
+  async function submit(event: Event) {
+    event.preventDefault();
+    const formEl = event.currentTarget as HTMLFormElement;
+    const form = new FormData(formEl);
+    const scopes = [...form.getAll('scope'), ...form.getAll('agentScope')].map(String) as Schemas['Scope'][];
+    setBusy(true);
+    await onCreate({ name: String(form.get('name')), scopes, expiresInDays: Number(form.get('expiresInDays')) });
+    setBusy(false);
+    formEl.reset();
+  }
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="create-key-title">
+      <h2 id="create-key-title">Create a key</h2>
+      <Field label="Name">
+        <input name="name" required maxLength={100} />
+      </Field>
+      <fieldset>
+        <legend>Scopes</legend>
+        {BASE_SCOPES.map((s) => (
+          <label class="check" key={s.scope}>
+            <input type="checkbox" name="scope" value={s.scope} /> <code>{s.scope}</code> <span class="muted">{s.words}</span>
+          </label>
+        ))}
+      </fieldset>
+      <Field label="Invoke only these agents (per-agent scopes)" hint="Ctrl/Cmd-click to pick several.">
+        <select name="agentScope" multiple size={4}>
+          {AGENT_SLUGS.map((slug) => (
+            <option key={slug} value={`orchestrator:invoke:agent:${slug}`}>
+              {slug}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field label="Expires in (days)" hint="From 1 to 730 days.">
+        <input name="expiresInDays" type="number" min={1} max={730} value={90} required />
+      </Field>
+      <button type="submit" class="primary" disabled={busy}>
+        Create key
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,101 @@
+/**
+ * @module Kill-switch state (per run, hour, day and the manual one), and the manual switch for owners and admins.
+ */
+import { useState } from 'preact/hooks';
+import { api, csrfHeader, ok, type Schemas } from '../api.ts';
+import { isAdmin, useSession } from '../session.ts';
+import { Badge, ErrorNote, Field, useLoad, when } from '../ui.tsx';
+
+const KINDS: { key: 'run' | 'hour' | 'day' | 'manual'; words: string }[] = [
+  { key: 'manual', words: 'Manual switch' },
+  { key: 'hour', words: 'Hourly budget' },
+  { key: 'day', words: 'Daily budget' },
+  { key: 'run', words: 'Per-run limit' },
+];
+
+export function KillSwitches() {
+  const { session } = useSession();
+  const switches = useLoad(() => ok(api.GET('/kill-switches', {})), []);
+  const [error, setError] = useState<unknown>(undefined);
+
+  async function setManual(engaged: boolean, reason?: string) {
+    setError(undefined);
+    try {
+      await ok(api.PUT('/kill-switches/manual', { params: { header: csrfHeader() }, body: reason ? { engaged, reason } : { engaged } }));
+      switches.reload();
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  const s = switches.data;
+  return (
+    <section aria-labelledby="kill-title">
+      <h2 id="kill-title">Kill switches</h2>
+      <ErrorNote error={error ?? switches.error} />
+      {s ? (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">Spending kill switches</caption>
+            <thead>
+              <tr>
+                <th scope="col">Switch</th>
+                <th scope="col">State</th>
+                <th scope="col">Spent / limit (STU)</th>
+                <th scope="col">Since</th>
+              </tr>
+            </thead>
+            <tbody>
+              {KINDS.map(({ key, words }) => (
+                <SwitchRow key={key} words={words} item={s[key]} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      {s && isAdmin(session) ? <ManualSwitch engaged={s.manual.engaged} onSet={setManual} /> : null}
+    </section>
+  );
+}
+
+function SwitchRow({ words, item }: { words: string; item: Schemas['KillSwitch'] }) {
+  return (
+    <tr>
+      <th scope="row">{words}</th>
+      <td>
+        <Badge tone={item.engaged ? 'red' : 'green'}>{item.engaged ? 'engaged' : 'off'}</Badge>
+        {item.reason ? <span class="muted"> {item.reason}</span> : null}
+      </td>
+      <td>{item.limitStu === null ? '—' : `${(item.spentStu ?? 0).toLocaleString('en-US')} / ${item.limitStu.toLocaleString('en-US')}`}</td>
+      <td>{when(item.since)}</td>
+    </tr>
+  );
+}
+
+function ManualSwitch({ engaged, onSet }: { engaged: boolean; onSet(engaged: boolean, reason?: string): Promise<void> }) {
+  if (engaged)
+    return (
+      <button type="button" class="primary" onClick={() => onSet(false)}>
+        Turn the manual switch off
+      </button>
+    );
+  return (
+    <form
+      class="card"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const reason = String(new FormData(e.currentTarget).get('reason') ?? '').trim();
+        await onSet(true, reason || undefined);
+      }}
+    >
+      <h3>Stop all spending</h3>
+      <p class="muted">New invocations are refused with 429 kill_switch until the switch is turned off.</p>
+      <Field label="Reason (optional)">
+        <input name="reason" maxLength={200} />
+      </Field>
+      <button type="submit" class="danger">
+        Engage the manual switch
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,319 @@
+/**
+ * @module Settings, Webhooks: inbound webhooks (create with the secret once and the signing instructions,
+ * pause, resume, revoke) and outbound destinations (paused ones flagged, create, rotate the secret, pause,
+ * resume, ping, replay failed deliveries, and each destination's delivery log).
+ */
+import { useState } from 'preact/hooks';
+import { api, csrfHeader, ok, type Schemas } from '../api.ts';
+import { Badge, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
+import { AGENT_SLUGS } from './keys.tsx';
+import { DeliveryLog, failureText } from './delivery-log.tsx';
+
+const EVENTS: Schemas['WebhookDestination']['events'] = [
+  'run.completed',
+  'run.failed',
+  'approval.created',
+  'approval.decided',
+  'draft.created',
+  'integration.connected',
+];
+const ALIASES: Schemas['ModelAlias'][] = ['Prelude', 'Sonata', 'Symphony', 'Concerto'];
+
+export function WebhooksScreen() {
+  return (
+    <section aria-labelledby="webhooks-title">
+      <h1 id="webhooks-title">Webhooks</h1>
+      <Outbound />
+      <Inbound />
+    </section>
+  );
+}
+
+function Outbound() {
+  const list = useLoad(() => ok(api.GET('/webhook-destinations', {})), []);
+  const [secret, setSecret] = useState<{ url: string; secret: string } | undefined>(undefined);
+  const [note, setNote] = useState('');
+  const [error, setError] = useState<unknown>(undefined);
+  const [logOf, setLogOf] = useState<string | undefined>(undefined);
+
+  async function act(run: () => Promise<unknown>, done?: string) {
+    setError(undefined);
+    setNote('');
+    try {
+      const result = await run();
+      if (result && typeof result === 'object' && 'secret' in result) {
+        const created = result as Schemas['WebhookDestinationCreated'];
+        setSecret({ url: created.url, secret: created.secret });
+      }
+      if (done) setNote(done);
+      list.reload();
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  async function create(event: Event) {
+    event.preventDefault();
+    const formEl = event.currentTarget as HTMLFormElement;
+    const form = new FormData(formEl);
+    const events = form.getAll('event').map(String) as Schemas['WebhookDestination']['events'];
+    await act(() => ok(api.POST('/webhook-destinations', { params: { header: csrfHeader() }, body: { url: String(form.get('url')), events } })));
+    formEl.reset();
+  }
+
+  const header = (id: string) => ({ params: { path: { id }, header: csrfHeader() } });
+  return (
+    <section aria-labelledby="outbound-title">
+      <h2 id="outbound-title">Outbound destinations</h2>
+      <ErrorNote error={error ?? list.error} />
+      <p aria-live="polite" class="note">
+        {note}
+      </p>
+      {secret ? (
+        <SecretOnce label={`Signing secret of ${secret.url}`} secret={secret.secret}>
+          <p class="muted">
+            Each delivery carries <code>X-SERVICE-Signature</code>: the lowercase hex HMAC-SHA256 of the raw body with this secret.
+          </p>
+          <button type="button" onClick={() => setSecret(undefined)}>
+            I have copied it
+          </button>
+        </SecretOnce>
+      ) : null}
+      <form class="card" onSubmit={create} aria-labelledby="create-destination-title">
+        <h3 id="create-destination-title">Add a destination</h3>
+        <Field label="HTTPS URL">
+          <input name="url" type="url" pattern="https://.*" required placeholder="https://hooks.example.com/service" />
+        </Field>
+        <fieldset>
+          <legend>Events</legend>
+          {EVENTS.map((e) => (
+            <label class="check" key={e}>
+              <input type="checkbox" name="event" value={e} defaultChecked={e.startsWith('run.')} /> <code>{e}</code>
+            </label>
+          ))}
+        </fieldset>
+        <button type="submit" class="primary">
+          Add destination
+        </button>
+      </form>
+      <ul class="cards">
+        {list.data?.data.map((d) => (
+          <li key={d.id} class={`card ${d.status === 'paused' ? 'flagged' : ''}`} aria-label={`Destination ${d.url}`}>
+            <div class="row spread">
+              <code class="url">{d.url}</code>
+              {d.status === 'paused' ? <Badge tone="red">paused</Badge> : <Badge tone="green">active</Badge>}
+            </div>
+            {d.status === 'paused' ? (
+              <p class="flag">
+                Paused {when(d.pausedAt)}
+                {pauseReason(d) ? <>: {pauseReason(d)}</> : null}. Deliveries wait until it is resumed.
+              </p>
+            ) : null}
+            <p class="muted">
+              Events: {d.events.join(', ')} · consecutive failures: {d.consecutiveFailures}
+              {lastFailure(d) ? <> · last failure: {lastFailure(d)}</> : null} · secret rotated {when(d.secretRotatedAt)}
+            </p>
+            <div class="actions">
+              <button type="button" onClick={() => act(() => ok(api.POST('/webhook-destinations/{id}/ping', header(d.id))), `Ping queued for ${d.url}.`)}>
+                Ping {d.url}
+              </button>
+              <button
+                type="button"
+                onClick={() => act(() => ok(api.POST('/webhook-destinations/{id}/replay', header(d.id))), `Failed deliveries queued again for ${d.url}.`)}
+              >
+                Replay failed deliveries
+              </button>
+              {d.status === 'paused' ? (
+                <button type="button" onClick={() => act(() => ok(api.POST('/webhook-destinations/{id}/resume', header(d.id))), `${d.url} resumed.`)}>
+                  Resume
+                </button>
+              ) : (
+                <ConfirmButton
+                  label="Pause"
+                  confirmLabel="Pause now"
+                  question={`Pause deliveries to ${d.url}?`}
+                  onConfirm={() => act(() => ok(api.POST('/webhook-destinations/{id}/pause', header(d.id))), `${d.url} paused.`)}
+                />
+              )}
+              <ConfirmButton
+                label="Rotate secret"
+                confirmLabel="Rotate now"
+                question={`Rotate the signing secret of ${d.url}?`}
+                onConfirm={() => act(() => ok(api.POST('/webhook-destinations/{id}/rotate-secret', header(d.id))))}
+              />
+              <button type="button" aria-expanded={logOf === d.id} onClick={() => setLogOf(logOf === d.id ? undefined : d.id)}>
+                Delivery log
+              </button>
+            </div>
+            {logOf === d.id ? <DeliveryLog destinationId={d.id} url={d.url} /> : null}
+          </li>
+        ))}
+      </ul>
+      {list.data && list.data.data.length === 0 ? <p>No destinations yet.</p> : null}
+    </section>
+  );
+}
+
+function pauseReason(d: Schemas['WebhookDestination']): string | undefined {
+  if (d.pausedReason === 'failures') return 'by the service after repeated failed deliveries';
+  if (d.pausedReason === 'admin') return 'by an admin';
+  return undefined;
+}
+
+function lastFailure(d: Schemas['WebhookDestination']): string | undefined {
+  return d.lastFailure ? failureText(d.lastFailure) : undefined;
+}
+
+function Inbound() {
+  const list = useLoad(() => ok(api.GET('/inbound-webhooks', {})), []);
+  const [created, setCreated] = useState<Schemas['InboundWebhookCreated'] | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+
+  async function act(run: () => Promise<unknown>) {
+    setError(undefined);
+    try {
+      const result = await run();
+      if (result && typeof result === 'object' && 'secret' in result) setCreated(result as Schemas['InboundWebhookCreated']);
+      list.reload();
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  async function create(event: Event) {
+    event.preventDefault();
+    const formEl = event.currentTarget as HTMLFormElement;
+    const form = new FormData(formEl);
+    await act(() =>
+      ok(
+        api.POST('/inbound-webhooks', {
+          params: { header: csrfHeader() },
+          body: {
+            slug: String(form.get('slug')),
+            agentSlug: String(form.get('agentSlug')),
+            alias: String(form.get('alias')) as Schemas['ModelAlias'],
+            algorithm: String(form.get('algorithm')) as 'sha256' | 'sha512',
+          },
+        }),
+      ),
+    );
+    formEl.reset();
+  }
+
+  const slugParams = (slug: string) => ({ params: { path: { slug }, header: csrfHeader() } });
+  return (
+    <section aria-labelledby="inbound-title">
+      <h2 id="inbound-title">Inbound webhooks</h2>
+      <ErrorNote error={error ?? list.error} />
+      {created ? (
+        <SecretOnce label={`Secret of inbound webhook ${created.slug}`} secret={created.secret}>
+          <Signing webhook={created} />
+          <button type="button" onClick={() => setCreated(undefined)}>
+            I have copied it
+          </button>
+        </SecretOnce>
+      ) : null}
+      <form class="card" onSubmit={create} aria-labelledby="create-inbound-title">
+        <h3 id="create-inbound-title">Add an inbound webhook</h3>
+        <Field label="Slug" hint="Lowercase letters, digits and dashes; part of the URL.">
+          <input name="slug" required pattern="[a-z0-9][a-z0-9\-]*" maxLength={64} />
+        </Field>
+        <Field label="Agent">
+          <select name="agentSlug">
+            {AGENT_SLUGS.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Alias">
+          <select name="alias" value="Sonata">
+            {ALIASES.map((a) => (
+              <option key={a}>{a}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Signature algorithm">
+          <select name="algorithm">
+            <option value="sha256">HMAC-SHA256</option>
+            <option value="sha512">HMAC-SHA512</option>
+          </select>
+        </Field>
+        <button type="submit" class="primary">
+          Add inbound webhook
+        </button>
+      </form>
+      <div class="table-wrap">
+        <table>
+          <caption class="sr-only">Inbound webhooks</caption>
+          <thead>
+            <tr>
+              <th scope="col">Slug</th>
+              <th scope="col">Agent</th>
+              <th scope="col">Alias</th>
+              <th scope="col">Status</th>
+              <th scope="col">Last event</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data?.data.map((w) => (
+              <tr key={w.slug}>
+                <td>
+                  <code>{w.slug}</code>
+                </td>
+                <td>{w.agentSlug}</td>
+                <td>{w.alias}</td>
+                <td>
+                  <Badge tone={w.status === 'active' ? 'green' : w.status === 'paused' ? 'amber' : 'grey'}>{w.status}</Badge>
+                </td>
+                <td>{when(w.lastEventAt)}</td>
+                <td class="actions">
+                  {w.status === 'active' ? (
+                    <button type="button" onClick={() => act(() => ok(api.POST('/inbound-webhooks/{slug}/pause', slugParams(w.slug))))}>
+                      Pause {w.slug}
+                    </button>
+                  ) : null}
+                  {w.status === 'paused' ? (
+                    <button type="button" onClick={() => act(() => ok(api.POST('/inbound-webhooks/{slug}/resume', slugParams(w.slug))))}>
+                      Resume {w.slug}
+                    </button>
+                  ) : null}
+                  {w.status !== 'revoked' ? (
+                    <ConfirmButton
+                      danger
+                      label={`Revoke ${w.slug}`}
+                      confirmLabel="Revoke now"
+                      question={`Revoke ${w.slug}? Its events are refused from now on.`}
+                      onConfirm={() => act(() => ok(api.DELETE('/inbound-webhooks/{slug}', slugParams(w.slug))))}
+                    />
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+function Signing({ webhook }: { webhook: Schemas['InboundWebhook'] }) {
+  const url = `${window.location.origin}/v1/webhooks/inbound/${webhook.slug}`;
+  return (
+    <div>
+      <h4>Signing instructions</h4>
+      <ol>
+        <li>
+          Send a JSON <code>POST</code> to <code>{url}</code>.
+        </li>
+        <li>
+          Sign the raw body: lowercase hex HMAC-{webhook.algorithm.toUpperCase()} with this secret, in the <code>{webhook.signatureHeader}</code> header.
+        </li>
+        <li>
+          Send the time in <code>X-SERVICE-Timestamp</code> (unix seconds; within 5 minutes) and a unique id in <code>X-SERVICE-Event-Id</code> (a repeat is
+          answered as a duplicate).
+        </li>
+      </ol>
+    </div>
+  );
+}

@@ -1,0 +1,170 @@
+/**
+ * @module Small shared pieces: loading data, showing an API error with its request id, confirming a
+ * destructive action, showing a secret once.
+ */
+import { type ComponentChildren, cloneElement, type VNode } from 'preact';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
+import { ApiError } from './api.ts';
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload(): void;
+}
+
+/** Runs `load` now and again on reload(); keeps the last data while reloading. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setLoading(true);
+    load().then(
+      (value) => {
+        if (!live) return;
+        setData(value);
+        setError(undefined);
+        setLoading(false);
+      },
+      (err: unknown) => {
+        if (!live) return;
+        setError(err);
+        setLoading(false);
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data, error, loading, reload };
+}
+
+/** The API's error body in words, with the request id for support and the wait when there is one. */
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  const err = error instanceof ApiError ? error : undefined;
+  return (
+    <div class="error" role="alert">
+      <strong>{err ? err.message : 'Something went wrong.'}</strong>
+      {err && err.code === 'too_many_attempts' && err.retryAfterSec ? <span> Try again in {waitText(err.retryAfterSec)}.</span> : null}
+      {err && (
+        <small>
+          {' '}
+          <code>{err.code}</code>
+          {err.requestId ? (
+            <>
+              {' '}
+              · request id <code>{err.requestId}</code>
+            </>
+          ) : null}
+        </small>
+      )}
+    </div>
+  );
+}
+
+export function waitText(seconds: number): string {
+  if (seconds < 90) return `${seconds} seconds`;
+  return `${Math.ceil(seconds / 60)} minutes`;
+}
+
+/** A destructive action asks once more, inline, before it runs. */
+export function ConfirmButton(props: { label: string; confirmLabel: string; question: string; onConfirm(): Promise<void> | void; danger?: boolean }) {
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) confirmRef.current?.focus();
+  }, [asking]);
+  if (!asking)
+    return (
+      <button type="button" class={props.danger ? 'danger' : ''} onClick={() => setAsking(true)}>
+        {props.label}
+      </button>
+    );
+  return (
+    <fieldset class="confirm">
+      <legend>{props.question}</legend>
+      <button
+        type="button"
+        ref={confirmRef}
+        class={props.danger ? 'danger' : 'primary'}
+        disabled={busy}
+        onClick={async () => {
+          setBusy(true);
+          try {
+            await props.onConfirm();
+          } finally {
+            setBusy(false);
+            setAsking(false);
+          }
+        }}
+      >
+        {props.confirmLabel}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </fieldset>
+  );
+}
+
+/** A secret the server shows only once: a copy button and a warning. */
+export function SecretOnce({ label, secret, children }: { label: string; secret: string; children?: ComponentChildren }) {
+  const [copied, setCopied] = useState(false);
+  const id = `secret-${label.replace(/\W+/g, '-').toLowerCase()}`;
+  return (
+    <section class="secret" aria-label={label}>
+      <p class="warning">
+        <strong>Copy this secret now.</strong> It is shown only once; afterwards the panel shows only its prefix.
+      </p>
+      <label for={id}>{label}</label>
+      <div class="row">
+        <input id={id} readOnly value={secret} class="mono" onFocus={(e) => e.currentTarget.select()} />
+        <button
+          type="button"
+          onClick={async () => {
+            try {
+              await navigator.clipboard.writeText(secret);
+              setCopied(true);
+            } catch {
+              setCopied(false);
+            }
+          }}
+        >
+          Copy
+        </button>
+      </div>
+      <p aria-live="polite" class="muted">
+        {copied ? 'Copied to the clipboard.' : ''}
+      </p>
+      {children}
+    </section>
+  );
+}
+
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : `${d.toISOString().replace('T', ' ').slice(0, 16)} UTC`;
+}
+
+export function Badge({ tone, children }: { tone: string; children: ComponentChildren }) {
+  return <span class={`badge badge-${tone}`}>{children}</span>;
+}
+
+/** A labelled control: the label names the one child control by its id (an explicit label). */
+export function Field(props: { label: string; children: VNode<{ id?: string }>; hint?: string }) {
+  const id = useId();
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      {cloneElement(props.children, { id })}
+      {props.hint ? <small class="muted">{props.hint}</small> : null}
+    </div>
+  );
+}

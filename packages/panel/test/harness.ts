@@ -1,0 +1,164 @@
+/**
+ * @module Test harness of the panel's browser suite: a real `service serve` on loopback with a fresh data
+ * directory (the first admin from `init`), loopback HTTPS receivers for outbound
+ * deliveries (self-signed, trusted through NODE_EXTRA_CA_CERTS, allowed by WEBHOOK_ALLOW_HOSTS), a fresh
+ * panel build, and Debian's Chromium driven by playwright-core.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { totpCode } from '../../server/src/domain/sessions/totp.ts';
+import {
+  createSelfSignedCertificate,
+  type HttpsTestReceiver,
+  type ReceiverAnswer,
+  startHttpsTestReceiver,
+} from '../../server/src/domain/webhooks/https-test-receiver.ts';
+import { type CliProcesses, cliProcesses } from '../../server/src/serve-testing.ts';
+
+export const CHROMIUM = '/usr/bin/chromium';
+const PANEL_DIR = fileURLToPath(new URL('../', import.meta.url));
+export const SHOTS_DIR = fileURLToPath(new URL('../../../docs/panel/', import.meta.url));
+const require = createRequire(import.meta.url);
+
+export interface User {
+  email: string;
+  password: string;
+  totpSecret: string;
+}
+
+export interface Harness {
+  url: string;
+  apiKey: string;
+  operatorToken: string;
+  admin: User;
+  cli: CliProcesses;
+  browser: Browser;
+  /** A receiver that answers 200, and one that answers 503. */
+  healthy: HttpsTestReceiver;
+  failing: HttpsTestReceiver;
+  newPage(viewport?: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page }>;
+  close(): Promise<void>;
+}
+
+/** Chromium's flags for a closed network (no background or component traffic). */
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'];
+
+export async function startHarness(): Promise<Harness> {
+  // The suite tests the panel as it is now: build it (a few seconds) rather than trust an older dist/.
+  execFileSync(join(PANEL_DIR, 'node_modules', '.bin', 'vite'), ['build', '--logLevel', 'warn'], { cwd: PANEL_DIR, stdio: 'pipe' });
+  const dir = mkdtempSync(join(tmpdir(), 'panel-e2e-'));
+  const certificate = createSelfSignedCertificate();
+  writeFileSync(join(dir, 'receiver-ca.pem'), certificate.cert);
+  const healthy = await startHttpsTestReceiver(certificate, (): ReceiverAnswer => ({ status: 200 }));
+  const failing = await startHttpsTestReceiver(certificate, (): ReceiverAnswer => ({ status: 503, body: 'down for maintenance' }));
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // Its own embedded store: DATABASE_URL and REDIS_URL (set in CI) are shared by other suites.
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'CORS_ORIGINS']) delete env[name];
+  Object.assign(env, { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '100', NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem') });
+  const cli = cliProcesses(dir, env);
+  const init = JSON.parse(cli.run('init', '--json')) as { apiKey: string; admin: User; operatorToken: string };
+  const server = await cli.serve();
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  mkdirSync(SHOTS_DIR, { recursive: true });
+  return {
+    url: server.url,
+    apiKey: init.apiKey,
+    operatorToken: init.operatorToken,
+    admin: init.admin,
+    cli,
+    browser,
+    healthy,
+    failing,
+    async newPage(viewport = { width: 1280, height: 900 }) {
+      // bypassCSP only so that axe-core can be injected; the panel's own CSP is asserted separately.
+      const context = await browser.newContext({ viewport, bypassCSP: true, baseURL: server.url });
+      const page = await context.newPage();
+      return { context, page };
+    },
+    async close() {
+      await browser.close().catch(() => undefined);
+      cli.killAll();
+      await healthy.close();
+      await failing.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The current TOTP code; `stepOffset` picks a neighbouring 30-second step, for a second sign-in of the
+ * same user within one step (a code is accepted once).
+ */
+export function codeOf(user: User, stepOffset = 0): string {
+  return totpCode(user.totpSecret, new Date(Date.now() + stepOffset * 30_000));
+}
+
+export async function signIn(page: Page, user: User, code = codeOf(user)): Promise<void> {
+  await page.goto('/panel');
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByLabel('Six-digit code').fill(code);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+interface AxeViolation {
+  id: string;
+  impact: string;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/**
+ * A second workspace ("Acme", created by the operator) where `user` is a member, so that the user's sign-in lists
+ * two workspaces: its owner invites the user, who accepts with their own password.
+ */
+export async function joinSecondWorkspace(h: Pick<Harness, 'url' | 'operatorToken'>, user: User): Promise<void> {
+  const json = { 'content-type': 'application/json' };
+  const created = await fetch(`${h.url}/operator/workspaces`, {
+    method: 'POST',
+    headers: { ...json, authorization: `Bearer ${h.operatorToken}` },
+    body: JSON.stringify({ name: 'Acme', adminEmail: 'owner@acme.example' }),
+  });
+  if (created.status !== 201) throw new Error(`createWorkspace answered ${created.status}: ${await created.text()}`);
+  const owner = ((await created.json()) as { admin: User }).admin;
+  const login = await fetch(`${h.url}/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ ...loginOf(owner) }) });
+  if (login.status !== 200) throw new Error(`login answered ${login.status}`);
+  const session = { cookie: login.headers.get('set-cookie')!.split(';')[0]!, 'x-csrf-token': ((await login.json()) as { csrfToken: string }).csrfToken };
+  const invited = await fetch(`${h.url}/workspace/invitations`, {
+    method: 'POST',
+    headers: { ...json, ...session },
+    body: JSON.stringify({ email: user.email, role: 'member' }),
+  });
+  if (invited.status !== 201) throw new Error(`createInvitation answered ${invited.status}`);
+  const { token } = (await invited.json()) as { token: string };
+  const accepted = await fetch(`${h.url}/invitations/accept`, { method: 'POST', headers: json, body: JSON.stringify({ token, password: user.password }) });
+  if (accepted.status !== 200) throw new Error(`acceptInvitation answered ${accepted.status}`);
+}
+
+function loginOf(user: User) {
+  return { email: user.email, password: user.password, totpCode: codeOf(user) };
+}
+
+/** axe-core's serious and critical violations on the page as it is now (none expected). */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  // Runs in the page (the browser's globals, not this file's Node ones).
+  const violations = await page.evaluate(async () => {
+    const page = globalThis as unknown as { document: unknown; axe: { run(context: unknown, options: object): Promise<{ violations: AxeViolation[] }> } };
+    return (await page.axe.run(page.document, { resultTypes: ['violations'] })).violations;
+  });
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+export async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS_DIR, `${name}.png`), fullPage: true });
+}
+
+export const chromiumAvailable = existsSync(CHROMIUM);

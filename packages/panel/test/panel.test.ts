@@ -1,0 +1,373 @@
+/**
+ * @module The panel in a real browser (Debian's Chromium through playwright-core) against a real
+ * `service serve` on loopback: sign-in with TOTP, keys (secret once, rotate, revoke), outbound webhooks with
+ * the delivery log, approvals, trying an agent, a member's panel, axe-core on every screen. The run leaves
+ * screenshots of the main screens in docs/panel/ (shown by docs/panel.md).
+ */
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, chromiumAvailable, codeOf, type Harness, joinSecondWorkspace, SHOTS_DIR, shot, signIn, startHarness, type User } from './harness.ts';
+
+// In CI the browser suite must run (.ci/run installs chromium); elsewhere it is skipped, saying why.
+if (!chromiumAvailable && process.env.CI) throw new Error('/usr/bin/chromium is missing: the panel suite cannot run (apt-get install chromium).');
+if (!chromiumAvailable) console.warn('panel browser suite skipped: /usr/bin/chromium is missing (apt-get install chromium).');
+
+/** vitest's default poll budget is 1 s; a shared 2-core machine needs more. */
+const SLOW = { timeout: 15_000, interval: 100 };
+
+describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server', { timeout: 60_000 }, () => {
+  let h: Harness;
+  let page: Page;
+  let firstSecret = '';
+  /** Invited through the Members screen, signed up through the API. */
+  let member: User | undefined;
+  const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+
+  beforeAll(async () => {
+    h = await startHarness();
+    await joinSecondWorkspace(h, h.admin);
+    page = (await h.newPage()).page;
+  }, 240_000);
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  async function expectAccessible(name: string) {
+    expect(await axeViolations(page), `axe on ${name}`).toEqual([]);
+  }
+
+  async function open(title: string) {
+    await page.getByRole('navigation', { name: 'Panel' }).getByRole('link', { name: title, exact: true }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).first().textContent(), SLOW).toContain(title === 'Overview' ? 'Overview' : title);
+  }
+
+  it('serves the panel with strict headers, from its own origin only', async () => {
+    const res = await fetch(`${h.url}/panel/runs`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('cache-control')).toBe('no-cache');
+    const html = await res.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+    const asset = /src="(\/panel\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    const js = await fetch(`${h.url}${asset}`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect((await fetch(`${h.url}/panel/assets/..%2f..%2fpackage.json`)).status).toBe(404);
+  });
+
+  it('runs under its own CSP: the page renders and the browser reports no violation', async () => {
+    const context = await h.browser.newContext({ baseURL: h.url });
+    const strict = await context.newPage();
+    const problems: string[] = [];
+    strict.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+    strict.on('pageerror', (e) => problems.push(e.message));
+    const outside: string[] = [];
+    strict.on('request', (r) => !r.url().startsWith(h.url) && !r.url().startsWith('data:') && outside.push(r.url()));
+    await strict.goto('/panel/runs');
+    await strict.getByRole('heading', { name: 'Sign in to the panel' }).waitFor();
+    expect(problems).toEqual([]);
+    expect(outside).toEqual([]);
+    await context.close();
+  });
+
+  it('signs in with email, password and TOTP; a wrong code is named clearly', async () => {
+    await signIn(page, h.admin, '000000' === codeOf(h.admin) ? '111111' : '000000');
+    await expect.poll(() => page.getByRole('alert').textContent(), SLOW).toContain('six-digit code is wrong');
+    await shot(page, 'sign-in');
+    await expectAccessible('sign-in');
+    await page.getByLabel('Six-digit code').fill(codeOf(h.admin));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    // The session is an HttpOnly cookie: no script can read it, and nothing is kept in web storage.
+    expect(await page.evaluate('document.cookie')).toBe('');
+    expect(await page.evaluate('localStorage.length + sessionStorage.length')).toBe(0);
+    const cookie = (await page.context().cookies()).find((c) => c.name === 'service_session')!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', secure: true });
+  });
+
+  it('overview shows the period usage with its level', async () => {
+    await page.getByText(/Usage of \d{4}-\d{2}/).waitFor();
+    await expect.poll(() => page.locator('.badge').first().textContent(), SLOW).toMatch(/green|warning|critical|overage|grace|hardstop/);
+    await expectAccessible('overview');
+  });
+
+  it('engages and releases the manual kill switch from the overview', async () => {
+    const manual = page.getByRole('row').filter({ hasText: 'Manual switch' });
+    await expect.poll(() => manual.textContent(), SLOW).toContain('off');
+    await page.getByLabel('Reason (optional)').fill('Incident drill');
+    await page.getByRole('button', { name: 'Engage the manual switch' }).click();
+    await expect.poll(() => manual.textContent(), SLOW).toContain('Incident drill');
+    const refused = await fetch(`${h.url}/v1/inference`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ alias: 'Prelude', messages: [{ role: 'user', content: 'Hello' }] }),
+    });
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: 'kill_switch' });
+    await page.getByRole('button', { name: 'Turn the manual switch off' }).click();
+    await expect.poll(() => manual.textContent(), SLOW).not.toContain('engaged');
+  });
+
+  it('creates a key: the secret once with a warning, then only the prefix', async () => {
+    await open('API keys');
+    await page.getByLabel('Name').fill('reporting');
+    await page.getByRole('checkbox', { name: /tenant:read/ }).check();
+    await page.getByLabel('Expires in (days)').fill('30');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secretBox = page.getByRole('textbox', { name: 'Secret of reporting' });
+    await secretBox.waitFor();
+    const secret = await secretBox.inputValue();
+    expect(secret).toMatch(/^service_sk_live_[A-Za-z0-9]{24}$/);
+    firstSecret = secret;
+    await expect.poll(() => page.getByText('It is shown only once').count(), SLOW).toBe(1);
+    expect((await fetch(`${h.url}/runs`, bearer(secret))).status).toBe(200);
+    await shot(page, 'api-key-created');
+    await expectAccessible('api keys (secret shown)');
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'reporting' });
+    await expect.poll(() => row.textContent(), SLOW).toContain(secret.slice(0, 'service_sk_live_'.length + 6));
+    expect(await page.content()).not.toContain(secret);
+    await shot(page, 'api-keys');
+  });
+
+  it('rotates and revokes a key, each confirmed; the old secret answers 401 at once', async () => {
+    const before = await page.getByRole('row').filter({ hasText: 'reporting' }).textContent();
+    await page.getByRole('button', { name: 'Rotate reporting' }).click();
+    await page.getByRole('button', { name: 'Rotate now' }).click();
+    const newSecret = await page.getByRole('textbox', { name: 'Secret of reporting' }).inputValue();
+    expect(newSecret).toMatch(/^service_sk_live_/);
+    const oldPrefix = /service_sk_live_[A-Za-z0-9]{6}/.exec(before ?? '')![0];
+    expect(newSecret.startsWith(oldPrefix)).toBe(false);
+    // The old secret is refused at once; the new one works until it is revoked.
+    expect((await fetch(`${h.url}/runs`, bearer(firstSecret))).status).toBe(401);
+    expect((await fetch(`${h.url}/runs`, bearer(newSecret))).status).toBe(200);
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    const active = page.getByRole('row').filter({ hasText: 'reporting' }).filter({ hasText: 'active' });
+    await active.getByRole('button', { name: 'Revoke reporting' }).click();
+    await page.getByRole('button', { name: 'Revoke now' }).click();
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'reporting' }).filter({ hasText: 'active' }).count(), SLOW).toBe(0);
+    const refused = await fetch(`${h.url}/runs`, bearer(newSecret));
+    expect(refused.status).toBe(401);
+  });
+
+  it('adds an outbound destination to a loopback HTTPS receiver and pings it; the log shows it delivered', async () => {
+    await open('Webhooks');
+    await page.getByLabel('HTTPS URL').fill(`${h.healthy.origin}/hook`);
+    await page.getByRole('button', { name: 'Add destination' }).click();
+    const secret = await page.getByRole('textbox', { name: `Signing secret of ${h.healthy.origin}/hook` }).inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByRole('button', { name: `Ping ${h.healthy.origin}/hook` }).click();
+    await expect.poll(() => h.healthy.received.length, { timeout: 20_000 }).toBeGreaterThan(0);
+    expect(h.healthy.received[0]!.headers['x-service-event-type']).toBe('ping');
+    const card = page.getByRole('listitem', { name: `Destination ${h.healthy.origin}/hook` });
+    await card.getByRole('button', { name: 'Delivery log' }).click();
+    const log = page.getByRole('region', { name: `Delivery log of ${h.healthy.origin}/hook` });
+    await expect.poll(async () => log.textContent(), { timeout: 20_000 }).toMatch(/ping.*delivered/s);
+    await expect.poll(async () => log.textContent(), SLOW).toContain('200');
+    await expectAccessible('webhooks');
+  });
+
+  it('shows a failing receiver with its HTTP status in the delivery log', async () => {
+    await page.getByLabel('HTTPS URL').fill(`${h.failing.origin}/hook`);
+    await page.getByRole('button', { name: 'Add destination' }).click();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByRole('button', { name: `Ping ${h.failing.origin}/hook` }).click();
+    await expect.poll(() => h.failing.received.length, { timeout: 20_000 }).toBeGreaterThan(0);
+    const card = page.getByRole('listitem', { name: `Destination ${h.failing.origin}/hook` });
+    await card.getByRole('button', { name: 'Delivery log' }).click();
+    const log = page.getByRole('region', { name: `Delivery log of ${h.failing.origin}/hook` });
+    await expect.poll(async () => log.textContent(), { timeout: 20_000 }).toContain('HTTP 503');
+    await shot(page, 'webhooks');
+    await expectAccessible('webhooks with a failing destination');
+  });
+
+  it('adds an inbound webhook: the secret once with the signing instructions; pause and resume', async () => {
+    await page.getByLabel('Slug').fill('crm-leads');
+    await page.getByRole('button', { name: 'Add inbound webhook' }).click();
+    const secret = await page.getByRole('textbox', { name: 'Secret of inbound webhook crm-leads' }).inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByText('/v1/webhooks/inbound/crm-leads').waitFor();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    expect(await page.content()).not.toContain(secret);
+    await page.getByRole('button', { name: 'Pause crm-leads' }).click();
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'crm-leads' }).textContent(), SLOW).toContain('paused');
+    await page.getByRole('button', { name: 'Resume crm-leads' }).click();
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'crm-leads' }).textContent(), SLOW).toContain('active');
+  });
+
+  it('approves a pending approval; the decision names the deciding user', async () => {
+    const asked = await fetch(`${h.url}/v1/inference`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        agentSlug: 'sales',
+        alias: 'Sonata',
+        messages: [{ role: 'user', content: 'Please send the follow-up email to Dana about the renewal.' }],
+      }),
+    });
+    expect(asked.status).toBe(200);
+    await open('Approvals');
+    const row = page.getByRole('row').filter({ hasText: 'email.send' });
+    await row.waitFor();
+    await shot(page, 'approvals');
+    await expectAccessible('approvals');
+    await row.getByRole('button', { name: /^Approve/ }).click();
+    await page.getByRole('button', { name: 'Approve now' }).click();
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'email.send' }).count(), SLOW).toBe(0);
+    await expect.poll(() => page.getByRole('status').textContent(), SLOW).toContain('approved');
+    // The decision names the deciding user: the signed-in admin.
+    await page.getByLabel('Show').selectOption('approved');
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'email.send' }).textContent(), SLOW).toMatch(/approved.*by you/s);
+  });
+
+  it('tries an agent: the answer streams in and the run is listed under Runs', async () => {
+    await open('Try an agent');
+    await page.getByLabel('Agent', { exact: true }).selectOption('finance');
+    await page.getByLabel('Message').fill('Which invoices are more than 60 days overdue?');
+    const response = page.waitForResponse((r) => r.url().endsWith('/v1/agents/finance/messages'));
+    await page.getByRole('button', { name: 'Send' }).click();
+    const streamed = await response;
+    expect(streamed.status()).toBe(200);
+    expect(streamed.headers()['content-type']).toMatch(/^text\/event-stream/);
+    const runLink = page.getByRole('link', { name: /^run_/ });
+    await runLink.waitFor({ timeout: 30_000 });
+    expect((await page.getByLabel('Streamed answer').textContent())?.length).toBeGreaterThan(20);
+    await shot(page, 'try-an-agent');
+    await expectAccessible('try an agent');
+    const runId = (await runLink.textContent())!;
+    await open('Runs');
+    await page.getByRole('link', { name: runId }).waitFor();
+    // Filters: the run came from the panel; none of it failed.
+    await page.getByLabel('Source').selectOption('panel');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(() => page.getByRole('link', { name: /^run_/ }).allTextContents(), SLOW).toEqual([runId]);
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByText('No runs match.').waitFor();
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Source').selectOption('');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('link', { name: runId }).waitFor();
+    await shot(page, 'runs');
+    await expectAccessible('runs');
+    await page.getByRole('link', { name: runId }).click();
+    await page.getByRole('heading', { name: /Run run_/ }).waitFor();
+    await page.getByText('Content (redacted)').waitFor();
+    await shot(page, 'run-detail');
+    await expectAccessible('run detail');
+  });
+
+  it('agents, members and the overview pass the axe check', async () => {
+    await open('Agents');
+    const legal = page.getByRole('row').filter({ hasText: 'legal' });
+    await legal.getByRole('button', { name: /^Pause / }).click();
+    await legal.getByRole('textbox', { name: /^Reason for pausing/ }).fill('Month-end close');
+    await legal.getByRole('button', { name: 'Pause now' }).click();
+    await expect.poll(() => legal.textContent(), SLOW).toContain('Month-end close');
+    const refused = await fetch(`${h.url}/v1/inference`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ agentSlug: 'legal', alias: 'Sonata', messages: [{ role: 'user', content: 'Review this contract clause.' }] }),
+    });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: 'agent_disabled' });
+    await shot(page, 'agents');
+    await expectAccessible('agents');
+    await legal.getByRole('button', { name: /^Resume / }).click();
+    await expect.poll(() => legal.textContent(), SLOW).not.toContain('Month-end close');
+    await open('Members');
+    await page.getByLabel('Email', { exact: true }).fill('member@example.com');
+    await page.getByLabel('Role', { exact: true }).selectOption('member');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    const token = await page.getByRole('textbox', { name: 'Invitation token for member@example.com' }).inputValue();
+    const password = 'a-member-password-of-some-length';
+    const accepted = await fetch(`${h.url}/invitations/accept`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, password }),
+    });
+    expect(accepted.status).toBe(200);
+    const { email, totpSecret } = (await accepted.json()) as { email: string; totpSecret: string };
+    member = { email, password, totpSecret };
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('button', { name: 'Refresh members' }).click();
+    await page.getByRole('row').filter({ hasText: 'member@example.com' }).waitFor();
+    await shot(page, 'members');
+    await expectAccessible('members');
+    await open('Overview');
+    await page.getByText(/Usage of \d{4}-\d{2}/).waitFor();
+    // The runs of this suite are in the chart by now.
+    await expect.poll(() => page.getByRole('img', { name: /^By agent: [1-9]\d* STU/ }).count(), SLOW).toBe(1);
+    await shot(page, 'overview');
+    await expectAccessible('overview after activity');
+  });
+
+  it('switches the workspace: a member of the other one, the admin screens are gone', async () => {
+    const switcher = page.getByRole('combobox', { name: 'Workspace' });
+    const defaultWorkspace = await switcher.inputValue();
+    const acme = await switcher.locator('option', { hasText: 'Acme' }).getAttribute('value');
+    await switcher.selectOption(acme!);
+    await page.getByText('admin@example.com · member').waitFor();
+    const nav = page.getByRole('navigation', { name: 'Panel' });
+    expect(await nav.getByRole('link', { name: 'API keys' }).count()).toBe(0);
+    await switcher.selectOption(defaultWorkspace);
+    await page.getByText('admin@example.com · owner').waitFor();
+    await nav.getByRole('link', { name: 'API keys' }).waitFor();
+  });
+
+  it('signs out', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to the panel' }).waitFor();
+    expect((await fetch(`${h.url}/panel`)).status).toBe(200);
+  });
+
+  it('a member sees no admin controls, and a forged admin write from their session is refused', async () => {
+    const { context, page: memberPage } = await h.newPage({ width: 390, height: 844 });
+    const login = memberPage.waitForResponse((r) => r.url().endsWith('/auth/login'));
+    await signIn(memberPage, member!);
+    const csrfToken = ((await (await login).json()) as { csrfToken: string }).csrfToken;
+    await memberPage.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    const nav = memberPage.getByRole('navigation', { name: 'Panel' });
+    expect(await nav.getByRole('link', { name: 'API keys' }).count()).toBe(0);
+    expect(await nav.getByRole('link', { name: 'Webhooks' }).count()).toBe(0);
+    expect(await nav.getByRole('link', { name: 'Members' }).count()).toBe(0);
+    // Responsive: nothing wider than a 390 px screen.
+    expect(await memberPage.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await memberPage.screenshot({ path: `${SHOTS_DIR}member-390px.png`, fullPage: true });
+    expect(await axeViolations(memberPage), 'axe on the member overview at 390 px').toEqual([]);
+    await memberPage.goto('/panel/keys');
+    // A reload loses the in-memory CSRF token: the panel asks to sign in again.
+    await memberPage.getByRole('heading', { name: 'Sign in to the panel' }).waitFor();
+    // The member's own session cookie and CSRF token, used for an admin write the panel never offers them.
+    const forged = await memberPage.evaluate(async (token) => {
+      const res = await fetch('/api-keys', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': token },
+        body: JSON.stringify({ name: 'forged', scopes: ['tenant:read'], expiresInDays: 1 }),
+      });
+      return { status: res.status, body: (await res.json()) as { error: string } };
+    }, csrfToken);
+    expect(forged).toMatchObject({ status: 403, body: { error: 'role_forbidden' } });
+    await context.close();
+  });
+
+  it('after repeated wrong codes, says how long to wait (too_many_attempts)', async () => {
+    const { context, page: locked } = await h.newPage();
+    const wrong = codeOf(member!) === '000000' ? '111111' : '000000';
+    for (let attempt = 0; attempt < 6; attempt += 1) {
+      await signIn(locked, member!, wrong);
+      await locked.getByRole('alert').waitFor();
+      if ((await locked.getByRole('alert').textContent())?.includes('Too many failed attempts')) break;
+    }
+    await expect
+      .poll(() => locked.getByRole('alert').textContent(), SLOW)
+      .toMatch(/Too many failed attempts\. Wait \d+ (seconds|minutes) before signing in again/);
+    await context.close();
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * @module The agents as the panel shows and switches them: every agent of the catalog with its alias,
+ * whether the workspace's plan includes it, and whether it is paused (reason, since when). Pausing
+ * and resuming are the same functions the CLI uses (settings.ts); an unknown slug is
+ * `404 agent_not_found`.
+ */
+import type { Clock } from '../../clock.ts';
+import { fail } from '../../errors.ts';
+import type { TableRow } from '../../../../../generated/db.ts';
+import type { Db } from '../../store/db.ts';
+import { AGENT_CATALOG, getAgent, type AgentEntry } from './catalog.ts';
+import { isAgentInPlan, type PlanName } from './plans.ts';
+import { getPlan, pauseAgent, resumeAgent } from './settings.ts';
+
+export interface WorkspaceAgent {
+  slug: string;
+  name: string;
+  kind: 'orchestrator' | 'department';
+  description: string;
+  alias: AgentEntry['defaultAlias'];
+  state: 'active' | 'paused' | 'not_in_plan';
+  pausedReason: string | null;
+  pausedAt: string | null;
+}
+
+type Paused = Pick<TableRow<'paused_agents'>, 'agent_slug' | 'reason' | 'paused_at'>;
+
+/** The plan and every agent of the catalog, orchestrator first (the catalog's order). */
+export async function listWorkspaceAgents(db: Db, workspaceId: string): Promise<{ plan: PlanName; data: WorkspaceAgent[] }> {
+  const [plan, paused] = await Promise.all([getPlan(db, workspaceId), pausedRows(db, workspaceId)]);
+  return { plan, data: AGENT_CATALOG.map((agent) => toWorkspaceAgent(agent, plan, paused.get(agent.slug))) };
+}
+
+/** Pauses the agent with the reason (a paused one gets the new reason). */
+export async function pauseWorkspaceAgent(db: Db, clock: Clock, workspaceId: string, slug: string, reason: string): Promise<WorkspaceAgent> {
+  known(slug);
+  await pauseAgent(db, clock, workspaceId, slug, reason);
+  return workspaceAgent(db, workspaceId, slug);
+}
+
+/** Resumes the agent; one that was not paused is answered as it is. */
+export async function resumeWorkspaceAgent(db: Db, workspaceId: string, slug: string): Promise<WorkspaceAgent> {
+  known(slug);
+  await resumeAgent(db, workspaceId, slug);
+  return workspaceAgent(db, workspaceId, slug);
+}
+
+async function workspaceAgent(db: Db, workspaceId: string, slug: string): Promise<WorkspaceAgent> {
+  const { data } = await listWorkspaceAgents(db, workspaceId);
+  return data.find((a) => a.slug === slug)!;
+}
+
+function known(slug: string): void {
+  if (!getAgent(slug)) throw fail('agent_not_found', `No agent '${slug}' in the catalog.`);
+}
+
+async function pausedRows(db: Db, workspaceId: string): Promise<Map<string, Paused>> {
+  const rows = await db.query<Paused>(`SELECT agent_slug, reason, paused_at FROM paused_agents WHERE workspace_id = $1`, [workspaceId]);
+  return new Map(rows.map((r) => [r.agent_slug, r]));
+}
+
+function toWorkspaceAgent(agent: AgentEntry, plan: PlanName, paused: Paused | undefined): WorkspaceAgent {
+  const state = !isAgentInPlan(plan, agent.slug) ? 'not_in_plan' : paused ? 'paused' : 'active';
+  return {
+    slug: agent.slug,
+    name: agent.name,
+    kind: agent.kind,
+    description: agent.description,
+    alias: agent.defaultAlias,
+    state,
+    pausedReason: paused?.reason ?? null,
+    pausedAt: paused ? paused.paused_at.toISOString() : null,
+  };
+}
