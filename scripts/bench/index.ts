@@ -105,6 +105,8 @@ async function main(argv: string[]): Promise<number> {
   let soak: Soak | null = null;
   let startup: StartupTimes | null = null;
   let engine: { p50Ms: number; p99Ms: number } | null = null;
+  /** What the compiled build answered on `/panel`, per store (it must find the built panel from dist/). */
+  const panelPages: { store: string; status: number; type: string }[] = [];
   try {
     engine = await engineOwnTime(opts.smoke ? 20 : 500);
     progress(`local engine's own time for the sync invocation: p50 ${engine.p50Ms.toFixed(3)} ms`);
@@ -118,6 +120,9 @@ async function main(argv: string[]): Promise<number> {
           base: 'GET' | 'POST' | null,
           connections = opts.connections,
         ) => measure(store, name, service, baseline, spec, base, connections, opts);
+        const page = await fetch(`${service.url}/panel`);
+        panelPages.push({ store, status: page.status, type: page.headers.get('content-type') ?? '' });
+        await page.arrayBuffer();
         const auth = { authorization: `Bearer ${service.apiKey}` };
         const json = { ...auth, 'content-type': 'application/json' };
         // First, while the workspace's request window is empty: the admin session that queues the pings
@@ -209,7 +214,7 @@ async function main(argv: string[]): Promise<number> {
   const jsonPath = resolve(opts.json);
   writeFileSync(jsonPath, `${JSON.stringify({ command, startedAt, machine, options: opts, results, probes, engine, startup, soak, targets }, null, 2)}\n`);
   progress(`results written to ${jsonPath}`);
-  return opts.smoke ? smokeVerdict(results, probes, startup) : 0;
+  return opts.smoke ? smokeVerdict(results, probes, startup, panelPages) : 0;
 }
 
 /** `rounds` rounds of the scenario, each followed (or, every other round, preceded) by a baseline round. */
@@ -443,7 +448,12 @@ function report(
 }
 
 /** The smoke run's checks: every scenario and probe answered, without refusals or errors. */
-function smokeVerdict(results: ScenarioResult[], probes: StoreProbes[], startup: StartupTimes | null): number {
+function smokeVerdict(
+  results: ScenarioResult[],
+  probes: StoreProbes[],
+  startup: StartupTimes | null,
+  panelPages: { store: string; status: number; type: string }[],
+): number {
   const checks: [string, boolean][] = [];
   for (const r of results) checks.push([`${r.store}: ${r.scenario} answered 2xx`, r.rounds.every((x) => x.requests > 0) && r.non2xx === 0 && r.errors === 0]);
   for (const p of probes) {
@@ -451,6 +461,7 @@ function smokeVerdict(results: ScenarioResult[], probes: StoreProbes[], startup:
     checks.push([`${p.store}: the queued pings were delivered`, p.deliveries.delivered > 0 && Number.isFinite(p.deliveries.perSecond)]);
   }
   checks.push(['the compiled build started and answered /healthz', startup?.compiledMs.every(Number.isFinite) === true]);
+  for (const p of panelPages) checks.push([`${p.store}: the compiled build served the panel at /panel`, p.status === 200 && p.type.startsWith('text/html')]);
   const failed = checks.filter(([, ok]) => !ok);
   for (const [what, ok] of checks) process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${what}\n`);
   process.stdout.write(`bench smoke: ${checks.length - failed.length} passed, ${failed.length} failed\n`);

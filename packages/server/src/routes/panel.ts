@@ -7,6 +7,7 @@
  * Strict headers on every answer: a CSP that allows only this origin (no inline script, no other origin),
  * no framing, no sniffing, no referrer. Hashed assets are immutable; index.html is revalidated each time.
  */
+import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +16,19 @@ import type { AppEnv } from '../app-env.ts';
 import { fail } from '../errors.ts';
 
 /** Where `pnpm install` / `pnpm build` leaves the built panel. */
-export const PANEL_DIST = fileURLToPath(new URL('../../../panel/dist/', import.meta.url));
+export const PANEL_DIST = panelDist();
+
+/**
+ * `packages/panel/dist/`, seen from this module in the sources (`packages/server/src/routes/`) or
+ * bundled into the compiled build (`packages/server/dist/cli.js`), which sit at different depths.
+ */
+function panelDist(): string {
+  for (const up of ['../../../panel/', '../../panel/']) {
+    const dir = fileURLToPath(new URL(up, import.meta.url));
+    if (existsSync(join(dir, 'package.json'))) return join(dir, 'dist') + sep;
+  }
+  return fileURLToPath(new URL('../../../panel/dist/', import.meta.url));
+}
 
 const SECURITY_HEADERS: Record<string, string> = {
   'Content-Security-Policy':
