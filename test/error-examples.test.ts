@@ -297,6 +297,8 @@ const VALID_BODIES: Record<string, unknown> = {
   createInvitation: { email: 'invitee@example.com' },
   acceptInvitation: { token: `service_inv_${'A'.repeat(32)}`, password: 'a long enough password' },
   updateWorkspace: { rpmLimit: 600 },
+  pauseAgent: { reason: 'Month-end close' },
+  setManualKillSwitch: { engaged: false },
 };
 
 /** A body the validator refuses, naming a field. */
@@ -694,6 +696,13 @@ const PROVOKERS: Provoker[] = [
     on: (route) => /\{user_id\}/.test(route.path),
     how: 'a well-formed user id that is no member of the workspace',
     provoke: async (route) => send(await baseCall(route)),
+  },
+  {
+    status: 404,
+    code: 'agent_not_found',
+    on: (route) => route.path.startsWith('/agents/{slug}/'),
+    how: 'a slug that names no agent of the catalog',
+    provoke: async (route) => send(await baseCall(route, { path: { slug: 'travel' } })),
   },
   // 410
   {

@@ -213,7 +213,9 @@ async function inboundIdempotency(session: Session, selected: Set<string>): Prom
   const list = first(session, ['listRuns', 'listRunsV1'], selected);
   const total = async (why: string) => {
     if (!list || !session.credentials.apiKey) return undefined;
-    const step = await session.send(caseFor(session, list, why, { query: { limit: 1, offset: 0, status: undefined, agent_slug: undefined } }));
+    // Every filter left out: the total counts every run of the workspace.
+    const unfiltered = { status: undefined, agent_slug: undefined, alias: undefined, source: undefined, createdAfter: undefined, createdBefore: undefined };
+    const step = await session.send(caseFor(session, list, why, { query: { limit: 1, offset: 0, ...unfiltered } }));
     const t = json(step).total;
     return ok(step) && typeof t === 'number' ? t : undefined;
   };
