@@ -533,6 +533,15 @@ export const zRunDetail = z.strictObject({
 });
 
 /**
+ * RoleForbiddenError
+ *
+ * The admin may not do this: `role_forbidden` when the role is not owner or admin or two-step verification is inactive; `forbidden` when the CSRF token of a write is missing or wrong (the request is not proven to come from the session's holder).
+ */
+export const zRoleForbiddenError = zError.and(z.object({
+    error: z.enum(['role_forbidden', 'forbidden'])
+}));
+
+/**
  * Usage
  *
  * Consumption of the current period in STU. Readable by any member with `usage:read`; shows no money.
@@ -781,15 +790,6 @@ export const zApiKey = z.object({
 export const zApiKeyList = z.strictObject({
     data: z.array(zApiKey)
 });
-
-/**
- * RoleForbiddenError
- *
- * The admin may not do this: `role_forbidden` when the role is not owner or admin or two-step verification is inactive; `forbidden` when the CSRF token of a write is missing or wrong (the request is not proven to come from the session's holder).
- */
-export const zRoleForbiddenError = zError.and(z.object({
-    error: z.enum(['role_forbidden', 'forbidden'])
-}));
 
 /**
  * CreateApiKeyRequest
@@ -2104,6 +2104,7 @@ export const zGetRunPath = z.object({
 export const zGetRunResponse = zRunDetail;
 
 export const zCancelRunHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/).optional(),
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
 

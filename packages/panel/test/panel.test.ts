@@ -263,6 +263,36 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expectAccessible('run detail');
   });
 
+  it('cancels an in_progress run from its page, confirmed; the run reads canceled', async () => {
+    // [[hang]]: one fragment, then the local engine waits until the run is canceled.
+    const started = await fetch(`${h.url}/v1/inference`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ agentSlug: 'strategy', alias: 'Sonata', stream: true, messages: [{ role: 'user', content: 'Update the roadmap [[hang]]' }] }),
+    });
+    expect(started.status).toBe(200);
+    const reader = started.body!.getReader();
+    await reader.read();
+    let runId: string | undefined;
+    await expect
+      .poll(async () => {
+        const list = (await (await fetch(`${h.url}/runs?status=in_progress`, bearer(h.apiKey))).json()) as { data: { id: string }[] };
+        runId = list.data[0]?.id;
+        return runId;
+      }, SLOW)
+      .toMatch(/^run_/);
+    // Within the app (a reload would ask to sign in again: the CSRF token lives in memory only).
+    await open('Runs');
+    await page.getByRole('link', { name: runId }).click();
+    await page.getByRole('heading', { name: /Run run_/ }).waitFor();
+    await page.getByRole('button', { name: 'Cancel this run' }).click();
+    await page.getByRole('button', { name: 'Cancel now' }).click();
+    await page.getByText('canceled', { exact: true }).first().waitFor({ timeout: 30_000 });
+    const run = (await (await fetch(`${h.url}/runs/${runId}`, bearer(h.apiKey))).json()) as { run: { status: string } };
+    expect(run.run.status).toBe('canceled');
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
+  });
+
   it('agents, members and the overview pass the axe check', async () => {
     await open('Agents');
     const legal = page.getByRole('row').filter({ hasText: 'legal' });

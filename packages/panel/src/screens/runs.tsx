@@ -1,12 +1,12 @@
 /**
  * @module Runs: a filterable, paginated list (status, agent, alias, source, date) and a run's detail (redacted
- * content, steps, tool calls, usage, failure reason) and a live view that follows a run until it ends. Cancelling
- * needs an API key: the contract's cancelRun does not accept a session yet, so the panel says so instead.
+ * content, steps, tool calls, usage, failure reason), a live view that follows a run until it ends, and cancel
+ * (any member, confirmed: `cancelRun` with the session and its CSRF token).
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api, ok, type operations, type Schemas } from '../api.ts';
+import { api, csrfHeader, ok, type operations, type Schemas } from '../api.ts';
 import { navigate } from '../router.ts';
-import { Badge, ErrorNote, Field, useLoad, when } from '../ui.tsx';
+import { Badge, ConfirmButton, ErrorNote, Field, useLoad, when } from '../ui.tsx';
 import { AGENT_SLUGS } from './keys.tsx';
 
 const PAGE = 20;
@@ -241,9 +241,22 @@ export function RunDetailScreen({ runId }: { runId: string }) {
             ) : null}
           </dl>
           {run.status === 'in_progress' ? (
-            <p class="muted">
-              To cancel this run, call <code>POST /runs/{run.id}/cancel</code> with an API key that has <code>orchestrator:invoke</code>: the contract's cancel
-              operation does not accept a panel session yet.
+            <p class="actions">
+              <ConfirmButton
+                danger
+                label="Cancel this run"
+                confirmLabel="Cancel now"
+                question="Cancel this run? Tokens already produced stay billed."
+                onConfirm={async () => {
+                  try {
+                    const canceled = await ok(api.POST('/runs/{run_id}/cancel', { params: { path: { run_id: run.id }, header: csrfHeader() } }));
+                    setDetail((current) => (current ? { ...current, run: canceled } : current));
+                    setError(undefined);
+                  } catch (err) {
+                    setError(err);
+                  }
+                }}
+              />
             </p>
           ) : null}
           <h2>Content (redacted)</h2>

@@ -73,7 +73,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a run
-         * @description Moves an `in_progress` run to `canceled`; tokens already produced stay billed. Cancelling a run that is already terminal answers it unchanged. Needs `orchestrator:invoke` (an agent-bound key only for its agent's runs). During the private beta this route answers `404 not_found`.
+         * @description Moves an `in_progress` run to `canceled`; tokens already produced stay billed. Cancelling a run that is already terminal answers it unchanged. Needs `orchestrator:invoke` (an agent-bound key only for its agent's runs). From the panel, the session of any member of the workspace may cancel its workspace's runs, as it may start them (`POST /v1/inference`); it sends `X-CSRF-Token`, and without it the call answers `403 forbidden`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it.
          */
         post: operations["cancelRun"];
         delete?: never;
@@ -1768,6 +1768,14 @@ export interface components {
             toolCalls: components["schemas"]["ToolCall"][];
         };
         /**
+         * RoleForbiddenError
+         * @description The admin may not do this: `role_forbidden` when the role is not owner or admin or two-step verification is inactive; `forbidden` when the CSRF token of a write is missing or wrong (the request is not proven to come from the session's holder).
+         */
+        RoleForbiddenError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "role_forbidden" | "forbidden";
+        };
+        /**
          * Usage
          * @description Consumption of the current period in STU. Readable by any member with `usage:read`; shows no money.
          * @example {
@@ -2045,14 +2053,6 @@ export interface components {
          */
         ApiKeyList: {
             data: components["schemas"]["ApiKey"][];
-        };
-        /**
-         * RoleForbiddenError
-         * @description The admin may not do this: `role_forbidden` when the role is not owner or admin or two-step verification is inactive; `forbidden` when the CSRF token of a write is missing or wrong (the request is not proven to come from the session's holder).
-         */
-        RoleForbiddenError: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error: "role_forbidden" | "forbidden";
         };
         /**
          * CreateApiKeyRequest
@@ -3383,8 +3383,8 @@ export interface components {
                 "application/json": components["schemas"]["RateLimitExceededError"];
             };
         };
-        /** @description The API key is missing, unknown, revoked, expired or wrong. */
-        ApiKeyUnauthorized: {
+        /** @description The key lacks `orchestrator:invoke` (`scope_required`), the workspace is suspended (`tenant_forbidden`), or a session's write came without its `X-CSRF-Token` (`forbidden`). */
+        RunCancelForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3393,7 +3393,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ApiKeyAuthError"];
+                "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["TenantForbiddenError"] | components["schemas"]["RoleForbiddenError"];
             };
         };
         /** @description The body is not valid JSON, holds text that is not well-formed Unicode (a lone UTF-16 surrogate such as `\ud800`) or a NUL (`\u0000`) anywhere, keys included, or the template does not render it. */
@@ -3490,6 +3490,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["McpAuthError"];
+            };
+        };
+        /** @description The API key is missing, unknown, revoked, expired or wrong. */
+        ApiKeyUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ApiKeyAuthError"];
             };
         };
         /** @description No valid admin session cookie. */
@@ -4030,6 +4043,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Only with a session (the panel): the `csrfToken` returned by `POST /auth/login`, required on this write; missing or wrong, the call answers `403 forbidden`. An API key caller does not send it.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token"?: components["parameters"]["SessionCsrfToken"];
+                /**
                  * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
                  * @example req_client_7f3a9c
                  */
@@ -4060,9 +4078,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["ApiKeyUnauthorized"];
+            401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
-            403: components["responses"]["ScopeForbidden"];
+            403: components["responses"]["RunCancelForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

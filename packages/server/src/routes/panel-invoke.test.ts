@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zRunDetail } from '../../../../generated/zod.ts';
 import { pauseAgent, resumeAgent } from '../domain/agents/settings.ts';
-import { updateWorkspace } from '../domain/workspaces/index.ts';
+import { createWorkspace, updateWorkspace } from '../domain/workspaces/index.ts';
 import { testBackends, type TestStore } from '../store/testing.ts';
 import { createTestApp, type TestApp } from '../testing.ts';
 import { caller, memberSession, type Session } from './panel-testing.ts';
@@ -93,6 +93,34 @@ describe.each(testBackends())('trying an agent from the panel on $name', ({ open
     } finally {
       await updateWorkspace(store.db, t.clock, t.workspaceId, { status: 'active' });
     }
+  });
+
+  it('a member cancels an in_progress run from the panel (with the CSRF token); another workspace cannot', async () => {
+    // [[hang]]: one fragment, then the engine waits until it is aborted.
+    const res = await t.app.request('/v1/agents/strategy/messages', {
+      method: 'POST',
+      headers: { cookie: member.cookie, 'x-csrf-token': member.csrfToken, 'content-type': 'application/json' },
+      body: JSON.stringify(ask('Update the roadmap [[hang]]', { stream: true })),
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    await reader.read();
+    let runId: string | undefined;
+    while (!runId) runId = (await call(member, 'GET', '/runs?status=in_progress&source=panel')).body.data[0]?.id;
+
+    const noCsrf = await t.app.request(`/runs/${runId}/cancel`, { method: 'POST', headers: { cookie: member.cookie } });
+    expect(noCsrf.status).toBe(403);
+    expect(await noCsrf.json()).toMatchObject({ error: 'forbidden' });
+
+    const outsider = await createWorkspace(t.db, t.clock, 'Outsider');
+    const outsiderKey = (await t.services.keys.create(outsider.id, { name: 'o', scopes: ['orchestrator:invoke'] })).secret;
+    const foreign = await t.app.request(`/runs/${runId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${outsiderKey}` } });
+    expect(foreign.status).toBe(404);
+
+    const canceled = await call(member, 'POST', `/runs/${runId}/cancel`);
+    expect(canceled.status, JSON.stringify(canceled.body)).toBe(200);
+    expect(canceled.body).toMatchObject({ id: runId, status: 'canceled', source: 'panel' });
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());
   });
 
   it('an Idempotency-Key from a session answers the first run on a retry', async () => {
