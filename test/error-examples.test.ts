@@ -621,6 +621,18 @@ const PROVOKERS: Provoker[] = [
   {
     status: 403,
     code: 'forbidden',
+    on: (route) => schemeOf(route) === 'apiKey' && route.security.some((s) => s.scheme === 'adminSession') && isWrite(route) && !invocation(route),
+    how: "a member's session without X-CSRF-Token instead of the API key (the route also takes a session)",
+    async provoke(route) {
+      const call = await baseCall(route);
+      delete call.headers.authorization;
+      call.headers.cookie = (await adminSession()).cookie;
+      return send(call);
+    },
+  },
+  {
+    status: 403,
+    code: 'forbidden',
     on: invocation,
     how: 'the alias Concerto, outside the default plan',
     provoke: (route) => invoke(route, undefined, { body: { alias: 'Concerto' } }),
