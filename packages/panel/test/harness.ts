@@ -22,7 +22,12 @@ import { type CliProcesses, cliProcesses } from '../../server/src/serve-testing.
 
 export const CHROMIUM = '/usr/bin/chromium';
 const PANEL_DIR = fileURLToPath(new URL('../', import.meta.url));
-export const SHOTS_DIR = fileURLToPath(new URL('../../../docs/panel/', import.meta.url));
+/**
+ * Where the suite's screenshots go: `docs/panel/` (the pictures of docs/panel.md) when run with
+ * UPDATE_PANEL_SCREENSHOTS=1, else `packages/panel/test-results/` (ignored by git), so that an ordinary test run
+ * leaves the working tree clean.
+ */
+export const SHOTS_DIR = fileURLToPath(new URL(process.env.UPDATE_PANEL_SCREENSHOTS === '1' ? '../../../docs/panel/' : '../test-results/', import.meta.url));
 const require = createRequire(import.meta.url);
 
 export interface User {

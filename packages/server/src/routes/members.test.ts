@@ -108,17 +108,21 @@ describe('invitations', () => {
     }
     const list = (await (await a.app.request('/runs', { headers: { cookie: session.cookie } })).json()) as { data: { id: string }[] };
     expect(list.data.map((r) => r.id)).toContain(runId);
-    // Cancelling needs a key; a session is not one.
+    // A member may cancel the workspace's runs from the panel (a completed run is answered unchanged).
     const cancel = await a.app.request(`/runs/${runId}/cancel`, { method: 'POST', headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken } });
-    expect(cancel.status).toBe(401);
+    expect(cancel.status).toBe(200);
+    expect(await cancel.json()).toMatchObject({ id: runId, status: 'completed' });
     // B's run is not_found to A's member.
     const other = await b.app.request('/v1/inference', {
       method: 'POST',
       headers: { authorization: `Bearer ${b.apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', messages: [{ role: 'user', content: 'Hello' }] }),
     });
-    const foreign = await a.app.request(`/runs/${((await other.json()) as { runId: string }).runId}`, { headers: { cookie: session.cookie } });
+    const otherRunId = ((await other.json()) as { runId: string }).runId;
+    const foreign = await a.app.request(`/runs/${otherRunId}`, { headers: { cookie: session.cookie } });
     expect(foreign.status).toBe(404);
+    const foreignCancel = await a.app.request(`/runs/${otherRunId}/cancel`, { method: 'POST', headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken } });
+    expect(foreignCancel.status).toBe(404);
     // An unknown session cookie is not_authenticated, as the contract documents.
     const stale = await a.app.request('/usage/current', { headers: { cookie: 'service_session=unknown' } });
     expect(stale.status).toBe(401);
