@@ -4,21 +4,11 @@
  * a raw socket error. Derived from the classified outcome (delivery.ts) and its detail, the Node
  * error code; the code itself is never shown.
  */
+import type { Schema } from '../../contract.ts';
 import type { DeliveryOutcome } from './delivery.ts';
 
-export const DELIVERY_ERROR_KINDS = [
-  'http_status',
-  'timeout',
-  'dns',
-  'tls',
-  'connection_refused',
-  'connection_reset',
-  'network',
-  'ssrf_refused',
-  'internal',
-] as const;
-
-export type DeliveryErrorKind = (typeof DELIVERY_ERROR_KINDS)[number];
+/** The contract's words (`DeliveryErrorKind`, generated from openapi/). */
+export type DeliveryErrorKind = Schema<'DeliveryErrorKind'>;
 
 /** Node's TLS and certificate error codes (`CERT_HAS_EXPIRED`, `ERR_TLS_CERT_ALTNAME_INVALID`, `DEPTH_ZERO_SELF_SIGNED_CERT`, …). */
 const TLS_CODE = /CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|HOSTNAME|HANDSHAKE|EPROTO/i;
