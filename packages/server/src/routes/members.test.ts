@@ -121,7 +121,10 @@ describe('invitations', () => {
     const otherRunId = ((await other.json()) as { runId: string }).runId;
     const foreign = await a.app.request(`/runs/${otherRunId}`, { headers: { cookie: session.cookie } });
     expect(foreign.status).toBe(404);
-    const foreignCancel = await a.app.request(`/runs/${otherRunId}/cancel`, { method: 'POST', headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken } });
+    const foreignCancel = await a.app.request(`/runs/${otherRunId}/cancel`, {
+      method: 'POST',
+      headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken },
+    });
     expect(foreignCancel.status).toBe(404);
     // An unknown session cookie is not_authenticated, as the contract documents.
     const stale = await a.app.request('/usage/current', { headers: { cookie: 'service_session=unknown' } });
