@@ -60,10 +60,9 @@ function serve(): Promise<void> {
   const serverEnv: NodeJS.ProcessEnv = { ...process.env, TRUST_PROXY: '1' };
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'HOST', 'SECRET_KEY']) delete serverEnv[name];
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--host', '127.0.0.1', '--port', String(PORT), '--data-dir', './data'], {
-      cwd: serverDir,
-      env: serverEnv,
-    });
+    // From the repository (where tsx resolves), on <serverDir>/data: the folder the quick start's lines read.
+    const args = ['--import', 'tsx', CLI, 'serve', '--host', '127.0.0.1', '--port', String(PORT), '--data-dir', join(serverDir, 'data')];
+    const child = spawn(process.execPath, args, { cwd: ROOT, env: serverEnv });
     server = child;
     let output = '';
     const onData = (chunk: Buffer) => {
@@ -97,7 +96,7 @@ beforeAll(async () => {
   await Promise.all([pack(), serve()]);
 
   // The shell lines of the quick start, as written, in the folder where `pnpm start` ran.
-  const lines = snippet('docs/sdk.md', '# the quick start').split('\n');
+  const lines = snippet('docs/sdk.md', '# start the server, in this repository').split('\n');
   const exports = lines.filter((line) => line.startsWith('export SERVICE_'));
   expect(exports.map((line) => line.split('=')[0])).toEqual(['export SERVICE_API_KEY', 'export SERVICE_BASE_URL']);
   const shown = run('sh', ['-c', `${exports.join('\n')}\nprintf '%s\\n%s' "$SERVICE_API_KEY" "$SERVICE_BASE_URL"`], { cwd: serverDir });
