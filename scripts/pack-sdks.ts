@@ -76,7 +76,9 @@ function packTypeScript(stage: string, out: string): string {
 function packPython(stage: string, out: string): string[] {
   const python = wheelBuilder();
   if (python === undefined) {
-    console.warn('pack:sdks: skipped the Python sdist and wheel: no python3 with setuptools and wheel (Debian: apt-get install python3-setuptools python3-wheel)');
+    console.warn(
+      'pack:sdks: skipped the Python sdist and wheel: no python3 with setuptools and wheel (Debian: apt-get install python3-setuptools python3-wheel)',
+    );
     return [];
   }
   const folder = join(stage, 'sdk-python');

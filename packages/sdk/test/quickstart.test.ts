@@ -137,7 +137,9 @@ describe('the SDKs installed from their packed files into a project elsewhere', 
     run('npm', ['install', '--no-audit', '--no-fund', join(packages, tarball!)], { cwd: project });
     const installed = join(project, 'node_modules/@service/sdk');
     expect(lstatSync(installed).isSymbolicLink()).toBe(false);
-    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown> & { exports: Record<string, Record<string, string>> };
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown> & {
+      exports: Record<string, Record<string, string>>;
+    };
     expect(JSON.stringify(manifest)).not.toMatch(/workspace:|catalog:/);
     expect(manifest).not.toHaveProperty('dependencies');
     for (const file of [manifest.main, manifest.types, manifest.exports['.']!.import, manifest.exports['.']!.types]) {
@@ -148,32 +150,28 @@ describe('the SDKs installed from their packed files into a project elsewhere', 
     expectQuickStartOutput(run(process.execPath, ['quickstart.mjs'], { cwd: project, env }));
   });
 
-  it(
-    pythonMissing
-      ? `Python: skipped, ${pythonMissing}`
-      : 'Python: pip installs the wheel into a venv (no index), and the quick start of docs/sdk.md runs with its python',
-    { timeout: 120_000 },
-    (context) => {
-      if (pythonMissing) return context.skip();
-      const code = snippet('docs/sdk.md', '# quickstart.py');
-      expect(snippet('packages/sdk-python/README.md', '# quickstart.py')).toBe(code);
-      const wheel = readdirSync(packages).find((name) => /^service_sdk-\d+\.\d+\.\d+-py3-none-any\.whl$/.test(name));
-      expect(wheel, `pack:sdks wrote ${readdirSync(packages).join(', ')}`).toBeDefined();
-      expect(readdirSync(packages).some((name) => /^service[-_]sdk-\d+\.\d+\.\d+\.tar\.gz$/.test(name))).toBe(true);
+  it(pythonMissing
+    ? `Python: skipped, ${pythonMissing}`
+    : 'Python: pip installs the wheel into a venv (no index), and the quick start of docs/sdk.md runs with its python', { timeout: 120_000 }, (context) => {
+    if (pythonMissing) return context.skip();
+    const code = snippet('docs/sdk.md', '# quickstart.py');
+    expect(snippet('packages/sdk-python/README.md', '# quickstart.py')).toBe(code);
+    const wheel = readdirSync(packages).find((name) => /^service_sdk-\d+\.\d+\.\d+-py3-none-any\.whl$/.test(name));
+    expect(wheel, `pack:sdks wrote ${readdirSync(packages).join(', ')}`).toBeDefined();
+    expect(readdirSync(packages).some((name) => /^service[-_]sdk-\d+\.\d+\.\d+\.tar\.gz$/.test(name))).toBe(true);
 
-      const project = join(dir, 'py-project');
-      mkdirSync(project);
-      const venv = join(project, '.venv');
-      run(venvPython!, ['-m', 'venv', '--system-site-packages', venv], { cwd: project });
-      const python = join(venv, 'bin/python');
-      // No package index: httpx comes from the system site, as docs/sdk.md says for a machine without PyPI.
-      const pipEnv = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', PYTHONDONTWRITEBYTECODE: '1' };
-      run(python, ['-m', 'pip', 'install', '--no-index', join(packages, wheel!)], { cwd: project, env: pipEnv });
-      const location = run(python, ['-c', 'import service_sdk; print(service_sdk.__file__)'], { cwd: project, env: pipEnv });
-      expect(location.startsWith(venv)).toBe(true);
+    const project = join(dir, 'py-project');
+    mkdirSync(project);
+    const venv = join(project, '.venv');
+    run(venvPython!, ['-m', 'venv', '--system-site-packages', venv], { cwd: project });
+    const python = join(venv, 'bin/python');
+    // No package index: httpx comes from the system site, as docs/sdk.md says for a machine without PyPI.
+    const pipEnv = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', PYTHONDONTWRITEBYTECODE: '1' };
+    run(python, ['-m', 'pip', 'install', '--no-index', join(packages, wheel!)], { cwd: project, env: pipEnv });
+    const location = run(python, ['-c', 'import service_sdk; print(service_sdk.__file__)'], { cwd: project, env: pipEnv });
+    expect(location.startsWith(venv)).toBe(true);
 
-      writeFileSync(join(project, 'quickstart.py'), code);
-      expectQuickStartOutput(run(python, ['quickstart.py'], { cwd: project, env: { ...env, PYTHONDONTWRITEBYTECODE: '1' } }));
-    },
-  );
+    writeFileSync(join(project, 'quickstart.py'), code);
+    expectQuickStartOutput(run(python, ['quickstart.py'], { cwd: project, env: { ...env, PYTHONDONTWRITEBYTECODE: '1' } }));
+  });
 });
