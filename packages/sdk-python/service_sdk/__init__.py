@@ -24,7 +24,7 @@ from ._generated import models
 from ._generated.errors import ERROR_FIELDS, ERROR_STATUS
 from ._generated.operations import OPERATIONS
 from ._inference import StreamDelta, StreamEnd, StreamEvent
-from ._runs import TERMINAL_STATUSES, AsyncRunPager, RunPager
+from ._runs import TERMINAL_STATUSES, AsyncRunPage, AsyncRunPaginator, RunPage
 from ._transport import DEFAULT_BASE_URL
 from ._webhooks import WebhookVerification, verify_webhook
 
@@ -37,7 +37,8 @@ __all__ = [
     "OPERATIONS",
     "TERMINAL_STATUSES",
     "AsyncClient",
-    "AsyncRunPager",
+    "AsyncRunPage",
+    "AsyncRunPaginator",
     "AuthenticationError",
     "Client",
     "ConnectionError",
@@ -49,7 +50,7 @@ __all__ = [
     "PermissionError",
     "QuotaExceededError",
     "RateLimitError",
-    "RunPager",
+    "RunPage",
     "ServiceError",
     "StreamDelta",
     "StreamEnd",

@@ -1,4 +1,9 @@
-"""Runs: retrieve, cancel, list (iterating every page) and poll until terminal, by the spec's polling rule."""
+"""Runs: retrieve, cancel, list and poll until terminal, by the spec's polling rule.
+
+``list`` has the Stainless shape, the same as in TypeScript: ``Client.runs.list()`` is the first page (``data``,
+``total``, the next page) and iterating it gives every run of every page; ``AsyncClient.runs.list()`` awaited is
+that page, and ``async for`` over it gives every run of every page.
+"""
 
 from __future__ import annotations
 
@@ -25,58 +30,116 @@ def _wait(wait: float, headers: Mapping[str, str]) -> float:
     return wait
 
 
-class RunPager:
-    """``client.runs.list(...)``: iterate it for every run of every page; ``.first_page()`` is one page."""
+_NO_NEXT_PAGE = "no next page: check has_next_page() first"
 
-    def __init__(self, transport: SyncTransport, params: Mapping[str, Any]) -> None:
-        self._transport = transport
+
+class _PageFields:
+    """The fields of one ``GET /runs`` page (the contract's ``RunList``) and where the next one starts."""
+
+    def __init__(self, params: Mapping[str, Any], page: models.RunList) -> None:
         self._params = dict(params)
+        self.data: list[models.Run] = page["data"]
+        self.total: int = page["total"]
+        self.limit: int = page["limit"]
+        self.offset: int = page["offset"]
 
-    def first_page(self) -> models.RunList:
-        page: models.RunList = self._transport.call("listRuns", query=self._params)
-        return page
+    def has_next_page(self) -> bool:
+        """False on the last page (and on an empty one, so that a shrinking list cannot loop)."""
+        return bool(self.data) and self.offset + len(self.data) < self.total
 
-    def pages(self) -> Iterator[models.RunList]:
-        offset = int(self._params.get("offset") or 0)
-        while True:
-            page: models.RunList = self._transport.call("listRuns", query={**self._params, "offset": offset})
+    def to_dict(self) -> models.RunList:
+        """The page as the contract's ``RunList``."""
+        return {"data": self.data, "total": self.total, "limit": self.limit, "offset": self.offset}
+
+    def _next_params(self) -> dict[str, Any]:
+        if not self.has_next_page():
+            raise RuntimeError(_NO_NEXT_PAGE)
+        return {**self._params, "offset": self.offset + len(self.data)}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(offset={self.offset}, limit={self.limit}, total={self.total}, data=<{len(self.data)} runs>)"
+
+
+class RunPage(_PageFields):
+    """``client.runs.list(...)``: one page (``data``, ``total``, ``limit``, ``offset``); iterating it gives every run
+    from this page to the last one."""
+
+    def __init__(self, transport: SyncTransport, params: Mapping[str, Any], page: models.RunList) -> None:
+        super().__init__(params, page)
+        self._transport = transport
+
+    @classmethod
+    def _fetch(cls, transport: SyncTransport, params: Mapping[str, Any]) -> RunPage:
+        page: models.RunList = transport.call("listRuns", query=dict(params))
+        return cls(transport, params, page)
+
+    def get_next_page(self) -> RunPage:
+        """The page after this one, with the same filters and ``limit``; ``RuntimeError`` when there is none."""
+        return RunPage._fetch(self._transport, self._next_params())
+
+    def iter_pages(self) -> Iterator[RunPage]:
+        """This page, then each following one."""
+        page = self
+        yield page
+        while page.has_next_page():
+            page = page.get_next_page()
             yield page
-            offset = page["offset"] + len(page["data"])
-            if not page["data"] or offset >= page["total"]:
-                return
 
     def __iter__(self) -> Iterator[models.Run]:
-        for page in self.pages():
-            yield from page["data"]
+        for page in self.iter_pages():
+            yield from page.data
 
 
-class AsyncRunPager:
-    """``async for run in client.runs.list(...)``; ``await client.runs.list(...)`` is one page."""
+class AsyncRunPage(_PageFields):
+    """``await client.runs.list(...)``: one page; ``async for`` over it gives every run from this page to the last."""
+
+    def __init__(self, transport: AsyncTransport, params: Mapping[str, Any], page: models.RunList) -> None:
+        super().__init__(params, page)
+        self._transport = transport
+
+    @classmethod
+    async def _fetch(cls, transport: AsyncTransport, params: Mapping[str, Any]) -> AsyncRunPage:
+        page: models.RunList = await transport.call("listRuns", query=dict(params))
+        return cls(transport, params, page)
+
+    async def get_next_page(self) -> AsyncRunPage:
+        """The page after this one, with the same filters and ``limit``; ``RuntimeError`` when there is none."""
+        return await AsyncRunPage._fetch(self._transport, self._next_params())
+
+    async def iter_pages(self) -> AsyncIterator[AsyncRunPage]:
+        """This page, then each following one."""
+        page = self
+        yield page
+        while page.has_next_page():
+            page = await page.get_next_page()
+            yield page
+
+    async def __aiter__(self) -> AsyncIterator[models.Run]:
+        async for page in self.iter_pages():
+            for run in page.data:
+                yield run
+
+
+class AsyncRunPaginator:
+    """``AsyncClient.runs.list(...)``: awaitable (the first :class:`AsyncRunPage`) and async-iterable (every run of
+    every page). The first page is requested once, whichever is used first."""
 
     def __init__(self, transport: AsyncTransport, params: Mapping[str, Any]) -> None:
         self._transport = transport
         self._params = dict(params)
+        self._first: AsyncRunPage | None = None
 
-    async def first_page(self) -> models.RunList:
-        page: models.RunList = await self._transport.call("listRuns", query=self._params)
-        return page
+    async def _first_page(self) -> AsyncRunPage:
+        if self._first is None:
+            self._first = await AsyncRunPage._fetch(self._transport, self._params)
+        return self._first
 
-    def __await__(self) -> Generator[Any, None, models.RunList]:
-        return self.first_page().__await__()
-
-    async def pages(self) -> AsyncIterator[models.RunList]:
-        offset = int(self._params.get("offset") or 0)
-        while True:
-            page: models.RunList = await self._transport.call("listRuns", query={**self._params, "offset": offset})
-            yield page
-            offset = page["offset"] + len(page["data"])
-            if not page["data"] or offset >= page["total"]:
-                return
+    def __await__(self) -> Generator[Any, None, AsyncRunPage]:
+        return self._first_page().__await__()
 
     async def __aiter__(self) -> AsyncIterator[models.Run]:
-        async for page in self.pages():
-            for run in page["data"]:
-                yield run
+        async for run in await self._first_page():
+            yield run
 
 
 class Runs:
@@ -91,9 +154,9 @@ class Runs:
         result: models.RunDetail = self._transport.call("cancelRun", path={"run_id": run_id}, **options)
         return result
 
-    def list(self, **params: Any) -> RunPager:
-        """Filters: ``status``, ``agent_slug``, ``limit`` (1–200), ``offset``."""
-        return RunPager(self._transport, params)
+    def list(self, **params: Any) -> RunPage:
+        """The first page (requested now). Filters: ``status``, ``agent_slug``, ``limit`` (1–200), ``offset``."""
+        return RunPage._fetch(self._transport, params)
 
     def poll(self, run_id: str, *, interval: float = 1.0, max_interval: float = 10.0) -> models.RunDetail:
         """Reads the run until it is terminal: first after ``interval`` s, growing by half up to ``max_interval``."""
@@ -121,8 +184,9 @@ class AsyncRuns:
         result: models.RunDetail = await self._transport.call("cancelRun", path={"run_id": run_id}, **options)
         return result
 
-    def list(self, **params: Any) -> AsyncRunPager:
-        return AsyncRunPager(self._transport, params)
+    def list(self, **params: Any) -> AsyncRunPaginator:
+        """Await it for the first page, or ``async for`` it for every run. Filters as ``Client.runs.list``."""
+        return AsyncRunPaginator(self._transport, params)
 
     async def poll(self, run_id: str, *, interval: float = 1.0, max_interval: float = 10.0) -> models.RunDetail:
         wait = interval

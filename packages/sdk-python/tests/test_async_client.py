@@ -32,10 +32,15 @@ def test_async_invocation_stream_list_usage_and_errors(base_url: str, api_key: s
             assert deltas and end is not None
             assert (await client.runs.retrieve(end.run_id))["run"]["content"] == "".join(deltas)
 
+            # The same shape as the sync client and TypeScript: awaited, a page; iterated, every run of every page.
             page = await client.runs.list(limit=2)
-            assert len(page["data"]) == 2
+            assert isinstance(page, service_sdk.AsyncRunPage)
+            assert len(page.data) == 2 and page.limit == 2 and page.offset == 0 and page.has_next_page()
+            assert (await page.get_next_page()).offset == 2
             ids = [run["id"] async for run in client.runs.list(limit=2)]
-            assert len(ids) == page["total"] == len(set(ids))
+            assert len(ids) == page.total == len(set(ids))
+            assert [run["id"] async for run in page] == ids
+            assert len([each async for each in page.iter_pages()]) == -(-page.total // 2)
 
             assert (await client.runs.poll(answer["runId"]))["run"]["id"] == answer["runId"]
             assert (await client.usage.current())["consumedStu"] > 0

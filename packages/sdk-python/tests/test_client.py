@@ -52,7 +52,7 @@ def test_leaving_a_stream_early_closes_the_request(client: service_sdk.Client) -
         assert isinstance(event, service_sdk.StreamDelta)
         break
     stream.close()  # what a `for` loop's break leaves to the garbage collector, done at once
-    newest = client.runs.list(limit=1).first_page()["data"][0]
+    newest = client.runs.list(limit=1).data[0]
     done = client.runs.poll(newest["id"], interval=0.1, max_interval=0.5)
     assert done["run"]["status"] == "canceled"
 
@@ -74,12 +74,20 @@ def test_set_b_routes_and_mcp_token(client: service_sdk.Client) -> None:
 def test_lists_every_run_of_every_page(client: service_sdk.Client) -> None:
     for i in range(3):
         client.inference.create(ask(f"Lead {i}: send the brochure."))
-    page = client.runs.list(limit=2).first_page()
-    assert len(page["data"]) == 2 and page["limit"] == 2 and page["offset"] == 0 and page["total"] >= 5
-    pages = list(client.runs.list(limit=2).pages())
-    assert len(pages) == -(-page["total"] // 2)
+    # The Stainless shape: list() is the first page (data, total, the next page), iterable over every run of every page.
+    page = client.runs.list(limit=2)
+    assert isinstance(page, service_sdk.RunPage)
+    assert len(page.data) == 2 and page.limit == 2 and page.offset == 0 and page.total >= 5
+    assert page.has_next_page()
+    second = page.get_next_page()
+    assert second.offset == 2 and second.total == page.total and second.data[0]["id"] != page.data[0]["id"]
+    pages = list(page.iter_pages())
+    assert len(pages) == -(-page.total // 2) and pages[0] is page and not pages[-1].has_next_page()
+    with pytest.raises(RuntimeError, match="no next page"):
+        pages[-1].get_next_page()
     ids = [run["id"] for run in client.runs.list(limit=2)]
-    assert len(ids) == page["total"] == len(set(ids))
+    assert len(ids) == page.total == len(set(ids))
+    assert [run["id"] for run in page] == ids
 
 
 def test_polls_a_run_in_progress_until_terminal(client: service_sdk.Client, base_url: str, api_key: str) -> None:
@@ -95,7 +103,7 @@ def test_polls_a_run_in_progress_until_terminal(client: service_sdk.Client, base
     thread = threading.Thread(target=hold)
     thread.start()
     held: list[str] = []
-    wait_until(lambda: bool(held.extend(r["id"] for r in client.runs.list(status="in_progress").first_page()["data"]) or held), "the held run")
+    wait_until(lambda: bool(held.extend(r["id"] for r in client.runs.list(status="in_progress").data) or held), "the held run")
     result: list[models.RunDetail] = []
     poller = threading.Thread(target=lambda: result.append(client.runs.poll(held[0], interval=0.1, max_interval=0.3)))
     poller.start()
@@ -164,13 +172,13 @@ def test_never_retries_quota_exceeded_or_kill_switch(proxy, api_key: str) -> Non
 
 
 def test_a_lost_answer_is_retried_with_one_idempotency_key(client: service_sdk.Client, proxy, api_key: str) -> None:  # type: ignore[no-untyped-def]
-    before = client.runs.list(limit=1).first_page()["total"]
+    before = client.runs.list(limit=1).total
     proxy.script("drop-response")
     with service_sdk.Client(api_key=api_key, base_url=proxy.url, http_client=http_client()) as c:
         answer = c.inference.create(ask("Send the renewal proposal."))
     keys = [r["headers"].get("idempotency-key") for r in proxy.seen]
     assert len(keys) == 2 and keys[0] and keys[0] == keys[1]
-    assert client.runs.list(limit=1).first_page()["total"] == before + 1
+    assert client.runs.list(limit=1).total == before + 1
     assert client.runs.retrieve(answer["runId"])["run"]["status"] == "completed"
 
 

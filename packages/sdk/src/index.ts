@@ -22,7 +22,18 @@ export {
 export type { RequestOptions } from './core/transport.ts';
 export type { OperationSpec } from './core/operation.ts';
 export { Inference, Agents, Orchestrator, type InferenceRequest, type InferenceResponse, type AgentMessageRequest, type StreamEvent } from './inference.ts';
-export { Runs, RunListing, TERMINAL_STATUSES, type Run, type RunDetail, type RunList, type RunStatus, type RunListParams, type PollOptions } from './runs.ts';
+export {
+  Runs,
+  RunPage,
+  RunPagePromise,
+  TERMINAL_STATUSES,
+  type Run,
+  type RunDetail,
+  type RunList,
+  type RunStatus,
+  type RunListParams,
+  type PollOptions,
+} from './runs.ts';
 export { ApiKeys, Approvals, Webhooks, InboundWebhooks, WebhookDestinations } from './admin.ts';
 export { OPERATIONS, SERVERS, Operations, type OperationId, type OperationInputs, type OperationOutputs, type Schemas } from './generated/operations.ts';
 export * from './webhooks/index.ts';

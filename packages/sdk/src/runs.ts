@@ -1,6 +1,7 @@
 /**
- * @module Runs: retrieve, cancel, list (one page when awaited, every run of every page when iterated) and
- * poll until a run is terminal, following the spec's polling rule.
+ * @module Runs: retrieve, cancel, list and poll until a run is terminal, following the spec's polling rule.
+ * `list` has the Stainless shape, the same in the Python SDK: awaited, a page (`data`, `total`, the next page);
+ * iterated with `for await`, every run of every page.
  */
 import type { RequestOptions, Transport } from './core/transport.ts';
 import { sleep } from './core/retry.ts';
@@ -36,11 +37,12 @@ export class Runs {
   }
 
   /**
-   * `GET /runs`. `await client.runs.list(params)` is one page `{ data, total, limit, offset }`;
-   * `for await (const run of client.runs.list(params))` walks every run of every page from `offset` on.
+   * `GET /runs`. `await client.runs.list(params)` is a {@link RunPage} (`data`, `total`, `limit`, `offset`,
+   * `hasNextPage()`, `getNextPage()`); `for await (const run of client.runs.list(params))` walks every run of
+   * every page from `offset` on.
    */
-  list(params: RunListParams = {}, options?: RequestOptions): RunListing {
-    return new RunListing((query) => this.transport.call(OPERATIONS.listRuns, { query }, options) as Promise<RunList>, params);
+  list(params: RunListParams = {}, options?: RequestOptions): RunPagePromise {
+    return new RunPagePromise((query) => this.transport.call(OPERATIONS.listRuns, { query }, options) as Promise<RunList>, params);
   }
 
   /**
@@ -66,36 +68,76 @@ export class Runs {
   }
 }
 
-/** The answer of `runs.list`: awaitable (one page) and async-iterable (every run of every page). */
-export class RunListing implements PromiseLike<RunList>, AsyncIterable<Run> {
-  private first: Promise<RunList> | undefined;
+type FetchPage = (query: RunListParams) => Promise<RunList>;
 
-  constructor(
-    private readonly fetchPage: (query: RunListParams) => Promise<RunList>,
-    private readonly params: RunListParams,
-  ) {}
+/**
+ * One page of `GET /runs`: its fields are the contract's `RunList` (and `JSON.stringify` gives exactly that);
+ * `for await` over a page walks every run from this page to the last one.
+ */
+export class RunPage implements RunList, AsyncIterable<Run> {
+  readonly data: Run[];
+  readonly total: number;
+  readonly limit: number;
+  readonly offset: number;
+  // Private (#) so that they stay out of JSON.stringify and equality checks.
+  readonly #fetchPage: FetchPage;
+  readonly #params: RunListParams;
 
-  // biome-ignore lint/suspicious/noThenProperty: awaiting the listing gives its first page, by design.
-  then<A = RunList, B = never>(
-    onFulfilled?: ((page: RunList) => A | PromiseLike<A>) | null,
-    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
-  ): Promise<A | B> {
-    this.first ??= this.fetchPage(this.params);
-    return this.first.then(onFulfilled, onRejected);
+  constructor(fetchPage: FetchPage, params: RunListParams, page: RunList) {
+    this.data = page.data;
+    this.total = page.total;
+    this.limit = page.limit;
+    this.offset = page.offset;
+    this.#fetchPage = fetchPage;
+    this.#params = params;
   }
 
-  /** Every page in turn, from the requested offset to the end. */
-  async *pages(): AsyncGenerator<RunList> {
-    let offset = this.params.offset ?? 0;
-    for (;;) {
-      const page = offset === (this.params.offset ?? 0) && this.first ? await this.first : await this.fetchPage({ ...this.params, offset });
+  /** False on the last page (and on an empty one, so that a shrinking list cannot loop). */
+  hasNextPage(): boolean {
+    return this.data.length > 0 && this.offset + this.data.length < this.total;
+  }
+
+  /** The page after this one, with the same filters and `limit`; rejects when there is none. */
+  async getNextPage(): Promise<RunPage> {
+    if (!this.hasNextPage()) throw new Error('no next page: check hasNextPage() first');
+    const params = { ...this.#params, offset: this.offset + this.data.length };
+    return new RunPage(this.#fetchPage, params, await this.#fetchPage(params));
+  }
+
+  /** This page, then each following one. */
+  async *iterPages(): AsyncGenerator<RunPage> {
+    let page: RunPage = this;
+    yield page;
+    while (page.hasNextPage()) {
+      page = await page.getNextPage();
       yield page;
-      offset = page.offset + page.data.length;
-      if (page.data.length === 0 || offset >= page.total) return;
     }
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<Run> {
-    for await (const page of this.pages()) yield* page.data;
+    for await (const page of this.iterPages()) yield* page.data;
+  }
+}
+
+/** The answer of `runs.list`: awaitable (the first {@link RunPage}) and async-iterable (every run of every page). */
+export class RunPagePromise implements PromiseLike<RunPage>, AsyncIterable<Run> {
+  #first: Promise<RunPage> | undefined;
+
+  constructor(
+    private readonly fetchPage: FetchPage,
+    private readonly params: RunListParams,
+  ) {}
+
+  // biome-ignore lint/suspicious/noThenProperty: awaiting the listing gives its first page, by design (Stainless's PagePromise).
+  then<A = RunPage, B = never>(
+    onFulfilled?: ((page: RunPage) => A | PromiseLike<A>) | null,
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    this.#first ??= this.fetchPage(this.params).then((page) => new RunPage(this.fetchPage, this.params, page));
+    return this.#first.then(onFulfilled, onRejected);
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Run> {
+    yield* await this;
   }
 }

@@ -189,12 +189,17 @@ describe('invocation', () => {
 });
 
 describe('runs and usage', () => {
-  it('lists one page when awaited, and every run of every page when iterated', async () => {
+  it('lists the Stainless way: awaited, a page (its data and total, the next page); iterated, every run of every page', async () => {
     for (let i = 0; i < 3; i += 1) await client.inference.create(ask(`Lead ${i}: send the brochure.`));
     const page = await client.runs.list({ limit: 2 });
     expect(page.data).toHaveLength(2);
     expect(page).toMatchObject({ limit: 2, offset: 0 });
-    expect(page.total).toBeGreaterThanOrEqual(5);
+    expect(page.total).toBeGreaterThanOrEqual(3);
+    expect(JSON.parse(JSON.stringify(page))).toEqual({ data: page.data, total: page.total, limit: 2, offset: 0 });
+    expect(page.hasNextPage()).toBe(true);
+    const second = await page.getNextPage();
+    expect(second).toMatchObject({ limit: 2, offset: 2, total: page.total });
+    expect(second.data.map((run) => run.id)).not.toContain(page.data[0]!.id);
 
     const requests: string[] = [];
     const counted = new ServiceClient({ apiKey: live.init.apiKey, baseURL: live.url, fetch: countingFetch(requests) });
@@ -204,6 +209,19 @@ describe('runs and usage', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(requests).toHaveLength(Math.ceil(page.total / 2));
     expect(requests[1]).toBe('GET /runs?limit=2&offset=2');
+
+    // An awaited page iterates every run from itself on, reusing the page it already has.
+    requests.length = 0;
+    const first = await counted.runs.list({ limit: 2 });
+    const fromPage: string[] = [];
+    for await (const run of first) fromPage.push(run.id);
+    expect(fromPage).toEqual(ids);
+    expect(requests).toHaveLength(Math.ceil(page.total / 2));
+    const pages = [];
+    for await (const each of first.iterPages()) pages.push(each);
+    expect(pages).toHaveLength(Math.ceil(page.total / 2));
+    expect(pages.at(-1)!.hasNextPage()).toBe(false);
+    await expect(pages.at(-1)!.getNextPage()).rejects.toThrow(/no next page/);
   });
 
   it('polls a run in progress until it is terminal', async () => {
