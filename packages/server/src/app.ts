@@ -54,7 +54,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   app.use(observe({ logger: services.logger, metrics: services.metrics, trustProxy: services.config.trustProxy }));
   // Before the limits and authentication: a preflight consumes no quota and needs no credential.
   app.use(cors({ origins: services.config.corsOrigins, methodsByPath: honoMethodsByPath(routes) }));
-  app.use(redactBody());
+  app.use(redactBody(services.redactor));
   app.use(errorBoundary());
   const perIp = byClientIp({ trustProxy: services.config.trustProxy });
   // Each route's per-IP budget is that of its class (API, admin session, MCP, operator; see PER_IP_BY_CLASS);

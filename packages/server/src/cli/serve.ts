@@ -60,6 +60,11 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       config: { trustProxy: config.trustProxy, privateBeta: process.env.PRIVATE_BETA === 'true', corsOrigins: config.corsOrigins },
       // Aliases -> engines (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*) and STU rates (STU_RATE_<ALIAS>).
       engines: createEngines(readEngineConfig(process.env)),
+      // Names the redactor removes beside the engines' own (model names, provider host and key): REDACT_TERMS.
+      redactTerms: (process.env.REDACT_TERMS ?? '')
+        .split(',')
+        .map((term) => term.trim())
+        .filter(Boolean),
       stuRates: readStuRates(process.env),
       ...(redis ? { limiter: createRedisLimiter({ redis }), redis } : {}),
       webhooks: { secretKey, allowList: config.webhookAllowHosts, wake: () => worker?.wake() },

@@ -9,7 +9,7 @@
  * an MCP token) calls `keepUnredacted(c, secret)` before answering.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { redactText, redactValue } from '../../redact/index.ts';
+import { createRedactor, type Redactor } from '../../redact/index.ts';
 
 /** Context variables of this middleware. */
 export type Variables = { redactKeep?: Set<string> };
@@ -24,14 +24,15 @@ export function keepUnredacted(c: Context, ...values: string[]): void {
 const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
 const TEXT_TYPE = /^text\/plain\s*(?:;|$)/i;
 
-export function redactBody(): MiddlewareHandler<{ Variables: Variables }> {
+/** `redactor`: the app's (with the deployment's own names); the fixed rules only when absent. */
+export function redactBody(redactor: Redactor = createRedactor()): MiddlewareHandler<{ Variables: Variables }> {
   return async function redactBody(c, next) {
     await next();
     const type = c.res.headers.get('content-type') ?? '';
     const json = JSON_TYPE.test(type);
     if ((!json && !TEXT_TYPE.test(type)) || c.res.body === null) return;
     const raw = await c.res.text();
-    const body = json ? redactJsonText(raw, c.get('redactKeep')) : redactText(raw);
+    const body = json ? redactJsonText(redactor, raw, c.get('redactKeep')) : redactor.text(raw);
     const headers = new Headers(c.res.headers);
     headers.delete('content-length');
     const { status, statusText } = c.res;
@@ -41,13 +42,13 @@ export function redactBody(): MiddlewareHandler<{ Variables: Variables }> {
   };
 }
 
-function redactJsonText(raw: string, keep: Set<string> | undefined): string {
+function redactJsonText(redactor: Redactor, raw: string, keep: Set<string> | undefined): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
   } catch {
     // Declared JSON but not JSON: still never let it out unredacted.
-    return redactText(raw);
+    return redactor.text(raw);
   }
-  return JSON.stringify(redactValue(parsed, keep ? { keep } : {}));
+  return JSON.stringify(redactor.value(parsed, keep ? { keep } : {}));
 }
