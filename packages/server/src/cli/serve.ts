@@ -34,7 +34,12 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: ServerConfig, say: (line: string) => void): Promise<RunningServer> {
+export interface StartOptions {
+  /** stdout is a terminal: the first start's secrets may be printed (see first-start.ts). */
+  terminal?: boolean;
+}
+
+export async function startServer(config: ServerConfig, say: (line: string) => void, options: StartOptions = {}): Promise<RunningServer> {
   const tls = config.tls ? { cert: await readPem(config.tls.certFile, 'certificate'), key: await readPem(config.tls.keyFile, 'key') } : undefined;
   const secretKey = await resolveSecretKey(config);
   const store = await openCliStore(config, 'serve');
@@ -125,7 +130,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       if (err instanceof AlreadyInitialised) return undefined;
       throw err;
     });
-    if (firstStart) for (const line of firstStartLines(firstStart, url)) say(line);
+    if (firstStart) for (const line of firstStartLines(firstStart, url, options.terminal === true)) say(line);
     say(
       tls
         ? `Listening on ${url} (HTTPS, TLS 1.2 minimum).`
