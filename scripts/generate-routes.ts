@@ -204,7 +204,7 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     '  schema?: ZodType;',
     '  events?: Record<string, ZodType>;',
     '  alternatives?: { contentType: string; schema: ZodType; events?: Record<string, ZodType> }[];',
-    "  /** Where the JSON body holds text the customer wrote (`x-customer-data`): dotted paths, `*` for every item. */",
+    '  /** Where the JSON body holds text the customer wrote (`x-customer-data`): dotted paths, `*` for every item. */',
     '  customerData?: string[];',
     '};',
     '',

@@ -95,7 +95,7 @@ describe("the customer's own text comes back verbatim", () => {
     expect((await call('PUT', '/kill-switches/manual', { engaged: false }, 'session')).status).toBe(200);
   });
 
-  it('what is not the customer\'s own still passes the redactor (an error message naming a model)', async () => {
+  it("what is not the customer's own still passes the redactor (an error message naming a model)", async () => {
     // The unknown agent's slug is echoed in the message, not in a customer-data field: redacted.
     const res = await call('POST', '/v1/agents/gpt-4o/messages', { alias: 'Sonata', messages: [{ role: 'user', content: 'x' }] }, 'key');
     expect(JSON.stringify(res.body)).not.toMatch(/gpt-4o/i);

@@ -161,7 +161,12 @@ describe('the deployment names and the new terms never leave, on any path', () =
     await readUntil('sessionId=');
     const endpoint = /data: (\/v1\/mcp\/tenant\/rpc\?sessionId=\S+)/.exec(pushed)![1]!;
 
-    const rpc = { jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'invoke_agent', arguments: { alias: 'Symphony', agentSlug: 'it', message: 'Who?' } } };
+    const rpc = {
+      jsonrpc: '2.0',
+      id: 41,
+      method: 'tools/call',
+      params: { name: 'invoke_agent', arguments: { alias: 'Symphony', agentSlug: 'it', message: 'Who?' } },
+    };
     const direct = await call(endpoint, rpc, token);
     expect(direct.status).toBe(200);
     const directText = await direct.text();
