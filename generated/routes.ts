@@ -219,6 +219,8 @@ export type ResponseSpec = {
   schema?: ZodType;
   events?: Record<string, ZodType>;
   alternatives?: { contentType: string; schema: ZodType; events?: Record<string, ZodType> }[];
+  /** Where the JSON body holds text the customer wrote (`x-customer-data`): dotted paths, `*` for every item. */
+  customerData?: string[];
 };
 
 /** Header schemas use lowercase names, as Fetch `Headers` and Hono present them. */
@@ -581,7 +583,7 @@ export const routes: readonly RouteSpec[] = [
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
-      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]) },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]), customerData: ['reason'] },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: z.union([zRateLimitExceededError, zQuotaExceededError, zKillSwitchError]) },
@@ -597,7 +599,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { query: zListRunsQuery, headers: zListRunsHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zRunList },
+      '200': { contentType: 'application/json', schema: zRunList, customerData: ['data.*.conversationId'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -616,7 +618,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { params: zGetRunPath, headers: zGetRunHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zRunDetail },
+      '200': { contentType: 'application/json', schema: zRunDetail, customerData: ['run.conversationId'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -635,7 +637,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { params: zCancelRunPath, headers: zCancelRunHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zRun },
+      '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -750,7 +752,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListApiKeysHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zApiKeyList },
+      '200': { contentType: 'application/json', schema: zApiKeyList, customerData: ['data.*.name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -767,7 +769,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateApiKeyHeaders, body: { contentType: 'application/json', schema: zCreateApiKeyBody, required: true, maxBytes: 65536 } },
     responses: {
-      '201': { contentType: 'application/json', schema: zApiKeyCreated },
+      '201': { contentType: 'application/json', schema: zApiKeyCreated, customerData: ['name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -785,7 +787,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRevokeApiKeyPath, headers: zRevokeApiKeyHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zApiKey },
+      '200': { contentType: 'application/json', schema: zApiKey, customerData: ['name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -803,7 +805,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRotateApiKeyPath, headers: zRotateApiKeyHeaders },
     responses: {
-      '201': { contentType: 'application/json', schema: zApiKeyCreated },
+      '201': { contentType: 'application/json', schema: zApiKeyCreated, customerData: ['name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -821,7 +823,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zLoginHeaders, body: { contentType: 'application/json', schema: zLoginBody, required: true, maxBytes: 65536 } },
     responses: {
-      '200': { contentType: 'application/json', schema: zAdminSession },
+      '200': { contentType: 'application/json', schema: zAdminSession, customerData: ['user.email', 'workspaces.*.name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
@@ -855,7 +857,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListInboundWebhooksHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zInboundWebhookList },
+      '200': { contentType: 'application/json', schema: zInboundWebhookList, customerData: ['data.*.signatureHeader', 'data.*.slug', 'data.*.template'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -872,7 +874,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateInboundWebhookHeaders, body: { contentType: 'application/json', schema: zCreateInboundWebhookBody, required: true, maxBytes: 65536 } },
     responses: {
-      '201': { contentType: 'application/json', schema: zInboundWebhookCreated },
+      '201': { contentType: 'application/json', schema: zInboundWebhookCreated, customerData: ['signatureHeader', 'slug', 'template'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -890,7 +892,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRevokeInboundWebhookPath, headers: zRevokeInboundWebhookHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zInboundWebhook },
+      '200': { contentType: 'application/json', schema: zInboundWebhook, customerData: ['signatureHeader', 'slug', 'template'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -908,7 +910,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zPauseInboundWebhookPath, headers: zPauseInboundWebhookHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zInboundWebhook },
+      '200': { contentType: 'application/json', schema: zInboundWebhook, customerData: ['signatureHeader', 'slug', 'template'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -926,7 +928,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zResumeInboundWebhookPath, headers: zResumeInboundWebhookHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zInboundWebhook },
+      '200': { contentType: 'application/json', schema: zInboundWebhook, customerData: ['signatureHeader', 'slug', 'template'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -944,7 +946,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListWebhookDestinationsHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zWebhookDestinationList },
+      '200': { contentType: 'application/json', schema: zWebhookDestinationList, customerData: ['data.*.url'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -961,7 +963,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateWebhookDestinationHeaders, body: { contentType: 'application/json', schema: zCreateWebhookDestinationBody, required: true, maxBytes: 65536 } },
     responses: {
-      '201': { contentType: 'application/json', schema: zWebhookDestinationCreated },
+      '201': { contentType: 'application/json', schema: zWebhookDestinationCreated, customerData: ['url'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -979,7 +981,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRotateWebhookDestinationSecretPath, headers: zRotateWebhookDestinationSecretHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zWebhookDestinationCreated },
+      '200': { contentType: 'application/json', schema: zWebhookDestinationCreated, customerData: ['url'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -997,7 +999,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zPauseWebhookDestinationPath, headers: zPauseWebhookDestinationHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zWebhookDestination },
+      '200': { contentType: 'application/json', schema: zWebhookDestination, customerData: ['url'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1015,7 +1017,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zResumeWebhookDestinationPath, headers: zResumeWebhookDestinationHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zWebhookDestination },
+      '200': { contentType: 'application/json', schema: zWebhookDestination, customerData: ['url'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1087,7 +1089,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { headers: zListWorkspaceAgentsHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zWorkspaceAgentList },
+      '200': { contentType: 'application/json', schema: zWorkspaceAgentList, customerData: ['data.*.pausedReason'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
@@ -1103,7 +1105,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zPauseAgentPath, headers: zPauseAgentHeaders, body: { contentType: 'application/json', schema: zPauseAgentBody, required: true, maxBytes: 65536 } },
     responses: {
-      '200': { contentType: 'application/json', schema: zWorkspaceAgent },
+      '200': { contentType: 'application/json', schema: zWorkspaceAgent, customerData: ['pausedReason'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1122,7 +1124,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zResumeAgentPath, headers: zResumeAgentHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zWorkspaceAgent },
+      '200': { contentType: 'application/json', schema: zWorkspaceAgent, customerData: ['pausedReason'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1140,7 +1142,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { headers: zGetKillSwitchesHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zKillSwitches },
+      '200': { contentType: 'application/json', schema: zKillSwitches, customerData: ['day.reason', 'hour.reason', 'manual.reason', 'run.reason'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
@@ -1156,7 +1158,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zSetManualKillSwitchHeaders, body: { contentType: 'application/json', schema: zSetManualKillSwitchBody, required: true, maxBytes: 65536 } },
     responses: {
-      '200': { contentType: 'application/json', schema: zKillSwitches },
+      '200': { contentType: 'application/json', schema: zKillSwitches, customerData: ['day.reason', 'hour.reason', 'manual.reason', 'run.reason'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1225,7 +1227,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateIntegrationHeaders, body: { contentType: 'application/json', schema: zCreateIntegrationBody, required: true, maxBytes: 65536 } },
     responses: {
-      '201': { contentType: 'application/json', schema: zIntegration },
+      '201': { contentType: 'application/json', schema: zIntegration, customerData: ['provider'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1243,7 +1245,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { headers: zSelectWorkspaceHeaders, body: { contentType: 'application/json', schema: zSelectWorkspaceBody, required: true, maxBytes: 65536 } },
     responses: {
-      '200': { contentType: 'application/json', schema: zSessionWorkspaces },
+      '200': { contentType: 'application/json', schema: zSessionWorkspaces, customerData: ['workspaces.*.name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: z.union([zTenantForbiddenError, zRoleForbiddenError]) },
@@ -1261,7 +1263,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListMembersHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zMemberList },
+      '200': { contentType: 'application/json', schema: zMemberList, customerData: ['data.*.email'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1296,7 +1298,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zUpdateMemberPath, headers: zUpdateMemberHeaders, body: { contentType: 'application/json', schema: zUpdateMemberBody, required: true, maxBytes: 65536 } },
     responses: {
-      '200': { contentType: 'application/json', schema: zMember },
+      '200': { contentType: 'application/json', schema: zMember, customerData: ['email'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1315,7 +1317,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateInvitationHeaders, body: { contentType: 'application/json', schema: zCreateInvitationBody, required: true, maxBytes: 65536 } },
     responses: {
-      '201': { contentType: 'application/json', schema: zInvitation },
+      '201': { contentType: 'application/json', schema: zInvitation, customerData: ['email'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1333,7 +1335,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zAcceptInvitationHeaders, body: { contentType: 'application/json', schema: zAcceptInvitationBody, required: true, maxBytes: 65536 } },
     responses: {
-      '200': { contentType: 'application/json', schema: zInvitationAccepted },
+      '200': { contentType: 'application/json', schema: zInvitationAccepted, customerData: ['email'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '404': { contentType: 'application/json', schema: zNotFoundError },
@@ -1352,7 +1354,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListWorkspacesHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zOperatorWorkspaceList },
+      '200': { contentType: 'application/json', schema: zOperatorWorkspaceList, customerData: ['data.*.name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zOperatorAuthError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
@@ -1368,7 +1370,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateWorkspaceHeaders, body: { contentType: 'application/json', schema: zCreateWorkspaceBody, required: true, maxBytes: 65536 } },
     responses: {
-      '201': { contentType: 'application/json', schema: zWorkspaceCreated },
+      '201': { contentType: 'application/json', schema: zWorkspaceCreated, customerData: ['admin.email', 'workspace.name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zOperatorAuthError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
@@ -1385,7 +1387,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zGetWorkspacePath, headers: zGetWorkspaceHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zOperatorWorkspace },
+      '200': { contentType: 'application/json', schema: zOperatorWorkspace, customerData: ['name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zOperatorAuthError },
       '404': { contentType: 'application/json', schema: zNotFoundError },
@@ -1419,7 +1421,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zUpdateWorkspacePath, headers: zUpdateWorkspaceHeaders, body: { contentType: 'application/json', schema: zUpdateWorkspaceBody, required: true, maxBytes: 65536 } },
     responses: {
-      '200': { contentType: 'application/json', schema: zOperatorWorkspace },
+      '200': { contentType: 'application/json', schema: zOperatorWorkspace, customerData: ['name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zOperatorAuthError },
       '404': { contentType: 'application/json', schema: zNotFoundError },
@@ -1460,7 +1462,7 @@ export const routes: readonly RouteSpec[] = [
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
-      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]) },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]), customerData: ['reason'] },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: z.union([zRateLimitExceededError, zQuotaExceededError, zKillSwitchError]) },
@@ -1480,7 +1482,7 @@ export const routes: readonly RouteSpec[] = [
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
-      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]) },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zAgentError, zAliasForbiddenError, zTenantForbiddenError]), customerData: ['reason'] },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: z.union([zRateLimitExceededError, zQuotaExceededError, zKillSwitchError]) },
@@ -1496,7 +1498,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { query: zListRunsV1Query, headers: zListRunsV1Headers },
     responses: {
-      '200': { contentType: 'application/json', schema: zRunList },
+      '200': { contentType: 'application/json', schema: zRunList, customerData: ['data.*.conversationId'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -1515,7 +1517,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false },
     request: { params: zGetRunV1Path, headers: zGetRunV1Headers },
     responses: {
-      '200': { contentType: 'application/json', schema: zRunDetail },
+      '200': { contentType: 'application/json', schema: zRunDetail, customerData: ['run.conversationId'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -1534,7 +1536,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zCancelRunV1Path, headers: zCancelRunV1Headers },
     responses: {
-      '200': { contentType: 'application/json', schema: zRun },
+      '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -1592,7 +1594,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zListApiKeysV1Headers },
     responses: {
-      '200': { contentType: 'application/json', schema: zApiKeyList },
+      '200': { contentType: 'application/json', schema: zApiKeyList, customerData: ['data.*.name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1609,7 +1611,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { headers: zCreateApiKeyV1Headers, body: { contentType: 'application/json', schema: zCreateApiKeyV1Body, required: true, maxBytes: 65536 } },
     responses: {
-      '201': { contentType: 'application/json', schema: zApiKeyCreated },
+      '201': { contentType: 'application/json', schema: zApiKeyCreated, customerData: ['name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1627,7 +1629,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRevokeApiKeyV1Path, headers: zRevokeApiKeyV1Headers },
     responses: {
-      '200': { contentType: 'application/json', schema: zApiKey },
+      '200': { contentType: 'application/json', schema: zApiKey, customerData: ['name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1645,7 +1647,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
     request: { params: zRotateApiKeyV1Path, headers: zRotateApiKeyV1Headers },
     responses: {
-      '201': { contentType: 'application/json', schema: zApiKeyCreated },
+      '201': { contentType: 'application/json', schema: zApiKeyCreated, customerData: ['name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },

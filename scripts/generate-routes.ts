@@ -107,6 +107,8 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
       const ordered = [...content.filter(([type]) => type === 'application/json'), ...content.filter(([type]) => type !== 'application/json')];
       const describe = ([type, media]: [string, Json]): string => {
         const fields = [`contentType: ${q(type)}`, `schema: ${schemaExpression(media.schema, `${where} response ${status} ${type}`)}`];
+        const customer = type === 'application/json' ? customerDataPaths(doc, media.schema) : [];
+        if (customer.length) fields.push(`customerData: [${customer.map(q).join(', ')}]`);
         // A text/event-stream schema lists the JSON of each SSE event under `$defs`, by event name.
         const events = type === 'text/event-stream' ? media.schema?.$defs : undefined;
         if (events) {
@@ -202,6 +204,8 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     '  schema?: ZodType;',
     '  events?: Record<string, ZodType>;',
     '  alternatives?: { contentType: string; schema: ZodType; events?: Record<string, ZodType> }[];',
+    '  /** Where the JSON body holds text the customer wrote (`x-customer-data`): dotted paths, `*` for every item. */',
+    '  customerData?: string[];',
     '};',
     '',
     '/** Header schemas use lowercase names, as Fetch `Headers` and Hono present them. */',
@@ -254,6 +258,32 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     '];',
   ].filter((line) => line !== undefined);
   await writeGenerated('routes.ts', source.join('\n'));
+}
+
+/**
+ * The paths of a JSON schema whose value is text the customer wrote (`x-customer-data: true` on the
+ * schema or the property): `name`, `data.*.pausedReason`, `workspaces.*.name`. The redactor leaves them
+ * as they are. Follows `$ref`, `allOf`/`oneOf`/`anyOf`, `properties` and `items`; a cycle ends the walk.
+ */
+function customerDataPaths(doc: Json, schema: Json): string[] {
+  const found = new Set<string>();
+  const walk = (node: Json, path: string[], refs: ReadonlySet<string>): void => {
+    if (!node || typeof node !== 'object') return;
+    if (node['x-customer-data'] === true) {
+      found.add(path.join('.'));
+      return;
+    }
+    if (typeof node.$ref === 'string') {
+      if (refs.has(node.$ref)) return;
+      walk(deref(doc, { $ref: node.$ref }), path, new Set([...refs, node.$ref]));
+    }
+    for (const key of ['allOf', 'oneOf', 'anyOf']) for (const part of node[key] ?? []) walk(part, path, refs);
+    for (const [name, property] of Object.entries<Json>(node.properties ?? {})) walk(property, [...path, name], refs);
+    if (node.items) walk(node.items, [...path, '*'], refs);
+  };
+  walk(schema, [], new Set());
+  for (const path of found) if (path === '') throw new Error('routes: a whole response body cannot be x-customer-data');
+  return [...found].sort();
 }
 
 /** The operation extensions that carry policy, and their field in `RouteSpec.policy`. */

@@ -16,7 +16,7 @@ import { authenticate } from './middleware/auth/index.ts';
 import { errorBoundary, errorMapper, notFound } from './middleware/errors/index.ts';
 import { byClientIp, type IpLimitClass, PER_IP, PER_IP_BY_CLASS, PER_WORKSPACE, rateLimit } from './middleware/rate-limit/index.ts';
 import { privateBeta } from './middleware/private-beta/index.ts';
-import { redactBody } from './middleware/redact/index.ts';
+import { customerDataOf, redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
 import { observe } from './middleware/observe/index.ts';
 import { validate } from './middleware/validate/index.ts';
@@ -54,7 +54,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   app.use(observe({ logger: services.logger, metrics: services.metrics, trustProxy: services.config.trustProxy }));
   // Before the limits and authentication: a preflight consumes no quota and needs no credential.
   app.use(cors({ origins: services.config.corsOrigins, methodsByPath: honoMethodsByPath(routes) }));
-  app.use(redactBody());
+  // Engine and error text is redacted; the fields the contract marks `x-customer-data` are the customer's own.
+  app.use(redactBody(services.redactor, customerDataOf(routes)));
   app.use(errorBoundary());
   const perIp = byClientIp({ trustProxy: services.config.trustProxy });
   // Each route's per-IP budget is that of its class (API, admin session, MCP, operator; see PER_IP_BY_CLASS);

@@ -112,7 +112,8 @@ async function run(command: Command, values: Flags, positionals: string[], print
 
   if (command === 'serve') {
     if (positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${HELP.serve}`);
-    const server = await startServer(config, (line) => print(line));
+    // The first start's secrets only to a terminal: a piped stdout is the log in production.
+    const server = await startServer(config, (line) => print(line), { terminal: process.stdout.isTTY === true });
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once('SIGINT', stop);

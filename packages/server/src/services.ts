@@ -12,6 +12,7 @@ import type { CancelBus } from './domain/runs/cancel-bus.ts';
 import { createRunService, type BudgetSettings, type RunService } from './domain/runs/index.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from './domain/usage/index.ts';
 import { createEngines, type Engines } from './engine/index.ts';
+import { createRedactor, type Redactor } from './redact/index.ts';
 import { silentLogger, type Logger } from './log/index.ts';
 import type { Metrics } from './metrics/index.ts';
 import { createOpenStreams, type OpenStreams } from './domain/health/open-streams.ts';
@@ -44,6 +45,11 @@ export interface Deps {
   webhooks?: WebhookDeps;
   /** Alias -> engine; every alias on the local engine when absent. */
   engines?: Engines;
+  /**
+   * More names the redactor removes beside the engines' own (`confidentialTerms`: model names,
+   * provider host, key), e.g. internal host names (REDACT_TERMS).
+   */
+  redactTerms?: readonly string[];
   /** STU per token and alias; the defaults of domain/usage when absent. */
   stuRates?: StuRates;
   /** Kill-switch limits in STU (run, hour, day); 1 M / 10 M / 80 M when absent. */
@@ -78,6 +84,8 @@ export interface Services {
   budget: BudgetSettings;
   logger: Logger;
   metrics: Metrics | undefined;
+  /** The redactor of this deployment: the fixed rules plus its engines' confidential terms. */
+  redactor: Redactor;
   /** SSE streams open in this process, ended properly at shutdown. */
   streams: OpenStreams;
   /** Liveness and readiness (`/healthz`, `/readyz`); `serve` marks the shutdown. */
@@ -93,10 +101,16 @@ export function buildServices(deps: Deps): Services {
   const budget: BudgetSettings = { rates: deps.stuRates ?? DEFAULT_STU_RATES, limits: deps.killSwitchLimits ?? KILL_SWITCH_LIMITS };
   // One secret box seals webhook secrets and TOTP secrets alike.
   const webhooks = createWebhookServices({ db, clock, webhooks: deps.webhooks });
+  const engines = deps.engines ?? createEngines();
+  // Every model name, provider host and key the engines were configured with, automatically.
+  const redactor = createRedactor({
+    terms: [...Object.values(engines).flatMap((engine) => engine.confidentialTerms ?? []), ...(deps.redactTerms ?? [])],
+  });
   const runs = createRunService({
     db,
     clock,
-    engines: deps.engines ?? createEngines(),
+    engines,
+    redactor,
     budget,
     logError: (error) => logger.error({ err: error }, 'background run failed'),
     ...(deps.runLeaseMs ? { leaseMs: deps.runLeaseMs } : {}),
@@ -118,6 +132,7 @@ export function buildServices(deps: Deps): Services {
     budget,
     logger,
     metrics: deps.metrics,
+    redactor,
     streams: createOpenStreams(),
     health: createHealth({ db, redis: deps.redis }),
     mcp: {
@@ -125,6 +140,7 @@ export function buildServices(deps: Deps): Services {
         db,
         clock,
         runs,
+        redactor,
         logError: (error) => logger.error({ err: error, operationId: 'callMcpRpc' }, 'MCP tool call failed'),
       }),
       sessions: createMcpSessions(),

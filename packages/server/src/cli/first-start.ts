@@ -1,8 +1,9 @@
 /**
  * @module The first `service serve` on an empty store initialises it, so that `pnpm start` on a fresh
  * clone gives a server where everything works: the first workspace, its owner (password and TOTP
- * secret), an API key with every scope and the operator token. They are printed once and written to
- * `<data dir>/first-start-credentials.json`, readable by the owner of the file only (0600).
+ * secret), an API key with every scope and the operator token. They are written to
+ * `<data dir>/first-start-credentials.json`, readable by the owner of the file only (0600), and printed
+ * once only when stdout is a terminal: otherwise stdout is the log, which must not hold them.
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -30,7 +31,19 @@ export async function initialiseOnFirstStart(db: Db, secretBox: SecretBox, dataD
   return { credentials, file };
 }
 
-export function firstStartLines({ credentials, file }: FirstStart, url: string): string[] {
+/**
+ * What the first start prints. `terminal`: stdout is a terminal (a person runs `pnpm start`), so the
+ * secrets are shown once; otherwise stdout is a log (production: collected, shipped, kept), and it
+ * only says where the 0600 file is.
+ */
+export function firstStartLines({ credentials, file }: FirstStart, url: string, terminal: boolean): string[] {
+  if (!terminal) {
+    return [
+      `First start: the store was empty, so it now holds a first workspace (${credentials.workspaceId}, owner ${credentials.admin.email}).`,
+      `Its API key (every scope), the owner's password and TOTP secret and the operator token are in ${file} (readable by its owner only),`,
+      'not in this output: stdout is not a terminal, and a log must not hold them. Read the file, store them safely, then delete it.',
+    ];
+  }
   return [
     '',
     'First start: the store was empty, so it now holds a first workspace. Shown once:',

@@ -34,7 +34,12 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: ServerConfig, say: (line: string) => void): Promise<RunningServer> {
+export interface StartOptions {
+  /** stdout is a terminal: the first start's secrets may be printed (see first-start.ts). */
+  terminal?: boolean;
+}
+
+export async function startServer(config: ServerConfig, say: (line: string) => void, options: StartOptions = {}): Promise<RunningServer> {
   const tls = config.tls ? { cert: await readPem(config.tls.certFile, 'certificate'), key: await readPem(config.tls.keyFile, 'key') } : undefined;
   const secretKey = await resolveSecretKey(config);
   const store = await openCliStore(config, 'serve');
@@ -60,6 +65,11 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       config: { trustProxy: config.trustProxy, privateBeta: process.env.PRIVATE_BETA === 'true', corsOrigins: config.corsOrigins },
       // Aliases -> engines (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*) and STU rates (STU_RATE_<ALIAS>).
       engines: createEngines(readEngineConfig(process.env)),
+      // Names the redactor removes beside the engines' own (model names, provider host and key): REDACT_TERMS.
+      redactTerms: (process.env.REDACT_TERMS ?? '')
+        .split(',')
+        .map((term) => term.trim())
+        .filter(Boolean),
       stuRates: readStuRates(process.env),
       ...(redis ? { limiter: createRedisLimiter({ redis }), redis } : {}),
       webhooks: { secretKey, allowList: config.webhookAllowHosts, wake: () => worker?.wake() },
@@ -120,7 +130,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       if (err instanceof AlreadyInitialised) return undefined;
       throw err;
     });
-    if (firstStart) for (const line of firstStartLines(firstStart, url)) say(line);
+    if (firstStart) for (const line of firstStartLines(firstStart, url, options.terminal === true)) say(line);
     say(
       tls
         ? `Listening on ${url} (HTTPS, TLS 1.2 minimum).`

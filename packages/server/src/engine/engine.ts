@@ -53,6 +53,11 @@ export type EngineEvent =
 
 export interface Engine {
   /**
+   * What this engine is configured with that must never reach a client: the real model names
+   * behind the aliases, the provider's host, its key. The app adds them to its redactor.
+   */
+  readonly confidentialTerms?: readonly string[];
+  /**
    * Streams the answer. Ends with one `usage` event, or throws `EngineError`. Breaking out of the
    * loop stops the work (the caller then bills what it received, see `countTextTokens`).
    */

@@ -67,3 +67,18 @@ describe('engine stream through the redactor', () => {
     }
   });
 });
+
+describe("an engine's confidential terms", () => {
+  it('are its model names, the host of its base URL and its key; a redactor built from them removes each', async () => {
+    const { createRedactor, REDACTED } = await import('../redact/index.ts');
+    const engine = createOpenAICompatibleEngine({
+      baseURL: 'https://inference.acme-prod.net/v1',
+      apiKey: 'prov-Xk29fLq0Zt7Wm3Np8Rv5',
+      models: { Sonata: 'acme-sonata-v2', Concerto: 'acme-concerto-large-0601' },
+    });
+    expect(engine.confidentialTerms).toEqual(['acme-sonata-v2', 'acme-concerto-large-0601', 'inference.acme-prod.net', 'prov-Xk29fLq0Zt7Wm3Np8Rv5']);
+    expect(createLocalEngine().confidentialTerms).toBeUndefined();
+    const redactor = createRedactor({ terms: engine.confidentialTerms ?? [] });
+    expect(redactor.text('acme-sonata-v2 at inference.acme-prod.net with prov-Xk29fLq0Zt7Wm3Np8Rv5')).toBe(`${REDACTED} at ${REDACTED} with ${REDACTED}`);
+  });
+});

@@ -5,13 +5,15 @@
  *
  * - `redactText(s)`: one string.
  * - `redactValue(v)`: a JSON value, deeply; object keys are kept.
+ * - `createRedactor({ terms })`: the same three over the fixed rules plus a deployment's own terms
+ *   (its model names, provider host and key); the app builds one and uses it for every response.
  * - `createStreamRedactor()`: fragments of one text. A name split over fragments ("Open" +
  *   "AI") is still removed; only a tail that could still become a match is held back, and the
  *   concatenated output equals `redactText` of the concatenated input, whatever the split.
  */
 import { createNormalizer } from './normalize.ts';
-import { caseless, guardedPre } from './pattern.ts';
-import { caseInsensitive, caseSensitive } from './rules.ts';
+import { caseless, guardedPre, type Pattern } from './pattern.ts';
+import { caseInsensitive, caseSensitive, termRules } from './rules.ts';
 
 export const REDACTED = '[redacted]';
 
@@ -57,17 +59,30 @@ function compile(rules: { re: string; pre: string; flags: string }[]): Compiled 
   };
 }
 
+/** The compiled rules of one redactor: one set for ASCII text, one for the rest. */
+interface RuleSet {
+  ascii: Compiled;
+  unicode: Compiled;
+}
+
 // The same rules twice. With the `i` flag V8 is fastest on ASCII text but two orders of
 // magnitude slower on other text, where both cases spelled out is fast. Without the `u` flag
 // `i` never folds a non-ASCII character onto an ASCII letter, so both match the same.
-const FOR_ASCII = compile([
-  ...caseInsensitive.map((p) => ({ re: p.re, pre: guardedPre(p), flags: 'i' })),
-  ...caseSensitive.map((p) => ({ re: p.re, pre: guardedPre(p), flags: '' })),
-]);
-const FOR_UNICODE = compile([
-  ...caseInsensitive.map((p) => ({ re: caseless(p.re), pre: caseless(guardedPre(p)), flags: '' })),
-  ...caseSensitive.map((p) => ({ re: p.re, pre: guardedPre(p), flags: '' })),
-]);
+function compileRules(insensitive: readonly Pattern[], sensitive: readonly Pattern[]): RuleSet {
+  return {
+    ascii: compile([
+      ...insensitive.map((p) => ({ re: p.re, pre: guardedPre(p), flags: 'i' })),
+      ...sensitive.map((p) => ({ re: p.re, pre: guardedPre(p), flags: '' })),
+    ]),
+    unicode: compile([
+      ...insensitive.map((p) => ({ re: caseless(p.re), pre: caseless(guardedPre(p)), flags: '' })),
+      ...sensitive.map((p) => ({ re: p.re, pre: guardedPre(p), flags: '' })),
+    ]),
+  };
+}
+
+/** The service's fixed rules, shared by every redactor without deployment terms. */
+const FIXED = compileRules(caseInsensitive, caseSensitive);
 const NON_ASCII = /[^\x00-\x7f]/;
 
 function chunk(sources: string[], build: (group: string[]) => RegExp): RegExp[] {
@@ -87,8 +102,12 @@ function chunk(sources: string[], build: (group: string[]) => RegExp): RegExp[] 
   return out;
 }
 
+/**
+ * The fixed rules only. Requests, runs and responses use the app's {@link Redactor}, which adds
+ * the deployment's own names; these module-level functions serve what has no app (logs, ids).
+ */
 export function redactText(text: string): string {
-  return scan(createNormalizer()(text), 0, true).output;
+  return scan(FIXED, createNormalizer()(text), 0, true).output;
 }
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -100,18 +119,44 @@ export interface RedactValueOptions {
 
 /** Redacts every string of a JSON value; keys, numbers, booleans and null are kept. */
 export function redactValue<T>(value: T, options: RedactValueOptions = {}): T {
-  return redactJson(value, options.keep) as T;
+  return redactJson(redactText, value, options.keep) as T;
 }
 
-function redactJson(value: unknown, keep: ReadonlySet<string> | undefined): unknown {
-  if (typeof value === 'string') return keep?.has(value) ? value : redactText(value);
-  if (Array.isArray(value)) return value.map((item) => redactJson(item, keep));
+function redactJson(text: (s: string) => string, value: unknown, keep: ReadonlySet<string> | undefined): unknown {
+  if (typeof value === 'string') return keep?.has(value) ? value : text(value);
+  if (Array.isArray(value)) return value.map((item) => redactJson(text, item, keep));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = redactJson(item, keep);
+    for (const [key, item] of Object.entries(value)) out[key] = redactJson(text, item, keep);
     return out;
   }
   return value;
+}
+
+/** One deployment's redactor: the fixed rules plus its own terms. Built once per app. */
+export interface Redactor {
+  text(text: string): string;
+  value<T>(value: T, options?: RedactValueOptions): T;
+  stream(): StreamRedactor;
+}
+
+export interface RedactorOptions {
+  /**
+   * The deployment's own names that must never leave: the model names behind the aliases, the
+   * provider's host, its key. Matched in any case, with any separator between their parts.
+   */
+  terms?: readonly string[];
+}
+
+export function createRedactor(options: RedactorOptions = {}): Redactor {
+  const extra = termRules(options.terms ?? []);
+  const rules = extra.length === 0 ? FIXED : compileRules([...caseInsensitive, ...extra], caseSensitive);
+  const text = (input: string) => scan(rules, createNormalizer()(input), 0, true).output;
+  return {
+    text,
+    value: (value, valueOptions = {}) => redactJson(text, value, valueOptions.keep) as typeof value,
+    stream: () => streamRedactor(rules),
+  };
 }
 
 export interface StreamRedactor {
@@ -121,7 +166,12 @@ export interface StreamRedactor {
   end(): string;
 }
 
+/** A stream redactor over the fixed rules (see {@link Redactor.stream} for the deployment's). */
 export function createStreamRedactor(): StreamRedactor {
+  return streamRedactor(FIXED);
+}
+
+function streamRedactor(rules: RuleSet): StreamRedactor {
   const normalize = createNormalizer();
   let context = '';
   let pending = '';
@@ -129,7 +179,7 @@ export function createStreamRedactor(): StreamRedactor {
 
   function run(final: boolean): string {
     const text = context + pending;
-    const { output, end } = scan(text, context.length, final);
+    const { output, end } = scan(rules, text, context.length, final);
     context = text.slice(Math.max(0, end - LOOKBEHIND_CONTEXT), end);
     pending = text.slice(end);
     fresh = 0;
@@ -159,8 +209,8 @@ export function createStreamRedactor(): StreamRedactor {
  * Redacts `text` from `from` on (what lies before is context for lookbehinds only). Unless
  * `final`, stops before the first position whose outcome could still change with more text.
  */
-function scan(text: string, from: number, final: boolean): { output: string; end: number } {
-  const { matchers, openTails } = NON_ASCII.test(text) ? FOR_UNICODE : FOR_ASCII;
+function scan(rules: RuleSet, text: string, from: number, final: boolean): { output: string; end: number } {
+  const { matchers, openTails } = NON_ASCII.test(text) ? rules.unicode : rules.ascii;
   let output = '';
   let at = from;
   // The next match of each expression at or after `at`, kept until `at` passes it.

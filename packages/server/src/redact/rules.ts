@@ -47,6 +47,12 @@ const VARIANTS = [
   'small',
   'high',
   'low',
+  'micro',
+  'premier',
+  'express',
+  'embed',
+  'reasoning',
+  'online',
 ];
 
 /**
@@ -95,7 +101,33 @@ const NAMES: { name: string; bounded?: 'left' | 'both'; needsVersion?: boolean }
   { name: 'deep|infra' },
   { name: 'any|scale' },
   { name: 'dall|e', bounded: 'both' },
+  { name: 'ibm|granite', bounded: 'both' },
+  { name: 'kimi', bounded: 'both' },
+  { name: 'moonshot|ai', bounded: 'both' },
+  { name: 'amazon|nova', bounded: 'both' },
+  { name: 'amazon|titan|text', bounded: 'both' },
+  { name: 'amazon|titan|embed', bounded: 'both' },
+  { name: 'amazon|titan', bounded: 'both' },
+  { name: 'titan|text', bounded: 'both' },
+  { name: 'titan|embed', bounded: 'both' },
+  { name: 'titan|image', bounded: 'both' },
+  { name: 'jamba', bounded: 'left' },
+  { name: 'ai21', bounded: 'left' },
+  { name: 'dbrx' },
+  { name: 'databricks', bounded: 'left' },
+  { name: 'perplexity|ai', bounded: 'both' },
+  { name: 'perplexity|sonar', bounded: 'both' },
+  { name: 'pplx' },
+  { name: 'nvidia|nim', bounded: 'both' },
+  // Ordinary words unless a version follows: "Phi-3", "granite-3.1-8b", "yi-34b", "falcon-180b",
+  // "nova-pro", "sonar-pro", "moonshot-v1-8k"; not "phi", "a granite wall", "Yi said", "the falcon".
   { name: 'phi', bounded: 'both', needsVersion: true },
+  { name: 'granite', bounded: 'both', needsVersion: true },
+  { name: 'moonshot', bounded: 'both', needsVersion: true },
+  { name: 'nova', bounded: 'both', needsVersion: true },
+  { name: 'yi', bounded: 'both', needsVersion: true },
+  { name: 'falcon', bounded: 'both', needsVersion: true },
+  { name: 'sonar', bounded: 'both', needsVersion: true },
 ];
 
 const digits = rep(atom('[0-9]'), 1);
@@ -179,10 +211,57 @@ const commandR = seq(
   versions,
 );
 
+// Providers whose name is an ordinary word ("together", "fireworks", "replicate"): only their
+// domains and model paths, any case, and the capitalised "Together AI" / "Fireworks AI" (case-sensitive).
+const providerDomain = seq(
+  behind(NOT_WORD_BEFORE),
+  alt(
+    seq(lit('together'), atom('[._-]'), alt(lit('ai'), lit('xyz'))),
+    lit('togethercomputer'),
+    seq(lit('fireworks'), atom('[._-]'), lit('ai')),
+    lit('accounts/fireworks'),
+    seq(lit('replicate.'), alt(lit('com'), lit('delivery'))),
+    lit('api.nvidia.com'),
+    seq(lit('01'), atom('[.-]'), lit('ai')),
+    lit('01ai'),
+  ),
+  ahead(NOT_WORD_AFTER),
+);
+const providerProperName = seq(
+  behind('(?<![A-Za-z0-9])'),
+  alt(seq(alt(lit('Together'), lit('Fireworks')), opt(atom('[ ._-]')), lit('AI')), lit('Replicate API')),
+  ahead('(?![A-Za-z0-9])'),
+);
+
 // ---- secrets ---------------------------------------------------------------------------
 
 const serviceKey = seq(behind('(?<![a-z0-9_])'), lit('service_'), alt(lit('sk_live_'), lit('sk_test_'), lit('mcp_')), rep(atom('[a-z0-9]'), 20));
 const skKey = seq(behind('(?<![a-z0-9_-])'), lit('sk-'), rep(atom('[a-z0-9_-]'), 16));
+// Provider and platform tokens by their documented prefixes: Google API keys (AIza), Hugging Face
+// (hf_), GitLab (glpat-), Groq (gsk_), xAI, Perplexity, Replicate (r8_), NVIDIA (nvapi-), GitHub,
+// Slack, Stripe. `service_sk_live_…` is the service's own key (serviceKey): "_" before it is excluded.
+const TOKEN_PREFIXES = [
+  'aiza',
+  'hf_',
+  'glpat-',
+  'gsk_',
+  'xai-',
+  'pplx-',
+  'r8_',
+  'nvapi-',
+  'ghp_',
+  'gho_',
+  'ghs_',
+  'ghu_',
+  'ghr_',
+  'github_pat_',
+  'xoxb-',
+  'xoxp-',
+  'sk_live_',
+  'sk_test_',
+  'rk_live_',
+];
+const prefixedToken = seq(behind('(?<![a-z0-9_-])'), alt(...TOKEN_PREFIXES.map((prefix) => lit(prefix))), rep(atom('[a-z0-9_-]'), 16));
 const TOKEN_CHAR = '[a-z0-9._~+/-]';
 const bearer = seq(
   behind(NOT_WORD_BEFORE),
@@ -383,6 +462,33 @@ const pythonFrame = seq(
   opt(seq(lit(','), blanks, lit('in'), blanks, rep(atom('[^\\s]'), 1))),
 );
 const pythonTraceback = lit('traceback (most recent call last):');
+// 'Exception in thread "main" java.lang.…'.
+const jvmThread = seq(behind(NOT_WORD_BEFORE), lit('exception in thread "'), rep(atom('[^\\n]'), 0));
+// A qualified JVM class that is an exception or error: "java.lang.NullPointerException", with its
+// message if one follows ("…Exception: refused").
+const jvmException = seq(
+  behind('(?<![A-Za-z0-9_$.])'),
+  rep(seq(atom('[a-z]'), rep(atom('[a-z0-9_]'), 0), lit('.')), 2),
+  atom('[A-Z]'),
+  rep(atom('[A-Za-z0-9_$]'), 0),
+  alt(lit('Exception'), lit('Error')),
+  ahead('(?![A-Za-z0-9_$])'),
+  opt(seq(lit(':'), rep(atom('[^\\n]'), 0))),
+);
+// Go: "panic: …" and "fatal error: …" starting a line, "runtime error: …" anywhere, and frames
+// "\tmain.go:42 +0x1d" (the path before them is a file system path, removed by its own rule).
+const goPanic = seq(behind('(?<![^\\n])'), rep(blank, 0), alt(lit('panic: '), lit('fatal error: ')), rep(atom('[^\\n]'), 0));
+const goRuntimeError = seq(behind(NOT_WORD_BEFORE), lit('runtime error: '), rep(atom('[^\\n]'), 0));
+// Only after a tab or "/", as in a trace: after a space, any "word." ending a fragment would
+// have to be held back in case ".go:" follows.
+const goFrame = seq(
+  behind('(?<=[\\t/])'),
+  rep(atom('[a-z0-9_.-]'), 0),
+  lit('.go:'),
+  digits,
+  opt(seq(lit(' +0x'), rep(atom('[0-9a-f]'), 1))),
+  ahead(NOT_WORD_AFTER),
+);
 const goroutine = seq(behind(NOT_WORD_BEFORE), lit('goroutine '), digits, lit(' ['), rep(atom('[^\\]\\n]'), 1), lit(']:'));
 // A line that starts with an error dump: "Error: …", "TypeError: …", "Error [ERR_X]: …".
 const errorLine = seq(
@@ -414,12 +520,17 @@ export const caseInsensitive: Pattern[] = [
   pythonFrame,
   pythonTraceback,
   goroutine,
+  jvmThread,
+  goPanic,
+  goRuntimeError,
+  goFrame,
   databaseUrl,
   urlCredentials,
   fileUrl,
   nodeInternal,
   credentialAssignment,
   serviceKey,
+  prefixedToken,
   skKey,
   bearer,
   jwt,
@@ -429,7 +540,39 @@ export const caseInsensitive: Pattern[] = [
   internalHost,
   reasoningModel,
   commandR,
+  providerDomain,
   ...nameRules(),
 ];
 
-export const caseSensitive: Pattern[] = [errorDump, unixPath, homePath, windowsPath, uncPath, awsKeyId, base64Secret];
+export const caseSensitive: Pattern[] = [jvmException, providerProperName, errorDump, unixPath, homePath, windowsPath, uncPath, awsKeyId, base64Secret];
+
+// ---- the deployment's own terms ---------------------------------------------------------
+
+/** Shorter terms are too likely to be ordinary text; the fixed rules cover the short names. */
+const MIN_TERM_LENGTH = 3;
+const ALIAS_NAMES = new Set(['prelude', 'sonata', 'symphony', 'concerto']);
+
+/**
+ * Rules for the deployment's own names (model names, provider host, key): each term in any case,
+ * its parts ("acme", "sonata", "v2") joined by any separator ("acme sonata v2", "ACME_Sonata-V2").
+ * Never at the end of a longer word; a plain word ("default") also not at the start of one, while
+ * a name with digits or parts stays redacted when something is appended ("acme-sonata-v2-0301").
+ * An alias on its own is never a term.
+ */
+export function termRules(terms: readonly string[]): Pattern[] {
+  const seen = new Set<string>();
+  const rules: Pattern[] = [];
+  for (const term of terms) {
+    const parts = term
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter(Boolean);
+    const key = parts.join(' ');
+    if (key.length < MIN_TERM_LENGTH || ALIAS_NAMES.has(key) || seen.has(key)) continue;
+    seen.add(key);
+    const joined = seq(...parts.flatMap((part, i) => (i === 0 ? [lit(part)] : [rep(atom(SPELL_SEPARATOR), 0, 3), lit(part)])));
+    const plainWord = parts.length === 1 && !/[0-9]/.test(key);
+    rules.push(seq(behind(NOT_WORD_BEFORE), joined, ...(plainWord ? [ahead(NOT_WORD_AFTER)] : [])));
+  }
+  return rules;
+}

@@ -9,7 +9,7 @@
  */
 import { fail, ServiceError } from '../../errors.ts';
 import { grants } from '../keys/scopes.ts';
-import { redactValue } from '../../redact/index.ts';
+import type { Redactor } from '../../redact/index.ts';
 import { asRequest, idOf, JSON_RPC_ERRORS, rpcError, rpcResult, type JsonRpcId, type JsonRpcResponse } from './json-rpc.ts';
 import { TOOLS, toolDescriptions, type McpCaller, type McpDeps, type ToolResult } from './tools.ts';
 
@@ -21,6 +21,8 @@ export const SERVER_INFO = { name: 'agent-invocation-service', version: '1.0.0' 
 export interface McpDispatcherDeps extends McpDeps {
   /** Unexpected failures of a tool, for the operator (the client sees a neutral message). */
   logError?: (error: unknown) => void;
+  /** The app's redactor (the fixed rules and the deployment's own names). */
+  redactor: Redactor;
 }
 
 export interface McpDispatcher {
@@ -36,7 +38,7 @@ export function createMcpDispatcher(deps: McpDispatcherDeps): McpDispatcher {
       // Notifications (notifications/initialized, notifications/cancelled, ...) change nothing here.
       if (request.id === undefined) return null;
       const response = await answer(request.id, request.method, request.params ?? {}, caller, deps);
-      return redactValue(response);
+      return deps.redactor.value(response);
     },
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Engines } from '../../engine/index.ts';
+import type { Redactor } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { BudgetSettings } from './budget.ts';
@@ -18,6 +19,8 @@ export interface RunContext {
   db: Db;
   clock: Clock;
   engines: Engines;
+  /** The app's redactor (the fixed rules and the deployment's own names): engine text passes it. */
+  redactor: Redactor;
   budget: BudgetSettings;
   leaseMs: number;
   logError?: ((error: unknown) => void) | undefined;

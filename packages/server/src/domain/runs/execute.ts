@@ -6,7 +6,6 @@
  * smaller one (or the sweeper does) and rethrows.
  */
 import { countMessageTokens, countTextTokens, EngineError, type TokenUsage } from '../../engine/index.ts';
-import { createStreamRedactor, redactText } from '../../redact/index.ts';
 import { getAgent } from '../agents/catalog.ts';
 import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
 import { manualSwitchSince, settleBudget } from './budget.ts';
@@ -36,7 +35,7 @@ export interface RunOutcome {
 }
 
 export async function executeRun(ctx: RunContext, run: PendingRun, options: ExecuteOptions = {}): Promise<RunOutcome> {
-  const { db, clock, engines, budget, executing, heartbeat } = ctx;
+  const { db, clock, engines, budget, executing, heartbeat, redactor: redact } = ctx;
   const controller = new AbortController();
   const abort = () => controller.abort();
   options.signal?.addEventListener('abort', abort, { once: true });
@@ -44,7 +43,7 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
   executing.set(run.runId, controller);
   heartbeat.start();
 
-  const redactor = createStreamRedactor();
+  const redactor = redact.stream();
   let raw = '';
   let usage: TokenUsage | undefined;
   let failure: unknown;
@@ -119,7 +118,7 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
     const manual = await manualSwitchSince(db, run.workspaceId);
     if (manual && manual.getTime() >= run.createdAt.getTime()) reason = killSwitchReason('manual');
   }
-  const content = redactText(raw);
+  const content = redact.text(raw);
   let final: Run;
   try {
     final = await closeRun(ctx, run, { reason, canceled, crossed, usage: billed, content, steps });
@@ -137,7 +136,7 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
 }
 
 async function closeRun(
-  { db, clock, budget }: RunContext,
+  { db, clock, budget, redactor }: RunContext,
   run: PendingRun,
   result: { reason: string | null; canceled: boolean; crossed: SpendingScope | null; usage: TokenUsage; content: string; steps: StepDraft[] },
 ): Promise<Run> {
@@ -150,7 +149,7 @@ async function closeRun(
     if (row.started_at?.getTime() !== run.createdAt.getTime()) return toRun(row);
     // A cancel that arrived first wins: terminal states never change, but the tokens are still billed.
     const status = row.status !== 'in_progress' ? row.status : result.canceled ? 'canceled' : result.reason ? 'failed' : 'completed';
-    const reason = status === 'failed' ? redactText(row.failure_reason ?? result.reason ?? 'internal_error') : row.failure_reason;
+    const reason = status === 'failed' ? redactor.text(row.failure_reason ?? result.reason ?? 'internal_error') : row.failure_reason;
     await tx.query(
       `UPDATE runs SET status = $2, content = $3, failure_reason = $4, input_tokens = $5, output_tokens = $6, stu = $7,
                        reserved_stu = 0, lease_until = NULL, updated_at = $8, completed_at = COALESCE(completed_at, $8)
@@ -171,7 +170,7 @@ async function closeRun(
     await chargeUsage(tx, { workspaceId: run.workspaceId, runId: run.runId, alias: run.alias, ...result.usage, stu, now, quotaStu: run.quotaStu });
     // Drafts and approvals only exist for an answer that was delivered.
     const steps = status === 'completed' ? result.steps : result.steps.filter((s) => !s.draft && !s.approval);
-    await writeSteps(tx, run.runId, steps, now, { workspaceId: run.workspaceId });
+    await writeSteps(tx, run.runId, steps, now, { workspaceId: run.workspaceId }, redactor);
     if (status === 'completed') {
       await runCompletedEvent(tx, now, {
         workspaceId: run.workspaceId,

@@ -14,6 +14,7 @@
  */
 import type { CancelBus } from './cancel-bus.ts';
 import type { Clock } from '../../clock.ts';
+import type { Redactor } from '../../redact/index.ts';
 import type { Engines } from '../../engine/index.ts';
 import { ServiceError } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
@@ -59,6 +60,8 @@ export interface RunServiceDeps {
   db: Db;
   clock: Clock;
   engines: Engines;
+  /** The app's redactor: every engine text and failure reason passes it before it is stored or sent. */
+  redactor: Redactor;
   budget: BudgetSettings;
   /** Failures of background runs that could not even be closed (the store is down). */
   logError?: (error: unknown) => void;
@@ -81,6 +84,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     db,
     clock,
     engines: deps.engines,
+    redactor: deps.redactor,
     budget: deps.budget,
     leaseMs,
     logError: deps.logError,

@@ -162,7 +162,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
       if (!reservation.ok) {
         // Crossed before any token was produced: the run fails at once and nothing is billed.
         const reason = killSwitchReason(reservation.crossed);
-        await writeSteps(tx, runId, steps, now);
+        await writeSteps(tx, runId, steps, now, undefined, ctx.redactor);
         await tx.query(`UPDATE runs SET status = 'failed', failure_reason = $2, updated_at = $3, completed_at = $3, lease_until = NULL WHERE id = $1`, [
           runId,
           reason,

@@ -5,7 +5,7 @@
  */
 import type { DraftKind } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
-import { redactText, redactValue } from '../../redact/index.ts';
+import type { Redactor } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
 import { insertApprovalRequest } from '../approvals/requests.ts';
 import { approvalCreatedEvent, draftCreatedEvent } from './events.ts';
@@ -24,8 +24,16 @@ export interface StepDraft {
   approval?: { action: string; summary: string };
 }
 
-/** Writes the steps in order (one statement for all of them); with `events`, also their drafts and approvals and those events. */
-export async function writeSteps(tx: Db, runId: string, steps: readonly StepDraft[], now: Date, events?: { workspaceId: string }): Promise<void> {
+/** Writes the steps in order (one statement for all of them); with `events`, also their drafts and approvals and those events. Text passes `redactor`. */
+export async function writeSteps(
+  tx: Db,
+  runId: string,
+  steps: readonly StepDraft[],
+  now: Date,
+  events: { workspaceId: string } | undefined,
+  redactor: Redactor,
+): Promise<void> {
+  const redactText = redactor.text;
   if (steps.length > 0) {
     // One fixed statement for any number of steps: one array parameter per column, unnested in order.
     await tx.query(
@@ -50,7 +58,7 @@ export async function writeSteps(tx: Db, runId: string, steps: readonly StepDraf
         runId,
         index,
         step.toolCall.name,
-        JSON.stringify(redactValue(step.toolCall.arguments)),
+        JSON.stringify(redactor.value(step.toolCall.arguments)),
         step.toolCall.result === null ? null : redactText(step.toolCall.result),
         step.toolCall.status,
         now,

@@ -60,10 +60,24 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleOptions): 
     logLevel: 'off',
   });
   return {
+    confidentialTerms: confidentialTerms(options),
     stream(request) {
       return completionEvents(client, options, request);
     },
   };
+}
+
+/** The model names, the base URL's host and the key: the deployment's names the redactor must know. */
+export function confidentialTerms(options: OpenAICompatibleOptions): string[] {
+  const terms = Object.values(options.models).filter((model): model is string => Boolean(model));
+  try {
+    const host = new URL(options.baseURL).hostname.replace(/^\[|\]$/g, '');
+    if (host) terms.push(host);
+  } catch {
+    // readEngineConfig refuses a base URL that is not http(s); nothing to add here.
+  }
+  if (options.apiKey) terms.push(options.apiKey);
+  return terms;
 }
 
 async function* completionEvents(client: OpenAI, options: OpenAICompatibleOptions, request: EngineRequest): AsyncGenerator<EngineEvent> {
