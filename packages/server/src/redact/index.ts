@@ -20,6 +20,13 @@ const LOOKBEHIND_CONTEXT = 8;
 /** An undecided tail longer than this is rescanned only once as much new text arrived. */
 const LONG_TAIL = 512;
 /**
+ * Undecided text longer than this is held until the end of the text, where it is redacted in one
+ * linear pass. Finding where the undecided text starts tries the open-tail expressions at every
+ * position, and on some texts (a 500,000-character fragment of "a-a-a-…", many near-matches) each
+ * try runs far: quadratic, seconds of event loop for one fragment. Below this size it stays cheap.
+ */
+const HOLD_ALL = 4096;
+/**
  * Rules are packed into several expressions of at most this many source characters: V8 stops
  * optimising (quick checks, Boyer-Moore skips) a pattern larger than 20 KB.
  */
@@ -145,6 +152,7 @@ export function createStreamRedactor(): StreamRedactor {
       // back a little longer never changes the output, only when it is sent.
       const held = pending.length - fresh;
       if (held > LONG_TAIL && fresh < held) return '';
+      if (pending.length > HOLD_ALL) return '';
       return run(false);
     },
     end() {
