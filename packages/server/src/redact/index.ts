@@ -105,20 +105,25 @@ export interface RedactValueOptions {
   keep?: ReadonlySet<string>;
 }
 
+/**
+ * Nesting past this is replaced by {@link REDACTED} whole: the walk recurses, and a value this deep
+ * is nothing the service answers (request bodies nest at most 64 levels, see validate/text.ts).
+ */
+const MAX_DEPTH = 256;
+
 /** Redacts every string of a JSON value; keys, numbers, booleans and null are kept. */
 export function redactValue<T>(value: T, options: RedactValueOptions = {}): T {
-  return redactJson(value, options.keep) as T;
+  return redactJson(value, options.keep, 0) as T;
 }
 
-function redactJson(value: unknown, keep: ReadonlySet<string> | undefined): unknown {
+function redactJson(value: unknown, keep: ReadonlySet<string> | undefined, depth: number): unknown {
   if (typeof value === 'string') return keep?.has(value) ? value : redactText(value);
-  if (Array.isArray(value)) return value.map((item) => redactJson(item, keep));
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = redactJson(item, keep);
-    return out;
-  }
-  return value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_DEPTH) return REDACTED;
+  if (Array.isArray(value)) return value.map((item) => redactJson(item, keep, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[key] = redactJson(item, keep, depth + 1);
+  return out;
 }
 
 export interface StreamRedactor {
