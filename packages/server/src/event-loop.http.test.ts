@@ -130,7 +130,9 @@ describe('the event loop under worst-case bodies', { timeout: 120_000 }, () => {
   });
 
   it('a streamed invocation of 500,000 characters without spaces', async () => {
-    const { stallMs, result } = await stallDuring(async (signal) => answer(await invoke({ ...message(HOSTILE['no spaces']!), stream: true, maxTokens: 4000 }, signal)));
+    const { stallMs, result } = await stallDuring(async (signal) =>
+      answer(await invoke({ ...message(HOSTILE['no spaces']!), stream: true, maxTokens: 4000 }, signal)),
+    );
     expect(result).not.toBe('timed out');
     expect(stallMs).toBeLessThan(STALL_BOUND_MS);
     expect(result).toMatchObject({ status: 200, text: expect.stringContaining('event: end') });
