@@ -4,7 +4,11 @@
  * `GET /usage/current` every 10 ms while one invocation near the 4 MiB body cap is sent. Prints the
  * poller's latency (p50, p99, max) alone and during the large invocation, over loopback.
  *
- *   pnpm tsx scripts/bench/stall.ts              (BENCH_STALL_MB=3.9 by default)
+ *   pnpm bench:stall              (BENCH_STALL_MB=3.9 by default)
+ *
+ * BENCH_STALL_TEXT chooses the messages' text: `prose` (default, spaced words), `no-spaces` (one
+ * run without whitespace, the tokenizer's worst case), `no-break-spaces`; BENCH_STALL_CHARS the
+ * characters per message (default 480,000); BENCH_STALL_STREAM=1 streams the answer.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,13 +46,21 @@ try {
   const alone = await pollWhile(() => performance.now() < aloneUntil);
 
   // Messages of at most 500,000 characters, Prelude so the per-run kill switch lets the run through.
-  const perMessage = 480_000;
+  const perMessage = Number(process.env.BENCH_STALL_CHARS ?? '480000');
+  const kind = process.env.BENCH_STALL_TEXT ?? 'prose';
+  const text =
+    kind === 'no-spaces'
+      ? 'x'.repeat(perMessage)
+      : kind === 'no-break-spaces'
+        ? `${'\u00a0'.repeat(perMessage - 2)}hi`
+        : 'pipeline review for next quarter '.repeat(perMessage / 33);
   const count = Math.max(1, Math.floor((megabytes * 1024 * 1024) / (perMessage + 40)));
   const body = JSON.stringify({
     alias: 'Prelude',
     agentSlug: 'sales',
     maxTokens: 200,
-    messages: Array.from({ length: count }, () => ({ role: 'user', content: 'pipeline review for next quarter '.repeat(perMessage / 33) })),
+    stream: process.env.BENCH_STALL_STREAM === '1',
+    messages: Array.from({ length: count }, () => ({ role: 'user', content: text })),
   });
   let done = false;
   const started = performance.now();
@@ -70,7 +82,7 @@ try {
     return `n=${sorted.length} p50=${at(0.5).toFixed(1)} ms p99=${at(0.99).toFixed(1)} ms max=${sorted.at(-1)!.toFixed(1)} ms`;
   };
   console.log(
-    `large invocation: ${(Buffer.byteLength(body) / 1024 / 1024).toFixed(2)} MiB, ${count} messages -> ${answer.status} in ${answer.ms.toFixed(0)} ms`,
+    `large invocation (${kind}): ${(Buffer.byteLength(body) / 1024 / 1024).toFixed(2)} MiB, ${count} messages of ${perMessage} characters -> ${answer.status} in ${answer.ms.toFixed(0)} ms`,
   );
   console.log(`poller alone:     ${stats(alone)}`);
   console.log(`poller during it: ${stats(during)}`);

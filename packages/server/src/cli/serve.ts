@@ -207,9 +207,12 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     return;
   }
   // A response is under way on this socket (a 413 for a body not read to its end, whose rest the
-  // parser then took for a new request): let it finish, then close the connection.
-  const pending = (socket as Duplex & { _httpMessage?: (NodeJS.EventEmitter & { writableEnded?: boolean }) | null })._httpMessage;
-  if (pending && pending.writableEnded === false) {
+  // parser then took for a new request): let it finish, then close the connection. One that has not
+  // begun belongs to the request whose body broke the framing (a bad chunk size): its handler waits
+  // for a body that will never come, so the 400 below answers it now, instead of the connection
+  // hanging until REQUEST_TIMEOUT_MS and closing without an answer.
+  const pending = (socket as Duplex & { _httpMessage?: (NodeJS.EventEmitter & { writableEnded?: boolean; headersSent?: boolean }) | null })._httpMessage;
+  if (pending && pending.writableEnded === false && pending.headersSent !== false) {
     pending.once('finish', () => socket.destroy());
     pending.once('close', () => socket.destroy());
     return;

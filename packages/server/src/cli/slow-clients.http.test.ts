@@ -3,6 +3,8 @@
  * its headers is cut after HEADERS_TIMEOUT_MS, one that trickles its body after REQUEST_TIMEOUT_MS,
  * an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS, and oversized headers answer
  * 431 with the spec's JSON body. Each slow client would go on for a minute if the server let it.
+ * A chunked body that breaks HTTP's framing is answered 400 at once and the connection closed (it
+ * used to hold the connection until REQUEST_TIMEOUT_MS, 30 s by default, and close it without an answer).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -15,6 +17,7 @@ describe('slow clients cannot hold a connection', () => {
   let dir: string;
   let cli: CliProcesses;
   let port: number;
+  let apiKey: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'slow-clients-'));
@@ -22,9 +25,9 @@ describe('slow clients cannot hold a connection', () => {
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'METRICS_PORT']) delete env[name];
     Object.assign(env, { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '2000', KEEP_ALIVE_TIMEOUT_MS: '1000' });
     cli = cliProcesses(dir, env);
-    cli.run('init', '--json');
+    apiKey = (JSON.parse(cli.run('init', '--json')) as { apiKey: string }).apiKey;
     port = Number(new URL((await cli.serve()).url).port);
-  }, 60_000);
+  }, 240_000);
 
   afterAll(() => {
     cli?.killAll();
@@ -85,5 +88,38 @@ describe('slow clients cannot hold a connection', () => {
     expect(res.status).toBe(431);
     expect(res.headers.get('x-request-id')).toBeTruthy();
     expect(await res.json()).toMatchObject({ error: 'request_header_fields_too_large' });
+  });
+
+  /** Sends `raw` on a fresh connection; resolves with what the server sent and when it closed (ms after sending). */
+  function rawRequest(raw: string): Promise<{ received: string; closedAfterMs: number }> {
+    return new Promise((resolve) => {
+      const socket: Socket = connect(port, '127.0.0.1');
+      let received = '';
+      let sentAt = 0;
+      socket.on('connect', () => {
+        sentAt = performance.now();
+        socket.write(raw);
+      });
+      socket.on('data', (d) => (received += d.toString()));
+      socket.on('error', () => {});
+      socket.on('close', () => resolve({ received, closedAfterMs: performance.now() - sentAt }));
+    });
+  }
+
+  it.each([
+    ['an invalid chunk size line', 'zz\r\n{}\r\n0\r\n\r\n'],
+    ['a valid chunk, then an invalid size', '2\r\n{"\r\nnot-hex\r\nxx\r\n0\r\n\r\n'],
+    ['a chunk longer than its size says', '1\r\n{}}\r\n0\r\n\r\n'],
+  ])('answers a chunked body with %s 400 at once and closes the connection', { timeout: 30_000 }, async (_, chunks) => {
+    for (const path of ['/v1/inference', '/webhooks/inbound/nowhere']) {
+      const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+      const { received, closedAfterMs } = await rawRequest(head + chunks);
+      expect(received).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(received).toMatch(/\r\nContent-Type: application\/json\r\n/i);
+      expect(received).toMatch(/\r\nX-Request-Id: req_/i);
+      expect(received.slice(received.indexOf('\r\n\r\n') + 4)).toBe(JSON.stringify({ error: 'invalid_request', message: 'The request is not valid HTTP.' }));
+      // At once: REQUEST_TIMEOUT_MS (2 s here) would close the connection without an answer.
+      expect(closedAfterMs).toBeLessThan(1_500);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encode } from 'gpt-tokenizer';
-import { countMessageTokens, countTextTokens, truncateToTokens } from './tokens.ts';
+import { countMessageTokens, countMessageTokensAsync, countTextTokens, countTextTokensAsync, truncateToTokens } from './tokens.ts';
 
 describe('tokens', () => {
   it.each([
@@ -23,34 +23,61 @@ describe('tokens', () => {
     expect(countMessageTokens(messages)).toBe(want);
   });
 
-  it.each([1, 2, 5, 9, 20])('truncateToTokens keeps at most %i tokens, as a prefix', (max) => {
+  it.each([1, 2, 5, 9, 20])('truncateToTokens keeps at most %i tokens, as a prefix', async (max) => {
     const text = 'Reconcile the open invoices against the ledger before deciding anything.';
-    const cut = truncateToTokens(text, max);
+    const cut = await truncateToTokens(text, max);
     expect(countTextTokens(cut)).toBeLessThanOrEqual(max);
     expect(text.startsWith(cut)).toBe(true);
     if (max >= countTextTokens(text)) expect(cut).toBe(text);
     else expect(cut.length).toBeLessThan(text.length);
   });
 
-  it('never leaves half a character', () => {
-    const cut = truncateToTokens('🎻🎻🎻🎻', 1);
+  it('never leaves half a character', async () => {
+    const cut = await truncateToTokens('🎻🎻🎻🎻', 1);
     expect(cut).not.toContain('\uFFFD');
     expect(countTextTokens(cut)).toBeLessThanOrEqual(1);
   });
 });
 
-describe('long runs without whitespace', () => {
-  // BPE merges inside one pre-token cost quadratic time: a 500,000-character run would hold the
-  // event loop for minutes. Runs past 256 characters are counted in 256-character slices.
-  it('counts a run past 256 characters as the sum of its 256-character slices', () => {
+describe('long pre-tokens', () => {
+  // BPE merges inside one pre-token (the tokenizer's own split) cost quadratic time: a
+  // 500,000-character run without spaces held the event loop for minutes, 80,000 no-break spaces
+  // for 79 s. Pre-tokens past 256 characters are counted in 256-character slices.
+  const slices = (token: string) => Array.from({ length: Math.ceil(token.length / 256) }, (_, i) => encode(token.slice(i * 256, i * 256 + 256)).length);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+  it('counts a pre-token past 256 characters as the sum of its 256-character slices', () => {
     const run = 'w'.repeat(256);
     expect(countTextTokens(run.repeat(3))).toBe(3 * countTextTokens(run));
-    expect(countTextTokens(`hello ${run}${run} world`)).toBe(countTextTokens('hello ') + 2 * countTextTokens(run) + countTextTokens(' world'));
+    // The space before a word belongs to its pre-token.
+    expect(countTextTokens(`hello ${run}${run} world`)).toBe(encode('hello').length + sum(slices(` ${run}${run}`)) + encode(' world').length);
   });
 
-  it('leaves runs up to 256 characters and ordinary text counted exactly as the tokenizer does', () => {
+  it.each([
+    ['no spaces', 'x'.repeat(500_000)],
+    ['no-break spaces', '\u00a0'.repeat(500_000)],
+    ['newlines', '\n'.repeat(500_000)],
+    ['punctuation then newlines and slashes', `!${'\n/'.repeat(250_000)}`],
+  ])('counts and cuts 500,000 characters of %s in slices (seconds before, minutes for some)', async (_, text) => {
+    expect(countTextTokens(text)).toBe(sum(slices(text)));
+    const cut = await truncateToTokens(`About "${text}"`, 4000);
+    expect(countTextTokens(cut)).toBeLessThanOrEqual(4000);
+    expect(cut.length).toBeGreaterThan(0);
+  });
+
+  it('leaves pre-tokens up to 256 characters and ordinary text counted exactly as the tokenizer does', () => {
     const run = 'w'.repeat(256);
     expect(countTextTokens(run)).toBe(encode(run).length);
-    expect(countTextTokens('the quick brown fox '.repeat(1000))).toBe(encode('the quick brown fox '.repeat(1000)).length);
+    // Long ordinary text is encoded in stretches cut between pre-tokens: the count is the same.
+    for (const text of ['the quick brown fox '.repeat(5000), 'Reconcile: the ledger,\n\n  before (deciding) 12345 anything!\t'.repeat(2000)]) {
+      expect(countTextTokens(text)).toBe(encode(text).length);
+    }
+  });
+
+  it('counts the same asynchronously, pausing for the event loop', async () => {
+    const text = `${'the quick brown fox '.repeat(5000)}${'x'.repeat(3000)}`;
+    expect(await countTextTokensAsync(text)).toBe(countTextTokens(text));
+    const messages = [{ role: 'user', content: text }] as const;
+    expect(await countMessageTokensAsync(messages)).toBe(countMessageTokens(messages));
   });
 });

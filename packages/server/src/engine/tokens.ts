@@ -1,8 +1,14 @@
 /**
  * @module Token counting with a real BPE tokenizer (gpt-tokenizer, o200k_base). Used by the local
  * engine and as the fallback when a remote server reports no usage.
+ *
+ * The cost is linear in the text: the tokenizer's quadratic case (one long pre-token) is encoded
+ * in slices, see {@link PIECE}. Text from a request can still be megabytes, so the `…Async`
+ * functions, which the request paths use, give the event loop a turn every {@link SLICE_MS} of
+ * work; the synchronous ones are for short texts (a role, a tool call, a draft).
  */
 import { decode, encode } from 'gpt-tokenizer';
+import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import type { EngineMessage } from './engine.ts';
 
 /** Special-token text in user input (`<|endoftext|>`) is counted as ordinary text, never rejected. */
@@ -13,27 +19,87 @@ const TOKENS_PER_MESSAGE = 3;
 const TOKENS_PER_REPLY = 3;
 
 /**
- * BPE merges inside one pre-token (a run without whitespace) cost quadratic time in its length: a
- * 500,000-character run held the event loop for minutes. Runs longer than this are counted in slices
- * of this many characters, an estimate within about one token per slice; ordinary text is exact.
+ * BPE merges inside one pre-token (the tokenizer's own split: a word, a run of whitespace, of
+ * punctuation and newlines) cost quadratic time in its length: a 500,000-character run held the
+ * event loop for minutes, 80,000 no-break spaces for 79 s. A pre-token longer than this is
+ * encoded in slices of this many characters, an estimate within about one token per slice; text
+ * whose pre-tokens are all shorter (every ordinary text) counts exactly as the tokenizer counts.
  */
-const RUN_SLICE = 256;
-const LONG_RUN = new RegExp(`\\S{${RUN_SLICE + 1},}`, 'g');
+const PIECE = 256;
+/**
+ * Ordinary text is encoded in stretches of about this many characters, cut between two
+ * pre-tokens (where the tokenizer cuts anyway, so the count is the same), so that the async
+ * functions can pause between them.
+ */
+const STRETCH = 16_384;
+/** The async functions give the event loop a turn after this much work. */
+const SLICE_MS = 10;
+/** The tokenizer's pre-token split (linear: one pass, each pre-token matched once). */
+const PRE_TOKEN = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, 'gu');
 
-export function countTextTokens(text: string): number {
-  if (text === '') return 0;
-  let total = 0;
-  let last = 0;
-  for (const match of text.matchAll(LONG_RUN)) {
-    total += encodeLength(text.slice(last, match.index));
-    for (let i = 0; i < match[0].length; i += RUN_SLICE) total += encodeLength(match[0].slice(i, i + RUN_SLICE));
-    last = match.index + match[0].length;
+/** The text in pieces that encode, one by one and in order, to the text's tokens. */
+function* pieces(text: string): Generator<string> {
+  if (text.length <= PIECE) {
+    if (text !== '') yield text;
+    return;
   }
-  return total + encodeLength(text.slice(last));
+  // A regex of our own per walk: a generator may be suspended while another walk runs.
+  const split = new RegExp(PRE_TOKEN);
+  let start = 0;
+  for (let match = split.exec(text); match !== null; match = split.exec(text)) {
+    const token = match[0];
+    const end = match.index + token.length;
+    if (token.length <= PIECE) {
+      if (end - start >= STRETCH) {
+        yield text.slice(start, end);
+        start = end;
+      }
+      continue;
+    }
+    if (match.index > start) yield text.slice(start, match.index);
+    for (let i = 0; i < token.length; ) {
+      let cut = Math.min(token.length, i + PIECE);
+      // Never between the halves of a surrogate pair (two replacement characters).
+      if (cut < token.length && isHighSurrogate(token.charCodeAt(cut - 1))) cut -= 1;
+      yield token.slice(i, cut);
+      i = cut;
+    }
+    start = end;
+  }
+  if (start < text.length) yield text.slice(start);
 }
 
-function encodeLength(text: string): number {
-  return text === '' ? 0 : encode(text, AS_TEXT).length;
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** Resolves at once, or after a turn of the event loop once {@link SLICE_MS} of work has passed. */
+export type Pace = () => Promise<void>;
+
+export function createPace(sliceMs = SLICE_MS): Pace {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < sliceMs) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    since = performance.now();
+  };
+}
+
+/** Tokens of a short text (synchronous: no pause however long it is). */
+export function countTextTokens(text: string): number {
+  let total = 0;
+  for (const piece of pieces(text)) total += encode(piece, AS_TEXT).length;
+  return total;
+}
+
+/** Tokens of a text of any length, pausing for the event loop (same count as {@link countTextTokens}). */
+export async function countTextTokensAsync(text: string, pace: Pace = createPace()): Promise<number> {
+  let total = 0;
+  for (const piece of pieces(text)) {
+    total += encode(piece, AS_TEXT).length;
+    await pace();
+  }
+  return total;
 }
 
 /** Input tokens of a conversation: each message's role and content plus chat framing. */
@@ -41,16 +107,33 @@ export function countMessageTokens(messages: readonly EngineMessage[]): number {
   return messages.reduce((sum, message) => sum + TOKENS_PER_MESSAGE + countTextTokens(message.role) + countTextTokens(message.content), TOKENS_PER_REPLY);
 }
 
+/** {@link countMessageTokens}, pausing for the event loop. */
+export async function countMessageTokensAsync(messages: readonly EngineMessage[], pace: Pace = createPace()): Promise<number> {
+  let total = TOKENS_PER_REPLY;
+  for (const message of messages) total += TOKENS_PER_MESSAGE + countTextTokens(message.role) + (await countTextTokensAsync(message.content, pace));
+  return total;
+}
+
 /**
- * The longest prefix of `text` that counts at most `maxTokens`. Cuts on a token boundary and drops
- * a trailing partial character, re-checking the count because re-encoding a prefix can differ.
+ * The longest prefix of `text` that counts at most `maxTokens` (as {@link countTextTokens}
+ * counts), pausing for the event loop. Cuts on a token boundary and drops a trailing partial
+ * character, re-checking the count because re-encoding a prefix can differ; each re-check drops
+ * what it was over by.
  */
-export function truncateToTokens(text: string, maxTokens: number): string {
-  const tokens = encode(text, AS_TEXT);
+export async function truncateToTokens(text: string, maxTokens: number, pace: Pace = createPace()): Promise<string> {
+  const tokens: number[] = [];
+  for (const piece of pieces(text)) {
+    for (const token of encode(piece, AS_TEXT)) tokens.push(token);
+    // Only the first maxTokens tokens matter: the rest of the text need not be encoded.
+    if (tokens.length > maxTokens) break;
+    await pace();
+  }
   if (tokens.length <= maxTokens) return text;
-  for (let keep = Math.max(0, maxTokens); keep > 0; keep--) {
+  for (let keep = Math.max(0, maxTokens); keep > 0; ) {
     const prefix = decode(tokens.slice(0, keep)).replace(/\uFFFD+$/, '');
-    if (countTextTokens(prefix) <= maxTokens) return prefix;
+    const over = (await countTextTokensAsync(prefix, pace)) - maxTokens;
+    if (over <= 0) return prefix;
+    keep -= over;
   }
   return '';
 }

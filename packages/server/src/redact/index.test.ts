@@ -206,3 +206,26 @@ describe('createStreamRedactor', () => {
     expect(out).toBe(`start ${R} end ${R} ${'x'.repeat(2000)}\n`);
   });
 });
+
+describe('hostile shapes', () => {
+  it('replaces nesting past 256 levels whole instead of overflowing the stack', () => {
+    let deep: unknown = 'OpenAI';
+    for (let i = 0; i < 10_000; i += 1) deep = [deep];
+    let out = redactValue(deep);
+    let depth = 0;
+    while (Array.isArray(out)) {
+      out = out[0];
+      depth += 1;
+    }
+    expect({ depth, out }).toEqual({ depth: 256, out: R });
+    expect(redactValue({ a: [{ b: 'OpenAI' }] })).toEqual({ a: [{ b: R }] });
+  });
+
+  it('redacts a 500,000-character fragment of near-matches in one stream as in one pass (it used to rescan it quadratically)', () => {
+    for (const text of [`${'a-'.repeat(250_000)}!!!!`, 'goroutine 1 ['.repeat(38_000), `x${'Ab1'.repeat(150_000)}`]) {
+      const stream = createStreamRedactor();
+      const out = stream.push(text) + stream.push(' and OpenAI') + stream.end();
+      expect(out).toBe(redactText(`${text} and OpenAI`));
+    }
+  });
+});

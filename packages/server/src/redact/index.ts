@@ -22,6 +22,13 @@ const LOOKBEHIND_CONTEXT = 8;
 /** An undecided tail longer than this is rescanned only once as much new text arrived. */
 const LONG_TAIL = 512;
 /**
+ * Undecided text longer than this is held until the end of the text, where it is redacted in one
+ * linear pass. Finding where the undecided text starts tries the open-tail expressions at every
+ * position, and on some texts (a 500,000-character fragment of "a-a-a-…", many near-matches) each
+ * try runs far: quadratic, seconds of event loop for one fragment. Below this size it stays cheap.
+ */
+const HOLD_ALL = 4096;
+/**
  * Rules are packed into several expressions of at most this many source characters: V8 stops
  * optimising (quick checks, Boyer-Moore skips) a pattern larger than 20 KB.
  */
@@ -117,20 +124,25 @@ export interface RedactValueOptions {
   keep?: ReadonlySet<string>;
 }
 
+/**
+ * Nesting past this is replaced by {@link REDACTED} whole: the walk recurses, and a value this deep
+ * is nothing the service answers (request bodies nest at most 64 levels, see validate/text.ts).
+ */
+const MAX_DEPTH = 256;
+
 /** Redacts every string of a JSON value; keys, numbers, booleans and null are kept. */
 export function redactValue<T>(value: T, options: RedactValueOptions = {}): T {
-  return redactJson(redactText, value, options.keep) as T;
+  return redactJson(redactText, value, options.keep, 0) as T;
 }
 
-function redactJson(text: (s: string) => string, value: unknown, keep: ReadonlySet<string> | undefined): unknown {
+function redactJson(text: (s: string) => string, value: unknown, keep: ReadonlySet<string> | undefined, depth: number): unknown {
   if (typeof value === 'string') return keep?.has(value) ? value : text(value);
-  if (Array.isArray(value)) return value.map((item) => redactJson(text, item, keep));
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = redactJson(text, item, keep);
-    return out;
-  }
-  return value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_DEPTH) return REDACTED;
+  if (Array.isArray(value)) return value.map((item) => redactJson(text, item, keep, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[key] = redactJson(text, item, keep, depth + 1);
+  return out;
 }
 
 /** One deployment's redactor: the fixed rules plus its own terms. Built once per app. */
@@ -154,7 +166,7 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   const text = (input: string) => scan(rules, createNormalizer()(input), 0, true).output;
   return {
     text,
-    value: (value, valueOptions = {}) => redactJson(text, value, valueOptions.keep) as typeof value,
+    value: (value, valueOptions = {}) => redactJson(text, value, valueOptions.keep, 0) as typeof value,
     stream: () => streamRedactor(rules),
   };
 }
@@ -195,6 +207,7 @@ function streamRedactor(rules: RuleSet): StreamRedactor {
       // back a little longer never changes the output, only when it is sent.
       const held = pending.length - fresh;
       if (held > LONG_TAIL && fresh < held) return '';
+      if (pending.length > HOLD_ALL) return '';
       return run(false);
     },
     end() {

@@ -489,7 +489,9 @@ const goFrame = seq(
   opt(seq(lit(' +0x'), rep(atom('[0-9a-f]'), 1))),
   ahead(NOT_WORD_AFTER),
 );
-const goroutine = seq(behind(NOT_WORD_BEFORE), lit('goroutine '), digits, lit(' ['), rep(atom('[^\\]\\n]'), 1), lit(']:'));
+// The state is short ("running", "chan receive, 5 minutes"): bounded, or every "goroutine 1 [" of
+// a line without "]" would scan to the line's end (quadratic, seconds on one long line).
+const goroutine = seq(behind(NOT_WORD_BEFORE), lit('goroutine '), digits, lit(' ['), rep(atom('[^\\]\\n]'), 1, 100), lit(']:'));
 // A line that starts with an error dump: "Error: …", "TypeError: …", "Error [ERR_X]: …".
 const errorLine = seq(
   behind('(?<![^\\n])'),

@@ -33,6 +33,11 @@ export interface RouteDecision {
 
 /** Bounded work per message: a classifier needs the gist, not 500,000 characters. */
 const MAX_CHARS_PER_MESSAGE = 50_000;
+/**
+ * Earlier turns are read newest first, at most this many characters in all: a 4 MiB conversation
+ * of one-letter words cost seconds of scoring on the event loop, and the latest turns say most.
+ */
+const MAX_THREAD_CHARS = 50_000;
 
 /**
  * Routes a request. The latest user message decides; when it matches nothing, the earlier user
@@ -48,13 +53,7 @@ export function routeRequest(messages: readonly RouterMessage[], options: RouteO
 
   const fromLatest = best(score(words(latest), terms), candidates);
   if (fromLatest) return decide(fromLatest, '');
-  const fromThread = best(
-    score(
-      userTexts.flatMap((text) => words(text)),
-      terms,
-    ),
-    candidates,
-  );
+  const fromThread = best(score(words(threadText(userTexts)), terms), candidates);
   if (fromThread) return decide(fromThread, " from the conversation's earlier turns");
 
   const fallback =
@@ -75,6 +74,19 @@ export function words(text: string): string[] {
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase();
   return plain.match(/[a-z0-9]+(?:[-/][a-z0-9]+)*/g) ?? [];
+}
+
+/** The user turns' text for the thread score: the newest turns up to {@link MAX_THREAD_CHARS}. */
+function threadText(userTexts: readonly string[]): string {
+  const kept: string[] = [];
+  let budget = MAX_THREAD_CHARS;
+  for (let i = userTexts.length - 1; i >= 0 && budget > 0; i -= 1) {
+    const text = userTexts[i]!.slice(0, budget);
+    kept.unshift(text);
+    budget -= text.length;
+  }
+  // A newline between turns: a word never joins the end of one turn to the start of the next.
+  return kept.join('\n');
 }
 
 interface Term {

@@ -5,7 +5,7 @@
  * It never throws for an engine failure; a closing transaction that fails ends the run with a
  * smaller one (or the sweeper does) and rethrows.
  */
-import { countMessageTokens, countTextTokens, EngineError, type TokenUsage } from '../../engine/index.ts';
+import { countMessageTokensAsync, countTextTokensAsync, EngineError, type TokenUsage } from '../../engine/index.ts';
 import { getAgent } from '../agents/catalog.ts';
 import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
 import { manualSwitchSince, settleBudget } from './budget.ts';
@@ -102,7 +102,7 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
     options.signal?.removeEventListener('abort', abort);
   }
 
-  const billed = usage ?? producedUsage(run, raw, failure);
+  const billed = usage ?? (await producedUsage(run, raw, failure));
   let reason: string | null = null;
   let crossed: SpendingScope | null = null;
   let canceled = false;
@@ -201,11 +201,11 @@ async function closeRun(
  * Tokens of a run that stopped early: what the engine reported with its error, or else counted
  * here from the conversation and the text received, so a disconnect or a cancel is still billed.
  */
-function producedUsage(run: PendingRun, raw: string, failure: unknown): TokenUsage {
+async function producedUsage(run: PendingRun, raw: string, failure: unknown): Promise<TokenUsage> {
   const reported = failure instanceof EngineError ? failure.usage : { inputTokens: 0, outputTokens: 0 };
-  const outputTokens = Math.max(reported.outputTokens, countTextTokens(raw));
+  const outputTokens = Math.max(reported.outputTokens, await countTextTokensAsync(raw));
   // The input counts once the engine began answering, or when the caller walked away mid-request.
   const began = outputTokens > 0 || reported.inputTokens > 0 || (failure instanceof EngineError && failure.reason === 'aborted');
-  const inputTokens = began ? Math.max(reported.inputTokens, countMessageTokens(run.request.messages)) : 0;
+  const inputTokens = began ? Math.max(reported.inputTokens, await countMessageTokensAsync(run.request.messages)) : 0;
   return { inputTokens, outputTokens };
 }

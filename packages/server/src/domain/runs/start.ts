@@ -5,7 +5,7 @@
  * crossed a spending limit before the engine was called, ended `failed` at once.
  */
 import type { EngineMessage, EngineRequest, Effort, PowerMode } from '../../engine/index.ts';
-import { countMessageTokens } from '../../engine/index.ts';
+import { countMessageTokensAsync } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
 import type { Alias } from '../agents/alias.ts';
 import { assertAgentAvailable, routingCandidates } from '../agents/availability.ts';
@@ -111,7 +111,8 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
     }
   }
 
-  const inputTokens = countMessageTokens(messages);
+  // Pauses for the event loop: a request may hold megabytes of text.
+  const inputTokens = await countMessageTokensAsync(messages);
   const desiredOutput = input.maxTokens ?? DEFAULT_OUTPUT_TOKENS;
   const runId = input.existingRunId ?? newId('run');
   try {

@@ -40,9 +40,20 @@ const KIND_WORDS: readonly [RegExp, DraftKind][] = [
 
 const DEFAULT_DRAFT: Partial<Record<DepartmentSlug, DraftKind>> = { sales: 'email', 'customer-care': 'reply' };
 
+/**
+ * What the local engine reads of a request to find the draft and the approvals it asks for: the
+ * first 50,000 characters, like the router (`MAX_CHARS_PER_MESSAGE`), so the cost of a message
+ * near the 500,000-character limit stays small.
+ */
+const MAX_READ_CHARS = 50_000;
+
+function wordsRead(text: string): string[] {
+  return words(text.slice(0, MAX_READ_CHARS));
+}
+
 /** The draft the request asks for (or the department's default one), or null. */
 export function draftFor(text: string, department: DepartmentSlug, team: string): Draft | null {
-  const tokens = words(text);
+  const tokens = wordsRead(text);
   const asked = tokens.some((t) => DRAFT_VERBS.test(t)) ? KIND_WORDS.find(([pattern]) => tokens.some((t) => pattern.test(t)))?.[1] : undefined;
   const kind = asked ?? DEFAULT_DRAFT[department];
   if (!kind) return null;
@@ -94,7 +105,7 @@ const APPROVAL_RULES: readonly { action: string; summary: string; when: (tokens:
 
 /** Sensitive actions the request asks for, in the order of the rules above. */
 export function approvalsFor(text: string): ApprovalRequest[] {
-  const tokens = words(text);
+  const tokens = wordsRead(text);
   return APPROVAL_RULES.filter((rule) => rule.when(tokens)).map(({ action, summary }) => ({ action, summary }));
 }
 

@@ -13,7 +13,7 @@ import { isDepartmentSlug, type DepartmentSlug } from '../../domain/agents/catal
 import { routeRequest } from '../../domain/agents/router.ts';
 import type { Engine, EngineEvent, EngineRequest, TokenUsage } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';
-import { countMessageTokens, countTextTokens, truncateToTokens } from '../tokens.ts';
+import { countMessageTokensAsync, countTextTokens, countTextTokensAsync, createPace, truncateToTokens, type Pace } from '../tokens.ts';
 import { approvalsFor, draftFor, type ApprovalRequest, type Draft } from './actions.ts';
 import { composeAnswer, topicOf } from './answer.ts';
 import { DEPARTMENT_VOICES } from './departments.ts';
@@ -48,6 +48,8 @@ type Settings = Required<LocalEngineOptions>;
 
 interface Output {
   readonly text: string;
+  /** Tokens of `text`, counted once. */
+  readonly textTokens: number;
   readonly toolCall: { name: string; arguments: Record<string, unknown>; result: string } | null;
   readonly draft: Draft | null;
   readonly approvals: readonly ApprovalRequest[];
@@ -58,12 +60,17 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
   if (trigger === 'fail') throw new EngineError('engine_error');
   if (trigger === 'timeout') throw new EngineError('timeout');
 
-  const inputTokens = countMessageTokens(request.messages);
-  const output = plan(request);
+  // A request may hold megabytes of text: counting pauses for the event loop (see tokens.ts).
+  const pace = createPace();
+  const inputTokens = await countMessageTokensAsync(request.messages, pace);
+  const output = await plan(request, pace);
   // Text is counted as a whole (BPE merges across fragment boundaries), structured output per item.
   let emitted = '';
   let structuredTokens = 0;
-  const usage = (): TokenUsage => ({ inputTokens, outputTokens: structuredTokens + countTextTokens(emitted) });
+  const usage = async (): Promise<TokenUsage> => ({
+    inputTokens,
+    outputTokens: structuredTokens + (emitted === output.text ? output.textTokens : await countTextTokensAsync(emitted, pace)),
+  });
   // A synchronous call waits for the whole answer anyway: no pause between its events. A stream
   // yields to the event loop (setImmediate, not a timer of at least 1 ms) so a cancel or a
   // disconnect can interleave between fragments.
@@ -71,7 +78,7 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
   const pause = async () => {
     if (settings.fragmentDelayMs > 0) await sleep(settings.fragmentDelayMs, request.signal);
     else if (yields) await new Promise<void>((resolve) => setImmediate(resolve));
-    if (request.signal?.aborted) throw new EngineError('aborted', usage());
+    if (request.signal?.aborted) throw new EngineError('aborted', await usage());
   };
 
   if (request.signal?.aborted) throw new EngineError('aborted');
@@ -88,7 +95,7 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
   for (const [index, delta] of fragments.entries()) {
     yield { type: 'text', delta };
     emitted += delta;
-    if (index + 1 >= failAfter) throw new EngineError('engine_error', usage());
+    if (index + 1 >= failAfter) throw new EngineError('engine_error', await usage());
     if (trigger === 'hang') await hang(settings.hangLimitMs, request.signal, usage);
     await pause();
   }
@@ -103,11 +110,11 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
     structuredTokens += approvalTokens(approval);
     await pause();
   }
-  yield { type: 'usage', ...usage() };
+  yield { type: 'usage', ...(await usage()) };
 }
 
 /** Everything the answer will contain, decided up front so the token budget can be applied. */
-function plan(request: EngineRequest): Output {
+async function plan(request: EngineRequest, pace: Pace): Promise<Output> {
   const latest = withoutTriggers(latestUserText(request.messages));
   const department: DepartmentSlug = isDepartmentSlug(request.agentSlug)
     ? request.agentSlug
@@ -124,10 +131,11 @@ function plan(request: EngineRequest): Output {
   const toolCall = brief ? null : { name: voice.tool, arguments: { query: topic ?? '' }, result: voice.toolResult };
   const full = composeAnswer(request, department, topic, extras).text;
 
-  if (request.maxTokens === undefined) return { text: full, toolCall, draft, approvals };
+  if (request.maxTokens === undefined) return { text: full, textTokens: await countTextTokensAsync(full, pace), toolCall, draft, approvals };
   let budget = request.maxTokens;
-  const text = truncateToTokens(full, budget);
-  budget -= countTextTokens(text);
+  const text = await truncateToTokens(full, budget, pace);
+  const textTokens = await countTextTokensAsync(text, pace);
+  budget -= textTokens;
   const kept: ApprovalRequest[] = [];
   for (const approval of approvals) {
     if (approvalTokens(approval) > budget) break;
@@ -137,7 +145,7 @@ function plan(request: EngineRequest): Output {
   const keepDraft = draft !== null && draftTokens(draft) <= budget;
   if (keepDraft) budget -= draftTokens(draft);
   const keepTool = toolCall !== null && toolCallTokens(toolCall) <= budget;
-  return { text, toolCall: keepTool ? toolCall : null, draft: keepDraft ? draft : null, approvals: kept };
+  return { text, textTokens, toolCall: keepTool ? toolCall : null, draft: keepDraft ? draft : null, approvals: kept };
 }
 
 /** Splits on word boundaries; the fragments join back to exactly the text. */
@@ -176,7 +184,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-async function hang(limitMs: number, signal: AbortSignal | undefined, usage: () => TokenUsage): Promise<never> {
+async function hang(limitMs: number, signal: AbortSignal | undefined, usage: () => Promise<TokenUsage>): Promise<never> {
   await sleep(limitMs, signal);
-  throw new EngineError(signal?.aborted ? 'aborted' : 'timeout', usage());
+  throw new EngineError(signal?.aborted ? 'aborted' : 'timeout', await usage());
 }

@@ -15,7 +15,7 @@ import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/compl
 import type { Alias } from '../../domain/agents/alias.ts';
 import type { Effort, Engine, EngineEvent, EngineRequest } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';
-import { countMessageTokens, countTextTokens } from '../tokens.ts';
+import { countMessageTokensAsync, countTextTokens } from '../tokens.ts';
 import { toEngineError } from './errors.ts';
 
 export interface OpenAICompatibleOptions {
@@ -85,7 +85,7 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
   // A configuration gap (createEngines refuses it at start-up), reported like any engine failure.
   if (!model) throw new EngineError('engine_error');
   const params = requestParams(model, options, request);
-  const inputEstimate = countMessageTokens(request.messages);
+  const inputEstimate = await countMessageTokensAsync(request.messages);
   let text = '';
   const spent = () => ({ inputTokens: text === '' ? 0 : inputEstimate, outputTokens: countTextTokens(text) });
 

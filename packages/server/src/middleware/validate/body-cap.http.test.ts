@@ -26,7 +26,8 @@ describe('body caps over HTTP', { timeout: 120_000 }, () => {
     cli = cliProcesses(dir, env);
     apiKey = (JSON.parse(cli.run('init', '--json')) as { apiKey: string }).apiKey;
     url = new URL((await cli.serve()).url);
-  }, 60_000);
+    // init and serve on a store of their own: minutes on a loaded machine.
+  }, 240_000);
   afterAll(() => {
     cli?.killAll();
     rmSync(dir, { recursive: true, force: true });

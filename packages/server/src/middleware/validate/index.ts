@@ -9,7 +9,7 @@ import { z, type ZodType } from 'zod';
 import type { AppEnv, Valid } from '../../app-env.ts';
 import { fail, type ErrorCode } from '../../errors.ts';
 import type { RouteSpec } from '../../routes/route-spec.ts';
-import { findTextFault } from './text.ts';
+import { findTextFault, MAX_JSON_DEPTH } from './text.ts';
 import { readBodyWithLimit } from '../../domain/webhooks/body-limit.ts';
 
 type Part = 'params' | 'query' | 'headers' | 'body';
@@ -106,6 +106,7 @@ export function parseJsonBody(
     throw fail(unparsable, 'The request body holds a lone UTF-16 surrogate (\\ud800 to \\udfff unpaired): text must be well-formed Unicode.');
   }
   if (fault === 'nul') throw fail(unparsable, 'The request body holds a NUL character (\\u0000), which is not accepted.');
+  if (fault === 'too_deep') throw fail(unparsable, `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
   return parsed;
 }
 
