@@ -49,7 +49,12 @@ afterAll(async () => {
 
 let address = 0;
 function call(app: TestApp, session: Session | { bearer: string } | undefined, method: string, path: string, body?: unknown) {
-  const auth = session === undefined ? {} : 'bearer' in session ? { authorization: `Bearer ${session.bearer}` } : { cookie: session.cookie, 'x-csrf-token': session.csrfToken };
+  const auth =
+    session === undefined
+      ? {}
+      : 'bearer' in session
+        ? { authorization: `Bearer ${session.bearer}` }
+        : { cookie: session.cookie, 'x-csrf-token': session.csrfToken };
   return app.app.request(path, {
     method,
     // One address per request: the per-IP limit is not what these tests are about.
@@ -61,7 +66,11 @@ function call(app: TestApp, session: Session | { bearer: string } | undefined, m
 async function login(person: Pick<Person, 'email' | 'password' | 'totpSecret'>, app = a): Promise<Response> {
   // One step further for every instance: each code is accepted once per account.
   for (const t of [a, other, b]) t.clock.advance(30_000);
-  return call(app, undefined, 'POST', '/auth/login', { email: person.email, password: person.password, totpCode: totpCode(person.totpSecret, app.clock.now()) });
+  return call(app, undefined, 'POST', '/auth/login', {
+    email: person.email,
+    password: person.password,
+    totpCode: totpCode(person.totpSecret, app.clock.now()),
+  });
 }
 
 async function signIn(person: Pick<Person, 'email' | 'password' | 'totpSecret'>, app = a): Promise<Session> {
@@ -168,9 +177,18 @@ describe('a reset ends the sessions and is redeemed once', () => {
     const member = await join(a, 'admin');
     const here = await signIn(member, a);
     const there = await signIn(member, other);
-    for (const [app, session] of [[a, here], [other, there]] as const) expect((await call(app, session, 'GET', '/workspace/members')).status).toBe(200);
+    for (const [app, session] of [
+      [a, here],
+      [other, there],
+    ] as const)
+      expect((await call(app, session, 'GET', '/workspace/members')).status).toBe(200);
     await created(await signIn(owner()), member, 'totp');
-    for (const [app, session] of [[a, here], [other, there], [other, here], [a, there]] as const) {
+    for (const [app, session] of [
+      [a, here],
+      [other, there],
+      [other, here],
+      [a, there],
+    ] as const) {
       const res = await call(app, session, 'GET', '/workspace/members');
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ error: 'not_authenticated' });
