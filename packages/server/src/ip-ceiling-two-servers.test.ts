@@ -44,7 +44,10 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('a raised per-address ceiling acros
 
   it('the raised workspace uses its 5,000/min from one address on both servers; anonymous and failed-auth traffic keeps 60', async () => {
     const servers = await Promise.all([cli.serve(), cli.serve()]);
-    const updated = JSON.parse(cli.run('workspaces', 'update', credentials.workspaceId, '--ip-rpm', '5000', '--rpm', '5000', '--json')) as Record<string, unknown>;
+    const updated = JSON.parse(cli.run('workspaces', 'update', credentials.workspaceId, '--ip-rpm', '5000', '--rpm', '5000', '--json')) as Record<
+      string,
+      unknown
+    >;
     expect(updated).toMatchObject({ ipRpmLimit: 5000, rpmLimit: 5000 });
 
     const address = `10.${Math.floor(Math.random() * 200)}.${Math.floor(Math.random() * 200)}.9`;
@@ -62,7 +65,10 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('a raised per-address ceiling acros
     // One window for both servers: every request of either counted once.
     expect(last!.headers.get('x-ratelimit-remaining')).toBe(String(5000 - REQUESTS));
 
-    for (const [i, authorization] of [[0, undefined], [1, `Bearer service_sk_live_${'x'.repeat(40)}`]] as const) {
+    for (const [i, authorization] of [
+      [0, undefined],
+      [1, `Bearer service_sk_live_${'x'.repeat(40)}`],
+    ] as const) {
       const refused = await get(i, authorization);
       expect(refused.status, authorization ?? 'anonymous').toBe(429);
       expect(refused.headers.get('x-ratelimit-limit')).toBe('60');
