@@ -2897,14 +2897,6 @@ export interface components {
          *     afterwards it answers `410 expired`. Creating it ended every session of the account, and it replaces any earlier
          *     reset of the account that was not redeemed yet. The old password and two-step secret keep working until it is
          *     redeemed.
-         * @example {
-         *       "id": "rst_7Hn2Kq9Lw4Xb8Tz1Pm",
-         *       "userId": "usr_3Pw7Lk2Qm9Xv4Tn8Rb",
-         *       "email": "dana@northwind.example",
-         *       "reset": "both",
-         *       "token": "service_rst_Qm4Tz8Hn2Vk7Xc1Lb9Pw3Rd6Sf5Gj0Ya",
-         *       "expiresAt": "2026-11-23T09:00:00Z"
-         *     }
          */
         AccountReset: {
             id: string;
