@@ -4,6 +4,18 @@
 /** @module The row of every table of the store, as `SELECT *` returns it. */
 
 export interface Tables {
+  account_resets: {
+    id: string;
+    user_id: string;
+    workspace_id: string | null;
+    kind: string;
+    token_hash: string;
+    created_by: string | null;
+    created_at: Date;
+    expires_at: Date;
+    used_at: Date | null;
+    failed_attempts: number;
+  };
   api_key_revocations: {
     id: number;
     version: number;
@@ -316,6 +328,7 @@ export interface Tables {
     payment: string;
     rpm_limit: number | null;
     updated_at: Date | null;
+    ip_rpm_limit: number | null;
   };
 }
 

@@ -7,6 +7,8 @@ import type { ZodType } from 'zod';
 import {
   zAcceptInvitationBody,
   zAcceptInvitationHeaders,
+  zAccountReset,
+  zAccountResetRedeemed,
   zAdminSession,
   zAgentError,
   zAgentList,
@@ -43,6 +45,8 @@ import {
   zCreateInvitationHeaders,
   zCreateMcpTokenBody,
   zCreateMcpTokenHeaders,
+  zCreateUserResetBody,
+  zCreateUserResetHeaders,
   zCreateWebhookDestinationBody,
   zCreateWebhookDestinationHeaders,
   zCreateWorkspaceBody,
@@ -138,10 +142,15 @@ import {
   zQuotaExceededError,
   zRateLimitExceededError,
   zReadiness,
+  zRedeemAccountResetBody,
+  zRedeemAccountResetHeaders,
   zRemoveMemberHeaders,
   zRemoveMemberPath,
   zReplayWebhookDestinationHeaders,
   zReplayWebhookDestinationPath,
+  zResetMemberBody,
+  zResetMemberHeaders,
+  zResetMemberPath,
   zResumeAgentHeaders,
   zResumeAgentPath,
   zResumeInboundWebhookHeaders,
@@ -293,11 +302,14 @@ export type OperationId =
   | 'updateMember'
   | 'createInvitation'
   | 'acceptInvitation'
+  | 'resetMember'
+  | 'redeemAccountReset'
   | 'listWorkspaces'
   | 'createWorkspace'
   | 'getWorkspace'
   | 'deleteWorkspace'
   | 'updateWorkspace'
+  | 'createUserReset'
   | 'listAgents'
   | 'sendAgentMessage'
   | 'sendOrchestratorMessage'
@@ -492,6 +504,14 @@ export interface Operations {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zAcceptInvitationHeaders>; body: z.output<typeof zAcceptInvitationBody> };
     success: { 200: { json: z.input<typeof zInvitationAccepted> } };
   };
+  resetMember: {
+    input: { params: z.output<typeof zResetMemberPath>; query: Record<string, never>; headers: z.output<typeof zResetMemberHeaders>; body: z.output<typeof zResetMemberBody> };
+    success: { 201: { json: z.input<typeof zAccountReset> } };
+  };
+  redeemAccountReset: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zRedeemAccountResetHeaders>; body: z.output<typeof zRedeemAccountResetBody> };
+    success: { 200: { json: z.input<typeof zAccountResetRedeemed> } };
+  };
   listWorkspaces: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListWorkspacesHeaders>; body: undefined };
     success: { 200: { json: z.input<typeof zOperatorWorkspaceList> } };
@@ -511,6 +531,10 @@ export interface Operations {
   updateWorkspace: {
     input: { params: z.output<typeof zUpdateWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zUpdateWorkspaceHeaders>; body: z.output<typeof zUpdateWorkspaceBody> };
     success: { 200: { json: z.input<typeof zOperatorWorkspace> } };
+  };
+  createUserReset: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateUserResetHeaders>; body: z.output<typeof zCreateUserResetBody> };
+    success: { 201: { json: z.input<typeof zAccountReset> } };
   };
   listAgents: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListAgentsHeaders>; body: undefined };
@@ -1347,6 +1371,44 @@ export const routes: readonly RouteSpec[] = [
     },
   },
   {
+    method: 'post',
+    path: '/workspace/members/{user_id}/reset',
+    operationId: 'resetMember',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    request: { params: zResetMemberPath, headers: zResetMemberHeaders, body: { contentType: 'application/json', schema: zResetMemberBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '201': { contentType: 'application/json', schema: zAccountReset, customerData: ['email'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zMemberNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/account-resets/redeem',
+    operationId: 'redeemAccountReset',
+    security: [],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    request: { headers: zRedeemAccountResetHeaders, body: { contentType: 'application/json', schema: zRedeemAccountResetBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zAccountResetRedeemed, customerData: ['email'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '410': { contentType: 'application/json', schema: zExpiredError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
     method: 'get',
     path: '/operator/workspaces',
     operationId: 'listWorkspaces',
@@ -1422,6 +1484,24 @@ export const routes: readonly RouteSpec[] = [
     request: { params: zUpdateWorkspacePath, headers: zUpdateWorkspaceHeaders, body: { contentType: 'application/json', schema: zUpdateWorkspaceBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zOperatorWorkspace, customerData: ['name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/users/resets',
+    operationId: 'createUserReset',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    request: { headers: zCreateUserResetHeaders, body: { contentType: 'application/json', schema: zCreateUserResetBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '201': { contentType: 'application/json', schema: zAccountReset, customerData: ['email'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zOperatorAuthError },
       '404': { contentType: 'application/json', schema: zNotFoundError },

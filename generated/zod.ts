@@ -1462,6 +1462,72 @@ export const zExpiredError = zError.and(z.object({
 }));
 
 /**
+ * AccountResetKind
+ *
+ * What a reset renews: `password` (the member sets a new password; two-step verification stays), `totp` (a new
+ * two-step secret; the member proves themselves with their current password), or `both`.
+ *
+ */
+export const zAccountResetKind = z.enum([
+    'password',
+    'totp',
+    'both'
+]);
+
+/**
+ * ResetMemberRequest
+ *
+ * What to reset for the member.
+ */
+export const zResetMemberRequest = z.strictObject({
+    reset: zAccountResetKind
+});
+
+/**
+ * AccountReset
+ *
+ * A single-use reset link for one account. `token` is shown only in this answer (only its hash is stored): give it,
+ * or a link built from it, to the person. It is redeemed once with `POST /account-resets/redeem` within 24 hours;
+ * afterwards it answers `410 expired`. Creating it ended every session of the account, and it replaces any earlier
+ * reset of the account that was not redeemed yet. The old password and two-step secret keep working until it is
+ * redeemed.
+ *
+ */
+export const zAccountReset = z.strictObject({
+    id: z.string().regex(/^rst_[A-Za-z0-9]{16,32}$/),
+    userId: zUserId,
+    email: zEmailAddress,
+    reset: zAccountResetKind,
+    token: z.string().regex(/^service_rst_[A-Za-z0-9]{32}$/),
+    expiresAt: z.iso.datetime({ offset: true })
+});
+
+/**
+ * RedeemAccountResetRequest
+ *
+ * Redeems a reset. For a reset of `password` or `both`, `password` becomes the account's new password (at least 12
+ * characters). For a reset of `totp` only, `password` must be the account's current password.
+ *
+ */
+export const zRedeemAccountResetRequest = z.strictObject({
+    token: z.string().regex(/^service_rst_[A-Za-z0-9]{32}$/),
+    password: z.string().min(12).max(256)
+});
+
+/**
+ * AccountResetRedeemed
+ *
+ * The account after the reset. `totpSecret` is the new two-step secret (Base32, shown once) when the reset renewed
+ * it, null otherwise. Every session of the account was ended; sign in again with `POST /auth/login`.
+ *
+ */
+export const zAccountResetRedeemed = z.strictObject({
+    email: zEmailAddress,
+    reset: zAccountResetKind,
+    totpSecret: z.string().regex(/^[A-Z2-7]+=*$/).nullable()
+});
+
+/**
  * WorkspaceStatus
  *
  * `active`, or `suspended` by the operator: a suspended workspace's API keys, MCP tokens and inbound webhooks answer
@@ -1493,6 +1559,7 @@ export const zOperatorWorkspace = z.strictObject({
     payment: zWorkspacePayment,
     plan: zPlanName,
     rpmLimit: z.int().gte(1),
+    ipRpmLimit: z.int().gte(60).nullable(),
     quotaStu: z.int().gte(1),
     quotaOverride: z.int().gte(1).nullable(),
     createdAt: z.iso.datetime({ offset: true }),
@@ -1554,9 +1621,20 @@ export const zUpdateWorkspaceRequest = z.strictObject({
     name: z.string().min(1).max(100).regex(/^[^\x00-\x1f]+$/).optional(),
     plan: zPlanName.optional(),
     rpmLimit: z.int().gte(1).lte(1000000).optional(),
+    ipRpmLimit: z.int().gte(60).lte(1000000).nullish(),
     quotaOverride: z.int().gte(1).lte(1000000000000).nullish(),
     status: zWorkspaceStatus.optional(),
     payment: z.enum(['completed']).optional()
+});
+
+/**
+ * OperatorUserResetRequest
+ *
+ * The account (by email, in any workspace) and what to reset for it.
+ */
+export const zOperatorUserResetRequest = z.strictObject({
+    email: zEmailAddress,
+    reset: zAccountResetKind
 });
 
 /**
@@ -2623,6 +2701,33 @@ export const zAcceptInvitationHeaders = z.object({
  */
 export const zAcceptInvitationResponse = zInvitationAccepted;
 
+export const zResetMemberBody = zResetMemberRequest;
+
+export const zResetMemberHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zResetMemberPath = z.object({
+    user_id: zUserId
+});
+
+/**
+ * The reset, with its token shown once.
+ */
+export const zResetMemberResponse = zAccountReset;
+
+export const zRedeemAccountResetBody = zRedeemAccountResetRequest;
+
+export const zRedeemAccountResetHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The account after the reset.
+ */
+export const zRedeemAccountResetResponse = zAccountResetRedeemed;
+
 export const zListWorkspacesHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
@@ -2683,6 +2788,17 @@ export const zUpdateWorkspacePath = z.object({
  * The workspace after the change.
  */
 export const zUpdateWorkspaceResponse = zOperatorWorkspace;
+
+export const zCreateUserResetBody = zOperatorUserResetRequest;
+
+export const zCreateUserResetHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The reset, with its token shown once.
+ */
+export const zCreateUserResetResponse = zAccountReset;
 
 export const zListAgentsHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

@@ -16,6 +16,7 @@ import { pauseAgent, resumeAgent, setPlan } from '../packages/server/src/domain/
 import { setManualKillSwitch } from '../packages/server/src/domain/runs/index.ts';
 import { LOGIN_LIMITS } from '../packages/server/src/domain/sessions/service.ts';
 import { totpCode } from '../packages/server/src/domain/sessions/totp.ts';
+import { resetUserByEmail } from '../packages/server/src/domain/sessions/resets.ts';
 import { createUser } from '../packages/server/src/domain/sessions/users.ts';
 import { invalidateKeyCaches } from '../packages/server/src/domain/keys/index.ts';
 import { periodOf } from '../packages/server/src/domain/usage/index.ts';
@@ -221,6 +222,14 @@ async function invitationFor(email: string, app: TestApp): Promise<string> {
   return ((await res.json()) as { token: string }).token;
 }
 
+/** A reset link of a new member of the first workspace (its password is RESET_PASSWORD). */
+async function accountResetFor(reset: 'password' | 'totp'): Promise<string> {
+  const email = `reset-${addresses}-${reset}@example.com`;
+  await createUser(t.db, t.clock, t.workspaceId, { email, password: RESET_PASSWORD, role: 'member', withTotp: true, secretBox: t.services.webhooks.secretBox });
+  return (await resetUserByEmail(t.db, t.clock, { email, reset })).token;
+}
+const RESET_PASSWORD = 'the password of a member to reset';
+
 async function adminSession(): Promise<{ cookie: string; csrfToken: string }> {
   // Sessions last 12 h of the fake clock, which moves a minute per case.
   if (t.clock.now().getTime() - admin.at > 2 * 3600_000) admin = { ...(await t.login()), at: t.clock.now().getTime() };
@@ -296,6 +305,9 @@ const VALID_BODIES: Record<string, unknown> = {
   updateMember: { role: 'admin' },
   createInvitation: { email: 'invitee@example.com' },
   acceptInvitation: { token: `service_inv_${'A'.repeat(32)}`, password: 'a long enough password' },
+  resetMember: { reset: 'both' },
+  redeemAccountReset: { token: `service_rst_${'A'.repeat(32)}`, password: 'a long enough password' },
+  createUserReset: { email: 'nobody-at-all@example.com', reset: 'password' },
   updateWorkspace: { rpmLimit: 600 },
   pauseAgent: { reason: 'Month-end close' },
   setManualKillSwitch: { engaged: false },
@@ -314,6 +326,9 @@ const INVALID_BODIES: Record<string, unknown> = {
   updateMember: { role: 'boss' },
   createInvitation: { email: 'not an email' },
   acceptInvitation: { token: 'nope', password: 'short' },
+  resetMember: { reset: 'everything' },
+  redeemAccountReset: { token: 'nope', password: 'short' },
+  createUserReset: { email: 'not an email', reset: 'password' },
   selectWorkspace: { workspaceId: 'nope' },
 };
 
@@ -552,6 +567,16 @@ const PROVOKERS: Provoker[] = [
   {
     status: 401,
     code: 'not_authenticated',
+    on: (route) => route.operationId === 'redeemAccountReset',
+    how: 'a two-step reset redeemed with a wrong current password',
+    async provoke(route) {
+      const token = await accountResetFor('totp');
+      return send(await baseCall(route, { body: { token, password: 'not the current password' } }));
+    },
+  },
+  {
+    status: 401,
+    code: 'not_authenticated',
     on: (route) => route.operationId === 'login',
     how: 'a wrong password',
     async provoke(route) {
@@ -698,8 +723,8 @@ const PROVOKERS: Provoker[] = [
   {
     status: 404,
     code: 'not_found',
-    on: (route) => route.operationId === 'acceptInvitation',
-    how: 'a well-formed invitation token that was never issued',
+    on: (route) => ['acceptInvitation', 'redeemAccountReset', 'createUserReset'].includes(route.operationId),
+    how: 'a well-formed invitation or reset token that was never issued; an email no account has',
     provoke: async (route) => send(await baseCall(route)),
   },
   {
@@ -725,6 +750,17 @@ const PROVOKERS: Provoker[] = [
     async provoke(route) {
       const token = await invitationFor(`once-${addresses}@example.com`, t);
       const call = await baseCall(route, { body: { token, password: 'a long enough password' } });
+      expect((await send(call)).status).toBe(200);
+      return send(call);
+    },
+  },
+  {
+    status: 410,
+    code: 'expired',
+    on: (route) => route.operationId === 'redeemAccountReset',
+    how: 'a reset that was already redeemed',
+    async provoke(route) {
+      const call = await baseCall(route, { body: { token: await accountResetFor('password'), password: 'a long enough new password' } });
       expect((await send(call)).status).toBe(200);
       return send(call);
     },

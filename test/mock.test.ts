@@ -126,6 +126,15 @@ const calls: Record<string, Call> = {
     c.POST('/workspace/invitations', { params: { header: csrf }, body: { email: 'dana@northwind.example' }, headers: { ...session, ...h } }),
   acceptInvitation: (c, h) =>
     c.POST('/invitations/accept', { body: { token: `service_inv_${'A'.repeat(32)}`, password: 'correct-horse-battery' }, headers: h }),
+  resetMember: (c, h) =>
+    c.POST('/workspace/members/{user_id}/reset', {
+      params: { path: { user_id: USER_ID }, header: csrf },
+      body: { reset: 'both' },
+      headers: { ...session, ...h },
+    }),
+  redeemAccountReset: (c, h) =>
+    c.POST('/account-resets/redeem', { body: { token: `service_rst_${'A'.repeat(32)}`, password: 'correct-horse-battery' }, headers: h }),
+  createUserReset: (c, h) => c.POST('/operator/users/resets', { body: { email: 'it@acme.example', reset: 'totp' }, headers: { ...operator, ...h } }),
   listWorkspaces: (c, h) => c.GET('/operator/workspaces', { headers: { ...operator, ...h } }),
   createWorkspace: (c, h) => c.POST('/operator/workspaces', { body: { name: 'Acme Corp', plan: 'starter' }, headers: { ...operator, ...h } }),
   getWorkspace: (c, h) => c.GET('/operator/workspaces/{workspace_id}', { params: { path: { workspace_id: WORKSPACE_ID } }, headers: { ...operator, ...h } }),

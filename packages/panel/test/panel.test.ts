@@ -338,6 +338,28 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expectAccessible('overview after activity');
   });
 
+  it("resets a member's password from Members, confirmed: the token once; the member redeems it and signs in with the new password", async () => {
+    await open('Members');
+    const row = page.getByRole('row').filter({ hasText: 'member@example.com' });
+    await row.getByRole('combobox', { name: 'What to reset for member@example.com' }).selectOption('password');
+    await row.getByRole('button', { name: 'Reset password / two-step of member@example.com' }).click();
+    await row.getByRole('button', { name: 'Reset now' }).click();
+    const token = await page.getByRole('textbox', { name: 'Reset token for member@example.com' }).inputValue();
+    expect(token).toMatch(/^service_rst_[0-9A-Za-z]{32}$/);
+    const password = 'the-member-chose-a-new-password';
+    const redeemed = await fetch(`${h.url}/account-resets/redeem`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, password }),
+    });
+    expect(redeemed.status).toBe(200);
+    expect(await redeemed.json()).toMatchObject({ email: 'member@example.com', reset: 'password', totpSecret: null });
+    member = { ...member!, password };
+    await page.getByRole('button', { name: 'Done' }).click();
+    // No reset on one's own row (the signed-in owner).
+    expect(await page.getByRole('button', { name: /^Reset password \/ two-step of admin@example.com/ }).count()).toBe(0);
+  });
+
   it('switches the workspace: a member of the other one, the admin screens are gone', async () => {
     const switcher = page.getByRole('combobox', { name: 'Workspace' });
     const defaultWorkspace = await switcher.inputValue();

@@ -4,11 +4,23 @@
 import type { InboundWebhookTarget } from './domain/inbound-webhooks/service.ts';
 import type { RateLimitState } from './middleware/rate-limit/index.ts';
 
-/** Who is calling, as proved by the credential (never by the body). */
+/**
+ * Who is calling, as proved by the credential (never by the body). `rpmLimit` is the workspace's
+ * ceiling; `ipRpmLimit` its operator's raised per-address ceiling (null: the default per-IP limit).
+ */
 export type Auth =
-  | { scheme: 'apiKey'; workspaceId: string; keyId: string; scopes: string[]; rpmLimit: number }
-  | { scheme: 'mcpToken'; workspaceId: string; tokenId: string; keyId: string; scopes: string[]; keyScopes: string[]; rpmLimit: number }
-  | { scheme: 'adminSession'; workspaceId: string; userId: string; sessionId: string; role: string; rpmLimit: number }
+  | { scheme: 'apiKey'; workspaceId: string; keyId: string; scopes: string[]; rpmLimit: number; ipRpmLimit: number | null }
+  | {
+      scheme: 'mcpToken';
+      workspaceId: string;
+      tokenId: string;
+      keyId: string;
+      scopes: string[];
+      keyScopes: string[];
+      rpmLimit: number;
+      ipRpmLimit: number | null;
+    }
+  | { scheme: 'adminSession'; workspaceId: string; userId: string; sessionId: string; role: string; rpmLimit: number; ipRpmLimit: number | null }
   | { scheme: 'operatorToken'; tokenId: string };
 
 /** Request parts after validation by the contract's schemas (parsed and defaulted). */

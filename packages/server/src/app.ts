@@ -2,8 +2,8 @@
  * @module The HTTP app, built from the contract: every route of generated/routes.ts is mounted
  * with its authentication, limits and validators in front of its handler.
  *
- *   request-id -> redaction of every body -> error boundary -> per-IP rate limit -> [route] authenticate -> per-workspace
- *   rate limit -> validate -> handler (501 not_implemented until built)
+ *   request-id -> redaction of every body -> error boundary -> per-IP rate limit -> [route] authenticate (then the
+ *   workspace's raised per-address ceiling, if any) -> per-workspace rate limit -> validate -> handler (501 not_implemented until built)
  *   unknown path -> 404 not_found; known path, other method -> 405 method_not_allowed + Allow
  *   every failure -> error mapper (the spec's error body)
  */
@@ -15,6 +15,9 @@ import { fail } from './errors.ts';
 import { authenticate } from './middleware/auth/index.ts';
 import { errorBoundary, errorMapper, notFound } from './middleware/errors/index.ts';
 import { byClientIp, type IpLimitClass, PER_IP, PER_IP_BY_CLASS, PER_WORKSPACE, rateLimit } from './middleware/rate-limit/index.ts';
+import { raisedIpCeiling } from './middleware/rate-limit/raised-ip.ts';
+import { SESSION_COOKIE } from './domain/sessions/index.ts';
+import { getCookie } from 'hono/cookie';
 import { privateBeta } from './middleware/private-beta/index.ts';
 import { customerDataOf, redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
@@ -79,17 +82,32 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       ...PER_IP,
       logger: services.logger,
       observer: observer('ip'),
-      limitOf: (c) => {
-        const ipClass = ipClassOf(c);
-        return ipClass === 'inbound' || ipClass === 'unlimited' ? PER_IP.limit : PER_IP_BY_CLASS[ipClass].limit;
-      },
+      limitOf: (c) => ipClassLimit(c),
       key: (c) => {
         const ipClass = ipClassOf(c);
         if (ipClass === 'inbound' || ipClass === 'unlimited') return undefined;
         return `${PER_IP_BY_CLASS[ipClass].bucket}:${perIp(c).slice('ip:'.length)}`;
       },
+      // A refused request with a credential waits for authentication: its workspace may have a raised
+      // per-address ceiling (middleware/rate-limit/raised-ip.ts). Without one it is refused here.
+      deferRefusal: (c) => c.req.header('authorization') !== undefined || getCookie(c, SESSION_COOKIE) !== undefined,
     }),
   );
+  const ipClassLimit = (c: Context): number => {
+    const ipClass = ipClassOf(c);
+    return ipClass === 'inbound' || ipClass === 'unlimited' ? PER_IP.limit : PER_IP_BY_CLASS[ipClass].limit;
+  };
+  const raisedIp = {
+    limiter: services.limiter,
+    logger: services.logger,
+    observer: observer('ip'),
+    defaultLimitOf: ipClassLimit,
+    key: (c: Context, workspaceId: string) => {
+      const ipClass = ipClassOf(c);
+      if (ipClass === 'inbound' || ipClass === 'unlimited') return undefined;
+      return `${PER_IP_BY_CLASS[ipClass].bucket}:${workspaceId}:${perIp(c).slice('ip:'.length)}`;
+    },
+  };
 
   // The workspace's own ceiling (600 unless its operator set another), carried by its credential.
   const perWorkspace = rateLimit({
@@ -130,11 +148,14 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       honoPath(route.path),
       // Before authentication: during the private beta these routes read as absent, whatever the credential.
       route.policy.privateBeta ? (route.security.some((s) => s.scheme === 'adminSession') ? betaButPanel : beta) : passThrough,
-      authenticate(services, {
-        security: route.security,
-        agentTargeted: route.policy.agentTargeted,
-        anyRole: route.policy.anyRole,
-      }),
+      raisedIpCeiling(
+        authenticate(services, {
+          security: route.security,
+          agentTargeted: route.policy.agentTargeted,
+          anyRole: route.policy.anyRole,
+        }),
+        raisedIp,
+      ),
       perWorkspace as unknown as MiddlewareHandler<AppEnv>,
       validate(route.request),
       handle(route.operationId, operations[route.operationId], services, ipLimitClass(route)),
@@ -180,7 +201,8 @@ function handle(operationId: string, handler: LooseHandler | undefined, services
 /** The per-IP budget a route counts against: by its credential (login counts as an admin route). */
 export function ipLimitClass(route: RouteSpec): IpLimitClass {
   const scheme = route.security[0]?.scheme;
-  if (scheme === 'adminSession' || route.operationId === 'login' || route.operationId === 'acceptInvitation') return 'admin';
+  if (scheme === 'adminSession' || route.operationId === 'login' || route.operationId === 'acceptInvitation' || route.operationId === 'redeemAccountReset')
+    return 'admin';
   if (scheme === 'mcpToken') return 'mcp';
   if (scheme === 'operatorToken') return 'operator';
   return 'api';

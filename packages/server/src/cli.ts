@@ -13,6 +13,7 @@ import { startServer } from './cli/serve.ts';
 import { openCliStore } from './cli/store.ts';
 import { HELP, UsageError } from './cli/usage.ts';
 import { webhookCommands } from './cli/webhooks.ts';
+import { userCommands } from './cli/users.ts';
 import { workspaceCommands } from './cli/workspaces.ts';
 import { secretKeyCommands } from './cli/secret-key-rotate.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -77,7 +78,7 @@ const mainCommands: CommandTable = {
 };
 
 /** Every command of the `service` command line. */
-export const COMMANDS: CommandTable = commandTable(mainCommands, webhookCommands, agentCommands, workspaceCommands, secretKeyCommands);
+export const COMMANDS: CommandTable = commandTable(mainCommands, webhookCommands, agentCommands, workspaceCommands, userCommands, secretKeyCommands);
 
 /** Runs one command line; `print` receives each output line, `env` stands for the process environment. */
 export function runCli(argv: string[], print: Print = printLine, env: NodeJS.ProcessEnv = process.env): Promise<number> {

@@ -7,6 +7,7 @@ import type { components } from '../../../generated/types.ts';
 
 export { routes, type OperationId, type Operations } from '../../../generated/routes.ts';
 export {
+  zAccountResetKind,
   zAdminSession,
   zApproval,
   zDelivery,

@@ -455,6 +455,39 @@ const MATRIX = {
     },
   },
 
+  resetMember: {
+    kind: 'own',
+    pathParameter: "user_id names a person, who may belong to several workspaces; A's member is member_not_found to B",
+    // B cannot reset A's owner: the same 404 as a made-up id, and A's sessions live on.
+    check: async ({ A, B, call }) => {
+      const aMembers = (await call('GET', '/workspace/members', { session: A.admin })).body.data as { userId: string }[];
+      const owner = aMembers[0]!.userId;
+      const foreign = await call('POST', `/workspace/members/${owner}/reset`, { session: B.admin }, { reset: 'both' });
+      const missing = await call('POST', `/workspace/members/${madeUpLike(owner)}/reset`, { session: B.admin }, { reset: 'both' });
+      expect(foreign.status).toBe(404);
+      expect(foreign.body.error).toBe('member_not_found');
+      expect(omitRequestId(foreign.body)).toEqual(omitRequestId(missing.body));
+      expect((await call('GET', '/workspace/members', { session: A.admin })).status).toBe(200);
+    },
+  },
+  redeemAccountReset: {
+    kind: 'public',
+    // The token decides the account: A's member's reset ends A's member's sessions only; used, it is expired for anyone.
+    check: async ({ A, B, call }) => {
+      const invited = await call('POST', '/workspace/invitations', { session: A.admin }, { email: 'reset-of-a@example.com' });
+      await call('POST', '/invitations/accept', 'none', { token: invited.body.token, password: 'a password of the invitee' });
+      const members = (await call('GET', '/workspace/members', { session: A.admin })).body.data as { userId: string; email: string }[];
+      const member = members.find((m) => m.email === 'reset-of-a@example.com')!;
+      const reset = await call('POST', `/workspace/members/${member.userId}/reset`, { session: A.admin }, { reset: 'password' });
+      expect(reset.status, JSON.stringify(reset.body)).toBe(201);
+      const first = await call('POST', '/account-resets/redeem', 'none', { token: reset.body.token, password: 'another long password' });
+      expect(first.body).toMatchObject({ email: 'reset-of-a@example.com', reset: 'password', totpSecret: null });
+      const again = await call('POST', '/account-resets/redeem', 'none', { token: reset.body.token, password: 'another long password' });
+      expect(again.status).toBe(410);
+      for (const tenant of [A, B]) expect((await call('GET', '/workspace/members', { session: tenant.admin })).status).toBe(200);
+    },
+  },
+
   // Health (no credential): the same answer for anyone, about the instance, naming no workspace
   getLiveness: { kind: 'public', check: (ctx) => healthNamesNoTenant(ctx, '/healthz') },
   getReadiness: { kind: 'public', check: (ctx) => healthNamesNoTenant(ctx, '/readyz') },
@@ -471,6 +504,14 @@ const MATRIX = {
     kind: 'own',
     pathParameter: 'the operator names any workspace; no tenant credential opens the route',
     check: (ctx) => operatorOnly(ctx, 'PATCH', `/operator/workspaces/${ctx.A.workspaceId}`, { status: 'suspended' }),
+  },
+  createUserReset: {
+    kind: 'own',
+    // No tenant credential resets an account, and A's admin stays signed in.
+    check: async (ctx) => {
+      await operatorOnly(ctx, 'POST', '/operator/users/resets', { email: ctx.A.t.admin.email, reset: 'both' });
+      expect((await ctx.call('GET', '/workspace/members', { session: ctx.A.admin })).status).toBe(200);
+    },
   },
   deleteWorkspace: {
     kind: 'own',

@@ -1,15 +1,33 @@
 /**
- * @module Members (admins): invite (the invitation token shown once), change a role, remove.
+ * @module Members (admins): invite (the invitation token shown once), change a role, remove, and reset
+ * a member's password and/or two-step verification (a single-use reset token shown once; the member's
+ * sessions end at once). The server enforces who may reset whom; the panel offers the action where
+ * it can succeed (not on oneself, not on an owner unless the session is an owner's).
  */
 import { useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
+import { useSession } from '../session.ts';
 import { ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
 
 const ROLES: Schemas['WorkspaceRole'][] = ['owner', 'admin', 'member'];
+const RESETS: { value: Schemas['AccountResetKind']; label: string }[] = [
+  { value: 'both', label: 'password and two-step' },
+  { value: 'password', label: 'password' },
+  { value: 'totp', label: 'two-step' },
+];
+const RESET_WORDS: Record<Schemas['AccountResetKind'], string> = {
+  both: 'password and two-step verification',
+  password: 'password',
+  totp: 'two-step verification',
+};
 
 export function MembersScreen() {
   const list = useLoad(() => ok(api.GET('/workspace/members', {})), []);
+  const { session } = useSession();
   const [invited, setInvited] = useState<Schemas['Invitation'] | undefined>(undefined);
+  const [reset, setReset] = useState<Schemas['AccountReset'] | undefined>(undefined);
+  const [resetKinds, setResetKinds] = useState<Record<string, Schemas['AccountResetKind']>>({});
+  const mayReset = (m: Schemas['Member']) => m.userId !== session.userId && (m.role !== 'owner' || session.role === 'owner');
   const [error, setError] = useState<unknown>(undefined);
 
   async function act(run: () => Promise<unknown>) {
@@ -49,6 +67,18 @@ export function MembersScreen() {
             Send it to {invited.email}; it is accepted with <code>POST /invitations/accept</code> until {when(invited.expiresAt)}.
           </p>
           <button type="button" onClick={() => setInvited(undefined)}>
+            Done
+          </button>
+        </SecretOnce>
+      ) : null}
+      {reset ? (
+        <SecretOnce label={`Reset token for ${reset.email}`} secret={reset.token}>
+          <p class="muted">
+            Their sessions have ended. Send it to {reset.email}: they redeem it once with <code>POST /account-resets/redeem</code> until {when(reset.expiresAt)}
+            , with {reset.reset === 'totp' ? 'their current password, and get a new two-step secret' : 'a new password'}
+            {reset.reset === 'both' ? ', and get a new two-step secret' : ''}.
+          </p>
+          <button type="button" onClick={() => setReset(undefined)}>
             Done
           </button>
         </SecretOnce>
@@ -114,6 +144,35 @@ export function MembersScreen() {
                 <td>{m.twoFactorEnabled ? 'on' : 'off'}</td>
                 <td>{when(m.joinedAt)}</td>
                 <td class="actions">
+                  {mayReset(m) ? (
+                    <>
+                      <select
+                        aria-label={`What to reset for ${m.email}`}
+                        value={resetKinds[m.userId] ?? 'both'}
+                        onChange={(e) => setResetKinds({ ...resetKinds, [m.userId]: e.currentTarget.value as Schemas['AccountResetKind'] })}
+                      >
+                        {RESETS.map((r) => (
+                          <option key={r.value} value={r.value}>
+                            {r.label}
+                          </option>
+                        ))}
+                      </select>
+                      <ConfirmButton
+                        label={`Reset password / two-step of ${m.email}`}
+                        confirmLabel="Reset now"
+                        question={`Reset the ${RESET_WORDS[resetKinds[m.userId] ?? 'both']} of ${m.email}? Their sessions end now; they get a single-use link.`}
+                        onConfirm={() =>
+                          act(async () => {
+                            setReset(
+                              await ok(
+                                api.POST('/workspace/members/{user_id}/reset', { ...userParams(m.userId), body: { reset: resetKinds[m.userId] ?? 'both' } }),
+                              ),
+                            );
+                          })
+                        }
+                      />
+                    </>
+                  ) : null}
                   <ConfirmButton
                     danger
                     label={`Remove ${m.email}`}

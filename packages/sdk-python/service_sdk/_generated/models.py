@@ -33,6 +33,7 @@ EventId = str
 PlanName = Literal["starter", "growth", "enterprise"]
 ApprovalId = str
 EmailAddress = str
+AccountResetKind = Literal["password", "totp", "both"]
 WorkspaceStatus = Literal["active", "suspended"]
 WorkspacePayment = Literal["pending", "completed"]
 DependencyStatus = Literal["ok", "failing", "not_configured"]
@@ -991,6 +992,46 @@ ExpiredError = TypedDict(
     },
 )
 
+# ResetMemberRequest: What to reset for the member.
+ResetMemberRequest = TypedDict(
+    "ResetMemberRequest",
+    {
+        "reset": "AccountResetKind",
+    },
+)
+
+# AccountReset: A single-use reset link for one account. `token` is shown only in this answer (only its hash is stored): give it,
+AccountReset = TypedDict(
+    "AccountReset",
+    {
+        "id": "str",
+        "userId": "UserId",
+        "email": "EmailAddress",
+        "reset": "AccountResetKind",
+        "token": "str",
+        "expiresAt": "str",
+    },
+)
+
+# RedeemAccountResetRequest: Redeems a reset. For a reset of `password` or `both`, `password` becomes the account's new password (at least 12
+RedeemAccountResetRequest = TypedDict(
+    "RedeemAccountResetRequest",
+    {
+        "token": "str",
+        "password": "str",
+    },
+)
+
+# AccountResetRedeemed: The account after the reset. `totpSecret` is the new two-step secret (Base32, shown once) when the reset renewed
+AccountResetRedeemed = TypedDict(
+    "AccountResetRedeemed",
+    {
+        "email": "EmailAddress",
+        "reset": "AccountResetKind",
+        "totpSecret": "str | None",
+    },
+)
+
 # OperatorWorkspace: A workspace (tenant) as its operator sees it, with the settings that only the operator controls.
 OperatorWorkspace = TypedDict(
     "OperatorWorkspace",
@@ -1001,6 +1042,7 @@ OperatorWorkspace = TypedDict(
         "payment": "WorkspacePayment",
         "plan": "PlanName",
         "rpmLimit": "int",
+        "ipRpmLimit": "int | None",
         "quotaStu": "int",
         "quotaOverride": "int | None",
         "createdAt": "str",
@@ -1055,9 +1097,19 @@ UpdateWorkspaceRequest = TypedDict(
         "name": "NotRequired[str]",
         "plan": "NotRequired[PlanName]",
         "rpmLimit": "NotRequired[int]",
+        "ipRpmLimit": "NotRequired[int | None]",
         "quotaOverride": "NotRequired[int | None]",
         "status": "NotRequired[WorkspaceStatus]",
         "payment": "NotRequired[Literal[\"completed\"]]",
+    },
+)
+
+# OperatorUserResetRequest: The account (by email, in any workspace) and what to reset for it.
+OperatorUserResetRequest = TypedDict(
+    "OperatorUserResetRequest",
+    {
+        "email": "EmailAddress",
+        "reset": "AccountResetKind",
     },
 )
 
@@ -1307,4 +1359,4 @@ PingEvent = TypedDict(
     },
 )
 
-__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]
+__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "AccountResetKind", "ResetMemberRequest", "AccountReset", "RedeemAccountResetRequest", "AccountResetRedeemed", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]

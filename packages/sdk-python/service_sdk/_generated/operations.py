@@ -74,11 +74,14 @@ OPERATIONS: dict[str, OperationSpec] = {
     "updateMember": {"id": "updateMember", "method": "PATCH", "path": "/workspace/members/{user_id}", "auth": "adminSession", "path_params": ("user_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "createInvitation": {"id": "createInvitation", "method": "POST", "path": "/workspace/invitations", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "acceptInvitation": {"id": "acceptInvitation", "method": "POST", "path": "/invitations/accept", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "resetMember": {"id": "resetMember", "method": "POST", "path": "/workspace/members/{user_id}/reset", "auth": "adminSession", "path_params": ("user_id",), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "redeemAccountReset": {"id": "redeemAccountReset", "method": "POST", "path": "/account-resets/redeem", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listWorkspaces": {"id": "listWorkspaces", "method": "GET", "path": "/operator/workspaces", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "createWorkspace": {"id": "createWorkspace", "method": "POST", "path": "/operator/workspaces", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "getWorkspace": {"id": "getWorkspace", "method": "GET", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "deleteWorkspace": {"id": "deleteWorkspace", "method": "DELETE", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": False},
     "updateWorkspace": {"id": "updateWorkspace", "method": "PATCH", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "createUserReset": {"id": "createUserReset", "method": "POST", "path": "/operator/users/resets", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listAgents": {"id": "listAgents", "method": "GET", "path": "/v1/agents", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "sendAgentMessage": {"id": "sendAgentMessage", "method": "POST", "path": "/v1/agents/{slug}/messages", "auth": "apiKey", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": True},
     "sendOrchestratorMessage": {"id": "sendOrchestratorMessage", "method": "POST", "path": "/v1/orchestrator/messages", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": False},
@@ -274,6 +277,14 @@ class Operations:
         """POST /invitations/accept: Accept an invitation"""
         return self._call("acceptInvitation", body=body)  # type: ignore[no-any-return]
 
+    def reset_member(self, *, user_id: str, body: models.ResetMemberRequest) -> models.AccountReset:
+        """POST /workspace/members/{user_id}/reset: Reset a member's password or two-step verification"""
+        return self._call("resetMember", path={"user_id": user_id}, body=body)  # type: ignore[no-any-return]
+
+    def redeem_account_reset(self, *, body: models.RedeemAccountResetRequest) -> models.AccountResetRedeemed:
+        """POST /account-resets/redeem: Redeem a password or two-step reset"""
+        return self._call("redeemAccountReset", body=body)  # type: ignore[no-any-return]
+
     def list_workspaces(self) -> models.OperatorWorkspaceList:
         """GET /operator/workspaces: List the workspaces"""
         return self._call("listWorkspaces")  # type: ignore[no-any-return]
@@ -293,6 +304,10 @@ class Operations:
     def update_workspace(self, *, workspace_id: str, body: models.UpdateWorkspaceRequest) -> models.OperatorWorkspace:
         """PATCH /operator/workspaces/{workspace_id}: Update a workspace"""
         return self._call("updateWorkspace", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    def create_user_reset(self, *, body: models.OperatorUserResetRequest) -> models.AccountReset:
+        """POST /operator/users/resets: Reset an account's password or two-step verification"""
+        return self._call("createUserReset", body=body)  # type: ignore[no-any-return]
 
     def list_agents(self) -> models.AgentList:
         """GET /v1/agents: List the active agents"""
@@ -529,6 +544,14 @@ class AsyncOperations:
         """POST /invitations/accept: Accept an invitation"""
         return await self._call("acceptInvitation", body=body)  # type: ignore[no-any-return]
 
+    async def reset_member(self, *, user_id: str, body: models.ResetMemberRequest) -> models.AccountReset:
+        """POST /workspace/members/{user_id}/reset: Reset a member's password or two-step verification"""
+        return await self._call("resetMember", path={"user_id": user_id}, body=body)  # type: ignore[no-any-return]
+
+    async def redeem_account_reset(self, *, body: models.RedeemAccountResetRequest) -> models.AccountResetRedeemed:
+        """POST /account-resets/redeem: Redeem a password or two-step reset"""
+        return await self._call("redeemAccountReset", body=body)  # type: ignore[no-any-return]
+
     async def list_workspaces(self) -> models.OperatorWorkspaceList:
         """GET /operator/workspaces: List the workspaces"""
         return await self._call("listWorkspaces")  # type: ignore[no-any-return]
@@ -548,6 +571,10 @@ class AsyncOperations:
     async def update_workspace(self, *, workspace_id: str, body: models.UpdateWorkspaceRequest) -> models.OperatorWorkspace:
         """PATCH /operator/workspaces/{workspace_id}: Update a workspace"""
         return await self._call("updateWorkspace", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    async def create_user_reset(self, *, body: models.OperatorUserResetRequest) -> models.AccountReset:
+        """POST /operator/users/resets: Reset an account's password or two-step verification"""
+        return await self._call("createUserReset", body=body)  # type: ignore[no-any-return]
 
     async def list_agents(self) -> models.AgentList:
         """GET /v1/agents: List the active agents"""

@@ -58,11 +58,14 @@ export const OPERATIONS = {
   updateMember: { id: 'updateMember', method: 'PATCH', path: '/workspace/members/{user_id}', auth: 'adminSession', pathParams: ['user_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   createInvitation: { id: 'createInvitation', method: 'POST', path: '/workspace/invitations', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   acceptInvitation: { id: 'acceptInvitation', method: 'POST', path: '/invitations/accept', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  resetMember: { id: 'resetMember', method: 'POST', path: '/workspace/members/{user_id}/reset', auth: 'adminSession', pathParams: ['user_id'], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  redeemAccountReset: { id: 'redeemAccountReset', method: 'POST', path: '/account-resets/redeem', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listWorkspaces: { id: 'listWorkspaces', method: 'GET', path: '/operator/workspaces', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   createWorkspace: { id: 'createWorkspace', method: 'POST', path: '/operator/workspaces', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   getWorkspace: { id: 'getWorkspace', method: 'GET', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   deleteWorkspace: { id: 'deleteWorkspace', method: 'DELETE', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: false },
   updateWorkspace: { id: 'updateWorkspace', method: 'PATCH', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  createUserReset: { id: 'createUserReset', method: 'POST', path: '/operator/users/resets', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listAgents: { id: 'listAgents', method: 'GET', path: '/v1/agents', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   sendAgentMessage: { id: 'sendAgentMessage', method: 'POST', path: '/v1/agents/{slug}/messages', auth: 'apiKey', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: true },
   sendOrchestratorMessage: { id: 'sendOrchestratorMessage', method: 'POST', path: '/v1/orchestrator/messages', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: false },
@@ -126,11 +129,14 @@ export interface OperationInputs {
   updateMember: { path: Params<'updateMember', 'path'>; body: JsonBody<'updateMember'> };
   createInvitation: { body: JsonBody<'createInvitation'> };
   acceptInvitation: { body: JsonBody<'acceptInvitation'> };
+  resetMember: { path: Params<'resetMember', 'path'>; body: JsonBody<'resetMember'> };
+  redeemAccountReset: { body: JsonBody<'redeemAccountReset'> };
   listWorkspaces: Record<string, never>;
   createWorkspace: { body: JsonBody<'createWorkspace'> };
   getWorkspace: { path: Params<'getWorkspace', 'path'> };
   deleteWorkspace: { path: Params<'deleteWorkspace', 'path'> };
   updateWorkspace: { path: Params<'updateWorkspace', 'path'>; body: JsonBody<'updateWorkspace'> };
+  createUserReset: { body: JsonBody<'createUserReset'> };
   listAgents: Record<string, never>;
   sendAgentMessage: { path: Params<'sendAgentMessage', 'path'>; body: JsonBody<'sendAgentMessage'> };
   sendOrchestratorMessage: { body: JsonBody<'sendOrchestratorMessage'> };
@@ -192,11 +198,14 @@ export interface OperationOutputs {
   updateMember: JsonAnswer<'updateMember', 200>;
   createInvitation: JsonAnswer<'createInvitation', 201>;
   acceptInvitation: JsonAnswer<'acceptInvitation', 200>;
+  resetMember: JsonAnswer<'resetMember', 201>;
+  redeemAccountReset: JsonAnswer<'redeemAccountReset', 200>;
   listWorkspaces: JsonAnswer<'listWorkspaces', 200>;
   createWorkspace: JsonAnswer<'createWorkspace', 201>;
   getWorkspace: JsonAnswer<'getWorkspace', 200>;
   deleteWorkspace: void;
   updateWorkspace: JsonAnswer<'updateWorkspace', 200>;
+  createUserReset: JsonAnswer<'createUserReset', 201>;
   listAgents: JsonAnswer<'listAgents', 200>;
   sendAgentMessage: JsonAnswer<'sendAgentMessage', 200>;
   sendOrchestratorMessage: JsonAnswer<'sendOrchestratorMessage', 200>;
@@ -432,6 +441,16 @@ export class Operations {
     return this.transport.call(OPERATIONS.acceptInvitation, input, options) as Promise<OperationOutputs['acceptInvitation']>;
   }
 
+  /** POST /workspace/members/{user_id}/reset: Reset a member's password or two-step verification */
+  resetMember(input: OperationInputs['resetMember'], options?: RequestOptions): Promise<OperationOutputs['resetMember']> {
+    return this.transport.call(OPERATIONS.resetMember, input, options) as Promise<OperationOutputs['resetMember']>;
+  }
+
+  /** POST /account-resets/redeem: Redeem a password or two-step reset */
+  redeemAccountReset(input: OperationInputs['redeemAccountReset'], options?: RequestOptions): Promise<OperationOutputs['redeemAccountReset']> {
+    return this.transport.call(OPERATIONS.redeemAccountReset, input, options) as Promise<OperationOutputs['redeemAccountReset']>;
+  }
+
   /** GET /operator/workspaces: List the workspaces */
   listWorkspaces(input: OperationInputs['listWorkspaces'] = {}, options?: RequestOptions): Promise<OperationOutputs['listWorkspaces']> {
     return this.transport.call(OPERATIONS.listWorkspaces, input, options) as Promise<OperationOutputs['listWorkspaces']>;
@@ -455,6 +474,11 @@ export class Operations {
   /** PATCH /operator/workspaces/{workspace_id}: Update a workspace */
   updateWorkspace(input: OperationInputs['updateWorkspace'], options?: RequestOptions): Promise<OperationOutputs['updateWorkspace']> {
     return this.transport.call(OPERATIONS.updateWorkspace, input, options) as Promise<OperationOutputs['updateWorkspace']>;
+  }
+
+  /** POST /operator/users/resets: Reset an account's password or two-step verification */
+  createUserReset(input: OperationInputs['createUserReset'], options?: RequestOptions): Promise<OperationOutputs['createUserReset']> {
+    return this.transport.call(OPERATIONS.createUserReset, input, options) as Promise<OperationOutputs['createUserReset']>;
   }
 
   /** GET /v1/agents: List the active agents */

@@ -798,6 +798,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workspace/members/{user_id}/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a member's password or two-step verification
+         * @description Creates a single-use reset link for the member, valid 24 hours, and ends every session of their account on every instance. The token is shown only in this answer; the member redeems it with `POST /account-resets/redeem`. An owner resets anyone else; an admin resets admins and members, never an owner; nobody resets their own account this way; an account that also belongs to another workspace is reset by the operator only. A user who is not a member of this workspace answers `404 member_not_found`.
+         */
+        post: operations["resetMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account-resets/redeem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeem a password or two-step reset
+         * @description Redeems a reset link once. A reset of `password` or `both` sets `password` as the new password; a reset of `totp` checks `password` against the current one (a wrong one answers `401 not_authenticated` and leaves the link usable). A reset of `totp` or `both` answers the new two-step secret, once. Every session of the account is ended. An unknown token answers `404 not_found`; an expired, replaced or already used one `410 expired`. Then sign in with `POST /auth/login`.
+         */
+        post: operations["redeemAccountReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/operator/workspaces": {
         parameters: {
             query?: never;
@@ -845,9 +885,29 @@ export interface paths {
         head?: never;
         /**
          * Update a workspace
-         * @description Changes the plan, the requests-per-minute ceiling, the quota override, the status (suspend or resume) or records the payment. Suspending deletes nothing. The change holds on every instance from the next request.
+         * @description Changes the plan, the requests-per-minute ceiling, the per-address ceiling of its authenticated callers, the quota override, the status (suspend or resume) or records the payment. Suspending deletes nothing. The change holds on every instance from the next request.
          */
         patch: operations["updateWorkspace"];
+        trace?: never;
+    };
+    "/operator/users/resets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset an account's password or two-step verification
+         * @description The operator's recovery of an account, for example a workspace's last owner. Creates a single-use reset link for the account of `email`, valid 24 hours, and ends every session of the account on every instance. The token is shown only in this answer; the person redeems it with `POST /account-resets/redeem`. An email that no account has answers `404 not_found`.
+         */
+        post: operations["createUserReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/agents": {
@@ -2817,6 +2877,61 @@ export interface components {
             error: "expired";
         };
         /**
+         * AccountResetKind
+         * @description What a reset renews: `password` (the member sets a new password; two-step verification stays), `totp` (a new
+         *     two-step secret; the member proves themselves with their current password), or `both`.
+         * @enum {string}
+         */
+        AccountResetKind: "password" | "totp" | "both";
+        /**
+         * ResetMemberRequest
+         * @description What to reset for the member.
+         */
+        ResetMemberRequest: {
+            reset: components["schemas"]["AccountResetKind"];
+        };
+        /**
+         * AccountReset
+         * @description A single-use reset link for one account. `token` is shown only in this answer (only its hash is stored): give it,
+         *     or a link built from it, to the person. It is redeemed once with `POST /account-resets/redeem` within 24 hours;
+         *     afterwards it answers `410 expired`. Creating it ended every session of the account, and it replaces any earlier
+         *     reset of the account that was not redeemed yet. The old password and two-step secret keep working until it is
+         *     redeemed.
+         */
+        AccountReset: {
+            id: string;
+            userId: components["schemas"]["UserId"];
+            email: components["schemas"]["EmailAddress"];
+            reset: components["schemas"]["AccountResetKind"];
+            token: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * RedeemAccountResetRequest
+         * @description Redeems a reset. For a reset of `password` or `both`, `password` becomes the account's new password (at least 12
+         *     characters). For a reset of `totp` only, `password` must be the account's current password.
+         */
+        RedeemAccountResetRequest: {
+            token: string;
+            password: string;
+        };
+        /**
+         * AccountResetRedeemed
+         * @description The account after the reset. `totpSecret` is the new two-step secret (Base32, shown once) when the reset renewed
+         *     it, null otherwise. Every session of the account was ended; sign in again with `POST /auth/login`.
+         * @example {
+         *       "email": "dana@northwind.example",
+         *       "reset": "both",
+         *       "totpSecret": "EZTGTNNWUBPMVH7F5UZNOYCEKBTLZ33I"
+         *     }
+         */
+        AccountResetRedeemed: {
+            email: components["schemas"]["EmailAddress"];
+            reset: components["schemas"]["AccountResetKind"];
+            totpSecret: string | null;
+        };
+        /**
          * WorkspaceStatus
          * @description `active`, or `suspended` by the operator: a suspended workspace's API keys, MCP tokens and inbound webhooks answer
          *     `403 tenant_forbidden`, while its data stays untouched and its admins can still sign in and read. Resuming
@@ -2844,6 +2959,8 @@ export interface components {
             plan: components["schemas"]["PlanName"];
             /** @description Requests per minute allowed to the workspace's credentials (the `X-RateLimit-Limit` they see). 600 unless the operator raised or lowered it. */
             rpmLimit: number;
+            /** @description The raised requests-per-minute ceiling per client address of the workspace's authenticated callers, or null for the default per-address limit (60 per minute for the API). */
+            ipRpmLimit: number | null;
             /** @description The STU quota of a period in force for this workspace, the plan's unless overridden. */
             quotaStu: number;
             /** @description The operator's quota override in STU per period, or null for the plan's quota. */
@@ -2908,6 +3025,8 @@ export interface components {
             plan?: components["schemas"]["PlanName"];
             /** @description Requests per minute of the workspace's credentials ("a higher ceiling on request"). */
             rpmLimit?: number;
+            /** @description Requests per minute from one client address for the workspace's authenticated callers (keys, MCP tokens, sessions), instead of the default per-address limit, for a customer whose backend calls from one address. Unauthenticated and failed-authentication traffic keeps the default 60 per minute. The workspace's `rpmLimit` still applies; raise both. null returns to the default. */
+            ipRpmLimit?: number | null;
             /** @description STU per period instead of the plan's quota; null returns to the plan's. */
             quotaOverride?: number | null;
             status?: components["schemas"]["WorkspaceStatus"];
@@ -2916,6 +3035,14 @@ export interface components {
              * @enum {string}
              */
             payment?: "completed";
+        };
+        /**
+         * OperatorUserResetRequest
+         * @description The account (by email, in any workspace) and what to reset for it.
+         */
+        OperatorUserResetRequest: {
+            email: components["schemas"]["EmailAddress"];
+            reset: components["schemas"]["AccountResetKind"];
         };
         /**
          * Agent
@@ -3635,6 +3762,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ExpiredError"];
+            };
+        };
+        /** @description The reset is not allowed: `role_forbidden` when the session's role is not owner or admin or its two-step verification is inactive; `forbidden` when the CSRF token is missing or wrong, when an admin names an owner (only an owner resets an owner), when the member is the session's own user, or when the account also belongs to another workspace (the operator resets it: `service users reset-password`). */
+        ResetForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RoleForbiddenError"];
             };
         };
         /** @description The operator token is missing or wrong. */
@@ -5868,6 +6008,101 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    resetMember: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The member's user identifier.
+                 * @example usr_8Tb2Nq6Xk4Lm9Vc1Rz
+                 */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The reset, with its token shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountReset"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["ResetForbidden"];
+            404: components["responses"]["MemberNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeemAccountReset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RedeemAccountResetRequest"];
+            };
+        };
+        responses: {
+            /** @description The account after the reset. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountResetRedeemed"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["LoginUnauthorized"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Expired"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listWorkspaces: {
         parameters: {
             query?: never;
@@ -6061,6 +6296,47 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OperatorWorkspace"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createUserReset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OperatorUserResetRequest"];
+            };
+        };
+        responses: {
+            /** @description The reset, with its token shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountReset"];
                 };
             };
             400: components["responses"]["BodyBadRequest"];

@@ -26,6 +26,7 @@ Commands:
   keys rotate   Issue a new key with the same scopes and revoke the old one
   users add     Add a user (admin or member) to the workspace, with TOTP
   users list    List the workspace's users
+  users reset-password|reset-totp --email E   The operator's recovery of an account (a last owner): a single-use link
   totp          Print the current TOTP code of a Base32 secret (for scripted logins)
   serve         Run the HTTP(S) server (and the webhook delivery worker)
   webhooks inbound  create|list|pause|resume|revoke                     Inbound webhooks
@@ -46,7 +47,7 @@ SECRET_KEY (seals webhook secrets; required with DATABASE_URL), WEBHOOK_ALLOW_HO
 that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_TIMEOUT_MS, RUN_LEASE_MS,
 CORS_ORIGINS (browser origins allowed to call the API; none by default), OPERATOR_TOKEN (an operator
 token the server accepts, at least 32 characters), SERVICE_URL (the running server the \`workspaces\`
-commands call), METRICS_PORT, METRICS_HOST, SHUTDOWN_GRACE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
+and \`users reset-…\` commands call), METRICS_PORT, METRICS_HOST, SHUTDOWN_GRACE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
 KEEP_ALIVE_TIMEOUT_MS, LOG_LEVEL, LOG_FORMAT (see docs/operations.md).`,
 
   init: `Usage: service init [--json] [--email E] [--password P] [--workspace-name N] [--data-dir D]

@@ -70,13 +70,17 @@ ${WHERE}`,
 
 Lists every workspace: id, name, status, payment, plan, requests per minute and quota.
 ${WHERE}`,
-  'workspaces update': `Usage: service workspaces update <workspaceId> [--plan P] [--rpm N] [--quota-stu N|plan]
+  'workspaces update': `Usage: service workspaces update <workspaceId> [--plan P] [--rpm N] [--ip-rpm N|default] [--quota-stu N|plan]
                                 [--status active|suspended] [--payment completed] [--name N] [--json]
                                 [--url U --operator-token T] [--data-dir D]
 
 Changes what the operator controls; every running instance applies it at its next request.
   --plan P            starter, growth or enterprise
   --rpm N             requests per minute of the workspace's credentials (default 600)
+  --ip-rpm N|default  requests per minute from one client address for the workspace's authenticated
+                      callers (keys, MCP tokens, sessions), instead of the default per-address 60
+                      (at least 60); anonymous and failed-auth traffic keeps 60. Raise --rpm too:
+                      the workspace's own ceiling still applies. \`default\` returns to the default
   --quota-stu N|plan  STU per period instead of the plan's quota; \`plan\` returns to the plan's
   --status S          suspended: keys, MCP tokens and inbound webhooks answer 403 tenant_forbidden
                       (nothing is deleted); active: everything works again
@@ -140,6 +144,7 @@ export const workspaceCommands: CommandTable = {
         ...TARGET,
         plan: { type: 'string' },
         rpm: { type: 'string' },
+        'ip-rpm': { type: 'string' },
         'quota-stu': { type: 'string' },
         status: { type: 'string' },
         payment: { type: 'string' },
@@ -149,7 +154,7 @@ export const workspaceCommands: CommandTable = {
       async run({ values, positionals, print, env }) {
         const id = onePositional(positionals, HELP['workspaces update']);
         const quota = values['quota-stu'];
-        const settings = ['plan', 'rpm', 'quota-stu', 'status', 'payment', 'name'];
+        const settings = ['plan', 'rpm', 'ip-rpm', 'quota-stu', 'status', 'payment', 'name'];
         if (!settings.some((flag) => values[flag] !== undefined)) {
           throw new UsageError(`Give at least one setting to change.\n\n${HELP['workspaces update']}`);
         }
@@ -158,12 +163,13 @@ export const workspaceCommands: CommandTable = {
           {
             plan: values.plan,
             rpmLimit: wholeNumber(values.rpm),
+            ipRpmLimit: values['ip-rpm'] === 'default' ? null : wholeNumber(values['ip-rpm']),
             quotaOverride: quota === 'plan' ? null : wholeNumber(quota),
             status: values.status,
             payment: values.payment,
             name: values.name,
           },
-          { plan: '--plan', rpmLimit: '--rpm', quotaOverride: '--quota-stu', status: '--status', payment: '--payment', name: '--name' },
+          { plan: '--plan', rpmLimit: '--rpm', ipRpmLimit: '--ip-rpm', quotaOverride: '--quota-stu', status: '--status', payment: '--payment', name: '--name' },
           HELP['workspaces update'],
         );
         const workspace = await withOperations(values, env, (ops) => ops.update(id, body));
@@ -225,24 +231,27 @@ async function withOperations<T>(values: Flags, env: NodeJS.ProcessEnv, act: (op
   }
 }
 
+/** One call to a running server's operator API; its refusals become a plain UsageError line. */
+export async function operatorCall<T>(baseUrl: string, token: string, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(new URL(path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`), {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  }).catch((err: unknown) => {
+    throw new UsageError(`Could not reach ${baseUrl}: ${(err as Error).message}`);
+  });
+  if (res.status === 204) return undefined as T;
+  const answer = (await res.json().catch(() => ({}))) as { error?: string; message?: string; requestId?: string };
+  if (!res.ok) {
+    throw new UsageError(
+      `${method} ${path} answered ${res.status} ${answer.error ?? ''}: ${answer.message ?? ''}${answer.requestId ? ` (request ${answer.requestId})` : ''}`,
+    );
+  }
+  return answer as T;
+}
+
 function httpOperations(baseUrl: string, token: string): Operations {
-  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(new URL(path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`), {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    }).catch((err: unknown) => {
-      throw new UsageError(`Could not reach ${baseUrl}: ${(err as Error).message}`);
-    });
-    if (res.status === 204) return undefined as T;
-    const answer = (await res.json().catch(() => ({}))) as { error?: string; message?: string; requestId?: string };
-    if (!res.ok) {
-      throw new UsageError(
-        `${method} ${path} answered ${res.status} ${answer.error ?? ''}: ${answer.message ?? ''}${answer.requestId ? ` (request ${answer.requestId})` : ''}`,
-      );
-    }
-    return answer as T;
-  };
+  const call = <T>(method: string, path: string, body?: unknown) => operatorCall<T>(baseUrl, token, method, path, body);
   return {
     list: async () => (await call<{ data: OperatorWorkspace[] }>('GET', 'operator/workspaces')).data,
     create: (body) => call<Created>('POST', 'operator/workspaces', body),
@@ -253,10 +262,11 @@ function httpOperations(baseUrl: string, token: string): Operations {
 
 function describe(w: OperatorWorkspace): string {
   const state = [w.status, w.payment === 'pending' ? 'payment pending' : undefined].filter(Boolean).join(', ');
-  return `${w.id}  ${w.name}  ${state}  plan ${w.plan}  ${w.rpmLimit} rpm  quota ${w.quotaStu} STU${w.quotaOverride === null ? '' : ' (override)'}`;
+  const perAddress = w.ipRpmLimit === null ? '' : `  ${w.ipRpmLimit} rpm per address`;
+  return `${w.id}  ${w.name}  ${state}  plan ${w.plan}  ${w.rpmLimit} rpm${perAddress}  quota ${w.quotaStu} STU${w.quotaOverride === null ? '' : ' (override)'}`;
 }
 
-function str(value: string | boolean | undefined): string | undefined {
+export function str(value: string | boolean | undefined): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 

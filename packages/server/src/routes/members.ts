@@ -1,7 +1,7 @@
 /**
  * @module The members of the session's workspace (owner or admin with two-step verification):
- * listMembers, updateMember, removeMember, createInvitation; and acceptInvitation (no credential:
- * the invitation's token, and the account's password).
+ * listMembers, updateMember, removeMember, createInvitation, resetMember; and acceptInvitation,
+ * redeemAccountReset (no credential: the single-use token, and a password).
  */
 import {
   acceptInvitation as accept,
@@ -10,6 +10,8 @@ import {
   removeMember as remove,
   updateMember as update,
 } from '../domain/sessions/members.ts';
+import { redeemAccountReset as redeem, resetMember as reset } from '../domain/sessions/resets.ts';
+import { zRole } from '../domain/sessions/users.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
 import { authOf, type Handler, type Handlers } from './handler.ts';
 
@@ -42,4 +44,25 @@ const acceptInvitation: Handler<'acceptInvitation'> = async (c, { body }, { db, 
   return { status: 200, body: accepted };
 };
 
-export const memberHandlers = { listMembers, updateMember, removeMember, createInvitation, acceptInvitation } satisfies Partial<Handlers>;
+const resetMember: Handler<'resetMember'> = async (c, { params, body }, { db, clock }) => {
+  const { workspaceId, userId, role } = authOf(c, 'adminSession');
+  const created = await reset(db, clock, { workspaceId, actorId: userId, actorRole: zRole.parse(role), userId: params.user_id, reset: body.reset });
+  keepUnredacted(c, created.token);
+  return { status: 201, body: created };
+};
+
+const redeemAccountReset: Handler<'redeemAccountReset'> = async (c, { body }, { db, clock, webhooks }) => {
+  const redeemed = await redeem(db, clock, webhooks.secretBox, body);
+  if (redeemed.totpSecret) keepUnredacted(c, redeemed.totpSecret);
+  return { status: 200, body: redeemed };
+};
+
+export const memberHandlers = {
+  listMembers,
+  updateMember,
+  removeMember,
+  createInvitation,
+  acceptInvitation,
+  resetMember,
+  redeemAccountReset,
+} satisfies Partial<Handlers>;

@@ -1,6 +1,7 @@
 /**
  * @module The operator API (operator token): listWorkspaces, createWorkspace, getWorkspace,
- * updateWorkspace, deleteWorkspace. The workspace is the one named in the path, never the caller's.
+ * updateWorkspace, deleteWorkspace; createUserReset (an account's recovery, by email). The workspace is
+ * the one named in the path, never the caller's.
  */
 import {
   deleteWorkspace as removeWorkspace,
@@ -8,6 +9,7 @@ import {
   listOperatorWorkspaces,
   updateWorkspace as changeWorkspace,
 } from '../domain/workspaces/index.ts';
+import { resetUserByEmail } from '../domain/sessions/resets.ts';
 import { createCustomerWorkspace } from '../domain/workspaces/init.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
 import { authOf, type Handler, type Handlers } from './handler.ts';
@@ -45,7 +47,15 @@ const deleteWorkspace: Handler<'deleteWorkspace'> = async (c, { params }, { db, 
   return { status: 204 };
 };
 
+const createUserReset: Handler<'createUserReset'> = async (c, { body }, { db, clock }) => {
+  authOf(c, 'operatorToken');
+  const created = await resetUserByEmail(db, clock, body);
+  keepUnredacted(c, created.token);
+  return { status: 201, body: created };
+};
+
 export const operatorHandlers = {
+  createUserReset,
   listWorkspaces,
   createWorkspace,
   getWorkspace,

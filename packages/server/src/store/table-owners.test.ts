@@ -30,6 +30,7 @@ const TABLE_OWNERS: Record<string, string> = {
   mcp_tokens: 'domain/mcp-tokens',
   memberships: 'domain/sessions',
   invitations: 'domain/sessions',
+  account_resets: 'domain/sessions',
   operator_tokens: 'domain/operators',
   outbox_events: 'domain/events',
   paused_agents: 'domain/agents',

@@ -59,6 +59,8 @@ export interface AdminSession {
   csrfHash: string;
   /** The workspace's requests-per-minute ceiling: its sessions share the counter with its keys. */
   rpmLimit: number;
+  /** The workspace's raised per-address ceiling (null: the default per-IP limit). */
+  ipRpmLimit: number | null;
 }
 
 /** The user columns sign-in reads (generated/db.ts, from the migrations). */
@@ -152,10 +154,10 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         Pick<TableRow<'sessions'>, 'id' | 'user_id' | 'csrf_hash' | 'workspace_id'> &
           Pick<TableRow<'memberships'>, 'role'> &
           Pick<TableRow<'users'>, 'totp_enabled'> &
-          Pick<TableRow<'workspaces'>, 'rpm_limit'>
+          Pick<TableRow<'workspaces'>, 'rpm_limit' | 'ip_rpm_limit'>
       >(
         // The role is the user's in the session's workspace; a removed member's sessions there are gone.
-        `SELECT s.id, s.user_id, s.csrf_hash, s.workspace_id, m.role, u.totp_enabled, w.rpm_limit
+        `SELECT s.id, s.user_id, s.csrf_hash, s.workspace_id, m.role, u.totp_enabled, w.rpm_limit, w.ip_rpm_limit
          FROM sessions s JOIN users u ON u.id = s.user_id
            JOIN memberships m ON m.user_id = s.user_id AND m.workspace_id = s.workspace_id
            JOIN workspaces w ON w.id = s.workspace_id
@@ -171,6 +173,7 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         totpEnabled: row.totp_enabled,
         csrfHash: row.csrf_hash,
         rpmLimit: row.rpm_limit ?? DEFAULT_RPM_LIMIT,
+        ipRpmLimit: row.ip_rpm_limit,
       };
     },
 

@@ -59,7 +59,7 @@ export async function getOperatorWorkspace(db: Db, id: string): Promise<Operator
 }
 
 /**
- * Applies the operator's settings in one transaction. A change of status, payment or ceiling bumps
+ * Applies the operator's settings in one transaction. A change of status, payment or a ceiling bumps
  * the key caches' version, so every instance sees it at its next request.
  * @throws not_found for an unknown id
  */
@@ -68,14 +68,25 @@ export async function updateWorkspace(db: Db, clock: Clock, id: string, update: 
     const now = clock.now();
     const [row] = await tx.query<WorkspaceRow>(
       `UPDATE workspaces SET name = COALESCE($2, name), status = COALESCE($3, status), payment = COALESCE($4, payment),
-              rpm_limit = COALESCE($5, rpm_limit), updated_at = $6
+              rpm_limit = COALESCE($5, rpm_limit), updated_at = $6,
+              ip_rpm_limit = CASE WHEN $7::boolean THEN $8::integer ELSE ip_rpm_limit END
         WHERE id = $1 RETURNING *`,
-      [id, update.name ?? null, update.status ?? null, update.payment ?? null, update.rpmLimit ?? null, now],
+      [
+        id,
+        update.name ?? null,
+        update.status ?? null,
+        update.payment ?? null,
+        update.rpmLimit ?? null,
+        now,
+        // null is a value here (back to the default), absent leaves it as it is.
+        update.ipRpmLimit !== undefined,
+        update.ipRpmLimit ?? null,
+      ],
     );
     if (!row) throw fail('not_found', 'No workspace with this id.');
     if (update.plan) await setPlan(tx, clock, id, update.plan);
     if (update.quotaOverride !== undefined) await setQuotaOverride(tx, clock, id, update.quotaOverride);
-    if (update.status || update.payment || update.rpmLimit) await invalidateKeyCaches(tx);
+    if (update.status || update.payment || update.rpmLimit || update.ipRpmLimit !== undefined) await invalidateKeyCaches(tx);
     return toOperatorWorkspace(tx, row);
   });
 }
@@ -104,6 +115,7 @@ async function toOperatorWorkspace(db: Db, row: WorkspaceRow): Promise<OperatorW
     payment: row.payment === 'pending' ? 'pending' : 'completed',
     plan: plan.plan,
     rpmLimit: row.rpm_limit ?? DEFAULT_RPM_LIMIT,
+    ipRpmLimit: row.ip_rpm_limit,
     quotaStu: plan.quotaStu,
     quotaOverride: plan.quotaOverride,
     createdAt: row.created_at.toISOString(),

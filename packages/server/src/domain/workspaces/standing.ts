@@ -16,19 +16,28 @@ export interface WorkspaceStanding {
   payment: string;
   /** The workspace's own requests-per-minute ceiling. */
   rpmLimit: number;
+  /** The operator's raised per-address ceiling for the workspace's authenticated callers; null = the default. */
+  ipRpmLimit: number | null;
 }
 
 /** The columns a credential's lookup selects from `workspaces w` to know the standing. */
-export const STANDING_COLUMNS = 'w.status AS workspace_status, w.payment AS workspace_payment, w.rpm_limit AS workspace_rpm_limit';
+export const STANDING_COLUMNS =
+  'w.status AS workspace_status, w.payment AS workspace_payment, w.rpm_limit AS workspace_rpm_limit, w.ip_rpm_limit AS workspace_ip_rpm_limit';
 
 export interface StandingColumns {
   workspace_status: string;
   workspace_payment: string;
   workspace_rpm_limit: number | null;
+  workspace_ip_rpm_limit: number | null;
 }
 
 export function standingOf(row: StandingColumns): WorkspaceStanding {
-  return { status: row.workspace_status, payment: row.workspace_payment, rpmLimit: row.workspace_rpm_limit ?? DEFAULT_RPM_LIMIT };
+  return {
+    status: row.workspace_status,
+    payment: row.workspace_payment,
+    rpmLimit: row.workspace_rpm_limit ?? DEFAULT_RPM_LIMIT,
+    ipRpmLimit: row.workspace_ip_rpm_limit,
+  };
 }
 
 /** @throws tenant_forbidden for a suspended workspace, payment_not_completed for one whose payment is pending */

@@ -55,14 +55,21 @@ export function authenticate(services: AuthServices, options: AuthenticateOption
     switch (scheme) {
       case 'apiKey': {
         const key = await services.keys.verify(c.req.header('authorization'));
-        c.set('auth', { scheme, workspaceId: key.workspaceId, keyId: key.keyId, scopes: key.scopes, rpmLimit: key.standing.rpmLimit });
+        c.set('auth', {
+          scheme,
+          workspaceId: key.workspaceId,
+          keyId: key.keyId,
+          scopes: key.scopes,
+          rpmLimit: key.standing.rpmLimit,
+          ipRpmLimit: key.standing.ipRpmLimit,
+        });
         requireGoodStanding(key.standing);
         requireOneOf(key.scopes, alternatives, options.agentTargeted ?? false);
         break;
       }
       case 'mcpToken': {
         const { standing, ...token } = await services.mcpTokens.verify(c.req.header('authorization'));
-        c.set('auth', { scheme, ...token, rpmLimit: standing.rpmLimit });
+        c.set('auth', { scheme, ...token, rpmLimit: standing.rpmLimit, ipRpmLimit: standing.ipRpmLimit });
         requireGoodStanding(standing);
         requireOneOf(token.scopes, alternatives, false);
         break;
@@ -78,6 +85,7 @@ export function authenticate(services: AuthServices, options: AuthenticateOption
           sessionId: session.sessionId,
           role: session.role,
           rpmLimit: session.rpmLimit,
+          ipRpmLimit: session.ipRpmLimit,
         };
         c.set('auth', auth);
         break;

@@ -58,8 +58,17 @@ export interface RateLimitState {
   resetAt: number;
 }
 
-/** Context variables of this middleware; `requestId` is read when present (request-id middleware). */
-export type Variables = { rateLimit?: RateLimitState; requestId?: string };
+/**
+ * Context variables of this middleware; `requestId` is read when present (request-id middleware).
+ * `deferredRefusal` is a per-IP 429 held back until authentication tells whether the caller's
+ * workspace has a raised per-address ceiling (./raised-ip.ts).
+ */
+export type Variables = { rateLimit?: RateLimitState; requestId?: string; deferredRefusal?: DeferredRefusal };
+
+/** A refusal not thrown yet: `refuse()` counts it and returns the 429 to throw. */
+export interface DeferredRefusal {
+  refuse(): Error;
+}
 
 /**
  * What to do when the limiter's backend (Redis) fails. `fail-closed` (default) answers
@@ -88,6 +97,11 @@ export interface RateLimitOptions extends Omit<EnforceOptions, 'key'> {
   key: (c: Context) => string | undefined | Promise<string | undefined>;
   /** The limit of this request's bucket when it varies (a workspace's own ceiling); `limit` otherwise. */
   limitOf?: (c: Context) => number;
+  /**
+   * When true for a refused request, the 429 is left on the context (`deferredRefusal`) instead of
+   * thrown: the per-IP limit before authentication defers a request that carries a credential.
+   */
+  deferRefusal?: (c: Context) => boolean;
 }
 
 /** Memory by default; Redis when a URL is given, so several instances share the limits. */
@@ -101,11 +115,12 @@ export function byClientIp(options: ClientIpOptions = {}): (c: Context) => strin
 }
 
 export function rateLimit(options: RateLimitOptions): MiddlewareHandler<{ Variables: Variables }> {
-  const { key, limitOf, ...settings } = options;
+  const { key, limitOf, deferRefusal, ...settings } = options;
   return async function rateLimit(c, next) {
     const bucket = key(c);
     const limits = limitOf ? { ...settings, limit: limitOf(c) } : settings;
-    await enforce(c, typeof bucket === 'string' || bucket === undefined ? bucket : await bucket, limits);
+    const deferred = await enforce(c, typeof bucket === 'string' || bucket === undefined ? bucket : await bucket, limits, deferRefusal?.(c) ?? false);
+    if (deferred) c.set('deferredRefusal', deferred);
     await next();
     // Responses built from the context already carry the headers (set before next()); one a
     // handler built by hand, or a tighter limit applied further in, needs them set here.
@@ -120,12 +135,12 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<{ Variab
  * Counts this request against one limit and sets the headers; throws the 429 (or the 503 of a
  * failed backend) as a ServiceError. Usable from a route (the inbound webhook's own limit).
  */
-export function enforceRateLimit(c: Context, options: EnforceOptions): Promise<void> {
-  return enforce(c, options.key, options);
+export async function enforceRateLimit(c: Context, options: EnforceOptions): Promise<void> {
+  await enforce(c, options.key, options);
 }
 
-async function enforce(c: Context, key: string | undefined, options: Omit<EnforceOptions, 'key'>): Promise<void> {
-  if (key === undefined) return;
+async function enforce(c: Context, key: string | undefined, options: Omit<EnforceOptions, 'key'>, defer = false): Promise<DeferredRefusal | undefined> {
+  if (key === undefined) return undefined;
   let result: RateLimitResult;
   try {
     result = await options.limiter.hit(key, options.limit, options.windowMs ?? WINDOW_MS);
@@ -136,7 +151,7 @@ async function enforce(c: Context, key: string | undefined, options: Omit<Enforc
     const fields = { policy, requestId, error: err instanceof Error ? err.message : String(err) };
     if (options.log) options.log(JSON.stringify({ level: 'error', msg: 'rate limiter backend failed', ...fields }));
     else (options.logger ?? fallbackLogger()).error({ ...fields, error: serializeError(err) }, 'rate limiter backend failed');
-    if (policy === 'fail-open') return;
+    if (policy === 'fail-open') return undefined;
     throw fail(
       'service_unavailable',
       'A backing service is temporarily unavailable.',
@@ -146,15 +161,20 @@ async function enforce(c: Context, key: string | undefined, options: Omit<Enforc
   }
   c.set('rateLimit', tighter(c.get('rateLimit') as RateLimitState | undefined, result));
   writeHeaders(c);
-  if (!result.allowed) {
-    options.observer?.refused?.();
-    throw fail(
-      options.code ?? 'rate_limit_exceeded',
-      `Too many requests; retry after ${result.retryAfterSec} s.`,
-      { retryAfterSec: result.retryAfterSec },
-      { 'Retry-After': String(result.retryAfterSec) },
-    );
-  }
+  if (result.allowed) return undefined;
+  const refusal: DeferredRefusal = {
+    refuse() {
+      options.observer?.refused?.();
+      return fail(
+        options.code ?? 'rate_limit_exceeded',
+        `Too many requests; retry after ${result.retryAfterSec} s.`,
+        { retryAfterSec: result.retryAfterSec },
+        { 'Retry-After': String(result.retryAfterSec) },
+      );
+    },
+  };
+  if (defer) return refusal;
+  throw refusal.refuse();
 }
 
 function tighter(current: RateLimitState | undefined, next: RateLimitResult): RateLimitState {

@@ -1,0 +1,143 @@
+/**
+ * @module Account recovery: single-use reset links for a person's password and/or two-step
+ * verification (TOTP), made by an owner or admin of a workspace (role order below) or by the
+ * operator, and redeemed once within 24 hours.
+ *
+ * Making a reset and redeeming it both end every session of the account. Sessions are not cached by
+ * an instance: each request reads its session from the store (SessionService.authenticate), so a
+ * deleted session is refused by every instance at its next request, with no notification needed.
+ *
+ * Role order: an owner resets anyone but themselves; an admin resets admins and members, never an
+ * owner; a member resets nobody (the route's admin check). An account is one person across the
+ * deployment, so an admin of one workspace may not reset an account that also belongs to another
+ * workspace: whoever holds the link could redeem it and sign in there. The operator can.
+ */
+import type { TableRow } from '../../../../../generated/db.ts';
+import type { Clock } from '../../clock.ts';
+import { type Schema, zAccountResetKind } from '../../contract.ts';
+import { sha256Hex } from '../../crypto.ts';
+import { fail } from '../../errors.ts';
+import { newId, randomBase62 } from '../../random.ts';
+import type { Db } from '../../store/db.ts';
+import type { SecretBox } from '../webhooks/secret-box.ts';
+import { hashPassword, verifyPassword } from './password.ts';
+import { generateTotpSecret } from './totp.ts';
+import { normalizeEmail, type Role, zRole } from './users.ts';
+
+export type AccountReset = Schema<'AccountReset'>;
+export type AccountResetKind = Schema<'AccountResetKind'>;
+export type AccountResetRedeemed = Schema<'AccountResetRedeemed'>;
+
+export const RESET_TTL_MS = 24 * 3_600_000;
+/** Wrong current passwords on a `totp` reset before the link is burnt: the link is no password oracle. */
+export const RESET_MAX_FAILURES = 5;
+const RESET_TOKEN = /^service_rst_[0-9A-Za-z]{32}$/;
+
+/**
+ * An owner's or admin's reset of a member of their workspace.
+ * @throws member_not_found when the user is not a member; forbidden for oneself, an owner named by an
+ *   admin, or an account that also belongs to another workspace
+ */
+export async function resetMember(
+  db: Db,
+  clock: Clock,
+  input: { workspaceId: string; actorId: string; actorRole: Role; userId: string; reset: AccountResetKind },
+): Promise<AccountReset> {
+  return db.transaction(async (tx) => {
+    const [target] = await tx.query<Pick<TableRow<'memberships'>, 'role'> & Pick<TableRow<'users'>, 'email'> & { workspaces: number }>(
+      `SELECT m.role, u.email, (SELECT count(*)::int FROM memberships o WHERE o.user_id = u.id) AS workspaces
+         FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 AND m.user_id = $2 FOR UPDATE OF m`,
+      [input.workspaceId, input.userId],
+    );
+    if (!target) throw fail('member_not_found', 'No member of this workspace has this id.');
+    if (input.userId === input.actorId) throw fail('forbidden', 'You cannot reset your own account this way.');
+    if (zRole.parse(target.role) === 'owner' && input.actorRole !== 'owner') throw fail('forbidden', 'Only an owner can reset an owner.');
+    if (target.workspaces > 1) {
+      throw fail('forbidden', 'This account also belongs to another workspace; the operator resets it (service users reset-password).');
+    }
+    return createReset(tx, clock, { userId: input.userId, email: target.email, workspaceId: input.workspaceId, createdBy: input.actorId, kind: input.reset });
+  });
+}
+
+/** The operator's reset of any account, by email. @throws not_found when no account has the email */
+export async function resetUserByEmail(db: Db, clock: Clock, input: { email: string; reset: AccountResetKind }): Promise<AccountReset> {
+  return db.transaction(async (tx) => {
+    const [user] = await tx.query<Pick<TableRow<'users'>, 'id' | 'email'>>(`SELECT id, email FROM users WHERE lower(email) = $1 FOR UPDATE`, [
+      normalizeEmail(input.email),
+    ]);
+    if (!user) throw fail('not_found', 'No account has this email.');
+    return createReset(tx, clock, { userId: user.id, email: user.email, workspaceId: null, createdBy: null, kind: input.reset });
+  });
+}
+
+/** Replaces any live reset of the user, stores the new one's hash and ends every session of the user. */
+async function createReset(
+  tx: Db,
+  clock: Clock,
+  input: { userId: string; email: string; workspaceId: string | null; createdBy: string | null; kind: AccountResetKind },
+): Promise<AccountReset> {
+  const now = clock.now();
+  const token = `service_rst_${randomBase62(32)}`;
+  const id = newId('rst');
+  const expiresAt = new Date(now.getTime() + RESET_TTL_MS);
+  await tx.query(`UPDATE account_resets SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL`, [input.userId, now]);
+  await tx.query(
+    `INSERT INTO account_resets (id, user_id, workspace_id, kind, token_hash, created_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [id, input.userId, input.workspaceId, input.kind, sha256Hex(token), input.createdBy, now, expiresAt],
+  );
+  await endSessions(tx, input.userId);
+  return { id, userId: input.userId, email: input.email, reset: input.kind, token, expiresAt: expiresAt.toISOString() };
+}
+
+/**
+ * Redeems a reset once: a new password (`password`, `both`), a new TOTP secret (`totp`, `both`; a
+ * `totp` reset is proven with the current password). Ends every session of the account.
+ * @throws not_found for an unknown token, expired when used, replaced or past its 24 hours,
+ *   not_authenticated for a wrong current password (the fifth burns the link)
+ */
+export async function redeemAccountReset(
+  db: Db,
+  clock: Clock,
+  secretBox: SecretBox,
+  input: { token: string; password: string },
+): Promise<AccountResetRedeemed> {
+  if (!RESET_TOKEN.test(input.token)) throw fail('not_found', 'No reset has this token.');
+  const verdict = await db.transaction(async (tx): Promise<AccountResetRedeemed | { wrongPassword: string }> => {
+    const now = clock.now();
+    const [reset] = await tx.query<TableRow<'account_resets'>>(`SELECT * FROM account_resets WHERE token_hash = $1 FOR UPDATE`, [sha256Hex(input.token)]);
+    if (!reset) throw fail('not_found', 'No reset has this token.');
+    if (reset.used_at || reset.expires_at <= now) throw fail('expired', 'This reset link has expired, was replaced or was already used.');
+    const kind = zAccountResetKind.parse(reset.kind);
+    const [user] = await tx.query<Pick<TableRow<'users'>, 'id' | 'email' | 'password_hash'>>(
+      `SELECT id, email, password_hash FROM users WHERE id = $1 FOR UPDATE`,
+      [reset.user_id],
+    );
+    if (!user) throw fail('expired', 'This reset link has expired, was replaced or was already used.');
+    if (kind === 'totp' && !(await verifyPassword(input.password, user.password_hash))) return { wrongPassword: reset.id };
+    if (kind !== 'totp') await tx.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [user.id, await hashPassword(input.password)]);
+    let totpSecret: string | null = null;
+    if (kind !== 'password') {
+      totpSecret = generateTotpSecret();
+      // A new secret starts with no step used: the first code of the new authenticator is accepted.
+      await tx.query(`UPDATE users SET totp_secret = $2, totp_enabled = true, totp_last_step = NULL WHERE id = $1`, [user.id, secretBox.seal(totpSecret)]);
+    }
+    await tx.query(`UPDATE account_resets SET used_at = $2 WHERE id = $1`, [reset.id, now]);
+    await endSessions(tx, user.id);
+    return { email: user.email, reset: kind, totpSecret };
+  });
+  if ('wrongPassword' in verdict) {
+    // Counted after the read above committed nothing: the link stays usable until the fifth failure.
+    await db.query(
+      `UPDATE account_resets SET failed_attempts = failed_attempts + 1,
+              used_at = CASE WHEN failed_attempts + 1 >= $2 THEN $3 ELSE used_at END WHERE id = $1`,
+      [verdict.wrongPassword, RESET_MAX_FAILURES, clock.now()],
+    );
+    throw fail('not_authenticated', 'Email, password or code is incorrect.');
+  }
+  return verdict;
+}
+
+/** Every session of the user, in every workspace: they are refused by every instance at their next request. */
+async function endSessions(tx: Db, userId: string): Promise<void> {
+  await tx.query(`DELETE FROM sessions WHERE user_id = $1`, [userId]);
+}
