@@ -123,11 +123,13 @@ async function run(command: Command, values: Flags, positionals: string[], print
     return 0;
   }
 
+  // TOTP secrets are sealed at rest with the same key as the webhook secrets. The key is resolved
+  // before the store is opened: with DATABASE_URL and no SECRET_KEY nothing is touched.
+  const box = command === 'init' || command === 'users add' ? createSecretBox(await resolveSecretKey(config)) : undefined;
+  const secretBox = async () => box ?? createSecretBox(await resolveSecretKey(config));
   const store = await openCliStore(config, command);
   try {
     const json = values.json === true;
-    // TOTP secrets are sealed at rest with the same key as the webhook secrets.
-    const secretBox = async () => createSecretBox(await resolveSecretKey(config));
     if (command === 'init') {
       const result = await initWorkspace(store.db, systemClock, {
         adminEmail: str(values.email),

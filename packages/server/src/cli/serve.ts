@@ -18,7 +18,7 @@ import { createEngines, readEngineConfig } from '../engine/index.ts';
 import { connectRedis, createRedisLimiter } from '../middleware/rate-limit/index.ts';
 import { startWorker, type Worker } from '../worker/index.ts';
 import { newRequestId } from '../middleware/request-id/index.ts';
-import { resolveSecretKey, SHARED_KEY_WARNING } from './secret-key.ts';
+import { resolveSecretKey } from './secret-key.ts';
 import { openCliStore } from './store.ts';
 import type { Server } from 'node:http';
 import { createLogger, type Logger } from '../log/index.ts';
@@ -110,7 +110,6 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
           'until it does; check REDIS_URL and that Redis is running.',
       );
     }
-    if (config.databaseUrl && !config.secretKey) say(SHARED_KEY_WARNING);
     say(
       `Webhook deliveries: worker polling every ${config.webhookPollMs} ms` +
         (config.webhookAllowHosts.length ? `; allow-listed hosts: ${config.webhookAllowHosts.join(', ')}.` : '.'),

@@ -109,7 +109,7 @@ export const workspaceCommands: CommandTable = {
           { name: '--name', adminEmail: '--admin-email', plan: '--plan', pendingPayment: '--pending-payment' },
           HELP['workspaces create'],
         );
-        const created = await withOperations(values, env, (ops) => ops.create(body));
+        const created = await withOperations(values, env, (ops) => ops.create(body), { seals: true });
         const { workspaceId, apiKey, admin } = created;
         print(
           values.json
@@ -199,7 +199,8 @@ export const workspaceCommands: CommandTable = {
   },
 };
 
-async function withOperations<T>(values: Flags, env: NodeJS.ProcessEnv, act: (ops: Operations) => Promise<T>): Promise<T> {
+/** `seals`: the action seals a secret (the new owner's TOTP secret), so the key is needed before the store is opened. */
+async function withOperations<T>(values: Flags, env: NodeJS.ProcessEnv, act: (ops: Operations) => Promise<T>, { seals = false } = {}): Promise<T> {
   const url = str(values.url) ?? env.SERVICE_URL;
   if (url) {
     const token = str(values['operator-token']) ?? env.OPERATOR_TOKEN;
@@ -207,12 +208,13 @@ async function withOperations<T>(values: Flags, env: NodeJS.ProcessEnv, act: (op
     return act(httpOperations(url, token));
   }
   const config = loadConfig({ 'data-dir': str(values['data-dir']) }, env);
+  const sealing = seals ? createSecretBox(await resolveSecretKey(config)) : undefined;
   const store = await openCliStore(config, 'workspaces');
   try {
-    const secretBox = createSecretBox(await resolveSecretKey(config));
+    const secretBox = async () => sealing ?? createSecretBox(await resolveSecretKey(config));
     return await act({
       list: () => listOperatorWorkspaces(store.db),
-      create: (body) => createCustomerWorkspace(store.db, systemClock, secretBox, body),
+      create: async (body) => createCustomerWorkspace(store.db, systemClock, await secretBox(), body),
       update: (id, body) => updateWorkspace(store.db, systemClock, id, body),
       remove: (id) => deleteWorkspace(store.db, id),
     });
