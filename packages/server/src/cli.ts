@@ -15,7 +15,7 @@ import { HELP, UsageError } from './cli/usage.ts';
 import { webhookCommands } from './cli/webhooks.ts';
 import { workspaceCommands } from './cli/workspaces.ts';
 import { secretKeyCommands } from './cli/secret-key-rotate.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, type ServerConfig } from './config.ts';
 import { AlreadyInitialised, initWorkspace } from './domain/workspaces/init.ts';
 import { createSecretBox } from './domain/webhooks/secret-box.ts';
 import { resolveSecretKey } from './cli/secret-key.ts';
@@ -88,8 +88,9 @@ export function main(argv: string[]): Promise<number> {
   return runCli(argv);
 }
 
-async function run(command: Command, values: Flags, positionals: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {
-  const config = loadConfig(
+/** The settings a command runs with: its flags first, then the environment (PORT, HOST, DATA_DIR, …), then the defaults. */
+export function commandConfig(values: Flags, env: NodeJS.ProcessEnv): ServerConfig {
+  return loadConfig(
     {
       'data-dir': str(values['data-dir']),
       port: str(values.port),
@@ -99,6 +100,10 @@ async function run(command: Command, values: Flags, positionals: string[], print
     },
     env,
   );
+}
+
+async function run(command: Command, values: Flags, positionals: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {
+  const config = commandConfig(values, env);
 
   if (command === 'totp') {
     const secret = onePositional(positionals, command, 'Give the Base32 secret.');
