@@ -24,7 +24,12 @@ afterEach(async () => {
 /** `pnpm mock <args>`: the script's command line in a shell, with the arguments appended. */
 function pnpmMock(args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; output: () => string; exit: Promise<number | null> } {
   const path = `${resolve(ROOT, 'node_modules/.bin')}${delimiter}${process.env.PATH ?? ''}`;
-  const started = spawn('sh', ['-c', `${SCRIPT} "$@"`, 'mock', ...args], { cwd: ROOT, env: { ...process.env, PATH: path, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const started = spawn('sh', ['-c', `${SCRIPT} "$@"`, 'mock', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, PATH: path, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let output = '';
   started.stdout!.on('data', (b: Buffer) => (output += b.toString()));
   started.stderr!.on('data', (b: Buffer) => (output += b.toString()));

@@ -152,10 +152,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       log:
         deps.logError ??
         ((entry) =>
-          services.logger.error(
-            { requestId: entry.requestId, method: entry.method, path: entry.path, err: entry.error },
-            entry.message ?? 'unhandled error',
-          )),
+          services.logger.error({ requestId: entry.requestId, method: entry.method, path: entry.path, err: entry.error }, entry.message ?? 'unhandled error')),
       onStoreUnavailable: () => services.metrics?.backendErrors.inc({ backend: 'store' }),
     }),
   );

@@ -135,7 +135,9 @@ describe('workspaces on one server', { timeout: 300_000 }, () => {
   it('with the server stopped the commands work on the store directly; delete needs --yes', async () => {
     server.child.kill('SIGTERM');
     await new Promise((resolve) => server.child.once('exit', resolve));
-    const third = JSON.parse(cli.run('workspaces', 'create', '--name', 'Third', '--admin-email', 'owner@third.example', '--pending-payment', '--json')) as Credentials;
+    const third = JSON.parse(
+      cli.run('workspaces', 'create', '--name', 'Third', '--admin-email', 'owner@third.example', '--pending-payment', '--json'),
+    ) as Credentials;
     const list = JSON.parse(cli.run('workspaces', 'list', '--json')) as { data: { id: string; payment: string }[] };
     expect(list.data.find((w) => w.id === third.workspaceId)?.payment).toBe('pending');
     expect(() => cli.run('workspaces', 'delete', third.workspaceId)).toThrow(/--yes/);

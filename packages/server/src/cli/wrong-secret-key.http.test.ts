@@ -17,7 +17,8 @@ const OTHER_KEY = 'another-key-this-instance-was-started-with-02';
 describe('a store sealed under another SECRET_KEY', () => {
   let dir: string;
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'OLD_SECRET_KEY', 'METRICS_PORT', 'LOG_LEVEL', 'LOG_FORMAT']) delete env[name];
+  for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'OLD_SECRET_KEY', 'METRICS_PORT', 'LOG_LEVEL', 'LOG_FORMAT'])
+    delete env[name];
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'wrong-secret-key-'));

@@ -82,8 +82,7 @@ export function serializeError(error: unknown): { type: string; message: string;
 }
 
 /** `at [async|new] name [as alias] (location)`, or a bare location; the location a path, URL or V8's own words. */
-const FRAME =
-  /^ {4}at (?:(?:async |new )?[\w$.<>[\]]+(?: \[as [\w$]+\])? \()?(?:(?:file:\/\/|node:)?[\w@%./+~-]+:\d+:\d+|<anonymous>|native|index \d+)\)?$/;
+const FRAME = /^ {4}at (?:(?:async |new )?[\w$.<>[\]]+(?: \[as [\w$]+\])? \()?(?:(?:file:\/\/|node:)?[\w@%./+~-]+:\d+:\d+|<anonymous>|native|index \d+)\)?$/;
 
 function redactStack(name: string, message: string, stack: string): string {
   // The message may span lines; the frames are the lines from the first "    at " on.
