@@ -2,7 +2,8 @@
  * A secret sealed under another key (the store was initialised with one SECRET_KEY, or the key file,
  * and the server runs with another) cannot be opened. Signing in then answers `503
  * service_unavailable`, never a bare 500, and the server's log line names the cause and the command
- * that repairs it (`service secret-key rotate`). Real processes, real HTTP, embedded store.
+ * that repairs it (`service secret-key rotate`); `serve` says so at start too. Real processes, real HTTP,
+ * embedded store.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,12 +30,14 @@ describe('a store sealed under another SECRET_KEY', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('answers 503 at login and logs the cause with the repair command', { timeout: 120_000 }, async () => {
+  it('answers 503 at login and logs the cause with the repair command', { timeout: 240_000 }, async () => {
     const init = JSON.parse(cliProcesses(dir, { ...env, SECRET_KEY: SEALING_KEY }).run('init', '--json')) as {
       admin: { email: string; password: string; totpSecret: string };
     };
     cli = cliProcesses(dir, { ...env, SECRET_KEY: OTHER_KEY });
     const server = await cli.serve();
+    // Said at start already, before anyone signs in.
+    expect(server.output()).toMatch(/WARNING: A secret stored sealed cannot be opened with this SECRET_KEY.*service secret-key rotate.*found in users\.totp_secret/);
     const res = await fetch(`${server.url}/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
