@@ -37,7 +37,9 @@ describe('a store sealed under another SECRET_KEY', () => {
     cli = cliProcesses(dir, { ...env, SECRET_KEY: OTHER_KEY });
     const server = await cli.serve();
     // Said at start already, before anyone signs in.
-    expect(server.output()).toMatch(/WARNING: A secret stored sealed cannot be opened with this SECRET_KEY.*service secret-key rotate.*found in users\.totp_secret/);
+    expect(server.output()).toMatch(
+      /WARNING: A secret stored sealed cannot be opened with this SECRET_KEY.*service secret-key rotate.*found in users\.totp_secret/,
+    );
     const res = await fetch(`${server.url}/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
