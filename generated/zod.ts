@@ -434,6 +434,7 @@ export const zRun = z.strictObject({
     id: zRunId,
     status: zRunStatus,
     agentSlug: zAgentSlug,
+    routedTo: zAgentSlug.nullable(),
     alias: zModelAlias,
     source: z.enum([
         'api',
@@ -1960,7 +1961,7 @@ export const zRequestId = z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/);
 export const zRunStatusQuery = zRunStatus;
 
 /**
- * Only runs of this agent (at most 64 characters).
+ * Only runs of this agent, addressed to it (`agentSlug`) or routed to it by the orchestrator (`routedTo`); at most 64 characters.
  */
 export const zAgentSlugQuery = zAgentSlug;
 

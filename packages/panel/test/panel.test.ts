@@ -263,6 +263,24 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expectAccessible('run detail');
   });
 
+  it('lists a run the orchestrator routed under the department that answered, and says so', async () => {
+    const invoked = await fetch(`${h.url}/v1/inference`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Which invoices are more than 60 days overdue?' }] }),
+    });
+    expect(invoked.status).toBe(200);
+    const { runId } = (await invoked.json()) as { runId: string };
+    await open('Runs');
+    await page.getByLabel('Agent', { exact: true }).selectOption('finance');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const row = page.getByRole('row').filter({ hasText: runId });
+    await expect.poll(() => row.textContent(), SLOW).toMatch(/orchestrator → finance/);
+    await page.getByRole('link', { name: runId }).click();
+    await page.getByRole('heading', { name: /Run run_/ }).waitFor();
+    await expect.poll(() => page.locator('dl.facts').textContent(), SLOW).toMatch(/Routed tofinance/);
+  });
+
   it('cancels an in_progress run from its page, confirmed; the run reads canceled', async () => {
     // [[hang]]: one fragment, then the local engine waits until the run is canceled.
     const started = await fetch(`${h.url}/v1/inference`, {

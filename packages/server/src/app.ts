@@ -173,7 +173,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
     errorMapper({
       log:
         deps.logError ??
-        ((entry) => services.logger.error({ requestId: entry.requestId, method: entry.method, path: entry.path, err: entry.error }, 'unhandled error')),
+        ((entry) =>
+          services.logger.error({ requestId: entry.requestId, method: entry.method, path: entry.path, err: entry.error }, entry.message ?? 'unhandled error')),
       onStoreUnavailable: () => services.metrics?.backendErrors.inc({ backend: 'store' }),
     }),
   );

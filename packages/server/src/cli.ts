@@ -16,7 +16,7 @@ import { webhookCommands } from './cli/webhooks.ts';
 import { userCommands } from './cli/users.ts';
 import { workspaceCommands } from './cli/workspaces.ts';
 import { secretKeyCommands } from './cli/secret-key-rotate.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, type ServerConfig } from './config.ts';
 import { AlreadyInitialised, initWorkspace } from './domain/workspaces/init.ts';
 import { createSecretBox } from './domain/webhooks/secret-box.ts';
 import { resolveSecretKey } from './cli/secret-key.ts';
@@ -89,8 +89,9 @@ export function main(argv: string[]): Promise<number> {
   return runCli(argv);
 }
 
-async function run(command: Command, values: Flags, positionals: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {
-  const config = loadConfig(
+/** The settings a command runs with: its flags first, then the environment (PORT, HOST, DATA_DIR, …), then the defaults. */
+export function commandConfig(values: Flags, env: NodeJS.ProcessEnv): ServerConfig {
+  return loadConfig(
     {
       'data-dir': str(values['data-dir']),
       port: str(values.port),
@@ -100,6 +101,10 @@ async function run(command: Command, values: Flags, positionals: string[], print
     },
     env,
   );
+}
+
+async function run(command: Command, values: Flags, positionals: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {
+  const config = commandConfig(values, env);
 
   if (command === 'totp') {
     const secret = onePositional(positionals, command, 'Give the Base32 secret.');
@@ -125,11 +130,13 @@ async function run(command: Command, values: Flags, positionals: string[], print
     return 0;
   }
 
+  // TOTP secrets are sealed at rest with the same key as the webhook secrets. The key is resolved
+  // before the store is opened: with DATABASE_URL and no SECRET_KEY nothing is touched.
+  const box = command === 'init' || command === 'users add' ? createSecretBox(await resolveSecretKey(config)) : undefined;
+  const secretBox = async () => box ?? createSecretBox(await resolveSecretKey(config));
   const store = await openCliStore(config, command);
   try {
     const json = values.json === true;
-    // TOTP secrets are sealed at rest with the same key as the webhook secrets.
-    const secretBox = async () => createSecretBox(await resolveSecretKey(config));
     if (command === 'init') {
       const result = await initWorkspace(store.db, systemClock, {
         adminEmail: str(values.email),

@@ -40,7 +40,7 @@ export interface Deps {
   /** Rate-limit store; in memory when absent, Redis in a multi-instance deployment. */
   limiter?: Limiter;
   /** Unexpected errors, with their stack, for the operator; defaults to stderr. */
-  logError?: (entry: { requestId: string; method: string; path: string; error: unknown }) => void;
+  logError?: (entry: { requestId: string; method: string; path: string; error: unknown; message?: string }) => void;
   /** Webhook secrets key, outbound allow-list, worker wake-up (see webhook-services.ts). */
   webhooks?: WebhookDeps;
   /** Alias -> engine; every alias on the local engine when absent. */

@@ -123,7 +123,11 @@ export function RunsScreen() {
                 <td>
                   <StatusBadge status={run.status} />
                 </td>
-                <td>{run.agentSlug}</td>
+                <td>
+                  {/* A run addressed to the orchestrator shows the department it was routed to, which answered. */}
+                  {run.agentSlug}
+                  {run.routedTo ? <span class="muted"> → {run.routedTo}</span> : null}
+                </td>
                 <td>{run.alias}</td>
                 <td>{run.source}</td>
                 <td>{when(run.createdAt)}</td>
@@ -221,6 +225,12 @@ export function RunDetailScreen({ runId }: { runId: string }) {
             </dd>
             <dt>Agent</dt>
             <dd>{run.agentSlug}</dd>
+            {run.routedTo ? (
+              <>
+                <dt>Routed to</dt>
+                <dd>{run.routedTo}</dd>
+              </>
+            ) : null}
             <dt>Alias</dt>
             <dd>{run.alias}</dd>
             <dt>Source</dt>

@@ -288,6 +288,7 @@ Run = TypedDict(
         "id": "RunId",
         "status": "RunStatus",
         "agentSlug": "AgentSlug",
+        "routedTo": "AgentSlug | None",
         "alias": "ModelAlias",
         "source": "Literal[\"api\", \"inbound_webhook\", \"mcp\", \"panel\"]",
         "conversationId": "str | None",

@@ -31,7 +31,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed or the department that answered), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed, `agentSlug`, or the department the orchestrator routed the run to, `routedTo`), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine.
          */
         get: operations["listRuns"];
         put?: never;
@@ -979,7 +979,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed or the department that answered), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed, `agentSlug`, or the department the orchestrator routed the run to, `routedTo`), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine.
          */
         get: operations["listRunsV1"];
         put?: never;
@@ -1714,8 +1714,10 @@ export interface components {
         Run: {
             id: components["schemas"]["RunId"];
             status: components["schemas"]["RunStatus"];
-            /** @description The agent the run was addressed to (the orchestrator when it routed the request; see the steps). */
+            /** @description The agent the run was addressed to (the orchestrator when it routed the request; see `routedTo` and the steps). */
             agentSlug: components["schemas"]["AgentSlug"];
+            /** @description The department the orchestrator routed the run to, which answered it (`finance` for a question about overdue invoices addressed to `orchestrator`); `null` when the run was addressed to a department directly, when the orchestrator answered itself, and while an inbound run has not been routed yet. The runs list's `agent_slug` filter matches `agentSlug` or `routedTo`. */
+            routedTo: components["schemas"]["AgentSlug"] | null;
             alias: components["schemas"]["ModelAlias"];
             /**
              * @description What started the run: an API key (`api`), an inbound event (`inbound_webhook`), the MCP bridge (`mcp`), or a member trying an agent in the panel with a session (`panel`).
@@ -3835,7 +3837,7 @@ export interface components {
          */
         RunStatusQuery: components["schemas"]["RunStatus"];
         /**
-         * @description Only runs of this agent (at most 64 characters).
+         * @description Only runs of this agent, addressed to it (`agentSlug`) or routed to it by the orchestrator (`routedTo`); at most 64 characters.
          * @example sales
          */
         AgentSlugQuery: components["schemas"]["AgentSlug"];
@@ -4064,7 +4066,7 @@ export interface operations {
                  */
                 status?: components["parameters"]["RunStatusQuery"];
                 /**
-                 * @description Only runs of this agent (at most 64 characters).
+                 * @description Only runs of this agent, addressed to it (`agentSlug`) or routed to it by the orchestrator (`routedTo`); at most 64 characters.
                  * @example sales
                  */
                 agent_slug?: components["parameters"]["AgentSlugQuery"];
@@ -6510,7 +6512,7 @@ export interface operations {
                  */
                 status?: components["parameters"]["RunStatusQuery"];
                 /**
-                 * @description Only runs of this agent (at most 64 characters).
+                 * @description Only runs of this agent, addressed to it (`agentSlug`) or routed to it by the orchestrator (`routedTo`); at most 64 characters.
                  * @example sales
                  */
                 agent_slug?: components["parameters"]["AgentSlugQuery"];

@@ -72,13 +72,23 @@ export async function dispatch(argv: string[], table: CommandTable, mainHelp: st
   throw new UsageError(`Unknown command: ${first}. Run \`service --help\`.`);
 }
 
-async function runCommand(command: string, spec: CommandSpec, args: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {
-  let parsed: { values: Flags; positionals: string[] };
+/**
+ * The flags and positionals of one command's arguments. A lone `--` is dropped: `pnpm start -- --port N`
+ * hands it on (npm strips it, pnpm does not), and no command takes a positional that starts with `-`.
+ */
+export function parseCommandArgs(spec: CommandSpec, args: string[]): { values: Flags; positionals: string[] } {
   try {
-    parsed = parseArgs({ args, options: spec.options, allowPositionals: true, strict: true }) as typeof parsed;
+    return parseArgs({ args: args.filter((arg) => arg !== '--'), options: spec.options, allowPositionals: true, strict: true }) as {
+      values: Flags;
+      positionals: string[];
+    };
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n\n${spec.help}`);
   }
+}
+
+async function runCommand(command: string, spec: CommandSpec, args: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {
+  const parsed = parseCommandArgs(spec, args);
   if (parsed.values.help) {
     print(spec.help);
     return 0;

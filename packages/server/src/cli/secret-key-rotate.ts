@@ -61,6 +61,18 @@ export async function resealSecrets(db: Db, from: SecretBox, to: SecretBox): Pro
   });
 }
 
+/**
+ * The first column holding a sealed value that does not open under `box` (one value per column is
+ * tried), or undefined. `serve` asks at start, so a wrong SECRET_KEY is said before anyone signs in.
+ */
+export async function unopenableSecret(db: Db, box: SecretBox): Promise<string | undefined> {
+  for (const [table, , column] of SEALED_COLUMNS) {
+    const [row] = await db.query<{ sealed: string }>(`SELECT ${column} AS sealed FROM ${table} WHERE ${column} ~ '^v[0-9]+[.]' LIMIT 1`);
+    if (row && !opens(box, row.sealed)) return `${table}.${column}`;
+  }
+  return undefined;
+}
+
 function opens(box: SecretBox, sealed: string): boolean {
   try {
     box.open(sealed);

@@ -1,23 +1,26 @@
 /**
- * @module The key that seals webhook signing secrets at rest. `SECRET_KEY` when set; otherwise a
- * random key kept in `<data dir>/secret.key` (mode 0600), created on first use. With PostgreSQL
- * several instances must share one key, so there `SECRET_KEY` should be set: without it each
- * machine would have its own key file and could not open the others' secrets (`serve` warns).
+ * @module The key that seals secrets at rest (webhook signing secrets, TOTP secrets). `SECRET_KEY`
+ * when set; otherwise, with the embedded store only, a random key kept in `<data dir>/secret.key`
+ * (mode 0600), created on first use. With PostgreSQL several instances and commands share the store,
+ * so they must share one key: a key file would be one machine's, and what it sealed could not be
+ * opened by an instance started with SECRET_KEY (a login then failed). There SECRET_KEY is required,
+ * and every command that seals or opens a secret calls this before it opens the store.
  */
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, type ServerConfig } from '../config.ts';
 import { randomBase62 } from '../random.ts';
 
-/** The warning `serve` prints when instances sharing PostgreSQL may not share the key. */
-export const SHARED_KEY_WARNING =
-  'Warning: SECRET_KEY is not set; webhook secrets are sealed with the key file in the data directory. Set the same SECRET_KEY on every instance that shares DATABASE_URL.';
+/** The one line a command prints (exit 2) when DATABASE_URL is set without SECRET_KEY. */
+export const SECRET_KEY_REQUIRED =
+  'DATABASE_URL is set, so SECRET_KEY must be too: set SECRET_KEY to one key of at least 32 characters, the same on every instance and command that uses this DATABASE_URL (generate one with `openssl rand -base64 48`).';
 
 export async function resolveSecretKey(config: ServerConfig): Promise<string> {
   if (config.secretKey) {
     if (config.secretKey.length < 32) throw new ConfigError('SECRET_KEY must be at least 32 characters.');
     return config.secretKey;
   }
+  if (config.databaseUrl) throw new ConfigError(SECRET_KEY_REQUIRED);
   const file = join(config.dataDir, 'secret.key');
   try {
     return (await readFile(file, 'utf8')).trim();

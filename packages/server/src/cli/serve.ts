@@ -18,7 +18,9 @@ import { createEngines, readEngineConfig } from '../engine/index.ts';
 import { connectRedis, createRedisLimiter } from '../middleware/rate-limit/index.ts';
 import { startWorker, type Worker } from '../worker/index.ts';
 import { newRequestId } from '../middleware/request-id/index.ts';
-import { resolveSecretKey, SHARED_KEY_WARNING } from './secret-key.ts';
+import { resolveSecretKey } from './secret-key.ts';
+import { unopenableSecret } from './secret-key-rotate.ts';
+import { SEALED_SECRET_HINT } from '../domain/webhooks/secret-box.ts';
 import { openCliStore } from './store.ts';
 import type { Server } from 'node:http';
 import { createLogger, type Logger } from '../log/index.ts';
@@ -78,6 +80,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
     });
     // TOTP secrets an earlier version stored in clear are sealed now, before anyone signs in.
     await sealClearTotpSecrets(store.db, services.webhooks.secretBox);
+    const unopenable = await unopenableSecret(store.db, services.webhooks.secretBox);
     // Outbound deliveries (and inbound runs) survive restarts: the worker resumes from the store.
     worker = startWorker({
       db: store.db,
@@ -120,7 +123,10 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
           'until it does; check REDIS_URL and that Redis is running.',
       );
     }
-    if (config.databaseUrl && !config.secretKey) say(SHARED_KEY_WARNING);
+    if (unopenable) {
+      say(`WARNING: ${SEALED_SECRET_HINT} (found in ${unopenable}; sign-ins and webhooks that need it answer 503 until then.)`);
+      logger.error({ column: unopenable }, SEALED_SECRET_HINT);
+    }
     say(
       `Webhook deliveries: worker polling every ${config.webhookPollMs} ms` +
         (config.webhookAllowHosts.length ? `; allow-listed hosts: ${config.webhookAllowHosts.join(', ')}.` : '.'),

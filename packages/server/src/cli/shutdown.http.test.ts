@@ -60,16 +60,22 @@ describe('graceful shutdown on SIGTERM', () => {
     const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
     server.child.kill('SIGTERM');
 
-    // No new connection is accepted while the stream is still open.
+    // No new connection is accepted while the stream is still open: a load balancer's health check on
+    // /readyz over a new connection is refused (ECONNREFUSED), not answered (docs/operations.md).
+    let refusal: unknown;
     await until(
       () =>
-        fetch(`${server.url}/healthz`).then(
+        fetch(`${server.url}/readyz`).then(
           () => false,
-          () => true,
+          (err: unknown) => {
+            refusal = (err as { cause?: { code?: string } }).cause?.code;
+            return true;
+          },
         ),
       'the listener to refuse connections',
       3_000,
     );
+    expect(refusal).toBe('ECONNREFUSED');
 
     const answer = await synchronous;
     expect(answer.status).toBe(200);

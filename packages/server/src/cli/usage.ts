@@ -61,7 +61,8 @@ empty store.)
   --password P       admin password, at least 12 characters (default: 24 random characters)
   --workspace-name N name of the workspace (default "Default workspace")
   --data-dir D       embedded store directory (default ./data, or DATA_DIR)
-Refuses to run when a workspace already exists: add more with \`service workspaces create\`.`,
+Refuses to run when a workspace already exists: add more with \`service workspaces create\`.
+With DATABASE_URL, SECRET_KEY must be set (the same key as every instance's): the TOTP secret is sealed with it.`,
 
   'keys create': `Usage: service keys create --name N --scopes a,b [--expires-in-days D] [--workspace W] [--json]
 

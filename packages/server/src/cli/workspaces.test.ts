@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from '../domain/sessions/totp.ts';
+import { describeFailure, runCli } from '../cli.ts';
 import { cliProcesses, type CliProcesses } from '../serve-testing.ts';
 import { CREDENTIALS_FILE } from './first-start.ts';
 
@@ -27,12 +28,12 @@ describe('workspaces on one server', { timeout: 300_000 }, () => {
   let server: Awaited<ReturnType<CliProcesses['serve']>>;
   let first: Credentials;
   let second: Credentials;
+  const cliEnv: NodeJS.ProcessEnv = { ...process.env };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'workspaces-cli-'));
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of ['DATABASE_URL', 'DATA_DIR', 'PORT', 'REDIS_URL', 'OPERATOR_TOKEN', 'SERVICE_URL']) delete env[name];
-    cli = cliProcesses(dir, env);
+    for (const name of ['DATABASE_URL', 'DATA_DIR', 'PORT', 'REDIS_URL', 'OPERATOR_TOKEN', 'SERVICE_URL']) delete cliEnv[name];
+    cli = cliProcesses(dir, cliEnv);
     server = await cli.serve();
   });
   afterAll(() => {
@@ -60,23 +61,14 @@ describe('workspaces on one server', { timeout: 300_000 }, () => {
     expect(res.status).toBe(200);
   });
 
-  it('`workspaces create --url` adds a workspace while the server runs; it prints what init prints', () => {
-    const out = cli.run(
-      'workspaces',
-      'create',
-      '--name',
-      'Second customer',
-      '--plan',
-      'starter',
-      '--json',
-      '--url',
-      server.url,
-      '--operator-token',
-      first.operatorToken!,
-    );
+  it('`workspaces create` with SERVICE_URL and OPERATOR_TOKEN adds a workspace while the server runs; it prints what init prints', () => {
+    // The address and the token from the environment, as the README shows: no token on the command line.
+    const operator = cliProcesses(dir, { ...cliEnv, SERVICE_URL: server.url, OPERATOR_TOKEN: first.operatorToken! });
+    const out = operator.run('workspaces', 'create', '--name', 'Second customer', '--admin-email', 'owner@second.example', '--plan', 'starter', '--json');
     second = JSON.parse(out) as Credentials;
     expect(Object.keys(second).sort()).toEqual(['admin', 'apiKey', 'workspaceId']);
     expect(Object.keys(second.admin).sort()).toEqual(['email', 'password', 'totpSecret']);
+    expect(second.admin.email).toBe('owner@second.example');
     expect(second.workspaceId).not.toBe(first.workspaceId);
   });
 
@@ -145,12 +137,27 @@ describe('workspaces on one server', { timeout: 300_000 }, () => {
   it('with the server stopped the commands work on the store directly; delete needs --yes', async () => {
     server.child.kill('SIGTERM');
     await new Promise((resolve) => server.child.once('exit', resolve));
-    const third = JSON.parse(cli.run('workspaces', 'create', '--name', 'Third', '--pending-payment', '--json')) as Credentials;
+    const third = JSON.parse(
+      cli.run('workspaces', 'create', '--name', 'Third', '--admin-email', 'owner@third.example', '--pending-payment', '--json'),
+    ) as Credentials;
     const list = JSON.parse(cli.run('workspaces', 'list', '--json')) as { data: { id: string; payment: string }[] };
     expect(list.data.find((w) => w.id === third.workspaceId)?.payment).toBe('pending');
     expect(() => cli.run('workspaces', 'delete', third.workspaceId)).toThrow(/--yes/);
     cli.run('workspaces', 'delete', third.workspaceId, '--yes');
     expect((JSON.parse(cli.run('workspaces', 'list', '--json')) as { data: unknown[] }).data).toHaveLength(2);
     expect(() => cli.run('workspaces', 'delete', third.workspaceId, '--yes')).toThrow(/No workspace with this id/);
+  });
+});
+
+describe('workspaces create without --admin-email', () => {
+  it('exits 2 and says the owner email is required, before touching any store or server', async () => {
+    // SERVICE_URL points nowhere: a command that went on would fail to connect instead.
+    const env = { SERVICE_URL: 'http://127.0.0.1:1', OPERATOR_TOKEN: 'service_op_00000000000000000000000000000000' };
+    const failure = await runCli(['workspaces', 'create', '--name', 'Acme'], () => {}, env).then(
+      (code) => ({ code, message: 'ran' }),
+      (err: unknown) => describeFailure(err),
+    );
+    expect(failure.code).toBe(2);
+    expect(failure.message.split('\n')[0]).toBe("--admin-email is required: the email of the new workspace's owner.");
   });
 });

@@ -38,6 +38,27 @@ describe('logger', () => {
     expect(lines[0]).toMatchObject({ password: '[redacted]', headers: { authorization: '[redacted]', cookie: '[redacted]' }, csrfToken: '[redacted]' });
   });
 
+  it("keeps an error's stack frames (file:line) and redacts only the values in its message", async () => {
+    const { logger, lines } = capture('info');
+    function failingStep(): never {
+      throw new Error('login to postgres://admin:pw@10.1.2.3:5432/db failed with service_sk_live_abcdefabcdefabcdefabcdef');
+    }
+    try {
+      failingStep();
+    } catch (err) {
+      logger.error({ err }, 'unhandled error');
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    const { stack, message } = (lines[0] as { err: { stack: string; message: string } }).err;
+    for (const secret of ['admin:pw', '10.1.2.3', 'service_sk_live_abc']) expect(JSON.stringify(lines[0])).not.toContain(secret);
+    expect(message).toContain('[redacted]');
+    const frames = stack.split('\n').slice(1);
+    // The first frame is the function that threw, with this file and its line.
+    expect(frames[0]).toMatch(/^ {4}at failingStep \(.*log\/index\.test\.ts:\d+:\d+\)$/);
+    expect(frames.filter((frame) => /:\d+:\d+\)?$/.test(frame)).length).toBeGreaterThan(1);
+    expect(stack.split('\n')[0]).toBe(`Error: ${message}`);
+  });
+
   it('reads LOG_LEVEL and LOG_FORMAT, refusing other values', () => {
     expect(readLogSettings({})).toEqual({ level: 'info', format: 'json' });
     expect(readLogSettings({ LOG_LEVEL: 'DEBUG', LOG_FORMAT: 'pretty' })).toEqual({ level: 'debug', format: 'pretty' });

@@ -5,7 +5,8 @@
  *
  * What is logged is chosen field by field (ids, status, durations): never a header, a cookie, a body or
  * a secret. As a second line of defence, fields whose names hold credentials are censored (`redact`), and
- * error messages pass through the response redactor (secrets, internal hosts, paths, stack traces).
+ * error messages pass through the response redactor (secrets, internal hosts); an error's stack frames
+ * (function, file:line) are kept for the operator.
  */
 import { Writable } from 'node:stream';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
@@ -66,12 +67,29 @@ export function readLogSettings(env: NodeJS.ProcessEnv): { level: LogLevel; form
   return { level: level as LogLevel, format };
 }
 
-/** An error as a log field: its name and redacted message; the stack only at debug level readers. */
+/**
+ * An error as a log field: its name, its message with the values redacted, and its stack with the
+ * frames (`at fn (file:line:col)`) kept, so an operator can find where a 500 came from. The stack's
+ * first line is rebuilt from the redacted message; a frame that does not have the shape of a frame
+ * (nothing but a function name and a code location) is redacted whole.
+ */
 export function serializeError(error: unknown): { type: string; message: string; stack?: string } {
   if (error instanceof Error) {
-    return { type: error.name, message: redactText(error.message), ...(error.stack ? { stack: redactText(error.stack) } : {}) };
+    const message = redactText(error.message);
+    return { type: error.name, message, ...(error.stack ? { stack: redactStack(error.name, message, error.stack) } : {}) };
   }
   return { type: typeof error, message: redactText(String(error)) };
+}
+
+/** `at [async|new] name [as alias] (location)`, or a bare location; the location a path, URL or V8's own words. */
+const FRAME = /^ {4}at (?:(?:async |new )?[\w$.<>[\]]+(?: \[as [\w$]+\])? \()?(?:(?:file:\/\/|node:)?[\w@%./+~-]+:\d+:\d+|<anonymous>|native|index \d+)\)?$/;
+
+function redactStack(name: string, message: string, stack: string): string {
+  // The message may span lines; the frames are the lines from the first "    at " on.
+  const lines = stack.split('\n');
+  const first = lines.findIndex((line) => line.startsWith('    at '));
+  const frames = first === -1 ? [] : lines.slice(first).map((line) => (FRAME.test(line) ? line : '    at [redacted]'));
+  return [`${name}: ${message}`, ...frames].join('\n');
 }
 
 /** `12:01:02.345 INFO  request getRun 200 12ms {…}`: one readable line per JSON line. */

@@ -27,6 +27,8 @@ export function toRun(row: RunRow): Run {
     id: row.id,
     status: zRunStatus.parse(row.status),
     agentSlug: row.agent_slug,
+    // Only the orchestrator hands a run to another agent: the one that answered, when not the one addressed.
+    routedTo: row.answered_by !== row.agent_slug ? row.answered_by : null,
     alias: toAlias(row.alias),
     source: zRun.shape.source.parse(row.source),
     conversationId: row.conversation_id,

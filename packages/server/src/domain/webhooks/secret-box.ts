@@ -38,12 +38,34 @@ export function createSecretBox(secretKey: string): SecretBox {
     open(sealed) {
       const [version, iv, tag, ciphertext] = sealed.split('.');
       if (version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error('Not a sealed secret.');
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+        decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+        return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+      } catch {
+        throw new SealedSecretUnreadable();
+      }
     },
   };
 }
+
+/**
+ * A sealed value that does not open under this key: it was sealed under another SECRET_KEY (or the
+ * data directory's key file), or altered. Not the client's fault and not a bug to retry: the error
+ * mapper answers `503 service_unavailable` and logs `SEALED_SECRET_HINT` for the operator.
+ */
+export class SealedSecretUnreadable extends Error {
+  override readonly name = 'SealedSecretUnreadable';
+  constructor() {
+    super('A secret sealed at rest does not open under this key.');
+  }
+}
+
+/** The log line's message for SealedSecretUnreadable: the cause and the command that repairs it. */
+export const SEALED_SECRET_HINT =
+  'A secret stored sealed cannot be opened with this SECRET_KEY: it was sealed under another key (another SECRET_KEY, or the ' +
+  'key file data/secret.key). Repair: stop every instance, run `service secret-key rotate` with OLD_SECRET_KEY set to the key ' +
+  'it was sealed with and SECRET_KEY to the key in use, then start the instances again with that SECRET_KEY (docs/operations.md).';
 
 /** A random key for a process that was given none (tests, in-memory stores): lost with the process. */
 export function ephemeralSecretKey(): string {

@@ -16,13 +16,23 @@ import { fail, ServiceError, type ErrorCode } from '../../errors.ts';
 import { keepUnredacted } from '../redact/index.ts';
 import { newRequestId } from '../request-id/index.ts';
 import { isStoreUnavailable } from '../../store/unavailable.ts';
+import { SEALED_SECRET_HINT, SealedSecretUnreadable } from '../../domain/webhooks/secret-box.ts';
 
 /** How long a client waits before retrying while the store is unreachable. */
 const STORE_RETRY_AFTER_SEC = 5;
 
+export interface ErrorLogEntry {
+  requestId: string;
+  method: string;
+  path: string;
+  error: unknown;
+  /** The log line's message when the failure has a known cause and repair (default 'unhandled error'). */
+  message?: string;
+}
+
 export interface ErrorMapperOptions {
   /** Where unexpected failures are reported (with their stack); defaults to one JSON line on stderr. */
-  log?: (entry: { requestId: string; method: string; path: string; error: unknown }) => void;
+  log?: (entry: ErrorLogEntry) => void;
   /** Called for each request the store could not serve (metrics). */
   onStoreUnavailable?: () => void;
 }
@@ -36,6 +46,11 @@ export function errorMapper(options: ErrorMapperOptions = {}): ErrorHandler {
       options.onStoreUnavailable?.();
       log({ requestId: requestIdOf(c), method: c.req.method, path: c.req.path, error: err });
       return renderError(c, fail('service_unavailable', 'A backing service is temporarily unavailable.', {}, { 'Retry-After': String(STORE_RETRY_AFTER_SEC) }));
+    }
+    if (!known && err instanceof SealedSecretUnreadable) {
+      // The operator's to repair (the wrong SECRET_KEY): the log says how; the client only that it is unavailable.
+      log({ requestId: requestIdOf(c), method: c.req.method, path: c.req.path, error: err, message: SEALED_SECRET_HINT });
+      return renderError(c, fail('service_unavailable', 'A backing service is temporarily unavailable.'));
     }
     if (!known) {
       log({ requestId: requestIdOf(c), method: c.req.method, path: c.req.path, error: err });
@@ -111,6 +126,6 @@ function requestIdOf(c: Context): string {
   return typeof id === 'string' ? id : newRequestId();
 }
 
-function logToStderr(entry: { requestId: string; method: string; path: string; error: unknown }): void {
-  fallbackLogger().error({ requestId: entry.requestId, method: entry.method, path: entry.path, err: entry.error }, 'unhandled error');
+function logToStderr(entry: ErrorLogEntry): void {
+  fallbackLogger().error({ requestId: entry.requestId, method: entry.method, path: entry.path, err: entry.error }, entry.message ?? 'unhandled error');
 }
