@@ -62,6 +62,8 @@ export interface RunServiceDeps {
   budget: BudgetSettings;
   /** Failures of background runs that could not even be closed (the store is down). */
   logError?: (error: unknown) => void;
+  /** A run whose engine reported more than its reservation allowed (see execute.ts). */
+  logUnbilled?: RunContext['logUnbilled'];
   /**
    * Lease of a run being executed (RUN_LEASE_MS, 60 s by default). This instance renews it every
    * quarter of it; a run whose lease ran out is swept (see ./recovery.ts).
@@ -84,6 +86,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     budget: deps.budget,
     leaseMs,
     logError: deps.logError,
+    logUnbilled: deps.logUnbilled,
     executing,
     heartbeat: createHeartbeat(db, clock, leaseMs, executing, deps.logError),
   };
