@@ -25,7 +25,7 @@ const REPORTED = { prompt_tokens: 9_000, completion_tokens: 6_000 };
 const MESSAGES = [{ role: 'user' as const, content: 'Summarise the quarter for the board' }];
 const INPUT_ESTIMATE = countMessageTokens(MESSAGES);
 
-describe.each(testBackends())('the reservation caps what a run costs on $name', ({ open }) => {
+describe.each(testBackends())('the reservation caps what a run costs on $name', { timeout: 120_000 }, ({ open }) => {
   let store: TestStore;
   let fake: FakeChatServer;
   let t: TestApp;

@@ -193,10 +193,12 @@ export async function settleBudget(
       RETURNING scope, spent_stu::float8 AS spent`,
     [workspaceId, windows.day, windows.hour, input.stu, input.reservedStu],
   );
-  const crossed = input.crossed;
-  if (crossed === 'hour' || crossed === 'day') {
-    const spent = Number(after.find((row) => row.scope === crossed)?.spent ?? 0);
-    if (reachedLimit(spent, input.limits[crossed])) await trip(tx, workspaceId, crossed, windows, input.now);
+  for (const scope of ['day', 'hour'] as const) {
+    const spent = Number(after.find((row) => row.scope === scope)?.spent ?? 0);
+    // A window spent up to its limit refuses new invocations whichever run got it there: it trips
+    // now, so the switch always reads with the time it engaged (`since`, `activeSince`).
+    if (spent >= input.limits[scope] || (input.crossed === scope && reachedLimit(spent, input.limits[scope])))
+      await trip(tx, workspaceId, scope, windows, input.now);
   }
 }
 

@@ -261,13 +261,13 @@ function producedUsage(run: PendingRun, raw: string, failure: unknown): TokenUsa
 }
 
 /**
- * What a run is billed: each part within what its reservation holds for it, the input estimate and
- * the output cap (a run cut at the cap used all of it). So the charge never exceeds the reservation,
- * whatever the engine reports; the rest is recorded on the run as unbilled.
+ * What a run is billed: at most the tokens its reservation holds (the input estimate plus the
+ * output cap), so the charge never exceeds the reservation whatever the engine reports. The output
+ * is billed up to the cap (a run cut at the cap used all of it); the input as reported, within what
+ * the output left of the reservation (an engine whose tokenizer counts a few more prompt tokens
+ * than our estimate is billed them while the output leaves room). The rest is recorded as unbilled.
  */
 function withinReservation(run: PendingRun, reported: TokenUsage, cut: boolean): TokenUsage {
-  return {
-    inputTokens: Math.min(reported.inputTokens, run.inputTokens),
-    outputTokens: cut ? run.outputCap : Math.min(reported.outputTokens, run.outputCap),
-  };
+  const outputTokens = cut ? run.outputCap : Math.min(reported.outputTokens, run.outputCap);
+  return { inputTokens: Math.min(reported.inputTokens, run.inputTokens + run.outputCap - outputTokens), outputTokens };
 }
