@@ -141,7 +141,7 @@ describe.each(testBackends())('an engaged window on $name', ({ open }) => {
 
   it('a window spent exactly up to its limit by a run that ended is engaged with a since, the 429 activeSince', async () => {
     store = await open();
-    const messages = [{ role: 'user', content: 'Hello' }];
+    const messages = [{ role: 'user' as const, content: 'Hello' }];
     // Room for exactly this run's worst case: it is admitted without a shrunk cap and spends the window to its limit.
     const hour = countMessageTokens(messages) + 5;
     t = await createTestApp({ db: store.db, deps: { killSwitchLimits: { ...KILL_SWITCH_LIMITS, hour } } });
