@@ -1199,7 +1199,7 @@ export const zAgentNotFoundError = zError.and(z.object({
 /**
  * KillSwitch
  *
- * One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money.
+ * One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money. What runs in progress hold (`reservedStu`) never engages a switch: an invocation that does not fit beside it answers `429 budget_reserved`. Worst-case overshoot (`x-overshoot-bound`): `run` 0; `hour` and `day` 0 except the charges of runs canceled while executing (each within its reservation); `manual` lets runs in progress finish, each within its reservation.
  */
 export const zKillSwitch = z.strictObject({
     kind: z.enum([

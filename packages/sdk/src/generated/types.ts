@@ -2538,7 +2538,7 @@ export interface components {
         };
         /**
          * KillSwitch
-         * @description One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money.
+         * @description One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money. What runs in progress hold (`reservedStu`) never engages a switch: an invocation that does not fit beside it answers `429 budget_reserved`. Worst-case overshoot (`x-overshoot-bound`): `run` 0; `hour` and `day` 0 except the charges of runs canceled while executing (each within its reservation); `manual` lets runs in progress finish, each within its reservation.
          */
         KillSwitch: {
             /** @enum {string} */
@@ -2547,7 +2547,7 @@ export interface components {
             engaged: boolean;
             /**
              * Format: date-time
-             * @description Since when it is engaged (`activeSince` of `429 kill_switch`); null when it is not.
+             * @description Since when it is engaged (`activeSince` of `429 kill_switch`); set whenever `engaged` is true, null when it is not.
              */
             since: string | null;
             /** @description For `manual`, the reason the admin gave, if any; null otherwise. */

@@ -11,6 +11,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { zInferenceResponse, zKillSwitches, zRunDetail, zStreamEnd, zStreamError, zUsage } from '../../../../generated/zod.ts';
 import { setQuotaOverride } from '../domain/agents/settings.ts';
+import { unbilledInWindows } from '../domain/runs/index.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, stuForRun, type KillSwitchLimits } from '../domain/usage/index.ts';
 import { countMessageTokens, countTextTokens, createEngines } from '../engine/index.ts';
 import { openStream, sendCompletion, startFakeChatServer, type FakeChatServer } from '../engine/openai-compatible/fake-chat-server.ts';
@@ -115,6 +116,8 @@ describe.each(testBackends())('the reservation caps what a run costs on $name', 
     expect(over.output).toBe(REPORTED.completion_tokens - body.usage.outputTokens);
     expect(over.input).toBe(REPORTED.prompt_tokens - body.usage.inputTokens);
     expect(over.stu).toBe((over.input + over.output) * DEFAULT_STU_RATES.Symphony);
+    // What `service kill-switch status` shows the operator for the current windows.
+    expect(await unbilledInWindows(store.db, t.workspaceId, t.clock.now())).toEqual({ hour: over.stu, day: over.stu });
   });
 
   it('a streamed answer is cut at maxTokens and billed within the reservation', async () => {

@@ -290,6 +290,20 @@ export async function killSwitchStatus(db: Db, workspaceId: string, now: Date, l
   return { manualSince: manual?.manual_since ?? null, manualReason: manual?.reason ?? null, hour: await read('hour'), day: await read('day') };
 }
 
+/**
+ * STU that engines reported beyond the reservations of the runs started in the current hour and day
+ * windows: recorded on the runs (`unbilled_stu`), never charged. For operators (`kill-switch status`).
+ */
+export async function unbilledInWindows(db: Db, workspaceId: string, now: Date): Promise<{ hour: number; day: number }> {
+  const windows = windowsOf(now);
+  const [row] = await db.query<{ hour: number; day: number }>(
+    `SELECT coalesce(sum(unbilled_stu) FILTER (WHERE window_hour = $3), 0)::float8 AS hour, coalesce(sum(unbilled_stu), 0)::float8 AS day
+       FROM runs WHERE workspace_id = $1 AND window_day = $2 AND unbilled_stu > 0`,
+    [workspaceId, windows.day, windows.hour],
+  );
+  return { hour: Number(row?.hour ?? 0), day: Number(row?.day ?? 0) };
+}
+
 /** Whether the manual switch was turned on after `since` (a run in progress is then stopped). */
 export async function manualSwitchSince(db: Db, workspaceId: string): Promise<Date | null> {
   const [row] = await db.query<Pick<TableRow<'kill_switches'>, 'manual_since'>>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [
