@@ -178,7 +178,8 @@ async function closeRun(
     outputTokens: Math.max(0, result.reported.outputTokens - result.usage.outputTokens),
   };
   const unbilledStu = Math.max(0, stuForRun({ alias: run.alias, ...result.reported }, budget.rates) - stu);
-  if (unbilledStu > 0) ctx.logUnbilled?.({ workspaceId: run.workspaceId, runId: run.runId, alias: run.alias, billed: result.usage, reported: result.reported, unbilledStu });
+  if (unbilledStu > 0)
+    ctx.logUnbilled?.({ workspaceId: run.workspaceId, runId: run.runId, alias: run.alias, billed: result.usage, reported: result.reported, unbilledStu });
   return db.transaction(async (tx) => {
     const row = await readRunRow(tx, run.workspaceId, run.runId, true);
     // This instance stalled past its lease and the run was handed over again (an inbound run after
