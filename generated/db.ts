@@ -238,6 +238,9 @@ export interface Tables {
     seq: string;
     lease_until: Date | null;
     recoveries: number;
+    unbilled_input_tokens: number;
+    unbilled_output_tokens: number;
+    unbilled_stu: string;
   };
   schema_migrations: {
     version: string;

@@ -1523,6 +1523,7 @@ export interface components {
          *     | `request_header_fields_too_large` | 431 | the request's headers pass the server's 16 KiB limit | |
          *     | `quota_exceeded` | 429 | STU quota exhausted | `policy`, `pctConsumed`, `resetAt` |
          *     | `kill_switch` | 429 | spending cut is active | `kind`, `activeSince` (optional) |
+         *     | `budget_reserved` | 429 | runs in progress hold the quota or window room this invocation needs; retry shortly | `budget`, `retryAfterSec`, header `Retry-After` |
          *     | `rate_limit_exceeded` | 429 | request limit exceeded | `retryAfterSec`, header `Retry-After` |
          *     | `rate_limited` | 429 | inbound per-IP limit exceeded | `retryAfterSec`, header `Retry-After` |
          *     | `too_many_attempts` | 429 | too many failed attempts; wait before retrying | `retryAfterSec` |
@@ -1531,7 +1532,7 @@ export interface components {
          *     | `service_unavailable` | 503 | a backing service is unreachable; the service fails closed | `requestId`, header `Retry-After` |
          * @enum {string}
          */
-        ErrorCode: "missing_bearer" | "not_authenticated" | "api_key_not_found" | "api_key_invalid" | "signature_invalid" | "payment_not_completed" | "tenant_forbidden" | "forbidden" | "role_forbidden" | "scope_required" | "agent_disabled" | "agent_unknown" | "agent_not_in_plan" | "agent_not_allowed" | "not_a_member" | "not_found" | "agent_not_found" | "member_not_found" | "webhook_not_found" | "webhook_unavailable" | "invalid_request" | "invalid_body" | "payload_invalid" | "method_not_allowed" | "expired" | "payload_too_large" | "request_header_fields_too_large" | "quota_exceeded" | "kill_switch" | "rate_limit_exceeded" | "rate_limited" | "too_many_attempts" | "internal_error" | "not_implemented" | "service_unavailable";
+        ErrorCode: "missing_bearer" | "not_authenticated" | "api_key_not_found" | "api_key_invalid" | "signature_invalid" | "payment_not_completed" | "tenant_forbidden" | "forbidden" | "role_forbidden" | "scope_required" | "agent_disabled" | "agent_unknown" | "agent_not_in_plan" | "agent_not_allowed" | "not_a_member" | "not_found" | "agent_not_found" | "member_not_found" | "webhook_not_found" | "webhook_unavailable" | "invalid_request" | "invalid_body" | "payload_invalid" | "method_not_allowed" | "expired" | "payload_too_large" | "request_header_fields_too_large" | "quota_exceeded" | "kill_switch" | "budget_reserved" | "rate_limit_exceeded" | "rate_limited" | "too_many_attempts" | "internal_error" | "not_implemented" | "service_unavailable";
         /**
          * Error
          * @description The error body of every failure: a stable `error` code, an optional human `message` (never parsed), `requestId` on 5xx, and the extra fields of some codes.
@@ -1672,6 +1673,20 @@ export interface components {
             kind: "run" | "hour" | "day" | "manual";
             /** Format: date-time */
             activeSince?: string;
+        };
+        /**
+         * BudgetReservedError
+         * @description The invocation would fit the quota and the spending limits, but runs in progress hold (reserve) the room it needs in `budget`: the period's quota, or the UTC hour or day window. Nothing was spent and no run was created; the room comes back as those runs end, so retry after `retryAfterSec` seconds (also in `Retry-After`), or ask for a smaller `maxTokens`. Not a kill switch: no spending cut is active (`GET /kill-switches` reads not engaged).
+         */
+        BudgetReservedError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "budget_reserved";
+            /**
+             * @description Where runs in progress hold the room.
+             * @enum {string}
+             */
+            budget: "quota" | "hour" | "day";
+            retryAfterSec: number;
         };
         /**
          * ServerError
@@ -2585,7 +2600,7 @@ export interface components {
         };
         /**
          * KillSwitch
-         * @description One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money.
+         * @description One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money. What runs in progress hold (`reservedStu`) never engages a switch: an invocation that does not fit beside it answers `429 budget_reserved`. Worst-case overshoot (`x-overshoot-bound`): `run` 0; `hour` and `day` 0 except the charges of runs canceled while executing (each within its reservation); `manual` lets runs in progress finish, each within its reservation.
          */
         KillSwitch: {
             /** @enum {string} */
@@ -2594,7 +2609,7 @@ export interface components {
             engaged: boolean;
             /**
              * Format: date-time
-             * @description Since when it is engaged (`activeSince` of `429 kill_switch`); null when it is not.
+             * @description Since when it is engaged (`activeSince` of `429 kill_switch`); set whenever `engaged` is true, null when it is not.
              */
             since: string | null;
             /** @description For `manual`, the reason the admin gave, if any; null otherwise. */
@@ -3426,19 +3441,19 @@ export interface components {
                 "application/json": components["schemas"]["PayloadTooLargeError"];
             };
         };
-        /** @description Rate limit, STU quota or spending kill switch, each with `Retry-After`. On `rate_limit_exceeded` wait `Retry-After`; on `quota_exceeded` wait for `resetAt` (`Retry-After` counts the seconds until then); on `kill_switch` wait for the switch to clear. Do not loop. */
+        /** @description Rate limit, STU quota, spending kill switch, or budget held by runs in progress, each with `Retry-After`. On `rate_limit_exceeded` wait `Retry-After`; on `quota_exceeded` wait for `resetAt` (`Retry-After` counts the seconds until then); on `kill_switch` wait for the switch to clear. Do not loop. On `budget_reserved` nothing is spent and no run is created; retry after `Retry-After` (a few seconds), when runs in progress have freed their reservations. */
         InvocationLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                /** @description Seconds to wait before retrying. `rate_limit_exceeded`: the value of `retryAfterSec`. `quota_exceeded`: the seconds until `resetAt`, the start of the next period. `kill_switch`: the seconds until the hour or day window ends (3600 for the manual switch, which has no end of its own). The examples carry the names of the body examples and assume a request at 2026-11-22T09:14:00Z; the mock sends the first with every body. */
+                /** @description Seconds to wait before retrying. `rate_limit_exceeded`: the value of `retryAfterSec`. `quota_exceeded`: the seconds until `resetAt`, the start of the next period. `kill_switch`: the seconds until the hour or day window ends (3600 for the manual switch, which has no end of its own). `budget_reserved`: a few seconds (the value of `retryAfterSec`), since reservations are freed as runs end. The examples carry the names of the body examples and assume a request at 2026-11-22T09:14:00Z; the mock sends the first with every body. */
                 "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["RateLimitExceededError"] | components["schemas"]["QuotaExceededError"] | components["schemas"]["KillSwitchError"];
+                "application/json": components["schemas"]["RateLimitExceededError"] | components["schemas"]["QuotaExceededError"] | components["schemas"]["KillSwitchError"] | components["schemas"]["BudgetReservedError"];
             };
         };
         /** @description Unexpected failure. Retry with backoff and quote `requestId`. */

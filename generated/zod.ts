@@ -170,6 +170,7 @@ export const zStreamError = z.strictObject({
  * | `request_header_fields_too_large` | 431 | the request's headers pass the server's 16 KiB limit | |
  * | `quota_exceeded` | 429 | STU quota exhausted | `policy`, `pctConsumed`, `resetAt` |
  * | `kill_switch` | 429 | spending cut is active | `kind`, `activeSince` (optional) |
+ * | `budget_reserved` | 429 | runs in progress hold the quota or window room this invocation needs; retry shortly | `budget`, `retryAfterSec`, header `Retry-After` |
  * | `rate_limit_exceeded` | 429 | request limit exceeded | `retryAfterSec`, header `Retry-After` |
  * | `rate_limited` | 429 | inbound per-IP limit exceeded | `retryAfterSec`, header `Retry-After` |
  * | `too_many_attempts` | 429 | too many failed attempts; wait before retrying | `retryAfterSec` |
@@ -208,6 +209,7 @@ export const zErrorCode = z.enum([
     'request_header_fields_too_large',
     'quota_exceeded',
     'kill_switch',
+    'budget_reserved',
     'rate_limit_exceeded',
     'rate_limited',
     'too_many_attempts',
@@ -382,6 +384,21 @@ export const zKillSwitchError = zError.and(z.object({
         'manual'
     ]),
     activeSince: z.iso.datetime({ offset: true }).optional()
+}));
+
+/**
+ * BudgetReservedError
+ *
+ * The invocation would fit the quota and the spending limits, but runs in progress hold (reserve) the room it needs in `budget`: the period's quota, or the UTC hour or day window. Nothing was spent and no run was created; the room comes back as those runs end, so retry after `retryAfterSec` seconds (also in `Retry-After`), or ask for a smaller `maxTokens`. Not a kill switch: no spending cut is active (`GET /kill-switches` reads not engaged).
+ */
+export const zBudgetReservedError = zError.and(z.object({
+    error: z.enum(['budget_reserved']),
+    budget: z.enum([
+        'quota',
+        'hour',
+        'day'
+    ]),
+    retryAfterSec: z.int().gte(1)
 }));
 
 /**
@@ -1183,7 +1200,7 @@ export const zAgentNotFoundError = zError.and(z.object({
 /**
  * KillSwitch
  *
- * One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money.
+ * One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money. What runs in progress hold (`reservedStu`) never engages a switch: an invocation that does not fit beside it answers `429 budget_reserved`. Worst-case overshoot (`x-overshoot-bound`): `run` 0; `hour` and `day` 0 except the charges of runs canceled while executing (each within its reservation); `manual` lets runs in progress finish, each within its reservation.
  */
 export const zKillSwitch = z.strictObject({
     kind: z.enum([

@@ -19,7 +19,7 @@ import { totpCode } from '../packages/server/src/domain/sessions/totp.ts';
 import { resetUserByEmail } from '../packages/server/src/domain/sessions/resets.ts';
 import { createUser } from '../packages/server/src/domain/sessions/users.ts';
 import { invalidateKeyCaches } from '../packages/server/src/domain/keys/index.ts';
-import { periodOf } from '../packages/server/src/domain/usage/index.ts';
+import { KILL_SWITCH_LIMITS, killSwitchWindows, periodOf } from '../packages/server/src/domain/usage/index.ts';
 import { signInboundBody } from '../packages/server/src/domain/webhooks/inbound-signature.ts';
 import { clientKey, PER_IP, PER_IP_BY_CLASS } from '../packages/server/src/middleware/rate-limit/index.ts';
 import { ipLimitClass } from '../packages/server/src/app.ts';
@@ -867,6 +867,25 @@ const PROVOKERS: Provoker[] = [
         return await invoke(route, targetOf(route, 'sales'));
       } finally {
         await setManualKillSwitch(t.db, t.workspaceId, false, t.clock.now());
+      }
+    },
+  },
+  {
+    status: 429,
+    code: 'budget_reserved',
+    on: invocation,
+    how: "the hour window's room all held by runs in progress (reservations, nothing charged)",
+    async provoke(route) {
+      const hour = killSwitchWindows(t.clock.now()).hour.start;
+      await t.db.query(
+        `INSERT INTO usage_windows (workspace_id, scope, window_start, reserved_stu) VALUES ($1, 'hour', $2, $3)
+         ON CONFLICT (workspace_id, scope, window_start) DO UPDATE SET reserved_stu = EXCLUDED.reserved_stu`,
+        [t.workspaceId, hour, KILL_SWITCH_LIMITS.hour],
+      );
+      try {
+        return await invoke(route, targetOf(route, 'sales'));
+      } finally {
+        await t.db.query(`UPDATE usage_windows SET reserved_stu = 0 WHERE workspace_id = $1 AND scope = 'hour' AND window_start = $2`, [t.workspaceId, hour]);
       }
     },
   },

@@ -19,6 +19,7 @@ EXTRA_FIELDS: dict[str, str] = {
     "kind": "kind",
     "activeSince": "active_since",
     "retryAfterSec": "retry_after_sec",
+    "budget": "budget",
     "agentSlug": "agent_slug",
     "reason": "reason",
     "runId": "run_id",
@@ -44,8 +45,10 @@ class ServiceError(Exception):
     kind: str | None = None
     #: ``kill_switch``: since when, when known.
     active_since: str | None = None
-    #: ``rate_limit_exceeded``, ``rate_limited``, ``too_many_attempts``: seconds to wait.
+    #: ``rate_limit_exceeded``, ``rate_limited``, ``too_many_attempts``, ``budget_reserved``: seconds to wait.
     retry_after_sec: int | None = None
+    #: ``budget_reserved``: where runs in progress hold the room (``quota``, ``hour`` or ``day``).
+    budget: str | None = None
     #: ``agent_*`` and ``not_a_member``: the agent concerned.
     agent_slug: str | None = None
     #: ``agent_disabled``: why the agent is paused.
@@ -98,7 +101,7 @@ class NotFoundError(ServiceError):
 
 
 class RateLimitError(ServiceError):
-    """429 ``rate_limit_exceeded``, ``rate_limited``, ``too_many_attempts``: wait ``retry_after_sec``."""
+    """429 ``rate_limit_exceeded``, ``rate_limited``, ``too_many_attempts``, ``budget_reserved``: wait ``retry_after_sec``."""
 
 
 class QuotaExceededError(ServiceError):

@@ -1,6 +1,6 @@
 """When and how long to wait before retrying.
 
-``429 rate_limit_exceeded`` always (the request was refused before any work); 5xx and connection failures
+``429 rate_limit_exceeded`` and ``429 budget_reserved`` always (the request was refused before any work); 5xx and connection failures
 when the request is safe to repeat (a read, a delete, or an invocation carrying its ``Idempotency-Key``).
 ``quota_exceeded`` and ``kill_switch`` are never retried.
 """
@@ -23,7 +23,7 @@ MAX_RETRY_AFTER = 60.0
 def is_retriable(error: ServiceError | ConnectionError, repeatable: bool) -> bool:
     if isinstance(error, ConnectionError):
         return repeatable
-    if error.code == "rate_limit_exceeded":
+    if error.code in ("rate_limit_exceeded", "budget_reserved"):
         return True
     if error.code in ("quota_exceeded", "kill_switch"):
         return False

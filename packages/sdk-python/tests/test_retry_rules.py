@@ -23,6 +23,11 @@ def test_what_is_retried() -> None:
     assert not is_retriable(error(429, {"error": "quota_exceeded", "policy": "hardstop"}), True)
     assert not is_retriable(error(429, {"error": "kill_switch", "kind": "day"}), True)
     assert not is_retriable(error(501, {"error": "not_implemented"}), True)
+    # No run was created: retried whether or not the request is repeatable.
+    reserved = error(429, {"error": "budget_reserved", "budget": "hour", "retryAfterSec": 5})
+    assert isinstance(reserved, service_sdk.RateLimitError)
+    assert (reserved.budget, reserved.retry_after_sec) == ("hour", 5)
+    assert is_retriable(reserved, False)
 
 
 def test_how_long_to_wait() -> None:

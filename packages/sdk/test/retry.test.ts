@@ -13,6 +13,13 @@ describe('retry rules', () => {
     expect(isRetriable(new ConnectionError('refused'), false)).toBe(false);
   });
 
+  it('retries 429 budget_reserved always (no run was created), as a RateLimitError with budget and retryAfterSec', () => {
+    const reserved = error(429, { error: 'budget_reserved', budget: 'hour', retryAfterSec: 5 });
+    expect(reserved).toBeInstanceOf(RateLimitError);
+    expect(reserved).toMatchObject({ code: 'budget_reserved', budget: 'hour', retryAfterSec: 5 });
+    expect(isRetriable(reserved, false)).toBe(true);
+  });
+
   it('never retries quota_exceeded, kill_switch, 501 or a 4xx', () => {
     expect(isRetriable(error(429, { error: 'quota_exceeded', policy: 'hardstop', pctConsumed: 120, resetAt: 'x' }), true)).toBe(false);
     expect(isRetriable(error(429, { error: 'kill_switch', kind: 'day' }), true)).toBe(false);

@@ -113,6 +113,8 @@ export function buildServices(deps: Deps): Services {
     redactor,
     budget,
     logError: (error) => logger.error({ err: error }, 'background run failed'),
+    // For operators: the engine reported more than the run's reservation; only the reservation was billed.
+    logUnbilled: (entry) => logger.warn(entry, 'engine usage beyond the reservation, not billed'),
     ...(deps.runLeaseMs ? { leaseMs: deps.runLeaseMs } : {}),
     cancelBus: deps.cancelBus,
   });

@@ -21,8 +21,10 @@ export interface ErrorFields {
   kind?: Schemas['KillSwitchError']['kind'];
   /** `kill_switch`: since when (ISO 8601), when known. */
   activeSince?: string;
-  /** `rate_limit_exceeded`, `rate_limited`, `too_many_attempts`: seconds to wait. */
+  /** `rate_limit_exceeded`, `rate_limited`, `too_many_attempts`, `budget_reserved`: seconds to wait. */
   retryAfterSec?: number;
+  /** `budget_reserved`: where runs in progress hold the room the invocation needs. */
+  budget?: Schemas['BudgetReservedError']['budget'];
   /** `agent_*`, `not_a_member`: the agent concerned. */
   agentSlug?: string;
   /** `agent_disabled`: why the agent is paused. */
@@ -57,6 +59,7 @@ export class ServiceError extends Error implements ErrorFields {
   readonly kind?: ErrorFields['kind'];
   readonly activeSince?: string;
   readonly retryAfterSec?: number;
+  readonly budget?: ErrorFields['budget'];
   readonly agentSlug?: string;
   readonly reason?: string;
   readonly runId?: string;
@@ -74,7 +77,7 @@ export class ServiceError extends Error implements ErrorFields {
   }
 }
 
-const EXTRA_FIELDS = ['policy', 'pctConsumed', 'resetAt', 'kind', 'activeSince', 'retryAfterSec', 'agentSlug', 'reason', 'runId'] as const;
+const EXTRA_FIELDS = ['policy', 'pctConsumed', 'resetAt', 'kind', 'activeSince', 'retryAfterSec', 'budget', 'agentSlug', 'reason', 'runId'] as const;
 
 /** 400 `invalid_request`, `invalid_body`, `payload_invalid`; also 413 and 431. */
 export class InvalidRequestError extends ServiceError {
@@ -92,7 +95,7 @@ export class PermissionError extends ServiceError {
 export class NotFoundError extends ServiceError {
   override readonly name: string = 'NotFoundError';
 }
-/** 429 `rate_limit_exceeded`, `rate_limited`, `too_many_attempts`: wait `retryAfterSec` and try again. */
+/** 429 `rate_limit_exceeded`, `rate_limited`, `too_many_attempts`, `budget_reserved`: wait `retryAfterSec` and try again. */
 export class RateLimitError extends ServiceError {
   override readonly name: string = 'RateLimitError';
 }

@@ -1,6 +1,6 @@
 /**
- * @module When and how long to wait before retrying: `429 rate_limit_exceeded` always (the request was refused
- * before any work), 5xx and connection failures when the request is safe to repeat (a read, a delete, or an
+ * @module When and how long to wait before retrying: `429 rate_limit_exceeded` and `429 budget_reserved` always
+ * (the request was refused before any work), 5xx and connection failures when the request is safe to repeat (a read, a delete, or an
  * invocation carrying its `Idempotency-Key`). `quota_exceeded` and `kill_switch` are never retried: they end
  * by waiting for the reset or by reviewing consumption.
  */
@@ -13,7 +13,7 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 
 export function isRetriable(error: ServiceError | ConnectionError, repeatable: boolean): boolean {
   if (error instanceof ConnectionError) return repeatable;
-  if (error.code === 'rate_limit_exceeded') return true;
+  if (error.code === 'rate_limit_exceeded' || error.code === 'budget_reserved') return true;
   if (error.code === 'quota_exceeded' || error.code === 'kill_switch') return false;
   return repeatable && error.status >= 500 && error.status !== 501;
 }

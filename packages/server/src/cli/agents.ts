@@ -9,7 +9,7 @@ import { loadConfig } from '../config.ts';
 import { AGENT_CATALOG, getAgent } from '../domain/agents/catalog.ts';
 import { isPlanName, PLAN_NAMES, PLANS } from '../domain/agents/plans.ts';
 import { getPlan, pausedAgents, pauseAgent, resumeAgent, setPlan } from '../domain/agents/settings.ts';
-import { killSwitchStatus, setManualKillSwitch } from '../domain/runs/index.ts';
+import { killSwitchStatus, setManualKillSwitch, unbilledInWindows } from '../domain/runs/index.ts';
 import { KILL_SWITCH_LIMITS } from '../domain/usage/index.ts';
 import { resolveWorkspace } from './keys.ts';
 import { openCliStore } from './store.ts';
@@ -86,7 +86,9 @@ ${WHERE}`,
   'kill-switch status': `Usage: service kill-switch status [--workspace W] [--json] [--data-dir D]
 
 Shows the manual switch and the current UTC hour and day: STU spent (including runs in progress)
-against the limits (1,000,000 per run, 10,000,000 per hour, 80,000,000 per day) and whether tripped.
+against the limits (1,000,000 per run, 10,000,000 per hour, 80,000,000 per day) and whether tripped,
+and the STU engines reported beyond the runs' reservations (recorded on the runs, not billed;
+unbilledStu with --json).
 ${WHERE}`,
 };
 
@@ -173,7 +175,8 @@ async function runAgentCommand(command: Command, values: Flags, positionals: str
       }
       case 'kill-switch status': {
         const status = await killSwitchStatus(db, workspaceId, clock.now(), KILL_SWITCH_LIMITS);
-        if (json) print(JSON.stringify(status));
+        const unbilled = await unbilledInWindows(db, workspaceId, clock.now());
+        if (json) print(JSON.stringify({ ...status, hour: { ...status.hour, unbilledStu: unbilled.hour }, day: { ...status.day, unbilledStu: unbilled.day } }));
         else {
           print(`manual  ${status.manualSince ? `on since ${status.manualSince.toISOString()}` : 'off'}`);
           for (const scope of ['hour', 'day'] as const) {
@@ -181,6 +184,7 @@ async function runAgentCommand(command: Command, values: Flags, positionals: str
             print(
               `${scope.padEnd(7)} ${w.spentStu.toLocaleString('en')} / ${w.limitStu.toLocaleString('en')} STU since ${w.windowStart.toISOString()}` +
                 (w.reservedStu > 0 ? ` (${w.reservedStu.toLocaleString('en')} held by runs in progress)` : '') +
+                (unbilled[scope] > 0 ? ` (${unbilled[scope].toLocaleString('en')} reported by engines beyond reservations, not billed)` : '') +
                 (w.trippedAt ? `, tripped at ${w.trippedAt.toISOString()}` : ''),
             );
           }

@@ -116,6 +116,27 @@ describe('streaming over HTTP', () => {
     expect(detail.run).toMatchObject({ status: 'failed', failureReason: 'engine_error' });
   });
 
+  it('a provider answering 200 with a body that is not JSON fails the run: 503 synchronously, event: error in a stream', async () => {
+    fake.handle = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html><body>Upstream proxy at inference.internal: bad gateway</body></html>');
+    };
+    const sync = await invoke({ alias: 'Symphony', agentSlug: 'it', messages: [{ role: 'user', content: 'Reset my password' }] });
+    expect(sync.status).toBe(503);
+    expect(await sync.json()).toMatchObject({ error: 'service_unavailable' });
+
+    const streamed = await invoke({ alias: 'Symphony', agentSlug: 'it', stream: true, messages: [{ role: 'user', content: 'Reset my password' }] });
+    expect(streamed.status).toBe(200);
+    const text = await streamed.text();
+    expect(text).not.toMatch(/html|proxy|inference\.internal|gateway/i);
+    const events = parseSse(text);
+    expect(events.map((e) => e.event)).toEqual(['error']);
+    const error = zStreamError.parse(events[0]!.data);
+    expect(error.error).toBe('engine_error');
+    const detail = zRunDetail.parse(await getJson(`/runs/${error.runId}`));
+    expect(detail.run).toMatchObject({ status: 'failed', failureReason: 'engine_error' });
+  });
+
   it('a synchronous call through the openai-compatible engine answers the contract shape', async () => {
     fake.handle = (req, res) =>
       req.body.stream

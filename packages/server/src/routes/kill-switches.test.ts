@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zKillSwitches } from '../../../../generated/zod.ts';
 import { killSwitchStatus } from '../domain/runs/index.ts';
 import { KILL_SWITCH_LIMITS } from '../domain/usage/index.ts';
+import { countMessageTokens } from '../engine/index.ts';
 import { testBackends, type TestStore } from '../store/testing.ts';
 import { createTestApp, type TestApp } from '../testing.ts';
 import { caller, memberSession, type Session } from './panel-testing.ts';
@@ -127,4 +128,38 @@ describe.each(testBackends())('the kill switches on $name', ({ open }) => {
     expect((await call(undefined, 'GET', '/kill-switches')).status).toBe(401);
     expect((await killSwitchStatus(store.db, t.workspaceId, t.clock.now(), KILL_SWITCH_LIMITS)).manualSince).toBeNull();
   });
+});
+
+describe.each(testBackends())('an engaged window on $name', ({ open }) => {
+  let store: TestStore;
+  let t: TestApp;
+
+  afterAll(async () => {
+    await t?.close();
+    await store?.cleanup();
+  });
+
+  it('a window spent exactly up to its limit by a run that ended is engaged with a since, the 429 activeSince', async () => {
+    store = await open();
+    const messages = [{ role: 'user' as const, content: 'Hello' }];
+    // Room for exactly this run's worst case: it is admitted without a shrunk cap and spends the window to its limit.
+    const hour = countMessageTokens(messages) + 5;
+    t = await createTestApp({ db: store.db, deps: { killSwitchLimits: { ...KILL_SWITCH_LIMITS, hour } } });
+    const member = await t.login();
+    const invoke = () =>
+      t.app.request('/v1/inference', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', maxTokens: 5, messages }),
+      });
+    const first = await invoke();
+    expect(first.status).toBe(200);
+    expect(((await first.json()) as { usage: { outputTokens: number } }).usage.outputTokens).toBe(5);
+    const switches = zKillSwitches.parse((await caller(t)(member, 'GET', '/kill-switches')).body);
+    expect(switches.hour).toMatchObject({ engaged: true, spentStu: hour, reservedStu: 0 });
+    expect(switches.hour.since).toBe(t.clock.now().toISOString());
+    const refused = await invoke();
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: 'kill_switch', kind: 'hour', activeSince: switches.hour.since });
+  }, 120_000);
 });

@@ -42,10 +42,14 @@ describe.each(testBackends())('budgets on $name', ({ open }) => {
       ),
     );
     const reserved = outcomes.flatMap((o) => (o.status === 'fulfilled' && o.value.ok ? [o.value.reservedStu] : []));
-    const crossed = outcomes.filter((o) => o.status === 'fulfilled' && !o.value.ok);
-    // 9 × 110 fit in 1000; the others cannot fit their input in the 10 left while those are held.
+    const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as unknown] : []));
+    // 9 × 110 fit in 1000; the others fit the limit but not beside what those hold: 429 budget_reserved,
+    // neither a crossing (no failed run) nor a kill switch.
     expect(reserved).toEqual(Array(9).fill(110));
-    expect(crossed).toHaveLength(11);
+    expect(refused).toHaveLength(11);
+    for (const error of refused) {
+      expect(error).toMatchObject({ code: 'budget_reserved', status: 429, extras: { budget: 'hour', retryAfterSec: 5 }, headers: { 'Retry-After': '5' } });
+    }
     const rows = await store.db.query<{ scope: string; spent: number; reserved: number; tripped_at: Date | null }>(
       `SELECT scope, spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows WHERE workspace_id = $1 ORDER BY scope`,
       [workspaceId],
@@ -107,14 +111,21 @@ describe.each(testBackends())('budgets on $name', ({ open }) => {
     expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    // Refused beside the runs in progress (budget_reserved, no run), or by a tripped window (kill_switch).
+    let reservedOut = 0;
     for (const res of answers.filter((r) => r.status === 429)) {
-      expect(await res.json()).toMatchObject({ error: 'kill_switch', kind: 'hour' });
+      const body = (await res.json()) as { error: string; kind?: string; budget?: string };
+      if (body.error === 'budget_reserved') {
+        reservedOut += 1;
+        expect(body.budget).toBe('hour');
+      } else expect(body).toMatchObject({ error: 'kill_switch', kind: 'hour' });
     }
 
     const runs = await store.db.query<{ status: string; stu: number; reserved_stu: number; failure_reason: string | null }>(
       `SELECT status, stu, reserved_stu, failure_reason FROM runs WHERE workspace_id = $1`,
       [workspaceId],
     );
+    expect(runs).toHaveLength(answers.length - reservedOut);
     const billed = runs.reduce((sum, r) => sum + r.stu, 0);
     expect(billed).toBeLessThanOrEqual(300);
     expect(runs.every((r) => r.status !== 'in_progress' && r.reserved_stu === 0)).toBe(true);

@@ -9,16 +9,20 @@
  * was charged plus what runs in progress hold (`reserved_stu`), so neither a limit nor the quota's
  * hard stop can be passed.
  *
- * - Kill switches: when the headroom is smaller than the worst case, the output cap shrinks to fit;
- *   a run that then uses its whole cap has crossed the limit and fails with `kill_switch:<scope>`.
- *   When even the input does not fit, the run crosses at once.
- * - A crossing *trips* the window (`tripped_at`: new invocations get `429 kill_switch` until the
- *   window ends) only when what was really charged in it is within `TRIP_MARGIN` of the limit, or
- *   leaves no room for the input of the run that asks (plus one output token).
- *   Reservations of other runs can shrink a cap early, but they are released when those runs end,
- *   so they never close the window for the rest of the hour.
+ * - Kill switches: when what was charged leaves less than the worst case, the output cap shrinks to
+ *   fit; a run that then uses its whole cap has crossed the limit and fails with `kill_switch:<scope>`.
+ *   When even the input does not fit, the run crosses at once, and an hour or day window *trips*
+ *   (`tripped_at`: new invocations get `429 kill_switch` until the window ends). A window also trips
+ *   when a run's charge brings it to its limit, or a crossing run's to within `TRIP_MARGIN` of it.
+ * - Reservations of other runs never shrink a cap nor trip a window: when the run fits the limits
+ *   and the quota but not beside what runs in progress hold, it is refused with `429
+ *   budget_reserved` (a few seconds' `Retry-After`, no run created), since that room comes back as
+ *   they end.
  * - Quota: an invocation is admitted only when its worst case fits under the hard stop together with
- *   the charged consumption and what runs in progress hold; otherwise `429 quota_exceeded`.
+ *   the charged consumption (else `429 quota_exceeded`) and what runs in progress hold (else `429
+ *   budget_reserved`).
+ * - The charge of a run never exceeds its reservation (execute.ts bills within it), so no limit nor
+ *   the hard stop is passed by what an engine reports.
  *
  * When a run ends (or is canceled, or swept after a crash) its reservation is released and what it
  * really consumed is charged (`settleBudget`).
@@ -41,6 +45,7 @@ import {
 } from '../usage/index.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db } from '../../store/db.ts';
+import { fail, type ServiceError } from '../../errors.ts';
 
 export interface BudgetSettings {
   limits: KillSwitchLimits;
@@ -69,6 +74,22 @@ export type ReservationResult =
       limitedBy: SpendingScope | null;
     }
   | { ok: false; windows: Windows; crossed: SpendingScope };
+
+/** `Retry-After` of `429 budget_reserved`: reservations are freed as runs end, within seconds for most. */
+export const BUDGET_RESERVED_RETRY_AFTER_SEC = 5;
+
+/**
+ * `429 budget_reserved`: the invocation fits the limits and the quota, but runs in progress hold the
+ * room it needs. Not a kill switch (none is engaged), and no run is created: the caller retries shortly.
+ */
+export function budgetReservedError(budget: 'quota' | 'hour' | 'day'): ServiceError {
+  return fail(
+    'budget_reserved',
+    'Runs in progress hold the budget this invocation needs; retry shortly or with a smaller maxTokens.',
+    { budget, retryAfterSec: BUDGET_RESERVED_RETRY_AFTER_SEC },
+    { 'Retry-After': String(BUDGET_RESERVED_RETRY_AFTER_SEC) },
+  );
+}
 
 /** A window's totals, read with its `numeric` STU columns cast to numbers (not the stored row's types). */
 interface WindowTotals {
@@ -123,29 +144,30 @@ export async function reserveBudget(
   );
   if (active) throw killSwitchError(active);
 
-  const headroom: [SpendingScope, number][] = [
-    ['run', limits.run],
-    ['hour', limits.hour - hour.spent - hour.reserved],
-    ['day', limits.day - day.spent - day.reserved],
-  ];
-  const [scope, room] = headroom.reduce((min, next) => (next[1] < min[1] ? next : min));
   const rate = settings.rates[input.alias];
-  const tokensInRoom = Math.floor(Math.max(0, room) / rate);
-  const outputRoom = tokensInRoom - input.inputTokens;
-  if (outputRoom < 1) {
-    // It trips only when the charged consumption alone leaves no room for this run's input and one
-    // token; when reservations of runs in progress fill the window, they free room as they end.
-    if (scope !== 'run') {
-      const charged = scope === 'hour' ? hour.spent : day.spent;
-      const smallest = stuForRun({ alias: input.alias, inputTokens: input.inputTokens, outputTokens: 1 }, settings.rates);
-      if (limits[scope] - charged < smallest || reachedLimit(charged, limits[scope])) await trip(tx, workspaceId, scope, windows, now);
-    }
-    return { ok: false, windows, crossed: scope };
+  /** Output tokens that fit in `stu` after this run's input. */
+  const outputWithin = (stu: number) => Math.floor(Math.max(0, stu) / rate) - input.inputTokens;
+  // What each limit leaves: by what was charged alone (the limit itself), and after what runs in progress hold.
+  const rooms: { scope: SpendingScope; charged: number; held: number }[] = [
+    { scope: 'run', charged: limits.run, held: limits.run },
+    { scope: 'hour', charged: limits.hour - hour.spent, held: limits.hour - hour.spent - hour.reserved },
+    { scope: 'day', charged: limits.day - day.spent, held: limits.day - day.spent - day.reserved },
+  ];
+  const binding = rooms.reduce((min, next) => (next.charged < min.charged ? next : min));
+  const byLimits = outputWithin(binding.charged);
+  if (byLimits < 1) {
+    // The limit itself leaves no room for this run's input and one token: the run crosses at once,
+    // and an hour or day window trips (every further run would cross it too).
+    if (binding.scope !== 'run') await trip(tx, workspaceId, binding.scope, windows, now);
+    return { ok: false, windows, crossed: binding.scope };
   }
-  const outputCap = Math.min(input.desiredOutput, outputRoom);
+  // Only the limit itself shrinks a cap (a run that uses all of a shrunk cap crosses it), never
+  // what other runs hold: that room comes back as they end.
+  const outputCap = Math.min(input.desiredOutput, byLimits);
   const reservedStu = stuForRun({ alias: input.alias, inputTokens: input.inputTokens, outputTokens: outputCap }, settings.rates);
-  if (period.consumed + period.reserved + reservedStu > hardstopStu(input.quota.allowanceStu)) {
-    // Counting what runs in progress hold, this run's worst case would pass the hard stop.
+  const hardstop = hardstopStu(input.quota.allowanceStu);
+  if (period.consumed + reservedStu > hardstop) {
+    // Even with no run in progress, this run's worst case would pass the hard stop (a smaller maxTokens may fit).
     const held = { ...quota, consumedStu: period.consumed + period.reserved };
     throw quotaExceededError({
       allowed: false,
@@ -155,8 +177,12 @@ export async function reserveBudget(
       retryAfterSec: Math.max(1, Math.ceil((resetAt(now).getTime() - now.getTime()) / 1000)),
     });
   }
+  // It fits the limits and the quota; only reservations of runs in progress keep it out: retry shortly.
+  const crowded = rooms.find((room) => room.scope !== 'run' && outputWithin(room.held) < outputCap);
+  if (crowded) throw budgetReservedError(crowded.scope === 'day' ? 'day' : 'hour');
+  if (period.consumed + period.reserved + reservedStu > hardstop) throw budgetReservedError('quota');
   await hold(tx, workspaceId, windows, reservedStu);
-  return { ok: true, windows, reservedStu, outputCap, limitedBy: outputCap < input.desiredOutput ? scope : null };
+  return { ok: true, windows, reservedStu, outputCap, limitedBy: outputCap < input.desiredOutput ? binding.scope : null };
 }
 
 /**
@@ -193,10 +219,12 @@ export async function settleBudget(
       RETURNING scope, spent_stu::float8 AS spent`,
     [workspaceId, windows.day, windows.hour, input.stu, input.reservedStu],
   );
-  const crossed = input.crossed;
-  if (crossed === 'hour' || crossed === 'day') {
-    const spent = Number(after.find((row) => row.scope === crossed)?.spent ?? 0);
-    if (reachedLimit(spent, input.limits[crossed])) await trip(tx, workspaceId, crossed, windows, input.now);
+  for (const scope of ['day', 'hour'] as const) {
+    const spent = Number(after.find((row) => row.scope === scope)?.spent ?? 0);
+    // A window spent up to its limit refuses new invocations whichever run got it there: it trips
+    // now, so the switch always reads with the time it engaged (`since`, `activeSince`).
+    if (spent >= input.limits[scope] || (input.crossed === scope && reachedLimit(spent, input.limits[scope])))
+      await trip(tx, workspaceId, scope, windows, input.now);
   }
 }
 
@@ -260,6 +288,20 @@ export async function killSwitchStatus(db: Db, workspaceId: string, now: Date, l
     };
   };
   return { manualSince: manual?.manual_since ?? null, manualReason: manual?.reason ?? null, hour: await read('hour'), day: await read('day') };
+}
+
+/**
+ * STU that engines reported beyond the reservations of the runs started in the current hour and day
+ * windows: recorded on the runs (`unbilled_stu`), never charged. For operators (`kill-switch status`).
+ */
+export async function unbilledInWindows(db: Db, workspaceId: string, now: Date): Promise<{ hour: number; day: number }> {
+  const windows = windowsOf(now);
+  const [row] = await db.query<{ hour: number; day: number }>(
+    `SELECT coalesce(sum(unbilled_stu) FILTER (WHERE window_hour = $3), 0)::float8 AS hour, coalesce(sum(unbilled_stu), 0)::float8 AS day
+       FROM runs WHERE workspace_id = $1 AND window_day = $2 AND unbilled_stu > 0`,
+    [workspaceId, windows.day, windows.hour],
+  );
+  return { hour: Number(row?.hour ?? 0), day: Number(row?.day ?? 0) };
 }
 
 /** Whether the manual switch was turned on after `since` (a run in progress is then stopped). */

@@ -4,7 +4,7 @@
  * whose leases a heartbeat renews.
  */
 import type { Clock } from '../../clock.ts';
-import type { Engines } from '../../engine/index.ts';
+import type { Engines, TokenUsage } from '../../engine/index.ts';
 import type { Redactor } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
@@ -13,6 +13,15 @@ import type { BudgetSettings } from './budget.ts';
 export interface Heartbeat {
   /** Starts renewing leases, if not already; it stops by itself once nothing executes. */
   start(): void;
+}
+
+export interface UnbilledEntry {
+  workspaceId: string;
+  runId: string;
+  alias: string;
+  billed: TokenUsage;
+  reported: TokenUsage;
+  unbilledStu: number;
 }
 
 export interface RunContext {
@@ -24,6 +33,8 @@ export interface RunContext {
   budget: BudgetSettings;
   leaseMs: number;
   logError?: ((error: unknown) => void) | undefined;
+  /** A run whose engine reported more than its reservation allowed (billed within it; the rest recorded). */
+  logUnbilled?: ((entry: UnbilledEntry) => void) | undefined;
   /** Runs executing in this process, by id. */
   executing: Map<string, AbortController>;
   heartbeat: Heartbeat;

@@ -14,6 +14,7 @@ import { appendTurns } from './conversation.ts';
 import { runCompletedEvent, runFailedEvent } from './events.ts';
 import { forgetInboundInput } from '../inbound-webhooks/run-queue.ts';
 import { endRun } from './recovery.ts';
+import { createOutputCap } from './output-cap.ts';
 import type { PendingRun } from './start.ts';
 import { writeSteps, type StepDraft } from './steps.ts';
 import { readRunRow, toRun, type Run } from './store.ts';
@@ -44,6 +45,9 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
   heartbeat.start();
 
   const redactor = redact.stream();
+  // The reservation is the ceiling of the run's cost: text beyond its output cap is cut here,
+  // whatever the engine was told (a provider may ignore max_tokens).
+  const cap = createOutputCap(run.outputCap);
   let raw = '';
   let usage: TokenUsage | undefined;
   let failure: unknown;
@@ -52,45 +56,59 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
     { kind: 'model_call', agentSlug: run.answeredBy, summary: `${run.alias} answered as ${getAgent(run.answeredBy)?.name ?? run.answeredBy}.` },
   ];
   try {
-    const events = engines[run.alias].stream({ ...run.request, signal: controller.signal, stream: Boolean(options.onDelta) });
-    for await (const event of events) {
-      switch (event.type) {
-        case 'text': {
-          raw += event.delta;
-          const out = redactor.push(event.delta);
-          if (out !== '' && options.onDelta) await options.onDelta(out);
-          break;
+    try {
+      const events = engines[run.alias].stream({ ...run.request, signal: controller.signal, stream: Boolean(options.onDelta) });
+      for await (const event of events) {
+        // Once cut, only the engine's usage report is still read (recorded, not billed beyond the cap).
+        if (cap.cut && event.type !== 'usage') continue;
+        switch (event.type) {
+          case 'text': {
+            const passed = cap.push(event.delta);
+            raw += passed;
+            const out = redactor.push(passed);
+            if (out !== '' && options.onDelta) await options.onDelta(out);
+            // Stop the engine: what it would still produce can be neither delivered nor billed.
+            if (cap.cut) controller.abort();
+            break;
+          }
+          case 'tool_call':
+            steps.push({
+              kind: 'tool_call',
+              agentSlug: run.answeredBy,
+              summary: `Called ${event.name}.`,
+              toolCall: { name: event.name, arguments: { ...event.arguments }, result: event.result, status: 'completed' },
+            });
+            break;
+          case 'draft':
+            steps.push({
+              kind: 'draft',
+              agentSlug: run.answeredBy,
+              summary: `Wrote a draft ${event.kind}: ${event.subject}`,
+              draft: { kind: event.kind, subject: event.subject, body: event.body },
+            });
+            break;
+          case 'approval_request':
+            steps.push({
+              kind: 'approval',
+              agentSlug: run.answeredBy,
+              summary: `Asked for approval: ${event.summary}`,
+              toolCall: { name: event.action, arguments: { summary: event.summary }, result: null, status: 'pending_approval' },
+              approval: { action: event.action, summary: event.summary },
+            });
+            break;
+          case 'usage':
+            usage = { inputTokens: event.inputTokens, outputTokens: event.outputTokens };
+            break;
         }
-        case 'tool_call':
-          steps.push({
-            kind: 'tool_call',
-            agentSlug: run.answeredBy,
-            summary: `Called ${event.name}.`,
-            toolCall: { name: event.name, arguments: { ...event.arguments }, result: event.result, status: 'completed' },
-          });
-          break;
-        case 'draft':
-          steps.push({
-            kind: 'draft',
-            agentSlug: run.answeredBy,
-            summary: `Wrote a draft ${event.kind}: ${event.subject}`,
-            draft: { kind: event.kind, subject: event.subject, body: event.body },
-          });
-          break;
-        case 'approval_request':
-          steps.push({
-            kind: 'approval',
-            agentSlug: run.answeredBy,
-            summary: `Asked for approval: ${event.summary}`,
-            toolCall: { name: event.action, arguments: { summary: event.summary }, result: null, status: 'pending_approval' },
-            approval: { action: event.action, summary: event.summary },
-          });
-          break;
-        case 'usage':
-          usage = { inputTokens: event.inputTokens, outputTokens: event.outputTokens };
-          break;
       }
+    } catch (err) {
+      // The abort that stopped the engine at the cap is ours, not a cancel nor a disconnect: the
+      // answer is complete up to the cap, and what the engine counted so far is its report.
+      if (!(cap.cut && err instanceof EngineError && err.reason === 'aborted' && !options.signal?.aborted)) throw err;
+      usage = { inputTokens: err.usage.inputTokens, outputTokens: Math.max(err.usage.outputTokens, cap.receivedTokens) };
     }
+    // Stopped at the cap without a report: what it sent is the least it produced.
+    if (!usage && cap.cut) usage = { inputTokens: run.inputTokens, outputTokens: cap.receivedTokens };
     // A stream that stops without its usage event broke upstream; never a complete answer.
     if (!usage) throw new EngineError('engine_error');
     const rest = redactor.end();
@@ -102,7 +120,8 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
     options.signal?.removeEventListener('abort', abort);
   }
 
-  const billed = usage ?? (await producedUsage(run, raw, failure));
+  const reported = usage ?? (await producedUsage(run, raw, failure));
+  const billed = withinReservation(run, reported, cap.cut);
   let reason: string | null = null;
   let crossed: SpendingScope | null = null;
   let canceled = false;
@@ -110,7 +129,7 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
     if (failure instanceof EngineError && failure.reason === 'aborted') canceled = true;
     else reason = failure instanceof EngineError ? failure.reason : 'internal_error';
     if (!(failure instanceof EngineError)) ctx.logError?.(failure);
-  } else if (run.limitedBy && billed.outputTokens >= run.outputCap) {
+  } else if (run.limitedBy && (cap.cut || billed.outputTokens >= run.outputCap)) {
     // The output was cut at the budget's edge: the run would have gone over the limit.
     crossed = run.limitedBy;
     reason = killSwitchReason(crossed);
@@ -121,7 +140,7 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
   const content = redact.text(raw);
   let final: Run;
   try {
-    final = await closeRun(ctx, run, { reason, canceled, crossed, usage: billed, content, steps });
+    final = await closeRun(ctx, run, { reason, canceled, crossed, usage: billed, reported, content, steps });
   } catch (err) {
     // The closing transaction failed (the store refused a write, or is down): end the run with a
     // smaller one, so it is never left in progress. If even that fails, its lease is no longer
@@ -136,12 +155,30 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
 }
 
 async function closeRun(
-  { db, clock, budget, redactor }: RunContext,
+  ctx: RunContext,
   run: PendingRun,
-  result: { reason: string | null; canceled: boolean; crossed: SpendingScope | null; usage: TokenUsage; content: string; steps: StepDraft[] },
+  result: {
+    reason: string | null;
+    canceled: boolean;
+    crossed: SpendingScope | null;
+    /** What is billed: within the reservation. */
+    usage: TokenUsage;
+    /** What the engine reported (or what was counted); beyond `usage` it is recorded, not billed. */
+    reported: TokenUsage;
+    content: string;
+    steps: StepDraft[];
+  },
 ): Promise<Run> {
+  const { db, clock, budget, redactor } = ctx;
   const now = clock.now();
   const stu = stuForRun({ alias: run.alias, ...result.usage }, budget.rates);
+  const unbilled = {
+    inputTokens: Math.max(0, result.reported.inputTokens - result.usage.inputTokens),
+    outputTokens: Math.max(0, result.reported.outputTokens - result.usage.outputTokens),
+  };
+  const unbilledStu = Math.max(0, stuForRun({ alias: run.alias, ...result.reported }, budget.rates) - stu);
+  if (unbilledStu > 0)
+    ctx.logUnbilled?.({ workspaceId: run.workspaceId, runId: run.runId, alias: run.alias, billed: result.usage, reported: result.reported, unbilledStu });
   return db.transaction(async (tx) => {
     const row = await readRunRow(tx, run.workspaceId, run.runId, true);
     // This instance stalled past its lease and the run was handed over again (an inbound run after
@@ -152,9 +189,22 @@ async function closeRun(
     const reason = status === 'failed' ? redactor.text(row.failure_reason ?? result.reason ?? 'internal_error') : row.failure_reason;
     await tx.query(
       `UPDATE runs SET status = $2, content = $3, failure_reason = $4, input_tokens = $5, output_tokens = $6, stu = $7,
-                       reserved_stu = 0, lease_until = NULL, updated_at = $8, completed_at = COALESCE(completed_at, $8)
+                       reserved_stu = 0, lease_until = NULL, updated_at = $8, completed_at = COALESCE(completed_at, $8),
+                       unbilled_input_tokens = $9, unbilled_output_tokens = $10, unbilled_stu = $11
         WHERE id = $1`,
-      [run.runId, status, status === 'completed' ? result.content : null, reason, result.usage.inputTokens, result.usage.outputTokens, stu, now],
+      [
+        run.runId,
+        status,
+        status === 'completed' ? result.content : null,
+        reason,
+        result.usage.inputTokens,
+        result.usage.outputTokens,
+        stu,
+        now,
+        unbilled.inputTokens,
+        unbilled.outputTokens,
+        unbilledStu,
+      ],
     );
     // What the row still holds: a cancel (on any instance) may already have released the reservation.
     await settleBudget(tx, {
@@ -208,4 +258,16 @@ async function producedUsage(run: PendingRun, raw: string, failure: unknown): Pr
   const began = outputTokens > 0 || reported.inputTokens > 0 || (failure instanceof EngineError && failure.reason === 'aborted');
   const inputTokens = began ? Math.max(reported.inputTokens, await countMessageTokensAsync(run.request.messages)) : 0;
   return { inputTokens, outputTokens };
+}
+
+/**
+ * What a run is billed: at most the tokens its reservation holds (the input estimate plus the
+ * output cap), so the charge never exceeds the reservation whatever the engine reports. The output
+ * is billed up to the cap (a run cut at the cap used all of it); the input as reported, within what
+ * the output left of the reservation (an engine whose tokenizer counts a few more prompt tokens
+ * than our estimate is billed them while the output leaves room). The rest is recorded as unbilled.
+ */
+function withinReservation(run: PendingRun, reported: TokenUsage, cut: boolean): TokenUsage {
+  const outputTokens = cut ? run.outputCap : Math.min(reported.outputTokens, run.outputCap);
+  return { inputTokens: Math.min(reported.inputTokens, run.inputTokens + run.outputCap - outputTokens), outputTokens };
 }

@@ -7,7 +7,7 @@ export { requestHash, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempo
 export { currentUsage } from './usage-store.ts';
 export { dailyUsage, type DailyUsage } from './daily-usage.ts';
 export { killSwitches, type KillSwitches } from './kill-switches.ts';
-export { killSwitchStatus, setManualKillSwitch, type BudgetSettings, type KillSwitchStatus } from './budget.ts';
+export { killSwitchStatus, setManualKillSwitch, unbilledInWindows, type BudgetSettings, type KillSwitchStatus } from './budget.ts';
 export { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
 export { runFailureError, streamErrorOf, type StreamErrorBody } from './outcome.ts';
 export { inboundRunExecutor, type InboundRunInput } from './inbound.ts';

@@ -14,18 +14,23 @@ export async function killSwitches(db: Db, workspaceId: string, now: Date, limit
   const status = await killSwitchStatus(db, workspaceId, now, limits);
   const windows = killSwitchWindows(now);
   const none = { since: null, reason: null, spentStu: null, reservedStu: null, windowStart: null, windowEnd: null };
-  const windowSwitch = (kind: 'hour' | 'day', w: WindowStatus) => ({
-    kind,
+  const windowSwitch = (kind: 'hour' | 'day', w: WindowStatus) => {
     // Tripped by a crossing run, or spent up to the limit by runs that ended: either way new invocations are refused.
-    engaged: w.trippedAt !== null || w.spentStu >= w.limitStu,
-    since: w.trippedAt?.toISOString() ?? null,
-    reason: null,
-    limitStu: w.limitStu,
-    spentStu: Math.round(w.spentStu),
-    reservedStu: Math.round(w.reservedStu),
-    windowStart: w.windowStart.toISOString(),
-    windowEnd: windows[kind].end.toISOString(),
-  });
+    const engaged = w.trippedAt !== null || w.spentStu >= w.limitStu;
+    return {
+      kind,
+      engaged,
+      // Settling trips a window spent to its limit (budget.ts), so `since` is the trip; a row spent
+      // before that rule (no trip recorded) reads as engaged since its window began, never null.
+      since: engaged ? (w.trippedAt ?? w.windowStart).toISOString() : null,
+      reason: null,
+      limitStu: w.limitStu,
+      spentStu: Math.round(w.spentStu),
+      reservedStu: Math.round(w.reservedStu),
+      windowStart: w.windowStart.toISOString(),
+      windowEnd: windows[kind].end.toISOString(),
+    };
+  };
   return {
     // The per-run limit stops one run at a time; it never refuses the workspace's next invocation.
     run: { kind: 'run', engaged: false, ...none, limitStu: limits.run },

@@ -65,6 +65,8 @@ export interface RunServiceDeps {
   budget: BudgetSettings;
   /** Failures of background runs that could not even be closed (the store is down). */
   logError?: (error: unknown) => void;
+  /** A run whose engine reported more than its reservation allowed (see execute.ts). */
+  logUnbilled?: RunContext['logUnbilled'];
   /**
    * Lease of a run being executed (RUN_LEASE_MS, 60 s by default). This instance renews it every
    * quarter of it; a run whose lease ran out is swept (see ./recovery.ts).
@@ -88,6 +90,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     budget: deps.budget,
     leaseMs,
     logError: deps.logError,
+    logUnbilled: deps.logUnbilled,
     executing,
     heartbeat: createHeartbeat(db, clock, leaseMs, executing, deps.logError),
   };
@@ -103,7 +106,8 @@ export function createRunService(deps: RunServiceDeps): RunService {
       started = await start(input);
     } catch (err) {
       // An adopted run already has an id the sender was given: it fails with the refusal's code.
-      if (input.existingRunId && err instanceof ServiceError) {
+      // Not for budget_reserved: the run waits in the queue and is handed over again (lease).
+      if (input.existingRunId && err instanceof ServiceError && err.code !== 'budget_reserved') {
         const reason = err.code === 'kill_switch' ? `kill_switch:${String(err.extras.kind)}` : err.code;
         await failRefused(input, input.existingRunId, reason);
         return { runId: input.existingRunId };

@@ -64,6 +64,9 @@ export interface PendingRun {
   readonly conversationId: string | null;
   readonly windows: Windows;
   readonly reservedStu: number;
+  /** Input tokens the reservation counted (our estimate): the most a run's input is billed. */
+  readonly inputTokens: number;
+  /** Output tokens the reservation holds: the most a run's output is billed, and where it is cut. */
   readonly outputCap: number;
   readonly limitedBy: SpendingScope | null;
   readonly createdAt: Date;
@@ -192,6 +195,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
         conversationId: input.conversationId ?? null,
         windows: reservation.windows,
         reservedStu: reservation.reservedStu,
+        inputTokens,
         outputCap: reservation.outputCap,
         limitedBy: reservation.limitedBy,
         createdAt: now,

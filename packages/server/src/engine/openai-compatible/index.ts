@@ -99,7 +99,9 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
     }
     const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal: request.signal });
     let usage: OpenAI.CompletionUsage | undefined;
+    let chunks = 0;
     for await (const chunk of stream) {
+      chunks += 1;
       if (chunk.usage) usage = chunk.usage;
       const delta = chunk.choices[0]?.delta?.content;
       if (typeof delta === 'string' && delta !== '') {
@@ -109,6 +111,9 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
     }
     // The client ends an aborted stream quietly; an aborted run must not look complete.
     if (request.signal?.aborted) throw new EngineError('aborted', spent());
+    // A 200 whose body holds no event at all (an HTML error page, plain text): the client parses
+    // nothing from it and ends quietly, but no answer came, so the run must fail, not complete empty.
+    if (chunks === 0) throw new EngineError('engine_error');
     yield usageEvent(usage, inputEstimate, text);
   } catch (error) {
     throw toEngineError(error, spent(), request.signal);
