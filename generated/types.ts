@@ -746,14 +746,14 @@ export interface paths {
         post?: never;
         /**
          * Remove a member
-         * @description Removes the member from the session's workspace and ends their sessions in it; their account stays for their other workspaces. Removing the last owner answers `403 forbidden`.
+         * @description Removes the member from the session's workspace and ends their sessions in it; their account stays for their other workspaces. Only an owner removes an owner; an admin removes admins and members (`403 role_forbidden` otherwise). Removing the last owner answers `403 forbidden`.
          */
         delete: operations["removeMember"];
         options?: never;
         head?: never;
         /**
          * Change a member's role
-         * @description Sets the member's role in the session's workspace. Taking the owner role from the last owner answers `403 forbidden`. A user who is not a member of this workspace answers `404 member_not_found`.
+         * @description Sets the member's role in the session's workspace. Roles are ordered member < admin < owner, and a change may not reach above the caller (`403 role_forbidden`): only an owner grants the owner role or changes an owner's role, an admin changes admins and members (itself included, downwards), and nobody raises their own role. Taking the owner role from the last owner answers `403 forbidden`. A user who is not a member of this workspace answers `404 member_not_found`.
          */
         patch: operations["updateMember"];
         trace?: never;
@@ -769,7 +769,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a member
-         * @description Creates a single-use invitation to the session's workspace, valid 7 days. The token is shown only in this answer. Inviting someone who is already a member answers `400 invalid_body`.
+         * @description Creates a single-use invitation to the session's workspace, valid 7 days. The token is shown only in this answer. Only an owner invites with the role `owner` (`403 role_forbidden` for an admin). Inviting someone who is already a member answers `400 invalid_body`.
          */
         post: operations["createInvitation"];
         delete?: never;
@@ -3611,6 +3611,19 @@ export interface components {
                 "application/json": components["schemas"]["TenantForbiddenError"] | components["schemas"]["RoleForbiddenError"];
             };
         };
+        /** @description The session may not make this change of members: `role_forbidden` for the role or inactive two-step verification, and for a change that reaches above the caller in the order of roles (member < admin < owner): only an owner grants the owner role (by a change or an invitation), changes or removes an owner; an admin manages admins and members; nobody raises their own role. `forbidden` for a change that would leave the workspace without an owner, or a write whose `X-CSRF-Token` is missing or wrong. */
+        MembersForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RoleForbiddenError"];
+            };
+        };
         /** @description No member of this workspace has this user id. */
         MemberNotFound: {
             headers: {
@@ -5720,7 +5733,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["MembersForbidden"];
             404: components["responses"]["MemberNotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5772,7 +5785,7 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["MembersForbidden"];
             404: components["responses"]["MemberNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
@@ -5819,7 +5832,7 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["MembersForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
