@@ -12,7 +12,7 @@ import { matchingStep } from './totp.ts';
 import { openTotpSecret } from './totp-secret.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { normalizeEmail, type Role, type UserWorkspace, userWorkspaces, zRole } from './users.ts';
-import { DEFAULT_RPM_LIMIT } from '../workspaces/standing.ts';
+import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../workspaces/standing.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 
 export const SESSION_COOKIE = 'service_session';
@@ -59,6 +59,8 @@ export interface AdminSession {
   csrfHash: string;
   /** The workspace's requests-per-minute ceiling: its sessions share the counter with its keys. */
   rpmLimit: number;
+  /** The workspace's standing: a session reads whatever it is, but writes only in good standing (middleware/auth). */
+  standing: WorkspaceStanding;
 }
 
 /** The user columns sign-in reads (generated/db.ts, from the migrations). */
@@ -152,10 +154,10 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         Pick<TableRow<'sessions'>, 'id' | 'user_id' | 'csrf_hash' | 'workspace_id'> &
           Pick<TableRow<'memberships'>, 'role'> &
           Pick<TableRow<'users'>, 'totp_enabled'> &
-          Pick<TableRow<'workspaces'>, 'rpm_limit'>
+          StandingColumns
       >(
         // The role is the user's in the session's workspace; a removed member's sessions there are gone.
-        `SELECT s.id, s.user_id, s.csrf_hash, s.workspace_id, m.role, u.totp_enabled, w.rpm_limit
+        `SELECT s.id, s.user_id, s.csrf_hash, s.workspace_id, m.role, u.totp_enabled, ${STANDING_COLUMNS}
          FROM sessions s JOIN users u ON u.id = s.user_id
            JOIN memberships m ON m.user_id = s.user_id AND m.workspace_id = s.workspace_id
            JOIN workspaces w ON w.id = s.workspace_id
@@ -170,7 +172,8 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         role: zRole.parse(row.role),
         totpEnabled: row.totp_enabled,
         csrfHash: row.csrf_hash,
-        rpmLimit: row.rpm_limit ?? DEFAULT_RPM_LIMIT,
+        rpmLimit: standingOf(row).rpmLimit,
+        standing: standingOf(row),
       };
     },
 
