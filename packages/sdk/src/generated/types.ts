@@ -257,7 +257,7 @@ export interface paths {
         put?: never;
         /**
          * Log in as an admin
-         * @description Opens an admin session with email, password and the current TOTP code (RFC 6238). Sets the `service_session` cookie and returns a `csrfToken` for admin writes. Wrong credentials of any kind answer `401 not_authenticated` without saying which part was wrong. Failed attempts within 15 minutes lock further attempts with `429 too_many_attempts` (and `Retry-After`): 5 for one email from one client address, 20 from one address over any emails, 100 for one email from all addresses together. A login from another address is judged by its own counts, so nobody can lock an admin out from elsewhere; a TOTP code sent a second time is refused but not counted.
+         * @description Opens an admin session with email, password and the current TOTP code (RFC 6238). Sets the `service_session` cookie and returns a `csrfToken` for admin writes. Wrong credentials of any kind answer `401 not_authenticated` without saying which part was wrong. Failed attempts within 15 minutes lock further attempts with `429 too_many_attempts` (and `Retry-After`): 5 for one email from one client address, 20 from one address over any emails. Past 100 failures for one email from all addresses together the email is under attack, which locks nobody out but leaves each address one attempt at that email (instead of 5) until the failures leave the window. A login from an address with no failure at the email is judged by its own counts, so the right password and TOTP code sign in whatever happens elsewhere; a TOTP code sent a second time is refused but not counted.
          */
         post: operations["login"];
         delete?: never;

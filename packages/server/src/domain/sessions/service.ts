@@ -19,17 +19,18 @@ export const SESSION_COOKIE = 'service_session';
 /** 12 hours, the contract's cookie Max-Age. */
 export const SESSION_TTL_MS = 12 * 3_600_000;
 /**
- * Failed logins within 15 minutes that lock further attempts (`too_many_attempts`):
+ * Failed logins within 15 minutes (`too_many_attempts` past them):
  * - 5 for one email from one source address: the guesses of one attacker at one account;
  * - 20 from one source address, whatever the emails: one address trying many accounts;
- * - 100 for one email from every address together: a backstop against guessing spread over many
- *   addresses, high enough that an attacker at a few addresses cannot lock the real admin out.
- * A login from another address is judged by its own counts, so the admin still signs in while
- * someone elsewhere is guessing. A TOTP code used a second time is refused but not counted (the
- * password and the code were right). The source is the client address the rate limiter uses
- * (TRUST_PROXY applies; an IPv6 client counts by its /64).
+ * - past 100 for one email from every address together, the email is under attack: this locks nobody
+ *   (a lock per email would let anyone lock the owner out from a few addresses), but each address then
+ *   gets `underAttack` (1) attempt at that email instead of 5. A clean address, one with no failure at the
+ *   email in the window, is still judged: the right password and a fresh TOTP code sign in, and a guesser
+ *   needs a new address (an IPv4 address, an IPv6 /64) for every guess, each needing password and code.
+ * A TOTP code used a second time is refused but not counted (the password and the code were right). The
+ * source is the client address the rate limiter uses (TRUST_PROXY applies; an IPv6 client counts by /64).
  */
-export const LOGIN_LIMITS = { emailAndSource: 5, source: 20, email: 100 } as const;
+export const LOGIN_LIMITS = { emailAndSource: 5, source: 20, email: 100, underAttack: 1 } as const;
 export const LOGIN_WINDOW_MS = 15 * 60_000;
 
 export interface Credentials {
@@ -87,21 +88,22 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
       await db.query(`DELETE FROM login_attempts WHERE (email = $1 OR source = $2) AND attempted_at <= $3`, [email, source, windowStart]);
       const attemptId = newId('att');
       await db.query(`INSERT INTO login_attempts (id, email, source, attempted_at) VALUES ($1, $2, $3, $4)`, [attemptId, email, source, now]);
-      const [tally] = await db.query<{ pair: number; by_source: number; by_email: number; pair_oldest: Date; source_oldest: Date; email_oldest: Date }>(
+      const [tally] = await db.query<{ pair: number; by_source: number; by_email: number; pair_oldest: Date; source_oldest: Date }>(
         `SELECT count(*) FILTER (WHERE email = $1 AND source = $2)::int AS pair,
                 count(*) FILTER (WHERE source = $2)::int AS by_source,
                 count(*) FILTER (WHERE email = $1)::int AS by_email,
                 min(attempted_at) FILTER (WHERE email = $1 AND source = $2) AS pair_oldest,
-                min(attempted_at) FILTER (WHERE source = $2) AS source_oldest,
-                min(attempted_at) FILTER (WHERE email = $1) AS email_oldest
+                min(attempted_at) FILTER (WHERE source = $2) AS source_oldest
            FROM login_attempts WHERE (email = $1 OR source = $2) AND attempted_at > $3`,
         [email, source, windowStart],
       );
-      const locked = [
-        tally!.pair > LOGIN_LIMITS.emailAndSource ? tally!.pair_oldest : null,
-        tally!.by_source > LOGIN_LIMITS.source ? tally!.source_oldest : null,
-        tally!.by_email > LOGIN_LIMITS.email ? tally!.email_oldest : null,
-      ].filter((since): since is Date => since !== null);
+      // The counts include this attempt. Under attack, any earlier attempt of this address at this email
+      // refuses it; the per-email count itself never refuses a clean address.
+      const underAttack = tally!.by_email > LOGIN_LIMITS.email;
+      const perPair = underAttack ? LOGIN_LIMITS.underAttack : LOGIN_LIMITS.emailAndSource;
+      const locked = [tally!.pair > perPair ? tally!.pair_oldest : null, tally!.by_source > LOGIN_LIMITS.source ? tally!.source_oldest : null].filter(
+        (since): since is Date => since !== null,
+      );
       if (locked.length > 0) {
         // A refused attempt is not a guess; it does not extend the lock.
         await db.query(`DELETE FROM login_attempts WHERE id = $1`, [attemptId]);
