@@ -1643,7 +1643,7 @@ export const zUpdateWorkspaceRequest = z.strictObject({
     quotaOverride: z.int().gte(1).lte(1000000000000).nullish(),
     status: zWorkspaceStatus.optional(),
     payment: z.enum(['completed']).optional()
-});
+}).refine((value) => Object.keys(value).length >= 1, { message: 'at least 1 field' });
 
 /**
  * OperatorUserResetRequest
@@ -2010,12 +2010,12 @@ export const zCreatedBeforeQuery = z.iso.datetime({ offset: true });
 /**
  * Page size, 1 to 200.
  */
-export const zLimitQuery = z.coerce.number().int().gte(1).lte(200).default(50);
+export const zLimitQuery = z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(1).lte(200)).default(50);
 
 /**
  * Number of runs to skip, 0 or more.
  */
-export const zOffsetQuery = z.coerce.number().int().gte(0).default(0);
+export const zOffsetQuery = z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(0)).default(0);
 
 /**
  * The run identifier returned by the invocation (`runId`).
@@ -2177,8 +2177,8 @@ export const zListRunsQuery = z.object({
     ]).optional(),
     createdAfter: z.iso.datetime({ offset: true }).optional(),
     createdBefore: z.iso.datetime({ offset: true }).optional(),
-    limit: z.coerce.number().int().gte(1).lte(200).optional().default(50),
-    offset: z.coerce.number().int().gte(0).optional().default(0)
+    limit: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(1).lte(200)).optional().default(50),
+    offset: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(0)).optional().default(0)
 });
 
 /**
@@ -2518,8 +2518,8 @@ export const zListDestinationDeliveriesQuery = z.object({
         'delivered',
         'failed'
     ]).optional(),
-    limit: z.coerce.number().int().gte(1).lte(200).optional().default(50),
-    offset: z.coerce.number().int().gte(0).optional().default(0)
+    limit: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(1).lte(200)).optional().default(50),
+    offset: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(0)).optional().default(0)
 });
 
 /**
@@ -2608,8 +2608,8 @@ export const zListApprovalsQuery = z.object({
         'expired',
         'all'
     ]).optional(),
-    limit: z.coerce.number().int().gte(1).lte(200).optional().default(50),
-    offset: z.coerce.number().int().gte(0).optional().default(0)
+    limit: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(1).lte(200)).optional().default(50),
+    offset: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(0)).optional().default(0)
 });
 
 /**
@@ -2872,8 +2872,8 @@ export const zListRunsV1Query = z.object({
     ]).optional(),
     createdAfter: z.iso.datetime({ offset: true }).optional(),
     createdBefore: z.iso.datetime({ offset: true }).optional(),
-    limit: z.coerce.number().int().gte(1).lte(200).optional().default(50),
-    offset: z.coerce.number().int().gte(0).optional().default(0)
+    limit: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(1).lte(200)).optional().default(50),
+    offset: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(0)).optional().default(0)
 });
 
 /**

@@ -220,9 +220,11 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     "   * From the operation's `x-` extensions: `privateBeta` (x-private-beta) reads as absent, 404, while the",
     '   * deployment is in private beta; `agentTargeted` (x-agent-targeted) takes a target agent, so a key bound',
     '   * to that agent may call it; `anyRole` (x-any-role) is open to every signed-in role; `inboundWebhook`',
-    '   * (x-inbound-webhook) is a signed inbound event route (its unparsable body is `payload_invalid`).',
+    '   * (x-inbound-webhook) is a signed inbound event route (its unparsable body is `payload_invalid`);',
+    '   * `standingExempt` (x-standing-exempt) is a session write still allowed in a workspace that is suspended',
+    '   * or whose payment is pending (every other session write answers 403 tenant_forbidden / 402 payment_not_completed).',
     '   */',
-    '  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean; operations: boolean };',
+    '  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean; operations: boolean; standingExempt: boolean };',
     '  request: {',
     '    params?: ZodType;',
     '    query?: ZodType;',
@@ -293,6 +295,7 @@ const POLICY_EXTENSIONS = [
   ['x-any-role', 'anyRole'],
   ['x-inbound-webhook', 'inboundWebhook'],
   ['x-operations', 'operations'],
+  ['x-standing-exempt', 'standingExempt'],
 ] as const;
 
 /** The body cap of an operation whose request body sets no `x-body-limit` (documented in the overview). */

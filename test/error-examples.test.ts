@@ -406,6 +406,20 @@ const ENTITY_PATH = /\{(run_id|id|approval_id|workspace_id)\}|^\/inbound-webhook
 /** The routes a workspace's own credentials call: its standing (suspended, unpaid) decides them. */
 const TENANT_CREDENTIAL = (route: RouteSpec) => ['apiKey', 'mcpToken', 'inboundSignature'].includes(schemeOf(route));
 
+/** A session write that a suspended or unpaid workspace refuses (not x-standing-exempt). */
+const STANDING_BOUND_WRITE = (route: RouteSpec) => schemeOf(route) === 'adminSession' && isWrite(route) && !route.policy.standingExempt;
+
+/** The admin's own request while its workspace has the given standing; restored afterwards. */
+async function asOwnWorkspaceIn(route: RouteSpec, standing: { status: string; payment: string }): Promise<Response> {
+  const call = await baseCall(route);
+  await t.db.query(`UPDATE workspaces SET status = $2, payment = $3 WHERE id = $1`, [t.workspaceId, standing.status, standing.payment]);
+  try {
+    return await send(call);
+  } finally {
+    await t.db.query(`UPDATE workspaces SET status = 'active', payment = 'completed' WHERE id = $1`, [t.workspaceId]);
+  }
+}
+
 /**
  * The same request made with the second workspace's credential (key, MCP token or inbound webhook)
  * while that workspace has the given standing; restored afterwards.
@@ -608,6 +622,20 @@ const PROVOKERS: Provoker[] = [
     on: TENANT_CREDENTIAL,
     how: 'a credential of a workspace the operator suspended',
     provoke: (route) => asOtherWorkspace(route, { status: 'suspended', payment: 'completed' }),
+  },
+  {
+    status: 402,
+    code: 'payment_not_completed',
+    on: STANDING_BOUND_WRITE,
+    how: "the owner's session writing while the workspace's payment is pending",
+    provoke: (route) => asOwnWorkspaceIn(route, { status: 'active', payment: 'pending' }),
+  },
+  {
+    status: 403,
+    code: 'tenant_forbidden',
+    on: STANDING_BOUND_WRITE,
+    how: "the owner's session writing while the operator has suspended the workspace",
+    provoke: (route) => asOwnWorkspaceIn(route, { status: 'suspended', payment: 'completed' }),
   },
   // 403
   {

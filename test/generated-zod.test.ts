@@ -67,6 +67,19 @@ describe('numeric parameters are coerced from strings', () => {
     ['limit not an integer', { limit: '1.5' }],
     ['limit not a number', { limit: 'ten' }],
     ['negative offset', { offset: '-1' }],
+    // Only plain decimal digits are a number in a parameter (issue 20: 0x10 and ' 5' were read as 16 and 5).
+    ['limit in hexadecimal', { limit: '0x10' }],
+    ['limit in octal', { limit: '0o10' }],
+    ['limit in binary', { limit: '0b10' }],
+    ['limit with a leading space', { limit: ' 5' }],
+    ['limit with a trailing space', { limit: '5 ' }],
+    ['limit with a tab', { limit: '\t5' }],
+    ['limit with an exponent', { limit: '1e1' }],
+    ['limit with a plus sign', { limit: '+5' }],
+    ['limit with a decimal point', { limit: '5.0' }],
+    ['limit as Infinity', { limit: 'Infinity' }],
+    ['empty limit', { limit: '' }],
+    ['offset past the safe integers', { offset: '99999999999999999999' }],
   ])('refuses %s', (_name, input) => {
     expect(query.safeParse(input).success).toBe(false);
   });
@@ -74,10 +87,48 @@ describe('numeric parameters are coerced from strings', () => {
   it('coerces the component parameters too', () => {
     expect(zod.zLimitQuery.parse('7')).toBe(7);
     expect(zod.zOffsetQuery.parse('0')).toBe(0);
+    expect(zod.zLimitQuery.safeParse('0x10').success).toBe(false);
+  });
+
+  it('every numeric parameter of the contract refuses text that is not plain decimal', () => {
+    const numeric = routes.flatMap((r) =>
+      (['query', 'params', 'headers'] as const).flatMap((part) => {
+        const shape = (r.request[part] as { shape?: Record<string, ZodType> } | undefined)?.shape ?? {};
+        return Object.entries(shape)
+          .filter(([, schema]) => schema.safeParse('1').success && schema.safeParse('2').data === 2)
+          .map(([name, schema]) => ({ where: `${r.operationId} ${part}.${name}`, schema }));
+      }),
+    );
+    expect(numeric.length).toBeGreaterThan(5);
+    for (const { where, schema } of numeric) {
+      for (const text of ['0x1', ' 1', '1 ', '1e0', '+1', '1.0']) expect(schema.safeParse(text).success, `${where} took '${text}'`).toBe(false);
+    }
   });
 
   it('leaves body integers strict (JSON carries numbers, a string is a client error)', () => {
     expect(zod.zInferenceRequest.safeParse(inference({ maxTokens: '800' })).success).toBe(false);
+  });
+});
+
+describe('minProperties and maxProperties', () => {
+  it('an empty update of a workspace is refused (minProperties: 1), one field is enough', () => {
+    const body = route('updateWorkspace').request.body!.schema;
+    expect(body.safeParse({}).success).toBe(false);
+    expect(body.safeParse({ name: 'Acme' }).success).toBe(true);
+    expect(zod.zUpdateWorkspaceRequest.safeParse({}).success).toBe(false);
+  });
+
+  it('every schema of the contract with minProperties or maxProperties enforces it', () => {
+    const bounded = Object.entries<Json>(bundle.components.schemas).filter(
+      ([, schema]) => schema.minProperties !== undefined || schema.maxProperties !== undefined,
+    );
+    expect(bounded.length).toBeGreaterThan(0);
+    for (const [name, schema] of bounded) {
+      const validator = schemas[`z${name}`]!;
+      if (schema.minProperties > 0) expect(validator.safeParse({}).success, `${name} took {}`).toBe(false);
+      const example = schema.examples?.[0];
+      if (example) expect(validator.safeParse(example).success, `${name} refused its example`).toBe(true);
+    }
   });
 });
 

@@ -19,7 +19,7 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 
 let t: TestApp;
 
-const policy = { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false };
+const policy = { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false };
 
 // Synthetic routes beside the contract's: one not built, one that crashes, one behind an MCP token.
 const extraRoutes: RouteSpec[] = [

@@ -153,6 +153,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
           security: route.security,
           agentTargeted: route.policy.agentTargeted,
           anyRole: route.policy.anyRole,
+          standingExempt: route.policy.standingExempt,
         }),
         raisedIp,
       ),

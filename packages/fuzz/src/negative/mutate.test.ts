@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadDocument } from '../contract/document.ts';
 import { Rng } from '../random.ts';
 import { createValidator } from '../schema/validator.ts';
-import { mutate } from './mutate.ts';
+import { listMutations, mutate } from './mutate.ts';
 
 const doc = loadDocument(new URL('../../test/fixtures/mini.openapi.json', import.meta.url).pathname);
 const validator = createValidator(doc);
@@ -66,5 +66,21 @@ describe('mutate', () => {
     const a = mutate(REQ, VALID, { root: doc, rng: new Rng(9), stillValid: judge(REQ) });
     const b = mutate(REQ, VALID, { root: doc, rng: new Rng(9), stillValid: judge(REQ) });
     expect(a).toEqual(b);
+  });
+
+  it('writes a number parameter in forms Number() reads but the contract does not (issue 20: limit=0x10, limit= 5)', () => {
+    const schema = { type: 'integer', minimum: 1, maximum: 200 };
+    const readBack = (v: unknown) => (typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v);
+    const texts = listMutations(schema, 5, { root: doc, location: 'query', stillValid: (v) => validator.isValid(schema, readBack(v)) }).map((m) => m.value);
+    for (const text of ['0x5', ' 5', '5 ', '5e0', '+5']) expect(texts).toContain(text);
+    // A header's surrounding whitespace is stripped by HTTP: not negative data there.
+    const headers = listMutations(schema, 5, { root: doc, location: 'header', stillValid: (v) => validator.isValid(schema, readBack(v)) }).map((m) => m.value);
+    expect(headers).not.toContain(' 5');
+  });
+
+  it('empties an object below minProperties (issue 20: PATCH /operator/workspaces/{id} with {})', () => {
+    const schema = { type: 'object', minProperties: 1, additionalProperties: false, properties: { name: { type: 'string' } } };
+    const values = listMutations(schema, { name: 'Acme' }, { root: doc, stillValid: judge(schema) }).map((m) => m.value);
+    expect(values).toContainEqual({});
   });
 });

@@ -98,6 +98,9 @@ function collect(rawSchema: unknown, value: unknown, path: (string | number)[], 
   if (typeof value === 'string' || types.includes('string')) stringMutations(schema, typeof value === 'string' ? value : '', at);
   if (typeof value === 'number' || types.includes('integer') || types.includes('number'))
     numberMutations(schema, typeof value === 'number' ? value : 0, types, at);
+  if ((o.location === 'query' || o.location === 'path') && (types.includes('integer') || types.includes('number'))) {
+    numberTextMutations(typeof value === 'number' ? value : 1, at);
+  }
 
   if (Array.isArray(value)) {
     if (typeof schema.minItems === 'number' && schema.minItems > 0)
@@ -170,6 +173,26 @@ function numberMutations(schema: JsonObject, current: number, types: string[], a
   const m = schema.multipleOf;
   if (typeof m === 'number') at(() => current + m / 2 + (integer ? 1 : 0), `number that is not a multiple of ${m}`);
   if (integer) at(() => current + 0.5, 'fraction where an integer is expected');
+}
+
+/**
+ * A number parameter arrives as text, and only plain decimal digits are a number: JavaScript's Number() also
+ * reads hexadecimal, octal, binary, surrounding whitespace, an exponent and a plus sign (issue 20: `limit=0x10`
+ * and `limit= 5` were accepted). Not for headers: HTTP strips a header value's surrounding whitespace.
+ */
+function numberTextMutations(current: number, at: (apply: Candidate['apply'], d: string) => void): void {
+  const n = Math.abs(Math.trunc(current)) || 1;
+  for (const [text, what] of [
+    [`0x${n.toString(16)}`, 'hexadecimal'],
+    [`0o${n.toString(8)}`, 'octal'],
+    [`0b${n.toString(2)}`, 'binary'],
+    [` ${n}`, 'a leading space'],
+    [`${n} `, 'a trailing space'],
+    [`${n}e0`, 'an exponent'],
+    [`+${n}`, 'a plus sign'],
+  ] as const) {
+    at(() => text, `number written in ${what} where plain decimal text is expected`);
+  }
 }
 
 function differentFrom(value: unknown): unknown {

@@ -166,7 +166,9 @@ function coerce(raw: string | string[], schema: Record<string, unknown>, root: u
     return parts.map((p) => coerce(p, items, root));
   }
   const text = Array.isArray(raw) ? raw[raw.length - 1]! : raw;
-  if ((types.includes('integer') || types.includes('number')) && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(text)) return Number(text);
+  // Plain decimal only, as the contract reads a number parameter: '1e1', '0x10' or ' 5' stay text (invalid).
+  if (types.includes('integer') && /^-?\d+$/.test(text)) return Number(text);
+  if (types.includes('number') && /^-?\d+(\.\d+)?$/.test(text)) return Number(text);
   if (types.includes('boolean') && (text === 'true' || text === 'false')) return text === 'true';
   if (types.includes('null') && (text === 'null' || text === '')) return null;
   if (types.includes('object') && !types.includes('string')) {

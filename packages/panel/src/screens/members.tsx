@@ -37,6 +37,8 @@ export function MembersScreen() {
       list.reload();
     } catch (err) {
       setError(err);
+      // A refused role change (403 role_forbidden) must not leave the select showing a role the member does not have.
+      list.reload();
     }
   }
 

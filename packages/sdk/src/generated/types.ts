@@ -257,7 +257,7 @@ export interface paths {
         put?: never;
         /**
          * Log in as an admin
-         * @description Opens an admin session with email, password and the current TOTP code (RFC 6238). Sets the `service_session` cookie and returns a `csrfToken` for admin writes. Wrong credentials of any kind answer `401 not_authenticated` without saying which part was wrong. Failed attempts within 15 minutes lock further attempts with `429 too_many_attempts` (and `Retry-After`): 5 for one email from one client address, 20 from one address over any emails, 100 for one email from all addresses together. A login from another address is judged by its own counts, so nobody can lock an admin out from elsewhere; a TOTP code sent a second time is refused but not counted.
+         * @description Opens an admin session with email, password and the current TOTP code (RFC 6238). Sets the `service_session` cookie and returns a `csrfToken` for admin writes. Wrong credentials of any kind answer `401 not_authenticated` without saying which part was wrong. Failed attempts within 15 minutes lock further attempts with `429 too_many_attempts` (and `Retry-After`): 5 for one email from one client address, 20 from one address over any emails. Past 100 failures for one email from all addresses together the email is under attack, which locks nobody out but leaves each address one attempt at that email (instead of 5) until the failures leave the window. A login from an address with no failure at the email is judged by its own counts, so the right password and TOTP code sign in whatever happens elsewhere; a TOTP code sent a second time is refused but not counted.
          */
         post: operations["login"];
         delete?: never;
@@ -746,14 +746,14 @@ export interface paths {
         post?: never;
         /**
          * Remove a member
-         * @description Removes the member from the session's workspace and ends their sessions in it; their account stays for their other workspaces. Removing the last owner answers `403 forbidden`.
+         * @description Removes the member from the session's workspace and ends their sessions in it; their account stays for their other workspaces. Only an owner removes an owner; an admin removes admins and members (`403 role_forbidden` otherwise). Removing the last owner answers `403 forbidden`.
          */
         delete: operations["removeMember"];
         options?: never;
         head?: never;
         /**
          * Change a member's role
-         * @description Sets the member's role in the session's workspace. Taking the owner role from the last owner answers `403 forbidden`. A user who is not a member of this workspace answers `404 member_not_found`.
+         * @description Sets the member's role in the session's workspace. Roles are ordered member < admin < owner, and a change may not reach above the caller (`403 role_forbidden`): only an owner grants the owner role or changes an owner's role, an admin changes admins and members (itself included, downwards), and nobody raises their own role. Taking the owner role from the last owner answers `403 forbidden`. A user who is not a member of this workspace answers `404 member_not_found`.
          */
         patch: operations["updateMember"];
         trace?: never;
@@ -769,7 +769,7 @@ export interface paths {
         put?: never;
         /**
          * Invite a member
-         * @description Creates a single-use invitation to the session's workspace, valid 7 days. The token is shown only in this answer. Inviting someone who is already a member answers `400 invalid_body`.
+         * @description Creates a single-use invitation to the session's workspace, valid 7 days. The token is shown only in this answer. Only an owner invites with the role `owner` (`403 role_forbidden` for an admin). Inviting someone who is already a member answers `400 invalid_body`.
          */
         post: operations["createInvitation"];
         delete?: never;
@@ -3675,6 +3675,19 @@ export interface components {
                 "application/json": components["schemas"]["RoleForbiddenError"];
             };
         };
+        /** @description The session may not make this write: `role_forbidden` for the role or inactive two-step verification, `forbidden` for a write whose `X-CSRF-Token` is missing or wrong, `tenant_forbidden` while the operator has suspended the workspace (a session still signs in and reads; the writes marked `x-standing-exempt` stay open). A pending payment answers `402 payment_not_completed` instead. */
+        AdminWriteForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RoleForbiddenError"] | components["schemas"]["TenantForbiddenError"];
+            };
+        };
         /** @description The admin may not manage keys: `role_forbidden` for the role or inactive two-step verification, `forbidden` for a write whose `X-CSRF-Token` is missing or wrong. */
         AdminForbidden: {
             headers: {
@@ -3755,6 +3768,19 @@ export interface components {
                 "application/json": components["schemas"]["TenantForbiddenError"] | components["schemas"]["RoleForbiddenError"];
             };
         };
+        /** @description The session may not remove this member: `role_forbidden` for the role or inactive two-step verification, and for an admin removing an owner (only an owner removes an owner); `forbidden` for the last owner, or a write whose `X-CSRF-Token` is missing or wrong. Removing a member stays open while the workspace is suspended or unpaid. */
+        MemberRemovalForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RoleForbiddenError"];
+            };
+        };
         /** @description No member of this workspace has this user id. */
         MemberNotFound: {
             headers: {
@@ -3766,6 +3792,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["MemberNotFoundError"];
+            };
+        };
+        /** @description The session may not make this change of members: `role_forbidden` for the role or inactive two-step verification, and for a change that reaches above the caller in the order of roles (member < admin < owner): only an owner grants the owner role (by a change or an invitation), changes or removes an owner; an admin manages admins and members; nobody raises their own role. `forbidden` for a change that would leave the workspace without an owner, or a write whose `X-CSRF-Token` is missing or wrong. `tenant_forbidden` for a change of role or an invitation while the operator has suspended the workspace (removing a member stays open). */
+        MembersForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RoleForbiddenError"] | components["schemas"]["TenantForbiddenError"];
             };
         };
         /** @description The single-use token or link has expired or was already used. */
@@ -4563,7 +4602,8 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4659,7 +4699,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4822,7 +4863,8 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -4966,7 +5008,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5048,7 +5091,8 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5096,7 +5140,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5192,7 +5237,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5240,7 +5286,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5288,7 +5335,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5483,7 +5531,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["AgentNotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5702,7 +5751,8 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
@@ -5749,7 +5799,8 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5877,7 +5928,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            403: components["responses"]["MemberRemovalForbidden"];
             404: components["responses"]["MemberNotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -5929,7 +5980,8 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["MembersForbidden"];
             404: components["responses"]["MemberNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
@@ -5976,7 +6028,8 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["MembersForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -6866,7 +6919,8 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -6962,7 +7016,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

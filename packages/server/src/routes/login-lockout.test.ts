@@ -2,11 +2,13 @@
  * The failed-login lock over app.request, with client addresses from X-Forwarded-For (TRUST_PROXY
  * 1): wrong passwords for an email from one address lock that address out of that email, but not
  * the admin signing in from another address; one address guessing across emails is locked too;
- * and a TOTP code sent a second time is refused without counting as a failure.
+ * guessing spread over many addresses does not lock the owner out (issue 20) but leaves each address
+ * one guess at that email; and a TOTP code sent a second time is refused without counting as a failure.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { totpCode } from '../domain/sessions/totp.ts';
 import { LOGIN_LIMITS } from '../domain/sessions/service.ts';
+import { clientKey } from '../middleware/rate-limit/index.ts';
 import { createTestApp, type TestApp } from '../testing.ts';
 
 describe('failed-login lock', () => {
@@ -52,6 +54,50 @@ describe('failed-login lock', () => {
     expect((await login('203.0.113.77')).status).toBe(429);
     expect((await login('198.51.100.5')).status).toBe(200);
   });
+
+  it('guessing spread over many addresses does not lock the owner out: a clean address with the right password and code gets in', async () => {
+    // Issue 20: 105 wrong logins over 21 addresses (IPv6, one /56: each /64 is an address of its own).
+    const attackers = Array.from({ length: 21 }, (_, i) => `2001:db8:0:${(0x1200 + i).toString(16)}::1`);
+    // The first 20 addresses' 100 failures as the store records them (each real one costs a scrypt: minutes
+    // on a loaded machine); the 21st address's five go over the API, and cross the per-email count.
+    for (const [n, from] of attackers.slice(0, 20).entries()) {
+      for (let i = 0; i < LOGIN_LIMITS.emailAndSource; i += 1) {
+        await t.db.query(`INSERT INTO login_attempts (id, email, source, attempted_at) VALUES ($1, $2, $3, $4)`, [
+          `att_seed_${n}_${i}`,
+          t.admin.email,
+          clientKey(from),
+          t.clock.now(),
+        ]);
+      }
+    }
+    const last = [];
+    for (let i = 0; i < LOGIN_LIMITS.emailAndSource; i += 1) last.push((await wrong(attackers[20]!)).status);
+
+    nextStep();
+    const owner = await login('198.51.100.20');
+    expect(owner.status).toBe(200);
+    expect(await owner.json()).toMatchObject({ user: { email: t.admin.email } });
+    // The 21st address was refused from its second guess on: one guess per address while the email is
+    // under attack (before the fix, the 101st failure locked the email for everyone).
+    expect(last).toEqual([401, 429, 429, 429, 429]);
+
+    // The attackers' addresses stay throttled, even with the right password.
+    nextStep();
+    for (const from of attackers.slice(0, 3)) {
+      const res = await login(from);
+      expect(res.status).toBe(429);
+      expect(await res.json()).toMatchObject({ error: 'too_many_attempts' });
+    }
+    // While the email is under attack, a new address gets one guess at it, not five.
+    const fresh = '2001:db8:0:1300::1';
+    expect((await wrong(fresh)).status).toBe(401);
+    const second = await wrong(fresh);
+    expect(second.status).toBe(429);
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(0);
+    // And the owner still signs in from yet another clean address.
+    nextStep();
+    expect((await login('192.0.2.200')).status).toBe(200);
+  }, 120_000);
 
   it('a TOTP code sent a second time is refused, and does not count toward the lock', async () => {
     for (let i = 0; i < LOGIN_LIMITS.emailAndSource - 1; i += 1) expect((await wrong('192.0.2.1')).status).toBe(401);

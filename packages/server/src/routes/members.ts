@@ -21,13 +21,13 @@ const listMembers: Handler<'listMembers'> = async (c, _input, { db }) => {
 };
 
 const updateMember: Handler<'updateMember'> = async (c, { params, body }, { db }) => {
-  const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await update(db, workspaceId, params.user_id, body.role) };
+  const { workspaceId, userId } = authOf(c, 'adminSession');
+  return { status: 200, body: await update(db, workspaceId, userId, params.user_id, body.role) };
 };
 
 const removeMember: Handler<'removeMember'> = async (c, { params }, { db }) => {
-  const { workspaceId } = authOf(c, 'adminSession');
-  await remove(db, workspaceId, params.user_id);
+  const { workspaceId, userId } = authOf(c, 'adminSession');
+  await remove(db, workspaceId, userId, params.user_id);
   return { status: 204 };
 };
 

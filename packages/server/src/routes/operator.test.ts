@@ -106,6 +106,18 @@ describe('workspaces', () => {
     expect(zOperatorWorkspaceList.parse(await (await operator('GET', '/operator/workspaces')).json()).data).toHaveLength(before);
   });
 
+  it('validation follows the contract exactly: an empty update (minProperties 1) and a limit that is not plain decimal are 400', async () => {
+    const empty = await operator('PATCH', `/operator/workspaces/${t.workspaceId}`, {});
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toMatchObject({ error: 'invalid_body' });
+    for (const limit of ['0x10', '%205', '1e1', '+5']) {
+      const res = await withKey(t.apiKey, 'GET', `/v1/runs?limit=${limit}`);
+      expect(res.status, limit).toBe(400);
+      expect(await res.json()).toMatchObject({ error: 'invalid_request' });
+    }
+    expect((await withKey(t.apiKey, 'GET', '/v1/runs?limit=5')).status).toBe(200);
+  });
+
   it('an unknown workspace is not_found on get, update and delete', async () => {
     const id = 'wksp_AAAAAAAAAAAAAAAAAAAA';
     for (const [method, body] of [['GET'], ['PATCH', { rpmLimit: 10 }], ['DELETE']] as const) {

@@ -2,6 +2,11 @@
  * @module The members of a workspace: list, change a role, remove; and invitations, single-use and
  * valid 7 days, which a person accepts with a new account or with the password of the one they have.
  * A workspace always keeps an owner: the last one can be neither demoted nor removed.
+ *
+ * Roles are ordered member < admin < owner, and a change may not reach above the one who makes it
+ * (`403 role_forbidden`): only an owner grants the owner role (by a change or an invitation), changes
+ * or removes an owner; an admin manages admins and members; nobody raises their own role. Otherwise
+ * an admin could make itself owner and then remove the owners (the workspace taken from its owner).
  */
 import type { Clock } from '../../clock.ts';
 import type { Schema } from '../../contract.ts';
@@ -37,48 +42,81 @@ export async function listMembers(db: Db, workspaceId: string): Promise<Member[]
   return rows.map(toMember);
 }
 
+const RANK: Record<Role, number> = { member: 0, admin: 1, owner: 2 };
+
 /**
- * The workspace's memberships locked for a change, and the one of `userId`.
+ * The workspace's memberships locked for a change: the one of `userId` and the role of `actorId`, read
+ * under the same lock, so a concurrent demotion of the actor cannot be overtaken.
  * @throws member_not_found when the user is not a member of the workspace
  */
-async function lockMembers(tx: Db, workspaceId: string, userId: string): Promise<{ target: MemberRow; owners: number }> {
+async function lockMembers(tx: Db, workspaceId: string, userId: string, actorId: string): Promise<{ target: MemberRow; actor: Role; owners: number }> {
   const rows = await tx.query<MemberRow>(
     `SELECT ${MEMBER_COLUMNS} FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 ORDER BY m.user_id FOR UPDATE OF m`,
     [workspaceId],
   );
+  const actorRow = rows.find((row) => row.user_id === actorId);
+  // Removed (or demoted to member) since the session was checked: no power over anyone.
+  if (!actorRow || actorRow.role === 'member') throw fail('role_forbidden', 'Managing members needs an owner or admin with two-step verification active.');
   const target = rows.find((row) => row.user_id === userId);
   if (!target) throw fail('member_not_found', 'No member of this workspace has this id.');
-  return { target, owners: rows.filter((row) => row.role === 'owner').length };
+  return { target, actor: zRole.parse(actorRow.role), owners: rows.filter((row) => row.role === 'owner').length };
 }
 
 const LAST_OWNER = 'A workspace keeps at least one owner: make another member an owner first.';
+const OWNER_ONLY = 'Only an owner may grant the owner role, or change or remove an owner.';
+const NOT_SELF = 'Nobody may raise their own role.';
 
-/** @throws member_not_found, forbidden when it would leave the workspace without an owner */
-export async function updateMember(db: Db, workspaceId: string, userId: string, role: Role): Promise<Member> {
+/**
+ * The order of roles: `role` is the new role (null for a removal).
+ * @throws role_forbidden when the change reaches above the actor
+ */
+function requireMayManage(actor: Role, actorId: string, target: MemberRow, role: Role | null): void {
+  if (role !== null && target.user_id === actorId && RANK[role] > RANK[zRole.parse(target.role)]) throw fail('role_forbidden', NOT_SELF);
+  if (actor === 'owner') return;
+  if (target.role === 'owner' || role === 'owner') throw fail('role_forbidden', OWNER_ONLY);
+}
+
+/** @throws member_not_found, role_forbidden (the order of roles), forbidden when it would leave the workspace without an owner */
+export async function updateMember(db: Db, workspaceId: string, actorId: string, userId: string, role: Role): Promise<Member> {
   return db.transaction(async (tx) => {
-    const { target, owners } = await lockMembers(tx, workspaceId, userId);
+    const { target, actor, owners } = await lockMembers(tx, workspaceId, userId, actorId);
+    requireMayManage(actor, actorId, target, role);
     if (target.role === 'owner' && role !== 'owner' && owners === 1) throw fail('forbidden', LAST_OWNER);
     await tx.query(`UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND user_id = $2`, [workspaceId, userId, role]);
     return toMember({ ...target, role });
   });
 }
 
-/** Removes the membership and the user's sessions in this workspace. @throws member_not_found, forbidden (last owner) */
-export async function removeMember(db: Db, workspaceId: string, userId: string): Promise<void> {
+/**
+ * Removes the membership and the user's sessions in this workspace.
+ * @throws member_not_found, role_forbidden (an admin removing an owner), forbidden (last owner)
+ */
+export async function removeMember(db: Db, workspaceId: string, actorId: string, userId: string): Promise<void> {
   await db.transaction(async (tx) => {
-    const { target, owners } = await lockMembers(tx, workspaceId, userId);
+    const { target, actor, owners } = await lockMembers(tx, workspaceId, userId, actorId);
+    requireMayManage(actor, actorId, target, null);
     if (target.role === 'owner' && owners === 1) throw fail('forbidden', LAST_OWNER);
     await tx.query(`DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [workspaceId, userId]);
     await tx.query(`DELETE FROM sessions WHERE workspace_id = $1 AND user_id = $2`, [workspaceId, userId]);
   });
 }
 
-/** A single-use invitation; the token is in the answer and nowhere else. @throws invalid_body for someone already a member */
+/**
+ * A single-use invitation; the token is in the answer and nowhere else.
+ * @throws role_forbidden when someone other than an owner invites an owner, invalid_body for someone already a member
+ */
 export async function createInvitation(
   db: Db,
   clock: Clock,
   input: { workspaceId: string; invitedBy: string; email: string; role: Role },
 ): Promise<Invitation> {
+  if (input.role === 'owner') {
+    const [inviter] = await db.query<Pick<TableRow<'memberships'>, 'role'>>(`SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [
+      input.workspaceId,
+      input.invitedBy,
+    ]);
+    if (inviter?.role !== 'owner') throw fail('role_forbidden', 'Only an owner may invite an owner.');
+  }
   const email = normalizeEmail(input.email);
   const member = await db.query(`SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 AND lower(u.email) = $2`, [
     input.workspaceId,

@@ -12,24 +12,25 @@ import { matchingStep } from './totp.ts';
 import { openTotpSecret } from './totp-secret.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { normalizeEmail, type Role, type UserWorkspace, userWorkspaces, zRole } from './users.ts';
-import { DEFAULT_RPM_LIMIT } from '../workspaces/standing.ts';
+import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../workspaces/standing.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 
 export const SESSION_COOKIE = 'service_session';
 /** 12 hours, the contract's cookie Max-Age. */
 export const SESSION_TTL_MS = 12 * 3_600_000;
 /**
- * Failed logins within 15 minutes that lock further attempts (`too_many_attempts`):
+ * Failed logins within 15 minutes (`too_many_attempts` past them):
  * - 5 for one email from one source address: the guesses of one attacker at one account;
  * - 20 from one source address, whatever the emails: one address trying many accounts;
- * - 100 for one email from every address together: a backstop against guessing spread over many
- *   addresses, high enough that an attacker at a few addresses cannot lock the real admin out.
- * A login from another address is judged by its own counts, so the admin still signs in while
- * someone elsewhere is guessing. A TOTP code used a second time is refused but not counted (the
- * password and the code were right). The source is the client address the rate limiter uses
- * (TRUST_PROXY applies; an IPv6 client counts by its /64).
+ * - past 100 for one email from every address together, the email is under attack: this locks nobody
+ *   (a lock per email would let anyone lock the owner out from a few addresses), but each address then
+ *   gets `underAttack` (1) attempt at that email instead of 5. A clean address, one with no failure at the
+ *   email in the window, is still judged: the right password and a fresh TOTP code sign in, and a guesser
+ *   needs a new address (an IPv4 address, an IPv6 /64) for every guess, each needing password and code.
+ * A TOTP code used a second time is refused but not counted (the password and the code were right). The
+ * source is the client address the rate limiter uses (TRUST_PROXY applies; an IPv6 client counts by /64).
  */
-export const LOGIN_LIMITS = { emailAndSource: 5, source: 20, email: 100 } as const;
+export const LOGIN_LIMITS = { emailAndSource: 5, source: 20, email: 100, underAttack: 1 } as const;
 export const LOGIN_WINDOW_MS = 15 * 60_000;
 
 export interface Credentials {
@@ -61,6 +62,8 @@ export interface AdminSession {
   rpmLimit: number;
   /** The workspace's raised per-address ceiling (null: the default per-IP limit). */
   ipRpmLimit: number | null;
+  /** The workspace's standing: a session reads whatever it is, but writes only in good standing (middleware/auth). */
+  standing: WorkspaceStanding;
 }
 
 /** The user columns sign-in reads (generated/db.ts, from the migrations). */
@@ -87,21 +90,22 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
       await db.query(`DELETE FROM login_attempts WHERE (email = $1 OR source = $2) AND attempted_at <= $3`, [email, source, windowStart]);
       const attemptId = newId('att');
       await db.query(`INSERT INTO login_attempts (id, email, source, attempted_at) VALUES ($1, $2, $3, $4)`, [attemptId, email, source, now]);
-      const [tally] = await db.query<{ pair: number; by_source: number; by_email: number; pair_oldest: Date; source_oldest: Date; email_oldest: Date }>(
+      const [tally] = await db.query<{ pair: number; by_source: number; by_email: number; pair_oldest: Date; source_oldest: Date }>(
         `SELECT count(*) FILTER (WHERE email = $1 AND source = $2)::int AS pair,
                 count(*) FILTER (WHERE source = $2)::int AS by_source,
                 count(*) FILTER (WHERE email = $1)::int AS by_email,
                 min(attempted_at) FILTER (WHERE email = $1 AND source = $2) AS pair_oldest,
-                min(attempted_at) FILTER (WHERE source = $2) AS source_oldest,
-                min(attempted_at) FILTER (WHERE email = $1) AS email_oldest
+                min(attempted_at) FILTER (WHERE source = $2) AS source_oldest
            FROM login_attempts WHERE (email = $1 OR source = $2) AND attempted_at > $3`,
         [email, source, windowStart],
       );
-      const locked = [
-        tally!.pair > LOGIN_LIMITS.emailAndSource ? tally!.pair_oldest : null,
-        tally!.by_source > LOGIN_LIMITS.source ? tally!.source_oldest : null,
-        tally!.by_email > LOGIN_LIMITS.email ? tally!.email_oldest : null,
-      ].filter((since): since is Date => since !== null);
+      // The counts include this attempt. Under attack, any earlier attempt of this address at this email
+      // refuses it; the per-email count itself never refuses a clean address.
+      const underAttack = tally!.by_email > LOGIN_LIMITS.email;
+      const perPair = underAttack ? LOGIN_LIMITS.underAttack : LOGIN_LIMITS.emailAndSource;
+      const locked = [tally!.pair > perPair ? tally!.pair_oldest : null, tally!.by_source > LOGIN_LIMITS.source ? tally!.source_oldest : null].filter(
+        (since): since is Date => since !== null,
+      );
       if (locked.length > 0) {
         // A refused attempt is not a guess; it does not extend the lock.
         await db.query(`DELETE FROM login_attempts WHERE id = $1`, [attemptId]);
@@ -154,10 +158,10 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         Pick<TableRow<'sessions'>, 'id' | 'user_id' | 'csrf_hash' | 'workspace_id'> &
           Pick<TableRow<'memberships'>, 'role'> &
           Pick<TableRow<'users'>, 'totp_enabled'> &
-          Pick<TableRow<'workspaces'>, 'rpm_limit' | 'ip_rpm_limit'>
+          StandingColumns
       >(
         // The role is the user's in the session's workspace; a removed member's sessions there are gone.
-        `SELECT s.id, s.user_id, s.csrf_hash, s.workspace_id, m.role, u.totp_enabled, w.rpm_limit, w.ip_rpm_limit
+        `SELECT s.id, s.user_id, s.csrf_hash, s.workspace_id, m.role, u.totp_enabled, ${STANDING_COLUMNS}
          FROM sessions s JOIN users u ON u.id = s.user_id
            JOIN memberships m ON m.user_id = s.user_id AND m.workspace_id = s.workspace_id
            JOIN workspaces w ON w.id = s.workspace_id
@@ -172,8 +176,9 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         role: zRole.parse(row.role),
         totpEnabled: row.totp_enabled,
         csrfHash: row.csrf_hash,
-        rpmLimit: row.rpm_limit ?? DEFAULT_RPM_LIMIT,
-        ipRpmLimit: row.ip_rpm_limit,
+        rpmLimit: standingOf(row).rpmLimit,
+        ipRpmLimit: standingOf(row).ipRpmLimit,
+        standing: standingOf(row),
       };
     },
 

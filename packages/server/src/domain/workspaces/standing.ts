@@ -1,7 +1,9 @@
 /**
  * @module A workspace's standing, checked on every request made with one of its credentials (API key,
  * MCP token, inbound webhook): suspended by the operator → `403 tenant_forbidden`; payment pending →
- * `402 payment_not_completed`. Admin sessions are not refused, so that admins can still sign in and read.
+ * `402 payment_not_completed`. A session still signs in and reads (usage, runs: what is owed and what ran),
+ * and makes only the writes the contract marks `x-standing-exempt` (stop, revoke, leave); middleware/auth
+ * refuses its other writes with the same codes.
  * The standing travels with the credential's lookup (one join), and every change of it bumps the key
  * caches' version, so it holds on every instance from the next request.
  */

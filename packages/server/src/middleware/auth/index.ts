@@ -9,7 +9,9 @@
  * - mcpToken: `Authorization: Bearer service_mcp_…`; missing_bearer, not_authenticated, scope_required.
  * - operatorToken: `Authorization: Bearer <operator token>`; missing_bearer, not_authenticated.
  * - A key's or MCP token's workspace must be in good standing: suspended → tenant_forbidden, payment
- *   pending → payment_not_completed (domain/workspaces/standing.ts), checked before the scopes.
+ *   pending → payment_not_completed (domain/workspaces/standing.ts), checked before the scopes. A session
+ *   reads in any standing, but writes in bad standing only where the operation is `x-standing-exempt` (the
+ *   writes that stop, revoke or leave): checked here, once, so no handler can forget it.
  * - inboundSignature: not here; those routes are mounted behind their own front, middleware/inbound.
  *   Should one reach this middleware it answers 501 not_implemented (fail-closed: no check, no entry).
  */
@@ -40,6 +42,8 @@ export interface AuthenticateOptions {
   agentTargeted?: boolean;
   /** The session route that any signed-in user may call (logout), whatever the role. */
   anyRole?: boolean;
+  /** A session write still allowed while the workspace is suspended or its payment pending (x-standing-exempt). */
+  standingExempt?: boolean;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -77,7 +81,12 @@ export function authenticate(services: AuthServices, options: AuthenticateOption
       case 'adminSession': {
         const session = await services.sessions.authenticate(getCookie(c, SESSION_COOKIE));
         if (!options.anyRole) requireAdmin(session);
-        if (!SAFE_METHODS.has(c.req.method)) requireCsrf(session, c.req.header('x-csrf-token'));
+        if (!SAFE_METHODS.has(c.req.method)) {
+          requireCsrf(session, c.req.header('x-csrf-token'));
+          // Signing in and reading stay possible (usage, runs, what to settle); creating credentials,
+          // integrations, members or spending does not.
+          if (!options.standingExempt) requireGoodStanding(session.standing);
+        }
         const auth: Auth = {
           scheme,
           workspaceId: session.workspaceId,
