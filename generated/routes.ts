@@ -1392,7 +1392,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/workspace/members/{user_id}/reset',
     operationId: 'resetMember',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
     request: { params: zResetMemberPath, headers: zResetMemberHeaders, body: { contentType: 'application/json', schema: zResetMemberBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zAccountReset, customerData: ['email'] },
@@ -1411,7 +1411,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/account-resets/redeem',
     operationId: 'redeemAccountReset',
     security: [],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
     request: { headers: zRedeemAccountResetHeaders, body: { contentType: 'application/json', schema: zRedeemAccountResetBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zAccountResetRedeemed, customerData: ['email'] },
@@ -1515,7 +1515,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/operator/users/resets',
     operationId: 'createUserReset',
     security: [{ scheme: 'operatorToken', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
     request: { headers: zCreateUserResetHeaders, body: { contentType: 'application/json', schema: zCreateUserResetBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zAccountReset, customerData: ['email'] },
