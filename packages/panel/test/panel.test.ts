@@ -378,6 +378,47 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     expect(await page.getByRole('button', { name: /^Reset password \/ two-step of admin@example.com/ }).count()).toBe(0);
   });
 
+  it('an admin cannot raise itself to owner nor change the owner: the refusal is named and the roles stay', async () => {
+    // The owner invites an admin through the Members screen.
+    await open('Members');
+    await page.getByLabel('Email', { exact: true }).fill('second-admin@example.com');
+    await page.getByLabel('Role', { exact: true }).selectOption('admin');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    const token = await page.getByRole('textbox', { name: 'Invitation token for second-admin@example.com' }).inputValue();
+    const password = 'an-admin-password-of-some-length';
+    const accepted = await fetch(`${h.url}/invitations/accept`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, password }),
+    });
+    expect(accepted.status).toBe(200);
+    const { email, totpSecret } = (await accepted.json()) as { email: string; totpSecret: string };
+    await page.getByRole('button', { name: 'Done' }).click();
+
+    const { context, page: adminPage } = await h.newPage();
+    await signIn(adminPage, { email, password, totpSecret });
+    await adminPage.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await adminPage.getByRole('navigation', { name: 'Panel' }).getByRole('link', { name: 'Members', exact: true }).click();
+    const ownRole = adminPage.getByRole('combobox', { name: `Role of ${email}` });
+    await ownRole.waitFor();
+    for (const [select, to, stays] of [
+      [ownRole, 'owner', 'admin'],
+      [adminPage.getByRole('combobox', { name: 'Role of admin@example.com' }), 'member', 'owner'],
+    ] as const) {
+      const answer = adminPage.waitForResponse((r) => r.url().includes('/workspace/members/') && r.request().method() === 'PATCH');
+      await select.selectOption(to);
+      expect((await answer).status()).toBe(403);
+      await expect.poll(() => adminPage.getByRole('alert').textContent(), SLOW).toContain('role_forbidden');
+      // The list is read again: the select shows the role the member really has.
+      await expect.poll(() => select.inputValue(), SLOW).toBe(stays);
+    }
+    await context.close();
+    // The owner's view, read again from the server: nothing changed.
+    await page.getByRole('button', { name: 'Refresh members' }).click();
+    await expect.poll(() => page.getByRole('combobox', { name: `Role of ${email}` }).inputValue(), SLOW).toBe('admin');
+    expect(await page.getByRole('combobox', { name: 'Role of admin@example.com' }).inputValue()).toBe('owner');
+  });
+
   it('switches the workspace: a member of the other one, the admin screens are gone', async () => {
     const switcher = page.getByRole('combobox', { name: 'Workspace' });
     const defaultWorkspace = await switcher.inputValue();

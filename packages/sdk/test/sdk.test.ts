@@ -92,7 +92,7 @@ beforeAll(async () => {
   writeFileSync(caFile, certificate.cert);
   live = await startLiveServer({
     port: PORT,
-    // Prelude costs 2,000 STU a token, so two held runs nearly fill the starter quota (quota_exceeded below).
+    // Prelude costs 2,000 STU a token, so two completed runs of ~460 tokens nearly fill the starter quota (quota_exceeded below).
     env: { TRUST_PROXY: '1', STU_RATE_PRELUDE: '2000', WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '100', NODE_EXTRA_CA_CERTS: caFile },
     setup: (cli) => cli('plan', 'set', 'starter'),
   });
@@ -289,29 +289,6 @@ describe('errors from the real server', () => {
     expect(error).toMatchObject({ status: 503, code: 'service_unavailable' });
     expect((error as ServiceError).headers.get('retry-after')).toBe('30');
   });
-
-  it('429: QuotaExceededError with policy, pctConsumed and resetAt, and no retry', async () => {
-    // Two runs held in progress reserve their worst case (Prelude, 450 tokens, 2,000 STU each); a third
-    // would pass the hard stop of the starter quota.
-    const hold = (i: number) =>
-      client.inference
-        .create({ alias: 'Prelude', maxTokens: 450, messages: [{ role: 'user', content: `Hold ${i} [[hang]]` }] }, { maxRetries: 0 })
-        .catch((e: unknown) => e);
-    const holds = [hold(1)];
-    await until(async () => (await client.runs.list({ status: 'in_progress' })).total === 1, 'the first held run');
-    holds.push(hold(2));
-    await until(async () => (await client.runs.list({ status: 'in_progress' })).total === 2, 'the second held run');
-    const requests: string[] = [];
-    const counted = new ServiceClient({ apiKey: live.init.apiKey, baseURL: live.url, fetch: countingFetch(requests) });
-    const error = await caught(counted.inference.create({ alias: 'Prelude', maxTokens: 450, messages: [{ role: 'user', content: 'One more' }] }));
-    expect(error).toBeInstanceOf(QuotaExceededError);
-    expect(error).toMatchObject({ status: 429, code: 'quota_exceeded', policy: 'hardstop' });
-    expect(typeof (error as QuotaExceededError).pctConsumed).toBe('number');
-    expect(Date.parse((error as QuotaExceededError).resetAt!)).toBeGreaterThan(Date.now());
-    expect(requests).toEqual(['POST /v1/inference']);
-    for (const run of (await client.runs.list({ status: 'in_progress' })).data) await client.runs.cancel(run.id);
-    await Promise.all(holds);
-  });
 });
 
 describe('retries (through a loopback proxy)', () => {
@@ -455,5 +432,36 @@ describe('switches set by the operator (server restarted)', () => {
     const error = await caught(client.agents.message('marketing', ask('Plan a campaign.')));
     expect(error).toBeInstanceOf(PermissionError);
     expect(error).toMatchObject({ status: 403, code: 'agent_disabled', agentSlug: 'marketing', reason: 'Quarter close' });
+  });
+});
+
+// Last: it spends the starter quota up to its hard stop, which every invocation after it would meet.
+describe('the quota spent (manual switch off again)', () => {
+  beforeAll(async () => {
+    await live.stop();
+    live.cli('kill-switch', 'off');
+    await live.start();
+  }, 60_000);
+
+  it('429: QuotaExceededError with policy, pctConsumed and resetAt, and no retry', async () => {
+    // Prelude costs 2,000 STU a token and the starter quota's hard stop is 2.4 M STU. A completed run of ~460
+    // input tokens is charged ~0.93 M (under the 1 M per-run limit); after two, a third passes the hard stop on
+    // what is charged (not merely reserved by runs in progress: that is budget_reserved, and retried).
+    const heavy = { alias: 'Prelude' as const, maxTokens: 16, messages: [{ role: 'user' as const, content: 'invoice '.repeat(450) }] };
+    for (let i = 0; i < 2; i += 1) {
+      const spent = await client.inference.create(heavy, { maxRetries: 0 }).catch((e: unknown) => e);
+      if (spent instanceof Error) {
+        expect(spent).toBeInstanceOf(QuotaExceededError);
+        break;
+      }
+    }
+    const requests: string[] = [];
+    const counted = new ServiceClient({ apiKey: live.init.apiKey, baseURL: live.url, fetch: countingFetch(requests) });
+    const error = await caught(counted.inference.create(heavy));
+    expect(error).toBeInstanceOf(QuotaExceededError);
+    expect(error).toMatchObject({ status: 429, code: 'quota_exceeded', policy: 'hardstop' });
+    expect(typeof (error as QuotaExceededError).pctConsumed).toBe('number');
+    expect(Date.parse((error as QuotaExceededError).resetAt!)).toBeGreaterThan(Date.now());
+    expect(requests).toEqual(['POST /v1/inference']);
   });
 });
