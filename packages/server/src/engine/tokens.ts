@@ -115,6 +115,22 @@ export async function countMessageTokensAsync(messages: readonly EngineMessage[]
 }
 
 /**
+ * {@link truncateToTokens} without pauses, for a short text (the output cap's pieces, at most a few
+ * hundred characters), where there is nothing to pause for and a caller must not wait.
+ */
+export function truncateShortText(text: string, maxTokens: number): string {
+  const tokens = encode(text, AS_TEXT);
+  if (tokens.length <= maxTokens) return text;
+  for (let keep = Math.max(0, maxTokens); keep > 0; ) {
+    const prefix = decode(tokens.slice(0, keep)).replace(/\uFFFD+$/, '');
+    const over = countTextTokens(prefix) - maxTokens;
+    if (over <= 0) return prefix;
+    keep -= over;
+  }
+  return '';
+}
+
+/**
  * The longest prefix of `text` that counts at most `maxTokens` (as {@link countTextTokens}
  * counts), pausing for the event loop. Cuts on a token boundary and drops a trailing partial
  * character, re-checking the count because re-encoding a prefix can differ; each re-check drops

@@ -10,7 +10,7 @@
  * so it is recounted exactly, once the sum reaches the cap, before anything is cut: an answer
  * within the cap passes whole.
  */
-import { countTextTokens, truncateToTokens } from '../../engine/index.ts';
+import { countTextTokens, truncateShortText } from '../../engine/index.ts';
 
 const PIECE_CHARS = 512;
 
@@ -43,7 +43,7 @@ export function createOutputCap(capTokens: number): OutputCap {
           // cap shrinks with every recount, so they stay few (logarithmic in the cap).
           const exact = countTextTokens(passedText + piece);
           if (exact > capTokens) {
-            const kept = truncateToTokens(piece, Math.max(0, capTokens - countTextTokens(passedText)));
+            const kept = truncateShortText(piece, Math.max(0, capTokens - countTextTokens(passedText)));
             passedText += kept;
             passed = countTextTokens(passedText);
             out += kept;
