@@ -3820,7 +3820,7 @@ export interface components {
                 "application/json": components["schemas"]["ExpiredError"];
             };
         };
-        /** @description The reset is not allowed: `role_forbidden` when the session's role is not owner or admin or its two-step verification is inactive; `forbidden` when the CSRF token is missing or wrong, when an admin names an owner (only an owner resets an owner), when the member is the session's own user, or when the account also belongs to another workspace (the operator resets it: `service users reset-password`). */
+        /** @description The reset is not allowed: `role_forbidden` when the session's role is not owner or admin or its two-step verification is inactive; `forbidden` when the CSRF token is missing or wrong, when an admin names an owner (only an owner resets an owner), when the member is the session's own user, or when the account also belongs to another workspace (the operator resets it: `service users reset-password`); `tenant_forbidden` while the operator has suspended the workspace (a reset issues a credential). */
         ResetForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3830,7 +3830,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["RoleForbiddenError"];
+                "application/json": components["schemas"]["RoleForbiddenError"] | components["schemas"]["TenantForbiddenError"];
             };
         };
         /** @description The operator token is missing or wrong. */
@@ -6123,6 +6123,7 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ResetForbidden"];
             404: components["responses"]["MemberNotFound"];
             413: components["responses"]["PayloadTooLarge"];
