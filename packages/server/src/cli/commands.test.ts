@@ -37,6 +37,8 @@ describe('the command table', () => {
         'totp',
         'users add',
         'users list',
+        'users reset-password',
+        'users reset-totp',
         'webhooks inbound create',
         'webhooks inbound list',
         'webhooks inbound pause',
