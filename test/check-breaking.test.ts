@@ -474,7 +474,9 @@ describe('the script against the real contract', () => {
     const lines = result.stderr.split('\n').filter((line) => line.startsWith('  - '));
     // A field added since the release is named beside the removed one ("new beside it: …"), as a rename hint.
     const line = lines.find((l) => l.startsWith('  - GET /runs — response 200 application/json body.data[].conversationId: '));
-    expect(line).toMatch(/: response field "conversationId" removed or renamed (\(new beside it: [^)]+\) )?\(#\/components\/schemas\/Run\/properties\/conversationId\)$/);
+    expect(line).toMatch(
+      /: response field "conversationId" removed or renamed (\(new beside it: [^)]+\) )?\(#\/components\/schemas\/Run\/properties\/conversationId\)$/,
+    );
     expect(lines.length).toBeGreaterThan(1);
     expect(lines.every((line) => line.includes('"conversationId" removed or renamed'))).toBe(true);
     expect(result.stderr).toContain(`## [${release.version.major + 1}.0.0]`);
