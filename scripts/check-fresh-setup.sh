@@ -15,15 +15,24 @@ esac
 fresh_home="$(mktemp -d "${TMPDIR:-/tmp}/fresh-home.XXXXXX")"
 [ "${1:-}" = "--keep" ] || trap 'rm -rf "$fresh_home"' EXIT
 
-# The machine's PATH without any folder that holds pnpm or a Node of major 24 or later.
+# The machine's PATH without pnpm or a Node of major 24 or later. A folder that holds one of them (often
+# /usr/bin, beside the system's node and npm) is replaced by a folder of links to everything else in it.
+is_node24() { [ "$("$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -ge 24 ]; }
+shims="$fresh_home/.path-shims"
 clean_path=""
 IFS=':' read -r -a dirs <<<"$PATH"
 for dir in "${dirs[@]}"; do
   [ -n "$dir" ] && [ -d "$dir" ] || continue
-  [ -e "$dir/pnpm" ] && continue
-  if [ -x "$dir/node" ]; then
-    major="$("$dir/node" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
-    [ "$major" -ge 24 ] && continue
+  if [ -e "$dir/pnpm" ] || { [ -x "$dir/node" ] && is_node24 "$dir/node"; }; then
+    shim="$shims/$(printf '%s' "$dir" | tr '/' '_')"
+    mkdir -p "$shim"
+    for file in "$dir"/*; do
+      name="$(basename "$file")"
+      case "$name" in pnpm | pnpx | pn | pnx) continue ;; esac
+      [ "$name" = node ] && is_node24 "$file" && continue
+      [ -x "$file" ] && [ ! -d "$file" ] && ln -s "$file" "$shim/$name"
+    done
+    dir="$shim"
   fi
   clean_path="${clean_path:+$clean_path:}$dir"
 done
