@@ -1,5 +1,5 @@
 /**
- * @module Test helper: an app on an in-memory PGlite with a fake clock, an initialised workspace
+ * @module Test helper: an app on a fresh in-memory store (a schema of the process's one PGlite) with a fake clock, an initialised workspace
  * (admin with TOTP, a key with every scope) and shortcuts to sign in and to issue keys.
  */
 import { fixedClock } from './clock.ts';
@@ -8,7 +8,7 @@ import { totpCode } from './domain/sessions/totp.ts';
 import { initWorkspace, type InitResult } from './domain/workspaces/init.ts';
 import type { OpenDb } from './store/db.ts';
 import { randomBase62 } from './random.ts';
-import { openStore } from './store/open.ts';
+import { openMemoryStore } from './store/testing.ts';
 
 export interface TestApp extends InitResult {
   app: ReturnType<typeof createApp>['app'];
@@ -23,7 +23,7 @@ export interface TestApp extends InitResult {
 }
 
 export async function createTestApp(options: { db?: OpenDb; deps?: Partial<Deps>; app?: AppOptions } = {}): Promise<TestApp> {
-  const db = options.db ?? (await openStore());
+  const db = options.db ?? (await openMemoryStore());
   const clock = fixedClock('2026-06-01T09:00:00Z');
   const { app, services } = createApp({ db, clock, logError: () => {}, ...options.deps }, options.app);
   // A distinct admin per app, so several test apps can share one store; sealed with the app's box.

@@ -4,6 +4,7 @@
  * listener. Labels carry no run id, no raw path and no secret.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { openMemoryStore } from '../store/testing.ts';
 import { createTestApp, type TestApp } from '../testing.ts';
 import { createMetrics, METRICS_CONTENT_TYPE, type Metrics } from './index.ts';
 import { startMetricsServer } from './server.ts';
@@ -21,8 +22,7 @@ function sample(text: string, name: string, labels = ''): number | undefined {
 }
 
 async function appWithMetrics(limiter?: TestApp['services']['limiter']): Promise<{ t: TestApp; metrics: Metrics }> {
-  const { openStore } = await import('../store/open.ts');
-  const db = await openStore();
+  const db = await openMemoryStore();
   const metrics = createMetrics({ db });
   t = await createTestApp({ db, deps: { metrics, ...(limiter ? { limiter } : {}) } });
   return { t, metrics };

@@ -12,7 +12,7 @@ import { RESET_MAX_FAILURES, RESET_TTL_MS } from '../domain/sessions/resets.ts';
 import { ephemeralSecretKey } from '../domain/webhooks/secret-box.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import type { OpenDb } from '../store/db.ts';
-import { openStore } from '../store/open.ts';
+import { openMemoryStore } from '../store/testing.ts';
 import { createTestApp, type TestApp } from '../testing.ts';
 
 let db: OpenDb;
@@ -34,7 +34,7 @@ interface Person {
 }
 
 beforeAll(async () => {
-  db = await openStore();
+  db = await openMemoryStore();
   // Two instances of one deployment share its SECRET_KEY (the TOTP secrets are sealed with it).
   const secretKey = ephemeralSecretKey();
   a = await createTestApp({ db, deps: { webhooks: { secretKey } } });

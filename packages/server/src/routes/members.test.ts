@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zInvitation, zInvitationAccepted, zMemberList, zSessionWorkspaces } from '../../../../generated/zod.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import type { OpenDb } from '../store/db.ts';
-import { openStore } from '../store/open.ts';
+import { openMemoryStore } from '../store/testing.ts';
 import { createTestApp, type TestApp } from '../testing.ts';
 
 let db: OpenDb;
@@ -23,7 +23,7 @@ interface Session {
 }
 
 beforeAll(async () => {
-  db = await openStore();
+  db = await openMemoryStore();
   [a, b, third] = [await createTestApp({ db }), await createTestApp({ db }), await createTestApp({ db })];
   ownerA = await a.login();
   ownerB = await b.login();

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateWorkspace } from '../../domain/workspaces/index.ts';
 import type { OpenDb } from '../../store/db.ts';
-import { openStore } from '../../store/open.ts';
+import { openMemoryStore } from '../../store/testing.ts';
 import { createTestApp, type TestApp } from '../../testing.ts';
 import { PER_IP } from './index.ts';
 
@@ -17,7 +17,7 @@ let plain: TestApp;
 const CEILING = 100;
 
 beforeAll(async () => {
-  db = await openStore();
+  db = await openMemoryStore();
   raised = await createTestApp({ db, deps: { config: { trustProxy: 1 } } });
   plain = await createTestApp({ db });
   await updateWorkspace(db, raised.clock, raised.workspaceId, { ipRpmLimit: CEILING, rpmLimit: 5000 });
