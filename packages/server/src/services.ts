@@ -1,15 +1,24 @@
 /**
  * @module What the app is built from. `Deps` is what a caller hands to `createApp` (tests pass a
  * fake clock and an in-memory store); `Services` are the domain services built from it once per
- * app, which handlers receive.
+ * app, which handlers receive. `Services` holds no store: a handler reaches the data only through a
+ * service object (tsc refuses `db` in a handler), and only `buildServices` hands the store to them.
  */
 import { systemClock, type Clock } from './clock.ts';
+import { createAgentService, type AgentService } from './domain/agents/service.ts';
+import { createApprovalService, type ApprovalService } from './domain/approvals/service.ts';
+import { createInboundIngestService, type InboundIngestService } from './domain/inbound-webhooks/ingest-service.ts';
+import { createIntegrationService, type IntegrationService } from './domain/integrations/service.ts';
 import { createKeyService, type KeyService } from './domain/keys/index.ts';
 import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens/index.ts';
 import { createOperatorService, type OperatorService } from './domain/operators/index.ts';
 import { createMcpDispatcher, createMcpSessions, MCP_KEEP_ALIVE_MS, type McpDispatcher, type McpSessions } from './domain/mcp/index.ts';
 import type { CancelBus } from './domain/runs/cancel-bus.ts';
 import { createRunService, type BudgetSettings, type RunService } from './domain/runs/index.ts';
+import { createUsageService, type UsageService } from './domain/runs/usage-service.ts';
+import { createMemberService, type MemberService } from './domain/sessions/members-service.ts';
+import { createOperatorWorkspaceService, type OperatorWorkspaceService } from './domain/workspaces/operator-service.ts';
+import { createStandingService, type StandingService } from './domain/workspaces/standing-service.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from './domain/usage/index.ts';
 import { createEngines, type Engines } from './engine/index.ts';
 import { createRedactor, type Redactor } from './redact/index.ts';
@@ -71,17 +80,31 @@ export interface Deps {
 }
 
 export interface Services {
-  db: Db;
   clock: Clock;
   config: AppConfig;
   limiter: Limiter;
   keys: KeyService;
   sessions: SessionService;
   mcpTokens: McpTokenService;
+  /** Verifies the operator's token (middleware/auth). */
   operators: OperatorService;
+  /** The operator API's use-cases: workspaces and account recovery by email. */
+  operator: OperatorWorkspaceService;
   webhooks: WebhookServices;
+  /** Ingestion of a verified inbound event (the inbound route, behind middleware/inbound). */
+  inbound: InboundIngestService;
   runs: RunService;
   budget: BudgetSettings;
+  /** Usage of the period, day by day, and the spending kill switches. */
+  usage: UsageService;
+  /** The workspace's agents: the active ones, and the panel's pause and resume. */
+  agents: AgentService;
+  /** Members, invitations and account resets of a workspace. */
+  members: MemberService;
+  approvals: ApprovalService;
+  integrations: IntegrationService;
+  /** A workspace's standing by its id (a session's invocation). */
+  standing: StandingService;
   logger: Logger;
   metrics: Metrics | undefined;
   /** The redactor of this deployment: the fixed rules plus its engines' confidential terms. */
@@ -118,20 +141,28 @@ export function buildServices(deps: Deps): Services {
     ...(deps.runLeaseMs ? { leaseMs: deps.runLeaseMs } : {}),
     cancelBus: deps.cancelBus,
   });
+  const { secretBox } = webhooks;
   return {
-    db,
     clock,
     config: { ...DEFAULT_APP_CONFIG, ...deps.config },
     // The default limiter reads the app's clock, so tests that move time move the windows too.
     limiter: deps.limiter ?? createMemoryLimiter({ now: () => clock.now().getTime() }),
     // Listens for revocations (LISTEN/NOTIFY), so a cache hit costs no query.
     keys: createKeyService({ db, clock, listen: true }),
-    sessions: createSessionService({ db, clock, secretBox: webhooks.secretBox }),
+    sessions: createSessionService({ db, clock, secretBox }),
     mcpTokens: createMcpTokenService({ db, clock }),
     operators: createOperatorService({ db, envToken: deps.operatorToken }),
+    operator: createOperatorWorkspaceService({ db, clock, secretBox }),
     webhooks,
+    inbound: createInboundIngestService({ db, clock }),
     runs,
     budget,
+    usage: createUsageService({ db, clock, limits: budget.limits }),
+    agents: createAgentService({ db, clock }),
+    members: createMemberService({ db, clock, secretBox }),
+    approvals: createApprovalService({ db, clock }),
+    integrations: createIntegrationService({ db, clock }),
+    standing: createStandingService({ db }),
     logger,
     metrics: deps.metrics,
     redactor,

@@ -80,7 +80,7 @@ describe('metrics', () => {
 
   it('count a request the store could not serve as a store error', async () => {
     const { t, metrics } = await appWithMetrics();
-    const db = t.services.db as { query: (...args: unknown[]) => Promise<unknown> };
+    const db = t.db as { query: (...args: unknown[]) => Promise<unknown> };
     const query = db.query;
     db.query = () => Promise.reject(Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' }));
     try {

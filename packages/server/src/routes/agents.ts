@@ -3,33 +3,30 @@
  * paused agents) with the alias assigned to each. For the panel (session): listWorkspaceAgents (any
  * member) shows every agent with its state; pauseAgent and resumeAgent (an admin) switch one.
  */
-import { activeAgents } from '../domain/agents/availability.ts';
-import { listWorkspaceAgents as list, pauseWorkspaceAgent, resumeWorkspaceAgent } from '../domain/agents/panel.ts';
-import { workspaceAgents } from '../domain/agents/settings.ts';
 import { authOf, type Handler, type Handlers } from './handler.ts';
 
-const listAgents: Handler<'listAgents'> = async (c, _input, { db }) => {
+const listAgents: Handler<'listAgents'> = async (c, _input, { agents }) => {
   const { workspaceId } = authOf(c, 'apiKey');
-  const agents = activeAgents(await workspaceAgents(db, workspaceId));
+  const active = await agents.active(workspaceId);
   return {
     status: 200,
-    body: { data: agents.map((a) => ({ slug: a.slug, name: a.name, kind: a.kind, description: a.description, alias: a.defaultAlias })) },
+    body: { data: active.map((a) => ({ slug: a.slug, name: a.name, kind: a.kind, description: a.description, alias: a.defaultAlias })) },
   };
 };
 
-const listWorkspaceAgents: Handler<'listWorkspaceAgents'> = async (c, _input, { db }) => {
+const listWorkspaceAgents: Handler<'listWorkspaceAgents'> = async (c, _input, { agents }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await list(db, workspaceId) };
+  return { status: 200, body: await agents.list(workspaceId) };
 };
 
-const pauseAgent: Handler<'pauseAgent'> = async (c, { params, body }, { db, clock }) => {
+const pauseAgent: Handler<'pauseAgent'> = async (c, { params, body }, { agents }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await pauseWorkspaceAgent(db, clock, workspaceId, params.slug, body.reason) };
+  return { status: 200, body: await agents.pause(workspaceId, params.slug, body.reason) };
 };
 
-const resumeAgent: Handler<'resumeAgent'> = async (c, { params }, { db }) => {
+const resumeAgent: Handler<'resumeAgent'> = async (c, { params }, { agents }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await resumeWorkspaceAgent(db, workspaceId, params.slug) };
+  return { status: 200, body: await agents.resume(workspaceId, params.slug) };
 };
 
 export const agentHandlers = { listAgents, listWorkspaceAgents, pauseAgent, resumeAgent } satisfies Partial<Handlers>;

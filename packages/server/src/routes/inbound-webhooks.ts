@@ -6,7 +6,7 @@
  * middleware/inbound; the handler renders the template and inserts the event idempotently
  * (the UNIQUE (webhook, event id) constraint decides ok / duplicate).
  */
-import { ingestInboundEvent, type IngestResult } from '../domain/inbound-webhooks/ingest.ts';
+import type { IngestResult } from '../domain/inbound-webhooks/ingest.ts';
 import { resolveInboundEventId } from '../domain/webhooks/event-id.ts';
 import { ServiceError } from '../errors.ts';
 import { clientIp } from '../middleware/rate-limit/index.ts';
@@ -19,12 +19,11 @@ const ingest: Handler<'ingestInboundEvent'> = async (c, _input, services) => {
   if (!verified) throw new ServiceError('signature_invalid', 401);
   const { webhook, rawBody, payload, signedAtMs } = verified;
   const agentInput = await services.webhooks.render(webhook.template, payload);
-  const result: IngestResult = await ingestInboundEvent(services.db, {
+  const result: IngestResult = await services.inbound.ingest({
     webhook,
     eventId: resolveInboundEventId(c.req.raw.headers, rawBody),
     rawBody,
     agentInput,
-    receivedAt: services.clock.now(),
     sourceIp: clientIp(c, { trustProxy: services.config.trustProxy }),
     signedAtMs,
     requestId: c.get('requestId'),

@@ -13,7 +13,6 @@ import type { AppEnv } from '../app-env.ts';
 import { ORCHESTRATOR_SLUG } from '../domain/agents/catalog.ts';
 import { requestHash, runFailureError, streamErrorOf, type Run, type RunOutcome, type StreamErrorBody } from '../domain/runs/index.ts';
 import { RESTARTING_MESSAGE } from '../domain/health/open-streams.ts';
-import { loadStanding, requireGoodStanding } from '../domain/workspaces/standing.ts';
 import type { TokenUsage } from '../engine/index.ts';
 import type { Services } from '../services.ts';
 import { authOf, type Answer, type Handler, type Handlers, type Input } from './handler.ts';
@@ -35,11 +34,11 @@ const sendOrchestratorMessage: Handler<'sendOrchestratorMessage'> = (c, input, s
 async function invoke(
   c: Context<AppEnv>,
   { body, headers }: InvocationInput,
-  { runs, clock, streams, db }: Services,
+  { runs, clock, streams, standing }: Services,
   agentSlug: string,
   operation: string,
 ): Promise<Answer<Invocation>> {
-  const caller = await invokerOf(c, db);
+  const caller = await invokerOf(c, standing);
   const idempotencyKey = headers['idempotency-key'];
   const started = await runs.start({
     workspaceId: caller.workspaceId,
@@ -110,10 +109,10 @@ interface Invoker {
  * while the workspace is in good standing, as a key of it would. The plan, paused agents, quota and
  * kill switches are the run service's checks, the same for both.
  */
-async function invokerOf(c: Context<AppEnv>, db: Services['db']): Promise<Invoker> {
+async function invokerOf(c: Context<AppEnv>, standing: Services['standing']): Promise<Invoker> {
   const auth = c.get('auth');
   if (auth?.scheme === 'adminSession') {
-    requireGoodStanding(await loadStanding(db, auth.workspaceId));
+    await standing.requireGood(auth.workspaceId);
     return { workspaceId: auth.workspaceId, credentialId: auth.userId, scopes: [SESSION_INVOKE_SCOPE], source: 'panel' };
   }
   const key = authOf(c, 'apiKey');

@@ -3,56 +3,48 @@
  * listMembers, updateMember, removeMember, createInvitation, resetMember; and acceptInvitation,
  * redeemAccountReset (no credential: the single-use token, and a password).
  */
-import {
-  acceptInvitation as accept,
-  createInvitation as invite,
-  listMembers as list,
-  removeMember as remove,
-  updateMember as update,
-} from '../domain/sessions/members.ts';
-import { redeemAccountReset as redeem, resetMember as reset } from '../domain/sessions/resets.ts';
 import { zRole } from '../domain/sessions/users.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
 import { authOf, type Handler, type Handlers } from './handler.ts';
 
-const listMembers: Handler<'listMembers'> = async (c, _input, { db }) => {
+const listMembers: Handler<'listMembers'> = async (c, _input, { members }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: { data: await list(db, workspaceId) } };
+  return { status: 200, body: { data: await members.list(workspaceId) } };
 };
 
-const updateMember: Handler<'updateMember'> = async (c, { params, body }, { db }) => {
+const updateMember: Handler<'updateMember'> = async (c, { params, body }, { members }) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  return { status: 200, body: await update(db, workspaceId, userId, params.user_id, body.role) };
+  return { status: 200, body: await members.update(workspaceId, userId, params.user_id, body.role) };
 };
 
-const removeMember: Handler<'removeMember'> = async (c, { params }, { db }) => {
+const removeMember: Handler<'removeMember'> = async (c, { params }, { members }) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  await remove(db, workspaceId, userId, params.user_id);
+  await members.remove(workspaceId, userId, params.user_id);
   return { status: 204 };
 };
 
-const createInvitation: Handler<'createInvitation'> = async (c, { body }, { db, clock }) => {
+const createInvitation: Handler<'createInvitation'> = async (c, { body }, { members }) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  const invitation = await invite(db, clock, { workspaceId, invitedBy: userId, email: body.email, role: body.role });
+  const invitation = await members.invite({ workspaceId, invitedBy: userId, email: body.email, role: body.role });
   keepUnredacted(c, invitation.token);
   return { status: 201, body: invitation };
 };
 
-const acceptInvitation: Handler<'acceptInvitation'> = async (c, { body }, { db, clock, webhooks }) => {
-  const accepted = await accept(db, clock, webhooks.secretBox, body);
+const acceptInvitation: Handler<'acceptInvitation'> = async (c, { body }, { members }) => {
+  const accepted = await members.acceptInvitation(body);
   if (accepted.totpSecret) keepUnredacted(c, accepted.totpSecret);
   return { status: 200, body: accepted };
 };
 
-const resetMember: Handler<'resetMember'> = async (c, { params, body }, { db, clock }) => {
+const resetMember: Handler<'resetMember'> = async (c, { params, body }, { members }) => {
   const { workspaceId, userId, role } = authOf(c, 'adminSession');
-  const created = await reset(db, clock, { workspaceId, actorId: userId, actorRole: zRole.parse(role), userId: params.user_id, reset: body.reset });
+  const created = await members.reset({ workspaceId, actorId: userId, actorRole: zRole.parse(role), userId: params.user_id, reset: body.reset });
   keepUnredacted(c, created.token);
   return { status: 201, body: created };
 };
 
-const redeemAccountReset: Handler<'redeemAccountReset'> = async (c, { body }, { db, clock, webhooks }) => {
-  const redeemed = await redeem(db, clock, webhooks.secretBox, body);
+const redeemAccountReset: Handler<'redeemAccountReset'> = async (c, { body }, { members }) => {
+  const redeemed = await members.redeemReset(body);
   if (redeemed.totpSecret) keepUnredacted(c, redeemed.totpSecret);
   return { status: 200, body: redeemed };
 };

@@ -51,7 +51,7 @@ describe('GET /readyz', () => {
 
   it('answers 503 naming the store when it does not answer', async () => {
     t = await createTestApp();
-    const broken = { ...t.services.db, query: () => Promise.reject(new Error('connection refused')) };
+    const broken = { ...t.db, query: () => Promise.reject(new Error('connection refused')) };
     const { createHealth } = await import('../domain/health/index.ts');
     const health = createHealth({ db: broken, redis: { ping: async () => 'PONG' } });
     expect(await health.readiness()).toEqual({ checks: { store: 'failing', redis: 'ok' }, failing: ['store'] });

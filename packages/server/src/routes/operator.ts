@@ -3,53 +3,45 @@
  * updateWorkspace, deleteWorkspace; createUserReset (an account's recovery, by email). The workspace is
  * the one named in the path, never the caller's.
  */
-import {
-  deleteWorkspace as removeWorkspace,
-  getOperatorWorkspace,
-  listOperatorWorkspaces,
-  updateWorkspace as changeWorkspace,
-} from '../domain/workspaces/index.ts';
-import { resetUserByEmail } from '../domain/sessions/resets.ts';
-import { createCustomerWorkspace } from '../domain/workspaces/init.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
 import { authOf, type Handler, type Handlers } from './handler.ts';
 
-const listWorkspaces: Handler<'listWorkspaces'> = async (c, _input, { db }) => {
+const listWorkspaces: Handler<'listWorkspaces'> = async (c, _input, { operator }) => {
   authOf(c, 'operatorToken');
-  return { status: 200, body: { data: await listOperatorWorkspaces(db) } };
+  return { status: 200, body: { data: await operator.listWorkspaces() } };
 };
 
-const createWorkspace: Handler<'createWorkspace'> = async (c, { body }, { db, clock, webhooks }) => {
+const createWorkspace: Handler<'createWorkspace'> = async (c, { body }, { operator }) => {
   authOf(c, 'operatorToken');
-  const created = await createCustomerWorkspace(db, clock, webhooks.secretBox, body);
+  const created = await operator.createWorkspace(body);
   // The one answer that shows the first credentials: the redactor lets exactly these through.
   keepUnredacted(c, created.apiKey, created.admin.password, created.admin.totpSecret);
   return { status: 201, body: created };
 };
 
-const getWorkspace: Handler<'getWorkspace'> = async (c, { params }, { db }) => {
+const getWorkspace: Handler<'getWorkspace'> = async (c, { params }, { operator }) => {
   authOf(c, 'operatorToken');
-  return { status: 200, body: await getOperatorWorkspace(db, params.workspace_id) };
+  return { status: 200, body: await operator.getWorkspace(params.workspace_id) };
 };
 
 // A change of standing answers once this instance heard it: every instance's key cache has dropped it.
-const updateWorkspace: Handler<'updateWorkspace'> = async (c, { params, body }, { db, clock, keys }) => {
+const updateWorkspace: Handler<'updateWorkspace'> = async (c, { params, body }, { operator, keys }) => {
   authOf(c, 'operatorToken');
-  const changed = await changeWorkspace(db, clock, params.workspace_id, body);
+  const changed = await operator.updateWorkspace(params.workspace_id, body);
   await keys.settle();
   return { status: 200, body: changed };
 };
 
-const deleteWorkspace: Handler<'deleteWorkspace'> = async (c, { params }, { db, keys }) => {
+const deleteWorkspace: Handler<'deleteWorkspace'> = async (c, { params }, { operator, keys }) => {
   authOf(c, 'operatorToken');
-  await removeWorkspace(db, params.workspace_id);
+  await operator.deleteWorkspace(params.workspace_id);
   await keys.settle();
   return { status: 204 };
 };
 
-const createUserReset: Handler<'createUserReset'> = async (c, { body }, { db, clock }) => {
+const createUserReset: Handler<'createUserReset'> = async (c, { body }, { operator }) => {
   authOf(c, 'operatorToken');
-  const created = await resetUserByEmail(db, clock, body);
+  const created = await operator.resetUser(body);
   keepUnredacted(c, created.token);
   return { status: 201, body: created };
 };

@@ -4,28 +4,27 @@
  * usage ledger; no money figures. The spending kill switches: getKillSwitches (any member) and
  * setManualKillSwitch (an admin; the same switch as `service kill-switch on|off`).
  */
-import { currentUsage, dailyUsage, killSwitches, setManualKillSwitch as setManual } from '../domain/runs/index.ts';
 import { authOf, type Handler, type Handlers, workspaceOf } from './handler.ts';
 
-const getCurrentUsage: Handler<'getCurrentUsage'> = async (c, _input, { db, clock }) => {
+const getCurrentUsage: Handler<'getCurrentUsage'> = async (c, _input, { usage }) => {
   const workspaceId = workspaceOf(c);
-  return { status: 200, body: await currentUsage(db, clock, workspaceId) };
+  return { status: 200, body: await usage.current(workspaceId) };
 };
 
-const getDailyUsage: Handler<'getDailyUsage'> = async (c, _input, { db, clock }) => {
+const getDailyUsage: Handler<'getDailyUsage'> = async (c, _input, { usage }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await dailyUsage(db, clock, workspaceId) };
+  return { status: 200, body: await usage.daily(workspaceId) };
 };
 
-const getKillSwitches: Handler<'getKillSwitches'> = async (c, _input, { db, clock, budget }) => {
+const getKillSwitches: Handler<'getKillSwitches'> = async (c, _input, { usage }) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await killSwitches(db, workspaceId, clock.now(), budget.limits) };
+  return { status: 200, body: await usage.killSwitches(workspaceId) };
 };
 
-const setManualKillSwitch: Handler<'setManualKillSwitch'> = async (c, { body }, { db, clock, budget }) => {
+const setManualKillSwitch: Handler<'setManualKillSwitch'> = async (c, { body }, { usage }) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  await setManual(db, workspaceId, body.engaged, clock.now(), { reason: body.reason, engagedBy: userId });
-  return { status: 200, body: await killSwitches(db, workspaceId, clock.now(), budget.limits) };
+  await usage.setManualKillSwitch(workspaceId, body.engaged, { reason: body.reason, engagedBy: userId });
+  return { status: 200, body: await usage.killSwitches(workspaceId) };
 };
 
 export const usageHandlers = { getCurrentUsage, getUsageV1: getCurrentUsage, getDailyUsage, getKillSwitches, setManualKillSwitch } satisfies Partial<Handlers>;

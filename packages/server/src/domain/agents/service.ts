@@ -1,0 +1,24 @@
+/**
+ * @module The agent service handlers receive: the workspace's active agents (the public list), and the
+ * panel's view of every agent with pause and resume (panel.ts, settings.ts). An unknown slug is
+ * `404 agent_not_found`.
+ */
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../store/db.ts';
+import { activeAgents } from './availability.ts';
+import { listWorkspaceAgents, pauseWorkspaceAgent, resumeWorkspaceAgent } from './panel.ts';
+import { workspaceAgents } from './settings.ts';
+
+export type AgentService = ReturnType<typeof createAgentService>;
+
+export function createAgentService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
+  return {
+    /** The agents the workspace may invoke now: its plan's, minus the paused ones. */
+    active: async (workspaceId: string) => activeAgents(await workspaceAgents(db, workspaceId)),
+    /** The plan and every agent of the catalog with its state, for the panel. */
+    list: (workspaceId: string) => listWorkspaceAgents(db, workspaceId),
+    pause: (workspaceId: string, slug: string, reason: string) => pauseWorkspaceAgent(db, clock, workspaceId, slug, reason),
+    resume: (workspaceId: string, slug: string) => resumeWorkspaceAgent(db, workspaceId, slug),
+  };
+}

@@ -1,0 +1,16 @@
+/**
+ * @module The integration service handlers receive: recording a connected integration (index.ts, which
+ * emits `integration.connected` in the same transaction).
+ */
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../store/db.ts';
+import { recordIntegration } from './index.ts';
+
+export type IntegrationService = ReturnType<typeof createIntegrationService>;
+
+export function createIntegrationService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
+  return {
+    record: (input: Parameters<typeof recordIntegration>[2]) => recordIntegration(db, clock, input),
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * @module The usage service handlers receive: the current period's usage, the days of it, the spending
+ * kill switches and the manual one. Built once per app from the store, the clock and the budget's limits;
+ * the reads and writes are those of usage-store.ts, daily-usage.ts, kill-switches.ts and budget.ts.
+ * (Beside the run budget rather than in domain/usage: the ledger is the runs', and domain/usage stays
+ * the pure arithmetic both read.)
+ */
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../store/db.ts';
+import type { KillSwitchLimits } from '../usage/index.ts';
+import { setManualKillSwitch } from './budget.ts';
+import { dailyUsage } from './daily-usage.ts';
+import { killSwitches } from './kill-switches.ts';
+import { currentUsage } from './usage-store.ts';
+
+export type UsageService = ReturnType<typeof createUsageService>;
+
+export function createUsageService(deps: { db: Db; clock: Clock; limits: KillSwitchLimits }) {
+  const { db, clock, limits } = deps;
+  return {
+    /** The Usage resource of the workspace's current period. */
+    current: (workspaceId: string) => currentUsage(db, clock, workspaceId),
+    /** The current period day by day. */
+    daily: (workspaceId: string) => dailyUsage(db, clock, workspaceId),
+    /** The four kill switches (run, hour, day, manual) as of now. */
+    killSwitches: (workspaceId: string) => killSwitches(db, workspaceId, clock.now(), limits),
+    /** Engages or releases the manual switch (as `service kill-switch on|off`). */
+    setManualKillSwitch: (workspaceId: string, engaged: boolean, detail: { reason?: string | undefined; engagedBy?: string | undefined }) =>
+      setManualKillSwitch(db, workspaceId, engaged, clock.now(), detail),
+  };
+}

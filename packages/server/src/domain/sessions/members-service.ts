@@ -1,0 +1,27 @@
+/**
+ * @module The member service handlers receive: the members of a workspace, invitations, and account
+ * resets (members.ts, resets.ts). Accepting an invitation and redeeming a reset open or seal TOTP
+ * secrets with the app's secret box.
+ */
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../store/db.ts';
+import type { SecretBox } from '../webhooks/secret-box.ts';
+import { acceptInvitation, createInvitation, listMembers, removeMember, updateMember } from './members.ts';
+import { redeemAccountReset, resetMember } from './resets.ts';
+import type { Role } from './users.ts';
+
+export type MemberService = ReturnType<typeof createMemberService>;
+
+export function createMemberService(deps: { db: Db; clock: Clock; secretBox: SecretBox }) {
+  const { db, clock, secretBox } = deps;
+  return {
+    list: (workspaceId: string) => listMembers(db, workspaceId),
+    update: (workspaceId: string, actorId: string, userId: string, role: Role) => updateMember(db, workspaceId, actorId, userId, role),
+    remove: (workspaceId: string, actorId: string, userId: string) => removeMember(db, workspaceId, actorId, userId),
+    invite: (input: Parameters<typeof createInvitation>[2]) => createInvitation(db, clock, input),
+    acceptInvitation: (input: { token: string; password: string }) => acceptInvitation(db, clock, secretBox, input),
+    /** An owner's or admin's reset of a member of their workspace. */
+    reset: (input: Parameters<typeof resetMember>[2]) => resetMember(db, clock, input),
+    redeemReset: (input: { token: string; password: string }) => redeemAccountReset(db, clock, secretBox, input),
+  };
+}
