@@ -90,7 +90,7 @@ describe.each(testBackends())('outbox on $name', ({ open }) => {
         summary: 'Answer from gpt-4o at http://10.0.0.5/x',
         expires_at: NOW.toISOString(),
       },
-    });
+    }, { now: NOW });
     const [event] = await store.db.query<{ body: string }>(`SELECT body FROM outbox_events WHERE id = $1`, [out.eventId]);
     expect(event!.body).not.toContain('gpt-4o');
     expect(event!.body).not.toContain('10.0.0.5');
