@@ -109,7 +109,7 @@ async function run(command: Command, values: Flags, positionals: string[], print
   if (command === 'totp') {
     const secret = onePositional(positionals, command, 'Give the Base32 secret.');
     try {
-      print(totpCode(secret, new Date()));
+      print(totpCode(secret, systemClock.now()));
     } catch {
       throw new UsageError('Not a Base32 secret.');
     }

@@ -2,11 +2,17 @@
  * @module Deployment settings, from command-line flags first, then the environment, then defaults.
  * Relative paths are resolved against the current directory, so the CLI behaves the same when
  * run from the repository root or from the package.
+ *
+ * `loadConfig` is the one place that reads the environment: `serve` (through `createRuntime`) and
+ * every other command take their settings from the `ServerConfig` it returns, and nothing under
+ * `src/` reads `process.env` on its own. A wrong value is a `ConfigError`: one readable line, exit 2.
  */
 import { resolve } from 'node:path';
 import { readLogSettings, type LogFormat, type LogLevel } from './log/index.ts';
 import { parseCorsOrigins } from './middleware/cors/index.ts';
 import { MIN_ENV_TOKEN_LENGTH } from './domain/operators/index.ts';
+import { readStuRates, type StuRates } from './domain/usage/rates.ts';
+import { readEngineConfig, type EngineConfig } from './engine/config.ts';
 
 export interface ServerConfig {
   /** PGlite data directory (absolute); unused when databaseUrl is set. */
@@ -46,6 +52,18 @@ export interface ServerConfig {
   keepAliveTimeoutMs: number;
   /** LOG_LEVEL (default info) and LOG_FORMAT (json, or pretty for development). */
   log: { level: LogLevel; format: LogFormat };
+  /** Private beta (PRIVATE_BETA=true): the public agent API answers 404 not_found. */
+  privateBeta: boolean;
+  /** Which engine serves each alias (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*, LOCAL_ENGINE_*; engine/config.ts). */
+  engines: EngineConfig;
+  /** More names the redactor removes beside the engines' own (REDACT_TERMS, comma-separated). */
+  redactTerms: string[];
+  /** STU per token and alias (STU_RATE_<ALIAS>; domain/usage/rates.ts). */
+  stuRates: StuRates;
+  /** The running server the `workspaces` and `users` commands call instead of opening the store (SERVICE_URL). */
+  serviceUrl: string | undefined;
+  /** The key in use until now, for `secret-key rotate` (OLD_SECRET_KEY); the key file when unset. */
+  oldSecretKey: string | undefined;
 }
 
 export interface ConfigFlags {
@@ -74,10 +92,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     tls: certFile && keyFile ? { certFile: resolve(cwd, certFile), keyFile: resolve(cwd, keyFile) } : undefined,
     trustProxy: parseCount(env.TRUST_PROXY),
     secretKey: env.SECRET_KEY || undefined,
-    webhookAllowHosts: (env.WEBHOOK_ALLOW_HOSTS ?? '')
-      .split(',')
-      .map((h) => h.trim())
-      .filter(Boolean),
+    webhookAllowHosts: list(env.WEBHOOK_ALLOW_HOSTS),
     webhookPollMs: parseMs(env.WEBHOOK_POLL_MS, 1_000, 'WEBHOOK_POLL_MS'),
     webhookTimeoutMs: parseMs(env.WEBHOOK_DELIVERY_TIMEOUT_MS, 10_000, 'WEBHOOK_DELIVERY_TIMEOUT_MS'),
     runLeaseMs: parseMs(env.RUN_LEASE_MS, 60_000, 'RUN_LEASE_MS'),
@@ -90,15 +105,33 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     requestTimeoutMs,
     keepAliveTimeoutMs: parseMs(env.KEEP_ALIVE_TIMEOUT_MS, 5_000, 'KEEP_ALIVE_TIMEOUT_MS'),
     log: logSettings(env),
+    privateBeta: env.PRIVATE_BETA === 'true',
+    engines: setting(() => readEngineConfig(env)),
+    redactTerms: list(env.REDACT_TERMS),
+    stuRates: setting(() => readStuRates(env)),
+    serviceUrl: env.SERVICE_URL || undefined,
+    oldSecretKey: env.OLD_SECRET_KEY || undefined,
   };
 }
 
-function logSettings(env: NodeJS.ProcessEnv): { level: LogLevel; format: LogFormat } {
+/** A setting read by its own module's reader, whose error becomes a ConfigError (one line, exit 2). */
+function setting<T>(read: () => T): T {
   try {
-    return readLogSettings(env);
+    return read();
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+function logSettings(env: NodeJS.ProcessEnv): { level: LogLevel; format: LogFormat } {
+  return setting(() => readLogSettings(env));
 }
 
 export class ConfigError extends Error {
@@ -112,11 +145,7 @@ function operatorToken(value: string | undefined): string | undefined {
 }
 
 function corsOrigins(value: string | undefined): string[] {
-  try {
-    return parseCorsOrigins(value);
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
+  return setting(() => parseCorsOrigins(value));
 }
 
 function parsePort(value: string | undefined): number {

@@ -7,6 +7,7 @@
 import { rmSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { systemClock, type Clock } from '../clock.ts';
 
 export interface LockOwner {
   pid: number;
@@ -35,10 +36,10 @@ export interface DataDirLock {
   release(): Promise<void>;
 }
 
-export async function lockDataDir(dataDir: string, command: string): Promise<DataDirLock> {
+export async function lockDataDir(dataDir: string, command: string, clock: Clock = systemClock): Promise<DataDirLock> {
   await mkdir(dataDir, { recursive: true });
   const file = join(dataDir, 'service.lock');
-  const owner: LockOwner = { pid: process.pid, command, since: new Date().toISOString() };
+  const owner: LockOwner = { pid: process.pid, command, since: clock.now().toISOString() };
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       await writeFile(file, `${JSON.stringify(owner)}\n`, { flag: 'wx' });

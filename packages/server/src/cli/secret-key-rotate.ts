@@ -106,9 +106,9 @@ export const secretKeyCommands: CommandTable = {
 async function rotate(values: Flags, positionals: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${HELP}`);
   const config = loadConfig({ 'data-dir': typeof values['data-dir'] === 'string' ? values['data-dir'] : undefined }, env);
-  const next = env.SECRET_KEY;
+  const next = config.secretKey;
   if (!next || next.length < 32) throw new UsageError(`Set SECRET_KEY to the new key (at least 32 characters).\n\n${HELP}`);
-  const old = env.OLD_SECRET_KEY || (await readKeyFile(config.dataDir));
+  const old = config.oldSecretKey ?? (await readKeyFile(config.dataDir));
   if (old === next) throw new UsageError('OLD_SECRET_KEY and SECRET_KEY are the same key.');
   const store = await openCliStore(config, 'secret-key rotate');
   try {

@@ -1,35 +1,22 @@
 /**
- * @module `service serve`: the HTTP(S) server over the configured store and limiter.
- * With a certificate and key it serves HTTPS, TLS 1.2 at least; without, plain HTTP for local use
- * or behind a TLS-terminating proxy, and it says so at start.
+ * @module `service serve`: starts the runtime (runtime.ts, the composition root) and stops it.
+ * It listens (HTTP, or HTTPS with a certificate and key: TLS 1.2 at least; without, plain HTTP for
+ * local use or behind a TLS-terminating proxy, and it says so at start), serves the metrics
+ * listener, prints the start-up lines and the first start's credentials, and stops gracefully.
  */
 import { readFile } from 'node:fs/promises';
 import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
-import { serve as serveNode, type ServerType } from '@hono/node-server';
-import { createApp } from '../app.ts';
-import { ConfigError, type ServerConfig } from '../config.ts';
-import { inboundRunExecutor, sweepInterruptedRuns } from '../domain/runs/index.ts';
-import { sealClearTotpSecrets } from '../domain/sessions/totp-secret.ts';
-import { readStuRates } from '../domain/usage/index.ts';
-import { AlreadyInitialised } from '../domain/workspaces/init.ts';
-import { firstStartLines, initialiseOnFirstStart } from './first-start.ts';
-import { createEngines, readEngineConfig } from '../engine/index.ts';
-import { connectRedis, createRedisLimiter } from '../middleware/rate-limit/index.ts';
-import { startWorker, type Worker } from '../worker/index.ts';
-import { newRequestId } from '../middleware/request-id/index.ts';
-import { resolveSecretKey } from './secret-key.ts';
-import { unopenableSecret } from './secret-key-rotate.ts';
-import { SEALED_SECRET_HINT } from '../domain/webhooks/secret-box.ts';
-import { openCliStore } from './store.ts';
 import type { Server } from 'node:http';
-import { createLogger, type Logger } from '../log/index.ts';
-import { createMetrics, type Metrics } from '../metrics/index.ts';
+import { serve as serveNode, type ServerType } from '@hono/node-server';
+import { ConfigError, type ServerConfig } from '../config.ts';
+import { AlreadyInitialised } from '../domain/workspaces/init.ts';
+import { SEALED_SECRET_HINT } from '../domain/webhooks/secret-box.ts';
+import { newRequestId } from '../middleware/request-id/index.ts';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.ts';
-import { logDeliveryAttempt } from '../worker/attempt-log.ts';
-import type { InboundRun } from '../worker/inbound-runs.ts';
+import { createRuntime } from '../runtime.ts';
+import { firstStartLines, initialiseOnFirstStart } from './first-start.ts';
 import { gracefulStop } from './shutdown.ts';
-import { createPgCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
 
 export interface RunningServer {
   url: string;
@@ -41,74 +28,14 @@ export interface StartOptions {
   terminal?: boolean;
 }
 
+/** Builds the runtime (runtime.ts) from `config`, listens, and says how it runs. */
 export async function startServer(config: ServerConfig, say: (line: string) => void, options: StartOptions = {}): Promise<RunningServer> {
   const tls = config.tls ? { cert: await readPem(config.tls.certFile, 'certificate'), key: await readPem(config.tls.keyFile, 'key') } : undefined;
-  const secretKey = await resolveSecretKey(config);
-  const store = await openCliStore(config, 'serve');
-  const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
-  const logger = createLogger(config.log);
-  const metrics = config.metricsPort !== undefined ? createMetrics({ db: store.db }) : undefined;
-  let cancelBus: CancelBus | undefined;
-  let worker: Worker | undefined;
+  const runtime = await createRuntime(config);
+  const { services, store, redis, metrics, logger, worker } = runtime;
   let metricsServer: MetricsServer | undefined;
   try {
-    // Several instances share PostgreSQL: a cancel answered by one reaches the one executing the run.
-    if (config.databaseUrl) {
-      cancelBus = await createPgCancelBus({
-        url: config.databaseUrl,
-        onError: (error) => logger.warn({ err: error }, 'cancel listener lost its connection; reconnecting'),
-      });
-    }
-    const { app, services } = createApp({
-      logger,
-      ...(cancelBus ? { cancelBus } : {}),
-      ...(metrics ? { metrics } : {}),
-      db: store.db,
-      config: { trustProxy: config.trustProxy, privateBeta: process.env.PRIVATE_BETA === 'true', corsOrigins: config.corsOrigins },
-      // Aliases -> engines (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*) and STU rates (STU_RATE_<ALIAS>).
-      engines: createEngines(readEngineConfig(process.env)),
-      // Names the redactor removes beside the engines' own (model names, provider host and key): REDACT_TERMS.
-      redactTerms: (process.env.REDACT_TERMS ?? '')
-        .split(',')
-        .map((term) => term.trim())
-        .filter(Boolean),
-      stuRates: readStuRates(process.env),
-      ...(redis ? { limiter: createRedisLimiter({ redis }), redis } : {}),
-      webhooks: { secretKey, allowList: config.webhookAllowHosts, wake: () => worker?.wake() },
-      runLeaseMs: config.runLeaseMs,
-      operatorToken: config.operatorToken,
-    });
-    // TOTP secrets an earlier version stored in clear are sealed now, before anyone signs in.
-    await sealClearTotpSecrets(store.db, services.webhooks.secretBox);
-    const unopenable = await unopenableSecret(store.db, services.webhooks.secretBox);
-    // Outbound deliveries (and inbound runs) survive restarts: the worker resumes from the store.
-    worker = startWorker({
-      db: store.db,
-      clock: services.clock,
-      secretBox: services.webhooks.secretBox,
-      policy: { allowList: services.webhooks.allowList },
-      pollMs: config.webhookPollMs,
-      timeoutMs: config.webhookTimeoutMs,
-      executeInboundRun: (() => {
-        const execute = inboundRunExecutor(services.runs, (error) => logger.error({ err: error }, 'inbound run failed'));
-        return async (run: InboundRun) => {
-          logger.info({ runId: run.runId, workspaceId: run.workspaceId, eventId: run.eventId }, 'inbound run handed over');
-          await execute(run);
-        };
-      })(),
-      logError: (error) => {
-        metrics?.backendErrors.inc({ backend: 'store' });
-        logger.error({ err: error }, 'worker tick failed; retrying at the next poll');
-      },
-      onAttempt: (attempt) => logDeliveryAttempt(logger, metrics, attempt),
-      // Runs whose instance died (kill -9, a crash): failed, or handed over again, once their lease ran out.
-      sweepInterruptedRuns: async () => {
-        const swept = await sweepInterruptedRuns({ db: store.db, clock: services.clock, limits: services.budget.limits });
-        if (swept.failed > 0 || swept.retried > 0) logger.warn({ ...swept }, 'runs of a stopped instance swept (lease ran out)');
-        return swept;
-      },
-    });
-    const server = await listen(config, app.fetch, tls);
+    const server = await listen(config, runtime.app.fetch, tls);
     if (metrics && config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, config.metricsHost, config.metricsPort);
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -123,6 +50,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
           'until it does; check REDIS_URL and that Redis is running.',
       );
     }
+    const unopenable = runtime.unopenableSecret;
     if (unopenable) {
       say(`WARNING: ${SEALED_SECRET_HINT} (found in ${unopenable}; sign-ins and webhooks that need it answer 503 until then.)`);
       logger.error({ column: unopenable }, SEALED_SECRET_HINT);
@@ -148,18 +76,12 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
       async close() {
         await stop();
         await metricsServer?.close();
-        await cancelBus?.close();
-        await redis?.quit().catch(() => {});
-        await store.close();
-        logger.info({}, 'stopped');
+        await runtime.close();
       },
     };
   } catch (err) {
     await metricsServer?.close();
-    await cancelBus?.close();
-    await worker?.stop();
-    redis?.disconnect();
-    await store.close();
+    await runtime.abort();
     throw err;
   }
 }

@@ -40,7 +40,8 @@ export function gracefulStop(deps: {
   async function run(): Promise<void> {
     const { services, logger, graceMs } = deps;
     const server = deps.server as unknown as Closable;
-    const deadline = Date.now() + graceMs;
+    // A duration, not a date: the monotonic clock, whatever happens to the wall clock meanwhile.
+    const deadline = performance.now() + graceMs;
     services.health.beginShutdown();
     logger.info({ graceMs, openStreams: services.streams.size }, 'shutting down: no new connections, waiting for requests in flight');
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -59,7 +60,7 @@ export function gracefulStop(deps: {
     } finally {
       clearInterval(idle);
     }
-    await deps.worker?.stop(Math.max(0, deadline - Date.now()));
+    await deps.worker?.stop(Math.max(0, deadline - performance.now()));
   }
 }
 

@@ -70,13 +70,14 @@ export const userCommands: CommandTable = {
 };
 
 async function createReset(values: Flags, env: NodeJS.ProcessEnv, body: { email: string; reset: AccountResetKind }): Promise<AccountReset> {
-  const url = str(values.url) ?? env.SERVICE_URL;
+  const config = loadConfig({ 'data-dir': str(values['data-dir']) }, env);
+  const url = str(values.url) ?? config.serviceUrl;
   if (url) {
-    const token = str(values['operator-token']) ?? env.OPERATOR_TOKEN;
+    const token = str(values['operator-token']) ?? config.operatorToken;
     if (!token) throw new UsageError('--url needs the operator token: OPERATOR_TOKEN (or --operator-token T).');
     return operatorCall<AccountReset>(url, token, 'POST', 'operator/users/resets', body);
   }
-  const store = await openCliStore(loadConfig({ 'data-dir': str(values['data-dir']) }, env), 'users');
+  const store = await openCliStore(config, 'users');
   try {
     return await resetUserByEmail(store.db, systemClock, body);
   } catch (err) {

@@ -212,13 +212,13 @@ export const workspaceCommands: CommandTable = {
 
 /** `seals`: the action seals a secret (the new owner's TOTP secret), so the key is needed before the store is opened. */
 async function withOperations<T>(values: Flags, env: NodeJS.ProcessEnv, act: (ops: Operations) => Promise<T>, { seals = false } = {}): Promise<T> {
-  const url = str(values.url) ?? env.SERVICE_URL;
+  const config = loadConfig({ 'data-dir': str(values['data-dir']) }, env);
+  const url = str(values.url) ?? config.serviceUrl;
   if (url) {
-    const token = str(values['operator-token']) ?? env.OPERATOR_TOKEN;
+    const token = str(values['operator-token']) ?? config.operatorToken;
     if (!token) throw new UsageError('--url needs the operator token: --operator-token T or OPERATOR_TOKEN.');
     return act(httpOperations(url, token));
   }
-  const config = loadConfig({ 'data-dir': str(values['data-dir']) }, env);
   const sealing = seals ? createSecretBox(await resolveSecretKey(config)) : undefined;
   const store = await openCliStore(config, 'workspaces');
   try {

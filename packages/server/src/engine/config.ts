@@ -1,5 +1,6 @@
 /**
- * @module Engine configuration: which engine serves each alias, read from the environment.
+ * @module Engine configuration: which engine serves each alias. `loadConfig` (config.ts) reads it
+ * from the environment once, with the deployment's other settings (`ServerConfig.engines`).
  *
  * | variable                                   | meaning                                               |
  * |--------------------------------------------|-------------------------------------------------------|

@@ -7,6 +7,7 @@
  * alias, STU consumed, outbox depth and age) is read at each scrape.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../store/db.ts';
 
 export interface Metrics {
@@ -23,7 +24,9 @@ export interface Metrics {
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-export function createMetrics(deps: { db: Db }): Metrics {
+/** `clock` dates the age of the oldest pending delivery (the system clock when absent). */
+export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
+  const clock = deps.clock ?? systemClock;
   const registry = new Registry();
   const registers = [registry];
   const backendErrors = new Counter({
@@ -93,7 +96,7 @@ export function createMetrics(deps: { db: Db }): Metrics {
       await fromStore(async () => {
         const [row] = await deps.db.query<{ oldest: Date | string | null }>(`SELECT min(created_at) AS oldest FROM deliveries WHERE status = 'pending'`);
         const oldest = row?.oldest ? new Date(row.oldest).getTime() : undefined;
-        this.set(oldest === undefined ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+        this.set(oldest === undefined ? 0 : Math.max(0, (clock.now().getTime() - oldest) / 1000));
       });
     },
   });

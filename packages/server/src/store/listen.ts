@@ -57,9 +57,10 @@ export async function awaitListeners(db: Db, options: { channel: string; version
           AND NOT (query LIKE 'LISTEN %' AND query_start >= $4)`,
       [LISTENER_APPLICATION, options.channel, options.version, options.since],
     );
-  const deadline = Date.now() + options.timeoutMs;
+  // A timeout, not a date: the monotonic clock (the store's clock dates `since` only).
+  const deadline = performance.now() + options.timeoutMs;
   let late = await behind();
-  while (late.length > 0 && Date.now() < deadline) {
+  while (late.length > 0 && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 2));
     late = await behind();
   }

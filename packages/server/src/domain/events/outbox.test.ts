@@ -79,18 +79,22 @@ describe.each(testBackends())('outbox on $name', ({ open }) => {
   });
 
   it('redacts agent text before it is stored', async () => {
-    const out = await enqueueEvent(store.db, {
-      tenantId: W1,
-      type: 'approval.created',
-      data: {
-        approval_id: 'apr_1',
-        run_id: 'run_1',
-        agent: 'finance',
-        action: 'payment.initiate',
-        summary: 'Answer from gpt-4o at http://10.0.0.5/x',
-        expires_at: NOW.toISOString(),
+    const out = await enqueueEvent(
+      store.db,
+      {
+        tenantId: W1,
+        type: 'approval.created',
+        data: {
+          approval_id: 'apr_1',
+          run_id: 'run_1',
+          agent: 'finance',
+          action: 'payment.initiate',
+          summary: 'Answer from gpt-4o at http://10.0.0.5/x',
+          expires_at: NOW.toISOString(),
+        },
       },
-    });
+      { now: NOW },
+    );
     const [event] = await store.db.query<{ body: string }>(`SELECT body FROM outbox_events WHERE id = $1`, [out.eventId]);
     expect(event!.body).not.toContain('gpt-4o');
     expect(event!.body).not.toContain('10.0.0.5');

@@ -25,8 +25,8 @@ export interface EnqueueEventInput<T extends WorkspaceEventType> {
 }
 
 export interface EnqueueOptions {
-  /** When the event occurred (the application clock); now by default. */
-  now?: Date;
+  /** When the event occurred: the application clock (`Clock`), read by the caller. */
+  now: Date;
 }
 
 export interface EnqueuedEvent {
@@ -43,8 +43,8 @@ const decoder = new TextDecoder();
  * the pause rule paused (20 failures) still gets its deliveries, held until an admin resumes it, so
  * an outage of the receiver loses nothing; one an admin paused gets none while paused.
  */
-export async function enqueueEvent<T extends WorkspaceEventType>(db: Db, input: EnqueueEventInput<T>, options: EnqueueOptions = {}): Promise<EnqueuedEvent> {
-  const now = options.now ?? new Date();
+export async function enqueueEvent<T extends WorkspaceEventType>(db: Db, input: EnqueueEventInput<T>, options: EnqueueOptions): Promise<EnqueuedEvent> {
+  const { now } = options;
   const envelope = buildEnvelope({ type: input.type, tenantId: input.tenantId, data: input.data, redactText, createdAt: now });
   return db.transaction(async (tx) => {
     await insertEvent(tx, envelope, now);
@@ -65,8 +65,8 @@ export async function enqueueEvent<T extends WorkspaceEventType>(db: Db, input: 
  * retried, durable) but to that destination only, whatever its subscriptions. It is not workspace
  * activity: no run, no usage, no STU.
  */
-export async function enqueuePing(db: Db, input: { tenantId: string; destinationId: string }, options: EnqueueOptions = {}): Promise<EnqueuedEvent> {
-  const now = options.now ?? new Date();
+export async function enqueuePing(db: Db, input: { tenantId: string; destinationId: string }, options: EnqueueOptions): Promise<EnqueuedEvent> {
+  const { now } = options;
   const envelope = buildPingEnvelope({ tenantId: input.tenantId, destinationId: input.destinationId, createdAt: now });
   return db.transaction(async (tx) => {
     await insertEvent(tx, envelope, now);

@@ -136,10 +136,11 @@ export function createRunService(deps: RunServiceDeps): RunService {
   }
 
   async function waitForTerminal(workspaceId: string, runId: string, timeoutMs = 120_000): Promise<Run> {
-    const deadline = Date.now() + timeoutMs;
+    // A polling budget, not a date: the monotonic clock (a test's fixed clock would never end it).
+    const deadline = performance.now() + timeoutMs;
     for (;;) {
       const run = toRun(await readRunRow(db, workspaceId, runId));
-      if (run.status !== 'in_progress' || Date.now() >= deadline) return run;
+      if (run.status !== 'in_progress' || performance.now() >= deadline) return run;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }

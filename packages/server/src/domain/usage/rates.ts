@@ -27,7 +27,10 @@ export function tokensWithinStu(stu: number, alias: Alias, rates: StuRates = DEF
   return Math.max(0, Math.floor(stu / rates[alias]));
 }
 
-/** Reads `STU_RATE_PRELUDE` ... `STU_RATE_CONCERTO`; unset ones keep the default. Throws on a bad value. */
+/**
+ * Reads `STU_RATE_PRELUDE` ... `STU_RATE_CONCERTO`; unset ones keep the default. Throws on a bad value.
+ * `loadConfig` (config.ts) calls it once (`ServerConfig.stuRates`).
+ */
 export function readStuRates(env: Readonly<Record<string, string | undefined>>): StuRates {
   const rates = { ...DEFAULT_STU_RATES };
   for (const alias of ALIASES) {

@@ -3,6 +3,7 @@
  * workspace event types and the `ping` test event, and its serialization to the exact bytes that
  * are signed and sent (stored once, so every retry carries the same body).
  */
+import { systemClock } from '../../clock.ts';
 import { randomBase62 } from '../../random.ts';
 import type { components } from '../../../../../generated/types.ts';
 
@@ -55,7 +56,7 @@ export interface BuildEnvelopeInput<T extends OutboundEventType> {
   data: OutboundEventData[T];
   /** The redactor of agent text (the service's redaction rules); applied to {@link AGENT_TEXT_FIELDS}. */
   redactText: (text: string) => string;
-  /** When the event occurred; the clock's now by default. */
+  /** When the event occurred (the outbox passes the application clock's); the system clock's now by default. */
   createdAt?: Date;
   /** An existing `evt_` id (replay keeps the id); a fresh one by default. */
   id?: string;
@@ -79,7 +80,7 @@ export function buildEnvelope<T extends OutboundEventType>(input: BuildEnvelopeI
   return {
     id,
     type: input.type,
-    created_at: (input.createdAt ?? new Date()).toISOString(),
+    created_at: (input.createdAt ?? systemClock.now()).toISOString(),
     tenant_id: input.tenantId,
     data: data as OutboundEventData[T],
   };

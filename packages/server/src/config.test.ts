@@ -1,0 +1,59 @@
+/**
+ * `loadConfig` reads every setting once: the ones `serve` used to read from `process.env` itself
+ * (PRIVATE_BETA, the engines, the STU rates, REDACT_TERMS) and the ones other commands read
+ * (SERVICE_URL, OLD_SECRET_KEY) come from the environment it is given, and a wrong one is a
+ * ConfigError (one readable line, exit 2), like every other setting.
+ */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+import { DEFAULT_ENGINE_CONFIG } from './engine/config.ts';
+import { DEFAULT_STU_RATES } from './domain/usage/rates.ts';
+
+describe('loadConfig', () => {
+  it('has the documented defaults for the settings serve once read itself', () => {
+    const config = loadConfig({}, {});
+    expect(config.privateBeta).toBe(false);
+    expect(config.redactTerms).toEqual([]);
+    expect(config.stuRates).toEqual(DEFAULT_STU_RATES);
+    expect(config.engines.aliases).toEqual(DEFAULT_ENGINE_CONFIG.aliases);
+    expect(config.serviceUrl).toBeUndefined();
+    expect(config.oldSecretKey).toBeUndefined();
+  });
+
+  it('reads them from the environment it is given, not from process.env', () => {
+    const config = loadConfig(
+      {},
+      {
+        PRIVATE_BETA: 'true',
+        REDACT_TERMS: ' acme-internal , ,db.acme.lan',
+        STU_RATE_PRELUDE: '2000',
+        ENGINE_SONATA: 'openai-compatible',
+        OPENAI_COMPATIBLE_BASE_URL: 'http://127.0.0.1:11434/v1',
+        OPENAI_COMPATIBLE_MODEL_SONATA: 'acme-sonata-v2',
+        SERVICE_URL: 'http://127.0.0.1:8080',
+        OLD_SECRET_KEY: 'the-old-key-of-at-least-32-characters',
+      },
+    );
+    expect(config.privateBeta).toBe(true);
+    expect(config.redactTerms).toEqual(['acme-internal', 'db.acme.lan']);
+    expect(config.stuRates).toEqual({ ...DEFAULT_STU_RATES, Prelude: 2000 });
+    expect(config.engines.aliases.Sonata).toBe('openai-compatible');
+    expect(config.engines.openaiCompatible?.models).toEqual({ Sonata: 'acme-sonata-v2' });
+    expect(config.serviceUrl).toBe('http://127.0.0.1:8080');
+    expect(config.oldSecretKey).toBe('the-old-key-of-at-least-32-characters');
+  });
+
+  it('PRIVATE_BETA is on for `true` only', () => {
+    expect(loadConfig({}, { PRIVATE_BETA: '1' }).privateBeta).toBe(false);
+  });
+
+  it.each([
+    [{ ENGINE_PRELUDE: 'gpt' }, 'ENGINE_PRELUDE must be one of local, openai-compatible'],
+    [{ ENGINE_SONATA: 'openai-compatible' }, 'OPENAI_COMPATIBLE_BASE_URL must be an http(s) URL'],
+    [{ LOCAL_ENGINE_TRIGGERS: 'maybe' }, 'LOCAL_ENGINE_TRIGGERS must be true or false'],
+    [{ STU_RATE_CONCERTO: '-1' }, 'STU_RATE_CONCERTO must be a positive number'],
+  ])('a wrong engine or rate setting %j is a ConfigError', (env, message) => {
+    expect(() => loadConfig({}, env)).toThrow(ConfigError);
+    expect(() => loadConfig({}, env)).toThrow(message);
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * @module The composition root of a running server: `createRuntime(config)` builds, from the one
+ * `ServerConfig` (config.ts), everything `service serve` runs: the store (behind its secret key),
+ * the logger, the metrics, Redis and its rate limiter, the engines, the STU rates, the cancel bus,
+ * the app and its services (`buildServices`, services.ts), and the worker with the inbound run
+ * executor and the sweeper of interrupted runs. `cli/serve.ts` only starts it (HTTP(S) listener,
+ * metrics listener, start-up lines, first start, signals and the graceful stop) and stops it.
+ *
+ * Nothing here reads the environment: every setting comes from `config`.
+ */
+import type { Db } from './store/db.ts';
+import type { Redis } from 'ioredis';
+import { createApp, type CreatedApp } from './app.ts';
+import { systemClock, type Clock } from './clock.ts';
+import type { ServerConfig } from './config.ts';
+import { createCancelBus, type CancelBus } from './domain/runs/cancel-bus.ts';
+import { inboundRunExecutor, sweepInterruptedRuns, type SweepResult } from './domain/runs/index.ts';
+import { sealClearTotpSecrets } from './domain/sessions/totp-secret.ts';
+import { createEngines } from './engine/index.ts';
+import { createLogger, type Logger } from './log/index.ts';
+import { createMetrics, type Metrics } from './metrics/index.ts';
+import { connectRedis, createRedisLimiter } from './middleware/rate-limit/index.ts';
+import type { Services } from './services.ts';
+import { startWorker, type Worker } from './worker/index.ts';
+import { logDeliveryAttempt } from './worker/attempt-log.ts';
+import type { InboundRun } from './worker/inbound-runs.ts';
+import { resolveSecretKey } from './cli/secret-key.ts';
+import { unopenableSecret } from './cli/secret-key-rotate.ts';
+import { openCliStore, type CliStore } from './cli/store.ts';
+
+export interface Runtime {
+  app: CreatedApp['app'];
+  services: Services;
+  store: CliStore;
+  /** Redis when REDIS_URL is set: the shared rate-limit windows. */
+  redis: Redis | undefined;
+  /** Prometheus metrics when METRICS_PORT is set. */
+  metrics: Metrics | undefined;
+  logger: Logger;
+  /** Outbound deliveries and inbound runs; already started (it resumes from the store). */
+  worker: Worker;
+  /** The column holding a secret the configured SECRET_KEY cannot open, if any (said at start). */
+  unopenableSecret: string | undefined;
+  /** After the graceful stop (cli/shutdown.ts), which stopped the worker: closes Redis and the store. */
+  close(): Promise<void>;
+  /** A start that failed half-way: stops the worker and drops the connections at once. */
+  abort(): Promise<void>;
+}
+
+export async function createRuntime(config: ServerConfig, clock: Clock = systemClock): Promise<Runtime> {
+  // Before the store is opened: with DATABASE_URL and no SECRET_KEY nothing is touched.
+  const secretKey = await resolveSecretKey(config);
+  const store = await openCliStore(config, 'serve');
+  const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  const logger = createLogger(config.log);
+  const metrics = config.metricsPort !== undefined ? createMetrics({ db: store.db, clock }) : undefined;
+  let worker: Worker | undefined;
+  try {
+    // Several instances share PostgreSQL: a cancel answered by one reaches the one executing the run.
+    let cancelBus: CancelBus | undefined;
+    if (config.databaseUrl) {
+      cancelBus = await createCancelBus(store.db, { onDown: () => logger.warn({}, 'cancel listener lost its connection; reconnecting') });
+    }
+    const { app, services } = createApp({
+      clock,
+      logger,
+      ...(cancelBus ? { cancelBus } : {}),
+      ...(metrics ? { metrics } : {}),
+      db: store.db,
+      config: { trustProxy: config.trustProxy, privateBeta: config.privateBeta, corsOrigins: config.corsOrigins },
+      // Aliases -> engines (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*) and STU rates (STU_RATE_<ALIAS>).
+      engines: createEngines(config.engines),
+      // Names the redactor removes beside the engines' own (model names, provider host and key): REDACT_TERMS.
+      redactTerms: config.redactTerms,
+      stuRates: config.stuRates,
+      ...(redis ? { limiter: createRedisLimiter({ redis }), redis } : {}),
+      webhooks: { secretKey, allowList: config.webhookAllowHosts, wake: () => worker?.wake() },
+      runLeaseMs: config.runLeaseMs,
+      operatorToken: config.operatorToken,
+    });
+    // TOTP secrets an earlier version stored in clear are sealed now, before anyone signs in.
+    await sealClearTotpSecrets(store.db, services.webhooks.secretBox);
+    const unopenable = await unopenableSecret(store.db, services.webhooks.secretBox);
+    // Outbound deliveries (and inbound runs) survive restarts: the worker resumes from the store.
+    worker = startWorker({
+      db: store.db,
+      clock: services.clock,
+      secretBox: services.webhooks.secretBox,
+      policy: { allowList: services.webhooks.allowList },
+      pollMs: config.webhookPollMs,
+      timeoutMs: config.webhookTimeoutMs,
+      executeInboundRun: inboundRuns(services, logger),
+      logError: (error) => {
+        metrics?.backendErrors.inc({ backend: 'store' });
+        logger.error({ err: error }, 'worker tick failed; retrying at the next poll');
+      },
+      onAttempt: (attempt) => logDeliveryAttempt(logger, metrics, attempt),
+      sweepInterruptedRuns: interruptedRunSweeper(store.db, services, logger),
+    });
+    const started = worker;
+    return {
+      app,
+      services,
+      store,
+      redis,
+      metrics,
+      logger,
+      worker: started,
+      unopenableSecret: unopenable,
+      async close() {
+        await redis?.quit().catch(() => {});
+        await store.close();
+        logger.info({}, 'stopped');
+      },
+      async abort() {
+        await started.stop();
+        redis?.disconnect();
+        await store.close();
+      },
+    };
+  } catch (err) {
+    await worker?.stop();
+    redis?.disconnect();
+    await store.close();
+    throw err;
+  }
+}
+
+/** The inbound run executor the worker hands claimed inbound events to: the run service executes them. */
+function inboundRuns(services: Services, logger: Logger): (run: InboundRun) => Promise<void> {
+  const execute = inboundRunExecutor(services.runs, (error) => logger.error({ err: error }, 'inbound run failed'));
+  return async (run) => {
+    logger.info({ runId: run.runId, workspaceId: run.workspaceId, eventId: run.eventId }, 'inbound run handed over');
+    await execute(run);
+  };
+}
+
+/** Runs whose instance died (kill -9, a crash): failed, or handed over again, once their lease ran out. */
+function interruptedRunSweeper(db: Db, services: Services, logger: Logger): () => Promise<SweepResult> {
+  return async () => {
+    const swept = await sweepInterruptedRuns({ db, clock: services.clock, limits: services.budget.limits });
+    if (swept.failed > 0 || swept.retried > 0) logger.warn({ ...swept }, 'runs of a stopped instance swept (lease ran out)');
+    return swept;
+  };
+}
