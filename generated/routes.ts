@@ -247,9 +247,10 @@ export type RouteSpec = {
    * to that agent may call it; `anyRole` (x-any-role) is open to every signed-in role; `inboundWebhook`
    * (x-inbound-webhook) is a signed inbound event route (its unparsable body is `payload_invalid`);
    * `standingExempt` (x-standing-exempt) is a session write still allowed in a workspace that is suspended
-   * or whose payment is pending (every other session write answers 403 tenant_forbidden / 402 payment_not_completed).
+   * or whose payment is pending (every other session write answers 403 tenant_forbidden / 402 payment_not_completed);
+   * `ipLimitClass` (x-ip-limit-class, 'api' when absent) is the per-IP budget the operation counts against.
    */
-  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean; operations: boolean; standingExempt: boolean };
+  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean; operations: boolean; standingExempt: boolean; ipLimitClass: 'api' | 'admin' | 'mcp' | 'operator' };
   request: {
     params?: ZodType;
     query?: ZodType;
@@ -603,7 +604,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/inference',
     operationId: 'createInference',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: true, agentTargeted: true, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { headers: zCreateInferenceHeaders, body: { contentType: 'application/json', schema: zCreateInferenceBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
@@ -623,7 +624,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/runs',
     operationId: 'listRuns',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { query: zListRunsQuery, headers: zListRunsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zRunList, customerData: ['data.*.conversationId'] },
@@ -642,7 +643,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/runs/{run_id}',
     operationId: 'getRun',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zGetRunPath, headers: zGetRunHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zRunDetail, customerData: ['run.conversationId'] },
@@ -661,7 +662,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/runs/{run_id}/cancel',
     operationId: 'cancelRun',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: true },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'api' },
     request: { params: zCancelRunPath, headers: zCancelRunHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId'] },
@@ -680,7 +681,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/usage/current',
     operationId: 'getCurrentUsage',
     security: [{ scheme: 'apiKey', scopes: ['usage:read'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { headers: zGetCurrentUsageHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zUsage },
@@ -699,7 +700,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhooks/inbound/{slug}',
     operationId: 'ingestInboundEvent',
     security: [{ scheme: 'inboundSignature', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zIngestInboundEventPath, headers: zIngestInboundEventHeaders, body: { contentType: 'application/json', schema: zIngestInboundEventBody, required: true, maxBytes: 1048576 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundAccepted },
@@ -719,7 +720,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/sse',
     operationId: 'openMcpStream',
     security: [{ scheme: 'mcpToken', scopes: ['mcp:tenant'] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'mcp' },
     request: { headers: zOpenMcpStreamHeaders },
     responses: {
       '200': { contentType: 'text/event-stream', schema: z.string(), events: { 'endpoint': zMcpEndpoint, 'message': zJsonRpcResponse } },
@@ -737,7 +738,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/rpc',
     operationId: 'callMcpRpc',
     security: [{ scheme: 'mcpToken', scopes: ['mcp:tenant'] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'mcp' },
     request: { query: zCallMcpRpcQuery, headers: zCallMcpRpcHeaders, body: { contentType: 'application/json', schema: zCallMcpRpcBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zJsonRpcResponse },
@@ -757,7 +758,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/mcp/tenant/tokens',
     operationId: 'createMcpToken',
     security: [{ scheme: 'apiKey', scopes: ['mcp:tenant'] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { headers: zCreateMcpTokenHeaders, body: { contentType: 'application/json', schema: zCreateMcpTokenBody, required: false, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zMcpToken },
@@ -776,7 +777,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys',
     operationId: 'listApiKeys',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zListApiKeysHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKeyList, customerData: ['data.*.name'] },
@@ -793,7 +794,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys',
     operationId: 'createApiKey',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zCreateApiKeyHeaders, body: { contentType: 'application/json', schema: zCreateApiKeyBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated, customerData: ['name'] },
@@ -812,7 +813,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys/{id}',
     operationId: 'revokeApiKey',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
     request: { params: zRevokeApiKeyPath, headers: zRevokeApiKeyHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKey, customerData: ['name'] },
@@ -830,7 +831,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/api-keys/{id}/rotate',
     operationId: 'rotateApiKey',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zRotateApiKeyPath, headers: zRotateApiKeyHeaders },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated, customerData: ['name'] },
@@ -849,7 +850,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/auth/login',
     operationId: 'login',
     security: [],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zLoginHeaders, body: { contentType: 'application/json', schema: zLoginBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zAdminSession, customerData: ['user.email', 'workspaces.*.name'] },
@@ -866,7 +867,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/auth/logout',
     operationId: 'logout',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
     request: { headers: zLogoutHeaders },
     responses: {
       '204': {  },
@@ -883,7 +884,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks',
     operationId: 'listInboundWebhooks',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zListInboundWebhooksHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhookList, customerData: ['data.*.signatureHeader', 'data.*.slug', 'data.*.template'] },
@@ -900,7 +901,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks',
     operationId: 'createInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zCreateInboundWebhookHeaders, body: { contentType: 'application/json', schema: zCreateInboundWebhookBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zInboundWebhookCreated, customerData: ['signatureHeader', 'slug', 'template'] },
@@ -919,7 +920,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks/{slug}',
     operationId: 'revokeInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
     request: { params: zRevokeInboundWebhookPath, headers: zRevokeInboundWebhookHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhook, customerData: ['signatureHeader', 'slug', 'template'] },
@@ -937,7 +938,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks/{slug}/pause',
     operationId: 'pauseInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
     request: { params: zPauseInboundWebhookPath, headers: zPauseInboundWebhookHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhook, customerData: ['signatureHeader', 'slug', 'template'] },
@@ -955,7 +956,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/inbound-webhooks/{slug}/resume',
     operationId: 'resumeInboundWebhook',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zResumeInboundWebhookPath, headers: zResumeInboundWebhookHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundWebhook, customerData: ['signatureHeader', 'slug', 'template'] },
@@ -974,7 +975,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations',
     operationId: 'listWebhookDestinations',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zListWebhookDestinationsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestinationList, customerData: ['data.*.url'] },
@@ -991,7 +992,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations',
     operationId: 'createWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zCreateWebhookDestinationHeaders, body: { contentType: 'application/json', schema: zCreateWebhookDestinationBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zWebhookDestinationCreated, customerData: ['url'] },
@@ -1010,7 +1011,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/rotate-secret',
     operationId: 'rotateWebhookDestinationSecret',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zRotateWebhookDestinationSecretPath, headers: zRotateWebhookDestinationSecretHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestinationCreated, customerData: ['url'] },
@@ -1029,7 +1030,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/pause',
     operationId: 'pauseWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
     request: { params: zPauseWebhookDestinationPath, headers: zPauseWebhookDestinationHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestination, customerData: ['url'] },
@@ -1047,7 +1048,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/resume',
     operationId: 'resumeWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zResumeWebhookDestinationPath, headers: zResumeWebhookDestinationHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWebhookDestination, customerData: ['url'] },
@@ -1066,7 +1067,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/ping',
     operationId: 'pingWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zPingWebhookDestinationPath, headers: zPingWebhookDestinationHeaders },
     responses: {
       '202': { contentType: 'application/json', schema: zDeliveryAccepted },
@@ -1085,7 +1086,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/replay',
     operationId: 'replayWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zReplayWebhookDestinationPath, headers: zReplayWebhookDestinationHeaders },
     responses: {
       '202': { contentType: 'application/json', schema: zDeliveryAccepted },
@@ -1104,7 +1105,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/webhook-destinations/{id}/deliveries',
     operationId: 'listDestinationDeliveries',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zListDestinationDeliveriesPath, query: zListDestinationDeliveriesQuery, headers: zListDestinationDeliveriesHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zDeliveryList },
@@ -1122,7 +1123,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/agents',
     operationId: 'listWorkspaceAgents',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zListWorkspaceAgentsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWorkspaceAgentList, customerData: ['data.*.pausedReason'] },
@@ -1138,7 +1139,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/agents/{slug}/pause',
     operationId: 'pauseAgent',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
     request: { params: zPauseAgentPath, headers: zPauseAgentHeaders, body: { contentType: 'application/json', schema: zPauseAgentBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zWorkspaceAgent, customerData: ['pausedReason'] },
@@ -1157,7 +1158,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/agents/{slug}/resume',
     operationId: 'resumeAgent',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zResumeAgentPath, headers: zResumeAgentHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zWorkspaceAgent, customerData: ['pausedReason'] },
@@ -1176,7 +1177,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/kill-switches',
     operationId: 'getKillSwitches',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zGetKillSwitchesHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zKillSwitches, customerData: ['day.reason', 'hour.reason', 'manual.reason', 'run.reason'] },
@@ -1192,7 +1193,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/kill-switches/manual',
     operationId: 'setManualKillSwitch',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
     request: { headers: zSetManualKillSwitchHeaders, body: { contentType: 'application/json', schema: zSetManualKillSwitchBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zKillSwitches, customerData: ['day.reason', 'hour.reason', 'manual.reason', 'run.reason'] },
@@ -1210,7 +1211,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/usage/daily',
     operationId: 'getDailyUsage',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zGetDailyUsageHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zDailyUsage },
@@ -1226,7 +1227,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/approvals',
     operationId: 'listApprovals',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { query: zListApprovalsQuery, headers: zListApprovalsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zApprovalList },
@@ -1242,7 +1243,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/approvals/{approval_id}/decision',
     operationId: 'decideApproval',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zDecideApprovalPath, headers: zDecideApprovalHeaders, body: { contentType: 'application/json', schema: zDecideApprovalBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zApproval },
@@ -1262,7 +1263,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/integrations',
     operationId: 'createIntegration',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zCreateIntegrationHeaders, body: { contentType: 'application/json', schema: zCreateIntegrationBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zIntegration, customerData: ['provider'] },
@@ -1281,7 +1282,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/auth/workspace',
     operationId: 'selectWorkspace',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
     request: { headers: zSelectWorkspaceHeaders, body: { contentType: 'application/json', schema: zSelectWorkspaceBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zSessionWorkspaces, customerData: ['workspaces.*.name'] },
@@ -1299,7 +1300,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/workspace/members',
     operationId: 'listMembers',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zListMembersHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zMemberList, customerData: ['data.*.email'] },
@@ -1316,7 +1317,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/workspace/members/{user_id}',
     operationId: 'removeMember',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
     request: { params: zRemoveMemberPath, headers: zRemoveMemberHeaders },
     responses: {
       '204': {  },
@@ -1334,7 +1335,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/workspace/members/{user_id}',
     operationId: 'updateMember',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zUpdateMemberPath, headers: zUpdateMemberHeaders, body: { contentType: 'application/json', schema: zUpdateMemberBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zMember, customerData: ['email'] },
@@ -1354,7 +1355,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/workspace/invitations',
     operationId: 'createInvitation',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zCreateInvitationHeaders, body: { contentType: 'application/json', schema: zCreateInvitationBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zInvitation, customerData: ['email'] },
@@ -1373,7 +1374,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/invitations/accept',
     operationId: 'acceptInvitation',
     security: [],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zAcceptInvitationHeaders, body: { contentType: 'application/json', schema: zAcceptInvitationBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInvitationAccepted, customerData: ['email'] },
@@ -1392,7 +1393,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/workspace/members/{user_id}/reset',
     operationId: 'resetMember',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zResetMemberPath, headers: zResetMemberHeaders, body: { contentType: 'application/json', schema: zResetMemberBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zAccountReset, customerData: ['email'] },
@@ -1412,7 +1413,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/account-resets/redeem',
     operationId: 'redeemAccountReset',
     security: [],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zRedeemAccountResetHeaders, body: { contentType: 'application/json', schema: zRedeemAccountResetBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zAccountResetRedeemed, customerData: ['email'] },
@@ -1431,7 +1432,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/operator/workspaces',
     operationId: 'listWorkspaces',
     security: [{ scheme: 'operatorToken', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
     request: { headers: zListWorkspacesHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zOperatorWorkspaceList, customerData: ['data.*.name'] },
@@ -1447,7 +1448,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/operator/workspaces',
     operationId: 'createWorkspace',
     security: [{ scheme: 'operatorToken', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
     request: { headers: zCreateWorkspaceHeaders, body: { contentType: 'application/json', schema: zCreateWorkspaceBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zWorkspaceCreated, customerData: ['admin.email', 'workspace.name'] },
@@ -1464,7 +1465,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/operator/workspaces/{workspace_id}',
     operationId: 'getWorkspace',
     security: [{ scheme: 'operatorToken', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
     request: { params: zGetWorkspacePath, headers: zGetWorkspaceHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zOperatorWorkspace, customerData: ['name'] },
@@ -1481,7 +1482,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/operator/workspaces/{workspace_id}',
     operationId: 'deleteWorkspace',
     security: [{ scheme: 'operatorToken', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
     request: { params: zDeleteWorkspacePath, headers: zDeleteWorkspaceHeaders },
     responses: {
       '204': {  },
@@ -1498,7 +1499,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/operator/workspaces/{workspace_id}',
     operationId: 'updateWorkspace',
     security: [{ scheme: 'operatorToken', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
     request: { params: zUpdateWorkspacePath, headers: zUpdateWorkspaceHeaders, body: { contentType: 'application/json', schema: zUpdateWorkspaceBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zOperatorWorkspace, customerData: ['name'] },
@@ -1516,7 +1517,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/operator/users/resets',
     operationId: 'createUserReset',
     security: [{ scheme: 'operatorToken', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
     request: { headers: zCreateUserResetHeaders, body: { contentType: 'application/json', schema: zCreateUserResetBody, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zAccountReset, customerData: ['email'] },
@@ -1534,7 +1535,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/agents',
     operationId: 'listAgents',
     security: [{ scheme: 'apiKey', scopes: ['departments:read'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { headers: zListAgentsHeaders },
     responses: {
       '200': { contentType: 'application/json', schema: zAgentList },
@@ -1553,7 +1554,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/agents/{slug}/messages',
     operationId: 'sendAgentMessage',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: true, agentTargeted: true, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zSendAgentMessagePath, headers: zSendAgentMessageHeaders, body: { contentType: 'application/json', schema: zSendAgentMessageBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
@@ -1573,7 +1574,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/orchestrator/messages',
     operationId: 'sendOrchestratorMessage',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: true, agentTargeted: true, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { headers: zSendOrchestratorMessageHeaders, body: { contentType: 'application/json', schema: zSendOrchestratorMessageBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
@@ -1593,7 +1594,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/runs',
     operationId: 'listRunsV1',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { query: zListRunsV1Query, headers: zListRunsV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zRunList, customerData: ['data.*.conversationId'] },
@@ -1612,7 +1613,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/runs/{run_id}',
     operationId: 'getRunV1',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zGetRunV1Path, headers: zGetRunV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zRunDetail, customerData: ['run.conversationId'] },
@@ -1631,7 +1632,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/runs/{run_id}/cancel',
     operationId: 'cancelRunV1',
     security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zCancelRunV1Path, headers: zCancelRunV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId'] },
@@ -1650,7 +1651,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/usage',
     operationId: 'getUsageV1',
     security: [{ scheme: 'apiKey', scopes: ['usage:read'] }, { scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { headers: zGetUsageV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zUsage },
@@ -1669,7 +1670,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/webhooks/inbound/{slug}',
     operationId: 'ingestInboundEventV1',
     security: [{ scheme: 'inboundSignature', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: true, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zIngestInboundEventV1Path, headers: zIngestInboundEventV1Headers, body: { contentType: 'application/json', schema: zIngestInboundEventV1Body, required: true, maxBytes: 1048576 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInboundAccepted },
@@ -1689,7 +1690,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys',
     operationId: 'listApiKeysV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zListApiKeysV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKeyList, customerData: ['data.*.name'] },
@@ -1706,7 +1707,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys',
     operationId: 'createApiKeyV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zCreateApiKeyV1Headers, body: { contentType: 'application/json', schema: zCreateApiKeyV1Body, required: true, maxBytes: 65536 } },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated, customerData: ['name'] },
@@ -1725,7 +1726,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys/{id}',
     operationId: 'revokeApiKeyV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
     request: { params: zRevokeApiKeyV1Path, headers: zRevokeApiKeyV1Headers },
     responses: {
       '200': { contentType: 'application/json', schema: zApiKey, customerData: ['name'] },
@@ -1743,7 +1744,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/v1/api-keys/{id}/rotate',
     operationId: 'rotateApiKeyV1',
     security: [{ scheme: 'adminSession', scopes: [] }],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zRotateApiKeyV1Path, headers: zRotateApiKeyV1Headers },
     responses: {
       '201': { contentType: 'application/json', schema: zApiKeyCreated, customerData: ['name'] },
@@ -1762,7 +1763,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/healthz',
     operationId: 'getLiveness',
     security: [],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: true, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: true, standingExempt: false, ipLimitClass: 'api' },
     request: {  },
     responses: {
       '200': { contentType: 'application/json', schema: zLiveness },
@@ -1774,7 +1775,7 @@ export const routes: readonly RouteSpec[] = [
     path: '/readyz',
     operationId: 'getReadiness',
     security: [],
-    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: true, standingExempt: false },
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: true, standingExempt: false, ipLimitClass: 'api' },
     request: {  },
     responses: {
       '200': { contentType: 'application/json', schema: zReadiness },

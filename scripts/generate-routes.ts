@@ -140,6 +140,14 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
       if (typeof value !== 'boolean') throw new Error(`routes: ${where} ${extension} must be true or absent`);
       return `${field}: ${value}`;
     });
+    // The per-IP budget the operation counts against (x-ip-limit-class); absent: the API's. Health and
+    // inbound routes are outside every per-IP budget, so they name none.
+    const ipLimitClass = operation['x-ip-limit-class'] ?? 'api';
+    if (!IP_LIMIT_CLASSES.includes(ipLimitClass)) throw new Error(`routes: ${where} x-ip-limit-class must be one of ${IP_LIMIT_CLASSES.join(', ')}`);
+    if (operation['x-ip-limit-class'] !== undefined && (operation['x-operations'] === true || operation['x-inbound-webhook'] === true)) {
+      throw new Error(`routes: ${where} is outside the per-IP budgets (x-operations, x-inbound-webhook): no x-ip-limit-class`);
+    }
+    policy.push(`ipLimitClass: ${q(ipLimitClass)}`);
 
     const signed = security.some((line: string) => line.includes("'inboundSignature'"));
     if (signed !== (operation['x-inbound-webhook'] === true)) {
@@ -222,9 +230,10 @@ export async function generateRoutes(doc: Json, zodSource: string): Promise<void
     '   * to that agent may call it; `anyRole` (x-any-role) is open to every signed-in role; `inboundWebhook`',
     '   * (x-inbound-webhook) is a signed inbound event route (its unparsable body is `payload_invalid`);',
     '   * `standingExempt` (x-standing-exempt) is a session write still allowed in a workspace that is suspended',
-    '   * or whose payment is pending (every other session write answers 403 tenant_forbidden / 402 payment_not_completed).',
+    '   * or whose payment is pending (every other session write answers 403 tenant_forbidden / 402 payment_not_completed);',
+    "   * `ipLimitClass` (x-ip-limit-class, 'api' when absent) is the per-IP budget the operation counts against.",
     '   */',
-    '  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean; operations: boolean; standingExempt: boolean };',
+    `  policy: { privateBeta: boolean; agentTargeted: boolean; anyRole: boolean; inboundWebhook: boolean; operations: boolean; standingExempt: boolean; ipLimitClass: ${IP_LIMIT_CLASSES.map(q).join(' | ')} };`,
     '  request: {',
     '    params?: ZodType;',
     '    query?: ZodType;',
@@ -297,6 +306,9 @@ const POLICY_EXTENSIONS = [
   ['x-operations', 'operations'],
   ['x-standing-exempt', 'standingExempt'],
 ] as const;
+
+/** The values of `x-ip-limit-class`: the per-IP budgets of the overview's Limits ('api' is the default). */
+const IP_LIMIT_CLASSES: readonly string[] = ['api', 'admin', 'mcp', 'operator'];
 
 /** The body cap of an operation whose request body sets no `x-body-limit` (documented in the overview). */
 const DEFAULT_BODY_LIMIT = 64 * 1024;

@@ -22,7 +22,6 @@ import { invalidateKeyCaches } from '../packages/server/src/domain/keys/index.ts
 import { KILL_SWITCH_LIMITS, killSwitchWindows, periodOf } from '../packages/server/src/domain/usage/index.ts';
 import { signInboundBody } from '../packages/server/src/domain/webhooks/inbound-signature.ts';
 import { clientKey, PER_IP, PER_IP_BY_CLASS } from '../packages/server/src/middleware/rate-limit/index.ts';
-import { ipLimitClass } from '../packages/server/src/app.ts';
 import type { RouteSpec } from '../packages/server/src/routes/route-spec.ts';
 import type { OpenDb } from '../packages/server/src/store/db.ts';
 import { openStore } from '../packages/server/src/store/open.ts';
@@ -458,7 +457,7 @@ const targetOf = (route: RouteSpec, department: string) => (route.operationId ==
 
 /** Spends the per-IP budget of the route's class (API, admin, MCP, operator) for the call's address. */
 async function exhaustAddress(route: RouteSpec, call: Call): Promise<void> {
-  const { bucket, limit } = PER_IP_BY_CLASS[ipLimitClass(route)];
+  const { bucket, limit } = PER_IP_BY_CLASS[route.policy.ipLimitClass];
   const key = `${bucket}:${clientKey(call.headers['x-forwarded-for'])}`;
   for (let i = 0; i < limit; i += 1) await t.services.limiter.hit(key, limit, PER_IP.windowMs);
 }

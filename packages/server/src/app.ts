@@ -2,19 +2,20 @@
  * @module The HTTP app, built from the contract: every route of generated/routes.ts is mounted
  * with its authentication, limits and validators in front of its handler.
  *
- *   request-id -> redaction of every body -> error boundary -> per-IP rate limit -> [route] authenticate (then the
- *   workspace's raised per-address ceiling, if any) -> per-workspace rate limit -> validate -> handler (501 not_implemented until built)
- *   unknown path -> 404 not_found; known path, other method -> 405 method_not_allowed + Allow
+ *   request-id -> redaction of every body -> error boundary -> [route] its metadata (operationId, per-IP class)
+ *   -> per-IP rate limit of its class -> authenticate (then the workspace's raised per-address ceiling, if any)
+ *   -> per-workspace rate limit -> validate -> handler (501 not_implemented until built)
+ *   unknown path -> per-IP (API's) -> 404 not_found; known path, other method -> per-IP (API's) -> 405 method_not_allowed + Allow
  *   every failure -> error mapper (the spec's error body)
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
-import type { AppEnv, Auth } from './app-env.ts';
+import type { AppEnv } from './app-env.ts';
 import { routes as contractRoutes } from './contract.ts';
 import { fail } from './errors.ts';
 import { authenticate } from './middleware/auth/index.ts';
 import { errorBoundary, errorMapper, notFound } from './middleware/errors/index.ts';
-import { byClientIp, type IpLimitClass, PER_IP, PER_IP_BY_CLASS, PER_WORKSPACE, rateLimit } from './middleware/rate-limit/index.ts';
+import { byClientIp, PER_IP, PER_IP_BY_CLASS, PER_WORKSPACE, rateLimit } from './middleware/rate-limit/index.ts';
 import { raisedIpCeiling } from './middleware/rate-limit/raised-ip.ts';
 import { SESSION_COOKIE } from './domain/sessions/index.ts';
 import { getCookie } from 'hono/cookie';
@@ -22,10 +23,10 @@ import { privateBeta } from './middleware/private-beta/index.ts';
 import { customerDataOf, redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
 import { observe } from './middleware/observe/index.ts';
+import { routeMetadata, type RouteLimitClass } from './middleware/route/index.ts';
 import { validate } from './middleware/validate/index.ts';
 import { cors } from './middleware/cors/index.ts';
 import { inboundWebhook } from './middleware/inbound/index.ts';
-import { matchedRoutes } from 'hono/route';
 import { handlers } from './routes/index.ts';
 import { mountPanel } from './routes/panel.ts';
 import type { LooseAnswer, LooseHandler } from './routes/handler.ts';
@@ -61,38 +62,31 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   app.use(redactBody(services.redactor, customerDataOf(routes)));
   app.use(errorBoundary());
   const perIp = byClientIp({ trustProxy: services.config.trustProxy });
-  // Each route's per-IP budget is that of its class (API, admin session, MCP, operator; see PER_IP_BY_CLASS);
-  // a request that matches no route (404, 405) counts against the API's. Inbound webhooks have their own
-  // per-IP limit (per webhook, `rate_limited`), applied after the body is read, as the spec orders it; health
-  // routes (`x-operations`) are outside every rate limit: a load balancer polls them often.
-  const ipClassOf = (c: Context): RouteLimitClass => {
-    for (const route of matchedRoutes(c)) {
-      const ipClass = (route.handler as { ipClass?: RouteLimitClass }).ipClass;
-      if (ipClass) return ipClass;
-    }
-    return 'api';
-  };
+  // Each route's per-IP budget is that of its class (API, admin session, MCP, operator; see PER_IP_BY_CLASS), as
+  // its first middleware set it from the contract (`x-ip-limit-class`); a request that matches no route (404,
+  // 405) counts against the API's. Inbound webhooks have their own per-IP limit (per webhook, `rate_limited`),
+  // applied after the body is read, as the spec orders it; health routes (`x-operations`) and the panel's pages
+  // are outside every rate limit: a load balancer polls them often.
+  const ipClassOf = (c: Context<AppEnv>): RouteLimitClass => c.get('ipLimitClass') ?? 'api';
   const observer = (limit: string) => ({
     refused: () => services.metrics?.limiterRefusals.inc({ limit }),
     backendFailed: () => services.metrics?.backendErrors.inc({ backend: 'redis' }),
   });
-  app.use(
-    rateLimit({
-      limiter: services.limiter,
-      ...PER_IP,
-      logger: services.logger,
-      observer: observer('ip'),
-      limitOf: (c) => ipClassLimit(c),
-      key: (c) => {
-        const ipClass = ipClassOf(c);
-        if (ipClass === 'inbound' || ipClass === 'unlimited') return undefined;
-        return `${PER_IP_BY_CLASS[ipClass].bucket}:${perIp(c).slice('ip:'.length)}`;
-      },
-      // A refused request with a credential waits for authentication: its workspace may have a raised
-      // per-address ceiling (middleware/rate-limit/raised-ip.ts). Without one it is refused here.
-      deferRefusal: (c) => c.req.header('authorization') !== undefined || getCookie(c, SESSION_COOKIE) !== undefined,
-    }),
-  );
+  const perIpLimit = rateLimit({
+    limiter: services.limiter,
+    ...PER_IP,
+    logger: services.logger,
+    observer: observer('ip'),
+    limitOf: (c) => ipClassLimit(c),
+    key: (c) => {
+      const ipClass = ipClassOf(c);
+      if (ipClass === 'inbound' || ipClass === 'unlimited') return undefined;
+      return `${PER_IP_BY_CLASS[ipClass].bucket}:${perIp(c).slice('ip:'.length)}`;
+    },
+    // A refused request with a credential waits for authentication: its workspace may have a raised
+    // per-address ceiling (middleware/rate-limit/raised-ip.ts). Without one it is refused here.
+    deferRefusal: (c) => c.req.header('authorization') !== undefined || getCookie(c, SESSION_COOKIE) !== undefined,
+  });
   const ipClassLimit = (c: Context): number => {
     const ipClass = ipClassOf(c);
     return ipClass === 'inbound' || ipClass === 'unlimited' ? PER_IP.limit : PER_IP_BY_CLASS[ipClass].limit;
@@ -113,14 +107,14 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const perWorkspace = rateLimit({
     limiter: services.limiter,
     ...PER_WORKSPACE,
-    limitOf: (c) => {
-      const auth = c.get('auth') as Auth | undefined;
+    limitOf: (c: Context<AppEnv>) => {
+      const auth = c.get('auth');
       return auth && 'rpmLimit' in auth ? auth.rpmLimit : PER_WORKSPACE.limit;
     },
     logger: services.logger,
     observer: observer('workspace'),
-    key: (c) => {
-      const auth = c.get('auth') as Auth | undefined;
+    key: (c: Context<AppEnv>) => {
+      const auth = c.get('auth');
       return auth && 'workspaceId' in auth ? `wksp:${auth.workspaceId}` : undefined;
     },
   });
@@ -128,24 +122,26 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const beta = privateBeta({ enabled: services.config.privateBeta });
   const betaButPanel = privateBeta({ enabled: services.config.privateBeta, sessionPasses: true });
   for (const route of routes) {
+    const method = route.method.toUpperCase();
+    const path = honoPath(route.path);
+    const handler = handle(operations[route.operationId], services);
+    // First, what the middleware after it and the app-wide ones read about the route (middleware/route).
+    const metadata = routeMetadata({ operationId: route.operationId, ipLimitClass: limitClassOf(route) });
     if (route.policy.operations) {
-      // Health for the platform: no credential, no limit, no input.
-      app.on(route.method.toUpperCase(), honoPath(route.path), handle(route.operationId, operations[route.operationId], services, 'unlimited'));
+      // Health for the platform: no credential, no limit (the per-IP limit skips its class), no input.
+      app.on(method, path, metadata, perIpLimit, handler);
       continue;
     }
     if (route.policy.inboundWebhook) {
-      // Signed inbound events: their own front verifies and validates (middleware/inbound).
-      app.on(
-        route.method.toUpperCase(),
-        honoPath(route.path),
-        inboundWebhook(services, route.request),
-        handle(route.operationId, operations[route.operationId], services, 'inbound'),
-      );
+      // Signed inbound events: their own front verifies, limits and validates (middleware/inbound).
+      app.on(method, path, metadata, perIpLimit, inboundWebhook(services, route.request), handler);
       continue;
     }
     app.on(
-      route.method.toUpperCase(),
-      honoPath(route.path),
+      method,
+      path,
+      metadata,
+      perIpLimit,
       // Before authentication: during the private beta these routes read as absent, whatever the credential.
       route.policy.privateBeta ? (route.security.some((s) => s.scheme === 'adminSession') ? betaButPanel : beta) : passThrough,
       raisedIpCeiling(
@@ -157,16 +153,18 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
         }),
         raisedIp,
       ),
-      perWorkspace as unknown as MiddlewareHandler<AppEnv>,
+      perWorkspace,
       validate(route.request),
-      handle(route.operationId, operations[route.operationId], services, ipLimitClass(route)),
+      handler,
     );
   }
 
-  // The web console's static files at /panel: outside the contract, same origin (routes/panel.ts).
+  // The web console's static files at /panel: outside the contract and the limits, same origin (routes/panel.ts).
   mountPanel(app);
 
-  // After every route: a path the contract knows, asked with a method it does not list.
+  // After every route, any other request counts against the API's per-IP budget: a path the contract
+  // knows asked with a method it does not list (405, below), or an unknown path (404).
+  app.all('/*', perIpLimit);
   for (const [path, methods] of methodsByPath(routes)) app.all(honoPath(path), methodNotAllowed(methods));
 
   app.notFound(notFound());
@@ -184,30 +182,26 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
 
 /**
  * The last handler of a route: hands the handler the input `validate` left on the context and
- * turns its answer into the response. It carries its operationId so the mounted set can be checked.
+ * turns its answer into the response.
  */
-/** The limit class a route counts against: a per-IP budget, the inbound front's own, or none (health). */
-type RouteLimitClass = IpLimitClass | 'inbound' | 'unlimited';
-
-function handle(operationId: string, handler: LooseHandler | undefined, services: Services, ipClass: RouteLimitClass) {
-  const operation = async function operation(c: Context<AppEnv>) {
-    c.set('operationId', operationId);
+function handle(handler: LooseHandler | undefined, services: Services): (c: Context<AppEnv>) => Promise<Response> {
+  return async function operation(c: Context<AppEnv>) {
     if (!handler) throw fail('not_implemented', 'This route is not available on this deployment yet.');
     // The input was parsed by this route's own schemas, the ones the handler's `Input` type is derived from.
     const answer = await handler(c, (c.get('valid') ?? { params: {}, query: {}, headers: {} }) as never, services);
     return respond(c, answer);
   };
-  return Object.assign(operation, { operationId, ipClass });
 }
 
-/** The per-IP budget a route counts against: by its credential (login counts as an admin route). */
-export function ipLimitClass(route: RouteSpec): IpLimitClass {
-  const scheme = route.security[0]?.scheme;
-  if (scheme === 'adminSession' || route.operationId === 'login' || route.operationId === 'acceptInvitation' || route.operationId === 'redeemAccountReset')
-    return 'admin';
-  if (scheme === 'mcpToken') return 'mcp';
-  if (scheme === 'operatorToken') return 'operator';
-  return 'api';
+/**
+ * The limit class a route counts against: the contract's `x-ip-limit-class` (generated into
+ * `policy.ipLimitClass`: admin for the session routes and the sign-in routes, mcp, operator, else api);
+ * health routes none, inbound webhook routes their own front's.
+ */
+function limitClassOf(route: RouteSpec): RouteLimitClass {
+  if (route.policy.operations) return 'unlimited';
+  if (route.policy.inboundWebhook) return 'inbound';
+  return route.policy.ipLimitClass;
 }
 
 function respond(c: Context<AppEnv>, answer: LooseAnswer): Response {

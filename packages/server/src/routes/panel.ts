@@ -2,7 +2,8 @@
  * @module The panel's static files at `/panel` (and `/panel/*`, index.html for every client-side route), from
  * the built `packages/panel/dist`, on the API's own origin: no second process. These pages are outside the
  * contract (they are not API operations) and outside the per-IP limits, as the health routes are: they read
- * no store and carry no credential, while every API call the panel makes counts in its own class.
+ * no store and carry no credential, while every API call the panel makes counts in its own class. Their first
+ * middleware says so (`ipLimitClass: 'unlimited'`, middleware/route), as every contract route's does.
  *
  * Strict headers on every answer: a CSP that allows only this origin (no inline script, no other origin),
  * no framing, no sniffing, no referrer. Hashed assets are immutable; index.html is revalidated each time.
@@ -14,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { Context, Hono } from 'hono';
 import type { AppEnv } from '../app-env.ts';
 import { fail } from '../errors.ts';
+import { routeMetadata } from '../middleware/route/index.ts';
 
 /** Where `pnpm install` / `pnpm build` leaves the built panel. */
 export const PANEL_DIST = panelDist();
@@ -56,15 +58,13 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /** Mounts GET (and so HEAD) `/panel`, `/panel/` and `/panel/*`. */
 export function mountPanel(app: Hono<AppEnv>, dist: string = PANEL_DIST): void {
-  // `ipClass: 'unlimited'` is read by app.ts's per-IP limiter (see the module comment).
-  const page = Object.assign(
-    async function panel(c: Context<AppEnv>) {
-      return servePanel(c, dist);
-    },
-    { ipClass: 'unlimited' as const },
-  );
-  app.get('/panel', page);
-  app.get('/panel/*', page);
+  // No operationId: these pages are no operation of the contract (the log line says `unmatched`).
+  const metadata = routeMetadata({ ipLimitClass: 'unlimited' });
+  const page = async function panel(c: Context<AppEnv>) {
+    return servePanel(c, dist);
+  };
+  app.get('/panel', metadata, page);
+  app.get('/panel/*', metadata, page);
 }
 
 async function servePanel(c: Context<AppEnv>, dist: string): Promise<Response> {

@@ -17,7 +17,6 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
-import type { AppEnv, Auth } from '../../app-env.ts';
 import { fail } from '../../errors.ts';
 import { grants, type KeyService } from '../../domain/keys/index.ts';
 import type { McpTokenService } from '../../domain/mcp-tokens/index.ts';
@@ -25,6 +24,28 @@ import type { OperatorService } from '../../domain/operators/index.ts';
 import { requireGoodStanding } from '../../domain/workspaces/standing.ts';
 import { requireAdmin, requireCsrf, SESSION_COOKIE, type SessionService } from '../../domain/sessions/index.ts';
 import type { SecurityRequirement, SecurityScheme } from '../../routes/route-spec.ts';
+
+/**
+ * Who is calling, as proved by the credential (never by the body). `rpmLimit` is the workspace's
+ * ceiling; `ipRpmLimit` its operator's raised per-address ceiling (null: the default per-IP limit).
+ */
+export type Auth =
+  | { scheme: 'apiKey'; workspaceId: string; keyId: string; scopes: string[]; rpmLimit: number; ipRpmLimit: number | null }
+  | {
+      scheme: 'mcpToken';
+      workspaceId: string;
+      tokenId: string;
+      keyId: string;
+      scopes: string[];
+      keyScopes: string[];
+      rpmLimit: number;
+      ipRpmLimit: number | null;
+    }
+  | { scheme: 'adminSession'; workspaceId: string; userId: string; sessionId: string; role: string; rpmLimit: number; ipRpmLimit: number | null }
+  | { scheme: 'operatorToken'; tokenId: string };
+
+/** Context variables this middleware provides (as Hono's own `JwtVariables`); absent on a route without security. */
+export type AuthVariables = { auth?: Auth };
 
 export interface AuthServices {
   keys: KeyService;
@@ -49,7 +70,7 @@ export interface AuthenticateOptions {
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const AGENT_SCOPE_PREFIX = 'orchestrator:invoke:agent:';
 
-export function authenticate(services: AuthServices, options: AuthenticateOptions): MiddlewareHandler<AppEnv> {
+export function authenticate(services: AuthServices, options: AuthenticateOptions): MiddlewareHandler<{ Variables: AuthVariables }> {
   const { security } = options;
   const schemes = [...new Set(security.map((s) => s.scheme))];
   return async function authenticate(c, next) {

@@ -14,7 +14,6 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import type { AppEnv } from '../../app-env.ts';
 
 /** Request headers the contract's operations read (names are case-insensitive). */
 const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-CSRF-Token', 'X-Request-Id'];
@@ -29,7 +28,7 @@ export interface CorsOptions {
   methodsByPath: ReadonlyMap<string, readonly string[]>;
 }
 
-export function cors(options: CorsOptions): MiddlewareHandler<AppEnv> {
+export function cors(options: CorsOptions): MiddlewareHandler {
   const allowed = new Set(options.origins);
   return async function cors(c, next) {
     const origin = c.req.header('origin');
@@ -62,7 +61,7 @@ export function cors(options: CorsOptions): MiddlewareHandler<AppEnv> {
 }
 
 /** The methods of the contract path this request matched, or undefined for an unknown path. */
-function knownPathMethods(c: Parameters<MiddlewareHandler<AppEnv>>[0], methodsByPath: ReadonlyMap<string, readonly string[]>): readonly string[] | undefined {
+function knownPathMethods(c: Parameters<MiddlewareHandler>[0], methodsByPath: ReadonlyMap<string, readonly string[]>): readonly string[] | undefined {
   for (const route of matchedRoutes(c)) {
     const methods = methodsByPath.get(route.path);
     if (methods) return methods;

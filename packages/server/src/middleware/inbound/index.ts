@@ -13,27 +13,40 @@
  * parsed payload and the signing time. Nothing else reads the body.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import type { AppEnv, VerifiedInbound } from '../../app-env.ts';
+import type { InboundWebhookTarget } from '../../domain/inbound-webhooks/service.ts';
 import { readBodyWithLimit } from '../../domain/webhooks/body-limit.ts';
 import { assertInboundSignature } from '../../domain/webhooks/inbound-signature.ts';
 import type { RouteSpec } from '../../routes/route-spec.ts';
 import type { Services } from '../../services.ts';
 import { clientIp, clientKey, enforceRateLimit } from '../rate-limit/index.ts';
 import { requireGoodStanding } from '../../domain/workspaces/standing.ts';
-import { checkHeaders, checkPart, parseJsonBody } from '../validate/index.ts';
+import { checkHeaders, checkPart, parseJsonBody, type ValidateVariables } from '../validate/index.ts';
+
+/** An inbound event as this front verified it. */
+export interface VerifiedInbound {
+  webhook: InboundWebhookTarget;
+  /** The exact bytes that were signed. */
+  rawBody: Uint8Array;
+  /** The parsed JSON object. */
+  payload: unknown;
+  signedAtMs: number | null;
+}
+
+/** Context variables this front provides; it leaves `valid` too, as `validate` does on the other routes. */
+export type InboundVariables = { inbound?: VerifiedInbound };
+
+type Env = { Variables: InboundVariables & ValidateVariables };
 
 /** The per-IP limit for slugs that name no usable webhook (they have no configuration of their own). */
 const UNKNOWN_SLUG_RPM = 60;
 
-const INBOUND = Symbol('inbound webhook front');
-
 export function inboundWebhook(
   services: Pick<Services, 'config' | 'limiter' | 'webhooks' | 'clock' | 'logger' | 'metrics'>,
   request: RouteSpec['request'],
-): MiddlewareHandler<AppEnv> {
+): MiddlewareHandler<Env> {
   const body = request.body;
   if (!body) throw new Error('an inbound webhook route has a request body in the contract');
-  const front: MiddlewareHandler<AppEnv> = async function inboundWebhook(c, next) {
+  const front: MiddlewareHandler<Env> = async function inboundWebhook(c, next) {
     const ip = clientKey(clientIp(c, { trustProxy: services.config.trustProxy }));
     let rawBody: Uint8Array;
     let webhook: VerifiedInbound['webhook'];
@@ -65,16 +78,11 @@ export function inboundWebhook(
     c.set('inbound', { webhook, rawBody, payload: parsed, signedAtMs: timestampMs });
     await next();
   };
-  return Object.assign(front, { [INBOUND]: true });
-}
-
-/** Whether a mounted handler is this front: the API's per-IP limit leaves such routes to it. */
-export function isInboundFront(handler: unknown): boolean {
-  return typeof handler === 'function' && INBOUND in handler;
+  return front;
 }
 
 /** Counts a refused request against a limit for its headers, without turning its answer into a 429. */
-async function countQuietly(c: Context<AppEnv>, services: Pick<Services, 'limiter' | 'logger' | 'metrics'>, key: string, limit: number): Promise<void> {
+async function countQuietly(c: Context<Env>, services: Pick<Services, 'limiter' | 'logger' | 'metrics'>, key: string, limit: number): Promise<void> {
   try {
     await enforceRateLimit(c, { ...inboundLimit(services), key, limit, code: 'rate_limited' });
   } catch {

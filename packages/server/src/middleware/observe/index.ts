@@ -4,11 +4,15 @@
  * headers or bodies (no Authorization, cookie, signature or secret can reach the log).
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { matchedRoutes } from 'hono/route';
-import type { AppEnv } from '../../app-env.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Metrics } from '../../metrics/index.ts';
+import type { AuthVariables } from '../auth/index.ts';
 import { clientIp } from '../rate-limit/client-ip.ts';
+import type { RequestIdVariables } from '../request-id/index.ts';
+import type { RouteVariables } from '../route/index.ts';
+
+/** What it reads: the request id, the route's operationId (../route) and the caller's workspace. */
+type Env = { Variables: Partial<RequestIdVariables> & RouteVariables & AuthVariables };
 
 export interface ObserveOptions {
   logger: Logger;
@@ -16,18 +20,15 @@ export interface ObserveOptions {
   trustProxy: number;
 }
 
-/** The operationId of the route that answered, `unmatched` for an unknown path (bounded label). */
-export function operationOf(c: Context): string {
-  const set = c.get('operationId') as string | undefined;
-  if (set) return set;
-  for (const route of matchedRoutes(c)) {
-    const id = (route.handler as { operationId?: unknown }).operationId;
-    if (typeof id === 'string') return id;
-  }
-  return 'unmatched';
+/**
+ * The operationId of the route that answered, as its first middleware set it (also when a later one
+ * refused the request); `unmatched` for an unknown path or another method (bounded label).
+ */
+function operationOf(c: Context<Env>): string {
+  return c.get('operationId') ?? 'unmatched';
 }
 
-export function observe(options: ObserveOptions): MiddlewareHandler<AppEnv> {
+export function observe(options: ObserveOptions): MiddlewareHandler<Env> {
   const { logger, metrics } = options;
   return async function observe(c, next) {
     const started = process.hrtime.bigint();
@@ -41,7 +42,8 @@ export function observe(options: ObserveOptions): MiddlewareHandler<AppEnv> {
       const status = c.res.status;
       metrics?.requests.inc({ operation, status: String(status) });
       metrics?.duration.observe({ operation }, seconds);
-      const workspaceId = (c.get('auth') as { workspaceId?: string } | undefined)?.workspaceId;
+      const auth = c.get('auth');
+      const workspaceId = auth && 'workspaceId' in auth ? auth.workspaceId : undefined;
       const line = {
         requestId: c.get('requestId'),
         operationId: operation,

@@ -3,6 +3,7 @@
  * sign in and use the admin routes, and its MCP calls and operator calls count in buckets of their own.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { routes } from '../../contract.ts';
 import { totpCode } from '../../domain/sessions/totp.ts';
 import { createTestApp, type TestApp } from '../../testing.ts';
 import { PER_IP_BY_CLASS } from './index.ts';
@@ -49,4 +50,18 @@ it('an address past its API budget still signs in; admin, MCP and operator route
 
   // The API budget itself is still spent.
   expect((await api()).status).toBe(429);
+});
+
+it("each operation's class comes from the contract (x-ip-limit-class): session routes and the sign-in routes admin, MCP mcp, operator operator", () => {
+  // The rule the classes follow, by the route's first credential; a new session route without the extension fails here.
+  const SIGN_IN = new Set(['login', 'acceptInvitation', 'redeemAccountReset']);
+  const expected = (scheme: string | undefined, operationId: string) =>
+    scheme === 'adminSession' || SIGN_IN.has(operationId) ? 'admin' : scheme === 'mcpToken' ? 'mcp' : scheme === 'operatorToken' ? 'operator' : 'api';
+  const limited = routes.filter((route) => !route.policy.operations && !route.policy.inboundWebhook);
+  expect(limited.map((route) => [route.operationId, route.policy.ipLimitClass])).toEqual(
+    limited.map((route) => [route.operationId, expected(route.security[0]?.scheme, route.operationId)]),
+  );
+  // Health and inbound routes are outside the per-IP budgets and name none.
+  for (const route of routes.filter((r) => r.policy.operations || r.policy.inboundWebhook)) expect(route.policy.ipLimitClass).toBe('api');
+  expect(new Set(routes.map((route) => route.policy.ipLimitClass))).toEqual(new Set(Object.keys(PER_IP_BY_CLASS)));
 });

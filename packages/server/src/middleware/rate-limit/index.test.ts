@@ -8,7 +8,7 @@ import { Hono, type Context } from 'hono';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fail, ServiceError } from '../../errors.ts';
-import { requestId, type Variables as RequestIdVariables } from '../request-id/index.ts';
+import { requestId, type RequestIdVariables } from '../request-id/index.ts';
 import {
   byClientIp,
   connectRedis,

@@ -59,11 +59,14 @@ export interface RateLimitState {
 }
 
 /**
- * Context variables of this middleware; `requestId` is read when present (request-id middleware).
- * `deferredRefusal` is a per-IP 429 held back until authentication tells whether the caller's
- * workspace has a raised per-address ceiling (./raised-ip.ts).
+ * Context variables this middleware provides; app-env.ts composes them. `deferredRefusal` is a per-IP
+ * 429 held back until authentication tells whether the caller's workspace has a raised per-address
+ * ceiling (./raised-ip.ts).
  */
-export type Variables = { rateLimit?: RateLimitState; requestId?: string; deferredRefusal?: DeferredRefusal };
+export type RateLimitVariables = { rateLimit?: RateLimitState; deferredRefusal?: DeferredRefusal };
+
+/** What the middleware reads besides its own: `requestId` when present (request-id middleware). */
+type Variables = RateLimitVariables & { requestId?: string };
 
 /** A refusal not thrown yet: `refuse()` counts it and returns the 429 to throw. */
 export interface DeferredRefusal {

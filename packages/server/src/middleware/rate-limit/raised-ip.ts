@@ -15,7 +15,7 @@
  * With Redis the buckets are shared by every instance, as the default one is.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Auth } from '../../app-env.ts';
+import type { Auth } from '../auth/index.ts';
 import type { Logger } from '../../log/index.ts';
 import { enforceRateLimit, type Limiter, type RateLimitState, type DeferredRefusal } from './index.ts';
 

@@ -6,14 +6,14 @@ import { streamSSE } from 'hono/streaming';
 import { describe, expect, it } from 'vitest';
 import { fail, ServiceError } from '../../errors.ts';
 import { REDACTED } from '../../redact/index.ts';
-import { requestId, type Variables as RequestIdVariables } from '../request-id/index.ts';
-import { keepUnredacted, redactBody, type Variables } from './index.ts';
+import { requestId, type RequestIdVariables } from '../request-id/index.ts';
+import { keepUnredacted, redactBody, type RedactVariables } from './index.ts';
 
 const R = REDACTED;
 const SECRET = 'service_sk_live_AbCdEfGhIjKlMnOpQrStUvWx';
 
 function buildApp() {
-  const app = new Hono<{ Variables: Variables & RequestIdVariables }>();
+  const app = new Hono<{ Variables: RedactVariables & RequestIdVariables }>();
   app.use(requestId());
   app.use(redactBody());
   app.get('/run', (c) => c.json({ id: 'run_AbCdEfGhIjKlMnOpQrSt', alias: 'Sonata', content: 'I am Claude by Anthropic', usage: { inputTokens: 3 } }, 200));

@@ -14,9 +14,13 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { createRedactor, type Redactor } from '../../redact/index.ts';
+import type { RouteVariables } from '../route/index.ts';
 
-/** Context variables of this middleware (`operationId` is set by the route that answered). */
-export type Variables = { redactKeep?: Set<string>; operationId?: string };
+/** Context variables this middleware provides; app-env.ts composes them. */
+export type RedactVariables = { redactKeep?: Set<string> };
+
+/** What it reads besides its own: the route's `operationId` (../route), whose `x-customer-data` it keeps. */
+type Variables = RedactVariables & Pick<RouteVariables, 'operationId'>;
 
 /** The customer-data paths of a body as a tree: a leaf (`true`) is left as it is. */
 export type KeepTree = true | { readonly [key: string]: KeepTree };

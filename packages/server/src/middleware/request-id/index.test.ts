@@ -4,12 +4,12 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { fail, ServiceError } from '../../errors.ts';
-import { isAcceptableRequestId, requestId, type Variables } from './index.ts';
+import { isAcceptableRequestId, requestId, type RequestIdVariables } from './index.ts';
 
 const GENERATED = /^req_[0-9A-Za-z]{24}$/;
 
 function buildApp() {
-  const app = new Hono<{ Variables: Variables }>();
+  const app = new Hono<{ Variables: RequestIdVariables }>();
   app.use(requestId());
   app.get('/ok', (c) => c.json({ requestId: c.get('requestId') }, 200));
   app.get('/raw', () => new Response('plain', { status: 200 }));
@@ -91,7 +91,7 @@ describe('requestId middleware', () => {
   });
 
   it('uses the injected generator', async () => {
-    const app = new Hono<{ Variables: Variables }>();
+    const app = new Hono<{ Variables: RequestIdVariables }>();
     app.use(requestId({ generate: () => 'req_fixed' }));
     app.get('/', (c) => c.text(c.get('requestId'), 200));
     const res = await app.request('/');

@@ -10,8 +10,8 @@ import { randomBase62 } from '../../random.ts';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
-/** Context variables this middleware provides; merge into the app's `Variables`. */
-export type Variables = { requestId: string };
+/** Context variables this middleware provides (as Hono's own `RequestIdVariables`); app-env.ts composes them. */
+export type RequestIdVariables = { requestId: string };
 
 export interface RequestIdOptions {
   /** Makes a new id; defaults to `req_` + 24 base62 characters from the CSPRNG. */
@@ -32,7 +32,7 @@ export function newRequestId(): string {
   return `req_${randomBase62(24)}`;
 }
 
-export function requestId(options: RequestIdOptions = {}): MiddlewareHandler<{ Variables: Variables }> {
+export function requestId(options: RequestIdOptions = {}): MiddlewareHandler<{ Variables: RequestIdVariables }> {
   const generate = options.generate ?? newRequestId;
   return async function requestId(c, next) {
     const sent = c.req.header(REQUEST_ID_HEADER);

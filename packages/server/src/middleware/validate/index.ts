@@ -6,15 +6,25 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { z, type ZodType } from 'zod';
-import type { AppEnv, Valid } from '../../app-env.ts';
 import { fail, type ErrorCode } from '../../errors.ts';
 import type { RouteSpec } from '../../routes/route-spec.ts';
 import { findTextFault, MAX_JSON_DEPTH } from './text.ts';
 import { readBodyWithLimit } from '../../domain/webhooks/body-limit.ts';
 
+/** Request parts after validation by the contract's schemas (parsed and defaulted). */
+export interface Valid {
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  headers: Record<string, unknown>;
+  body: unknown;
+}
+
+/** Context variables this middleware provides (the inbound front, middleware/inbound, sets them too). */
+export type ValidateVariables = { valid: Valid };
+
 type Part = 'params' | 'query' | 'headers' | 'body';
 
-export function validate(request: RouteSpec['request']): MiddlewareHandler<AppEnv> {
+export function validate(request: RouteSpec['request']): MiddlewareHandler<{ Variables: ValidateVariables }> {
   return async function validate(c, next) {
     const valid: Valid = {
       params: checkPart('params', request.params, c.req.param()) as Record<string, unknown>,
