@@ -9,5 +9,6 @@ export default defineConfig({
     // Suites that share PostgreSQL / Redis / ports must not trample each other.
     fileParallelism: true,
     pool: 'forks',
+    globalSetup: ['vitest.global-setup.ts'],
   },
 });

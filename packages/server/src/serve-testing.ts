@@ -6,6 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { seedDataDir } from './store/testing.ts';
 
 const SERVER_DIR = fileURLToPath(new URL('../', import.meta.url));
 const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
@@ -22,13 +23,21 @@ export interface CliProcesses {
 export function cliProcesses(dir: string, env: NodeJS.ProcessEnv): CliProcesses {
   const children: ChildProcess[] = [];
   const dataDir = join(dir, 'data');
+  // A migrated store from the test run's template, unless the test made its own data directory.
+  let seeded = false;
+  const seed = () => {
+    if (!seeded) seedDataDir(dataDir);
+    seeded = true;
+  };
   return {
     run(...args) {
+      seed();
       const result = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args, '--data-dir', dataDir], { cwd: SERVER_DIR, env, encoding: 'utf8' });
       if (result.status !== 0) throw new Error(`service ${args.join(' ')} failed: ${result.stderr}`);
       return result.stdout;
     },
     serve() {
+      seed();
       return new Promise((resolve, reject) => {
         const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--data-dir', dataDir], { cwd: SERVER_DIR, env });
         children.push(child);
