@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedDataDir } from '../packages/server/src/store/testing.ts';
 import { freePort, startPrism, type Prism } from './support/prism.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -24,6 +25,7 @@ let apiKey: string;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'service-e2e-'));
+  seedDataDir(dataDir);
   const init = await run(process.execPath, [...CLI, 'init', '--json', '--data-dir', dataDir]);
   expect(init.code, init.output).toBe(0);
   apiKey = (JSON.parse(init.stdout) as { apiKey: string }).apiKey;

@@ -11,6 +11,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from './domain/sessions/totp.ts';
+import { seedDataDir } from './store/testing.ts';
 
 const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
 const TSX = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
@@ -83,6 +84,7 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
 
   beforeAll(async () => {
     cwd = mkdtempSync(join(tmpdir(), 'service-cli-'));
+    seedDataDir(join(cwd, 'data'));
     const run = await cli(cwd, 'init', '--json');
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);

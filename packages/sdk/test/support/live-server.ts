@@ -7,6 +7,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { seedDataDir } from '../../../server/src/store/testing.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
 const CLI = resolve(ROOT, 'packages/server/src/cli.ts');
@@ -32,6 +33,7 @@ export interface LiveServer {
 export async function startLiveServer(options: { port: number; env?: Record<string, string>; setup?: (cli: LiveServer['cli']) => void }): Promise<LiveServer> {
   const dir = mkdtempSync(join(tmpdir(), 'sdk-live-'));
   const dataDir = join(dir, 'data');
+  seedDataDir(dataDir);
   // The server runs on its own embedded store, whatever DATABASE_URL / REDIS_URL the suite runs with.
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY']) delete env[name];
