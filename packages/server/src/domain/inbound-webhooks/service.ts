@@ -13,8 +13,8 @@ import type { HmacAlgorithm } from '../webhooks/hmac.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { newSigningSecret, type SecretBox } from '../webhooks/secret-box.ts';
 import { checkTemplate } from '../webhooks/template.ts';
-import { isAgentSlug } from '../agents/catalog.ts';
-import { toAlias } from '../agents/alias.ts';
+import { isAgentSlug } from '../../vocabulary/catalog.ts';
+import { toAlias } from '../../vocabulary/alias.ts';
 import { zInboundWebhook, type Schema } from '../../contract.ts';
 
 /** The contract's InboundWebhook record. */

@@ -6,7 +6,7 @@
  * smaller one (or the sweeper does) and rethrows.
  */
 import { countMessageTokensAsync, countTextTokensAsync, EngineError, type TokenUsage } from '../../engine/index.ts';
-import { getAgent } from '../agents/catalog.ts';
+import { getAgent } from '../../vocabulary/catalog.ts';
 import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
 import { manualSwitchSince, settleBudget } from './budget.ts';
 import type { RunContext } from './context.ts';

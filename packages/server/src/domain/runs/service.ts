@@ -18,7 +18,7 @@ import type { Redactor } from '../../redact/index.ts';
 import type { Engines } from '../../engine/index.ts';
 import { ServiceError } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
-import { ORCHESTRATOR_SLUG } from '../agents/catalog.ts';
+import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import type { BudgetSettings } from './budget.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
 import { runFailedEvent } from './events.ts';

@@ -7,10 +7,10 @@
 import type { EngineMessage, EngineRequest, Effort, PowerMode } from '../../engine/index.ts';
 import { countMessageTokensAsync } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
-import type { Alias } from '../agents/alias.ts';
+import type { Alias } from '../../vocabulary/alias.ts';
 import { assertAgentAvailable, routingCandidates } from '../agents/availability.ts';
-import { ORCHESTRATOR_SLUG } from '../agents/catalog.ts';
-import { routeRequest } from '../agents/router.ts';
+import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
+import { routeRequest } from '../../vocabulary/router.ts';
 import { workspaceAgents } from '../agents/settings.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
 import { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
