@@ -18,8 +18,8 @@ import { reserveBudget, type Windows } from './budget.ts';
 import { earlierTurns } from './conversation.ts';
 import { runFailedEvent } from './events.ts';
 import { claimKey, findClaim, type IdempotencyClaim } from './idempotency.ts';
-import { forgetInboundInput } from '../inbound-webhooks/run-queue.ts';
 import type { RunContext } from './context.ts';
+import { runEnded } from './run-hooks.ts';
 import { writeSteps, type StepDraft } from './steps.ts';
 import { readRunRow, toRun, type Run, type RunSource } from './store.ts';
 import { ensurePeriod } from './usage-store.ts';
@@ -172,7 +172,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
           reason,
           now,
         ]);
-        if (input.existingRunId) await forgetInboundInput(tx, runId);
+        await runEnded(tx, { runId, workspaceId: input.workspaceId, source: input.source });
         await runFailedEvent(tx, now, { workspaceId: input.workspaceId, runId, agent: target, reason });
         return { kind: 'ended' as const, run: toRun(await readRunRow(tx, input.workspaceId, runId)), answeredBy };
       }
