@@ -13,7 +13,7 @@ import type { AppEnv } from '../app-env.ts';
 import { ORCHESTRATOR_SLUG } from '../vocabulary/catalog.ts';
 import { requestHash, runFailureError, streamErrorOf, type Run, type RunOutcome, type StreamErrorBody } from '../domain/runs/index.ts';
 import { RESTARTING_MESSAGE } from '../domain/health/open-streams.ts';
-import { loadStanding, requireGoodStanding } from '../domain/workspaces/standing.ts';
+import { loadStanding, requireGoodStanding } from '../domain/standing/index.ts';
 import type { TokenUsage } from '../engine/index.ts';
 import type { Services } from '../services.ts';
 import { authOf, type Answer, type Handler, type Handlers, type Input } from './handler.ts';

@@ -3,7 +3,7 @@
  * revoke, and the lookup of a slug by the inbound route. Another workspace's webhook is
  * `404 not_found`, exactly like one that does not exist.
  */
-import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../workspaces/standing.ts';
+import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';

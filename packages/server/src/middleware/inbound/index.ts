@@ -19,7 +19,7 @@ import { assertInboundSignature } from '../../domain/webhooks/inbound-signature.
 import type { RouteSpec } from '../../routes/route-spec.ts';
 import type { Services } from '../../services.ts';
 import { clientIp, clientKey, enforceRateLimit } from '../rate-limit/index.ts';
-import { requireGoodStanding } from '../../domain/workspaces/standing.ts';
+import { requireGoodStanding } from '../../domain/standing/index.ts';
 import { checkHeaders, checkPart, parseJsonBody } from '../validate/index.ts';
 
 /** The per-IP limit for slugs that name no usable webhook (they have no configuration of their own). */
