@@ -18,7 +18,7 @@ import type { Metrics } from './metrics/index.ts';
 import { createOpenStreams, type OpenStreams } from './domain/health/open-streams.ts';
 import { createHealth, type Health, type Pingable } from './domain/health/index.ts';
 import { createSessionService, type SessionService } from './domain/sessions/index.ts';
-import { createMemoryLimiter, type Limiter } from './middleware/rate-limit/index.ts';
+import { createMemoryLimiter, type Limiter } from './rate-limits/index.ts';
 import type { Db } from './store/db.ts';
 import { createWebhookServices, type WebhookDeps, type WebhookServices } from './webhook-services.ts';
 

@@ -15,7 +15,7 @@ import { readStuRates } from '../domain/usage/index.ts';
 import { AlreadyInitialised } from '../domain/workspaces/init.ts';
 import { firstStartLines, initialiseOnFirstStart } from './first-start.ts';
 import { createEngines, readEngineConfig } from '../engine/index.ts';
-import { connectRedis, createRedisLimiter } from '../middleware/rate-limit/index.ts';
+import { connectRedis, createRedisLimiter } from '../rate-limits/index.ts';
 import { startWorker, type Worker } from '../worker/index.ts';
 import { newRequestId } from '../middleware/request-id/index.ts';
 import { resolveSecretKey } from './secret-key.ts';
