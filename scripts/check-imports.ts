@@ -83,7 +83,8 @@ function sourceFiles(dir: string): string[] {
     for (const entry of readdirSync(at, { withFileTypes: true })) {
       const path = join(at, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts')) out.push(relative(dir, path).split('\\').join('/'));
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.endsWith('.d.ts'))
+        out.push(relative(dir, path).split('\\').join('/'));
     }
   };
   walk(dir);
@@ -102,12 +103,17 @@ function importsOf(path: string): { specifier: string; typeOnly: boolean }[] {
         const bindings = clause.namedBindings;
         typeOnly =
           clause.isTypeOnly ||
-          (!clause.name && bindings !== undefined && ts.isNamedImports(bindings) && bindings.elements.length > 0 && bindings.elements.every((e) => e.isTypeOnly));
+          (!clause.name &&
+            bindings !== undefined &&
+            ts.isNamedImports(bindings) &&
+            bindings.elements.length > 0 &&
+            bindings.elements.every((e) => e.isTypeOnly));
       }
       found.push({ specifier: node.moduleSpecifier.text, typeOnly });
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       const clause = node.exportClause;
-      const typeOnly = node.isTypeOnly || (clause !== undefined && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly));
+      const typeOnly =
+        node.isTypeOnly || (clause !== undefined && ts.isNamedExports(clause) && clause.elements.length > 0 && clause.elements.every((e) => e.isTypeOnly));
       found.push({ specifier: node.moduleSpecifier.text, typeOnly });
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [arg] = node.arguments;
@@ -265,7 +271,9 @@ export function check(graph: Graph, floors: readonly (readonly string[])[] = FLO
     const from = floorOf.get(folderOf(edge.from));
     const to = floorOf.get(folderOf(edge.to));
     if (from !== undefined && to !== undefined && to > from) {
-      problems.push(`upward import: ${edge.from} (floor ${from}, ${folderOf(edge.from)}) → ${edge.to} (floor ${to}, ${folderOf(edge.to)}); import only types upward`);
+      problems.push(
+        `upward import: ${edge.from} (floor ${from}, ${folderOf(edge.from)}) → ${edge.to} (floor ${to}, ${folderOf(edge.to)}); import only types upward`,
+      );
     }
   }
 
