@@ -23,9 +23,9 @@ const ROOT = resolve(import.meta.dirname, '..');
 export const SERVER_SRC = join(ROOT, 'packages', 'server', 'src');
 
 /**
- * The floors of packages/server/src, lowest first. A folder may import (values) from its own floor's folders below
- * it in this list and from any lower floor; never from a higher one. Folders on one floor may import each other as
- * long as no loop forms (check 2). Every folder must be listed here: a new folder fails until it is given a floor.
+ * The floors of packages/server/src, lowest first. A folder imports values from its own floor and the floors
+ * below; from a floor above it imports only types. Folders of one floor may import each other as long as no loop
+ * forms (check 2). Every folder must be listed: a new folder (or top-level file) fails until it is given a floor.
  */
 export const FLOORS: readonly (readonly string[])[] = [
   // 0. Leaves: clock, randomness, crypto, errors, the contract's generated types, redaction, logs, metrics.
@@ -56,12 +56,12 @@ export const FLOORS: readonly (readonly string[])[] = [
     'domain/inbound-webhooks',
     'domain/mcp',
   ],
-  // 5. The composition root's services and the worker loops.
-  ['services', 'webhook-services', 'worker'],
-  // 6. HTTP: middleware, then routes.
-  ['middleware', 'routes'],
-  // 7. The app, its environment, the config, and the CLI that starts it; test support built on the whole app.
-  ['app-env', 'app', 'config', 'isolation-matrix', 'testing', 'serve-testing', 'cli', 'cli.ts'],
+  // 5. The composition root (services, the runtime that starts the worker loops) and the worker.
+  ['services', 'webhook-services', 'runtime', 'worker'],
+  // 6. HTTP: the Hono context's variables, middleware, routes.
+  ['app-env', 'middleware', 'routes'],
+  // 7. The app, the config, and the CLI that starts them; test support built on the whole app.
+  ['app', 'config', 'isolation-matrix', 'testing', 'serve-testing', 'cli', 'cli.ts'],
 ];
 
 /** One import between two files under the source dir. */
