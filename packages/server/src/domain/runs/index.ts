@@ -12,4 +12,3 @@ export { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
 export { runFailureError, streamErrorOf, type StreamErrorBody } from './outcome.ts';
 export { inboundRunExecutor, type InboundRunInput } from './inbound.ts';
 export { endRun, INTERRUPTED, MAX_RECOVERIES, RUN_LEASE_MS, sweepInterruptedRuns, type SweepResult } from './recovery.ts';
-export { onRunEnded, onRunInterrupted, type EndedRun, type RunEndedHook, type RunInterruptedHook } from './run-hooks.ts';
