@@ -36,7 +36,7 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['vocabulary'],
   // 3. Engines: the local engine and the OpenAI-compatible client.
   ['engine'],
-  // 4. Domain: low-level reads first, use-cases that compose them after.
+  // 4. Domain: low-level reads first, use-cases that compose them after (a reading order; within a floor only loops fail).
   [
     'domain/standing',
     'domain/events',
