@@ -11,7 +11,8 @@
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { byClientIp, createMemoryLimiter, PER_IP, PER_WORKSPACE, rateLimit } from '../../packages/server/src/middleware/rate-limit/index.ts';
+import { byClientIp, PER_IP, PER_WORKSPACE, rateLimit } from '../../packages/server/src/middleware/rate-limit/index.ts';
+import { createMemoryLimiter } from '../../packages/server/src/rate-limits/index.ts';
 
 // hono is a dependency of packages/server, not of the workspace root: resolve it from there.
 interface BenchApp {

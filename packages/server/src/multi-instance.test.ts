@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApp } from './app.ts';
-import { connectRedis, createRedisLimiter } from './middleware/rate-limit/index.ts';
+import { connectRedis, createRedisLimiter } from './rate-limits/index.ts';
 import { randomBase62 } from './random.ts';
 import type { OpenDb } from './store/db.ts';
 import { openStore } from './store/open.ts';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLANS } from './domain/agents/plans.ts';
+import { PLANS } from './vocabulary/plans.ts';
 import { hardstopStu } from './domain/usage/index.ts';
 import { randomBase62 } from './random.ts';
 import { cliProcesses, type CliProcesses } from './serve-testing.ts';

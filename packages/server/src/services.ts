@@ -18,7 +18,7 @@ import { createRunService, type BudgetSettings, type RunService } from './domain
 import { createUsageService, type UsageService } from './domain/runs/usage-service.ts';
 import { createMemberService, type MemberService } from './domain/sessions/members-service.ts';
 import { createOperatorWorkspaceService, type OperatorWorkspaceService } from './domain/workspaces/operator-service.ts';
-import { createStandingService, type StandingService } from './domain/workspaces/standing-service.ts';
+import { createStandingService, type StandingService } from './domain/standing/service.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from './domain/usage/index.ts';
 import { createEngines, type Engines } from './engine/index.ts';
 import { createRedactor, type Redactor } from './redact/index.ts';
@@ -27,7 +27,7 @@ import type { Metrics } from './metrics/index.ts';
 import { createOpenStreams, type OpenStreams } from './domain/health/open-streams.ts';
 import { createHealth, type Health, type Pingable } from './domain/health/index.ts';
 import { createSessionService, type SessionService } from './domain/sessions/index.ts';
-import { createMemoryLimiter, type Limiter } from './middleware/rate-limit/index.ts';
+import { createMemoryLimiter, type Limiter } from './rate-limits/index.ts';
 import type { Db } from './store/db.ts';
 import { createWebhookServices, type WebhookDeps, type WebhookServices } from './webhook-services.ts';
 

@@ -6,13 +6,13 @@
  */
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
-import { AGENT_CATALOG, getAgent } from '../domain/agents/catalog.ts';
-import { isPlanName, PLAN_NAMES, PLANS } from '../domain/agents/plans.ts';
+import { AGENT_CATALOG, getAgent } from '../vocabulary/catalog.ts';
+import { isPlanName, PLAN_NAMES, PLANS } from '../vocabulary/plans.ts';
 import { getPlan, pausedAgents, pauseAgent, resumeAgent, setPlan } from '../domain/agents/settings.ts';
 import { killSwitchStatus, setManualKillSwitch, unbilledInWindows } from '../domain/runs/index.ts';
 import { KILL_SWITCH_LIMITS } from '../domain/usage/index.ts';
 import { resolveWorkspace } from './keys.ts';
-import { openCliStore } from './store.ts';
+import { openCliStore } from '../runtime/store.ts';
 import type { CommandTable, Flags, Print } from './commands.ts';
 import { UsageError, WORKSPACE_COMMAND_OPTIONS } from './usage.ts';
 

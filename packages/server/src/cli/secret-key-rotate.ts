@@ -14,15 +14,9 @@ import { loadConfig } from '../config.ts';
 import { createSecretBox, type SecretBox } from '../domain/webhooks/secret-box.ts';
 import type { Db } from '../store/db.ts';
 import type { CommandTable, Flags, Print } from './commands.ts';
-import { openCliStore } from './store.ts';
+import { openCliStore } from '../runtime/store.ts';
+import { opens, SEALED_COLUMNS } from '../runtime/sealed-secrets.ts';
 import { UsageError } from './usage.ts';
-
-/** Every column that holds a sealed value: table, key column, sealed column. */
-export const SEALED_COLUMNS = [
-  ['webhook_destinations', 'id', 'secret_encrypted'],
-  ['inbound_webhooks', 'id', 'secret_encrypted'],
-  ['users', 'id', 'totp_secret'],
-] as const;
 
 /** Sealed values start with the box's version (`v1.`); a clear TOTP secret (Base32) never has a dot. */
 const SEALED = /^v\d+\./;
@@ -59,27 +53,6 @@ export async function resealSecrets(db: Db, from: SecretBox, to: SecretBox): Pro
     }
     return result;
   });
-}
-
-/**
- * The first column holding a sealed value that does not open under `box` (one value per column is
- * tried), or undefined. `serve` asks at start, so a wrong SECRET_KEY is said before anyone signs in.
- */
-export async function unopenableSecret(db: Db, box: SecretBox): Promise<string | undefined> {
-  for (const [table, , column] of SEALED_COLUMNS) {
-    const [row] = await db.query<{ sealed: string }>(`SELECT ${column} AS sealed FROM ${table} WHERE ${column} ~ '^v[0-9]+[.]' LIMIT 1`);
-    if (row && !opens(box, row.sealed)) return `${table}.${column}`;
-  }
-  return undefined;
-}
-
-function opens(box: SecretBox, sealed: string): boolean {
-  try {
-    box.open(sealed);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const HELP = `Usage: service secret-key rotate [--data-dir D] [--json]

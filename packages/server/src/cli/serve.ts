@@ -14,7 +14,7 @@ import { AlreadyInitialised } from '../domain/workspaces/init.ts';
 import { SEALED_SECRET_HINT } from '../domain/webhooks/secret-box.ts';
 import { newRequestId } from '../middleware/request-id/index.ts';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.ts';
-import { createRuntime } from '../runtime.ts';
+import { createRuntime } from '../runtime/index.ts';
 import { firstStartLines, initialiseOnFirstStart } from './first-start.ts';
 import { gracefulStop } from './shutdown.ts';
 

@@ -12,7 +12,7 @@ import { type AccountReset, type AccountResetKind, resetUserByEmail } from '../d
 import { ServiceError } from '../errors.ts';
 import type { CommandRun, CommandTable, Flags } from './commands.ts';
 import { bodyFromFlags } from './flags.ts';
-import { openCliStore } from './store.ts';
+import { openCliStore } from '../runtime/store.ts';
 import { UsageError } from './usage.ts';
 import { operatorCall, str } from './workspaces.ts';
 

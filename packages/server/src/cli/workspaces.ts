@@ -16,8 +16,8 @@ import { createCustomerWorkspace } from '../domain/workspaces/init.ts';
 import { ServiceError } from '../errors.ts';
 import type { CommandTable, Flags } from './commands.ts';
 import { bodyFromFlags, wholeNumber } from './flags.ts';
-import { resolveSecretKey } from './secret-key.ts';
-import { openCliStore } from './store.ts';
+import { resolveSecretKey } from '../runtime/secret-key.ts';
+import { openCliStore } from '../runtime/store.ts';
 import { UsageError } from './usage.ts';
 
 type Created = Schema<'WorkspaceCreated'>;

@@ -18,7 +18,7 @@
  *
  * Errors here are for the operator at start-up, so they may name variables; they never reach a client.
  */
-import { ALIASES, type Alias } from '../domain/agents/alias.ts';
+import { ALIASES, type Alias } from '../vocabulary/alias.ts';
 import type { LocalEngineOptions } from './local/index.ts';
 import type { OpenAICompatibleOptions } from './openai-compatible/index.ts';
 

@@ -2,7 +2,7 @@
  * @module createEngines: the alias → engine map the app receives in its Deps. Aliases on the same
  * kind share one engine instance (one HTTP client for the remote server).
  */
-import { ALIASES, type Alias } from '../domain/agents/alias.ts';
+import { ALIASES, type Alias } from '../vocabulary/alias.ts';
 import { DEFAULT_ENGINE_CONFIG, EngineConfigError, type EngineConfig } from './config.ts';
 import type { Engine } from './engine.ts';
 import { createLocalEngine } from './local/index.ts';

@@ -3,7 +3,7 @@
  * (and which real model) serves an alias is server configuration only. Nothing an engine yields or
  * throws names a provider or a model.
  */
-import type { Alias } from '../domain/agents/alias.ts';
+import type { Alias } from '../vocabulary/alias.ts';
 import type { components } from '../../../../generated/types.ts';
 
 /** The kinds of draft the contract names (`draft.created`). */

@@ -4,7 +4,7 @@
  * split across two fragments never leaves.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPARTMENT_SLUGS } from '../domain/agents/catalog.ts';
+import { DEPARTMENT_SLUGS } from '../vocabulary/catalog.ts';
 import { createStreamRedactor, redactText } from '../redact/index.ts';
 import type { Engine, EngineRequest } from './engine.ts';
 import { createLocalEngine } from './local/index.ts';

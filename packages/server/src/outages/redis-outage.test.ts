@@ -10,7 +10,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, createRedisLimiter } from '../middleware/rate-limit/index.ts';
+import { connectRedis, createRedisLimiter } from '../rate-limits/index.ts';
 import { until } from '../serve-testing.ts';
 import { createTestApp, type TestApp } from '../testing.ts';
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zWorkspaceAgent, zWorkspaceAgentList } from '../../../../generated/zod.ts';
-import { AGENT_SLUGS } from '../domain/agents/catalog.ts';
+import { AGENT_SLUGS } from '../vocabulary/catalog.ts';
 import { pausedAgents, setPlan } from '../domain/agents/settings.ts';
 import { testBackends, type TestStore } from '../store/testing.ts';
 import { createTestApp, type TestApp } from '../testing.ts';

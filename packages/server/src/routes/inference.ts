@@ -10,7 +10,7 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { AppEnv } from '../app-env.ts';
-import { ORCHESTRATOR_SLUG } from '../domain/agents/catalog.ts';
+import { ORCHESTRATOR_SLUG } from '../vocabulary/catalog.ts';
 import { requestHash, runFailureError, streamErrorOf, type Run, type RunOutcome, type StreamErrorBody } from '../domain/runs/index.ts';
 import { RESTARTING_MESSAGE } from '../domain/health/open-streams.ts';
 import type { TokenUsage } from '../engine/index.ts';

@@ -3,8 +3,8 @@
  * `GET /v1/agents`, the router's candidates and the agent errors of an invocation.
  */
 import { fail } from '../../errors.ts';
-import { AGENT_CATALOG, getAgent, isDepartmentSlug, type AgentEntry, type DepartmentSlug } from './catalog.ts';
-import { isAgentInPlan, type PlanName } from './plans.ts';
+import { AGENT_CATALOG, getAgent, isDepartmentSlug, type AgentEntry, type DepartmentSlug } from '../../vocabulary/catalog.ts';
+import { isAgentInPlan, type PlanName } from '../../vocabulary/plans.ts';
 
 export interface WorkspaceAgents {
   readonly plan: PlanName;

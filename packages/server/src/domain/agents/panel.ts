@@ -8,8 +8,8 @@ import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db } from '../../store/db.ts';
-import { AGENT_CATALOG, getAgent, type AgentEntry } from './catalog.ts';
-import { isAgentInPlan, type PlanName } from './plans.ts';
+import { AGENT_CATALOG, getAgent, type AgentEntry } from '../../vocabulary/catalog.ts';
+import { isAgentInPlan, type PlanName } from '../../vocabulary/plans.ts';
 import { getPlan, pauseAgent, resumeAgent } from './settings.ts';
 
 export interface WorkspaceAgent {

@@ -6,8 +6,8 @@ import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { WorkspaceAgents } from './availability.ts';
-import { getAgent } from './catalog.ts';
-import { isPlanName, PLANS, type PlanName } from './plans.ts';
+import { getAgent } from '../../vocabulary/catalog.ts';
+import { isPlanName, PLANS, type PlanName } from '../../vocabulary/plans.ts';
 
 /**
  * The plan of a workspace that never chose one: every agent, the three standard aliases, and a

@@ -1,9 +1,9 @@
 /**
  * @module The inbound events as the durable queue of their runs: the only writes to `inbound_events`
  * made after ingestion. The hand-over (src/worker/inbound-runs.ts) claims waiting events under a
- * lease and marks them started; the run service (domain/runs) puts an interrupted run back in the
- * queue and forgets the rendered input once the run has ended. Each function takes the caller's
- * transaction, so its guarantees are the caller's.
+ * lease and marks them started; through the run hooks it registers (./run-hooks.ts), an interrupted
+ * run is put back in the queue and the rendered input is forgotten once the run has ended. Each
+ * function takes the caller's transaction, so its guarantees are the caller's.
  */
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db } from '../../store/db.ts';

@@ -3,18 +3,19 @@
  * revoke, and the lookup of a slug by the inbound route. Another workspace's webhook is
  * `404 not_found`, exactly like one that does not exist.
  */
-import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../workspaces/standing.ts';
+import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import { DEFAULT_SIGNATURE_HEADER } from '../webhooks/inbound-signature.ts';
 import type { HmacAlgorithm } from '../webhooks/hmac.ts';
+import { registerInboundRunHooks } from './run-hooks.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { newSigningSecret, type SecretBox } from '../webhooks/secret-box.ts';
 import { checkTemplate } from '../webhooks/template.ts';
-import { isAgentSlug } from '../agents/catalog.ts';
-import { toAlias } from '../agents/alias.ts';
+import { isAgentSlug } from '../../vocabulary/catalog.ts';
+import { toAlias } from '../../vocabulary/alias.ts';
 import { zInboundWebhook, type Schema } from '../../contract.ts';
 
 /** The contract's InboundWebhook record. */
@@ -60,6 +61,8 @@ export interface InboundWebhookService {
 
 export function createInboundWebhookService(deps: { db: Db; clock: Clock; secretBox: SecretBox }): InboundWebhookService {
   const { db, clock, secretBox } = deps;
+  // An inbound run's input is forgotten when the run ends; an interrupted one is queued again.
+  registerInboundRunHooks();
 
   async function load(workspaceId: string, slug: string): Promise<Row> {
     const [row] = await db.query<Row>(`SELECT * FROM inbound_webhooks WHERE slug = $1 AND workspace_id = $2`, [slug, workspaceId]);

@@ -6,7 +6,7 @@
  * invalidations (invalidation.ts) every revoke, rotation or change of standing clears the cache and
  * a hit costs no query; while it does not, a hit is only good under the version read for the request.
  */
-import type { WorkspaceStanding } from '../workspaces/standing.ts';
+import type { WorkspaceStanding } from '../standing/index.ts';
 
 export interface VerifiedKey {
   keyId: string;

@@ -1,7 +1,7 @@
 /**
  * @module API key scopes: which strings can be issued, and whether granted scopes cover a needed one.
  */
-import { AGENT_SLUGS } from '../agents/catalog.ts';
+import { AGENT_SLUGS } from '../../vocabulary/catalog.ts';
 import { fail } from '../../errors.ts';
 
 /** Every scope an API key can hold, in the spec's order (the per-agent form is a pattern). */

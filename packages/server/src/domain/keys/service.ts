@@ -11,7 +11,7 @@ import type { Db } from '../../store/db.ts';
 import { VerificationCache, type VerifiedKey } from './cache.ts';
 import { KEYS_CHANNEL, KeyInvalidation } from './invalidation.ts';
 import { notifySql } from '../../store/listen.ts';
-import { STANDING_COLUMNS, type StandingColumns, standingOf } from '../workspaces/standing.ts';
+import { STANDING_COLUMNS, type StandingColumns, standingOf } from '../standing/index.ts';
 import { validateScopes } from './scopes.ts';
 import { generateSecret, hashSecret, isSecretShaped, visiblePrefix } from './secret.ts';
 import type { Schema } from '../../contract.ts';

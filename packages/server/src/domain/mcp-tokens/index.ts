@@ -11,7 +11,7 @@ import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { bearerToken } from '../keys/service.ts';
 import type { Schema } from '../../contract.ts';
-import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../workspaces/standing.ts';
+import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
 
 export const MCP_SCOPE = 'mcp:tenant';
 export const DEFAULT_MCP_TOKEN_SECONDS = 3600;

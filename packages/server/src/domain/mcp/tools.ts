@@ -14,9 +14,9 @@
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
-import { ALIASES } from '../agents/alias.ts';
+import { ALIASES } from '../../vocabulary/alias.ts';
 import { activeAgents } from '../agents/availability.ts';
-import { ORCHESTRATOR_SLUG } from '../agents/catalog.ts';
+import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import { workspaceAgents } from '../agents/settings.ts';
 import { currentUsage, runFailureError, type RunService } from '../runs/index.ts';
 

@@ -9,8 +9,8 @@
  * - An alias the plan does not include (`Concerto` outside enterprise): `403 forbidden`.
  */
 import { fail } from '../../errors.ts';
-import { isAliasInPlan, type PlanName } from '../agents/plans.ts';
-import { isDepartmentSlug } from '../agents/catalog.ts';
+import { isAliasInPlan, type PlanName } from '../../vocabulary/plans.ts';
+import { isDepartmentSlug } from '../../vocabulary/catalog.ts';
 import { agentScope, mayInvokeAgent } from '../keys/index.ts';
 
 const AGENT_SCOPE = /^orchestrator:invoke:agent:(.+)$/;

@@ -27,7 +27,7 @@
  * When a run ends (or is canceled, or swept after a crash) its reservation is released and what it
  * really consumed is charged (`settleBudget`).
  */
-import type { Alias } from '../agents/alias.ts';
+import type { Alias } from '../../vocabulary/alias.ts';
 import {
   activeKillSwitch,
   hardstopStu,

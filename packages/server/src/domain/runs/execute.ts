@@ -6,15 +6,15 @@
  * smaller one (or the sweeper does) and rethrows.
  */
 import { countMessageTokensAsync, countTextTokensAsync, EngineError, type TokenUsage } from '../../engine/index.ts';
-import { getAgent } from '../agents/catalog.ts';
+import { getAgent } from '../../vocabulary/catalog.ts';
 import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
 import { manualSwitchSince, settleBudget } from './budget.ts';
 import type { RunContext } from './context.ts';
 import { appendTurns } from './conversation.ts';
 import { runCompletedEvent, runFailedEvent } from './events.ts';
-import { forgetInboundInput } from '../inbound-webhooks/run-queue.ts';
 import { endRun } from './recovery.ts';
 import { createOutputCap } from './output-cap.ts';
+import { runEnded } from './run-hooks.ts';
 import type { PendingRun } from './start.ts';
 import { writeSteps, type StepDraft } from './steps.ts';
 import { readRunRow, toRun, type Run } from './store.ts';
@@ -216,7 +216,7 @@ async function closeRun(
       now,
       limits: budget.limits,
     });
-    if (row.source === 'inbound_webhook') await forgetInboundInput(tx, run.runId);
+    await runEnded(tx, { runId: run.runId, workspaceId: run.workspaceId, source: row.source });
     await chargeUsage(tx, { workspaceId: run.workspaceId, runId: run.runId, alias: run.alias, ...result.usage, stu, now, quotaStu: run.quotaStu });
     // Drafts and approvals only exist for an answer that was delivered.
     const steps = status === 'completed' ? result.steps : result.steps.filter((s) => !s.draft && !s.approval);

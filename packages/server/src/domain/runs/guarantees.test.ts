@@ -11,7 +11,7 @@ import { parseSse } from '../../routes/sse-testing.ts';
 import { testBackends, type TestStore } from '../../store/testing.ts';
 import { createTestApp, type TestApp } from '../../testing.ts';
 import { setPlan } from '../agents/settings.ts';
-import { PLANS } from '../agents/plans.ts';
+import { PLANS } from '../../vocabulary/plans.ts';
 import { DEFAULT_STU_RATES, hardstopStu, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from '../usage/index.ts';
 
 describe.each(testBackends())('run guarantees on $name', ({ open }) => {

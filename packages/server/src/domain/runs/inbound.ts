@@ -3,7 +3,7 @@
  * ingestion already inserted the run `in_progress`; the run service adopts it, with the same checks
  * as an invocation (a refused run fails with the refusal's code), and executes it.
  */
-import type { Alias } from '../agents/alias.ts';
+import type { Alias } from '../../vocabulary/alias.ts';
 import type { RunService } from './service.ts';
 
 export interface InboundRunInput {

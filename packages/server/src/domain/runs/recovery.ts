@@ -14,10 +14,10 @@
 import type { Clock } from '../../clock.ts';
 import { redactText } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
-import { forgetInboundInput, requeueInboundRun } from '../inbound-webhooks/run-queue.ts';
 import type { KillSwitchLimits } from '../usage/index.ts';
 import { settleBudget } from './budget.ts';
 import { runFailedEvent } from './events.ts';
+import { runEnded, runInterrupted } from './run-hooks.ts';
 import { readRunRow, toRun, type Run, type RunRow } from './store.ts';
 
 /** Lease of a run being executed, renewed every quarter of it (RUN_LEASE_MS). */
@@ -83,7 +83,7 @@ export async function sweepInterruptedRuns(deps: { db: Db; clock: Clock; limits:
 
 /** Puts an interrupted inbound run back in the hand-over queue; false when its input is gone. */
 async function handOverAgain(tx: Db, row: RunRow, now: Date, limits: KillSwitchLimits): Promise<boolean> {
-  if (!(await requeueInboundRun(tx, { runId: row.id, workspaceId: row.workspace_id }))) return false;
+  if (!(await runInterrupted(tx, { runId: row.id, workspaceId: row.workspace_id, source: row.source }))) return false;
   await release(tx, row, now, limits);
   await tx.query(`UPDATE runs SET started_at = NULL, lease_until = NULL, reserved_stu = 0, recoveries = recoveries + 1, updated_at = $2 WHERE id = $1`, [
     row.id,
@@ -101,7 +101,7 @@ async function end(tx: Db, row: RunRow, now: Date, outcome: { status: 'failed' |
     reason,
     now,
   ]);
-  if (row.source === 'inbound_webhook') await forgetInboundInput(tx, row.id);
+  await runEnded(tx, { runId: row.id, workspaceId: row.workspace_id, source: row.source });
   if (reason !== null) await runFailedEvent(tx, now, { workspaceId: row.workspace_id, runId: row.id, agent: row.agent_slug, reason });
 }
 

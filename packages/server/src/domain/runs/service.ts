@@ -18,13 +18,13 @@ import type { Redactor } from '../../redact/index.ts';
 import type { Engines } from '../../engine/index.ts';
 import { ServiceError } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
-import { ORCHESTRATOR_SLUG } from '../agents/catalog.ts';
+import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import type { BudgetSettings } from './budget.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
 import { runFailedEvent } from './events.ts';
 import { executeRun, type ExecuteOptions, type RunOutcome } from './execute.ts';
-import { forgetInboundInput } from '../inbound-webhooks/run-queue.ts';
 import { endRun, RUN_LEASE_MS } from './recovery.ts';
+import { runEnded } from './run-hooks.ts';
 import { startRun, type PendingRun, type RunInput, type StartResult } from './start.ts';
 import { listRunRows, readRunDetail, readRunRow, toRun, type Run, type RunDetail, type RunFilters, type RunList } from './store.ts';
 
@@ -129,7 +129,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
         [runId, input.workspaceId, code, now],
       );
       if (failed.length > 0) {
-        await forgetInboundInput(tx, runId);
+        await runEnded(tx, { runId, workspaceId: input.workspaceId, source: input.source });
         await runFailedEvent(tx, now, { workspaceId: input.workspaceId, runId, agent: input.agentSlug ?? ORCHESTRATOR_SLUG, reason: code });
       }
     });

@@ -7,10 +7,10 @@
 import type { EngineMessage, EngineRequest, Effort, PowerMode } from '../../engine/index.ts';
 import { countMessageTokensAsync } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
-import type { Alias } from '../agents/alias.ts';
+import type { Alias } from '../../vocabulary/alias.ts';
 import { assertAgentAvailable, routingCandidates } from '../agents/availability.ts';
-import { ORCHESTRATOR_SLUG } from '../agents/catalog.ts';
-import { routeRequest } from '../agents/router.ts';
+import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
+import { routeRequest } from '../../vocabulary/router.ts';
 import { workspaceAgents } from '../agents/settings.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
 import { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
@@ -18,8 +18,8 @@ import { reserveBudget, type Windows } from './budget.ts';
 import { earlierTurns } from './conversation.ts';
 import { runFailedEvent } from './events.ts';
 import { claimKey, findClaim, type IdempotencyClaim } from './idempotency.ts';
-import { forgetInboundInput } from '../inbound-webhooks/run-queue.ts';
 import type { RunContext } from './context.ts';
+import { runEnded } from './run-hooks.ts';
 import { writeSteps, type StepDraft } from './steps.ts';
 import { readRunRow, toRun, type Run, type RunSource } from './store.ts';
 import { ensurePeriod } from './usage-store.ts';
@@ -172,7 +172,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
           reason,
           now,
         ]);
-        if (input.existingRunId) await forgetInboundInput(tx, runId);
+        await runEnded(tx, { runId, workspaceId: input.workspaceId, source: input.source });
         await runFailedEvent(tx, now, { workspaceId: input.workspaceId, runId, agent: target, reason });
         return { kind: 'ended' as const, run: toRun(await readRunRow(tx, input.workspaceId, runId)), answeredBy };
       }

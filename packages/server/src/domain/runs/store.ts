@@ -6,7 +6,7 @@ import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { zRun, zRunStatus, zStep, zToolCall, type Schema } from '../../contract.ts';
-import { toAlias } from '../agents/alias.ts';
+import { toAlias } from '../../vocabulary/alias.ts';
 
 export const RUN_STATUSES = zRunStatus.options;
 export type RunStatus = Schema<'RunStatus'>;

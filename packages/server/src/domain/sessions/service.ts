@@ -12,7 +12,7 @@ import { matchingStep } from './totp.ts';
 import { openTotpSecret } from './totp-secret.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { normalizeEmail, type Role, type UserWorkspace, userWorkspaces, zRole } from './users.ts';
-import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../workspaces/standing.ts';
+import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 
 export const SESSION_COOKIE = 'service_session';

@@ -3,7 +3,7 @@
  * Defaults follow the spec's "growing capacity and cost from Prelude to Concerto"; a deployment
  * overrides them with `STU_RATE_<ALIAS>` (positive numbers, fractions allowed).
  */
-import { ALIASES, type Alias } from '../agents/alias.ts';
+import { ALIASES, type Alias } from '../../vocabulary/alias.ts';
 
 export type StuRates = Readonly<Record<Alias, number>>;
 

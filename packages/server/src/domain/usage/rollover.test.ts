@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PLANS } from '../agents/plans.ts';
+import { PLANS } from '../../vocabulary/plans.ts';
 import { nextRolloverStu } from './rollover.ts';
 
 describe('nextRolloverStu', () => {

@@ -12,9 +12,9 @@ import type { TableRow } from '../../../../../generated/db.ts';
 import { getPlanSettings, setPlan, setQuotaOverride } from '../agents/settings.ts';
 import { invalidateKeyCaches } from '../keys/index.ts';
 import { deleteUsersWithoutWorkspace } from '../sessions/users.ts';
-import { DEFAULT_RPM_LIMIT } from './standing.ts';
+import { DEFAULT_RPM_LIMIT } from '../standing/index.ts';
 
-export { DEFAULT_RPM_LIMIT, requireGoodStanding, type WorkspaceStanding } from './standing.ts';
+export { DEFAULT_RPM_LIMIT, requireGoodStanding, type WorkspaceStanding } from '../standing/index.ts';
 
 export type OperatorWorkspace = Schema<'OperatorWorkspace'>;
 export type WorkspaceUpdate = Schema<'UpdateWorkspaceRequest'>;

@@ -11,7 +11,7 @@ import { createUser } from '../sessions/users.ts';
 import { createWorkspace, getOperatorWorkspace } from './index.ts';
 import type { Schema } from '../../contract.ts';
 import { setPlan } from '../agents/settings.ts';
-import type { PlanName } from '../agents/plans.ts';
+import type { PlanName } from '../../vocabulary/plans.ts';
 import { createOperatorToken } from '../operators/index.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 

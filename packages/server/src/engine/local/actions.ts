@@ -11,8 +11,8 @@
  * (`content.publish`), signing (`contract.sign`), granting access (`access.grant`) and deleting
  * records (`record.delete`) each need a person's approval.
  */
-import type { DepartmentSlug } from '../../domain/agents/catalog.ts';
-import { words } from '../../domain/agents/router.ts';
+import type { DepartmentSlug } from '../../vocabulary/catalog.ts';
+import { words } from '../../vocabulary/router.ts';
 
 export interface Draft {
   readonly kind: DraftKind;

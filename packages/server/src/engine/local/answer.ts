@@ -3,7 +3,7 @@
  * mode, picked deterministically from a hash of the request.
  */
 import { createHash } from 'node:crypto';
-import type { DepartmentSlug } from '../../domain/agents/catalog.ts';
+import type { DepartmentSlug } from '../../vocabulary/catalog.ts';
 import type { EngineRequest, Effort } from '../engine.ts';
 import { DEPARTMENT_VOICES } from './departments.ts';
 

@@ -2,7 +2,7 @@
  * @module What each department of the local engine says: openers, advice points, closings and the
  * tool it consults. Plain data, so answers stay plausible per department and easy to extend.
  */
-import type { DepartmentSlug } from '../../domain/agents/catalog.ts';
+import type { DepartmentSlug } from '../../vocabulary/catalog.ts';
 
 export interface DepartmentVoice {
   readonly team: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEPARTMENT_SLUGS } from '../../domain/agents/catalog.ts';
+import { DEPARTMENT_SLUGS } from '../../vocabulary/catalog.ts';
 import { collect } from '../collect.ts';
 import type { EngineEvent, EngineRequest } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';

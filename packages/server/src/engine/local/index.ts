@@ -9,8 +9,8 @@
  * `maxTokens` is a budget on all output: the text is cut to it, then approvals, the draft and the
  * tool call are kept only while they still fit. Failure triggers: see ./triggers.ts.
  */
-import { isDepartmentSlug, type DepartmentSlug } from '../../domain/agents/catalog.ts';
-import { routeRequest } from '../../domain/agents/router.ts';
+import { isDepartmentSlug, type DepartmentSlug } from '../../vocabulary/catalog.ts';
+import { routeRequest } from '../../vocabulary/router.ts';
 import type { Engine, EngineEvent, EngineRequest, TokenUsage } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';
 import { countMessageTokensAsync, countTextTokens, countTextTokensAsync, createPace, truncateToTokens, type Pace } from '../tokens.ts';

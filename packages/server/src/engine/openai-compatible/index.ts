@@ -12,7 +12,7 @@
  */
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
-import type { Alias } from '../../domain/agents/alias.ts';
+import type { Alias } from '../../vocabulary/alias.ts';
 import type { Effort, Engine, EngineEvent, EngineRequest } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';
 import { countMessageTokensAsync, countTextTokens } from '../tokens.ts';

@@ -9,7 +9,7 @@
  * - mcpToken: `Authorization: Bearer service_mcp_…`; missing_bearer, not_authenticated, scope_required.
  * - operatorToken: `Authorization: Bearer <operator token>`; missing_bearer, not_authenticated.
  * - A key's or MCP token's workspace must be in good standing: suspended → tenant_forbidden, payment
- *   pending → payment_not_completed (domain/workspaces/standing.ts), checked before the scopes. A session
+ *   pending → payment_not_completed (domain/standing/), checked before the scopes. A session
  *   reads in any standing, but writes in bad standing only where the operation is `x-standing-exempt` (the
  *   writes that stop, revoke or leave): checked here, once, so no handler can forget it.
  * - inboundSignature: not here; those routes are mounted behind their own front, middleware/inbound.
@@ -21,7 +21,7 @@ import { fail } from '../../errors.ts';
 import { grants, type KeyService } from '../../domain/keys/index.ts';
 import type { McpTokenService } from '../../domain/mcp-tokens/index.ts';
 import type { OperatorService } from '../../domain/operators/index.ts';
-import { requireGoodStanding } from '../../domain/workspaces/standing.ts';
+import { requireGoodStanding } from '../../domain/standing/index.ts';
 import { requireAdmin, requireCsrf, SESSION_COOKIE, type SessionService } from '../../domain/sessions/index.ts';
 import type { SecurityRequirement, SecurityScheme } from '../../routes/route-spec.ts';
 

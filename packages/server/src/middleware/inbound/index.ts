@@ -19,7 +19,7 @@ import { assertInboundSignature } from '../../domain/webhooks/inbound-signature.
 import type { RouteSpec } from '../../routes/route-spec.ts';
 import type { Services } from '../../services.ts';
 import { clientIp, clientKey, enforceRateLimit } from '../rate-limit/index.ts';
-import { requireGoodStanding } from '../../domain/workspaces/standing.ts';
+import { requireGoodStanding } from '../../domain/standing/index.ts';
 import { checkHeaders, checkPart, parseJsonBody, type ValidateVariables } from '../validate/index.ts';
 
 /** An inbound event as this front verified it. */

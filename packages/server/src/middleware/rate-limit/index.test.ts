@@ -9,17 +9,8 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fail, ServiceError } from '../../errors.ts';
 import { requestId, type RequestIdVariables } from '../request-id/index.ts';
-import {
-  byClientIp,
-  connectRedis,
-  createMemoryLimiter,
-  createRedisLimiter,
-  enforceRateLimit,
-  PER_IP,
-  rateLimit,
-  type Limiter,
-  type RateLimitOptions,
-} from './index.ts';
+import { connectRedis, createMemoryLimiter, createRedisLimiter, type Limiter } from '../../rate-limits/index.ts';
+import { byClientIp, enforceRateLimit, PER_IP, rateLimit, type RateLimitOptions } from './index.ts';
 
 const T0 = Date.parse('2026-03-01T12:00:00Z');
 const RESET = String(T0 / 1000 + 60);

@@ -4,9 +4,10 @@
  * every response (errors and 404s included) and `429 rate_limit_exceeded` + `Retry-After` when
  * a limit is exceeded.
  *
- * Wiring (src/app.ts), in this order:
+ * The counters (memory, Redis) are the storage floor in src/rate-limits/; this folder keeps the
+ * Hono middleware. Wiring (src/app.ts), in this order:
  *
- *   const limiter = createLimiter({ redisUrl: process.env.REDIS_URL });
+ *   const limiter = createLimiter({ redisUrl: process.env.REDIS_URL });    // src/rate-limits/
  *   app.use(requestId());                                   // X-Request-Id first: 429/503 quote it
  *   app.use(redactBody());                                  // sees every rendered body
  *   app.use(rateLimit({ limiter, ...PER_IP, key: byClientIp({ trustProxy }) }));   // before auth
@@ -22,13 +23,8 @@ import { fallbackLogger, serializeError, type Logger } from '../../log/index.ts'
 import type { Context, MiddlewareHandler } from 'hono';
 import { fail } from '../../errors.ts';
 import { clientIp, clientKey, type ClientIpOptions } from './client-ip.ts';
-import type { Limiter, RateLimitResult } from './limiter.ts';
-import { createMemoryLimiter } from './memory-limiter.ts';
-import { connectRedis, createRedisLimiter } from './redis-limiter.ts';
+import type { Limiter, RateLimitResult } from '../../rate-limits/index.ts';
 
-export type { Limiter, RateLimitResult } from './limiter.ts';
-export { createMemoryLimiter, type MemoryLimiter, type MemoryLimiterOptions } from './memory-limiter.ts';
-export { connectRedis, createRedisLimiter, type RedisLimiterOptions } from './redis-limiter.ts';
 export { clientIp, clientKey, type ClientIpOptions } from './client-ip.ts';
 
 /** The spec's limits. */
@@ -105,11 +101,6 @@ export interface RateLimitOptions extends Omit<EnforceOptions, 'key'> {
    * thrown: the per-IP limit before authentication defers a request that carries a credential.
    */
   deferRefusal?: (c: Context) => boolean;
-}
-
-/** Memory by default; Redis when a URL is given, so several instances share the limits. */
-export function createLimiter(config: { redisUrl?: string | undefined } = {}): Limiter {
-  return config.redisUrl ? createRedisLimiter({ redis: connectRedis(config.redisUrl) }) : createMemoryLimiter();
 }
 
 /** Key function of the per-IP limit. */

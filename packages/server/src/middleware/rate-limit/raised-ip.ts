@@ -17,7 +17,8 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Auth } from '../auth/index.ts';
 import type { Logger } from '../../log/index.ts';
-import { enforceRateLimit, type Limiter, type RateLimitState, type DeferredRefusal } from './index.ts';
+import type { Limiter } from '../../rate-limits/index.ts';
+import { enforceRateLimit, type RateLimitState, type DeferredRefusal } from './index.ts';
 
 export interface RaisedIpOptions {
   limiter: Limiter;

@@ -1,5 +1,7 @@
 /**
- * @module A workspace's standing, checked on every request made with one of its credentials (API key,
+ * @module A workspace's standing: a low-level read under the credentials (keys, MCP tokens, sessions, inbound
+ * webhooks) and the tenancy use-cases of domain/workspaces (suspend, delete, payment), which import it, never the
+ * reverse. A workspace's standing is checked on every request made with one of its credentials (API key,
  * MCP token, inbound webhook): suspended by the operator → `403 tenant_forbidden`; payment pending →
  * `402 payment_not_completed`. A session still signs in and reads (usage, runs: what is owed and what ran),
  * and makes only the writes the contract marks `x-standing-exempt` (stop, revoke, leave); middleware/auth

@@ -1,9 +1,9 @@
 /**
  * @module The standing service handlers receive: a workspace's standing read by its id, for a caller whose
- * credential does not carry it (a session that starts a run from the panel; standing.ts).
+ * credential does not carry it (a session that starts a run from the panel; index.ts).
  */
 import type { Db } from '../../store/db.ts';
-import { loadStanding, requireGoodStanding } from './standing.ts';
+import { loadStanding, requireGoodStanding } from './index.ts';
 
 export type StandingService = ReturnType<typeof createStandingService>;
 

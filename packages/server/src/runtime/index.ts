@@ -8,25 +8,25 @@
  *
  * Nothing here reads the environment: every setting comes from `config`.
  */
-import type { Db } from './store/db.ts';
+import type { Db } from '../store/db.ts';
 import type { Redis } from 'ioredis';
-import { createApp, type CreatedApp } from './app.ts';
-import { systemClock, type Clock } from './clock.ts';
-import type { ServerConfig } from './config.ts';
-import { createCancelBus, type CancelBus } from './domain/runs/cancel-bus.ts';
-import { inboundRunExecutor, sweepInterruptedRuns, type SweepResult } from './domain/runs/index.ts';
-import { sealClearTotpSecrets } from './domain/sessions/totp-secret.ts';
-import { createEngines } from './engine/index.ts';
-import { createLogger, type Logger } from './log/index.ts';
-import { createMetrics, type Metrics } from './metrics/index.ts';
-import { connectRedis, createRedisLimiter } from './middleware/rate-limit/index.ts';
-import type { Services } from './services.ts';
-import { startWorker, type Worker } from './worker/index.ts';
-import { logDeliveryAttempt } from './worker/attempt-log.ts';
-import type { InboundRun } from './worker/inbound-runs.ts';
-import { resolveSecretKey } from './cli/secret-key.ts';
-import { unopenableSecret } from './cli/secret-key-rotate.ts';
-import { openCliStore, type CliStore } from './cli/store.ts';
+import { createApp, type CreatedApp } from '../app.ts';
+import { systemClock, type Clock } from '../clock.ts';
+import type { ServerConfig } from '../config.ts';
+import { createCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
+import { inboundRunExecutor, sweepInterruptedRuns, type SweepResult } from '../domain/runs/index.ts';
+import { sealClearTotpSecrets } from '../domain/sessions/totp-secret.ts';
+import { createEngines } from '../engine/index.ts';
+import { createLogger, type Logger } from '../log/index.ts';
+import { createMetrics, type Metrics } from '../metrics/index.ts';
+import { connectRedis, createRedisLimiter } from '../rate-limits/index.ts';
+import type { Services } from '../services.ts';
+import { startWorker, type Worker } from '../worker/index.ts';
+import { logDeliveryAttempt } from '../worker/attempt-log.ts';
+import type { InboundRun } from '../worker/inbound-runs.ts';
+import { resolveSecretKey } from './secret-key.ts';
+import { unopenableSecret } from './sealed-secrets.ts';
+import { openCliStore, type CliStore } from './store.ts';
 
 export interface Runtime {
   app: CreatedApp['app'];

@@ -2,7 +2,7 @@
  * @module Model aliases: the only way a caller selects a model. The real model behind an alias
  * lives in server configuration (see src/engine/config.ts) and never in a response.
  */
-import { zModelAlias, type Schema } from '../../contract.ts';
+import { zModelAlias, type Schema } from '../contract.ts';
 
 /** The four aliases, in growing capacity and cost, as the spec lists them. */
 export const ALIASES = zModelAlias.options;

@@ -1,0 +1,34 @@
+/**
+ * @module The columns that hold a value sealed with the deployment's secret key, and the start-up
+ * check that the key in use opens them (a wrong SECRET_KEY is refused before anything is served).
+ */
+import type { SecretBox } from '../domain/webhooks/secret-box.ts';
+import type { Db } from '../store/db.ts';
+
+/** Every column that holds a sealed value: table, key column, sealed column. */
+export const SEALED_COLUMNS = [
+  ['webhook_destinations', 'id', 'secret_encrypted'],
+  ['inbound_webhooks', 'id', 'secret_encrypted'],
+  ['users', 'id', 'totp_secret'],
+] as const;
+
+/**
+ * The first column holding a sealed value that does not open under `box` (one value per column is
+ * tried), or undefined. `serve` asks at start, so a wrong SECRET_KEY is said before anyone signs in.
+ */
+export async function unopenableSecret(db: Db, box: SecretBox): Promise<string | undefined> {
+  for (const [table, , column] of SEALED_COLUMNS) {
+    const [row] = await db.query<{ sealed: string }>(`SELECT ${column} AS sealed FROM ${table} WHERE ${column} ~ '^v[0-9]+[.]' LIMIT 1`);
+    if (row && !opens(box, row.sealed)) return `${table}.${column}`;
+  }
+  return undefined;
+}
+
+export function opens(box: SecretBox, sealed: string): boolean {
+  try {
+    box.open(sealed);
+    return true;
+  } catch {
+    return false;
+  }
+}
