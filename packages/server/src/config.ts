@@ -24,7 +24,7 @@ export interface ServerConfig {
   tls: { certFile: string; keyFile: string } | undefined;
   /** Reverse proxies whose X-Forwarded-For is believed for the per-IP limit. */
   trustProxy: number;
-  /** Key for webhook signing secrets at rest (SECRET_KEY); see cli/secret-key.ts when absent. */
+  /** Key for webhook signing secrets at rest (SECRET_KEY); see runtime/secret-key.ts when absent. */
   secretKey: string | undefined;
   /** Hosts, IPs or CIDRs outbound deliveries may reach although private or loopback (WEBHOOK_ALLOW_HOSTS). */
   webhookAllowHosts: string[];

@@ -1,5 +1,5 @@
 /**
- * @module `service serve`: starts the runtime (runtime.ts, the composition root) and stops it.
+ * @module `service serve`: starts the runtime (runtime/index.ts, the composition root) and stops it.
  * It listens (HTTP, or HTTPS with a certificate and key: TLS 1.2 at least; without, plain HTTP for
  * local use or behind a TLS-terminating proxy, and it says so at start), serves the metrics
  * listener, prints the start-up lines and the first start's credentials, and stops gracefully.
@@ -28,7 +28,7 @@ export interface StartOptions {
   terminal?: boolean;
 }
 
-/** Builds the runtime (runtime.ts) from `config`, listens, and says how it runs. */
+/** Builds the runtime (runtime/index.ts) from `config`, listens, and says how it runs. */
 export async function startServer(config: ServerConfig, say: (line: string) => void, options: StartOptions = {}): Promise<RunningServer> {
   const tls = config.tls ? { cert: await readPem(config.tls.certFile, 'certificate'), key: await readPem(config.tls.keyFile, 'key') } : undefined;
   const runtime = await createRuntime(config);
