@@ -7,9 +7,25 @@
  * functions, which the request paths use, give the event loop a turn every {@link SLICE_MS} of
  * work; the synchronous ones are for short texts (a role, a tool call, a draft).
  */
-import { decode, encode } from 'gpt-tokenizer';
+import { createRequire } from 'node:module';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import type { EngineMessage } from './engine.ts';
+
+type Tokenizer = typeof import('gpt-tokenizer');
+let tokenizer: Tokenizer | undefined;
+
+/**
+ * The tokenizer, loaded on first use: its BPE tables take about a second and a half of CPU to
+ * load, which a CLI command that counts nothing (`keys list`, `--help`) should not pay. `serve`
+ * loads it at start ({@link loadTokenizer}), so no request waits for it.
+ */
+export function loadTokenizer(): Tokenizer {
+  tokenizer ??= createRequire(import.meta.url)('gpt-tokenizer') as Tokenizer;
+  return tokenizer;
+}
+
+const encode: Tokenizer['encode'] = (text, options) => loadTokenizer().encode(text, options);
+const decode: Tokenizer['decode'] = (tokens) => loadTokenizer().decode(tokens);
 
 /** Special-token text in user input (`<|endoftext|>`) is counted as ordinary text, never rejected. */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };

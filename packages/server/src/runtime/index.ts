@@ -16,7 +16,7 @@ import type { ServerConfig } from '../config.ts';
 import { createCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
 import { inboundRunExecutor, sweepInterruptedRuns, type SweepResult } from '../domain/runs/index.ts';
 import { sealClearTotpSecrets } from '../domain/sessions/totp-secret.ts';
-import { createEngines } from '../engine/index.ts';
+import { createEngines, loadTokenizer } from '../engine/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { createMetrics, type Metrics } from '../metrics/index.ts';
 import { connectRedis, createRedisLimiter } from '../rate-limits/index.ts';
@@ -61,6 +61,8 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
     if (config.databaseUrl) {
       cancelBus = await createCancelBus(store.db, { onDown: () => logger.warn({}, 'cancel listener lost its connection; reconnecting') });
     }
+    // Counting tokens is on every invocation's path: its tables are loaded now, not by the first request.
+    loadTokenizer();
     const { app, services } = createApp({
       clock,
       logger,
