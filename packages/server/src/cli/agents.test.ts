@@ -11,6 +11,7 @@ import { workspaceAgents } from '../domain/agents/settings.ts';
 import { createSecretBox, ephemeralSecretKey } from '../domain/webhooks/secret-box.ts';
 import { initWorkspace } from '../domain/workspaces/init.ts';
 import { openStore } from '../store/open.ts';
+import { seedDataDir } from '../store/testing.ts';
 import { runCli } from '../cli.ts';
 import { UsageError } from './usage.ts';
 
@@ -22,6 +23,7 @@ beforeEach(async () => {
   databaseUrl = process.env.DATABASE_URL;
   delete process.env.DATABASE_URL;
   dir = await mkdtemp(join(tmpdir(), 'service-agents-cli-'));
+  seedDataDir(dir);
   // The CLI keeps its embedded store under <data-dir>/pglite.
   const db = await openStore({ dataDir: join(dir, 'pglite') });
   await initWorkspace(db, systemClock, { secretBox: createSecretBox(ephemeralSecretKey()) });

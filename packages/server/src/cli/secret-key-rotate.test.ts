@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeFailure, runCli } from '../cli.ts';
 import { createSecretBox } from '../domain/webhooks/secret-box.ts';
 import { openStore } from '../store/open.ts';
+import { seedDataDir } from '../store/testing.ts';
 
 const NEW_KEY = 'new-secret-key-of-at-least-32-characters-0001';
 
@@ -31,6 +32,7 @@ describe('service secret-key rotate', () => {
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'secret-key-rotate-'));
+    seedDataDir(join(dir, 'data'));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

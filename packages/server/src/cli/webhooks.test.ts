@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeFailure, runCli } from '../cli.ts';
 import { openStore } from '../store/open.ts';
+import { seedDataDir } from '../store/testing.ts';
 import { WEBHOOK_HELP } from './webhooks.ts';
 
 const SERVER_DIR = fileURLToPath(new URL('../../', import.meta.url));
@@ -60,6 +61,7 @@ describe('service webhooks / approvals (CLI)', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'webhooks-cli-'));
+    seedDataDir(join(dir, 'data'));
     expect((await binary('init', '--json')).code).toBe(0);
   }, 60_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
