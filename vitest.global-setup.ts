@@ -1,10 +1,19 @@
 /**
- * Once per test run, before any suite: the migrated PGlite data directory that suites spawning the
- * CLI copy into their data directories (packages/server/src/store/testing.ts `seedDataDir`).
- * Workers inherit the environment, so they find it through `SERVICE_TEST_PGLITE_TEMPLATE`.
+ * Once per test run, before any suite (workers inherit the environment it sets):
+ * - the migrated PGlite data directory that suites spawning the CLI copy into their data directories
+ *   (`SERVICE_TEST_PGLITE_TEMPLATE`; packages/server/src/store/testing.ts `seedDataDir`);
+ * - the server's build, which those suites spawn (`SERVICE_TEST_CLI`; packages/server/src/serve-testing.ts
+ *   `cliCommand`): plain `node` on the bundle starts in about half the CPU of transpiling the sources
+ *   in every process, and it is what `pnpm start` runs.
  */
+import { fileURLToPath } from 'node:url';
+import { buildServer } from './scripts/build-server.ts';
+import { CLI_BUILD_ENV } from './packages/server/src/serve-testing.ts';
 import { PGLITE_TEMPLATE_ENV, pgliteTemplate } from './packages/server/src/store/testing.ts';
 
+const TEST_BUILD = fileURLToPath(new URL('./packages/server/.test-build/', import.meta.url));
+
 export default async function setup(): Promise<void> {
+  process.env[CLI_BUILD_ENV] = await buildServer(TEST_BUILD, { quiet: true });
   process.env[PGLITE_TEMPLATE_ENV] = await pgliteTemplate();
 }

@@ -46,13 +46,18 @@ export function isStale(): boolean {
   return inputs.some((t) => t > built);
 }
 
-export async function buildServer(): Promise<void> {
+/**
+ * Builds into `dist` (packages/server/dist by default; the test run builds its own copy beside it,
+ * at the same depth, so packages and the panel resolve alike). Returns the built `cli.js`.
+ */
+export async function buildServer(dist = DIST, options: { quiet?: boolean } = {}): Promise<string> {
   const started = performance.now();
-  rmSync(DIST, { recursive: true, force: true });
-  mkdirSync(DIST, { recursive: true });
+  const outfile = join(dist, 'cli.js');
+  rmSync(dist, { recursive: true, force: true });
+  mkdirSync(dist, { recursive: true });
   await build({
     entryPoints: [ENTRY],
-    outfile: OUTFILE,
+    outfile,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -62,8 +67,9 @@ export async function buildServer(): Promise<void> {
     sourcemap: 'linked',
     logLevel: 'warning',
   });
-  cpSync(MIGRATIONS, join(DIST, 'migrations'), { recursive: true });
-  process.stdout.write(`built ${OUTFILE.slice(ROOT.length)} in ${(performance.now() - started).toFixed(0)} ms\n`);
+  cpSync(MIGRATIONS, join(dist, 'migrations'), { recursive: true });
+  if (!options.quiet) process.stdout.write(`built ${outfile.slice(ROOT.length)} in ${(performance.now() - started).toFixed(0)} ms\n`);
+  return outfile;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -10,13 +10,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDataDir } from '../packages/server/src/store/testing.ts';
+import { cliCommand } from '../packages/server/src/serve-testing.ts';
 import { freePort, startPrism, type Prism } from './support/prism.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 // The server under test runs on its own embedded store: DATABASE_URL (set in CI) would point every `init`
 // at the one shared database, which other suites use too.
 const SERVER_ENV = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL' && name !== 'REDIS_URL'));
-const CLI = ['--import', 'tsx', resolve(ROOT, 'packages/server/src/cli.ts')];
+const CLI = cliCommand();
 
 let dataDir: string;
 let server: ChildProcess | undefined;

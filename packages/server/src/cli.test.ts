@@ -8,13 +8,10 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from './domain/sessions/totp.ts';
 import { seedDataDir } from './store/testing.ts';
-
-const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
-const TSX = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
+import { cliCommand } from './serve-testing.ts';
 
 interface Run {
   code: number;
@@ -25,7 +22,7 @@ interface Run {
 /** Runs the CLI to completion, from `cwd`, without DATABASE_URL (the embedded store). */
 function cli(cwd: string, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(TSX, [CLI, ...args], { cwd, env: embeddedEnv() });
+    const child = spawn(process.execPath, [...cliCommand(), ...args], { cwd, env: embeddedEnv() });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -53,7 +50,7 @@ interface Served {
 /** Starts `serve` and waits for its "Listening on" line. */
 function serve(cwd: string, ...args: string[]): Promise<Served> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], { cwd, env: embeddedEnv() });
+    const child = spawn(process.execPath, [...cliCommand(), 'serve', '--port', '0', '--host', '127.0.0.1', ...args], { cwd, env: embeddedEnv() });
     let output = '';
     const onData = (d: Buffer) => {
       output += d.toString();

@@ -1,7 +1,7 @@
 /**
  * @module Test helper: the real CLI as child processes on one data directory (`init`, `serve`, …),
- * for tests that kill a server and start it again. The process is `node --import tsx cli.ts`
- * itself, so a signal hits the server and not a wrapper.
+ * for tests that kill a server and start it again. The process is `node` on the CLI itself (the
+ * test run's build, see {@link cliCommand}), so a signal hits the server and not a wrapper.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -10,6 +10,18 @@ import { seedDataDir } from './store/testing.ts';
 
 const SERVER_DIR = fileURLToPath(new URL('../', import.meta.url));
 const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
+
+/** Where the test run's build of the CLI is (set by the test run's global setup). */
+export const CLI_BUILD_ENV = 'SERVICE_TEST_CLI';
+
+/**
+ * The arguments to `node` that start the CLI: the test run's build when there is one (plain `node`,
+ * as `pnpm start` runs it), else the sources through tsx (outside the test run, e.g. a benchmark).
+ */
+export function cliCommand(env: NodeJS.ProcessEnv = process.env): string[] {
+  const built = env[CLI_BUILD_ENV];
+  return built ? [built] : ['--import', 'tsx', CLI];
+}
 
 export interface CliProcesses {
   /** Runs a command to its end; throws with its stderr when it fails. Returns its stdout. */
@@ -32,14 +44,14 @@ export function cliProcesses(dir: string, env: NodeJS.ProcessEnv): CliProcesses 
   return {
     run(...args) {
       seed();
-      const result = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args, '--data-dir', dataDir], { cwd: SERVER_DIR, env, encoding: 'utf8' });
+      const result = spawnSync(process.execPath, [...cliCommand(), ...args, '--data-dir', dataDir], { cwd: SERVER_DIR, env, encoding: 'utf8' });
       if (result.status !== 0) throw new Error(`service ${args.join(' ')} failed: ${result.stderr}`);
       return result.stdout;
     },
     serve() {
       seed();
       return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', '--port', '0', '--data-dir', dataDir], { cwd: SERVER_DIR, env });
+        const child = spawn(process.execPath, [...cliCommand(), 'serve', '--port', '0', '--data-dir', dataDir], { cwd: SERVER_DIR, env });
         children.push(child);
         let output = '';
         child.stdout!.on('data', (d: Buffer) => {

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeFailure, runCli } from '../cli.ts';
+import { cliCommand } from '../serve-testing.ts';
 
-const CLI = fileURLToPath(new URL('../cli.ts', import.meta.url));
 const SERVER_DIR = fileURLToPath(new URL('../../', import.meta.url));
 const UNREACHABLE = 'postgres://postgres@127.0.0.1:1/nothing';
 const EXPECTED = /^DATABASE_URL is set, so SECRET_KEY must be too: .*SECRET_KEY.*every instance/;
@@ -30,7 +30,7 @@ describe('SECRET_KEY is required with DATABASE_URL', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('init exits 2 with one line naming SECRET_KEY, and writes no key file', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'init'], { cwd: SERVER_DIR, env, encoding: 'utf8' });
+    const result = spawnSync(process.execPath, [...cliCommand(), 'init'], { cwd: SERVER_DIR, env, encoding: 'utf8' });
     expect(result.status).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);

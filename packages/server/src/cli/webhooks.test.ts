@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeFailure, runCli } from '../cli.ts';
 import { openStore } from '../store/open.ts';
 import { seedDataDir } from '../store/testing.ts';
+import { cliCommand } from '../serve-testing.ts';
 import { WEBHOOK_HELP } from './webhooks.ts';
 
 const SERVER_DIR = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = fileURLToPath(new URL('../cli.ts', import.meta.url));
 
 interface Run {
   code: number;
@@ -44,7 +44,7 @@ describe('service webhooks / approvals (CLI)', () => {
   /** A real process: `node --import tsx cli.ts …`. */
   function binary(...args: string[]): Promise<Run> {
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args, '--data-dir', join(dir, 'data')], { cwd: SERVER_DIR, env });
+      const child = spawn(process.execPath, [...cliCommand(), ...args, '--data-dir', join(dir, 'data')], { cwd: SERVER_DIR, env });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
