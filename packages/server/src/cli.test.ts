@@ -11,7 +11,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from './domain/sessions/totp.ts';
-import { seedDataDir } from './store/testing.ts';
+import { seedDataDir } from '@service/testing/store';
 
 const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
 const TSX = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { seedDataDir } from '../../../server/src/store/testing.ts';
+import { seedDataDir } from '@service/testing/store';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
 const CLI = resolve(ROOT, 'packages/server/src/cli.ts');
