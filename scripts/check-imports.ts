@@ -64,8 +64,8 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['app', 'config'],
   // 8. The composition root: the runtime (store, secret key, engines, worker loops, app) built from the config.
   ['runtime'],
-  // 9. The CLI that starts it; test support built on the whole app.
-  ['isolation-matrix', 'testing', 'serve-testing', 'cli', 'cli.ts'],
+  // 9. The CLI that starts it. (Test support lives in packages/testing, outside this graph.)
+  ['cli', 'cli.ts'],
 ];
 
 /** One import between two files under the source dir. */

@@ -25,7 +25,7 @@ import { clientKey, PER_IP, PER_IP_BY_CLASS } from '../packages/server/src/middl
 import type { RouteSpec } from '../packages/server/src/routes/route-spec.ts';
 import type { OpenDb } from '../packages/server/src/store/db.ts';
 import { openStore } from '../packages/server/src/store/open.ts';
-import { createTestApp, type TestApp } from '../packages/server/src/testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { compileResponseValidator, type Bundle } from './support/bundle.ts';
 
 type Json = Record<string, unknown>;

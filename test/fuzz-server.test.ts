@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../generated/errors.ts';
-import { createTestApp } from '../packages/server/src/testing.ts';
+import { createTestApp } from '@service/testing/app';
 import { runFuzz, type FuzzSetup } from '../packages/fuzz/src/index.ts';
 
 // The fuzzer sends thousands of requests from one "IP": a limiter that admits all but still reports the

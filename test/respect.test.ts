@@ -9,8 +9,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDataDir } from '../packages/server/src/store/testing.ts';
-import { cliCommand } from '../packages/server/src/serve-testing.ts';
+import { seedDataDir } from '@service/testing/store';
+import { cliCommand } from '@service/testing/cli-processes';
 import { freePort, startPrism, type Prism } from './support/prism.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');

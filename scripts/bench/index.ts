@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createSelfSignedCertificate, startHttpsTestReceiver } from '../../packages/server/src/domain/webhooks/https-test-receiver.ts';
+import { createSelfSignedCertificate, startHttpsTestReceiver } from '@service/testing/https-receiver';
 import { buildServer, isStale } from '../build-server.ts';
 import { type LoadResult, type LoadSpec, loadTool, runLoad } from './load.ts';
 import { BenchUsageError, type BenchOptions, HELP, parseOptions } from './options.ts';

@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { collect, createLocalEngine } from '../../packages/server/src/engine/index.ts';
 import { totpCode } from '../../packages/server/src/domain/sessions/totp.ts';
-import type { HttpsTestReceiver } from '../../packages/server/src/domain/webhooks/https-test-receiver.ts';
+import type { HttpsTestReceiver } from '@service/testing/https-receiver';
 import { COMPILED_CLI, ROOT, SOURCE_CLI, type ServiceUnderTest } from './processes.ts';
 import { percentile } from './stats.ts';
 

@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cliProcesses } from '../../packages/server/src/serve-testing.ts';
+import { cliProcesses } from '@service/testing/cli-processes';
 
 const megabytes = Number(process.env.BENCH_STALL_MB ?? '3.9');
 const dir = mkdtempSync(join(tmpdir(), 'bench-stall-'));

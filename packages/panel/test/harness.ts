@@ -12,13 +12,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { totpCode } from '../../server/src/domain/sessions/totp.ts';
-import {
-  createSelfSignedCertificate,
-  type HttpsTestReceiver,
-  type ReceiverAnswer,
-  startHttpsTestReceiver,
-} from '../../server/src/domain/webhooks/https-test-receiver.ts';
-import { type CliProcesses, cliProcesses } from '../../server/src/serve-testing.ts';
+import { createSelfSignedCertificate, type HttpsTestReceiver, type ReceiverAnswer, startHttpsTestReceiver } from '@service/testing/https-receiver';
+import { type CliProcesses, cliProcesses } from '@service/testing/cli-processes';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const PANEL_DIR = fileURLToPath(new URL('../', import.meta.url));

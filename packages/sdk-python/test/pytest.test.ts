@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSelfSignedCertificate, type HttpsTestReceiver, startHttpsTestReceiver } from '../../server/src/domain/webhooks/https-test-receiver.ts';
+import { createSelfSignedCertificate, type HttpsTestReceiver, startHttpsTestReceiver } from '@service/testing/https-receiver';
 import { type LiveServer, startLiveServer } from '../../sdk/test/support/live-server.ts';
 
 const PORT = 19211;

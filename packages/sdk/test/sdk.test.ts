@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from '../../server/src/domain/sessions/totp.ts';
-import { createSelfSignedCertificate, type HttpsTestReceiver, startHttpsTestReceiver } from '../../server/src/domain/webhooks/https-test-receiver.ts';
+import { createSelfSignedCertificate, type HttpsTestReceiver, startHttpsTestReceiver } from '@service/testing/https-receiver';
 import {
   AuthenticationError,
   ConnectionError,

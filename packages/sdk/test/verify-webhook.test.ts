@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The server's own signer and delivery, by relative path (tests only): what we verify is what it sends.
 import { deliverWebhook } from '../../server/src/domain/webhooks/delivery.ts';
 import { buildEnvelope, buildPingEnvelope, serializeEnvelope, type OutboundEnvelope } from '../../server/src/domain/webhooks/envelope.ts';
-import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from '../../server/src/domain/webhooks/https-test-receiver.ts';
+import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from '@service/testing/https-receiver';
 import { buildDeliveryHeaders } from '../../server/src/domain/webhooks/outbound-signature.ts';
 import { verifyWebhook, type VerifyWebhookOptions } from '../src/webhooks/verify-webhook.ts';
 import type { WebhookEvent } from '../src/webhooks/events.ts';

@@ -14,6 +14,6 @@ import type { ValidateVariables } from './middleware/validate/index.ts';
 // What the route handlers import from here, declared next to the middleware that sets it.
 export type { Auth } from './middleware/auth/index.ts';
 
-export type AppVariables = RequestIdVariables & RouteVariables & RedactVariables & RateLimitVariables & AuthVariables & ValidateVariables & InboundVariables;
+type AppVariables = RequestIdVariables & RouteVariables & RedactVariables & RateLimitVariables & AuthVariables & ValidateVariables & InboundVariables;
 
 export type AppEnv = { Variables: AppVariables };

@@ -14,7 +14,7 @@ import type { AppEnv } from './app-env.ts';
 import { fail } from './errors.ts';
 import { handlers } from './routes/index.ts';
 import type { RouteSpec } from './routes/route-spec.ts';
-import { createTestApp, type TestApp } from './testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { honoPath } from './app.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from './domain/sessions/totp.ts';
-import { seedDataDir } from './store/testing.ts';
-import { cliCommand } from './serve-testing.ts';
+import { seedDataDir } from '@service/testing/store';
+import { cliCommand } from '@service/testing/cli-processes';
 
 interface Run {
   code: number;

@@ -85,7 +85,7 @@ export function runCli(argv: string[], print: Print = printLine, env: NodeJS.Pro
   return dispatch(argv, COMMANDS, HELP.main!, print, env);
 }
 
-export function main(argv: string[]): Promise<number> {
+function main(argv: string[]): Promise<number> {
   return runCli(argv);
 }
 

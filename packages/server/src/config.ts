@@ -66,7 +66,7 @@ export interface ServerConfig {
   oldSecretKey: string | undefined;
 }
 
-export interface ConfigFlags {
+interface ConfigFlags {
   'data-dir'?: string | undefined;
   port?: string | undefined;
   host?: string | undefined;
@@ -74,7 +74,7 @@ export interface ConfigFlags {
   'tls-key'?: string | undefined;
 }
 
-export const DEFAULT_PORT = 8080;
+const DEFAULT_PORT = 8080;
 
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): ServerConfig {
   const certFile = flags['tls-cert'] ?? env.TLS_CERT;

@@ -7,7 +7,7 @@ import { ERROR_STATUS, type ErrorCode } from '../../../generated/errors.ts';
 export { ERROR_STATUS, type ErrorCode };
 
 /** Extra fields of the spec's error table, by code (policy, kind, retryAfterSec, agentSlug, ...). */
-export type ErrorExtras = Record<string, string | number | boolean | null | undefined | readonly string[] | Readonly<Record<string, string>>>;
+type ErrorExtras = Record<string, string | number | boolean | null | undefined | readonly string[] | Readonly<Record<string, string>>>;
 
 export class ServiceError extends Error {
   override readonly name = 'ServiceError';

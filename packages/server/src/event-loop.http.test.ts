@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInboundBody } from './domain/webhooks/inbound-signature.ts';
-import { cliProcesses, type CliProcesses } from './serve-testing.ts';
+import { cliProcesses, type CliProcesses } from '@service/testing/cli-processes';
 
 /**
  * The longest the poller may wait for `/healthz` while one hostile request is served. Generous:

@@ -6,8 +6,8 @@
  * and the one that closes it with its steps, usage and events.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countingDb, testBackends, type TestStore } from './store/testing.ts';
-import { createTestApp, type TestApp } from './testing.ts';
+import { countingDb, testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 describe.each(testBackends())('hot paths on $name', ({ open }) => {
   let store: TestStore;

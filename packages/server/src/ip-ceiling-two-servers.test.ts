@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBase62 } from './random.ts';
-import { cliProcesses, type CliProcesses } from './serve-testing.ts';
-import { adminQuery } from './store/testing.ts';
+import { cliProcesses, type CliProcesses } from '@service/testing/cli-processes';
+import { adminQuery } from '@service/testing/store';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL;

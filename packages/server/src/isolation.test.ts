@@ -19,12 +19,12 @@ import { inboundRunExecutor } from './domain/runs/inbound.ts';
 import { totpCode } from './domain/sessions/totp.ts';
 import { signInboundBody } from './domain/webhooks/inbound-signature.ts';
 import { WORKSPACE_EVENT_TYPES } from './domain/webhooks/envelope.ts';
-import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from './domain/webhooks/https-test-receiver.ts';
-import { misfits, stale, unclassified, type Classification } from './isolation-matrix.ts';
+import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from '@service/testing/https-receiver';
+import { misfits, stale, unclassified, type Classification } from '@service/testing/isolation-matrix';
 import { randomBase62 } from './random.ts';
 import type { Db } from './store/db.ts';
-import { testBackends, type TestStore } from './store/testing.ts';
-import { createTestApp, type TestApp } from './testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { runDeliveryBatch, type DeliveryWorkerDeps } from './worker/deliveries.ts';
 import { handOverInboundRuns } from './worker/inbound-runs.ts';
 

@@ -10,8 +10,8 @@ import { connectRedis, createRedisLimiter } from './rate-limits/index.ts';
 import { randomBase62 } from './random.ts';
 import type { OpenDb } from './store/db.ts';
 import { openStore } from './store/open.ts';
-import { testBackends, type TestStore } from './store/testing.ts';
-import { createTestApp } from './testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp } from '@service/testing/app';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL;

@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLANS } from './vocabulary/plans.ts';
 import { hardstopStu } from './domain/usage/index.ts';
 import { randomBase62 } from './random.ts';
-import { cliProcesses, type CliProcesses } from './serve-testing.ts';
-import { adminQuery } from './store/testing.ts';
+import { cliProcesses, type CliProcesses } from '@service/testing/cli-processes';
+import { adminQuery } from '@service/testing/store';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL;

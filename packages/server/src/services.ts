@@ -31,7 +31,7 @@ import { createMemoryLimiter, type Limiter } from './rate-limits/index.ts';
 import type { Db } from './store/db.ts';
 import { createWebhookServices, type WebhookDeps, type WebhookServices } from './webhook-services.ts';
 
-export interface AppConfig {
+interface AppConfig {
   /** Number of reverse proxies whose X-Forwarded-For is believed (0: use the socket address). */
   trustProxy: number;
   /** Private beta (`PRIVATE_BETA=true`): the public agent API answers 404 not_found. GA by default. */
@@ -40,7 +40,7 @@ export interface AppConfig {
   corsOrigins: readonly string[];
 }
 
-export const DEFAULT_APP_CONFIG: AppConfig = { trustProxy: 0, privateBeta: false, corsOrigins: [] };
+const DEFAULT_APP_CONFIG: AppConfig = { trustProxy: 0, privateBeta: false, corsOrigins: [] };
 
 export interface Deps {
   db: Db;

@@ -7,8 +7,8 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { seedDataDir } from '../../../server/src/store/testing.ts';
-import { cliCommand } from '../../../server/src/serve-testing.ts';
+import { seedDataDir } from '@service/testing/store';
+import { cliCommand } from '@service/testing/cli-processes';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
 

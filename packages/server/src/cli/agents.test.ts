@@ -11,7 +11,7 @@ import { workspaceAgents } from '../domain/agents/settings.ts';
 import { createSecretBox, ephemeralSecretKey } from '../domain/webhooks/secret-box.ts';
 import { initWorkspace } from '../domain/workspaces/init.ts';
 import { openStore } from '../store/open.ts';
-import { seedDataDir } from '../store/testing.ts';
+import { seedDataDir } from '@service/testing/store';
 import { runCli } from '../cli.ts';
 import { UsageError } from './usage.ts';
 

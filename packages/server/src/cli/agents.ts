@@ -35,7 +35,7 @@ const WHERE = `  --workspace W   the workspace (default: the only one)
   --data-dir D    embedded store directory (default ./data, or DATA_DIR)
   --json          machine-readable output`;
 
-export const AGENT_HELP: Record<'agents' | 'plan' | 'kill-switch' | Command, string> = {
+const AGENT_HELP: Record<'agents' | 'plan' | 'kill-switch' | Command, string> = {
   agents: `Usage: service agents list|pause|resume …
 
   agents list                        The eleven agents: in the plan or not, active or paused (with the reason)

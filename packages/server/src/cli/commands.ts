@@ -21,7 +21,7 @@ export interface CommandRun {
   env: NodeJS.ProcessEnv;
 }
 
-export interface CommandSpec {
+interface CommandSpec {
   /** The flags, `--help` included. */
   options: NonNullable<ParseArgsConfig['options']>;
   help: string;

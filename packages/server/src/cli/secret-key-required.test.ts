@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeFailure, runCli } from '../cli.ts';
-import { cliCommand } from '../serve-testing.ts';
+import { cliCommand } from '@service/testing/cli-processes';
 
 const SERVER_DIR = fileURLToPath(new URL('../../', import.meta.url));
 const UNREACHABLE = 'postgres://postgres@127.0.0.1:1/nothing';

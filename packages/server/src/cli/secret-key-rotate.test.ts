@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeFailure, runCli } from '../cli.ts';
 import { createSecretBox } from '../domain/webhooks/secret-box.ts';
 import { openStore } from '../store/open.ts';
-import { seedDataDir } from '../store/testing.ts';
+import { seedDataDir } from '@service/testing/store';
 
 const NEW_KEY = 'new-secret-key-of-at-least-32-characters-0001';
 

@@ -21,18 +21,18 @@ import { UsageError } from './usage.ts';
 /** Sealed values start with the box's version (`v1.`); a clear TOTP secret (Base32) never has a dot. */
 const SEALED = /^v\d+\./;
 
-export interface RotationResult {
+interface RotationResult {
   resealed: number;
   /** Already under the new key (a run after an interruption). */
   unchanged: number;
 }
 
-export class RotationError extends Error {
+class RotationError extends Error {
   override readonly name = 'RotationError';
 }
 
 /** Re-seals every sealed value from `from` to `to` in one transaction; throws (nothing changed) on a value neither opens. */
-export async function resealSecrets(db: Db, from: SecretBox, to: SecretBox): Promise<RotationResult> {
+async function resealSecrets(db: Db, from: SecretBox, to: SecretBox): Promise<RotationResult> {
   return db.transaction(async (tx) => {
     const result: RotationResult = { resealed: 0, unchanged: 0 };
     for (const [table, key, column] of SEALED_COLUMNS) {

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cliProcesses, type CliProcesses } from '../serve-testing.ts';
+import { cliProcesses, type CliProcesses } from '@service/testing/cli-processes';
 
 describe('serve with REDIS_URL', { timeout: 60_000 }, () => {
   let dir: string;

@@ -18,12 +18,12 @@ import { createRuntime } from '../runtime/index.ts';
 import { firstStartLines, initialiseOnFirstStart } from './first-start.ts';
 import { gracefulStop } from './shutdown.ts';
 
-export interface RunningServer {
+interface RunningServer {
   url: string;
   close(): Promise<void>;
 }
 
-export interface StartOptions {
+interface StartOptions {
   /** stdout is a terminal: the first start's secrets may be printed (see first-start.ts). */
   terminal?: boolean;
 }

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliProcesses, until, type CliProcesses } from '../serve-testing.ts';
+import { cliProcesses, until, type CliProcesses } from '@service/testing/cli-processes';
 
 describe('graceful shutdown on SIGTERM', () => {
   let dir: string;

@@ -11,7 +11,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliProcesses, type CliProcesses } from '../serve-testing.ts';
+import { cliProcesses, type CliProcesses } from '@service/testing/cli-processes';
 
 describe('slow clients cannot hold a connection', () => {
   let dir: string;

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeFailure, runCli } from '../cli.ts';
 import { openStore } from '../store/open.ts';
-import { seedDataDir } from '../store/testing.ts';
-import { cliCommand } from '../serve-testing.ts';
+import { seedDataDir } from '@service/testing/store';
+import { cliCommand } from '@service/testing/cli-processes';
 import { WEBHOOK_HELP } from './webhooks.ts';
 
 const SERVER_DIR = fileURLToPath(new URL('../../', import.meta.url));

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from '../domain/sessions/totp.ts';
 import { describeFailure, runCli } from '../cli.ts';
-import { cliProcesses, type CliProcesses } from '../serve-testing.ts';
+import { cliProcesses, type CliProcesses } from '@service/testing/cli-processes';
 import { CREDENTIALS_FILE } from './first-start.ts';
 
 interface Credentials {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from '../domain/sessions/totp.ts';
-import { cliProcesses, type CliProcesses, until } from '../serve-testing.ts';
+import { cliProcesses, type CliProcesses, until } from '@service/testing/cli-processes';
 
 const SEALING_KEY = 'the-key-the-store-was-sealed-with-000000001';
 const OTHER_KEY = 'another-key-this-instance-was-started-with-02';

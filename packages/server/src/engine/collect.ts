@@ -6,7 +6,7 @@ import { EngineError } from './engine-error.ts';
 
 type Of<T extends EngineEvent['type']> = Omit<Extract<EngineEvent, { type: T }>, 'type'>;
 
-export interface EngineResult {
+interface EngineResult {
   readonly content: string;
   readonly toolCalls: readonly Of<'tool_call'>[];
   readonly drafts: readonly Of<'draft'>[];

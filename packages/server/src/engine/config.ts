@@ -22,8 +22,8 @@ import { ALIASES, type Alias } from '../vocabulary/alias.ts';
 import type { LocalEngineOptions } from './local/index.ts';
 import type { OpenAICompatibleOptions } from './openai-compatible/index.ts';
 
-export const ENGINE_KINDS = ['local', 'openai-compatible'] as const;
-export type EngineKind = (typeof ENGINE_KINDS)[number];
+const ENGINE_KINDS = ['local', 'openai-compatible'] as const;
+type EngineKind = (typeof ENGINE_KINDS)[number];
 
 export interface EngineConfig {
   readonly aliases: Readonly<Record<Alias, EngineKind>>;

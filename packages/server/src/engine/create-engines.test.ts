@@ -3,7 +3,7 @@ import { collect } from './collect.ts';
 import { readEngineConfig } from './config.ts';
 import { createEngines } from './create-engines.ts';
 import type { EngineRequest } from './engine.ts';
-import { sendCompletion, startFakeChatServer, type FakeChatServer } from './openai-compatible/fake-chat-server.ts';
+import { sendCompletion, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 
 let fake: FakeChatServer;
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import { DEPARTMENT_SLUGS } from '../vocabulary/catalog.ts';
 import { createStreamRedactor, redactText } from '../redact/index.ts';
 import type { Engine, EngineRequest } from './engine.ts';
 import { createLocalEngine } from './local/index.ts';
-import { sendStream, startFakeChatServer, type FakeChatServer } from './openai-compatible/fake-chat-server.ts';
+import { sendStream, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { createOpenAICompatibleEngine } from './openai-compatible/index.ts';
 
 let fake: FakeChatServer;

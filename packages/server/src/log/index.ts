@@ -14,7 +14,7 @@ import { redactText } from '../redact/index.ts';
 
 export type { Logger } from 'pino';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export type LogFormat = 'json' | 'pretty';
 
@@ -35,7 +35,7 @@ const SECRET_FIELDS = [
 ];
 const REDACT_PATHS = SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`].map((p) => (/^[\w*.]+$/.test(p) ? p : p.replace(f, `["${f}"]`))));
 
-export interface LoggerSettings {
+interface LoggerSettings {
   level?: LogLevel;
   format?: LogFormat;
   /** Where lines go; stdout by default (tests capture them). */

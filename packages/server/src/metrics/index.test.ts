@@ -4,8 +4,8 @@
  * listener. Labels carry no run id, no raw path and no secret.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { openMemoryStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { openMemoryStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { createMetrics, METRICS_CONTENT_TYPE, type Metrics } from './index.ts';
 import { startMetricsServer } from './server.ts';
 

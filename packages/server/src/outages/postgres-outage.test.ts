@@ -10,12 +10,12 @@ import { createServer, type Server, type Socket, connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboundRunExecutor } from '../domain/runs/index.ts';
 import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
-import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from '../domain/webhooks/https-test-receiver.ts';
-import { until } from '../serve-testing.ts';
+import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from '@service/testing/https-receiver';
+import { until } from '@service/testing/cli-processes';
 import type { OpenDb } from '../store/db.ts';
 import { openStore } from '../store/open.ts';
-import { testBackends, type TestStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { startWorker, type Worker } from '../worker/index.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, createRedisLimiter } from '../rate-limits/index.ts';
-import { until } from '../serve-testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { until } from '@service/testing/cli-processes';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 const PORT = 19150 + Math.floor(Math.random() * 40);
 

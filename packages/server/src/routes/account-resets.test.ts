@@ -12,8 +12,8 @@ import { RESET_MAX_FAILURES, RESET_TTL_MS } from '../domain/sessions/resets.ts';
 import { ephemeralSecretKey } from '../domain/webhooks/secret-box.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import type { OpenDb } from '../store/db.ts';
-import { openMemoryStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { openMemoryStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 let db: OpenDb;
 let a: TestApp;

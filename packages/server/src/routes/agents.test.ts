@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zWorkspaceAgent, zWorkspaceAgentList } from '../../../../generated/zod.ts';
 import { AGENT_SLUGS } from '../vocabulary/catalog.ts';
 import { pausedAgents, setPlan } from '../domain/agents/settings.ts';
-import { testBackends, type TestStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
-import { caller, memberSession, type Session } from './panel-testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import { caller, memberSession, type Session } from '@service/testing/panel-sessions';
 
 describe.each(testBackends())("the panel's agents on $name", ({ open }) => {
   let store: TestStore;

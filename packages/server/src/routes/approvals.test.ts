@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zApprovalList } from '../../../../generated/zod.ts';
-import { testBackends, type TestStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
-import { caller, memberSession, type Session } from './panel-testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import { caller, memberSession, type Session } from '@service/testing/panel-sessions';
 
 describe.each(testBackends())('listApprovals on $name', ({ open }) => {
   let store: TestStore;

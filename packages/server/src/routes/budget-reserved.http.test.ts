@@ -12,10 +12,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { zKillSwitches } from '../../../../generated/zod.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, stuForRun } from '../domain/usage/index.ts';
 import { countMessageTokens, createEngines } from '../engine/index.ts';
-import { openStream, sendCompletion, startFakeChatServer, type FakeChatServer } from '../engine/openai-compatible/fake-chat-server.ts';
-import { testBackends, type TestStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
-import { parseSse } from './sse-testing.ts';
+import { openStream, sendCompletion, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import { parseSse } from '@service/testing/sse';
 
 const MODEL = 'loopback-model';
 const MESSAGES = [{ role: 'user' as const, content: 'Draft the renewal note' }];

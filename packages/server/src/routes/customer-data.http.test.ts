@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDACTED } from '../redact/index.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 const OPERATOR_TOKEN = 'op_customer_data_test_token_0123456789';
 const WORKSPACE_NAME = "Claude's team";

@@ -10,7 +10,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
 import { MAX_JSON_DEPTH } from '../middleware/validate/text.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 let t: TestApp;
 let server: ServerType;

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
 import { MAX_INBOUND_BODY_BYTES } from '../domain/webhooks/body-limit.ts';
-import { testBackends, type TestStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 type Algorithm = 'sha256' | 'sha512';
 

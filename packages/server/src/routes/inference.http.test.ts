@@ -8,10 +8,10 @@ import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zInferenceResponse, zRunDetail, zStreamEnd, zStreamError, zUsage } from '../../../../generated/zod.ts';
 import { createEngines } from '../engine/index.ts';
-import { sendCompletion, sendError, sendStream, startFakeChatServer, type FakeChatServer } from '../engine/openai-compatible/fake-chat-server.ts';
+import { sendCompletion, sendError, sendStream, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { redactText } from '../redact/index.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
-import { parseSse } from './sse-testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import { parseSse } from '@service/testing/sse';
 
 let fake: FakeChatServer;
 let t: TestApp;

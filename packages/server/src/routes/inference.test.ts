@@ -17,8 +17,8 @@ import {
 } from '../../../../generated/zod.ts';
 import { pauseAgent, setPlan } from '../domain/agents/settings.ts';
 import { setManualKillSwitch } from '../domain/runs/index.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
-import { parseSse } from './sse-testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import { parseSse } from '@service/testing/sse';
 
 let t: TestApp;
 let key: string;

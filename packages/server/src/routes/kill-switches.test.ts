@@ -9,9 +9,9 @@ import { zKillSwitches } from '../../../../generated/zod.ts';
 import { killSwitchStatus } from '../domain/runs/index.ts';
 import { KILL_SWITCH_LIMITS } from '../domain/usage/index.ts';
 import { countMessageTokens } from '../engine/index.ts';
-import { testBackends, type TestStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
-import { caller, memberSession, type Session } from './panel-testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import { caller, memberSession, type Session } from '@service/testing/panel-sessions';
 
 describe.each(testBackends())('the kill switches on $name', ({ open }) => {
   let store: TestStore;

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { totpCode } from '../domain/sessions/totp.ts';
 import { LOGIN_LIMITS } from '../domain/sessions/service.ts';
 import { clientKey } from '../middleware/rate-limit/index.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 describe('failed-login lock', () => {
   let t: TestApp;

@@ -9,7 +9,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { zJsonRpcResponse, zMcpEndpoint } from '../../../../generated/zod.ts';
 import { createWorkspace } from '../domain/workspaces/index.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 let t: TestApp;
 let server: ServerType;

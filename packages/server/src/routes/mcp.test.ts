@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zCallMcpRpcResponse, zJsonRpcResponse } from '../../../../generated/zod.ts';
 import { setManualKillSwitch } from '../domain/runs/index.ts';
 import { createWorkspace } from '../domain/workspaces/index.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 let t: TestApp;
 let token: string;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TableRow } from '../../../../generated/db.ts';
 import { zInvitation, zInvitationAccepted, zMemberList } from '../../../../generated/zod.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 type Role = 'owner' | 'admin' | 'member';
 interface Person {

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zInvitation, zInvitationAccepted, zMemberList, zSessionWorkspaces } from '../../../../generated/zod.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import type { OpenDb } from '../store/db.ts';
-import { openMemoryStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { openMemoryStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 let db: OpenDb;
 let a: TestApp;

@@ -3,7 +3,7 @@
  * names a failing dependency and the shutdown, with the spec's error body.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 let t: TestApp | undefined;
 afterEach(async () => {

@@ -6,7 +6,7 @@ import { fail } from '../errors.ts';
 import type { Handler } from './handler.ts';
 
 /** Seconds a load balancer waits before asking a not-ready instance again. */
-export const NOT_READY_RETRY_AFTER_SEC = 5;
+const NOT_READY_RETRY_AFTER_SEC = 5;
 
 const getLiveness: Handler<'getLiveness'> = () => ({ status: 200, body: { status: 'ok' } });
 

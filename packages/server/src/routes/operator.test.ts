@@ -9,7 +9,7 @@ import { zOperatorWorkspace, zOperatorWorkspaceList, zWorkspaceCreated } from '.
 import { createOperatorToken } from '../domain/operators/index.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 const ENV_TOKEN = 'operator-token-from-the-environment-0123456789';
 let t: TestApp;

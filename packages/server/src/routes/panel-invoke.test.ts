@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zRunDetail } from '../../../../generated/zod.ts';
 import { pauseAgent, resumeAgent } from '../domain/agents/settings.ts';
 import { createWorkspace, updateWorkspace } from '../domain/workspaces/index.ts';
-import { testBackends, type TestStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
-import { caller, memberSession, type Session } from './panel-testing.ts';
-import { parseSse } from './sse-testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import { caller, memberSession, type Session } from '@service/testing/panel-sessions';
+import { parseSse } from '@service/testing/sse';
 
 const ask = (content: string, extra: Record<string, unknown> = {}) => ({ alias: 'Sonata', messages: [{ role: 'user', content }], ...extra });
 

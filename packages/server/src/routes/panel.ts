@@ -18,7 +18,7 @@ import { fail } from '../errors.ts';
 import { routeMetadata } from '../middleware/route/index.ts';
 
 /** Where `pnpm install` / `pnpm build` leaves the built panel. */
-export const PANEL_DIST = panelDist();
+const PANEL_DIST = panelDist();
 
 /**
  * `packages/panel/dist/`, seen from this module in the sources (`packages/server/src/routes/`) or

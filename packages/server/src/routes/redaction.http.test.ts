@@ -10,10 +10,10 @@ import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zRunDetail, zStreamEnd } from '../../../../generated/zod.ts';
 import { createEngines } from '../engine/index.ts';
-import { sendCompletion, sendStream, startFakeChatServer, type FakeChatServer } from '../engine/openai-compatible/fake-chat-server.ts';
+import { sendCompletion, sendStream, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { REDACTED } from '../redact/index.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
-import { parseSse } from './sse-testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import { parseSse } from '@service/testing/sse';
 
 const MODELS = { Symphony: 'acme-sonata-v2', Concerto: 'acme-concerto-large-0601' } as const;
 const PROVIDER_KEY = 'prov-Xk29fLq0Zt7Wm3Np8Rv5';

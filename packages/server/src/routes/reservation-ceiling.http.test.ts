@@ -14,10 +14,10 @@ import { setQuotaOverride } from '../domain/agents/settings.ts';
 import { unbilledInWindows } from '../domain/runs/index.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, stuForRun, type KillSwitchLimits } from '../domain/usage/index.ts';
 import { countMessageTokens, countTextTokens, createEngines } from '../engine/index.ts';
-import { openStream, sendCompletion, startFakeChatServer, type FakeChatServer } from '../engine/openai-compatible/fake-chat-server.ts';
-import { testBackends, type TestStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
-import { parseSse } from './sse-testing.ts';
+import { openStream, sendCompletion, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import { parseSse } from '@service/testing/sse';
 
 const MODEL = 'loopback-model';
 /** 30,000 characters of ordinary prose, far more than 16 tokens. */

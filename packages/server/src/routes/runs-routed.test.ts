@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zInferenceResponse, zRunDetail, zRunList } from '../../../../generated/zod.ts';
-import { testBackends, type TestStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 describe.each(testBackends())('a routed run on $name', ({ open }) => {
   let store: TestStore;

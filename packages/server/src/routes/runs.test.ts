@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zRun, zRunDetail, zRunList } from '../../../../generated/zod.ts';
 import { createWorkspace } from '../domain/workspaces/index.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
-import { parseSse } from './sse-testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import { parseSse } from '@service/testing/sse';
 
 let t: TestApp;
 let key: string;

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../../../generated/routes.ts';
 import { updateWorkspace } from '../domain/workspaces/index.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 
 /** The session writes a workspace in bad standing still allows: sign out or switch, and stop, revoke or remove. */
 const ALLOWED = new Set([

@@ -28,7 +28,7 @@ import { resolveSecretKey } from './secret-key.ts';
 import { unopenableSecret } from './sealed-secrets.ts';
 import { openCliStore, type CliStore } from './store.ts';
 
-export interface Runtime {
+interface Runtime {
   app: CreatedApp['app'];
   services: Services;
   store: CliStore;

@@ -9,7 +9,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../clock.ts';
 
-export interface LockOwner {
+interface LockOwner {
   pid: number;
   command: string;
   since: string;
@@ -32,7 +32,7 @@ export class DataDirLockedError extends Error {
   }
 }
 
-export interface DataDirLock {
+interface DataDirLock {
   release(): Promise<void>;
 }
 

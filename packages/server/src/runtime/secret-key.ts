@@ -12,7 +12,7 @@ import { ConfigError, type ServerConfig } from '../config.ts';
 import { randomBase62 } from '../random.ts';
 
 /** The one line a command prints (exit 2) when DATABASE_URL is set without SECRET_KEY. */
-export const SECRET_KEY_REQUIRED =
+const SECRET_KEY_REQUIRED =
   'DATABASE_URL is set, so SECRET_KEY must be too: set SECRET_KEY to one key of at least 32 characters, the same on every instance and command that uses this DATABASE_URL (generate one with `openssl rand -base64 48`).';
 
 export async function resolveSecretKey(config: ServerConfig): Promise<string> {

@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cliProcesses } from '../serve-testing.ts';
+import { cliProcesses } from '@service/testing/cli-processes';
 
 describe('the data directory', { timeout: 60_000 }, () => {
   let dir: string;

@@ -8,7 +8,7 @@
  */
 import type { ListenHandler } from './listen.ts';
 
-export type Row = Record<string, unknown>;
+type Row = Record<string, unknown>;
 
 export interface Db {
   /** One statement with `$1…` parameters; resolves to the rows it returns (empty for none). */

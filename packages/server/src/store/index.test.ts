@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate.ts';
-import { testBackends, type TestStore } from './testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
 
 describe.each(testBackends())('store on $name', ({ open }) => {
   let store: TestStore;

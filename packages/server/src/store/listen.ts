@@ -32,7 +32,7 @@ export function scopedChannel(channel: string, schema: string): string {
 
 /** Payloads that are versions are acknowledged (awaitListeners); anything else is not. */
 const VERSION = /^[0-9]{1,15}$/;
-export const LISTENER_APPLICATION = 'service-listener';
+const LISTENER_APPLICATION = 'service-listener';
 
 /** The statement a listener runs once it handled `version` on `scoped`: pg_stat_activity shows it. */
 function ackSql(scoped: string, version: number): string {
@@ -68,7 +68,7 @@ export async function awaitListeners(db: Db, options: { channel: string; version
   for (const { pid } of late) await db.query('SELECT pg_terminate_backend($1)', [pid]).catch(() => {});
 }
 
-export interface PgListenerOptions {
+interface PgListenerOptions {
   url: string;
   /** Passed to the connection like the pool's (`-c search_path=…`). */
   options?: string;

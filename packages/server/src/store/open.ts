@@ -7,7 +7,7 @@ import { migrate } from './migrate.ts';
 import { openPglite } from './pglite.ts';
 import { openPostgres } from './postgres.ts';
 
-export interface StoreOptions {
+interface StoreOptions {
   /** PostgreSQL connection string; when set, PGlite is not used. */
   databaseUrl?: string | undefined;
   /** PGlite data directory; in memory when absent. */

@@ -7,11 +7,11 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBase62 } from '../random.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import type { OpenDb } from './db.ts';
 import { openStore } from './open.ts';
 import { quoteIdent } from './postgres.ts';
-import { adminQuery } from './testing.ts';
+import { adminQuery } from '@service/testing/store';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 

@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { Db, OpenDb } from './db.ts';
 import { awaitListeners, createPgListener } from './listen.ts';
 
-export interface PostgresOptions {
+interface PostgresOptions {
   url: string;
   /** Every connection gets `search_path = <schema>`; the schema must exist. */
   schema?: string;

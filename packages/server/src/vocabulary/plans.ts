@@ -8,7 +8,7 @@ import { AGENT_SLUGS, type AgentSlug } from './catalog.ts';
 export const PLAN_NAMES = ['starter', 'growth', 'enterprise'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
-export interface Plan {
+interface Plan {
   readonly name: PlanName;
   /** Agents the plan includes; any other known agent answers `agent_not_in_plan`. */
   readonly agents: readonly AgentSlug[];

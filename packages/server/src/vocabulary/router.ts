@@ -7,12 +7,12 @@
 import { DEPARTMENT_SLUGS, getAgent, type DepartmentSlug } from './catalog.ts';
 import { ROUTER_KEYWORDS, type KeywordTable } from './router-keywords.ts';
 
-export interface RouterMessage {
+interface RouterMessage {
   readonly role: string;
   readonly content: string;
 }
 
-export interface RouteOptions {
+interface RouteOptions {
   /** Departments the workspace may use (its plan, minus paused agents). Default: all ten. */
   readonly candidates?: readonly DepartmentSlug[];
   /** Where a request that matches nothing goes. Default: `customer-care`, the front desk every plan has. */
@@ -20,7 +20,7 @@ export interface RouteOptions {
   readonly keywords?: KeywordTable;
 }
 
-export interface RouteDecision {
+interface RouteDecision {
   readonly agentSlug: DepartmentSlug;
   /** One sentence for the run's routing step. Contains only catalog names and router terms. */
   readonly rationale: string;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
 import { openStore } from '../store/open.ts';
-import { cliProcesses, until, type CliProcesses } from '../serve-testing.ts';
+import { cliProcesses, until, type CliProcesses } from '@service/testing/cli-processes';
 
 const HANGING_RUNS = 20;
 const INBOUND_EVENTS = 120;

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../../sdk/src/index.ts';
 import { enqueueEvent } from '../domain/events/outbox.ts';
 import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
-import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '../domain/webhooks/https-test-receiver.ts';
-import { testBackends, type TestStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '@service/testing/https-receiver';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { claimDueDeliveries, runDeliveryBatch, type DeliveryWorkerDeps } from './deliveries.ts';
 
 const certificate = createSelfSignedCertificate();

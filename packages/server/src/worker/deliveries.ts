@@ -80,9 +80,9 @@ export async function releaseClaims(db: Db, claims: Map<string, string[]>): Prom
 }
 
 /** Time past the attempt's own timeout before a lease is considered abandoned. */
-export const LEASE_MARGIN_MS = 5_000;
+const LEASE_MARGIN_MS = 5_000;
 
-export interface BatchResult {
+interface BatchResult {
   claimed: number;
   delivered: number;
   failed: number;

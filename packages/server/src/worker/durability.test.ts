@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../../sdk/src/index.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
-import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '../domain/webhooks/https-test-receiver.ts';
+import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '@service/testing/https-receiver';
 import { openStore } from '../store/open.ts';
-import { cliProcesses, until, type CliProcesses } from '../serve-testing.ts';
+import { cliProcesses, until, type CliProcesses } from '@service/testing/cli-processes';
 
 const EVENTS_IN_FLIGHT = 8;
 const EVENTS_QUEUED = 4;

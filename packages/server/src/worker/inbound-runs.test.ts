@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboundRunExecutor } from '../domain/runs/index.ts';
 import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
-import { testBackends, type TestStore } from '../store/testing.ts';
-import { createTestApp, type TestApp } from '../testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { HAND_OVER_LEASE_MS, handOverInboundRuns, type InboundRun } from './inbound-runs.ts';
 
 describe.each(testBackends())('inbound run hand-over on $name', ({ open }) => {

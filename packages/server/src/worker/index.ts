@@ -8,7 +8,7 @@ import type { Clock } from '../clock.ts';
 import { releaseClaims, runDeliveryBatch, type DeliveryWorkerDeps } from './deliveries.ts';
 import { handOverInboundRuns, type InboundRunExecutor } from './inbound-runs.ts';
 
-export interface WorkerOptions extends DeliveryWorkerDeps {
+interface WorkerOptions extends DeliveryWorkerDeps {
   /** Time between polls when there is nothing to do. */
   pollMs?: number;
   /** The inbound run executor; absent, inbound runs wait in their queue. */
@@ -32,7 +32,7 @@ export interface Worker {
   stop(graceMs?: number): Promise<void>;
 }
 
-export const DEFAULT_POLL_MS = 1_000;
+const DEFAULT_POLL_MS = 1_000;
 /** Longest wait between ticks while they keep failing (the store is down): the poll doubles up to it. */
 export const MAX_BACKOFF_MS = 30_000;
 

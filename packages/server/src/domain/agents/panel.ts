@@ -12,7 +12,7 @@ import { AGENT_CATALOG, getAgent, type AgentEntry } from '../../vocabulary/catal
 import { isAgentInPlan, type PlanName } from '../../vocabulary/plans.ts';
 import { getPlan, pauseAgent, resumeAgent } from './settings.ts';
 
-export interface WorkspaceAgent {
+interface WorkspaceAgent {
   slug: string;
   name: string;
   kind: 'orchestrator' | 'department';

@@ -13,14 +13,14 @@ import { isPlanName, PLANS, type PlanName } from '../../vocabulary/plans.ts';
  * The plan of a workspace that never chose one: every agent, the three standard aliases, and a
  * quota large enough to try the service (documented in docs/server.md).
  */
-export const DEFAULT_PLAN: PlanName = 'growth';
+const DEFAULT_PLAN: PlanName = 'growth';
 
 export async function getPlan(db: Db, workspaceId: string): Promise<PlanName> {
   return (await getPlanSettings(db, workspaceId)).plan;
 }
 
 /** The plan and the quota in force: the operator's override, or the plan's. */
-export interface PlanSettings {
+interface PlanSettings {
   plan: PlanName;
   quotaStu: number;
   quotaOverride: number | null;

@@ -8,7 +8,7 @@ import { type Approval, toRecord } from './decision.ts';
 
 export type ApprovalFilter = 'pending' | 'approved' | 'rejected' | 'expired' | 'all';
 
-export interface ApprovalPage {
+interface ApprovalPage {
   data: Approval[];
   total: number;
   limit: number;

@@ -4,7 +4,7 @@
  */
 import type { Db } from '../../store/db.ts';
 
-export interface ApprovalRequest {
+interface ApprovalRequest {
   id: string;
   workspaceId: string;
   runId: string;

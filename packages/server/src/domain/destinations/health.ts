@@ -14,7 +14,7 @@ export async function recordDestinationSuccess(tx: Db, destinationId: string): P
 }
 
 /** What the destination keeps of its last failed attempt (the panel shows it beside the failure count). */
-export interface DestinationFailure {
+interface DestinationFailure {
   /** domain/webhooks/failure-kind.ts */
   errorKind: string;
   httpStatus: number | null;

@@ -17,7 +17,7 @@ import { newSigningSecret, type SecretBox } from '../webhooks/secret-box.ts';
 import { checkDestinationUrl, DestinationRefusedError, resolveDestination, type DestinationPolicy } from '../webhooks/ssrf-guard.ts';
 
 /** The contract's WebhookDestination record. */
-export interface WebhookDestination {
+interface WebhookDestination {
   id: string;
   url: string;
   events: WorkspaceEventType[];
@@ -31,7 +31,7 @@ export interface WebhookDestination {
 }
 
 /** A page of the delivery log (the contract's DeliveryList). */
-export type DeliveryLogPage = Schema<'DeliveryList'>;
+type DeliveryLogPage = Schema<'DeliveryList'>;
 
 export interface DestinationService {
   create(workspaceId: string, input: { url: string; events: WorkspaceEventType[] }): Promise<WebhookDestination & { secret: string }>;

@@ -50,7 +50,7 @@ export async function holdsClaim(tx: Db, deliveryId: string, token: string): Pro
   return owned.length > 0;
 }
 
-export interface AttemptRecord {
+interface AttemptRecord {
   deliveryId: string;
   /** 1 for the first attempt. */
   attempt: number;

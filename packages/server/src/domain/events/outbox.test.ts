@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testBackends, type TestStore } from '../../store/testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
 import { enqueueEvent, enqueuePing } from './outbox.ts';
 
 const NOW = new Date('2026-11-22T08:00:00Z');

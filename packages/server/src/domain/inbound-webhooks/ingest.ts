@@ -29,7 +29,7 @@ export interface InboundEventRecord {
 export type IngestResult = { code: 'ok'; eventId: string; runId: string } | { code: 'duplicate'; eventId: string; runId: string };
 
 /** A run id chosen at ingestion, so the sender learns it before the run exists. */
-export function newRunId(): string {
+function newRunId(): string {
   return newId('run');
 }
 

@@ -9,7 +9,7 @@ import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db } from '../../store/db.ts';
 
 /** A waiting event, as the hand-over reads it. */
-export type WaitingInboundEvent = Pick<TableRow<'inbound_events'>, 'id' | 'run_id' | 'workspace_id' | 'agent_slug' | 'alias' | 'agent_input' | 'event_id'>;
+type WaitingInboundEvent = Pick<TableRow<'inbound_events'>, 'id' | 'run_id' | 'workspace_id' | 'agent_slug' | 'alias' | 'agent_input' | 'event_id'>;
 
 /**
  * Claims up to `limit` events whose run waits for its hand-over (`FOR UPDATE SKIP LOCKED`, so

@@ -19,11 +19,11 @@ import { toAlias } from '../../vocabulary/alias.ts';
 import { zInboundWebhook, type Schema } from '../../contract.ts';
 
 /** The contract's InboundWebhook record. */
-export type InboundWebhook = Schema<'InboundWebhook'>;
-export type InboundWebhookStatus = InboundWebhook['status'];
+type InboundWebhook = Schema<'InboundWebhook'>;
+type InboundWebhookStatus = InboundWebhook['status'];
 
 /** The contract's CreateInboundWebhookRequest (defaults are applied here). */
-export type CreateInboundWebhookInput = Schema<'CreateInboundWebhookRequest'>;
+type CreateInboundWebhookInput = Schema<'CreateInboundWebhookRequest'>;
 
 /** What the inbound route needs to verify and route an event; the secret is opened only here. */
 export interface InboundWebhookTarget {
@@ -42,9 +42,9 @@ export interface InboundWebhookTarget {
   standing: WorkspaceStanding;
 }
 
-export const DEFAULT_INBOUND_RPM = 60;
-export const DEFAULT_INBOUND_AGENT = 'orchestrator';
-export const DEFAULT_INBOUND_ALIAS = 'Sonata';
+const DEFAULT_INBOUND_RPM = 60;
+const DEFAULT_INBOUND_AGENT = 'orchestrator';
+const DEFAULT_INBOUND_ALIAS = 'Sonata';
 
 /** A row of `inbound_webhooks` (generated/db.ts, from the migrations). */
 type Row = TableRow<'inbound_webhooks'>;

@@ -9,7 +9,7 @@ import type { OutboundEventData } from '../webhooks/envelope.ts';
 import { newId } from '../../random.ts';
 import type { Schema } from '../../contract.ts';
 
-export type Integration = Schema<'Integration'>;
+type Integration = Schema<'Integration'>;
 
 export async function recordIntegration(
   db: Db,

@@ -5,7 +5,7 @@
 import { sha256Hex } from '../../crypto.ts';
 import { randomBase62 } from '../../random.ts';
 
-export const SECRET_PREFIX = 'service_sk_live_';
+const SECRET_PREFIX = 'service_sk_live_';
 const SECRET_PATTERN = /^service_sk_live_[0-9A-Za-z]{24}$/;
 const VISIBLE_CHARS = 6;
 

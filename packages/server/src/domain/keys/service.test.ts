@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../clock.ts';
 import { ServiceError } from '../../errors.ts';
-import { countingDb, testBackends, type TestStore } from '../../store/testing.ts';
+import { countingDb, testBackends, type TestStore } from '@service/testing/store';
 import { createWorkspace } from '../workspaces/index.ts';
 import { createKeyService } from './service.ts';
 

@@ -18,25 +18,25 @@ import type { Schema } from '../../contract.ts';
 
 export type { VerifiedKey };
 
-export type ApiKeyStatus = ApiKeyRecord['status'];
+type ApiKeyStatus = ApiKeyRecord['status'];
 
 /** The key record of the contract: never the secret, never the hash. */
 /** A key as the contract shows it (`ApiKey`). */
 export type ApiKeyRecord = Schema<'ApiKey'>;
 
 /** A key just created or rotated: the record plus the secret, shown this once. */
-export interface IssuedKey extends ApiKeyRecord {
+interface IssuedKey extends ApiKeyRecord {
   secret: string;
 }
 
-export interface NewKey {
+interface NewKey {
   name: string;
   scopes: readonly string[];
   expiresInDays?: number | undefined;
 }
 
-export const DEFAULT_EXPIRY_DAYS = 365;
-export const MAX_EXPIRY_DAYS = 730;
+const DEFAULT_EXPIRY_DAYS = 365;
+const MAX_EXPIRY_DAYS = 730;
 const DAY_MS = 86_400_000;
 // last_used_at is informative; writing it once a minute per key keeps the hot path read-only.
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -46,7 +46,7 @@ type KeyRow = TableRow<'api_keys'>;
 
 export type KeyService = ReturnType<typeof createKeyService>;
 
-export interface KeyServiceDeps {
+interface KeyServiceDeps {
   db: Db;
   clock: Clock;
   cacheTtlMs?: number;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../clock.ts';
-import { testBackends, type TestStore } from '../../store/testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
 import { createKeyService } from '../keys/service.ts';
 import { createWorkspace } from '../workspaces/index.ts';
 import { createMcpTokenService } from './index.ts';

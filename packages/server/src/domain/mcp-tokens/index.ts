@@ -13,13 +13,13 @@ import { bearerToken } from '../keys/service.ts';
 import type { Schema } from '../../contract.ts';
 import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
 
-export const MCP_SCOPE = 'mcp:tenant';
+const MCP_SCOPE = 'mcp:tenant';
 export const DEFAULT_MCP_TOKEN_SECONDS = 3600;
 const TOKEN_PATTERN = /^service_mcp_[0-9A-Za-z]{32}$/;
 
-export type IssuedMcpToken = Schema<'McpToken'>;
+type IssuedMcpToken = Schema<'McpToken'>;
 
-export interface VerifiedMcpToken {
+interface VerifiedMcpToken {
   tokenId: string;
   workspaceId: string;
   keyId: string;

@@ -5,7 +5,7 @@
  * routes/mcp.test.ts); the dispatcher still checks, since it is the protocol's boundary.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { createMcpSessions } from './sessions.ts';
 
 let t: TestApp;

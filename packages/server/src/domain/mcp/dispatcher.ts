@@ -18,7 +18,7 @@ export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'] as c
 /** A neutral name: never a provider's or a model's. */
 export const SERVER_INFO = { name: 'agent-invocation-service', version: '1.0.0' } as const;
 
-export interface McpDispatcherDeps extends McpDeps {
+interface McpDispatcherDeps extends McpDeps {
   /** Unexpected failures of a tool, for the operator (the client sees a neutral message). */
   logError?: (error: unknown) => void;
   /** The app's redactor (the fixed rules and the deployment's own names). */

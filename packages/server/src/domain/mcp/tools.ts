@@ -40,7 +40,7 @@ export interface McpCaller {
   keyScopes: readonly string[];
 }
 
-export interface Tool<A extends z.ZodType = z.ZodType> {
+interface Tool<A extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   arguments: A;

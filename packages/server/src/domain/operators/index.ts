@@ -11,11 +11,11 @@ import { newId, randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import { bearerToken } from '../keys/index.ts';
 
-export const OPERATOR_TOKEN_PREFIX = 'service_op_';
+const OPERATOR_TOKEN_PREFIX = 'service_op_';
 /** The shortest `OPERATOR_TOKEN` the server accepts from its environment. */
 export const MIN_ENV_TOKEN_LENGTH = 32;
 
-export interface VerifiedOperator {
+interface VerifiedOperator {
   /** The stored token's id, or `env` for OPERATOR_TOKEN. */
   tokenId: string;
 }

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../clock.ts';
 import { createApp } from '../../app.ts';
 import { DEFAULT_STU_RATES } from '../usage/index.ts';
-import { testBackends, type TestStore } from '../../store/testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
 import { createWorkspace } from '../workspaces/index.ts';
 import { createKeyService } from '../keys/index.ts';
 import { reserveBudget, settleBudget } from './budget.ts';

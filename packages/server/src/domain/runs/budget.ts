@@ -61,9 +61,9 @@ export interface Windows {
  * A window trips only when its charged consumption is within this share of the limit (1 %): the
  * documented margin of the hour and day switches.
  */
-export const TRIP_MARGIN = 0.01;
+const TRIP_MARGIN = 0.01;
 
-export type ReservationResult =
+type ReservationResult =
   | {
       ok: true;
       windows: Windows;
@@ -76,13 +76,13 @@ export type ReservationResult =
   | { ok: false; windows: Windows; crossed: SpendingScope };
 
 /** `Retry-After` of `429 budget_reserved`: reservations are freed as runs end, within seconds for most. */
-export const BUDGET_RESERVED_RETRY_AFTER_SEC = 5;
+const BUDGET_RESERVED_RETRY_AFTER_SEC = 5;
 
 /**
  * `429 budget_reserved`: the invocation fits the limits and the quota, but runs in progress hold the
  * room it needs. Not a kill switch (none is engaged), and no run is created: the caller retries shortly.
  */
-export function budgetReservedError(budget: 'quota' | 'hour' | 'day'): ServiceError {
+function budgetReservedError(budget: 'quota' | 'hour' | 'day'): ServiceError {
   return fail(
     'budget_reserved',
     'Runs in progress hold the budget this invocation needs; retry shortly or with a smaller maxTokens.',
@@ -101,7 +101,7 @@ interface WindowTotals {
 }
 
 /** The quota of the run's period: quota plus rollover (the hard stop is a share of it). */
-export interface QuotaAllowance {
+interface QuotaAllowance {
   allowanceStu: number;
 }
 

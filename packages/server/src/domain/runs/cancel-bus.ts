@@ -16,7 +16,7 @@
 import type { Db } from '../../store/db.ts';
 import { notifySql } from '../../store/listen.ts';
 
-export const CANCEL_CHANNEL = 'service_run_cancel';
+const CANCEL_CHANNEL = 'service_run_cancel';
 
 export interface CancelBus {
   /** Tells every instance that this run was canceled. */
@@ -28,7 +28,7 @@ export interface CancelBus {
 /** A run id as the store makes them; anything else on the channel is ignored. */
 const RUN_ID = /^run_[A-Za-z0-9]{1,64}$/;
 
-export interface CancelBusOptions {
+interface CancelBusOptions {
   /** The store's LISTEN connection dropped (it reconnects by itself; cancels meanwhile wait for a lease renewal). */
   onDown?: () => void;
 }

@@ -10,12 +10,12 @@ import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { BudgetSettings } from './budget.ts';
 
-export interface Heartbeat {
+interface Heartbeat {
   /** Starts renewing leases, if not already; it stops by itself once nothing executes. */
   start(): void;
 }
 
-export interface UnbilledEntry {
+interface UnbilledEntry {
   workspaceId: string;
   runId: string;
   alias: string;

@@ -9,7 +9,7 @@ import type { TableRow } from '../../../../../generated/db.ts';
 import type { EngineMessage } from '../../engine/index.ts';
 
 /** Bounded history: the most recent turns only, so a long thread cannot grow a request without end. */
-export const MAX_EARLIER_TURNS = 50;
+const MAX_EARLIER_TURNS = 50;
 
 export async function earlierTurns(db: Db, workspaceId: string, conversationId: string): Promise<EngineMessage[]> {
   const rows = await db.query<Pick<TableRow<'conversation_turns'>, 'role' | 'content'>>(

@@ -7,9 +7,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../app.ts';
-import { parseSse } from '../../routes/sse-testing.ts';
-import { testBackends, type TestStore } from '../../store/testing.ts';
-import { createTestApp, type TestApp } from '../../testing.ts';
+import { parseSse } from '@service/testing/sse';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { setPlan } from '../agents/settings.ts';
 import { PLANS } from '../../vocabulary/plans.ts';
 import { DEFAULT_STU_RATES, hardstopStu, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from '../usage/index.ts';

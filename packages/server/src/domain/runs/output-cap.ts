@@ -14,7 +14,7 @@ import { countTextTokens, truncateShortText } from '../../engine/index.ts';
 
 const PIECE_CHARS = 512;
 
-export interface OutputCap {
+interface OutputCap {
   /** The part of `delta` within the cap ('' once it is used); may cut the fragment short. */
   push(delta: string): string;
   /** Whether text was dropped at the cap: the engine produced more than the run may cost. */

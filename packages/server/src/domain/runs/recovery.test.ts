@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signInboundBody } from '../webhooks/inbound-signature.ts';
-import { testBackends, type TestStore } from '../../store/testing.ts';
-import { createTestApp, type TestApp } from '../../testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { handOverInboundRuns, type InboundRun } from '../../worker/inbound-runs.ts';
 import { inboundRunExecutor } from './inbound.ts';
 import type { PendingRun } from './service.ts';

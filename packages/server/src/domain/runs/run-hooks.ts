@@ -18,13 +18,13 @@ export interface EndedRun {
 }
 
 /** Called in the run's closing transaction (`tx`) once the run is terminal (completed, failed or canceled). */
-export type RunEndedHook = (tx: Db, run: EndedRun) => Promise<void>;
+type RunEndedHook = (tx: Db, run: EndedRun) => Promise<void>;
 
 /**
  * Called in the sweeper's transaction for a run whose instance died, before it fails as `interrupted`.
  * Answers true when it queued the run for another hand-over (the run then stays `in_progress`).
  */
-export type RunInterruptedHook = (tx: Db, run: EndedRun) => Promise<boolean>;
+type RunInterruptedHook = (tx: Db, run: EndedRun) => Promise<boolean>;
 
 const endedHooks = new Set<RunEndedHook>();
 const interruptedHooks = new Set<RunInterruptedHook>();

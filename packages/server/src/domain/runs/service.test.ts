@@ -3,7 +3,7 @@
  * ingestion, once only; a refused run failing with the refusal's code; createRun in the background.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { pauseAgent } from '../agents/settings.ts';
 import { inboundRunExecutor } from './inbound.ts';
 

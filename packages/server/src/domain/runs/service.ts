@@ -56,7 +56,7 @@ export interface RunService {
   replay(workspaceId: string, runId: string): Promise<RunOutcome>;
 }
 
-export interface RunServiceDeps {
+interface RunServiceDeps {
   db: Db;
   clock: Clock;
   engines: Engines;

@@ -8,8 +8,7 @@ import type { TableRow } from '../../../../../generated/db.ts';
 import { zRun, zRunStatus, zStep, zToolCall, type Schema } from '../../contract.ts';
 import { toAlias } from '../../vocabulary/alias.ts';
 
-export const RUN_STATUSES = zRunStatus.options;
-export type RunStatus = Schema<'RunStatus'>;
+type RunStatus = Schema<'RunStatus'>;
 export type Run = Schema<'Run'>;
 export type RunSource = Run['source'];
 export type Step = Schema<'Step'>;
@@ -19,8 +18,6 @@ export type RunList = Schema<'RunList'>;
 
 /** A row of `runs` as stored (generated/db.ts, from the migrations). */
 export type RunRow = TableRow<'runs'>;
-
-export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'canceled'];
 
 export function toRun(row: RunRow): Run {
   return {

@@ -9,7 +9,7 @@ import { planSettingsOf } from '../agents/settings.ts';
 import { computeUsage, nextRolloverStu, periodOf, previousPeriod, type Usage } from '../usage/index.ts';
 
 /** A period as the quota reads it; the STU columns are `numeric` (strings) in the row and read cast to numbers. */
-export interface PeriodUsage {
+interface PeriodUsage {
   period: string;
   rolloverStu: number;
   consumedStu: number;

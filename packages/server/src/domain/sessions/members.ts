@@ -19,11 +19,11 @@ import type { SecretBox } from '../webhooks/secret-box.ts';
 import { verifyPassword } from './password.ts';
 import { addMembership, createUser, normalizeEmail, type Role, zRole } from './users.ts';
 
-export type Member = Schema<'Member'>;
-export type Invitation = Schema<'Invitation'>;
-export type InvitationAccepted = Schema<'InvitationAccepted'>;
+type Member = Schema<'Member'>;
+type Invitation = Schema<'Invitation'>;
+type InvitationAccepted = Schema<'InvitationAccepted'>;
 
-export const INVITATION_TTL_MS = 7 * 86_400_000;
+const INVITATION_TTL_MS = 7 * 86_400_000;
 const INVITATION_TOKEN = /^service_inv_[0-9A-Za-z]{32}$/;
 
 type MemberRow = Pick<TableRow<'memberships'>, 'user_id' | 'role' | 'created_at'> & Pick<TableRow<'users'>, 'email' | 'totp_enabled'>;

@@ -26,7 +26,7 @@ import { normalizeEmail, type Role, zRole } from './users.ts';
 
 export type AccountReset = Schema<'AccountReset'>;
 export type AccountResetKind = Schema<'AccountResetKind'>;
-export type AccountResetRedeemed = Schema<'AccountResetRedeemed'>;
+type AccountResetRedeemed = Schema<'AccountResetRedeemed'>;
 
 export const RESET_TTL_MS = 24 * 3_600_000;
 /** Wrong current passwords on a `totp` reset before the link is burnt: the link is no password oracle. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../clock.ts';
 import { sha256Hex } from '../../crypto.ts';
-import { testBackends, type TestStore } from '../../store/testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
 import { createWorkspace } from '../workspaces/index.ts';
 import { createSessionService, requireAdmin, requireCsrf, SESSION_TTL_MS } from './service.ts';
 import { totpCode } from './totp.ts';

@@ -31,15 +31,15 @@ export const SESSION_TTL_MS = 12 * 3_600_000;
  * source is the client address the rate limiter uses (TRUST_PROXY applies; an IPv6 client counts by /64).
  */
 export const LOGIN_LIMITS = { emailAndSource: 5, source: 20, email: 100, underAttack: 1 } as const;
-export const LOGIN_WINDOW_MS = 15 * 60_000;
+const LOGIN_WINDOW_MS = 15 * 60_000;
 
-export interface Credentials {
+interface Credentials {
   email: string;
   password: string;
   totpCode: string;
 }
 
-export interface LoginResult {
+interface LoginResult {
   /** Value of the session cookie; never in a body. */
   sessionToken: string;
   csrfToken: string;
@@ -51,7 +51,7 @@ export interface LoginResult {
 }
 
 /** What a session cookie proves. */
-export interface AdminSession {
+interface AdminSession {
   sessionId: string;
   userId: string;
   workspaceId: string;

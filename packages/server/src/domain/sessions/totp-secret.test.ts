@@ -4,8 +4,8 @@
  * start-up step seals it, once.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { testBackends, type TestStore } from '../../store/testing.ts';
-import { createTestApp, type TestApp } from '../../testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { sealClearTotpSecrets } from './totp-secret.ts';
 
 describe.each(testBackends())('TOTP secrets at rest on $name', ({ open }) => {

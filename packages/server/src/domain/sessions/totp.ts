@@ -5,9 +5,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { constantTimeEqual } from '../../crypto.ts';
 
-export type TotpAlgorithm = 'sha1' | 'sha256' | 'sha512';
+type TotpAlgorithm = 'sha1' | 'sha256' | 'sha512';
 
-export interface TotpOptions {
+interface TotpOptions {
   digits?: number;
   periodSec?: number;
   algorithm?: TotpAlgorithm;

@@ -17,7 +17,7 @@ import type { SecretBox } from '../webhooks/secret-box.ts';
 export const zRole = zWorkspaceRole;
 export type Role = (typeof zRole.options)[number];
 
-export interface NewUser {
+interface NewUser {
   email: string;
   password: string;
   role: Role;
@@ -27,7 +27,7 @@ export interface NewUser {
   secretBox: SecretBox;
 }
 
-export interface CreatedUser {
+interface CreatedUser {
   id: string;
   email: string;
   role: Role;
@@ -62,7 +62,7 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export interface UserRecord {
+interface UserRecord {
   id: string;
   email: string;
   role: Role;

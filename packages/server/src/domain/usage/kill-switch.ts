@@ -10,7 +10,7 @@
  */
 import { fail, type ServiceError } from '../../errors.ts';
 
-export const KILL_SWITCH_KINDS = ['run', 'hour', 'day', 'manual'] as const;
+const KILL_SWITCH_KINDS = ['run', 'hour', 'day', 'manual'] as const;
 export type KillSwitchKind = (typeof KILL_SWITCH_KINDS)[number];
 export type SpendingScope = Exclude<KillSwitchKind, 'manual'>;
 
@@ -19,7 +19,7 @@ export type KillSwitchLimits = Readonly<Record<SpendingScope, number>>;
 export const KILL_SWITCH_LIMITS: KillSwitchLimits = { run: 1_000_000, hour: 10_000_000, day: 80_000_000 };
 
 /** Consumption totals, each one including the run's own STU so far. */
-export interface Spend {
+interface Spend {
   readonly runStu: number;
   readonly hourStu: number;
   readonly dayStu: number;
@@ -52,7 +52,7 @@ export function remainingStu(spend: Spend, limits: KillSwitchLimits = KILL_SWITC
   return { stu: Math.max(0, stu), scope };
 }
 
-export interface Window {
+interface Window {
   readonly start: Date;
   readonly end: Date;
 }
@@ -67,7 +67,7 @@ export function killSwitchWindows(now: Date): { hour: Window; day: Window } {
   };
 }
 
-export interface KillSwitchState {
+interface KillSwitchState {
   readonly now: Date;
   /** Consumption of the current UTC hour and day windows. */
   readonly hourStu: number;
@@ -79,7 +79,7 @@ export interface KillSwitchState {
   readonly daySince?: Date | null;
 }
 
-export interface ActiveKillSwitch {
+interface ActiveKillSwitch {
   readonly kind: KillSwitchKind;
   readonly activeSince?: Date;
   readonly retryAfterSec: number;

@@ -9,7 +9,7 @@ export const POLICY_LEVELS = ['green', 'warning', 'critical', 'overage', 'grace'
 export type PolicyLevel = (typeof POLICY_LEVELS)[number];
 
 /** Lower bound, in percent, of each level above green. */
-export const POLICY_THRESHOLDS: Readonly<Record<Exclude<PolicyLevel, 'green'>, number>> = {
+const POLICY_THRESHOLDS: Readonly<Record<Exclude<PolicyLevel, 'green'>, number>> = {
   warning: 75,
   critical: 90,
   overage: 100,
@@ -17,7 +17,7 @@ export const POLICY_THRESHOLDS: Readonly<Record<Exclude<PolicyLevel, 'green'>, n
   hardstop: 120,
 };
 
-export interface Allowance {
+interface Allowance {
   readonly consumedStu: number;
   readonly quotaStu: number;
   readonly rolloverStu: number;

@@ -8,7 +8,7 @@ import { resetAt } from './period.ts';
 import { pctConsumed, policyLevel, type PolicyLevel } from './policy.ts';
 import type { UsageInput } from './usage.ts';
 
-export type QuotaDecision =
+type QuotaDecision =
   | { readonly allowed: true; readonly policy: Exclude<PolicyLevel, 'hardstop'> }
   | {
       readonly allowed: false;

@@ -10,7 +10,7 @@ export type StuRates = Readonly<Record<Alias, number>>;
 /** STU per token (input and output alike). */
 export const DEFAULT_STU_RATES: StuRates = { Prelude: 1, Sonata: 3, Symphony: 10, Concerto: 12 };
 
-export interface RunTokens {
+interface RunTokens {
   readonly alias: Alias;
   readonly inputTokens: number;
   readonly outputTokens: number;

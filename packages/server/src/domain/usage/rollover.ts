@@ -2,7 +2,7 @@
  * @module Rollover: unused STU of a period carried into the next one, capped at one month's quota.
  */
 
-export interface ClosingPeriod {
+interface ClosingPeriod {
   /** Base quota of the period that ends. */
   readonly quotaStu: number;
   /** Rollover that period had received. */

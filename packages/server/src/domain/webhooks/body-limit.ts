@@ -15,7 +15,7 @@ export class PayloadTooLargeError extends ServiceError {
   }
 }
 
-export interface ReadBodyOptions {
+interface ReadBodyOptions {
   /** The request's `Content-Length` header, if any; a value over the cap fails before reading. */
   contentLength?: string | null;
   /** The cap in bytes; {@link MAX_INBOUND_BODY_BYTES} unless given. */

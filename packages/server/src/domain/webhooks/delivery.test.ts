@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { classifyResponseStatus, deliverWebhook, type DeliveryOptions, type DeliveryRequest } from './delivery.ts';
 import { buildPingEnvelope, serializeEnvelope } from './envelope.ts';
-import { createSelfSignedCertificate, startHttpsTestReceiver, type ReceiverAnswer, type TestCertificate } from './https-test-receiver.ts';
+import { createSelfSignedCertificate, startHttpsTestReceiver, type ReceiverAnswer, type TestCertificate } from '@service/testing/https-receiver';
 
 const SECRET = 'dst_secret_0123456789';
 const NOW = Date.UTC(2026, 10, 22, 6, 0, 0);

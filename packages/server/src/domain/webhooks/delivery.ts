@@ -21,7 +21,7 @@ import { checkDestinationUrl, DestinationRefusedError, resolveDestination, type 
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
 
 /** Why an attempt did not deliver; safe to show the destination's admin. */
-export type DeliveryFailureReason = 'http_status' | 'timeout' | 'network_error' | 'dns_failed' | 'refused_destination';
+type DeliveryFailureReason = 'http_status' | 'timeout' | 'network_error' | 'dns_failed' | 'refused_destination';
 
 /** The classified result of one attempt. Anything but `delivered` is a failed attempt. */
 export type DeliveryOutcome =

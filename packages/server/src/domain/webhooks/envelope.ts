@@ -13,7 +13,7 @@ type Schemas = components['schemas'];
 export const WORKSPACE_EVENT_TYPES = ['run.completed', 'run.failed', 'approval.created', 'approval.decided', 'draft.created', 'integration.connected'] as const;
 export type WorkspaceEventType = (typeof WORKSPACE_EVENT_TYPES)[number];
 /** Every type a destination can receive: the workspace events plus the `ping` test event. */
-export type OutboundEventType = WorkspaceEventType | 'ping';
+type OutboundEventType = WorkspaceEventType | 'ping';
 
 /** `data` of each event type, as the contract defines it (the `ping` payload is our decision there). */
 export interface OutboundEventData {
@@ -39,7 +39,7 @@ export interface OutboundEnvelope<T extends OutboundEventType = OutboundEventTyp
  * The fields that may carry text written by an agent, per type. They pass through the redactor
  * before the envelope exists, so no stored or sent body ever holds unredacted agent text.
  */
-export const AGENT_TEXT_FIELDS: { readonly [T in OutboundEventType]: readonly (keyof OutboundEventData[T])[] } = {
+const AGENT_TEXT_FIELDS: { readonly [T in OutboundEventType]: readonly (keyof OutboundEventData[T])[] } = {
   'run.completed': [],
   'run.failed': ['reason'],
   'approval.created': ['summary'],
@@ -49,7 +49,7 @@ export const AGENT_TEXT_FIELDS: { readonly [T in OutboundEventType]: readonly (k
   ping: [],
 };
 
-export interface BuildEnvelopeInput<T extends OutboundEventType> {
+interface BuildEnvelopeInput<T extends OutboundEventType> {
   type: T;
   /** The workspace, `wksp_<id>`. */
   tenantId: string;

@@ -11,10 +11,10 @@ import { readHeader, type HeaderBag } from './headers.ts';
 export const EVENT_ID_HEADERS = ['X-SERVICE-Event-Id', 'X-Event-Id', 'X-Request-Id', 'X-Webhook-Id', 'X-Hook-Id'] as const;
 
 /** The longest event id accepted (it is stored under a uniqueness constraint). */
-export const MAX_EVENT_ID_LENGTH = 200;
+const MAX_EVENT_ID_LENGTH = 200;
 
 /** Prefix of a derived id; a colon never appears in our own identifiers, so the origin is visible. */
-export const DERIVED_EVENT_ID_PREFIX = 'sha256:';
+const DERIVED_EVENT_ID_PREFIX = 'sha256:';
 
 /** The event id and where it came from (the header's name, or `body` when derived). */
 export interface InboundEventId {

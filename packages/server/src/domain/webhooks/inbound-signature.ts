@@ -11,10 +11,10 @@ import { checkReplayWindow, type TimestampProblem } from './replay-window.ts';
 /** The signature header used when a webhook does not configure its own. */
 export const DEFAULT_SIGNATURE_HEADER = 'X-SERVICE-Signature';
 /** The header that carries the anti-replay timestamp (unix seconds or ISO 8601). */
-export const TIMESTAMP_HEADER = 'X-SERVICE-Timestamp';
+const TIMESTAMP_HEADER = 'X-SERVICE-Timestamp';
 
 /** Why a signature was refused. For the audit log only: the client always sees `signature_invalid`. */
-export type SignatureFailureReason =
+type SignatureFailureReason =
   | 'missing_secret'
   | 'missing_signature'
   | 'unsupported_scheme'
@@ -41,7 +41,7 @@ export interface InboundSignatureInput {
 }
 
 /** The outcome of verification: accepted (with the checked timestamp, if any) or one refusal. */
-export type InboundSignatureVerdict = { ok: true; timestampMs: number | null } | { ok: false; error: 'signature_invalid'; reason: SignatureFailureReason };
+type InboundSignatureVerdict = { ok: true; timestampMs: number | null } | { ok: false; error: 'signature_invalid'; reason: SignatureFailureReason };
 
 /** The 401 a route throws for any refused signature; `reason` stays on the server (audit only). */
 export class SignatureInvalidError extends ServiceError {

@@ -5,14 +5,14 @@
 import { hmacHex } from './hmac.ts';
 
 /** The header names of a delivery, as the spec spells them. */
-export const DELIVERY_HEADERS = {
+const DELIVERY_HEADERS = {
   signature: 'X-SERVICE-Signature',
   timestamp: 'X-SERVICE-Timestamp',
   eventId: 'X-SERVICE-Event-Id',
   eventType: 'X-SERVICE-Event-Type',
 } as const;
 
-export interface DeliveryHeaderInput {
+interface DeliveryHeaderInput {
   /** The exact bytes that will be sent. */
   body: Uint8Array;
   /** The destination's current signing secret (after a rotation, the new one). */

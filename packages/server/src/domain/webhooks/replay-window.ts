@@ -4,9 +4,9 @@
  */
 
 /** How far in the past a signed timestamp may lie, in seconds (the spec's ±300 s). */
-export const REPLAY_WINDOW_PAST_SECONDS = 300;
+const REPLAY_WINDOW_PAST_SECONDS = 300;
 /** How far in the future a signed timestamp may lie, in seconds (the spec's 60 s clock tolerance). */
-export const REPLAY_WINDOW_FUTURE_SECONDS = 60;
+const REPLAY_WINDOW_FUTURE_SECONDS = 60;
 
 /** Why a timestamp was refused (kept for the audit log, never sent). */
 export type TimestampProblem = 'malformed_timestamp' | 'timestamp_too_old' | 'timestamp_in_future';
@@ -21,7 +21,7 @@ const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9})
  * The instant a timestamp header names, in epoch milliseconds, or undefined when it is neither
  * unix seconds nor an ISO 8601 date-time with a `Z` or `±hh:mm` offset.
  */
-export function parseWebhookTimestamp(value: string): number | undefined {
+function parseWebhookTimestamp(value: string): number | undefined {
   const text = value.trim();
   if (UNIX_SECONDS.test(text)) return Number(text) * 1000;
   const m = ISO_8601.exec(text.toUpperCase());

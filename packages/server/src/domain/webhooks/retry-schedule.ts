@@ -13,7 +13,7 @@ export const RETRY_SCHEDULE_SECONDS = [0, 30, 120, 600, 1800, 3600, 7200, 14400]
 /** Attempts made for one delivery before it is given up. */
 export const MAX_DELIVERY_ATTEMPTS = RETRY_SCHEDULE_SECONDS.length;
 /** The jitter applied to every retry delay: a uniform factor in [1 − 0.2, 1 + 0.2]. */
-export const RETRY_JITTER_RATIO = 0.2;
+const RETRY_JITTER_RATIO = 0.2;
 /** Consecutive failed attempts (per destination) that pause it. */
 export const PAUSE_AFTER_CONSECUTIVE_FAILURES = 20;
 

@@ -10,7 +10,7 @@ import { promises as dnsPromises, type LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 
 /** Why a destination was refused. Safe to show to the admin who configured it. */
-export type DestinationRefusal = 'invalid_url' | 'not_https' | 'credentials_in_url' | 'metadata_address' | 'blocked_host' | 'blocked_address' | 'dns_failed';
+type DestinationRefusal = 'invalid_url' | 'not_https' | 'credentials_in_url' | 'metadata_address' | 'blocked_host' | 'blocked_address' | 'dns_failed';
 
 /** A refused destination; `reason` is one of {@link DestinationRefusal}. */
 export class DestinationRefusedError extends Error {
@@ -48,10 +48,10 @@ export interface PinnedDestination {
 }
 
 /** The `lookup` option of node's socket APIs, answering both single and `all: true` calls. */
-export type PinnedLookup = (hostname: string, options: { all?: boolean } | number | undefined, callback: (...args: unknown[]) => void) => void;
+type PinnedLookup = (hostname: string, options: { all?: boolean } | number | undefined, callback: (...args: unknown[]) => void) => void;
 
 /** The cloud metadata addresses, refused even when an allow-list entry would cover them. */
-export const METADATA_ADDRESSES: readonly string[] = [
+const METADATA_ADDRESSES: readonly string[] = [
   '169.254.169.254', // AWS, GCP, Azure, OpenStack instance metadata
   'fd00:ec2::254', // AWS instance metadata over IPv6
   '169.254.170.2', // AWS ECS task metadata
@@ -59,9 +59,9 @@ export const METADATA_ADDRESSES: readonly string[] = [
   '168.63.129.16', // Azure wire server (a public address, so named explicitly)
 ];
 /** Metadata service host names: refused without resolving them, allow-list or not. */
-export const METADATA_HOST_NAMES: readonly string[] = ['metadata.google.internal', 'metadata.goog', 'metadata'];
+const METADATA_HOST_NAMES: readonly string[] = ['metadata.google.internal', 'metadata.goog', 'metadata'];
 /** Other names that are never public hosts (refused unless the allow-list names them). */
-export const BLOCKED_HOST_NAMES: readonly string[] = ['localhost'];
+const BLOCKED_HOST_NAMES: readonly string[] = ['localhost'];
 // Whole reserved domains: `.localhost` is loopback by definition, `.internal` is private-use.
 const BLOCKED_HOST_SUFFIXES = ['.localhost', '.internal'];
 

@@ -8,12 +8,12 @@ import { Context, Liquid, type FS, type Template } from 'liquidjs';
 import { ServiceError } from '../../errors.ts';
 
 /** The longest template a webhook may configure, in characters. */
-export const MAX_TEMPLATE_LENGTH = 20_000;
+const MAX_TEMPLATE_LENGTH = 20_000;
 /** The longest agent input a template may produce: the spec's message content limit. */
 export const MAX_AGENT_INPUT_CHARS = 500_000;
 
 /** Why a payload was refused (audit only; the client sees `payload_invalid` and a generic message). */
-export type PayloadFailureReason = 'invalid_utf8' | 'invalid_json' | 'template_error' | 'output_too_long' | 'output_empty';
+type PayloadFailureReason = 'invalid_utf8' | 'invalid_json' | 'template_error' | 'output_too_long' | 'output_empty';
 
 /** The 400 of an inbound body that is not JSON or that the template cannot render. */
 export class PayloadInvalidError extends ServiceError {
@@ -32,7 +32,7 @@ export class PayloadInvalidError extends ServiceError {
 }
 
 /** The sandbox's budgets; the defaults suit payloads up to the 1 MB body cap. */
-export interface TemplateLimits {
+interface TemplateLimits {
   /** Longest output in characters; {@link MAX_AGENT_INPUT_CHARS}. */
   maxOutputChars: number;
   /** Most node renders (tags, outputs, text, every loop iteration's) in one render: a deterministic complexity cap. */
@@ -43,7 +43,7 @@ export interface TemplateLimits {
   maxRenderMs: number;
 }
 
-export const DEFAULT_TEMPLATE_LIMITS: Readonly<TemplateLimits> = {
+const DEFAULT_TEMPLATE_LIMITS: Readonly<TemplateLimits> = {
   maxOutputChars: MAX_AGENT_INPUT_CHARS,
   maxRenders: 20_000,
   maxAllocations: 20_000_000,

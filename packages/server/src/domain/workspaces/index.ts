@@ -18,11 +18,10 @@ export { DEFAULT_RPM_LIMIT, requireGoodStanding, type WorkspaceStanding } from '
 
 export type OperatorWorkspace = Schema<'OperatorWorkspace'>;
 export type WorkspaceUpdate = Schema<'UpdateWorkspaceRequest'>;
-export type WorkspaceStatus = Schema<'WorkspaceStatus'>;
 
 type WorkspaceRow = TableRow<'workspaces'>;
 
-export interface Workspace {
+interface Workspace {
   id: string;
   name: string;
   createdAt: string;

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../clock.ts';
-import { testBackends, type TestStore } from '../../store/testing.ts';
+import { testBackends, type TestStore } from '@service/testing/store';
 import { AlreadyInitialised, initWorkspace } from './init.ts';
 import { createSecretBox, ephemeralSecretKey } from '../webhooks/secret-box.ts';
 

@@ -15,7 +15,7 @@ import type { PlanName } from '../../vocabulary/plans.ts';
 import { createOperatorToken } from '../operators/index.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 
-export interface InitOptions {
+interface InitOptions {
   workspaceName?: string;
   adminEmail?: string;
   /** Chosen by the caller, or 24 random base62 characters. */
@@ -52,7 +52,7 @@ export interface InitResult {
   operatorToken?: string;
 }
 
-export const DEFAULT_ADMIN_EMAIL = 'admin@example.com';
+const DEFAULT_ADMIN_EMAIL = 'admin@example.com';
 
 export async function initWorkspace(db: Db, clock: Clock, options: InitOptions): Promise<InitResult> {
   const password = options.adminPassword ?? randomBase62(24);

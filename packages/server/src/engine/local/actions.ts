@@ -28,7 +28,7 @@ export interface ApprovalRequest {
 const DRAFT_VERBS = /^(draft|write|compose|prepare|send|reply|respond)/;
 /** The contract's `draft.created` kinds. */
 export const DRAFT_KINDS = ['email', 'proposal', 'reply', 'message', 'document'] as const;
-export type DraftKind = (typeof DRAFT_KINDS)[number];
+type DraftKind = (typeof DRAFT_KINDS)[number];
 
 const KIND_WORDS: readonly [RegExp, DraftKind][] = [
   [/^(e-?mails?|mails?)$/, 'email'],

@@ -8,9 +8,9 @@ import type { EngineRequest, Effort } from '../engine.ts';
 import { DEPARTMENT_VOICES } from './departments.ts';
 
 /** Advice points per effort level. `powerMode: low` halves them (rounded up) and drops the closing. */
-export const POINTS_BY_EFFORT: Readonly<Record<Effort, number>> = { low: 1, medium: 3, high: 4, 'x-high': 5, max: 6 };
+const POINTS_BY_EFFORT: Readonly<Record<Effort, number>> = { low: 1, medium: 3, high: 4, 'x-high': 5, max: 6 };
 
-export interface AnswerPlan {
+interface AnswerPlan {
   readonly text: string;
   readonly seed: number;
 }

@@ -4,7 +4,7 @@
  */
 import type { DepartmentSlug } from '../../vocabulary/catalog.ts';
 
-export interface DepartmentVoice {
+interface DepartmentVoice {
   readonly team: string;
   readonly openers: readonly string[];
   /** At least six, so the highest effort has enough to say. */

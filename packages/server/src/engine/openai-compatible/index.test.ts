@@ -3,7 +3,7 @@ import { collect } from '../collect.ts';
 import type { EngineEvent, EngineRequest } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';
 import { countMessageTokens, countTextTokens } from '../tokens.ts';
-import { openStream, sendCompletion, sendError, sendStream, startFakeChatServer, type FakeChatServer } from './fake-chat-server.ts';
+import { openStream, sendCompletion, sendError, sendStream, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { createOpenAICompatibleEngine, type OpenAICompatibleOptions } from './index.ts';
 
 /** Words a provider error body carries that must never reach an EngineError. */

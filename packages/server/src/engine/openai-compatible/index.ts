@@ -68,7 +68,7 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleOptions): 
 }
 
 /** The model names, the base URL's host and the key: the deployment's names the redactor must know. */
-export function confidentialTerms(options: OpenAICompatibleOptions): string[] {
+function confidentialTerms(options: OpenAICompatibleOptions): string[] {
   const terms = Object.values(options.models).filter((model): model is string => Boolean(model));
   try {
     const host = new URL(options.baseURL).hostname.replace(/^\[|\]$/g, '');

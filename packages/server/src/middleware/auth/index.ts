@@ -47,14 +47,14 @@ export type Auth =
 /** Context variables this middleware provides (as Hono's own `JwtVariables`); absent on a route without security. */
 export type AuthVariables = { auth?: Auth };
 
-export interface AuthServices {
+interface AuthServices {
   keys: KeyService;
   sessions: SessionService;
   mcpTokens: McpTokenService;
   operators: OperatorService;
 }
 
-export interface AuthenticateOptions {
+interface AuthenticateOptions {
   security: readonly SecurityRequirement[];
   /**
    * The route lets a key restricted to one agent (`orchestrator:invoke:agent:<slug>`) stand for

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config.ts';
-import { createTestApp, type TestApp } from '../../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { parseCorsOrigins } from './index.ts';
 
 const PANEL = 'https://console.example.com';

@@ -21,7 +21,7 @@ const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-
 const EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 const MAX_AGE_SECONDS = 600;
 
-export interface CorsOptions {
+interface CorsOptions {
   /** Exact allowed origins (`https://app.example.com`); empty: server-to-server only. */
   origins: readonly string[];
   /** Methods of each known path, as Hono mounts it (`/runs/:run_id`), for `Allow` and preflights. */

@@ -21,7 +21,7 @@ import { SEALED_SECRET_HINT, SealedSecretUnreadable } from '../../domain/webhook
 /** How long a client waits before retrying while the store is unreachable. */
 const STORE_RETRY_AFTER_SEC = 5;
 
-export interface ErrorLogEntry {
+interface ErrorLogEntry {
   requestId: string;
   method: string;
   path: string;
@@ -30,7 +30,7 @@ export interface ErrorLogEntry {
   message?: string;
 }
 
-export interface ErrorMapperOptions {
+interface ErrorMapperOptions {
   /** Where unexpected failures are reported (with their stack); defaults to one JSON line on stderr. */
   log?: (entry: ErrorLogEntry) => void;
   /** Called for each request the store could not serve (metrics). */
@@ -83,7 +83,7 @@ export function notFound(): NotFoundHandler {
 }
 
 /** The spec's error body and headers for a ServiceError. */
-export function renderError(c: Context, err: ServiceError): Response {
+function renderError(c: Context, err: ServiceError): Response {
   const body: Record<string, unknown> = { error: err.code };
   if (err.publicMessage !== undefined) body.message = err.publicMessage;
   if (err.status >= 500) {

@@ -23,7 +23,7 @@ import { requireGoodStanding } from '../../domain/standing/index.ts';
 import { checkHeaders, checkPart, parseJsonBody, type ValidateVariables } from '../validate/index.ts';
 
 /** An inbound event as this front verified it. */
-export interface VerifiedInbound {
+interface VerifiedInbound {
   webhook: InboundWebhookTarget;
   /** The exact bytes that were signed. */
   rawBody: Uint8Array;

@@ -14,7 +14,7 @@ import type { RouteVariables } from '../route/index.ts';
 /** What it reads: the request id, the route's operationId (../route) and the caller's workspace. */
 type Env = { Variables: Partial<RequestIdVariables> & RouteVariables & AuthVariables };
 
-export interface ObserveOptions {
+interface ObserveOptions {
   logger: Logger;
   metrics?: Metrics | undefined;
   trustProxy: number;

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { routes } from '../../contract.ts';
 import { totpCode } from '../../domain/sessions/totp.ts';
-import { createTestApp, type TestApp } from '../../testing.ts';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { PER_IP_BY_CLASS } from './index.ts';
 
 let t: TestApp;

@@ -7,7 +7,7 @@
  * The counters (memory, Redis) are the storage floor in src/rate-limits/; this folder keeps the
  * Hono middleware. Wiring (src/app.ts), in this order:
  *
- *   const limiter = createLimiter({ redisUrl: process.env.REDIS_URL });    // src/rate-limits/
+ *   const limiter = createRedisLimiter({ redis }) or createMemoryLimiter();   // src/rate-limits/, by the runtime
  *   app.use(requestId());                                   // X-Request-Id first: 429/503 quote it
  *   app.use(redactBody());                                  // sees every rendered body
  *   app.use(rateLimit({ limiter, ...PER_IP, key: byClientIp({ trustProxy }) }));   // before auth
@@ -28,7 +28,7 @@ import type { Limiter, RateLimitResult } from '../../rate-limits/index.ts';
 export { clientIp, clientKey, type ClientIpOptions } from './client-ip.ts';
 
 /** The spec's limits. */
-export const WINDOW_MS = 60_000;
+const WINDOW_MS = 60_000;
 export const PER_IP = { limit: 60, windowMs: WINDOW_MS } as const;
 /**
  * The per-IP budgets of the routes the spec leaves open, each its own bucket so that one never
@@ -73,9 +73,9 @@ export interface DeferredRefusal {
  * What to do when the limiter's backend (Redis) fails. `fail-closed` (default) answers
  * `503 service_unavailable`; `fail-open` lets the request through without a limit. Both log.
  */
-export type BackendErrorPolicy = 'fail-closed' | 'fail-open';
+type BackendErrorPolicy = 'fail-closed' | 'fail-open';
 
-export interface EnforceOptions {
+interface EnforceOptions {
   limiter: Limiter;
   limit: number;
   windowMs?: number;

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateWorkspace } from '../../domain/workspaces/index.ts';
 import type { OpenDb } from '../../store/db.ts';
-import { openMemoryStore } from '../../store/testing.ts';
-import { createTestApp, type TestApp } from '../../testing.ts';
+import { openMemoryStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
 import { PER_IP } from './index.ts';
 
 let db: OpenDb;

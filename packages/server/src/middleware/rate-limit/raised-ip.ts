@@ -20,7 +20,7 @@ import type { Logger } from '../../log/index.ts';
 import type { Limiter } from '../../rate-limits/index.ts';
 import { enforceRateLimit, type RateLimitState, type DeferredRefusal } from './index.ts';
 
-export interface RaisedIpOptions {
+interface RaisedIpOptions {
   limiter: Limiter;
   /** The route's default per-IP limit (its class's), which a raised ceiling must exceed to apply. */
   defaultLimitOf: (c: Context) => number;

@@ -23,10 +23,10 @@ export type RedactVariables = { redactKeep?: Set<string> };
 type Variables = RedactVariables & Pick<RouteVariables, 'operationId'>;
 
 /** The customer-data paths of a body as a tree: a leaf (`true`) is left as it is. */
-export type KeepTree = true | { readonly [key: string]: KeepTree };
+type KeepTree = true | { readonly [key: string]: KeepTree };
 
 /** Where each operation's response, by status, holds the customer's own text. */
-export type CustomerData = (operationId: string, status: number) => KeepTree | undefined;
+type CustomerData = (operationId: string, status: number) => KeepTree | undefined;
 
 /** From the contract's routes: operationId -> status -> tree of the `customerData` paths. */
 export function customerDataOf(routes: readonly { operationId: string; responses: Record<string, { customerData?: string[] }> }[]): CustomerData {

@@ -8,12 +8,12 @@
 import type { MiddlewareHandler } from 'hono';
 import { randomBase62 } from '../../random.ts';
 
-export const REQUEST_ID_HEADER = 'X-Request-Id';
+const REQUEST_ID_HEADER = 'X-Request-Id';
 
 /** Context variables this middleware provides (as Hono's own `RequestIdVariables`); app-env.ts composes them. */
 export type RequestIdVariables = { requestId: string };
 
-export interface RequestIdOptions {
+interface RequestIdOptions {
   /** Makes a new id; defaults to `req_` + 24 base62 characters from the CSPRNG. */
   generate?: () => string;
 }

@@ -17,7 +17,7 @@ import type { IpLimitClass } from '../rate-limit/index.ts';
 /** The limit class a route counts against: a per-IP budget, the inbound front's own, or none. */
 export type RouteLimitClass = IpLimitClass | 'inbound' | 'unlimited';
 
-export interface RouteMetadata {
+interface RouteMetadata {
   operationId?: string;
   ipLimitClass: RouteLimitClass;
 }

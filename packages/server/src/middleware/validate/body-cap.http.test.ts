@@ -9,7 +9,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliProcesses, type CliProcesses } from '../../serve-testing.ts';
+import { cliProcesses, type CliProcesses } from '@service/testing/cli-processes';
 
 const MIB = 1024 * 1024;
 

@@ -12,7 +12,7 @@ import { findTextFault, MAX_JSON_DEPTH } from './text.ts';
 import { readBodyWithLimit } from '../../domain/webhooks/body-limit.ts';
 
 /** Request parts after validation by the contract's schemas (parsed and defaulted). */
-export interface Valid {
+interface Valid {
   params: Record<string, unknown>;
   query: Record<string, unknown>;
   headers: Record<string, unknown>;
@@ -79,7 +79,7 @@ async function readCapped(c: Context, maxBytes: number): Promise<Uint8Array> {
   return readBodyWithLimit(c.req.raw.body, { contentLength: c.req.header('content-length') ?? null, limitBytes: maxBytes });
 }
 
-export interface JsonBodyOptions {
+interface JsonBodyOptions {
   /** Code for a body that is not JSON, or whose text cannot be kept (`payload_invalid` inbound). */
   unparsable?: ErrorCode;
   /** Refuse NUL anywhere in the body (inbound events, whose free-form text is stored as is). */

@@ -7,7 +7,7 @@
  * 5,000 nested arrays overflowed the stack (a 500 that the sender of an inbound event retried forever).
  */
 
-export type TextFault = 'lone_surrogate' | 'nul' | 'too_deep';
+type TextFault = 'lone_surrogate' | 'nul' | 'too_deep';
 
 /**
  * The most levels of arrays and objects a JSON body may nest (`[[1]]` is two). Far above any real

@@ -13,12 +13,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { randomBase62 } from '../random.ts';
-import type { Db, OpenDb } from './db.ts';
-import { migrate } from './migrate.ts';
-import { openStore } from './open.ts';
-import { pgliteSchemaStore, type SharedPglite, sharePglite } from './pglite.ts';
-import { quoteIdent } from './postgres.ts';
+import { randomBase62 } from '../../server/src/random.ts';
+import type { Db, OpenDb } from '../../server/src/store/db.ts';
+import { migrate } from '../../server/src/store/migrate.ts';
+import { openStore } from '../../server/src/store/open.ts';
+import { pgliteSchemaStore, type SharedPglite, sharePglite } from '../../server/src/store/pglite.ts';
+import { quoteIdent } from '../../server/src/store/postgres.ts';
+
+/** The server's store folder (its migrations live there). */
+const SERVER_STORE = new URL('../../server/src/store/', import.meta.url);
 
 export interface TestStore {
   db: OpenDb;
@@ -100,10 +103,11 @@ export const PGLITE_TEMPLATE_ENV = 'SERVICE_TEST_PGLITE_TEMPLATE';
  * fraction of what creating one costs. Returns its path.
  */
 export async function pgliteTemplate(): Promise<string> {
-  const migrations = fileURLToPath(new URL('./migrations/', import.meta.url));
+  // The server's migrations, and the PGlite the server's store opens.
+  const migrations = fileURLToPath(new URL('migrations/', SERVER_STORE));
   const hash = createHash('sha256');
   // The installed PGlite's path names its version (pnpm's store layout).
-  hash.update(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+  hash.update(createRequire(SERVER_STORE).resolve('@electric-sql/pglite'));
   for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(join(migrations, file)));
   const template = join(tmpdir(), `service-pglite-template-${hash.digest('hex').slice(0, 16)}`);
   if (existsSync(template)) return template;

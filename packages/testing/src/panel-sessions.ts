@@ -4,9 +4,9 @@
  * and a caller that sends a session's cookie and CSRF token.
  */
 import { expect } from 'vitest';
-import { totpCode } from '../domain/sessions/totp.ts';
-import { randomBase62 } from '../random.ts';
-import type { TestApp } from '../testing.ts';
+import { totpCode } from '../../server/src/domain/sessions/totp.ts';
+import { randomBase62 } from '../../server/src/random.ts';
+import type { TestApp } from './app.ts';
 
 export interface Session {
   cookie: string;

@@ -6,10 +6,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { seedDataDir } from './store/testing.ts';
+import { seedDataDir } from './store.ts';
 
-const SERVER_DIR = fileURLToPath(new URL('../', import.meta.url));
-const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
+// The server package: the CLI runs from its folder, as `pnpm service` would.
+const SERVER_DIR = fileURLToPath(new URL('../../server/', import.meta.url));
+const CLI = fileURLToPath(new URL('../../server/src/cli.ts', import.meta.url));
 
 /** Where the test run's build of the CLI is (set by the test run's global setup). */
 export const CLI_BUILD_ENV = 'SERVICE_TEST_CLI';

@@ -2,13 +2,13 @@
  * @module Test helper: an app on a fresh in-memory store (a schema of the process's one PGlite) with a fake clock, an initialised workspace
  * (admin with TOTP, a key with every scope) and shortcuts to sign in and to issue keys.
  */
-import { fixedClock } from './clock.ts';
-import { createApp, type AppOptions, type Deps } from './app.ts';
-import { totpCode } from './domain/sessions/totp.ts';
-import { initWorkspace, type InitResult } from './domain/workspaces/init.ts';
-import type { OpenDb } from './store/db.ts';
-import { randomBase62 } from './random.ts';
-import { openMemoryStore } from './store/testing.ts';
+import { fixedClock } from '../../server/src/clock.ts';
+import { createApp, type AppOptions, type Deps } from '../../server/src/app.ts';
+import { totpCode } from '../../server/src/domain/sessions/totp.ts';
+import { initWorkspace, type InitResult } from '../../server/src/domain/workspaces/init.ts';
+import type { OpenDb } from '../../server/src/store/db.ts';
+import { randomBase62 } from '../../server/src/random.ts';
+import { openMemoryStore } from './store.ts';
 
 export interface TestApp extends InitResult {
   app: ReturnType<typeof createApp>['app'];
