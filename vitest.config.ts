@@ -9,6 +9,13 @@ export default defineConfig({
     // Suites that share PostgreSQL / Redis / ports must not trample each other.
     fileParallelism: true,
     pool: 'forks',
+    // One process per worker runs many test files, so the costly parts are paid once per worker, not
+    // per file: the embedded PostgreSQL (each test store is a fresh schema of the worker's one PGlite,
+    // see @service/testing/store) and loading the server's modules. Suites clean up what they start.
+    isolate: false,
+    // Vitest's default is one worker less than the cores (one, on a 2-core machine), but most slow suites
+    // wait (on spawned servers, on timers, on a browser) rather than compute: four overlap those waits.
+    maxWorkers: 4,
     globalSetup: ['vitest.global-setup.ts'],
   },
 });

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../store/db.ts';
-import { onRunEnded, onRunInterrupted, runEnded, runInterrupted, type EndedRun } from './run-hooks.ts';
+import { createRunHooks, type EndedRun } from './run-hooks.ts';
 
 const tx = {} as Db;
 const run: EndedRun = { runId: 'run_1', workspaceId: 'ws_1', source: 'inbound_webhook' };
 
 describe('run hooks', () => {
+  // Its own set: the process's set holds what the suites that built services registered.
+  const { onRunEnded, onRunInterrupted, runEnded, runInterrupted } = createRunHooks();
   it('tells every ended-run hook once, in registration order, with the closing transaction; registering again is a no-op', async () => {
     const calls: string[] = [];
     const first = async (t: Db, r: EndedRun) => void calls.push(`first ${r.runId} ${t === tx}`);

@@ -26,26 +26,31 @@ type RunEndedHook = (tx: Db, run: EndedRun) => Promise<void>;
  */
 type RunInterruptedHook = (tx: Db, run: EndedRun) => Promise<boolean>;
 
-const endedHooks = new Set<RunEndedHook>();
-const interruptedHooks = new Set<RunInterruptedHook>();
-
-/** Registers a hook called whenever a run ends. */
-export function onRunEnded(hook: RunEndedHook): void {
-  endedHooks.add(hook);
+/** A set of hooks: the process has one ({@link onRunEnded} and the others below); a test can make its own. */
+export function createRunHooks() {
+  const ended = new Set<RunEndedHook>();
+  const interrupted = new Set<RunInterruptedHook>();
+  return {
+    /** Registers a hook called whenever a run ends. */
+    onRunEnded(hook: RunEndedHook): void {
+      ended.add(hook);
+    },
+    /** Registers a hook that may hand an interrupted run over again. */
+    onRunInterrupted(hook: RunInterruptedHook): void {
+      interrupted.add(hook);
+    },
+    /** Tells every ended-run hook, in registration order, in the closing transaction. */
+    async runEnded(tx: Db, run: EndedRun): Promise<void> {
+      for (const hook of ended) await hook(tx, run);
+    },
+    /** True when a hook queued the interrupted run again (the first that does wins). */
+    async runInterrupted(tx: Db, run: EndedRun): Promise<boolean> {
+      for (const hook of interrupted) if (await hook(tx, run)) return true;
+      return false;
+    },
+  };
 }
 
-/** Registers a hook that may hand an interrupted run over again. */
-export function onRunInterrupted(hook: RunInterruptedHook): void {
-  interruptedHooks.add(hook);
-}
+const processHooks = createRunHooks();
 
-/** Tells every ended-run hook, in registration order, in the closing transaction. */
-export async function runEnded(tx: Db, run: EndedRun): Promise<void> {
-  for (const hook of endedHooks) await hook(tx, run);
-}
-
-/** True when a hook queued the interrupted run again (the first that does wins). */
-export async function runInterrupted(tx: Db, run: EndedRun): Promise<boolean> {
-  for (const hook of interruptedHooks) if (await hook(tx, run)) return true;
-  return false;
-}
+export const { onRunEnded, onRunInterrupted, runEnded, runInterrupted } = processHooks;
