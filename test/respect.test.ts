@@ -17,7 +17,6 @@ const ROOT = resolve(import.meta.dirname, '..');
 // The server under test runs on its own embedded store: DATABASE_URL (set in CI) would point every `init`
 // at the one shared database, which other suites use too.
 const SERVER_ENV = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL' && name !== 'REDIS_URL'));
-const CLI = cliCommand();
 
 let dataDir: string;
 let server: ChildProcess | undefined;
@@ -27,12 +26,12 @@ let apiKey: string;
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'service-e2e-'));
   seedDataDir(dataDir);
-  const init = await run(process.execPath, [...CLI, 'init', '--json', '--data-dir', dataDir]);
+  const init = await run(process.execPath, [...cliCommand('init'), 'init', '--json', '--data-dir', dataDir]);
   expect(init.code, init.output).toBe(0);
   apiKey = (JSON.parse(init.stdout) as { apiKey: string }).apiKey;
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
-  server = spawn(process.execPath, [...CLI, 'serve', '--port', String(port), '--data-dir', dataDir], {
+  server = spawn(process.execPath, [...cliCommand('serve'), 'serve', '--port', String(port), '--data-dir', dataDir], {
     cwd: ROOT,
     env: SERVER_ENV,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -22,7 +22,7 @@ interface Run {
 /** Runs the CLI to completion, from `cwd`, without DATABASE_URL (the embedded store). */
 function cli(cwd: string, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...cliCommand(), ...args], { cwd, env: embeddedEnv() });
+    const child = spawn(process.execPath, [...cliCommand(args[0]), ...args], { cwd, env: embeddedEnv() });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -50,7 +50,7 @@ interface Served {
 /** Starts `serve` and waits for its "Listening on" line. */
 function serve(cwd: string, ...args: string[]): Promise<Served> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...cliCommand(), 'serve', '--port', '0', '--host', '127.0.0.1', ...args], { cwd, env: embeddedEnv() });
+    const child = spawn(process.execPath, [...cliCommand('serve'), 'serve', '--port', '0', '--host', '127.0.0.1', ...args], { cwd, env: embeddedEnv() });
     let output = '';
     const onData = (d: Buffer) => {
       output += d.toString();

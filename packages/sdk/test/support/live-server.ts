@@ -38,7 +38,7 @@ export async function startLiveServer(options: { port: number; env?: Record<stri
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY']) delete env[name];
   const cli = (...args: string[]) => {
-    const result = spawnSync(process.execPath, [...cliCommand(), ...args, '--data-dir', dataDir], { cwd: ROOT, env, encoding: 'utf8' });
+    const result = spawnSync(process.execPath, [...cliCommand(args[0]), ...args, '--data-dir', dataDir], { cwd: ROOT, env, encoding: 'utf8' });
     if (result.status !== 0) throw new Error(`service ${args.join(' ')} failed: ${result.stderr}`);
     return result.stdout;
   };
@@ -52,10 +52,14 @@ export async function startLiveServer(options: { port: number; env?: Record<stri
     cli,
     start: () =>
       new Promise((done, fail) => {
-        const started = spawn(process.execPath, [...cliCommand(), 'serve', '--host', '127.0.0.1', '--port', String(options.port), '--data-dir', dataDir], {
-          cwd: ROOT,
-          env,
-        });
+        const started = spawn(
+          process.execPath,
+          [...cliCommand('serve'), 'serve', '--host', '127.0.0.1', '--port', String(options.port), '--data-dir', dataDir],
+          {
+            cwd: ROOT,
+            env,
+          },
+        );
         child = started;
         let output = '';
         const onData = (chunk: Buffer) => {

@@ -30,7 +30,7 @@ describe('SECRET_KEY is required with DATABASE_URL', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('init exits 2 with one line naming SECRET_KEY, and writes no key file', () => {
-    const result = spawnSync(process.execPath, [...cliCommand(), 'init'], { cwd: SERVER_DIR, env, encoding: 'utf8' });
+    const result = spawnSync(process.execPath, [...cliCommand('init'), 'init'], { cwd: SERVER_DIR, env, encoding: 'utf8' });
     expect(result.status).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);

@@ -44,7 +44,7 @@ describe('service webhooks / approvals (CLI)', () => {
   /** A real process: `node --import tsx cli.ts …`. */
   function binary(...args: string[]): Promise<Run> {
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, [...cliCommand(), ...args, '--data-dir', join(dir, 'data')], { cwd: SERVER_DIR, env });
+      const child = spawn(process.execPath, [...cliCommand(args[0]), ...args, '--data-dir', join(dir, 'data')], { cwd: SERVER_DIR, env });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
