@@ -115,11 +115,11 @@ describe('body caps over HTTP', { timeout: 120_000 }, () => {
   });
 
   it('login stops reading a chunked body that would be 50 MB soon after the cap', async () => {
-    // Past 4 MiB (64 times the cap) the client stops writing and waits for the answer, the body still
-    // unfinished: the server discards what comes for 500 ms after its 413 and then closes, and a client
-    // process starved of CPU for longer (a loaded test machine) would still be writing then and lose
-    // the answer to EPIPE. A server that never answers fails the test on its timeout.
-    const answer = await send('/auth/login', { total: 50 * MIB, firstBytes: '{"email":"', pauseAfter: 4 * MIB });
+    // Past 256 KiB (four times the cap, still in the kernel's buffers) the client stops writing and waits
+    // for the answer, the body unfinished: the server discards what comes for 500 ms after its 413 and
+    // then closes, and a client process starved of CPU for longer (a loaded test machine) would still be
+    // writing then and lose the answer to EPIPE. A server that never answers fails on the test's timeout.
+    const answer = await send('/auth/login', { total: 50 * MIB, firstBytes: '{"email":"', pauseAfter: 256 * 1024 });
     expectTooLarge(answer, 64 * 1024, '120');
     // The server answered long before the client could push 50 MB at it.
     expect(answer.sentBytes).toBeLessThan(50 * MIB);
