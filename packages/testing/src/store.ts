@@ -15,8 +15,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { randomBase62 } from '../../server/src/random.ts';
 import type { Db, OpenDb } from '../../server/src/store/db.ts';
-import { migrate } from '../../server/src/store/migrate.ts';
-import { openStore } from '../../server/src/store/open.ts';
+import { migrated, openStore } from '../../server/src/store/open.ts';
 import { pgliteSchemaStore, type SharedPglite, sharePglite } from '../../server/src/store/pglite.ts';
 import { quoteIdent } from '../../server/src/store/postgres.ts';
 
@@ -62,16 +61,11 @@ export async function openMemoryStore(): Promise<OpenDb> {
   const instance = await shared;
   const schema = `test_${randomBase62(12).toLowerCase()}`;
   await instance.pg.exec(`CREATE SCHEMA ${quoteIdent(schema)}`);
-  const db = pgliteSchemaStore(instance, schema, async () => {
-    await instance.pg.exec(`DROP SCHEMA ${quoteIdent(schema)} CASCADE`);
-  });
-  try {
-    await migrate(db);
-  } catch (err) {
-    await db.close();
-    throw err;
-  }
-  return db;
+  return migrated(
+    pgliteSchemaStore(instance, schema, async () => {
+      await instance.pg.exec(`DROP SCHEMA ${quoteIdent(schema)} CASCADE`);
+    }),
+  );
 }
 
 async function openPostgresTestStore(url: string): Promise<TestStore> {

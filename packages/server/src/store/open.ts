@@ -26,6 +26,11 @@ export async function openStore(options: StoreOptions = {}): Promise<OpenDb> {
         ...(options.listenRetryMs ? { listenRetryMs: options.listenRetryMs } : {}),
       })
     : await openPglite(options.dataDir);
+  return migrated(db);
+}
+
+/** `db` with its schema brought up to date; closed when a migration fails. */
+export async function migrated(db: OpenDb): Promise<OpenDb> {
   try {
     await migrate(db);
   } catch (err) {
