@@ -68,7 +68,8 @@ describe('crash recovery: kill -9 with runs in flight, restart, every run ends',
         return ((await res.json()) as { total: number }).total === HANGING_RUNS;
       },
       'the hanging runs to be in progress',
-      60_000,
+      // Twenty invocations on a freshly started embedded store, beside three other suites on 2 cores.
+      120_000,
       API_POLL_MS,
     );
 
@@ -145,5 +146,5 @@ describe('crash recovery: kill -9 with runs in flight, restart, every run ends',
     } finally {
       await db.close();
     }
-  }, 240_000);
+  }, 300_000);
 });
