@@ -10,6 +10,7 @@ import { type CommandTable, commandTable, dispatch, type Flags, type Print } fro
 import { formatKeys, keyCommands, resolveWorkspace } from './cli/keys.ts';
 import { DataDirLockedError } from './runtime/lock.ts';
 import { startServer } from './cli/serve.ts';
+import { assertWorkersPossible, isClusterPrimary, runPrimary, workerConfig, workerIndex } from './cli/cluster.ts';
 import { openCliStore } from './runtime/store.ts';
 import { HELP, UsageError } from './cli/usage.ts';
 import { webhookCommands } from './cli/webhooks.ts';
@@ -60,6 +61,7 @@ const OPTIONS = {
     host: { type: 'string' },
     'tls-cert': { type: 'string' },
     'tls-key': { type: 'string' },
+    workers: { type: 'string' },
   },
 } as const;
 
@@ -98,6 +100,7 @@ export function commandConfig(values: Flags, env: NodeJS.ProcessEnv): ServerConf
       host: str(values.host),
       'tls-cert': str(values['tls-cert']),
       'tls-key': str(values['tls-key']),
+      workers: str(values.workers),
     },
     env,
   );
@@ -118,8 +121,15 @@ async function run(command: Command, values: Flags, positionals: string[], print
 
   if (command === 'serve') {
     if (positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${HELP.serve}`);
-    // The first start's secrets only to a terminal: a piped stdout is the log in production.
-    const server = await startServer(config, (line) => print(line), { terminal: process.stdout.isTTY === true });
+    assertWorkersPossible(config);
+    if (isClusterPrimary(config)) return runPrimary(config, (line) => print(line));
+    const index = workerIndex(env);
+    // The first start's secrets only to a terminal: a piped stdout is the log in production. Of
+    // several workers, the first prints the start-up lines; the others only their failures.
+    const say = (line: string) => {
+      if (index === undefined || index === 1 || line.startsWith('WARNING')) print(line);
+    };
+    const server = await startServer(workerConfig(config, index), say, { terminal: process.stdout.isTTY === true, worker: index });
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once('SIGINT', stop);

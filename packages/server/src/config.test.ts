@@ -4,6 +4,7 @@
  * (SERVICE_URL, OLD_SECRET_KEY) come from the environment it is given, and a wrong one is a
  * ConfigError (one readable line, exit 2), like every other setting.
  */
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.ts';
 import { DEFAULT_ENGINE_CONFIG } from './engine/config.ts';
@@ -55,5 +56,16 @@ describe('loadConfig', () => {
   ])('a wrong engine or rate setting %j is a ConfigError', (env, message) => {
     expect(() => loadConfig({}, env)).toThrow(ConfigError);
     expect(() => loadConfig({}, env)).toThrow(message);
+  });
+
+  it('runs one server process per core only where the processes can share the store and the limits', () => {
+    const shared = { DATABASE_URL: 'postgres://db/service', REDIS_URL: 'redis://cache' };
+    expect(loadConfig({}, {}).workers).toBe(1);
+    expect(loadConfig({}, { DATABASE_URL: shared.DATABASE_URL }).workers).toBe(1);
+    expect(loadConfig({}, shared).workers).toBe(availableParallelism());
+    expect(loadConfig({ workers: '3' }, { ...shared, WORKERS: '5' }).workers).toBe(3);
+    expect(loadConfig({}, { WORKERS: '2' }).workers).toBe(2);
+    for (const wrong of ['0', '65', '1.5', 'many'])
+      expect(() => loadConfig({ workers: wrong }, {})).toThrow(new ConfigError(`--workers (WORKERS) is a whole number from 1 to 64, not ${wrong}.`));
   });
 });

@@ -7,6 +7,7 @@
  * every other command take their settings from the `ServerConfig` it returns, and nothing under
  * `src/` reads `process.env` on its own. A wrong value is a `ConfigError`: one readable line, exit 2.
  */
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { readLogSettings, type LogFormat, type LogLevel } from './log/index.ts';
 import { parseCorsOrigins } from './middleware/cors/index.ts';
@@ -21,6 +22,11 @@ export interface ServerConfig {
   redisUrl: string | undefined;
   port: number;
   host: string;
+  /**
+   * Server processes behind the port (`--workers`, WORKERS; cli/cluster.ts). Default: the machine's
+   * cores with DATABASE_URL and REDIS_URL (what the processes must share), else 1.
+   */
+  workers: number;
   tls: { certFile: string; keyFile: string } | undefined;
   /** Reverse proxies whose X-Forwarded-For is believed for the per-IP limit. */
   trustProxy: number;
@@ -70,6 +76,7 @@ interface ConfigFlags {
   'data-dir'?: string | undefined;
   port?: string | undefined;
   host?: string | undefined;
+  workers?: string | undefined;
   'tls-cert'?: string | undefined;
   'tls-key'?: string | undefined;
 }
@@ -88,6 +95,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: env.REDIS_URL || undefined,
     port: parsePort(flags.port ?? env.PORT),
+    workers: parseWorkers(flags.workers ?? env.WORKERS, Boolean(env.DATABASE_URL && env.REDIS_URL)),
     host: flags.host ?? env.HOST ?? '127.0.0.1',
     tls: certFile && keyFile ? { certFile: resolve(cwd, certFile), keyFile: resolve(cwd, keyFile) } : undefined,
     trustProxy: parseCount(env.TRUST_PROXY),
@@ -168,4 +176,12 @@ function parseMs(value: string | undefined, fallback: number, name: string): num
   const n = Number(value);
   if (!Number.isInteger(n) || n < 10 || n > 3_600_000) throw new ConfigError(`${name} must be milliseconds between 10 and 3600000: ${value}`);
   return n;
+}
+
+/** `--workers N` / WORKERS: 1 to 64 processes; by default the cores when the store and limits can be shared. */
+function parseWorkers(value: string | undefined, shareable: boolean): number {
+  if (value === undefined || value === '') return shareable ? availableParallelism() : 1;
+  const workers = Number(value);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new ConfigError(`--workers (WORKERS) is a whole number from 1 to 64, not ${value}.`);
+  return workers;
 }

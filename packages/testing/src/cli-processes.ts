@@ -33,8 +33,11 @@ export function cliCommand(command: string | undefined, env: NodeJS.ProcessEnv =
 export interface CliProcesses {
   /** Runs a command to its end; throws with its stderr when it fails. Returns its stdout. */
   run(...args: string[]): string;
-  /** Starts `serve --port 0`; resolves with the process, its URL and what it printed, once it listens. */
-  serve(): Promise<{ child: ChildProcess; url: string; output: () => string }>;
+  /**
+   * Starts `serve --port 0` (one process, `--workers 1`, unless `args` say otherwise); resolves with
+   * the process, its URL and what it printed, once it listens.
+   */
+  serve(...args: string[]): Promise<{ child: ChildProcess; url: string; output: () => string }>;
   /** Kills (SIGKILL) every server still running. */
   killAll(): void;
 }
@@ -55,10 +58,11 @@ export function cliProcesses(dir: string, env: NodeJS.ProcessEnv): CliProcesses 
       if (result.status !== 0) throw new Error(`service ${args.join(' ')} failed: ${result.stderr}`);
       return result.stdout;
     },
-    serve() {
+    serve(...args) {
       seed();
+      const options = args.length > 0 ? args : ['--workers', '1'];
       return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [...cliCommand('serve'), 'serve', '--port', '0', '--data-dir', dataDir], { cwd: SERVER_DIR, env });
+        const child = spawn(process.execPath, [...cliCommand('serve'), 'serve', '--port', '0', '--data-dir', dataDir, ...options], { cwd: SERVER_DIR, env });
         children.push(child);
         let output = '';
         child.stdout!.on('data', (d: Buffer) => {

@@ -15,6 +15,7 @@ import { SEALED_SECRET_HINT } from '../domain/webhooks/secret-box.ts';
 import { newRequestId } from '../middleware/request-id/index.ts';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.ts';
 import { createRuntime } from '../runtime/index.ts';
+import { reportListening, workersLine } from './cluster.ts';
 import { firstStartLines, initialiseOnFirstStart } from './first-start.ts';
 import { gracefulStop } from './shutdown.ts';
 
@@ -26,6 +27,8 @@ interface RunningServer {
 interface StartOptions {
   /** stdout is a terminal: the first start's secrets may be printed (see first-start.ts). */
   terminal?: boolean;
+  /** Which of `--workers N`'s processes this is (1…N; cli/cluster.ts); undefined for a lone server. */
+  worker?: number | undefined;
 }
 
 /** Builds the runtime (runtime/index.ts) from `config`, listens, and says how it runs. */
@@ -42,6 +45,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
     const url = `${tls ? 'https' : 'http'}://${hostForUrl(config.host)}:${port}`;
 
     say(`Store: ${store.description}.`);
+    if (options.worker === undefined) say(workersLine(config));
     say(metricsServer ? `Metrics: ${metricsServer.url} (Prometheus; METRICS_PORT).` : 'Metrics: off (set METRICS_PORT to serve /metrics).');
     say(`Rate limits: ${redis ? 'shared through Redis (REDIS_URL)' : 'in memory (this process only)'}.`);
     if (redis && !(await answers(redis))) {
@@ -70,6 +74,7 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
         ? `Listening on ${url} (HTTPS, TLS 1.2 minimum).`
         : `Listening on ${url} (plain HTTP, no TLS: use it locally or behind a TLS-terminating proxy; pass --tls-cert and --tls-key to serve HTTPS).`,
     );
+    if (options.worker !== undefined) reportListening(url);
     const stop = gracefulStop({ server, services, worker, graceMs: config.shutdownGraceMs, logger });
     return {
       url,

@@ -48,7 +48,7 @@ that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_T
 CORS_ORIGINS (browser origins allowed to call the API; none by default), OPERATOR_TOKEN (an operator
 token the server accepts, at least 32 characters), SERVICE_URL (the running server the \`workspaces\`
 and \`users reset-…\` commands call), METRICS_PORT, METRICS_HOST, SHUTDOWN_GRACE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
-KEEP_ALIVE_TIMEOUT_MS, LOG_LEVEL, LOG_FORMAT (see docs/operations.md).`,
+KEEP_ALIVE_TIMEOUT_MS, LOG_LEVEL, LOG_FORMAT, WORKERS (see docs/operations.md).`,
 
   init: `Usage: service init [--json] [--email E] [--password P] [--workspace-name N] [--data-dir D]
 
@@ -105,13 +105,17 @@ Lists the workspace's users with their role and whether two-step verification is
 Prints the current 6-digit code (RFC 6238: SHA-1, 30 s steps), as an authenticator app would.
 Each code is accepted once at login.`,
 
-  serve: `Usage: service serve [--port P] [--host H] [--data-dir D] [--tls-cert F --tls-key F]
+  serve: `Usage: service serve [--port P] [--host H] [--data-dir D] [--tls-cert F --tls-key F] [--workers N]
 
   --port P        port (default 8080, or PORT; 0 picks a free one)
   --host H        address to bind (default 127.0.0.1, or HOST; 0.0.0.0 for every interface)
   --data-dir D    embedded store directory (default ./data, or DATA_DIR); unused with DATABASE_URL
   --tls-cert F    PEM certificate chain; with --tls-key, serves HTTPS with TLS 1.2 minimum
   --tls-key F     PEM private key
+  --workers N     server processes behind the port, 1 to 64 (or WORKERS; default: the cores with
+                  DATABASE_URL and REDIS_URL, else 1). More than one needs both: the embedded store
+                  is one process, and the rate limits must be shared. METRICS_PORT is the first
+                  worker's; worker k serves metrics on METRICS_PORT + k - 1.
 Without a certificate it serves plain HTTP (for local use or behind a TLS-terminating proxy) and
 says so. The embedded store is locked while the server runs; with DATABASE_URL and REDIS_URL
 several servers can share the store and the rate limits.`,
