@@ -88,7 +88,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('serve --workers 2 on PostgreSQL an
     await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   });
 
-  it('serves from two processes on one port, shares the workspace limit, and stops whole on SIGTERM', async () => {
+  it('serves from two processes on one port, shares the workspace limit, replaces a dead worker, and stops whole on SIGTERM', async () => {
     const server = await cli.serve('--workers', '2');
     // The primary forks two workers; the first prints the start-up lines, the primary the summary.
     const pid = server.child.pid!;
@@ -109,9 +109,17 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('serve --workers 2 on PostgreSQL an
     expect(statuses.filter((s) => s === 200)).toHaveLength(4);
     expect(statuses.filter((s) => s === 429)).toHaveLength(4);
 
+    // A worker that dies is replaced; the port keeps answering meanwhile.
+    process.kill(workers[1]!, 'SIGKILL');
+    await expect.poll(() => server.output(), { timeout: 30_000 }).toMatch(/Worker [12] exited \(SIGKILL\); starting another\./);
+    await expect.poll(() => childrenOf(pid).filter((p) => !workers.includes(p)).length, { timeout: 30_000 }).toBe(1);
+    const healthy = await fetch(`${server.url}/healthz`);
+    expect(healthy.status).toBe(200);
+    const running = childrenOf(pid);
+
     server.child.kill('SIGTERM');
     const code = await new Promise<number | null>((resolve) => server.child.once('exit', (c) => resolve(c)));
     expect(code).toBe(0);
-    for (const worker of workers) expect(alive(worker)).toBe(false);
+    for (const worker of [...workers, ...running]) expect(alive(worker)).toBe(false);
   }, 90_000);
 });
