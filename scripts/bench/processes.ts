@@ -187,7 +187,8 @@ export async function startService(options: ServiceOptions): Promise<ServiceUnde
     const destination = JSON.parse(
       cli('webhooks', 'outbound', 'create', '--url', `${options.receiverOrigin}/hook`, '--events', 'integration.connected', '--json'),
     ) as ServiceUnderTest['destination'];
-    const server = await spawnListening(process.execPath, [COMPILED_CLI, 'serve', '--port', '0', '--data-dir', dataDir], env);
+    // One server process: the ratios are per process (`--workers` is measured on its own).
+    const server = await spawnListening(process.execPath, [COMPILED_CLI, 'serve', '--port', '0', '--workers', '1', '--data-dir', dataDir], env);
     const update = spawnSync(
       process.execPath,
       [
