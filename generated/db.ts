@@ -205,6 +205,16 @@ export interface Tables {
     reason: string;
     paused_at: Date;
   };
+  run_counts: {
+    workspace_id: string;
+    status: string;
+    agent_slug: string;
+    answered_by: string;
+    alias: string;
+    source: string;
+    shard: number;
+    runs: string;
+  };
   run_steps: {
     id: string;
     run_id: string;

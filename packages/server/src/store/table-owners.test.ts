@@ -34,6 +34,7 @@ const TABLE_OWNERS: Record<string, string> = {
   operator_tokens: 'domain/operators',
   outbox_events: 'domain/events',
   paused_agents: 'domain/agents',
+  run_counts: 'domain/runs',
   run_steps: 'domain/runs',
   runs: 'domain/runs',
   schema_migrations: 'store',

@@ -105,22 +105,36 @@ export interface RunFilters {
   offset: number;
 }
 
-/** One page of the workspace's runs, newest first, with the total that match the filters. */
+/** The filters on a run's class, in `runs` and in `run_counts` alike ($2 … $5). */
+const CLASS_MATCHES = `($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR agent_slug = $3 OR answered_by = $3)
+    AND ($4::text IS NULL OR alias = $4) AND ($5::text IS NULL OR source = $5)`;
+
+/**
+ * One page of the workspace's runs, newest first, with the total that match the filters, in one
+ * statement. The agent filter matches the agent addressed or, for a routed run, the department
+ * that answered it; a filter that is not given is NULL and matches every run.
+ *
+ * Without a time range the total is a sum over the workspace's counters per class (`run_counts`,
+ * kept by triggers on `runs`: migration 0505), so it costs the same for a million runs as for a
+ * hundred; the page comes from the `(workspace_id, created_at, seq)` index. The counters' row is
+ * always there, so a page past the end still carries the total. A list bounded by `createdAfter`
+ * or `createdBefore` counts the runs in its range instead.
+ */
 export async function listRunRows(db: Db, workspaceId: string, filters: RunFilters): Promise<RunList> {
-  // One fixed statement: a filter that is not given is NULL and matches every run. The agent filter
-  // matches the agent addressed or, for a routed run, the department that answered it.
-  const matches = `workspace_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR agent_slug = $3 OR answered_by = $3)
-    AND ($4::text IS NULL OR alias = $4) AND ($5::text IS NULL OR source = $5)
+  const classParams = [workspaceId, filters.status ?? null, filters.agentSlug ?? null, filters.alias ?? null, filters.source ?? null];
+  if (!filters.createdAfter && !filters.createdBefore) {
+    const rows = await db.query<RunRow & { total: number }>(
+      `WITH total AS (SELECT coalesce(sum(runs), 0)::int AS total FROM run_counts WHERE workspace_id = $1 AND ${CLASS_MATCHES}),
+            page AS (SELECT * FROM runs WHERE workspace_id = $1 AND ${CLASS_MATCHES} ORDER BY created_at DESC, seq DESC LIMIT $6 OFFSET $7)
+       SELECT page.*, total.total FROM total LEFT JOIN page ON true ORDER BY page.created_at DESC, page.seq DESC`,
+      [...classParams, filters.limit, filters.offset],
+    );
+    const total = rows[0]?.total ?? 0;
+    return { data: rows.filter((row) => row.id !== null).map(toRun), total, limit: filters.limit, offset: filters.offset };
+  }
+  const matches = `workspace_id = $1 AND ${CLASS_MATCHES}
     AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)`;
-  const params = [
-    workspaceId,
-    filters.status ?? null,
-    filters.agentSlug ?? null,
-    filters.alias ?? null,
-    filters.source ?? null,
-    filters.createdAfter ?? null,
-    filters.createdBefore ?? null,
-  ];
+  const params = [...classParams, filters.createdAfter ?? null, filters.createdBefore ?? null];
   // The page and the total in one statement (the window counts every match before LIMIT); a page
   // past the end has no row to carry the total, so only then is it counted apart.
   const rows = await db.query<RunRow & { total: number }>(
