@@ -1,0 +1,201 @@
+/**
+ * @module The realistic load: many long streams at once. `count` streamed requests for the loopback
+ * model server's slow model (first fragment after 300 ms, then 40 a second for 10 s, by default),
+ * started evenly over `rampSeconds` so that all of them are open together, against one path: the
+ * upstream directly, Portkey, or the service's `openai-compatible` engine. Per stream: the time to
+ * the first answer fragment, and which fragments arrived (each is ` tok<i>.`, counted in order
+ * against what the upstream sent). For the process behind the path: RSS before and at its peak
+ * (per open stream), and CPU time over the run, from /proc.
+ */
+import { Agent, request } from 'node:http';
+import type { Listening } from './processes.ts';
+import { percentile } from './stats.ts';
+
+export interface SlowStreamSpec {
+  /** `upstream`, `Portkey`, or `service`. */
+  path: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  count: number;
+  rampSeconds: number;
+  /** The process whose RSS and CPU are read (the service, Portkey, or the upstream itself). */
+  server: Listening;
+  /** The upstream, for its counts of what it sent. */
+  upstream: Listening;
+  /** Give up on streams still open this long after the last one started. */
+  limitMs: number;
+}
+
+export interface SlowStreamResult {
+  path: string;
+  streams: number;
+  /** Streams that answered 200, ended normally and got every fragment in order. */
+  complete: number;
+  /** Streams answered >= 400, cut, ended with `event: error`, or still open at the limit. */
+  failed: number;
+  maxOpen: number;
+  firstFragmentP50Ms: number;
+  firstFragmentP99Ms: number;
+  fragmentsPerStream: number;
+  /** Fragments the upstream sent during the run, and what the clients received of them in order. */
+  upstreamSent: number;
+  received: number;
+  /** The fragments each stream should have had (`fragmentsPerStream` each) that it did not get in order. */
+  lost: number;
+  outOfOrder: number;
+  rssBeforeBytes: number | null;
+  rssPeakBytes: number | null;
+  rssPerStreamBytes: number | null;
+  cpuSeconds: number | null;
+  /** CPU time over the run's wall time: 1 = one core busy. */
+  cpuCores: number | null;
+  /** The benchmark's own CPU over the same time (the clients), for judging whether the load generator kept up. */
+  clientCpuCores: number;
+  wallSeconds: number;
+}
+
+interface UpstreamStats {
+  slowFragments: number;
+  slowTokensPerStream: number;
+}
+
+async function upstreamStats(upstream: Listening): Promise<UpstreamStats> {
+  const res = await fetch(`${upstream.url}/stats`);
+  return (await res.json()) as UpstreamStats;
+}
+
+const MARKS = /tok(\d+)\.|event: (end|error)|data: \[DONE\]/g;
+
+interface Stream {
+  started: number;
+  firstFragmentMs: number;
+  status: number;
+  next: number;
+  outOfOrder: number;
+  ended: 'end' | 'error' | 'done' | null;
+  closed: boolean;
+}
+
+function openStream(
+  spec: SlowStreamSpec,
+  agent: Agent,
+  i: number,
+  opened: () => void,
+  closed: () => void,
+): { state: Stream; done: Promise<void>; abort(): void } {
+  const state: Stream = { started: performance.now(), firstFragmentMs: Number.NaN, status: 0, next: 1, outOfOrder: 0, ended: null, closed: false };
+  let carry = '';
+  const req = request(spec.url, {
+    method: 'POST',
+    agent,
+    headers: {
+      ...spec.headers,
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(spec.body),
+      'x-forwarded-for': `10.254.${Math.floor(i / 250) % 250}.${(i % 250) + 1}`,
+    },
+  });
+  const done = new Promise<void>((resolve) => {
+    const finish = () => {
+      if (!state.closed) {
+        state.closed = true;
+        closed();
+      }
+      resolve();
+    };
+    req.on('response', (res) => {
+      state.status = res.statusCode ?? 0;
+      opened();
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        const text = carry + chunk;
+        let lastEnd = 0;
+        for (const match of text.matchAll(MARKS)) {
+          lastEnd = match.index + match[0].length;
+          if (match[1] !== undefined) {
+            if (Number.isNaN(state.firstFragmentMs)) state.firstFragmentMs = performance.now() - state.started;
+            if (Number(match[1]) === state.next) state.next += 1;
+            else state.outOfOrder += 1;
+          } else state.ended = match[2] === 'error' ? 'error' : match[2] === 'end' ? 'end' : 'done';
+        }
+        carry = text.slice(Math.max(lastEnd, text.length - 24));
+      });
+      res.on('end', finish);
+      res.on('close', finish);
+      res.on('error', finish);
+    });
+    req.on('error', finish);
+  });
+  req.end(spec.body);
+  return { state, done, abort: () => req.destroy() };
+}
+
+export async function slowStreams(spec: SlowStreamSpec): Promise<SlowStreamResult> {
+  const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
+  const before = await upstreamStats(spec.upstream);
+  const rssBefore = spec.server.rss() ?? null;
+  let rssPeak = rssBefore;
+  const cpuBefore = spec.server.cpuSeconds();
+  const clientBefore = process.cpuUsage();
+  const started = performance.now();
+  let open = 0;
+  let maxOpen = 0;
+  const sampler = setInterval(() => {
+    const rss = spec.server.rss();
+    if (rss !== undefined && (rssPeak === null || rss > rssPeak)) rssPeak = rss;
+  }, 200);
+  const streams: ReturnType<typeof openStream>[] = [];
+  try {
+    for (let i = 0; i < spec.count; i += 1) {
+      const due = started + (spec.count > 1 ? (i * spec.rampSeconds * 1000) / (spec.count - 1) : 0);
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      streams.push(
+        openStream(
+          spec,
+          agent,
+          i,
+          () => (maxOpen = Math.max(maxOpen, (open += 1))),
+          () => (open -= 1),
+        ),
+      );
+    }
+    const limit = new Promise<'limit'>((r) => setTimeout(() => r('limit'), spec.limitMs).unref());
+    if ((await Promise.race([Promise.all(streams.map((s) => s.done)), limit])) === 'limit') for (const s of streams) if (!s.state.closed) s.abort();
+    await Promise.all(streams.map((s) => s.done));
+  } finally {
+    clearInterval(sampler);
+    agent.destroy();
+  }
+  const wallSeconds = (performance.now() - started) / 1000;
+  const cpuAfter = spec.server.cpuSeconds();
+  const client = process.cpuUsage(clientBefore);
+  const after = await upstreamStats(spec.upstream);
+  const perStream = after.slowTokensPerStream;
+  const states = streams.map((s) => s.state);
+  const ok = (s: Stream) => s.status === 200 && (s.ended === 'end' || s.ended === 'done') && s.next - 1 === perStream && s.outOfOrder === 0;
+  const received = states.reduce((n, s) => n + (s.next - 1), 0);
+  const cpuSeconds = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : null;
+  return {
+    path: spec.path,
+    streams: spec.count,
+    complete: states.filter(ok).length,
+    failed: states.filter((s) => !ok(s)).length,
+    maxOpen,
+    firstFragmentP50Ms: percentile(states.map((s) => s.firstFragmentMs).filter(Number.isFinite), 0.5),
+    firstFragmentP99Ms: percentile(states.map((s) => s.firstFragmentMs).filter(Number.isFinite), 0.99),
+    fragmentsPerStream: perStream,
+    upstreamSent: after.slowFragments - before.slowFragments,
+    received,
+    lost: spec.count * perStream - received,
+    outOfOrder: states.reduce((n, s) => n + s.outOfOrder, 0),
+    rssBeforeBytes: rssBefore,
+    rssPeakBytes: rssPeak,
+    rssPerStreamBytes: rssBefore !== null && rssPeak !== null && maxOpen > 0 ? (rssPeak - rssBefore) / maxOpen : null,
+    cpuSeconds,
+    cpuCores: cpuSeconds === null ? null : cpuSeconds / wallSeconds,
+    clientCpuCores: (client.user + client.system) / 1e6 / wallSeconds,
+    wallSeconds,
+  };
+}
