@@ -38,6 +38,13 @@ const versionOf = (dir: string, name: string): string | undefined => {
 
 const installed = (dir: string) => versionOf(dir, '@portkey-ai/gateway') === PORTKEY_VERSION && versionOf(dir, '@hono/node-server') === NODE_SERVER_VERSION;
 
+/** npm's error code and the request that failed (`npm error code ECONNREFUSED / npm error FetchError: request to …`), or its last lines. */
+function npmError(output: string): string {
+  const lines = output.trim().split('\n');
+  const telling = lines.filter((l) => /^npm error (code |FetchError|network|404)/.test(l));
+  return (telling.length > 0 ? telling.slice(0, 2) : lines.slice(-3)).join(' / ');
+}
+
 /** Runs `npm install` in the cache directory unless the pinned versions are already there. Resolves to an error message, or null. */
 async function install(dir: string, log: (line: string) => void, limitMs = 180_000): Promise<string | null> {
   if (installed(dir)) return null;
@@ -55,7 +62,7 @@ async function install(dir: string, log: (line: string) => void, limitMs = 180_0
   const outcome = await new Promise<string | null>((resolve) => {
     const child = spawn('npm', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    const keep = (d: Buffer) => (output = (output + d.toString()).slice(-4_000));
+    const keep = (d: Buffer) => (output = (output + d.toString()).slice(0, 16_000));
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
@@ -65,11 +72,7 @@ async function install(dir: string, log: (line: string) => void, limitMs = 180_0
     });
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      resolve(
-        code === 0
-          ? null
-          : `npm install ${signal ? `was stopped after ${limitMs / 1000} s` : `exited ${code}`}: ${output.trim().split('\n').slice(-3).join(' / ')}`,
-      );
+      resolve(code === 0 ? null : `npm install ${signal ? `was stopped after ${limitMs / 1000} s` : `exited ${code}`}: ${npmError(output)}`);
     });
   });
   if (outcome) return outcome;

@@ -3,8 +3,8 @@
  * model server's slow model (first fragment after 300 ms, then 40 a second for 10 s, by default),
  * started evenly over `rampSeconds` so that all of them are open together, against one path: the
  * upstream directly, Portkey, or the service's `openai-compatible` engine. Per stream: the time to
- * the first answer fragment, and which fragments arrived (each is ` tok<i>.`, counted in order
- * against what the upstream sent). For the process behind the path: RSS before and at its peak
+ * the first answer fragment, and which fragments arrived (each is ` tok<i>.`, counted against what
+ * the upstream sent; one that comes after a later one, or twice, is out of order). For the process behind the path: RSS before and at its peak
  * (per open stream), and CPU time over the run, from /proc.
  */
 import { Agent, request } from 'node:http';
@@ -38,11 +38,12 @@ export interface SlowStreamResult {
   firstFragmentP50Ms: number;
   firstFragmentP99Ms: number;
   fragmentsPerStream: number;
-  /** Fragments the upstream sent during the run, and what the clients received of them in order. */
+  /** Fragments the upstream sent during the run, and the distinct ones the clients received. */
   upstreamSent: number;
   received: number;
-  /** The fragments each stream should have had (`fragmentsPerStream` each) that it did not get in order. */
+  /** The fragments each stream should have had (`fragmentsPerStream` each) that it did not get. */
   lost: number;
+  /** Fragments that came after a later one, or twice. */
   outOfOrder: number;
   rssBeforeBytes: number | null;
   rssPeakBytes: number | null;
@@ -71,7 +72,10 @@ interface Stream {
   started: number;
   firstFragmentMs: number;
   status: number;
-  next: number;
+  /** The highest fragment number received, and how many distinct fragments came in rising order. */
+  last: number;
+  seen: number;
+  /** Fragments that came after a higher one (late or repeated). */
   outOfOrder: number;
   ended: 'end' | 'error' | 'done' | null;
   closed: boolean;
@@ -84,7 +88,7 @@ function openStream(
   opened: () => void,
   closed: () => void,
 ): { state: Stream; done: Promise<void>; abort(): void } {
-  const state: Stream = { started: performance.now(), firstFragmentMs: Number.NaN, status: 0, next: 1, outOfOrder: 0, ended: null, closed: false };
+  const state: Stream = { started: performance.now(), firstFragmentMs: Number.NaN, status: 0, last: 0, seen: 0, outOfOrder: 0, ended: null, closed: false };
   let carry = '';
   const req = request(spec.url, {
     method: 'POST',
@@ -115,8 +119,11 @@ function openStream(
           lastEnd = match.index + match[0].length;
           if (match[1] !== undefined) {
             if (Number.isNaN(state.firstFragmentMs)) state.firstFragmentMs = performance.now() - state.started;
-            if (Number(match[1]) === state.next) state.next += 1;
-            else state.outOfOrder += 1;
+            const index = Number(match[1]);
+            if (index > state.last) {
+              state.last = index;
+              state.seen += 1;
+            } else state.outOfOrder += 1;
           } else state.ended = match[2] === 'error' ? 'error' : match[2] === 'end' ? 'end' : 'done';
         }
         carry = text.slice(Math.max(lastEnd, text.length - 24));
@@ -174,8 +181,8 @@ export async function slowStreams(spec: SlowStreamSpec): Promise<SlowStreamResul
   const after = await upstreamStats(spec.upstream);
   const perStream = after.slowTokensPerStream;
   const states = streams.map((s) => s.state);
-  const ok = (s: Stream) => s.status === 200 && (s.ended === 'end' || s.ended === 'done') && s.next - 1 === perStream && s.outOfOrder === 0;
-  const received = states.reduce((n, s) => n + (s.next - 1), 0);
+  const ok = (s: Stream) => s.status === 200 && (s.ended === 'end' || s.ended === 'done') && s.seen === perStream && s.outOfOrder === 0;
+  const received = states.reduce((n, s) => n + s.seen, 0);
   const cpuSeconds = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : null;
   return {
     path: spec.path,
