@@ -1,7 +1,8 @@
 /**
  * @module The benchmark's many-long-streams client counts what each stream received against what the
  * loopback model server sent: straight from that server every fragment arrives, and through a path
- * that drops one fragment of each stream the loss is reported, per fragment and per stream. Real
+ * that drops one fragment of each stream the loss is reported, per fragment and per stream, and a
+ * stream that ends early is reported cut. Real
  * processes on loopback: the model server from scripts/bench, and a lossy proxy in this process.
  */
 import { createServer, type Server } from 'node:http';
@@ -20,7 +21,7 @@ let lossyUrl: string;
 
 beforeAll(async () => {
   upstream = await startUpstream(SLOW);
-  // Buffers the model server's answer and forwards it without the event that carries fragment 3.
+  // Buffers the model server's answer and forwards part of it.
   lossy = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -31,10 +32,12 @@ beforeAll(async () => {
     });
     const text = await answer.text();
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? '' });
-    res.end(text.replace(/data: [^\n]*tok3\.[^\n]*\n\n/, ''));
+    // /drop: without fragment 3's event; /cut: up to fragment 5, then the connection ends without [DONE].
+    if (req.url === '/drop') res.end(text.replace(/data: [^\n]*tok3\.[^\n]*\n\n/, ''));
+    else res.end(text.slice(0, text.indexOf('\n\n', text.indexOf('tok5.')) + 2));
   });
   await new Promise<void>((resolve) => lossy.listen(0, '127.0.0.1', resolve));
-  lossyUrl = `http://127.0.0.1:${(lossy.address() as AddressInfo).port}/v1/chat/completions`;
+  lossyUrl = `http://127.0.0.1:${(lossy.address() as AddressInfo).port}`;
 });
 
 afterAll(async () => {
@@ -57,6 +60,7 @@ describe('slow streams', () => {
       upstreamSent: 50,
       received: 50,
       lost: 0,
+      undelivered: 0,
       outOfOrder: 0,
     });
     expect(Number.isFinite(result.firstFragmentP50Ms)).toBe(true);
@@ -65,7 +69,23 @@ describe('slow streams', () => {
   });
 
   it('through a path that drops fragment 3: one fragment lost per stream, and no stream complete', async () => {
-    const result = await run('lossy', lossyUrl, 3);
-    expect(result).toMatchObject({ streams: 3, complete: 0, failed: 3, upstreamSent: 30, received: 27, lost: 3, outOfOrder: 0 });
+    const result = await run('lossy', `${lossyUrl}/drop`, 3);
+    expect(result).toMatchObject({
+      streams: 3,
+      complete: 0,
+      failed: 3,
+      short: 3,
+      cut: 0,
+      upstreamSent: 30,
+      received: 27,
+      lost: 3,
+      undelivered: 3,
+      outOfOrder: 0,
+    });
+  });
+
+  it('through a path that ends each stream after fragment 5 without [DONE]: the streams are cut, nothing counted as silently lost', async () => {
+    const result = await run('cut', `${lossyUrl}/cut`, 3);
+    expect(result).toMatchObject({ streams: 3, complete: 0, failed: 3, cut: 3, short: 0, received: 15, lost: 0, undelivered: 15 });
   });
 });

@@ -33,7 +33,7 @@ import { progress } from './progress.ts';
 import { report, smokeVerdict } from './report.ts';
 import type { ScenarioResult, SlowStreamRun, Soak, StoreProbes } from './results.ts';
 import { type Measured, measureRounds, type Side } from './rounds.ts';
-import type { SlowStreamResult } from './slow-streams.ts';
+import { fragmentSummary, type SlowStreamResult } from './slow-streams.ts';
 import { runSoak } from './soak.ts';
 import { fmt } from './stats.ts';
 import { evaluate, peerTargets } from './targets.ts';
@@ -101,7 +101,7 @@ async function main(argv: string[]): Promise<number> {
   const slowLine = `${opts.slow.count} slow streams (${SLOW_FIRST_MS} ms to the first fragment, then ${SLOW_RATE}/s for ${opts.slow.seconds} s), started over ${opts.slow.rampSeconds} s`;
   const slowProgress = (run: SlowStreamResult, store: StoreKind | null) =>
     progress(
-      `[${store ?? '-'}] ${run.streams} slow streams via ${run.path}: first fragment p50 ${run.firstFragmentP50Ms.toFixed(1)} ms, p99 ${run.firstFragmentP99Ms.toFixed(1)} ms; ${run.complete} complete, ${run.lost} fragments lost; max open ${run.maxOpen}; RSS per stream ${run.rssPerStreamBytes === null ? '-' : `${fmt(run.rssPerStreamBytes / 1024, 1)} KiB`}; CPU ${run.cpuCores?.toFixed(2) ?? '-'} cores`,
+      `[${store ?? '-'}] ${run.streams} slow streams via ${run.path}: first fragment p50 ${run.firstFragmentP50Ms.toFixed(1)} ms, p99 ${run.firstFragmentP99Ms.toFixed(1)} ms; ${run.complete} complete; ${fragmentSummary(run)}; max open ${run.maxOpen}; RSS per stream ${run.rssPerStreamBytes === null ? '-' : `${fmt(run.rssPerStreamBytes / 1024, 1)} KiB`}; CPU ${run.cpuCores?.toFixed(2) ?? '-'} cores`,
     );
   try {
     if (has('core')) {

@@ -5,6 +5,7 @@
  */
 import type { StartupTimes } from './probes.ts';
 import type { PeerRow, ScenarioResult, SlowStreamRun, Soak, StoreProbes, Target } from './results.ts';
+import { fragmentSummary } from './slow-streams.ts';
 import { fmt, median } from './stats.ts';
 
 export interface Report {
@@ -131,7 +132,7 @@ function slowStreamTable(runs: readonly SlowStreamRun[]): string {
       'streams (max open)',
       'first fragment p50 / p99 ms',
       'added p50 / p99 ms',
-      'fragments lost',
+      'fragments',
       'RSS before / peak MiB',
       'RSS per stream KiB',
       'CPU (cores)',
@@ -142,7 +143,7 @@ function slowStreamTable(runs: readonly SlowStreamRun[]): string {
       `${fmt(r.streams)} (${fmt(r.maxOpen)})`,
       `${ms(r.firstFragmentP50Ms, 1)} / ${ms(r.firstFragmentP99Ms, 1)}`,
       `${ms(r.addedFirstFragmentP50Ms, 1)} / ${ms(r.addedFirstFragmentP99Ms, 1)}`,
-      `${fmt(r.lost)} of ${fmt(r.streams * r.fragmentsPerStream)}${r.failed > 0 ? ` (${r.failed} incomplete)` : ''}`,
+      fragmentSummary(r),
       `${mib(r.rssBeforeBytes)} / ${mib(r.rssPeakBytes)}`,
       r.rssPerStreamBytes === null ? '-' : fmt(r.rssPerStreamBytes / 1024, 1),
       r.cpuCores === null ? '-' : `${r.cpuCores.toFixed(2)} (bench ${r.clientCpuCores.toFixed(2)})`,
@@ -181,7 +182,7 @@ export function smokeVerdict(
   for (const s of slowStreams)
     checks.push([
       `${s.store ?? '-'}: ${s.streams} slow streams via ${s.path} got every fragment in order`,
-      s.complete === s.streams && s.lost === 0 && s.outOfOrder === 0,
+      s.complete === s.streams && s.lost === 0 && s.undelivered === 0 && s.outOfOrder === 0,
     ]);
   if (coreRan) checks.push(['the compiled build started and answered /healthz', startup?.compiledMs.every(Number.isFinite) === true]);
   for (const p of panelPages) checks.push([`${p.store}: the compiled build served the panel at /panel`, p.status === 200 && p.type.startsWith('text/html')]);

@@ -32,8 +32,18 @@ export interface SlowStreamResult {
   streams: number;
   /** Streams that answered 200, ended normally and got every fragment in order. */
   complete: number;
-  /** Streams answered >= 400, cut, ended with `event: error`, or still open at the limit. */
+  /** The others: the sum of the four below. */
   failed: number;
+  /** No answer at all (not even headers) before the limit, or a connection error. */
+  unanswered: number;
+  /** Answered with another status than 200. */
+  refused: number;
+  /** Answered 200 but ended without its closing event (`event: end` or `[DONE]`): cut, `event: error`, or still open at the limit. */
+  cut: number;
+  /** Ended normally but short of fragments, or with some out of order. */
+  short: number;
+  /** Streams still open at the limit, closed by the benchmark (counted among the unanswered or cut). */
+  closedAtLimit: number;
   maxOpen: number;
   firstFragmentP50Ms: number;
   firstFragmentP99Ms: number;
@@ -41,8 +51,10 @@ export interface SlowStreamResult {
   /** Fragments the upstream sent during the run, and the distinct ones the clients received. */
   upstreamSent: number;
   received: number;
-  /** The fragments each stream should have had (`fragmentsPerStream` each) that it did not get. */
+  /** Fragments missing from streams that ended normally: lost without the client being told. */
   lost: number;
+  /** All the fragments the streams should have had (`fragmentsPerStream` each) and did not get, incomplete streams included. */
+  undelivered: number;
   /** Fragments that came after a later one, or twice. */
   outOfOrder: number;
   rssBeforeBytes: number | null;
@@ -79,6 +91,7 @@ interface Stream {
   outOfOrder: number;
   ended: 'end' | 'error' | 'done' | null;
   closed: boolean;
+  closedAtLimit: boolean;
 }
 
 function openStream(
@@ -88,7 +101,17 @@ function openStream(
   opened: () => void,
   closed: () => void,
 ): { state: Stream; done: Promise<void>; abort(): void } {
-  const state: Stream = { started: performance.now(), firstFragmentMs: Number.NaN, status: 0, last: 0, seen: 0, outOfOrder: 0, ended: null, closed: false };
+  const state: Stream = {
+    started: performance.now(),
+    firstFragmentMs: Number.NaN,
+    status: 0,
+    last: 0,
+    seen: 0,
+    outOfOrder: 0,
+    ended: null,
+    closed: false,
+    closedAtLimit: false,
+  };
   let carry = '';
   const req = request(spec.url, {
     method: 'POST',
@@ -135,7 +158,14 @@ function openStream(
     req.on('error', finish);
   });
   req.end(spec.body);
-  return { state, done, abort: () => req.destroy() };
+  return {
+    state,
+    done,
+    abort: () => {
+      state.closedAtLimit = true;
+      req.destroy();
+    },
+  };
 }
 
 export async function slowStreams(spec: SlowStreamSpec): Promise<SlowStreamResult> {
@@ -181,21 +211,29 @@ export async function slowStreams(spec: SlowStreamSpec): Promise<SlowStreamResul
   const after = await upstreamStats(spec.upstream);
   const perStream = after.slowTokensPerStream;
   const states = streams.map((s) => s.state);
-  const ok = (s: Stream) => s.status === 200 && (s.ended === 'end' || s.ended === 'done') && s.seen === perStream && s.outOfOrder === 0;
+  const endedNormally = (s: Stream) => s.status === 200 && (s.ended === 'end' || s.ended === 'done');
+  const ok = (s: Stream) => endedNormally(s) && s.seen === perStream && s.outOfOrder === 0;
+  const count = (test: (s: Stream) => boolean) => states.filter(test).length;
   const received = states.reduce((n, s) => n + s.seen, 0);
   const cpuSeconds = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : null;
   return {
     path: spec.path,
     streams: spec.count,
-    complete: states.filter(ok).length,
-    failed: states.filter((s) => !ok(s)).length,
+    complete: count(ok),
+    failed: count((s) => !ok(s)),
+    unanswered: count((s) => s.status === 0),
+    refused: count((s) => s.status !== 0 && s.status !== 200),
+    cut: count((s) => s.status === 200 && !endedNormally(s)),
+    short: count((s) => endedNormally(s) && !ok(s)),
+    closedAtLimit: count((s) => s.closedAtLimit),
     maxOpen,
     firstFragmentP50Ms: percentile(states.map((s) => s.firstFragmentMs).filter(Number.isFinite), 0.5),
     firstFragmentP99Ms: percentile(states.map((s) => s.firstFragmentMs).filter(Number.isFinite), 0.99),
     fragmentsPerStream: perStream,
     upstreamSent: after.slowFragments - before.slowFragments,
     received,
-    lost: spec.count * perStream - received,
+    lost: states.filter(endedNormally).reduce((n, s) => n + perStream - s.seen, 0),
+    undelivered: spec.count * perStream - received,
     outOfOrder: states.reduce((n, s) => n + s.outOfOrder, 0),
     rssBeforeBytes: rssBefore,
     rssPeakBytes: rssPeak,
@@ -205,4 +243,23 @@ export async function slowStreams(spec: SlowStreamSpec): Promise<SlowStreamResul
     clientCpuCores: (client.user + client.system) / 1e6 / wallSeconds,
     wallSeconds,
   };
+}
+
+/** `0 lost` or `3 lost`, then the streams that did not finish and why: `310 streams incomplete (120 unanswered, 190 cut; 310 closed at the limit)`. */
+export function fragmentSummary(run: SlowStreamResult): string {
+  const lost = `${run.lost.toLocaleString('en-US')} lost in finished streams`;
+  if (run.failed === 0) return lost;
+  const why = (
+    [
+      [run.unanswered, 'unanswered'],
+      [run.refused, 'refused'],
+      [run.cut, 'cut'],
+      [run.short, 'short'],
+    ] as const
+  )
+    .filter(([n]) => n > 0)
+    .map(([n, what]) => `${n} ${what}`)
+    .join(', ');
+  const limit = run.closedAtLimit > 0 ? `; ${run.closedAtLimit} closed at the limit` : '';
+  return `${lost}; ${run.failed} streams incomplete (${why}${limit}), ${run.undelivered.toLocaleString('en-US')} of ${(run.streams * run.fragmentsPerStream).toLocaleString('en-US')} fragments not delivered`;
 }

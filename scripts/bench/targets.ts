@@ -4,6 +4,7 @@
  */
 import type { StoreKind } from './processes.ts';
 import type { PeerRow, ScenarioResult, SlowStreamRun, Soak, StoreProbes, Target } from './results.ts';
+import { fragmentSummary } from './slow-streams.ts';
 import { fmt } from './stats.ts';
 
 const where = (store: StoreKind) => (store === 'embedded' ? 'embedded store' : 'PostgreSQL + Redis');
@@ -95,8 +96,8 @@ export function peerTargets(rows: readonly PeerRow[], slow: readonly SlowStreamR
     });
     targets.push({
       what: `${fmt(run.streams)} concurrent slow streams, ${where(run.store)}: fragments lost`,
-      goal: '0',
-      measured: `${fmt(run.lost)} of ${fmt(run.streams * run.fragmentsPerStream)} (${run.failed} streams incomplete)`,
+      goal: '0, every stream complete',
+      measured: fragmentSummary(run),
       met: run.lost === 0 && run.failed === 0,
     });
   }
