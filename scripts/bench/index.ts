@@ -96,12 +96,18 @@ async function main(argv: string[]): Promise<number> {
   let engine: { p50Ms: number; p99Ms: number } | null = null;
   /** What the compiled build answered on `/panel`, per store (it must find the built panel from dist/). */
   const panelPages: { store: string; status: number; type: string }[] = [];
-  const slowOptions = { count: opts.slow.count, rampSeconds: opts.slow.rampSeconds, streamSeconds: SLOW_FIRST_MS / 1000 + opts.slow.seconds };
+  const slowOptions = {
+    count: opts.slow.count,
+    rampSeconds: opts.slow.rampSeconds,
+    streamSeconds: SLOW_FIRST_MS / 1000 + opts.slow.seconds,
+    fragments: Math.max(1, Math.round(SLOW_RATE * opts.slow.seconds)),
+  };
   const serviceSlow: [SlowStreamResult, StoreKind][] = [];
   const slowLine = `${opts.slow.count} slow streams (${SLOW_FIRST_MS} ms to the first fragment, then ${SLOW_RATE}/s for ${opts.slow.seconds} s), started over ${opts.slow.rampSeconds} s`;
   const slowProgress = (run: SlowStreamResult, store: StoreKind | null) =>
     progress(
-      `[${store ?? '-'}] ${run.streams} slow streams via ${run.path}: first fragment p50 ${run.firstFragmentP50Ms.toFixed(1)} ms, p99 ${run.firstFragmentP99Ms.toFixed(1)} ms; ${run.complete} complete; ${fragmentSummary(run)}; max open ${run.maxOpen}; RSS per stream ${run.rssPerStreamBytes === null ? '-' : `${fmt(run.rssPerStreamBytes / 1024, 1)} KiB`}; CPU ${run.cpuCores?.toFixed(2) ?? '-'} cores`,
+      `[${store ?? '-'}] ${run.streams} slow streams via ${run.path}: first fragment p50 ${run.firstFragmentP50Ms.toFixed(1)} ms, p99 ${run.firstFragmentP99Ms.toFixed(1)} ms; ${run.complete} complete; ${fragmentSummary(run)}; max open ${run.maxOpen}; RSS per stream ${run.rssPerStreamBytes === null ? '-' : `${fmt(run.rssPerStreamBytes / 1024, 1)} KiB`}; CPU ${run.cpuCores?.toFixed(2) ?? '-'} cores` +
+        (run.refusalSample ? `; first refusal: ${run.refusalSample}` : ''),
     );
   try {
     if (has('core')) {

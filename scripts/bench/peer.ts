@@ -1,7 +1,7 @@
 /**
  * @module The service against the gateway users would pick instead (issue 23, §5 and §6): the
  * requests that go to the loopback model server directly, through Portkey, and through this
- * service's `openai-compatible` engine (alias Sonata on the instant model, Symphony on the slow
+ * service's `openai-compatible` engine (alias Symphony on the instant model, Sonata on the slow
  * one), the rows compared with Portkey, and the many-long-streams runs on each path.
  */
 import { type LoadSpec, runLoad } from './load.ts';
@@ -71,6 +71,8 @@ export interface SlowStreamOptions {
   rampSeconds: number;
   /** The slow model's own length (first fragment delay plus its stream), for the limit. */
   streamSeconds: number;
+  /** Fragments in each slow stream. */
+  fragments: number;
 }
 
 const limitMs = (o: SlowStreamOptions) => (o.rampSeconds + o.streamSeconds) * 1000 + 60_000;
@@ -92,7 +94,11 @@ export async function slowStreamsOutside(upstream: Listening, portkey: Listening
   return runs;
 }
 
-/** The many long streams through the service (alias Symphony on the slow model), after a warm-up. */
+/**
+ * The many long streams through the service (alias Sonata on the slow model), after a warm-up. Its
+ * `maxTokens` is what the stream needs (each fragment ` tok<i>.` counts 3 tokens) plus a third: the
+ * default (4,096) would make each run reserve more of the hour window than 1,000 of them can share.
+ */
 export async function slowStreamsThrough(service: ServiceUnderTest, upstream: Listening, o: SlowStreamOptions): Promise<SlowStreamResult> {
   const headers = { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' };
   await warmUp({ url: `${service.url}/v1/inference`, headers, body: JSON.stringify(serviceInvocation('streamed')) });
@@ -100,7 +106,7 @@ export async function slowStreamsThrough(service: ServiceUnderTest, upstream: Li
     path: 'service',
     url: `${service.url}/v1/inference`,
     headers: { authorization: `Bearer ${service.apiKey}` },
-    body: JSON.stringify({ ...INVOCATION, alias: REMOTE_ALIASES.slow, stream: true }),
+    body: JSON.stringify({ ...INVOCATION, alias: REMOTE_ALIASES.slow, stream: true, maxTokens: Math.ceil(o.fragments * 4) }),
     count: o.count,
     rampSeconds: o.rampSeconds,
     server: service,

@@ -140,17 +140,20 @@ export function startUpstream(slow: SlowModel): Promise<Listening> {
 
 /**
  * The aliases the benchmark serves with the `openai-compatible` engine (the others stay on the local
- * engine): Sonata on the upstream's instant model, Symphony on its slow one. Both are in every plan.
+ * engine): Symphony on the upstream's instant model, Sonata on its slow one. Both are in every plan.
+ * The slow streams take Sonata, the cheaper one (3 STU a token against 10): each run reserves its
+ * worst case in the workspace's hour window (10,000,000 STU, not an operator setting), and 1,000
+ * concurrent runs must fit in it beside one another (they also send a `maxTokens` that fits the stream).
  */
-export const REMOTE_ALIASES = { instant: 'Sonata', slow: 'Symphony' } as const;
+export const REMOTE_ALIASES = { instant: 'Symphony', slow: 'Sonata' } as const;
 
 function openAICompatibleEnv(upstreamUrl: string): NodeJS.ProcessEnv {
   return {
     ENGINE_SONATA: 'openai-compatible',
     ENGINE_SYMPHONY: 'openai-compatible',
     OPENAI_COMPATIBLE_BASE_URL: `${upstreamUrl}/v1`,
-    OPENAI_COMPATIBLE_MODEL_SONATA: 'bench-instant',
-    OPENAI_COMPATIBLE_MODEL_SYMPHONY: 'bench-slow',
+    OPENAI_COMPATIBLE_MODEL_SYMPHONY: 'bench-instant',
+    OPENAI_COMPATIBLE_MODEL_SONATA: 'bench-slow',
   };
 }
 

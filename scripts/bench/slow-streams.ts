@@ -36,8 +36,11 @@ export interface SlowStreamResult {
   failed: number;
   /** No answer at all (not even headers) before the limit, or a connection error. */
   unanswered: number;
-  /** Answered with another status than 200. */
+  /** Answered with another status than 200; how many of each. */
   refused: number;
+  refusedStatuses: Record<string, number>;
+  /** The start of the first refusal's body (the error code). */
+  refusalSample: string | null;
   /** Answered 200 but ended without its closing event (`event: end` or `[DONE]`): cut, `event: error`, or still open at the limit. */
   cut: number;
   /** Ended normally but short of fragments, or with some out of order. */
@@ -92,6 +95,8 @@ interface Stream {
   ended: 'end' | 'error' | 'done' | null;
   closed: boolean;
   closedAtLimit: boolean;
+  /** The start of a refusal's body. */
+  refusal: string;
 }
 
 function openStream(
@@ -111,6 +116,7 @@ function openStream(
     ended: null,
     closed: false,
     closedAtLimit: false,
+    refusal: '',
   };
   let carry = '';
   const req = request(spec.url, {
@@ -136,6 +142,7 @@ function openStream(
       opened();
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
+        if (state.status !== 200 && state.refusal.length < 300) state.refusal += chunk.slice(0, 300 - state.refusal.length);
         const text = carry + chunk;
         let lastEnd = 0;
         for (const match of text.matchAll(MARKS)) {
@@ -223,9 +230,13 @@ export async function slowStreams(spec: SlowStreamSpec): Promise<SlowStreamResul
     failed: count((s) => !ok(s)),
     unanswered: count((s) => s.status === 0),
     refused: count((s) => s.status !== 0 && s.status !== 200),
+    refusedStatuses: states
+      .filter((s) => s.status !== 0 && s.status !== 200)
+      .reduce<Record<string, number>>((n, s) => ({ ...n, [s.status]: (n[s.status] ?? 0) + 1 }), {}),
     cut: count((s) => s.status === 200 && !endedNormally(s)),
     short: count((s) => endedNormally(s) && !ok(s)),
     closedAtLimit: count((s) => s.closedAtLimit),
+    refusalSample: states.find((s) => s.status !== 0 && s.status !== 200)?.refusal ?? null,
     maxOpen,
     firstFragmentP50Ms: percentile(states.map((s) => s.firstFragmentMs).filter(Number.isFinite), 0.5),
     firstFragmentP99Ms: percentile(states.map((s) => s.firstFragmentMs).filter(Number.isFinite), 0.99),
@@ -252,7 +263,12 @@ export function fragmentSummary(run: SlowStreamResult): string {
   const why = (
     [
       [run.unanswered, 'unanswered'],
-      [run.refused, 'refused'],
+      [
+        run.refused,
+        `refused (${Object.entries(run.refusedStatuses)
+          .map(([status, n]) => `${n}× ${status}`)
+          .join(', ')})`,
+      ],
       [run.cut, 'cut'],
       [run.short, 'short'],
     ] as const
