@@ -256,9 +256,10 @@ export async function slowStreams(spec: SlowStreamSpec): Promise<SlowStreamResul
   };
 }
 
-/** `0 lost` or `3 lost`, then the streams that did not finish and why: `310 streams incomplete (120 unanswered, 190 cut; 310 closed at the limit)`. */
+/** `0 of 400,000 lost in finished streams`, then the streams that did not finish and why: `; 310 streams incomplete (120 unanswered, 190 cut; 310 closed at the limit), 88,205 not delivered`. */
 export function fragmentSummary(run: SlowStreamResult): string {
-  const lost = `${run.lost.toLocaleString('en-US')} lost in finished streams`;
+  const total = (run.streams * run.fragmentsPerStream).toLocaleString('en-US');
+  const lost = `${run.lost.toLocaleString('en-US')} of ${total} lost in finished streams`;
   if (run.failed === 0) return lost;
   const why = (
     [
@@ -277,5 +278,5 @@ export function fragmentSummary(run: SlowStreamResult): string {
     .map(([n, what]) => `${n} ${what}`)
     .join(', ');
   const limit = run.closedAtLimit > 0 ? `; ${run.closedAtLimit} closed at the limit` : '';
-  return `${lost}; ${run.failed} streams incomplete (${why}${limit}), ${run.undelivered.toLocaleString('en-US')} of ${(run.streams * run.fragmentsPerStream).toLocaleString('en-US')} fragments not delivered`;
+  return `${lost}; ${run.failed} streams incomplete (${why}${limit}), ${run.undelivered.toLocaleString('en-US')} not delivered`;
 }
