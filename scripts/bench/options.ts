@@ -18,6 +18,16 @@ time to the first SSE byte and to \`event: end\`), inbound signed events, outbou
 loopback HTTPS receiver, start-up time to the first /healthz 200 (compiled and tsx), and with --soak
 the server's RSS over a soak.
 
+Against the gateway users would pick instead (issue 23): a loopback OpenAI-compatible model server
+(scripts/bench/upstream-server.ts), Portkey's gateway (@portkey-ai/gateway, installed on demand with npm
+into ~/.cache/service-bench/portkey, or BENCH_PORTKEY_DIR; its rows are left out when it cannot be
+installed), and this service's openai-compatible engine, all in front of that model server: sync and
+streamed invocations at full load and at one connection (requests/s and the p50 added over the
+upstream's, as ratios to Portkey's). And many long streams: --slow-streams streamed requests for a model
+that answers after 300 ms and then streams 40 fragments a second for --slow-seconds, all open at once,
+directly, through Portkey and through the service: the first fragment's time over the upstream's,
+fragments lost, RSS per open stream and CPU of the process in the path.
+
 Options:
   --duration S      seconds per round (default 8)
   --connections N   connections of the load generator (default 50)
@@ -26,12 +36,25 @@ Options:
   --json FILE       also write the results as JSON (default bench-results.json in the current directory)
   --soak            add the RSS soak (10 minutes of mixed load on the embedded store)
   --soak-minutes M  length of the soak (default 10)
-  --smoke           a short run that checks every scenario answers (2 s rounds, 4 connections, 1 round);
-                    prints "bench smoke: N passed, N failed" and exits 1 on any failure. CI runs it.
+  --scenarios LIST  core,peer,slow (default all): core is every scenario above the Portkey paragraph,
+                    peer the comparison with Portkey, slow the many long streams
+  --slow-streams N  concurrent slow streams (default 1000)
+  --slow-seconds S  how long each slow stream lasts after its first fragment (default 10)
+  --slow-ramp S     the slow streams start evenly over S seconds (default 5), then all are open
+  --no-portkey      leave Portkey out (no install)
+  --smoke           a short run that checks every scenario answers (2 s rounds, 4 connections, 1 round;
+                    20 slow streams of 1 s over 0.5 s); prints "bench smoke: N passed, N failed" and
+                    exits 1 on any failure (Portkey missing is not one). CI runs it.
   -h, --help        this text`;
+
+export const SCENARIO_GROUPS = ['core', 'peer', 'slow'] as const;
+export type ScenarioGroup = (typeof SCENARIO_GROUPS)[number];
 
 export interface BenchOptions {
   seconds: number;
+  scenarios: ScenarioGroup[];
+  slow: { count: number; seconds: number; rampSeconds: number };
+  portkey: boolean;
   connections: number;
   rounds: number;
   stores: ('embedded' | 'postgres')[];
@@ -62,6 +85,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       soak: { type: 'boolean' },
       'soak-minutes': { type: 'string' },
       smoke: { type: 'boolean' },
+      scenarios: { type: 'string' },
+      'slow-streams': { type: 'string' },
+      'slow-seconds': { type: 'string' },
+      'slow-ramp': { type: 'string' },
+      'no-portkey': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: false,
@@ -72,7 +100,17 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   const stores = (values.stores ?? (withPostgres ? 'embedded,postgres' : 'embedded')).split(',').map((s) => s.trim());
   for (const store of stores) if (store !== 'embedded' && store !== 'postgres') throw new BenchUsageError(`Unknown store ${store}: embedded or postgres.`);
   if (stores.includes('postgres') && !withPostgres) throw new BenchUsageError('The postgres store needs DATABASE_URL and REDIS_URL.');
+  const scenarios = (values.scenarios ?? SCENARIO_GROUPS.join(',')).split(',').map((s) => s.trim());
+  for (const group of scenarios)
+    if (!(SCENARIO_GROUPS as readonly string[]).includes(group)) throw new BenchUsageError(`Unknown scenarios ${group}: ${SCENARIO_GROUPS.join(', ')}.`);
   return {
+    scenarios: scenarios as ScenarioGroup[],
+    slow: {
+      count: Math.round(positive(values['slow-streams'], smoke ? 20 : 1000, '--slow-streams')),
+      seconds: positive(values['slow-seconds'], smoke ? 1 : 10, '--slow-seconds'),
+      rampSeconds: positive(values['slow-ramp'], smoke ? 0.5 : 5, '--slow-ramp'),
+    },
+    portkey: values['no-portkey'] !== true,
     seconds: positive(values.duration, smoke ? 2 : 8, '--duration'),
     connections: Math.round(positive(values.connections, smoke ? 4 : 50, '--connections')),
     rounds: Math.round(positive(values.rounds, smoke ? 1 : 3, '--rounds')),

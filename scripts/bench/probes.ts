@@ -6,11 +6,11 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { collect, createLocalEngine } from '../../packages/server/src/engine/index.ts';
 import { totpCode } from '../../packages/server/src/domain/sessions/totp.ts';
 import type { HttpsTestReceiver } from '@service/testing/https-receiver';
+import { freePort } from './ports.ts';
 import { COMPILED_CLI, ROOT, SOURCE_CLI, type ServiceUnderTest } from './processes.ts';
 import { percentile } from './stats.ts';
 
@@ -190,17 +190,6 @@ export async function deliveryRate(
   const delivered = receiver.received.length - before - held;
   const seconds = (last - released) / 1000;
   return { events: count, delivered, seconds, perSecond: delivered > 0 ? delivered / seconds : Number.NaN, queuedSeconds };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** The environment of an embedded-store server: nothing that would point it at a shared store. */

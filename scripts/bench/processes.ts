@@ -1,10 +1,12 @@
 /**
- * @module The processes the benchmark measures: the bare Hono baseline, and the real service from
+ * @module The processes the benchmark measures: the bare Hono baseline, the loopback model server
+ * (upstream-server.ts), and the real service from
  * its compiled build (`node packages/server/dist/cli.js`, as `pnpm start` runs it) on a fresh
  * store: a temporary data directory for the embedded store, or a fresh PostgreSQL database (and a
  * Redis database of its own) so that it never touches what the tests use. The store is set up
  * with the CLI the way an operator would: `init`, an inbound webhook, an outbound destination on
- * the loopback receiver, then `serve`, and `workspaces update --rpm` raises the ceiling.
+ * the loopback receiver, then `serve`, and `workspaces update --rpm` raises the ceiling. Two aliases
+ * are served by the `openai-compatible` engine on the loopback model server ({@link REMOTE_ALIASES}).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +27,8 @@ export interface Listening {
   output(): string;
   /** Resident set size in bytes, from /proc (Linux). */
   rss(): number | undefined;
+  /** CPU time (user + system) in seconds, from /proc (Linux). */
+  cpuSeconds(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -56,11 +60,43 @@ export function spawnListening(command: string, args: string[], env: NodeJS.Proc
   });
 }
 
+/**
+ * A spawned process that is ready once `ready()` resolves true (polled every 50 ms): for servers
+ * that do not print `Listening on URL`. Rejects if it exits first or is not ready within `limitMs`.
+ */
+export async function watchListening(child: ChildProcess, url: string, label: string, limitMs: number, ready: () => Promise<boolean>): Promise<Listening> {
+  let output = '';
+  const keep = (d: Buffer) => (output = (output + d.toString()).slice(-20_000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const deadline = performance.now() + limitMs;
+  while (performance.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${label} exited (${child.exitCode ?? child.signalCode}): ${output}`);
+    if (await ready()) return handle(child, url, () => output);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${label} was not ready within ${limitMs} ms: ${output}`);
+}
+
+/** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ: 100 on Linux). */
+const USER_HZ = 100;
+
 function handle(child: ChildProcess, url: string, output: () => string): Listening {
   return {
     child,
     url,
     output,
+    cpuSeconds() {
+      try {
+        // Fields after the command name (which may hold spaces, so split after its closing parenthesis): utime is 14th, stime 15th.
+        const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
+      } catch {
+        return undefined;
+      }
+    },
     rss() {
       try {
         const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
@@ -82,6 +118,43 @@ function handle(child: ChildProcess, url: string, output: () => string): Listeni
 
 export function startBaseline(): Promise<Listening> {
   return spawnListening(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/baseline-server.ts')], { ...process.env, PORT: '0' });
+}
+
+/** How the loopback model server's `bench-slow` model streams (upstream-server.ts). */
+export interface SlowModel {
+  firstMs: number;
+  rate: number;
+  seconds: number;
+}
+
+/** The loopback OpenAI-compatible server; its Chat Completions base URL is `url` + `/v1`. */
+export function startUpstream(slow: SlowModel): Promise<Listening> {
+  return spawnListening(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/upstream-server.ts')], {
+    ...process.env,
+    PORT: '0',
+    SLOW_FIRST_MS: String(slow.firstMs),
+    SLOW_RATE: String(slow.rate),
+    SLOW_SECONDS: String(slow.seconds),
+  });
+}
+
+/**
+ * The aliases the benchmark serves with the `openai-compatible` engine (the others stay on the local
+ * engine): Symphony on the upstream's instant model, Sonata on its slow one. Both are in every plan.
+ * The slow streams take Sonata, the cheaper one (3 STU a token against 10): each run reserves its
+ * worst case in the workspace's hour window (10,000,000 STU, not an operator setting), and 1,000
+ * concurrent runs must fit in it beside one another (they also send a `maxTokens` that fits the stream).
+ */
+export const REMOTE_ALIASES = { instant: 'Symphony', slow: 'Sonata' } as const;
+
+function openAICompatibleEnv(upstreamUrl: string): NodeJS.ProcessEnv {
+  return {
+    ENGINE_SONATA: 'openai-compatible',
+    ENGINE_SYMPHONY: 'openai-compatible',
+    OPENAI_COMPATIBLE_BASE_URL: `${upstreamUrl}/v1`,
+    OPENAI_COMPATIBLE_MODEL_SYMPHONY: 'bench-instant',
+    OPENAI_COMPATIBLE_MODEL_SONATA: 'bench-slow',
+  };
 }
 
 export type StoreKind = 'embedded' | 'postgres';
@@ -107,6 +180,8 @@ export interface ServiceOptions {
   receiverCaFile: string;
   /** The workspace's requests per minute (the raised ceiling). */
   rpm: number;
+  /** The loopback model server the `openai-compatible` aliases ({@link REMOTE_ALIASES}) call. */
+  upstreamUrl: string;
 }
 
 // pg is a dependency of packages/server; resolve it from there.
@@ -157,6 +232,7 @@ function benchRedisUrl(redisUrl: string): string {
 export async function startService(options: ServiceOptions): Promise<ServiceUnderTest> {
   const dataDir = join(options.dir, `data-${options.store}`);
   const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(env)) if (/^(ENGINE_|OPENAI_COMPATIBLE_|LOCAL_ENGINE_)/.test(name)) delete env[name];
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'OPERATOR_TOKEN', 'METRICS_PORT']) delete env[name];
   Object.assign(env, {
     TRUST_PROXY: '1',
@@ -165,6 +241,7 @@ export async function startService(options: ServiceOptions): Promise<ServiceUnde
     NODE_EXTRA_CA_CERTS: options.receiverCaFile,
     // The deliveries probe holds the receiver's answers while it queues a backlog (about 10 s).
     WEBHOOK_DELIVERY_TIMEOUT_MS: '60000',
+    ...openAICompatibleEnv(options.upstreamUrl),
   });
   let database: { url: string; drop(): Promise<void> } | undefined;
   if (options.store === 'postgres') {

@@ -1,0 +1,81 @@
+/**
+ * @module The shapes of the benchmark's results: the table's rows, the probes, the soak, the rows
+ * against Portkey, the many-long-streams runs and the targets (printed, and written as JSON).
+ */
+import type { LoadResult } from './load.ts';
+import type { DeliveryRate, StreamTimings } from './probes.ts';
+import type { StoreKind } from './processes.ts';
+import type { Measured } from './rounds.ts';
+import type { SlowStreamResult } from './slow-streams.ts';
+
+export interface ScenarioResult {
+  store: StoreKind;
+  scenario: string;
+  connections: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** What the scenario is compared with: bare Hono `GET` or `POST`, or `Portkey` (→ the same upstream). */
+  baseline: 'GET' | 'POST' | 'Portkey' | null;
+  baselineRps: number | null;
+  baselineP50Ms: number | null;
+  ratio: number | null;
+  non2xx: number;
+  errors: number;
+  rounds: LoadResult[];
+  baselineRounds: LoadResult[];
+  /** The loopback model server measured directly in the same rounds (the `openai-compatible` scenarios). */
+  upstream?: Measured;
+}
+
+export interface StoreProbes {
+  store: StoreKind;
+  oneConnectionSyncP50Ms: number;
+  engineP50Ms: number;
+  overheadMs: number;
+  stream: StreamTimings;
+  deliveries: DeliveryRate;
+}
+
+export interface Soak {
+  minutes: number;
+  samples: { atSeconds: number; rssBytes: number }[];
+  rssAfterFirstMinute: number;
+  rssAtEnd: number;
+  growth: number;
+}
+
+/** This service's `openai-compatible` engine against Portkey, both in front of the same loopback upstream. */
+export interface PeerRow {
+  store: StoreKind;
+  mode: 'sync' | 'streamed';
+  connections: number;
+  serviceRps: number;
+  portkeyRps: number | null;
+  upstreamRps: number | null;
+  /** This service's requests/s over Portkey's. */
+  throughputRatio: number | null;
+  /** p50 at one connection, and each gateway's addition over the upstream's own. */
+  upstreamP50Ms: number | null;
+  serviceP50Ms: number;
+  portkeyP50Ms: number | null;
+  serviceAddedMs: number | null;
+  portkeyAddedMs: number | null;
+  /** This service's added latency over Portkey's (1 = the same; lower is better). */
+  latencyRatio: number | null;
+}
+
+/** One many-long-streams run; `store` is null for the upstream directly and for Portkey. */
+export interface SlowStreamRun extends SlowStreamResult {
+  store: StoreKind | null;
+  /** First-fragment p50 and p99 over the upstream's own (measured directly in the same run). */
+  addedFirstFragmentP50Ms: number | null;
+  addedFirstFragmentP99Ms: number | null;
+}
+
+export interface Target {
+  what: string;
+  goal: string;
+  measured: string;
+  met: boolean | null;
+}
