@@ -36,7 +36,7 @@ import { type Measured, measureRounds, type Side } from './rounds.ts';
 import { fragmentSummary, type SlowStreamResult } from './slow-streams.ts';
 import { runSoak } from './soak.ts';
 import { fmt } from './stats.ts';
-import { evaluate, peerTargets } from './targets.ts';
+import { evaluate, peerTargets, workersTargets } from './targets.ts';
 
 /** The slow model of issue 23: first fragment after 300 ms, then 40 a second. */
 const SLOW_FIRST_MS = 300;
@@ -214,6 +214,8 @@ async function main(argv: string[]): Promise<number> {
           slowProgress(run, store);
           serviceSlow.push([run, store]);
         }
+        if (has('workers') && store === 'postgres')
+          results.push(await measureWorkers(service, { dir, receiverOrigin: receiver.origin, receiverCaFile: caFile, upstreamUrl: upstream.url }, opts));
         if (has('core')) {
           // Last: every accepted event leaves a run for the worker, which would load later scenarios.
           const inboundBody = JSON.stringify({ event: 'lead.created', contact: { name: 'Dana', company: 'Northwind' } });
@@ -270,7 +272,7 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const rows = peerRows(results);
-  const targets = [...(has('core') ? evaluate(results, probes, soak) : []), ...peerTargets(rows, slowRuns, portkeyMissing)];
+  const targets = [...(has('core') ? evaluate(results, probes, soak) : []), ...peerTargets(rows, slowRuns, portkeyMissing), ...workersTargets(results)];
   const machine = {
     cpu: cpus()[0]?.model ?? 'unknown',
     cores: cpus().length,
@@ -335,6 +337,61 @@ async function measure(
     baselineRounds: base?.rounds ?? [],
     ...(upstream ? { upstream } : {}),
   };
+}
+
+/** Server processes in the `workers` scenario, against one. */
+const WORKERS = 2;
+
+/**
+ * The sync invocation (local engine) on `serve --workers 2` against the same on the one-process
+ * server, in interleaved rounds: PostgreSQL and Redis only (the embedded store is one process).
+ */
+async function measureWorkers(
+  single: ServiceUnderTest,
+  where: { dir: string; receiverOrigin: string; receiverCaFile: string; upstreamUrl: string },
+  opts: BenchOptions,
+): Promise<ScenarioResult> {
+  progress(`[postgres] starting service serve --workers ${WORKERS} on a fresh database`);
+  const several = await startService({ store: 'postgres', ...where, rpm: 1_000_000, workers: WORKERS });
+  try {
+    const request = (service: ServiceUnderTest, seconds: number, connections: number): LoadSpec => ({
+      url: `${service.url}/v1/inference`,
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(INVOCATION),
+      connections,
+      seconds,
+    });
+    await runLoad(request(several, opts.smoke ? 1 : 2, 8));
+    const scenario = `sync invocation, --workers ${WORKERS}`;
+    const [server, one] = await measureRounds(
+      [
+        { label: 'service', spec: request(several, opts.seconds, opts.connections) },
+        { label: 'one process', spec: request(single, opts.seconds, opts.connections) },
+      ],
+      opts.rounds,
+      (r, [s, o]) => progress(`[postgres] ${scenario} round ${r + 1}/${opts.rounds}: ${fmt(s!.rps)} req/s; one process ${fmt(o!.rps)} req/s`),
+    );
+    return {
+      store: 'postgres',
+      scenario,
+      connections: opts.connections,
+      rps: server!.rps,
+      p50Ms: server!.p50Ms,
+      p99Ms: server!.p99Ms,
+      baseline: 'one process',
+      baselineRps: one!.rps,
+      baselineP50Ms: one!.p50Ms,
+      ratio: server!.rps / one!.rps,
+      non2xx: server!.non2xx,
+      errors: server!.errors,
+      rounds: server!.rounds,
+      baselineRounds: one!.rounds,
+    };
+  } finally {
+    await several.stop();
+    await several.cleanup();
+  }
 }
 
 main(process.argv.slice(2)).then(

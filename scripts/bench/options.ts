@@ -36,8 +36,9 @@ Options:
   --json FILE       also write the results as JSON (default bench-results.json in the current directory)
   --soak            add the RSS soak (10 minutes of mixed load on the embedded store)
   --soak-minutes M  length of the soak (default 10)
-  --scenarios LIST  core,peer,slow (default all): core is every scenario above the Portkey paragraph,
-                    peer the comparison with Portkey, slow the many long streams
+  --scenarios LIST  core,peer,slow,workers (default all): core is every scenario above the Portkey
+                    paragraph, peer the comparison with Portkey, slow the many long streams, workers
+                    the sync invocation on \`serve --workers 2\` against one process (PostgreSQL only)
   --slow-streams N  concurrent slow streams (default 1000)
   --slow-seconds S  how long each slow stream lasts after its first fragment (default 10)
   --slow-ramp S     the slow streams start evenly over S seconds (default 5), then all are open
@@ -47,7 +48,7 @@ Options:
                     exits 1 on any failure (Portkey missing is not one). CI runs it.
   -h, --help        this text`;
 
-export const SCENARIO_GROUPS = ['core', 'peer', 'slow'] as const;
+export const SCENARIO_GROUPS = ['core', 'peer', 'slow', 'workers'] as const;
 export type ScenarioGroup = (typeof SCENARIO_GROUPS)[number];
 
 export interface BenchOptions {

@@ -182,6 +182,8 @@ export interface ServiceOptions {
   rpm: number;
   /** The loopback model server the `openai-compatible` aliases ({@link REMOTE_ALIASES}) call. */
   upstreamUrl: string;
+  /** Server processes (`serve --workers`); 1 unless the scenario measures more. */
+  workers?: number;
 }
 
 // pg is a dependency of packages/server; resolve it from there.
@@ -230,7 +232,8 @@ function benchRedisUrl(redisUrl: string): string {
 }
 
 export async function startService(options: ServiceOptions): Promise<ServiceUnderTest> {
-  const dataDir = join(options.dir, `data-${options.store}`);
+  const workers = options.workers ?? 1;
+  const dataDir = join(options.dir, `data-${options.store}${workers > 1 ? `-workers-${workers}` : ''}`);
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) if (/^(ENGINE_|OPENAI_COMPATIBLE_|LOCAL_ENGINE_)/.test(name)) delete env[name];
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'OPERATOR_TOKEN', 'METRICS_PORT']) delete env[name];
@@ -264,8 +267,8 @@ export async function startService(options: ServiceOptions): Promise<ServiceUnde
     const destination = JSON.parse(
       cli('webhooks', 'outbound', 'create', '--url', `${options.receiverOrigin}/hook`, '--events', 'integration.connected', '--json'),
     ) as ServiceUnderTest['destination'];
-    // One server process: the ratios are per process (`--workers` is measured on its own).
-    const server = await spawnListening(process.execPath, [COMPILED_CLI, 'serve', '--port', '0', '--workers', '1', '--data-dir', dataDir], env);
+    // One server process unless asked: the ratios are per process (`--workers` is measured on its own).
+    const server = await spawnListening(process.execPath, [COMPILED_CLI, 'serve', '--port', '0', '--workers', String(workers), '--data-dir', dataDir], env);
     const update = spawnSync(
       process.execPath,
       [

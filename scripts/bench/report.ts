@@ -49,7 +49,9 @@ export function report({ command, machine, results, probes, engine, startup, soa
             fmt(r.rps),
             fmt(r.p50Ms, 2),
             fmt(r.p99Ms, 2),
-            r.baselineRps === null ? '-' : `${fmt(r.baselineRps)} (${r.baseline === 'Portkey' ? 'Portkey' : `bare Hono ${r.baseline}`})`,
+            r.baselineRps === null
+              ? '-'
+              : `${fmt(r.baselineRps)} (${r.baseline === 'Portkey' || r.baseline === 'one process' ? r.baseline : `bare Hono ${r.baseline}`})`,
             r.ratio === null ? '-' : `${(r.ratio * 100).toFixed(1)}%`,
             `${r.non2xx} / ${r.errors}`,
           ]),
@@ -168,9 +170,9 @@ export function smokeVerdict(
     checks.push([`${p.store}: the queued pings were delivered`, p.deliveries.delivered > 0 && Number.isFinite(p.deliveries.perSecond)]);
   }
   for (const r of results) {
-    if (r.baseline === 'Portkey')
+    if (r.baseline === 'Portkey' || r.baseline === 'one process')
       checks.push([
-        `${r.store}: Portkey answered 2xx next to ${r.scenario}`,
+        `${r.store}: ${r.baseline} answered 2xx next to ${r.scenario}`,
         r.baselineRounds.every((x) => x.requests > 0 && x.non2xx === 0 && x.errors === 0),
       ]);
     if (r.upstream)

@@ -15,8 +15,11 @@ export interface ScenarioResult {
   rps: number;
   p50Ms: number;
   p99Ms: number;
-  /** What the scenario is compared with: bare Hono `GET` or `POST`, or `Portkey` (→ the same upstream). */
-  baseline: 'GET' | 'POST' | 'Portkey' | null;
+  /**
+   * What the scenario is compared with: bare Hono `GET` or `POST`, `Portkey` (→ the same upstream), or
+   * `one process` (the same request on `serve --workers 1`, for `serve --workers 2`).
+   */
+  baseline: 'GET' | 'POST' | 'Portkey' | 'one process' | null;
   baselineRps: number | null;
   baselineP50Ms: number | null;
   ratio: number | null;

@@ -103,3 +103,17 @@ export function peerTargets(rows: readonly PeerRow[], slow: readonly SlowStreamR
   }
   return targets;
 }
+
+/** `serve --workers 2` against one process on PostgreSQL (issue 23: at least 1.6 times). */
+export function workersTargets(results: readonly ScenarioResult[]): Target[] {
+  const workers = results.find((r) => r.baseline === 'one process');
+  if (!workers) return [];
+  return [
+    {
+      what: `${workers.scenario} vs one process, PostgreSQL + Redis`,
+      goal: '>= 1.6x',
+      measured: workers.ratio === null ? 'not measured' : `${workers.ratio.toFixed(2)}x (${fmt(workers.rps)} vs ${fmt(workers.baselineRps ?? Number.NaN)}/s)`,
+      met: workers.ratio === null ? null : workers.ratio >= 1.6,
+    },
+  ];
+}
