@@ -1,15 +1,16 @@
 /**
  * @module The CPU an invocation costs outside the store, in process: sync invocations (`POST /v1/inference`,
  * local engine) one after another through the app (`app.request`, no sockets) on the embedded store, with the
- * request log on (the production destination: run with stdout sent to /dev/null) and the limits on. The time
- * spent inside the store's statements is measured around each of them and taken out of the process's CPU time.
+ * request log on (the production destination: run with stdout sent to /dev/null) and the limits on. Each round
+ * is sampled with the inspector's CPU profiler (100 µs); PGlite's share of the busy samples (its WebAssembly and
+ * its JS) is taken out of the process's CPU time (`process.cpuUsage`).
  *
  *   pnpm tsx scripts/bench/outside-store.ts > /dev/null            (BENCH_INVOCATIONS=1000 BENCH_ROUNDS=5)
- *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx scripts/bench/outside-store.ts > /dev/null
  *   REDIS_URL=redis://127.0.0.1:6379/3 pnpm tsx scripts/bench/outside-store.ts > /dev/null   (the Redis limiter)
+ *   BENCH_SHOW_OTHER=1 …                                           (unclassified code by file instead of "other JS")
  *
- * Figures go to stderr: per round, CPU ms per invocation in all, inside the store, and outside it; the
- * median of the rounds at the end.
+ * Figures go to stderr: per round, CPU ms per invocation in all and outside the store; the median of the
+ * rounds; then the mean CPU ms per invocation by area of the code (self time).
  */
 import { createTestApp } from '../../packages/testing/src/app.ts';
 import { openMemoryStore } from '../../packages/testing/src/store.ts';
