@@ -83,9 +83,10 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       if (ipClass === 'inbound' || ipClass === 'unlimited') return undefined;
       return `${PER_IP_BY_CLASS[ipClass].bucket}:${perIp(c).slice('ip:'.length)}`;
     },
-    // A refused request with a credential waits for authentication: its workspace may have a raised
-    // per-address ceiling (middleware/rate-limit/raised-ip.ts). Without one it is refused here.
-    deferRefusal: (c) => c.req.header('authorization') !== undefined || getCookie(c, SESSION_COOKIE) !== undefined,
+    // A request with a credential makes its per-IP hit after authentication, with its workspace's, in one
+    // step of the limiter (one Redis round trip); its workspace may also have a raised per-address
+    // ceiling (middleware/rate-limit/raised-ip.ts). Without a credential the hit is made here.
+    deferHit: (c) => c.req.header('authorization') !== undefined || getCookie(c, SESSION_COOKIE) !== undefined,
   });
   const ipClassLimit = (c: Context): number => {
     const ipClass = ipClassOf(c);

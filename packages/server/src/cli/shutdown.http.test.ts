@@ -58,6 +58,8 @@ describe('graceful shutdown on SIGTERM', () => {
     const synchronous = invoke('Summarise the quarter for the sales team in a few sentences', false);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
+    // Closed: its output read to the end.
+    const closed = new Promise<void>((resolve) => server.child.once('close', () => resolve()));
     server.child.kill('SIGTERM');
 
     // No new connection is accepted while the stream is still open: a load balancer's health check on
@@ -93,7 +95,17 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(error.runId).toMatch(/^run_/);
 
     expect(await exited).toBe(0);
+    await closed;
     expect(server.output()).toContain('shutting down');
+    // The log is written asynchronously; nothing queued is lost at SIGTERM: the request lines of both
+    // invocations and the last line of the stop are there.
+    const logLines = server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg?: string; operationId?: string; status?: number });
+    expect(logLines.filter((line) => line.msg === 'request' && line.operationId === 'createInference').map((line) => line.status)).toEqual([200, 200]);
+    expect(logLines.at(-1)?.msg).toBe('stopped');
 
     // After a restart the stopped run is not left running.
     const again = await cli.serve();

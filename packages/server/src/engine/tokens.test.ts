@@ -80,4 +80,14 @@ describe('long pre-tokens', () => {
     const messages = [{ role: 'user', content: text }] as const;
     expect(await countMessageTokensAsync(messages)).toBe(countMessageTokens(messages));
   });
+
+  it('answers a text counted before with the same count (kept by the async count, read by both)', async () => {
+    const text = `Which invoices are overdue? ${'a'.repeat(300)} and more ${Date.now()}`;
+    const fresh = countTextTokens(text);
+    expect(fresh).toBeGreaterThan(10);
+    expect(await countTextTokensAsync(text)).toBe(fresh);
+    expect(await countTextTokensAsync(text)).toBe(fresh);
+    expect(countTextTokens(text)).toBe(fresh);
+    expect(await countMessageTokensAsync([{ role: 'user', content: text }])).toBe(countMessageTokens([{ role: 'user', content: text }]));
+  });
 });

@@ -6,9 +6,14 @@
  * in slices, see {@link PIECE}. Text from a request can still be megabytes, so the `…Async`
  * functions, which the request paths use, give the event loop a turn every {@link SLICE_MS} of
  * work; the synchronous ones are for short texts (a role, a tool call, a draft).
+ *
+ * One invocation counts the same texts several times (its messages when the budget is reserved, in the
+ * engine and when the run is closed; its output in the engine and at the close), and conversations repeat
+ * their earlier turns: counts are kept in a small memo keyed by the text ({@link COUNTS}).
  */
 import { createRequire } from 'node:module';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
+import { createTextMemo } from '../memo.ts';
 import type { EngineMessage } from './engine.ts';
 
 type Tokenizer = typeof import('gpt-tokenizer');
@@ -101,8 +106,18 @@ export function createPace(sliceMs = SLICE_MS): Pace {
   };
 }
 
+/**
+ * Token counts of recent texts, kept by the async count (the request paths: messages, outputs): at most
+ * 1,000 texts and 4,000,000 characters of them (a text over 1,000,000 characters is counted again each
+ * time), least recently used out first. The synchronous count reads it but adds nothing: it counts
+ * fragments and growing prefixes of a stream (the output cap), which would only push the rest out.
+ */
+const COUNTS = createTextMemo<number>({ maxEntries: 1_000, maxChars: 4_000_000 });
+
 /** Tokens of a short text (synchronous: no pause however long it is). */
 export function countTextTokens(text: string): number {
+  const counted = COUNTS.peek(text);
+  if (counted !== undefined) return counted;
   let total = 0;
   for (const piece of pieces(text)) total += encode(piece, AS_TEXT).length;
   return total;
@@ -110,11 +125,14 @@ export function countTextTokens(text: string): number {
 
 /** Tokens of a text of any length, pausing for the event loop (same count as {@link countTextTokens}). */
 export async function countTextTokensAsync(text: string, pace: Pace = createPace()): Promise<number> {
+  const counted = COUNTS.peek(text);
+  if (counted !== undefined) return counted;
   let total = 0;
   for (const piece of pieces(text)) {
     total += encode(piece, AS_TEXT).length;
     await pace();
   }
+  COUNTS.set(text, total);
   return total;
 }
 

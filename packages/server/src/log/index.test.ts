@@ -1,4 +1,8 @@
 /** The logger: JSON lines with ISO time and level names, credential fields censored, readable pretty form, settings checked. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, ConfigError } from '../config.ts';
@@ -69,5 +73,31 @@ describe('logger', () => {
   it('formats a line readably for LOG_FORMAT=pretty', () => {
     const line = JSON.stringify({ level: 'info', time: '2026-11-23T12:01:02.345Z', msg: 'request', operationId: 'getRun', status: 200 });
     expect(prettyLine(line)).toBe('12:01:02.345 INFO  request {"operationId":"getRun","status":200}');
+  });
+
+  // The default destination queues lines and writes them from the thread pool: a process that ends at
+  // once, however it ends, must still write every line it logged.
+  it.each([
+    ['flushLog, then process.exit', 'flushLog(logger); process.exit(0);', 0],
+    ['process.exit at once', 'process.exit(0);', 0],
+    ['an uncaught exception', "setImmediate(() => { throw new Error('fatal'); });", 1],
+  ])('writes every queued line before the process ends (%s)', (_name, ending, status) => {
+    const dir = mkdtempSync(join(tmpdir(), 'log-'));
+    try {
+      const script = join(dir, 'lines.ts');
+      const module = new URL('./index.ts', import.meta.url).pathname;
+      writeFileSync(
+        script,
+        `import { createLogger, flushLog } from ${JSON.stringify(module)};\n` +
+          `const logger = createLogger();\nfor (let i = 0; i < 5000; i++) logger.info({ i, pad: 'x'.repeat(200) }, 'line');\n${ending}\n`,
+      );
+      const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+      expect(child.status).toBe(status);
+      const lines = child.stdout.split('\n').filter(Boolean);
+      expect(lines).toHaveLength(5000);
+      expect(JSON.parse(lines[4999]!)).toMatchObject({ i: 4999, msg: 'line' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,9 @@
 /**
- * @module The one structured logger (pino): one JSON line per event on stdout. `LOG_LEVEL` sets the
+ * @module The one structured logger (pino): one JSON line per event on stdout, written asynchronously
+ * (pino's SonicBoom destination with `sync: false`: a line is queued and written by the thread pool, so
+ * a request never waits for a pipe or a terminal; lines queued meanwhile go out in one write). What is
+ * queued is written before the process ends: `flushLog` at the graceful stop (SIGTERM, SIGINT) and
+ * pino's own exit hook (`process.exit`, an uncaught exception). `LOG_LEVEL` sets the
  * level (default `info`), `LOG_FORMAT=pretty` one readable line per event for development (a small
  * built-in formatter: no extra dependency).
  *
@@ -51,8 +55,18 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     serializers: { err: serializeError, error: serializeError },
   };
-  const destination = settings.destination ?? (settings.format === 'pretty' ? prettyStream() : pino.destination({ fd: 1, sync: true }));
+  const destination = settings.destination ?? (settings.format === 'pretty' ? prettyStream() : pino.destination({ fd: 1, sync: false }));
   return pino(options, destination);
+}
+
+/** Writes the lines still queued at once (synchronously), where the destination queues any. */
+export function flushLog(logger: Logger): void {
+  const stream = (logger as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym];
+  try {
+    stream?.flushSync?.();
+  } catch {
+    // Not open yet (nothing was written) or already closed: nothing is queued.
+  }
 }
 
 /** A logger that writes nothing (tests, in-process apps that pass none). */

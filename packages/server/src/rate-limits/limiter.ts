@@ -18,9 +18,35 @@ export interface RateLimitResult {
   retryAfterSec: number;
 }
 
+/** One hit of a request on one key; several go to the backend together ({@link Limiter.hitAll}). */
+export interface Hit {
+  key: string;
+  limit: number;
+  windowMs: number;
+  /** Whether a refusal here refuses the request (default): the hits after it are then not made. */
+  binding?: boolean;
+}
+
 export interface Limiter {
   /** Records one hit on `key` if fewer than `limit` hits were admitted in the last `windowMs`. */
   hit(key: string, limit: number, windowMs: number): Promise<RateLimitResult>;
+  /**
+   * The hits of one request, in order, in one step (Redis: one round trip, one script): each as
+   * {@link hit}, until a binding one is refused; those after it are not made (`undefined`).
+   */
+  hitAll?(hits: readonly Hit[]): Promise<(RateLimitResult | undefined)[]>;
+}
+
+/** {@link Limiter.hitAll} where the limiter has it; one hit after the other (same outcome) where not. */
+export async function hitAll(limiter: Limiter, hits: readonly Hit[]): Promise<(RateLimitResult | undefined)[]> {
+  if (limiter.hitAll) return limiter.hitAll(hits);
+  const results: (RateLimitResult | undefined)[] = hits.map(() => undefined);
+  for (const [i, hit] of hits.entries()) {
+    const result = await limiter.hit(hit.key, hit.limit, hit.windowMs);
+    results[i] = result;
+    if (!result.allowed && hit.binding !== false) break;
+  }
+  return results;
 }
 
 /** Builds the result from the window's state; both implementations share this arithmetic. */

@@ -3,7 +3,7 @@
  * bounded: keys whose hits have all left the window are swept out as traffic passes (at most
  * once per `sweepIntervalMs`, so a hit stays O(1)), and at most `maxKeys` keys are kept.
  */
-import { windowResult, type Limiter } from './limiter.ts';
+import { windowResult, type Limiter, type RateLimitResult } from './limiter.ts';
 
 export interface MemoryLimiterOptions {
   /** Epoch milliseconds; inject a fake clock in tests. */
@@ -47,25 +47,38 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     logs.set(key, log);
   }
 
+  function hit(key: string, limit: number, windowMs: number): RateLimitResult {
+    const at = now();
+    if (at - lastSweep >= sweepIntervalMs) sweep(at);
+    const known = logs.get(key);
+    const log = known ?? { hits: [], windowMs };
+    // A hit counts while it is younger than the window: it leaves at exactly hit + windowMs.
+    let expired = 0;
+    while (expired < log.hits.length && log.hits[expired]! <= at - windowMs) expired += 1;
+    if (expired > 0) log.hits.splice(0, expired);
+    const allowed = log.hits.length < limit;
+    if (allowed) log.hits.push(at);
+    log.windowMs = windowMs;
+    if (log.hits.length === 0) logs.delete(key);
+    else if (!known) track(key, log, at);
+    return windowResult(allowed, limit, log.hits.length, log.hits[0] ?? at, at, windowMs);
+  }
+
   return {
     get size() {
       return logs.size;
     },
     async hit(key, limit, windowMs) {
-      const at = now();
-      if (at - lastSweep >= sweepIntervalMs) sweep(at);
-      const known = logs.get(key);
-      const log = known ?? { hits: [], windowMs };
-      // A hit counts while it is younger than the window: it leaves at exactly hit + windowMs.
-      let expired = 0;
-      while (expired < log.hits.length && log.hits[expired]! <= at - windowMs) expired += 1;
-      if (expired > 0) log.hits.splice(0, expired);
-      const allowed = log.hits.length < limit;
-      if (allowed) log.hits.push(at);
-      log.windowMs = windowMs;
-      if (log.hits.length === 0) logs.delete(key);
-      else if (!known) track(key, log, at);
-      return windowResult(allowed, limit, log.hits.length, log.hits[0] ?? at, at, windowMs);
+      return hit(key, limit, windowMs);
+    },
+    async hitAll(hits) {
+      const results: (RateLimitResult | undefined)[] = hits.map(() => undefined);
+      for (const [i, one] of hits.entries()) {
+        const result = hit(one.key, one.limit, one.windowMs);
+        results[i] = result;
+        if (!result.allowed && one.binding !== false) break;
+      }
+      return results;
     },
   };
 }

@@ -61,7 +61,7 @@ const VARIANTS = [
  * (meta/metadata, cohere/coherent), `left` when only words that start with it are harmless;
  * names without a bound are removed even inside words ("AskClaude", "gpt4o").
  */
-const NAMES: { name: string; bounded?: 'left' | 'both'; needsVersion?: boolean }[] = [
+export const PROVIDER_NAMES: readonly { name: string; bounded?: 'left' | 'both'; needsVersion?: boolean }[] = [
   { name: 'open|ai' },
   { name: 'chat|gpt' },
   { name: 'gpt' },
@@ -129,6 +129,7 @@ const NAMES: { name: string; bounded?: 'left' | 'both'; needsVersion?: boolean }
   { name: 'falcon', bounded: 'both', needsVersion: true },
   { name: 'sonar', bounded: 'both', needsVersion: true },
 ];
+const NAMES = PROVIDER_NAMES;
 
 const digits = rep(atom('[0-9]'), 1);
 const blank = atom('[ \\t]');
@@ -166,7 +167,7 @@ function spelled(name: string): Pattern {
  * The names as four rules (free, left-bounded, bounded, spelled out) rather than one per name:
  * the version tail is shared, which keeps the compiled expressions small and fast.
  */
-function firstParts(names: typeof NAMES): string {
+function firstParts(names: readonly (typeof NAMES)[number][]): string {
   return [...new Set(names.filter((n) => n.name.includes('|')).map((n) => n.name.split('|')[0]!))].join('|');
 }
 
@@ -577,4 +578,48 @@ export function termRules(terms: readonly string[]): Pattern[] {
     rules.push(seq(behind(NOT_WORD_BEFORE), joined, ...(plainWord ? [ahead(NOT_WORD_AFTER)] : [])));
   }
   return rules;
+}
+
+// ---- what the rules can find in a random identifier ---------------------------------------
+
+/**
+ * What the rules above can find in a random identifier: `_` (standing for its prefix, `run_`, `key_`, …)
+ * followed by base62 characters. Only letters and digits, no separator, no space, no dot, no colon, no
+ * slash, so most rules cannot match at all; those that can:
+ *
+ * - a name without a bound (`gpt`, `qwq`, `openai`, …), anywhere;
+ * - a name bounded on the left (`google`, `azure`, …) right after the `_`;
+ * - a name bounded on both sides (`meta`, `grok`, …) right after the `_`, followed by the end or by a
+ *   version (a digit: `[0-9][a-z0-9]*` then runs to the end), and a name that needs a version (`phi`, `yi`,
+ *   …) right after the `_` and followed by a digit;
+ * - the whole identifier being `commandr`, `commandrplus`, `togethercomputer`, `01ai`, `localhost`,
+ *   `TogetherAI` or `FireworksAI`;
+ * - an AWS key id (`AKIA…` + 16 capitals or digits) not preceded or followed by a capital or digit;
+ * - 40 or more characters mixing digits, capitals and small letters: the `_` and 39 random characters are
+ *   a generated secret to the redactor. Only secrets that long are drawn (never shown but where the route
+ *   keeps them: `keepUnredacted`), so this one is left to the caller (see random.ts).
+ *
+ * Every other rule needs a character the alphabet lacks (`:`, `.`, `/`, `-`, a space) or a character
+ * before it that `_` is not allowed to be (`o3`, `sk-`, `eyJ…`, long hex). random.test.ts checks this
+ * against the full redactor.
+ */
+export function identifierDenylist(): { caseless: RegExp; exact: RegExp } {
+  const joined = (names: readonly (typeof NAMES)[number][]) => names.map((n) => n.name.replaceAll('|', '')).join('|');
+  const free = NAMES.filter((n) => !n.bounded && !n.needsVersion);
+  const left = NAMES.filter((n) => n.bounded === 'left');
+  const both = NAMES.filter((n) => n.bounded === 'both' && !n.needsVersion);
+  const versioned = NAMES.filter((n) => n.needsVersion);
+  return {
+    caseless: new RegExp(
+      [
+        `(?:${joined(free)})`,
+        `^_(?:${joined(left)})`,
+        `^_(?:${joined(both)})(?:[0-9]|$)`,
+        `^_(?:${joined(versioned)})[0-9]`,
+        '^_(?:commandr(?:plus)?|togethercomputer|01ai|localhost)$',
+      ].join('|'),
+      'i',
+    ),
+    exact: new RegExp(`^_(?:TogetherAI|FireworksAI)$|(?<![A-Z0-9])(?:${AWS_PREFIXES.join('|')})[A-Z0-9]{16}(?![A-Z0-9])`),
+  };
 }

@@ -17,7 +17,7 @@ import { createCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
 import { inboundRunExecutor, sweepInterruptedRuns, type SweepResult } from '../domain/runs/index.ts';
 import { sealClearTotpSecrets } from '../domain/sessions/totp-secret.ts';
 import { createEngines, loadTokenizer } from '../engine/index.ts';
-import { createLogger, type Logger } from '../log/index.ts';
+import { createLogger, flushLog, type Logger } from '../log/index.ts';
 import { createMetrics, type Metrics } from '../metrics/index.ts';
 import { connectRedis, createRedisLimiter } from '../rate-limits/index.ts';
 import type { Services } from '../services.ts';
@@ -113,6 +113,8 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
         await redis?.quit().catch(() => {});
         await store.close();
         logger.info({}, 'stopped');
+        // The log is written asynchronously: what is still queued goes out before the process exits.
+        flushLog(logger);
       },
       async abort() {
         await started.stop();

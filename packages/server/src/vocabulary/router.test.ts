@@ -77,6 +77,17 @@ describe('routeRequest', () => {
     expect(() => routeRequest([user('hello')], { candidates: [] })).toThrow();
   });
 
+  it('routes a text scored before (kept) as it routed it fresh, whatever the candidates of each call', () => {
+    const text = `Review the NDA clause and send a quote (${Math.random()})`;
+    const starter = PLANS.starter.agents.filter((s): s is DepartmentSlug => s !== 'orchestrator');
+    const fresh = routeRequest([user(text)], { candidates: starter });
+    expect(fresh.agentSlug).toBe('sales');
+    expect(routeRequest([user(text)], { candidates: starter })).toEqual(fresh);
+    expect(routeRequest([user(text)]).agentSlug).toBe('legal');
+    expect(routeRequest([user(text)], { candidates: ['finance'] })).toMatchObject({ agentSlug: 'finance', fallback: true });
+    expect(routeRequest([user(text)], { candidates: starter })).toEqual(fresh);
+  });
+
   it('breaks ties by catalog order and counts a repeated term once', () => {
     // "budget" (finance, 3) against "contract" (legal, 3): equal scores, finance is listed first.
     expect(routeRequest([user('budget contract')]).agentSlug).toBe('finance');

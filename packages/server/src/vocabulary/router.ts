@@ -5,6 +5,7 @@
  * caller's text, so it is safe to record as a run step.
  */
 import { DEPARTMENT_SLUGS, getAgent, type DepartmentSlug } from './catalog.ts';
+import { createTextMemo } from '../memo.ts';
 import { ROUTER_KEYWORDS, type KeywordTable } from './router-keywords.ts';
 
 interface RouterMessage {
@@ -47,13 +48,13 @@ const MAX_THREAD_CHARS = 50_000;
 export function routeRequest(messages: readonly RouterMessage[], options: RouteOptions = {}): RouteDecision {
   const candidates = options.candidates ?? DEPARTMENT_SLUGS;
   if (candidates.length === 0) throw new Error('routeRequest needs at least one candidate department');
-  const terms = compile(options.keywords ?? ROUTER_KEYWORDS, candidates);
+  const tallies = options.keywords ? scorer(compile(options.keywords, candidates)) : defaultTallies;
   const userTexts = messages.filter((m) => m.role === 'user').map((m) => m.content.slice(0, MAX_CHARS_PER_MESSAGE));
   const latest = userTexts.at(-1) ?? '';
 
-  const fromLatest = best(score(words(latest), terms), candidates);
+  const fromLatest = best(tallies(latest), candidates);
   if (fromLatest) return decide(fromLatest, '');
-  const fromThread = best(score(words(threadText(userTexts)), terms), candidates);
+  const fromThread = best(tallies(threadText(userTexts)), candidates);
   if (fromThread) return decide(fromThread, " from the conversation's earlier turns");
 
   const fallback =
@@ -66,6 +67,22 @@ export function routeRequest(messages: readonly RouterMessage[], options: RouteO
     fallback: true,
   };
 }
+
+/** Scores of a text against every term of `terms`, by department. */
+function scorer(terms: readonly Term[]): (text: string) => Tally[] {
+  return (text) => score(words(text), terms);
+}
+
+/**
+ * The default vocabulary's scores, by text: an invocation routes the same text twice (when it starts and
+ * in the local engine), and conversations repeat. Scored against every department once: `best` keeps to
+ * the candidates, and a department's tally depends on its own terms only. At most 500 texts and 2,000,000
+ * characters of them kept (a text over 500,000 characters is scored again each time).
+ */
+const DEFAULT_TERMS = compile(ROUTER_KEYWORDS, DEPARTMENT_SLUGS);
+const TALLIES = createTextMemo<Tally[]>({ maxEntries: 500, maxChars: 2_000_000 });
+const scoreDefault = scorer(DEFAULT_TERMS);
+const defaultTallies = (text: string): Tally[] => TALLIES.get(text, scoreDefault);
 
 /** Splits text into lowercase words without accents; keeps `follow-up`, `a/b`, `wi-fi` whole. */
 export function words(text: string): string[] {

@@ -173,6 +173,43 @@ describe('rateLimit middleware', () => {
     expect(rateHeaders(res)).toEqual(['2', '1', RESET]);
   });
 
+  describe('with the per-IP hit deferred for a request with a credential (made with the workspace hit)', () => {
+    const deferred = (ipLimit: number, workspaceLimit: number) =>
+      buildApp({ ipLimit, workspaceLimit, ipOptions: { deferHit: (c) => c.req.header('x-test-workspace') !== undefined } });
+    const call = (app: ReturnType<typeof buildApp>, path: string, ip: string, workspace = 'wksp_d') =>
+      app.request(path, { headers: { 'x-test-workspace': workspace } }, socket(ip));
+
+    it('counts both and shows the tighter, as when made one after the other', async () => {
+      const app = deferred(5, 3);
+      expect(rateHeaders(await call(app, '/ok', '203.0.113.1'))).toEqual(['3', '2', RESET]);
+      expect(rateHeaders(await call(app, '/ok', '203.0.113.2'))).toEqual(['3', '1', RESET]);
+      // The IP's own count moved too: 5 - 1 (above) - 1 (this one).
+      expect(rateHeaders(await app.request('/ok', {}, socket('203.0.113.1')))).toEqual(['5', '3', RESET]);
+    });
+
+    it('refuses a refused address with 429 and does not count its workspace', async () => {
+      const app = deferred(2, 3);
+      expect((await call(app, '/ok', '203.0.113.1')).status).toBe(200);
+      expect((await call(app, '/ok', '203.0.113.1')).status).toBe(200);
+      const refused = await call(app, '/ok', '203.0.113.1');
+      expect(refused.status).toBe(429);
+      expect(await refused.json()).toMatchObject({ error: 'rate_limit_exceeded', retryAfterSec: 60 });
+      expect(rateHeaders(refused)).toEqual(['2', '0', RESET]);
+      // The refused one did not count against the workspace: its third request is still admitted.
+      const third = await call(app, '/ok', '203.0.113.2');
+      expect(third.status).toBe(200);
+      expect(rateHeaders(third)).toEqual(['3', '0', RESET]);
+    });
+
+    it('counts the address of a request that no later limit reached (a 404) on the way out', async () => {
+      const app = deferred(5, 600);
+      const missing = await call(app, '/nowhere', '203.0.113.7');
+      expect(missing.status).toBe(404);
+      expect(rateHeaders(missing)).toEqual(['5', '4', RESET]);
+      expect(rateHeaders(await app.request('/ok', {}, socket('203.0.113.7')))).toEqual(['5', '3', RESET]);
+    });
+  });
+
   it('lets a route apply its own limit with the inbound webhook code rate_limited', async () => {
     const app = buildApp();
     const post = () => app.request('/webhooks/inbound/crm', { method: 'POST' }, socket('203.0.113.5'));

@@ -14,7 +14,13 @@
  *   app.use(authenticate(...));
  *   app.use(rateLimit({ limiter, ...PER_WORKSPACE, key: (c) => workspaceKey(c) })); // after auth
  *
- * When both limits apply the headers show the tighter one (fewest remaining). The error mapper
+ * When both limits apply the headers show the tighter one (fewest remaining). A request with a
+ * credential makes its per-IP hit together with its workspace's, after authentication, in one step
+ * of the limiter (Redis: one script call, one round trip): the per-IP limit defers its hit
+ * (`deferHit`) onto the context (`pendingHits`), and the next limit that runs makes them all
+ * (`hitAll`, in order: a refused per-IP hit refuses the request and its workspace is not counted).
+ * A request that no later limit reaches (a failed authentication, a 404) makes its deferred hits on
+ * the way out (./raised-ip.ts, and the per-IP middleware itself). The error mapper
  * must render with `c.json(...)` (or c.body/c.newResponse) so that headers set here with
  * `c.header()` before a throw reach the 429/503 response. The inbound webhook route applies
  * its own per-IP limit with `enforceRateLimit(c, { ..., code: 'rate_limited' })`.
@@ -23,7 +29,7 @@ import { fallbackLogger, serializeError, type Logger } from '../../log/index.ts'
 import type { Context, MiddlewareHandler } from 'hono';
 import { fail } from '../../errors.ts';
 import { clientIp, clientKey, type ClientIpOptions } from './client-ip.ts';
-import type { Limiter, RateLimitResult } from '../../rate-limits/index.ts';
+import { hitAll, type Hit, type Limiter, type RateLimitResult } from '../../rate-limits/index.ts';
 
 export { clientIp, clientKey, type ClientIpOptions } from './client-ip.ts';
 
@@ -55,18 +61,22 @@ export interface RateLimitState {
 }
 
 /**
- * Context variables this middleware provides; app-env.ts composes them. `deferredRefusal` is a per-IP
- * 429 held back until authentication tells whether the caller's workspace has a raised per-address
- * ceiling (./raised-ip.ts).
+ * Context variables this middleware provides; app-env.ts composes them. `pendingHits` are per-IP hits
+ * held back until authentication tells the workspace (made with its hit, in one step) and whether the
+ * workspace has a raised per-address ceiling (./raised-ip.ts).
  */
-export type RateLimitVariables = { rateLimit?: RateLimitState; deferredRefusal?: DeferredRefusal };
+export type RateLimitVariables = { rateLimit?: RateLimitState; pendingHits?: PendingHit[] };
 
 /** What the middleware reads besides its own: `requestId` when present (request-id middleware). */
 type Variables = RateLimitVariables & { requestId?: string };
 
-/** A refusal not thrown yet: `refuse()` counts it and returns the 429 to throw. */
-export interface DeferredRefusal {
-  refuse(): Error;
+/** A hit held back to be made with the later ones of the request (`made` once it was). */
+export interface PendingHit {
+  hit: Hit;
+  options: Omit<EnforceOptions, 'key' | 'limit' | 'windowMs'>;
+  /** The headers show this hit's limit alone, not the tighter of it and those before (a raised ceiling). */
+  resetsHeaders?: boolean;
+  made: boolean;
 }
 
 /**
@@ -97,10 +107,11 @@ export interface RateLimitOptions extends Omit<EnforceOptions, 'key'> {
   /** The limit of this request's bucket when it varies (a workspace's own ceiling); `limit` otherwise. */
   limitOf?: (c: Context) => number;
   /**
-   * When true for a refused request, the 429 is left on the context (`deferredRefusal`) instead of
-   * thrown: the per-IP limit before authentication defers a request that carries a credential.
+   * When true, the hit is not made here but left on the context (`pendingHits`) for the next limit
+   * (after authentication), which makes it together with its own in one step of the limiter: the
+   * per-IP limit before authentication defers the hit of a request that carries a credential.
    */
-  deferRefusal?: (c: Context) => boolean;
+  deferHit?: (c: Context) => boolean;
 }
 
 /** Key function of the per-IP limit. */
@@ -109,13 +120,24 @@ export function byClientIp(options: ClientIpOptions = {}): (c: Context) => strin
 }
 
 export function rateLimit(options: RateLimitOptions): MiddlewareHandler<{ Variables: Variables }> {
-  const { key, limitOf, deferRefusal, ...settings } = options;
+  const { key, limitOf, deferHit, ...settings } = options;
   return async function rateLimit(c, next) {
-    const bucket = key(c);
-    const limits = limitOf ? { ...settings, limit: limitOf(c) } : settings;
-    const deferred = await enforce(c, typeof bucket === 'string' || bucket === undefined ? bucket : await bucket, limits, deferRefusal?.(c) ?? false);
-    if (deferred) c.set('deferredRefusal', deferred);
-    await next();
+    const found = key(c);
+    const bucket = typeof found === 'string' || found === undefined ? found : await found;
+    const limit = limitOf ? limitOf(c) : settings.limit;
+    const hit: Hit | undefined = bucket === undefined ? undefined : { key: bucket, limit, windowMs: settings.windowMs ?? WINDOW_MS };
+    if (hit && deferHit?.(c)) {
+      const pending: PendingHit = { hit, options: settings, made: false };
+      c.set('pendingHits', [...(c.get('pendingHits') ?? []), pending]);
+      await next();
+      // No later limit made it (a 404, a route without one): counted now, on the way out.
+      if (!pending.made) await makePendingHits(c, { refuse: false });
+    } else {
+      const pending = (c.get('pendingHits') ?? []).filter((p) => !p.made);
+      const own: PendingHit[] = hit ? [{ hit, options: settings, made: false }] : [];
+      if (pending.length + own.length > 0) await makeHits(c, [...pending, ...own], { refuse: true });
+      await next();
+    }
     // Responses built from the context already carry the headers (set before next()); one a
     // handler built by hand, or a tighter limit applied further in, needs them set here.
     const state = c.get('rateLimit');
@@ -130,22 +152,41 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<{ Variab
  * failed backend) as a ServiceError. Usable from a route (the inbound webhook's own limit).
  */
 export async function enforceRateLimit(c: Context, options: EnforceOptions): Promise<void> {
-  await enforce(c, options.key, options);
+  if (options.key === undefined) return;
+  const { key, limit, windowMs, ...rest } = options;
+  await makeHits(c, [{ hit: { key, limit, windowMs: windowMs ?? WINDOW_MS }, options: rest, made: false }], { refuse: true });
 }
 
-async function enforce(c: Context, key: string | undefined, options: Omit<EnforceOptions, 'key'>, defer = false): Promise<DeferredRefusal | undefined> {
-  if (key === undefined) return undefined;
-  let result: RateLimitResult;
+/**
+ * Makes the hits still pending on the context. `refuse`: throws the 429 of a refused binding hit
+ * (a failed authentication answers it rather than its own error); otherwise only counts them.
+ */
+export async function makePendingHits(c: Context, how: { refuse: boolean }): Promise<void> {
+  const pending = ((c.get('pendingHits') as PendingHit[] | undefined) ?? []).filter((p) => !p.made);
+  if (pending.length > 0) await makeHits(c, pending, how);
+}
+
+/** The hits in one step of the limiter, in order; the headers, then the 429 of the first refused binding hit. */
+async function makeHits(c: Context, entries: PendingHit[], how: { refuse: boolean }): Promise<void> {
+  const { limiter } = entries[0]!.options;
+  let results: (RateLimitResult | undefined)[];
   try {
-    result = await options.limiter.hit(key, options.limit, options.windowMs ?? WINDOW_MS);
+    results = await hitAll(
+      limiter,
+      entries.map((entry) => entry.hit),
+    );
   } catch (err) {
-    const policy = options.onBackendError ?? 'fail-closed';
+    for (const entry of entries) entry.made = true;
+    // Fail closed when any of the limits says so (the default).
+    const closed = entries.find((entry) => (entry.options.onBackendError ?? 'fail-closed') === 'fail-closed');
+    const policy: BackendErrorPolicy = closed ? 'fail-closed' : 'fail-open';
+    const options = closed?.options ?? entries[0]!.options;
     const requestId: unknown = c.get('requestId');
-    options.observer?.backendFailed?.();
+    for (const entry of entries) entry.options.observer?.backendFailed?.();
     const fields = { policy, requestId, error: err instanceof Error ? err.message : String(err) };
     if (options.log) options.log(JSON.stringify({ level: 'error', msg: 'rate limiter backend failed', ...fields }));
     else (options.logger ?? fallbackLogger()).error({ ...fields, error: serializeError(err) }, 'rate limiter backend failed');
-    if (policy === 'fail-open') return undefined;
+    if (policy === 'fail-open') return;
     throw fail(
       'service_unavailable',
       'A backing service is temporarily unavailable.',
@@ -153,22 +194,24 @@ async function enforce(c: Context, key: string | undefined, options: Omit<Enforc
       { 'Retry-After': String(BACKEND_RETRY_AFTER_SEC) },
     );
   }
-  c.set('rateLimit', tighter(c.get('rateLimit') as RateLimitState | undefined, result));
+  let refusal: { entry: PendingHit; result: RateLimitResult } | undefined;
+  entries.forEach((entry, i) => {
+    entry.made = true;
+    const result = results[i];
+    if (result === undefined) return;
+    const current = entry.resetsHeaders ? undefined : (c.get('rateLimit') as RateLimitState | undefined);
+    c.set('rateLimit', tighter(current, result));
+    if (!result.allowed && entry.hit.binding !== false) refusal ??= { entry, result };
+  });
   writeHeaders(c);
-  if (result.allowed) return undefined;
-  const refusal: DeferredRefusal = {
-    refuse() {
-      options.observer?.refused?.();
-      return fail(
-        options.code ?? 'rate_limit_exceeded',
-        `Too many requests; retry after ${result.retryAfterSec} s.`,
-        { retryAfterSec: result.retryAfterSec },
-        { 'Retry-After': String(result.retryAfterSec) },
-      );
-    },
-  };
-  if (defer) return refusal;
-  throw refusal.refuse();
+  if (!refusal || !how.refuse) return;
+  refusal.entry.options.observer?.refused?.();
+  throw fail(
+    refusal.entry.options.code ?? 'rate_limit_exceeded',
+    `Too many requests; retry after ${refusal.result.retryAfterSec} s.`,
+    { retryAfterSec: refusal.result.retryAfterSec },
+    { 'Retry-After': String(refusal.result.retryAfterSec) },
+  );
 }
 
 function tighter(current: RateLimitState | undefined, next: RateLimitResult): RateLimitState {

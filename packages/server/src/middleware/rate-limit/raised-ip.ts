@@ -4,13 +4,15 @@
  * calls from one address would be held to 60 per minute whatever the operator granted. This wraps a
  * route's authentication:
  *
- * - a request the per-IP limit refused but that carries a credential was let through with its 429
- *   deferred (`deferredRefusal`);
+ * - a request that carries a credential was let through with its per-IP hit held back
+ *   (`pendingHits`, ./index.ts);
  * - once authenticated, a caller whose workspace has a ceiling above the route's default is judged
- *   against that ceiling alone, in a bucket of its own keyed by workspace and address, and the
- *   headers show that limit (or the workspace's, when that one binds);
- * - any other caller, and any request whose authentication fails, gets the deferred 429: anonymous
- *   and failed-auth traffic keeps the default.
+ *   against that ceiling alone, in a bucket of its own keyed by workspace and address (the default
+ *   bucket is still counted, its refusal ignored), and the headers show that limit (or the
+ *   workspace's, when that one binds); all of them are made with the workspace's hit, in one step;
+ * - any other caller is judged by the default bucket; a request whose authentication fails makes
+ *   its held-back hit at once and answers its 429 if refused: anonymous and failed-auth traffic keeps
+ *   the default.
  *
  * With Redis the buckets are shared by every instance, as the default one is.
  */
@@ -18,7 +20,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { Auth } from '../auth/index.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Limiter } from '../../rate-limits/index.ts';
-import { enforceRateLimit, type RateLimitState, type DeferredRefusal } from './index.ts';
+import { makePendingHits, type PendingHit, type RateLimitState } from './index.ts';
 
 interface RaisedIpOptions {
   limiter: Limiter;
@@ -32,31 +34,38 @@ interface RaisedIpOptions {
 
 export function raisedIpCeiling<E extends { Variables: object }>(authenticate: MiddlewareHandler<E>, options: RaisedIpOptions): MiddlewareHandler<E> {
   return async function raisedIpCeiling(c, next) {
-    const deferred = (c as unknown as Context).get('deferredRefusal') as DeferredRefusal | undefined;
     let authenticated = false;
     try {
       await authenticate(c, async () => {
         authenticated = true;
-        await judge(c as unknown as Context, deferred, options);
+        judge(c as unknown as Context, options);
         await next();
       });
     } catch (err) {
       // A failed authentication of a refused address answers the 429, not the credential's error.
-      if (!authenticated && deferred) throw deferred.refuse();
+      if (!authenticated) await makePendingHits(c as unknown as Context, { refuse: true });
       throw err;
     }
   };
 }
 
-async function judge(c: Context, deferred: DeferredRefusal | undefined, options: RaisedIpOptions): Promise<void> {
+const WINDOW_MS = 60_000;
+
+/** Adds the raised bucket to the held-back hits when the workspace's ceiling is above the default. */
+function judge(c: Context, options: RaisedIpOptions): void {
   const auth = c.get('auth') as Auth | undefined;
   const ceiling = auth && 'ipRpmLimit' in auth ? auth.ipRpmLimit : null;
   const key = ceiling !== null && auth && 'workspaceId' in auth ? options.key(c, auth.workspaceId) : undefined;
-  if (ceiling === null || key === undefined || ceiling <= options.defaultLimitOf(c)) {
-    if (deferred) throw deferred.refuse();
-    return;
-  }
+  if (ceiling === null || key === undefined || ceiling <= options.defaultLimitOf(c)) return;
+  const pending = (c.get('pendingHits') as PendingHit[] | undefined) ?? [];
   // The default's count no longer binds this caller: its headers give way to the raised ceiling's.
-  c.set('rateLimit', undefined as RateLimitState | undefined);
-  await enforceRateLimit(c, { limiter: options.limiter, limit: ceiling, key, logger: options.logger, observer: options.observer });
+  for (const hit of pending) if (!hit.made) hit.hit = { ...hit.hit, binding: false };
+  if (pending.some((hit) => hit.made)) c.set('rateLimit', undefined as RateLimitState | undefined);
+  const raised: PendingHit = {
+    hit: { key, limit: ceiling, windowMs: WINDOW_MS },
+    options: { limiter: options.limiter, logger: options.logger, observer: options.observer },
+    resetsHeaders: true,
+    made: false,
+  };
+  c.set('pendingHits', [...pending, raised]);
 }

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { fail, ServiceError } from '../../errors.ts';
 import { REDACTED } from '../../redact/index.ts';
 import { requestId, type RequestIdVariables } from '../request-id/index.ts';
-import { keepUnredacted, redactBody, type RedactVariables } from './index.ts';
+import type { RouteVariables } from '../route/index.ts';
+import { customerDataOf, keepUnredacted, redactBody, type RedactVariables } from './index.ts';
 
 const R = REDACTED;
 const SECRET = 'service_sk_live_AbCdEfGhIjKlMnOpQrStUvWx';
@@ -103,5 +104,108 @@ describe('redactBody middleware', () => {
     const res = await buildApp().request(path);
     expect(res.status).toBe(200);
     expect(await res.text()).toContain(contained);
+  });
+});
+
+describe('redactBody on c.json: redacted as it is serialised, the response left as it is', () => {
+  const WHEN = new Date('2026-06-01T09:00:00Z');
+  const body = () => ({
+    id: 'run_AbCdEfGhIjKlMnOpQrSt',
+    when: WHEN,
+    skipped: undefined,
+    name: 'Claude team',
+    owner: { email: 'ops@10.0.0.7', note: 'uses OpenAI' },
+    members: [
+      { name: 'GPT fans', role: 'gpt-4o' },
+      { name: 'Gemini', role: null },
+    ],
+    steps: [['at /app/src/x.ts:1:2', 3, true, null]],
+    secret: SECRET,
+    text: `key ${SECRET}`,
+  });
+  const customerData = customerDataOf([
+    { operationId: 'getTeam', responses: { '200': { customerData: ['name', 'owner.email', 'members.*.name'] }, '201': { customerData: ['owner'] } } },
+  ]);
+  const handed: Response[] = [];
+
+  function buildJsonApp() {
+    const app = new Hono<{ Variables: RedactVariables & RequestIdVariables & Partial<RouteVariables> }>();
+    app.use(requestId());
+    app.use(redactBody(undefined, customerData));
+    app.use(async (c, next) => {
+      c.set('operationId', 'getTeam');
+      await next();
+    });
+    // The same value answered through c.json (the fast path) and as a hand-built body (read back and re-wrapped).
+    app.get('/fast/:status', (c) => {
+      keepUnredacted(c, SECRET);
+      const res = c.json(body(), Number(c.req.param('status')) as 200);
+      handed.push(res);
+      return res;
+    });
+    app.get('/status-set/:status', (c) => {
+      keepUnredacted(c, SECRET);
+      c.status(Number(c.req.param('status')) as 200);
+      return c.json(body());
+    });
+    app.get('/slow/:status', (c) => {
+      keepUnredacted(c, SECRET);
+      return c.body(JSON.stringify(body()), Number(c.req.param('status')) as 200, { 'Content-Type': 'application/json' });
+    });
+    // A c.json response that something copied afterwards (a header set once the response exists).
+    app.get('/copied', async (c, next) => {
+      await next();
+      c.header('X-Late', 'yes');
+    });
+    app.get('/copied', (c) => c.json({ content: 'I am Claude' }, 200));
+    return app;
+  }
+
+  it.each([200, 201, 404])('gives the same body as reading it back and re-wrapping it (status %i)', async (status) => {
+    const app = buildJsonApp();
+    const fast = await app.request(`/fast/${status}`);
+    const fromStatus = await app.request(`/status-set/${status}`);
+    const slow = await app.request(`/slow/${status}`);
+    expect([fast.status, fromStatus.status, slow.status]).toEqual([status, status, status]);
+    const want = await slow.text();
+    expect(await fast.text()).toBe(want);
+    expect(await fromStatus.text()).toBe(want);
+    const parsed = JSON.parse(want) as Record<string, unknown>;
+    expect(parsed.when).toBe(WHEN.toISOString());
+    expect(parsed).not.toHaveProperty('skipped');
+    expect(parsed.secret).toBe(SECRET);
+    expect(parsed.text).toBe(`key ${R}`);
+    expect(parsed.steps).toEqual([[R, 3, true, null]]);
+    if (status === 200) {
+      expect(parsed).toMatchObject({ name: 'Claude team', owner: { email: 'ops@10.0.0.7', note: `uses ${R}` } });
+      expect(parsed.members).toEqual([
+        { name: 'GPT fans', role: R },
+        { name: 'Gemini', role: null },
+      ]);
+    } else if (status === 201) {
+      // A customer field that is an object: its strings are redacted all the same.
+      expect(parsed).toMatchObject({ name: `${R} team`, owner: { email: `ops@${R}`, note: `uses ${R}` } });
+    } else {
+      expect(parsed).toMatchObject({ name: `${R} team`, owner: { email: `ops@${R}`, note: `uses ${R}` } });
+      expect(parsed.members).toEqual([
+        { name: `${R} fans`, role: R },
+        { name: R, role: null },
+      ]);
+    }
+  });
+
+  it("passes c.json's own response through untouched (no read back, no re-wrap)", async () => {
+    handed.length = 0;
+    const res = await buildJsonApp().request('/fast/200');
+    expect(handed).toHaveLength(1);
+    expect(res).toBe(handed[0]);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  });
+
+  it('still redacts a c.json response that was copied after it was made', async () => {
+    const res = await buildJsonApp().request('/copied');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('X-Late')).toBe('yes');
+    expect(await res.json()).toEqual({ content: `I am ${R}` });
   });
 });

@@ -1,7 +1,13 @@
 /**
- * @module Response body redaction: every JSON body (success and error alike) passes through
- * `redactValue`, plain text through `redactText`. Server-Sent Events are left alone here: the
+ * @module Response body redaction: every JSON body (success and error alike) has its strings
+ * redacted, plain text passes through the redactor whole. Server-Sent Events are left alone here: the
  * streaming code redacts each fragment with `createStreamRedactor`, which must see them in order.
+ *
+ * The common case costs one serialisation: for the request's lifetime `c.json` redacts the values
+ * while it serialises them (./json.ts), and the response it makes is left as it is, so
+ * @hono/node-server still writes its string body directly. Any other JSON or text body (a
+ * `Response` built by hand, `c.body`, `c.text`, a `c.json` response that something copied since) is
+ * read back, redacted and re-wrapped, as every body used to be: nothing leaves unredacted.
  *
  * Mount it right after the request-id middleware and before everything that can answer, so it
  * sees the bodies the routes, the error mapper and the 404 handler render (see the wiring
@@ -15,15 +21,13 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { createRedactor, type Redactor } from '../../redact/index.ts';
 import type { RouteVariables } from '../route/index.ts';
+import { redactedJson, type KeepTree } from './json.ts';
 
 /** Context variables this middleware provides; app-env.ts composes them. */
 export type RedactVariables = { redactKeep?: Set<string> };
 
 /** What it reads besides its own: the route's `operationId` (../route), whose `x-customer-data` it keeps. */
 type Variables = RedactVariables & Pick<RouteVariables, 'operationId'>;
-
-/** The customer-data paths of a body as a tree: a leaf (`true`) is left as it is. */
-type KeepTree = true | { readonly [key: string]: KeepTree };
 
 /** Where each operation's response, by status, holds the customer's own text. */
 type CustomerData = (operationId: string, status: number) => KeepTree | undefined;
@@ -66,10 +70,34 @@ export function keepUnredacted(c: Context, ...values: string[]): void {
 const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
 const TEXT_TYPE = /^text\/plain\s*(?:;|$)/i;
 
+/** `c.json`'s and `c.body`'s signatures, loosely: the value, then a status or init, then headers. */
+type Render = (value: unknown, arg?: unknown, headers?: Record<string, string | string[]>) => Response;
+
 /** `redactor`: the app's (with the deployment's own names); the fixed rules only when absent. */
 export function redactBody(redactor: Redactor = createRedactor(), customerData?: CustomerData): MiddlewareHandler<{ Variables: Variables }> {
+  // The responses `c.json` made from redacted values: left as they are.
+  const rendered = new WeakSet<Response>();
   return async function redactBody(c, next) {
+    const writable = c as unknown as { json: Render; body: Render; status: (status: number) => void };
+    const render = writable.body;
+    const setStatus = writable.status;
+    // Hono keeps the status set with `c.status()` to itself; `c.json` without one uses it.
+    let status = 200;
+    writable.status = (code) => {
+      status = code;
+      setStatus(code);
+    };
+    writable.json = (object, arg, headers) => {
+      const answered = typeof arg === 'number' ? arg : ((arg as { status?: number } | undefined)?.status ?? status);
+      const operationId = c.get('operationId');
+      const keepTree = operationId ? customerData?.(operationId, answered) : undefined;
+      // What c.json does with the text it serialised: the same status, headers and default type.
+      const res = render(redactedJson(redactor, object, c.get('redactKeep'), keepTree), arg, { 'Content-Type': 'application/json', ...headers });
+      rendered.add(res);
+      return res;
+    };
     await next();
+    if (rendered.has(c.res)) return;
     const type = c.res.headers.get('content-type') ?? '';
     const json = JSON_TYPE.test(type);
     if ((!json && !TEXT_TYPE.test(type)) || c.res.body === null) return;
@@ -79,13 +107,14 @@ export function redactBody(redactor: Redactor = createRedactor(), customerData?:
     const body = json ? redactJsonText(redactor, raw, c.get('redactKeep'), keepTree) : redactor.text(raw);
     const headers = new Headers(c.res.headers);
     headers.delete('content-length');
-    const { status, statusText } = c.res;
+    const { status: answered, statusText } = c.res;
     // Unset first: assigning over a response merges its headers back (a stale Content-Length).
     c.res = undefined;
-    c.res = new Response(body, { status, statusText, headers });
+    c.res = new Response(body, { status: answered, statusText, headers });
   };
 }
 
+/** A body read back: parsed, then redacted as it is serialised again. */
 function redactJsonText(redactor: Redactor, raw: string, keep: Set<string> | undefined, tree: KeepTree | undefined): string {
   let parsed: unknown;
   try {
@@ -94,18 +123,5 @@ function redactJsonText(redactor: Redactor, raw: string, keep: Set<string> | und
     // Declared JSON but not JSON: still never let it out unredacted.
     return redactor.text(raw);
   }
-  return JSON.stringify(redactExcept(redactor, parsed, keep ? { keep } : {}, tree));
-}
-
-/** Redacts a JSON value except where `tree` marks the customer's own text (`*`: every item of an array). */
-function redactExcept(redactor: Redactor, value: unknown, options: { keep?: Set<string> }, tree: KeepTree | undefined): unknown {
-  if (tree === undefined) return redactor.value(value, options);
-  if (tree === true) return typeof value === 'string' || value === null ? value : redactor.value(value, options);
-  if (Array.isArray(value)) return value.map((item) => redactExcept(redactor, item, options, tree['*']));
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = redactExcept(redactor, item, options, Object.hasOwn(tree, key) ? tree[key] : undefined);
-    return out;
-  }
-  return redactor.value(value, options);
+  return redactedJson(redactor, parsed, keep, tree);
 }
