@@ -4,7 +4,8 @@
  * whose leases a heartbeat renews.
  */
 import type { Clock } from '../../clock.ts';
-import type { Engines, TokenUsage } from '../../engine/index.ts';
+import type { EngineMessage, Engines, TokenUsage } from '../../engine/index.ts';
+import type { WorkspaceAgents } from '../agents/availability.ts';
 import type { Redactor } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
@@ -26,6 +27,10 @@ interface UnbilledEntry {
 
 export interface RunContext {
   db: Db;
+  /** The workspace's plan, quota and paused agents: from memory (domain/agents/settings-cache.ts). */
+  agentSettings: (workspaceId: string) => Promise<WorkspaceAgents & { quotaStu: number }>;
+  /** The earlier turns of a conversation, given before an invocation's own messages (conversation.ts). */
+  conversations: { earlierTurns(workspaceId: string, conversationId: string): Promise<EngineMessage[]> };
   clock: Clock;
   engines: Engines;
   /** The app's redactor (the fixed rules and the deployment's own names): engine text passes it. */

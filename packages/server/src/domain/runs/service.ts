@@ -20,7 +20,9 @@ import { ServiceError } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import type { BudgetSettings } from './budget.ts';
+import { workspaceAgents } from '../agents/settings.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
+import { earlierTurns } from './conversation.ts';
 import { runFailedEvent } from './events.ts';
 import { executeRun, type ExecuteOptions, type RunOutcome } from './execute.ts';
 import { endRun, RUN_LEASE_MS } from './recovery.ts';
@@ -58,6 +60,8 @@ export interface RunService {
 
 interface RunServiceDeps {
   db: Db;
+  /** The workspace's agent settings; read from the store at every invocation when absent (tests). */
+  agentSettings?: RunContext['agentSettings'];
   clock: Clock;
   engines: Engines;
   /** The app's redactor: every engine text and failure reason passes it before it is stored or sent. */
@@ -84,6 +88,8 @@ export function createRunService(deps: RunServiceDeps): RunService {
   const executing = new Map<string, AbortController>();
   const ctx: RunContext = {
     db,
+    agentSettings: deps.agentSettings ?? ((workspaceId) => workspaceAgents(db, workspaceId)),
+    conversations: { earlierTurns: (workspaceId, conversationId) => earlierTurns(db, workspaceId, conversationId) },
     clock,
     engines: deps.engines,
     redactor: deps.redactor,
