@@ -25,7 +25,7 @@ import { preparedRunCompleted, preparedRunFailed } from './events.ts';
 import { hasRunEndedHooks, runEnded } from './run-hooks.ts';
 import type { PendingRun } from './start.ts';
 import { deliveredOnly, stepRows, writeDeliverables, type StepDraft } from './steps.ts';
-import { toRun, type Run, type RunRow } from './store.ts';
+import { RUN_COLUMNS, toRun, type Run, type RunFields, type RunRow } from './store.ts';
 
 export interface RunResult {
   /** Why it failed (not redacted yet); null when it completed or was canceled. */
@@ -42,7 +42,12 @@ export interface RunResult {
   steps: StepDraft[];
 }
 
-const FINISH_RUN = `SELECT * FROM finish_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`;
+/**
+ * Prepared on PostgreSQL (named): its columns are listed, so a column added to `runs` by a
+ * migration (another instance, a rolling deploy) does not change the statement's result type.
+ */
+const FINISH_RUN = `SELECT ${RUN_COLUMNS}, started_at
+  FROM finish_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`;
 
 export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResult): Promise<Run> {
   const { db, clock, budget, redactor } = ctx;
@@ -99,7 +104,7 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     deliveryIds(),
   ];
   const finish = async (tx: Db) => {
-    const [row] = await tx.query<RunRow>(FINISH_RUN, params, { name: 'finish_run' });
+    const [row] = await tx.query<RunFields & Pick<RunRow, 'started_at'>>(FINISH_RUN, params, { name: 'finish_run' });
     return row!;
   };
 
