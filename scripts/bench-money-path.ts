@@ -18,8 +18,9 @@ const levels = argument('concurrency', '1,10').split(',').map(Number);
 for (const backend of testBackends()) {
   const store = await backend.open();
   const counted = countingDb(store.db);
-  // Limits and quota out of the way: this measures the path, not a refusal.
-  const t = await createTestApp({ db: counted.db, deps: { killSwitchLimits: { run: 1e12, hour: 1e12, day: 1e12 } } });
+  // Spending and rate limits out of the way: this measures the path, not a refusal.
+  const limiter = { hit: async (_key: string, limit: number) => ({ allowed: true, limit, remaining: limit, resetAt: 0, retryAfterSec: 0 }) };
+  const t = await createTestApp({ db: counted.db, deps: { limiter, killSwitchLimits: { run: 1e12, hour: 1e12, day: 1e12 } } });
   await t.services.keys.ready();
   const headers = { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' };
   let sent = 0;
@@ -27,8 +28,7 @@ for (const backend of testBackends()) {
     sent += 1;
     const res = await t.app.request('/v1/inference', {
       method: 'POST',
-      // Distinct client addresses: the per-address rate limit stays out of the way.
-      headers: { ...headers, 'x-forwarded-for': `10.${(sent >> 16) & 255}.${(sent >> 8) & 255}.${sent & 255}` },
+      headers,
       body: JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', maxTokens: 64, messages: [{ role: 'user', content: `Follow up with lead ${sent}` }] }),
     });
     if (res.status !== 200) throw new Error(`invocation answered ${res.status}: ${await res.text()}`);
