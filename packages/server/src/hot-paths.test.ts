@@ -9,6 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countingDb, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { createApp } from './app.ts';
+import { countMessageTokens, type EngineMessage } from './engine/index.ts';
 
 describe.each(testBackends())('hot paths on $name', ({ open }) => {
   let store: TestStore;
@@ -69,5 +71,29 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     expect(res.status).toBe(200);
     expect(statements).toHaveLength(3);
     expect(statements[0]).toMatch(/FROM paused_agents/);
+  });
+
+  it('continues a conversation from memory, and sees the turns another instance added', async () => {
+    const second = createApp({ db: await store.peer(), clock: t.clock, logError: () => {} }).app;
+    const ask = (app: TestApp['app'], content: string) =>
+      app.request('/v1/inference', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ alias: 'Sonata', conversationId: 'thread-1', messages: [{ role: 'user', content }] }),
+      });
+    expect((await ask(t.app, 'Which invoices are overdue?')).status).toBe(200);
+    statements.length = 0;
+    expect((await ask(t.app, 'Which of them are over 90 days?')).status).toBe(200);
+    // The earlier turns came from memory: the two statements of any invocation, nothing more.
+    expect(statements).toHaveLength(2);
+    // The other instance continues the thread (reading it from the store) and says so.
+    expect((await ask(second, 'And the ones from last quarter?')).status).toBe(200);
+    const turns = await store.db.query<EngineMessage>(`SELECT role, content FROM conversation_turns WHERE conversation_id = 'thread-1' ORDER BY seq`);
+    expect(turns).toHaveLength(6);
+    const last = await ask(t.app, 'Summarise them.');
+    expect(last.status).toBe(200);
+    // The engine was given all six earlier turns, not the four this instance wrote.
+    const { usage } = (await last.json()) as { usage: { inputTokens: number } };
+    expect(usage.inputTokens).toBe(countMessageTokens([...turns, { role: 'user', content: 'Summarise them.' }]));
   });
 });

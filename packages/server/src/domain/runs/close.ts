@@ -47,7 +47,7 @@ export interface RunResult {
  * migration (another instance, a rolling deploy) does not change the statement's result type.
  */
 const FINISH_RUN = `SELECT ${RUN_COLUMNS}, started_at
-  FROM finish_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`;
+  FROM finish_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`;
 
 export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResult): Promise<Run> {
   const { db, clock, budget, redactor } = ctx;
@@ -102,20 +102,44 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     turns.map((turn) => turn.content),
     JSON.stringify(events),
     deliveryIds(),
+    ctx.conversations.instance,
   ];
   const finish = async (tx: Db) => {
-    const [row] = await tx.query<RunFields & Pick<RunRow, 'started_at'>>(FINISH_RUN, params, { name: 'finish_run' });
+    const [row] = await tx.query<RunFields & Pick<RunRow, 'started_at' | 'source'>>(FINISH_RUN, params, { name: 'finish_run' });
     return row!;
   };
 
+  const { conversationId } = run;
+  if (!conversationId) return toRun(await closeWith(ctx, run, result, now, finish));
+  // The thread held in memory gets the turns this close appends (conversation.ts).
+  ctx.conversations.closing(run.workspaceId, conversationId);
+  let row: Awaited<ReturnType<typeof finish>> | undefined;
+  try {
+    row = await closeWith(ctx, run, result, now, finish);
+    return toRun(row);
+  } finally {
+    const appended = row?.status === 'completed' && row.started_at?.getTime() === run.createdAt.getTime() ? turns : row ? [] : null;
+    ctx.conversations.closed(run.workspaceId, conversationId, appended);
+  }
+}
+
+/** The closing statement alone, or in a transaction with the writes it cannot make (see the module comment). */
+async function closeWith<Row extends RunFields & Pick<RunRow, 'started_at' | 'source'>>(
+  ctx: RunContext,
+  run: PendingRun,
+  result: RunResult,
+  now: Date,
+  finish: (db: Db) => Promise<Row>,
+): Promise<Row> {
+  const { db, redactor } = ctx;
   const deliverables = result.steps.some(deliveredOnly);
-  if (!deliverables && !hasRunEndedHooks(run.source)) return toRun(await finish(db));
+  if (!deliverables && !hasRunEndedHooks(run.source)) return finish(db);
   return db.transaction(async (tx) => {
     const row = await finish(tx);
     // Handed over again since this execution began: the new one owns the run (finish_run left it alone).
-    if (row.started_at?.getTime() !== run.createdAt.getTime()) return toRun(row);
+    if (row.started_at?.getTime() !== run.createdAt.getTime()) return row;
     await runEnded(tx, { runId: run.runId, workspaceId: run.workspaceId, source: row.source });
     if (deliverables && row.status === 'completed') await writeDeliverables(tx, run.runId, result.steps, now, run.workspaceId, redactor);
-    return toRun(row);
+    return row;
   });
 }

@@ -4,7 +4,8 @@
  * whose leases a heartbeat renews.
  */
 import type { Clock } from '../../clock.ts';
-import type { EngineMessage, Engines, TokenUsage } from '../../engine/index.ts';
+import type { Engines, TokenUsage } from '../../engine/index.ts';
+import type { ConversationCache } from './conversation.ts';
 import type { WorkspaceAgents } from '../agents/availability.ts';
 import type { Redactor } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
@@ -29,8 +30,8 @@ export interface RunContext {
   db: Db;
   /** The workspace's plan, quota and paused agents: from memory (domain/agents/settings-cache.ts). */
   agentSettings: (workspaceId: string) => Promise<WorkspaceAgents & { quotaStu: number }>;
-  /** The earlier turns of a conversation, given before an invocation's own messages (conversation.ts). */
-  conversations: { earlierTurns(workspaceId: string, conversationId: string): Promise<EngineMessage[]> };
+  /** The earlier turns of a conversation, given before an invocation's own messages: from memory (conversation.ts). */
+  conversations: ConversationCache;
   clock: Clock;
   engines: Engines;
   /** The app's redactor (the fixed rules and the deployment's own names): engine text passes it. */

@@ -21,3 +21,91 @@ export async function earlierTurns(db: Db, workspaceId: string, conversationId: 
   );
   return rows.map((r) => ({ role: zMessage.shape.role.parse(r.role), content: r.content }));
 }
+
+/** Notified by `finish_run` when it appends turns: `[instance, workspaceId, conversationId]` as JSON. */
+export const CONVERSATIONS_CHANNEL = 'service_conversations';
+
+/** Threads kept in memory; beyond, the oldest is dropped. */
+const MAX_CACHED_THREADS = 10_000;
+
+/**
+ * The conversations an instance serves, in memory: the earlier turns of a thread, read once, then
+ * kept current by the runs this instance closes (it appends what it wrote) and by notifications of
+ * the others' (it drops the thread; the next invocation reads it again).
+ */
+export interface ConversationCache {
+  earlierTurns(workspaceId: string, conversationId: string): Promise<EngineMessage[]>;
+  /** This instance's id, sent with the notification of its appends (it ignores its own). */
+  readonly instance: string;
+  /** A run of the thread is closing here: until `closed`, no read of it is kept. */
+  closing(workspaceId: string, conversationId: string): void;
+  /** It closed, having appended `appended` (null: nothing known, the thread is read again). */
+  closed(workspaceId: string, conversationId: string, appended: readonly EngineMessage[] | null): void;
+}
+
+/**
+ * Entries are used only while the listener is up (as the agent settings cache, domain/agents/
+ * settings-cache.ts): while it is down every read goes to the store, and the cache starts empty when
+ * it is back. When two runs of one thread close at once here, the thread is dropped rather than
+ * appended to, since their order in the store is only known there.
+ */
+export function createConversationCache(db: Db, instance: string): ConversationCache {
+  const entries = new Map<string, EngineMessage[]>();
+  const inFlight = new Map<string, number>();
+  let listening = false;
+  /** Bumped by every change: a read that began before one is not kept. */
+  let generation = 0;
+  let subscribed: Promise<void> | undefined;
+  const keyOf = (workspaceId: string, conversationId: string) => `${workspaceId}\n${conversationId}`;
+  const drop = (key?: string) => {
+    generation += 1;
+    if (key === undefined) entries.clear();
+    else entries.delete(key);
+  };
+  const subscribe = () =>
+    db
+      .listen?.(CONVERSATIONS_CHANNEL, {
+        message: (payload) => {
+          const [from, workspaceId, conversationId] = JSON.parse(payload) as [string, string, string];
+          if (from !== instance) drop(keyOf(workspaceId, conversationId));
+        },
+        state: (up) => {
+          listening = up;
+          drop();
+        },
+      })
+      .catch(() => {});
+  return {
+    instance,
+    async earlierTurns(workspaceId, conversationId) {
+      // The first read waits for the listener (once), so what it reads can be kept.
+      await (subscribed ??= subscribe() ?? Promise.resolve());
+      const key = keyOf(workspaceId, conversationId);
+      const cached = listening ? entries.get(key) : undefined;
+      if (cached) return cached;
+      const started = generation;
+      const turns = await earlierTurns(db, workspaceId, conversationId);
+      if (listening && started === generation && !inFlight.has(key)) {
+        if (entries.size >= MAX_CACHED_THREADS) entries.delete(entries.keys().next().value!);
+        entries.set(key, turns);
+      }
+      return turns;
+    },
+    closing(workspaceId, conversationId) {
+      const key = keyOf(workspaceId, conversationId);
+      inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
+      generation += 1;
+    },
+    closed(workspaceId, conversationId, appended) {
+      const key = keyOf(workspaceId, conversationId);
+      const alone = inFlight.get(key) === 1;
+      if (alone) inFlight.delete(key);
+      else inFlight.set(key, (inFlight.get(key) ?? 1) - 1);
+      generation += 1;
+      const cached = entries.get(key);
+      if (!cached || (appended && appended.length === 0)) return;
+      if (alone && appended) entries.set(key, [...cached, ...appended].slice(-MAX_EARLIER_TURNS));
+      else entries.delete(key);
+    },
+  };
+}

@@ -22,7 +22,8 @@ import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import type { BudgetSettings } from './budget.ts';
 import { workspaceAgents } from '../agents/settings.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
-import { earlierTurns } from './conversation.ts';
+import { createConversationCache } from './conversation.ts';
+import { randomBase62 } from '../../random.ts';
 import { runFailedEvent } from './events.ts';
 import { executeRun, type ExecuteOptions, type RunOutcome } from './execute.ts';
 import { endRun, RUN_LEASE_MS } from './recovery.ts';
@@ -89,7 +90,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
   const ctx: RunContext = {
     db,
     agentSettings: deps.agentSettings ?? ((workspaceId) => workspaceAgents(db, workspaceId)),
-    conversations: { earlierTurns: (workspaceId, conversationId) => earlierTurns(db, workspaceId, conversationId) },
+    conversations: createConversationCache(db, randomBase62(12)),
     clock,
     engines: deps.engines,
     redactor: deps.redactor,

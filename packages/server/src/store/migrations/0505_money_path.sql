@@ -187,15 +187,15 @@ $$;
 -- run's period, windows and ledger: its reservation released, what it consumed charged, a window
 -- spent to its limit (or within 1 % of it by a run that crossed it) tripped. Steps are written (those
 -- with no `keptIndex` only for a completed run), a completed run's turns appended to its
--- conversation, and the event of its outcome (`p_events`, one per `when`: completed, failed, manual)
--- enqueued. Returns the run's row.
+-- conversation (notified to the other instances, `p_instance` being this one), and the event of its
+-- outcome (`p_events`, one per `when`: completed, failed, manual) enqueued. Returns the run's row.
 CREATE FUNCTION finish_run(
   p_run_id text, p_workspace_id text, p_started_at timestamptz, p_now timestamptz,
   p_status text, p_reason text, p_manual_reason text, p_crossed text,
   p_content text, p_input_tokens integer, p_output_tokens integer, p_stu integer,
   p_unbilled_input integer, p_unbilled_output integer, p_unbilled_stu numeric,
   p_alias text, p_quota_stu float8, p_limit_hour float8, p_limit_day float8, p_ledger_id text,
-  p_steps jsonb, p_turn_roles text[], p_turn_contents text[], p_events jsonb, p_delivery_ids text[]
+  p_steps jsonb, p_turn_roles text[], p_turn_contents text[], p_events jsonb, p_delivery_ids text[], p_instance text
 ) RETURNS SETOF runs
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -267,6 +267,8 @@ BEGIN
     INSERT INTO conversation_turns (workspace_id, conversation_id, seq, role, content, run_id, created_at)
     SELECT p_workspace_id, r.conversation_id, v_seq + t.n::integer, t.role, t.content, p_run_id, p_now
       FROM unnest(p_turn_roles, p_turn_contents) WITH ORDINALITY AS t(role, content, n);
+    -- Instances that hold the thread in memory drop it (domain/runs/conversation.ts; the channel as store/listen.ts names it).
+    PERFORM pg_notify('service_conversations.' || current_schema(), json_build_array(p_instance, p_workspace_id, r.conversation_id)::text);
   END IF;
 
   -- The event of the outcome: completed, or failed when this close is what failed it.
