@@ -50,7 +50,7 @@ const FINISH_RUN = `SELECT ${RUN_COLUMNS}, started_at
   FROM finish_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`;
 
 export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResult): Promise<Run> {
-  const { db, clock, budget, redactor } = ctx;
+  const { clock, budget, redactor } = ctx;
   const now = clock.now();
   const stu = stuForRun({ alias: run.alias, ...result.usage }, budget.rates);
   const unbilled = {
