@@ -96,4 +96,33 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     const { usage } = (await last.json()) as { usage: { inputTokens: number } };
     expect(usage.inputTokens).toBe(countMessageTokens([...turns, { role: 'user', content: 'Summarise them.' }]));
   });
+
+  it('a thread held in memory that is behind the store is read again before anything is reserved', async () => {
+    const ask = (content: string) =>
+      t.app.request('/v1/inference', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ alias: 'Sonata', conversationId: 'thread-2', messages: [{ role: 'user', content }] }),
+      });
+    expect((await ask('Which invoices are overdue?')).status).toBe(200);
+    // A turn this instance was never told about (no notification): its copy is now one turn short.
+    await store.db.query(
+      `INSERT INTO conversation_turns (workspace_id, conversation_id, seq, role, content, run_id, created_at)
+       SELECT workspace_id, conversation_id, seq + 1, 'user', 'Only the ones above 10,000 EUR.', run_id, created_at
+         FROM conversation_turns WHERE conversation_id = 'thread-2' ORDER BY seq DESC LIMIT 1`,
+    );
+    statements.length = 0;
+    const res = await ask('Summarise them.');
+    expect(res.status).toBe(200);
+    // start_run refused the stale copy (reserving nothing), the thread was read, and the run started.
+    expect(statements.map((s) => s.slice(0, 40))).toEqual([
+      expect.stringMatching(/^SELECT start_run\(/),
+      expect.stringMatching(/^SELECT role, content, seq FROM/),
+      expect.stringMatching(/^SELECT start_run\(/),
+      expect.stringMatching(/^SELECT id, /),
+    ]);
+    const turns = await store.db.query<EngineMessage>(`SELECT role, content FROM conversation_turns WHERE conversation_id = 'thread-2' ORDER BY seq`);
+    const { usage } = (await res.json()) as { usage: { inputTokens: number } };
+    expect(usage.inputTokens).toBe(countMessageTokens([...turns.slice(0, 3), { role: 'user', content: 'Summarise them.' }]));
+  });
 });

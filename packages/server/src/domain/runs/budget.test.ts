@@ -26,6 +26,7 @@ function reserve(db: TestStore['db'], workspaceId: string, now: Date, settings: 
     alias: 'Prelude',
     source: 'api',
     conversationId: null,
+    conversationTurns: null,
     quotaStu: 10_000_000,
     inputTokens: 50,
     desiredOutput: 60,

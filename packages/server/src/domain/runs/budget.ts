@@ -72,6 +72,8 @@ export type Reservation =
   | { outcome: 'replay'; runId: string }
   /** The run to adopt is no longer waiting (canceled before it could start, or taken over). */
   | { outcome: 'gone' }
+  /** The conversation has turns the caller's copy lacks: nothing reserved; read it again and retry. */
+  | { outcome: 'stale_history' }
   /** Not even the input fits under `scope`'s limit: nothing reserved, the window tripped; the run fails at once. */
   | { outcome: 'crossed'; windows: Windows; scope: SpendingScope };
 
@@ -112,6 +114,8 @@ export interface RunToStart {
   alias: Alias;
   source: string;
   conversationId: string | null;
+  /** How many turns the conversation had in the copy the engine is given (checked against the store's). */
+  conversationTurns: number | null;
   /** The workspace's quota per period (the plan's, or the operator's override); the rollover is added in the store. */
   quotaStu: number;
   inputTokens: number;
@@ -120,12 +124,12 @@ export interface RunToStart {
   idempotency?: IdempotencyClaim | undefined;
 }
 
-const START_RUN = `SELECT start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) AS decision`;
+const START_RUN = `SELECT start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) AS decision`;
 
 type StartDecision =
   | { outcome: 'started'; outputCap: number; reservedStu: number; limitedBy: SpendingScope | null }
   | { outcome: 'replay'; runId: string }
-  | { outcome: 'gone' | 'idempotency_mismatch' }
+  | { outcome: 'gone' | 'stale_history' | 'idempotency_mismatch' }
   | { outcome: 'quota_exceeded'; consumedStu: number; allowanceStu: number }
   | { outcome: 'kill_switch'; kind: 'manual' | 'hour' | 'day'; since: string | null }
   | { outcome: 'crossed'; scope: SpendingScope }
@@ -166,6 +170,7 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
         claim?.key ?? null,
         claim?.requestHash ?? null,
         new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+        run.conversationTurns,
       ],
       { name: 'start_run' },
     );
@@ -184,7 +189,8 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
     case 'replay':
       return decision;
     case 'gone':
-      return { outcome: 'gone' };
+    case 'stale_history':
+      return { outcome: decision.outcome };
     case 'crossed':
       return { outcome: 'crossed', windows, scope: decision.scope };
     case 'idempotency_mismatch':

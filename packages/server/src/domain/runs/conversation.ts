@@ -11,15 +11,24 @@ import type { EngineMessage } from '../../engine/index.ts';
 /** Bounded history: the most recent turns only, so a long thread cannot grow a request without end. */
 const MAX_EARLIER_TURNS = 50;
 
-export async function earlierTurns(db: Db, workspaceId: string, conversationId: string): Promise<EngineMessage[]> {
-  const rows = await db.query<Pick<TableRow<'conversation_turns'>, 'role' | 'content'>>(
-    `SELECT role, content FROM (
+/** A thread's most recent turns, and how many it has in all (the next turn's `seq`). */
+export interface Thread {
+  turns: EngineMessage[];
+  length: number;
+}
+
+export async function earlierTurns(db: Db, workspaceId: string, conversationId: string): Promise<Thread> {
+  const rows = await db.query<Pick<TableRow<'conversation_turns'>, 'role' | 'content' | 'seq'>>(
+    `SELECT role, content, seq FROM (
        SELECT role, content, seq FROM conversation_turns
         WHERE workspace_id = $1 AND conversation_id = $2 ORDER BY seq DESC LIMIT $3
      ) recent ORDER BY seq`,
     [workspaceId, conversationId, MAX_EARLIER_TURNS],
   );
-  return rows.map((r) => ({ role: zMessage.shape.role.parse(r.role), content: r.content }));
+  return {
+    turns: rows.map((r) => ({ role: zMessage.shape.role.parse(r.role), content: r.content })),
+    length: rows.length === 0 ? 0 : rows[rows.length - 1]!.seq + 1,
+  };
 }
 
 /** Notified by `finish_run` when it appends turns: `[instance, workspaceId, conversationId]` as JSON. */
@@ -34,7 +43,10 @@ const MAX_CACHED_THREADS = 10_000;
  * the others' (it drops the thread; the next invocation reads it again).
  */
 export interface ConversationCache {
-  earlierTurns(workspaceId: string, conversationId: string): Promise<EngineMessage[]>;
+  /** The thread as this instance knows it; `start_run` checks its length against the store's. */
+  earlierTurns(workspaceId: string, conversationId: string): Promise<Thread>;
+  /** The store said the thread has more turns than the copy held (another instance's notification is late). */
+  forget(workspaceId: string, conversationId: string): void;
   /** This instance's id, sent with the notification of its appends (it ignores its own). */
   readonly instance: string;
   /** A run of the thread is closing here: until `closed`, no read of it is kept. */
@@ -46,11 +58,14 @@ export interface ConversationCache {
 /**
  * Entries are used only while the listener is up (as the agent settings cache, domain/agents/
  * settings-cache.ts): while it is down every read goes to the store, and the cache starts empty when
- * it is back. When two runs of one thread close at once here, the thread is dropped rather than
+ * it is back. A notification arrives a little after the commit that sent it, so a copy may be behind
+ * for that long: `start_run` compares the thread's length with the store's and refuses a stale copy
+ * (`stale_history`), and the invocation reads the thread again (start.ts), so the engine is never
+ * given a thread without its latest turns. When two runs of one thread close at once here, the thread is dropped rather than
  * appended to, since their order in the store is only known there.
  */
 export function createConversationCache(db: Db, instance: string): ConversationCache {
-  const entries = new Map<string, EngineMessage[]>();
+  const entries = new Map<string, Thread>();
   const inFlight = new Map<string, number>();
   let listening = false;
   /** Bumped by every change: a read that began before one is not kept. */
@@ -91,6 +106,9 @@ export function createConversationCache(db: Db, instance: string): ConversationC
       }
       return turns;
     },
+    forget(workspaceId, conversationId) {
+      drop(keyOf(workspaceId, conversationId));
+    },
     closing(workspaceId, conversationId) {
       const key = keyOf(workspaceId, conversationId);
       inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
@@ -104,7 +122,7 @@ export function createConversationCache(db: Db, instance: string): ConversationC
       generation += 1;
       const cached = entries.get(key);
       if (!cached || (appended && appended.length === 0)) return;
-      if (alone && appended) entries.set(key, [...cached, ...appended].slice(-MAX_EARLIER_TURNS));
+      if (alone && appended) entries.set(key, { turns: [...cached.turns, ...appended].slice(-MAX_EARLIER_TURNS), length: cached.length + appended.length });
       else entries.delete(key);
     },
   };

@@ -9,7 +9,8 @@ import type { EngineMessage, EngineRequest, Effort, PowerMode } from '../../engi
 import { countMessageTokensAsync } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
 import type { Alias } from '../../vocabulary/alias.ts';
-import { assertAgentAvailable, routingCandidates } from '../agents/availability.ts';
+import { assertAgentAvailable, routingCandidates, type WorkspaceAgents } from '../agents/availability.ts';
+import { fail } from '../../errors.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import { routeRequest } from '../../vocabulary/router.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
@@ -94,49 +95,47 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
   assertMayInvokeAgent(input.scopes, target);
   assertAliasInPlan(settings.plan, input.alias);
 
-  const history = input.conversationId ? await ctx.conversations.earlierTurns(input.workspaceId, input.conversationId) : [];
-  const messages = [...history, ...input.messages];
-  const steps: StepDraft[] = [];
-  let answeredBy = target;
-  if (target === ORCHESTRATOR_SLUG) {
-    const candidates = routingCandidates(settings);
-    if (candidates.length > 0) {
-      const decision = routeRequest(messages, { candidates });
-      answeredBy = decision.agentSlug;
-      steps.push({ kind: 'routing', agentSlug: ORCHESTRATOR_SLUG, summary: decision.rationale });
-    } else {
-      steps.push({ kind: 'routing', agentSlug: ORCHESTRATOR_SLUG, summary: 'No department is available; the orchestrator answered itself.' });
-    }
-  }
-
-  // Pauses for the event loop: a request may hold megabytes of text.
-  const inputTokens = await countMessageTokensAsync(messages);
   const desiredOutput = input.maxTokens ?? DEFAULT_OUTPUT_TOKENS;
   const runId = input.existingRunId ?? newId('run');
   // The one round trip before the engine: checks, reservation and the run's row (budget.ts).
-  const reservation = await reserveRun(db, {
-    workspaceId: input.workspaceId,
-    runId,
-    adopt: input.existingRunId !== undefined,
-    now,
-    leaseUntil: new Date(now.getTime() + leaseMs),
-    agentSlug: target,
-    answeredBy,
-    alias: input.alias,
-    source: input.source,
-    conversationId: input.conversationId ?? null,
-    quotaStu: settings.quotaStu,
-    inputTokens,
-    desiredOutput,
-    settings: budget,
-    idempotency: input.idempotency,
-  });
+  const reserve = (p: Prepared) =>
+    reserveRun(db, {
+      workspaceId: input.workspaceId,
+      runId,
+      adopt: input.existingRunId !== undefined,
+      now,
+      leaseUntil: new Date(now.getTime() + leaseMs),
+      agentSlug: target,
+      answeredBy: p.answeredBy,
+      alias: input.alias,
+      source: input.source,
+      conversationId: input.conversationId ?? null,
+      conversationTurns: p.conversationTurns,
+      quotaStu: settings.quotaStu,
+      inputTokens: p.inputTokens,
+      desiredOutput,
+      settings: budget,
+      idempotency: input.idempotency,
+    });
+  // The earlier turns come from memory; start_run refuses a copy that is behind the store, and
+  // then the thread is read again (a few times at most: each retry reads it from the store).
+  let prepared = await prepare(ctx, input, target, settings);
+  let reservation = await reserve(prepared);
+  for (let retry = 0; reservation.outcome === 'stale_history' && retry < MAX_STALE_RETRIES; retry += 1) {
+    ctx.conversations.forget(input.workspaceId, input.conversationId!);
+    prepared = await prepare(ctx, input, target, settings);
+    reservation = await reserve(prepared);
+  }
+  const { messages, steps, answeredBy, inputTokens } = prepared;
   switch (reservation.outcome) {
     case 'replay':
       return { kind: 'replay', runId: reservation.runId };
     case 'gone':
       // Canceled before it could start, or already taken over: nothing to run.
       return { kind: 'ended', run: toRun(await readRunRow(db, input.workspaceId, runId)), answeredBy };
+    case 'stale_history':
+      // Other runs kept adding to the thread while this one read it again and again: retry shortly.
+      throw fail('service_unavailable', 'The conversation changed while this invocation started; retry.', {}, { 'Retry-After': '1' });
     case 'crossed':
       return failAtOnce(ctx, input, { runId, target, answeredBy, steps, now, windows: reservation.windows, crossed: reservation.scope });
     case 'started':
@@ -169,6 +168,39 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
     steps,
   };
   return { kind: 'started', run };
+}
+
+/** Reads of a conversation that changed under an invocation before it gives up. */
+const MAX_STALE_RETRIES = 3;
+
+/** What an invocation gives the engine and reserves for: the thread and its new messages, routed and counted. */
+interface Prepared {
+  messages: EngineMessage[];
+  steps: StepDraft[];
+  answeredBy: string;
+  inputTokens: number;
+  /** The thread's length the messages were built from (null without a conversation). */
+  conversationTurns: number | null;
+}
+
+async function prepare(ctx: RunContext, input: RunInput, target: string, settings: WorkspaceAgents): Promise<Prepared> {
+  const thread = input.conversationId ? await ctx.conversations.earlierTurns(input.workspaceId, input.conversationId) : null;
+  const messages = [...(thread?.turns ?? []), ...input.messages];
+  const steps: StepDraft[] = [];
+  let answeredBy = target;
+  if (target === ORCHESTRATOR_SLUG) {
+    const candidates = routingCandidates(settings);
+    if (candidates.length > 0) {
+      const decision = routeRequest(messages, { candidates });
+      answeredBy = decision.agentSlug;
+      steps.push({ kind: 'routing', agentSlug: ORCHESTRATOR_SLUG, summary: decision.rationale });
+    } else {
+      steps.push({ kind: 'routing', agentSlug: ORCHESTRATOR_SLUG, summary: 'No department is available; the orchestrator answered itself.' });
+    }
+  }
+  // Pauses for the event loop: a request may hold megabytes of text.
+  const inputTokens = await countMessageTokensAsync(messages);
+  return { messages, steps, answeredBy, inputTokens, conversationTurns: thread?.length ?? null };
 }
 
 /**

@@ -32,19 +32,24 @@ BEGIN
 END
 $$;
 
+-- `p_length` base62 characters from random(): delivery ids past those the caller drew (outbox_enqueue).
+-- VOLATILE, so a statement that calls it per row gets a new id per row.
+CREATE FUNCTION random_base62(p_length integer) RETURNS text
+LANGUAGE sql VOLATILE AS $$
+  SELECT string_agg(substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 1 + floor(random() * 62)::int, 1), '')
+    FROM generate_series(1, p_length)
+$$;
+
 -- One outbox event and a delivery per active destination subscribed to its type (what
 -- domain/events/outbox.ts enqueueEvent writes). The envelope is built by the caller; delivery ids
--- come from `p_delivery_ids` (drawn by the caller), and only past those from random().
+-- come from `p_delivery_ids` (drawn by the caller), and only past those from random_base62.
 CREATE FUNCTION outbox_enqueue(p_id text, p_tenant_id text, p_type text, p_data jsonb, p_body text, p_now timestamptz, p_delivery_ids text[])
 RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO outbox_events (id, tenant_id, type, data, body, created_at) VALUES (p_id, p_tenant_id, p_type, p_data, p_body, p_now);
   INSERT INTO deliveries (id, event_id, destination_id, status, attempts, next_attempt_at, created_at)
-  SELECT COALESCE(p_delivery_ids[d.n],
-                  'dlv_' || (SELECT string_agg(substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', 1 + floor(random() * 62)::int, 1), '')
-                               FROM generate_series(1, 24 + 0 * d.n))),
-         p_id, d.id, 'pending', 0, p_now, p_now
+  SELECT COALESCE(p_delivery_ids[d.n], 'dlv_' || random_base62(24)), p_id, d.id, 'pending', 0, p_now, p_now
     FROM (SELECT w.id, row_number() OVER (ORDER BY w.created_at, w.id)::int AS n FROM webhook_destinations w
            WHERE w.workspace_id = p_tenant_id AND p_type = ANY (w.events) AND (w.status = 'active' OR w.paused_reason = 'failures')) d;
 END
@@ -55,6 +60,8 @@ $$;
 --   replay {runId}                 the idempotency key names an earlier run (nothing reserved)
 --   idempotency_mismatch           the key was used with another request
 --   gone                           the run to adopt is no longer waiting (canceled, or taken over)
+--   stale_history                  the conversation has turns beyond `p_conversation_turns` (the caller's
+--                                  copy of it is behind: it reads the thread again and retries)
 --   quota_exceeded {consumedStu, allowanceStu}   the hard stop (consumed: what the percentage is of)
 --   kill_switch {kind, since}      the manual switch, or a tripped or spent day or hour window
 --   crossed {scope}                the limit leaves no room even for the input: the window tripped,
@@ -68,7 +75,8 @@ CREATE FUNCTION start_run(
   p_agent_slug text, p_answered_by text, p_alias text, p_source text, p_conversation_id text,
   p_quota_stu float8, p_rate float8, p_input_tokens integer, p_desired_output integer,
   p_limit_run float8, p_limit_hour float8, p_limit_day float8,
-  p_credential_id text, p_idempotency_key text, p_request_hash text, p_claim_expires_at timestamptz
+  p_credential_id text, p_idempotency_key text, p_request_hash text, p_claim_expires_at timestamptz,
+  p_conversation_turns integer
 ) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -91,6 +99,11 @@ BEGIN
       IF v_claim.request_hash <> p_request_hash THEN RETURN jsonb_build_object('outcome', 'idempotency_mismatch'); END IF;
       RETURN jsonb_build_object('outcome', 'replay', 'runId', v_claim.run_id);
     END IF;
+  END IF;
+  -- The earlier turns the caller gave the engine must be the whole thread (another instance may have added some).
+  IF p_conversation_id IS NOT NULL AND p_conversation_turns IS DISTINCT FROM
+     (SELECT COALESCE(max(t.seq) + 1, 0) FROM conversation_turns t WHERE t.workspace_id = p_workspace_id AND t.conversation_id = p_conversation_id) THEN
+    RETURN jsonb_build_object('outcome', 'stale_history');
   END IF;
   -- The run's row first (the order every statement that ends a run locks in).
   IF p_adopt THEN
