@@ -16,6 +16,7 @@
  * closes in a transaction: the same statement, then those writes.
  */
 import type { TokenUsage } from '../../engine/index.ts';
+import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import { deliveryIds } from '../events/index.ts';
@@ -105,8 +106,14 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     ctx.conversations.instance,
   ];
   const finish = async (tx: Db) => {
-    const [row] = await tx.query<RunFields & Pick<RunRow, 'started_at' | 'source'>>(FINISH_RUN, params, { name: 'finish_run' });
-    return row!;
+    try {
+      const [row] = await tx.query<RunFields & Pick<RunRow, 'started_at' | 'source'>>(FINISH_RUN, params, { name: 'finish_run' });
+      return row!;
+    } catch (err) {
+      // The run's row is gone (its workspace was deleted while it executed): as readRunRow answers.
+      if (err instanceof Error && err.message.includes('run_not_found')) throw fail('not_found', 'Run not found.');
+      throw err;
+    }
   };
 
   const { conversationId } = run;
