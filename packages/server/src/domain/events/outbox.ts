@@ -63,7 +63,7 @@ export async function enqueueEvent<T extends WorkspaceEventType>(db: Db, input: 
 /**
  * An event built and serialised now, to be written by one statement of the caller's (a run's
  * closing statement, `finish_run`), through the store function `outbox_enqueue` (migration
- * 0505_money_path.sql), which writes what `enqueueEvent` writes: the event and a delivery per
+ * 0506_money_path.sql), which writes what `enqueueEvent` writes: the event and a delivery per
  * active destination subscribed to its type.
  */
 export interface PreparedEvent {

@@ -4,7 +4,7 @@
  *
  * A run *reserves* its worst case (input tokens plus its output cap, at the alias's STU rate)
  * before the engine is called, on the period row and the hour and day rows. The check and the
- * reservation are one statement, `start_run` (store/migrations/0505_money_path.sql), which also
+ * reservation are one statement, `start_run` (store/migrations/0506_money_path.sql), which also
  * inserts the run: it locks the period row, then the day and hour rows (always in that order, so no
  * deadlock), for the length of that statement only, never across a round trip nor while the engine
  * runs. Concurrent requests on any number of instances take turns on the same rows, and admission

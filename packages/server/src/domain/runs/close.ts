@@ -1,6 +1,6 @@
 /**
  * @module Closing a run that executed, in one statement (`finish_run`, store/migrations/
- * 0505_money_path.sql): the run's row (`completed`, `failed` or `canceled`, with its usage), its
+ * 0506_money_path.sql): the run's row (`completed`, `failed` or `canceled`, with its usage), its
  * steps and tool calls, the ledger line and the period's charge, the windows' charge and trips,
  * the reservation released, a completed run's conversation turns, and the `run.completed` or
  * `run.failed` event with its deliveries. What the statement needs that is not in the store (ids,
