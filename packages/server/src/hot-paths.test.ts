@@ -1,13 +1,16 @@
 /**
  * @module The statements the hot paths run, counted through the store: an authenticated read takes
  * one query (the key comes from the cache, no revocation read, no last_used_at write), and a
- * synchronous invocation writes in two transactions: the one that reserves the budget and starts
- * the run (committed before the engine runs, so every instance sees the reservation and the run),
- * and the one that closes it with its steps, usage and events.
+ * synchronous invocation two statements and no transaction: `start_run`, which checks and reserves
+ * the budget and inserts the run (committed before the engine runs, so every instance sees the
+ * reservation and the run), and `finish_run`, which closes it with its steps, usage and events.
+ * The agent settings come from memory.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countingDb, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { createApp } from './app.ts';
+import { countMessageTokens, type EngineMessage } from './engine/index.ts';
 
 describe.each(testBackends())('hot paths on $name', ({ open }) => {
   let store: TestStore;
@@ -49,14 +52,77 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     expect(run).toHaveLength(1);
   });
 
-  it('writes a synchronous invocation in two transactions, and nothing outside them', async () => {
+  it('runs a synchronous invocation in two statements: start_run, then finish_run, and nothing else', async () => {
     const body = JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Which invoices are overdue?' }] });
     const { res, run } = await counting('/v1/inference', { method: 'POST', body });
     expect(res.status).toBe(200);
-    expect(run.filter((s) => s === 'BEGIN')).toHaveLength(2);
-    const outside = run.filter((s) => s !== 'BEGIN' && !s.startsWith('  '));
-    expect(outside.filter((s) => !s.startsWith('SELECT'))).toEqual([]);
-    // The steps of the run go in one statement.
-    expect(run.filter((s) => s.includes('INSERT INTO run_steps'))).toHaveLength(1);
+    // The agent settings come from memory; no transaction, no lock held across a round trip.
+    expect(run).toHaveLength(2);
+    expect(run[0]).toMatch(/^SELECT start_run\(/);
+    expect(run[1]).toMatch(/^SELECT id, .* FROM finish_run\(/);
+  });
+
+  it('an invocation after its agent was paused and resumed reads the settings again, once', async () => {
+    await t.services.agents.pause(t.workspaceId, 'finance', 'Quarter close');
+    await t.services.agents.resume(t.workspaceId, 'finance');
+    statements.length = 0;
+    const body = JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Which invoices are overdue?' }] });
+    const res = await t.app.request('/v1/inference', { method: 'POST', headers, body });
+    expect(res.status).toBe(200);
+    expect(statements).toHaveLength(3);
+    expect(statements[0]).toMatch(/FROM paused_agents/);
+  });
+
+  it('continues a conversation from memory, and sees the turns another instance added', async () => {
+    const second = createApp({ db: await store.peer(), clock: t.clock, logError: () => {} }).app;
+    const ask = (app: TestApp['app'], content: string) =>
+      app.request('/v1/inference', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ alias: 'Sonata', conversationId: 'thread-1', messages: [{ role: 'user', content }] }),
+      });
+    expect((await ask(t.app, 'Which invoices are overdue?')).status).toBe(200);
+    statements.length = 0;
+    expect((await ask(t.app, 'Which of them are over 90 days?')).status).toBe(200);
+    // The earlier turns came from memory: the two statements of any invocation, nothing more.
+    expect(statements).toHaveLength(2);
+    // The other instance continues the thread (reading it from the store) and says so.
+    expect((await ask(second, 'And the ones from last quarter?')).status).toBe(200);
+    const turns = await store.db.query<EngineMessage>(`SELECT role, content FROM conversation_turns WHERE conversation_id = 'thread-1' ORDER BY seq`);
+    expect(turns).toHaveLength(6);
+    const last = await ask(t.app, 'Summarise them.');
+    expect(last.status).toBe(200);
+    // The engine was given all six earlier turns, not the four this instance wrote.
+    const { usage } = (await last.json()) as { usage: { inputTokens: number } };
+    expect(usage.inputTokens).toBe(countMessageTokens([...turns, { role: 'user', content: 'Summarise them.' }]));
+  });
+
+  it('a thread held in memory that is behind the store is read again before anything is reserved', async () => {
+    const ask = (content: string) =>
+      t.app.request('/v1/inference', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ alias: 'Sonata', conversationId: 'thread-2', messages: [{ role: 'user', content }] }),
+      });
+    expect((await ask('Which invoices are overdue?')).status).toBe(200);
+    // A turn this instance was never told about (no notification): its copy is now one turn short.
+    await store.db.query(
+      `INSERT INTO conversation_turns (workspace_id, conversation_id, seq, role, content, run_id, created_at)
+       SELECT workspace_id, conversation_id, seq + 1, 'user', 'Only the ones above 10,000 EUR.', run_id, created_at
+         FROM conversation_turns WHERE conversation_id = 'thread-2' ORDER BY seq DESC LIMIT 1`,
+    );
+    statements.length = 0;
+    const res = await ask('Summarise them.');
+    expect(res.status).toBe(200);
+    // start_run refused the stale copy (reserving nothing), the thread was read, and the run started.
+    expect(statements.map((s) => s.slice(0, 40))).toEqual([
+      expect.stringMatching(/^SELECT start_run\(/),
+      expect.stringMatching(/^SELECT role, content, seq FROM/),
+      expect.stringMatching(/^SELECT start_run\(/),
+      expect.stringMatching(/^SELECT id, /),
+    ]);
+    const turns = await store.db.query<EngineMessage>(`SELECT role, content FROM conversation_turns WHERE conversation_id = 'thread-2' ORDER BY seq`);
+    const { usage } = (await res.json()) as { usage: { inputTokens: number } };
+    expect(usage.inputTokens).toBe(countMessageTokens([...turns.slice(0, 3), { role: 'user', content: 'Summarise them.' }]));
   });
 });

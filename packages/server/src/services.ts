@@ -6,6 +6,7 @@
  */
 import { systemClock, type Clock } from './clock.ts';
 import { createAgentService, type AgentService } from './domain/agents/service.ts';
+import { createAgentSettingsCache } from './domain/agents/settings-cache.ts';
 import { createApprovalService, type ApprovalService } from './domain/approvals/service.ts';
 import { createInboundIngestService, type InboundIngestService } from './domain/inbound-webhooks/ingest-service.ts';
 import { createIntegrationService, type IntegrationService } from './domain/integrations/service.ts';
@@ -131,6 +132,8 @@ export function buildServices(deps: Deps): Services {
   });
   const runs = createRunService({
     db,
+    // Plan, quota and paused agents from memory, kept current by notifications.
+    agentSettings: createAgentSettingsCache(db).read,
     clock,
     engines,
     redactor,

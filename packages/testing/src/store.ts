@@ -149,9 +149,9 @@ export async function adminQuery(url: string, sql: string): Promise<void> {
 export function countingDb(inner: OpenDb): { db: OpenDb; statements: string[] } {
   const statements: string[] = [];
   const wrap = (db: Db, inTransaction: boolean): Db => ({
-    query: (sql, params) => {
+    query: (sql, params, options) => {
       statements.push(`${inTransaction ? '  ' : ''}${sql.replace(/\s+/g, ' ').trim()}`);
-      return db.query(sql, params);
+      return db.query(sql, params, options);
     },
     transaction: (fn) => {
       if (!inTransaction) statements.push('BEGIN');

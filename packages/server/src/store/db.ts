@@ -10,9 +10,17 @@ import type { ListenHandler } from './listen.ts';
 
 type Row = Record<string, unknown>;
 
+export interface QueryOptions {
+  /** The name of a prepared statement (unique per SQL text): the hot paths' statements (the money path). */
+  name?: string;
+}
+
 export interface Db {
-  /** One statement with `$1…` parameters; resolves to the rows it returns (empty for none). */
-  query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * One statement with `$1…` parameters; resolves to the rows it returns (empty for none). A hot
+   * statement may give `name`: PostgreSQL then prepares it once per connection (PGlite ignores it).
+   */
+  query<T = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   /** Several statements without parameters (migrations, DDL). */

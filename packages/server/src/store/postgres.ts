@@ -26,7 +26,8 @@ export async function openPostgres(options: PostgresOptions): Promise<OpenDb> {
   await pool.query('SELECT 1');
   const store: OpenDb = {
     driver: 'postgres',
-    async query(sql, params = []) {
+    async query(sql, params = [], options) {
+      if (options?.name) return (await pool.query({ name: options.name, text: sql, values: params as unknown[] })).rows;
       return (await pool.query(sql, params as unknown[])).rows;
     },
     async transaction(fn) {
@@ -63,7 +64,8 @@ export async function openPostgres(options: PostgresOptions): Promise<OpenDb> {
 
 function clientDb(client: pg.PoolClient): Db {
   const db: Db = {
-    async query(sql, params = []) {
+    async query(sql, params = [], options) {
+      if (options?.name) return (await client.query({ name: options.name, text: sql, values: params as unknown[] })).rows;
       return (await client.query(sql, params as unknown[])).rows;
     },
     transaction: (fn) => fn(db),

@@ -138,6 +138,29 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     expect(await res.json()).toMatchObject({ error: 'invalid_body' });
   });
 
+  it("a run's closing statement writes one delivery per subscribed destination, each with its own id", async () => {
+    // Only this test's destinations: more than the two ids the closing statement is given, so the store draws the rest.
+    await store.db.query(`UPDATE webhook_destinations SET status = 'paused' WHERE workspace_id = $1`, [t.workspaceId]);
+    const destinations = [];
+    for (const path of ['/fan-1', '/fan-2', '/fan-3', '/fan-4']) destinations.push(await createDestination(path, ['run.completed']));
+    const res = await t.app.request('/v1/inference', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ alias: 'Sonata', agentSlug: 'sales', messages: [{ role: 'user', content: 'Follow up with Dana' }] }),
+    });
+    expect(res.status).toBe(200);
+    const { runId } = (await res.json()) as { runId: string };
+    const rows = await store.db.query<{ id: string; destination_id: string }>(
+      `SELECT d.id, d.destination_id FROM deliveries d JOIN outbox_events e ON e.id = d.event_id
+        WHERE e.type = 'run.completed' AND e.data->>'run_id' = $1 ORDER BY d.destination_id`,
+      [runId],
+    );
+    expect(rows.map((r) => r.destination_id)).toEqual(destinations.map((d) => d.id).sort());
+    for (const row of rows) expect(row.id).toMatch(/^dlv_[0-9A-Za-z]{24}$/);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(4);
+    await store.db.query(`UPDATE webhook_destinations SET status = 'paused' WHERE workspace_id = $1`, [t.workspaceId]);
+  });
+
   it('delivers every subscribed event, signed, verified by verifyWebhook; unsubscribed types are not sent', async () => {
     // Only this test's destinations receive: earlier ones are set aside.
     await store.db.query(`UPDATE webhook_destinations SET status = 'paused' WHERE workspace_id = $1`, [t.workspaceId]);

@@ -1,6 +1,8 @@
 /**
  * @module The workspace's agent settings in the store: its plan and its paused agents. Read at
- * every invocation (availability, router candidates) and changed by the operator's CLI.
+ * every invocation (availability, router candidates; through settings-cache.ts) and changed by the
+ * operator's CLI and the panel. Every change notifies `AGENT_SETTINGS_CHANNEL` with the workspace's
+ * id in the statement that makes it, and tells this process's caches at once (`settingsChanged`).
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
@@ -8,6 +10,13 @@ import type { TableRow } from '../../../../../generated/db.ts';
 import type { WorkspaceAgents } from './availability.ts';
 import { getAgent } from '../../vocabulary/catalog.ts';
 import { isPlanName, PLANS, type PlanName } from '../../vocabulary/plans.ts';
+import { notifySql } from '../../store/listen.ts';
+import { settingsChanged } from './settings-version.ts';
+
+/** Notified with a workspace's id whenever its plan, quota or paused agents change (any instance). */
+export const AGENT_SETTINGS_CHANNEL = 'service_agent_settings';
+/** Appended to a statement that writes the settings of `$1`'s workspace: tells every instance. */
+const NOTIFY = `SELECT ${notifySql(AGENT_SETTINGS_CHANNEL, 'changed.workspace_id')} FROM changed`;
 
 /**
  * The plan of a workspace that never chose one: every agent, the three standard aliases, and a
@@ -44,18 +53,24 @@ export function planSettingsOf(row: { plan: string | null; quota_stu: number | n
 /** The operator's quota override in STU per period; null returns to the plan's quota. */
 export async function setQuotaOverride(db: Db, clock: Clock, workspaceId: string, quotaStu: number | null): Promise<void> {
   await db.query(
-    `INSERT INTO workspace_plans (workspace_id, plan, quota_stu, updated_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (workspace_id) DO UPDATE SET quota_stu = EXCLUDED.quota_stu, updated_at = EXCLUDED.updated_at`,
+    `WITH changed AS (
+       INSERT INTO workspace_plans (workspace_id, plan, quota_stu, updated_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (workspace_id) DO UPDATE SET quota_stu = EXCLUDED.quota_stu, updated_at = EXCLUDED.updated_at RETURNING workspace_id
+     ) ${NOTIFY}`,
     [workspaceId, DEFAULT_PLAN, quotaStu, clock.now()],
   );
+  settingsChanged();
 }
 
 export async function setPlan(db: Db, clock: Clock, workspaceId: string, plan: PlanName): Promise<void> {
   await db.query(
-    `INSERT INTO workspace_plans (workspace_id, plan, updated_at) VALUES ($1, $2, $3)
-     ON CONFLICT (workspace_id) DO UPDATE SET plan = EXCLUDED.plan, updated_at = EXCLUDED.updated_at`,
+    `WITH changed AS (
+       INSERT INTO workspace_plans (workspace_id, plan, updated_at) VALUES ($1, $2, $3)
+       ON CONFLICT (workspace_id) DO UPDATE SET plan = EXCLUDED.plan, updated_at = EXCLUDED.updated_at RETURNING workspace_id
+     ) ${NOTIFY}`,
     [workspaceId, plan, clock.now()],
   );
+  settingsChanged();
 }
 
 export async function pausedAgents(db: Db, workspaceId: string): Promise<Map<string, string>> {
@@ -85,14 +100,21 @@ export async function pauseAgent(db: Db, clock: Clock, workspaceId: string, slug
   if (!getAgent(slug)) throw new Error(`not an agent: ${slug}`);
   if (reason.trim() === '') throw new Error('a pause needs a reason');
   await db.query(
-    `INSERT INTO paused_agents (workspace_id, agent_slug, reason, paused_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (workspace_id, agent_slug) DO UPDATE SET reason = EXCLUDED.reason, paused_at = EXCLUDED.paused_at`,
+    `WITH changed AS (
+       INSERT INTO paused_agents (workspace_id, agent_slug, reason, paused_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (workspace_id, agent_slug) DO UPDATE SET reason = EXCLUDED.reason, paused_at = EXCLUDED.paused_at RETURNING workspace_id
+     ) ${NOTIFY}`,
     [workspaceId, slug, reason.trim(), clock.now()],
   );
+  settingsChanged();
 }
 
 /** Resumes an agent; returns whether it was paused. */
 export async function resumeAgent(db: Db, workspaceId: string, slug: string): Promise<boolean> {
-  const rows = await db.query(`DELETE FROM paused_agents WHERE workspace_id = $1 AND agent_slug = $2 RETURNING 1`, [workspaceId, slug]);
+  const rows = await db.query(`WITH changed AS (DELETE FROM paused_agents WHERE workspace_id = $1 AND agent_slug = $2 RETURNING workspace_id) ${NOTIFY}`, [
+    workspaceId,
+    slug,
+  ]);
+  settingsChanged();
   return rows.length > 0;
 }

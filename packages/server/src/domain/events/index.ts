@@ -3,5 +3,14 @@
  * `approval.created`, `approval.decided`, `draft.created` and `integration.connected` into
  * signed deliveries to subscribed destinations.
  */
-export { enqueueEvent, enqueuePing, type EnqueueEventInput, type EnqueueOptions, type EnqueuedEvent } from './outbox.ts';
+export {
+  deliveryIds,
+  enqueueEvent,
+  enqueuePing,
+  prepareEvent,
+  type PreparedEvent,
+  type EnqueueEventInput,
+  type EnqueueOptions,
+  type EnqueuedEvent,
+} from './outbox.ts';
 export type { OutboundEventData, WorkspaceEventType } from '../webhooks/envelope.ts';

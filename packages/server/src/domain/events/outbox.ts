@@ -61,6 +61,33 @@ export async function enqueueEvent<T extends WorkspaceEventType>(db: Db, input: 
 }
 
 /**
+ * An event built and serialised now, to be written by one statement of the caller's (a run's
+ * closing statement, `finish_run`), through the store function `outbox_enqueue` (migration
+ * 0506_money_path.sql), which writes what `enqueueEvent` writes: the event and a delivery per
+ * active destination subscribed to its type.
+ */
+export interface PreparedEvent {
+  id: string;
+  type: WorkspaceEventType;
+  data: unknown;
+  /** The exact envelope bytes every attempt sends (UTF-8 JSON). */
+  body: string;
+}
+
+export function prepareEvent<T extends WorkspaceEventType>(input: EnqueueEventInput<T>, options: EnqueueOptions): PreparedEvent {
+  const envelope = buildEnvelope({ type: input.type, tenantId: input.tenantId, data: input.data, redactText, createdAt: options.now });
+  return { id: envelope.id, type: input.type, data: envelope.data, body: decoder.decode(serializeEnvelope(envelope)) };
+}
+
+/**
+ * Delivery ids drawn ahead for `outbox_enqueue` (a workspace usually has at most this many
+ * destinations per event; past them the store draws its own, from random()).
+ */
+export function deliveryIds(count = 2): string[] {
+  return Array.from({ length: count }, () => `dlv_${randomBase62(24)}`);
+}
+
+/**
  * The `ping` test event for one destination: it goes through the same outbox and worker (signed,
  * retried, durable) but to that destination only, whatever its subscriptions. It is not workspace
  * activity: no run, no usage, no STU.

@@ -18,6 +18,6 @@ async function requeueOnInterrupt(tx: Db, run: EndedRun): Promise<boolean> {
 
 /** Registers both hooks (once per process: registering again is a no-op). */
 export function registerInboundRunHooks(): void {
-  onRunEnded(forgetOnEnd);
+  onRunEnded(forgetOnEnd, ['inbound_webhook']);
   onRunInterrupted(requeueOnInterrupt);
 }

@@ -9,8 +9,30 @@ import { DEFAULT_STU_RATES } from '../usage/index.ts';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createWorkspace } from '../workspaces/index.ts';
 import { createKeyService } from '../keys/index.ts';
-import { reserveBudget, settleBudget } from './budget.ts';
+import { newId } from '../../random.ts';
+import { reserveRun, settleBudget, type BudgetSettings } from './budget.ts';
 import { ensurePeriod } from './usage-store.ts';
+
+/** The statement an invocation starts with (start_run): a run of 50 input tokens asking for 60 more. */
+function reserve(db: TestStore['db'], workspaceId: string, now: Date, settings: BudgetSettings) {
+  return reserveRun(db, {
+    workspaceId,
+    runId: newId('run'),
+    adopt: false,
+    now,
+    leaseUntil: new Date(now.getTime() + 60_000),
+    agentSlug: 'sales',
+    answeredBy: 'sales',
+    alias: 'Prelude',
+    source: 'api',
+    conversationId: null,
+    conversationTurns: null,
+    quotaStu: 10_000_000,
+    inputTokens: 50,
+    desiredOutput: 60,
+    settings,
+  });
+}
 
 describe.each(testBackends())('budgets on $name', ({ open }) => {
   let store: TestStore;
@@ -26,22 +48,8 @@ describe.each(testBackends())('budgets on $name', ({ open }) => {
     const { id: workspaceId } = await createWorkspace(store.db, clock, 'Budget');
     await ensurePeriod(store.db, workspaceId, clock.now(), 10_000_000);
     const settings = { rates: DEFAULT_STU_RATES, limits: { run: 1_000_000, hour: 1000, day: 1_000_000 } };
-    const outcomes = await Promise.allSettled(
-      Array.from({ length: 20 }, () =>
-        store.db.transaction((tx) =>
-          reserveBudget(tx, {
-            workspaceId,
-            now: clock.now(),
-            alias: 'Prelude',
-            inputTokens: 50,
-            desiredOutput: 60,
-            settings,
-            quota: { allowanceStu: 10_000_000 },
-          }),
-        ),
-      ),
-    );
-    const reserved = outcomes.flatMap((o) => (o.status === 'fulfilled' && o.value.ok ? [o.value.reservedStu] : []));
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, () => reserve(store.db, workspaceId, clock.now(), settings)));
+    const reserved = outcomes.flatMap((o) => (o.status === 'fulfilled' && o.value.outcome === 'started' ? [o.value.reservedStu] : []));
     const refused = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as unknown] : []));
     // 9 × 110 fit in 1000; the others fit the limit but not beside what those hold: 429 budget_reserved,
     // neither a crossing (no failed run) nor a kill switch.
@@ -69,26 +77,14 @@ describe.each(testBackends())('budgets on $name', ({ open }) => {
     const { id: workspaceId } = await createWorkspace(store.db, clock, 'Budget');
     await ensurePeriod(store.db, workspaceId, clock.now(), 10_000_000);
     const settings = { rates: DEFAULT_STU_RATES, limits: { run: 1_000_000, hour: 1000, day: 1_000_000 } };
-    const reserve = () =>
-      store.db.transaction((tx) =>
-        reserveBudget(tx, {
-          workspaceId,
-          now: clock.now(),
-          alias: 'Prelude',
-          inputTokens: 50,
-          desiredOutput: 60,
-          settings,
-          quota: { allowanceStu: 10_000_000 },
-        }),
-      );
-    const first = await reserve();
-    expect(first.ok).toBe(true);
+    const first = await reserve(store.db, workspaceId, clock.now(), settings);
+    if (first.outcome !== 'started') throw new Error(`not started: ${first.outcome}`);
     // The run ends having consumed 960 STU: 40 are left, less than the next run's 50 input tokens.
     await store.db.transaction((tx) =>
       settleBudget(tx, { workspaceId, windows: first.windows, reservedStu: 110, stu: 960, crossed: null, now: clock.now(), limits: settings.limits }),
     );
-    expect(await reserve()).toMatchObject({ ok: false, crossed: 'hour' });
-    await expect(reserve()).rejects.toMatchObject({ code: 'kill_switch', extras: { kind: 'hour' } });
+    expect(await reserve(store.db, workspaceId, clock.now(), settings)).toMatchObject({ outcome: 'crossed', scope: 'hour' });
+    await expect(reserve(store.db, workspaceId, clock.now(), settings)).rejects.toMatchObject({ code: 'kill_switch', extras: { kind: 'hour' } });
   });
 
   it('concurrent invocations on two app instances never spend above the hour limit', async () => {

@@ -3,17 +3,20 @@
  * windows of the kill switches, the per-run limit, and the period's hard stop.
  *
  * A run *reserves* its worst case (input tokens plus its output cap, at the alias's STU rate)
- * before the engine is called, on the period row and the hour and day rows, locked with
- * `SELECT … FOR UPDATE` in one transaction, always in the order period, day, hour (no deadlock).
- * Concurrent requests on any number of instances queue on the same rows, and admission counts what
- * was charged plus what runs in progress hold (`reserved_stu`), so neither a limit nor the quota's
- * hard stop can be passed.
+ * before the engine is called, on the period row and the hour and day rows. The check and the
+ * reservation are one statement, `start_run` (store/migrations/0506_money_path.sql), which also
+ * inserts the run: it locks the period row, then the day and hour rows (always in that order, so no
+ * deadlock), for the length of that statement only, never across a round trip nor while the engine
+ * runs. Concurrent requests on any number of instances take turns on the same rows, and admission
+ * counts what was charged plus what runs in progress hold (`reserved_stu`), so neither a limit nor
+ * the quota's hard stop can be passed. The policy it applies:
  *
  * - Kill switches: when what was charged leaves less than the worst case, the output cap shrinks to
  *   fit; a run that then uses its whole cap has crossed the limit and fails with `kill_switch:<scope>`.
  *   When even the input does not fit, the run crosses at once, and an hour or day window *trips*
  *   (`tripped_at`: new invocations get `429 kill_switch` until the window ends). A window also trips
  *   when a run's charge brings it to its limit, or a crossing run's to within `TRIP_MARGIN` of it.
+ *   The manual switch refuses every invocation while it is on.
  * - Reservations of other runs never shrink a cap nor trip a window: when the run fits the limits
  *   and the quota but not beside what runs in progress hold, it is refused with `429
  *   budget_reserved` (a few seconds' `Retry-After`, no run created), since that room comes back as
@@ -24,21 +27,17 @@
  * - The charge of a run never exceeds its reservation (execute.ts bills within it), so no limit nor
  *   the hard stop is passed by what an engine reports.
  *
- * When a run ends (or is canceled, or swept after a crash) its reservation is released and what it
- * really consumed is charged (`settleBudget`).
+ * When a run ends its reservation is released and what it really consumed is charged: by
+ * `finish_run` (close.ts) for a run that executed, by `settleBudget` below for a cancel or a sweep.
  */
 import type { Alias } from '../../vocabulary/alias.ts';
 import {
   activeKillSwitch,
-  hardstopStu,
   killSwitchError,
   killSwitchWindows,
-  periodOf,
   quotaExceededError,
   resetAt,
   pctConsumed,
-  checkQuota,
-  stuForRun,
   type KillSwitchLimits,
   type SpendingScope,
   type StuRates,
@@ -46,6 +45,8 @@ import {
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db } from '../../store/db.ts';
 import { fail, type ServiceError } from '../../errors.ts';
+import { periodOf } from '../usage/index.ts';
+import { findClaim, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
 
 export interface BudgetSettings {
   limits: KillSwitchLimits;
@@ -59,21 +60,22 @@ export interface Windows {
 
 /**
  * A window trips only when its charged consumption is within this share of the limit (1 %): the
- * documented margin of the hour and day switches.
+ * documented margin of the hour and day switches (finish_run applies the same margin).
  */
 const TRIP_MARGIN = 0.01;
 
-type ReservationResult =
-  | {
-      ok: true;
-      windows: Windows;
-      reservedStu: number;
-      /** Output tokens the engine may produce. */
-      outputCap: number;
-      /** The switch that shrank the cap, if one did: using the whole cap then crosses it. */
-      limitedBy: SpendingScope | null;
-    }
-  | { ok: false; windows: Windows; crossed: SpendingScope };
+/** What `start_run` decided for an invocation that was not refused. */
+export type Reservation =
+  /** Reserved, and the run's row is `in_progress`. */
+  | { outcome: 'started'; windows: Windows; reservedStu: number; outputCap: number; limitedBy: SpendingScope | null }
+  /** The idempotency key names an earlier run: nothing reserved. */
+  | { outcome: 'replay'; runId: string }
+  /** The run to adopt is no longer waiting (canceled before it could start, or taken over). */
+  | { outcome: 'gone' }
+  /** The conversation has turns the caller's copy lacks: nothing reserved; read it again and retry. */
+  | { outcome: 'stale_history' }
+  /** Not even the input fits under `scope`'s limit: nothing reserved, the window tripped; the run fails at once. */
+  | { outcome: 'crossed'; windows: Windows; scope: SpendingScope };
 
 /** `Retry-After` of `429 budget_reserved`: reservations are freed as runs end, within seconds for most. */
 const BUDGET_RESERVED_RETRY_AFTER_SEC = 5;
@@ -100,96 +102,136 @@ interface WindowTotals {
   tripped_at: Date | null;
 }
 
-/** The quota of the run's period: quota plus rollover (the hard stop is a share of it). */
-interface QuotaAllowance {
-  allowanceStu: number;
+/** The run `start_run` inserts (or, with `adopt`, the inbound run's row it takes over). */
+export interface RunToStart {
+  workspaceId: string;
+  runId: string;
+  adopt: boolean;
+  now: Date;
+  leaseUntil: Date;
+  agentSlug: string;
+  answeredBy: string;
+  alias: Alias;
+  source: string;
+  conversationId: string | null;
+  /** How many turns the conversation had in the copy the engine is given (checked against the store's). */
+  conversationTurns: number | null;
+  /** The workspace's quota per period (the plan's, or the operator's override); the rollover is added in the store. */
+  quotaStu: number;
+  inputTokens: number;
+  desiredOutput: number;
+  settings: BudgetSettings;
+  idempotency?: IdempotencyClaim | undefined;
 }
 
+const START_RUN = `SELECT start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) AS decision`;
+
+type StartDecision =
+  | { outcome: 'started'; outputCap: number; reservedStu: number; limitedBy: SpendingScope | null }
+  | { outcome: 'replay'; runId: string }
+  | { outcome: 'gone' | 'stale_history' | 'idempotency_mismatch' }
+  | { outcome: 'quota_exceeded'; consumedStu: number; allowanceStu: number }
+  | { outcome: 'kill_switch'; kind: 'manual' | 'hour' | 'day'; since: string | null }
+  | { outcome: 'crossed'; scope: SpendingScope }
+  | { outcome: 'budget_reserved'; budget: 'quota' | 'hour' | 'day' };
+
 /**
- * Inside a transaction: refuses with `429 quota_exceeded` at the hard stop and with
- * `429 kill_switch` while a switch is active (manual, or the hour or day window tripped or spent),
- * then reserves the run's worst case on the period and the windows.
+ * The invocation's first round trip: refuses it (`429 quota_exceeded`, `429 kill_switch`, `429
+ * budget_reserved`, `400 invalid_request` for a reused idempotency key), or reserves its worst case
+ * and inserts its run, in one statement (see the module comment).
  */
-export async function reserveBudget(
-  tx: Db,
-  input: {
-    workspaceId: string;
-    now: Date;
-    alias: Alias;
-    inputTokens: number;
-    desiredOutput: number;
-    settings: BudgetSettings;
-    quota: QuotaAllowance;
-  },
-): Promise<ReservationResult> {
-  const { workspaceId, now, settings } = input;
+export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> {
+  const { now, settings } = run;
   const windows = windowsOf(now);
-  const period = await lockPeriod(tx, workspaceId, periodOf(windows.day));
-  const quota = { now, quotaStu: input.quota.allowanceStu, rolloverStu: 0 };
-  const charged = checkQuota({ ...quota, consumedStu: period.consumed });
-  if (!charged.allowed) throw quotaExceededError(charged);
-  const { hour, day, manualSince } = await lockWindows(tx, workspaceId, windows);
-  const { limits } = settings;
-  const active = activeKillSwitch(
-    {
-      now,
-      // A tripped window counts as spent: the crossing run proved the next one would cross too.
-      hourStu: hour.tripped_at ? limits.hour : hour.spent,
-      dayStu: day.tripped_at ? limits.day : day.spent,
-      manualSince,
-      hourSince: hour.tripped_at,
-      daySince: day.tripped_at,
-    },
-    limits,
-  );
-  if (active) throw killSwitchError(active);
-
-  const rate = settings.rates[input.alias];
-  /** Output tokens that fit in `stu` after this run's input. */
-  const outputWithin = (stu: number) => Math.floor(Math.max(0, stu) / rate) - input.inputTokens;
-  // What each limit leaves: by what was charged alone (the limit itself), and after what runs in progress hold.
-  const rooms: { scope: SpendingScope; charged: number; held: number }[] = [
-    { scope: 'run', charged: limits.run, held: limits.run },
-    { scope: 'hour', charged: limits.hour - hour.spent, held: limits.hour - hour.spent - hour.reserved },
-    { scope: 'day', charged: limits.day - day.spent, held: limits.day - day.spent - day.reserved },
-  ];
-  const binding = rooms.reduce((min, next) => (next.charged < min.charged ? next : min));
-  const byLimits = outputWithin(binding.charged);
-  if (byLimits < 1) {
-    // The limit itself leaves no room for this run's input and one token: the run crosses at once,
-    // and an hour or day window trips (every further run would cross it too).
-    if (binding.scope !== 'run') await trip(tx, workspaceId, binding.scope, windows, now);
-    return { ok: false, windows, crossed: binding.scope };
+  const claim = run.idempotency;
+  let decision: StartDecision;
+  try {
+    const [row] = await db.query<{ decision: StartDecision | string }>(
+      START_RUN,
+      [
+        run.workspaceId,
+        run.runId,
+        run.adopt,
+        now,
+        run.leaseUntil,
+        run.agentSlug,
+        run.answeredBy,
+        run.alias,
+        run.source,
+        run.conversationId,
+        run.quotaStu,
+        settings.rates[run.alias],
+        run.inputTokens,
+        run.desiredOutput,
+        settings.limits.run,
+        settings.limits.hour,
+        settings.limits.day,
+        claim?.credentialId ?? null,
+        claim?.key ?? null,
+        claim?.requestHash ?? null,
+        new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+        run.conversationTurns,
+      ],
+      { name: 'start_run' },
+    );
+    decision = typeof row!.decision === 'string' ? JSON.parse(row!.decision) : row!.decision;
+  } catch (err) {
+    // A concurrent retry claimed the key first; the statement undid everything: answer with its run.
+    if (claim && err instanceof Error && err.message.includes('idempotency_claim_lost')) {
+      const claimed = await findClaim(db, claim, now);
+      if (claimed) return { outcome: 'replay', runId: claimed };
+    }
+    throw err;
   }
-  // Only the limit itself shrinks a cap (a run that uses all of a shrunk cap crosses it), never
-  // what other runs hold: that room comes back as they end.
-  const outputCap = Math.min(input.desiredOutput, byLimits);
-  const reservedStu = stuForRun({ alias: input.alias, inputTokens: input.inputTokens, outputTokens: outputCap }, settings.rates);
-  const hardstop = hardstopStu(input.quota.allowanceStu);
-  if (period.consumed + reservedStu > hardstop) {
-    // Even with no run in progress, this run's worst case would pass the hard stop (a smaller maxTokens may fit).
-    const held = { ...quota, consumedStu: period.consumed + period.reserved };
-    throw quotaExceededError({
-      allowed: false,
-      policy: 'hardstop',
-      pctConsumed: pctConsumed(held),
-      resetAt: resetAt(now).toISOString(),
-      retryAfterSec: Math.max(1, Math.ceil((resetAt(now).getTime() - now.getTime()) / 1000)),
-    });
+  switch (decision.outcome) {
+    case 'started':
+      return { outcome: 'started', windows, reservedStu: Number(decision.reservedStu), outputCap: decision.outputCap, limitedBy: decision.limitedBy };
+    case 'replay':
+      return decision;
+    case 'gone':
+    case 'stale_history':
+      return { outcome: decision.outcome };
+    case 'crossed':
+      return { outcome: 'crossed', windows, scope: decision.scope };
+    case 'idempotency_mismatch':
+      throw fail('invalid_request', "'idempotency-key' was already used with a different request.");
+    case 'quota_exceeded': {
+      const used = { quotaStu: Number(decision.allowanceStu), rolloverStu: 0, consumedStu: Number(decision.consumedStu) };
+      throw quotaExceededError({
+        allowed: false,
+        policy: 'hardstop',
+        pctConsumed: pctConsumed(used),
+        resetAt: resetAt(now).toISOString(),
+        retryAfterSec: Math.max(1, Math.ceil((resetAt(now).getTime() - now.getTime()) / 1000)),
+      });
+    }
+    case 'kill_switch': {
+      // The same answer activeKillSwitch gives for these totals: its kind, since when, and Retry-After.
+      const since = decision.since ? new Date(decision.since) : null;
+      const { limits } = settings;
+      const active = activeKillSwitch(
+        {
+          now,
+          hourStu: decision.kind === 'hour' ? limits.hour : 0,
+          dayStu: decision.kind === 'day' ? limits.day : 0,
+          manualSince: decision.kind === 'manual' ? since : null,
+          hourSince: since,
+          daySince: since,
+        },
+        limits,
+      );
+      throw killSwitchError(active!);
+    }
+    case 'budget_reserved':
+      throw budgetReservedError(decision.budget);
   }
-  // It fits the limits and the quota; only reservations of runs in progress keep it out: retry shortly.
-  const crowded = rooms.find((room) => room.scope !== 'run' && outputWithin(room.held) < outputCap);
-  if (crowded) throw budgetReservedError(crowded.scope === 'day' ? 'day' : 'hour');
-  if (period.consumed + period.reserved + reservedStu > hardstop) throw budgetReservedError('quota');
-  await hold(tx, workspaceId, windows, reservedStu);
-  return { ok: true, windows, reservedStu, outputCap, limitedBy: outputCap < input.desiredOutput ? binding.scope : null };
 }
 
 /**
- * Inside the transaction that ends a run (closing, cancel, sweep): releases its reservation,
- * charges the STU it really consumed to its windows and, when the run crossed the hour or day
- * limit and the window's charged consumption is within the margin of it, trips that window. The
- * period's consumption is charged by the usage ledger (chargeUsage), in the same transaction.
+ * Inside the transaction that ends a run outside its execution (cancel, sweep): releases its
+ * reservation, charges the STU given to its windows and, when the run crossed the hour or day
+ * limit and the window's charged consumption is within the margin of it, trips that window. (A run
+ * that executed is settled by `finish_run`, which applies the same rules; see close.ts.)
  */
 export async function settleBudget(
   tx: Db,
@@ -304,14 +346,6 @@ export async function unbilledInWindows(db: Db, workspaceId: string, now: Date):
   return { hour: Number(row?.hour ?? 0), day: Number(row?.day ?? 0) };
 }
 
-/** Whether the manual switch was turned on after `since` (a run in progress is then stopped). */
-export async function manualSwitchSince(db: Db, workspaceId: string): Promise<Date | null> {
-  const [row] = await db.query<Pick<TableRow<'kill_switches'>, 'manual_since'>>(`SELECT manual_since FROM kill_switches WHERE workspace_id = $1`, [
-    workspaceId,
-  ]);
-  return row?.manual_since ?? null;
-}
-
 function windowsOf(now: Date): Windows {
   const { hour, day } = killSwitchWindows(now);
   return { hour: hour.start, day: day.start };
@@ -354,19 +388,6 @@ async function lockPeriod(tx: Db, workspaceId: string, period: string): Promise<
     [workspaceId, period],
   );
   return { consumed: Number(row?.consumed ?? 0), reserved: Number(row?.reserved ?? 0) };
-}
-
-async function hold(tx: Db, workspaceId: string, windows: Windows, stu: number): Promise<void> {
-  await tx.query(`UPDATE usage_periods SET reserved_stu = reserved_stu + $3 WHERE workspace_id = $1 AND period = $2`, [
-    workspaceId,
-    periodOf(windows.day),
-    stu,
-  ]);
-  await tx.query(
-    `UPDATE usage_windows SET reserved_stu = reserved_stu + $4
-      WHERE workspace_id = $1 AND ((scope = 'day' AND window_start = $2) OR (scope = 'hour' AND window_start = $3))`,
-    [workspaceId, windows.day, windows.hour, stu],
-  );
 }
 
 /** Whether a window's charged consumption is within the trip margin of its limit. */

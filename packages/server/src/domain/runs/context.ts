@@ -5,6 +5,8 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Engines, TokenUsage } from '../../engine/index.ts';
+import type { ConversationCache } from './conversation.ts';
+import type { WorkspaceAgents } from '../agents/availability.ts';
 import type { Redactor } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
@@ -26,6 +28,10 @@ interface UnbilledEntry {
 
 export interface RunContext {
   db: Db;
+  /** The workspace's plan, quota and paused agents: from memory (domain/agents/settings-cache.ts). */
+  agentSettings: (workspaceId: string) => Promise<WorkspaceAgents & { quotaStu: number }>;
+  /** The earlier turns of a conversation, given before an invocation's own messages: from memory (conversation.ts). */
+  conversations: ConversationCache;
   clock: Clock;
   engines: Engines;
   /** The app's redactor (the fixed rules and the deployment's own names): engine text passes it. */

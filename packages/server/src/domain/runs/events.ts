@@ -3,38 +3,8 @@
  * closing transaction, so an event exists exactly when the change that caused it commits.
  */
 import type { Db } from '../../store/db.ts';
-import { enqueueEvent } from '../events/index.ts';
+import { enqueueEvent, prepareEvent, type PreparedEvent } from '../events/index.ts';
 import type { OutboundEventData } from '../webhooks/envelope.ts';
-
-export async function runCompletedEvent(
-  tx: Db,
-  now: Date,
-  run: {
-    workspaceId: string;
-    runId: string;
-    agent: string;
-    alias: OutboundEventData['run.completed']['alias'];
-    inputTokens: number;
-    outputTokens: number;
-    stu: number;
-  },
-): Promise<void> {
-  await enqueueEvent(
-    tx,
-    {
-      tenantId: run.workspaceId,
-      type: 'run.completed',
-      data: {
-        run_id: run.runId,
-        agent: run.agent,
-        alias: run.alias,
-        status: 'completed',
-        usage: { input_tokens: run.inputTokens, output_tokens: run.outputTokens, stu: run.stu },
-      },
-    },
-    { now },
-  );
-}
 
 export async function runFailedEvent(tx: Db, now: Date, run: { workspaceId: string; runId: string; agent: string; reason: string }): Promise<void> {
   await enqueueEvent(
@@ -79,6 +49,43 @@ export async function approvalCreatedEvent(
         expires_at: approval.expiresAt.toISOString(),
       },
     },
+    { now },
+  );
+}
+
+/** `run.completed`, built for the run's closing statement (written only if the run completes). */
+export function preparedRunCompleted(
+  now: Date,
+  run: {
+    workspaceId: string;
+    runId: string;
+    agent: string;
+    alias: OutboundEventData['run.completed']['alias'];
+    inputTokens: number;
+    outputTokens: number;
+    stu: number;
+  },
+): PreparedEvent {
+  return prepareEvent(
+    {
+      tenantId: run.workspaceId,
+      type: 'run.completed',
+      data: {
+        run_id: run.runId,
+        agent: run.agent,
+        alias: run.alias,
+        status: 'completed',
+        usage: { input_tokens: run.inputTokens, output_tokens: run.outputTokens, stu: run.stu },
+      },
+    },
+    { now },
+  );
+}
+
+/** `run.failed`, built for the run's closing statement (written only if this close fails it). */
+export function preparedRunFailed(now: Date, run: { workspaceId: string; runId: string; agent: string; reason: string }): PreparedEvent {
+  return prepareEvent(
+    { tenantId: run.workspaceId, type: 'run.failed', data: { run_id: run.runId, agent: run.agent, reason: run.reason, status: 'failed' } },
     { now },
   );
 }

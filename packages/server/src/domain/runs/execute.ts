@@ -1,24 +1,20 @@
 /**
  * @module Executing a started run: drives the engine of its alias (each text fragment through the
  * stream redactor to `onDelta`), records its steps, and closes it `completed`, `failed` (redacted
- * reason) or `canceled` with its usage, budgets, conversation turns and events in one transaction.
+ * reason) or `canceled` with its usage, budgets, conversation turns and events in one statement (close.ts).
  * It never throws for an engine failure; a closing transaction that fails ends the run with a
  * smaller one (or the sweeper does) and rethrows.
  */
 import { countMessageTokensAsync, countTextTokensAsync, EngineError, type TokenUsage } from '../../engine/index.ts';
 import { getAgent } from '../../vocabulary/catalog.ts';
-import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
-import { manualSwitchSince, settleBudget } from './budget.ts';
+import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
+import { closeRun } from './close.ts';
 import type { RunContext } from './context.ts';
-import { appendTurns } from './conversation.ts';
-import { runCompletedEvent, runFailedEvent } from './events.ts';
 import { endRun } from './recovery.ts';
 import { createOutputCap } from './output-cap.ts';
-import { runEnded } from './run-hooks.ts';
 import type { PendingRun } from './start.ts';
-import { writeSteps, type StepDraft } from './steps.ts';
-import { readRunRow, toRun, type Run } from './store.ts';
-import { chargeUsage } from './usage-store.ts';
+import type { StepDraft } from './steps.ts';
+import type { Run } from './store.ts';
 
 export interface ExecuteOptions {
   /** Receives each redacted text fragment, in order (streaming). */
@@ -133,10 +129,8 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
     // The output was cut at the budget's edge: the run would have gone over the limit.
     crossed = run.limitedBy;
     reason = killSwitchReason(crossed);
-  } else {
-    const manual = await manualSwitchSince(db, run.workspaceId);
-    if (manual && manual.getTime() >= run.createdAt.getTime()) reason = killSwitchReason('manual');
   }
+  // (The manual switch, turned on while the run executed, is checked by the closing statement.)
   const content = redact.text(raw);
   let final: Run;
   try {
@@ -152,99 +146,6 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
     throw err;
   }
   return { run: final, answeredBy: run.answeredBy, content, usage: billed };
-}
-
-async function closeRun(
-  ctx: RunContext,
-  run: PendingRun,
-  result: {
-    reason: string | null;
-    canceled: boolean;
-    crossed: SpendingScope | null;
-    /** What is billed: within the reservation. */
-    usage: TokenUsage;
-    /** What the engine reported (or what was counted); beyond `usage` it is recorded, not billed. */
-    reported: TokenUsage;
-    content: string;
-    steps: StepDraft[];
-  },
-): Promise<Run> {
-  const { db, clock, budget, redactor } = ctx;
-  const now = clock.now();
-  const stu = stuForRun({ alias: run.alias, ...result.usage }, budget.rates);
-  const unbilled = {
-    inputTokens: Math.max(0, result.reported.inputTokens - result.usage.inputTokens),
-    outputTokens: Math.max(0, result.reported.outputTokens - result.usage.outputTokens),
-  };
-  const unbilledStu = Math.max(0, stuForRun({ alias: run.alias, ...result.reported }, budget.rates) - stu);
-  if (unbilledStu > 0)
-    ctx.logUnbilled?.({ workspaceId: run.workspaceId, runId: run.runId, alias: run.alias, billed: result.usage, reported: result.reported, unbilledStu });
-  return db.transaction(async (tx) => {
-    const row = await readRunRow(tx, run.workspaceId, run.runId, true);
-    // This instance stalled past its lease and the run was handed over again (an inbound run after
-    // the sweeper): the new execution owns it now; this one records nothing, so nothing is billed twice.
-    if (row.started_at?.getTime() !== run.createdAt.getTime()) return toRun(row);
-    // A cancel that arrived first wins: terminal states never change, but the tokens are still billed.
-    const status = row.status !== 'in_progress' ? row.status : result.canceled ? 'canceled' : result.reason ? 'failed' : 'completed';
-    const reason = status === 'failed' ? redactor.text(row.failure_reason ?? result.reason ?? 'internal_error') : row.failure_reason;
-    await tx.query(
-      `UPDATE runs SET status = $2, content = $3, failure_reason = $4, input_tokens = $5, output_tokens = $6, stu = $7,
-                       reserved_stu = 0, lease_until = NULL, updated_at = $8, completed_at = COALESCE(completed_at, $8),
-                       unbilled_input_tokens = $9, unbilled_output_tokens = $10, unbilled_stu = $11
-        WHERE id = $1`,
-      [
-        run.runId,
-        status,
-        status === 'completed' ? result.content : null,
-        reason,
-        result.usage.inputTokens,
-        result.usage.outputTokens,
-        stu,
-        now,
-        unbilled.inputTokens,
-        unbilled.outputTokens,
-        unbilledStu,
-      ],
-    );
-    // What the row still holds: a cancel (on any instance) may already have released the reservation.
-    await settleBudget(tx, {
-      workspaceId: run.workspaceId,
-      windows: run.windows,
-      reservedStu: Number(row.reserved_stu),
-      stu,
-      crossed: result.crossed,
-      now,
-      limits: budget.limits,
-    });
-    await runEnded(tx, { runId: run.runId, workspaceId: run.workspaceId, source: row.source });
-    await chargeUsage(tx, { workspaceId: run.workspaceId, runId: run.runId, alias: run.alias, ...result.usage, stu, now, quotaStu: run.quotaStu });
-    // Drafts and approvals only exist for an answer that was delivered.
-    const steps = status === 'completed' ? result.steps : result.steps.filter((s) => !s.draft && !s.approval);
-    await writeSteps(tx, run.runId, steps, now, { workspaceId: run.workspaceId }, redactor);
-    if (status === 'completed') {
-      await runCompletedEvent(tx, now, {
-        workspaceId: run.workspaceId,
-        runId: run.runId,
-        agent: run.agentSlug,
-        alias: run.alias,
-        inputTokens: result.usage.inputTokens,
-        outputTokens: result.usage.outputTokens,
-        stu,
-      });
-      if (run.conversationId) {
-        await appendTurns(tx, {
-          workspaceId: run.workspaceId,
-          conversationId: run.conversationId,
-          runId: run.runId,
-          now,
-          turns: [...run.newMessages, { role: 'assistant', content: result.content }],
-        });
-      }
-    } else if (status === 'failed' && row.status === 'in_progress') {
-      await runFailedEvent(tx, now, { workspaceId: run.workspaceId, runId: run.runId, agent: run.agentSlug, reason: reason ?? 'internal_error' });
-    }
-    return toRun(await readRunRow(tx, run.workspaceId, run.runId));
-  });
 }
 
 /**

@@ -84,6 +84,49 @@ describe.each(testBackends())('run guarantees on $name', ({ open }) => {
     expect(await held()).toEqual({ period: 0, windows: [0, 0] });
   });
 
+  it('200 concurrent invocations near the hard stop: consumed plus reserved never passes it, sampled while they run', async () => {
+    await twoInstances({ stuRates: { ...DEFAULT_STU_RATES, Prelude: 2000 } });
+    await setPlan(t.db, t.clock, t.workspaceId, 'starter');
+    const hardstop = hardstopStu(PLANS.starter.quotaStu);
+    // A run's worst case is about 220,000 STU: about ten fit under the 2.4 M hard stop at once.
+    let done = false;
+    let highest = 0;
+    let samples = 0;
+    const sampler = (async () => {
+      while (!done) {
+        const [row] = await store.db.query<{ total: number }>(`SELECT (consumed_stu + reserved_stu)::float8 AS total FROM usage_periods`);
+        highest = Math.max(highest, Number(row?.total ?? 0));
+        samples += 1;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        invoke(i + 1, { alias: 'Prelude', agentSlug: 'sales', maxTokens: 100, messages: [{ role: 'user', content: `Follow up with lead ${i}` }] }),
+      ),
+    );
+    done = true;
+    await sampler;
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    expect(samples).toBeGreaterThan(0);
+    expect(highest).toBeLessThanOrEqual(hardstop);
+    const [period] = await store.db.query<{ consumed: number; reserved: number }>(
+      `SELECT consumed_stu::float8 AS consumed, reserved_stu::float8 AS reserved FROM usage_periods`,
+    );
+    expect(Number(period!.consumed)).toBeLessThanOrEqual(hardstop);
+    expect(Number(period!.reserved)).toBe(0);
+    const [billed] = await store.db.query<{ stu: number; open: number }>(
+      `SELECT coalesce(sum(stu), 0)::float8 AS stu, count(*) FILTER (WHERE status = 'in_progress')::int AS open FROM runs`,
+    );
+    // The ledger, the period and the runs agree: every charged STU is a run's.
+    expect(Number(billed!.stu)).toBe(Number(period!.consumed));
+    expect(billed!.open).toBe(0);
+    expect(await held()).toEqual({ period: 0, windows: [0, 0] });
+  });
+
   it('under concurrency the hour switch trips within 1 % of its limit, not when reservations fill the window', async () => {
     const limits = { ...KILL_SWITCH_LIMITS, hour: 10_000 };
     await twoInstances({ killSwitchLimits: limits });

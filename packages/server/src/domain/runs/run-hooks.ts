@@ -21,6 +21,12 @@ export interface EndedRun {
 type RunEndedHook = (tx: Db, run: EndedRun) => Promise<void>;
 
 /**
+ * The run sources a hook is about (all when absent). A run whose source no hook is about closes in
+ * one statement, without a transaction around it (close.ts).
+ */
+type HookSources = readonly string[] | undefined;
+
+/**
  * Called in the sweeper's transaction for a run whose instance died, before it fails as `interrupted`.
  * Answers true when it queued the run for another hand-over (the run then stays `in_progress`).
  */
@@ -28,12 +34,17 @@ type RunInterruptedHook = (tx: Db, run: EndedRun) => Promise<boolean>;
 
 /** A set of hooks: the process has one ({@link onRunEnded} and the others below); a test can make its own. */
 export function createRunHooks() {
-  const ended = new Set<RunEndedHook>();
+  const ended = new Map<RunEndedHook, HookSources>();
   const interrupted = new Set<RunInterruptedHook>();
   return {
-    /** Registers a hook called whenever a run ends. */
-    onRunEnded(hook: RunEndedHook): void {
-      ended.add(hook);
+    /** Registers a hook called whenever a run (of one of `sources`, or any) ends. */
+    onRunEnded(hook: RunEndedHook, sources?: readonly string[]): void {
+      if (!ended.has(hook)) ended.set(hook, sources);
+    },
+    /** Whether a run of this source has any run-ended hook to call. */
+    hasRunEndedHooks(source: string): boolean {
+      for (const sources of ended.values()) if (!sources || sources.includes(source)) return true;
+      return false;
     },
     /** Registers a hook that may hand an interrupted run over again. */
     onRunInterrupted(hook: RunInterruptedHook): void {
@@ -41,7 +52,7 @@ export function createRunHooks() {
     },
     /** Tells every ended-run hook, in registration order, in the closing transaction. */
     async runEnded(tx: Db, run: EndedRun): Promise<void> {
-      for (const hook of ended) await hook(tx, run);
+      for (const [hook, sources] of ended) if (!sources || sources.includes(run.source)) await hook(tx, run);
     },
     /** True when a hook queued the interrupted run again (the first that does wins). */
     async runInterrupted(tx: Db, run: EndedRun): Promise<boolean> {
@@ -53,4 +64,4 @@ export function createRunHooks() {
 
 const processHooks = createRunHooks();
 
-export const { onRunEnded, onRunInterrupted, runEnded, runInterrupted } = processHooks;
+export const { onRunEnded, onRunInterrupted, runEnded, runInterrupted, hasRunEndedHooks } = processHooks;

@@ -20,7 +20,10 @@ import { ServiceError } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import type { BudgetSettings } from './budget.ts';
+import { workspaceAgents } from '../agents/settings.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
+import { createConversationCache } from './conversation.ts';
+import { randomBase62 } from '../../random.ts';
 import { runFailedEvent } from './events.ts';
 import { executeRun, type ExecuteOptions, type RunOutcome } from './execute.ts';
 import { endRun, RUN_LEASE_MS } from './recovery.ts';
@@ -58,6 +61,8 @@ export interface RunService {
 
 interface RunServiceDeps {
   db: Db;
+  /** The workspace's agent settings; read from the store at every invocation when absent (tests). */
+  agentSettings?: RunContext['agentSettings'];
   clock: Clock;
   engines: Engines;
   /** The app's redactor: every engine text and failure reason passes it before it is stored or sent. */
@@ -84,6 +89,8 @@ export function createRunService(deps: RunServiceDeps): RunService {
   const executing = new Map<string, AbortController>();
   const ctx: RunContext = {
     db,
+    agentSettings: deps.agentSettings ?? ((workspaceId) => workspaceAgents(db, workspaceId)),
+    conversations: createConversationCache(db, randomBase62(12)),
     clock,
     engines: deps.engines,
     redactor: deps.redactor,

@@ -1,28 +1,27 @@
 /**
- * @module Starting a run: the checks (agent, plan, alias, scope), the routing step, the worst-case
- * reservation on the period, hour and day budgets, and the run row (inserted, or an inbound run's
- * row adopted), all in one transaction; or a replay of an idempotent request; or a run that
- * crossed a spending limit before the engine was called, ended `failed` at once.
+ * @module Starting a run: the checks (agent, plan, alias, scope) on the workspace's settings held in
+ * memory, the routing step, then one statement (budget.ts `reserveRun`) that replays an idempotent
+ * request, or refuses, or reserves the worst case on the period, hour and day budgets and inserts
+ * the run row (or adopts an inbound run's); or a run that crossed a spending limit before the
+ * engine was called, ended `failed` at once.
  */
 import type { EngineMessage, EngineRequest, Effort, PowerMode } from '../../engine/index.ts';
 import { countMessageTokensAsync } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
 import type { Alias } from '../../vocabulary/alias.ts';
-import { assertAgentAvailable, routingCandidates } from '../agents/availability.ts';
+import { assertAgentAvailable, routingCandidates, type WorkspaceAgents } from '../agents/availability.ts';
+import { fail } from '../../errors.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import { routeRequest } from '../../vocabulary/router.ts';
-import { workspaceAgents } from '../agents/settings.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
 import { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
-import { reserveBudget, type Windows } from './budget.ts';
-import { earlierTurns } from './conversation.ts';
+import { reserveRun, type Windows } from './budget.ts';
 import { runFailedEvent } from './events.ts';
 import { claimKey, findClaim, type IdempotencyClaim } from './idempotency.ts';
 import type { RunContext } from './context.ts';
 import { runEnded } from './run-hooks.ts';
 import { writeSteps, type StepDraft } from './steps.ts';
 import { readRunRow, toRun, type Run, type RunSource } from './store.ts';
-import { ensurePeriod } from './usage-store.ts';
 
 /** Output tokens reserved for a request that sets no `maxTokens` (and the cap given to the engine). */
 export const DEFAULT_OUTPUT_TOKENS = 4096;
@@ -57,6 +56,7 @@ export interface PendingRun {
   /** The agent that answers: the target, or the department the orchestrator routed to. */
   readonly answeredBy: string;
   readonly alias: Alias;
+  readonly source: RunSource;
   /** The workspace's quota in STU per period (the plan's, or the operator's override). */
   readonly quotaStu: number;
   readonly request: Omit<EngineRequest, 'signal' | 'stream'>;
@@ -81,26 +81,111 @@ export type StartResult =
   /** The run crossed a spending limit before the engine was called: it is already `failed`. */
   | { kind: 'ended'; run: Run; answeredBy: string };
 
-/** Thrown inside the creation transaction when a concurrent retry claimed the key first. */
+/** Thrown inside the transaction that fails a run at once when a concurrent retry claimed the key first. */
 class ClaimLost extends Error {}
-/** Thrown inside the transaction that adopts an existing run that is no longer in progress. */
+/** Thrown inside that transaction when the run to adopt is no longer waiting. */
 class RunGone extends Error {}
 
 export async function startRun(ctx: RunContext, input: RunInput): Promise<StartResult> {
   const { db, clock, budget, leaseMs } = ctx;
   const now = clock.now();
-  if (input.idempotency) {
-    const runId = await findClaim(db, input.idempotency, now);
-    if (runId) return { kind: 'replay', runId };
-  }
   const target = input.agentSlug ?? ORCHESTRATOR_SLUG;
-  const settings = await workspaceAgents(db, input.workspaceId);
+  const settings = await ctx.agentSettings(input.workspaceId);
   assertAgentAvailable(target, settings);
   assertMayInvokeAgent(input.scopes, target);
   assertAliasInPlan(settings.plan, input.alias);
 
-  const history = input.conversationId ? await earlierTurns(db, input.workspaceId, input.conversationId) : [];
-  const messages = [...history, ...input.messages];
+  const desiredOutput = input.maxTokens ?? DEFAULT_OUTPUT_TOKENS;
+  const runId = input.existingRunId ?? newId('run');
+  // The one round trip before the engine: checks, reservation and the run's row (budget.ts).
+  const reserve = (p: Prepared) =>
+    reserveRun(db, {
+      workspaceId: input.workspaceId,
+      runId,
+      adopt: input.existingRunId !== undefined,
+      now,
+      leaseUntil: new Date(now.getTime() + leaseMs),
+      agentSlug: target,
+      answeredBy: p.answeredBy,
+      alias: input.alias,
+      source: input.source,
+      conversationId: input.conversationId ?? null,
+      conversationTurns: p.conversationTurns,
+      quotaStu: settings.quotaStu,
+      inputTokens: p.inputTokens,
+      desiredOutput,
+      settings: budget,
+      idempotency: input.idempotency,
+    });
+  // The earlier turns come from memory; start_run refuses a copy that is behind the store, and
+  // then the thread is read again (a few times at most: each retry reads it from the store).
+  let prepared = await prepare(ctx, input, target, settings);
+  let reservation = await reserve(prepared);
+  for (let retry = 0; reservation.outcome === 'stale_history' && retry < MAX_STALE_RETRIES; retry += 1) {
+    ctx.conversations.forget(input.workspaceId, input.conversationId!);
+    prepared = await prepare(ctx, input, target, settings);
+    reservation = await reserve(prepared);
+  }
+  const { messages, steps, answeredBy, inputTokens } = prepared;
+  switch (reservation.outcome) {
+    case 'replay':
+      return { kind: 'replay', runId: reservation.runId };
+    case 'gone':
+      // Canceled before it could start, or already taken over: nothing to run.
+      return { kind: 'ended', run: toRun(await readRunRow(db, input.workspaceId, runId)), answeredBy };
+    case 'stale_history':
+      // Other runs kept adding to the thread while this one read it again and again: retry shortly.
+      throw fail('service_unavailable', 'The conversation changed while this invocation started; retry.', {}, { 'Retry-After': '1' });
+    case 'crossed':
+      return failAtOnce(ctx, input, { runId, target, answeredBy, steps, now, windows: reservation.windows, crossed: reservation.scope });
+    case 'started':
+      break;
+  }
+  const run: PendingRun = {
+    runId,
+    workspaceId: input.workspaceId,
+    agentSlug: target,
+    answeredBy,
+    alias: input.alias,
+    source: input.source,
+    quotaStu: settings.quotaStu,
+    request: {
+      alias: input.alias,
+      agentSlug: answeredBy,
+      messages,
+      maxTokens: reservation.outputCap,
+      ...(input.effort ? { effort: input.effort } : {}),
+      ...(input.powerMode ? { powerMode: input.powerMode } : {}),
+    },
+    newMessages: input.messages,
+    conversationId: input.conversationId ?? null,
+    windows: reservation.windows,
+    reservedStu: reservation.reservedStu,
+    inputTokens,
+    outputCap: reservation.outputCap,
+    limitedBy: reservation.limitedBy,
+    createdAt: now,
+    steps,
+  };
+  return { kind: 'started', run };
+}
+
+/** Reads of a conversation that changed under an invocation before it gives up. */
+const MAX_STALE_RETRIES = 3;
+
+/** What an invocation gives the engine and reserves for: the thread and its new messages, routed and counted. */
+interface Prepared {
+  messages: EngineMessage[];
+  steps: StepDraft[];
+  answeredBy: string;
+  inputTokens: number;
+  /** The thread's length the messages were built from (null without a conversation). */
+  conversationTurns: number | null;
+}
+
+async function prepare(ctx: RunContext, input: RunInput, target: string, settings: WorkspaceAgents): Promise<Prepared> {
+  const thread = input.conversationId ? await ctx.conversations.earlierTurns(input.workspaceId, input.conversationId) : null;
+  const messages = [...(thread?.turns ?? []), ...input.messages];
   const steps: StepDraft[] = [];
   let answeredBy = target;
   if (target === ORCHESTRATOR_SLUG) {
@@ -113,98 +198,62 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
       steps.push({ kind: 'routing', agentSlug: ORCHESTRATOR_SLUG, summary: 'No department is available; the orchestrator answered itself.' });
     }
   }
-
   // Pauses for the event loop: a request may hold megabytes of text.
   const inputTokens = await countMessageTokensAsync(messages);
-  const desiredOutput = input.maxTokens ?? DEFAULT_OUTPUT_TOKENS;
-  const runId = input.existingRunId ?? newId('run');
+  return { messages, steps, answeredBy, inputTokens, conversationTurns: thread?.length ?? null };
+}
+
+/**
+ * A run that crossed a limit before the engine was called (rare: a window spent to its edge): it is
+ * recorded `failed` at once, with its steps, its idempotency claim and its `run.failed` event, in
+ * one transaction. Nothing was reserved and nothing is billed.
+ */
+async function failAtOnce(
+  ctx: RunContext,
+  input: RunInput,
+  run: { runId: string; target: string; answeredBy: string; steps: StepDraft[]; now: Date; windows: Windows; crossed: SpendingScope },
+): Promise<StartResult> {
+  const { db, clock } = ctx;
+  const { runId, now } = run;
+  const reason = killSwitchReason(run.crossed);
   try {
     return await db.transaction(async (tx) => {
-      const period = await ensurePeriod(tx, input.workspaceId, now, settings.quotaStu);
-      const reservation = await reserveBudget(tx, {
-        workspaceId: input.workspaceId,
-        now,
-        alias: input.alias,
-        inputTokens,
-        desiredOutput,
-        settings: budget,
-        quota: { allowanceStu: settings.quotaStu + period.rolloverStu },
-      });
-      const reserved = reservation.ok ? reservation.reservedStu : 0;
-      const leaseUntil = new Date(now.getTime() + leaseMs);
       if (input.existingRunId) {
         const adopted = await tx.query(
-          `UPDATE runs SET answered_by = $3, conversation_id = $4, reserved_stu = $5, window_hour = $6, window_day = $7,
-                           updated_at = $8, started_at = $8, lease_until = $9
+          `UPDATE runs SET answered_by = $3, status = 'failed', failure_reason = $4, reserved_stu = 0, window_hour = $5, window_day = $6,
+                           updated_at = $7, started_at = $7, completed_at = $7, lease_until = NULL
             WHERE id = $1 AND workspace_id = $2 AND status = 'in_progress' AND started_at IS NULL RETURNING 1`,
-          [runId, input.workspaceId, answeredBy, input.conversationId ?? null, reserved, reservation.windows.hour, reservation.windows.day, now, leaseUntil],
+          [runId, input.workspaceId, run.answeredBy, reason, run.windows.hour, run.windows.day, now],
         );
-        // Canceled before it could start, or already taken over: nothing to run; the reservation rolls back.
         if (adopted.length === 0) throw new RunGone();
       } else {
         await tx.query(
-          `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, conversation_id,
-                             reserved_stu, window_hour, window_day, created_at, updated_at, started_at, lease_until)
-           VALUES ($1, $2, 'in_progress', $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $11, $12)`,
+          `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, conversation_id, failure_reason,
+                             reserved_stu, window_hour, window_day, created_at, updated_at, started_at, completed_at)
+           VALUES ($1, $2, 'failed', $3, $4, $5, $6, $7, $8, 0, $9, $10, $11, $11, $11, $11)`,
           [
             runId,
             input.workspaceId,
-            target,
-            answeredBy,
+            run.target,
+            run.answeredBy,
             input.alias,
             input.source,
             input.conversationId ?? null,
-            reserved,
-            reservation.windows.hour,
-            reservation.windows.day,
+            reason,
+            run.windows.hour,
+            run.windows.day,
             now,
-            leaseUntil,
           ],
         );
       }
       if (input.idempotency && !(await claimKey(tx, input.idempotency, input.workspaceId, runId, now))) throw new ClaimLost();
-      if (!reservation.ok) {
-        // Crossed before any token was produced: the run fails at once and nothing is billed.
-        const reason = killSwitchReason(reservation.crossed);
-        await writeSteps(tx, runId, steps, now, undefined, ctx.redactor);
-        await tx.query(`UPDATE runs SET status = 'failed', failure_reason = $2, updated_at = $3, completed_at = $3, lease_until = NULL WHERE id = $1`, [
-          runId,
-          reason,
-          now,
-        ]);
-        await runEnded(tx, { runId, workspaceId: input.workspaceId, source: input.source });
-        await runFailedEvent(tx, now, { workspaceId: input.workspaceId, runId, agent: target, reason });
-        return { kind: 'ended' as const, run: toRun(await readRunRow(tx, input.workspaceId, runId)), answeredBy };
-      }
-      const run: PendingRun = {
-        runId,
-        workspaceId: input.workspaceId,
-        agentSlug: target,
-        answeredBy,
-        alias: input.alias,
-        quotaStu: settings.quotaStu,
-        request: {
-          alias: input.alias,
-          agentSlug: answeredBy,
-          messages,
-          maxTokens: reservation.outputCap,
-          ...(input.effort ? { effort: input.effort } : {}),
-          ...(input.powerMode ? { powerMode: input.powerMode } : {}),
-        },
-        newMessages: input.messages,
-        conversationId: input.conversationId ?? null,
-        windows: reservation.windows,
-        reservedStu: reservation.reservedStu,
-        inputTokens,
-        outputCap: reservation.outputCap,
-        limitedBy: reservation.limitedBy,
-        createdAt: now,
-        steps,
-      };
-      return { kind: 'started' as const, run };
+      await writeSteps(tx, runId, run.steps, now, undefined, ctx.redactor);
+      await runEnded(tx, { runId, workspaceId: input.workspaceId, source: input.source });
+      await runFailedEvent(tx, now, { workspaceId: input.workspaceId, runId, agent: run.target, reason });
+      return { kind: 'ended' as const, run: toRun(await readRunRow(tx, input.workspaceId, runId)), answeredBy: run.answeredBy };
     });
   } catch (err) {
-    if (err instanceof RunGone) return { kind: 'ended', run: toRun(await readRunRow(db, input.workspaceId, runId)), answeredBy };
+    if (err instanceof RunGone) return { kind: 'ended', run: toRun(await readRunRow(db, input.workspaceId, runId)), answeredBy: run.answeredBy };
     if (err instanceof ClaimLost && input.idempotency) {
       const claimed = await findClaim(db, input.idempotency, clock.now());
       if (claimed) return { kind: 'replay', runId: claimed };

@@ -64,7 +64,47 @@ export async function writeSteps(
         now,
       ]);
     }
-    if (!events) continue;
+  }
+  if (events) await writeDeliverables(tx, runId, steps, now, events.workspaceId, redactor);
+}
+
+/** Whether a step is only kept for an answer that was delivered (a draft, an approval request). */
+export function deliveredOnly(step: StepDraft): boolean {
+  return Boolean(step.draft || step.approval);
+}
+
+/**
+ * The steps as `finish_run` writes them (one jsonb parameter), text redacted: `index` when the run
+ * completed, `keptIndex` otherwise (absent for a draft or approval, which only a completed run keeps).
+ */
+export function stepRows(steps: readonly StepDraft[], redactor: Redactor): string {
+  let kept = 0;
+  return JSON.stringify(
+    steps.map((step, index) => ({
+      id: newId('stp'),
+      index,
+      keptIndex: deliveredOnly(step) ? null : kept++,
+      kind: step.kind,
+      agentSlug: step.agentSlug,
+      summary: redactor.text(step.summary),
+      ...(step.toolCall
+        ? {
+            toolCallId: newId('tc'),
+            name: step.toolCall.name,
+            arguments: redactor.value(step.toolCall.arguments),
+            result: step.toolCall.result === null ? null : redactor.text(step.toolCall.result),
+            toolStatus: step.toolCall.status,
+          }
+        : {}),
+    })),
+  );
+}
+
+/** The drafts and approval requests of a delivered answer, with their events. */
+export async function writeDeliverables(tx: Db, runId: string, steps: readonly StepDraft[], now: Date, workspaceId: string, redactor: Redactor): Promise<void> {
+  const redactText = redactor.text;
+  const events = { workspaceId };
+  for (const step of steps) {
     if (step.draft) {
       const draftId = newId('drf');
       const subject = redactText(step.draft.subject);

@@ -19,7 +19,31 @@ export type RunList = Schema<'RunList'>;
 /** A row of `runs` as stored (generated/db.ts, from the migrations). */
 export type RunRow = TableRow<'runs'>;
 
-export function toRun(row: RunRow): Run {
+/** The columns a Run is made of (`RUN_COLUMNS`). */
+export type RunFields = Pick<
+  RunRow,
+  | 'id'
+  | 'status'
+  | 'agent_slug'
+  | 'answered_by'
+  | 'alias'
+  | 'source'
+  | 'conversation_id'
+  | 'content'
+  | 'failure_reason'
+  | 'input_tokens'
+  | 'output_tokens'
+  | 'stu'
+  | 'created_at'
+  | 'updated_at'
+  | 'completed_at'
+>;
+
+/** The columns of `RunFields`, for a statement whose result type must not change when `runs` gains a column (a prepared one). */
+export const RUN_COLUMNS =
+  'id, status, agent_slug, answered_by, alias, source, conversation_id, content, failure_reason, input_tokens, output_tokens, stu, created_at, updated_at, completed_at';
+
+export function toRun(row: RunFields): Run {
   return {
     id: row.id,
     status: zRunStatus.parse(row.status),

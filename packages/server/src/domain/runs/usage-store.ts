@@ -3,7 +3,6 @@
  * what was consumed) and one ledger line per charged run. `currentUsage` builds the Usage resource.
  */
 import type { Clock } from '../../clock.ts';
-import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import { planSettingsOf } from '../agents/settings.ts';
 import { computeUsage, nextRolloverStu, periodOf, previousPeriod, type Usage } from '../usage/index.ts';
@@ -33,21 +32,6 @@ export async function ensurePeriod(db: Db, workspaceId: string, now: Date, quota
   );
   // Another request may have created it first: read what is stored, not what was computed here.
   return (await readPeriod(db, workspaceId, period))!;
-}
-
-/** Adds a charged run to the period and the ledger (inside the run's closing transaction). */
-export async function chargeUsage(
-  db: Db,
-  input: { workspaceId: string; runId: string; alias: string; inputTokens: number; outputTokens: number; stu: number; now: Date; quotaStu: number },
-): Promise<void> {
-  const { period } = await ensurePeriod(db, input.workspaceId, input.now, input.quotaStu);
-  if (input.stu === 0 && input.inputTokens === 0 && input.outputTokens === 0) return;
-  await db.query(`UPDATE usage_periods SET consumed_stu = consumed_stu + $3 WHERE workspace_id = $1 AND period = $2`, [input.workspaceId, period, input.stu]);
-  await db.query(
-    `INSERT INTO usage_ledger (id, workspace_id, run_id, period, alias, input_tokens, output_tokens, stu, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [newId('led'), input.workspaceId, input.runId, period, input.alias, input.inputTokens, input.outputTokens, input.stu, input.now],
-  );
 }
 
 /**

@@ -1,0 +1,152 @@
+/**
+ * @module Closing a run that executed, in one statement (`finish_run`, store/migrations/
+ * 0506_money_path.sql): the run's row (`completed`, `failed` or `canceled`, with its usage), its
+ * steps and tool calls, the ledger line and the period's charge, the windows' charge and trips,
+ * the reservation released, a completed run's conversation turns, and the `run.completed` or
+ * `run.failed` event with its deliveries. What the statement needs that is not in the store (ids,
+ * redacted text, the events' envelopes) is prepared here first.
+ *
+ * The store decides what only it knows at that moment: a cancel that came first wins (terminal
+ * states never change, but the tokens are still billed); a run handed over again since this
+ * execution began (an inbound run after the sweeper) is left to the new execution and nothing is
+ * billed twice; and the manual kill switch, turned on since the run started, fails a run that would
+ * complete (`kill_switch:manual`).
+ *
+ * A run with drafts or approval requests, or whose source has run-ended hooks (inbound runs),
+ * closes in a transaction: the same statement, then those writes.
+ */
+import type { TokenUsage } from '../../engine/index.ts';
+import { fail } from '../../errors.ts';
+import { newId } from '../../random.ts';
+import type { Db } from '../../store/db.ts';
+import { deliveryIds } from '../events/index.ts';
+import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
+import type { RunContext } from './context.ts';
+import { preparedRunCompleted, preparedRunFailed } from './events.ts';
+import { hasRunEndedHooks, runEnded } from './run-hooks.ts';
+import type { PendingRun } from './start.ts';
+import { deliveredOnly, stepRows, writeDeliverables, type StepDraft } from './steps.ts';
+import { RUN_COLUMNS, toRun, type Run, type RunFields, type RunRow } from './store.ts';
+
+export interface RunResult {
+  /** Why it failed (not redacted yet); null when it completed or was canceled. */
+  reason: string | null;
+  canceled: boolean;
+  /** The limit a run cut at its shrunk cap crossed. */
+  crossed: SpendingScope | null;
+  /** What is billed: within the reservation. */
+  usage: TokenUsage;
+  /** What the engine reported (or what was counted); beyond `usage` it is recorded, not billed. */
+  reported: TokenUsage;
+  /** The answer, redacted. */
+  content: string;
+  steps: StepDraft[];
+}
+
+/**
+ * Prepared on PostgreSQL (named): its columns are listed, so a column added to `runs` by a
+ * migration (another instance, a rolling deploy) does not change the statement's result type.
+ */
+const FINISH_RUN = `SELECT ${RUN_COLUMNS}, started_at
+  FROM finish_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`;
+
+export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResult): Promise<Run> {
+  const { clock, budget, redactor } = ctx;
+  const now = clock.now();
+  const stu = stuForRun({ alias: run.alias, ...result.usage }, budget.rates);
+  const unbilled = {
+    inputTokens: Math.max(0, result.reported.inputTokens - result.usage.inputTokens),
+    outputTokens: Math.max(0, result.reported.outputTokens - result.usage.outputTokens),
+  };
+  const unbilledStu = Math.max(0, stuForRun({ alias: run.alias, ...result.reported }, budget.rates) - stu);
+  if (unbilledStu > 0)
+    ctx.logUnbilled?.({ workspaceId: run.workspaceId, runId: run.runId, alias: run.alias, billed: result.usage, reported: result.reported, unbilledStu });
+
+  const status = result.canceled ? 'canceled' : result.reason ? 'failed' : 'completed';
+  const reason = status === 'failed' ? redactor.text(result.reason ?? 'internal_error') : null;
+  // Only a run that would complete is failed by the manual switch (as one that failed keeps its reason).
+  const manualReason = status === 'completed' ? killSwitchReason('manual') : null;
+  const event = { workspaceId: run.workspaceId, runId: run.runId, agent: run.agentSlug };
+  const events = [
+    ...(status === 'completed'
+      ? [
+          { when: 'completed', ...preparedRunCompleted(now, { ...event, alias: run.alias, ...result.usage, stu }) },
+          { when: 'manual', ...preparedRunFailed(now, { ...event, reason: manualReason! }) },
+        ]
+      : []),
+    ...(reason !== null ? [{ when: 'failed', ...preparedRunFailed(now, { ...event, reason }) }] : []),
+  ];
+  const turns = run.conversationId && status === 'completed' ? [...run.newMessages, { role: 'assistant' as const, content: result.content }] : [];
+  const params = [
+    run.runId,
+    run.workspaceId,
+    run.createdAt,
+    now,
+    status,
+    reason,
+    manualReason,
+    result.crossed,
+    result.content,
+    result.usage.inputTokens,
+    result.usage.outputTokens,
+    stu,
+    unbilled.inputTokens,
+    unbilled.outputTokens,
+    unbilledStu,
+    run.alias,
+    run.quotaStu,
+    budget.limits.hour,
+    budget.limits.day,
+    newId('led'),
+    stepRows(result.steps, redactor),
+    turns.map((turn) => turn.role),
+    turns.map((turn) => turn.content),
+    JSON.stringify(events),
+    deliveryIds(),
+    ctx.conversations.instance,
+  ];
+  const finish = async (tx: Db) => {
+    try {
+      const [row] = await tx.query<RunFields & Pick<RunRow, 'started_at' | 'source'>>(FINISH_RUN, params, { name: 'finish_run' });
+      return row!;
+    } catch (err) {
+      // The run's row is gone (its workspace was deleted while it executed): as readRunRow answers.
+      if (err instanceof Error && err.message.includes('run_not_found')) throw fail('not_found', 'Run not found.');
+      throw err;
+    }
+  };
+
+  const { conversationId } = run;
+  if (!conversationId) return toRun(await closeWith(ctx, run, result, now, finish));
+  // The thread held in memory gets the turns this close appends (conversation.ts).
+  ctx.conversations.closing(run.workspaceId, conversationId);
+  let row: Awaited<ReturnType<typeof finish>> | undefined;
+  try {
+    row = await closeWith(ctx, run, result, now, finish);
+    return toRun(row);
+  } finally {
+    const appended = row?.status === 'completed' && row.started_at?.getTime() === run.createdAt.getTime() ? turns : row ? [] : null;
+    ctx.conversations.closed(run.workspaceId, conversationId, appended);
+  }
+}
+
+/** The closing statement alone, or in a transaction with the writes it cannot make (see the module comment). */
+async function closeWith<Row extends RunFields & Pick<RunRow, 'started_at' | 'source'>>(
+  ctx: RunContext,
+  run: PendingRun,
+  result: RunResult,
+  now: Date,
+  finish: (db: Db) => Promise<Row>,
+): Promise<Row> {
+  const { db, redactor } = ctx;
+  const deliverables = result.steps.some(deliveredOnly);
+  if (!deliverables && !hasRunEndedHooks(run.source)) return finish(db);
+  return db.transaction(async (tx) => {
+    const row = await finish(tx);
+    // Handed over again since this execution began: the new one owns the run (finish_run left it alone).
+    if (row.started_at?.getTime() !== run.createdAt.getTime()) return row;
+    await runEnded(tx, { runId: run.runId, workspaceId: run.workspaceId, source: row.source });
+    if (deliverables && row.status === 'completed') await writeDeliverables(tx, run.runId, result.steps, now, run.workspaceId, redactor);
+    return row;
+  });
+}
