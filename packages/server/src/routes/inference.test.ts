@@ -325,6 +325,20 @@ describe('idempotency', () => {
     expect(replay).toEqual([{ event: 'message', data: { delta: content } }, first.at(-1)]);
   });
 
+  it('a retry answers the first result even after the agent was paused since (the key replays, it does not re-check)', async () => {
+    const headers = { 'idempotency-key': 'retry-paused' };
+    const body = { ...ask('Which invoices are overdue?'), agentSlug: 'finance' };
+    const first = await post('/v1/inference', body, { headers });
+    expect(first.status).toBe(200);
+    await pauseAgent(t.db, t.clock, t.workspaceId, 'finance', 'Audit.');
+    const retry = await post('/v1/inference', body, { headers });
+    expect(retry.status).toBe(200);
+    expect(await retry.json()).toEqual(await first.json());
+    // A new request to the paused agent is refused as before.
+    const fresh = await post('/v1/inference', body, { headers: { 'idempotency-key': 'retry-paused-2' } });
+    expect(fresh.status).toBe(403);
+  });
+
   it('concurrent retries create exactly one run', async () => {
     const headers = { 'idempotency-key': 'race-1' };
     const answers = await Promise.all([1, 2, 3, 4].map(() => post('/v1/inference', ask('Hiring plan for Q3'), { headers })));

@@ -91,9 +91,17 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
   const now = clock.now();
   const target = input.agentSlug ?? ORCHESTRATOR_SLUG;
   const settings = await ctx.agentSettings(input.workspaceId);
-  assertAgentAvailable(target, settings);
-  assertMayInvokeAgent(input.scopes, target);
-  assertAliasInPlan(settings.plan, input.alias);
+  try {
+    assertAgentAvailable(target, settings);
+    assertMayInvokeAgent(input.scopes, target);
+    assertAliasInPlan(settings.plan, input.alias);
+  } catch (refusal) {
+    // A retry answers the first result whatever changed since (the contract's Idempotency-Key): the
+    // claim is only looked up here, on the way to a refusal, so the usual path stays one statement.
+    const replayed = input.idempotency ? await findClaim(db, input.idempotency, now) : null;
+    if (replayed) return { kind: 'replay', runId: replayed };
+    throw refusal;
+  }
 
   const desiredOutput = input.maxTokens ?? DEFAULT_OUTPUT_TOKENS;
   const runId = input.existingRunId ?? newId('run');
