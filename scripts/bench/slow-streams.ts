@@ -232,7 +232,10 @@ export async function slowStreams(spec: SlowStreamSpec): Promise<SlowStreamResul
     refused: count((s) => s.status !== 0 && s.status !== 200),
     refusedStatuses: states
       .filter((s) => s.status !== 0 && s.status !== 200)
-      .reduce<Record<string, number>>((n, s) => ({ ...n, [s.status]: (n[s.status] ?? 0) + 1 }), {}),
+      .reduce<Record<string, number>>((n, s) => {
+        n[s.status] = (n[s.status] ?? 0) + 1;
+        return n;
+      }, {}),
     cut: count((s) => s.status === 200 && !endedNormally(s)),
     short: count((s) => endedNormally(s) && !ok(s)),
     closedAtLimit: count((s) => s.closedAtLimit),

@@ -55,7 +55,7 @@ function instantStream(res: ServerResponse, model: string): void {
 }
 
 /** The first fragment (with the role) after `firstMs`, then one every `intervalMs`, on schedule (late ticks catch up). */
-function slowStream(req: IncomingMessage, res: ServerResponse, model: string): void {
+function slowStream(_req: IncomingMessage, res: ServerResponse, model: string): void {
   stats.slowStreams += 1;
   const started = performance.now();
   let sent = 0;
