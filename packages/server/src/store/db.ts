@@ -33,4 +33,9 @@ export interface Db {
 export interface OpenDb extends Db {
   close(): Promise<void>;
   readonly driver: 'pglite' | 'postgres';
+  /**
+   * Statements waiting for the store now: sent to the embedded store's worker thread and not answered
+   * yet, or waiting for a pooled PostgreSQL connection. Absent on the in-process PGlite (tests).
+   */
+  queued?(): number;
 }
