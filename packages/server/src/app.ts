@@ -3,8 +3,8 @@
  * with its authentication, limits and validators in front of its handler.
  *
  *   request-id -> redaction of every body -> error boundary -> [route] its metadata (operationId, per-IP class)
- *   -> per-IP rate limit of its class -> authenticate (then the workspace's raised per-address ceiling, if any)
- *   -> per-workspace rate limit -> validate -> handler (501 not_implemented until built)
+ *   -> admission (503 at once past the in-flight or store-queue bound; not on health routes) -> per-IP rate limit of its class
+ *   -> authenticate (then the workspace's raised per-address ceiling, if any) -> per-workspace rate limit -> validate -> handler (501 not_implemented until built)
  *   unknown path -> per-IP (API's) -> 404 not_found; known path, other method -> per-IP (API's) -> 405 method_not_allowed + Allow
  *   every failure -> error mapper (the spec's error body)
  */
@@ -20,6 +20,7 @@ import { raisedIpCeiling } from './middleware/rate-limit/raised-ip.ts';
 import { SESSION_COOKIE } from './domain/sessions/index.ts';
 import { getCookie } from 'hono/cookie';
 import { privateBeta } from './middleware/private-beta/index.ts';
+import { admission } from './middleware/admission/index.ts';
 import { customerDataOf, redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
 import { observe } from './middleware/observe/index.ts';
@@ -119,6 +120,12 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
     },
   });
 
+  // Past its bounds (none unless configured), a request answers 503 at once instead of waiting in a queue.
+  const admit = admission(deps.admission ?? { maxInFlight: 0, maxStoreQueue: 0 }, {
+    storeQueue: () => deps.db.queued?.() ?? 0,
+    refused: (reason) => services.metrics?.admissionRefusals.inc({ reason }),
+  });
+
   const beta = privateBeta({ enabled: services.config.privateBeta });
   const betaButPanel = privateBeta({ enabled: services.config.privateBeta, sessionPasses: true });
   for (const route of routes) {
@@ -134,13 +141,14 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
     }
     if (route.policy.inboundWebhook) {
       // Signed inbound events: their own front verifies, limits and validates (middleware/inbound).
-      app.on(method, path, metadata, perIpLimit, inboundWebhook(services, route.request), handler);
+      app.on(method, path, metadata, admit, perIpLimit, inboundWebhook(services, route.request), handler);
       continue;
     }
     app.on(
       method,
       path,
       metadata,
+      admit,
       perIpLimit,
       // Before authentication: during the private beta these routes read as absent, whatever the credential.
       route.policy.privateBeta ? (route.security.some((s) => s.scheme === 'adminSession') ? betaButPanel : beta) : passThrough,
