@@ -7,9 +7,8 @@
  *   pnpm bench:concurrency                                   # the compiled build, 5 s at 1, 10, 50 and 200 connections
  *   BENCH_CLI=path/to/cli.js BENCH_CONNECTIONS=10,200 BENCH_SECONDS=5 pnpm bench:concurrency
  *
- * `BENCH_CLI` measures another build (an older commit's, built with scripts/build-server.ts into another directory
- * under packages/server so that it finds the same node_modules). Settings of the server (MAX_STORE_QUEUE, …) are
- * taken from the environment.
+ * `BENCH_CLI` measures another build (an older commit's, bundled where it finds packages/server's node_modules;
+ * docs/performance.md shows how). Settings of the server (MAX_STORE_QUEUE, …) are taken from the environment.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
