@@ -176,7 +176,7 @@ export const zStreamError = z.strictObject({
  * | `too_many_attempts` | 429 | too many failed attempts; wait before retrying | `retryAfterSec` |
  * | `internal_error` | 500 | unexpected server error | `requestId` |
  * | `not_implemented` | 501 | a route of this contract that the deployment does not serve yet | `requestId` |
- * | `service_unavailable` | 503 | a backing service is unreachable; the service fails closed | `requestId`, header `Retry-After` |
+ * | `service_unavailable` | 503 | a backing service is unreachable (the service fails closed), or the instance is at capacity and refuses at once | `requestId`, header `Retry-After` |
  *
  */
 export const zErrorCode = z.enum([
@@ -404,7 +404,7 @@ export const zBudgetReservedError = zError.and(z.object({
 /**
  * ServerError
  *
- * An unexpected failure (`internal_error`), a route not served yet (`not_implemented`), or a backing service down (`service_unavailable`). Quote `requestId` in a support ticket.
+ * An unexpected failure (`internal_error`), a route not served yet (`not_implemented`), or a backing service down or the instance at capacity (`service_unavailable`). Quote `requestId` in a support ticket.
  */
 export const zServerError = zError.and(z.object({
     error: z.enum([

@@ -1,6 +1,7 @@
 /**
  * @module The server's compiled build: `packages/server/dist/cli.js`, one ES module that plain `node`
- * runs (no transpiler at run time), and the SQL migrations beside it.
+ * runs (no transpiler at run time), the embedded store's worker thread `pglite-thread.js` beside it
+ * (started by `service serve`), and the SQL migrations.
  *
  *   pnpm build                    (every package; this script is the server's `build`)
  *   pnpm tsx scripts/build-server.ts --if-stale
@@ -23,6 +24,8 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SERVER = join(ROOT, 'packages/server');
 const DIST = join(SERVER, 'dist');
 const ENTRY = join(SERVER, 'src/cli.ts');
+/** The embedded store's worker thread: its own entry, `pglite-thread.js` beside `cli.js` (store/pglite-worker.ts finds it there). */
+const STORE_THREAD = join(SERVER, 'src/store/pglite-thread.ts');
 const OUTFILE = join(DIST, 'cli.js');
 const MIGRATIONS = join(SERVER, 'src/store/migrations');
 
@@ -56,8 +59,8 @@ export async function buildServer(dist = DIST, options: { quiet?: boolean } = {}
   rmSync(dist, { recursive: true, force: true });
   mkdirSync(dist, { recursive: true });
   await build({
-    entryPoints: [ENTRY],
-    outfile,
+    entryPoints: { cli: ENTRY, 'pglite-thread': STORE_THREAD },
+    outdir: dist,
     bundle: true,
     platform: 'node',
     format: 'esm',

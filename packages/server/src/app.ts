@@ -2,9 +2,9 @@
  * @module The HTTP app, built from the contract: every route of generated/routes.ts is mounted
  * with its authentication, limits and validators in front of its handler.
  *
- *   request-id -> redaction of every body -> error boundary -> [route] its metadata (operationId, per-IP class)
- *   -> per-IP rate limit of its class -> authenticate (then the workspace's raised per-address ceiling, if any)
- *   -> per-workspace rate limit -> validate -> handler (501 not_implemented until built)
+ *   admission (503 at once past the in-flight or store-queue bound; not on health routes)
+ *   -> request-id -> redaction of every body -> error boundary -> [route] its metadata (operationId, per-IP class) -> per-IP rate limit of its class
+ *   -> authenticate (then the workspace's raised per-address ceiling, if any) -> per-workspace rate limit -> validate -> handler (501 not_implemented until built)
  *   unknown path -> per-IP (API's) -> 404 not_found; known path, other method -> per-IP (API's) -> 405 method_not_allowed + Allow
  *   every failure -> error mapper (the spec's error body)
  */
@@ -20,6 +20,7 @@ import { raisedIpCeiling } from './middleware/rate-limit/raised-ip.ts';
 import { SESSION_COOKIE } from './domain/sessions/index.ts';
 import { getCookie } from 'hono/cookie';
 import { privateBeta } from './middleware/private-beta/index.ts';
+import { admission, type AdmissionRefusal } from './middleware/admission/index.ts';
 import { customerDataOf, redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
 import { observe } from './middleware/observe/index.ts';
@@ -53,6 +54,17 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const services = buildServices(deps);
   const app = new Hono<AppEnv>();
 
+  // First: past its bounds (none unless configured), a request answers 503 at once instead of waiting in a queue.
+  if (deps.admission) {
+    const healthPaths = new Set(routes.filter((route) => route.policy.operations).map((route) => route.path));
+    app.use(
+      admission(deps.admission, {
+        storeQueue: () => deps.db.queued?.() ?? 0,
+        exempt: (path) => healthPaths.has(path),
+        refused: refusalCounter(services),
+      }),
+    );
+  }
   app.use(requestId());
   // One log line and the request metrics per request, whatever answers it.
   app.use(observe({ logger: services.logger, metrics: services.metrics, trustProxy: services.config.trustProxy }));
@@ -243,4 +255,22 @@ function honoMethodsByPath(routes: readonly RouteSpec[]): Map<string, string[]> 
 /** `/runs/{run_id}` -> `/runs/:run_id` */
 export function honoPath(path: string): string {
   return path.replace(/\{([^}]+)\}/g, ':$1');
+}
+
+/**
+ * Counts refusals of the admission control, and says so in the log at most once every 10 s (how many
+ * since the last line): one line per refusal would be written at the rate of the overload itself.
+ */
+function refusalCounter(services: Services): (reason: AdmissionRefusal) => void {
+  let unlogged = 0;
+  let lastLine = Number.NEGATIVE_INFINITY;
+  return (reason) => {
+    services.metrics?.admissionRefusals.inc({ reason });
+    unlogged += 1;
+    const now = performance.now();
+    if (now - lastLine < 10_000) return;
+    services.logger.warn({ refused: unlogged, reason }, 'at capacity: refusing requests with 503 (MAX_REQUESTS_IN_FLIGHT, MAX_STORE_QUEUE)');
+    unlogged = 0;
+    lastLine = now;
+  };
 }

@@ -44,6 +44,15 @@ describe('loadConfig', () => {
     expect(config.oldSecretKey).toBe('the-old-key-of-at-least-32-characters');
   });
 
+  it('bounds admission at 1024 requests in flight and 64 queued statements, each settable, 0 for none', () => {
+    expect(loadConfig({}, {}).admission).toEqual({ maxInFlight: 1024, maxStoreQueue: 64 });
+    expect(loadConfig({}, { MAX_REQUESTS_IN_FLIGHT: '200', MAX_STORE_QUEUE: '0' }).admission).toEqual({ maxInFlight: 200, maxStoreQueue: 0 });
+    for (const env of [{ MAX_REQUESTS_IN_FLIGHT: '-1' }, { MAX_STORE_QUEUE: '1.5' }, { MAX_STORE_QUEUE: 'many' }]) {
+      expect(() => loadConfig({}, env)).toThrow(ConfigError);
+    }
+    expect(() => loadConfig({}, { MAX_STORE_QUEUE: 'many' })).toThrow('MAX_STORE_QUEUE must be a whole number from 0 (no bound) to 1000000: many');
+  });
+
   it('PRIVATE_BETA is on for `true` only', () => {
     expect(loadConfig({}, { PRIVATE_BETA: '1' }).privateBeta).toBe(false);
   });

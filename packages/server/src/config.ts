@@ -48,6 +48,12 @@ export interface ServerConfig {
   metricsPort: number | undefined;
   /** Address the metrics listener binds (METRICS_HOST, default HOST). */
   metricsHost: string;
+  /**
+   * Admission control (middleware/admission): requests in progress at most (MAX_REQUESTS_IN_FLIGHT, default
+   * 1024) and statements waiting for the store at most (MAX_STORE_QUEUE, default 64); past either, 503 at
+   * once with Retry-After. 0 turns a bound off.
+   */
+  admission: { maxInFlight: number; maxStoreQueue: number };
   /** How long a graceful shutdown waits for requests in flight (SHUTDOWN_GRACE_MS, default 10000). */
   shutdownGraceMs: number;
   /** Time a client has to send the request headers (HEADERS_TIMEOUT_MS, default 10000). */
@@ -82,6 +88,13 @@ interface ConfigFlags {
 }
 
 const DEFAULT_PORT = 8080;
+/**
+ * Admission bounds. Requests in progress include sync invocations waiting for a slow engine, so
+ * that bound is wide; the store's queue is what grows when the instance itself is the bottleneck
+ * (docs/performance.md has the measurements behind 64).
+ */
+const DEFAULT_MAX_IN_FLIGHT = 1024;
+const DEFAULT_MAX_STORE_QUEUE = 64;
 
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): ServerConfig {
   const certFile = flags['tls-cert'] ?? env.TLS_CERT;
@@ -108,6 +121,10 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     operatorToken: operatorToken(env.OPERATOR_TOKEN),
     metricsPort: env.METRICS_PORT ? parsePort(env.METRICS_PORT) : undefined,
     metricsHost: env.METRICS_HOST ?? flags.host ?? env.HOST ?? '127.0.0.1',
+    admission: {
+      maxInFlight: parseBound(env.MAX_REQUESTS_IN_FLIGHT, DEFAULT_MAX_IN_FLIGHT, 'MAX_REQUESTS_IN_FLIGHT'),
+      maxStoreQueue: parseBound(env.MAX_STORE_QUEUE, DEFAULT_MAX_STORE_QUEUE, 'MAX_STORE_QUEUE'),
+    },
     shutdownGraceMs: parseMs(env.SHUTDOWN_GRACE_MS, 10_000, 'SHUTDOWN_GRACE_MS'),
     headersTimeoutMs,
     requestTimeoutMs,
@@ -168,6 +185,14 @@ function parseCount(value: string | undefined): number {
   if (value === 'true') return 1;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new ConfigError(`TRUST_PROXY must be a number of proxies: ${value}`);
+  return n;
+}
+
+/** A count bound: an integer from 0 (no bound) to 1,000,000. */
+function parseBound(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 1_000_000) throw new ConfigError(`${name} must be a whole number from 0 (no bound) to 1000000: ${value}`);
   return n;
 }
 

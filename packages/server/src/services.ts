@@ -30,6 +30,7 @@ import { createHealth, type Health, type Pingable } from './domain/health/index.
 import { createSessionService, type SessionService } from './domain/sessions/index.ts';
 import { createMemoryLimiter, type Limiter } from './rate-limits/index.ts';
 import type { Db } from './store/db.ts';
+import type { AdmissionLimits } from './middleware/admission/index.ts';
 import { createWebhookServices, type WebhookDeps, type WebhookServices } from './webhook-services.ts';
 
 interface AppConfig {
@@ -78,6 +79,8 @@ export interface Deps {
   logger?: Logger;
   /** Prometheus metrics (`serve` with METRICS_PORT); none when absent. */
   metrics?: Metrics;
+  /** Bounds past which a request answers 503 at once (middleware/admission); none when absent. */
+  admission?: AdmissionLimits;
 }
 
 export interface Services {

@@ -6,7 +6,7 @@
  * an instance costs seconds of CPU; a schema about a tenth of a second).
  */
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +34,7 @@ export interface TestStore {
 }
 
 export interface TestBackend {
-  name: 'pglite' | 'postgres';
+  name: 'pglite' | 'postgres' | 'pglite-worker';
   open(): Promise<TestStore>;
 }
 
@@ -43,6 +43,43 @@ export function testBackends(env: NodeJS.ProcessEnv = process.env): TestBackend[
   const url = env.DATABASE_URL;
   if (url) backends.push({ name: 'postgres', open: () => openPostgresTestStore(url) });
   return backends;
+}
+
+/**
+ * The backends of the store's own suites: those of `testBackends`, and the embedded store in a worker
+ * thread as `service serve` runs it (an instance of its own: a thread and seconds of CPU each, so
+ * only the store's suites open it).
+ */
+export function storeTestBackends(env: NodeJS.ProcessEnv = process.env): TestBackend[] {
+  return [...testBackends(env), { name: 'pglite-worker', open: () => openPgliteWorkerTestStore(env) }];
+}
+
+/**
+ * PGlite in a worker thread, in a data directory of its own (a copy of the test run's migrated
+ * template, or migrated afresh without one), removed at cleanup.
+ */
+export async function openPgliteWorkerTestStore(env: NodeJS.ProcessEnv = process.env): Promise<TestStore & { dataDir: string }> {
+  const template = env[PGLITE_TEMPLATE_ENV];
+  const dataDir = mkdtempSync(join(tmpdir(), 'pglite-worker-'));
+  if (template) cpSync(template, dataDir, { recursive: true });
+  const db = await openStore({ dataDir, thread: 'worker' });
+  return {
+    db,
+    dataDir,
+    peer: async () => db,
+    async cleanup() {
+      await db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A statement that runs until a file `name` appears in the store's data directory (PGlite, whose
+ * files are the directory's): a long statement a test ends when it chooses, without a timing.
+ */
+export function untilFileSql(name: string): string {
+  return `DO $$ BEGIN WHILE pg_stat_file('${name}', true) IS NULL LOOP PERFORM pg_sleep(0.01); END LOOP; END $$`;
 }
 
 async function openPgliteTestStore(): Promise<TestStore> {

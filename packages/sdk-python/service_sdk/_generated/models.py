@@ -273,7 +273,7 @@ BudgetReservedError = TypedDict(
     },
 )
 
-# ServerError: An unexpected failure (`internal_error`), a route not served yet (`not_implemented`), or a backing service down (`service_unavailable`). Quote `requestId` in a support ticket.
+# ServerError: An unexpected failure (`internal_error`), a route not served yet (`not_implemented`), or a backing service down or the instance at capacity (`service_unavailable`). Quote `requestId` in a support ticket.
 ServerError = TypedDict(
     "ServerError",
     {

@@ -1529,7 +1529,7 @@ export interface components {
          *     | `too_many_attempts` | 429 | too many failed attempts; wait before retrying | `retryAfterSec` |
          *     | `internal_error` | 500 | unexpected server error | `requestId` |
          *     | `not_implemented` | 501 | a route of this contract that the deployment does not serve yet | `requestId` |
-         *     | `service_unavailable` | 503 | a backing service is unreachable; the service fails closed | `requestId`, header `Retry-After` |
+         *     | `service_unavailable` | 503 | a backing service is unreachable (the service fails closed), or the instance is at capacity and refuses at once | `requestId`, header `Retry-After` |
          * @enum {string}
          */
         ErrorCode: "missing_bearer" | "not_authenticated" | "api_key_not_found" | "api_key_invalid" | "signature_invalid" | "payment_not_completed" | "tenant_forbidden" | "forbidden" | "role_forbidden" | "scope_required" | "agent_disabled" | "agent_unknown" | "agent_not_in_plan" | "agent_not_allowed" | "not_a_member" | "not_found" | "agent_not_found" | "member_not_found" | "webhook_not_found" | "webhook_unavailable" | "invalid_request" | "invalid_body" | "payload_invalid" | "method_not_allowed" | "expired" | "payload_too_large" | "request_header_fields_too_large" | "quota_exceeded" | "kill_switch" | "budget_reserved" | "rate_limit_exceeded" | "rate_limited" | "too_many_attempts" | "internal_error" | "not_implemented" | "service_unavailable";
@@ -1690,7 +1690,7 @@ export interface components {
         };
         /**
          * ServerError
-         * @description An unexpected failure (`internal_error`), a route not served yet (`not_implemented`), or a backing service down (`service_unavailable`). Quote `requestId` in a support ticket.
+         * @description An unexpected failure (`internal_error`), a route not served yet (`not_implemented`), or a backing service down or the instance at capacity (`service_unavailable`). Quote `requestId` in a support ticket.
          */
         ServerError: components["schemas"]["Error"] & {
             /** @enum {string} */
@@ -3469,7 +3469,7 @@ export interface components {
                 "application/json": components["schemas"]["ServerError"];
             };
         };
-        /** @description A backing service is unreachable; the service fails closed. Retry after `Retry-After`. */
+        /** @description A backing service is unreachable (the service fails closed), or the instance is at capacity (too many requests in progress, or too many statements waiting for its store) and refuses the request at once instead of queueing it. Nothing was done; retry after `Retry-After`. */
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3477,7 +3477,7 @@ export interface components {
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 /**
-                 * @description Seconds to wait before retrying. 5 while the store or the rate limiter's backend cannot be reached; 30 when the agent engine could not complete an invocation (the message then names the run).
+                 * @description Seconds to wait before retrying. 5 while the store or the rate limiter's backend cannot be reached; 30 when the agent engine could not complete an invocation (the message then names the run); 1 when the instance is at capacity.
                  * @example 5
                  */
                 "Retry-After"?: number;

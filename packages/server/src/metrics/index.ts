@@ -17,6 +17,8 @@ export interface Metrics {
   inFlight: Gauge;
   deliveryAttempts: Counter<'outcome'>;
   limiterRefusals: Counter<'limit'>;
+  /** Requests refused with 503 by the admission control, by the bound reached (in_flight, store_queue). */
+  admissionRefusals: Counter<'reason'>;
   backendErrors: Counter<'backend'>;
   /** The Prometheus text of every metric. */
   render(): Promise<string>;
@@ -126,6 +128,12 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
       name: 'service_rate_limit_refusals_total',
       help: 'Requests refused with 429 by a rate limit (ip, workspace, inbound).',
       labelNames: ['limit'],
+      registers,
+    }),
+    admissionRefusals: new Counter({
+      name: 'service_admission_refusals_total',
+      help: 'Requests refused with 503 at once because the instance was at capacity (in_flight, store_queue).',
+      labelNames: ['reason'],
       registers,
     }),
     backendErrors,

@@ -14,6 +14,7 @@ import { ORCHESTRATOR_SLUG } from '../vocabulary/catalog.ts';
 import { requestHash, runFailureError, streamErrorOf, type Run, type RunOutcome, type StreamErrorBody } from '../domain/runs/index.ts';
 import { RESTARTING_MESSAGE } from '../domain/health/open-streams.ts';
 import type { TokenUsage } from '../engine/index.ts';
+import { fail } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { authOf, type Answer, type Handler, type Handlers, type Input } from './handler.ts';
 
@@ -39,6 +40,9 @@ async function invoke(
   operation: string,
 ): Promise<Answer<Invocation>> {
   const caller = await invokerOf(c, standing);
+  // A client that closed its connection while its request waited (for the store, the limits) is
+  // gone: nothing would read the answer, so no run is started and nothing is spent.
+  if (c.req.raw.signal.aborted) throw fail('service_unavailable', CLIENT_GONE_MESSAGE, {}, { 'Retry-After': '1' });
   const idempotencyKey = headers['idempotency-key'];
   const started = await runs.start({
     workspaceId: caller.workspaceId,
@@ -94,6 +98,9 @@ async function invoke(
   });
   return { status: 200, stream };
 }
+
+/** The answer (never read) of a request whose client left before its run started. */
+const CLIENT_GONE_MESSAGE = 'The connection was closed before the run started; no run was made.';
 
 /** Who invokes: an API key, or a member trying an agent in the panel with a session. */
 interface Invoker {

@@ -79,6 +79,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       webhooks: { secretKey, allowList: config.webhookAllowHosts, wake: () => worker?.wake() },
       runLeaseMs: config.runLeaseMs,
       operatorToken: config.operatorToken,
+      admission: config.admission,
     });
     // TOTP secrets an earlier version stored in clear are sealed now, before anyone signs in.
     await sealClearTotpSecrets(store.db, services.webhooks.secretBox);

@@ -1,6 +1,8 @@
 /**
  * @module Opening the configured store from the CLI: PostgreSQL when DATABASE_URL is set,
- * otherwise embedded PGlite under the data directory, behind the data-directory lock.
+ * otherwise embedded PGlite under the data directory, behind the data-directory lock. `serve` runs
+ * PGlite in a worker thread of its own (store/pglite-worker.ts), so its statements never hold the
+ * event loop; the one-off commands run it in their own thread (one caller, and no thread to start).
  */
 import { join } from 'node:path';
 import type { ServerConfig } from '../config.ts';
@@ -25,7 +27,10 @@ export async function openCliStore(config: ServerConfig, command: string): Promi
   const lock = await lockDataDir(config.dataDir, command);
   try {
     // PGlite's own files live in a subdirectory, beside the lock file.
-    const db = await openStore({ dataDir: join(config.dataDir, 'pglite') });
+    const db = await openStore({
+      dataDir: join(config.dataDir, 'pglite'),
+      ...(command === 'serve' ? { thread: 'worker' as const, onWorkerExit: storeThreadLost } : {}),
+    });
     // PGlite gives the files it creates mode 0666 whatever the umask: take group and other bits away
     // now and again at close (the 0700 directory keeps others out of files made in between).
     await restrictDataDir(config.dataDir);
@@ -42,4 +47,14 @@ export async function openCliStore(config: ServerConfig, command: string): Promi
     await lock.release();
     throw err;
   }
+}
+
+/**
+ * The embedded store's thread ended on its own (PGlite failed inside): every statement now fails, and
+ * the store cannot be reopened while this process holds the directory's lock, so the process ends
+ * (as it would have with PGlite in its own thread) and its supervisor starts it again.
+ */
+function storeThreadLost(err: Error): void {
+  process.stderr.write(`The embedded store's worker thread stopped (${err.message}); exiting.\n`);
+  process.exit(1);
 }

@@ -35,6 +35,12 @@ export interface Db {
    * on `channel` (or is cut off after `timeoutMs`); see `awaitListeners` in store/listen.ts.
    */
   awaitListeners?(channel: string, version: number, since: Date, timeoutMs: number): Promise<void>;
+  /**
+   * Statements waiting for the store now: sent to the embedded store's worker thread and not answered
+   * yet, or waiting for a pooled PostgreSQL connection (the admission control's measure). Only the
+   * store itself has it; absent on the in-process PGlite (tests).
+   */
+  queued?(): number;
 }
 
 /** A Db that owns its connection(s) and must be closed. */

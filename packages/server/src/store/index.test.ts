@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from './migrate.ts';
-import { testBackends, type TestStore } from '@service/testing/store';
+import { storeTestBackends, type TestStore } from '@service/testing/store';
 
-describe.each(testBackends())('store on $name', ({ open }) => {
+describe.each(storeTestBackends())('store on $name', ({ open }) => {
   let store: TestStore;
   beforeAll(async () => {
     store = await open();

@@ -11,7 +11,10 @@
  * - PGlite: one process, one instance; PGlite's own LISTEN, which cannot drop.
  */
 import pg from 'pg';
+import { scopedChannel } from './channel.ts';
 import type { Db } from './db.ts';
+
+export { scopedChannel };
 
 export interface ListenHandler {
   /** The payload of one notification on the channel. */
@@ -23,11 +26,6 @@ export interface ListenHandler {
 /** SQL fragment that notifies `channel` of this store's schema with the text parameter `$n`. */
 export function notifySql(channel: string, payloadParam: string): string {
   return `pg_notify('${channel}.' || current_schema(), ${payloadParam})`;
-}
-
-/** The quoted channel name LISTEN takes, for a channel in `schema`. */
-export function scopedChannel(channel: string, schema: string): string {
-  return `"${`${channel}.${schema}`.replaceAll('"', '""')}"`;
 }
 
 /** Payloads that are versions are acknowledged (awaitListeners); anything else is not. */

@@ -5,6 +5,7 @@
 import type { OpenDb } from './db.ts';
 import { migrate } from './migrate.ts';
 import { openPglite } from './pglite.ts';
+import { openPgliteWorker } from './pglite-worker.ts';
 import { openPostgres } from './postgres.ts';
 
 interface StoreOptions {
@@ -16,6 +17,13 @@ interface StoreOptions {
   schema?: string | undefined;
   /** First reconnect delay of PostgreSQL's LISTEN connection (tests hold it down with a long one). */
   listenRetryMs?: number | undefined;
+  /**
+   * PGlite in a worker thread of its own (store/pglite-worker.ts), as `service serve` runs it; else
+   * in this thread (the one-off commands, tests). Unused with PostgreSQL.
+   */
+  thread?: 'worker' | 'main' | undefined;
+  /** With `thread: 'worker'`: called if the worker thread ends on its own. */
+  onWorkerExit?: ((err: Error) => void) | undefined;
 }
 
 export async function openStore(options: StoreOptions = {}): Promise<OpenDb> {
@@ -25,7 +33,9 @@ export async function openStore(options: StoreOptions = {}): Promise<OpenDb> {
         ...(options.schema ? { schema: options.schema } : {}),
         ...(options.listenRetryMs ? { listenRetryMs: options.listenRetryMs } : {}),
       })
-    : await openPglite(options.dataDir);
+    : options.thread === 'worker'
+      ? await openPgliteWorker(options.dataDir, options.onWorkerExit ? { onExit: options.onWorkerExit } : {})
+      : await openPglite(options.dataDir);
   return migrated(db);
 }
 

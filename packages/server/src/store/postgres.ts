@@ -54,6 +54,7 @@ export async function openPostgres(options: PostgresOptions): Promise<OpenDb> {
     awaitListeners(channel, version, since, timeoutMs) {
       return awaitListeners(store, { channel, version, since, timeoutMs });
     },
+    queued: () => pool.waitingCount,
     async close() {
       await listener?.close();
       await pool.end();

@@ -1,0 +1,156 @@
+/**
+ * @module The embedded store in a worker thread, for `service serve`: PGlite's statements run on
+ * their own thread (store/pglite-thread.ts), so the main thread keeps accepting, parsing, limiting
+ * and logging while they run, and a second core is used.
+ *
+ * Each statement is one message and its answer another; a transaction's statements carry its
+ * number, and the worker holds it open between them (every other statement and transaction waits
+ * behind it, as in one PGlite). A transaction that ran no statement costs no message. Errors keep
+ * their PostgreSQL fields (`code`, `constraint`, …), so callers that branch on them behave as
+ * in-process. `queued()` counts the statements sent and not answered yet: the admission control's
+ * measure of the store's queue (middleware/admission).
+ */
+import { Worker } from 'node:worker_threads';
+import type { Db, OpenDb } from './db.ts';
+import type { ListenHandler } from './listen.ts';
+import type { StoreErrorFields, StoreReply, StoreRequest, StoreThreadData } from './pglite-protocol.ts';
+
+/** The thread's entry: the TypeScript source beside this file, or the bundle's `pglite-thread.js` beside `cli.js`. */
+const THREAD_ENTRY = new URL(import.meta.url.endsWith('.ts') ? './pglite-thread.ts' : './pglite-thread.js', import.meta.url);
+
+/** What a statement sent after the close, or cut off by the thread's end, fails with (store/unavailable.ts). */
+const CLOSED = 'PGlite is closed';
+
+/** A failure of the store, rebuilt on this thread with the PostgreSQL error's own fields. */
+export class StoreError extends Error {
+  constructor(error: StoreErrorFields) {
+    super(error.message);
+    this.name = error.name;
+    Object.assign(this, error.fields);
+  }
+}
+
+/** A request before `send` numbers it. */
+type Unnumbered<R> = R extends unknown ? Omit<R, 'id'> : never;
+
+interface Pending {
+  resolve(rows: unknown[]): void;
+  reject(err: Error): void;
+}
+
+export interface PgliteWorkerOptions {
+  /** Called once if the thread ends on its own (a crash inside PGlite): every later statement fails. */
+  onExit?: (err: Error) => void;
+}
+
+/** Opens PGlite in `dataDir` (in memory when absent) in a new worker thread. */
+export async function openPgliteWorker(dataDir?: string, options: PgliteWorkerOptions = {}): Promise<OpenDb> {
+  const data: StoreThreadData = { dataDir };
+  const worker = new Worker(THREAD_ENTRY, { workerData: data });
+  const pending = new Map<number, Pending>();
+  const listeners = new Map<number, ListenHandler>();
+  let nextId = 1;
+  let nextTransaction = 1;
+  let ended: Error | undefined;
+  let closing = false;
+
+  await new Promise<void>((resolve, reject) => {
+    const onExit = (code: number) => reject(new Error(`the store's worker thread ended (exit code ${code}) before PGlite opened`));
+    worker.once('error', reject);
+    worker.once('exit', onExit);
+    worker.once('message', (reply: StoreReply) => {
+      worker.off('error', reject);
+      worker.off('exit', onExit);
+      if (reply.kind === 'opened') resolve();
+      else {
+        reject(reply.kind === 'unopenable' ? new StoreError(reply.error) : new Error('the store thread sent no greeting'));
+        void worker.terminate();
+      }
+    });
+  });
+
+  worker.on('message', (reply: StoreReply) => {
+    if (reply.kind === 'notification') {
+      listeners.get(reply.listener)?.message(reply.payload);
+      return;
+    }
+    if (reply.kind !== 'answer' && reply.kind !== 'failed') return;
+    const waiting = pending.get(reply.id);
+    if (!waiting) return;
+    pending.delete(reply.id);
+    // Idle, the thread does not keep the process alive (a one-off command ends when its work is done).
+    if (pending.size === 0 && !closing) worker.unref();
+    if (reply.kind === 'answer') waiting.resolve(reply.rows);
+    else waiting.reject(new StoreError(reply.error));
+  });
+  // An uncaught error in the thread ('error') is followed by its end ('exit').
+  worker.on('error', (err) => (ended ??= err));
+  worker.on('exit', (code) => {
+    const err = (ended ??= new Error(`the store's worker thread ended (exit code ${code})`));
+    for (const waiting of pending.values()) waiting.reject(new Error(CLOSED, { cause: err }));
+    pending.clear();
+    if (!closing) options.onExit?.(err);
+  });
+  worker.unref();
+
+  function send(request: Unnumbered<StoreRequest>): Promise<unknown[]> {
+    if (ended || closing) return Promise.reject(new Error(CLOSED, ended ? { cause: ended } : {}));
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      if (pending.size === 1) worker.ref();
+      worker.postMessage({ ...request, id } as StoreRequest);
+    });
+  }
+
+  return {
+    driver: 'pglite',
+    query: (sql, params = []) => send({ op: 'query', sql, params }) as Promise<never[]>,
+    exec: async (sql) => {
+      await send({ op: 'exec', sql });
+    },
+    async transaction(fn) {
+      const tx = nextTransaction++;
+      // The worker begins the transaction with its first statement; one that runs none sends nothing.
+      let begun = false;
+      const handle: Db = {
+        query(sql, params = []) {
+          begun = true;
+          return send({ op: 'query', sql, params, tx }) as Promise<never[]>;
+        },
+        async exec(sql) {
+          begun = true;
+          await send({ op: 'exec', sql, tx });
+        },
+        // A nested transaction joins the outer one.
+        transaction: (inner) => inner(handle),
+      };
+      let result: Awaited<ReturnType<typeof fn>>;
+      try {
+        result = await fn(handle);
+      } catch (err) {
+        if (begun) await send({ op: 'end', tx, commit: false }).catch(() => {});
+        throw err;
+      }
+      if (begun) await send({ op: 'end', tx, commit: true });
+      return result;
+    },
+    async listen(channel, handler) {
+      const listener = listeners.size + 1;
+      listeners.set(listener, handler);
+      await send({ op: 'listen', channel, listener });
+      handler.state(true);
+    },
+    queued: () => pending.size,
+    async close() {
+      if (ended || closing) return;
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      const closed = send({ op: 'close' });
+      closing = true;
+      // Until the thread has ended: nothing else may keep the process alive by then.
+      worker.ref();
+      await closed.catch(() => {});
+      await exited;
+    },
+  };
+}
