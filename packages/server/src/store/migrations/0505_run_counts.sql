@@ -29,18 +29,29 @@ BEGIN
     IF EXISTS (SELECT 1 FROM workspaces WHERE id = OLD.workspace_id) THEN
       PERFORM run_counts_add(OLD, -1);
     END IF;
-    RETURN NULL;
-  END IF;
-  IF TG_OP = 'UPDATE' THEN
+  ELSIF TG_OP = 'INSERT' THEN
+    PERFORM run_counts_add(NEW, 1);
+  -- Two counter rows: taken in one order (by class), so two runs moving between the same classes
+  -- the opposite ways cannot wait on each other.
+  ELSIF (OLD.status, OLD.agent_slug, OLD.answered_by, OLD.alias, OLD.source) < (NEW.status, NEW.agent_slug, NEW.answered_by, NEW.alias, NEW.source) THEN
+    PERFORM run_counts_add(OLD, -1);
+    PERFORM run_counts_add(NEW, 1);
+  ELSE
+    PERFORM run_counts_add(NEW, 1);
     PERFORM run_counts_add(OLD, -1);
   END IF;
-  PERFORM run_counts_add(NEW, 1);
   RETURN NULL;
 END $$;
 
-CREATE TRIGGER runs_counted_insert AFTER INSERT ON runs FOR EACH ROW EXECUTE FUNCTION run_counts_track();
-CREATE TRIGGER runs_counted_delete AFTER DELETE ON runs FOR EACH ROW EXECUTE FUNCTION run_counts_track();
-CREATE TRIGGER runs_counted_update AFTER UPDATE OF status, agent_slug, answered_by, alias, source ON runs FOR EACH ROW
+-- Deferred to the end of the writing transaction, so the counter rows are always the last rows it
+-- locks: the money path's statements lock the run, the period and the windows first (in that order),
+-- and a counter taken in the middle would make two of them wait on each other.
+CREATE CONSTRAINT TRIGGER runs_counted_insert AFTER INSERT ON runs DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION run_counts_track();
+CREATE CONSTRAINT TRIGGER runs_counted_delete AFTER DELETE ON runs DEFERRABLE INITIALLY DEFERRED
+  FOR EACH ROW EXECUTE FUNCTION run_counts_track();
+CREATE CONSTRAINT TRIGGER runs_counted_update AFTER UPDATE OF status, agent_slug, answered_by, alias, source ON runs
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
   WHEN (OLD.status IS DISTINCT FROM NEW.status OR OLD.agent_slug IS DISTINCT FROM NEW.agent_slug
         OR OLD.answered_by IS DISTINCT FROM NEW.answered_by OR OLD.alias IS DISTINCT FROM NEW.alias
         OR OLD.source IS DISTINCT FROM NEW.source)
