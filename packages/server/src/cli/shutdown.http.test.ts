@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliProcesses, until, type CliProcesses } from '@service/testing/cli-processes';
 
@@ -56,7 +57,19 @@ describe('graceful shutdown on SIGTERM', () => {
 
     // A synchronous invocation in flight when the signal arrives.
     const synchronous = invoke('Summarise the quarter for the sales team in a few sentences', false);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // In flight means its run has started (a request still in the kernel's accept queue at SIGTERM
+    // would be reset with the listener, which is not what this test is about).
+    await until(
+      async () => {
+        // A connection of its own, closed after the answer: an idle keep-alive one would be reused
+        // by the /readyz probe below and reset by the stop instead of refused.
+        const { status, body } = await getClosing(`${server.url}/runs?status=in_progress&limit=1`, headers);
+        return status === 200 && (JSON.parse(body) as { total: number }).total === 2;
+      },
+      'the synchronous invocation to be in flight',
+      30_000,
+      100,
+    );
     const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
     // Closed: its output read to the end.
     const closed = new Promise<void>((resolve) => server.child.once('close', () => resolve()));
@@ -71,7 +84,9 @@ describe('graceful shutdown on SIGTERM', () => {
           () => false,
           (err: unknown) => {
             refusal = (err as { cause?: { code?: string } }).cause?.code;
-            return true;
+            // A connection that reached the accept queue just before the listener closed is reset
+            // with it: that one raced the signal; the next must be refused.
+            return refusal !== 'ECONNRESET';
           },
         ),
       'the listener to refuse connections',
@@ -116,3 +131,16 @@ describe('graceful shutdown on SIGTERM', () => {
     again.child.kill('SIGTERM');
   });
 });
+
+/** GET on a connection of its own that the server closes after answering. */
+function getClosing(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = get(url, { headers: { ...headers, connection: 'close' }, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+  });
+}
