@@ -44,9 +44,9 @@ beforeAll(async () => {
   live = await startLiveServer({
     port: PORT,
     env: { TRUST_PROXY: '1', WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '100', NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem') },
-    setup: (cli) => {
-      cli('plan', 'set', 'starter');
-      second = JSON.parse(cli('users', 'add', '--email', 'second.admin@example.com', '--role', 'admin', '--json')) as typeof second;
+    setup: async (cli) => {
+      await cli('plan', 'set', 'starter');
+      second = JSON.parse(await cli('users', 'add', '--email', 'second.admin@example.com', '--role', 'admin', '--json')) as typeof second;
     },
   });
 }, 120_000);
