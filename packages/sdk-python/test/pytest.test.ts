@@ -66,7 +66,10 @@ function mypy(): string | undefined {
 describe('the Python SDK types', () => {
   const interpreter = mypy();
   it.skipIf(!interpreter)('pass mypy --strict (the generated models and operations included)', { timeout: 180_000 }, () => {
-    const result = spawnSync(interpreter!, ['-m', 'mypy', '--strict', '--no-incremental', '--cache-dir', '/dev/null', 'service_sdk'], {
+    // Incremental, with its cache in the system's temporary folder (not in the package): a run after an earlier one
+    // re-reads only what changed (about 0.3 s of CPU instead of 10 for the standard library's stubs), with the same result.
+    const cacheDir = join(tmpdir(), 'service-sdk-python-mypy-cache');
+    const result = spawnSync(interpreter!, ['-m', 'mypy', '--strict', '--cache-dir', cacheDir, 'service_sdk'], {
       cwd: PACKAGE,
       encoding: 'utf8',
     });
