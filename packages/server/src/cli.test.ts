@@ -116,7 +116,7 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
 
   it('refuses a second init', async () => {
     const run = await cli(cwd, 'init', '--json');
-    expect(run.code).toBe(2);
+    expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain(`Already initialised (workspace ${init.workspaceId})`);
     expect(run.stdout).toBe('');
   });
