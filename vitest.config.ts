@@ -17,5 +17,8 @@ export default defineConfig({
     // wait (on spawned servers, on timers, on a browser) rather than compute: four overlap those waits.
     maxWorkers: 4,
     globalSetup: ['vitest.global-setup.ts'],
+    // The server's build for the suites (vitest.global-setup.ts) is plain JavaScript: Node loads it as is, when a suite
+    // runs a command in-process (`runInProcess` of @service/testing/cli-processes), instead of Vitest transforming it.
+    server: { deps: { external: [/\/packages\/server\/\.test-build\//] } },
   },
 });

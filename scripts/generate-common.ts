@@ -3,7 +3,7 @@
  * running a workspace binary quietly, and small readers over the bundled OpenAPI document.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -41,13 +41,21 @@ export async function writeGenerated(path: string, content: string): Promise<voi
   await writeOutput('generated', path, content);
 }
 
-/** Writes a file under one of GENERATED_ROOTS, creating folders, and records it. */
+/**
+ * Writes a file under one of GENERATED_ROOTS, creating folders, and records it. A file that already holds
+ * exactly this content is left alone: `pnpm test` runs `check:drift` beside the other checks, which read
+ * generated/ (tsc, check:breaking), and an unchanged contract then rewrites nothing they could read half-written.
+ */
 export async function writeOutput(root: (typeof GENERATED_ROOTS)[number], path: string, content: string): Promise<void> {
   const base = join(ROOT, root);
   const absolute = resolve(base, path);
   if (!absolute.startsWith(`${base}/`)) throw new Error(`refusing to write outside ${root}/: ${path}`);
-  await mkdir(dirname(absolute), { recursive: true });
-  await writeFile(absolute, content.endsWith('\n') ? content : `${content}\n`);
+  const text = content.endsWith('\n') ? content : `${content}\n`;
+  const current = await readFile(absolute, 'utf8').catch(() => undefined);
+  if (current !== text) {
+    await mkdir(dirname(absolute), { recursive: true });
+    await writeFile(absolute, text);
+  }
   written.add(relative(ROOT, absolute));
 }
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDataDir } from '@service/testing/store';
-import { cliCommand } from '@service/testing/cli-processes';
+import { cliCommand, runInProcess } from '@service/testing/cli-processes';
 import { freePort, startPrism, type Prism } from './support/prism.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -26,8 +26,9 @@ let apiKey: string;
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'service-e2e-'));
   seedDataDir(dataDir);
-  const init = await run(process.execPath, [...cliCommand('init'), 'init', '--json', '--data-dir', dataDir]);
-  expect(init.code, init.output).toBe(0);
+  // `init` in this process (the CLI minus the process); the server is a real one.
+  const init = await runInProcess(['init', '--json', '--data-dir', dataDir], SERVER_ENV);
+  expect(init.status, init.stderr).toBe(0);
   apiKey = (JSON.parse(init.stdout) as { apiKey: string }).apiKey;
   const port = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;

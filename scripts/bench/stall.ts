@@ -22,7 +22,7 @@ for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY
 const cli = cliProcesses(dir, env);
 
 try {
-  const { apiKey } = JSON.parse(cli.run('init', '--json')) as { apiKey: string };
+  const { apiKey } = JSON.parse(await cli.run('init', '--json')) as { apiKey: string };
   const { url } = await cli.serve();
   let n = 0;
   const poll = async (): Promise<number> => {

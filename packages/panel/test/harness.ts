@@ -61,7 +61,7 @@ export async function startHarness(): Promise<Harness> {
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'CORS_ORIGINS']) delete env[name];
   Object.assign(env, { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '100', NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem') });
   const cli = cliProcesses(dir, env);
-  const init = JSON.parse(cli.run('init', '--json')) as { apiKey: string; admin: User; operatorToken: string };
+  const init = JSON.parse(await cli.run('init', '--json')) as { apiKey: string; admin: User; operatorToken: string };
   const server = await cli.serve();
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
   mkdirSync(SHOTS_DIR, { recursive: true });

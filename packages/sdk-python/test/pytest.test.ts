@@ -5,6 +5,7 @@
  * Needs a python3 with httpx and pytest (`.ci/run` installs python3-httpx and python3-pytest).
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -44,9 +45,9 @@ beforeAll(async () => {
   live = await startLiveServer({
     port: PORT,
     env: { TRUST_PROXY: '1', WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '100', NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem') },
-    setup: (cli) => {
-      cli('plan', 'set', 'starter');
-      second = JSON.parse(cli('users', 'add', '--email', 'second.admin@example.com', '--role', 'admin', '--json')) as typeof second;
+    setup: async (cli) => {
+      await cli('plan', 'set', 'starter');
+      second = JSON.parse(await cli('users', 'add', '--email', 'second.admin@example.com', '--role', 'admin', '--json')) as typeof second;
     },
   });
 }, 120_000);
@@ -66,7 +67,11 @@ function mypy(): string | undefined {
 describe('the Python SDK types', () => {
   const interpreter = mypy();
   it.skipIf(!interpreter)('pass mypy --strict (the generated models and operations included)', { timeout: 180_000 }, () => {
-    const result = spawnSync(interpreter!, ['-m', 'mypy', '--strict', '--no-incremental', '--cache-dir', '/dev/null', 'service_sdk'], {
+    // Incremental, with its cache in the system's temporary folder (not in the package; one per checkout): a run after
+    // an earlier one re-reads only what changed (about 0.3 s of CPU instead of 10 for the standard library's stubs),
+    // with the same result.
+    const cacheDir = join(tmpdir(), `service-sdk-python-mypy-cache-${createHash('sha256').update(PACKAGE).digest('hex').slice(0, 12)}`);
+    const result = spawnSync(interpreter!, ['-m', 'mypy', '--strict', '--cache-dir', cacheDir, 'service_sdk'], {
       cwd: PACKAGE,
       encoding: 'utf8',
     });

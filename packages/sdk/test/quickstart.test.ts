@@ -10,9 +10,10 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliCommand } from '@service/testing/cli-processes';
+import { seedDataDir } from '@service/testing/store';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
-const CLI = resolve(ROOT, 'packages/server/src/cli.ts');
 const PORT = 18710;
 
 /** The code of the fenced block that starts with `marker` (its first line). */
@@ -60,8 +61,10 @@ function serve(): Promise<void> {
   const serverEnv: NodeJS.ProcessEnv = { ...process.env, TRUST_PROXY: '1' };
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'HOST', 'SECRET_KEY']) delete serverEnv[name];
   return new Promise((done, fail) => {
-    // From the repository (where tsx resolves), on <serverDir>/data: the folder the quick start's lines read.
-    const args = ['--import', 'tsx', CLI, 'serve', '--host', '127.0.0.1', '--port', String(PORT), '--data-dir', join(serverDir, 'data')];
+    // The server's build, as `pnpm start` runs it, on <serverDir>/data: the folder the quick start's lines read. Its
+    // store is the test run's migrated, empty one (`seedDataDir`), as after creating it; the first start finds no workspace.
+    seedDataDir(join(serverDir, 'data'));
+    const args = [...cliCommand('serve'), 'serve', '--host', '127.0.0.1', '--port', String(PORT), '--data-dir', join(serverDir, 'data')];
     const child = spawn(process.execPath, args, { cwd: ROOT, env: serverEnv });
     server = child;
     let output = '';

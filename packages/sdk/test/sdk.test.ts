@@ -413,8 +413,8 @@ describe('admin session', () => {
 describe('switches set by the operator (server restarted)', () => {
   beforeAll(async () => {
     await live.stop();
-    live.cli('kill-switch', 'on');
-    live.cli('agents', 'pause', 'marketing', '--reason', 'Quarter close');
+    await live.cli('kill-switch', 'on');
+    await live.cli('agents', 'pause', 'marketing', '--reason', 'Quarter close');
     await live.start();
   }, 60_000);
 
@@ -439,7 +439,7 @@ describe('switches set by the operator (server restarted)', () => {
 describe('the quota spent (manual switch off again)', () => {
   beforeAll(async () => {
     await live.stop();
-    live.cli('kill-switch', 'off');
+    await live.cli('kill-switch', 'off');
     await live.start();
   }, 60_000);
 

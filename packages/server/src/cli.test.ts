@@ -1,6 +1,8 @@
 /**
- * @module The command line as a user runs it: real processes, a real data directory, real HTTP
- * and HTTPS on loopback (a self-signed certificate made with openssl at test time).
+ * @module The command line as a user runs it: a real data directory, real HTTP and HTTPS on loopback
+ * (a self-signed certificate made with openssl at test time). `init`, `serve` and the failures whose
+ * exit code and stderr are checked are real processes; the other commands run in this process
+ * (`runInProcess`: what the process runs, on the same arguments and environment, output collected).
  */
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +13,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from './domain/sessions/totp.ts';
 import { seedDataDir } from '@service/testing/store';
-import { cliCommand } from '@service/testing/cli-processes';
+import { cliCommand, runInProcess } from '@service/testing/cli-processes';
 
 interface Run {
   code: number;
@@ -29,6 +31,12 @@ function cli(cwd: string, ...args: string[]): Promise<Run> {
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
+}
+
+/** The same command in this process, on `<cwd>/data` (DATA_DIR: the default `./data` is relative to the process's folder). */
+async function inProcess(cwd: string, ...args: string[]): Promise<Run> {
+  const { status, stdout, stderr } = await runInProcess(args, { ...embeddedEnv(), DATA_DIR: join(cwd, 'data') });
+  return { code: status, stdout, stderr };
 }
 
 function embeddedEnv(): NodeJS.ProcessEnv {
@@ -108,29 +116,29 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
 
   it('refuses a second init', async () => {
     const run = await cli(cwd, 'init', '--json');
-    expect(run.code).toBe(2);
+    expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain(`Already initialised (workspace ${init.workspaceId})`);
     expect(run.stdout).toBe('');
   });
 
   it('creates, lists, rotates and revokes keys', async () => {
-    const created = await cli(cwd, 'keys', 'create', '--name', 'CRM', '--scopes', 'usage:read,tenant:read', '--expires-in-days', '30', '--json');
+    const created = await inProcess(cwd, 'keys', 'create', '--name', 'CRM', '--scopes', 'usage:read,tenant:read', '--expires-in-days', '30', '--json');
     expect(created.code).toBe(0);
     const key = JSON.parse(created.stdout) as Record<string, unknown>;
     expect(Object.keys(key).sort()).toEqual(['expiresAt', 'id', 'prefix', 'scopes', 'secret']);
     expect(key).toMatchObject({ scopes: ['usage:read', 'tenant:read'], secret: expect.stringMatching(/^service_sk_live_/) });
     expect(new Date(key.expiresAt as string).getTime() - Date.now()).toBeGreaterThan(29 * 86_400_000);
 
-    const rotated = await cli(cwd, 'keys', 'rotate', key.id as string, '--json');
+    const rotated = await inProcess(cwd, 'keys', 'rotate', key.id as string, '--json');
     expect(rotated.code).toBe(0);
     const fresh = JSON.parse(rotated.stdout) as Record<string, unknown>;
     expect(fresh).toMatchObject({ replaces: key.id, scopes: ['usage:read', 'tenant:read'] });
 
-    const revoked = await cli(cwd, 'keys', 'revoke', fresh.id as string, '--json');
+    const revoked = await inProcess(cwd, 'keys', 'revoke', fresh.id as string, '--json');
     expect(revoked.code).toBe(0);
     expect(JSON.parse(revoked.stdout)).toMatchObject({ id: fresh.id, status: 'revoked' });
 
-    const listed = await cli(cwd, 'keys', 'list', '--json');
+    const listed = await inProcess(cwd, 'keys', 'list', '--json');
     const data = (JSON.parse(listed.stdout) as { data: { id: string; status: string }[] }).data;
     expect(data.map((k) => [k.id, k.status])).toEqual([
       [fresh.id, 'revoked'],
@@ -144,16 +152,16 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
     const bad = await cli(cwd, 'keys', 'create', '--name', 'x', '--scopes', '*:*');
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim()).toBe("invalid_body: 'scopes[0]': the full wildcard is never issued");
-    const missing = await cli(cwd, 'keys', 'create', '--scopes', 'usage:read');
+    const missing = await inProcess(cwd, 'keys', 'create', '--scopes', 'usage:read');
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--name is required.');
-    const unknown = await cli(cwd, 'keys', 'frobnicate');
+    const unknown = await inProcess(cwd, 'keys', 'frobnicate');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('Unknown command: keys frobnicate');
   });
 
   it('adds and lists users, and prints the TOTP code of a secret', async () => {
-    const added = await cli(cwd, 'users', 'add', '--email', 'Member@Example.com', '--role', 'member', '--json');
+    const added = await inProcess(cwd, 'users', 'add', '--email', 'Member@Example.com', '--role', 'member', '--json');
     expect(added.code).toBe(0);
     const user = JSON.parse(added.stdout) as { id: string; email: string; role: string; password: string; totpSecret: string };
     expect(user).toEqual({
@@ -163,10 +171,10 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
       password: expect.stringMatching(/^[0-9A-Za-z]{24}$/),
       totpSecret: expect.stringMatching(/^[A-Z2-7]{32}$/),
     });
-    const again = await cli(cwd, 'users', 'add', '--email', 'member@example.com');
+    const again = await inProcess(cwd, 'users', 'add', '--email', 'member@example.com');
     expect(again.code).toBe(1);
     expect(again.stderr.trim()).toBe("invalid_body: 'email' is already in use");
-    const listed = await cli(cwd, 'users', 'list', '--json');
+    const listed = await inProcess(cwd, 'users', 'list', '--json');
     expect(JSON.parse(listed.stdout)).toEqual({
       data: [
         { id: expect.any(String), email: 'admin@example.com', role: 'owner', twoFactorEnabled: true },
@@ -174,7 +182,7 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
       ],
     });
     const before = Date.now();
-    const code = await cli(cwd, 'totp', user.totpSecret);
+    const code = await inProcess(cwd, 'totp', user.totpSecret);
     const near = [before - 30_000, before, Date.now(), Date.now() + 30_000].map((ms) => totpCode(user.totpSecret, new Date(ms)));
     expect(code.code).toBe(0);
     expect(near).toContain(code.stdout.trim());
@@ -182,12 +190,12 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
 
   it('gives --help on every command', async () => {
     const commands = ['init', 'users add', 'users list', 'totp', 'keys create', 'keys list', 'keys revoke', 'keys rotate', 'serve'];
-    const runs = await Promise.all(commands.map((command) => cli(cwd, ...command.split(' '), '--help')));
+    const runs = await Promise.all(commands.map((command) => inProcess(cwd, ...command.split(' '), '--help')));
     runs.forEach((run, i) => {
       expect(run.code).toBe(0);
       expect(run.stdout).toContain(`Usage: service ${commands[i]} `);
     });
-    const main = await cli(cwd, '--help');
+    const main = await inProcess(cwd, '--help');
     expect(main.code).toBe(0);
     for (const command of commands) expect(main.stdout).toContain(command);
   });
@@ -241,7 +249,7 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
       expect(await server.stop()).toBe(0);
     }
     // After the server stops, the store is intact and the key created over HTTP is there.
-    const listed = await cli(cwd, 'keys', 'list', '--json');
+    const listed = await inProcess(cwd, 'keys', 'list', '--json');
     expect(listed.code).toBe(0);
     const names = (JSON.parse(listed.stdout) as { data: { name: string }[] }).data.map((k) => k.name);
     expect(names).toContain('over http');
@@ -250,7 +258,7 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
 
   it('takes over a lock left by a process that no longer exists', async () => {
     writeFileSync(join(cwd, 'data', 'service.lock'), JSON.stringify({ pid: 2 ** 22 + 12345, command: 'serve', since: 'then' }));
-    const run = await cli(cwd, 'keys', 'list');
+    const run = await inProcess(cwd, 'keys', 'list');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('First key (init)');
   });

@@ -87,8 +87,25 @@ export function runCli(argv: string[], print: Print = printLine, env: NodeJS.Pro
   return dispatch(argv, COMMANDS, HELP.main!, print, env);
 }
 
-function main(argv: string[]): Promise<number> {
-  return runCli(argv);
+/** Where a command line writes: its output lines and, on failure, one message. */
+export interface CliStreams {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
+/**
+ * Runs one command line as the `service` process does, minus the process: output to `streams.stdout`, a
+ * failure's one-line message to `streams.stderr`; resolves with the exit code the process would exit
+ * with. The process itself is this with `process.argv`, `process.env` and its own streams.
+ */
+export async function runCommandLine(argv: string[], env: NodeJS.ProcessEnv, streams: CliStreams): Promise<number> {
+  try {
+    return await runCli(argv, (line) => streams.stdout.write(`${line}\n`), env);
+  } catch (err) {
+    const { code, message } = describeFailure(err);
+    streams.stderr.write(`${message}\n`);
+    return code;
+  }
 }
 
 /** The settings a command runs with: its flags first, then the environment (PORT, HOST, DATA_DIR, …), then the defaults. */
@@ -265,12 +282,5 @@ export function describeFailure(err: unknown): { code: number; message: string }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
 if (invokedDirectly) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      const { code, message } = describeFailure(err);
-      process.stderr.write(`${message}\n`);
-      process.exit(code);
-    },
-  );
+  runCommandLine(process.argv.slice(2), process.env, process).then((code) => process.exit(code));
 }

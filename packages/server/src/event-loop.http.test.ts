@@ -39,9 +39,9 @@ describe('the event loop under worst-case bodies', { timeout: 120_000 }, () => {
     const env: NodeJS.ProcessEnv = { ...process.env, TRUST_PROXY: '1' };
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY']) delete env[name];
     cli = cliProcesses(dir, env);
-    apiKey = (JSON.parse(cli.run('init', '--json')) as { apiKey: string }).apiKey;
+    apiKey = (JSON.parse(await cli.run('init', '--json')) as { apiKey: string }).apiKey;
     inboundSecret = (
-      JSON.parse(cli.run('webhooks', 'inbound', 'create', '--slug', 'crm', '--agent', 'sales', '--template', 'New lead: {{ note }}', '--json')) as {
+      JSON.parse(await cli.run('webhooks', 'inbound', 'create', '--slug', 'crm', '--agent', 'sales', '--template', 'New lead: {{ note }}', '--json')) as {
         secret: string;
       }
     ).secret;

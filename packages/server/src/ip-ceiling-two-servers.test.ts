@@ -33,7 +33,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('a raised per-address ceiling acros
     const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url.toString(), REDIS_URL, TRUST_PROXY: '1', SECRET_KEY: randomBase62(40) };
     for (const name of ['OPERATOR_TOKEN', 'SERVICE_URL']) delete env[name];
     cli = cliProcesses(dir, env);
-    credentials = JSON.parse(cli.run('init', '--json')) as { workspaceId: string; apiKey: string };
+    credentials = JSON.parse(await cli.run('init', '--json')) as { workspaceId: string; apiKey: string };
   }, 180_000);
 
   afterAll(async () => {
@@ -44,7 +44,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('a raised per-address ceiling acros
 
   it('the raised workspace uses its 5,000/min from one address on both servers; anonymous and failed-auth traffic keeps 60', async () => {
     const servers = await Promise.all([cli.serve(), cli.serve()]);
-    const updated = JSON.parse(cli.run('workspaces', 'update', credentials.workspaceId, '--ip-rpm', '5000', '--rpm', '5000', '--json')) as Record<
+    const updated = JSON.parse(await cli.run('workspaces', 'update', credentials.workspaceId, '--ip-rpm', '5000', '--rpm', '5000', '--json')) as Record<
       string,
       unknown
     >;

@@ -35,8 +35,8 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('the quota across two servers on Po
     const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url.toString(), REDIS_URL, TRUST_PROXY: '1', STU_RATE_PRELUDE: '2000' };
     env.SECRET_KEY = randomBase62(40);
     cli = cliProcesses(dir, env);
-    apiKey = (JSON.parse(cli.run('init', '--json')) as { apiKey: string }).apiKey;
-    cli.run('plan', 'set', 'starter');
+    apiKey = (JSON.parse(await cli.run('init', '--json')) as { apiKey: string }).apiKey;
+    await cli.run('plan', 'set', 'starter');
   }, 60_000);
 
   afterAll(async () => {

@@ -1,11 +1,14 @@
 /**
- * @module Test helper: the real CLI as child processes on one data directory (`init`, `serve`, …),
- * for tests that kill a server and start it again. The process is `node` on the CLI itself (the
- * test run's build, see {@link cliCommand}), so a signal hits the server and not a wrapper.
+ * @module Test helper: the CLI on one data directory, for tests that kill a server and start it
+ * again. `serve` is a real child process, `node` on the CLI itself (the test run's build, see
+ * {@link cliCommand}), so a signal hits the server and not a wrapper. One-off commands (`init`,
+ * `keys create`, …) that only prepare or inspect the data run in this process
+ * ({@link runCommandLine}, the CLI minus the process), about a seventh of the CPU of a process of
+ * their own; `runProcess` runs one as a real process where the process is what is tested.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { seedDataDir } from './store.ts';
 
 // The server package: the CLI runs from its folder, as `pnpm service` would.
@@ -31,8 +34,13 @@ export function cliCommand(command: string | undefined, env: NodeJS.ProcessEnv =
 }
 
 export interface CliProcesses {
-  /** Runs a command to its end; throws with its stderr when it fails. Returns its stdout. */
-  run(...args: string[]): string;
+  /**
+   * Runs a one-off command to its end in this process, as the CLI process would run it (its settings
+   * from the given environment); throws with its stderr when it fails. Resolves with its stdout.
+   */
+  run(...args: string[]): Promise<string>;
+  /** The same as a real process (`node` on the CLI). */
+  runProcess(...args: string[]): string;
   /**
    * Starts `serve --port 0` (one process, `--workers 1`, unless `args` say otherwise); resolves with
    * the process, its URL and what it printed, once it listens.
@@ -52,7 +60,13 @@ export function cliProcesses(dir: string, env: NodeJS.ProcessEnv): CliProcesses 
     seeded = true;
   };
   return {
-    run(...args) {
+    async run(...args) {
+      seed();
+      const result = await runInProcess([...args, '--data-dir', dataDir], env);
+      if (result.status !== 0) throw new Error(`service ${args.join(' ')} failed: ${result.stderr}`);
+      return result.stdout;
+    },
+    runProcess(...args) {
       seed();
       const result = spawnSync(process.execPath, [...cliCommand(args[0]), ...args, '--data-dir', dataDir], { cwd: SERVER_DIR, env, encoding: 'utf8' });
       if (result.status !== 0) throw new Error(`service ${args.join(' ')} failed: ${result.stderr}`);
@@ -78,6 +92,42 @@ export function cliProcesses(dir: string, env: NodeJS.ProcessEnv): CliProcesses 
       for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
   };
+}
+
+export interface CommandResult {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs one command line of the CLI in this process: what the `service` process does with the same
+ * arguments and environment, its output collected instead of written to the process's streams.
+ */
+export async function runInProcess(argv: string[], env: NodeJS.ProcessEnv): Promise<CommandResult> {
+  const { runCommandLine } = await inProcessCli();
+  let stdout = '';
+  let stderr = '';
+  const status = await runCommandLine(argv, env, {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+  });
+  return { status, stdout, stderr };
+}
+
+type CliModule = typeof import('../../server/src/cli.ts');
+let cliModule: Promise<CliModule> | undefined;
+
+/**
+ * The CLI's module: the test run's build when there is one, the very file a spawned process runs, loaded by Node
+ * itself (`vitest.config.ts` keeps `.test-build/` out of Vitest's transforms), in about a tenth of the CPU of
+ * transforming the server's sources; else the sources. Loaded on first use: the test run's global setup imports this
+ * module for CLI_BUILD_ENV only.
+ */
+function inProcessCli(env: NodeJS.ProcessEnv = process.env): Promise<CliModule> {
+  const built = env[CLI_BUILD_ENV];
+  cliModule ??= built ? (import(/* @vite-ignore */ pathToFileURL(built).href) as Promise<CliModule>) : import('../../server/src/cli.ts');
+  return cliModule;
 }
 
 /**

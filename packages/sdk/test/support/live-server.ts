@@ -1,14 +1,16 @@
 /**
  * @module Test helper: the real server over HTTP, started the way an operator does (`service init --json`,
  * then `service serve`) on a fresh embedded data directory and a fixed loopback port; `cli` runs another
- * command on the same directory while the server is stopped (PGlite allows one process at a time).
+ * command on the same directory while the server is stopped (PGlite allows one process at a time). The
+ * server is a real process; the one-off commands run in this process (`runInProcess`: the CLI minus the
+ * process, on the same arguments and environment).
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { seedDataDir } from '@service/testing/store';
-import { cliCommand } from '@service/testing/cli-processes';
+import { cliCommand, runInProcess } from '@service/testing/cli-processes';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
 
@@ -23,27 +25,31 @@ export interface LiveServer {
   init: InitOutput;
   dataDir: string;
   /** Runs a CLI command on the data directory (stop the server first); returns its stdout. */
-  cli(...args: string[]): string;
+  cli(...args: string[]): Promise<string>;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Stops the server and removes its data directory. */
   dispose(): Promise<void>;
 }
 
-export async function startLiveServer(options: { port: number; env?: Record<string, string>; setup?: (cli: LiveServer['cli']) => void }): Promise<LiveServer> {
+export async function startLiveServer(options: {
+  port: number;
+  env?: Record<string, string>;
+  setup?: (cli: LiveServer['cli']) => Promise<unknown>;
+}): Promise<LiveServer> {
   const dir = mkdtempSync(join(tmpdir(), 'sdk-live-'));
   const dataDir = join(dir, 'data');
   seedDataDir(dataDir);
   // The server runs on its own embedded store, whatever DATABASE_URL / REDIS_URL the suite runs with.
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY']) delete env[name];
-  const cli = (...args: string[]) => {
-    const result = spawnSync(process.execPath, [...cliCommand(args[0]), ...args, '--data-dir', dataDir], { cwd: ROOT, env, encoding: 'utf8' });
+  const cli = async (...args: string[]) => {
+    const result = await runInProcess([...args, '--data-dir', dataDir], env);
     if (result.status !== 0) throw new Error(`service ${args.join(' ')} failed: ${result.stderr}`);
     return result.stdout;
   };
-  const init = JSON.parse(cli('init', '--json')) as InitOutput;
-  options.setup?.(cli);
+  const init = JSON.parse(await cli('init', '--json')) as InitOutput;
+  await options.setup?.(cli);
   let child: ChildProcess | undefined;
   const server: LiveServer = {
     url: `http://127.0.0.1:${options.port}`,

@@ -79,7 +79,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('serve --workers 2 on PostgreSQL an
     const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url.toString(), REDIS_URL, TRUST_PROXY: '1', SECRET_KEY: randomBase62(40) };
     delete env.WORKERS;
     cli = cliProcesses(dir, env);
-    ({ apiKey, workspaceId } = JSON.parse(cli.run('init', '--json')) as { apiKey: string; workspaceId: string });
+    ({ apiKey, workspaceId } = JSON.parse(await cli.run('init', '--json')) as { apiKey: string; workspaceId: string });
   }, 60_000);
 
   afterAll(async () => {
@@ -99,7 +99,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('serve --workers 2 on PostgreSQL an
 
     // The workspace's ceiling, lowered to 4 a minute, holds across both processes (Redis): eight
     // requests in turn meet 4 answers and 4 refusals, not 4 per process.
-    cli.run('workspaces', 'update', workspaceId, '--rpm', '4');
+    await cli.run('workspaces', 'update', workspaceId, '--rpm', '4');
     const statuses: number[] = [];
     for (let i = 0; i < 8; i += 1) {
       const r = await fetch(`${server.url}/usage/current`, { headers: { authorization: `Bearer ${apiKey}`, 'x-forwarded-for': `10.77.${i}.1` } });

@@ -17,14 +17,14 @@ describe('graceful shutdown on SIGTERM', () => {
   let cli: CliProcesses;
   let apiKey: string;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'shutdown-'));
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'METRICS_PORT']) delete env[name];
     // Every fragment of the local engine takes 100 ms: a synchronous answer is in flight for about a second.
     Object.assign(env, { SHUTDOWN_GRACE_MS: '4000', LOCAL_ENGINE_FRAGMENT_DELAY_MS: '100' });
     cli = cliProcesses(dir, env);
-    apiKey = (JSON.parse(cli.run('init', '--json')) as { apiKey: string }).apiKey;
+    apiKey = (JSON.parse(await cli.run('init', '--json')) as { apiKey: string }).apiKey;
   }, 60_000);
 
   afterAll(() => {

@@ -25,7 +25,7 @@ describe('slow clients cannot hold a connection', () => {
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'METRICS_PORT']) delete env[name];
     Object.assign(env, { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '2000', KEEP_ALIVE_TIMEOUT_MS: '1000' });
     cli = cliProcesses(dir, env);
-    apiKey = (JSON.parse(cli.run('init', '--json')) as { apiKey: string }).apiKey;
+    apiKey = (JSON.parse(await cli.run('init', '--json')) as { apiKey: string }).apiKey;
     port = Number(new URL((await cli.serve()).url).port);
   }, 240_000);
 

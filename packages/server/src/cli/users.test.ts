@@ -58,10 +58,10 @@ describe('users reset-totp and reset-password', { timeout: 600_000 }, () => {
     return res;
   }
 
-  it('--help says what each does', () => {
-    expect(cli.run('users', 'reset-totp', '--help')).toMatch(/Usage: service users reset-totp --email E/);
-    expect(cli.run('users', 'reset-password', '--help')).toMatch(/POST \/account-resets\/redeem/);
-    expect(cli.run('--help')).toMatch(/users reset-password\|reset-totp --email E/);
+  it('--help says what each does', async () => {
+    expect(await cli.run('users', 'reset-totp', '--help')).toMatch(/Usage: service users reset-totp --email E/);
+    expect(await cli.run('users', 'reset-password', '--help')).toMatch(/POST \/account-resets\/redeem/);
+    expect(await cli.run('--help')).toMatch(/users reset-password\|reset-totp --email E/);
   });
 
   it('reset-totp through the operator API (SERVICE_URL, OPERATOR_TOKEN): the owner re-enrols; their sessions ended', async () => {
@@ -70,7 +70,7 @@ describe('users reset-totp and reset-password', { timeout: 600_000 }, () => {
     const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0]!;
 
     const viaUrl = cliProcesses(dir, { ...env, SERVICE_URL: server.url, OPERATOR_TOKEN: operatorToken });
-    const out = viaUrl.run('users', 'reset-totp', '--email', owner.email);
+    const out = await viaUrl.run('users', 'reset-totp', '--email', owner.email);
     const token = /Token: +(service_rst_[0-9A-Za-z]{32})/.exec(out)?.[1];
     expect(token, out).toBeDefined();
     expect(out).toContain('every session of the account has ended');
@@ -83,17 +83,17 @@ describe('users reset-totp and reset-password', { timeout: 600_000 }, () => {
     expect((await login(owner.password, totpSecret)).status).toBe(200);
     owner = { ...owner, totpSecret };
 
-    expect(() => viaUrl.run('users', 'reset-totp', '--email', 'nobody@example.com')).toThrow(/404 not_found: No account has this email/);
-    expect(() => cli.run('users', 'reset-totp', '--email', owner.email, '--url', server.url)).toThrow(/needs the operator token/);
+    await expect(viaUrl.run('users', 'reset-totp', '--email', 'nobody@example.com')).rejects.toThrow(/404 not_found: No account has this email/);
+    await expect(cli.run('users', 'reset-totp', '--email', owner.email, '--url', server.url)).rejects.toThrow(/needs the operator token/);
   });
 
   it('reset-password on the store with the server stopped; the owner sets a new password', async () => {
     server.child.kill('SIGTERM');
     await new Promise((resolve) => server.child.once('exit', resolve));
-    const reset = JSON.parse(cli.run('users', 'reset-password', '--email', owner.email, '--json')) as { token: string; reset: string; email: string };
+    const reset = JSON.parse(await cli.run('users', 'reset-password', '--email', owner.email, '--json')) as { token: string; reset: string; email: string };
     expect(reset).toMatchObject({ reset: 'password', email: owner.email });
-    expect(() => cli.run('users', 'reset-password', '--email', 'nobody@example.com')).toThrow(/No account has this email/);
-    expect(() => cli.run('users', 'reset-password')).toThrow(/--email/);
+    await expect(cli.run('users', 'reset-password', '--email', 'nobody@example.com')).rejects.toThrow(/No account has this email/);
+    await expect(cli.run('users', 'reset-password')).rejects.toThrow(/--email/);
 
     server = await cli.serve();
     expect((await post('/account-resets/redeem', { token: reset.token, password: 'the owner has a new password' })).status).toBe(200);

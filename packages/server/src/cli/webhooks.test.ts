@@ -1,6 +1,6 @@
 /**
  * The webhook and approval commands on a temporary data directory (embedded store), JSON output
- * checked against the store. `init` and one command run as real processes (the binary works);
+ * checked against the store. One command runs as a real process (the binary works);
  * the rest run in-process through the same entry point, which keeps the suite fast.
  */
 import { spawn } from 'node:child_process';
@@ -62,7 +62,8 @@ describe('service webhooks / approvals (CLI)', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'webhooks-cli-'));
     seedDataDir(join(dir, 'data'));
-    expect((await binary('init', '--json')).code).toBe(0);
+    // In-process: `init` is a real process in cli.test.ts; the real process of this suite is the test below.
+    expect(await cli('init', '--json')).toMatchObject({ code: 0, stderr: '' });
   }, 60_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -61,10 +61,10 @@ describe('workspaces on one server', { timeout: 300_000 }, () => {
     expect(res.status).toBe(200);
   });
 
-  it('`workspaces create` with SERVICE_URL and OPERATOR_TOKEN adds a workspace while the server runs; it prints what init prints', () => {
+  it('`workspaces create` with SERVICE_URL and OPERATOR_TOKEN adds a workspace while the server runs; it prints what init prints', async () => {
     // The address and the token from the environment, as the README shows: no token on the command line.
     const operator = cliProcesses(dir, { ...cliEnv, SERVICE_URL: server.url, OPERATOR_TOKEN: first.operatorToken! });
-    const out = operator.run('workspaces', 'create', '--name', 'Second customer', '--admin-email', 'owner@second.example', '--plan', 'starter', '--json');
+    const out = await operator.run('workspaces', 'create', '--name', 'Second customer', '--admin-email', 'owner@second.example', '--plan', 'starter', '--json');
     second = JSON.parse(out) as Credentials;
     expect(Object.keys(second).sort()).toEqual(['admin', 'apiKey', 'workspaceId']);
     expect(Object.keys(second.admin).sort()).toEqual(['email', 'password', 'totpSecret']);
@@ -72,8 +72,8 @@ describe('workspaces on one server', { timeout: 300_000 }, () => {
     expect(second.workspaceId).not.toBe(first.workspaceId);
   });
 
-  it('without --url the embedded store is locked by the server, and the error says what to do', () => {
-    expect(() => cli.run('workspaces', 'list', '--json')).toThrow(/in use by `service serve`/);
+  it('without --url the embedded store is locked by the server, and the error says what to do', async () => {
+    await expect(cli.run('workspaces', 'list', '--json')).rejects.toThrow(/in use by `service serve`/);
   });
 
   it('each key sees only its own runs, usage, keys and webhooks', async () => {
@@ -124,28 +124,30 @@ describe('workspaces on one server', { timeout: 300_000 }, () => {
 
   it('`workspaces update --rpm` raises the ceiling the key sees; `workspaces list` shows every workspace', async () => {
     const token = first.operatorToken!;
-    const updated = JSON.parse(cli.run('workspaces', 'update', second.workspaceId, '--rpm', '5000', '--json', '--url', server.url, '--operator-token', token));
+    const updated = JSON.parse(
+      await cli.run('workspaces', 'update', second.workspaceId, '--rpm', '5000', '--json', '--url', server.url, '--operator-token', token),
+    );
     expect(updated).toMatchObject({ id: second.workspaceId, rpmLimit: 5000, plan: 'starter' });
-    const list = JSON.parse(cli.run('workspaces', 'list', '--json', '--url', server.url, '--operator-token', token)) as { data: { id: string }[] };
+    const list = JSON.parse(await cli.run('workspaces', 'list', '--json', '--url', server.url, '--operator-token', token)) as { data: { id: string }[] };
     expect(list.data.map((w) => w.id)).toEqual([first.workspaceId, second.workspaceId]);
-    expect(() => cli.run('workspaces', 'update', second.workspaceId, '--rpm', 'many', '--url', server.url, '--operator-token', token)).toThrow(
+    await expect(cli.run('workspaces', 'update', second.workspaceId, '--rpm', 'many', '--url', server.url, '--operator-token', token)).rejects.toThrow(
       /--rpm is not valid/,
     );
-    expect(() => cli.run('workspaces', 'list', '--url', server.url, '--operator-token', 'service_op_wrong')).toThrow(/401 not_authenticated/);
+    await expect(cli.run('workspaces', 'list', '--url', server.url, '--operator-token', 'service_op_wrong')).rejects.toThrow(/401 not_authenticated/);
   });
 
   it('with the server stopped the commands work on the store directly; delete needs --yes', async () => {
     server.child.kill('SIGTERM');
     await new Promise((resolve) => server.child.once('exit', resolve));
     const third = JSON.parse(
-      cli.run('workspaces', 'create', '--name', 'Third', '--admin-email', 'owner@third.example', '--pending-payment', '--json'),
+      await cli.run('workspaces', 'create', '--name', 'Third', '--admin-email', 'owner@third.example', '--pending-payment', '--json'),
     ) as Credentials;
-    const list = JSON.parse(cli.run('workspaces', 'list', '--json')) as { data: { id: string; payment: string }[] };
+    const list = JSON.parse(await cli.run('workspaces', 'list', '--json')) as { data: { id: string; payment: string }[] };
     expect(list.data.find((w) => w.id === third.workspaceId)?.payment).toBe('pending');
-    expect(() => cli.run('workspaces', 'delete', third.workspaceId)).toThrow(/--yes/);
-    cli.run('workspaces', 'delete', third.workspaceId, '--yes');
-    expect((JSON.parse(cli.run('workspaces', 'list', '--json')) as { data: unknown[] }).data).toHaveLength(2);
-    expect(() => cli.run('workspaces', 'delete', third.workspaceId, '--yes')).toThrow(/No workspace with this id/);
+    await expect(cli.run('workspaces', 'delete', third.workspaceId)).rejects.toThrow(/--yes/);
+    await cli.run('workspaces', 'delete', third.workspaceId, '--yes');
+    expect((JSON.parse(await cli.run('workspaces', 'list', '--json')) as { data: unknown[] }).data).toHaveLength(2);
+    await expect(cli.run('workspaces', 'delete', third.workspaceId, '--yes')).rejects.toThrow(/No workspace with this id/);
   });
 });
 

@@ -31,7 +31,7 @@ describe('a store sealed under another SECRET_KEY', () => {
   });
 
   it('answers 503 at login and logs the cause with the repair command', { timeout: 240_000 }, async () => {
-    const init = JSON.parse(cliProcesses(dir, { ...env, SECRET_KEY: SEALING_KEY }).run('init', '--json')) as {
+    const init = JSON.parse(await cliProcesses(dir, { ...env, SECRET_KEY: SEALING_KEY }).run('init', '--json')) as {
       admin: { email: string; password: string; totpSecret: string };
     };
     cli = cliProcesses(dir, { ...env, SECRET_KEY: OTHER_KEY });

@@ -30,7 +30,7 @@ describe('logs at debug level carry no secret', () => {
   });
 
   it('writes one JSON line per request, with none of the secrets', { timeout: 120_000 }, async () => {
-    const init = JSON.parse(cli.run('init', '--json')) as { apiKey: string; admin: { email: string; password: string; totpSecret: string } };
+    const init = JSON.parse(await cli.run('init', '--json')) as { apiKey: string; admin: { email: string; password: string; totpSecret: string } };
     const server = await cli.serve();
     const secrets: Record<string, string> = {
       apiKey: init.apiKey,

@@ -19,7 +19,7 @@ describe('the data directory', { timeout: 60_000 }, () => {
     return out;
   }
 
-  it('is 0700 and holds nothing readable or writable by group or others', () => {
+  it('is 0700 and holds nothing readable or writable by group or others', async () => {
     dir = mkdtempSync(join(tmpdir(), 'data-dir-'));
     const data = join(dir, 'data');
     mkdirSync(join(data, 'pglite'), { recursive: true, mode: 0o777 });
@@ -28,7 +28,7 @@ describe('the data directory', { timeout: 60_000 }, () => {
     chmodSync(join(data, 'left-over'), 0o666);
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'SECRET_KEY']) delete env[name];
-    cliProcesses(dir, env).run('init', '--json');
+    await cliProcesses(dir, env).run('init', '--json');
 
     const all = modes(data);
     expect(all.length).toBeGreaterThan(50);

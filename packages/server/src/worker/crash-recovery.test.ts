@@ -30,14 +30,14 @@ describe('crash recovery: kill -9 with runs in flight, restart, every run ends',
   const run = (...args: string[]) => cli.run(...args);
   const serve = () => cli.serve();
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'crash-recovery-'));
     env = { ...process.env };
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY']) delete env[name];
     Object.assign(env, { WEBHOOK_POLL_MS: '100', RUN_LEASE_MS: String(LEASE_MS), TRUST_PROXY: '1' });
     cli = cliProcesses(dir, env);
-    apiKey = (JSON.parse(run('init', '--json')) as { apiKey: string }).apiKey;
-    hook = JSON.parse(run('webhooks', 'inbound', 'create', '--slug', 'crm-leads', '--agent', 'sales', '--rpm', '10000', '--json')) as typeof hook;
+    apiKey = (JSON.parse(await run('init', '--json')) as { apiKey: string }).apiKey;
+    hook = JSON.parse(await run('webhooks', 'inbound', 'create', '--slug', 'crm-leads', '--agent', 'sales', '--rpm', '10000', '--json')) as typeof hook;
   }, 60_000);
 
   afterAll(() => {

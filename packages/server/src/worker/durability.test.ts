@@ -44,8 +44,10 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
       NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem'),
     });
     cli = cliProcesses(dir, env);
-    admin = (JSON.parse(run('init', '--json')) as { admin: typeof admin }).admin;
-    const created = JSON.parse(run('webhooks', 'outbound', 'create', '--url', `${receiver.origin}/hook`, '--events', 'integration.connected', '--json')) as {
+    admin = (JSON.parse(await run('init', '--json')) as { admin: typeof admin }).admin;
+    const created = JSON.parse(
+      await run('webhooks', 'outbound', 'create', '--url', `${receiver.origin}/hook`, '--events', 'integration.connected', '--json'),
+    ) as {
       id: string;
       secret: string;
     };

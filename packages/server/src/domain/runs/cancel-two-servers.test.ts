@@ -30,7 +30,7 @@ describe.skipIf(!DATABASE_URL)('cancel across two servers on PostgreSQL', () => 
     const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url.toString(), RUN_LEASE_MS: '600000', SECRET_KEY: randomBase62(40) };
     for (const name of ['REDIS_URL', 'METRICS_PORT']) delete env[name];
     cli = cliProcesses(dir, env);
-    apiKey = (JSON.parse(cli.run('init', '--json')) as { apiKey: string }).apiKey;
+    apiKey = (JSON.parse(await cli.run('init', '--json')) as { apiKey: string }).apiKey;
   }, 60_000);
 
   afterAll(async () => {

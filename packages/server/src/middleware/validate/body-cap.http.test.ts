@@ -24,7 +24,7 @@ describe('body caps over HTTP', { timeout: 120_000 }, () => {
     const env: NodeJS.ProcessEnv = { ...process.env, TRUST_PROXY: '1' };
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY']) delete env[name];
     cli = cliProcesses(dir, env);
-    apiKey = (JSON.parse(cli.run('init', '--json')) as { apiKey: string }).apiKey;
+    apiKey = (JSON.parse(await cli.run('init', '--json')) as { apiKey: string }).apiKey;
     url = new URL((await cli.serve()).url);
     // init and serve on a store of their own: minutes on a loaded machine.
   }, 240_000);
