@@ -44,8 +44,8 @@ describe('loadConfig', () => {
     expect(config.oldSecretKey).toBe('the-old-key-of-at-least-32-characters');
   });
 
-  it('bounds admission at 1024 requests in flight and 64 queued statements, each settable, 0 for none', () => {
-    expect(loadConfig({}, {}).admission).toEqual({ maxInFlight: 1024, maxStoreQueue: 64 });
+  it('bounds admission at 1024 requests in flight and 256 queued statements, each settable, 0 for none', () => {
+    expect(loadConfig({}, {}).admission).toEqual({ maxInFlight: 1024, maxStoreQueue: 256 });
     expect(loadConfig({}, { MAX_REQUESTS_IN_FLIGHT: '200', MAX_STORE_QUEUE: '0' }).admission).toEqual({ maxInFlight: 200, maxStoreQueue: 0 });
     for (const env of [{ MAX_REQUESTS_IN_FLIGHT: '-1' }, { MAX_STORE_QUEUE: '1.5' }, { MAX_STORE_QUEUE: 'many' }]) {
       expect(() => loadConfig({}, env)).toThrow(ConfigError);

@@ -50,7 +50,7 @@ export interface ServerConfig {
   metricsHost: string;
   /**
    * Admission control (middleware/admission): requests in progress at most (MAX_REQUESTS_IN_FLIGHT, default
-   * 1024) and statements waiting for the store at most (MAX_STORE_QUEUE, default 64); past either, 503 at
+   * 1024) and statements waiting for the store at most (MAX_STORE_QUEUE, default 256); past either, 503 at
    * once with Retry-After. 0 turns a bound off.
    */
   admission: { maxInFlight: number; maxStoreQueue: number };
@@ -94,7 +94,7 @@ const DEFAULT_PORT = 8080;
  * (docs/performance.md has the measurements behind 64).
  */
 const DEFAULT_MAX_IN_FLIGHT = 1024;
-const DEFAULT_MAX_STORE_QUEUE = 64;
+const DEFAULT_MAX_STORE_QUEUE = 256;
 
 export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): ServerConfig {
   const certFile = flags['tls-cert'] ?? env.TLS_CERT;
