@@ -12,25 +12,21 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBase62 } from './random.ts';
 import { cliProcesses, type CliProcesses } from '@service/testing/cli-processes';
-import { adminQuery } from '@service/testing/store';
+import { freshDatabase } from '@service/testing/store';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL;
 
 describe.skipIf(!DATABASE_URL || !REDIS_URL)('a raised per-address ceiling across two servers on PostgreSQL and Redis', { timeout: 300_000 }, () => {
-  const database = `ipceiling_${randomBase62(10).toLowerCase()}`;
+  let database: { url: string; drop(): Promise<void> } | undefined;
   let dir: string;
   let cli: CliProcesses;
   let credentials: { workspaceId: string; apiKey: string };
 
-  const admin = (sql: string) => adminQuery(DATABASE_URL!, sql);
-
   beforeAll(async () => {
-    await admin(`CREATE DATABASE ${database}`);
+    database = await freshDatabase(DATABASE_URL!, 'ipceiling');
     dir = mkdtempSync(join(tmpdir(), 'ip-ceiling-two-servers-'));
-    const url = new URL(DATABASE_URL!);
-    url.pathname = `/${database}`;
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url.toString(), REDIS_URL, TRUST_PROXY: '1', SECRET_KEY: randomBase62(40) };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, REDIS_URL, TRUST_PROXY: '1', SECRET_KEY: randomBase62(40) };
     for (const name of ['OPERATOR_TOKEN', 'SERVICE_URL']) delete env[name];
     cli = cliProcesses(dir, env);
     credentials = JSON.parse(await cli.run('init', '--json')) as { workspaceId: string; apiKey: string };
@@ -39,7 +35,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('a raised per-address ceiling acros
   afterAll(async () => {
     cli?.killAll();
     rmSync(dir, { recursive: true, force: true });
-    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await database?.drop();
   });
 
   it('the raised workspace uses its 5,000/min from one address on both servers; anonymous and failed-auth traffic keeps 60', async () => {

@@ -14,25 +14,21 @@ import { PLANS } from './vocabulary/plans.ts';
 import { hardstopStu } from './domain/usage/index.ts';
 import { randomBase62 } from './random.ts';
 import { cliProcesses, type CliProcesses } from '@service/testing/cli-processes';
-import { adminQuery } from '@service/testing/store';
+import { freshDatabase } from '@service/testing/store';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL;
 
 describe.skipIf(!DATABASE_URL || !REDIS_URL)('the quota across two servers on PostgreSQL and Redis', () => {
-  const database = `quota_${randomBase62(10).toLowerCase()}`;
+  let database: { url: string; drop(): Promise<void> } | undefined;
   let dir: string;
   let cli: CliProcesses;
   let apiKey: string;
 
-  const admin = (sql: string) => adminQuery(DATABASE_URL!, sql);
-
   beforeAll(async () => {
-    await admin(`CREATE DATABASE ${database}`);
+    database = await freshDatabase(DATABASE_URL!, 'quota');
     dir = mkdtempSync(join(tmpdir(), 'quota-two-servers-'));
-    const url = new URL(DATABASE_URL!);
-    url.pathname = `/${database}`;
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url.toString(), REDIS_URL, TRUST_PROXY: '1', STU_RATE_PRELUDE: '2000' };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, REDIS_URL, TRUST_PROXY: '1', STU_RATE_PRELUDE: '2000' };
     env.SECRET_KEY = randomBase62(40);
     cli = cliProcesses(dir, env);
     apiKey = (JSON.parse(await cli.run('init', '--json')) as { apiKey: string }).apiKey;
@@ -42,7 +38,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('the quota across two servers on Po
   afterAll(async () => {
     cli?.killAll();
     rmSync(dir, { recursive: true, force: true });
-    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await database?.drop();
   });
 
   it('40 concurrent invocations never take consumption past the hard stop', async () => {
@@ -75,9 +71,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('the quota across two servers on Po
     expect(usage.consumedStu).toBeGreaterThan(0);
     expect(usage.consumedStu).toBeLessThanOrEqual(hardstopStu(PLANS.starter.quotaStu));
     expect(usage.pctConsumed).toBeLessThanOrEqual(120);
-    const url = new URL(DATABASE_URL!);
-    url.pathname = `/${database}`;
-    const client = new pg.Client({ connectionString: url.toString() });
+    const client = new pg.Client({ connectionString: database!.url });
     await client.connect();
     try {
       const { rows } = await client.query<{ reserved: string; open: number }>(

@@ -179,6 +179,18 @@ export async function adminQuery(url: string, sql: string): Promise<void> {
 }
 
 /**
+ * A database of its own beside `url`'s (`<prefix>_<random>`), for suites whose servers run as
+ * processes on PostgreSQL: its URL, and `drop()` (forced: the servers may still be connected).
+ */
+export async function freshDatabase(url: string, prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${randomBase62(10).toLowerCase()}`;
+  await adminQuery(url, `CREATE DATABASE ${quoteIdent(name)}`);
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  return { url: own.toString(), drop: () => adminQuery(url, `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`) };
+}
+
+/**
  * The statements a store runs, for tests that bound the queries of a hot path: every statement
  * through `db` lands in `statements` (LISTEN passes through), `BEGIN` for each transaction and the
  * statements inside one indented by two spaces (a nested transaction joins the outer one).

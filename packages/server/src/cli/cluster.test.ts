@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBase62 } from '../random.ts';
 import { cliCommand, cliProcesses, type CliProcesses } from '@service/testing/cli-processes';
-import { adminQuery } from '@service/testing/store';
+import { freshDatabase } from '@service/testing/store';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL;
@@ -64,19 +64,16 @@ describe('serve --workers on the embedded store', () => {
 });
 
 describe.skipIf(!DATABASE_URL || !REDIS_URL)('serve --workers 2 on PostgreSQL and Redis', () => {
-  const database = `cluster_${randomBase62(10).toLowerCase()}`;
+  let database: { url: string; drop(): Promise<void> } | undefined;
   let dir: string;
   let cli: CliProcesses;
   let apiKey: string;
   let workspaceId: string;
-  const admin = (sql: string) => adminQuery(DATABASE_URL!, sql);
 
   beforeAll(async () => {
-    await admin(`CREATE DATABASE ${database}`);
+    database = await freshDatabase(DATABASE_URL!, 'cluster');
     dir = mkdtempSync(join(tmpdir(), 'cluster-'));
-    const url = new URL(DATABASE_URL!);
-    url.pathname = `/${database}`;
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url.toString(), REDIS_URL, TRUST_PROXY: '1', SECRET_KEY: randomBase62(40) };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, REDIS_URL, TRUST_PROXY: '1', SECRET_KEY: randomBase62(40) };
     delete env.WORKERS;
     cli = cliProcesses(dir, env);
     ({ apiKey, workspaceId } = JSON.parse(await cli.run('init', '--json')) as { apiKey: string; workspaceId: string });
@@ -85,7 +82,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('serve --workers 2 on PostgreSQL an
   afterAll(async () => {
     cli?.killAll();
     rmSync(dir, { recursive: true, force: true });
-    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await database?.drop();
   });
 
   it('serves from two processes on one port, shares the workspace limit, replaces a dead worker, and stops whole on SIGTERM', async () => {

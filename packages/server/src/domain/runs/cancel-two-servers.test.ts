@@ -11,23 +11,20 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBase62 } from '../../random.ts';
 import { cliProcesses, type CliProcesses } from '@service/testing/cli-processes';
-import { adminQuery } from '@service/testing/store';
+import { freshDatabase } from '@service/testing/store';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 
 describe.skipIf(!DATABASE_URL)('cancel across two servers on PostgreSQL', () => {
-  const database = `cancel_${randomBase62(10).toLowerCase()}`;
+  let database: { url: string; drop(): Promise<void> } | undefined;
   let dir: string;
   let cli: CliProcesses;
   let apiKey: string;
-  const admin = (sql: string) => adminQuery(DATABASE_URL!, sql);
 
   beforeAll(async () => {
-    await admin(`CREATE DATABASE ${database}`);
+    database = await freshDatabase(DATABASE_URL!, 'cancel');
     dir = mkdtempSync(join(tmpdir(), 'cancel-two-servers-'));
-    const url = new URL(DATABASE_URL!);
-    url.pathname = `/${database}`;
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url.toString(), RUN_LEASE_MS: '600000', SECRET_KEY: randomBase62(40) };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, RUN_LEASE_MS: '600000', SECRET_KEY: randomBase62(40) };
     for (const name of ['REDIS_URL', 'METRICS_PORT']) delete env[name];
     cli = cliProcesses(dir, env);
     apiKey = (JSON.parse(await cli.run('init', '--json')) as { apiKey: string }).apiKey;
@@ -36,7 +33,7 @@ describe.skipIf(!DATABASE_URL)('cancel across two servers on PostgreSQL', () => 
   afterAll(async () => {
     cli?.killAll();
     rmSync(dir, { recursive: true, force: true });
-    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await database?.drop();
   });
 
   it('a cancel answered by server B stops the engine on server A', { timeout: 120_000 }, async () => {
