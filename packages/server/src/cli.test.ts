@@ -4,7 +4,7 @@
  * exit code and stderr are checked are real processes; the other commands run in this process
  * (`runInProcess`: what the process runs, on the same arguments and environment, output collected).
  */
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from './domain/sessions/totp.ts';
 import { seedDataDir } from '@service/testing/store';
 import { cliCommand, runInProcess } from '@service/testing/cli-processes';
+import { createSelfSignedCertificate } from '@service/testing/https-receiver';
 
 interface Run {
   code: number;
@@ -266,27 +267,9 @@ describe('service CLI on the embedded store', { timeout: 180_000 }, () => {
   it('serves HTTPS with TLS 1.2 at least when given a certificate', async () => {
     const cert = join(cwd, 'cert.pem');
     const key = join(cwd, 'key.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    const certificate = createSelfSignedCertificate();
+    writeFileSync(cert, certificate.cert);
+    writeFileSync(key, certificate.key);
     const server = await serve(cwd, '--tls-cert', cert, '--tls-key', key);
     try {
       expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);

@@ -21,6 +21,7 @@ import { signInboundBody } from './domain/webhooks/inbound-signature.ts';
 import { WORKSPACE_EVENT_TYPES } from './domain/webhooks/envelope.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from '@service/testing/https-receiver';
 import { misfits, stale, unclassified, type Classification } from '@service/testing/isolation-matrix';
+import { sseBlock } from '@service/testing/sse';
 import { randomBase62 } from './random.ts';
 import type { Db } from './store/db.ts';
 import { testBackends, type TestStore } from '@service/testing/store';
@@ -159,13 +160,7 @@ async function openStream(ctx: Ctx, token: string) {
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         if (block.startsWith(':')) continue;
-        const lines = block.split('\n');
-        const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message';
-        const data = lines
-          .filter((l) => l.startsWith('data: '))
-          .map((l) => l.slice(6))
-          .join('\n');
-        return { event, data };
+        return sseBlock(block);
       }
       const chunk = await reader.read();
       if (chunk.done) throw new Error('stream ended');

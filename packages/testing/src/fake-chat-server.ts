@@ -81,31 +81,13 @@ export function sendCompletion(res: ServerResponse, model: string, content: stri
 /** Opens an SSE response and returns a writer of chat.completion.chunk events. */
 export function openStream(res: ServerResponse, model: string) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    res.write(
-      `data: ${JSON.stringify({
-        id: 'chatcmpl-fake',
-        object: 'chat.completion.chunk',
-        created: 1_700_000_000,
-        model,
-        choices: [{ index: 0, delta, finish_reason: null }],
-        ...extra,
-      })}\n\n`,
-    );
+  // One chat.completion.chunk event: a delta, or (no choices) the closing usage.
+  const frame = (fields: Record<string, unknown>) =>
+    res.write(`data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1_700_000_000, model, ...fields })}\n\n`);
   return {
-    text: (content: string) => chunk({ content }),
+    text: (content: string) => frame({ choices: [{ index: 0, delta: { content }, finish_reason: null }] }),
     raw: (line: string) => res.write(line),
-    usage: (usage: FakeUsage) =>
-      res.write(
-        `data: ${JSON.stringify({
-          id: 'chatcmpl-fake',
-          object: 'chat.completion.chunk',
-          created: 1_700_000_000,
-          model,
-          choices: [],
-          usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-        })}\n\n`,
-      ),
+    usage: (usage: FakeUsage) => frame({ choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }),
     done: () => res.end('data: [DONE]\n\n'),
   };
 }

@@ -11,12 +11,18 @@ export function parseSse(text: string): SseEvent[] {
     .split('\n\n')
     .filter((block) => block.trim() !== '')
     .map((block) => {
-      const lines = block.split('\n');
-      const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message';
-      const data = lines
-        .filter((l) => l.startsWith('data: '))
-        .map((l) => l.slice(6))
-        .join('\n');
+      const { event, data } = sseBlock(block);
       return { event, data: JSON.parse(data) as unknown };
     });
+}
+
+/** One event's block (the text between blank lines): its name (`message` when none) and its data lines joined. */
+export function sseBlock(block: string): { event: string; data: string } {
+  const lines = block.split('\n');
+  const event = lines.find((l) => l.startsWith('event: '))?.slice(7) ?? 'message';
+  const data = lines
+    .filter((l) => l.startsWith('data: '))
+    .map((l) => l.slice(6))
+    .join('\n');
+  return { event, data };
 }
