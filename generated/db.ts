@@ -293,6 +293,7 @@ export interface Tables {
     consumed_stu: string;
     created_at: Date;
     reserved_stu: string;
+    version: string;
   };
   usage_windows: {
     workspace_id: string;

@@ -17,6 +17,7 @@ import { createMcpDispatcher, createMcpSessions, MCP_KEEP_ALIVE_MS, type McpDisp
 import type { CancelBus } from './domain/runs/cancel-bus.ts';
 import { createRunService, type BudgetSettings, type RunService } from './domain/runs/index.ts';
 import { createUsageService, type UsageService } from './domain/runs/usage-service.ts';
+import { createUsageTally } from './domain/runs/usage-tally.ts';
 import { createMemberService, type MemberService } from './domain/sessions/members-service.ts';
 import { createOperatorWorkspaceService, type OperatorWorkspaceService } from './domain/workspaces/operator-service.ts';
 import { createStandingService, type StandingService } from './domain/standing/service.ts';
@@ -133,10 +134,15 @@ export function buildServices(deps: Deps): Services {
   const redactor = createRedactor({
     terms: [...Object.values(engines).flatMap((engine) => engine.confidentialTerms ?? []), ...(deps.redactTerms ?? [])],
   });
+  // Plan, quota and paused agents from memory, kept current by notifications.
+  const agentSettings = createAgentSettingsCache(db).read;
+  // Each workspace's current period in memory, moved by the ledger's writes (notifications).
+  const usageTally = createUsageTally(db);
+  const usage = createUsageService({ db, clock, limits: budget.limits, settings: agentSettings, tally: usageTally });
   const runs = createRunService({
     db,
-    // Plan, quota and paused agents from memory, kept current by notifications.
-    agentSettings: createAgentSettingsCache(db).read,
+    agentSettings,
+    usageTally,
     clock,
     engines,
     redactor,
@@ -163,7 +169,7 @@ export function buildServices(deps: Deps): Services {
     inbound: createInboundIngestService({ db, clock }),
     runs,
     budget,
-    usage: createUsageService({ db, clock, limits: budget.limits }),
+    usage,
     agents: createAgentService({ db, clock }),
     members: createMemberService({ db, clock, secretBox }),
     approvals: createApprovalService({ db, clock }),
@@ -179,6 +185,7 @@ export function buildServices(deps: Deps): Services {
         db,
         clock,
         runs,
+        usage,
         redactor,
         logError: (error) => logger.error({ err: error, operationId: 'callMcpRpc' }, 'MCP tool call failed'),
       }),

@@ -18,13 +18,14 @@ import { ALIASES } from '../../vocabulary/alias.ts';
 import { activeAgents } from '../agents/availability.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import { workspaceAgents } from '../agents/settings.ts';
-import { currentUsage, runFailureError, type RunService } from '../runs/index.ts';
+import { runFailureError, type RunService, type UsageService } from '../runs/index.ts';
 
 /** What the tools act with; the handlers pass the app's services. */
 export interface McpDeps {
   db: Db;
   clock: Clock;
   runs: RunService;
+  usage: Pick<UsageService, 'current'>;
 }
 
 /** An MCP tool result: text content, optionally the same data as `structuredContent`. */
@@ -131,8 +132,8 @@ const getUsage: Tool<typeof noArguments> = {
   description: 'Read the usage of the current period in STU, with the quota level.',
   arguments: noArguments,
   scopes: ['usage:read'],
-  async run(_args, { workspaceId }, { db, clock }) {
-    return structured({ ...(await currentUsage(db, clock, workspaceId)) });
+  async run(_args, { workspaceId }, { usage }) {
+    return structured({ ...(await usage.current(workspaceId)) });
   },
 };
 

@@ -140,13 +140,17 @@ async function closeWith<Row extends RunFields & Pick<RunRow, 'started_at' | 'so
 ): Promise<Row> {
   const { db, redactor } = ctx;
   const deliverables = result.steps.some(deliveredOnly);
-  if (!deliverables && !hasRunEndedHooks(run.source)) return finish(db);
-  return db.transaction(async (tx) => {
-    const row = await finish(tx);
-    // Handed over again since this execution began: the new one owns the run (finish_run left it alone).
-    if (row.started_at?.getTime() !== run.createdAt.getTime()) return row;
-    await runEnded(tx, { runId: run.runId, workspaceId: run.workspaceId, source: row.source });
-    if (deliverables && row.status === 'completed') await writeDeliverables(tx, run.runId, result.steps, now, run.workspaceId, redactor);
-    return row;
-  });
+  // The usage tally reads the workspace's period again before this run's answer leaves (usage-tally.ts).
+  const charged = () => ctx.usageCharged?.(run.workspaceId);
+  if (!deliverables && !hasRunEndedHooks(run.source)) return finish(db).finally(charged);
+  return db
+    .transaction(async (tx) => {
+      const row = await finish(tx);
+      // Handed over again since this execution began: the new one owns the run (finish_run left it alone).
+      if (row.started_at?.getTime() !== run.createdAt.getTime()) return row;
+      await runEnded(tx, { runId: run.runId, workspaceId: run.workspaceId, source: row.source });
+      if (deliverables && row.status === 'completed') await writeDeliverables(tx, run.runId, result.steps, now, run.workspaceId, redactor);
+      return row;
+    })
+    .finally(charged);
 }

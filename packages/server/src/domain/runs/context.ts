@@ -30,6 +30,8 @@ export interface RunContext {
   db: Db;
   /** The workspace's plan, quota and paused agents: from memory (domain/agents/settings-cache.ts). */
   agentSettings: (workspaceId: string) => Promise<WorkspaceAgents & { quotaStu: number }>;
+  /** This instance charged the workspace's period: the usage tally reads it again (usage-tally.ts). */
+  usageCharged?: ((workspaceId: string) => void) | undefined;
   /** The earlier turns of a conversation, given before an invocation's own messages: from memory (conversation.ts). */
   conversations: ConversationCache;
   clock: Clock;

@@ -4,7 +4,8 @@
 export * from './service.ts';
 export * from './store.ts';
 export { requestHash, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
-export { currentUsage } from './usage-store.ts';
+export { createUsageService, type UsageService } from './usage-service.ts';
+export { createUsageTally, type UsageTally } from './usage-tally.ts';
 export { dailyUsage, type DailyUsage } from './daily-usage.ts';
 export { killSwitches, type KillSwitches } from './kill-switches.ts';
 export { killSwitchStatus, setManualKillSwitch, unbilledInWindows, type BudgetSettings, type KillSwitchStatus } from './budget.ts';

@@ -22,6 +22,7 @@ import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import type { BudgetSettings } from './budget.ts';
 import { workspaceAgents } from '../agents/settings.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
+import type { UsageTally } from './usage-tally.ts';
 import { createConversationCache } from './conversation.ts';
 import { randomBase62 } from '../../random.ts';
 import { runFailedEvent } from './events.ts';
@@ -63,6 +64,8 @@ interface RunServiceDeps {
   db: Db;
   /** The workspace's agent settings; read from the store at every invocation when absent (tests). */
   agentSettings?: RunContext['agentSettings'];
+  /** The usage tally that GET /usage/current reads, told of this instance's charges (usage-tally.ts). */
+  usageTally?: Pick<UsageTally, 'charged'> | undefined;
   clock: Clock;
   engines: Engines;
   /** The app's redactor: every engine text and failure reason passes it before it is stored or sent. */
@@ -90,6 +93,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
   const ctx: RunContext = {
     db,
     agentSettings: deps.agentSettings ?? ((workspaceId) => workspaceAgents(db, workspaceId)),
+    usageCharged: deps.usageTally?.charged,
     conversations: createConversationCache(db, randomBase62(12)),
     clock,
     engines: deps.engines,

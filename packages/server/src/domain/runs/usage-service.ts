@@ -12,14 +12,23 @@ import { setManualKillSwitch } from './budget.ts';
 import { dailyUsage } from './daily-usage.ts';
 import { killSwitches } from './kill-switches.ts';
 import { currentUsage } from './usage-store.ts';
+import type { UsageTally } from './usage-tally.ts';
 
 export type UsageService = ReturnType<typeof createUsageService>;
 
-export function createUsageService(deps: { db: Db; clock: Clock; limits: KillSwitchLimits }) {
+export function createUsageService(deps: {
+  db: Db;
+  clock: Clock;
+  limits: KillSwitchLimits;
+  /** The workspace's quota (the agent settings cache, domain/agents/settings-cache.ts). */
+  settings: (workspaceId: string) => Promise<{ quotaStu: number }>;
+  /** The current periods in memory (usage-tally.ts). */
+  tally: UsageTally;
+}) {
   const { db, clock, limits } = deps;
   return {
-    /** The Usage resource of the workspace's current period. */
-    current: (workspaceId: string) => currentUsage(db, clock, workspaceId),
+    /** The Usage resource of the workspace's current period: from memory while it is known current. */
+    current: (workspaceId: string) => currentUsage(db, clock, deps, workspaceId),
     /** The current period day by day. */
     daily: (workspaceId: string) => dailyUsage(db, clock, workspaceId),
     /** The four kill switches (run, hour, day, manual) as of now. */

@@ -1,11 +1,12 @@
 /**
  * @module The usage ledger in the store: one row per workspace and period (the quota's rollover and
- * what was consumed) and one ledger line per charged run. `currentUsage` builds the Usage resource.
+ * what was consumed) and one ledger line per charged run. `currentUsage` builds the Usage resource
+ * (from the usage tally, usage-tally.ts).
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
-import { planSettingsOf } from '../agents/settings.ts';
 import { computeUsage, nextRolloverStu, periodOf, previousPeriod, type Usage } from '../usage/index.ts';
+import type { PeriodTally, UsageTally } from './usage-tally.ts';
 
 /** A period as the quota reads it; the STU columns are `numeric` (strings) in the row and read cast to numbers. */
 interface PeriodUsage {
@@ -35,24 +36,35 @@ export async function ensurePeriod(db: Db, workspaceId: string, now: Date, quota
 }
 
 /**
- * The Usage resource of the current period (GET /usage/current, GET /v1/usage): one statement reads
- * the plan and the period; only the first read of a period creates it.
+ * The Usage resource of the current period (GET /usage/current, GET /v1/usage): the quota from the
+ * agent settings and the period from the usage tally, both in memory while they are known current;
+ * otherwise one statement reads the period, and only the first read of a period creates it.
  */
-export async function currentUsage(db: Db, clock: Clock, workspaceId: string): Promise<Usage> {
+export async function currentUsage(
+  db: Db,
+  clock: Clock,
+  deps: { settings: (workspaceId: string) => Promise<{ quotaStu: number }>; tally: UsageTally },
+  workspaceId: string,
+): Promise<Usage> {
   const now = clock.now();
-  const [row] = await db.query<{ plan: string | null; quota_stu: number | null; rollover_stu: number | null; consumed_stu: number | null }>(
-    `SELECT p.plan, p.quota_stu::float8 AS quota_stu, u.rollover_stu::float8 AS rollover_stu, u.consumed_stu::float8 AS consumed_stu
-       FROM (SELECT $1::text AS workspace_id) w
-       LEFT JOIN workspace_plans p ON p.workspace_id = w.workspace_id
-       LEFT JOIN usage_periods u ON u.workspace_id = w.workspace_id AND u.period = $2`,
-    [workspaceId, periodOf(now)],
+  const { quotaStu } = await deps.settings(workspaceId);
+  const period = periodOf(now);
+  const tally = await deps.tally.read(workspaceId, period, async () => {
+    const stored = await readPeriodTally(db, workspaceId, period);
+    if (stored) return stored;
+    await ensurePeriod(db, workspaceId, now, quotaStu);
+    return (await readPeriodTally(db, workspaceId, period))!;
+  });
+  return computeUsage({ now, quotaStu, rolloverStu: tally.rolloverStu, consumedStu: tally.consumedStu });
+}
+
+async function readPeriodTally(db: Db, workspaceId: string, period: string): Promise<PeriodTally | undefined> {
+  const [row] = await db.query<{ rollover_stu: number; consumed_stu: number; version: number }>(
+    `SELECT rollover_stu::float8 AS rollover_stu, consumed_stu::float8 AS consumed_stu, version::float8 AS version
+       FROM usage_periods WHERE workspace_id = $1 AND period = $2`,
+    [workspaceId, period],
   );
-  const { quotaStu } = planSettingsOf(row);
-  const period =
-    row?.rollover_stu != null && row.consumed_stu != null
-      ? { rolloverStu: Number(row.rollover_stu), consumedStu: Number(row.consumed_stu) }
-      : await ensurePeriod(db, workspaceId, now, quotaStu);
-  return computeUsage({ now, quotaStu, rolloverStu: period.rolloverStu, consumedStu: period.consumedStu });
+  return row ? { period, version: Number(row.version), rolloverStu: Number(row.rollover_stu), consumedStu: Number(row.consumed_stu) } : undefined;
 }
 
 async function readPeriod(db: Db, workspaceId: string, period: string): Promise<PeriodUsage | undefined> {
