@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
+import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 
 /** A key and certificate in PEM form. */
@@ -59,10 +60,18 @@ export interface ReceivedRequest {
   headers: IncomingHttpHeaders;
   /** The raw body bytes, exactly as received. */
   body: Buffer;
+  /** The TLS connection it came on (1 for the receiver's first) and how many requests that connection carried before it. */
+  connection: number;
+  earlierOnConnection: number;
+  /** The name the client asked for in TLS (SNI), if any. */
+  servername: string | undefined;
 }
 
-/** How the receiver answers a request: a status (and optional body), or never (`'hang'`). */
-export type ReceiverAnswer = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
+/**
+ * How the receiver answers a request: a status (and optional body), never (`'hang'`), or by closing
+ * its connection at once without an answer (`'reset'`, as a server whose keep-alive timeout just ran out).
+ */
+export type ReceiverAnswer = { status: number; body?: string; headers?: Record<string, string> } | 'hang' | 'reset';
 
 export interface HttpsTestReceiver {
   /** `https://127.0.0.1:<port>` */
@@ -71,6 +80,8 @@ export interface HttpsTestReceiver {
   /** The certificate to pass as `ca`. */
   ca: string;
   received: ReceivedRequest[];
+  /** TLS connections accepted so far. */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
@@ -80,18 +91,39 @@ export async function startHttpsTestReceiver(
   answer: (request: ReceivedRequest) => ReceiverAnswer | Promise<ReceiverAnswer> = () => ({ status: 200 }),
 ): Promise<HttpsTestReceiver> {
   const received: ReceivedRequest[] = [];
+  let connections = 0;
+  const served = new WeakMap<object, { connection: number; requests: number }>();
   const server: Server = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const request: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+      const socket = req.socket as TLSSocket;
+      const seen = served.get(socket) ?? { connection: 0, requests: 0 };
+      const request: ReceivedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+        connection: seen.connection,
+        earlierOnConnection: seen.requests,
+        servername: typeof socket.servername === 'string' ? socket.servername : undefined,
+      };
+      seen.requests += 1;
       received.push(request);
       void Promise.resolve(answer(request)).then((reply) => {
         if (reply === 'hang') return;
+        if (reply === 'reset') {
+          socket.destroy();
+          return;
+        }
         res.writeHead(reply.status, { 'Content-Type': 'text/plain', ...reply.headers });
         res.end(reply.body ?? '');
       });
     });
+  });
+  server.on('secureConnection', (socket: TLSSocket) => {
+    connections += 1;
+    served.set(socket, { connection: connections, requests: 0 });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -101,6 +133,9 @@ export async function startHttpsTestReceiver(
     port: address.port,
     ca: certificate.cert,
     received,
+    get connections() {
+      return connections;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -9,8 +9,9 @@ import { verifyWebhook } from '../../../sdk/src/index.ts';
 import { enqueueEvent } from '../domain/events/outbox.ts';
 import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '@service/testing/https-receiver';
-import { testBackends, type TestStore } from '@service/testing/store';
+import { countingDb, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { recordDeliveredAttempts } from '../domain/events/deliveries.ts';
 import { claimDueDeliveries, runDeliveryBatch, type DeliveryWorkerDeps } from './deliveries.ts';
 
 const certificate = createSelfSignedCertificate();
@@ -395,5 +396,51 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
       `SELECT id FROM deliveries WHERE status <> 'delivered' AND destination_id IN (SELECT id FROM webhook_destinations WHERE url LIKE '%/claims')`,
     );
     expect(undelivered).toEqual([]);
+  });
+  it('records delivered attempts in one statement: only those whose claim still holds, and a failing destination is healthy again', async () => {
+    const destination = await createDestination('/grouped', ['run.completed']);
+    await drain();
+    await store.db.query(`UPDATE webhook_destinations SET consecutive_failures = 3 WHERE id = $1`, [destination.id]);
+    for (let i = 0; i < 3; i += 1) {
+      await enqueueEvent(
+        store.db,
+        {
+          tenantId: t.workspaceId,
+          type: 'run.completed',
+          data: { run_id: `run_g${i}`, agent: 'sales', alias: 'Sonata', status: 'completed', usage: { input_tokens: 1, output_tokens: 1, stu: 1 } },
+        },
+        { now: t.clock.now() },
+      );
+    }
+    const claimed = (await claimDueDeliveries(worker({ batchSize: 50 }))).filter((c) => c.destination_id === destination.id);
+    expect(claimed).toHaveLength(3);
+    const at = t.clock.now();
+    const counted = countingDb(store.db);
+    const recorded = await recordDeliveredAttempts(
+      counted.db,
+      claimed.map((c, i) => ({ deliveryId: c.id, claimToken: i === 2 ? 'a-claim-since-lost' : c.claim_token, attempt: 1, status: 204, at, durationMs: 7 })),
+    );
+    expect(counted.statements).toHaveLength(1);
+    expect(recorded.sort()).toEqual([claimed[0]!.id, claimed[1]!.id].sort());
+    const rows = await store.db.query<{ id: string; status: string; claim_token: string | null; attempts: number; last_status: number | null }>(
+      `SELECT id, status, claim_token, attempts, last_status FROM deliveries WHERE id = ANY ($1::text[]) ORDER BY id`,
+      [claimed.map((c) => c.id)],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const c of claimed.slice(0, 2)) expect(byId.get(c.id)).toMatchObject({ status: 'delivered', claim_token: null, attempts: 1, last_status: 204 });
+    // The third is left to the claim that holds it now.
+    expect(byId.get(claimed[2]!.id)).toMatchObject({ status: 'pending', claim_token: claimed[2]!.claim_token, attempts: 0 });
+    const audit = await store.db.query<{ delivery_id: string; result: string; status: number; duration_ms: number }>(
+      `SELECT delivery_id, result, status, duration_ms FROM delivery_attempts WHERE delivery_id = ANY ($1::text[])`,
+      [claimed.map((c) => c.id)],
+    );
+    expect(audit.map((a) => a.delivery_id).sort()).toEqual(recorded.sort());
+    expect(audit.every((a) => a.result === 'delivered' && a.status === 204 && a.duration_ms === 7)).toBe(true);
+    const [health] = await store.db.query<{ consecutive_failures: number }>(`SELECT consecutive_failures FROM webhook_destinations WHERE id = $1`, [
+      destination.id,
+    ]);
+    expect(health!.consecutive_failures).toBe(0);
+    t.clock.advance(60_000);
+    await drain();
   });
 });

@@ -12,16 +12,18 @@ import type { SecureContextOptions } from 'node:tls';
 import type { Clock } from '../clock.ts';
 import { randomBase62 } from '../random.ts';
 import type { Db } from '../store/db.ts';
-import { recordDestinationFailure, recordDestinationSuccess } from '../domain/destinations/health.ts';
+import { recordDestinationFailure } from '../domain/destinations/health.ts';
 import {
   claimDueDeliveries as claimDueDeliveriesIn,
   holdsClaim,
   insertDeliveryAttempt,
   markAttemptFailed,
-  markDelivered,
+  recordDeliveredAttempts,
   releaseDeliveryClaim,
   type ClaimedDelivery,
+  type DeliveredAttempt,
 } from '../domain/events/deliveries.ts';
+import { groupCommit, type GroupCommit } from '../store/group-commit.ts';
 import { deliverWebhook, DEFAULT_DELIVERY_TIMEOUT_MS, type DeliveryOutcome } from '../domain/webhooks/delivery.ts';
 import { deliveryErrorKind, type DeliveryErrorKind } from '../domain/webhooks/failure-kind.ts';
 import { nextAttemptAt, type RandomSource } from '../domain/webhooks/retry-schedule.ts';
@@ -47,6 +49,16 @@ export interface DeliveryWorkerDeps {
   onAttempt?: (attempt: DeliveryAttemptInfo) => void;
   /** Claims of this worker not recorded yet, by claim token (released at shutdown). */
   claims?: Map<string, string[]>;
+  /**
+   * Records delivered attempts, grouped (`deliveredRecorder`): the worker keeps one, so attempts of
+   * its batches that end together are one statement. Absent, each batch groups its own.
+   */
+  recordDelivered?: GroupCommit<DeliveredAttempt, string[]>;
+}
+
+/** The grouped record of delivered attempts (store/group-commit.ts): one statement for those that end together. */
+export function deliveredRecorder(db: Db): GroupCommit<DeliveredAttempt, string[]> {
+  return groupCommit((attempts) => recordDeliveredAttempts(db, attempts));
 }
 
 export interface DeliveryAttemptInfo {
@@ -91,7 +103,8 @@ interface BatchResult {
 const encoder = new TextEncoder();
 
 /** Claims one batch of due deliveries and sends them concurrently; resolves when all are recorded. */
-export async function runDeliveryBatch(deps: DeliveryWorkerDeps): Promise<BatchResult> {
+export async function runDeliveryBatch(options: DeliveryWorkerDeps): Promise<BatchResult> {
+  const deps = options.recordDelivered ? options : { ...options, recordDelivered: deliveredRecorder(options.db) };
   const claimed = await claimDueDeliveries(deps);
   const token = claimed[0]?.claim_token;
   if (token)
@@ -160,7 +173,9 @@ function hostOf(url: string): string {
 
 /**
  * Writes the attempt, moves the delivery on (delivered, next retry, or given up) and applies the pause
- * rule; answers when the delivery is due again (null when delivered, given up, or no longer ours).
+ * rule; answers when the delivery is due again (null when delivered, given up, or no longer ours). A
+ * delivered attempt is one statement shared with the others that end together; a failed one a
+ * transaction of its own (the pause rule reads what it wrote).
  */
 async function recordAttempt(
   deps: DeliveryWorkerDeps,
@@ -170,6 +185,12 @@ async function recordAttempt(
 ): Promise<Date | null> {
   const at = deps.clock.now();
   const attempts = row.attempts + 1;
+  if (outcome.result === 'delivered') {
+    // Grouped with the other attempts that end now; a lost claim is left to the claim that took it.
+    const record = deps.recordDelivered ?? deliveredRecorder(deps.db);
+    await record({ deliveryId: row.id, claimToken: row.claim_token, attempt: attempts, status: outcome.status, at, durationMs: measured.durationMs });
+    return null;
+  }
   const next = outcome.result === 'retry' ? nextAttemptAt(attempts, at, deps.random) : null;
   return deps.db.transaction(async (tx) => {
     if (!(await holdsClaim(tx, row.id, row.claim_token))) return null; // the lease was lost and the delivery claimed again: that claim records it
@@ -185,11 +206,6 @@ async function recordAttempt(
       durationMs: measured.durationMs,
       nextAttemptAt: next,
     });
-    if (outcome.result === 'delivered') {
-      await markDelivered(tx, { deliveryId: row.id, attempts, at, status: outcome.status });
-      await recordDestinationSuccess(tx, row.destination_id);
-      return null;
-    }
     await markAttemptFailed(tx, { deliveryId: row.id, attempts, next, at, status, reason: outcome.reason });
     await recordDestinationFailure(tx, row.destination_id, at, { errorKind: measured.errorKind ?? 'internal', httpStatus: status });
     return next;

@@ -5,7 +5,7 @@
  */
 import { fallbackLogger } from '../log/index.ts';
 import type { Clock } from '../clock.ts';
-import { releaseClaims, runDeliveryBatch, type DeliveryWorkerDeps } from './deliveries.ts';
+import { deliveredRecorder, releaseClaims, runDeliveryBatch, type DeliveryWorkerDeps } from './deliveries.ts';
 import { handOverInboundRuns, type InboundRunExecutor } from './inbound-runs.ts';
 
 interface WorkerOptions extends DeliveryWorkerDeps {
@@ -49,7 +49,8 @@ export function startWorker(options: WorkerOptions): Worker {
   let stopped = false;
   let failures = 0;
   const claims = new Map<string, string[]>();
-  const deps = { ...options, claims };
+  // One grouped recorder for every batch: attempts of any batch that end together are one statement.
+  const deps = { ...options, claims, recordDelivered: options.recordDelivered ?? deliveredRecorder(options.db) };
 
   async function tick(): Promise<void> {
     // First, so an interrupted inbound run is handed over again in the same tick.

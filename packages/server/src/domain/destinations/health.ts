@@ -1,17 +1,12 @@
 /**
- * @module A destination's health as its deliveries report it: a delivered attempt clears the
- * failure count, a failed one adds to it and pauses the destination once the pause rule says so
- * (domain/webhooks/retry-schedule.ts). Called by the delivery worker in the transaction that
- * records the attempt.
+ * @module A destination's health as its deliveries report it: a failed attempt adds to the failure
+ * count and pauses the destination once the pause rule says so (domain/webhooks/retry-schedule.ts),
+ * in the transaction that records the attempt; a delivered one clears it (in the statement that
+ * records delivered attempts, domain/events/deliveries.ts `recordDeliveredAttempts`).
  */
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db } from '../../store/db.ts';
 import { shouldPauseDestination } from '../webhooks/retry-schedule.ts';
-
-/** A delivery to the destination succeeded: its consecutive failures are back to 0. */
-export async function recordDestinationSuccess(tx: Db, destinationId: string): Promise<void> {
-  await tx.query(`UPDATE webhook_destinations SET consecutive_failures = 0 WHERE id = $1`, [destinationId]);
-}
 
 /** What the destination keeps of its last failed attempt (the panel shows it beside the failure count). */
 interface DestinationFailure {

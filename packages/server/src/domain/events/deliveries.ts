@@ -133,13 +133,64 @@ async function countDeliveries(db: Db, destinationId: string, status: string | n
   return row?.n ?? 0;
 }
 
-/** The delivery succeeded: `delivered`, claim released. */
-export async function markDelivered(tx: Db, input: { deliveryId: string; attempts: number; at: Date; status: number }): Promise<void> {
-  await tx.query(
-    `UPDATE deliveries SET status = 'delivered', attempts = $2, delivered_at = $3, last_attempt_at = $3, last_status = $4,
-       last_error = NULL, next_attempt_at = NULL, locked_until = NULL, claim_token = NULL WHERE id = $1`,
-    [input.deliveryId, input.attempts, input.at, input.status],
+/** A delivered attempt, recorded by {@link recordDeliveredAttempts} under the claim that sent it. */
+export interface DeliveredAttempt {
+  deliveryId: string;
+  claimToken: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  status: number;
+  at: Date;
+  durationMs: number;
+}
+
+/**
+ * Records delivered attempts, any number, in one statement: each delivery still held by its claim
+ * becomes `delivered` (claim released) with its attempt's audit row, and the destinations that had
+ * failures have them cleared (locked in id order, and only those: a healthy destination's row is not
+ * written, so its deliveries do not take turns on it). A delivery whose claim was lost (its lease ran
+ * out and it was claimed again) is left to that claim. Answers the ids it recorded.
+ */
+export async function recordDeliveredAttempts(db: Db, attempts: readonly DeliveredAttempt[]): Promise<string[]> {
+  if (attempts.length === 0) return [];
+  const rows = await db.query<{ id: string }>(
+    `WITH input AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb)
+         AS x(id text, token text, attempt integer, status integer, at timestamptz, duration integer, attempt_id text)
+     ), delivered AS (
+       UPDATE deliveries d SET status = 'delivered', attempts = i.attempt, delivered_at = i.at, last_attempt_at = i.at, last_status = i.status,
+              last_error = NULL, next_attempt_at = NULL, locked_until = NULL, claim_token = NULL
+         FROM input i
+        WHERE d.id = i.id AND d.claim_token = i.token
+       RETURNING d.id, d.destination_id
+     ), audit AS (
+       INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at, error_kind, duration_ms, next_attempt_at)
+       SELECT i.attempt_id, i.id, i.attempt, 'delivered', i.status, NULL, i.at, NULL, i.duration, NULL
+         FROM input i JOIN delivered USING (id)
+     ), failing AS (
+       SELECT w.id FROM webhook_destinations w
+        WHERE w.id IN (SELECT destination_id FROM delivered) AND w.consecutive_failures <> 0
+        ORDER BY w.id FOR UPDATE
+     ), healthy AS (
+       UPDATE webhook_destinations w SET consecutive_failures = 0 FROM failing f WHERE w.id = f.id
+     )
+     SELECT id FROM delivered`,
+    [
+      JSON.stringify(
+        attempts.map((a) => ({
+          id: a.deliveryId,
+          token: a.claimToken,
+          attempt: a.attempt,
+          status: a.status,
+          at: a.at.toISOString(),
+          duration: a.durationMs,
+          attempt_id: `att_${randomBase62(20)}`,
+        })),
+      ),
+    ],
+    { name: 'record_delivered_attempts' },
   );
+  return rows.map((r) => r.id);
 }
 
 /** The attempt failed: `pending` again at `next`, or `failed` (given up) when `next` is null; claim released. */

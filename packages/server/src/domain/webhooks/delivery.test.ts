@@ -175,6 +175,64 @@ describe('deliverWebhook over real HTTPS', () => {
   });
 });
 
+describe('kept-alive connections (delivery-agents.ts)', () => {
+  it('sends later attempts to one destination on the connection the first opened', async () => {
+    await withReceiver({ status: 200, body: 'ok' }, async (receiver) => {
+      for (let i = 0; i < 5; i += 1)
+        expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca))).toMatchObject({ result: 'delivered' });
+      expect(receiver.received.map((r) => r.earlierOnConnection)).toEqual([0, 1, 2, 3, 4]);
+      expect(receiver.connections).toBe(1);
+    });
+  });
+
+  it('never shares a connection between two host names, even on one address: each is its own TLS name', async () => {
+    const twoNames = createSelfSignedCertificate(['a.receiver.test', 'b.receiver.test']);
+    const receiver = await startHttpsTestReceiver(twoNames);
+    try {
+      const resolveAll = async () => [{ address: '127.0.0.1', family: 4 }];
+      for (const name of ['a', 'b', 'a', 'b']) {
+        const outcome = await deliverWebhook(
+          request(`https://${name}.receiver.test:${receiver.port}/in`),
+          options(receiver.ca, { policy: { allowList: ['127.0.0.1/32'], resolveAll } }),
+        );
+        expect(outcome).toMatchObject({ result: 'delivered' });
+      }
+      expect(receiver.received.map((r) => [r.servername, r.connection])).toEqual([
+        ['a.receiver.test', 1],
+        ['b.receiver.test', 2],
+        ['a.receiver.test', 1],
+        ['b.receiver.test', 2],
+      ]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('sends again on a new connection when the receiver closed the kept one (its keep-alive ran out)', async () => {
+    // The second request on a connection is answered by closing it, as a receiver that just timed it out.
+    const receiver = await startHttpsTestReceiver(certificate, (got) => (got.earlierOnConnection > 0 ? 'reset' : { status: 200 }));
+    try {
+      expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca))).toEqual({ result: 'delivered', status: 200 });
+      expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca))).toEqual({ result: 'delivered', status: 200 });
+      expect(receiver.received.map((r) => [r.connection, r.earlierOnConnection])).toEqual([
+        [1, 0],
+        [1, 1],
+        [2, 0],
+      ]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('does not wait for a long answer: the attempt ends at the status and the connection is closed', async () => {
+    await withReceiver({ status: 200, body: 'x'.repeat(256 * 1024) }, async (receiver) => {
+      expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca))).toEqual({ result: 'delivered', status: 200 });
+      expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca))).toEqual({ result: 'delivered', status: 200 });
+      expect(receiver.connections).toBe(2);
+    });
+  });
+});
+
 describe('classifyResponseStatus', () => {
   it('treats a redirect or a missing status as a failure to retry', () => {
     expect(classifyResponseStatus(301)).toEqual({ result: 'retry', reason: 'http_status', status: 301 });

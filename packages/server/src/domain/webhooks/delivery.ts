@@ -12,8 +12,9 @@
  * - 410 Gone, or a URL that can never pass the guard (not https, credentials, a refused literal
  *   address or name): give up at once, no retry. It is still a failed attempt for the pause rule.
  */
-import { request as httpsRequest } from 'node:https';
-import type { SecureContextOptions } from 'node:tls';
+import { type Agent, request as httpsRequest } from 'node:https';
+import type { SecureContext, SecureContextOptions } from 'node:tls';
+import { deliveryAgent, IDLE_MS, secureContextOf } from './delivery-agents.ts';
 import { buildDeliveryHeaders } from './outbound-signature.ts';
 import { checkDestinationUrl, DestinationRefusedError, resolveDestination, type DestinationPolicy, type PinnedDestination } from './ssrf-guard.ts';
 
@@ -90,10 +91,44 @@ export async function deliverWebhook(delivery: DeliveryRequest, options: Deliver
   });
   const url = pinned.url;
   const lookup = pinned.lookup;
+  const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const port = url.port === '' ? 443 : Number(url.port);
+  // A kept-alive connection to this very address (delivery-agents.ts), or a new one.
+  const agent = deliveryAgent({ hostname, port, address: pinned.address, ca: options.ca }, lookup);
+  const deadline = performance.now() + remainingMs;
+  const target = { hostname, port, url, headers, lookup, deadline };
+  const outcome = await sendOnce(delivery, { ...target, agent });
+  if (outcome !== STALE_CONNECTION) return outcome;
+  // A kept-alive connection the receiver had just closed: once more, on a connection of its own.
+  const fresh = await sendOnce(delivery, { ...target, agent: false, ...(options.ca ? { secureContext: secureContextOf(options.ca) } : {}) });
+  return fresh === STALE_CONNECTION ? { result: 'retry', reason: 'network_error', detail: 'ECONNRESET' } : fresh;
+}
 
-  return new Promise<DeliveryOutcome>((resolve) => {
+/** A kept-alive connection failed before any answer: the receiver closed it while it was idle. */
+const STALE_CONNECTION = Symbol('stale connection');
+
+/** Bytes of a receiver's answer read (and dropped) so that its connection can serve again; past it, closed. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+function sendOnce(
+  delivery: DeliveryRequest,
+  target: {
+    hostname: string;
+    port: number;
+    url: URL;
+    headers: Record<string, string>;
+    lookup: unknown;
+    /** A kept-alive connection of the destination's agent, or (false) a connection of its own. */
+    agent: Agent | false;
+    secureContext?: SecureContext;
+    deadline: number;
+  },
+): Promise<DeliveryOutcome | typeof STALE_CONNECTION> {
+  const { url, headers } = target;
+  const remainingMs = Math.max(1, target.deadline - performance.now());
+  return new Promise<DeliveryOutcome | typeof STALE_CONNECTION>((resolve) => {
     let settled = false;
-    const finish = (outcome: DeliveryOutcome) => {
+    const finish = (outcome: DeliveryOutcome | typeof STALE_CONNECTION) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -102,20 +137,28 @@ export async function deliverWebhook(delivery: DeliveryRequest, options: Deliver
     const req = httpsRequest(
       {
         method: 'POST',
-        host: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-        port: url.port === '' ? 443 : Number(url.port),
+        host: target.hostname,
+        port: target.port,
         path: `${url.pathname}${url.search}`,
         headers: { ...headers, 'Content-Length': String(delivery.body.byteLength), 'User-Agent': 'service-webhooks/1' },
         // The pinned lookup: the socket connects to the address the guard checked, whatever DNS says now.
-        lookup: lookup as never,
-        // A fresh socket per attempt: a pooled one could have been opened for another address.
-        agent: false,
-        ...(options.ca ? { ca: options.ca } : {}),
+        lookup: target.lookup as never,
+        // Kept-alive connections to that same address only (delivery-agents.ts).
+        agent: target.agent,
+        ...(target.secureContext ? { secureContext: target.secureContext } : {}),
       },
       (res) => {
-        // The status is the answer; the body is not read, so a receiver cannot hold us with it.
+        // The status is the answer. The body is read only to free the connection for another attempt,
+        // and never waited for: a long or slow one closes the connection instead.
         finish(classifyResponseStatus(res.statusCode ?? 0));
-        res.destroy();
+        let bytes = 0;
+        const drain = setTimeout(() => res.destroy(), IDLE_MS);
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.byteLength;
+          if (bytes > MAX_ANSWER_BYTES) res.destroy();
+        });
+        res.on('close', () => clearTimeout(drain));
+        res.on('error', () => {});
       },
     );
     const timer = setTimeout(() => {
@@ -123,7 +166,9 @@ export async function deliverWebhook(delivery: DeliveryRequest, options: Deliver
       req.destroy();
     }, remainingMs);
     req.on('error', (error: NodeJS.ErrnoException) => {
-      finish({ result: 'retry', reason: 'network_error', detail: error.code ?? 'network_error' });
+      // Node's advice for kept-alive connections: a reset of a reused one before any answer is sent again.
+      const stale = req.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === 'ECONNABORTED');
+      finish(stale ? STALE_CONNECTION : { result: 'retry', reason: 'network_error', detail: error.code ?? 'network_error' });
     });
     req.end(delivery.body);
   });

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { groupCommit } from './group-commit.ts';
+
+/** A flush that records each group and waits until `release` is called for it. */
+function recordingFlush() {
+  const groups: number[][] = [];
+  const pending: Array<(fail?: Error) => void> = [];
+  const flush = (items: number[]) =>
+    new Promise<number[]>((resolve, reject) => {
+      groups.push(items);
+      pending.push((fail) => (fail ? reject(fail) : resolve(items.map((n) => n * 10))));
+    });
+  return { groups, flush, release: (fail?: Error) => pending.shift()!(fail) };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('groupCommit', () => {
+  it('sends the writes of one turn as one statement, and each writer gets its result', async () => {
+    const { groups, flush, release } = recordingFlush();
+    const submit = groupCommit(flush);
+    const results = Promise.all([submit(1), submit(2), submit(3)]);
+    await turn();
+    expect(groups).toEqual([[1, 2, 3]]);
+    release();
+    expect(await results).toEqual([
+      [10, 20, 30],
+      [10, 20, 30],
+      [10, 20, 30],
+    ]);
+  });
+
+  it('a lone write goes out at its turn; writes during a statement go out together after it', async () => {
+    const { groups, flush, release } = recordingFlush();
+    const submit = groupCommit(flush);
+    const first = submit(1);
+    await turn();
+    expect(groups).toEqual([[1]]);
+    const later = Promise.all([submit(2), submit(3)]);
+    await turn();
+    expect(groups).toEqual([[1]]); // still waiting for the first statement
+    release();
+    await first;
+    await turn();
+    expect(groups).toEqual([[1], [2, 3]]);
+    release();
+    await later;
+  });
+
+  it('a failed statement fails each of its writers, and the next group still goes out', async () => {
+    const { groups, flush, release } = recordingFlush();
+    const submit = groupCommit(flush);
+    const failing = [submit(1), submit(2)].map((p) => p.catch((error: Error) => error.message));
+    await turn();
+    const next = submit(3);
+    release(new Error('store down'));
+    expect(await Promise.all(failing)).toEqual(['store down', 'store down']);
+    await turn();
+    expect(groups).toEqual([[1, 2], [3]]);
+    release();
+    expect(await next).toEqual([30]);
+  });
+
+  it('caps a statement at maxItems', async () => {
+    const { groups, flush, release } = recordingFlush();
+    const submit = groupCommit(flush, { maxItems: 2 });
+    const all = Promise.all([1, 2, 3, 4, 5].map((n) => submit(n)));
+    await turn();
+    release();
+    await turn();
+    release();
+    await turn();
+    release();
+    await all;
+    expect(groups).toEqual([[1, 2], [3, 4], [5]]);
+  });
+});
