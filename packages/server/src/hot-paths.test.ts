@@ -12,6 +12,7 @@ import { countingDb, testBackends, type TestStore } from '@service/testing/store
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { createApp } from './app.ts';
 import { countMessageTokens, type EngineMessage } from './engine/index.ts';
+import { signInboundBody } from './domain/webhooks/inbound-signature.ts';
 
 describe.each(testBackends())('hot paths on $name', ({ open }) => {
   let store: TestStore;
@@ -61,6 +62,26 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     expect(run).toHaveLength(2);
     expect(run[0]).toMatch(/^SELECT start_run\(/);
     expect(run[1]).toMatch(/^SELECT id, .* FROM finish_run\(/);
+  });
+
+  it('ingests a signed inbound event in two statements: the webhook by its slug, then ingest_inbound_event (and a repeat the same)', async () => {
+    const { secret } = await t.services.webhooks.inbound.create(t.workspaceId, { slug: 'hot-leads', agentSlug: 'sales', template: 'Lead {{ contact.name }}' });
+    const raw = JSON.stringify({ event: 'lead.created', contact: { name: 'Ada' } });
+    const send = () =>
+      t.app.request('/webhooks/inbound/hot-leads', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-event-id': 'evt-hot-1', 'X-SERVICE-Signature': signInboundBody(raw, secret, 'sha256') },
+        body: raw,
+      });
+    for (const code of ['ok', 'duplicate']) {
+      statements.length = 0;
+      const res = await send();
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ ok: true, code, eventId: 'evt-hot-1' });
+      expect(statements).toHaveLength(2);
+      expect(statements[0]).toMatch(/FROM inbound_webhooks/);
+      expect(statements[1]).toMatch(/FROM ingest_inbound_event\(/);
+    }
   });
 
   it('an invocation after its agent was paused and resumed reads the settings again, once', async () => {

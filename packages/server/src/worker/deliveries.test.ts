@@ -397,7 +397,7 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     );
     expect(undelivered).toEqual([]);
   });
-  it('records delivered attempts in one statement: only those whose claim still holds, and a failing destination is healthy again', async () => {
+  it('records delivered attempts in one statement, only those whose claim still holds; a failing destination is healthy again', async () => {
     const destination = await createDestination('/grouped', ['run.completed']);
     await drain();
     await store.db.query(`UPDATE webhook_destinations SET consecutive_failures = 3 WHERE id = $1`, [destination.id]);
@@ -436,11 +436,13 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     );
     expect(audit.map((a) => a.delivery_id).sort()).toEqual(recorded.sort());
     expect(audit.every((a) => a.result === 'delivered' && a.status === 204 && a.duration_ms === 7)).toBe(true);
+    // The third, sent again once its claim's lease ran out, clears the failures its destination had when claimed.
+    expect(claimed[2]!.consecutive_failures).toBe(3);
+    t.clock.advance(60_000);
+    await drain();
     const [health] = await store.db.query<{ consecutive_failures: number }>(`SELECT consecutive_failures FROM webhook_destinations WHERE id = $1`, [
       destination.id,
     ]);
     expect(health!.consecutive_failures).toBe(0);
-    t.clock.advance(60_000);
-    await drain();
   });
 });

@@ -12,7 +12,7 @@ import type { SecureContextOptions } from 'node:tls';
 import type { Clock } from '../clock.ts';
 import { randomBase62 } from '../random.ts';
 import type { Db } from '../store/db.ts';
-import { recordDestinationFailure } from '../domain/destinations/health.ts';
+import { recordDestinationFailure, recordDestinationSuccess } from '../domain/destinations/health.ts';
 import {
   claimDueDeliveries as claimDueDeliveriesIn,
   holdsClaim,
@@ -188,7 +188,16 @@ async function recordAttempt(
   if (outcome.result === 'delivered') {
     // Grouped with the other attempts that end now; a lost claim is left to the claim that took it.
     const record = deps.recordDelivered ?? deliveredRecorder(deps.db);
-    await record({ deliveryId: row.id, claimToken: row.claim_token, attempt: attempts, status: outcome.status, at, durationMs: measured.durationMs });
+    const recorded = await record({
+      deliveryId: row.id,
+      claimToken: row.claim_token,
+      attempt: attempts,
+      status: outcome.status,
+      at,
+      durationMs: measured.durationMs,
+    });
+    // A destination that was failing is healthy again (one that was not is left unwritten).
+    if (row.consecutive_failures > 0 && recorded.includes(row.id)) await recordDestinationSuccess(deps.db, row.destination_id);
     return null;
   }
   const next = outcome.result === 'retry' ? nextAttemptAt(attempts, at, deps.random) : null;

@@ -1,12 +1,18 @@
 /**
- * @module A destination's health as its deliveries report it: a failed attempt adds to the failure
- * count and pauses the destination once the pause rule says so (domain/webhooks/retry-schedule.ts),
- * in the transaction that records the attempt; a delivered one clears it (in the statement that
- * records delivered attempts, domain/events/deliveries.ts `recordDeliveredAttempts`).
+ * @module A destination's health as its deliveries report it: a delivered attempt clears the
+ * failure count, a failed one adds to it and pauses the destination once the pause rule says so
+ * (domain/webhooks/retry-schedule.ts). Called by the delivery worker: for a failure in the
+ * transaction that records the attempt; for a success only when the destination had failures when
+ * the delivery was claimed (a healthy destination's row is not written by each of its deliveries).
  */
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db } from '../../store/db.ts';
 import { shouldPauseDestination } from '../webhooks/retry-schedule.ts';
+
+/** A delivery to the destination succeeded: its consecutive failures are back to 0. */
+export async function recordDestinationSuccess(db: Db, destinationId: string): Promise<void> {
+  await db.query(`UPDATE webhook_destinations SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0`, [destinationId]);
+}
 
 /** What the destination keeps of its last failed attempt (the panel shows it beside the failure count). */
 interface DestinationFailure {

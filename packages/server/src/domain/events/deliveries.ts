@@ -15,7 +15,7 @@ export type ClaimedDelivery = Pick<Delivery, 'id' | 'attempts' | 'event_id' | 'd
   /** Set by the claim. */
   claim_token: string;
 } & Pick<TableRow<'outbox_events'>, 'type' | 'body'> &
-  Pick<TableRow<'webhook_destinations'>, 'url' | 'secret_encrypted'>;
+  Pick<TableRow<'webhook_destinations'>, 'url' | 'secret_encrypted' | 'consecutive_failures'>;
 
 /**
  * Claims up to `limit` due pending deliveries of active destinations: locked with
@@ -39,7 +39,7 @@ export async function claimDueDeliveries(tx: Db, input: { now: Date; limit: numb
     `UPDATE deliveries d SET locked_until = $2, claim_token = $3
        FROM outbox_events e, webhook_destinations w
       WHERE d.id = ANY ($1::text[]) AND e.id = d.event_id AND w.id = d.destination_id
-      RETURNING d.id, d.claim_token, d.attempts, d.event_id, e.type, e.body, d.destination_id, w.url, w.secret_encrypted`,
+      RETURNING d.id, d.claim_token, d.attempts, d.event_id, e.type, e.body, d.destination_id, w.url, w.secret_encrypted, w.consecutive_failures`,
     [due.map((r) => r.id), input.leaseUntil, input.token],
   );
 }
@@ -146,10 +146,8 @@ export interface DeliveredAttempt {
 
 /**
  * Records delivered attempts, any number, in one statement: each delivery still held by its claim
- * becomes `delivered` (claim released) with its attempt's audit row, and the destinations that had
- * failures have them cleared (locked in id order, and only those: a healthy destination's row is not
- * written, so its deliveries do not take turns on it). A delivery whose claim was lost (its lease ran
- * out and it was claimed again) is left to that claim. Answers the ids it recorded.
+ * becomes `delivered` (claim released) with its attempt's audit row. A delivery whose claim was lost
+ * (its lease ran out and it was claimed again) is left to that claim. Answers the ids it recorded.
  */
 export async function recordDeliveredAttempts(db: Db, attempts: readonly DeliveredAttempt[]): Promise<string[]> {
   if (attempts.length === 0) return [];
@@ -167,12 +165,6 @@ export async function recordDeliveredAttempts(db: Db, attempts: readonly Deliver
        INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at, error_kind, duration_ms, next_attempt_at)
        SELECT i.attempt_id, i.id, i.attempt, 'delivered', i.status, NULL, i.at, NULL, i.duration, NULL
          FROM input i JOIN delivered USING (id)
-     ), failing AS (
-       SELECT w.id FROM webhook_destinations w
-        WHERE w.id IN (SELECT destination_id FROM delivered) AND w.consecutive_failures <> 0
-        ORDER BY w.id FOR UPDATE
-     ), healthy AS (
-       UPDATE webhook_destinations w SET consecutive_failures = 0 FROM failing f WHERE w.id = f.id
      )
      SELECT id FROM delivered`,
     [

@@ -62,22 +62,6 @@ export function toRun(row: RunFields): Run {
   };
 }
 
-/**
- * The run row of an inbound webhook's first delivery, `in_progress`, written in the ingestion's
- * transaction. Executing it is the run executor's job (see `src/worker/inbound-runs.ts`), which picks
- * up the event while `run_started_at` is null.
- */
-export async function insertInboundRun(tx: Db, input: { runId: string; workspaceId: string; agentSlug: string; alias: string; at: Date }): Promise<void> {
-  await tx.query(
-    `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, created_at, updated_at,
-       window_hour, window_day)
-     VALUES ($1, $2, 'in_progress', $3, $3, $4, 'inbound_webhook', $5, $5,
-       date_trunc('hour', $5::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
-       date_trunc('day', $5::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`,
-    [input.runId, input.workspaceId, input.agentSlug, input.alias, input.at],
-  );
-}
-
 /** The run row, or `404 not_found` when it does not exist in this workspace. */
 export async function readRunRow(db: Db, workspaceId: string, runId: string, forUpdate = false): Promise<RunRow> {
   const [row] = await db.query<RunRow>(`SELECT * FROM runs WHERE id = $1 AND workspace_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [runId, workspaceId]);
