@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { routes } from '../generated/routes.ts';
 import { pauseAgent, resumeAgent, setPlan } from '../packages/server/src/domain/agents/settings.ts';
-import { setManualKillSwitch } from '../packages/server/src/domain/runs/index.ts';
+import { setManualKillSwitch } from '../packages/server/src/domain/spending/index.ts';
 import { LOGIN_LIMITS } from '../packages/server/src/domain/sessions/service.ts';
 import { totpCode } from '../packages/server/src/domain/sessions/totp.ts';
 import { resetUserByEmail } from '../packages/server/src/domain/sessions/resets.ts';

@@ -18,7 +18,8 @@ import { ALIASES } from '../../vocabulary/alias.ts';
 import { activeAgents } from '../agents/availability.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import { workspaceAgents } from '../agents/settings.ts';
-import { currentUsage, runFailureError, type RunService } from '../runs/index.ts';
+import { runFailureError, type RunService } from '../runs/index.ts';
+import { currentUsage } from '../spending/index.ts';
 
 /** What the tools act with; the handlers pass the app's services. */
 export interface McpDeps {

@@ -10,7 +10,7 @@ import type { WorkspaceAgents } from '../agents/availability.ts';
 import type { Redactor } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
-import type { BudgetSettings } from './budget.ts';
+import type { BudgetSettings } from '../spending/budget.ts';
 
 interface Heartbeat {
   /** Starts renewing leases, if not already; it stops by itself once nothing executes. */

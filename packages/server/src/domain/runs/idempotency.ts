@@ -55,6 +55,11 @@ export async function claimKey(tx: Db, claim: IdempotencyClaim, workspaceId: str
   return rows.length > 0;
 }
 
+/** Whether `start_run` failed because a concurrent request claimed the key first (it undid everything). */
+export function claimLost(err: unknown): boolean {
+  return err instanceof Error && err.message.includes('idempotency_claim_lost');
+}
+
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {

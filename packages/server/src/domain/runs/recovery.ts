@@ -15,7 +15,7 @@ import type { Clock } from '../../clock.ts';
 import { redactText } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
 import type { KillSwitchLimits } from '../usage/index.ts';
-import { settleBudget } from './budget.ts';
+import { settleBudget } from '../spending/budget.ts';
 import { runFailedEvent } from './events.ts';
 import { runEnded, runInterrupted } from './run-hooks.ts';
 import { readRunRow, toRun, type Run, type RunRow } from './store.ts';

@@ -19,7 +19,7 @@ import type { Engines } from '../../engine/index.ts';
 import { ServiceError } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
-import type { BudgetSettings } from './budget.ts';
+import type { BudgetSettings } from '../spending/budget.ts';
 import { workspaceAgents } from '../agents/settings.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
 import { createConversationCache } from './conversation.ts';

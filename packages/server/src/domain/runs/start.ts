@@ -15,9 +15,9 @@ import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import { routeRequest } from '../../vocabulary/router.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
 import { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
-import { reserveRun, type Windows } from './budget.ts';
+import { reserveRun, type Reservation, type Windows } from '../spending/budget.ts';
 import { runFailedEvent } from './events.ts';
-import { claimKey, findClaim, type IdempotencyClaim } from './idempotency.ts';
+import { claimKey, claimLost, findClaim, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
 import type { RunContext } from './context.ts';
 import { runEnded } from './run-hooks.ts';
 import { writeSteps, type StepDraft } from './steps.ts';
@@ -105,9 +105,9 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
 
   const desiredOutput = input.maxTokens ?? DEFAULT_OUTPUT_TOKENS;
   const runId = input.existingRunId ?? newId('run');
-  // The one round trip before the engine: checks, reservation and the run's row (budget.ts).
+  // The one round trip before the engine: checks, reservation and the run's row (spending/budget.ts).
   const reserve = (p: Prepared) =>
-    reserveRun(db, {
+    reserveOrReplay(ctx, input.idempotency, {
       workspaceId: input.workspaceId,
       runId,
       adopt: input.existingRunId !== undefined,
@@ -123,7 +123,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
       inputTokens: p.inputTokens,
       desiredOutput,
       settings: budget,
-      idempotency: input.idempotency,
+      idempotency: input.idempotency && { ...input.idempotency, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) },
     });
   // The earlier turns come from memory; start_run refuses a copy that is behind the store, and
   // then the thread is read again (a few times at most: each retry reads it from the store).
@@ -176,6 +176,22 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
     steps,
   };
   return { kind: 'started', run };
+}
+
+/**
+ * `reserveRun`, and when a concurrent retry claimed the idempotency key first (the statement then
+ * undid everything), that retry's run as a replay.
+ */
+async function reserveOrReplay(ctx: RunContext, claim: IdempotencyClaim | undefined, run: Parameters<typeof reserveRun>[1]): Promise<Reservation> {
+  try {
+    return await reserveRun(ctx.db, run);
+  } catch (err) {
+    if (claim && claimLost(err)) {
+      const claimed = await findClaim(ctx.db, claim, run.now);
+      if (claimed) return { outcome: 'replay', runId: claimed };
+    }
+    throw err;
+  }
 }
 
 /** Reads of a conversation that changed under an invocation before it gives up. */

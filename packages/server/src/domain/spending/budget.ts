@@ -46,7 +46,7 @@ import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db } from '../../store/db.ts';
 import { fail, type ServiceError } from '../../errors.ts';
 import { periodOf } from '../usage/index.ts';
-import { findClaim, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
+import type { IdempotencyClaim } from '../runs/idempotency.ts';
 
 export interface BudgetSettings {
   limits: KillSwitchLimits;
@@ -121,7 +121,8 @@ export interface RunToStart {
   inputTokens: number;
   desiredOutput: number;
   settings: BudgetSettings;
-  idempotency?: IdempotencyClaim | undefined;
+  /** The request's Idempotency-Key, claimed for the run until `expiresAt`. */
+  idempotency?: (IdempotencyClaim & { expiresAt: Date }) | undefined;
 }
 
 const START_RUN = `SELECT start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) AS decision`;
@@ -144,45 +145,35 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
   const { now, settings } = run;
   const windows = windowsOf(now);
   const claim = run.idempotency;
-  let decision: StartDecision;
-  try {
-    const [row] = await db.query<{ decision: StartDecision | string }>(
-      START_RUN,
-      [
-        run.workspaceId,
-        run.runId,
-        run.adopt,
-        now,
-        run.leaseUntil,
-        run.agentSlug,
-        run.answeredBy,
-        run.alias,
-        run.source,
-        run.conversationId,
-        run.quotaStu,
-        settings.rates[run.alias],
-        run.inputTokens,
-        run.desiredOutput,
-        settings.limits.run,
-        settings.limits.hour,
-        settings.limits.day,
-        claim?.credentialId ?? null,
-        claim?.key ?? null,
-        claim?.requestHash ?? null,
-        new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-        run.conversationTurns,
-      ],
-      { name: 'start_run' },
-    );
-    decision = typeof row!.decision === 'string' ? JSON.parse(row!.decision) : row!.decision;
-  } catch (err) {
-    // A concurrent retry claimed the key first; the statement undid everything: answer with its run.
-    if (claim && err instanceof Error && err.message.includes('idempotency_claim_lost')) {
-      const claimed = await findClaim(db, claim, now);
-      if (claimed) return { outcome: 'replay', runId: claimed };
-    }
-    throw err;
-  }
+  const [row] = await db.query<{ decision: StartDecision | string }>(
+    START_RUN,
+    [
+      run.workspaceId,
+      run.runId,
+      run.adopt,
+      now,
+      run.leaseUntil,
+      run.agentSlug,
+      run.answeredBy,
+      run.alias,
+      run.source,
+      run.conversationId,
+      run.quotaStu,
+      settings.rates[run.alias],
+      run.inputTokens,
+      run.desiredOutput,
+      settings.limits.run,
+      settings.limits.hour,
+      settings.limits.day,
+      claim?.credentialId ?? null,
+      claim?.key ?? null,
+      claim?.requestHash ?? null,
+      claim?.expiresAt ?? null,
+      run.conversationTurns,
+    ],
+    { name: 'start_run' },
+  );
+  const decision: StartDecision = typeof row!.decision === 'string' ? JSON.parse(row!.decision) : row!.decision;
   switch (decision.outcome) {
     case 'started':
       return { outcome: 'started', windows, reservedStu: Number(decision.reservedStu), outputCap: decision.outputCap, limitedBy: decision.limitedBy };
