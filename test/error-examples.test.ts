@@ -432,8 +432,10 @@ async function asOtherWorkspace(route: RouteSpec, standing: { status: string; pa
     sign(call, 'other-tenant-hook');
   }
   const set = async (value: { status: string; payment: string }) => {
-    await t.db.query(`UPDATE workspaces SET status = $2, payment = $3 WHERE id = $1`, [other.workspaceId, value.status, value.payment]);
-    await invalidateKeyCaches(t.db);
+    await t.db.transaction(async (tx) => {
+      await tx.query(`UPDATE workspaces SET status = $2, payment = $3 WHERE id = $1`, [other.workspaceId, value.status, value.payment]);
+      await invalidateKeyCaches(tx);
+    });
   };
   await set(standing);
   try {

@@ -5,11 +5,11 @@
  * records the attempt.
  */
 import type { TableRow } from '../../../../../generated/db.ts';
-import type { Db } from '../../store/db.ts';
+import type { Tx } from '../../store/db.ts';
 import { shouldPauseDestination } from '../webhooks/retry-schedule.ts';
 
 /** A delivery to the destination succeeded: its consecutive failures are back to 0. */
-export async function recordDestinationSuccess(tx: Db, destinationId: string): Promise<void> {
+export async function recordDestinationSuccess(tx: Tx, destinationId: string): Promise<void> {
   await tx.query(`UPDATE webhook_destinations SET consecutive_failures = 0 WHERE id = $1`, [destinationId]);
 }
 
@@ -24,7 +24,7 @@ interface DestinationFailure {
  * A delivery attempt to the destination failed: one more consecutive failure, the failure kept as the
  * last one, and paused (`failures`) when that is too many.
  */
-export async function recordDestinationFailure(tx: Db, destinationId: string, at: Date, failure: DestinationFailure): Promise<void> {
+export async function recordDestinationFailure(tx: Tx, destinationId: string, at: Date, failure: DestinationFailure): Promise<void> {
   const [dest] = await tx.query<Pick<TableRow<'webhook_destinations'>, 'consecutive_failures' | 'status'>>(
     `UPDATE webhook_destinations
         SET consecutive_failures = consecutive_failures + 1, last_failure_at = $2, last_failure_kind = $3, last_failure_status = $4

@@ -18,7 +18,7 @@
 import type { TokenUsage } from '../../engine/index.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { deliveryIds } from '../events/index.ts';
 import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
 import type { RunContext } from './context.ts';
@@ -105,7 +105,7 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     deliveryIds(),
     ctx.conversations.instance,
   ];
-  const finish = async (tx: Db) => {
+  const finish = async (tx: Db | Tx) => {
     try {
       const [row] = await tx.query<RunFields & Pick<RunRow, 'started_at' | 'source'>>(FINISH_RUN, params, { name: 'finish_run' });
       return row!;
@@ -136,7 +136,7 @@ async function closeWith<Row extends RunFields & Pick<RunRow, 'started_at' | 'so
   run: PendingRun,
   result: RunResult,
   now: Date,
-  finish: (db: Db) => Promise<Row>,
+  finish: (db: Db | Tx) => Promise<Row>,
 ): Promise<Row> {
   const { db, redactor } = ctx;
   const deliverables = result.steps.some(deliveredOnly);

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { fail } from '../../errors.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -46,7 +46,7 @@ export async function findClaim(db: Db, claim: IdempotencyClaim, now: Date): Pro
 }
 
 /** Claims the key for `runId`; false when a concurrent request claimed it first. */
-export async function claimKey(tx: Db, claim: IdempotencyClaim, workspaceId: string, runId: string, now: Date): Promise<boolean> {
+export async function claimKey(tx: Tx, claim: IdempotencyClaim, workspaceId: string, runId: string, now: Date): Promise<boolean> {
   const rows = await tx.query(
     `INSERT INTO idempotency_keys (credential_id, idempotency_key, workspace_id, request_hash, run_id, created_at, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (credential_id, idempotency_key) DO NOTHING RETURNING 1`,

@@ -13,7 +13,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import { redactText } from '../../redact/index.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import type { KillSwitchLimits } from '../usage/index.ts';
 import { settleBudget } from '../spending/budget.ts';
 import { runFailedEvent } from './events.ts';
@@ -82,7 +82,7 @@ export async function sweepInterruptedRuns(deps: { db: Db; clock: Clock; limits:
 }
 
 /** Puts an interrupted inbound run back in the hand-over queue; false when its input is gone. */
-async function handOverAgain(tx: Db, row: RunRow, now: Date, limits: KillSwitchLimits): Promise<boolean> {
+async function handOverAgain(tx: Tx, row: RunRow, now: Date, limits: KillSwitchLimits): Promise<boolean> {
   if (!(await runInterrupted(tx, { runId: row.id, workspaceId: row.workspace_id, source: row.source }))) return false;
   await release(tx, row, now, limits);
   await tx.query(`UPDATE runs SET started_at = NULL, lease_until = NULL, reserved_stu = 0, recoveries = recoveries + 1, updated_at = $2 WHERE id = $1`, [
@@ -92,7 +92,7 @@ async function handOverAgain(tx: Db, row: RunRow, now: Date, limits: KillSwitchL
   return true;
 }
 
-async function end(tx: Db, row: RunRow, now: Date, outcome: { status: 'failed' | 'canceled'; reason: string; limits: KillSwitchLimits }): Promise<void> {
+async function end(tx: Tx, row: RunRow, now: Date, outcome: { status: 'failed' | 'canceled'; reason: string; limits: KillSwitchLimits }): Promise<void> {
   await release(tx, row, now, outcome.limits);
   const reason = outcome.status === 'failed' ? redactText(outcome.reason) : null;
   await tx.query(`UPDATE runs SET status = $2, failure_reason = $3, reserved_stu = 0, lease_until = NULL, updated_at = $4, completed_at = $4 WHERE id = $1`, [
@@ -106,7 +106,7 @@ async function end(tx: Db, row: RunRow, now: Date, outcome: { status: 'failed' |
 }
 
 /** Releases what the run holds; a run that holds nothing (not started yet) locks no budget row. */
-async function release(tx: Db, row: RunRow, now: Date, limits: KillSwitchLimits): Promise<void> {
+async function release(tx: Tx, row: RunRow, now: Date, limits: KillSwitchLimits): Promise<void> {
   const reservedStu = Number(row.reserved_stu);
   if (reservedStu <= 0) return;
   await settleBudget(tx, {

@@ -6,7 +6,7 @@
 import type { DraftKind } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
 import type { Redactor } from '../../redact/index.ts';
-import type { Db } from '../../store/db.ts';
+import type { Tx } from '../../store/db.ts';
 import { insertApprovalRequest } from '../approvals/requests.ts';
 import { approvalCreatedEvent, draftCreatedEvent } from './events.ts';
 import type { Step, ToolCall } from './store.ts';
@@ -26,7 +26,7 @@ export interface StepDraft {
 
 /** Writes the steps in order (one statement for all of them); with `events`, also their drafts and approvals and those events. Text passes `redactor`. */
 export async function writeSteps(
-  tx: Db,
+  tx: Tx,
   runId: string,
   steps: readonly StepDraft[],
   now: Date,
@@ -101,7 +101,7 @@ export function stepRows(steps: readonly StepDraft[], redactor: Redactor): strin
 }
 
 /** The drafts and approval requests of a delivered answer, with their events. */
-export async function writeDeliverables(tx: Db, runId: string, steps: readonly StepDraft[], now: Date, workspaceId: string, redactor: Redactor): Promise<void> {
+export async function writeDeliverables(tx: Tx, runId: string, steps: readonly StepDraft[], now: Date, workspaceId: string, redactor: Redactor): Promise<void> {
   const redactText = redactor.text;
   const events = { workspaceId };
   for (const step of steps) {

@@ -3,7 +3,7 @@
  * Every read is scoped by workspace: another workspace's run reads exactly like a missing one.
  */
 import { fail } from '../../errors.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { zRun, zRunStatus, zStep, zToolCall, type Schema } from '../../contract.ts';
 import { toAlias } from '../../vocabulary/alias.ts';
@@ -67,7 +67,7 @@ export function toRun(row: RunFields): Run {
  * transaction. Executing it is the run executor's job (see `src/worker/inbound-runs.ts`), which picks
  * up the event while `run_started_at` is null.
  */
-export async function insertInboundRun(tx: Db, input: { runId: string; workspaceId: string; agentSlug: string; alias: string; at: Date }): Promise<void> {
+export async function insertInboundRun(tx: Tx, input: { runId: string; workspaceId: string; agentSlug: string; alias: string; at: Date }): Promise<void> {
   await tx.query(
     `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, created_at, updated_at,
        window_hour, window_day)
@@ -79,7 +79,7 @@ export async function insertInboundRun(tx: Db, input: { runId: string; workspace
 }
 
 /** The run row, or `404 not_found` when it does not exist in this workspace. */
-export async function readRunRow(db: Db, workspaceId: string, runId: string, forUpdate = false): Promise<RunRow> {
+export async function readRunRow(db: Db | Tx, workspaceId: string, runId: string, forUpdate = false): Promise<RunRow> {
   const [row] = await db.query<RunRow>(`SELECT * FROM runs WHERE id = $1 AND workspace_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [runId, workspaceId]);
   if (!row) throw fail('not_found', 'Run not found.');
   return row;

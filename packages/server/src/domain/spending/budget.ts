@@ -43,7 +43,7 @@ import {
   type StuRates,
 } from '../usage/index.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { fail, type ServiceError } from '../../errors.ts';
 import { periodOf } from '../usage/index.ts';
 import type { IdempotencyClaim } from '../runs/idempotency.ts';
@@ -225,7 +225,7 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
  * that executed is settled by `finish_run`, which applies the same rules; see close.ts.)
  */
 export async function settleBudget(
-  tx: Db,
+  tx: Tx,
   input: {
     workspaceId: string;
     windows: Windows;
@@ -346,7 +346,7 @@ function windowsOf(now: Date): Windows {
  * Creates the two window rows if needed and locks them, day first, always in that order (no
  * deadlock); reads the manual kill switch in the same statement.
  */
-async function lockWindows(tx: Db, workspaceId: string, windows: Windows): Promise<{ hour: WindowTotals; day: WindowTotals; manualSince: Date | null }> {
+async function lockWindows(tx: Tx, workspaceId: string, windows: Windows): Promise<{ hour: WindowTotals; day: WindowTotals; manualSince: Date | null }> {
   await tx.query(
     `INSERT INTO usage_windows (workspace_id, scope, window_start) VALUES ($1, 'day', $2), ($1, 'hour', $3)
      ON CONFLICT (workspace_id, scope, window_start) DO NOTHING`,
@@ -372,7 +372,7 @@ async function lockWindows(tx: Db, workspaceId: string, windows: Windows): Promi
  * Locks the period row of a reservation (created by ensurePeriod before the run starts; a row that
  * is missing, as for a run that started before the period existed, reads as empty).
  */
-async function lockPeriod(tx: Db, workspaceId: string, period: string): Promise<{ consumed: number; reserved: number }> {
+async function lockPeriod(tx: Tx, workspaceId: string, period: string): Promise<{ consumed: number; reserved: number }> {
   const [row] = await tx.query<{ consumed: number; reserved: number }>(
     `SELECT consumed_stu::float8 AS consumed, reserved_stu::float8 AS reserved FROM usage_periods
       WHERE workspace_id = $1 AND period = $2 FOR UPDATE`,
@@ -386,7 +386,7 @@ function reachedLimit(chargedStu: number, limitStu: number): boolean {
   return chargedStu >= limitStu - Math.ceil(limitStu * TRIP_MARGIN);
 }
 
-async function trip(tx: Db, workspaceId: string, scope: 'hour' | 'day', windows: Windows, now: Date): Promise<void> {
+async function trip(tx: Tx, workspaceId: string, scope: 'hour' | 'day', windows: Windows, now: Date): Promise<void> {
   await tx.query(`UPDATE usage_windows SET tripped_at = COALESCE(tripped_at, $4) WHERE workspace_id = $1 AND scope = $2 AND window_start = $3`, [
     workspaceId,
     scope,
