@@ -21,7 +21,8 @@ import { claimKey, claimLost, findClaim, IDEMPOTENCY_TTL_MS, type IdempotencyCla
 import type { RunContext } from './context.ts';
 import { runEnded } from './run-hooks.ts';
 import { writeSteps, type StepDraft } from './steps.ts';
-import { readRunRow, toRun, type Run, type RunSource } from './store.ts';
+import { failWaitingRunAtOnce, insertFailedRun } from './queries.ts';
+import { readRunRecord, toRun, type Run, type RunSource } from './store.ts';
 
 /** Output tokens reserved for a request that sets no `maxTokens` (and the cap given to the engine). */
 export const DEFAULT_OUTPUT_TOKENS = 4096;
@@ -140,7 +141,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
       return { kind: 'replay', runId: reservation.runId };
     case 'gone':
       // Canceled before it could start, or already taken over: nothing to run.
-      return { kind: 'ended', run: toRun(await readRunRow(db, input.workspaceId, runId)), answeredBy };
+      return { kind: 'ended', run: toRun(await readRunRecord(db, input.workspaceId, runId)), answeredBy };
     case 'stale_history':
       // Other runs kept adding to the thread while this one read it again and again: retry shortly.
       throw fail('service_unavailable', 'The conversation changed while this invocation started; retry.', {}, { 'Retry-After': '1' });
@@ -242,42 +243,31 @@ async function failAtOnce(
   const reason = killSwitchReason(run.crossed);
   try {
     return await db.transaction(async (tx) => {
+      const failed = {
+        runId,
+        workspaceId: input.workspaceId,
+        agentSlug: run.target,
+        answeredBy: run.answeredBy,
+        alias: input.alias,
+        source: input.source,
+        conversationId: input.conversationId ?? null,
+        reason,
+        windows: run.windows,
+        now,
+      };
       if (input.existingRunId) {
-        const adopted = await tx.query(
-          `UPDATE runs SET answered_by = $3, status = 'failed', failure_reason = $4, reserved_stu = 0, window_hour = $5, window_day = $6,
-                           updated_at = $7, started_at = $7, completed_at = $7, lease_until = NULL
-            WHERE id = $1 AND workspace_id = $2 AND status = 'in_progress' AND started_at IS NULL RETURNING 1`,
-          [runId, input.workspaceId, run.answeredBy, reason, run.windows.hour, run.windows.day, now],
-        );
-        if (adopted.length === 0) throw new RunGone();
+        if (!(await failWaitingRunAtOnce(tx, failed))) throw new RunGone();
       } else {
-        await tx.query(
-          `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, conversation_id, failure_reason,
-                             reserved_stu, window_hour, window_day, created_at, updated_at, started_at, completed_at)
-           VALUES ($1, $2, 'failed', $3, $4, $5, $6, $7, $8, 0, $9, $10, $11, $11, $11, $11)`,
-          [
-            runId,
-            input.workspaceId,
-            run.target,
-            run.answeredBy,
-            input.alias,
-            input.source,
-            input.conversationId ?? null,
-            reason,
-            run.windows.hour,
-            run.windows.day,
-            now,
-          ],
-        );
+        await insertFailedRun(tx, failed);
       }
       if (input.idempotency && !(await claimKey(tx, input.idempotency, input.workspaceId, runId, now))) throw new ClaimLost();
       await writeSteps(tx, runId, run.steps, now, undefined, ctx.redactor);
       await runEnded(tx, { runId, workspaceId: input.workspaceId, source: input.source });
       await runFailedEvent(tx, now, { workspaceId: input.workspaceId, runId, agent: run.target, reason });
-      return { kind: 'ended' as const, run: toRun(await readRunRow(tx, input.workspaceId, runId)), answeredBy: run.answeredBy };
+      return { kind: 'ended' as const, run: toRun(await readRunRecord(tx, input.workspaceId, runId)), answeredBy: run.answeredBy };
     });
   } catch (err) {
-    if (err instanceof RunGone) return { kind: 'ended', run: toRun(await readRunRow(db, input.workspaceId, runId)), answeredBy: run.answeredBy };
+    if (err instanceof RunGone) return { kind: 'ended', run: toRun(await readRunRecord(db, input.workspaceId, runId)), answeredBy: run.answeredBy };
     if (err instanceof ClaimLost && input.idempotency) {
       const claimed = await findClaim(db, input.idempotency, clock.now());
       if (claimed) return { kind: 'replay', runId: claimed };
