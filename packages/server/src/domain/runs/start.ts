@@ -6,6 +6,7 @@
  * engine was called, ended `failed` at once.
  */
 import type { EngineMessage, EngineRequest, Effort, PowerMode } from '../../engine/index.ts';
+import type { Db } from '../../store/db.ts';
 import { countMessageTokensAsync } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
 import type { Alias } from '../../vocabulary/alias.ts';
@@ -15,7 +16,7 @@ import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import { routeRequest } from '../../vocabulary/router.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
 import { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
-import { reserveRun, type Reservation, type Windows } from '../spending/budget.ts';
+import { reserveRun, type Reservation, type RunToStart, type Windows } from '../spending/budget.ts';
 import { runFailedEvent } from './events.ts';
 import { claimKey, claimLost, findClaim, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
 import type { RunContext } from './context.ts';
@@ -108,7 +109,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
   const runId = input.existingRunId ?? newId('run');
   // The one round trip before the engine: checks, reservation and the run's row (spending/budget.ts).
   const reserve = (p: Prepared) =>
-    reserveOrReplay(ctx, input.idempotency, {
+    reserveOrReplay(db, {
       workspaceId: input.workspaceId,
       runId,
       adopt: input.existingRunId !== undefined,
@@ -183,12 +184,12 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
  * `reserveRun`, and when a concurrent retry claimed the idempotency key first (the statement then
  * undid everything), that retry's run as a replay.
  */
-async function reserveOrReplay(ctx: RunContext, claim: IdempotencyClaim | undefined, run: Parameters<typeof reserveRun>[1]): Promise<Reservation> {
+async function reserveOrReplay(db: Db, run: RunToStart): Promise<Reservation> {
   try {
-    return await reserveRun(ctx.db, run);
+    return await reserveRun(db, run);
   } catch (err) {
-    if (claim && claimLost(err)) {
-      const claimed = await findClaim(ctx.db, claim, run.now);
+    if (run.idempotency && claimLost(err)) {
+      const claimed = await findClaim(db, run.idempotency, run.now);
       if (claimed) return { outcome: 'replay', runId: claimed };
     }
     throw err;
