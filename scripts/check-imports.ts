@@ -51,6 +51,7 @@ export const FLOORS: readonly (readonly string[])[] = [
     'domain/destinations',
     'domain/webhooks',
     'domain/integrations',
+    'domain/spending',
     'domain/runs',
     'domain/approvals',
     'domain/inbound-webhooks',

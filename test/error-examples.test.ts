@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { routes } from '../generated/routes.ts';
 import { pauseAgent, resumeAgent, setPlan } from '../packages/server/src/domain/agents/settings.ts';
-import { setManualKillSwitch } from '../packages/server/src/domain/runs/index.ts';
+import { setManualKillSwitch } from '../packages/server/src/domain/spending/index.ts';
 import { LOGIN_LIMITS } from '../packages/server/src/domain/sessions/service.ts';
 import { totpCode } from '../packages/server/src/domain/sessions/totp.ts';
 import { resetUserByEmail } from '../packages/server/src/domain/sessions/resets.ts';
@@ -432,8 +432,10 @@ async function asOtherWorkspace(route: RouteSpec, standing: { status: string; pa
     sign(call, 'other-tenant-hook');
   }
   const set = async (value: { status: string; payment: string }) => {
-    await t.db.query(`UPDATE workspaces SET status = $2, payment = $3 WHERE id = $1`, [other.workspaceId, value.status, value.payment]);
-    await invalidateKeyCaches(t.db);
+    await t.db.transaction(async (tx) => {
+      await tx.query(`UPDATE workspaces SET status = $2, payment = $3 WHERE id = $1`, [other.workspaceId, value.status, value.payment]);
+      await invalidateKeyCaches(tx);
+    });
   };
   await set(standing);
   try {

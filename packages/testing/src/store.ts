@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { randomBase62 } from '../../server/src/random.ts';
-import type { Db, OpenDb } from '../../server/src/store/db.ts';
+import { asTx, type Db, type OpenDb, type Tx } from '../../server/src/store/db.ts';
 import { migrated, openStore } from '../../server/src/store/open.ts';
 import { pgliteSchemaStore, type SharedPglite, sharePglite } from '../../server/src/store/pglite.ts';
 import { quoteIdent } from '../../server/src/store/postgres.ts';
@@ -193,18 +193,30 @@ export async function freshDatabase(url: string, prefix: string): Promise<{ url:
 /**
  * The statements a store runs, for tests that bound the queries of a hot path: every statement
  * through `db` lands in `statements` (LISTEN passes through), `BEGIN` for each transaction and the
- * statements inside one indented by two spaces (a nested transaction joins the outer one).
+ * statements inside one indented by two spaces.
  */
 export function countingDb(inner: OpenDb): { db: OpenDb; statements: string[] } {
   const statements: string[] = [];
-  const wrap = (db: Db, inTransaction: boolean): Db => ({
+  const record = (sql: string, inTransaction: boolean) => statements.push(`${inTransaction ? '  ' : ''}${sql.replace(/\s+/g, ' ').trim()}`);
+  const wrapTx = (tx: Tx): Tx =>
+    asTx({
+      query: (sql, params, options) => {
+        record(sql, true);
+        return tx.query(sql, params, options);
+      },
+      exec: (sql) => {
+        statements.push(sql);
+        return tx.exec(sql);
+      },
+    });
+  const wrap = (db: Db): Db => ({
     query: (sql, params, options) => {
-      statements.push(`${inTransaction ? '  ' : ''}${sql.replace(/\s+/g, ' ').trim()}`);
+      record(sql, false);
       return db.query(sql, params, options);
     },
     transaction: (fn) => {
-      if (!inTransaction) statements.push('BEGIN');
-      return db.transaction((tx) => fn(wrap(tx, true)));
+      statements.push('BEGIN');
+      return db.transaction((tx) => fn(wrapTx(tx)));
     },
     exec: (sql) => {
       statements.push(sql);
@@ -212,7 +224,7 @@ export function countingDb(inner: OpenDb): { db: OpenDb; statements: string[] } 
     },
   });
   const db: OpenDb = {
-    ...wrap(inner, false),
+    ...wrap(inner),
     driver: inner.driver,
     close: () => inner.close(),
     ...(inner.listen ? { listen: inner.listen.bind(inner) } : {}),

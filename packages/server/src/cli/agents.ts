@@ -9,7 +9,7 @@ import { loadConfig } from '../config.ts';
 import { AGENT_CATALOG, getAgent } from '../vocabulary/catalog.ts';
 import { isPlanName, PLAN_NAMES, PLANS } from '../vocabulary/plans.ts';
 import { getPlan, pausedAgents, pauseAgent, resumeAgent, setPlan } from '../domain/agents/settings.ts';
-import { killSwitchStatus, setManualKillSwitch, unbilledInWindows } from '../domain/runs/index.ts';
+import { killSwitchStatus, setManualKillSwitch, unbilledInWindows } from '../domain/spending/index.ts';
 import { KILL_SWITCH_LIMITS } from '../domain/usage/index.ts';
 import { resolveWorkspace } from './keys.ts';
 import { openCliStore } from '../runtime/store.ts';

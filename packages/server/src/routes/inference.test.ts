@@ -16,7 +16,7 @@ import {
   zUsage,
 } from '../../../../generated/zod.ts';
 import { pauseAgent, setPlan } from '../domain/agents/settings.ts';
-import { setManualKillSwitch } from '../domain/runs/index.ts';
+import { setManualKillSwitch } from '../domain/spending/index.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { parseSse } from '@service/testing/sse';
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zKillSwitches } from '../../../../generated/zod.ts';
-import { killSwitchStatus } from '../domain/runs/index.ts';
+import { killSwitchStatus } from '../domain/spending/index.ts';
 import { KILL_SWITCH_LIMITS } from '../domain/usage/index.ts';
 import { countMessageTokens } from '../engine/index.ts';
 import { testBackends, type TestStore } from '@service/testing/store';

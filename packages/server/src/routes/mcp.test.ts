@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zCallMcpRpcResponse, zJsonRpcResponse } from '../../../../generated/zod.ts';
-import { setManualKillSwitch } from '../domain/runs/index.ts';
+import { setManualKillSwitch } from '../domain/spending/index.ts';
 import { createWorkspace } from '../domain/workspaces/index.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
 

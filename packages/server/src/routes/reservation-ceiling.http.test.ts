@@ -11,7 +11,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { zInferenceResponse, zKillSwitches, zRunDetail, zStreamEnd, zStreamError, zUsage } from '../../../../generated/zod.ts';
 import { setQuotaOverride } from '../domain/agents/settings.ts';
-import { unbilledInWindows } from '../domain/runs/index.ts';
+import { unbilledInWindows } from '../domain/spending/index.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, stuForRun, type KillSwitchLimits } from '../domain/usage/index.ts';
 import { countMessageTokens, countTextTokens, createEngines } from '../engine/index.ts';
 import { openStream, sendCompletion, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';

@@ -1,5 +1,6 @@
 /**
- * @module The store interface every domain module talks to: parameterised SQL and transactions.
+ * @module The store interface every domain module talks to: parameterised SQL and transactions
+ * (`Db`, the store; `Tx`, a transaction's handle).
  * Two drivers implement it (PGlite embedded, PostgreSQL over the network) with one SQL dialect.
  *
  * Dialect rules that keep both drivers returning the same JavaScript values:
@@ -15,16 +16,34 @@ export interface QueryOptions {
   name?: string;
 }
 
-export interface Db {
+/** What the store and a transaction's handle both do: run statements. */
+interface Statements {
   /**
    * One statement with `$1…` parameters; resolves to the rows it returns (empty for none). A hot
    * statement may give `name`: PostgreSQL then prepares it once per connection (PGlite ignores it).
    */
   query<T = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
-  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
-  transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   /** Several statements without parameters (migrations, DDL). */
   exec(sql: string): Promise<void>;
+}
+
+/** Exists only in the types: it tells a transaction's handle from the store. */
+declare const IN_TRANSACTION: unique symbol;
+
+/**
+ * A transaction's handle: what `Db.transaction` passes to its callback. Its statements commit or roll back
+ * together. It is not a `Db` (no `transaction`, no `listen`: a transaction is not nested, nor listened on),
+ * and a `Db` is not a `Tx` (the brand): a function that must run inside a transaction (its writes belong
+ * with the caller's, or it locks rows for the caller) takes a `Tx`, so a call from outside one does not
+ * compile. A statement that may run either way takes `Db | Tx`.
+ */
+export interface Tx extends Statements {
+  readonly [IN_TRANSACTION]: true;
+}
+
+export interface Db extends Statements {
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
   /**
    * LISTEN on a channel of this store's schema (store/listen.ts); notified with `notifySql`.
    * Only the store itself has it, not a transaction's handle.
@@ -43,8 +62,21 @@ export interface Db {
   queued?(): number;
 }
 
+/** A driver's transaction handle as a `Tx` (the brand has no value: this is the one place it is given). */
+export function asTx(handle: Statements): Tx {
+  return handle as Tx;
+}
+
 /** A Db that owns its connection(s) and must be closed. */
 export interface OpenDb extends Db {
   close(): Promise<void>;
   readonly driver: 'pglite' | 'postgres';
+}
+
+/**
+ * Runs `fn` in `db`'s transaction: a new one on the store, the caller's own on a `Tx` (so what `fn`
+ * writes commits exactly with the caller's change).
+ */
+export function inTransaction<T>(db: Db | Tx, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return 'transaction' in db ? db.transaction(fn) : fn(db);
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inTransaction, type Db, type Tx } from './db.ts';
 import { migrate } from './migrate.ts';
 import { storeTestBackends, type TestStore } from '@service/testing/store';
 
@@ -43,6 +44,28 @@ describe.each(storeTestBackends())('store on $name', ({ open }) => {
     ).rejects.toThrow('boom');
     const ids = await store.db.query<{ id: string }>(`SELECT id FROM workspaces WHERE id IN ('wksp_commit', 'wksp_rollback')`);
     expect(ids.map((r) => r.id)).toEqual(['wksp_commit']);
+  });
+
+  it('passes a transaction a Tx, not the store (no nested transaction, no listen); inTransaction joins a Tx and opens one on the store', async () => {
+    const now = new Date();
+    const insert = (db: Db | Tx, id: string) => db.query(`INSERT INTO workspaces (id, name, created_at) VALUES ($1, 'T', $2)`, [id, now]);
+    await expect(
+      store.db.transaction(async (tx) => {
+        expect('transaction' in tx || 'listen' in tx).toBe(false);
+        // @ts-expect-error a transaction's handle is not the store
+        const notTheStore: Db = tx;
+        void notTheStore;
+        await inTransaction(tx, (joined) => insert(joined, 'wksp_joined'));
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    // @ts-expect-error the store is not a transaction's handle
+    const notATransaction: Tx = store.db;
+    void notATransaction;
+    await inTransaction(store.db, (own) => insert(own, 'wksp_own'));
+    // The joined insert rolled back with the caller's transaction; the other committed in its own.
+    const ids = await store.db.query<{ id: string }>(`SELECT id FROM workspaces WHERE id IN ('wksp_joined', 'wksp_own')`);
+    expect(ids.map((r) => r.id)).toEqual(['wksp_own']);
   });
 
   it('enforces the constraints the domain relies on', async () => {

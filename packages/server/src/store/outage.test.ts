@@ -5,7 +5,7 @@
  * DATABASE_URL is set (CI).
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { randomBase62 } from '../random.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import type { OpenDb } from './db.ts';
@@ -59,6 +59,12 @@ describe.skipIf(!DATABASE_URL)('a PostgreSQL outage', () => {
     // The database goes away: no new connection, and the open ones are cut.
     relay.close();
     for (const s of sockets) s.destroy();
+    // The usage is answered from memory (the usage tally) while its news are known current: until the
+    // instance learns, a moment after the cut, that its listener is gone. From then on it reads the store.
+    await vi.waitFor(async () => expect((await t.app.request('/usage/current', { headers: { authorization: `Bearer ${key}` } })).status).toBe(503), {
+      timeout: 10_000,
+      interval: 10,
+    });
 
     const requests: [string, RequestInit][] = [
       ['/usage/current', { headers: { authorization: `Bearer ${key}` } }],

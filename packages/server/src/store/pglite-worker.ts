@@ -11,7 +11,7 @@
  * measure of the store's queue (middleware/admission).
  */
 import { Worker } from 'node:worker_threads';
-import type { Db, OpenDb } from './db.ts';
+import { asTx, type OpenDb } from './db.ts';
 import type { ListenHandler } from './listen.ts';
 import type { StoreErrorFields, StoreReply, StoreRequest, StoreThreadData } from './pglite-protocol.ts';
 
@@ -113,7 +113,7 @@ export async function openPgliteWorker(dataDir?: string, options: PgliteWorkerOp
       const tx = nextTransaction++;
       // The worker begins the transaction with its first statement; one that runs none sends nothing.
       let begun = false;
-      const handle: Db = {
+      const handle = asTx({
         query(sql, params = []) {
           begun = true;
           return send({ op: 'query', sql, params, tx }) as Promise<never[]>;
@@ -122,9 +122,7 @@ export async function openPgliteWorker(dataDir?: string, options: PgliteWorkerOp
           begun = true;
           await send({ op: 'exec', sql, tx });
         },
-        // A nested transaction joins the outer one.
-        transaction: (inner) => inner(handle),
-      };
+      });
       let result: Awaited<ReturnType<typeof fn>>;
       try {
         result = await fn(handle);

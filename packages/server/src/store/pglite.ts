@@ -8,7 +8,7 @@
  * previous statement came from another schema.
  */
 import { PGlite, type Transaction } from '@electric-sql/pglite';
-import type { Db, OpenDb } from './db.ts';
+import { asTx, type OpenDb, type Tx } from './db.ts';
 import { scopedChannel } from './listen.ts';
 import { quoteIdent } from './postgres.ts';
 
@@ -95,16 +95,14 @@ export function pgliteSchemaStore(shared: SharedPglite, schema: string, onClose:
   };
 }
 
-/** Inside a transaction a nested `transaction` simply joins the outer one. */
-function transactionDb(tx: Transaction): Db {
-  const db: Db = {
+/** A PGlite transaction as the store's `Tx`. */
+function transactionDb(tx: Transaction): Tx {
+  return asTx({
     async query(sql, params = []) {
       return (await tx.query(sql, params as unknown[])).rows as never[];
     },
-    transaction: (fn) => fn(db),
     async exec(sql) {
       await tx.exec(sql);
     },
-  };
-  return db;
+  });
 }

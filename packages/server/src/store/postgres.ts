@@ -3,7 +3,7 @@
  * An optional schema isolates a tenant of the database (tests use one schema per suite).
  */
 import pg from 'pg';
-import type { Db, OpenDb } from './db.ts';
+import { asTx, type OpenDb, type Tx } from './db.ts';
 import { awaitListeners, createPgListener } from './listen.ts';
 
 interface PostgresOptions {
@@ -63,18 +63,16 @@ export async function openPostgres(options: PostgresOptions): Promise<OpenDb> {
   return store;
 }
 
-function clientDb(client: pg.PoolClient): Db {
-  const db: Db = {
+function clientDb(client: pg.PoolClient): Tx {
+  return asTx({
     async query(sql, params = [], options) {
       if (options?.name) return (await client.query({ name: options.name, text: sql, values: params as unknown[] })).rows;
       return (await client.query(sql, params as unknown[])).rows;
     },
-    transaction: (fn) => fn(db),
     async exec(sql) {
       await client.query(sql);
     },
-  };
-  return db;
+  });
 }
 
 /** Double-quoted identifier; schema names come from our own code, but quote them anyway. */

@@ -5,7 +5,7 @@
  * id in the statement that makes it, and tells this process's caches at once (`settingsChanged`).
  */
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { WorkspaceAgents } from './availability.ts';
 import { getAgent } from '../../vocabulary/catalog.ts';
@@ -35,7 +35,7 @@ interface PlanSettings {
   quotaOverride: number | null;
 }
 
-export async function getPlanSettings(db: Db, workspaceId: string): Promise<PlanSettings> {
+export async function getPlanSettings(db: Db | Tx, workspaceId: string): Promise<PlanSettings> {
   const [row] = await db.query<{ plan: string; quota_stu: number | null }>(
     `SELECT plan, quota_stu::float8 AS quota_stu FROM workspace_plans WHERE workspace_id = $1`,
     [workspaceId],
@@ -51,7 +51,7 @@ export function planSettingsOf(row: { plan: string | null; quota_stu: number | n
 }
 
 /** The operator's quota override in STU per period; null returns to the plan's quota. */
-export async function setQuotaOverride(db: Db, clock: Clock, workspaceId: string, quotaStu: number | null): Promise<void> {
+export async function setQuotaOverride(db: Db | Tx, clock: Clock, workspaceId: string, quotaStu: number | null): Promise<void> {
   await db.query(
     `WITH changed AS (
        INSERT INTO workspace_plans (workspace_id, plan, quota_stu, updated_at) VALUES ($1, $2, $3, $4)
@@ -62,7 +62,7 @@ export async function setQuotaOverride(db: Db, clock: Clock, workspaceId: string
   settingsChanged();
 }
 
-export async function setPlan(db: Db, clock: Clock, workspaceId: string, plan: PlanName): Promise<void> {
+export async function setPlan(db: Db | Tx, clock: Clock, workspaceId: string, plan: PlanName): Promise<void> {
   await db.query(
     `WITH changed AS (
        INSERT INTO workspace_plans (workspace_id, plan, updated_at) VALUES ($1, $2, $3)

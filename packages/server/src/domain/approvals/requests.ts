@@ -2,7 +2,7 @@
  * @module Approval requests as a run writes them: the pending row an answer asks for, in the run's
  * closing transaction (domain/runs/steps.ts). The decision on it is in decision.ts.
  */
-import type { Db } from '../../store/db.ts';
+import type { Tx } from '../../store/db.ts';
 
 interface ApprovalRequest {
   id: string;
@@ -17,7 +17,7 @@ interface ApprovalRequest {
 }
 
 /** Inserts a `pending` approval request in the caller's transaction. */
-export async function insertApprovalRequest(tx: Db, request: ApprovalRequest): Promise<void> {
+export async function insertApprovalRequest(tx: Tx, request: ApprovalRequest): Promise<void> {
   await tx.query(
     `INSERT INTO approvals (id, workspace_id, run_id, agent_slug, action, summary, expires_at, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,

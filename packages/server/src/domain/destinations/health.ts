@@ -6,11 +6,11 @@
  * the delivery was claimed (a healthy destination's row is not written by each of its deliveries).
  */
 import type { TableRow } from '../../../../../generated/db.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { shouldPauseDestination } from '../webhooks/retry-schedule.ts';
 
 /** A delivery to the destination succeeded: its consecutive failures are back to 0. */
-export async function recordDestinationSuccess(db: Db, destinationId: string): Promise<void> {
+export async function recordDestinationSuccess(db: Db | Tx, destinationId: string): Promise<void> {
   await db.query(`UPDATE webhook_destinations SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0`, [destinationId]);
 }
 
@@ -25,7 +25,7 @@ interface DestinationFailure {
  * A delivery attempt to the destination failed: one more consecutive failure, the failure kept as the
  * last one, and paused (`failures`) when that is too many.
  */
-export async function recordDestinationFailure(tx: Db, destinationId: string, at: Date, failure: DestinationFailure): Promise<void> {
+export async function recordDestinationFailure(tx: Tx, destinationId: string, at: Date, failure: DestinationFailure): Promise<void> {
   const [dest] = await tx.query<Pick<TableRow<'webhook_destinations'>, 'consecutive_failures' | 'status'>>(
     `UPDATE webhook_destinations
         SET consecutive_failures = consecutive_failures + 1, last_failure_at = $2, last_failure_kind = $3, last_failure_status = $4

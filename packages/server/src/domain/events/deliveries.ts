@@ -6,7 +6,7 @@
  */
 import type { TableRow } from '../../../../../generated/db.ts';
 import { randomBase62 } from '../../random.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 
 type Delivery = TableRow<'deliveries'>;
 
@@ -22,7 +22,7 @@ export type ClaimedDelivery = Pick<Delivery, 'id' | 'attempts' | 'event_id' | 'd
  * `FOR UPDATE SKIP LOCKED` (concurrent workers never take the same row), then stamped with
  * `locked_until` and the claim token.
  */
-export async function claimDueDeliveries(tx: Db, input: { now: Date; limit: number; leaseUntil: Date; token: string }): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(tx: Tx, input: { now: Date; limit: number; leaseUntil: Date; token: string }): Promise<ClaimedDelivery[]> {
   const due = await tx.query<Pick<Delivery, 'id'>>(
     `SELECT d.id FROM deliveries d
        JOIN webhook_destinations w ON w.id = d.destination_id
@@ -45,7 +45,7 @@ export async function claimDueDeliveries(tx: Db, input: { now: Date; limit: numb
 }
 
 /** Locks the delivery while `token` still holds its claim; false once the lease was lost and it was claimed again. */
-export async function holdsClaim(tx: Db, deliveryId: string, token: string): Promise<boolean> {
+export async function holdsClaim(tx: Tx, deliveryId: string, token: string): Promise<boolean> {
   const owned = await tx.query(`SELECT 1 FROM deliveries WHERE id = $1 AND claim_token = $2 FOR UPDATE`, [deliveryId, token]);
   return owned.length > 0;
 }
@@ -66,7 +66,7 @@ interface AttemptRecord {
 }
 
 /** The audit row of one attempt, which the delivery log shows. */
-export async function insertDeliveryAttempt(tx: Db, record: AttemptRecord): Promise<void> {
+export async function insertDeliveryAttempt(tx: Tx, record: AttemptRecord): Promise<void> {
   await tx.query(
     `INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at, error_kind, duration_ms, next_attempt_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
@@ -187,7 +187,7 @@ export async function recordDeliveredAttempts(db: Db, attempts: readonly Deliver
 
 /** The attempt failed: `pending` again at `next`, or `failed` (given up) when `next` is null; claim released. */
 export async function markAttemptFailed(
-  tx: Db,
+  tx: Tx,
   input: { deliveryId: string; attempts: number; next: Date | null; at: Date; status: number | null; reason: string },
 ): Promise<void> {
   await tx.query(

@@ -5,7 +5,7 @@
  */
 import { randomBase62 } from '../../random.ts';
 import { redactText } from '../../redact/index.ts';
-import type { Db } from '../../store/db.ts';
+import { inTransaction, type Db, type Tx } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import {
   buildEnvelope,
@@ -38,15 +38,15 @@ export interface EnqueuedEvent {
 const decoder = new TextDecoder();
 
 /**
- * Writes the event and its deliveries. With a transaction as `db` it joins it, so the event exists
- * exactly when the caller's change commits; with a plain `Db` it opens its own. A destination that
+ * Writes the event and its deliveries. With a transaction (`Tx`) as `db` it joins it, so the event exists
+ * exactly when the caller's change commits; with the store (`Db`) it opens its own. A destination that
  * the pause rule paused (20 failures) still gets its deliveries, held until an admin resumes it, so
  * an outage of the receiver loses nothing; one an admin paused gets none while paused.
  */
-export async function enqueueEvent<T extends WorkspaceEventType>(db: Db, input: EnqueueEventInput<T>, options: EnqueueOptions): Promise<EnqueuedEvent> {
+export async function enqueueEvent<T extends WorkspaceEventType>(db: Db | Tx, input: EnqueueEventInput<T>, options: EnqueueOptions): Promise<EnqueuedEvent> {
   const { now } = options;
   const envelope = buildEnvelope({ type: input.type, tenantId: input.tenantId, data: input.data, redactText, createdAt: now });
-  return db.transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     await insertEvent(tx, envelope, now);
     const rows = await tx.query<Pick<TableRow<'webhook_destinations'>, 'id'>>(
       `SELECT id FROM webhook_destinations
@@ -102,7 +102,7 @@ export async function enqueuePing(db: Db, input: { tenantId: string; destination
   });
 }
 
-async function insertEvent(tx: Db, envelope: OutboundEnvelope, now: Date): Promise<void> {
+async function insertEvent(tx: Tx, envelope: OutboundEnvelope, now: Date): Promise<void> {
   await tx.query(`INSERT INTO outbox_events (id, tenant_id, type, data, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
     envelope.id,
     envelope.tenant_id,
@@ -113,7 +113,7 @@ async function insertEvent(tx: Db, envelope: OutboundEnvelope, now: Date): Promi
   ]);
 }
 
-async function insertDelivery(tx: Db, eventId: string, destinationId: string, now: Date): Promise<void> {
+async function insertDelivery(tx: Tx, eventId: string, destinationId: string, now: Date): Promise<void> {
   // Due at once: the first attempt of the schedule is at 0 s.
   await tx.query(
     `INSERT INTO deliveries (id, event_id, destination_id, status, attempts, next_attempt_at, created_at)

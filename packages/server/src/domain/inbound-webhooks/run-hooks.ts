@@ -4,15 +4,15 @@
  * run goes back in the hand-over queue while its input is kept. Registered with the run service's
  * hooks (domain/runs/run-hooks.ts) when the inbound webhook service is built.
  */
-import type { Db } from '../../store/db.ts';
+import type { Tx } from '../../store/db.ts';
 import { onRunEnded, onRunInterrupted, type EndedRun } from '../runs/run-hooks.ts';
 import { forgetInboundInput, requeueInboundRun } from './run-queue.ts';
 
-async function forgetOnEnd(tx: Db, run: EndedRun): Promise<void> {
+async function forgetOnEnd(tx: Tx, run: EndedRun): Promise<void> {
   if (run.source === 'inbound_webhook') await forgetInboundInput(tx, run.runId);
 }
 
-async function requeueOnInterrupt(tx: Db, run: EndedRun): Promise<boolean> {
+async function requeueOnInterrupt(tx: Tx, run: EndedRun): Promise<boolean> {
   return run.source === 'inbound_webhook' && requeueInboundRun(tx, { runId: run.runId, workspaceId: run.workspaceId });
 }
 

@@ -6,7 +6,7 @@
  * function takes the caller's transaction, so its guarantees are the caller's.
  */
 import type { TableRow } from '../../../../../generated/db.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 
 /** A waiting event, as the hand-over reads it. */
 type WaitingInboundEvent = Pick<TableRow<'inbound_events'>, 'id' | 'run_id' | 'workspace_id' | 'agent_slug' | 'alias' | 'agent_input' | 'event_id'>;
@@ -15,7 +15,7 @@ type WaitingInboundEvent = Pick<TableRow<'inbound_events'>, 'id' | 'run_id' | 'w
  * Claims up to `limit` events whose run waits for its hand-over (`FOR UPDATE SKIP LOCKED`, so
  * concurrent workers never take the same one) and reserves them until `leaseUntil`.
  */
-export async function claimWaitingInboundEvents(tx: Db, input: { now: Date; limit: number; leaseUntil: Date }): Promise<WaitingInboundEvent[]> {
+export async function claimWaitingInboundEvents(tx: Tx, input: { now: Date; limit: number; leaseUntil: Date }): Promise<WaitingInboundEvent[]> {
   const rows = await tx.query<WaitingInboundEvent>(
     // Only runs still in_progress: one that ended before its hand-over (canceled) has nothing to run,
     // and its input is already forgotten.
@@ -37,7 +37,7 @@ export async function markInboundRunStarted(db: Db, eventRowId: string, at: Date
 }
 
 /** Puts the event of an interrupted run back in the queue; false when its input is gone. */
-export async function requeueInboundRun(tx: Db, input: { runId: string; workspaceId: string }): Promise<boolean> {
+export async function requeueInboundRun(tx: Tx, input: { runId: string; workspaceId: string }): Promise<boolean> {
   const requeued = await tx.query(
     `UPDATE inbound_events SET run_started_at = NULL, run_lease_until = NULL
       WHERE run_id = $1 AND workspace_id = $2 AND agent_input IS NOT NULL RETURNING 1`,
@@ -47,6 +47,6 @@ export async function requeueInboundRun(tx: Db, input: { runId: string; workspac
 }
 
 /** Forgets the rendered input of an inbound run once the run has ended (the audit keeps the body's hash and size). */
-export async function forgetInboundInput(tx: Db, runId: string): Promise<void> {
+export async function forgetInboundInput(tx: Tx, runId: string): Promise<void> {
   await tx.query(`UPDATE inbound_events SET agent_input = NULL WHERE run_id = $1 AND agent_input IS NOT NULL`, [runId]);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Db } from '../../store/db.ts';
+import { asTx, type Db } from '../../store/db.ts';
 import type { ListenHandler } from '../../store/listen.ts';
 import { KEYS_CHANNEL, KeyInvalidation } from './invalidation.ts';
 
@@ -8,7 +8,7 @@ function fakeStore() {
   const handlers: ListenHandler[] = [];
   const db: Db = {
     query: async () => [],
-    transaction: (fn) => fn(db),
+    transaction: (fn) => fn(asTx(db)),
     exec: async () => {},
     listen: async (channel, handler) => {
       expect(channel).toBe(KEYS_CHANNEL);

@@ -7,7 +7,7 @@ import { constantTimeEqual } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { VerificationCache, type VerifiedKey } from './cache.ts';
 import { KEYS_CHANNEL, KeyInvalidation } from './invalidation.ts';
 import { notifySql } from '../../store/listen.ts';
@@ -68,24 +68,13 @@ export function createKeyService(deps: KeyServiceDeps) {
   // Until the listener is up, hits read the version; a store without LISTEN stays that way.
   const started = deps.listen ? invalidation.start(db).catch(() => {}) : Promise.resolve();
 
-  async function insertKey(tx: Db, workspaceId: string, input: { name: string; scopes: string[]; days: number }) {
-    const secret = generateSecret();
-    const now = clock.now();
-    const [row] = await tx.query<KeyRow>(
-      `INSERT INTO api_keys (id, workspace_id, name, prefix, secret_hash, scopes, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [newId('key'), workspaceId, input.name, visiblePrefix(secret), hashSecret(secret), input.scopes, now, new Date(now.getTime() + input.days * DAY_MS)],
-    );
-    return { ...toRecord(row!, now), secret };
-  }
+  const insertKey = (tx: Tx, workspaceId: string, input: { name: string; scopes: string[]; days: number }) => insertKeyRow(tx, clock, workspaceId, input);
 
   return {
     /** Issues a key; the secret is in the answer and nowhere else. */
     async create(workspaceId: string, input: NewKey): Promise<IssuedKey> {
-      const name = validateName(input.name);
-      const scopes = validateScopes(input.scopes);
-      const days = validateExpiry(input.expiresInDays ?? DEFAULT_EXPIRY_DAYS);
-      return db.transaction((tx) => insertKey(tx, workspaceId, { name, scopes, days }));
+      const valid = validKey(input);
+      return db.transaction((tx) => insertKey(tx, workspaceId, valid));
     },
 
     async list(workspaceId: string): Promise<ApiKeyRecord[]> {
@@ -196,12 +185,35 @@ export function createKeyService(deps: KeyServiceDeps) {
   }
 }
 
+/** Issues a key in the caller's transaction (a workspace's first key, issued with the workspace); the secret is in the answer and nowhere else. */
+export async function issueKey(tx: Tx, clock: Clock, workspaceId: string, input: NewKey): Promise<IssuedKey> {
+  return insertKeyRow(tx, clock, workspaceId, validKey(input));
+}
+
+function validKey(input: NewKey): { name: string; scopes: string[]; days: number } {
+  const name = validateName(input.name);
+  const scopes = validateScopes(input.scopes);
+  const days = validateExpiry(input.expiresInDays ?? DEFAULT_EXPIRY_DAYS);
+  return { name, scopes, days };
+}
+
+async function insertKeyRow(tx: Tx, clock: Clock, workspaceId: string, input: { name: string; scopes: string[]; days: number }): Promise<IssuedKey> {
+  const secret = generateSecret();
+  const now = clock.now();
+  const [row] = await tx.query<KeyRow>(
+    `INSERT INTO api_keys (id, workspace_id, name, prefix, secret_hash, scopes, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+    [newId('key'), workspaceId, input.name, visiblePrefix(secret), hashSecret(secret), input.scopes, now, new Date(now.getTime() + input.days * DAY_MS)],
+  );
+  return { ...toRecord(row!, now), secret };
+}
+
 /**
  * In the caller's transaction, bumps the version that every cached key verification was made under
  * and notifies every instance's listener of it at commit (domain/keys/invalidation.ts): a revoke, a
  * rotation, or a change of a workspace's standing. Resolves to the new version and the store's time.
  */
-export async function invalidateKeyCaches(tx: Db): Promise<{ version: number; at: Date }> {
+export async function invalidateKeyCaches(tx: Tx): Promise<{ version: number; at: Date }> {
   const [row] = await tx.query<{ version: number; at: Date }>(
     `WITH bumped AS (UPDATE api_key_revocations SET version = version + 1 WHERE id = 1 RETURNING version)
      SELECT version, clock_timestamp() AS at, ${notifySql(KEYS_CHANNEL, 'version::text')} FROM bumped`,

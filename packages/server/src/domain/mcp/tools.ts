@@ -18,7 +18,8 @@ import { ALIASES } from '../../vocabulary/alias.ts';
 import { activeAgents } from '../agents/availability.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import { workspaceAgents } from '../agents/settings.ts';
-import { runFailureError, type RunService, type UsageService } from '../runs/index.ts';
+import { runFailureError, type RunService } from '../runs/index.ts';
+import type { UsageService } from '../spending/index.ts';
 
 /** What the tools act with; the handlers pass the app's services. */
 export interface McpDeps {

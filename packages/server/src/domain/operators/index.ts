@@ -8,7 +8,7 @@ import type { Clock } from '../../clock.ts';
 import { constantTimeEqual, sha256Hex } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { bearerToken } from '../keys/index.ts';
 
 const OPERATOR_TOKEN_PREFIX = 'service_op_';
@@ -21,7 +21,7 @@ interface VerifiedOperator {
 }
 
 /** Issues an operator token; the answer is the only place the token appears. */
-export async function createOperatorToken(db: Db, clock: Clock): Promise<string> {
+export async function createOperatorToken(db: Db | Tx, clock: Clock): Promise<string> {
   const token = `${OPERATOR_TOKEN_PREFIX}${randomBase62(32)}`;
   await db.query(`INSERT INTO operator_tokens (id, token_hash, created_at) VALUES ($1, $2, $3)`, [newId('opt'), sha256Hex(token), clock.now()]);
   return token;

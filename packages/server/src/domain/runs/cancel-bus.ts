@@ -14,7 +14,7 @@
  * the run at its next lease renewal (every quarter of RUN_LEASE_MS), as before.
  */
 import type { Db } from '../../store/db.ts';
-import { notifySql } from '../../store/listen.ts';
+import { notify } from './queries.ts';
 
 const CANCEL_CHANNEL = 'service_run_cancel';
 
@@ -49,7 +49,7 @@ export async function createCancelBus(db: Db, options: CancelBusOptions = {}): P
   });
   return {
     async publish(runId) {
-      await db.query(`SELECT ${notifySql(CANCEL_CHANNEL, '$1::text')}`, [runId]);
+      await notify(db, CANCEL_CHANNEL, runId);
     },
     onCancel(handler) {
       handlers.push(handler);

@@ -18,7 +18,7 @@
 import type { TokenUsage } from '../../engine/index.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { deliveryIds } from '../events/index.ts';
 import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
 import type { RunContext } from './context.ts';
@@ -26,7 +26,8 @@ import { preparedRunCompleted, preparedRunFailed } from './events.ts';
 import { hasRunEndedHooks, runEnded } from './run-hooks.ts';
 import type { PendingRun } from './start.ts';
 import { deliveredOnly, stepRows, writeDeliverables, type StepDraft } from './steps.ts';
-import { RUN_COLUMNS, toRun, type Run, type RunFields, type RunRow } from './store.ts';
+import { type FinishedRun, type FinishRunParams, finishRun } from './queries.ts';
+import { toRun, type Run } from './store.ts';
 
 export interface RunResult {
   /** Why it failed (not redacted yet); null when it completed or was canceled. */
@@ -42,13 +43,6 @@ export interface RunResult {
   content: string;
   steps: StepDraft[];
 }
-
-/**
- * Prepared on PostgreSQL (named): its columns are listed, so a column added to `runs` by a
- * migration (another instance, a rolling deploy) does not change the statement's result type.
- */
-const FINISH_RUN = `SELECT ${RUN_COLUMNS}, started_at
-  FROM finish_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`;
 
 export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResult): Promise<Run> {
   const { clock, budget, redactor } = ctx;
@@ -77,7 +71,7 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     ...(reason !== null ? [{ when: 'failed', ...preparedRunFailed(now, { ...event, reason }) }] : []),
   ];
   const turns = run.conversationId && status === 'completed' ? [...run.newMessages, { role: 'assistant' as const, content: result.content }] : [];
-  const params = [
+  const params: FinishRunParams = [
     run.runId,
     run.workspaceId,
     run.createdAt,
@@ -105,12 +99,11 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     deliveryIds(),
     ctx.conversations.instance,
   ];
-  const finish = async (tx: Db) => {
+  const finish = async (tx: Db | Tx) => {
     try {
-      const [row] = await tx.query<RunFields & Pick<RunRow, 'started_at' | 'source'>>(FINISH_RUN, params, { name: 'finish_run' });
-      return row!;
+      return await finishRun(tx, params);
     } catch (err) {
-      // The run's row is gone (its workspace was deleted while it executed): as readRunRow answers.
+      // The run's row is gone (its workspace was deleted while it executed): as readRunRecord answers.
       if (err instanceof Error && err.message.includes('run_not_found')) throw fail('not_found', 'Run not found.');
       throw err;
     }
@@ -125,29 +118,29 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     row = await closeWith(ctx, run, result, now, finish);
     return toRun(row);
   } finally {
-    const appended = row?.status === 'completed' && row.started_at?.getTime() === run.createdAt.getTime() ? turns : row ? [] : null;
+    const appended = row?.status === 'completed' && row.startedAt?.getTime() === run.createdAt.getTime() ? turns : row ? [] : null;
     ctx.conversations.closed(run.workspaceId, conversationId, appended);
   }
 }
 
 /** The closing statement alone, or in a transaction with the writes it cannot make (see the module comment). */
-async function closeWith<Row extends RunFields & Pick<RunRow, 'started_at' | 'source'>>(
+async function closeWith<Row extends FinishedRun>(
   ctx: RunContext,
   run: PendingRun,
   result: RunResult,
   now: Date,
-  finish: (db: Db) => Promise<Row>,
+  finish: (db: Db | Tx) => Promise<Row>,
 ): Promise<Row> {
   const { db, redactor } = ctx;
   const deliverables = result.steps.some(deliveredOnly);
-  // The usage tally reads the workspace's period again before this run's answer leaves (usage-tally.ts).
+  // The usage tally reads the workspace's period again before this run's answer leaves (spending/usage-tally.ts).
   const charged = () => ctx.usageCharged?.(run.workspaceId);
   if (!deliverables && !hasRunEndedHooks(run.source)) return finish(db).finally(charged);
   return db
     .transaction(async (tx) => {
       const row = await finish(tx);
       // Handed over again since this execution began: the new one owns the run (finish_run left it alone).
-      if (row.started_at?.getTime() !== run.createdAt.getTime()) return row;
+      if (row.startedAt?.getTime() !== run.createdAt.getTime()) return row;
       await runEnded(tx, { runId: run.runId, workspaceId: run.workspaceId, source: row.source });
       if (deliverables && row.status === 'completed') await writeDeliverables(tx, run.runId, result.steps, now, run.workspaceId, redactor);
       return row;

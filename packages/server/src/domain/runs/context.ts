@@ -9,8 +9,8 @@ import type { ConversationCache } from './conversation.ts';
 import type { WorkspaceAgents } from '../agents/availability.ts';
 import type { Redactor } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
-import type { BudgetSettings } from './budget.ts';
+import type { BudgetSettings } from '../spending/budget.ts';
+import { renewLeases } from './queries.ts';
 
 interface Heartbeat {
   /** Starts renewing leases, if not already; it stops by itself once nothing executes. */
@@ -64,11 +64,7 @@ export function createHeartbeat(
   async function beat(): Promise<void> {
     const ids = [...executing.keys()];
     if (ids.length === 0) return;
-    const renewed = await db.query<Pick<TableRow<'runs'>, 'id'>>(
-      `UPDATE runs SET lease_until = $2 WHERE id = ANY ($1::text[]) AND status = 'in_progress' RETURNING id`,
-      [ids, new Date(clock.now().getTime() + leaseMs)],
-    );
-    const alive = new Set(renewed.map((r) => r.id));
+    const alive = new Set(await renewLeases(db, ids, new Date(clock.now().getTime() + leaseMs)));
     for (const id of ids) if (!alive.has(id)) executing.get(id)?.abort();
   }
   return {

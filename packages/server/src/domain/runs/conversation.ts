@@ -5,7 +5,7 @@
  */
 import { zMessage } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
+import { recentTurns } from './queries.ts';
 import type { EngineMessage } from '../../engine/index.ts';
 
 /** Bounded history: the most recent turns only, so a long thread cannot grow a request without end. */
@@ -18,13 +18,7 @@ export interface Thread {
 }
 
 export async function earlierTurns(db: Db, workspaceId: string, conversationId: string): Promise<Thread> {
-  const rows = await db.query<Pick<TableRow<'conversation_turns'>, 'role' | 'content' | 'seq'>>(
-    `SELECT role, content, seq FROM (
-       SELECT role, content, seq FROM conversation_turns
-        WHERE workspace_id = $1 AND conversation_id = $2 ORDER BY seq DESC LIMIT $3
-     ) recent ORDER BY seq`,
-    [workspaceId, conversationId, MAX_EARLIER_TURNS],
-  );
+  const rows = await recentTurns(db, workspaceId, conversationId, MAX_EARLIER_TURNS);
   return {
     turns: rows.map((r) => ({ role: zMessage.shape.role.parse(r.role), content: r.content })),
     length: rows.length === 0 ? 0 : rows[rows.length - 1]!.seq + 1,

@@ -2,11 +2,11 @@
  * @module The run's workspace events, written to the outbox (src/domain/events) inside the run's
  * closing transaction, so an event exists exactly when the change that caused it commits.
  */
-import type { Db } from '../../store/db.ts';
+import type { Tx } from '../../store/db.ts';
 import { enqueueEvent, prepareEvent, type PreparedEvent } from '../events/index.ts';
 import type { OutboundEventData } from '../webhooks/envelope.ts';
 
-export async function runFailedEvent(tx: Db, now: Date, run: { workspaceId: string; runId: string; agent: string; reason: string }): Promise<void> {
+export async function runFailedEvent(tx: Tx, now: Date, run: { workspaceId: string; runId: string; agent: string; reason: string }): Promise<void> {
   await enqueueEvent(
     tx,
     { tenantId: run.workspaceId, type: 'run.failed', data: { run_id: run.runId, agent: run.agent, reason: run.reason, status: 'failed' } },
@@ -15,7 +15,7 @@ export async function runFailedEvent(tx: Db, now: Date, run: { workspaceId: stri
 }
 
 export async function draftCreatedEvent(
-  tx: Db,
+  tx: Tx,
   now: Date,
   draft: { workspaceId: string; draftId: string; runId: string; agent: string; kind: OutboundEventData['draft.created']['kind']; subject: string },
 ): Promise<void> {
@@ -31,7 +31,7 @@ export async function draftCreatedEvent(
 }
 
 export async function approvalCreatedEvent(
-  tx: Db,
+  tx: Tx,
   now: Date,
   approval: { workspaceId: string; approvalId: string; runId: string; agent: string; action: string; summary: string; expiresAt: Date },
 ): Promise<void> {

@@ -11,7 +11,7 @@ import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
 import { closeRun } from './close.ts';
 import type { RunContext } from './context.ts';
 import { endRun } from './recovery.ts';
-import { createOutputCap } from './output-cap.ts';
+import { createOutputCap } from '../spending/output-cap.ts';
 import type { PendingRun } from './start.ts';
 import type { StepDraft } from './steps.ts';
 import type { Run } from './store.ts';

@@ -5,8 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { fail } from '../../errors.ts';
-import type { Db } from '../../store/db.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
+import { deleteClaim, insertClaim, readClaim } from './queries.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -30,29 +30,26 @@ export function requestHash(operation: string, body: unknown): string {
  * which case the old claim is dropped). A key reused with another body is `400 invalid_request`.
  */
 export async function findClaim(db: Db, claim: IdempotencyClaim, now: Date): Promise<string | null> {
-  const [row] = await db.query<Pick<TableRow<'idempotency_keys'>, 'request_hash' | 'run_id' | 'expires_at'>>(
-    `SELECT request_hash, run_id, expires_at FROM idempotency_keys WHERE credential_id = $1 AND idempotency_key = $2`,
-    [claim.credentialId, claim.key],
-  );
-  if (!row) return null;
-  if (row.expires_at.getTime() <= now.getTime()) {
-    await db.query(`DELETE FROM idempotency_keys WHERE credential_id = $1 AND idempotency_key = $2`, [claim.credentialId, claim.key]);
+  const stored = await readClaim(db, claim.credentialId, claim.key);
+  if (!stored) return null;
+  if (stored.expiresAt.getTime() <= now.getTime()) {
+    await deleteClaim(db, claim.credentialId, claim.key);
     return null;
   }
-  if (row.request_hash !== claim.requestHash) {
+  if (stored.requestHash !== claim.requestHash) {
     throw fail('invalid_request', "'idempotency-key' was already used with a different request.");
   }
-  return row.run_id;
+  return stored.runId;
 }
 
 /** Claims the key for `runId`; false when a concurrent request claimed it first. */
-export async function claimKey(tx: Db, claim: IdempotencyClaim, workspaceId: string, runId: string, now: Date): Promise<boolean> {
-  const rows = await tx.query(
-    `INSERT INTO idempotency_keys (credential_id, idempotency_key, workspace_id, request_hash, run_id, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (credential_id, idempotency_key) DO NOTHING RETURNING 1`,
-    [claim.credentialId, claim.key, workspaceId, claim.requestHash, runId, now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
-  );
-  return rows.length > 0;
+export async function claimKey(tx: Tx, claim: IdempotencyClaim, workspaceId: string, runId: string, now: Date): Promise<boolean> {
+  return insertClaim(tx, { ...claim, workspaceId, runId, now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) });
+}
+
+/** Whether `start_run` failed because a concurrent request claimed the key first (it undid everything). */
+export function claimLost(err: unknown): boolean {
+  return err instanceof Error && err.message.includes('idempotency_claim_lost');
 }
 
 function canonicalJson(value: unknown): string {

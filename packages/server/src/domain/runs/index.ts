@@ -1,14 +1,10 @@
 /**
- * @module Runs: creation, execution through the engines, cancel, reads, budgets and the usage ledger.
+ * @module Runs: their lifecycle (creation, execution through the engines, close, cancel, recovery) and
+ * their records (rows, steps, conversations, events, idempotency). What a run spends is domain/spending's.
  */
 export * from './service.ts';
 export * from './store.ts';
 export { requestHash, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
-export { createUsageService, type UsageService } from './usage-service.ts';
-export { createUsageTally, type UsageTally } from './usage-tally.ts';
-export { dailyUsage, type DailyUsage } from './daily-usage.ts';
-export { killSwitches, type KillSwitches } from './kill-switches.ts';
-export { killSwitchStatus, setManualKillSwitch, unbilledInWindows, type BudgetSettings, type KillSwitchStatus } from './budget.ts';
 export { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
 export { runFailureError, streamErrorOf, type StreamErrorBody } from './outcome.ts';
 export { inboundRunExecutor, type InboundRunInput } from './inbound.ts';

@@ -13,12 +13,13 @@
  */
 import type { Clock } from '../../clock.ts';
 import { redactText } from '../../redact/index.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import type { KillSwitchLimits } from '../usage/index.ts';
-import { settleBudget } from './budget.ts';
+import { settleBudget } from '../spending/budget.ts';
 import { runFailedEvent } from './events.ts';
 import { runEnded, runInterrupted } from './run-hooks.ts';
-import { readRunRow, toRun, type Run, type RunRow } from './store.ts';
+import { endRunRow, expiredLeases, lockExpiredRun, resetForHandOver, type RunRecord } from './queries.ts';
+import { lockRunRecord, readRunRecord, toRun, type Run } from './store.ts';
 
 /** Lease of a run being executed, renewed every quarter of it (RUN_LEASE_MS). */
 export const RUN_LEASE_MS = 60_000;
@@ -38,10 +39,10 @@ export async function endRun(
   input: { workspaceId: string; runId: string; status?: 'failed' | 'canceled'; reason?: string; limits: KillSwitchLimits },
 ): Promise<Run> {
   return db.transaction(async (tx) => {
-    const row = await readRunRow(tx, input.workspaceId, input.runId, true);
+    const row = await lockRunRecord(tx, input.workspaceId, input.runId);
     if (row.status === 'in_progress')
       await end(tx, row, now, { status: input.status ?? 'failed', reason: input.reason ?? 'internal_error', limits: input.limits });
-    return toRun(await readRunRow(tx, input.workspaceId, input.runId));
+    return toRun(await readRunRecord(tx, input.workspaceId, input.runId));
   });
 }
 
@@ -56,21 +57,13 @@ export interface SweepResult {
 export async function sweepInterruptedRuns(deps: { db: Db; clock: Clock; limits: KillSwitchLimits; maxRecoveries?: number }, limit = 50): Promise<SweepResult> {
   const { db, clock } = deps;
   const maxRecoveries = deps.maxRecoveries ?? MAX_RECOVERIES;
-  const candidates = await db.query<Pick<RunRow, 'id'>>(
-    `SELECT id FROM runs WHERE status = 'in_progress' AND started_at IS NOT NULL AND (lease_until IS NULL OR lease_until <= $1)
-      ORDER BY lease_until NULLS FIRST LIMIT $2`,
-    [clock.now(), limit],
-  );
+  const candidates = await expiredLeases(db, clock.now(), limit);
   const result: SweepResult = { failed: 0, retried: 0 };
-  for (const { id } of candidates) {
+  for (const id of candidates) {
     const now = clock.now();
     const outcome = await db.transaction(async (tx) => {
       // Checked again under the lock: its instance may have renewed or ended it meanwhile.
-      const [row] = await tx.query<RunRow>(
-        `SELECT * FROM runs WHERE id = $1 AND status = 'in_progress' AND started_at IS NOT NULL
-            AND (lease_until IS NULL OR lease_until <= $2) FOR UPDATE SKIP LOCKED`,
-        [id, now],
-      );
+      const row = await lockExpiredRun(tx, id, now);
       if (!row) return null;
       if (row.source === 'inbound_webhook' && row.recoveries < maxRecoveries && (await handOverAgain(tx, row, now, deps.limits))) return 'retried';
       await end(tx, row, now, { status: 'failed', reason: INTERRUPTED, limits: deps.limits });
@@ -82,36 +75,28 @@ export async function sweepInterruptedRuns(deps: { db: Db; clock: Clock; limits:
 }
 
 /** Puts an interrupted inbound run back in the hand-over queue; false when its input is gone. */
-async function handOverAgain(tx: Db, row: RunRow, now: Date, limits: KillSwitchLimits): Promise<boolean> {
-  if (!(await runInterrupted(tx, { runId: row.id, workspaceId: row.workspace_id, source: row.source }))) return false;
+async function handOverAgain(tx: Tx, row: RunRecord, now: Date, limits: KillSwitchLimits): Promise<boolean> {
+  if (!(await runInterrupted(tx, { runId: row.id, workspaceId: row.workspaceId, source: row.source }))) return false;
   await release(tx, row, now, limits);
-  await tx.query(`UPDATE runs SET started_at = NULL, lease_until = NULL, reserved_stu = 0, recoveries = recoveries + 1, updated_at = $2 WHERE id = $1`, [
-    row.id,
-    now,
-  ]);
+  await resetForHandOver(tx, row.id, now);
   return true;
 }
 
-async function end(tx: Db, row: RunRow, now: Date, outcome: { status: 'failed' | 'canceled'; reason: string; limits: KillSwitchLimits }): Promise<void> {
+async function end(tx: Tx, row: RunRecord, now: Date, outcome: { status: 'failed' | 'canceled'; reason: string; limits: KillSwitchLimits }): Promise<void> {
   await release(tx, row, now, outcome.limits);
   const reason = outcome.status === 'failed' ? redactText(outcome.reason) : null;
-  await tx.query(`UPDATE runs SET status = $2, failure_reason = $3, reserved_stu = 0, lease_until = NULL, updated_at = $4, completed_at = $4 WHERE id = $1`, [
-    row.id,
-    outcome.status,
-    reason,
-    now,
-  ]);
-  await runEnded(tx, { runId: row.id, workspaceId: row.workspace_id, source: row.source });
-  if (reason !== null) await runFailedEvent(tx, now, { workspaceId: row.workspace_id, runId: row.id, agent: row.agent_slug, reason });
+  await endRunRow(tx, row.id, { status: outcome.status, reason, now });
+  await runEnded(tx, { runId: row.id, workspaceId: row.workspaceId, source: row.source });
+  if (reason !== null) await runFailedEvent(tx, now, { workspaceId: row.workspaceId, runId: row.id, agent: row.agentSlug, reason });
 }
 
 /** Releases what the run holds; a run that holds nothing (not started yet) locks no budget row. */
-async function release(tx: Db, row: RunRow, now: Date, limits: KillSwitchLimits): Promise<void> {
-  const reservedStu = Number(row.reserved_stu);
+async function release(tx: Tx, row: RunRecord, now: Date, limits: KillSwitchLimits): Promise<void> {
+  const { reservedStu } = row;
   if (reservedStu <= 0) return;
   await settleBudget(tx, {
-    workspaceId: row.workspace_id,
-    windows: { hour: row.window_hour, day: row.window_day },
+    workspaceId: row.workspaceId,
+    windows: { hour: row.windowHour, day: row.windowDay },
     reservedStu,
     stu: 0,
     crossed: null,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Db } from '../../store/db.ts';
+import type { Tx } from '../../store/db.ts';
 import { createRunHooks, type EndedRun } from './run-hooks.ts';
 
-const tx = {} as Db;
+const tx = {} as Tx;
 const run: EndedRun = { runId: 'run_1', workspaceId: 'ws_1', source: 'inbound_webhook' };
 
 describe('run hooks', () => {
@@ -10,8 +10,8 @@ describe('run hooks', () => {
   const { onRunEnded, onRunInterrupted, runEnded, runInterrupted } = createRunHooks();
   it('tells every ended-run hook once, in registration order, with the closing transaction; registering again is a no-op', async () => {
     const calls: string[] = [];
-    const first = async (t: Db, r: EndedRun) => void calls.push(`first ${r.runId} ${t === tx}`);
-    const second = async (_t: Db, r: EndedRun) => void calls.push(`second ${r.source}`);
+    const first = async (t: Tx, r: EndedRun) => void calls.push(`first ${r.runId} ${t === tx}`);
+    const second = async (_t: Tx, r: EndedRun) => void calls.push(`second ${r.source}`);
     onRunEnded(first);
     onRunEnded(second);
     onRunEnded(first);

@@ -7,7 +7,7 @@
  * Hooks are process-wide (the composition root registers them once, through the service that needs
  * them); registering the same function again is a no-op.
  */
-import type { Db } from '../../store/db.ts';
+import type { Tx } from '../../store/db.ts';
 
 /** The run a hook is told about. */
 export interface EndedRun {
@@ -18,7 +18,7 @@ export interface EndedRun {
 }
 
 /** Called in the run's closing transaction (`tx`) once the run is terminal (completed, failed or canceled). */
-type RunEndedHook = (tx: Db, run: EndedRun) => Promise<void>;
+type RunEndedHook = (tx: Tx, run: EndedRun) => Promise<void>;
 
 /**
  * The run sources a hook is about (all when absent). A run whose source no hook is about closes in
@@ -30,7 +30,7 @@ type HookSources = readonly string[] | undefined;
  * Called in the sweeper's transaction for a run whose instance died, before it fails as `interrupted`.
  * Answers true when it queued the run for another hand-over (the run then stays `in_progress`).
  */
-type RunInterruptedHook = (tx: Db, run: EndedRun) => Promise<boolean>;
+type RunInterruptedHook = (tx: Tx, run: EndedRun) => Promise<boolean>;
 
 /** A set of hooks: the process has one ({@link onRunEnded} and the others below); a test can make its own. */
 export function createRunHooks() {
@@ -51,11 +51,11 @@ export function createRunHooks() {
       interrupted.add(hook);
     },
     /** Tells every ended-run hook, in registration order, in the closing transaction. */
-    async runEnded(tx: Db, run: EndedRun): Promise<void> {
+    async runEnded(tx: Tx, run: EndedRun): Promise<void> {
       for (const [hook, sources] of ended) if (!sources || sources.includes(run.source)) await hook(tx, run);
     },
     /** True when a hook queued the interrupted run again (the first that does wins). */
-    async runInterrupted(tx: Db, run: EndedRun): Promise<boolean> {
+    async runInterrupted(tx: Tx, run: EndedRun): Promise<boolean> {
       for (const hook of interrupted) if (await hook(tx, run)) return true;
       return false;
     },

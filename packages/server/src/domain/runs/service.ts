@@ -19,10 +19,10 @@ import type { Engines } from '../../engine/index.ts';
 import { ServiceError } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
-import type { BudgetSettings } from './budget.ts';
+import type { BudgetSettings } from '../spending/budget.ts';
 import { workspaceAgents } from '../agents/settings.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
-import type { UsageTally } from './usage-tally.ts';
+import type { UsageTally } from '../spending/usage-tally.ts';
 import { createConversationCache } from './conversation.ts';
 import { randomBase62 } from '../../random.ts';
 import { runFailedEvent } from './events.ts';
@@ -30,7 +30,8 @@ import { executeRun, type ExecuteOptions, type RunOutcome } from './execute.ts';
 import { endRun, RUN_LEASE_MS } from './recovery.ts';
 import { runEnded } from './run-hooks.ts';
 import { startRun, type PendingRun, type RunInput, type StartResult } from './start.ts';
-import { listRunRows, readRunDetail, readRunRow, toRun, type Run, type RunDetail, type RunFilters, type RunList } from './store.ts';
+import { failRefusedRun } from './queries.ts';
+import { listRunRows, readRunDetail, readRunRecord, toRun, type Run, type RunDetail, type RunFilters, type RunList } from './store.ts';
 
 export { DEFAULT_OUTPUT_TOKENS, type PendingRun, type RunInput, type StartResult } from './start.ts';
 export type { ExecuteOptions, RunOutcome } from './execute.ts';
@@ -134,12 +135,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
   async function failRefused(input: RunInput, runId: string, code: string): Promise<void> {
     const now = clock.now();
     await db.transaction(async (tx) => {
-      const failed = await tx.query(
-        `UPDATE runs SET status = 'failed', failure_reason = $3, updated_at = $4, completed_at = $4
-          WHERE id = $1 AND workspace_id = $2 AND status = 'in_progress' AND started_at IS NULL RETURNING 1`,
-        [runId, input.workspaceId, code, now],
-      );
-      if (failed.length > 0) {
+      if (await failRefusedRun(tx, { runId, workspaceId: input.workspaceId, reason: code, now })) {
         await runEnded(tx, { runId, workspaceId: input.workspaceId, source: input.source });
         await runFailedEvent(tx, now, { workspaceId: input.workspaceId, runId, agent: input.agentSlug ?? ORCHESTRATOR_SLUG, reason: code });
       }
@@ -150,7 +146,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     // A polling budget, not a date: the monotonic clock (a test's fixed clock would never end it).
     const deadline = performance.now() + timeoutMs;
     for (;;) {
-      const run = toRun(await readRunRow(db, workspaceId, runId));
+      const run = toRun(await readRunRecord(db, workspaceId, runId));
       if (run.status !== 'in_progress' || performance.now() >= deadline) return run;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
@@ -176,10 +172,10 @@ export function createRunService(deps: RunServiceDeps): RunService {
     getRun: (workspaceId, runId) => readRunDetail(db, workspaceId, runId),
     listRuns: (workspaceId, filters) => listRunRows(db, workspaceId, filters),
     cancelRun,
-    answeredBy: async (workspaceId, runId) => (await readRunRow(db, workspaceId, runId)).answered_by,
+    answeredBy: async (workspaceId, runId) => (await readRunRecord(db, workspaceId, runId)).answeredBy,
     async replay(workspaceId, runId) {
       const run = await waitForTerminal(workspaceId, runId);
-      const answeredBy = (await readRunRow(db, workspaceId, runId)).answered_by;
+      const answeredBy = (await readRunRecord(db, workspaceId, runId)).answeredBy;
       return { run, answeredBy, content: run.content ?? '', usage: { inputTokens: run.usage.inputTokens, outputTokens: run.usage.outputTokens } };
     },
   };

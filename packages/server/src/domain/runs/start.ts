@@ -6,6 +6,7 @@
  * engine was called, ended `failed` at once.
  */
 import type { EngineMessage, EngineRequest, Effort, PowerMode } from '../../engine/index.ts';
+import type { Db } from '../../store/db.ts';
 import { countMessageTokensAsync } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
 import type { Alias } from '../../vocabulary/alias.ts';
@@ -15,13 +16,14 @@ import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import { routeRequest } from '../../vocabulary/router.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
 import { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
-import { reserveRun, type Windows } from './budget.ts';
+import { reserveRun, type Reservation, type RunToStart, type Windows } from '../spending/budget.ts';
 import { runFailedEvent } from './events.ts';
-import { claimKey, findClaim, type IdempotencyClaim } from './idempotency.ts';
+import { claimKey, claimLost, findClaim, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
 import type { RunContext } from './context.ts';
 import { runEnded } from './run-hooks.ts';
 import { writeSteps, type StepDraft } from './steps.ts';
-import { readRunRow, toRun, type Run, type RunSource } from './store.ts';
+import { failWaitingRunAtOnce, insertFailedRun } from './queries.ts';
+import { readRunRecord, toRun, type Run, type RunSource } from './store.ts';
 
 /** Output tokens reserved for a request that sets no `maxTokens` (and the cap given to the engine). */
 export const DEFAULT_OUTPUT_TOKENS = 4096;
@@ -105,9 +107,9 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
 
   const desiredOutput = input.maxTokens ?? DEFAULT_OUTPUT_TOKENS;
   const runId = input.existingRunId ?? newId('run');
-  // The one round trip before the engine: checks, reservation and the run's row (budget.ts).
+  // The one round trip before the engine: checks, reservation and the run's row (spending/budget.ts).
   const reserve = (p: Prepared) =>
-    reserveRun(db, {
+    reserveOrReplay(db, {
       workspaceId: input.workspaceId,
       runId,
       adopt: input.existingRunId !== undefined,
@@ -123,7 +125,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
       inputTokens: p.inputTokens,
       desiredOutput,
       settings: budget,
-      idempotency: input.idempotency,
+      idempotency: input.idempotency && { ...input.idempotency, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) },
     });
   // The earlier turns come from memory; start_run refuses a copy that is behind the store, and
   // then the thread is read again (a few times at most: each retry reads it from the store).
@@ -140,7 +142,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
       return { kind: 'replay', runId: reservation.runId };
     case 'gone':
       // Canceled before it could start, or already taken over: nothing to run.
-      return { kind: 'ended', run: toRun(await readRunRow(db, input.workspaceId, runId)), answeredBy };
+      return { kind: 'ended', run: toRun(await readRunRecord(db, input.workspaceId, runId)), answeredBy };
     case 'stale_history':
       // Other runs kept adding to the thread while this one read it again and again: retry shortly.
       throw fail('service_unavailable', 'The conversation changed while this invocation started; retry.', {}, { 'Retry-After': '1' });
@@ -176,6 +178,22 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
     steps,
   };
   return { kind: 'started', run };
+}
+
+/**
+ * `reserveRun`, and when a concurrent retry claimed the idempotency key first (the statement then
+ * undid everything), that retry's run as a replay.
+ */
+async function reserveOrReplay(db: Db, run: RunToStart): Promise<Reservation> {
+  try {
+    return await reserveRun(db, run);
+  } catch (err) {
+    if (run.idempotency && claimLost(err)) {
+      const claimed = await findClaim(db, run.idempotency, run.now);
+      if (claimed) return { outcome: 'replay', runId: claimed };
+    }
+    throw err;
+  }
 }
 
 /** Reads of a conversation that changed under an invocation before it gives up. */
@@ -226,42 +244,31 @@ async function failAtOnce(
   const reason = killSwitchReason(run.crossed);
   try {
     return await db.transaction(async (tx) => {
+      const failed = {
+        runId,
+        workspaceId: input.workspaceId,
+        agentSlug: run.target,
+        answeredBy: run.answeredBy,
+        alias: input.alias,
+        source: input.source,
+        conversationId: input.conversationId ?? null,
+        reason,
+        windows: run.windows,
+        now,
+      };
       if (input.existingRunId) {
-        const adopted = await tx.query(
-          `UPDATE runs SET answered_by = $3, status = 'failed', failure_reason = $4, reserved_stu = 0, window_hour = $5, window_day = $6,
-                           updated_at = $7, started_at = $7, completed_at = $7, lease_until = NULL
-            WHERE id = $1 AND workspace_id = $2 AND status = 'in_progress' AND started_at IS NULL RETURNING 1`,
-          [runId, input.workspaceId, run.answeredBy, reason, run.windows.hour, run.windows.day, now],
-        );
-        if (adopted.length === 0) throw new RunGone();
+        if (!(await failWaitingRunAtOnce(tx, failed))) throw new RunGone();
       } else {
-        await tx.query(
-          `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, conversation_id, failure_reason,
-                             reserved_stu, window_hour, window_day, created_at, updated_at, started_at, completed_at)
-           VALUES ($1, $2, 'failed', $3, $4, $5, $6, $7, $8, 0, $9, $10, $11, $11, $11, $11)`,
-          [
-            runId,
-            input.workspaceId,
-            run.target,
-            run.answeredBy,
-            input.alias,
-            input.source,
-            input.conversationId ?? null,
-            reason,
-            run.windows.hour,
-            run.windows.day,
-            now,
-          ],
-        );
+        await insertFailedRun(tx, failed);
       }
       if (input.idempotency && !(await claimKey(tx, input.idempotency, input.workspaceId, runId, now))) throw new ClaimLost();
       await writeSteps(tx, runId, run.steps, now, undefined, ctx.redactor);
       await runEnded(tx, { runId, workspaceId: input.workspaceId, source: input.source });
       await runFailedEvent(tx, now, { workspaceId: input.workspaceId, runId, agent: run.target, reason });
-      return { kind: 'ended' as const, run: toRun(await readRunRow(tx, input.workspaceId, runId)), answeredBy: run.answeredBy };
+      return { kind: 'ended' as const, run: toRun(await readRunRecord(tx, input.workspaceId, runId)), answeredBy: run.answeredBy };
     });
   } catch (err) {
-    if (err instanceof RunGone) return { kind: 'ended', run: toRun(await readRunRow(db, input.workspaceId, runId)), answeredBy: run.answeredBy };
+    if (err instanceof RunGone) return { kind: 'ended', run: toRun(await readRunRecord(db, input.workspaceId, runId)), answeredBy: run.answeredBy };
     if (err instanceof ClaimLost && input.idempotency) {
       const claimed = await findClaim(db, input.idempotency, clock.now());
       if (claimed) return { kind: 'replay', runId: claimed };

@@ -6,9 +6,10 @@
 import type { DraftKind } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
 import type { Redactor } from '../../redact/index.ts';
-import type { Db } from '../../store/db.ts';
+import type { Tx } from '../../store/db.ts';
 import { insertApprovalRequest } from '../approvals/requests.ts';
 import { approvalCreatedEvent, draftCreatedEvent } from './events.ts';
+import { insertDraft, insertSteps, insertToolCall } from './queries.ts';
 import type { Step, ToolCall } from './store.ts';
 
 /** How long an approval request waits for a decision. */
@@ -26,7 +27,7 @@ export interface StepDraft {
 
 /** Writes the steps in order (one statement for all of them); with `events`, also their drafts and approvals and those events. Text passes `redactor`. */
 export async function writeSteps(
-  tx: Db,
+  tx: Tx,
   runId: string,
   steps: readonly StepDraft[],
   now: Date,
@@ -35,34 +36,25 @@ export async function writeSteps(
 ): Promise<void> {
   const redactText = redactor.text;
   if (steps.length > 0) {
-    // One fixed statement for any number of steps: one array parameter per column, unnested in order.
-    await tx.query(
-      `INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at)
-       SELECT s.id, $1, s.index, s.kind, s.agent_slug, s.summary, $2
-         FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::text[]) AS s(id, index, kind, agent_slug, summary)`,
-      [
-        runId,
-        now,
-        steps.map(() => newId('stp')),
-        steps.map((_, index) => index),
-        steps.map((step) => step.kind),
-        steps.map((step) => step.agentSlug),
-        steps.map((step) => redactText(step.summary)),
-      ],
+    await insertSteps(
+      tx,
+      runId,
+      now,
+      steps.map((step, index) => ({ id: newId('stp'), index, kind: step.kind, agentSlug: step.agentSlug, summary: redactText(step.summary) })),
     );
   }
   for (const [index, step] of steps.entries()) {
     if (step.toolCall) {
-      await tx.query(`INSERT INTO tool_calls (id, run_id, step_index, name, arguments, result, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
-        newId('tc'),
+      await insertToolCall(tx, {
+        id: newId('tc'),
         runId,
-        index,
-        step.toolCall.name,
-        JSON.stringify(redactor.value(step.toolCall.arguments)),
-        step.toolCall.result === null ? null : redactText(step.toolCall.result),
-        step.toolCall.status,
+        stepIndex: index,
+        name: step.toolCall.name,
+        arguments: redactor.value(step.toolCall.arguments),
+        result: step.toolCall.result === null ? null : redactText(step.toolCall.result),
+        status: step.toolCall.status,
         now,
-      ]);
+      });
     }
   }
   if (events) await writeDeliverables(tx, runId, steps, now, events.workspaceId, redactor);
@@ -101,23 +93,23 @@ export function stepRows(steps: readonly StepDraft[], redactor: Redactor): strin
 }
 
 /** The drafts and approval requests of a delivered answer, with their events. */
-export async function writeDeliverables(tx: Db, runId: string, steps: readonly StepDraft[], now: Date, workspaceId: string, redactor: Redactor): Promise<void> {
+export async function writeDeliverables(tx: Tx, runId: string, steps: readonly StepDraft[], now: Date, workspaceId: string, redactor: Redactor): Promise<void> {
   const redactText = redactor.text;
   const events = { workspaceId };
   for (const step of steps) {
     if (step.draft) {
       const draftId = newId('drf');
       const subject = redactText(step.draft.subject);
-      await tx.query(`INSERT INTO drafts (id, workspace_id, run_id, agent_slug, kind, subject, body, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
-        draftId,
-        events.workspaceId,
+      await insertDraft(tx, {
+        id: draftId,
+        workspaceId: events.workspaceId,
         runId,
-        step.agentSlug,
-        step.draft.kind,
+        agentSlug: step.agentSlug,
+        kind: step.draft.kind,
         subject,
-        redactText(step.draft.body),
+        body: redactText(step.draft.body),
         now,
-      ]);
+      });
       await draftCreatedEvent(tx, now, { workspaceId: events.workspaceId, draftId, runId, agent: step.agentSlug, kind: step.draft.kind, subject });
     }
     if (step.approval) {

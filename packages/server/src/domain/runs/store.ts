@@ -1,12 +1,14 @@
 /**
- * @module Run records in the store and their contract shapes (Run, Step, ToolCall, RunList).
+ * @module Run records and their contract shapes (Run, Step, ToolCall, RunList).
  * Every read is scoped by workspace: another workspace's run reads exactly like a missing one.
  */
 import { fail } from '../../errors.ts';
-import type { Db } from '../../store/db.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { zRun, zRunStatus, zStep, zToolCall, type Schema } from '../../contract.ts';
 import { toAlias } from '../../vocabulary/alias.ts';
+import { countRunsInRange, lockRun, pageRunsInRange, pageRunsOfClass, readRun, readSteps, readToolCalls, type RunRecord, type RunView } from './queries.ts';
+
+export type { RunRecord, RunView } from './queries.ts';
 
 type RunStatus = Schema<'RunStatus'>;
 export type Run = Schema<'Run'>;
@@ -16,84 +18,59 @@ export type ToolCall = Schema<'ToolCall'>;
 export type RunDetail = Schema<'RunDetail'>;
 export type RunList = Schema<'RunList'>;
 
-/** A row of `runs` as stored (generated/db.ts, from the migrations). */
-export type RunRow = TableRow<'runs'>;
-
-/** The columns a Run is made of (`RUN_COLUMNS`). */
-export type RunFields = Pick<
-  RunRow,
-  | 'id'
-  | 'status'
-  | 'agent_slug'
-  | 'answered_by'
-  | 'alias'
-  | 'source'
-  | 'conversation_id'
-  | 'content'
-  | 'failure_reason'
-  | 'input_tokens'
-  | 'output_tokens'
-  | 'stu'
-  | 'created_at'
-  | 'updated_at'
-  | 'completed_at'
->;
-
-/** The columns of `RunFields`, for a statement whose result type must not change when `runs` gains a column (a prepared one). */
-export const RUN_COLUMNS =
-  'id, status, agent_slug, answered_by, alias, source, conversation_id, content, failure_reason, input_tokens, output_tokens, stu, created_at, updated_at, completed_at';
-
-export function toRun(row: RunFields): Run {
+export function toRun(run: RunView): Run {
   return {
-    id: row.id,
-    status: zRunStatus.parse(row.status),
-    agentSlug: row.agent_slug,
+    id: run.id,
+    status: zRunStatus.parse(run.status),
+    agentSlug: run.agentSlug,
     // Only the orchestrator hands a run to another agent: the one that answered, when not the one addressed.
-    routedTo: row.answered_by !== row.agent_slug ? row.answered_by : null,
-    alias: toAlias(row.alias),
-    source: zRun.shape.source.parse(row.source),
-    conversationId: row.conversation_id,
-    content: row.content,
-    failureReason: row.failure_reason,
-    usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, stu: row.stu },
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-    completedAt: row.completed_at ? row.completed_at.toISOString() : null,
+    routedTo: run.answeredBy !== run.agentSlug ? run.answeredBy : null,
+    alias: toAlias(run.alias),
+    source: zRun.shape.source.parse(run.source),
+    conversationId: run.conversationId,
+    content: run.content,
+    failureReason: run.failureReason,
+    usage: { inputTokens: run.inputTokens, outputTokens: run.outputTokens, stu: run.stu },
+    createdAt: run.createdAt.toISOString(),
+    updatedAt: run.updatedAt.toISOString(),
+    completedAt: run.completedAt ? run.completedAt.toISOString() : null,
   };
 }
 
-/** The run row, or `404 not_found` when it does not exist in this workspace. */
-export async function readRunRow(db: Db, workspaceId: string, runId: string, forUpdate = false): Promise<RunRow> {
-  const [row] = await db.query<RunRow>(`SELECT * FROM runs WHERE id = $1 AND workspace_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [runId, workspaceId]);
-  if (!row) throw fail('not_found', 'Run not found.');
-  return row;
+/** The run, or `404 not_found` when it does not exist in this workspace. */
+export async function readRunRecord(db: Db | Tx, workspaceId: string, runId: string): Promise<RunRecord> {
+  return found(await readRun(db, workspaceId, runId));
+}
+
+/** The run, locked until the transaction ends, or `404 not_found` when it does not exist in this workspace. */
+export async function lockRunRecord(tx: Tx, workspaceId: string, runId: string): Promise<RunRecord> {
+  return found(await lockRun(tx, workspaceId, runId));
+}
+
+function found(run: RunRecord | undefined): RunRecord {
+  if (!run) throw fail('not_found', 'Run not found.');
+  return run;
 }
 
 export async function readRunDetail(db: Db, workspaceId: string, runId: string): Promise<RunDetail> {
-  const row = await readRunRow(db, workspaceId, runId);
-  const steps = await db.query<Pick<TableRow<'run_steps'>, 'id' | 'index' | 'kind' | 'agent_slug' | 'summary' | 'created_at'>>(
-    `SELECT id, index, kind, agent_slug, summary, created_at FROM run_steps WHERE run_id = $1 ORDER BY index`,
-    [runId],
-  );
-  const calls = await db.query<Pick<TableRow<'tool_calls'>, 'id' | 'step_index' | 'name' | 'arguments' | 'result' | 'status'>>(
-    `SELECT id, step_index, name, arguments, result, status FROM tool_calls WHERE run_id = $1 ORDER BY step_index, id`,
-    [runId],
-  );
+  const run = await readRunRecord(db, workspaceId, runId);
+  const steps = await readSteps(db, runId);
+  const calls = await readToolCalls(db, runId);
   return {
-    run: toRun(row),
+    run: toRun(run),
     steps: steps.map((s) => ({
       id: s.id,
       index: s.index,
       kind: zStep.shape.kind.parse(s.kind),
-      agentSlug: s.agent_slug,
+      agentSlug: s.agentSlug,
       summary: s.summary,
-      createdAt: s.created_at.toISOString(),
+      createdAt: s.createdAt.toISOString(),
     })),
     toolCalls: calls.map((t) => ({
       id: t.id,
-      stepIndex: t.step_index,
+      stepIndex: t.stepIndex,
       name: t.name,
-      arguments: zToolCall.shape.arguments.parse(typeof t.arguments === 'string' ? JSON.parse(t.arguments) : t.arguments),
+      arguments: zToolCall.shape.arguments.parse(t.arguments),
       result: t.result,
       status: zToolCall.shape.status.parse(t.status),
     })),
@@ -113,44 +90,26 @@ export interface RunFilters {
   offset: number;
 }
 
-/** The filters on a run's class, in `runs` and in `run_counts` alike ($2 … $5). */
-const CLASS_MATCHES = `($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR agent_slug = $3 OR answered_by = $3)
-    AND ($4::text IS NULL OR alias = $4) AND ($5::text IS NULL OR source = $5)`;
-
 /**
  * One page of the workspace's runs, newest first, with the total that match the filters, in one
  * statement. The agent filter matches the agent addressed or, for a routed run, the department
- * that answered it; a filter that is not given is NULL and matches every run.
+ * that answered it; a filter that is not given matches every run.
  *
  * Without a time range the total is a sum over the workspace's counters per class (`run_counts`,
  * kept by triggers on `runs`: migration 0505), so it costs the same for a million runs as for a
- * hundred; the page comes from the `(workspace_id, created_at, seq)` index. The counters' row is
- * always there, so a page past the end still carries the total. A list bounded by `createdAfter`
- * or `createdBefore` counts the runs in its range instead.
+ * hundred; the page comes from the `(workspace_id, created_at, seq)` index. A list bounded by
+ * `createdAfter` or `createdBefore` counts the runs in its range instead.
  */
 export async function listRunRows(db: Db, workspaceId: string, filters: RunFilters): Promise<RunList> {
-  const classParams = [workspaceId, filters.status ?? null, filters.agentSlug ?? null, filters.alias ?? null, filters.source ?? null];
+  const match = { status: filters.status ?? null, agentSlug: filters.agentSlug ?? null, alias: filters.alias ?? null, source: filters.source ?? null };
+  const page = { limit: filters.limit, offset: filters.offset };
   if (!filters.createdAfter && !filters.createdBefore) {
-    const rows = await db.query<RunRow & { total: number }>(
-      `WITH total AS (SELECT coalesce(sum(runs), 0)::int AS total FROM run_counts WHERE workspace_id = $1 AND ${CLASS_MATCHES}),
-            page AS (SELECT * FROM runs WHERE workspace_id = $1 AND ${CLASS_MATCHES} ORDER BY created_at DESC, seq DESC LIMIT $6 OFFSET $7)
-       SELECT page.*, total.total FROM total LEFT JOIN page ON true ORDER BY page.created_at DESC, page.seq DESC`,
-      [...classParams, filters.limit, filters.offset],
-    );
-    const total = rows[0]?.total ?? 0;
-    return { data: rows.filter((row) => row.id !== null).map(toRun), total, limit: filters.limit, offset: filters.offset };
+    const { runs, total } = await pageRunsOfClass(db, workspaceId, match, page);
+    return { data: runs.map(toRun), total, limit: filters.limit, offset: filters.offset };
   }
-  const matches = `workspace_id = $1 AND ${CLASS_MATCHES}
-    AND ($6::timestamptz IS NULL OR created_at >= $6) AND ($7::timestamptz IS NULL OR created_at < $7)`;
-  const params = [...classParams, filters.createdAfter ?? null, filters.createdBefore ?? null];
-  // The page and the total in one statement (the window counts every match before LIMIT); a page
-  // past the end has no row to carry the total, so only then is it counted apart.
-  const rows = await db.query<RunRow & { total: number }>(
-    `SELECT *, count(*) OVER ()::int AS total FROM runs WHERE ${matches} ORDER BY created_at DESC, seq DESC LIMIT $8 OFFSET $9`,
-    [...params, filters.limit, filters.offset],
-  );
-  const total =
-    rows[0]?.total ??
-    (filters.offset > 0 ? (await db.query<{ total: number }>(`SELECT count(*)::int AS total FROM runs WHERE ${matches}`, params))[0]!.total : 0);
-  return { data: rows.map(toRun), total, limit: filters.limit, offset: filters.offset };
+  const inRange = { ...match, createdAfter: filters.createdAfter ?? null, createdBefore: filters.createdBefore ?? null };
+  const { runs, total } = await pageRunsInRange(db, workspaceId, inRange, page);
+  // A page past the end has no row to carry the total: only then is it counted apart.
+  const all = total ?? (filters.offset > 0 ? await countRunsInRange(db, workspaceId, inRange) : 0);
+  return { data: runs.map(toRun), total: all, limit: filters.limit, offset: filters.offset };
 }

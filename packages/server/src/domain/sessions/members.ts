@@ -13,7 +13,7 @@ import type { Schema } from '../../contract.ts';
 import { sha256Hex } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { verifyPassword } from './password.ts';
@@ -49,7 +49,7 @@ const RANK: Record<Role, number> = { member: 0, admin: 1, owner: 2 };
  * under the same lock, so a concurrent demotion of the actor cannot be overtaken.
  * @throws member_not_found when the user is not a member of the workspace
  */
-async function lockMembers(tx: Db, workspaceId: string, userId: string, actorId: string): Promise<{ target: MemberRow; actor: Role; owners: number }> {
+async function lockMembers(tx: Tx, workspaceId: string, userId: string, actorId: string): Promise<{ target: MemberRow; actor: Role; owners: number }> {
   const rows = await tx.query<MemberRow>(
     `SELECT ${MEMBER_COLUMNS} FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 ORDER BY m.user_id FOR UPDATE OF m`,
     [workspaceId],

@@ -18,7 +18,7 @@ import { type Schema, zAccountResetKind } from '../../contract.ts';
 import { sha256Hex } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { generateTotpSecret } from './totp.ts';
@@ -72,7 +72,7 @@ export async function resetUserByEmail(db: Db, clock: Clock, input: { email: str
 
 /** Replaces any live reset of the user, stores the new one's hash and ends every session of the user. */
 async function createReset(
-  tx: Db,
+  tx: Tx,
   clock: Clock,
   input: { userId: string; email: string; workspaceId: string | null; createdBy: string | null; kind: AccountResetKind },
 ): Promise<AccountReset> {
@@ -138,6 +138,6 @@ export async function redeemAccountReset(
 }
 
 /** Every session of the user, in every workspace: they are refused by every instance at their next request. */
-async function endSessions(tx: Db, userId: string): Promise<void> {
+async function endSessions(tx: Tx, userId: string): Promise<void> {
   await tx.query(`DELETE FROM sessions WHERE user_id = $1`, [userId]);
 }

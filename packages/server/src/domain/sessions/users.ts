@@ -8,7 +8,7 @@ import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { type Schema, zWorkspaceRole } from '../../contract.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { hashPassword } from './password.ts';
 import { generateTotpSecret } from './totp.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
@@ -36,7 +36,7 @@ interface CreatedUser {
 
 const MIN_PASSWORD_LENGTH = 12;
 
-export async function createUser(db: Db, clock: Clock, workspaceId: string, input: NewUser): Promise<CreatedUser> {
+export async function createUser(db: Db | Tx, clock: Clock, workspaceId: string, input: NewUser): Promise<CreatedUser> {
   const email = normalizeEmail(input.email);
   if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw fail('invalid_body', "'email' is not an email address");
   if (input.password.length < MIN_PASSWORD_LENGTH) {
@@ -79,7 +79,7 @@ export async function listUsers(db: Db, workspaceId: string): Promise<UserRecord
 }
 
 /** A membership; adding one that exists changes nothing. */
-export async function addMembership(db: Db, clock: Clock, input: { workspaceId: string; userId: string; role: Role }): Promise<void> {
+export async function addMembership(db: Db | Tx, clock: Clock, input: { workspaceId: string; userId: string; role: Role }): Promise<void> {
   await db.query(`INSERT INTO memberships (workspace_id, user_id, role, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (workspace_id, user_id) DO NOTHING`, [
     input.workspaceId,
     input.userId,
@@ -101,6 +101,6 @@ export async function userWorkspaces(db: Db, userId: string): Promise<UserWorksp
 }
 
 /** Accounts left without any workspace (after a workspace was deleted) are deleted with their sessions. */
-export async function deleteUsersWithoutWorkspace(db: Db): Promise<void> {
+export async function deleteUsersWithoutWorkspace(db: Db | Tx): Promise<void> {
   await db.query(`DELETE FROM users u WHERE NOT EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = u.id)`);
 }

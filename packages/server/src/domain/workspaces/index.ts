@@ -7,7 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { Schema } from '../../contract.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { getPlanSettings, setPlan, setQuotaOverride } from '../agents/settings.ts';
 import { invalidateKeyCaches } from '../keys/index.ts';
@@ -27,7 +27,7 @@ interface Workspace {
   createdAt: string;
 }
 
-export async function createWorkspace(db: Db, clock: Clock, name: string, options: { pendingPayment?: boolean } = {}): Promise<Workspace> {
+export async function createWorkspace(db: Db | Tx, clock: Clock, name: string, options: { pendingPayment?: boolean } = {}): Promise<Workspace> {
   const id = newId('wksp');
   const now = clock.now();
   await db.query(`INSERT INTO workspaces (id, name, created_at, payment) VALUES ($1, $2, $3, $4)`, [
@@ -105,7 +105,7 @@ export async function deleteWorkspace(db: Db, id: string): Promise<void> {
   });
 }
 
-async function toOperatorWorkspace(db: Db, row: WorkspaceRow): Promise<OperatorWorkspace> {
+async function toOperatorWorkspace(db: Db | Tx, row: WorkspaceRow): Promise<OperatorWorkspace> {
   const plan = await getPlanSettings(db, row.id);
   return {
     id: row.id,

@@ -6,7 +6,7 @@ import type { Clock } from '../../clock.ts';
 import { randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
-import { createKeyService, ISSUABLE_SCOPES } from '../keys/index.ts';
+import { ISSUABLE_SCOPES, issueKey } from '../keys/index.ts';
 import { createUser } from '../sessions/users.ts';
 import { createWorkspace, getOperatorWorkspace } from './index.ts';
 import type { Schema } from '../../contract.ts';
@@ -73,7 +73,7 @@ export async function initWorkspace(db: Db, clock: Clock, options: InitOptions):
       withTotp: true,
       secretBox: options.secretBox,
     });
-    const key = await createKeyService({ db: tx, clock }).create(workspace.id, {
+    const key = await issueKey(tx, clock, workspace.id, {
       name: 'First key (init)',
       scopes: [...ISSUABLE_SCOPES],
     });

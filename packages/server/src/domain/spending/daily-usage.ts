@@ -6,6 +6,7 @@ import type { Clock } from '../../clock.ts';
 import { zModelAlias, type Schema } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
 import { periodOf, periodStart, resetAt } from '../usage/index.ts';
+import { ledgerByDay } from './queries.ts';
 
 export type DailyUsage = Schema<'DailyUsage'>;
 
@@ -15,15 +16,8 @@ export async function dailyUsage(db: Db, clock: Clock, workspaceId: string): Pro
   const now = clock.now();
   const period = periodOf(now);
   const start = periodStart(now);
-  // One row per (day, alias, agent) with consumption; days are UTC dates written as text, so both
-  // drivers return the same value (a `date` would come back as a local-time Date from one of them).
-  const rows = await db.query<{ day: string; alias: string; agent: string; stu: number }>(
-    `SELECT to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, l.alias, r.answered_by AS agent, sum(l.stu)::float8 AS stu
-       FROM usage_ledger l JOIN runs r ON r.id = l.run_id AND r.workspace_id = l.workspace_id
-      WHERE l.workspace_id = $1 AND l.period = $2
-      GROUP BY 1, 2, 3`,
-    [workspaceId, period],
-  );
+  // One row per (day, alias, agent) with consumption.
+  const rows = await ledgerByDay(db, workspaceId, period);
   const days = new Map<string, { stu: number; byAlias: Map<string, number>; byAgent: Map<string, number> }>();
   for (let t = start.getTime(); t <= now.getTime(); t += DAY_MS) {
     days.set(new Date(t).toISOString().slice(0, 10), { stu: 0, byAlias: new Map(), byAgent: new Map() });
@@ -31,7 +25,7 @@ export async function dailyUsage(db: Db, clock: Clock, workspaceId: string): Pro
   for (const row of rows) {
     const day = days.get(row.day);
     if (!day) continue; // a ledger line dated after `now` (another instance's clock ahead): shown tomorrow
-    const stu = Number(row.stu);
+    const { stu } = row;
     day.stu += stu;
     day.byAlias.set(row.alias, (day.byAlias.get(row.alias) ?? 0) + stu);
     day.byAgent.set(row.agent, (day.byAgent.get(row.agent) ?? 0) + stu);

@@ -24,11 +24,11 @@
  * - Quota: an invocation is admitted only when its worst case fits under the hard stop together with
  *   the charged consumption (else `429 quota_exceeded`) and what runs in progress hold (else `429
  *   budget_reserved`).
- * - The charge of a run never exceeds its reservation (execute.ts bills within it), so no limit nor
+ * - The charge of a run never exceeds its reservation (runs/execute.ts bills within it), so no limit nor
  *   the hard stop is passed by what an engine reports.
  *
  * When a run ends its reservation is released and what it really consumed is charged: by
- * `finish_run` (close.ts) for a run that executed, by `settleBudget` below for a cancel or a sweep.
+ * `finish_run` (runs/close.ts) for a run that executed, by `settleBudget` below for a cancel or a sweep.
  */
 import type { Alias } from '../../vocabulary/alias.ts';
 import {
@@ -42,20 +42,31 @@ import {
   type SpendingScope,
   type StuRates,
 } from '../usage/index.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { fail, type ServiceError } from '../../errors.ts';
 import { periodOf } from '../usage/index.ts';
-import { findClaim, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
+import type { IdempotencyClaim } from '../runs/idempotency.ts';
+import {
+  chargeWindows,
+  engageManualSwitch,
+  ensureWindows,
+  lockPeriod,
+  lockWindows,
+  readManualSwitch,
+  readWindow,
+  releaseManualSwitch,
+  releasePeriodReservation,
+  startRun,
+  tripWindow,
+  unbilledStu,
+  type Windows,
+} from './queries.ts';
+
+export type { Windows } from './queries.ts';
 
 export interface BudgetSettings {
   limits: KillSwitchLimits;
   rates: StuRates;
-}
-
-export interface Windows {
-  hour: Date;
-  day: Date;
 }
 
 /**
@@ -93,15 +104,6 @@ function budgetReservedError(budget: 'quota' | 'hour' | 'day'): ServiceError {
   );
 }
 
-/** A window's totals, read with its `numeric` STU columns cast to numbers (not the stored row's types). */
-interface WindowTotals {
-  /** Charged to runs that ended. */
-  spent: number;
-  /** Held by runs in progress. */
-  reserved: number;
-  tripped_at: Date | null;
-}
-
 /** The run `start_run` inserts (or, with `adopt`, the inbound run's row it takes over). */
 export interface RunToStart {
   workspaceId: string;
@@ -121,19 +123,9 @@ export interface RunToStart {
   inputTokens: number;
   desiredOutput: number;
   settings: BudgetSettings;
-  idempotency?: IdempotencyClaim | undefined;
+  /** The request's Idempotency-Key, claimed for the run until `expiresAt`. */
+  idempotency?: (IdempotencyClaim & { expiresAt: Date }) | undefined;
 }
-
-const START_RUN = `SELECT start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) AS decision`;
-
-type StartDecision =
-  | { outcome: 'started'; outputCap: number; reservedStu: number; limitedBy: SpendingScope | null }
-  | { outcome: 'replay'; runId: string }
-  | { outcome: 'gone' | 'stale_history' | 'idempotency_mismatch' }
-  | { outcome: 'quota_exceeded'; consumedStu: number; allowanceStu: number }
-  | { outcome: 'kill_switch'; kind: 'manual' | 'hour' | 'day'; since: string | null }
-  | { outcome: 'crossed'; scope: SpendingScope }
-  | { outcome: 'budget_reserved'; budget: 'quota' | 'hour' | 'day' };
 
 /**
  * The invocation's first round trip: refuses it (`429 quota_exceeded`, `429 kill_switch`, `429
@@ -143,49 +135,28 @@ type StartDecision =
 export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> {
   const { now, settings } = run;
   const windows = windowsOf(now);
-  const claim = run.idempotency;
-  let decision: StartDecision;
-  try {
-    const [row] = await db.query<{ decision: StartDecision | string }>(
-      START_RUN,
-      [
-        run.workspaceId,
-        run.runId,
-        run.adopt,
-        now,
-        run.leaseUntil,
-        run.agentSlug,
-        run.answeredBy,
-        run.alias,
-        run.source,
-        run.conversationId,
-        run.quotaStu,
-        settings.rates[run.alias],
-        run.inputTokens,
-        run.desiredOutput,
-        settings.limits.run,
-        settings.limits.hour,
-        settings.limits.day,
-        claim?.credentialId ?? null,
-        claim?.key ?? null,
-        claim?.requestHash ?? null,
-        new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-        run.conversationTurns,
-      ],
-      { name: 'start_run' },
-    );
-    decision = typeof row!.decision === 'string' ? JSON.parse(row!.decision) : row!.decision;
-  } catch (err) {
-    // A concurrent retry claimed the key first; the statement undid everything: answer with its run.
-    if (claim && err instanceof Error && err.message.includes('idempotency_claim_lost')) {
-      const claimed = await findClaim(db, claim, now);
-      if (claimed) return { outcome: 'replay', runId: claimed };
-    }
-    throw err;
-  }
+  const decision = await startRun(db, {
+    workspaceId: run.workspaceId,
+    runId: run.runId,
+    adopt: run.adopt,
+    now,
+    leaseUntil: run.leaseUntil,
+    agentSlug: run.agentSlug,
+    answeredBy: run.answeredBy,
+    alias: run.alias,
+    source: run.source,
+    conversationId: run.conversationId,
+    quotaStu: run.quotaStu,
+    stuRate: settings.rates[run.alias],
+    inputTokens: run.inputTokens,
+    desiredOutput: run.desiredOutput,
+    limits: settings.limits,
+    claim: run.idempotency ?? null,
+    conversationTurns: run.conversationTurns,
+  });
   switch (decision.outcome) {
     case 'started':
-      return { outcome: 'started', windows, reservedStu: Number(decision.reservedStu), outputCap: decision.outputCap, limitedBy: decision.limitedBy };
+      return { outcome: 'started', windows, reservedStu: decision.reservedStu, outputCap: decision.outputCap, limitedBy: decision.limitedBy };
     case 'replay':
       return decision;
     case 'gone':
@@ -196,7 +167,7 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
     case 'idempotency_mismatch':
       throw fail('invalid_request', "'idempotency-key' was already used with a different request.");
     case 'quota_exceeded': {
-      const used = { quotaStu: Number(decision.allowanceStu), rolloverStu: 0, consumedStu: Number(decision.consumedStu) };
+      const used = { quotaStu: decision.allowanceStu, rolloverStu: 0, consumedStu: decision.consumedStu };
       throw quotaExceededError({
         allowed: false,
         policy: 'hardstop',
@@ -207,7 +178,7 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
     }
     case 'kill_switch': {
       // The same answer activeKillSwitch gives for these totals: its kind, since when, and Retry-After.
-      const since = decision.since ? new Date(decision.since) : null;
+      const { since } = decision;
       const { limits } = settings;
       const active = activeKillSwitch(
         {
@@ -231,10 +202,10 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
  * Inside the transaction that ends a run outside its execution (cancel, sweep): releases its
  * reservation, charges the STU given to its windows and, when the run crossed the hour or day
  * limit and the window's charged consumption is within the margin of it, trips that window. (A run
- * that executed is settled by `finish_run`, which applies the same rules; see close.ts.)
+ * that executed is settled by `finish_run`, which applies the same rules; see runs/close.ts.)
  */
 export async function settleBudget(
-  tx: Db,
+  tx: Tx,
   input: {
     workspaceId: string;
     windows: Windows;
@@ -246,27 +217,18 @@ export async function settleBudget(
   },
 ): Promise<void> {
   const { workspaceId, windows } = input;
-  await lockPeriod(tx, workspaceId, periodOf(windows.day));
+  const period = periodOf(windows.day);
+  await lockPeriod(tx, workspaceId, period);
+  await ensureWindows(tx, workspaceId, windows);
   await lockWindows(tx, workspaceId, windows);
-  if (input.reservedStu !== 0) {
-    await tx.query(`UPDATE usage_periods SET reserved_stu = GREATEST(0, reserved_stu - $3) WHERE workspace_id = $1 AND period = $2`, [
-      workspaceId,
-      periodOf(windows.day),
-      input.reservedStu,
-    ]);
-  }
-  const after = await tx.query<Pick<TableRow<'usage_windows'>, 'scope'> & { spent: number }>(
-    `UPDATE usage_windows SET spent_stu = spent_stu + $4, reserved_stu = GREATEST(0, reserved_stu - $5)
-      WHERE workspace_id = $1 AND ((scope = 'day' AND window_start = $2) OR (scope = 'hour' AND window_start = $3))
-      RETURNING scope, spent_stu::float8 AS spent`,
-    [workspaceId, windows.day, windows.hour, input.stu, input.reservedStu],
-  );
+  if (input.reservedStu !== 0) await releasePeriodReservation(tx, workspaceId, period, input.reservedStu);
+  const charged = await chargeWindows(tx, workspaceId, windows, input.stu, input.reservedStu);
   for (const scope of ['day', 'hour'] as const) {
-    const spent = Number(after.find((row) => row.scope === scope)?.spent ?? 0);
+    const spent = charged[scope];
     // A window spent up to its limit refuses new invocations whichever run got it there: it trips
     // now, so the switch always reads with the time it engaged (`since`, `activeSince`).
     if (spent >= input.limits[scope] || (input.crossed === scope && reachedLimit(spent, input.limits[scope])))
-      await trip(tx, workspaceId, scope, windows, input.now);
+      await tripWindow(tx, workspaceId, scope, windows[scope], input.now);
   }
 }
 
@@ -278,16 +240,9 @@ export async function setManualKillSwitch(
   now: Date,
   detail: { reason?: string | undefined; engagedBy?: string | undefined } = {},
 ): Promise<void> {
-  if (on) {
-    // Already on: it stays on since the first time (activeSince does not move); a new reason replaces the old one.
-    await db.query(
-      `INSERT INTO kill_switches (workspace_id, manual_since, reason, engaged_by) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (workspace_id) DO UPDATE SET reason = COALESCE(EXCLUDED.reason, kill_switches.reason)`,
-      [workspaceId, now, detail.reason ?? null, detail.engagedBy ?? null],
-    );
-  } else {
-    await db.query(`DELETE FROM kill_switches WHERE workspace_id = $1`, [workspaceId]);
-  }
+  // Already on: it stays on since the first time (activeSince does not move); a new reason replaces the old one.
+  if (on) await engageManualSwitch(db, workspaceId, now, { reason: detail.reason ?? null, engagedBy: detail.engagedBy ?? null });
+  else await releaseManualSwitch(db, workspaceId);
 }
 
 export interface KillSwitchStatus {
@@ -311,25 +266,18 @@ export interface WindowStatus {
 /** What the operator sees with `service kill-switch status`. */
 export async function killSwitchStatus(db: Db, workspaceId: string, now: Date, limits: KillSwitchLimits): Promise<KillSwitchStatus> {
   const windows = windowsOf(now);
-  const [manual] = await db.query<Pick<TableRow<'kill_switches'>, 'manual_since' | 'reason'>>(
-    `SELECT manual_since, reason FROM kill_switches WHERE workspace_id = $1`,
-    [workspaceId],
-  );
-  const read = async (scope: 'hour' | 'day') => {
-    const [row] = await db.query<WindowTotals>(
-      `SELECT spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows
-        WHERE workspace_id = $1 AND scope = $2 AND window_start = $3`,
-      [workspaceId, scope, windows[scope]],
-    );
+  const manual = await readManualSwitch(db, workspaceId);
+  const read = async (scope: 'hour' | 'day'): Promise<WindowStatus> => {
+    const totals = await readWindow(db, workspaceId, scope, windows[scope]);
     return {
       windowStart: windows[scope],
-      spentStu: Number(row?.spent ?? 0),
-      reservedStu: Number(row?.reserved ?? 0),
+      spentStu: totals?.spentStu ?? 0,
+      reservedStu: totals?.reservedStu ?? 0,
       limitStu: limits[scope],
-      trippedAt: row?.tripped_at ?? null,
+      trippedAt: totals?.trippedAt ?? null,
     };
   };
-  return { manualSince: manual?.manual_since ?? null, manualReason: manual?.reason ?? null, hour: await read('hour'), day: await read('day') };
+  return { manualSince: manual?.since ?? null, manualReason: manual?.reason ?? null, hour: await read('hour'), day: await read('day') };
 }
 
 /**
@@ -337,13 +285,7 @@ export async function killSwitchStatus(db: Db, workspaceId: string, now: Date, l
  * windows: recorded on the runs (`unbilled_stu`), never charged. For operators (`kill-switch status`).
  */
 export async function unbilledInWindows(db: Db, workspaceId: string, now: Date): Promise<{ hour: number; day: number }> {
-  const windows = windowsOf(now);
-  const [row] = await db.query<{ hour: number; day: number }>(
-    `SELECT coalesce(sum(unbilled_stu) FILTER (WHERE window_hour = $3), 0)::float8 AS hour, coalesce(sum(unbilled_stu), 0)::float8 AS day
-       FROM runs WHERE workspace_id = $1 AND window_day = $2 AND unbilled_stu > 0`,
-    [workspaceId, windows.day, windows.hour],
-  );
-  return { hour: Number(row?.hour ?? 0), day: Number(row?.day ?? 0) };
+  return unbilledStu(db, workspaceId, windowsOf(now));
 }
 
 function windowsOf(now: Date): Windows {
@@ -351,55 +293,7 @@ function windowsOf(now: Date): Windows {
   return { hour: hour.start, day: day.start };
 }
 
-/**
- * Creates the two window rows if needed and locks them, day first, always in that order (no
- * deadlock); reads the manual kill switch in the same statement.
- */
-async function lockWindows(tx: Db, workspaceId: string, windows: Windows): Promise<{ hour: WindowTotals; day: WindowTotals; manualSince: Date | null }> {
-  await tx.query(
-    `INSERT INTO usage_windows (workspace_id, scope, window_start) VALUES ($1, 'day', $2), ($1, 'hour', $3)
-     ON CONFLICT (workspace_id, scope, window_start) DO NOTHING`,
-    [workspaceId, windows.day, windows.hour],
-  );
-  // One statement locks both: the locking clause takes rows as they leave the sort, so day before hour.
-  const rows = await tx.query<WindowTotals & { scope: 'hour' | 'day'; manual_since: Date | null }>(
-    `SELECT scope, spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at,
-            (SELECT manual_since FROM kill_switches k WHERE k.workspace_id = $1) AS manual_since
-       FROM usage_windows
-      WHERE workspace_id = $1 AND ((scope = 'day' AND window_start = $2) OR (scope = 'hour' AND window_start = $3))
-      ORDER BY scope FOR UPDATE OF usage_windows`,
-    [workspaceId, windows.day, windows.hour],
-  );
-  const totals = (scope: 'hour' | 'day') => {
-    const row = rows.find((r) => r.scope === scope)!;
-    return { spent: Number(row.spent), reserved: Number(row.reserved), tripped_at: row.tripped_at };
-  };
-  return { hour: totals('hour'), day: totals('day'), manualSince: rows[0]?.manual_since ?? null };
-}
-
-/**
- * Locks the period row of a reservation (created by ensurePeriod before the run starts; a row that
- * is missing, as for a run that started before the period existed, reads as empty).
- */
-async function lockPeriod(tx: Db, workspaceId: string, period: string): Promise<{ consumed: number; reserved: number }> {
-  const [row] = await tx.query<{ consumed: number; reserved: number }>(
-    `SELECT consumed_stu::float8 AS consumed, reserved_stu::float8 AS reserved FROM usage_periods
-      WHERE workspace_id = $1 AND period = $2 FOR UPDATE`,
-    [workspaceId, period],
-  );
-  return { consumed: Number(row?.consumed ?? 0), reserved: Number(row?.reserved ?? 0) };
-}
-
 /** Whether a window's charged consumption is within the trip margin of its limit. */
 function reachedLimit(chargedStu: number, limitStu: number): boolean {
   return chargedStu >= limitStu - Math.ceil(limitStu * TRIP_MARGIN);
-}
-
-async function trip(tx: Db, workspaceId: string, scope: 'hour' | 'day', windows: Windows, now: Date): Promise<void> {
-  await tx.query(`UPDATE usage_windows SET tripped_at = COALESCE(tripped_at, $4) WHERE workspace_id = $1 AND scope = $2 AND window_start = $3`, [
-    workspaceId,
-    scope,
-    windows[scope],
-    now,
-  ]);
 }

@@ -6,7 +6,8 @@
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
 import { computeUsage, nextRolloverStu, periodOf, previousPeriod, type Usage } from '../usage/index.ts';
-import type { PeriodTally, UsageTally } from './usage-tally.ts';
+import { insertPeriod, readPeriod as readPeriodTotals } from './queries.ts';
+import type { UsageTally } from './usage-tally.ts';
 
 /** A period as the quota reads it; the STU columns are `numeric` (strings) in the row and read cast to numbers. */
 interface PeriodUsage {
@@ -26,11 +27,7 @@ export async function ensurePeriod(db: Db, workspaceId: string, now: Date, quota
   const previous = await readPeriod(db, workspaceId, previousPeriod(period));
   // The rollover is capped at one period's quota (every plan's rolloverCapStu is its quota).
   const rolloverStu = previous ? nextRolloverStu({ quotaStu, rolloverStu: previous.rolloverStu, consumedStu: previous.consumedStu, capStu: quotaStu }) : 0;
-  await db.query(
-    `INSERT INTO usage_periods (workspace_id, period, rollover_stu, consumed_stu, created_at) VALUES ($1, $2, $3, 0, $4)
-     ON CONFLICT (workspace_id, period) DO NOTHING`,
-    [workspaceId, period, rolloverStu, now],
-  );
+  await insertPeriod(db, workspaceId, period, rolloverStu, now);
   // Another request may have created it first: read what is stored, not what was computed here.
   return (await readPeriod(db, workspaceId, period))!;
 }
@@ -50,28 +47,15 @@ export async function currentUsage(
   const { quotaStu } = await deps.settings(workspaceId);
   const period = periodOf(now);
   const tally = await deps.tally.read(workspaceId, period, async () => {
-    const stored = await readPeriodTally(db, workspaceId, period);
-    if (stored) return stored;
+    const stored = await readPeriodTotals(db, workspaceId, period);
+    if (stored) return { period, ...stored };
     await ensurePeriod(db, workspaceId, now, quotaStu);
-    return (await readPeriodTally(db, workspaceId, period))!;
+    return { period, ...(await readPeriodTotals(db, workspaceId, period))! };
   });
   return computeUsage({ now, quotaStu, rolloverStu: tally.rolloverStu, consumedStu: tally.consumedStu });
 }
 
-async function readPeriodTally(db: Db, workspaceId: string, period: string): Promise<PeriodTally | undefined> {
-  const [row] = await db.query<{ rollover_stu: number; consumed_stu: number; version: number }>(
-    `SELECT rollover_stu::float8 AS rollover_stu, consumed_stu::float8 AS consumed_stu, version::float8 AS version
-       FROM usage_periods WHERE workspace_id = $1 AND period = $2`,
-    [workspaceId, period],
-  );
-  return row ? { period, version: Number(row.version), rolloverStu: Number(row.rollover_stu), consumedStu: Number(row.consumed_stu) } : undefined;
-}
-
 async function readPeriod(db: Db, workspaceId: string, period: string): Promise<PeriodUsage | undefined> {
-  const [row] = await db.query<{ rollover_stu: number; consumed_stu: number }>(
-    `SELECT rollover_stu::float8 AS rollover_stu, consumed_stu::float8 AS consumed_stu
-       FROM usage_periods WHERE workspace_id = $1 AND period = $2`,
-    [workspaceId, period],
-  );
-  return row ? { period, rolloverStu: Number(row.rollover_stu), consumedStu: Number(row.consumed_stu) } : undefined;
+  const totals = await readPeriodTotals(db, workspaceId, period);
+  return totals ? { period, ...totals } : undefined;
 }

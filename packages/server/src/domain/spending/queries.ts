@@ -1,0 +1,280 @@
+/**
+ * @module The statements of a run's spending, one typed function each: a `Db` or a `Tx` in (a `Tx` where
+ * the statement only makes sense inside the caller's transaction: a row lock, a write that commits with
+ * the caller's), one statement run, decoded values out (STU as numbers, not `numeric` strings; times as
+ * Dates; camelCase). The policy files (budget.ts, usage-store.ts, daily-usage.ts, kill-switches.ts) call
+ * these and hold no SQL. The money path's own statement, `start_run`, is a store function
+ * (store/migrations/0506_money_path.sql): here is the call and the decoding of its outcome.
+ */
+import type { Alias } from '../../vocabulary/alias.ts';
+import type { Db, Tx } from '../../store/db.ts';
+import type { SpendingScope } from '../usage/index.ts';
+
+/** The hour and day windows a run is counted in, by their start. */
+export interface Windows {
+  hour: Date;
+  day: Date;
+}
+
+// ---- start_run ----------------------------------------------------------------------------------
+
+/** What `start_run` is given: the run to insert (or adopt), its worst case and the limits to hold it to. */
+export interface StartRunInput {
+  workspaceId: string;
+  runId: string;
+  adopt: boolean;
+  now: Date;
+  leaseUntil: Date;
+  agentSlug: string;
+  answeredBy: string;
+  alias: Alias;
+  source: string;
+  conversationId: string | null;
+  quotaStu: number;
+  /** STU per token of the run's alias. */
+  stuRate: number;
+  inputTokens: number;
+  desiredOutput: number;
+  limits: { run: number; hour: number; day: number };
+  claim: { credentialId: string; key: string; requestHash: string; expiresAt: Date } | null;
+  conversationTurns: number | null;
+}
+
+/** The outcome `start_run` answers (a jsonb document), decoded. */
+export type StartDecision =
+  | { outcome: 'started'; outputCap: number; reservedStu: number; limitedBy: SpendingScope | null }
+  | { outcome: 'replay'; runId: string }
+  | { outcome: 'gone' | 'stale_history' | 'idempotency_mismatch' }
+  | { outcome: 'quota_exceeded'; consumedStu: number; allowanceStu: number }
+  | { outcome: 'kill_switch'; kind: 'manual' | 'hour' | 'day'; since: Date | null }
+  | { outcome: 'crossed'; scope: SpendingScope }
+  | { outcome: 'budget_reserved'; budget: 'quota' | 'hour' | 'day' };
+
+/** The outcome as the statement returns it: STU may come as numeric strings, `since` as ISO text. */
+type StoredDecision =
+  | (Omit<Extract<StartDecision, { outcome: 'started' }>, 'reservedStu'> & { reservedStu: number | string })
+  | (Omit<Extract<StartDecision, { outcome: 'quota_exceeded' }>, 'consumedStu' | 'allowanceStu'> & {
+      consumedStu: number | string;
+      allowanceStu: number | string;
+    })
+  | (Omit<Extract<StartDecision, { outcome: 'kill_switch' }>, 'since'> & { since: string | null })
+  | Exclude<StartDecision, { outcome: 'started' | 'quota_exceeded' | 'kill_switch' }>;
+
+const START_RUN = `SELECT start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) AS decision`;
+
+/** The invocation's reservation and run row in one statement, run alone (prepared on PostgreSQL). */
+export async function startRun(db: Db, input: StartRunInput): Promise<StartDecision> {
+  const { claim, limits } = input;
+  const [row] = await db.query<{ decision: StoredDecision | string }>(
+    START_RUN,
+    [
+      input.workspaceId,
+      input.runId,
+      input.adopt,
+      input.now,
+      input.leaseUntil,
+      input.agentSlug,
+      input.answeredBy,
+      input.alias,
+      input.source,
+      input.conversationId,
+      input.quotaStu,
+      input.stuRate,
+      input.inputTokens,
+      input.desiredOutput,
+      limits.run,
+      limits.hour,
+      limits.day,
+      claim?.credentialId ?? null,
+      claim?.key ?? null,
+      claim?.requestHash ?? null,
+      claim?.expiresAt ?? null,
+      input.conversationTurns,
+    ],
+    { name: 'start_run' },
+  );
+  const decision: StoredDecision = typeof row!.decision === 'string' ? JSON.parse(row!.decision) : row!.decision;
+  switch (decision.outcome) {
+    case 'started':
+      return { ...decision, reservedStu: Number(decision.reservedStu) };
+    case 'quota_exceeded':
+      return { ...decision, consumedStu: Number(decision.consumedStu), allowanceStu: Number(decision.allowanceStu) };
+    case 'kill_switch':
+      return { ...decision, since: decision.since ? new Date(decision.since) : null };
+    default:
+      return decision;
+  }
+}
+
+// ---- the period (the quota's row) ---------------------------------------------------------------
+
+/** A period's quota row as the quota reads it. */
+export interface PeriodTotals {
+  rolloverStu: number;
+  consumedStu: number;
+  /** How many times what the period consumed (or its rollover) changed: the usage tally keeps the highest (migration 0507). */
+  version: number;
+}
+
+export async function readPeriod(db: Db | Tx, workspaceId: string, period: string): Promise<PeriodTotals | undefined> {
+  const [row] = await db.query<{ rollover_stu: number; consumed_stu: number; version: number }>(
+    `SELECT rollover_stu::float8 AS rollover_stu, consumed_stu::float8 AS consumed_stu, version::float8 AS version
+       FROM usage_periods WHERE workspace_id = $1 AND period = $2`,
+    [workspaceId, period],
+  );
+  return row ? { rolloverStu: Number(row.rollover_stu), consumedStu: Number(row.consumed_stu), version: Number(row.version) } : undefined;
+}
+
+/** Creates the period's row with its rollover, unless another request created it first. */
+export async function insertPeriod(db: Db | Tx, workspaceId: string, period: string, rolloverStu: number, now: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO usage_periods (workspace_id, period, rollover_stu, consumed_stu, created_at) VALUES ($1, $2, $3, 0, $4)
+     ON CONFLICT (workspace_id, period) DO NOTHING`,
+    [workspaceId, period, rolloverStu, now],
+  );
+}
+
+/**
+ * Locks the period row of a reservation (created by ensurePeriod before the run starts; a row that
+ * is missing, as for a run that started before the period existed, reads as empty).
+ */
+export async function lockPeriod(tx: Tx, workspaceId: string, period: string): Promise<{ consumedStu: number; reservedStu: number }> {
+  const [row] = await tx.query<{ consumed: number; reserved: number }>(
+    `SELECT consumed_stu::float8 AS consumed, reserved_stu::float8 AS reserved FROM usage_periods
+      WHERE workspace_id = $1 AND period = $2 FOR UPDATE`,
+    [workspaceId, period],
+  );
+  return { consumedStu: Number(row?.consumed ?? 0), reservedStu: Number(row?.reserved ?? 0) };
+}
+
+/** Gives back `stu` of the period's reservation (never below zero). */
+export async function releasePeriodReservation(tx: Tx, workspaceId: string, period: string, stu: number): Promise<void> {
+  await tx.query(`UPDATE usage_periods SET reserved_stu = GREATEST(0, reserved_stu - $3) WHERE workspace_id = $1 AND period = $2`, [workspaceId, period, stu]);
+}
+
+// ---- the hour and day windows -------------------------------------------------------------------
+
+/** A window's totals. */
+export interface WindowTotals {
+  /** Charged to runs that ended. */
+  spentStu: number;
+  /** Held by runs in progress. */
+  reservedStu: number;
+  trippedAt: Date | null;
+}
+
+/** Creates the day and hour rows of `windows` if they are missing. */
+export async function ensureWindows(tx: Tx, workspaceId: string, windows: Windows): Promise<void> {
+  await tx.query(
+    `INSERT INTO usage_windows (workspace_id, scope, window_start) VALUES ($1, 'day', $2), ($1, 'hour', $3)
+     ON CONFLICT (workspace_id, scope, window_start) DO NOTHING`,
+    [workspaceId, windows.day, windows.hour],
+  );
+}
+
+/**
+ * Locks the day and hour rows (which must exist), day first, always in that order (no deadlock), and
+ * reads the manual kill switch in the same statement.
+ */
+export async function lockWindows(tx: Tx, workspaceId: string, windows: Windows): Promise<{ hour: WindowTotals; day: WindowTotals; manualSince: Date | null }> {
+  // One statement locks both: the locking clause takes rows as they leave the sort, so day before hour.
+  const rows = await tx.query<{ scope: 'hour' | 'day'; spent: number; reserved: number; tripped_at: Date | null; manual_since: Date | null }>(
+    `SELECT scope, spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at,
+            (SELECT manual_since FROM kill_switches k WHERE k.workspace_id = $1) AS manual_since
+       FROM usage_windows
+      WHERE workspace_id = $1 AND ((scope = 'day' AND window_start = $2) OR (scope = 'hour' AND window_start = $3))
+      ORDER BY scope FOR UPDATE OF usage_windows`,
+    [workspaceId, windows.day, windows.hour],
+  );
+  const totals = (scope: 'hour' | 'day'): WindowTotals => {
+    const row = rows.find((r) => r.scope === scope)!;
+    return { spentStu: Number(row.spent), reservedStu: Number(row.reserved), trippedAt: row.tripped_at };
+  };
+  return { hour: totals('hour'), day: totals('day'), manualSince: rows[0]?.manual_since ?? null };
+}
+
+/** Charges `stu` to both windows and gives back `releasedStu` of their reservations; answers what each has charged now (0 for a missing row). */
+export async function chargeWindows(tx: Tx, workspaceId: string, windows: Windows, stu: number, releasedStu: number): Promise<{ hour: number; day: number }> {
+  const rows = await tx.query<{ scope: string; spent: number }>(
+    `UPDATE usage_windows SET spent_stu = spent_stu + $4, reserved_stu = GREATEST(0, reserved_stu - $5)
+      WHERE workspace_id = $1 AND ((scope = 'day' AND window_start = $2) OR (scope = 'hour' AND window_start = $3))
+      RETURNING scope, spent_stu::float8 AS spent`,
+    [workspaceId, windows.day, windows.hour, stu, releasedStu],
+  );
+  const spent = (scope: 'hour' | 'day') => Number(rows.find((r) => r.scope === scope)?.spent ?? 0);
+  return { hour: spent('hour'), day: spent('day') };
+}
+
+/** Trips a window at `now`, unless it tripped already (it keeps the first time). */
+export async function tripWindow(tx: Tx, workspaceId: string, scope: 'hour' | 'day', windowStart: Date, now: Date): Promise<void> {
+  await tx.query(`UPDATE usage_windows SET tripped_at = COALESCE(tripped_at, $4) WHERE workspace_id = $1 AND scope = $2 AND window_start = $3`, [
+    workspaceId,
+    scope,
+    windowStart,
+    now,
+  ]);
+}
+
+/** One window's totals, undefined when no run touched it yet. */
+export async function readWindow(db: Db | Tx, workspaceId: string, scope: 'hour' | 'day', windowStart: Date): Promise<WindowTotals | undefined> {
+  const [row] = await db.query<{ spent: number; reserved: number; tripped_at: Date | null }>(
+    `SELECT spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows
+      WHERE workspace_id = $1 AND scope = $2 AND window_start = $3`,
+    [workspaceId, scope, windowStart],
+  );
+  return row ? { spentStu: Number(row.spent), reservedStu: Number(row.reserved), trippedAt: row.tripped_at } : undefined;
+}
+
+/** STU recorded on the runs of the windows beyond their reservations (`unbilled_stu`): the hour's and the whole day's. */
+export async function unbilledStu(db: Db | Tx, workspaceId: string, windows: Windows): Promise<{ hour: number; day: number }> {
+  const [row] = await db.query<{ hour: number; day: number }>(
+    `SELECT coalesce(sum(unbilled_stu) FILTER (WHERE window_hour = $3), 0)::float8 AS hour, coalesce(sum(unbilled_stu), 0)::float8 AS day
+       FROM runs WHERE workspace_id = $1 AND window_day = $2 AND unbilled_stu > 0`,
+    [workspaceId, windows.day, windows.hour],
+  );
+  return { hour: Number(row?.hour ?? 0), day: Number(row?.day ?? 0) };
+}
+
+// ---- the manual kill switch ---------------------------------------------------------------------
+
+/** Turns the manual switch on from `now`; already on, it stays on since the first time and a new reason replaces the old one. */
+export async function engageManualSwitch(
+  db: Db | Tx,
+  workspaceId: string,
+  now: Date,
+  detail: { reason: string | null; engagedBy: string | null },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO kill_switches (workspace_id, manual_since, reason, engaged_by) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (workspace_id) DO UPDATE SET reason = COALESCE(EXCLUDED.reason, kill_switches.reason)`,
+    [workspaceId, now, detail.reason, detail.engagedBy],
+  );
+}
+
+export async function releaseManualSwitch(db: Db | Tx, workspaceId: string): Promise<void> {
+  await db.query(`DELETE FROM kill_switches WHERE workspace_id = $1`, [workspaceId]);
+}
+
+/** The manual switch, undefined when it is off. */
+export async function readManualSwitch(db: Db | Tx, workspaceId: string): Promise<{ since: Date; reason: string | null } | undefined> {
+  const [row] = await db.query<{ manual_since: Date; reason: string | null }>(`SELECT manual_since, reason FROM kill_switches WHERE workspace_id = $1`, [
+    workspaceId,
+  ]);
+  return row ? { since: row.manual_since, reason: row.reason } : undefined;
+}
+
+// ---- the ledger ---------------------------------------------------------------------------------
+
+/** What the ledger charged in a period per UTC day (`YYYY-MM-DD`), alias and answering agent (only those with lines). */
+export async function ledgerByDay(db: Db | Tx, workspaceId: string, period: string): Promise<{ day: string; alias: string; agent: string; stu: number }[]> {
+  // Days are UTC dates written as text, so both drivers return the same value (a `date` would come
+  // back as a local-time Date from one of them).
+  const rows = await db.query<{ day: string; alias: string; agent: string; stu: number }>(
+    `SELECT to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, l.alias, r.answered_by AS agent, sum(l.stu)::float8 AS stu
+       FROM usage_ledger l JOIN runs r ON r.id = l.run_id AND r.workspace_id = l.workspace_id
+      WHERE l.workspace_id = $1 AND l.period = $2
+      GROUP BY 1, 2, 3`,
+    [workspaceId, period],
+  );
+  return rows.map((row) => ({ ...row, stu: Number(row.stu) }));
+}
