@@ -116,3 +116,22 @@ describe('createRedactor with the deployment terms', () => {
     expect(redactor.value({ a: ['acme-sonata-v2'] })).toEqual({ a: [R] });
   });
 });
+
+describe('memoised redaction of short strings', () => {
+  it('answers a repeated string as the first time, per redactor (the deployment terms stay its own)', () => {
+    const redactor = createRedactor({ terms: ['acme-sonata-v2'] });
+    for (let i = 0; i < 3; i += 1) {
+      expect(redactor.text('served by acme-sonata-v2')).toBe(`served by ${REDACTED}`);
+      expect(redactText('served by acme-sonata-v2')).toBe('served by acme-sonata-v2');
+      expect(redactText('Built by OpenAI.')).toBe(`Built by ${REDACTED}.`);
+    }
+  });
+
+  it('stays right past its bound and for strings too long to keep', () => {
+    const long = `${'ordinary words '.repeat(30)}OpenAI`;
+    for (let i = 0; i < 3000; i += 1) expect(redactText(`run ${i} by gpt-4o`)).toBe(`run ${i} by ${REDACTED}`);
+    expect(redactText('Built by OpenAI.')).toBe(`Built by ${REDACTED}.`);
+    expect(redactText(long)).toBe(`${'ordinary words '.repeat(30)}${REDACTED}`);
+    expect(redactText(long)).toBe(`${'ordinary words '.repeat(30)}${REDACTED}`);
+  });
+});

@@ -11,6 +11,7 @@
  *   "AI") is still removed; only a tail that could still become a match is held back, and the
  *   concatenated output equals `redactText` of the concatenated input, whatever the split.
  */
+import { type Alphabet, alphabetOf, tailStart } from './alphabet.ts';
 import { createNormalizer } from './normalize.ts';
 import { caseless, guardedPre, type Pattern } from './pattern.ts';
 import { caseInsensitive, caseSensitive, termRules } from './rules.ts';
@@ -33,13 +34,25 @@ const HOLD_ALL = 4096;
  * optimising (quick checks, Boyer-Moore skips) a pattern larger than 20 KB.
  */
 const CHUNK_BUDGET = 16000;
+/** A string this short is memoised (see {@link memoised}). */
+const MEMO_MAX_LENGTH = 256;
+/** Memoised strings per redactor and generation (see {@link memoised}). */
+const MEMO_ENTRIES = 1024;
 
 /** Expressions over all rules, in rule order: at one position the earlier expression wins. */
 interface Compiled {
   /** Expressions over all rules, in rule order: at one position the earlier expression wins. */
   matchers: RegExp[];
-  /** Expressions that find the first position whose outcome more text could still change. */
-  openTails: RegExp[];
+  /** Each rule's open tails, anchored at the end of the text, with the alphabet they are made of. */
+  openTails: OpenTail[];
+  /** The distinct alphabets of the open tails (null: not known, search from the start). */
+  alphabets: (Alphabet | null)[];
+}
+
+/** One rule's open tails: the expression, and the index of its alphabet in {@link Compiled.alphabets}. */
+interface OpenTail {
+  open: RegExp;
+  alphabet: number;
 }
 
 function compile(rules: { re: string; pre: string; flags: string }[]): Compiled {
@@ -57,13 +70,26 @@ function compile(rules: { re: string; pre: string; flags: string }[]): Compiled 
         (sources) => new RegExp(sources.join('|'), `g${run.flags}`),
       ),
     ),
-    openTails: runs.flatMap((run) =>
-      chunk(
-        run.rules.map((r) => r.pre),
-        (sources) => new RegExp(`(?:${sources.join('|')})$`, `g${run.flags}`),
-      ),
-    ),
+    // One expression per rule: each starts its search where its alphabet lets an open tail start.
+    ...openTailsOf(rules),
   };
+}
+
+function openTailsOf(rules: { pre: string; flags: string }[]): { openTails: OpenTail[]; alphabets: (Alphabet | null)[] } {
+  const alphabets: (Alphabet | null)[] = [];
+  const known = new Map<string, number>();
+  const openTails = rules.map((rule) => {
+    const alphabet = alphabetOf(rule.pre, rule.flags.includes('i'));
+    const key = alphabet ? `${alphabet.ascii.join('')}${alphabet.other}` : 'unknown';
+    let index = known.get(key);
+    if (index === undefined) {
+      index = alphabets.length;
+      alphabets.push(alphabet);
+      known.set(key, index);
+    }
+    return { open: new RegExp(`(?:${rule.pre})$`, `g${rule.flags}`), alphabet: index };
+  });
+  return { openTails, alphabets };
 }
 
 /** The compiled rules of one redactor: one set for ASCII text, one for the rest. */
@@ -92,6 +118,31 @@ function compileRules(insensitive: readonly Pattern[], sensitive: readonly Patte
 const FIXED = compileRules(caseInsensitive, caseSensitive);
 const NON_ASCII = /[^\x00-\x7f]/;
 
+/**
+ * `redact` with its results for short strings kept: names, roles, fixed messages recur from one
+ * response to the next. Bounded: two generations of at most {@link MEMO_ENTRIES} strings of at most
+ * {@link MEMO_MAX_LENGTH} characters; when the current one is full, the older one is dropped and a
+ * string found there moves to the new one.
+ */
+function memoised(redact: (text: string) => string): (text: string) => string {
+  let current = new Map<string, string>();
+  let older = new Map<string, string>();
+  return (text) => {
+    if (text.length > MEMO_MAX_LENGTH) return redact(text);
+    let output = current.get(text);
+    if (output !== undefined) return output;
+    output = older.get(text) ?? redact(text);
+    if (current.size >= MEMO_ENTRIES) {
+      older = current;
+      current = new Map();
+    }
+    current.set(text, output);
+    return output;
+  };
+}
+
+const fixedText = memoised((text) => scan(FIXED, createNormalizer()(text), 0, true).output);
+
 function chunk(sources: string[], build: (group: string[]) => RegExp): RegExp[] {
   const out: RegExp[] = [];
   let group: string[] = [];
@@ -114,7 +165,7 @@ function chunk(sources: string[], build: (group: string[]) => RegExp): RegExp[] 
  * the deployment's own names; these module-level functions serve what has no app (logs, ids).
  */
 export function redactText(text: string): string {
-  return scan(FIXED, createNormalizer()(text), 0, true).output;
+  return fixedText(text);
 }
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -163,7 +214,7 @@ export interface RedactorOptions {
 export function createRedactor(options: RedactorOptions = {}): Redactor {
   const extra = termRules(options.terms ?? []);
   const rules = extra.length === 0 ? FIXED : compileRules([...caseInsensitive, ...extra], caseSensitive);
-  const text = (input: string) => scan(rules, createNormalizer()(input), 0, true).output;
+  const text = extra.length === 0 ? fixedText : memoised((input: string) => scan(rules, createNormalizer()(input), 0, true).output);
   return {
     text,
     value: (value, valueOptions = {}) => redactJson(text, value, valueOptions.keep, 0) as typeof value,
@@ -223,13 +274,14 @@ function streamRedactor(rules: RuleSet): StreamRedactor {
  * `final`, stops before the first position whose outcome could still change with more text.
  */
 function scan(rules: RuleSet, text: string, from: number, final: boolean): { output: string; end: number } {
-  const { matchers, openTails } = NON_ASCII.test(text) ? rules.unicode : rules.ascii;
+  const compiled = NON_ASCII.test(text) ? rules.unicode : rules.ascii;
+  const { matchers } = compiled;
   let output = '';
   let at = from;
   // The next match of each expression at or after `at`, kept until `at` passes it.
   const found: (RegExpExecArray | null | undefined)[] = matchers.map(() => undefined);
   for (;;) {
-    const stop = final ? text.length : firstOpen(openTails, text, at);
+    const stop = final ? text.length : firstOpen(compiled, text, at);
     while (at < stop) {
       let next: RegExpExecArray | null = null;
       for (let i = 0; i < matchers.length; i += 1) {
@@ -256,11 +308,18 @@ function scan(rules: RuleSet, text: string, from: number, final: boolean): { out
   }
 }
 
-/** The first position from `from` on whose outcome more text could change (or the end). */
-function firstOpen(openTails: RegExp[], text: string, from: number): number {
+/**
+ * The first position from `from` on whose outcome more text could change (or the end). An open tail
+ * runs to the end of the text, so it starts no earlier than the end made only of its alphabet's
+ * characters: each rule's search starts there, not at every position from `from` on.
+ */
+function firstOpen({ openTails, alphabets }: Compiled, text: string, from: number): number {
+  const starts = alphabets.map((alphabet) => (alphabet ? tailStart(text, from, alphabet) : from));
   let stop = text.length;
-  for (const open of openTails) {
-    open.lastIndex = from;
+  for (const { open, alphabet } of openTails) {
+    const start = starts[alphabet]!;
+    if (start >= stop) continue;
+    open.lastIndex = start;
     const found = open.exec(text);
     if (found && found.index < stop) stop = found.index;
   }
