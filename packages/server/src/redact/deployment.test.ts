@@ -127,11 +127,14 @@ describe('memoised redaction of short strings', () => {
     }
   });
 
-  it('stays right past its bound and for strings too long to keep', () => {
-    const long = `${'ordinary words '.repeat(30)}OpenAI`;
+  it('stays right past its bound, for long strings and for strings too long to keep', () => {
     for (let i = 0; i < 3000; i += 1) expect(redactText(`run ${i} by gpt-4o`)).toBe(`run ${i} by ${REDACTED}`);
     expect(redactText('Built by OpenAI.')).toBe(`Built by ${REDACTED}.`);
-    expect(redactText(long)).toBe(`${'ordinary words '.repeat(30)}${REDACTED}`);
-    expect(redactText(long)).toBe(`${'ordinary words '.repeat(30)}${REDACTED}`);
+    for (const words of [30, 20_000]) {
+      const long = `${'ordinary words '.repeat(words)}OpenAI`;
+      for (let i = 0; i < 12; i += 1) {
+        expect(redactText(`${long}. Item ${i % 6}`)).toBe(`${'ordinary words '.repeat(words)}${REDACTED}. Item ${i % 6}`);
+      }
+    }
   });
 });

@@ -34,10 +34,13 @@ const HOLD_ALL = 4096;
  * optimising (quick checks, Boyer-Moore skips) a pattern larger than 20 KB.
  */
 const CHUNK_BUDGET = 16000;
-/** A string this short is memoised (see {@link memoised}). */
-const MEMO_MAX_LENGTH = 256;
-/** Memoised strings per redactor and generation (see {@link memoised}). */
-const MEMO_ENTRIES = 1024;
+/** Short strings memoised per redactor and generation (see {@link memoised}): names, roles, fixed messages. */
+const SHORT_MEMO = { maxLength: 256, entries: 1024 };
+/**
+ * A few recent long strings (per redactor and generation): an answer is redacted where the run closes
+ * and again, unchanged, in the response body that carries it. Kept few: they are customer text.
+ */
+const LONG_MEMO = { maxLength: 16384, entries: 4 };
 
 /** Expressions over all rules, in rule order: at one position the earlier expression wins. */
 interface Compiled {
@@ -119,20 +122,23 @@ const FIXED = compileRules(caseInsensitive, caseSensitive);
 const NON_ASCII = /[^\x00-\x7f]/;
 
 /**
- * `redact` with its results for short strings kept: names, roles, fixed messages recur from one
- * response to the next. Bounded: two generations of at most {@link MEMO_ENTRIES} strings of at most
- * {@link MEMO_MAX_LENGTH} characters; when the current one is full, the older one is dropped and a
- * string found there moves to the new one.
+ * `redact` with its results kept for strings of at most `maxLength` characters (longer ones go to `next`).
+ * Bounded: two generations of at most `entries` strings; when the current one is full, the older one is
+ * dropped and a string found there moves to the new one.
  */
-function memoised(redact: (text: string) => string): (text: string) => string {
+function memoised(
+  redact: (text: string) => string,
+  { maxLength, entries }: { maxLength: number; entries: number },
+  next: (text: string) => string = redact,
+): (text: string) => string {
   let current = new Map<string, string>();
   let older = new Map<string, string>();
   return (text) => {
-    if (text.length > MEMO_MAX_LENGTH) return redact(text);
+    if (text.length > maxLength) return next(text);
     let output = current.get(text);
     if (output !== undefined) return output;
     output = older.get(text) ?? redact(text);
-    if (current.size >= MEMO_ENTRIES) {
+    if (current.size >= entries) {
       older = current;
       current = new Map();
     }
@@ -141,7 +147,13 @@ function memoised(redact: (text: string) => string): (text: string) => string {
   };
 }
 
-const fixedText = memoised((text) => scan(FIXED, createNormalizer()(text), 0, true).output);
+/** The one-shot redaction of `rules`, memoised for short strings and a few recent long ones. */
+function textRedactor(rules: RuleSet): (text: string) => string {
+  const redact = (text: string) => scan(rules, createNormalizer()(text), 0, true).output;
+  return memoised(redact, SHORT_MEMO, memoised(redact, LONG_MEMO));
+}
+
+const fixedText = textRedactor(FIXED);
 
 function chunk(sources: string[], build: (group: string[]) => RegExp): RegExp[] {
   const out: RegExp[] = [];
@@ -214,7 +226,7 @@ export interface RedactorOptions {
 export function createRedactor(options: RedactorOptions = {}): Redactor {
   const extra = termRules(options.terms ?? []);
   const rules = extra.length === 0 ? FIXED : compileRules([...caseInsensitive, ...extra], caseSensitive);
-  const text = extra.length === 0 ? fixedText : memoised((input: string) => scan(rules, createNormalizer()(input), 0, true).output);
+  const text = extra.length === 0 ? fixedText : textRedactor(rules);
   return {
     text,
     value: (value, valueOptions = {}) => redactJson(text, value, valueOptions.keep, 0) as typeof value,
