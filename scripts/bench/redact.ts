@@ -8,6 +8,8 @@
  *   pnpm tsx scripts/bench/redact.ts
  *   BEFORE=/tmp/redact-before/packages/server/src/redact/index.ts pnpm tsx scripts/bench/redact.ts
  *   (ROUNDS=7 BATCH=1000: batches per variant and case, strings per batch)
+ *   BENCH_STREAMS=1 BEFORE=… pnpm tsx scripts/bench/redact.ts
+ *   (instead: long texts streamed in fragments of 7 and 64 characters, CPU ms per text, each variant twice)
  *
  * Prints, per case, CPU µs per string (`process.cpuUsage`): the median of the rounds and their range.
  * Unique strings (a counter in each) measure the redactor itself; repeated ones what a memo saves.
@@ -68,6 +70,35 @@ function run(redactor: Redactor, inputs: string[], stream: boolean): number {
   } else for (const s of inputs) redactor.text(s);
   const used = process.cpuUsage(start);
   return (used.user + used.system) / inputs.length;
+}
+
+if (process.env.BENCH_STREAMS) {
+  const prose = 'Finance here; numbers first. Reconcile the open invoices against the ledger before deciding anything. ';
+  const texts: [string, string][] = [
+    ['prose, 100 KB', prose.repeat(1000)],
+    ['"a-a-" (near-matches), 100 KB', 'a-a-'.repeat(25000)],
+    ['letters only, 100 KB', 'abcdefghij'.repeat(10000)],
+    ['"g p " (a spelled name, never ended), 100 KB', 'g p '.repeat(25000)],
+    ['"Error: " then 100 KB on one line', `Error: ${'x '.repeat(50000)}`],
+    ['"1.2.3." (near IPs), 96 KB', '1.2.3.'.repeat(16000)],
+  ];
+  for (const [label, text] of texts) {
+    for (const size of [7, 64]) {
+      const cells: string[] = [];
+      for (const [name, redactor] of [...variants, ...variants]) {
+        const start = process.cpuUsage();
+        const stream = redactor.stream();
+        let out = '';
+        for (let i = 0; i < text.length; i += size) out += stream.push(text.slice(i, i + size));
+        out += stream.end();
+        const used = process.cpuUsage(start);
+        if (out !== redactor.text(text)) throw new Error(`${name}: the stream differs from the one-shot redaction on ${label}`);
+        cells.push(`${name} ${((used.user + used.system) / 1000).toFixed(0)} ms`);
+      }
+      console.log(`${label.padEnd(46)} fragments of ${String(size).padStart(2)}: ${cells.join(', ')}`);
+    }
+  }
+  process.exit(0);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

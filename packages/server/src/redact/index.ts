@@ -73,25 +73,43 @@ function compile(rules: { re: string; pre: string; flags: string }[]): Compiled 
         (sources) => new RegExp(sources.join('|'), `g${run.flags}`),
       ),
     ),
-    // One expression per rule: each starts its search where its alphabet lets an open tail start.
+    // By alphabet: each expression starts its search where its alphabet lets an open tail start.
     ...openTailsOf(rules),
   };
 }
 
+/**
+ * A few alphabets, narrowest first: each rule's open tails go with the first that holds their own
+ * alphabet, all rules of one alphabet (and flags) in a few expressions; a rule in none searches from
+ * the start. Fewer expressions than one per rule keep a small fragment cheap.
+ */
+const TIERS: Alphabet[] = [
+  alphabetOf('[A-Za-z0-9_.:-]', false)!, // names, versions, hosts, keys
+  alphabetOf('[^\\s]', false)!, // no white space: paths, URLs, tokens
+  alphabetOf('[^\\n]', false)!, // one line: traces, errors, names with a version after a space
+];
+
+function holds(outer: Alphabet, inner: Alphabet): boolean {
+  if (inner.other && !outer.other) return false;
+  for (let code = 0; code < 128; code += 1) if (inner.ascii[code] === 1 && outer.ascii[code] !== 1) return false;
+  return true;
+}
+
 function openTailsOf(rules: { pre: string; flags: string }[]): { openTails: OpenTail[]; alphabets: (Alphabet | null)[] } {
-  const alphabets: (Alphabet | null)[] = [];
-  const known = new Map<string, number>();
-  const openTails = rules.map((rule) => {
-    const alphabet = alphabetOf(rule.pre, rule.flags.includes('i'));
-    const key = alphabet ? `${alphabet.ascii.join('')}${alphabet.other}` : 'unknown';
-    let index = known.get(key);
-    if (index === undefined) {
-      index = alphabets.length;
-      alphabets.push(alphabet);
-      known.set(key, index);
-    }
-    return { open: new RegExp(`(?:${rule.pre})$`, `g${rule.flags}`), alphabet: index };
-  });
+  const alphabets: (Alphabet | null)[] = [...TIERS, null];
+  const groups = new Map<string, { alphabet: number; flags: string; sources: string[] }>();
+  for (const rule of rules) {
+    const own = alphabetOf(rule.pre, rule.flags.includes('i'));
+    const tier = own ? TIERS.findIndex((alphabet) => holds(alphabet, own)) : -1;
+    const alphabet = tier < 0 ? TIERS.length : tier;
+    const key = `${alphabet}/${rule.flags}`;
+    const group = groups.get(key) ?? { alphabet, flags: rule.flags, sources: [] };
+    group.sources.push(rule.pre);
+    groups.set(key, group);
+  }
+  const openTails = [...groups.values()].flatMap(({ alphabet, flags, sources }) =>
+    chunk(sources, (group) => new RegExp(`(?:${group.join('|')})$`, `g${flags}`)).map((open) => ({ open, alphabet })),
+  );
   return { openTails, alphabets };
 }
 
