@@ -9,7 +9,7 @@
  *   BEFORE=/tmp/redact-before/packages/server/src/redact/index.ts pnpm tsx scripts/bench/redact.ts
  *   (ROUNDS=7 BATCH=1000: batches per variant and case, strings per batch)
  *   BENCH_STREAMS=1 BEFORE=… pnpm tsx scripts/bench/redact.ts
- *   (instead: long texts streamed in fragments of 7 and 64 characters, CPU ms per text, each variant twice)
+ *   (instead: long texts streamed in fragments of 7, 16, 32 and 64 characters, CPU ms per text, each variant twice)
  *
  * Prints, per case, CPU µs per string (`process.cpuUsage`): the median of the rounds and their range.
  * Unique strings (a counter in each) measure the redactor itself; repeated ones what a memo saves.
@@ -83,7 +83,7 @@ if (process.env.BENCH_STREAMS) {
     ['"1.2.3." (near IPs), 96 KB', '1.2.3.'.repeat(16000)],
   ];
   for (const [label, text] of texts) {
-    for (const size of [7, 64]) {
+    for (const size of [7, 16, 32, 64]) {
       const cells: string[] = [];
       for (const [name, redactor] of [...variants, ...variants]) {
         const start = process.cpuUsage();

@@ -46,13 +46,13 @@ const LONG_MEMO = { maxLength: 16384, entries: 4 };
 interface Compiled {
   /** Expressions over all rules, in rule order: at one position the earlier expression wins. */
   matchers: RegExp[];
-  /** Each rule's open tails, anchored at the end of the text, with the alphabet they are made of. */
+  /** The rules' open tails, anchored at the end of the text, by the alphabet that holds them. */
   openTails: OpenTail[];
-  /** The distinct alphabets of the open tails (null: not known, search from the start). */
+  /** The alphabets of the open tails (null: any character, search from the start). */
   alphabets: (Alphabet | null)[];
 }
 
-/** One rule's open tails: the expression, and the index of its alphabet in {@link Compiled.alphabets}. */
+/** Open tails of some rules: the expression, and the index of its alphabet in {@link Compiled.alphabets}. */
 interface OpenTail {
   open: RegExp;
   alphabet: number;
@@ -341,7 +341,7 @@ function scan(rules: RuleSet, text: string, from: number, final: boolean): { out
 /**
  * The first position from `from` on whose outcome more text could change (or the end). An open tail
  * runs to the end of the text, so it starts no earlier than the end made only of its alphabet's
- * characters: each rule's search starts there, not at every position from `from` on.
+ * characters: each expression's search starts there, not at every position from `from` on.
  */
 function firstOpen({ openTails, alphabets }: Compiled, text: string, from: number): number {
   const starts = alphabets.map((alphabet) => (alphabet ? tailStart(text, from, alphabet) : from));
