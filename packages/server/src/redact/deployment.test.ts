@@ -116,3 +116,25 @@ describe('createRedactor with the deployment terms', () => {
     expect(redactor.value({ a: ['acme-sonata-v2'] })).toEqual({ a: [R] });
   });
 });
+
+describe('memoised redaction of short strings', () => {
+  it('answers a repeated string as the first time, per redactor (the deployment terms stay its own)', () => {
+    const redactor = createRedactor({ terms: ['acme-sonata-v2'] });
+    for (let i = 0; i < 3; i += 1) {
+      expect(redactor.text('served by acme-sonata-v2')).toBe(`served by ${REDACTED}`);
+      expect(redactText('served by acme-sonata-v2')).toBe('served by acme-sonata-v2');
+      expect(redactText('Built by OpenAI.')).toBe(`Built by ${REDACTED}.`);
+    }
+  });
+
+  it('stays right past its bound, for long strings and for strings too long to keep', () => {
+    for (let i = 0; i < 3000; i += 1) expect(redactText(`run ${i} by gpt-4o`)).toBe(`run ${i} by ${REDACTED}`);
+    expect(redactText('Built by OpenAI.')).toBe(`Built by ${REDACTED}.`);
+    for (const words of [30, 20_000]) {
+      const long = `${'ordinary words '.repeat(words)}OpenAI`;
+      for (let i = 0; i < 12; i += 1) {
+        expect(redactText(`${long}. Item ${i % 6}`)).toBe(`${'ordinary words '.repeat(words)}${REDACTED}. Item ${i % 6}`);
+      }
+    }
+  });
+});

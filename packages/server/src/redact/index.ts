@@ -11,6 +11,7 @@
  *   "AI") is still removed; only a tail that could still become a match is held back, and the
  *   concatenated output equals `redactText` of the concatenated input, whatever the split.
  */
+import { type Alphabet, alphabetOf, tailStart } from './alphabet.ts';
 import { createNormalizer } from './normalize.ts';
 import { caseless, guardedPre, type Pattern } from './pattern.ts';
 import { caseInsensitive, caseSensitive, termRules } from './rules.ts';
@@ -33,13 +34,28 @@ const HOLD_ALL = 4096;
  * optimising (quick checks, Boyer-Moore skips) a pattern larger than 20 KB.
  */
 const CHUNK_BUDGET = 16000;
+/** Short strings memoised per redactor and generation (see {@link memoised}): names, roles, fixed messages. */
+const SHORT_MEMO = { maxLength: 256, entries: 1024 };
+/**
+ * A few recent long strings (per redactor and generation): an answer is redacted where the run closes
+ * and again, unchanged, in the response body that carries it. Kept few: they are customer text.
+ */
+const LONG_MEMO = { maxLength: 16384, entries: 4 };
 
 /** Expressions over all rules, in rule order: at one position the earlier expression wins. */
 interface Compiled {
   /** Expressions over all rules, in rule order: at one position the earlier expression wins. */
   matchers: RegExp[];
-  /** Expressions that find the first position whose outcome more text could still change. */
-  openTails: RegExp[];
+  /** The rules' open tails, anchored at the end of the text, by the alphabet that holds them. */
+  openTails: OpenTail[];
+  /** The alphabets of the open tails (null: any character, search from the start). */
+  alphabets: (Alphabet | null)[];
+}
+
+/** Open tails of some rules: the expression, and the index of its alphabet in {@link Compiled.alphabets}. */
+interface OpenTail {
+  open: RegExp;
+  alphabet: number;
 }
 
 function compile(rules: { re: string; pre: string; flags: string }[]): Compiled {
@@ -57,13 +73,44 @@ function compile(rules: { re: string; pre: string; flags: string }[]): Compiled 
         (sources) => new RegExp(sources.join('|'), `g${run.flags}`),
       ),
     ),
-    openTails: runs.flatMap((run) =>
-      chunk(
-        run.rules.map((r) => r.pre),
-        (sources) => new RegExp(`(?:${sources.join('|')})$`, `g${run.flags}`),
-      ),
-    ),
+    // By alphabet: each expression starts its search where its alphabet lets an open tail start.
+    ...openTailsOf(rules),
   };
+}
+
+/**
+ * A few alphabets, narrowest first: each rule's open tails go with the first that holds their own
+ * alphabet, all rules of one alphabet (and flags) in a few expressions; a rule in none searches from
+ * the start. Fewer expressions than one per rule keep a small fragment cheap.
+ */
+const TIERS: Alphabet[] = [
+  alphabetOf('[A-Za-z0-9_.:-]', false)!, // names, versions, hosts, keys
+  alphabetOf('[^\\s]', false)!, // no white space: paths, URLs, tokens
+  alphabetOf('[^\\n]', false)!, // one line: traces, errors, names with a version after a space
+];
+
+function holds(outer: Alphabet, inner: Alphabet): boolean {
+  if (inner.other && !outer.other) return false;
+  for (let code = 0; code < 128; code += 1) if (inner.ascii[code] === 1 && outer.ascii[code] !== 1) return false;
+  return true;
+}
+
+function openTailsOf(rules: { pre: string; flags: string }[]): { openTails: OpenTail[]; alphabets: (Alphabet | null)[] } {
+  const alphabets: (Alphabet | null)[] = [...TIERS, null];
+  const groups = new Map<string, { alphabet: number; flags: string; sources: string[] }>();
+  for (const rule of rules) {
+    const own = alphabetOf(rule.pre, rule.flags.includes('i'));
+    const tier = own ? TIERS.findIndex((alphabet) => holds(alphabet, own)) : -1;
+    const alphabet = tier < 0 ? TIERS.length : tier;
+    const key = `${alphabet}/${rule.flags}`;
+    const group = groups.get(key) ?? { alphabet, flags: rule.flags, sources: [] };
+    group.sources.push(rule.pre);
+    groups.set(key, group);
+  }
+  const openTails = [...groups.values()].flatMap(({ alphabet, flags, sources }) =>
+    chunk(sources, (group) => new RegExp(`(?:${group.join('|')})$`, `g${flags}`)).map((open) => ({ open, alphabet })),
+  );
+  return { openTails, alphabets };
 }
 
 /** The compiled rules of one redactor: one set for ASCII text, one for the rest. */
@@ -92,6 +139,40 @@ function compileRules(insensitive: readonly Pattern[], sensitive: readonly Patte
 const FIXED = compileRules(caseInsensitive, caseSensitive);
 const NON_ASCII = /[^\x00-\x7f]/;
 
+/**
+ * `redact` with its results kept for strings of at most `maxLength` characters (longer ones go to `next`).
+ * Bounded: two generations of at most `entries` strings; when the current one is full, the older one is
+ * dropped and a string found there moves to the new one.
+ */
+function memoised(
+  redact: (text: string) => string,
+  { maxLength, entries }: { maxLength: number; entries: number },
+  next: (text: string) => string = redact,
+): (text: string) => string {
+  let current = new Map<string, string>();
+  let older = new Map<string, string>();
+  return (text) => {
+    if (text.length > maxLength) return next(text);
+    let output = current.get(text);
+    if (output !== undefined) return output;
+    output = older.get(text) ?? redact(text);
+    if (current.size >= entries) {
+      older = current;
+      current = new Map();
+    }
+    current.set(text, output);
+    return output;
+  };
+}
+
+/** The one-shot redaction of `rules`, memoised for short strings and a few recent long ones. */
+function textRedactor(rules: RuleSet): (text: string) => string {
+  const redact = (text: string) => scan(rules, createNormalizer()(text), 0, true).output;
+  return memoised(redact, SHORT_MEMO, memoised(redact, LONG_MEMO));
+}
+
+const fixedText = textRedactor(FIXED);
+
 function chunk(sources: string[], build: (group: string[]) => RegExp): RegExp[] {
   const out: RegExp[] = [];
   let group: string[] = [];
@@ -114,7 +195,7 @@ function chunk(sources: string[], build: (group: string[]) => RegExp): RegExp[] 
  * the deployment's own names; these module-level functions serve what has no app (logs, ids).
  */
 export function redactText(text: string): string {
-  return scan(FIXED, createNormalizer()(text), 0, true).output;
+  return fixedText(text);
 }
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -163,7 +244,7 @@ export interface RedactorOptions {
 export function createRedactor(options: RedactorOptions = {}): Redactor {
   const extra = termRules(options.terms ?? []);
   const rules = extra.length === 0 ? FIXED : compileRules([...caseInsensitive, ...extra], caseSensitive);
-  const text = (input: string) => scan(rules, createNormalizer()(input), 0, true).output;
+  const text = extra.length === 0 ? fixedText : textRedactor(rules);
   return {
     text,
     value: (value, valueOptions = {}) => redactJson(text, value, valueOptions.keep, 0) as typeof value,
@@ -223,13 +304,14 @@ function streamRedactor(rules: RuleSet): StreamRedactor {
  * `final`, stops before the first position whose outcome could still change with more text.
  */
 function scan(rules: RuleSet, text: string, from: number, final: boolean): { output: string; end: number } {
-  const { matchers, openTails } = NON_ASCII.test(text) ? rules.unicode : rules.ascii;
+  const compiled = NON_ASCII.test(text) ? rules.unicode : rules.ascii;
+  const { matchers } = compiled;
   let output = '';
   let at = from;
   // The next match of each expression at or after `at`, kept until `at` passes it.
   const found: (RegExpExecArray | null | undefined)[] = matchers.map(() => undefined);
   for (;;) {
-    const stop = final ? text.length : firstOpen(openTails, text, at);
+    const stop = final ? text.length : firstOpen(compiled, text, at);
     while (at < stop) {
       let next: RegExpExecArray | null = null;
       for (let i = 0; i < matchers.length; i += 1) {
@@ -256,11 +338,18 @@ function scan(rules: RuleSet, text: string, from: number, final: boolean): { out
   }
 }
 
-/** The first position from `from` on whose outcome more text could change (or the end). */
-function firstOpen(openTails: RegExp[], text: string, from: number): number {
+/**
+ * The first position from `from` on whose outcome more text could change (or the end). An open tail
+ * runs to the end of the text, so it starts no earlier than the end made only of its alphabet's
+ * characters: each expression's search starts there, not at every position from `from` on.
+ */
+function firstOpen({ openTails, alphabets }: Compiled, text: string, from: number): number {
+  const starts = alphabets.map((alphabet) => (alphabet ? tailStart(text, from, alphabet) : from));
   let stop = text.length;
-  for (const open of openTails) {
-    open.lastIndex = from;
+  for (const { open, alphabet } of openTails) {
+    const start = starts[alphabet]!;
+    if (start >= stop) continue;
+    open.lastIndex = start;
     const found = open.exec(text);
     if (found && found.index < stop) stop = found.index;
   }
