@@ -30,7 +30,6 @@
  * When a run ends its reservation is released and what it really consumed is charged: by
  * `finish_run` (runs/close.ts) for a run that executed, by `settleBudget` below for a cancel or a sweep.
  */
-import type { Alias } from '../../vocabulary/alias.ts';
 import {
   activeKillSwitch,
   killSwitchError,
@@ -59,6 +58,7 @@ import {
   startRun,
   tripWindow,
   unbilledStu,
+  type StartingRun,
   type Windows,
 } from './queries.ts';
 
@@ -104,20 +104,8 @@ function budgetReservedError(budget: 'quota' | 'hour' | 'day'): ServiceError {
   );
 }
 
-/** The run `start_run` inserts (or, with `adopt`, the inbound run's row it takes over). */
-export interface RunToStart {
-  workspaceId: string;
-  runId: string;
-  adopt: boolean;
-  now: Date;
-  leaseUntil: Date;
-  agentSlug: string;
-  answeredBy: string;
-  alias: Alias;
-  source: string;
-  conversationId: string | null;
-  /** How many turns the conversation had in the copy the engine is given (checked against the store's). */
-  conversationTurns: number | null;
+/** The run `start_run` inserts (or adopts), and what its reservation needs. */
+export interface RunToStart extends StartingRun {
   /** The workspace's quota per period (the plan's, or the operator's override); the rollover is added in the store. */
   quotaStu: number;
   inputTokens: number;

@@ -18,8 +18,8 @@ export interface Windows {
 
 // ---- start_run ----------------------------------------------------------------------------------
 
-/** What `start_run` is given: the run to insert (or adopt), its worst case and the limits to hold it to. */
-export interface StartRunInput {
+/** The run `start_run` inserts (or, with `adopt`, the inbound run's row it takes over). */
+export interface StartingRun {
   workspaceId: string;
   runId: string;
   adopt: boolean;
@@ -30,6 +30,12 @@ export interface StartRunInput {
   alias: Alias;
   source: string;
   conversationId: string | null;
+  /** How many turns the conversation had in the copy the engine is given (checked against the store's). */
+  conversationTurns: number | null;
+}
+
+/** What `start_run` is given: the run to insert (or adopt), its worst case and the limits to hold it to. */
+export interface StartRunInput extends StartingRun {
   quotaStu: number;
   /** STU per token of the run's alias. */
   stuRate: number;
@@ -37,7 +43,6 @@ export interface StartRunInput {
   desiredOutput: number;
   limits: { run: number; hour: number; day: number };
   claim: { credentialId: string; key: string; requestHash: string; expiresAt: Date } | null;
-  conversationTurns: number | null;
 }
 
 /** The outcome `start_run` answers (a jsonb document), decoded. */

@@ -1,9 +1,9 @@
 /**
  * @module The usage service handlers receive: the current period's usage, the days of it, the spending
- * kill switches and the manual one. Built once per app from the store, the clock and the budget's limits;
- * the reads and writes are those of usage-store.ts, daily-usage.ts, kill-switches.ts and budget.ts.
- * (Beside the run budget rather than in domain/usage: the ledger is the runs', and domain/usage stays
- * the pure arithmetic both read.)
+ * kill switches and the manual one. Built once per app from the store, the clock, the budget's limits,
+ * the agent settings (the quota) and the usage tally; the reads and writes are those of usage-store.ts,
+ * daily-usage.ts, kill-switches.ts and budget.ts. (Beside the run budget rather than in domain/usage:
+ * the ledger is the spending's, and domain/usage stays the pure arithmetic both read.)
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
