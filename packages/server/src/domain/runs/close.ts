@@ -21,12 +21,13 @@ import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import { deliveryIds } from '../events/index.ts';
 import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
+import { closeBatcher, FINISH_RUN, type ClosedRow } from './close-batch.ts';
 import type { RunContext } from './context.ts';
 import { preparedRunCompleted, preparedRunFailed } from './events.ts';
 import { hasRunEndedHooks, runEnded } from './run-hooks.ts';
 import type { PendingRun } from './start.ts';
 import { deliveredOnly, stepRows, writeDeliverables, type StepDraft } from './steps.ts';
-import { RUN_COLUMNS, toRun, type Run, type RunFields, type RunRow } from './store.ts';
+import { toRun, type Run } from './store.ts';
 
 export interface RunResult {
   /** Why it failed (not redacted yet); null when it completed or was canceled. */
@@ -42,13 +43,6 @@ export interface RunResult {
   content: string;
   steps: StepDraft[];
 }
-
-/**
- * Prepared on PostgreSQL (named): its columns are listed, so a column added to `runs` by a
- * migration (another instance, a rolling deploy) does not change the statement's result type.
- */
-const FINISH_RUN = `SELECT ${RUN_COLUMNS}, started_at
-  FROM finish_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`;
 
 export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResult): Promise<Run> {
   const { clock, budget, redactor } = ctx;
@@ -105,9 +99,11 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     deliveryIds(),
     ctx.conversations.instance,
   ];
-  const finish = async (tx: Db) => {
+  // Alone (outside a transaction), the statement may carry other runs' closes too (close-batch.ts).
+  const finish = async (tx: Db, alone: boolean) => {
     try {
-      const [row] = await tx.query<RunFields & Pick<RunRow, 'started_at' | 'source'>>(FINISH_RUN, params, { name: 'finish_run' });
+      if (alone) return await closeBatcher(tx).finish(params);
+      const [row] = await tx.query<ClosedRow>(FINISH_RUN, params, { name: 'finish_run' });
       return row!;
     } catch (err) {
       // The run's row is gone (its workspace was deleted while it executed): as readRunRow answers.
@@ -131,18 +127,18 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
 }
 
 /** The closing statement alone, or in a transaction with the writes it cannot make (see the module comment). */
-async function closeWith<Row extends RunFields & Pick<RunRow, 'started_at' | 'source'>>(
+async function closeWith(
   ctx: RunContext,
   run: PendingRun,
   result: RunResult,
   now: Date,
-  finish: (db: Db) => Promise<Row>,
-): Promise<Row> {
+  finish: (db: Db, alone: boolean) => Promise<ClosedRow>,
+): Promise<ClosedRow> {
   const { db, redactor } = ctx;
   const deliverables = result.steps.some(deliveredOnly);
-  if (!deliverables && !hasRunEndedHooks(run.source)) return finish(db);
+  if (!deliverables && !hasRunEndedHooks(run.source)) return finish(db, true);
   return db.transaction(async (tx) => {
-    const row = await finish(tx);
+    const row = await finish(tx, false);
     // Handed over again since this execution began: the new one owns the run (finish_run left it alone).
     if (row.started_at?.getTime() !== run.createdAt.getTime()) return row;
     await runEnded(tx, { runId: run.runId, workspaceId: run.workspaceId, source: row.source });
