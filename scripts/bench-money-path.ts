@@ -46,8 +46,7 @@ async function databaseCpuMs(db: Db): Promise<Map<number, number>> {
   }
   return used;
 }
-const spent = (before: Map<number, number>, after: Map<number, number>) =>
-  [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
+const spent = (before: Map<number, number>, after: Map<number, number>) => [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
 
 for (const backend of storeTestBackends().filter((b) => stores.includes(b.name))) {
   const store = await backend.open();
