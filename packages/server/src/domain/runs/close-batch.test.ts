@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { countingDb, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import type { OpenDb } from '../../store/db.ts';
-import { closeBatcher } from './close-batch.ts';
+import { closeBatcher, createCloseBatcher } from './close-batch.ts';
 
 describe.each(testBackends())('closes batched on $name', ({ open }) => {
   let store: TestStore;
@@ -133,5 +133,97 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
     statements.length = 0;
     expect((await invoke(0)).status).toBe(200);
     expect(closing()).toEqual(['finish_run']);
+  });
+});
+
+describe('the close batcher over a scripted store', () => {
+  interface Sent {
+    sql: 'finish_run' | 'finish_runs';
+    runs: string[];
+    params: readonly unknown[];
+    answer(rows: unknown[]): void;
+    fail(err: unknown): void;
+  }
+  function scriptedStore(): { db: OpenDb; sent: Sent[] } {
+    const sent: Sent[] = [];
+    const query = (sql: string, params: readonly unknown[] = []) =>
+      new Promise<never[]>((resolve, reject) => {
+        const batch = /FROM finish_runs\(/.test(sql);
+        const runs = batch ? (JSON.parse(params[0] as string) as unknown[][]).map((p) => p[0] as string) : [params[0] as string];
+        sent.push({ sql: batch ? 'finish_runs' : 'finish_run', runs, params, answer: (rows) => resolve(rows as never[]), fail: reject });
+      });
+    const db = { driver: 'pglite', query, transaction: async () => Promise.reject(new Error('no')), exec: async () => {}, close: async () => {} } as OpenDb;
+    return { db, sent };
+  }
+  const row = (id: string) => ({ id, status: 'completed' });
+  const params = (id: string) => [id, 'ws_1', new Date(0), new Date(0), 'completed', null, null, null, '', 1, 1, 1, 0, 0, 0, 'Prelude', Infinity];
+  /** An error as the store answers it (PostgreSQL's ErrorResponse: severity and SQLSTATE). */
+  const storeError = (message: string) => Object.assign(new Error(message), { severity: 'ERROR', code: 'P0001' });
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('sends a lone close at once, and those that arrive while it is in flight in one statement (at most maxBatch)', async () => {
+    const { db, sent } = scriptedStore();
+    const batcher = createCloseBatcher(db, 3);
+    const first = batcher.finish(params('run_a'));
+    // Sent in the same turn: nothing waits for a tick.
+    expect(sent.map((s) => [s.sql, s.runs])).toEqual([['finish_run', ['run_a']]]);
+    const later = ['run_b', 'run_c', 'run_d', 'run_e'].map((id) => batcher.finish(params(id)));
+    expect(batcher.waiting()).toBe(4);
+    sent[0]!.answer([row('run_a')]);
+    await expect(first).resolves.toEqual(row('run_a'));
+    await settle();
+    expect(sent.map((s) => [s.sql, s.runs])).toEqual([
+      ['finish_run', ['run_a']],
+      ['finish_runs', ['run_b', 'run_c', 'run_d']],
+    ]);
+    // Each run's parameters in finish_run's order; a number JSON cannot hold as the text the driver would send.
+    const batched = JSON.parse(sent[1]!.params[0] as string) as unknown[][];
+    expect(batched[0]).toEqual(['run_b', 'ws_1', '1970-01-01T00:00:00.000Z', '1970-01-01T00:00:00.000Z', ...params('run_b').slice(4, 16), 'Infinity']);
+    sent[1]!.answer([row('run_d'), row('run_b'), row('run_c')]);
+    await settle();
+    expect(sent[2]).toMatchObject({ sql: 'finish_run', runs: ['run_e'] });
+    sent[2]!.answer([row('run_e')]);
+    expect(await Promise.all(later)).toEqual(['run_b', 'run_c', 'run_d', 'run_e'].map(row));
+    expect(batcher.waiting()).toBe(0);
+  });
+
+  it('after an error the store answered, closes each run alone: only the run that fails fails, with its own error', async () => {
+    const { db, sent } = scriptedStore();
+    const batcher = createCloseBatcher(db);
+    const first = batcher.finish(params('run_a'));
+    const others = ['run_b', 'run_c', 'run_d'].map((id) =>
+      batcher.finish(params(id)).then(
+        (closed) => closed.id,
+        (err: Error) => `failed: ${err.message}`,
+      ),
+    );
+    sent[0]!.answer([row('run_a')]);
+    await first;
+    await settle();
+    sent[1]!.fail(storeError('run_not_found'));
+    await settle();
+    expect(sent.slice(2).map((s) => [s.sql, s.runs])).toEqual([
+      ['finish_run', ['run_b']],
+      ['finish_run', ['run_c']],
+      ['finish_run', ['run_d']],
+    ]);
+    sent[2]!.answer([row('run_b')]);
+    sent[3]!.fail(storeError('run_not_found'));
+    sent[4]!.answer([row('run_d')]);
+    expect(await Promise.all(others)).toEqual(['run_b', 'failed: run_not_found', 'run_d']);
+  });
+
+  it('after a failure the store did not answer (it may have committed), sends nothing again: each close gets that failure', async () => {
+    const { db, sent } = scriptedStore();
+    const batcher = createCloseBatcher(db);
+    const first = batcher.finish(params('run_a'));
+    const others = ['run_b', 'run_c'].map((id) => batcher.finish(params(id)));
+    sent[0]!.answer([row('run_a')]);
+    await first;
+    await settle();
+    const cut = new Error('Connection terminated unexpectedly');
+    sent[1]!.fail(cut);
+    for (const close of others) await expect(close).rejects.toBe(cut);
+    expect(sent).toHaveLength(2);
   });
 });
