@@ -4,7 +4,8 @@
  * synchronous invocation two statements and no transaction: `start_run`, which checks and reserves
  * the budget and inserts the run (committed before the engine runs, so every instance sees the
  * reservation and the run), and `finish_run`, which closes it with its steps, usage and events.
- * The agent settings come from memory.
+ * The agent settings come from memory. Concurrent invocations' closes that wait behind one in flight
+ * go to the store together, in one `finish_runs` statement (domain/runs/close-batch.ts).
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { countingDb, testBackends, type TestStore } from '@service/testing/store';
