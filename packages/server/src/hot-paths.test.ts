@@ -5,12 +5,15 @@
  * synchronous invocation two statements and no transaction: `start_run`, which checks and reserves
  * the budget and inserts the run (committed before the engine runs, so every instance sees the
  * reservation and the run), and `finish_run`, which closes it with its steps, usage and events.
- * The agent settings come from memory.
+ * The agent settings come from memory. Concurrent invocations' closes that wait behind one in flight
+ * go to the store together, in one `finish_runs` statement (domain/runs/close-batch.ts).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { countingDb, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { createApp } from './app.ts';
+import { closeBatcher } from './domain/runs/close-batch.ts';
+import type { OpenDb } from './store/db.ts';
 import { countMessageTokens, type EngineMessage } from './engine/index.ts';
 import { signInboundBody } from './domain/webhooks/inbound-signature.ts';
 
@@ -19,12 +22,26 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
   let t: TestApp;
   let statements: string[];
   let headers: Record<string, string>;
+  let db: OpenDb;
+  /** The next lone finish_run waits for this (once). */
+  let hold: Promise<void> | undefined;
 
   beforeAll(async () => {
     store = await open();
     const counted = countingDb(store.db);
     statements = counted.statements;
-    t = await createTestApp({ db: counted.db });
+    db = {
+      ...counted.db,
+      async query(sql, params, options) {
+        const waitFor = /FROM finish_run\(/.test(sql) ? hold : undefined;
+        if (waitFor) {
+          hold = undefined;
+          await waitFor;
+        }
+        return counted.db.query(sql, params, options);
+      },
+    };
+    t = await createTestApp({ db });
     await t.services.keys.ready();
     headers = { Authorization: `Bearer ${t.apiKey}`, 'Content-Type': 'application/json' };
   });
@@ -82,6 +99,31 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
       expect(statements[0]).toMatch(/FROM inbound_webhooks/);
       expect(statements[1]).toMatch(/FROM ingest_inbound_event\(/);
     }
+  });
+
+  it('closes concurrent invocations together: 6 at once run 6 start_run, the first close alone and the 5 that waited behind it in one statement', async () => {
+    const n = 6;
+    let release!: () => void;
+    hold = new Promise<void>((resolve) => (release = resolve));
+    statements.length = 0;
+    const answers = Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        t.app.request('/v1/inference', {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: `Which invoices are overdue in region ${i}?` }] }),
+        }),
+      ),
+    );
+    // The first close is in flight (held here), the others wait for it in the batcher.
+    await vi.waitFor(() => expect(closeBatcher(db).waiting()).toBe(n - 1), { timeout: 10_000 });
+    release();
+    expect((await answers).map((res) => res.status)).toEqual(Array(n).fill(200));
+    expect(statements.filter((s) => /^SELECT start_run\(/.test(s))).toHaveLength(n);
+    expect(statements.filter((s) => !/^SELECT start_run\(/.test(s))).toEqual([
+      expect.stringMatching(/^SELECT id, .* FROM finish_run\(/),
+      expect.stringMatching(/^SELECT id, .* FROM finish_runs\(\$1\)$/),
+    ]);
   });
 
   it('an invocation after its agent was paused and resumed reads the settings again, once', async () => {

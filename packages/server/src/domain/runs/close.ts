@@ -21,6 +21,7 @@ import { newId } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { deliveryIds } from '../events/index.ts';
 import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
+import { closeBatcher } from './close-batch.ts';
 import type { RunContext } from './context.ts';
 import { preparedRunCompleted, preparedRunFailed } from './events.ts';
 import { hasRunEndedHooks, runEnded } from './run-hooks.ts';
@@ -99,9 +100,10 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     deliveryIds(),
     ctx.conversations.instance,
   ];
-  const finish = async (tx: Db | Tx) => {
+  // Alone (outside a transaction), the statement may carry other runs' closes too (close-batch.ts).
+  const finish = async (tx: Db | Tx, alone: boolean) => {
     try {
-      return await finishRun(tx, params);
+      return alone ? await closeBatcher(ctx.db).finish(params) : await finishRun(tx, params);
     } catch (err) {
       // The run's row is gone (its workspace was deleted while it executed): as readRunRecord answers.
       if (err instanceof Error && err.message.includes('run_not_found')) throw fail('not_found', 'Run not found.');
@@ -124,21 +126,21 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
 }
 
 /** The closing statement alone, or in a transaction with the writes it cannot make (see the module comment). */
-async function closeWith<Row extends FinishedRun>(
+async function closeWith(
   ctx: RunContext,
   run: PendingRun,
   result: RunResult,
   now: Date,
-  finish: (db: Db | Tx) => Promise<Row>,
-): Promise<Row> {
+  finish: (db: Db | Tx, alone: boolean) => Promise<FinishedRun>,
+): Promise<FinishedRun> {
   const { db, redactor } = ctx;
   const deliverables = result.steps.some(deliveredOnly);
   // The usage tally reads the workspace's period again before this run's answer leaves (spending/usage-tally.ts).
   const charged = () => ctx.usageCharged?.(run.workspaceId);
-  if (!deliverables && !hasRunEndedHooks(run.source)) return finish(db).finally(charged);
+  if (!deliverables && !hasRunEndedHooks(run.source)) return finish(db, true).finally(charged);
   return db
     .transaction(async (tx) => {
-      const row = await finish(tx);
+      const row = await finish(tx, false);
       // Handed over again since this execution began: the new one owns the run (finish_run left it alone).
       if (row.startedAt?.getTime() !== run.createdAt.getTime()) return row;
       await runEnded(tx, { runId: run.runId, workspaceId: run.workspaceId, source: row.source });

@@ -291,6 +291,25 @@ export async function finishRun(db: Db | Tx, params: FinishRunParams): Promise<F
   return { ...decodeRunView(row!), startedAt: row!.started_at };
 }
 
+/** Several runs' `finish_run` parameters in one `jsonb` array (store/migrations/0509_finish_runs.sql). */
+const FINISH_RUNS = `SELECT ${RUN_COLUMNS}, started_at FROM finish_runs($1)`;
+
+/**
+ * Closes several runs in one statement (close-batch.ts), each as `finish_run` would: the runs as they
+ * stand after, one row per close, in no particular order (match them by id).
+ */
+export async function finishRuns(db: Db, closes: readonly FinishRunParams[]): Promise<FinishedRun[]> {
+  const rows = await db.query<RunViewRow & Pick<RunRow, 'started_at'>>(FINISH_RUNS, [JSON.stringify(closes.map((params) => params.map(encode)))], {
+    name: 'finish_runs',
+  });
+  return rows.map((row) => ({ ...decodeRunView(row), startedAt: row.started_at }));
+}
+
+/** A parameter as the batch's JSON carries it: a number JSON cannot hold (Infinity) as text, as the driver would send it. */
+function encode(value: unknown): unknown {
+  return typeof value === 'number' && !Number.isFinite(value) ? String(value) : value;
+}
+
 // ---- steps, tool calls, drafts ------------------------------------------------------------------
 
 /** Inserts a run's steps in one statement, in order. */
