@@ -9,7 +9,8 @@
  */
 import { parseArgs } from 'node:util';
 import { enqueueEvent } from '../../packages/server/src/domain/events/outbox.ts';
-import { runDeliveryBatch } from '../../packages/server/src/worker/deliveries.ts';
+import { createDeliveryAgents } from '../../packages/server/src/domain/webhooks/delivery-agents.ts';
+import { deliveredRecorder, runDeliveryBatch } from '../../packages/server/src/worker/deliveries.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver } from '@service/testing/https-receiver';
 import { testBackends } from '@service/testing/store';
 import { createTestApp } from '@service/testing/app';
@@ -55,6 +56,9 @@ for (const backend of testBackends().filter((b) => !process.env.BENCH_STORE || b
     secretBox: t.services.webhooks.secretBox,
     policy: { allowList: t.services.webhooks.allowList },
     ca: receiver.ca,
+    // As the worker holds them (worker/index.ts): one pool of connections, one grouped recorder.
+    agents: createDeliveryAgents(),
+    recordDelivered: deliveredRecorder(store.db),
   };
   for (let round = 1; round <= ROUNDS; round += 1) {
     for (let i = 0; i < EVENTS; i += 1) {

@@ -12,7 +12,6 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { countingDb, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { createApp } from './app.ts';
-import { closeBatcher } from './domain/runs/close-batch.ts';
 import type { OpenDb } from './store/db.ts';
 import { countMessageTokens, type EngineMessage } from './engine/index.ts';
 import { signInboundBody } from './domain/webhooks/inbound-signature.ts';
@@ -116,7 +115,7 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
       ),
     );
     // The first close is in flight (held here), the others wait for it in the batcher.
-    await vi.waitFor(() => expect(closeBatcher(db).waiting()).toBe(n - 1), { timeout: 10_000 });
+    await vi.waitFor(() => expect(t.services.runs.closesWaiting()).toBe(n - 1), { timeout: 10_000 });
     release();
     expect((await answers).map((res) => res.status)).toEqual(Array(n).fill(200));
     expect(statements.filter((s) => /^SELECT start_run\(/.test(s))).toHaveLength(n);

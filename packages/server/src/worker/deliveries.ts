@@ -25,6 +25,7 @@ import {
 } from '../domain/events/deliveries.ts';
 import { groupCommit, type GroupCommit } from '../store/group-commit.ts';
 import { deliverWebhook, DEFAULT_DELIVERY_TIMEOUT_MS, type DeliveryOutcome } from '../domain/webhooks/delivery.ts';
+import { createDeliveryAgents, type DeliveryAgents } from '../domain/webhooks/delivery-agents.ts';
 import { deliveryErrorKind, type DeliveryErrorKind } from '../domain/webhooks/failure-kind.ts';
 import { nextAttemptAt, type RandomSource } from '../domain/webhooks/retry-schedule.ts';
 import type { SecretBox } from '../domain/webhooks/secret-box.ts';
@@ -54,6 +55,8 @@ export interface DeliveryWorkerDeps {
    * its batches that end together are one statement. Absent, each batch groups its own.
    */
   recordDelivered?: GroupCommit<DeliveredAttempt, string[]>;
+  /** The kept-alive connections to receivers (delivery-agents.ts): the worker keeps one pool. Absent, each batch has its own. */
+  agents?: DeliveryAgents;
 }
 
 /** The grouped record of delivered attempts (store/group-commit.ts): one statement for those that end together. */
@@ -104,7 +107,7 @@ const encoder = new TextEncoder();
 
 /** Claims one batch of due deliveries and sends them concurrently; resolves when all are recorded. */
 export async function runDeliveryBatch(options: DeliveryWorkerDeps): Promise<BatchResult> {
-  const deps = options.recordDelivered ? options : { ...options, recordDelivered: deliveredRecorder(options.db) };
+  const deps = { ...options, recordDelivered: options.recordDelivered ?? deliveredRecorder(options.db), agents: options.agents ?? createDeliveryAgents() };
   const claimed = await claimDueDeliveries(deps);
   const token = claimed[0]?.claim_token;
   if (token)
@@ -139,6 +142,7 @@ async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<
         now: () => deps.clock.now().getTime(),
         ...(deps.timeoutMs !== undefined ? { timeoutMs: deps.timeoutMs } : {}),
         ...(deps.ca !== undefined ? { ca: deps.ca } : {}),
+        ...(deps.agents ? { agents: deps.agents } : {}),
       },
     );
   } catch {

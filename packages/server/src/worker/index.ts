@@ -5,6 +5,7 @@
  */
 import { fallbackLogger } from '../log/index.ts';
 import type { Clock } from '../clock.ts';
+import { createDeliveryAgents } from '../domain/webhooks/delivery-agents.ts';
 import { deliveredRecorder, releaseClaims, runDeliveryBatch, type DeliveryWorkerDeps } from './deliveries.ts';
 import { handOverInboundRuns, type InboundRunExecutor } from './inbound-runs.ts';
 
@@ -50,7 +51,13 @@ export function startWorker(options: WorkerOptions): Worker {
   let failures = 0;
   const claims = new Map<string, string[]>();
   // One grouped recorder for every batch: attempts of any batch that end together are one statement.
-  const deps = { ...options, claims, recordDelivered: options.recordDelivered ?? deliveredRecorder(options.db) };
+  const deps = {
+    ...options,
+    claims,
+    recordDelivered: options.recordDelivered ?? deliveredRecorder(options.db),
+    // One pool of kept-alive connections to receivers for every batch (domain/webhooks/delivery-agents.ts).
+    agents: options.agents ?? createDeliveryAgents(),
+  };
 
   async function tick(): Promise<void> {
     // First, so an interrupted inbound run is handed over again in the same tick.

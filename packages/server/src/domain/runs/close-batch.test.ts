@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { countingDb, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import type { OpenDb } from '../../store/db.ts';
-import { closeBatcher, createCloseBatcher } from './close-batch.ts';
+import { createCloseBatcher } from './close-batch.ts';
 import type { FinishRunParams } from './queries.ts';
 
 describe.each(testBackends())('closes batched on $name', ({ open }) => {
@@ -64,7 +64,7 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
     hold = new Promise<void>((resolve) => (release = resolve));
     statements.length = 0;
     const answers = Promise.all(Array.from({ length: n }, (_, i) => invoke(i)));
-    await vi.waitFor(() => expect(closeBatcher(db).waiting()).toBe(n - 1), { timeout: 10_000 });
+    await vi.waitFor(() => expect(t.services.runs.closesWaiting()).toBe(n - 1), { timeout: 10_000 });
     await meanwhile();
     release();
     return answers;

@@ -13,9 +13,8 @@
  * come after the commit: those closes are not sent again (a second `finish_run` would charge twice),
  * each caller gets that failure, as a lone close that lost its connection would.
  *
- * One batcher per store handle, made on its first use (the handle is the connection the statements
- * share: PGlite's one connection, or PostgreSQL's pool), so every run service over one handle
- * batches with the others. Closes that must share a transaction with other writes (drafts,
+ * One batcher per run service (its context's `closes`), over the service's store handle (PGlite's one
+ * connection, or PostgreSQL's pool). Closes that must share a transaction with other writes (drafts,
  * approvals, run-ended hooks) do not come here: close.ts runs them in their transaction.
  */
 import type { Db } from '../../store/db.ts';
@@ -35,15 +34,6 @@ interface Waiting {
   params: FinishRunParams;
   resolve(row: FinishedRun): void;
   reject(err: unknown): void;
-}
-
-const batchers = new WeakMap<Db, CloseBatcher>();
-
-/** The batcher of the store handle `db` (made on first use). */
-export function closeBatcher(db: Db): CloseBatcher {
-  let batcher = batchers.get(db);
-  if (!batcher) batchers.set(db, (batcher = createCloseBatcher(db)));
-  return batcher;
 }
 
 export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH): CloseBatcher {

@@ -21,7 +21,6 @@ import { newId } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { deliveryIds } from '../events/index.ts';
 import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
-import { closeBatcher } from './close-batch.ts';
 import type { RunContext } from './context.ts';
 import { preparedRunCompleted, preparedRunFailed } from './events.ts';
 import { hasRunEndedHooks, runEnded } from './run-hooks.ts';
@@ -103,7 +102,7 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
   // Alone (outside a transaction), the statement may carry other runs' closes too (close-batch.ts).
   const finish = async (tx: Db | Tx, alone: boolean) => {
     try {
-      return alone ? await closeBatcher(ctx.db).finish(params) : await finishRun(tx, params);
+      return alone ? await ctx.closes.finish(params) : await finishRun(tx, params);
     } catch (err) {
       // The run's row is gone (its workspace was deleted while it executed): as readRunRecord answers.
       if (err instanceof Error && err.message.includes('run_not_found')) throw fail('not_found', 'Run not found.');

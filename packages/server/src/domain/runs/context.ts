@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Engines, TokenUsage } from '../../engine/index.ts';
+import type { CloseBatcher } from './close-batch.ts';
 import type { ConversationCache } from './conversation.ts';
 import type { WorkspaceAgents } from '../agents/availability.ts';
 import type { Redactor } from '../../redact/index.ts';
@@ -43,6 +44,8 @@ export interface RunContext {
   logError?: ((error: unknown) => void) | undefined;
   /** A run whose engine reported more than its reservation allowed (billed within it; the rest recorded). */
   logUnbilled?: ((entry: UnbilledEntry) => void) | undefined;
+  /** The closing statements of runs that close alone, committed together when they wait (close-batch.ts). */
+  closes: CloseBatcher;
   /** Runs executing in this process, by id. */
   executing: Map<string, AbortController>;
   heartbeat: Heartbeat;

@@ -21,6 +21,7 @@ import type { Db } from '../../store/db.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import type { BudgetSettings } from '../spending/budget.ts';
 import { workspaceAgents } from '../agents/settings.ts';
+import { createCloseBatcher } from './close-batch.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
 import type { UsageTally } from '../spending/usage-tally.ts';
 import { createConversationCache } from './conversation.ts';
@@ -59,6 +60,8 @@ export interface RunService {
    * `RunOutcome` a first answer has, from what the run stored.
    */
   replay(workspaceId: string, runId: string): Promise<RunOutcome>;
+  /** Closes waiting for the closing statement in flight to return (close-batch.ts; tests and metrics). */
+  closesWaiting(): number;
 }
 
 interface RunServiceDeps {
@@ -96,6 +99,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     agentSettings: deps.agentSettings ?? ((workspaceId) => workspaceAgents(db, workspaceId)),
     usageCharged: deps.usageTally?.charged,
     conversations: createConversationCache(db, randomBase62(12)),
+    closes: createCloseBatcher(db),
     clock,
     engines: deps.engines,
     redactor: deps.redactor,
@@ -178,5 +182,6 @@ export function createRunService(deps: RunServiceDeps): RunService {
       const answeredBy = (await readRunRecord(db, workspaceId, runId)).answeredBy;
       return { run, answeredBy, content: run.content ?? '', usage: { inputTokens: run.usage.inputTokens, outputTokens: run.usage.outputTokens } };
     },
+    closesWaiting: () => ctx.closes.waiting(),
   };
 }

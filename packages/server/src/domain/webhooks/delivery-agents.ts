@@ -7,6 +7,8 @@
  * receiver's usual keep-alive timeout of 5 s, so that we, not it, close them); past `MAX_AGENTS`
  * destinations the least recently used agent is closed. The TLS trust roots of an attempt are one
  * secure context per distinct value (a context per connection would re-read them every time).
+ *
+ * The delivery worker holds one pool (`createDeliveryAgents`) for all its attempts.
  */
 import { Agent } from 'node:https';
 import { createSecureContext, type SecureContext, type SecureContextOptions } from 'node:tls';
@@ -17,21 +19,8 @@ export const IDLE_MS = 2_000;
 const MAX_SOCKETS = 64;
 /** Agents kept (one per destination address); beyond, the least recently used is closed. */
 const MAX_AGENTS = 256;
-
-const agents = new Map<string, Agent>();
-const contexts = new Map<string, SecureContext>();
-
-/** The secure context of these extra trust roots (one per distinct value; there are few). */
-export function secureContextOf(ca: NonNullable<SecureContextOptions['ca']>): SecureContext {
-  const key = JSON.stringify(ca);
-  let context = contexts.get(key);
-  if (!context) {
-    context = createSecureContext({ ca });
-    if (contexts.size >= 16) contexts.delete(contexts.keys().next().value!);
-    contexts.set(key, context);
-  }
-  return context;
-}
+/** Secure contexts kept (one per set of extra trust roots: tests and private receivers; few). */
+const MAX_CONTEXTS = 16;
 
 export interface AgentKey {
   hostname: string;
@@ -41,29 +30,54 @@ export interface AgentKey {
   ca?: SecureContextOptions['ca'] | undefined;
 }
 
-/** The agent that keeps the connections of exactly this destination address. */
-export function deliveryAgent(key: AgentKey, lookup: unknown): Agent {
-  const name = JSON.stringify([key.hostname, key.port, key.address, key.ca ?? null]);
-  let agent = agents.get(name);
-  if (agent) {
-    agents.delete(name); // set again below: the map's first entry is the least recently used
-  } else {
-    agent = new Agent({
-      keepAlive: true,
-      timeout: IDLE_MS,
-      maxSockets: MAX_SOCKETS,
-      maxFreeSockets: MAX_SOCKETS,
-      scheduling: 'lifo',
-      // Every connection of this agent goes to the pinned address, whatever DNS says now.
-      lookup: lookup as never,
-      ...(key.ca ? { secureContext: secureContextOf(key.ca) } : {}),
-    });
-    if (agents.size >= MAX_AGENTS) {
-      const [oldest, evicted] = agents.entries().next().value!;
-      agents.delete(oldest);
-      evicted.destroy();
+export interface DeliveryAgents {
+  /** The agent that keeps the connections of exactly this destination address (`lookup` answers the pinned one). */
+  agentFor(key: AgentKey, lookup: unknown): Agent;
+  /** The secure context of these extra trust roots. */
+  secureContextOf(ca: NonNullable<SecureContextOptions['ca']>): SecureContext;
+}
+
+export function createDeliveryAgents(): DeliveryAgents {
+  const agents = new Map<string, Agent>();
+  const contexts = new Map<string, SecureContext>();
+
+  function secureContextOf(ca: NonNullable<SecureContextOptions['ca']>): SecureContext {
+    const key = JSON.stringify(ca);
+    let context = contexts.get(key);
+    if (!context) {
+      context = createSecureContext({ ca });
+      if (contexts.size >= MAX_CONTEXTS) contexts.delete(contexts.keys().next().value!);
+      contexts.set(key, context);
     }
+    return context;
   }
-  agents.set(name, agent);
-  return agent;
+
+  return {
+    secureContextOf,
+    agentFor(key, lookup) {
+      const name = JSON.stringify([key.hostname, key.port, key.address, key.ca ?? null]);
+      let agent = agents.get(name);
+      if (agent) {
+        agents.delete(name); // set again below: the map's first entry is the least recently used
+      } else {
+        agent = new Agent({
+          keepAlive: true,
+          timeout: IDLE_MS,
+          maxSockets: MAX_SOCKETS,
+          maxFreeSockets: MAX_SOCKETS,
+          scheduling: 'lifo',
+          // Every connection of this agent goes to the pinned address, whatever DNS says now.
+          lookup: lookup as never,
+          ...(key.ca ? { secureContext: secureContextOf(key.ca) } : {}),
+        });
+        if (agents.size >= MAX_AGENTS) {
+          const [oldest, evicted] = agents.entries().next().value!;
+          agents.delete(oldest);
+          evicted.destroy();
+        }
+      }
+      agents.set(name, agent);
+      return agent;
+    },
+  };
 }

@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:net';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { classifyResponseStatus, deliverWebhook, type DeliveryOptions, type DeliveryRequest } from './delivery.ts';
+import { createDeliveryAgents, type DeliveryAgents } from './delivery-agents.ts';
 import { buildPingEnvelope, serializeEnvelope } from './envelope.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type ReceiverAnswer, type TestCertificate } from '@service/testing/https-receiver';
 
@@ -176,10 +177,16 @@ describe('deliverWebhook over real HTTPS', () => {
 });
 
 describe('kept-alive connections (delivery-agents.ts)', () => {
+  // One pool per test, as the worker holds one for all its attempts.
+  let agents: DeliveryAgents;
+  beforeEach(() => {
+    agents = createDeliveryAgents();
+  });
+
   it('sends later attempts to one destination on the connection the first opened', async () => {
     await withReceiver({ status: 200, body: 'ok' }, async (receiver) => {
       for (let i = 0; i < 5; i += 1)
-        expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca))).toMatchObject({ result: 'delivered' });
+        expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca, { agents }))).toMatchObject({ result: 'delivered' });
       expect(receiver.received.map((r) => r.earlierOnConnection)).toEqual([0, 1, 2, 3, 4]);
       expect(receiver.connections).toBe(1);
     });
@@ -193,7 +200,7 @@ describe('kept-alive connections (delivery-agents.ts)', () => {
       for (const name of ['a', 'b', 'a', 'b']) {
         const outcome = await deliverWebhook(
           request(`https://${name}.receiver.test:${receiver.port}/in`),
-          options(receiver.ca, { policy: { allowList: ['127.0.0.1/32'], resolveAll } }),
+          options(receiver.ca, { agents, policy: { allowList: ['127.0.0.1/32'], resolveAll } }),
         );
         expect(outcome).toMatchObject({ result: 'delivered' });
       }
@@ -212,8 +219,8 @@ describe('kept-alive connections (delivery-agents.ts)', () => {
     // The second request on a connection is answered by closing it, as a receiver that just timed it out.
     const receiver = await startHttpsTestReceiver(certificate, (got) => (got.earlierOnConnection > 0 ? 'reset' : { status: 200 }));
     try {
-      expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca))).toEqual({ result: 'delivered', status: 200 });
-      expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca))).toEqual({ result: 'delivered', status: 200 });
+      expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca, { agents }))).toEqual({ result: 'delivered', status: 200 });
+      expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca, { agents }))).toEqual({ result: 'delivered', status: 200 });
       expect(receiver.received.map((r) => [r.connection, r.earlierOnConnection])).toEqual([
         [1, 0],
         [1, 1],
@@ -226,8 +233,8 @@ describe('kept-alive connections (delivery-agents.ts)', () => {
 
   it('does not wait for a long answer: the attempt ends at the status and the connection is closed', async () => {
     await withReceiver({ status: 200, body: 'x'.repeat(256 * 1024) }, async (receiver) => {
-      expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca))).toEqual({ result: 'delivered', status: 200 });
-      expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca))).toEqual({ result: 'delivered', status: 200 });
+      expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca, { agents }))).toEqual({ result: 'delivered', status: 200 });
+      expect(await deliverWebhook(request(`${receiver.origin}/in`), options(receiver.ca, { agents }))).toEqual({ result: 'delivered', status: 200 });
       expect(receiver.connections).toBe(2);
     });
   });

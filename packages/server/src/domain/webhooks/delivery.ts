@@ -14,7 +14,7 @@
  */
 import { type Agent, request as httpsRequest } from 'node:https';
 import type { SecureContext, SecureContextOptions } from 'node:tls';
-import { deliveryAgent, IDLE_MS, secureContextOf } from './delivery-agents.ts';
+import { createDeliveryAgents, type DeliveryAgents, IDLE_MS } from './delivery-agents.ts';
 import { buildDeliveryHeaders } from './outbound-signature.ts';
 import { checkDestinationUrl, DestinationRefusedError, resolveDestination, type DestinationPolicy, type PinnedDestination } from './ssrf-guard.ts';
 
@@ -48,6 +48,8 @@ export interface DeliveryOptions {
   timeoutMs?: number;
   /** Extra trust roots (a test receiver's self-signed certificate). Verification is never turned off. */
   ca?: SecureContextOptions['ca'];
+  /** The kept-alive connections to reuse (the worker's pool); absent, this attempt's connection is its own. */
+  agents?: DeliveryAgents;
 }
 
 /** The classification of a response status (see the module comment). */
@@ -94,13 +96,14 @@ export async function deliverWebhook(delivery: DeliveryRequest, options: Deliver
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const port = url.port === '' ? 443 : Number(url.port);
   // A kept-alive connection to this very address (delivery-agents.ts), or a new one.
-  const agent = deliveryAgent({ hostname, port, address: pinned.address, ca: options.ca }, lookup);
+  const agents = options.agents ?? createDeliveryAgents();
+  const agent = agents.agentFor({ hostname, port, address: pinned.address, ca: options.ca }, lookup);
   const deadline = performance.now() + remainingMs;
   const target = { hostname, port, url, headers, lookup, deadline };
   const outcome = await sendOnce(delivery, { ...target, agent });
   if (outcome !== STALE_CONNECTION) return outcome;
   // A kept-alive connection the receiver had just closed: once more, on a connection of its own.
-  const fresh = await sendOnce(delivery, { ...target, agent: false, ...(options.ca ? { secureContext: secureContextOf(options.ca) } : {}) });
+  const fresh = await sendOnce(delivery, { ...target, agent: false, ...(options.ca ? { secureContext: agents.secureContextOf(options.ca) } : {}) });
   return fresh === STALE_CONNECTION ? { result: 'retry', reason: 'network_error', detail: 'ECONNRESET' } : fresh;
 }
 
