@@ -56,7 +56,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('the quota across two servers on Po
     const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> })));
     expect(bodies.filter((b) => b.status === 200).length).toBeGreaterThan(0);
     for (const { status, body } of bodies.filter((b) => b.status !== 200)) {
-      expect(status).toBe(429);
+      expect(status, JSON.stringify(body)).toBe(429);
       // Refused by the quota itself, or (no run created) beside what the runs in progress hold.
       if (body.error === 'budget_reserved') expect(body).toMatchObject({ budget: 'quota', retryAfterSec: 5 });
       else expect(body).toMatchObject({ error: 'quota_exceeded', policy: 'hardstop' });
