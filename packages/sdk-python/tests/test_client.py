@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 
 import pytest
 
@@ -138,6 +139,18 @@ def test_401_403_404_400_503(client: service_sdk.Client, base_url: str) -> None:
         client.inference.create(ask("Answer this [[fail]]"), max_retries=0)
     assert (e503.value.status, e503.value.code) == (503, "service_unavailable")
     assert e503.value.headers.get("retry-after") == "30"
+    assert e503.value.headers.get("retry-after-ms") == "30000"
+
+
+def test_an_engine_failure_says_do_not_retry_and_is_not_retried(proxy, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    # Through the proxy, which passes everything to the real server and counts: the same Idempotency-Key would
+    # answer the same failed run, so the server sends X-Should-Retry false and the SDK sends one request only.
+    proxy.script()
+    with service_sdk.Client(api_key=api_key, base_url=proxy.url, http_client=http_client()) as c:
+        with pytest.raises(service_sdk.InternalServerError) as failed:
+            c.inference.create(ask("Answer this too [[fail]]"))
+    assert failed.value.headers.get("x-should-retry") == "false"
+    assert [(r["method"], r["path"]) for r in proxy.seen] == [("POST", "/v1/inference")]
 
 
 def test_retries_429_after_retry_after(proxy, api_key: str) -> None:  # type: ignore[no-untyped-def]
@@ -155,6 +168,41 @@ def test_raises_rate_limit_error_after_max_retries(proxy, api_key: str) -> None:
             c.usage.current()
     assert raised.value.retry_after_sec == 0 and raised.value.request_id == "req_loopback_proxy"
     assert len(proxy.seen) == 3
+
+
+def test_prefers_retry_after_ms(proxy, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    limited = {"error": "rate_limit_exceeded", "retryAfterSec": 30}
+    proxy.script({"status": 429, "headers": {"retry-after": "30", "retry-after-ms": "40", "x-should-retry": "true"}, "body": limited})
+    started = time.monotonic()
+    with service_sdk.Client(api_key=api_key, base_url=proxy.url, http_client=http_client()) as c:
+        assert c.usage.current()["period"]
+    assert time.monotonic() - started < 5
+    assert len(proxy.seen) == 2
+
+
+def test_does_not_wait_a_retry_after_ms_beyond_a_minute(proxy, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    limited = {"error": "rate_limit_exceeded", "retryAfterSec": 90}
+    proxy.script({"status": 429, "headers": {"retry-after": "1", "retry-after-ms": "90000"}, "body": limited})
+    with service_sdk.Client(api_key=api_key, base_url=proxy.url, http_client=http_client()) as c:
+        with pytest.raises(service_sdk.RateLimitError):
+            c.usage.current()
+    assert len(proxy.seen) == 1
+
+
+def test_x_should_retry_true_retries_a_post_without_idempotency_key(proxy, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    busy = {"error": "service_unavailable", "message": "The service is at capacity; retry shortly.", "requestId": "req_x"}
+    proxy.script({"status": 503, "headers": {"retry-after": "1", "retry-after-ms": "20", "x-should-retry": "true"}, "body": busy})
+    with service_sdk.Client(api_key=api_key, base_url=proxy.url, http_client=http_client()) as c:
+        assert c.mcp.create_token(expires_in_seconds=600)["token"]
+    assert [(r["method"], r["path"]) for r in proxy.seen] == [("POST", "/v1/mcp/tenant/tokens")] * 2
+
+
+def test_x_should_retry_false_is_never_retried(proxy, api_key: str) -> None:  # type: ignore[no-untyped-def]
+    proxy.script({"status": 503, "headers": {"retry-after": "0", "x-should-retry": "false"}, "body": {"error": "service_unavailable", "requestId": "req_x"}})
+    with service_sdk.Client(api_key=api_key, base_url=proxy.url, http_client=http_client()) as c:
+        with pytest.raises(service_sdk.InternalServerError):
+            c.usage.current()
+    assert len(proxy.seen) == 1
 
 
 def test_never_retries_quota_exceeded_or_kill_switch(proxy, api_key: str) -> None:  # type: ignore[no-untyped-def]

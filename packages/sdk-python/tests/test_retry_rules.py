@@ -30,6 +30,33 @@ def test_what_is_retried() -> None:
     assert is_retriable(reserved, False)
 
 
+def test_x_should_retry_decides_first() -> None:
+    def hinted(status: int, body: dict[str, object], should_retry: str) -> service_sdk.ServiceError:
+        return create_service_error(status, body, {"x-should-retry": should_retry})
+
+    # true: retried where the SDK's own rule would not (a POST's 503 without Idempotency-Key, a 4xx, too_many_attempts).
+    assert is_retriable(hinted(503, {"error": "service_unavailable"}, "true"), False)
+    assert is_retriable(hinted(409, {"error": "conflict"}, "true"), False)
+    assert is_retriable(hinted(429, {"error": "too_many_attempts"}, "true"), False)
+    # false: never retried, even a repeatable 503 or a rate limit.
+    assert not is_retriable(hinted(503, {"error": "service_unavailable"}, "false"), True)
+    assert not is_retriable(hinted(429, {"error": "rate_limit_exceeded", "retryAfterSec": 1}, "false"), True)
+    # Anything else: the SDK's own rule; header names are matched without regard to case.
+    assert not is_retriable(hinted(503, {"error": "service_unavailable"}, "maybe"), False)
+    assert is_retriable(hinted(503, {"error": "service_unavailable"}, "maybe"), True)
+    assert not is_retriable(create_service_error(503, {"error": "service_unavailable"}, {"X-Should-Retry": "false"}), True)
+
+
+def test_prefers_retry_after_ms_bounded_by_a_minute() -> None:
+    assert retry_delay(0, {"retry-after-ms": "1250", "retry-after": "2"}) == 1.25
+    assert retry_delay(0, {"retry-after-ms": "0"}) == 0.0
+    assert retry_delay(0, {"retry-after-ms": "120000", "retry-after": "1"}) is None
+    # One that does not parse is ignored: Retry-After, then backoff.
+    assert retry_delay(0, {"retry-after-ms": "soon", "retry-after": "2"}) == 2.0
+    assert retry_delay(0, {"retry-after-ms": "soon"}, lambda: 1.0) == 0.5
+    assert retry_delay(0, {"retry-after": "not a date"}, lambda: 1.0) == 0.5
+
+
 def test_how_long_to_wait() -> None:
     assert retry_delay(0, {"retry-after": "1"}) == 1.0
     assert retry_delay(0, {"retry-after": "3600"}) is None

@@ -27,6 +27,30 @@ describe('retry rules', () => {
     expect(isRetriable(error(400, { error: 'invalid_body' }), true)).toBe(false);
   });
 
+  it('obeys X-Should-Retry over the status, the code and the method', () => {
+    const hinted = (status: number, body: Record<string, unknown>, shouldRetry: string) =>
+      createServiceError(status, body, new Headers({ 'x-should-retry': shouldRetry }));
+    // true: retried even where the SDK's own rule would not (a 503 of a POST without Idempotency-Key, a 4xx, a too_many_attempts).
+    expect(isRetriable(hinted(503, { error: 'service_unavailable' }, 'true'), false)).toBe(true);
+    expect(isRetriable(hinted(409, { error: 'conflict' }, 'true'), false)).toBe(true);
+    expect(isRetriable(hinted(429, { error: 'too_many_attempts' }, 'true'), false)).toBe(true);
+    // false: never retried, even a repeatable 503 or a rate limit.
+    expect(isRetriable(hinted(503, { error: 'service_unavailable' }, 'false'), true)).toBe(false);
+    expect(isRetriable(hinted(429, { error: 'rate_limit_exceeded', retryAfterSec: 1 }, 'false'), true)).toBe(false);
+    // Anything else: the SDK's own rule.
+    expect(isRetriable(hinted(503, { error: 'service_unavailable' }, 'maybe'), false)).toBe(false);
+    expect(isRetriable(hinted(503, { error: 'service_unavailable' }, 'maybe'), true)).toBe(true);
+  });
+
+  it('prefers Retry-After-Ms to Retry-After, and bounds either by a minute', () => {
+    expect(retryDelayMs(0, new Headers({ 'retry-after-ms': '1250', 'retry-after': '2' }))).toBe(1250);
+    expect(retryDelayMs(0, new Headers({ 'retry-after-ms': '0' }))).toBe(0);
+    expect(retryDelayMs(0, new Headers({ 'retry-after-ms': '120000', 'retry-after': '1' }))).toBeUndefined();
+    // One that does not parse is ignored: Retry-After, then backoff.
+    expect(retryDelayMs(0, new Headers({ 'retry-after-ms': 'soon', 'retry-after': '2' }))).toBe(2000);
+    expect(retryDelayMs(0, new Headers({ 'retry-after-ms': 'soon' }), () => 1)).toBe(500);
+  });
+
   it('waits exactly Retry-After (seconds or a date), and refuses to wait more than a minute', () => {
     expect(retryDelayMs(0, new Headers({ 'retry-after': '1' }))).toBe(1000);
     expect(retryDelayMs(3, new Headers({ 'retry-after': '0' }))).toBe(0);

@@ -288,6 +288,17 @@ describe('errors from the real server', () => {
     expect(error).toBeInstanceOf(InternalServerError);
     expect(error).toMatchObject({ status: 503, code: 'service_unavailable' });
     expect((error as ServiceError).headers.get('retry-after')).toBe('30');
+    expect((error as ServiceError).headers.get('retry-after-ms')).toBe('30000');
+  });
+
+  it('503 with X-Should-Retry false: not retried, although the invocation carries its Idempotency-Key', async () => {
+    // The same key would answer the same failed run: the server says so, and the SDK does not loop on it.
+    const requests: string[] = [];
+    const counted = new ServiceClient({ apiKey: live.init.apiKey, baseURL: live.url, fetch: countingFetch(requests) });
+    const error = await caught(counted.inference.create(ask('Answer this too [[fail]]')));
+    expect(error).toMatchObject({ status: 503, code: 'service_unavailable' });
+    expect((error as ServiceError).headers.get('x-should-retry')).toBe('false');
+    expect(requests).toEqual(['POST /v1/inference']);
   });
 });
 
@@ -318,6 +329,47 @@ describe('retries (through a loopback proxy)', () => {
     proxy.script({ status: 503, headers: { 'retry-after': '0' }, body: { error: 'service_unavailable', requestId: 'req_x' } });
     await viaProxy().usage.current();
     expect(proxy.seen).toHaveLength(2);
+  });
+
+  it('prefers Retry-After-Ms to Retry-After', async () => {
+    proxy.seen.length = 0;
+    proxy.script({
+      status: 429,
+      headers: { 'retry-after': '30', 'retry-after-ms': '40', 'x-should-retry': 'true' },
+      body: { error: 'rate_limit_exceeded', retryAfterSec: 30 },
+    });
+    const started = performance.now();
+    await viaProxy().usage.current();
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(proxy.seen).toHaveLength(2);
+  });
+
+  it('does not wait a Retry-After-Ms beyond a minute: throws at once', async () => {
+    proxy.seen.length = 0;
+    proxy.script({ status: 429, headers: { 'retry-after': '1', 'retry-after-ms': '90000' }, body: { error: 'rate_limit_exceeded', retryAfterSec: 90 } });
+    const error = await caught(viaProxy().usage.current());
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(proxy.seen).toHaveLength(1);
+  });
+
+  it('X-Should-Retry true retries what the SDK would not: a 503 of a POST without Idempotency-Key', async () => {
+    proxy.seen.length = 0;
+    proxy.script({
+      status: 503,
+      headers: { 'retry-after': '1', 'retry-after-ms': '20', 'x-should-retry': 'true' },
+      body: { error: 'service_unavailable', message: 'The service is at capacity; retry shortly.', requestId: 'req_x' },
+    });
+    const token = await viaProxy().mcp.createToken({ expiresInSeconds: 600 });
+    expect(token.token).toBeTruthy();
+    expect(proxy.seen.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /v1/mcp/tenant/tokens', 'POST /v1/mcp/tenant/tokens']);
+  });
+
+  it('X-Should-Retry false is never retried, even a 503 of a read', async () => {
+    proxy.seen.length = 0;
+    proxy.script({ status: 503, headers: { 'retry-after': '0', 'x-should-retry': 'false' }, body: { error: 'service_unavailable', requestId: 'req_x' } });
+    const error = await caught(viaProxy().usage.current());
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect(proxy.seen).toHaveLength(1);
   });
 
   it('never retries quota_exceeded or kill_switch', async () => {

@@ -3441,7 +3441,7 @@ export interface components {
                 "application/json": components["schemas"]["PayloadTooLargeError"];
             };
         };
-        /** @description Rate limit, STU quota, spending kill switch, or budget held by runs in progress, each with `Retry-After`. On `rate_limit_exceeded` wait `Retry-After`; on `quota_exceeded` wait for `resetAt` (`Retry-After` counts the seconds until then); on `kill_switch` wait for the switch to clear. Do not loop. On `budget_reserved` nothing is spent and no run is created; retry after `Retry-After` (a few seconds), when runs in progress have freed their reservations. */
+        /** @description Rate limit, STU quota, spending kill switch, or budget held by runs in progress, each with `Retry-After`. On `rate_limit_exceeded` wait `Retry-After`; on `quota_exceeded` wait for `resetAt` (`Retry-After` counts the seconds until then); on `kill_switch` wait for the switch to clear. Do not loop. On `budget_reserved` nothing is spent and no run is created; retry after `Retry-After` (a few seconds), when runs in progress have freed their reservations. `Retry-After-Ms` gives the same wait in milliseconds (to the millisecond for the rate limit, the reset and the window's end); `X-Should-Retry` is `true` on `rate_limit_exceeded` and `budget_reserved`, `false` on `quota_exceeded` and `kill_switch`. */
         InvocationLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3450,6 +3450,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 /** @description Seconds to wait before retrying. `rate_limit_exceeded`: the value of `retryAfterSec`. `quota_exceeded`: the seconds until `resetAt`, the start of the next period. `kill_switch`: the seconds until the hour or day window ends (3600 for the manual switch, which has no end of its own). `budget_reserved`: a few seconds (the value of `retryAfterSec`), since reservations are freed as runs end. The examples carry the names of the body examples and assume a request at 2026-11-22T09:14:00Z; the mock sends the first with every body. */
                 "Retry-After"?: number;
+                "Retry-After-Ms": components["headers"]["Retry-After-Ms"];
+                "X-Should-Retry": components["headers"]["X-Should-Retry"];
                 [name: string]: unknown;
             };
             content: {
@@ -3469,7 +3471,7 @@ export interface components {
                 "application/json": components["schemas"]["ServerError"];
             };
         };
-        /** @description A backing service is unreachable (the service fails closed), or the instance is at capacity (too many requests in progress, or too many statements waiting for its store) and refuses the request at once instead of queueing it. Nothing was done; retry after `Retry-After`. */
+        /** @description A backing service is unreachable (the service fails closed), or the instance is at capacity (too many requests in progress, or too many statements waiting for its store) and refuses the request at once instead of queueing it. Retry after `Retry-After` (`Retry-After-Ms` in milliseconds). `X-Should-Retry` is `true` when nothing was done (at capacity, the rate limiter's backend unreachable, a conversation that changed while the invocation started), `false` when the same request would fail again (an agent that could not complete a run, since the same `Idempotency-Key` answers that run again, or a sealed secret the operator must repair, sent without `Retry-After`), and absent when the store went away (whether the request was applied is not known; the client's own rule for repeatable requests decides). */
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3481,6 +3483,8 @@ export interface components {
                  * @example 5
                  */
                 "Retry-After"?: number;
+                "Retry-After-Ms": components["headers"]["Retry-After-Ms"];
+                "X-Should-Retry": components["headers"]["X-Should-Retry"];
                 [name: string]: unknown;
             };
             content: {
@@ -3513,7 +3517,7 @@ export interface components {
                 "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["TenantForbiddenError"];
             };
         };
-        /** @description The request limit is exceeded. Wait `Retry-After` seconds (the body's `retryAfterSec`). */
+        /** @description The request limit is exceeded. Wait `Retry-After` seconds (the body's `retryAfterSec`), or `Retry-After-Ms` milliseconds (the same wait, to the millisecond); `X-Should-Retry` is `true`. */
         RateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3521,6 +3525,8 @@ export interface components {
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 "Retry-After": components["headers"]["Retry-After"];
+                "Retry-After-Ms": components["headers"]["Retry-After-Ms"];
+                "X-Should-Retry": components["headers"]["X-Should-Retry"];
                 [name: string]: unknown;
             };
             content: {
@@ -3605,7 +3611,7 @@ export interface components {
                 "application/json": components["schemas"]["PayloadTooLargeError"];
             };
         };
-        /** @description The webhook's per-IP limit is exceeded. Wait `Retry-After` seconds (the body's `retryAfterSec`). */
+        /** @description The webhook's per-IP limit is exceeded. Wait `Retry-After` seconds (the body's `retryAfterSec`), or `Retry-After-Ms` milliseconds (the same wait, to the millisecond); `X-Should-Retry` is `true`. */
         InboundRateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3617,6 +3623,8 @@ export interface components {
                  * @example 20
                  */
                 "Retry-After"?: number;
+                "Retry-After-Ms": components["headers"]["Retry-After-Ms"];
+                "X-Should-Retry": components["headers"]["X-Should-Retry"];
                 [name: string]: unknown;
             };
             content: {
@@ -3714,7 +3722,7 @@ export interface components {
                 "application/json": components["schemas"]["SessionAuthError"];
             };
         };
-        /** @description Too many requests or too many failed logins. Wait `Retry-After` seconds (the body's `retryAfterSec`). */
+        /** @description Too many requests or too many failed logins. Wait `Retry-After` seconds (the body's `retryAfterSec`), or `Retry-After-Ms` milliseconds (the same wait, to the millisecond). `X-Should-Retry` is `true` on `rate_limit_exceeded` and `false` on `too_many_attempts` (a lock of minutes, lifted by waiting, not by looping). */
         LoginLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3723,6 +3731,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 /** @description Seconds to wait before retrying, the value of the body's `retryAfterSec`. The examples carry the names of the body examples; the mock sends the first with every body. */
                 "Retry-After"?: number;
+                "Retry-After-Ms": components["headers"]["Retry-After-Ms"];
+                "X-Should-Retry": components["headers"]["X-Should-Retry"];
                 [name: string]: unknown;
             };
             content: {
@@ -4040,7 +4050,17 @@ export interface components {
          */
         "X-RateLimit-Reset": number;
         /**
-         * @description Seconds to wait before retrying. Only on `429` and `503`.
+         * @description Milliseconds to wait before retrying: the same wait as `Retry-After`, or a more precise one where the service knows it (the time until the rate-limit window admits again, until the quota period or a kill-switch window ends, until a login lock lifts). Sent wherever `Retry-After` is, so on `429` and `503` only. `Retry-After` is that wait rounded up to whole seconds (at least 1). Clients prefer this header (the name Stainless-generated clients read), then `Retry-After`.
+         * @example 11250
+         */
+        "Retry-After-Ms": number;
+        /**
+         * @description Whether repeating the same request can succeed, where the service knows better than the status code. `true`: the request was refused before any work was done, so retrying it after the wait is safe even when the request is not otherwise repeatable (`rate_limit_exceeded`, `rate_limited`, `budget_reserved`; `503 service_unavailable` of an instance at capacity, of an unreachable rate limiter, of a conversation that changed while the invocation started, of `/readyz`). `false`: retrying the same request cannot help until something else changes (`quota_exceeded` waits for the period's reset, `kill_switch` for its window's end or for a person to turn the manual switch off, `too_many_attempts` for the login lock to lift; `503 service_unavailable` of an agent that could not complete a run, since the same `Idempotency-Key` would answer the same failed run, or of a sealed secret the operator must repair). Absent: the status code decides (a `503` of an unreachable store leaves it to the client, since the service cannot tell whether the request was applied before the store went away).
+         * @example true
+         */
+        "X-Should-Retry": "true" | "false";
+        /**
+         * @description Seconds to wait before retrying, `Retry-After-Ms` rounded up to whole seconds. Only on `429` and `503`.
          * @example 12
          */
         "Retry-After": number;
@@ -7094,6 +7114,8 @@ export interface operations {
                      * @example 5
                      */
                     "Retry-After"?: number;
+                    "Retry-After-Ms": components["headers"]["Retry-After-Ms"];
+                    "X-Should-Retry": components["headers"]["X-Should-Retry"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -16,6 +16,9 @@ export interface RateLimitResult {
   resetAt: number;
   /** Seconds to wait before a retry can be admitted: 0 when allowed, at least 1 otherwise. */
   retryAfterSec: number;
+  /** The same wait to the millisecond (the `Retry-After-Ms` header): 0 when allowed, at least 1 otherwise;
+   *  a limiter that does not know it leaves it out (`retryAfterSec` is then the wait). */
+  retryAfterMs?: number;
 }
 
 /** One hit of a request on one key; several go to the backend together ({@link Limiter.hitAll}). */
@@ -58,5 +61,6 @@ export function windowResult(allowed: boolean, limit: number, counted: number, o
     remaining: Math.max(0, limit - counted),
     resetAt: Math.ceil(freeAtMs / 1000),
     retryAfterSec: allowed ? 0 : Math.max(1, Math.ceil((freeAtMs - nowMs) / 1000)),
+    retryAfterMs: allowed ? 0 : Math.max(1, Math.ceil(freeAtMs - nowMs)),
   };
 }

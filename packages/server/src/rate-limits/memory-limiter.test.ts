@@ -34,8 +34,8 @@ describe('memory limiter', () => {
       [true, 0],
       [false, 0],
     ]);
-    expect(results[0]).toEqual({ allowed: true, limit: 3, remaining: 2, resetAt: T0 / 1000 + 60, retryAfterSec: 0 });
-    expect(results[3]).toEqual({ allowed: false, limit: 3, remaining: 0, resetAt: T0 / 1000 + 60, retryAfterSec: 60 });
+    expect(results[0]).toEqual({ allowed: true, limit: 3, remaining: 2, resetAt: T0 / 1000 + 60, retryAfterSec: 0, retryAfterMs: 0 });
+    expect(results[3]).toEqual({ allowed: false, limit: 3, remaining: 0, resetAt: T0 / 1000 + 60, retryAfterSec: 60, retryAfterMs: 60_000 });
   });
 
   it('slides: a hit leaves the window exactly windowMs after it was admitted', async () => {
@@ -46,7 +46,7 @@ describe('memory limiter', () => {
     await hitMany(limiter, 'k', 2, 3);
     at(59_999);
     const justBefore = await limiter.hit('k', 3, WINDOW);
-    expect(justBefore).toMatchObject({ allowed: false, remaining: 0, retryAfterSec: 1, resetAt: T0 / 1000 + 60 });
+    expect(justBefore).toMatchObject({ allowed: false, remaining: 0, retryAfterSec: 1, retryAfterMs: 1, resetAt: T0 / 1000 + 60 });
     at(60_000);
     // Only the hit of t=0 left; the two of t=30 s still count (a fixed bucket would admit 3 here).
     expect(await limiter.hit('k', 3, WINDOW)).toMatchObject({ allowed: true, remaining: 0, resetAt: T0 / 1000 + 90 });
@@ -72,7 +72,7 @@ describe('memory limiter', () => {
     at(500);
     await limiter.hit('k', 1, WINDOW);
     at(59_600);
-    expect(await limiter.hit('k', 1, WINDOW)).toMatchObject({ allowed: false, retryAfterSec: 1, resetAt: Math.ceil((T0 + 60_500) / 1000) });
+    expect(await limiter.hit('k', 1, WINDOW)).toMatchObject({ allowed: false, retryAfterSec: 1, retryAfterMs: 900, resetAt: Math.ceil((T0 + 60_500) / 1000) });
     at(1_000);
     expect(await limiter.hit('k', 1, WINDOW)).toMatchObject({ allowed: false, retryAfterSec: 60 });
   });

@@ -96,6 +96,8 @@ describe.each(testBackends())('reservations in flight on $name', { timeout: 120_
       const retryAfter = Number(refused.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(10);
+      expect(refused.headers.get('retry-after-ms')).toBe(String(retryAfter * 1000));
+      expect(refused.headers.get('x-should-retry')).toBe('true');
       expect(await refused.json()).toEqual({
         error: 'budget_reserved',
         message: expect.any(String),

@@ -249,6 +249,11 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
       expect(third.status).toBe(429);
       expect(third.body).toMatchObject({ error: 'rate_limited', retryAfterSec: expect.any(Number) });
       expect(third.headers.get('retry-after')).toBe(String(third.body.retryAfterSec));
+      // The same wait to the millisecond, rounded up to whole seconds in Retry-After and the body.
+      const waitSec = Number(third.body.retryAfterSec);
+      expect(Number(third.headers.get('retry-after-ms'))).toBeGreaterThan((waitSec - 1) * 1000);
+      expect(Number(third.headers.get('retry-after-ms'))).toBeLessThanOrEqual(waitSec * 1000);
+      expect(third.headers.get('x-should-retry')).toBe('true');
       t.clock.advance(61_000);
       expect((await send('limited', '{"n":4}', { secret: limited.secret })).status).toBe(200);
     });

@@ -109,7 +109,8 @@ describe('synchronous invocation', () => {
   it('fails the run with a redacted reason when the engine fails: 503 with requestId and run.failed', async () => {
     const res = await post('/v1/inference', ask('Plan the launch [[fail]]', { agentSlug: 'marketing' }));
     expect(res.status).toBe(503);
-    expect(res.headers.get('retry-after')).toBe('30');
+    // The same Idempotency-Key would answer this failed run again: the SDKs must not loop on it.
+    expect([res.headers.get('retry-after'), res.headers.get('retry-after-ms'), res.headers.get('x-should-retry')]).toEqual(['30', '30000', 'false']);
     const body = (await res.json()) as { error: string; message: string; requestId: string };
     expect(body.error).toBe('service_unavailable');
     expect(body.requestId).toBe(res.headers.get('x-request-id'));
@@ -231,6 +232,8 @@ describe('refused invocations', () => {
     const res = await post('/v1/inference', ask('Hello'));
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBe(30 * 24 * 3600 - 9 * 3600);
+    expect(Number(res.headers.get('retry-after-ms'))).toBe((30 * 24 * 3600 - 9 * 3600) * 1000);
+    expect(res.headers.get('x-should-retry')).toBe('false');
     const body = zQuotaExceededError.parse(await res.json());
     expect(body).toMatchObject({ error: 'quota_exceeded', policy: 'hardstop', pctConsumed: 120, resetAt: '2026-07-01T00:00:00.000Z' });
     const usage = zUsage.parse(await (await get('/v1/usage')).json());
@@ -241,7 +244,7 @@ describe('refused invocations', () => {
     await setManualKillSwitch(t.db, t.workspaceId, true, t.clock.now());
     const res = await post('/v1/inference', ask('Hello'));
     expect(res.status).toBe(429);
-    expect(res.headers.get('retry-after')).toBe('3600');
+    expect([res.headers.get('retry-after'), res.headers.get('retry-after-ms'), res.headers.get('x-should-retry')]).toEqual(['3600', '3600000', 'false']);
     expect(zKillSwitchError.parse(await res.json())).toMatchObject({ error: 'kill_switch', kind: 'manual', activeSince: '2026-06-01T09:00:00.000Z' });
     await setManualKillSwitch(t.db, t.workspaceId, false, t.clock.now());
     expect((await post('/v1/inference', ask('Hello'))).status).toBe(200);
@@ -271,7 +274,11 @@ describe('spending kill switches', () => {
     t.clock.advance(60_000);
     const refused = await post('/v1/inference', ask('Hello', { alias: 'Prelude', maxTokens: 5 }));
     expect(refused.status).toBe(429);
-    expect(refused.headers.get('retry-after')).toBe(String(59 * 60));
+    expect([refused.headers.get('retry-after'), refused.headers.get('retry-after-ms'), refused.headers.get('x-should-retry')]).toEqual([
+      String(59 * 60),
+      String(59 * 60_000),
+      'false',
+    ]);
     expect(zKillSwitchError.parse(await refused.json())).toMatchObject({ kind: 'hour', activeSince: '2026-06-01T09:00:00.000Z' });
     const [window] = await t.db.query<{ spent: number }>(`SELECT spent_stu::float8 AS spent FROM usage_windows WHERE scope = 'hour'`);
     expect(Number(window!.spent)).toBeLessThanOrEqual(120);

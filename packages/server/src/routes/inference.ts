@@ -14,7 +14,7 @@ import { ORCHESTRATOR_SLUG } from '../vocabulary/catalog.ts';
 import { requestHash, runFailureError, streamErrorOf, type Run, type RunOutcome, type StreamErrorBody } from '../domain/runs/index.ts';
 import { RESTARTING_MESSAGE } from '../domain/health/open-streams.ts';
 import type { TokenUsage } from '../engine/index.ts';
-import { fail } from '../errors.ts';
+import { fail, retryHints } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { authOf, type Answer, type Handler, type Handlers, type Input } from './handler.ts';
 
@@ -42,7 +42,7 @@ async function invoke(
   const caller = await invokerOf(c, standing);
   // A client that closed its connection while its request waited (for the store, the limits) is
   // gone: nothing would read the answer, so no run is started and nothing is spent.
-  if (c.req.raw.signal.aborted) throw fail('service_unavailable', CLIENT_GONE_MESSAGE, {}, { 'Retry-After': '1' });
+  if (c.req.raw.signal.aborted) throw fail('service_unavailable', CLIENT_GONE_MESSAGE, {}, retryHints(1000, true));
   const idempotencyKey = headers['idempotency-key'];
   const started = await runs.start({
     workspaceId: caller.workspaceId,

@@ -86,6 +86,12 @@ describe.each(testBackends())('the kill switches on $name', ({ open }) => {
 
     const refused = await invoke();
     expect(refused.status).toBe(429);
+    // A manual switch has no end of its own: look again in an hour, and do not loop.
+    expect([refused.headers.get('retry-after'), refused.headers.get('retry-after-ms'), refused.headers.get('x-should-retry')]).toEqual([
+      '3600',
+      '3600000',
+      'false',
+    ]);
     expect(await refused.json()).toMatchObject({ error: 'kill_switch', kind: 'manual', activeSince: since });
     // The panel's own try is refused the same way.
     const fromPanel = await call(member, 'POST', '/v1/agents/sales/messages', { alias: 'Sonata', messages: [{ role: 'user', content: 'Hello' }] });
@@ -114,6 +120,8 @@ describe.each(testBackends())('the kill switches on $name', ({ open }) => {
     expect(switches.day.engaged).toBe(false);
     const refused = await invoke();
     expect(refused.status).toBe(429);
+    expect(Math.ceil(Number(refused.headers.get('retry-after-ms')) / 1000)).toBe(Number(refused.headers.get('retry-after')));
+    expect(refused.headers.get('x-should-retry')).toBe('false');
     expect(await refused.json()).toMatchObject({ error: 'kill_switch', kind: 'hour' });
   });
 

@@ -41,6 +41,9 @@ describe('failed-login lock', () => {
     const locked = await login('203.0.113.9');
     expect(locked.status).toBe(429);
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Math.ceil(Number(locked.headers.get('retry-after-ms')) / 1000)).toBe(Number(locked.headers.get('retry-after')));
+    // A lock of minutes, lifted by waiting: the SDKs must not loop on it.
+    expect(locked.headers.get('x-should-retry')).toBe('false');
     expect(await locked.json()).toEqual({ error: 'too_many_attempts', message: expect.any(String), retryAfterSec: Number(locked.headers.get('retry-after')) });
 
     const admin = await login('198.51.100.4');

@@ -2,7 +2,7 @@
  * @module Health routes for load balancers (tag Operations): `GET /healthz` and `GET /readyz`. No
  * credential and outside the rate limits (`x-operations`, see app.ts).
  */
-import { fail } from '../errors.ts';
+import { fail, retryHints } from '../errors.ts';
 import type { Handler } from './handler.ts';
 
 /** Seconds a load balancer waits before asking a not-ready instance again. */
@@ -14,7 +14,7 @@ const getReadiness: Handler<'getReadiness'> = async (_c, _input, services) => {
   const { checks, failing } = await services.health.readiness();
   if (failing.length === 0) return { status: 200, body: { status: 'ready', checks } };
   const why = failing.includes('shutdown') ? 'the instance is shutting down' : `${failing.join(', ')} does not answer`;
-  throw fail('service_unavailable', `Not ready: ${why}.`, { failing, checks }, { 'Retry-After': String(NOT_READY_RETRY_AFTER_SEC) });
+  throw fail('service_unavailable', `Not ready: ${why}.`, { failing, checks }, retryHints(NOT_READY_RETRY_AFTER_SEC * 1000, true));
 };
 
 export const operationsHandlers = { getLiveness, getReadiness };

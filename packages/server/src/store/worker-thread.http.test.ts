@@ -107,7 +107,7 @@ describe('admission', () => {
     const res = await fetch(`${app.base}/usage/current`, { headers: { authorization: `Bearer ${key}` } });
     events.push(`usage ${res.status}`);
     expect(res.status).toBe(503);
-    expect(res.headers.get('retry-after')).toBe('1');
+    expect([res.headers.get('retry-after'), res.headers.get('retry-after-ms'), res.headers.get('x-should-retry')]).toEqual(['1', '1000', 'true']);
     expect(await res.json()).toEqual({
       error: 'service_unavailable',
       message: 'The service is at capacity; retry shortly.',

@@ -5,10 +5,10 @@
  * | failureReason         | synchronous answer                                   | stream `event: error` |
  * |-----------------------|------------------------------------------------------|-----------------------|
  * | `kill_switch:<kind>`  | 429 `kill_switch` with `kind` (and `Retry-After`)    | `kill_switch`         |
- * | `engine_error`, `timeout` | 503 `service_unavailable` (`Retry-After: 30`)   | the same reason       |
+ * | `engine_error`, `timeout` | 503 `service_unavailable` (`Retry-After: 30`, `X-Should-Retry: false`) | the same reason |
  * | anything else         | 500 `internal_error`                                 | `internal_error`      |
  */
-import { fail, type ServiceError } from '../../errors.ts';
+import { fail, retryHints, type ServiceError } from '../../errors.ts';
 import { killSwitchError, killSwitchWindows, type KillSwitchKind } from '../usage/index.ts';
 import type { Run } from './store.ts';
 
@@ -20,8 +20,8 @@ export function runFailureError(run: Run, now: Date): ServiceError {
   if (kind) {
     const windows = killSwitchWindows(now);
     const end = kind === 'hour' ? windows.hour.end : kind === 'day' ? windows.day.end : null;
-    const retryAfterSec = end ? Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000)) : kind === 'manual' ? 3600 : 1;
-    const error = killSwitchError({ kind, retryAfterSec });
+    const retryAfterMs = end ? Math.max(1, end.getTime() - now.getTime()) : kind === 'manual' ? 3_600_000 : 1000;
+    const error = killSwitchError({ kind, retryAfterMs });
     return fail('kill_switch', `A spending kill switch stopped run ${run.id}.`, error.extras, error.headers);
   }
   if (reason === 'engine_error' || reason === 'timeout') {
@@ -29,9 +29,8 @@ export function runFailureError(run: Run, now: Date): ServiceError {
       'service_unavailable',
       `The agent could not complete run ${run.id}; try again later.`,
       {},
-      {
-        'Retry-After': String(ENGINE_RETRY_AFTER_SEC),
-      },
+      // The same request (its Idempotency-Key) would answer this failed run again: try later with a new one.
+      retryHints(ENGINE_RETRY_AFTER_SEC * 1000, false),
     );
   }
   return fail('internal_error', `Run ${run.id} failed.`);

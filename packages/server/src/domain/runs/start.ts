@@ -11,7 +11,7 @@ import { countMessageTokensAsync } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
 import type { Alias } from '../../vocabulary/alias.ts';
 import { assertAgentAvailable, routingCandidates, type WorkspaceAgents } from '../agents/availability.ts';
-import { fail } from '../../errors.ts';
+import { fail, retryHints } from '../../errors.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import { routeRequest } from '../../vocabulary/router.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
@@ -145,7 +145,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
       return { kind: 'ended', run: toRun(await readRunRecord(db, input.workspaceId, runId)), answeredBy };
     case 'stale_history':
       // Other runs kept adding to the thread while this one read it again and again: retry shortly.
-      throw fail('service_unavailable', 'The conversation changed while this invocation started; retry.', {}, { 'Retry-After': '1' });
+      throw fail('service_unavailable', 'The conversation changed while this invocation started; retry.', {}, retryHints(1000, true));
     case 'crossed':
       return failAtOnce(ctx, input, { runId, target, answeredBy, steps, now, windows: reservation.windows, crossed: reservation.scope });
     case 'started':

@@ -78,7 +78,7 @@ describe.each(testBackends())('admin sessions on $name', ({ open }) => {
     await expect(sessions.login(right())).rejects.toMatchObject({
       code: 'too_many_attempts',
       status: 429,
-      headers: { 'Retry-After': '600' },
+      headers: { 'Retry-After': '600', 'Retry-After-Ms': '600000', 'X-Should-Retry': 'false' },
       extras: { retryAfterSec: 600 },
     });
     local.advance(10 * 60_000 + 1);

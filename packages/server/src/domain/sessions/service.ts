@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import { constantTimeEqual, sha256Hex } from '../../crypto.ts';
-import { fail } from '../../errors.ts';
+import { fail, retryHints } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import { DUMMY_HASH, verifyPassword } from './password.ts';
@@ -110,8 +110,9 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         // A refused attempt is not a guess; it does not extend the lock.
         await db.query(`DELETE FROM login_attempts WHERE id = $1`, [attemptId]);
         const until = Math.max(...locked.map((since) => since.getTime() + LOGIN_WINDOW_MS));
-        const retryAfterSec = Math.max(1, Math.ceil((until - now.getTime()) / 1000));
-        throw fail('too_many_attempts', 'Too many failed logins; wait before trying again.', { retryAfterSec }, { 'Retry-After': String(retryAfterSec) });
+        const hints = retryHints(until - now.getTime(), false);
+        // A lock of minutes, lifted by waiting, not by an SDK's loop (X-Should-Retry: false).
+        throw fail('too_many_attempts', 'Too many failed logins; wait before trying again.', { retryAfterSec: Number(hints['Retry-After']) }, hints);
       }
 
       const verdict = await verifyCredentials(email, credentials, now);

@@ -56,7 +56,12 @@ describe.each(testBackends())('budgets on $name', ({ open }) => {
     expect(reserved).toEqual(Array(9).fill(110));
     expect(refused).toHaveLength(11);
     for (const error of refused) {
-      expect(error).toMatchObject({ code: 'budget_reserved', status: 429, extras: { budget: 'hour', retryAfterSec: 5 }, headers: { 'Retry-After': '5' } });
+      expect(error).toMatchObject({
+        code: 'budget_reserved',
+        status: 429,
+        extras: { budget: 'hour', retryAfterSec: 5 },
+        headers: { 'Retry-After': '5', 'Retry-After-Ms': '5000', 'X-Should-Retry': 'true' },
+      });
     }
     const rows = await store.db.query<{ scope: string; spent: number; reserved: number; tripped_at: Date | null }>(
       `SELECT scope, spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows WHERE workspace_id = $1 ORDER BY scope`,

@@ -42,7 +42,7 @@ import {
   type StuRates,
 } from '../usage/index.ts';
 import type { Db, Tx } from '../../store/db.ts';
-import { fail, type ServiceError } from '../../errors.ts';
+import { fail, retryHints, type ServiceError } from '../../errors.ts';
 import { periodOf } from '../usage/index.ts';
 import type { IdempotencyClaim } from '../runs/idempotency.ts';
 import {
@@ -100,7 +100,8 @@ function budgetReservedError(budget: 'quota' | 'hour' | 'day'): ServiceError {
     'budget_reserved',
     'Runs in progress hold the budget this invocation needs; retry shortly or with a smaller maxTokens.',
     { budget, retryAfterSec: BUDGET_RESERVED_RETRY_AFTER_SEC },
-    { 'Retry-After': String(BUDGET_RESERVED_RETRY_AFTER_SEC) },
+    // Nothing was done: retrying the same request is safe, and succeeds once runs in progress end.
+    retryHints(BUDGET_RESERVED_RETRY_AFTER_SEC * 1000, true),
   );
 }
 
@@ -161,7 +162,7 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
         policy: 'hardstop',
         pctConsumed: pctConsumed(used),
         resetAt: resetAt(now).toISOString(),
-        retryAfterSec: Math.max(1, Math.ceil((resetAt(now).getTime() - now.getTime()) / 1000)),
+        retryAfterMs: Math.max(1, resetAt(now).getTime() - now.getTime()),
       });
     }
     case 'kill_switch': {

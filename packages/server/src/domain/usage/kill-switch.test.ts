@@ -68,21 +68,21 @@ describe('activeKillSwitch', () => {
 
   it.each([
     ['nothing active', { hourStu: 9_999_999, dayStu: 79_999_999 }, null],
-    ['hour reached', { hourStu: 10_000_000, dayStu: 10_000_000, hourSince: since }, { kind: 'hour', activeSince: since, retryAfterSec: 2_700 }],
-    ['hour reached, time unknown', { hourStu: 10_000_000, dayStu: 10_000_000 }, { kind: 'hour', retryAfterSec: 2_700 }],
-    ['day reached wins over hour', { hourStu: 10_000_000, dayStu: 80_000_000, daySince: since }, { kind: 'day', activeSince: since, retryAfterSec: 49_500 }],
-    ['manual wins over all', { hourStu: 10_000_000, dayStu: 80_000_000, manualSince: since }, { kind: 'manual', activeSince: since, retryAfterSec: 3_600 }],
+    ['hour reached', { hourStu: 10_000_000, dayStu: 10_000_000, hourSince: since }, { kind: 'hour', activeSince: since, retryAfterMs: 2_700_000 }],
+    ['hour reached, time unknown', { hourStu: 10_000_000, dayStu: 10_000_000 }, { kind: 'hour', retryAfterMs: 2_700_000 }],
+    ['day reached wins over hour', { hourStu: 10_000_000, dayStu: 80_000_000, daySince: since }, { kind: 'day', activeSince: since, retryAfterMs: 49_500_000 }],
+    ['manual wins over all', { hourStu: 10_000_000, dayStu: 80_000_000, manualSince: since }, { kind: 'manual', activeSince: since, retryAfterMs: 3_600_000 }],
     ['manual off', { hourStu: 0, dayStu: 0, manualSince: null }, null],
   ] as const)('%s', (_name, state, want) => {
     expect(activeKillSwitch({ now: clock.now(), ...state })).toEqual(want);
   });
 
-  it('builds the 429 kill_switch error with kind, activeSince and Retry-After', () => {
-    const error = killSwitchError({ kind: 'hour', activeSince: since, retryAfterSec: 2_700 });
+  it('builds the 429 kill_switch error with kind, activeSince and the retry hints (wait, do not loop)', () => {
+    const error = killSwitchError({ kind: 'hour', activeSince: since, retryAfterMs: 2_699_500 });
     expect(error.code).toBe('kill_switch');
     expect(error.status).toBe(429);
     expect(error.extras).toEqual({ kind: 'hour', activeSince: '2026-04-30T10:05:00.000Z' });
-    expect(error.headers).toEqual({ 'Retry-After': '2700' });
-    expect(killSwitchError({ kind: 'day', retryAfterSec: 5 }).extras).toEqual({ kind: 'day', activeSince: undefined });
+    expect(error.headers).toEqual({ 'Retry-After': '2700', 'Retry-After-Ms': '2699500', 'X-Should-Retry': 'false' });
+    expect(killSwitchError({ kind: 'day', retryAfterMs: 5_000 }).extras).toEqual({ kind: 'day', activeSince: undefined });
   });
 });

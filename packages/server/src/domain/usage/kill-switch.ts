@@ -8,7 +8,7 @@
  * the window's consumption has reached its limit, since any further run would cross it.
  * Pure arithmetic: the caller passes the totals it read (or is about to write) in its transaction.
  */
-import { fail, type ServiceError } from '../../errors.ts';
+import { fail, retryHints, type ServiceError } from '../../errors.ts';
 
 const KILL_SWITCH_KINDS = ['run', 'hour', 'day', 'manual'] as const;
 export type KillSwitchKind = (typeof KILL_SWITCH_KINDS)[number];
@@ -82,11 +82,12 @@ interface KillSwitchState {
 interface ActiveKillSwitch {
   readonly kind: KillSwitchKind;
   readonly activeSince?: Date;
-  readonly retryAfterSec: number;
+  /** How long until the switch clears (the window's end), in milliseconds. */
+  readonly retryAfterMs: number;
 }
 
 /** A manual switch has no end of its own; clients are told to look again in an hour. */
-const MANUAL_RETRY_AFTER_SEC = 3600;
+const MANUAL_RETRY_AFTER_MS = 3_600_000;
 const HOUR_MS = 60 * 60 * 1000;
 
 /**
@@ -95,23 +96,26 @@ const HOUR_MS = 60 * 60 * 1000;
  */
 export function activeKillSwitch(state: KillSwitchState, limits: KillSwitchLimits = KILL_SWITCH_LIMITS): ActiveKillSwitch | null {
   const windows = killSwitchWindows(state.now);
-  const until = (end: Date) => Math.max(1, Math.ceil((end.getTime() - state.now.getTime()) / 1000));
-  if (state.manualSince) return { kind: 'manual', activeSince: state.manualSince, retryAfterSec: MANUAL_RETRY_AFTER_SEC };
+  const until = (end: Date) => Math.max(1, end.getTime() - state.now.getTime());
+  if (state.manualSince) return { kind: 'manual', activeSince: state.manualSince, retryAfterMs: MANUAL_RETRY_AFTER_MS };
   if (state.dayStu >= limits.day) return withSince('day', state.daySince, until(windows.day.end));
   if (state.hourStu >= limits.hour) return withSince('hour', state.hourSince, until(windows.hour.end));
   return null;
 }
 
-/** The 429 `kill_switch` error with `kind`, `activeSince` when known, and `Retry-After`. */
+/**
+ * The 429 `kill_switch` error with `kind`, `activeSince` when known, and the retry hints: the wait until the
+ * switch clears, and `X-Should-Retry: false` (it ends by waiting for the window or a person, not by looping).
+ */
 export function killSwitchError(active: ActiveKillSwitch): ServiceError {
   return fail(
     'kill_switch',
     'A spending kill switch is active.',
     { kind: active.kind, activeSince: active.activeSince?.toISOString() },
-    { 'Retry-After': String(active.retryAfterSec) },
+    retryHints(active.retryAfterMs, false),
   );
 }
 
-function withSince(kind: KillSwitchKind, since: Date | null | undefined, retryAfterSec: number): ActiveKillSwitch {
-  return since ? { kind, activeSince: since, retryAfterSec } : { kind, retryAfterSec };
+function withSince(kind: KillSwitchKind, since: Date | null | undefined, retryAfterMs: number): ActiveKillSwitch {
+  return since ? { kind, activeSince: since, retryAfterMs } : { kind, retryAfterMs };
 }

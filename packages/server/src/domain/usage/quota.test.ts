@@ -22,7 +22,7 @@ describe('checkQuota', () => {
       policy: 'hardstop',
       pctConsumed: 125,
       resetAt: '2026-05-01T00:00:00.000Z',
-      retryAfterSec: 3_600,
+      retryAfterMs: 3_600_000,
     });
   });
 
@@ -38,12 +38,12 @@ describe('checkQuota', () => {
     expect(error.code).toBe('quota_exceeded');
     expect(error.status).toBe(429);
     expect(error.extras).toEqual({ policy: 'hardstop', pctConsumed: 120, resetAt: '2026-05-01T00:00:00.000Z' });
-    expect(error.headers).toEqual({ 'Retry-After': '3600' });
+    expect(error.headers).toEqual({ 'Retry-After': '3600', 'Retry-After-Ms': '3600000', 'X-Should-Retry': 'false' });
   });
 
   it('quotaExceededError mirrors the decision', () => {
-    const error = quotaExceededError({ allowed: false, policy: 'hardstop', pctConsumed: 130.5, resetAt: 'x', retryAfterSec: 7 });
+    const error = quotaExceededError({ allowed: false, policy: 'hardstop', pctConsumed: 130.5, resetAt: 'x', retryAfterMs: 6_001 });
     expect(error.extras).toEqual({ policy: 'hardstop', pctConsumed: 130.5, resetAt: 'x' });
-    expect(error.headers['Retry-After']).toBe('7');
+    expect(error.headers).toEqual({ 'Retry-After': '7', 'Retry-After-Ms': '6001', 'X-Should-Retry': 'false' });
   });
 });

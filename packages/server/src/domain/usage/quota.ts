@@ -3,7 +3,7 @@
  * `quota_exceeded` (policy, pctConsumed, resetAt). Levels below hardstop only inform.
  * Pure, so it can run inside the transaction that reads the period's consumption.
  */
-import { fail, type ServiceError } from '../../errors.ts';
+import { fail, retryHints, type ServiceError } from '../../errors.ts';
 import { resetAt } from './period.ts';
 import { pctConsumed, policyLevel, type PolicyLevel } from './policy.ts';
 import type { UsageInput } from './usage.ts';
@@ -15,7 +15,8 @@ type QuotaDecision =
       readonly policy: 'hardstop';
       readonly pctConsumed: number;
       readonly resetAt: string;
-      readonly retryAfterSec: number;
+      /** Milliseconds until `resetAt`. */
+      readonly retryAfterMs: number;
     };
 
 export function checkQuota(input: UsageInput): QuotaDecision {
@@ -27,17 +28,17 @@ export function checkQuota(input: UsageInput): QuotaDecision {
     policy,
     pctConsumed: pctConsumed(input),
     resetAt: reset.toISOString(),
-    retryAfterSec: Math.max(1, Math.ceil((reset.getTime() - input.now.getTime()) / 1000)),
+    retryAfterMs: Math.max(1, reset.getTime() - input.now.getTime()),
   };
 }
 
-/** The 429 `quota_exceeded` error of a refused decision, with `Retry-After` until the reset. */
+/** The 429 `quota_exceeded` error of a refused decision: the retry hints wait until the reset, and say not to loop. */
 export function quotaExceededError(decision: Extract<QuotaDecision, { allowed: false }>): ServiceError {
   return fail(
     'quota_exceeded',
     'The STU quota of this period is exhausted.',
     { policy: decision.policy, pctConsumed: decision.pctConsumed, resetAt: decision.resetAt },
-    { 'Retry-After': String(decision.retryAfterSec) },
+    retryHints(decision.retryAfterMs, false),
   );
 }
 

@@ -2,7 +2,8 @@
  * @module Admission control: a request that would only wait is refused at once. When the requests
  * in progress in this process, or the statements waiting for the store (the embedded store's
  * worker thread, or a free PostgreSQL connection), are at their bound, the request answers
- * `503 service_unavailable` with `Retry-After: 1`, before anything else is done for it, instead
+ * `503 service_unavailable` with `Retry-After: 1` (`Retry-After-Ms: 1000`, `X-Should-Retry: true`: nothing was
+ * done for it), before anything else is done for it, instead
  * of joining a queue it would leave seconds later. Health routes are never refused (a load balancer
  * must keep seeing the instance alive).
  *
@@ -16,6 +17,7 @@
  * has sent its headers no longer counts (it holds a connection, not the store).
  */
 import type { MiddlewareHandler } from 'hono';
+import { retryHints } from '../../errors.ts';
 import { isAcceptableRequestId, newRequestId } from '../request-id/index.ts';
 
 export interface AdmissionLimits {
@@ -48,7 +50,7 @@ export function admission(
       const requestId = isAcceptableRequestId(sent) ? sent : newRequestId();
       return c.body(JSON.stringify({ error: 'service_unavailable', message: AT_CAPACITY_MESSAGE, requestId }), 503, {
         'Content-Type': 'application/json',
-        'Retry-After': String(ADMISSION_RETRY_AFTER_SEC),
+        ...retryHints(ADMISSION_RETRY_AFTER_SEC * 1000, true),
         'X-Request-Id': requestId,
       });
     }

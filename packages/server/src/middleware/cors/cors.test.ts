@@ -82,7 +82,9 @@ describe('CORS with CORS_ORIGINS', () => {
     expect(ok.status).toBe(200);
     expect(ok.headers.get('access-control-allow-origin')).toBe(PANEL);
     expect(ok.headers.get('access-control-allow-credentials')).toBe('true');
-    expect(ok.headers.get('access-control-expose-headers')).toBe('X-Request-Id, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset');
+    expect(ok.headers.get('access-control-expose-headers')).toBe(
+      'X-Request-Id, Retry-After, Retry-After-Ms, X-Should-Retry, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset',
+    );
     expect(ok.headers.get('vary')).toContain('Origin');
     const refused = await t.app.request('/v1/agents', { headers: { origin: PANEL } });
     expect(refused.status).toBe(401);

@@ -18,7 +18,7 @@ import { matchedRoutes } from 'hono/route';
 /** Request headers the contract's operations read (names are case-insensitive). */
 const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-CSRF-Token', 'X-Request-Id'];
 /** Response headers a browser client may read. */
-const EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+const EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'Retry-After-Ms', 'X-Should-Retry', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
 const MAX_AGE_SECONDS = 600;
 
 interface CorsOptions {

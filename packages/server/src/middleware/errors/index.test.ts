@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { fail } from '../../errors.ts';
 import { redactBody } from '../redact/index.ts';
 import { requestId } from '../request-id/index.ts';
+import { SealedSecretUnreadable } from '../../domain/webhooks/secret-box.ts';
 import { errorBoundary, errorMapper, notFound } from './index.ts';
 
 function buildApp(logged: unknown[] = []) {
@@ -33,6 +34,12 @@ function buildApp(logged: unknown[] = []) {
   });
   app.get('/down', () => {
     throw fail('service_unavailable', 'A backing service is temporarily unavailable.', { requestId: 'forged' }, { 'Retry-After': '5' });
+  });
+  app.get('/store-gone', () => {
+    throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  });
+  app.get('/sealed', () => {
+    throw new SealedSecretUnreadable();
   });
   app.get('/boom', () => {
     throw new Error('connect ECONNREFUSED 10.0.0.7:5432 at /srv/app/node_modules/pg/lib/client.js');
@@ -68,6 +75,18 @@ describe('error mapper', () => {
   it('keeps the headers of the error (Retry-After)', async () => {
     const res = await buildApp().request('/limited');
     expect(res.headers.get('Retry-After')).toBe('7');
+  });
+
+  it.each([
+    // The store went away: come back in 5 s; whether the request was applied is not known, so no X-Should-Retry.
+    ['/store-gone', ['5', '5000', null]],
+    // The operator must repair the key: no wait to give, and repeating the request will not help until then.
+    ['/sealed', [null, null, 'false']],
+  ] as const)('sets the retry hints of the 503 of %s', async (path, hints) => {
+    const res = await buildApp().request(path, { headers: { 'X-Request-Id': 'req-hints' } });
+    expect(res.status).toBe(503);
+    expect([res.headers.get('retry-after'), res.headers.get('retry-after-ms'), res.headers.get('x-should-retry')]).toEqual(hints);
+    expect(await res.json()).toEqual({ error: 'service_unavailable', message: 'A backing service is temporarily unavailable.', requestId: 'req-hints' });
   });
 
   it('puts the request id in 5xx bodies, from the context, never from the thrower', async () => {

@@ -12,7 +12,7 @@ import { fallbackLogger } from '../../log/index.ts';
 import type { Context, ErrorHandler, MiddlewareHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { fail, ServiceError, type ErrorCode } from '../../errors.ts';
+import { fail, retryHints, ServiceError, type ErrorCode } from '../../errors.ts';
 import { keepUnredacted } from '../redact/index.ts';
 import { newRequestId } from '../request-id/index.ts';
 import { isStoreUnavailable } from '../../store/unavailable.ts';
@@ -42,15 +42,17 @@ export function errorMapper(options: ErrorMapperOptions = {}): ErrorHandler {
   return function errorMapper(err, c) {
     const known = toServiceError(err);
     if (!known && isStoreUnavailable(err)) {
-      // Logged for the operator; the client is told to come back, never which database failed.
+      // Logged for the operator; the client is told to come back, never which database failed. No X-Should-Retry:
+      // whether the request was applied before the store went away is not known, so the client's own rule decides.
       options.onStoreUnavailable?.();
       log({ requestId: requestIdOf(c), method: c.req.method, path: c.req.path, error: err });
-      return renderError(c, fail('service_unavailable', 'A backing service is temporarily unavailable.', {}, { 'Retry-After': String(STORE_RETRY_AFTER_SEC) }));
+      return renderError(c, fail('service_unavailable', 'A backing service is temporarily unavailable.', {}, retryHints(STORE_RETRY_AFTER_SEC * 1000)));
     }
     if (!known && err instanceof SealedSecretUnreadable) {
-      // The operator's to repair (the wrong SECRET_KEY): the log says how; the client only that it is unavailable.
+      // The operator's to repair (the wrong SECRET_KEY): the log says how; the client only that it is unavailable,
+      // and that repeating the request will not help until then (no wait: the repair has no known end).
       log({ requestId: requestIdOf(c), method: c.req.method, path: c.req.path, error: err, message: SEALED_SECRET_HINT });
-      return renderError(c, fail('service_unavailable', 'A backing service is temporarily unavailable.'));
+      return renderError(c, fail('service_unavailable', 'A backing service is temporarily unavailable.', {}, retryHints(undefined, false)));
     }
     if (!known) {
       log({ requestId: requestIdOf(c), method: c.req.method, path: c.req.path, error: err });

@@ -116,6 +116,9 @@ describe('rateLimit middleware', () => {
     const res = await app.request('/ok', {}, socket('203.0.113.9'));
     expect(res.status).toBe(429);
     expect(res.headers.get('Retry-After')).toBe('60');
+    // The same wait to the millisecond, and safe to repeat: the request was refused before any work.
+    expect(res.headers.get('Retry-After-Ms')).toBe('60000');
+    expect(res.headers.get('X-Should-Retry')).toBe('true');
     expect(rateHeaders(res)).toEqual(['2', '0', RESET]);
     expect(res.headers.get('X-Request-Id')).toMatch(/^req_/);
     expect(await res.json()).toEqual({
@@ -219,7 +222,7 @@ describe('rateLimit middleware', () => {
     expect(rateHeaders(second)).toEqual(['2', '0', RESET]);
     const refused = await post();
     expect(refused.status).toBe(429);
-    expect(refused.headers.get('Retry-After')).toBe('60');
+    expect([refused.headers.get('retry-after'), refused.headers.get('retry-after-ms'), refused.headers.get('x-should-retry')]).toEqual(['60', '60000', 'true']);
     expect(await refused.json()).toMatchObject({ error: 'rate_limited', retryAfterSec: 60 });
   });
 });
@@ -241,7 +244,7 @@ describe('rateLimit middleware when the Redis backend is down', () => {
     });
     const res = await app.request('/ok', { headers: { 'X-Request-Id': 'trace-503' } }, socket('203.0.113.9'));
     expect(res.status).toBe(503);
-    expect(res.headers.get('Retry-After')).toBe('5');
+    expect([res.headers.get('retry-after'), res.headers.get('retry-after-ms'), res.headers.get('x-should-retry')]).toEqual(['5', '5000', 'true']);
     expect(res.headers.get('X-Request-Id')).toBe('trace-503');
     expect(await res.json()).toEqual({
       error: 'service_unavailable',

@@ -27,7 +27,7 @@
  */
 import { fallbackLogger, serializeError, type Logger } from '../../log/index.ts';
 import type { Context, MiddlewareHandler } from 'hono';
-import { fail } from '../../errors.ts';
+import { fail, retryHints } from '../../errors.ts';
 import { clientIp, clientKey, type ClientIpOptions } from './client-ip.ts';
 import { hitAll, type Hit, type Limiter, type RateLimitResult } from '../../rate-limits/index.ts';
 
@@ -191,7 +191,8 @@ async function makeHits(c: Context, entries: PendingHit[], how: { refuse: boolea
       'service_unavailable',
       'A backing service is temporarily unavailable.',
       { requestId: typeof requestId === 'string' ? requestId : undefined },
-      { 'Retry-After': String(BACKEND_RETRY_AFTER_SEC) },
+      // Refused before the handler: nothing was done, so the same request may be repeated.
+      retryHints(BACKEND_RETRY_AFTER_SEC * 1000, true),
     );
   }
   let refusal: { entry: PendingHit; result: RateLimitResult } | undefined;
@@ -210,7 +211,7 @@ async function makeHits(c: Context, entries: PendingHit[], how: { refuse: boolea
     refusal.entry.options.code ?? 'rate_limit_exceeded',
     `Too many requests; retry after ${refusal.result.retryAfterSec} s.`,
     { retryAfterSec: refusal.result.retryAfterSec },
-    { 'Retry-After': String(refusal.result.retryAfterSec) },
+    retryHints(refusal.result.retryAfterMs ?? refusal.result.retryAfterSec * 1000, true),
   );
 }
 
