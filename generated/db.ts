@@ -327,6 +327,8 @@ export interface Tables {
     last_failure_at: Date | null;
     last_failure_kind: string | null;
     last_failure_status: number | null;
+    previous_secret_encrypted: string | null;
+    previous_secret_expires_at: Date | null;
   };
   workspace_plans: {
     workspace_id: string;

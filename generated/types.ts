@@ -405,7 +405,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a destination's secret
-         * @description Issues a new signing secret, shown only in this response; every later delivery, retries included, is signed with it. Needs an admin session (owner or admin, two-step verification active).
+         * @description Issues a new signing secret, shown only in this response; every later delivery, retries included, is signed with it. For a grace period of 24 hours the previous secret keeps signing too, in `webhook-signature` only (a second `v1` signature beside the new one; `previousSecretExpiresAt` says until when), so receivers can switch secrets without rejecting deliveries; `X-SERVICE-Signature` uses the new secret at once. Rotating again within the grace period replaces the previous secret with the one just retired. Needs an admin session (owner or admin, two-step verification active).
          */
         post: operations["rotateWebhookDestinationSecret"];
         delete?: never;
@@ -1187,7 +1187,7 @@ export interface webhooks {
         put?: never;
         /**
          * run.completed
-         * @description An agent run finished successfully. Sent as a signed `POST` to every active destination subscribed to `run.completed`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description An agent run finished successfully. Sent as a signed `POST` to every active destination subscribed to `run.completed`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once and pauses the destination, `pausedReason: gone`); after 20 consecutive failed attempts the destination is paused. Two signatures are sent: the service signature (`X-SERVICE-Signature`, over the body) and the Standard Webhooks ones (`webhook-id`, `webhook-timestamp`, `webhook-signature`, over id, timestamp and body), which the `standardwebhooks` and Svix libraries verify with the secret string as shown. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["runCompletedEvent"];
         delete?: never;
@@ -1207,7 +1207,7 @@ export interface webhooks {
         put?: never;
         /**
          * run.failed
-         * @description A run ended in error, or a spending kill switch stopped it. Sent as a signed `POST` to every active destination subscribed to `run.failed`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description A run ended in error, or a spending kill switch stopped it. Sent as a signed `POST` to every active destination subscribed to `run.failed`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once and pauses the destination, `pausedReason: gone`); after 20 consecutive failed attempts the destination is paused. Two signatures are sent: the service signature (`X-SERVICE-Signature`, over the body) and the Standard Webhooks ones (`webhook-id`, `webhook-timestamp`, `webhook-signature`, over id, timestamp and body), which the `standardwebhooks` and Svix libraries verify with the secret string as shown. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["runFailedEvent"];
         delete?: never;
@@ -1227,7 +1227,7 @@ export interface webhooks {
         put?: never;
         /**
          * approval.created
-         * @description An agent asks for approval before a sensitive action, such as sending an email or moving a CRM record. Sent as a signed `POST` to every active destination subscribed to `approval.created`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description An agent asks for approval before a sensitive action, such as sending an email or moving a CRM record. Sent as a signed `POST` to every active destination subscribed to `approval.created`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once and pauses the destination, `pausedReason: gone`); after 20 consecutive failed attempts the destination is paused. Two signatures are sent: the service signature (`X-SERVICE-Signature`, over the body) and the Standard Webhooks ones (`webhook-id`, `webhook-timestamp`, `webhook-signature`, over id, timestamp and body), which the `standardwebhooks` and Svix libraries verify with the secret string as shown. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["approvalCreatedEvent"];
         delete?: never;
@@ -1247,7 +1247,7 @@ export interface webhooks {
         put?: never;
         /**
          * approval.decided
-         * @description A person approved or rejected an approval request in the panel. Sent as a signed `POST` to every active destination subscribed to `approval.decided`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description A person approved or rejected an approval request in the panel. Sent as a signed `POST` to every active destination subscribed to `approval.decided`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once and pauses the destination, `pausedReason: gone`); after 20 consecutive failed attempts the destination is paused. Two signatures are sent: the service signature (`X-SERVICE-Signature`, over the body) and the Standard Webhooks ones (`webhook-id`, `webhook-timestamp`, `webhook-signature`, over id, timestamp and body), which the `standardwebhooks` and Svix libraries verify with the secret string as shown. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["approvalDecidedEvent"];
         delete?: never;
@@ -1267,7 +1267,7 @@ export interface webhooks {
         put?: never;
         /**
          * draft.created
-         * @description An agent produced a draft (email, proposal, reply, ...) awaiting human review. Sent as a signed `POST` to every active destination subscribed to `draft.created`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description An agent produced a draft (email, proposal, reply, ...) awaiting human review. Sent as a signed `POST` to every active destination subscribed to `draft.created`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once and pauses the destination, `pausedReason: gone`); after 20 consecutive failed attempts the destination is paused. Two signatures are sent: the service signature (`X-SERVICE-Signature`, over the body) and the Standard Webhooks ones (`webhook-id`, `webhook-timestamp`, `webhook-signature`, over id, timestamp and body), which the `standardwebhooks` and Svix libraries verify with the secret string as shown. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["draftCreatedEvent"];
         delete?: never;
@@ -1287,7 +1287,7 @@ export interface webhooks {
         put?: never;
         /**
          * integration.connected
-         * @description A connector (mail, chat, CRM, ...) was linked in the workspace. Sent as a signed `POST` to every active destination subscribed to `integration.connected`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description A connector (mail, chat, CRM, ...) was linked in the workspace. Sent as a signed `POST` to every active destination subscribed to `integration.connected`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once and pauses the destination, `pausedReason: gone`); after 20 consecutive failed attempts the destination is paused. Two signatures are sent: the service signature (`X-SERVICE-Signature`, over the body) and the Standard Webhooks ones (`webhook-id`, `webhook-timestamp`, `webhook-signature`, over id, timestamp and body), which the `standardwebhooks` and Svix libraries verify with the secret string as shown. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["integrationConnectedEvent"];
         delete?: never;
@@ -1307,7 +1307,7 @@ export interface webhooks {
         put?: never;
         /**
          * ping
-         * @description A test event sent from the panel (or `pnpm service webhooks outbound ping`). Not workspace activity; consumes no STU. Sent as a signed `POST` to every active destination subscribed to `ping`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once); after 20 consecutive failed attempts the destination is paused. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description A test event sent from the panel (or `pnpm service webhooks outbound ping`). Not workspace activity; consumes no STU. Sent as a signed `POST` to every active destination subscribed to `ping`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once and pauses the destination, `pausedReason: gone`); after 20 consecutive failed attempts the destination is paused. Two signatures are sent: the service signature (`X-SERVICE-Signature`, over the body) and the Standard Webhooks ones (`webhook-id`, `webhook-timestamp`, `webhook-signature`, over id, timestamp and body), which the `standardwebhooks` and Svix libraries verify with the secret string as shown. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["pingEvent"];
         delete?: never;
@@ -2390,7 +2390,7 @@ export interface components {
             url: string;
             events: ("run.completed" | "run.failed" | "approval.created" | "approval.decided" | "draft.created" | "integration.connected")[];
             /**
-             * @description The service pauses a destination after 20 consecutive failed attempts; an admin resumes it.
+             * @description The service pauses a destination after 20 consecutive failed attempts, or at once when the receiver answers `410 Gone`; an admin resumes it.
              * @enum {string}
              */
             status: "active" | "paused";
@@ -2402,10 +2402,15 @@ export interface components {
             /** Format: date-time */
             secretRotatedAt: string | null;
             /**
-             * @description Why the destination is paused: `failures` (the service paused it after 20 consecutive failed attempts) or `admin` (an admin paused it); null while active.
+             * Format: date-time
+             * @description Until when the secret replaced by the last rotation still signs deliveries: for 24 hours after a rotation `webhook-signature` carries a second `v1` signature made with the previous secret (`X-SERVICE-Signature` uses the new secret only). Null when no previous secret is in use.
+             */
+            previousSecretExpiresAt: string | null;
+            /**
+             * @description Why the destination is paused: `failures` (the service paused it after 20 consecutive failed attempts), `admin` (an admin paused it) or `gone` (the receiver answered `410 Gone`, and the service paused it at once); null while active. Events are still queued for a destination paused for `failures` (held until it is resumed), not for one paused by an admin or for `gone`.
              * @enum {string|null}
              */
-            pausedReason: "failures" | "admin" | null;
+            pausedReason: "failures" | "admin" | "gone" | null;
             /** @description The last failed attempt to this destination, kept after later successes (`consecutiveFailures` tells whether it still fails); null if no attempt ever failed. */
             lastFailure: components["schemas"]["DeliveryFailure"] | null;
         };
@@ -2438,6 +2443,7 @@ export interface components {
          * @description The destination with its signing secret, shown only in this response.
          */
         WebhookDestinationCreated: components["schemas"]["WebhookDestination"] & {
+            /** @description The signing secret, `whsec_` and 32 base62 characters. `X-SERVICE-Signature` is keyed with this whole string (its UTF-8 bytes); `webhook-signature` with the base64 decoding of the 32 characters after `whsec_` (base62 characters are base64 characters, and 32 of them decode to 24 bytes), which is what the Standard Webhooks libraries do: give them the string unchanged, e.g. `new Webhook(secret)` of the `standardwebhooks` package. */
             secret: string;
         };
         /**
@@ -4018,7 +4024,7 @@ export interface components {
          * @example wksp_X7P5oJGqOLi5uAE9Tmat
          */
         WorkspaceIdPath: components["schemas"]["WorkspaceId"];
-        /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret. */
+        /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
         DeliverySignature: string;
         /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
         DeliveryTimestamp: string;
@@ -4026,6 +4032,12 @@ export interface components {
         DeliveryEventId: components["schemas"]["EventId"];
         /** @description The event type, for routing without reading the body. */
         DeliveryEventType: "run.completed" | "run.failed" | "approval.created" | "approval.decided" | "draft.created" | "integration.connected" | "ping";
+        /** @description Standard Webhooks (https://www.standardwebhooks.com/) message id: the event id (`evt_<id>`), equal to `X-SERVICE-Event-Id` and to the body's `id`. It is the first part of the signed content of `webhook-signature`. */
+        DeliveryWebhookId: components["schemas"]["EventId"];
+        /** @description Standard Webhooks timestamp: unix seconds when the attempt was signed (the same value as `X-SERVICE-Timestamp`). It is covered by `webhook-signature`; reject it outside ±300 s (60 s into the future), before checking the signature. */
+        DeliveryWebhookTimestamp: string;
+        /** @description Standard Webhooks signature: `v1,<base64 HMAC-SHA256>` over the bytes of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64 decoding of the destination's secret after its `whsec_` prefix (the 32 base62 characters decode to 24 bytes), which is what the `standardwebhooks` libraries and Svix's do with the secret string: pass the secret exactly as it was shown (`new Webhook(secret).verify(rawBody, headers)`). Several signatures are separated by a space; for 24 hours after a secret rotation the header carries the new secret's signature first and the previous secret's second, so a receiver holding either secret verifies. A receiver accepts the delivery when any `v1` signature matches. */
+        DeliveryWebhookSignature: string;
     };
     requestBodies: never;
     headers: {
@@ -7128,7 +7140,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
                 /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
@@ -7136,6 +7148,12 @@ export interface operations {
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
                 /** @description The event type, for routing without reading the body. */
                 "X-SERVICE-Event-Type": components["parameters"]["DeliveryEventType"];
+                /** @description Standard Webhooks (https://www.standardwebhooks.com/) message id: the event id (`evt_<id>`), equal to `X-SERVICE-Event-Id` and to the body's `id`. It is the first part of the signed content of `webhook-signature`. */
+                "webhook-id": components["parameters"]["DeliveryWebhookId"];
+                /** @description Standard Webhooks timestamp: unix seconds when the attempt was signed (the same value as `X-SERVICE-Timestamp`). It is covered by `webhook-signature`; reject it outside ±300 s (60 s into the future), before checking the signature. */
+                "webhook-timestamp": components["parameters"]["DeliveryWebhookTimestamp"];
+                /** @description Standard Webhooks signature: `v1,<base64 HMAC-SHA256>` over the bytes of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64 decoding of the destination's secret after its `whsec_` prefix (the 32 base62 characters decode to 24 bytes), which is what the `standardwebhooks` libraries and Svix's do with the secret string: pass the secret exactly as it was shown (`new Webhook(secret).verify(rawBody, headers)`). Several signatures are separated by a space; for 24 hours after a secret rotation the header carries the new secret's signature first and the previous secret's second, so a receiver holding either secret verifies. A receiver accepts the delivery when any `v1` signature matches. */
+                "webhook-signature": components["parameters"]["DeliveryWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -7161,7 +7179,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            /** @description The receiver no longer wants deliveries: given up at once, no retry, and the destination is paused at once (`pausedReason: gone`) until an admin resumes it. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -7188,7 +7206,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
                 /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
@@ -7196,6 +7214,12 @@ export interface operations {
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
                 /** @description The event type, for routing without reading the body. */
                 "X-SERVICE-Event-Type": components["parameters"]["DeliveryEventType"];
+                /** @description Standard Webhooks (https://www.standardwebhooks.com/) message id: the event id (`evt_<id>`), equal to `X-SERVICE-Event-Id` and to the body's `id`. It is the first part of the signed content of `webhook-signature`. */
+                "webhook-id": components["parameters"]["DeliveryWebhookId"];
+                /** @description Standard Webhooks timestamp: unix seconds when the attempt was signed (the same value as `X-SERVICE-Timestamp`). It is covered by `webhook-signature`; reject it outside ±300 s (60 s into the future), before checking the signature. */
+                "webhook-timestamp": components["parameters"]["DeliveryWebhookTimestamp"];
+                /** @description Standard Webhooks signature: `v1,<base64 HMAC-SHA256>` over the bytes of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64 decoding of the destination's secret after its `whsec_` prefix (the 32 base62 characters decode to 24 bytes), which is what the `standardwebhooks` libraries and Svix's do with the secret string: pass the secret exactly as it was shown (`new Webhook(secret).verify(rawBody, headers)`). Several signatures are separated by a space; for 24 hours after a secret rotation the header carries the new secret's signature first and the previous secret's second, so a receiver holding either secret verifies. A receiver accepts the delivery when any `v1` signature matches. */
+                "webhook-signature": components["parameters"]["DeliveryWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -7221,7 +7245,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            /** @description The receiver no longer wants deliveries: given up at once, no retry, and the destination is paused at once (`pausedReason: gone`) until an admin resumes it. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -7248,7 +7272,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
                 /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
@@ -7256,6 +7280,12 @@ export interface operations {
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
                 /** @description The event type, for routing without reading the body. */
                 "X-SERVICE-Event-Type": components["parameters"]["DeliveryEventType"];
+                /** @description Standard Webhooks (https://www.standardwebhooks.com/) message id: the event id (`evt_<id>`), equal to `X-SERVICE-Event-Id` and to the body's `id`. It is the first part of the signed content of `webhook-signature`. */
+                "webhook-id": components["parameters"]["DeliveryWebhookId"];
+                /** @description Standard Webhooks timestamp: unix seconds when the attempt was signed (the same value as `X-SERVICE-Timestamp`). It is covered by `webhook-signature`; reject it outside ±300 s (60 s into the future), before checking the signature. */
+                "webhook-timestamp": components["parameters"]["DeliveryWebhookTimestamp"];
+                /** @description Standard Webhooks signature: `v1,<base64 HMAC-SHA256>` over the bytes of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64 decoding of the destination's secret after its `whsec_` prefix (the 32 base62 characters decode to 24 bytes), which is what the `standardwebhooks` libraries and Svix's do with the secret string: pass the secret exactly as it was shown (`new Webhook(secret).verify(rawBody, headers)`). Several signatures are separated by a space; for 24 hours after a secret rotation the header carries the new secret's signature first and the previous secret's second, so a receiver holding either secret verifies. A receiver accepts the delivery when any `v1` signature matches. */
+                "webhook-signature": components["parameters"]["DeliveryWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -7281,7 +7311,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            /** @description The receiver no longer wants deliveries: given up at once, no retry, and the destination is paused at once (`pausedReason: gone`) until an admin resumes it. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -7308,7 +7338,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
                 /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
@@ -7316,6 +7346,12 @@ export interface operations {
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
                 /** @description The event type, for routing without reading the body. */
                 "X-SERVICE-Event-Type": components["parameters"]["DeliveryEventType"];
+                /** @description Standard Webhooks (https://www.standardwebhooks.com/) message id: the event id (`evt_<id>`), equal to `X-SERVICE-Event-Id` and to the body's `id`. It is the first part of the signed content of `webhook-signature`. */
+                "webhook-id": components["parameters"]["DeliveryWebhookId"];
+                /** @description Standard Webhooks timestamp: unix seconds when the attempt was signed (the same value as `X-SERVICE-Timestamp`). It is covered by `webhook-signature`; reject it outside ±300 s (60 s into the future), before checking the signature. */
+                "webhook-timestamp": components["parameters"]["DeliveryWebhookTimestamp"];
+                /** @description Standard Webhooks signature: `v1,<base64 HMAC-SHA256>` over the bytes of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64 decoding of the destination's secret after its `whsec_` prefix (the 32 base62 characters decode to 24 bytes), which is what the `standardwebhooks` libraries and Svix's do with the secret string: pass the secret exactly as it was shown (`new Webhook(secret).verify(rawBody, headers)`). Several signatures are separated by a space; for 24 hours after a secret rotation the header carries the new secret's signature first and the previous secret's second, so a receiver holding either secret verifies. A receiver accepts the delivery when any `v1` signature matches. */
+                "webhook-signature": components["parameters"]["DeliveryWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -7341,7 +7377,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            /** @description The receiver no longer wants deliveries: given up at once, no retry, and the destination is paused at once (`pausedReason: gone`) until an admin resumes it. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -7368,7 +7404,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
                 /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
@@ -7376,6 +7412,12 @@ export interface operations {
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
                 /** @description The event type, for routing without reading the body. */
                 "X-SERVICE-Event-Type": components["parameters"]["DeliveryEventType"];
+                /** @description Standard Webhooks (https://www.standardwebhooks.com/) message id: the event id (`evt_<id>`), equal to `X-SERVICE-Event-Id` and to the body's `id`. It is the first part of the signed content of `webhook-signature`. */
+                "webhook-id": components["parameters"]["DeliveryWebhookId"];
+                /** @description Standard Webhooks timestamp: unix seconds when the attempt was signed (the same value as `X-SERVICE-Timestamp`). It is covered by `webhook-signature`; reject it outside ±300 s (60 s into the future), before checking the signature. */
+                "webhook-timestamp": components["parameters"]["DeliveryWebhookTimestamp"];
+                /** @description Standard Webhooks signature: `v1,<base64 HMAC-SHA256>` over the bytes of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64 decoding of the destination's secret after its `whsec_` prefix (the 32 base62 characters decode to 24 bytes), which is what the `standardwebhooks` libraries and Svix's do with the secret string: pass the secret exactly as it was shown (`new Webhook(secret).verify(rawBody, headers)`). Several signatures are separated by a space; for 24 hours after a secret rotation the header carries the new secret's signature first and the previous secret's second, so a receiver holding either secret verifies. A receiver accepts the delivery when any `v1` signature matches. */
+                "webhook-signature": components["parameters"]["DeliveryWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -7401,7 +7443,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            /** @description The receiver no longer wants deliveries: given up at once, no retry, and the destination is paused at once (`pausedReason: gone`) until an admin resumes it. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -7428,7 +7470,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
                 /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
@@ -7436,6 +7478,12 @@ export interface operations {
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
                 /** @description The event type, for routing without reading the body. */
                 "X-SERVICE-Event-Type": components["parameters"]["DeliveryEventType"];
+                /** @description Standard Webhooks (https://www.standardwebhooks.com/) message id: the event id (`evt_<id>`), equal to `X-SERVICE-Event-Id` and to the body's `id`. It is the first part of the signed content of `webhook-signature`. */
+                "webhook-id": components["parameters"]["DeliveryWebhookId"];
+                /** @description Standard Webhooks timestamp: unix seconds when the attempt was signed (the same value as `X-SERVICE-Timestamp`). It is covered by `webhook-signature`; reject it outside ±300 s (60 s into the future), before checking the signature. */
+                "webhook-timestamp": components["parameters"]["DeliveryWebhookTimestamp"];
+                /** @description Standard Webhooks signature: `v1,<base64 HMAC-SHA256>` over the bytes of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64 decoding of the destination's secret after its `whsec_` prefix (the 32 base62 characters decode to 24 bytes), which is what the `standardwebhooks` libraries and Svix's do with the secret string: pass the secret exactly as it was shown (`new Webhook(secret).verify(rawBody, headers)`). Several signatures are separated by a space; for 24 hours after a secret rotation the header carries the new secret's signature first and the previous secret's second, so a receiver holding either secret verifies. A receiver accepts the delivery when any `v1` signature matches. */
+                "webhook-signature": components["parameters"]["DeliveryWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -7461,7 +7509,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            /** @description The receiver no longer wants deliveries: given up at once, no retry, and the destination is paused at once (`pausedReason: gone`) until an admin resumes it. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -7488,7 +7536,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
                 /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
@@ -7496,6 +7544,12 @@ export interface operations {
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
                 /** @description The event type, for routing without reading the body. */
                 "X-SERVICE-Event-Type": components["parameters"]["DeliveryEventType"];
+                /** @description Standard Webhooks (https://www.standardwebhooks.com/) message id: the event id (`evt_<id>`), equal to `X-SERVICE-Event-Id` and to the body's `id`. It is the first part of the signed content of `webhook-signature`. */
+                "webhook-id": components["parameters"]["DeliveryWebhookId"];
+                /** @description Standard Webhooks timestamp: unix seconds when the attempt was signed (the same value as `X-SERVICE-Timestamp`). It is covered by `webhook-signature`; reject it outside ±300 s (60 s into the future), before checking the signature. */
+                "webhook-timestamp": components["parameters"]["DeliveryWebhookTimestamp"];
+                /** @description Standard Webhooks signature: `v1,<base64 HMAC-SHA256>` over the bytes of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64 decoding of the destination's secret after its `whsec_` prefix (the 32 base62 characters decode to 24 bytes), which is what the `standardwebhooks` libraries and Svix's do with the secret string: pass the secret exactly as it was shown (`new Webhook(secret).verify(rawBody, headers)`). Several signatures are separated by a space; for 24 hours after a secret rotation the header carries the new secret's signature first and the previous secret's second, so a receiver holding either secret verifies. A receiver accepts the delivery when any `v1` signature matches. */
+                "webhook-signature": components["parameters"]["DeliveryWebhookSignature"];
             };
             path?: never;
             cookie?: never;
@@ -7521,7 +7575,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The receiver no longer wants deliveries: given up at once, no retry. */
+            /** @description The receiver no longer wants deliveries: given up at once, no retry, and the destination is paused at once (`pausedReason: gone`) until an admin resumes it. */
             410: {
                 headers: {
                     [name: string]: unknown;

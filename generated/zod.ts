@@ -1024,7 +1024,12 @@ export const zWebhookDestination = z.object({
     pausedAt: z.iso.datetime({ offset: true }).nullable(),
     createdAt: z.iso.datetime({ offset: true }),
     secretRotatedAt: z.iso.datetime({ offset: true }).nullable(),
-    pausedReason: z.enum(['failures', 'admin']).nullable(),
+    previousSecretExpiresAt: z.iso.datetime({ offset: true }).nullable(),
+    pausedReason: z.enum([
+        'failures',
+        'admin',
+        'gone'
+    ]).nullable(),
     lastFailure: zDeliveryFailure.nullable()
 });
 
@@ -2121,7 +2126,7 @@ export const zUserIdPath = zUserId;
 export const zWorkspaceIdPath = zWorkspaceId;
 
 /**
- * Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the destination's secret. Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret.
+ * Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it.
  */
 export const zDeliverySignature = z.string().regex(/^[0-9a-f]{64}$/);
 
@@ -2147,6 +2152,21 @@ export const zDeliveryEventType = z.enum([
     'integration.connected',
     'ping'
 ]);
+
+/**
+ * Standard Webhooks (https://www.standardwebhooks.com/) message id: the event id (`evt_<id>`), equal to `X-SERVICE-Event-Id` and to the body's `id`. It is the first part of the signed content of `webhook-signature`.
+ */
+export const zDeliveryWebhookId = zEventId;
+
+/**
+ * Standard Webhooks timestamp: unix seconds when the attempt was signed (the same value as `X-SERVICE-Timestamp`). It is covered by `webhook-signature`; reject it outside ±300 s (60 s into the future), before checking the signature.
+ */
+export const zDeliveryWebhookTimestamp = z.string().regex(/^[0-9]{1,12}$/);
+
+/**
+ * Standard Webhooks signature: `v1,<base64 HMAC-SHA256>` over the bytes of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64 decoding of the destination's secret after its `whsec_` prefix (the 32 base62 characters decode to 24 bytes), which is what the `standardwebhooks` libraries and Svix's do with the secret string: pass the secret exactly as it was shown (`new Webhook(secret).verify(rawBody, headers)`). Several signatures are separated by a space; for 24 hours after a secret rotation the header carries the new secret's signature first and the previous secret's second, so a receiver holding either secret verifies. A receiver accepts the delivery when any `v1` signature matches.
+ */
+export const zDeliveryWebhookSignature = z.string().regex(/^v1,[A-Za-z0-9+\/]{43}=( v1,[A-Za-z0-9+\/]{43}=)*$/);
 
 export const zCreateInferenceBody = zInferenceRequest;
 
@@ -3014,7 +3034,10 @@ export const zRunCompletedEventWebhookRequest = z.object({
             'draft.created',
             'integration.connected',
             'ping'
-        ])
+        ]),
+        'webhook-id': zEventId,
+        'webhook-timestamp': z.string().regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().regex(/^v1,[A-Za-z0-9+\/]{43}=( v1,[A-Za-z0-9+\/]{43}=)*$/)
     })
 });
 
@@ -3034,7 +3057,10 @@ export const zRunFailedEventWebhookRequest = z.object({
             'draft.created',
             'integration.connected',
             'ping'
-        ])
+        ]),
+        'webhook-id': zEventId,
+        'webhook-timestamp': z.string().regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().regex(/^v1,[A-Za-z0-9+\/]{43}=( v1,[A-Za-z0-9+\/]{43}=)*$/)
     })
 });
 
@@ -3054,7 +3080,10 @@ export const zApprovalCreatedEventWebhookRequest = z.object({
             'draft.created',
             'integration.connected',
             'ping'
-        ])
+        ]),
+        'webhook-id': zEventId,
+        'webhook-timestamp': z.string().regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().regex(/^v1,[A-Za-z0-9+\/]{43}=( v1,[A-Za-z0-9+\/]{43}=)*$/)
     })
 });
 
@@ -3074,7 +3103,10 @@ export const zApprovalDecidedEventWebhookRequest = z.object({
             'draft.created',
             'integration.connected',
             'ping'
-        ])
+        ]),
+        'webhook-id': zEventId,
+        'webhook-timestamp': z.string().regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().regex(/^v1,[A-Za-z0-9+\/]{43}=( v1,[A-Za-z0-9+\/]{43}=)*$/)
     })
 });
 
@@ -3094,7 +3126,10 @@ export const zDraftCreatedEventWebhookRequest = z.object({
             'draft.created',
             'integration.connected',
             'ping'
-        ])
+        ]),
+        'webhook-id': zEventId,
+        'webhook-timestamp': z.string().regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().regex(/^v1,[A-Za-z0-9+\/]{43}=( v1,[A-Za-z0-9+\/]{43}=)*$/)
     })
 });
 
@@ -3114,7 +3149,10 @@ export const zIntegrationConnectedEventWebhookRequest = z.object({
             'draft.created',
             'integration.connected',
             'ping'
-        ])
+        ]),
+        'webhook-id': zEventId,
+        'webhook-timestamp': z.string().regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().regex(/^v1,[A-Za-z0-9+\/]{43}=( v1,[A-Za-z0-9+\/]{43}=)*$/)
     })
 });
 
@@ -3134,6 +3172,9 @@ export const zPingEventWebhookRequest = z.object({
             'draft.created',
             'integration.connected',
             'ping'
-        ])
+        ]),
+        'webhook-id': zEventId,
+        'webhook-timestamp': z.string().regex(/^[0-9]{1,12}$/),
+        'webhook-signature': z.string().regex(/^v1,[A-Za-z0-9+\/]{43}=( v1,[A-Za-z0-9+\/]{43}=)*$/)
     })
 });

@@ -38,9 +38,10 @@ export interface Harness {
   admin: User;
   cli: CliProcesses;
   browser: Browser;
-  /** A receiver that answers 200, and one that answers 503. */
+  /** A receiver that answers 200, one that answers 503, and one that answers 410 Gone. */
   healthy: HttpsTestReceiver;
   failing: HttpsTestReceiver;
+  gone: HttpsTestReceiver;
   newPage(viewport?: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page }>;
   close(): Promise<void>;
 }
@@ -56,6 +57,7 @@ export async function startHarness(): Promise<Harness> {
   writeFileSync(join(dir, 'receiver-ca.pem'), certificate.cert);
   const healthy = await startHttpsTestReceiver(certificate, (): ReceiverAnswer => ({ status: 200 }));
   const failing = await startHttpsTestReceiver(certificate, (): ReceiverAnswer => ({ status: 503, body: 'down for maintenance' }));
+  const gone = await startHttpsTestReceiver(certificate, (): ReceiverAnswer => ({ status: 410 }));
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Its own embedded store: DATABASE_URL and REDIS_URL (set in CI) are shared by other suites.
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'CORS_ORIGINS']) delete env[name];
@@ -74,6 +76,7 @@ export async function startHarness(): Promise<Harness> {
     browser,
     healthy,
     failing,
+    gone,
     async newPage(viewport = { width: 1280, height: 900 }) {
       // bypassCSP only so that axe-core can be injected; the panel's own CSP is asserted separately.
       const context = await browser.newContext({ viewport, bypassCSP: true, baseURL: server.url });
@@ -85,6 +88,7 @@ export async function startHarness(): Promise<Harness> {
       cli.killAll();
       await healthy.close();
       await failing.close();
+      await gone.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

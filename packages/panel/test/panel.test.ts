@@ -187,6 +187,25 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expectAccessible('webhooks with a failing destination');
   });
 
+  it('flags a destination whose receiver answered 410 Gone as paused, with that reason', async () => {
+    await page.getByLabel('HTTPS URL').fill(`${h.gone.origin}/hook`);
+    await page.getByRole('button', { name: 'Add destination' }).click();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByRole('button', { name: `Ping ${h.gone.origin}/hook` }).click();
+    await expect.poll(() => h.gone.received.length, { timeout: 20_000 }).toBeGreaterThan(0);
+    const card = page.getByRole('listitem', { name: `Destination ${h.gone.origin}/hook` });
+    // The list is read when the screen opens: open it again until the pause shows.
+    await expect
+      .poll(async () => {
+        await open('Overview');
+        await open('Webhooks');
+        return card.textContent();
+      }, SLOW)
+      .toContain('the receiver answered 410 Gone');
+    expect(await card.textContent()).toContain('paused');
+    await expectAccessible('webhooks with a destination paused for gone');
+  });
+
   it('adds an inbound webhook: the secret once with the signing instructions; pause and resume', async () => {
     await page.getByLabel('Slug').fill('crm-leads');
     await page.getByRole('button', { name: 'Add inbound webhook' }).click();

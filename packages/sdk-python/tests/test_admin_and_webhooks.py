@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import time
 from pathlib import Path
@@ -72,3 +75,18 @@ def test_verify_webhook_accepts_a_real_delivery(admin: service_sdk.Client, clien
     assert (stale.reason, stale.status) == ("timestamp_too_old", 401)
     seen = {result.event_id}
     assert service_sdk.verify_webhook(body, headers, destination["secret"], dedupe=lambda i: i in seen).duplicate is True
+    # Either header set alone verifies: the service's, or the Standard Webhooks one (webhook-id, -timestamp, -signature).
+    assert headers["webhook-id"] == headers["x-service-event-id"]
+    assert headers["webhook-signature"].startswith("v1,")
+    service_only = {k: v for k, v in headers.items() if not k.startswith("webhook-")}
+    standard_only = {k: v for k, v in headers.items() if not k.startswith("x-service-")}
+    assert service_sdk.verify_webhook(body, service_only, destination["secret"]).ok
+    assert service_sdk.verify_webhook(body, standard_only, destination["secret"]).ok
+    # The Standard Webhooks signature covers the timestamp: moving it breaks the signature.
+    moved = {**standard_only, "webhook-timestamp": str(int(standard_only["webhook-timestamp"]) + 1)}
+    assert service_sdk.verify_webhook(body, moved, destination["secret"]).reason == "signature_mismatch"
+    # What the standardwebhooks libraries compute with the secret string as shown (base64 after whsec_).
+    key = base64.b64decode(destination["secret"][len("whsec_") :])
+    signed = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + body
+    expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    assert headers["webhook-signature"] == f"v1,{expected}"

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The server's own signer and delivery, by relative path (tests only): what we verify is what it sends.
 import { deliverWebhook } from '../../server/src/domain/webhooks/delivery.ts';
@@ -8,13 +9,31 @@ import { buildDeliveryHeaders } from '../../server/src/domain/webhooks/outbound-
 import { verifyWebhook, type VerifyWebhookOptions } from '../src/webhooks/verify-webhook.ts';
 import type { WebhookEvent } from '../src/webhooks/events.ts';
 
-const SECRET = 'dst_secret_for_receiver_tests';
+/** A destination secret as the service issues them: `whsec_` + 32 base62 (`seed` padded). */
+const secretOf = (seed: string) => `whsec_${seed.padEnd(32, '0')}`;
+const SECRET = secretOf('DstSecretForReceiverTests');
 const TENANT = 'wksp_0123456789abcdef';
 const NOW = Date.UTC(2026, 10, 22, 6, 0, 0);
 
-function signed(envelope: OutboundEnvelope, { secret = SECRET, at = NOW } = {}) {
+const STANDARD = ['webhook-id', 'webhook-timestamp', 'webhook-signature'];
+
+/**
+ * A delivery as the server signs it: both header sets, or only the service's (`service`) or only the
+ * Standard Webhooks ones (`standard`).
+ */
+function signed(
+  envelope: OutboundEnvelope,
+  {
+    secret = SECRET,
+    at = NOW,
+    previousSecret,
+    set = 'both',
+  }: { secret?: string; at?: number; previousSecret?: string; set?: 'both' | 'service' | 'standard' } = {},
+) {
   const body = serializeEnvelope(envelope);
-  const headers = buildDeliveryHeaders({ body, secret, eventId: envelope.id, eventType: envelope.type, nowMs: at });
+  const all = buildDeliveryHeaders({ body, secret, previousSecret, eventId: envelope.id, eventType: envelope.type, nowMs: at });
+  const keep = (name: string) => (set === 'both' ? true : set === 'standard' ? STANDARD.includes(name) : !STANDARD.includes(name));
+  const headers = Object.fromEntries(Object.entries(all).filter(([name]) => keep(name) || name === 'Content-Type'));
   return { body, headers };
 }
 
@@ -59,9 +78,9 @@ describe('verifyWebhook against the server signer', () => {
   });
 
   it('rejects a wrong secret, and accepts either secret during a rotation', async () => {
-    expect(await verify({ secret: 'not-the-secret' })).toMatchObject({ ok: false, reason: 'signature_mismatch', status: 401 });
-    expect((await verify({ secret: ['new-secret', SECRET] })).ok).toBe(true);
-    expect((await verify({ secret: ['new-secret', 'older'] })).ok).toBe(false);
+    expect(await verify({ secret: secretOf('NotTheSecret') })).toMatchObject({ ok: false, reason: 'signature_mismatch', status: 401 });
+    expect((await verify({ secret: [secretOf('NewSecret'), SECRET] })).ok).toBe(true);
+    expect((await verify({ secret: [secretOf('NewSecret'), secretOf('Older')] })).ok).toBe(false);
   });
 
   it('fails closed without a secret', async () => {
@@ -78,14 +97,16 @@ describe('verifyWebhook against the server signer', () => {
     ['200 s ahead', 200, 'timestamp_in_future'],
   ];
   it.each(skews)('checks the window: a timestamp %s', async (_name, skewSeconds, reason) => {
-    const { body, headers } = signed(completed, { at: NOW + skewSeconds * 1000 });
-    const result = await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW });
-    if (reason === null) expect(result.ok).toBe(true);
-    else expect(result).toEqual({ ok: false, reason, status: 401 });
+    for (const set of ['service', 'standard'] as const) {
+      const { body, headers } = signed(completed, { at: NOW + skewSeconds * 1000, set });
+      const result = await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW });
+      if (reason === null) expect(result.ok).toBe(true);
+      else expect(result).toEqual({ ok: false, reason, status: 401 });
+    }
   });
 
   it('checks the timestamp before the HMAC (a stale delivery with a bad signature reports the timestamp)', async () => {
-    const { body, headers } = signed(completed, { secret: 'wrong', at: NOW - 3_600_000 });
+    const { body, headers } = signed(completed, { secret: secretOf('Wrong'), at: NOW - 3_600_000 });
     expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW })).toMatchObject({ reason: 'timestamp_too_old' });
   });
 
@@ -99,9 +120,51 @@ describe('verifyWebhook against the server signer', () => {
     ['a header event id that differs from the signed body', (h) => ({ ...h, 'X-SERVICE-Event-Id': 'evt_SomeOtherEvent00001' }), 'event_id_mismatch'],
     ['a header event type that differs from the signed body', (h) => ({ ...h, 'X-SERVICE-Event-Type': 'run.failed' }), 'event_type_mismatch'],
   ];
-  it.each(broken)('rejects %s', async (_name, edit, reason) => {
-    const { body, headers } = signed(completed);
+  it.each(broken)('rejects %s (the service header set)', async (_name, edit, reason) => {
+    const { body, headers } = signed(completed, { set: 'service' });
     expect(await verifyWebhook({ rawBody: body, headers: edit(headers), secret: SECRET, now: NOW })).toEqual({ ok: false, reason, status: 401 });
+  });
+
+  const brokenStandard: [string, (h: Record<string, string>) => Record<string, string>, string][] = [
+    ['no webhook-timestamp', ({ 'webhook-timestamp': _, ...h }) => h, 'missing_timestamp'],
+    ['a webhook-timestamp moved by a second (it is signed)', (h) => ({ ...h, 'webhook-timestamp': String(NOW / 1000 + 1) }), 'signature_mismatch'],
+    ['no webhook-id', ({ 'webhook-id': _, ...h }) => h, 'missing_signature'],
+    ['another webhook-id (it is signed)', (h) => ({ ...h, 'webhook-id': 'evt_SomeOtherEvent00001' }), 'signature_mismatch'],
+    ['a signature of another version only', (h) => ({ ...h, 'webhook-signature': h['webhook-signature']!.replace('v1,', 'v2,') }), 'malformed_signature'],
+    ['a truncated signature', (h) => ({ ...h, 'webhook-signature': h['webhook-signature']!.slice(0, -4) }), 'malformed_signature'],
+  ];
+  it.each(brokenStandard)('rejects %s (the Standard Webhooks header set)', async (_name, edit, reason) => {
+    const { body, headers } = signed(completed, { set: 'standard' });
+    expect(await verifyWebhook({ rawBody: body, headers: edit(headers), secret: SECRET, now: NOW })).toEqual({ ok: false, reason, status: 401 });
+  });
+
+  it('accepts either header set alone, and prefers the Standard Webhooks set when both are present', async () => {
+    for (const set of ['service', 'standard'] as const) {
+      const { body, headers } = signed(completed, { set });
+      expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW }), set).toMatchObject({ ok: true, eventId: completed.id });
+    }
+    // Both present: a broken service signature does not matter, the signed id and timestamp do.
+    const { body, headers } = signed(completed);
+    expect((await verifyWebhook({ rawBody: body, headers: { ...headers, 'X-SERVICE-Signature': '0'.repeat(64) }, secret: SECRET, now: NOW })).ok).toBe(true);
+  });
+
+  it('during a rotation grace period, the previous secret verifies through webhook-signature only', async () => {
+    const previous = secretOf('PreviousSecret');
+    const { body, headers } = signed(completed, { previousSecret: previous });
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    for (const secret of [SECRET, previous]) expect((await verifyWebhook({ rawBody: body, headers, secret, now: NOW })).ok).toBe(true);
+    const serviceOnly = signed(completed, { previousSecret: previous, set: 'service' });
+    expect(await verifyWebhook({ rawBody: serviceOnly.body, headers: serviceOnly.headers, secret: previous, now: NOW })).toMatchObject({
+      ok: false,
+      reason: 'signature_mismatch',
+    });
+  });
+
+  it('verifies what the standardwebhooks package signs, with the same secret string', async () => {
+    const body = new TextDecoder().decode(serializeEnvelope(completed));
+    const signature = new Webhook(SECRET).sign(completed.id, new Date(NOW), body);
+    const headers = { 'webhook-id': completed.id, 'webhook-timestamp': String(NOW / 1000), 'webhook-signature': signature };
+    expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW })).toMatchObject({ ok: true, eventId: completed.id });
   });
 
   it('answers 400 invalid_payload for a signed body that is not an event', async () => {
@@ -135,7 +198,7 @@ describe('verifyWebhook dedupe hook', () => {
     const first = await verify({ dedupe });
     const second = await verify({ dedupe });
     expect([first.ok && first.duplicate, second.ok && second.duplicate]).toEqual([false, true]);
-    expect(await verify({ dedupe, secret: 'wrong' })).toMatchObject({ ok: false });
+    expect(await verify({ dedupe, secret: secretOf('Wrong') })).toMatchObject({ ok: false });
     expect(asked).toEqual([completed.id, completed.id]);
   });
 
@@ -151,7 +214,7 @@ describe('verifyWebhook dedupe hook', () => {
 
   it('dedupes on the signed id: a replay with the id header stripped is still a duplicate', async () => {
     const seen = new Set<string>([completed.id]);
-    const { body, headers } = signed(completed);
+    const { body, headers } = signed(completed, { set: 'service' });
     const { 'X-SERVICE-Event-Id': _, ...stripped } = headers;
     const result = await verifyWebhook({ rawBody: body, headers: stripped, secret: SECRET, now: NOW, dedupe: (id) => seen.has(id) });
     expect(result).toMatchObject({ ok: true, duplicate: true, eventId: completed.id });
@@ -233,9 +296,10 @@ describe('end to end: the server delivers over HTTPS, the receiver verifies with
     for (const envelope of events) expect(await send(envelope)).toEqual({ result: 'delivered', status: 200 });
     expect(await send(events[0]!)).toEqual({ result: 'delivered', status: 200 });
     // After a rotation on our side that the receiver has not picked up yet: 401, to be retried.
-    expect(await send(events[1]!, 'rotated-secret')).toEqual({ result: 'retry', reason: 'http_status', status: 401 });
-    receiverSecret.current = 'rotated-secret';
-    expect(await send(events[1]!, 'rotated-secret')).toEqual({ result: 'delivered', status: 200 });
+    const rotated = secretOf('RotatedSecret');
+    expect(await send(events[1]!, rotated)).toEqual({ result: 'retry', reason: 'http_status', status: 401 });
+    receiverSecret.current = rotated;
+    expect(await send(events[1]!, rotated)).toEqual({ result: 'delivered', status: 200 });
 
     expect(verdicts).toEqual([
       ...events.map((e) => ({ reason: 'ok', type: (e as WebhookEvent).type, duplicate: false })),

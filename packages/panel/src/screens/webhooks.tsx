@@ -112,6 +112,7 @@ function Outbound() {
             <p class="muted">
               Events: {d.events.join(', ')} · consecutive failures: {d.consecutiveFailures}
               {lastFailure(d) ? <> · last failure: {lastFailure(d)}</> : null} · secret rotated {when(d.secretRotatedAt)}
+              {d.previousSecretExpiresAt ? <> · previous secret still signs until {when(d.previousSecretExpiresAt)}</> : null}
             </p>
             <div class="actions">
               <button type="button" onClick={() => act(() => ok(api.POST('/webhook-destinations/{id}/ping', header(d.id))), `Ping queued for ${d.url}.`)}>
@@ -157,6 +158,7 @@ function Outbound() {
 function pauseReason(d: Schemas['WebhookDestination']): string | undefined {
   if (d.pausedReason === 'failures') return 'by the service after repeated failed deliveries';
   if (d.pausedReason === 'admin') return 'by an admin';
+  if (d.pausedReason === 'gone') return 'by the service: the receiver answered 410 Gone (it no longer wants deliveries)';
   return undefined;
 }
 

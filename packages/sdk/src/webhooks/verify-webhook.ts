@@ -2,14 +2,16 @@
  * @module Receiver-side verification of the service's signed deliveries, in the spec's order:
  * (a) the timestamp inside ±300 s (60 s into the future), before any hashing; (b) the
  * HMAC-SHA256 recomputed over the exact raw bytes; (c) a constant-time comparison; then (d) an
- * optional event-id dedupe hook. Uses Web Crypto only, so it runs on Node 20+, Deno, Bun and
- * edge runtimes alike.
+ * optional event-id dedupe hook. Either header set verifies: the Standard Webhooks one
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature`, whose signature covers the timestamp)
+ * when it is present, else the service's own (`X-SERVICE-Timestamp`, `X-SERVICE-Signature`). Uses
+ * Web Crypto only, so it runs on Node 20+, Deno, Bun and edge runtimes alike.
  */
 import type { WebhookEvent } from './events.ts';
 
-/** How far in the past `X-SERVICE-Timestamp` may lie, in seconds. */
+/** How far in the past `X-SERVICE-Timestamp` (or `webhook-timestamp`) may lie, in seconds. */
 export const WEBHOOK_TOLERANCE_PAST_SECONDS = 300;
-/** How far in the future `X-SERVICE-Timestamp` may lie, in seconds (clock skew). */
+/** How far in the future `X-SERVICE-Timestamp` (or `webhook-timestamp`) may lie, in seconds (clock skew). */
 export const WEBHOOK_TOLERANCE_FUTURE_SECONDS = 60;
 
 /** Request headers: a fetch `Headers`, or a plain record such as node's `req.headers`. */
@@ -29,8 +31,10 @@ export interface VerifyWebhookOptions {
   rawBody: Uint8Array | ArrayBuffer | string;
   headers: WebhookHeaders;
   /**
-   * The destination's signing secret. Pass several (new first) while rotating: a delivery signed
-   * with any of them verifies. An empty secret (or list) rejects everything.
+   * The destination's signing secret, exactly as shown (`whsec_…`). Pass several (new first) while
+   * rotating: a delivery signed with any of them verifies. An empty secret (or list) rejects everything.
+   * (The service also sends the previous secret's `webhook-signature` for 24 hours after a rotation, so
+   * a receiver still holding only the old secret keeps verifying through the Standard Webhooks headers.)
    */
   secret: string | readonly string[];
   /** The current time (a `Date` or epoch milliseconds); defaults to `Date.now()`. */
@@ -90,9 +94,11 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Veri
   const bytes = toBytes(options.rawBody);
   const secrets = (typeof options.secret === 'string' ? [options.secret] : [...options.secret]).filter((s) => s.length > 0);
   if (secrets.length === 0) return reject('missing_secret');
+  // The Standard Webhooks set when the delivery carries it (its signature covers id and timestamp too).
+  const standard = header(options.headers, 'webhook-signature') !== undefined;
 
   // (a) The timestamp window first: a replayed or stale delivery costs no hashing.
-  const timestamp = header(options.headers, 'x-service-timestamp');
+  const timestamp = header(options.headers, standard ? 'webhook-timestamp' : 'x-service-timestamp');
   if (timestamp === undefined || timestamp === '') return reject('missing_timestamp');
   if (!/^\d{1,12}$/.test(timestamp)) return reject('malformed_timestamp');
   const nowMs = options.now === undefined ? Date.now() : typeof options.now === 'number' ? options.now : options.now.getTime();
@@ -100,25 +106,16 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Veri
   if (skew < -WEBHOOK_TOLERANCE_PAST_SECONDS) return reject('timestamp_too_old');
   if (skew > WEBHOOK_TOLERANCE_FUTURE_SECONDS) return reject('timestamp_in_future');
 
-  const signature = header(options.headers, 'x-service-signature');
-  if (signature === undefined || signature === '') return reject('missing_signature');
-  if (!/^[0-9a-f]{64}$/.test(signature)) return reject('malformed_signature');
-  const received = hexToBytes(signature);
-
-  // (b) Recompute over the exact bytes, (c) compare in constant time, for each accepted secret.
-  let matched = false;
-  for (const secret of secrets) {
-    const expected = await hmacSha256(secret, bytes);
-    // No early exit: every secret is tried, so timing says nothing about which one matched.
-    if (constantTimeEqual(expected, received)) matched = true;
-  }
-  if (!matched) return reject('signature_mismatch');
+  const verdict = standard ? await verifyStandard(options.headers, bytes, timestamp, secrets) : await verifyService(options.headers, bytes, secrets);
+  if (verdict !== 'ok') return reject(verdict);
 
   const event = parseEvent(bytes);
   if (!event) return reject('invalid_payload');
-  // Only the body is signed: a header that disagrees with it was altered on the way.
+  // Only the body (and, in the Standard Webhooks set, `webhook-id`) is signed: a header that disagrees
+  // with the body was altered on the way.
   const headerId = header(options.headers, 'x-service-event-id');
   if (headerId !== undefined && headerId !== event.id) return reject('event_id_mismatch');
+  if (standard && header(options.headers, 'webhook-id') !== event.id) return reject('event_id_mismatch');
   const headerType = header(options.headers, 'x-service-event-type');
   if (headerType !== undefined && headerType !== event.type) return reject('event_type_mismatch');
 
@@ -126,6 +123,67 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Veri
   const hook = typeof options.dedupe === 'function' ? options.dedupe : options.dedupe?.seen.bind(options.dedupe);
   const duplicate = hook ? (await hook(event.id)) === true : false;
   return { ok: true, event, eventId: event.id, duplicate };
+}
+
+/** (b) and (c) over `X-SERVICE-Signature`: lowercase hex HMAC-SHA256 of the body, keyed with the secret string. */
+async function verifyService(headers: WebhookHeaders, bytes: Uint8Array, secrets: string[]): Promise<WebhookVerificationFailure | 'ok'> {
+  const signature = header(headers, 'x-service-signature');
+  if (signature === undefined || signature === '') return 'missing_signature';
+  if (!/^[0-9a-f]{64}$/.test(signature)) return 'malformed_signature';
+  const received = hexToBytes(signature);
+  let matched = false;
+  for (const secret of secrets) {
+    const expected = await hmacSha256(new TextEncoder().encode(secret), bytes);
+    // No early exit: every secret is tried, so timing says nothing about which one matched.
+    if (constantTimeEqual(expected, received)) matched = true;
+  }
+  return matched ? 'ok' : 'signature_mismatch';
+}
+
+/**
+ * (b) and (c) over `webhook-signature` (https://www.standardwebhooks.com/): space-separated `v1,<base64>`
+ * HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64 decoding of the secret
+ * after `whsec_`, as the `standardwebhooks` libraries do. Any `v1` signature under any secret verifies;
+ * other versions are skipped.
+ */
+async function verifyStandard(headers: WebhookHeaders, bytes: Uint8Array, timestamp: string, secrets: string[]): Promise<WebhookVerificationFailure | 'ok'> {
+  const id = header(headers, 'webhook-id');
+  const list = header(headers, 'webhook-signature') ?? '';
+  if (id === undefined || id === '' || list === '') return 'missing_signature';
+  const received: Uint8Array[] = [];
+  for (const entry of list.split(' ')) {
+    const [version, value] = entry.split(',', 2);
+    if (version !== 'v1' || value === undefined) continue;
+    if (!/^[A-Za-z0-9+/]{43}=$/.test(value)) return 'malformed_signature';
+    received.push(base64ToBytes(value));
+  }
+  if (received.length === 0) return 'malformed_signature';
+  const prefix = new TextEncoder().encode(`${id}.${timestamp}.`);
+  const signed = new Uint8Array(prefix.length + bytes.length);
+  signed.set(prefix);
+  signed.set(bytes, prefix.length);
+  let matched = false;
+  for (const secret of secrets) {
+    const key = standardKey(secret);
+    if (!key) continue;
+    const expected = await hmacSha256(key, signed);
+    for (const candidate of received) if (constantTimeEqual(expected, candidate)) matched = true;
+  }
+  return matched ? 'ok' : 'signature_mismatch';
+}
+
+/** The key the Standard Webhooks libraries derive: base64 after `whsec_`; undefined when it is not base64. */
+function standardKey(secret: string): Uint8Array | undefined {
+  const encoded = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
+  if (encoded.length === 0 || encoded.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) return undefined;
+  return base64ToBytes(encoded);
+}
+
+function base64ToBytes(value: string): Uint8Array {
+  const binary = atob(value);
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i += 1) out[i] = binary.charCodeAt(i);
+  return out;
 }
 
 function reject(reason: WebhookVerificationFailure): VerifyWebhookResult {
@@ -148,8 +206,8 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
   return undefined;
 }
 
-async function hmacSha256(secret: string, body: Uint8Array): Promise<Uint8Array> {
-  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+async function hmacSha256(secret: Uint8Array, body: Uint8Array): Promise<Uint8Array> {
+  const key = await crypto.subtle.importKey('raw', secret as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   return new Uint8Array(await crypto.subtle.sign('HMAC', key, body as Uint8Array<ArrayBuffer>));
 }
 
@@ -159,7 +217,7 @@ function hexToBytes(hex: string): Uint8Array {
   return out;
 }
 
-// Both digests are 32 bytes (the format was checked); the loop never exits early.
+// Both digests are 32 bytes (the formats were checked); the loop never exits early.
 function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   let diff = 0;

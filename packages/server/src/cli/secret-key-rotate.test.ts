@@ -41,8 +41,11 @@ describe('service secret-key rotate', () => {
     const outbound = JSON.parse(
       (await cli(base, 'webhooks', 'outbound', 'create', '--url', 'https://127.0.0.1:9443/hook', '--events', 'run.completed', '--json')).out,
     ) as {
+      id: string;
       secret: string;
     };
+    // Rotated once: the replaced secret is kept, sealed, through its grace period, and is re-sealed too.
+    const renewed = JSON.parse((await cli(base, 'webhooks', 'outbound', 'rotate-secret', outbound.id, '--json')).out) as { secret: string };
     const inbound = JSON.parse((await cli(base, 'webhooks', 'inbound', 'create', '--slug', 'crm-leads', '--agent', 'sales', '--json')).out) as {
       secret: string;
     };
@@ -56,18 +59,19 @@ describe('service secret-key rotate', () => {
     expect((await cli(base, 'secret-key', 'rotate')).code).toBe(2);
 
     const rotated = await cli({ ...base, SECRET_KEY: NEW_KEY }, 'secret-key', 'rotate', '--json');
-    expect(rotated).toEqual({ code: 0, out: `${JSON.stringify({ resealed: 3, unchanged: 0 })}\n` });
+    expect(rotated).toEqual({ code: 0, out: `${JSON.stringify({ resealed: 4, unchanged: 0 })}\n` });
     const again = await cli({ ...base, SECRET_KEY: NEW_KEY }, 'secret-key', 'rotate', '--json');
-    expect(again).toEqual({ code: 0, out: `${JSON.stringify({ resealed: 0, unchanged: 3 })}\n` });
+    expect(again).toEqual({ code: 0, out: `${JSON.stringify({ resealed: 0, unchanged: 4 })}\n` });
 
     // Every sealed value opens under the new key to the secret handed out at creation.
     const db = await openStore({ dataDir: join(dir, 'data', 'pglite') });
     try {
       const box = createSecretBox(NEW_KEY);
-      const [dst] = await db.query<{ s: string }>(`SELECT secret_encrypted AS s FROM webhook_destinations`);
+      const [dst] = await db.query<{ s: string; p: string }>(`SELECT secret_encrypted AS s, previous_secret_encrypted AS p FROM webhook_destinations`);
       const [hook] = await db.query<{ s: string }>(`SELECT secret_encrypted AS s FROM inbound_webhooks`);
       const [user] = await db.query<{ s: string }>(`SELECT totp_secret AS s FROM users`);
-      expect(box.open(dst!.s)).toBe(outbound.secret);
+      expect(box.open(dst!.s)).toBe(renewed.secret);
+      expect(box.open(dst!.p)).toBe(outbound.secret);
       expect(box.open(hook!.s)).toBe(inbound.secret);
       expect(box.open(user!.s)).toBe(init.admin.totpSecret);
     } finally {

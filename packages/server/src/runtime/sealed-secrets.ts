@@ -8,6 +8,8 @@ import type { Db } from '../store/db.ts';
 /** Every column that holds a sealed value: table, key column, sealed column. */
 export const SEALED_COLUMNS = [
   ['webhook_destinations', 'id', 'secret_encrypted'],
+  // The secret a rotation replaced, kept through its grace period (migration 0510).
+  ['webhook_destinations', 'id', 'previous_secret_encrypted'],
   ['inbound_webhooks', 'id', 'secret_encrypted'],
   ['users', 'id', 'totp_secret'],
 ] as const;

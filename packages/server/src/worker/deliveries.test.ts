@@ -2,9 +2,11 @@
  * Outbound deliveries end to end: destinations created over the admin API (SSRF guard, secret
  * shown once), events from the outbox, approval decisions, integrations and pings, driven through
  * the worker with the app's injected clock, to a real loopback HTTPS receiver on the allow-list.
- * Every delivery is verified with the receivers' own `verifyWebhook`.
+ * Every delivery is verified with the receivers' own `verifyWebhook` and with the `standardwebhooks`
+ * package (the Standard Webhooks headers), given the secret string exactly as the admin was shown it.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { verifyWebhook } from '../../../sdk/src/index.ts';
 import { enqueueEvent } from '../domain/events/outbox.ts';
 import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
@@ -82,14 +84,28 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
 
   const receivedAt = (path: string) => receiver.received.filter((r) => r.path === path);
 
-  async function verified(path: string, secret: string | string[], from = 0) {
+  async function verified(path: string, secret: string, from = 0) {
     const out = [];
     for (const request of receivedAt(path).slice(from)) {
       const result = await verifyWebhook({ rawBody: request.body, headers: request.headers as Record<string, string>, secret, now: t.clock.now() });
       expect(result.ok, `delivery to ${path} verifies`).toBe(true);
+      expect(standardVerifies(request, secret), `delivery to ${path} verifies with standardwebhooks`).toBe(true);
       if (result.ok) out.push({ event: result.event, headers: request.headers });
     }
     return out;
+  }
+
+  /** Whether the `standardwebhooks` package verifies a received delivery with `secret` (at the app's clock). */
+  function standardVerifies(request: { body: Buffer; headers: Record<string, unknown> }, secret: string): boolean {
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(t.clock.now().getTime());
+    try {
+      new Webhook(secret).verify(request.body, request.headers as Record<string, string>);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      clock.mockRestore();
+    }
   }
 
   async function seedApproval(id: string, workspaceId = t.workspaceId) {
@@ -221,6 +237,9 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
       expect(headers['content-type']).toMatch(/^application\/json/);
       expect(headers['x-service-timestamp']).toBe(String(Math.floor(t.clock.now().getTime() / 1000)));
       expect(headers['x-service-signature']).toMatch(/^[0-9a-f]{64}$/);
+      expect(headers['webhook-id']).toBe(event.id);
+      expect(headers['webhook-timestamp']).toBe(headers['x-service-timestamp']);
+      expect(headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
     }
     expect(events.find((e) => e.event.type === 'approval.decided')!.event.data).toEqual({
       approval_id: 'apr_decideAAAAAAAAAAAAAAA',
@@ -243,6 +262,7 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
       now: t.clock.now(),
     });
     expect(wrong).toMatchObject({ ok: false, reason: 'signature_mismatch', status: 401 });
+    expect(standardVerifies(receivedAt('/runs-only')[0]!, all.secret)).toBe(false);
 
     // Decided once: a second decision is refused; another workspace's approval does not exist here.
     expect((await adminCall('POST', '/approvals/apr_decideAAAAAAAAAAAAAAA/decision', { decision: 'rejected' })).status).toBe(400);
@@ -265,7 +285,7 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     expect(await store.db.query(`SELECT id FROM runs`)).toEqual(runsBefore);
   });
 
-  it('after a rotation, later deliveries (retries included) are signed with the new secret only', async () => {
+  it('after a rotation, later deliveries (retries included) are signed with the new secret; the previous one signs webhook-signature for 24 h', async () => {
     const dest = await createDestination('/rotate', ['draft.created']);
     answer = (path) => (path === '/rotate' ? { status: 503 } : { status: 200 });
     await enqueueEvent(
@@ -275,22 +295,59 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     );
     await drain();
     expect(receivedAt('/rotate')).toHaveLength(1);
+    expect(receivedAt('/rotate')[0]!.headers['webhook-signature']).toMatch(/^v1,[^ ]+$/);
     const rotated = await adminCall('POST', `/webhook-destinations/${dest.id}/rotate-secret`);
     expect(rotated.status).toBe(200);
     expect(rotated.body.secret).not.toBe(dest.secret);
     expect(rotated.body.secretRotatedAt).toBe(t.clock.now().toISOString());
+    expect(rotated.body.previousSecretExpiresAt).toBe(new Date(t.clock.now().getTime() + 24 * 3_600_000).toISOString());
+    const newSecret = rotated.body.secret as string;
     answer = () => ({ status: 200 });
     t.clock.advance(36_000); // past the 30 s (+20 %) retry
     await drain();
     const retry = receivedAt('/rotate')[1]!;
     const headers = retry.headers as Record<string, string>;
-    expect(await verifyWebhook({ rawBody: retry.body, headers, secret: rotated.body.secret as string, now: t.clock.now() })).toMatchObject({ ok: true });
-    expect(await verifyWebhook({ rawBody: retry.body, headers, secret: dest.secret, now: t.clock.now() })).toMatchObject({
+    // X-SERVICE-Signature: the new secret only.
+    const serviceOnly = Object.fromEntries(Object.entries(headers).filter(([name]) => !name.startsWith('webhook-')));
+    expect(await verifyWebhook({ rawBody: retry.body, headers: serviceOnly, secret: newSecret, now: t.clock.now() })).toMatchObject({ ok: true });
+    expect(await verifyWebhook({ rawBody: retry.body, headers: serviceOnly, secret: dest.secret, now: t.clock.now() })).toMatchObject({
       ok: false,
       reason: 'signature_mismatch',
     });
+    // webhook-signature during the grace period: the new secret's, then the previous one's, each verifying with its own secret.
+    const signatures = headers['webhook-signature']!.split(' ');
+    expect(signatures).toHaveLength(2);
+    expect(standardVerifies(retry, newSecret)).toBe(true);
+    expect(standardVerifies(retry, dest.secret)).toBe(true);
+    expect(standardVerifies({ ...retry, headers: { ...headers, 'webhook-signature': signatures[0]! } }, newSecret)).toBe(true);
+    expect(standardVerifies({ ...retry, headers: { ...headers, 'webhook-signature': signatures[0]! } }, dest.secret)).toBe(false);
+    expect(standardVerifies({ ...retry, headers: { ...headers, 'webhook-signature': signatures[1]! } }, dest.secret)).toBe(true);
+    for (const secret of [newSecret, dest.secret])
+      expect(await verifyWebhook({ rawBody: retry.body, headers, secret, now: t.clock.now() })).toMatchObject({ ok: true });
     // The retry carries the very same body and event id.
     expect(retry.body.equals(receivedAt('/rotate')[0]!.body)).toBe(true);
+
+    // Past the grace period: the new secret only, in both header sets.
+    t.clock.advance(24 * 3_600_000);
+    admin = await t.login();
+    const listed = ((await adminCall('GET', '/webhook-destinations')).body.data as Record<string, unknown>[]).find((d) => d.id === dest.id);
+    expect(listed).toMatchObject({ previousSecretExpiresAt: null });
+    expect(JSON.stringify(listed)).not.toContain(newSecret);
+    const ping = await adminCall('POST', `/webhook-destinations/${dest.id}/ping`);
+    expect(ping.status).toBe(202);
+    await drain();
+    const late = receivedAt('/rotate')[2]!;
+    expect((late.headers as Record<string, string>)['webhook-signature']!.split(' ')).toHaveLength(1);
+    expect(standardVerifies(late, newSecret)).toBe(true);
+    expect(standardVerifies(late, dest.secret)).toBe(false);
+    expect(await verifyWebhook({ rawBody: late.body, headers: late.headers as Record<string, string>, secret: newSecret, now: t.clock.now() })).toMatchObject({
+      ok: true,
+    });
+    expect(await verifyWebhook({ rawBody: late.body, headers: late.headers as Record<string, string>, secret: dest.secret, now: t.clock.now() })).toMatchObject(
+      {
+        ok: false,
+      },
+    );
   });
 
   it('a receiver failing 20 times in a row pauses its destination; resume and replay deliver what failed', async () => {
@@ -356,17 +413,35 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     expect(done).toEqual([{ status: 'delivered' }]);
   });
 
-  it('410 Gone gives a delivery up at once; replay sends it again', async () => {
+  it('410 Gone gives a delivery up at once and pauses the destination (gone); resume and replay send it again', async () => {
     const dest = await createDestination('/gone', ['integration.connected']);
     answer = (path) => (path === '/gone' ? { status: 410 } : { status: 200 });
     await adminCall('POST', '/integrations', { integration: 'mail', provider: 'imap' });
     await drain();
     const [row] = await store.db.query<{ status: string; attempts: number }>(`SELECT status, attempts FROM deliveries WHERE destination_id = $1`, [dest.id]);
     expect(row).toEqual({ status: 'failed', attempts: 1 });
+    // Paused at once, after one failed attempt, with the reason the panel shows.
+    const listed = ((await adminCall('GET', '/webhook-destinations')).body.data as Record<string, unknown>[]).find((d) => d.id === dest.id);
+    expect(listed).toMatchObject({
+      status: 'paused',
+      pausedReason: 'gone',
+      pausedAt: t.clock.now().toISOString(),
+      consecutiveFailures: 1,
+      lastFailure: { at: t.clock.now().toISOString(), errorKind: 'http_status', httpStatus: 410 },
+    });
+    // Paused for gone: later events are not queued for it (the receiver said it wants none).
+    await adminCall('POST', '/integrations', { integration: 'chat', provider: 'matrix' });
+    expect(await store.db.query(`SELECT id FROM deliveries WHERE destination_id = $1`, [dest.id])).toHaveLength(1);
+    // A replay while paused waits for the resume.
     answer = () => ({ status: 204 });
     expect((await adminCall('POST', `/webhook-destinations/${dest.id}/replay`)).body).toEqual({ eventIds: [expect.stringMatching(/^evt_/)] });
     await drain();
+    expect(receivedAt('/gone')).toHaveLength(1);
+    const resumed = await adminCall('POST', `/webhook-destinations/${dest.id}/resume`);
+    expect(resumed.body).toMatchObject({ status: 'active', pausedReason: null, consecutiveFailures: 0 });
+    await drain();
     expect(receivedAt('/gone')).toHaveLength(2);
+    await verified('/gone', dest.secret);
   });
 
   it('concurrent claims never take the same delivery (FOR UPDATE SKIP LOCKED)', async () => {

@@ -135,8 +135,16 @@ async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<
   const startedAt = performance.now();
   try {
     outcome = await send(
-      // The destination's current URL and secret: a rotation applies to retries too.
-      { url: row.url, secret: deps.secretBox.open(row.secret_encrypted), body: encoder.encode(row.body), eventId: row.event_id, eventType: row.type },
+      // The destination's current URL and secret: a rotation applies to retries too (and the previous
+      // secret, during its grace period, adds its own `webhook-signature`).
+      {
+        url: row.url,
+        secret: deps.secretBox.open(row.secret_encrypted),
+        previousSecret: row.previous_secret_encrypted === null ? undefined : deps.secretBox.open(row.previous_secret_encrypted),
+        body: encoder.encode(row.body),
+        eventId: row.event_id,
+        eventType: row.type,
+      },
       {
         policy: deps.policy,
         now: () => deps.clock.now().getTime(),
@@ -220,7 +228,12 @@ async function recordAttempt(
       nextAttemptAt: next,
     });
     await markAttemptFailed(tx, { deliveryId: row.id, attempts, next, at, status, reason: outcome.reason });
-    await recordDestinationFailure(tx, row.destination_id, at, { errorKind: measured.errorKind ?? 'internal', httpStatus: status });
+    await recordDestinationFailure(tx, row.destination_id, at, {
+      errorKind: measured.errorKind ?? 'internal',
+      httpStatus: status,
+      // The receiver answered 410 Gone: it wants no more deliveries, so the destination is paused at once.
+      gone: outcome.result === 'give_up' && status === 410,
+    });
     return next;
   });
 }

@@ -19,11 +19,14 @@ interface DestinationFailure {
   /** domain/webhooks/failure-kind.ts */
   errorKind: string;
   httpStatus: number | null;
+  /** The receiver answered `410 Gone`: paused at once (`gone`), whatever the failure count. */
+  gone?: boolean;
 }
 
 /**
  * A delivery attempt to the destination failed: one more consecutive failure, the failure kept as the
- * last one, and paused (`failures`) when that is too many.
+ * last one, and paused: `gone` at once when the receiver answered 410 Gone, `failures` when the count is
+ * too many. A destination already paused (an admin's pause that came meanwhile) keeps its reason.
  */
 export async function recordDestinationFailure(tx: Tx, destinationId: string, at: Date, failure: DestinationFailure): Promise<void> {
   const [dest] = await tx.query<Pick<TableRow<'webhook_destinations'>, 'consecutive_failures' | 'status'>>(
@@ -33,7 +36,9 @@ export async function recordDestinationFailure(tx: Tx, destinationId: string, at
      RETURNING consecutive_failures, status`,
     [destinationId, at, failure.errorKind, failure.httpStatus],
   );
-  if (dest && dest.status === 'active' && shouldPauseDestination(dest.consecutive_failures)) {
-    await tx.query(`UPDATE webhook_destinations SET status = 'paused', paused_at = $2, paused_reason = 'failures' WHERE id = $1`, [destinationId, at]);
+  if (dest?.status !== 'active') return;
+  const reason = failure.gone ? 'gone' : shouldPauseDestination(dest.consecutive_failures) ? 'failures' : null;
+  if (reason) {
+    await tx.query(`UPDATE webhook_destinations SET status = 'paused', paused_at = $2, paused_reason = $3 WHERE id = $1`, [destinationId, at, reason]);
   }
 }

@@ -1,8 +1,8 @@
 /**
  * @module Outbound destinations of a workspace: creation behind the SSRF guard (secret shown
- * once), list, secret rotation (later attempts, retries included, sign with the new secret),
- * pause, resume, ping and replay of what was given up. Another workspace's destination is
- * `404 not_found`.
+ * once), list, secret rotation (later attempts, retries included, sign with the new secret; the
+ * previous one keeps signing `webhook-signature` for a grace period), pause, resume, ping and replay
+ * of what was given up. Another workspace's destination is `404 not_found`.
  */
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
@@ -26,7 +26,8 @@ interface WebhookDestination {
   pausedAt: string | null;
   createdAt: string;
   secretRotatedAt: string | null;
-  pausedReason: 'failures' | 'admin' | null;
+  previousSecretExpiresAt: string | null;
+  pausedReason: Schema<'WebhookDestination'>['pausedReason'];
   lastFailure: Schema<'DeliveryFailure'> | null;
 }
 
@@ -46,6 +47,12 @@ export interface DestinationService {
   /** The destination's delivery log, newest first, each delivery with its attempts. */
   deliveries(workspaceId: string, id: string, filter: { status?: string | undefined; limit: number; offset: number }): Promise<DeliveryLogPage>;
 }
+
+/**
+ * How long the secret a rotation replaces keeps signing deliveries (a second `v1` in `webhook-signature`),
+ * so receivers can move to the new secret without rejecting anything (the contract's 24 hours).
+ */
+export const PREVIOUS_SECRET_GRACE_MS = 24 * 3_600_000;
 
 /** A row of `webhook_destinations` (generated/db.ts, from the migrations). */
 type Row = TableRow<'webhook_destinations'>;
@@ -77,20 +84,26 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
          VALUES ($1, $2, $3, $4, $5, 'active', $6) RETURNING *`,
         [newId('dst'), workspaceId, input.url, [...new Set(input.events)], secretBox.seal(secret), clock.now()],
       );
-      return { ...toRecord(row!), secret };
+      return { ...toRecord(row!, clock.now()), secret };
     },
     async list(workspaceId) {
       const rows = await db.query<Row>(`SELECT * FROM webhook_destinations WHERE workspace_id = $1 ORDER BY created_at DESC, id`, [workspaceId]);
-      return rows.map(toRecord);
+      const now = clock.now();
+      return rows.map((row) => toRecord(row, now));
     },
     async rotateSecret(workspaceId, id) {
       await load(workspaceId, id);
       const secret = newSigningSecret();
+      const now = clock.now();
+      // The secret replaced stays, sealed, until the grace period ends (a second rotation within it
+      // retires the one just replaced; the older one is dropped).
       const [row] = await db.query<Row>(
-        `UPDATE webhook_destinations SET secret_encrypted = $3, secret_rotated_at = $4 WHERE id = $1 AND workspace_id = $2 RETURNING *`,
-        [id, workspaceId, secretBox.seal(secret), clock.now()],
+        `UPDATE webhook_destinations
+            SET previous_secret_encrypted = secret_encrypted, previous_secret_expires_at = $5, secret_encrypted = $3, secret_rotated_at = $4
+          WHERE id = $1 AND workspace_id = $2 RETURNING *`,
+        [id, workspaceId, secretBox.seal(secret), now, new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS)],
       );
-      return { ...toRecord(row!), secret };
+      return { ...toRecord(row!, now), secret };
     },
     async pause(workspaceId, id) {
       await load(workspaceId, id);
@@ -100,7 +113,7 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,
         [id, workspaceId, clock.now()],
       );
-      return toRecord(row!);
+      return toRecord(row!, clock.now());
     },
     async resume(workspaceId, id) {
       await load(workspaceId, id);
@@ -109,7 +122,7 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,
         [id, workspaceId],
       );
-      return toRecord(row!);
+      return toRecord(row!, clock.now());
     },
     async ping(workspaceId, id) {
       await load(workspaceId, id);
@@ -145,7 +158,8 @@ async function guard(url: string, policy: DestinationPolicy): Promise<void> {
   }
 }
 
-function toRecord(row: Row): WebhookDestination {
+function toRecord(row: Row, now: Date): WebhookDestination {
+  const previousExpiresAt = row.previous_secret_encrypted !== null && row.previous_secret_expires_at ? row.previous_secret_expires_at : null;
   return {
     id: row.id,
     url: row.url,
@@ -155,6 +169,7 @@ function toRecord(row: Row): WebhookDestination {
     pausedAt: row.paused_at ? row.paused_at.toISOString() : null,
     createdAt: row.created_at.toISOString(),
     secretRotatedAt: row.secret_rotated_at ? row.secret_rotated_at.toISOString() : null,
+    previousSecretExpiresAt: previousExpiresAt && previousExpiresAt > now ? previousExpiresAt.toISOString() : null,
     pausedReason: row.status === 'paused' ? zWebhookDestination.shape.pausedReason.parse(row.paused_reason) : null,
     lastFailure:
       row.last_failure_at && row.last_failure_kind

@@ -10,12 +10,15 @@ import type { Db, Tx } from '../../store/db.ts';
 
 type Delivery = TableRow<'deliveries'>;
 
-/** A claimed delivery with what sending it needs: the event's body and the destination's current URL and secret. */
+/**
+ * A claimed delivery with what sending it needs: the event's body and the destination's current URL and
+ * secret, and the secret the last rotation replaced while its grace period lasts (null otherwise).
+ */
 export type ClaimedDelivery = Pick<Delivery, 'id' | 'attempts' | 'event_id' | 'destination_id'> & {
   /** Set by the claim. */
   claim_token: string;
 } & Pick<TableRow<'outbox_events'>, 'type' | 'body'> &
-  Pick<TableRow<'webhook_destinations'>, 'url' | 'secret_encrypted' | 'consecutive_failures'>;
+  Pick<TableRow<'webhook_destinations'>, 'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'consecutive_failures'>;
 
 /**
  * Claims up to `limit` due pending deliveries of active destinations: locked with
@@ -39,8 +42,10 @@ export async function claimDueDeliveries(tx: Tx, input: { now: Date; limit: numb
     `UPDATE deliveries d SET locked_until = $2, claim_token = $3
        FROM outbox_events e, webhook_destinations w
       WHERE d.id = ANY ($1::text[]) AND e.id = d.event_id AND w.id = d.destination_id
-      RETURNING d.id, d.claim_token, d.attempts, d.event_id, e.type, e.body, d.destination_id, w.url, w.secret_encrypted, w.consecutive_failures`,
-    [due.map((r) => r.id), input.leaseUntil, input.token],
+      RETURNING d.id, d.claim_token, d.attempts, d.event_id, e.type, e.body, d.destination_id, w.url, w.secret_encrypted,
+                CASE WHEN w.previous_secret_expires_at > $4 THEN w.previous_secret_encrypted END AS previous_secret_encrypted,
+                w.consecutive_failures`,
+    [due.map((r) => r.id), input.leaseUntil, input.token, input.now],
   );
 }
 

@@ -6,7 +6,8 @@ import { createDeliveryAgents, type DeliveryAgents } from './delivery-agents.ts'
 import { buildPingEnvelope, serializeEnvelope } from './envelope.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type ReceiverAnswer, type TestCertificate } from '@service/testing/https-receiver';
 
-const SECRET = 'dst_secret_0123456789';
+const SECRET = 'whsec_0123456789ABCDEFGHIJabcdefghijKL';
+const ROTATED = 'whsec_Rotated0123456789ABCDEFGHIJabcde';
 const NOW = Date.UTC(2026, 10, 22, 6, 0, 0);
 const envelope = buildPingEnvelope({ tenantId: 'wksp_0123456789abcdef', destinationId: 'dst_0123456789abcdef' });
 const BODY = serializeEnvelope(envelope);
@@ -53,6 +54,13 @@ describe('deliverWebhook over real HTTPS', () => {
       expect(got!.headers['x-service-timestamp']).toBe(String(NOW / 1000));
       expect(got!.headers['x-service-event-id']).toBe(envelope.id);
       expect(got!.headers['x-service-event-type']).toBe('ping');
+      expect(got!.headers['webhook-id']).toBe(envelope.id);
+      expect(got!.headers['webhook-timestamp']).toBe(String(NOW / 1000));
+      const key = Buffer.from(SECRET.slice('whsec_'.length), 'base64');
+      const signed = createHmac('sha256', key)
+        .update(`${envelope.id}.${NOW / 1000}.${Buffer.from(BODY).toString()}`)
+        .digest('base64');
+      expect(got!.headers['webhook-signature']).toBe(`v1,${signed}`);
     });
   });
 
@@ -166,9 +174,9 @@ describe('deliverWebhook over real HTTPS', () => {
   it('signs each attempt with the secret and clock it is given (rotation, fresh timestamp)', async () => {
     await withReceiver({ status: 500 }, async (receiver) => {
       await deliverWebhook(request(`${receiver.origin}/`), options(receiver.ca));
-      await deliverWebhook({ ...request(`${receiver.origin}/`), secret: 'rotated' }, options(receiver.ca, { now: () => NOW + 30_000 }));
+      await deliverWebhook({ ...request(`${receiver.origin}/`), secret: ROTATED }, options(receiver.ca, { now: () => NOW + 30_000 }));
       const [first, second] = receiver.received;
-      expect(second!.headers['x-service-signature']).toBe(createHmac('sha256', 'rotated').update(BODY).digest('hex'));
+      expect(second!.headers['x-service-signature']).toBe(createHmac('sha256', ROTATED).update(BODY).digest('hex'));
       expect(second!.headers['x-service-signature']).not.toBe(first!.headers['x-service-signature']);
       expect(Number(second!.headers['x-service-timestamp']) - Number(first!.headers['x-service-timestamp'])).toBe(30);
       expect(Buffer.compare(first!.body, second!.body)).toBe(0);

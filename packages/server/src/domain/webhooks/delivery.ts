@@ -10,7 +10,9 @@
  *   too: a receiver answering 401 or 404 is most often mid-deploy or mid-secret-rotation, and
  *   at-least-once delivery should survive that; the pause rule bounds the cost.
  * - 410 Gone, or a URL that can never pass the guard (not https, credentials, a refused literal
- *   address or name): give up at once, no retry. It is still a failed attempt for the pause rule.
+ *   address or name): give up at once, no retry. It is still a failed attempt for the pause rule, and
+ *   a 410 pauses the destination at once (`gone`, domain/destinations/health.ts): the receiver said it
+ *   wants no more deliveries.
  */
 import { type Agent, request as httpsRequest } from 'node:https';
 import type { SecureContext, SecureContextOptions } from 'node:tls';
@@ -34,6 +36,8 @@ export type DeliveryOutcome =
 export interface DeliveryRequest {
   url: string;
   secret: string;
+  /** The secret the last rotation replaced, during its grace period: a second `webhook-signature`. */
+  previousSecret?: string | undefined;
   /** The exact envelope bytes (see `serializeEnvelope`); the same on every attempt. */
   body: Uint8Array;
   eventId: string;
@@ -43,7 +47,7 @@ export interface DeliveryRequest {
 export interface DeliveryOptions {
   /** The server's allow-list and, in tests, the resolver. */
   policy: DestinationPolicy;
-  /** The clock in epoch milliseconds; its value becomes `X-SERVICE-Timestamp`. */
+  /** The clock in epoch milliseconds; its value becomes `X-SERVICE-Timestamp` and `webhook-timestamp`. */
   now: () => number;
   timeoutMs?: number;
   /** Extra trust roots (a test receiver's self-signed certificate). Verification is never turned off. */
@@ -87,6 +91,7 @@ export async function deliverWebhook(delivery: DeliveryRequest, options: Deliver
   const headers = buildDeliveryHeaders({
     body: delivery.body,
     secret: delivery.secret,
+    previousSecret: delivery.previousSecret,
     eventId: delivery.eventId,
     eventType: delivery.eventType,
     nowMs: options.now(),
