@@ -66,23 +66,23 @@ describe.skipIf(!DATABASE_URL)('a PostgreSQL outage', () => {
       interval: 10,
     });
 
-    const requests: [string, RequestInit][] = [
-      ['/usage/current', { headers: { authorization: `Bearer ${key}` } }],
-      ['/runs', { headers: { authorization: `Bearer ${key}` } }],
-      [
-        '/v1/inference',
-        {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Which invoices are overdue?' }] }),
-        },
-      ],
+    const invoke = (headers: Record<string, string>): RequestInit => ({
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Which invoices are overdue?' }] }),
+    });
+    // Whether the request was applied before the store went away is not known: a read, or a write with an
+    // Idempotency-Key (its retry answers the first outcome), may be repeated; another write may not.
+    const requests: [string, RequestInit, string][] = [
+      ['/usage/current', { headers: { authorization: `Bearer ${key}` } }, 'true'],
+      ['/runs', { headers: { authorization: `Bearer ${key}` } }, 'true'],
+      ['/v1/inference', invoke({ 'idempotency-key': 'outage-1' }), 'true'],
+      ['/v1/inference', invoke({}), 'false'],
     ];
-    for (const [path, init] of requests) {
+    for (const [path, init, shouldRetry] of requests) {
       const res = await t.app.request(path, init);
       expect(res.status, path).toBe(503);
-      // No X-Should-Retry: whether the request was applied before the store went away is not known.
-      expect([res.headers.get('retry-after'), res.headers.get('retry-after-ms'), res.headers.get('x-should-retry')]).toEqual(['5', '5000', null]);
+      expect([res.headers.get('retry-after'), res.headers.get('retry-after-ms'), res.headers.get('x-should-retry')]).toEqual(['5', '5000', shouldRetry]);
       const text = await res.text();
       expect(JSON.parse(text)).toEqual({ error: 'service_unavailable', message: expect.any(String), requestId: res.headers.get('x-request-id') });
       expect(text).not.toMatch(/127\.0\.0\.1|5432|postgres|ECONN/i);

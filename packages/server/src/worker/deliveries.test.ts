@@ -67,6 +67,21 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     }
   }
 
+  /** `n` run.completed events queued now (run ids `run_<prefix><i>`), one delivery each per subscribed destination. */
+  async function queueRunsCompleted(prefix: string, n: number): Promise<void> {
+    for (let i = 0; i < n; i += 1) {
+      await enqueueEvent(
+        store.db,
+        {
+          tenantId: t.workspaceId,
+          type: 'run.completed',
+          data: { run_id: `run_${prefix}${i}`, agent: 'sales', alias: 'Sonata', status: 'completed', usage: { input_tokens: 1, output_tokens: 1, stu: 1 } },
+        },
+        { now: t.clock.now() },
+      );
+    }
+  }
+
   async function adminCall(method: string, path: string, body?: unknown) {
     const res = await t.app.request(path, {
       method,
@@ -447,17 +462,7 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
   it('concurrent claims never take the same delivery (FOR UPDATE SKIP LOCKED)', async () => {
     await createDestination('/claims', ['run.completed']);
     await drain();
-    for (let i = 0; i < 10; i += 1) {
-      await enqueueEvent(
-        store.db,
-        {
-          tenantId: t.workspaceId,
-          type: 'run.completed',
-          data: { run_id: `run_c${i}`, agent: 'sales', alias: 'Sonata', status: 'completed', usage: { input_tokens: 1, output_tokens: 1, stu: 1 } },
-        },
-        { now: t.clock.now() },
-      );
-    }
+    await queueRunsCompleted('c', 10);
     const claims = await Promise.all([1, 2, 3, 4].map(() => claimDueDeliveries(worker({ batchSize: 4 }))));
     const ids = claims.flat().map((c) => c.id);
     expect(new Set(ids).size).toBe(ids.length);
@@ -472,21 +477,12 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     );
     expect(undelivered).toEqual([]);
   });
+
   it('records delivered attempts in one statement, only those whose claim still holds; a failing destination is healthy again', async () => {
     const destination = await createDestination('/grouped', ['run.completed']);
     await drain();
     await store.db.query(`UPDATE webhook_destinations SET consecutive_failures = 3 WHERE id = $1`, [destination.id]);
-    for (let i = 0; i < 3; i += 1) {
-      await enqueueEvent(
-        store.db,
-        {
-          tenantId: t.workspaceId,
-          type: 'run.completed',
-          data: { run_id: `run_g${i}`, agent: 'sales', alias: 'Sonata', status: 'completed', usage: { input_tokens: 1, output_tokens: 1, stu: 1 } },
-        },
-        { now: t.clock.now() },
-      );
-    }
+    await queueRunsCompleted('g', 3);
     const claimed = (await claimDueDeliveries(worker({ batchSize: 50 }))).filter((c) => c.destination_id === destination.id);
     expect(claimed).toHaveLength(3);
     const at = t.clock.now();

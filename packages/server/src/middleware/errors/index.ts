@@ -42,11 +42,16 @@ export function errorMapper(options: ErrorMapperOptions = {}): ErrorHandler {
   return function errorMapper(err, c) {
     const known = toServiceError(err);
     if (!known && isStoreUnavailable(err)) {
-      // Logged for the operator; the client is told to come back, never which database failed. No X-Should-Retry:
-      // whether the request was applied before the store went away is not known, so the client's own rule decides.
+      // Logged for the operator; the client is told to come back, never which database failed. Whether the request
+      // was applied before the store went away is not known: X-Should-Retry says true only where repeating it cannot
+      // apply it twice (a read, or a request with an Idempotency-Key, which answers the first outcome again).
       options.onStoreUnavailable?.();
       log({ requestId: requestIdOf(c), method: c.req.method, path: c.req.path, error: err });
-      return renderError(c, fail('service_unavailable', 'A backing service is temporarily unavailable.', {}, retryHints(STORE_RETRY_AFTER_SEC * 1000)));
+      const repeatable = ['GET', 'HEAD', 'OPTIONS'].includes(c.req.method) || c.req.header('idempotency-key') !== undefined;
+      return renderError(
+        c,
+        fail('service_unavailable', 'A backing service is temporarily unavailable.', {}, retryHints(STORE_RETRY_AFTER_SEC * 1000, repeatable)),
+      );
     }
     if (!known && err instanceof SealedSecretUnreadable) {
       // The operator's to repair (the wrong SECRET_KEY): the log says how; the client only that it is unavailable,
