@@ -35,7 +35,7 @@ function buildApp(logged: unknown[] = []) {
   app.get('/down', () => {
     throw fail('service_unavailable', 'A backing service is temporarily unavailable.', { requestId: 'forged' }, { 'Retry-After': '5' });
   });
-  app.get('/store-gone', () => {
+  app.on(['GET', 'POST'], '/store-gone', () => {
     throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
   });
   app.get('/sealed', () => {
@@ -78,8 +78,9 @@ describe('error mapper', () => {
   });
 
   it.each([
-    // The store went away: come back in 5 s; whether the request was applied is not known, so no X-Should-Retry.
-    ['/store-gone', ['5', '5000', null]],
+    // The store went away: come back in 5 s; whether the request was applied is not known, so only a read (or a
+    // request with an Idempotency-Key) may be repeated.
+    ['/store-gone', ['5', '5000', 'true']],
     // The operator must repair the key: no wait to give, and repeating the request will not help until then.
     ['/sealed', [null, null, 'false']],
   ] as const)('sets the retry hints of the 503 of %s', async (path, hints) => {
@@ -87,6 +88,12 @@ describe('error mapper', () => {
     expect(res.status).toBe(503);
     expect([res.headers.get('retry-after'), res.headers.get('retry-after-ms'), res.headers.get('x-should-retry')]).toEqual(hints);
     expect(await res.json()).toEqual({ error: 'service_unavailable', message: 'A backing service is temporarily unavailable.', requestId: 'req-hints' });
+  });
+
+  it('tells a write without an Idempotency-Key that the store went away not to repeat itself, and one with a key that it may', async () => {
+    const post = (headers: Record<string, string>) => buildApp().request('/store-gone', { method: 'POST', headers });
+    expect((await post({})).headers.get('x-should-retry')).toBe('false');
+    expect((await post({ 'Idempotency-Key': 'k-1' })).headers.get('x-should-retry')).toBe('true');
   });
 
   it('puts the request id in 5xx bodies, from the context, never from the thrower', async () => {
