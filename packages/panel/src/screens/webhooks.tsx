@@ -106,7 +106,7 @@ function Outbound() {
             {d.status === 'paused' ? (
               <p class="flag">
                 Paused {when(d.pausedAt)}
-                {pauseReason(d) ? <>: {pauseReason(d)}</> : null}. Deliveries wait until it is resumed.
+                {pauseReason(d) ? <>: {pauseReason(d)}</> : null}. {pauseEffect(d)}
               </p>
             ) : null}
             <p class="muted">
@@ -160,6 +160,13 @@ function pauseReason(d: Schemas['WebhookDestination']): string | undefined {
   if (d.pausedReason === 'admin') return 'by an admin';
   if (d.pausedReason === 'gone') return 'by the service: the receiver answered 410 Gone (it no longer wants deliveries)';
   return undefined;
+}
+
+/** What a pause holds back: a failures pause keeps new events for the receiver; an admin's or a 410's does not queue them. */
+function pauseEffect(d: Schemas['WebhookDestination']): string {
+  return d.pausedReason === 'failures'
+    ? 'Deliveries, new events included, wait until it is resumed.'
+    : 'Deliveries already queued wait until it is resumed; events that happen meanwhile are not sent to it.';
 }
 
 function lastFailure(d: Schemas['WebhookDestination']): string | undefined {
