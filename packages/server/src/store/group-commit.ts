@@ -1,17 +1,24 @@
 /**
  * @module Group commit: writes that arrive together go to the store as one statement. The first
- * write waits for the current turn of the event loop to end (so that writes of the same turn join
- * it), then goes out with every write waiting; while that statement runs, new writes wait and go
- * out together as the next one. A lone write therefore waits for nothing but its turn, and under
- * load a statement carries what arrived while the last one ran. Each writer's promise settles
- * with its statement: resolved once the statement committed, rejected if it failed.
+ * write goes out at once, or (`waitForTurn`) once the current turn of the event loop ends, so that
+ * the writes of the same turn join it; while that statement runs, new writes wait and go out
+ * together as the next one (at most `maxItems` a statement). A lone write therefore waits for
+ * nothing (or for its turn), and under load a statement carries what arrived while the last one
+ * ran. Each writer's promise settles with its statement: resolved with the statement's result once
+ * it committed, rejected if it failed. Used by the delivery worker's records
+ * (worker/deliveries.ts) and the runs' closes (domain/runs/close-batch.ts).
  */
 
 /** Submits one item; resolves with the result of the statement that carried it. */
-export type GroupCommit<T, R> = (item: T) => Promise<R>;
+export interface GroupCommit<T, R> {
+  (item: T): Promise<R>;
+  /** Writes waiting for the statement in flight to return (or for their turn). */
+  waiting(): number;
+}
 
-export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: { maxItems?: number } = {}): GroupCommit<T, R> {
+export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: { maxItems?: number; waitForTurn?: boolean } = {}): GroupCommit<T, R> {
   const maxItems = options.maxItems ?? 500;
+  const waitForTurn = options.waitForTurn ?? true;
   let waiting: { item: T; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];
   let busy = false;
 
@@ -35,9 +42,12 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: { 
       });
   }
 
-  return (item) =>
+  const submit = (item: T) =>
     new Promise<R>((resolve, reject) => {
       waiting.push({ item, resolve, reject });
-      if (!busy && waiting.length === 1) setImmediate(next);
+      if (busy) return;
+      if (!waitForTurn) next();
+      else if (waiting.length === 1) setImmediate(next);
     });
+  return Object.assign(submit, { waiting: () => waiting.length });
 }

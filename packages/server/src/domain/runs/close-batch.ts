@@ -1,6 +1,6 @@
 /**
- * @module Group commit of the closing statement (`finish_run`, close.ts): closes that arrive while
- * one is in flight wait, and go to the store together as one statement (`finish_runs`, migration
+ * @module Group commit (store/group-commit.ts) of the closing statement (`finish_run`, close.ts):
+ * closes that arrive while one is in flight wait, and go to the store together as one statement (`finish_runs`, migration
  * 0509_finish_runs.sql), one commit for all of them, as soon as the statement in flight returns.
  * A close that finds nothing in flight goes out at once, alone, as the statement close.ts always
  * ran: one invocation at a time waits for nothing, and runs exactly what it ran before.
@@ -18,6 +18,7 @@
  * approvals, run-ended hooks) do not come here: close.ts runs them in their transaction.
  */
 import type { Db } from '../../store/db.ts';
+import { groupCommit } from '../../store/group-commit.ts';
 import { type FinishedRun, type FinishRunParams, finishRun, finishRuns } from './queries.ts';
 
 /** At most this many closes in one statement; the rest wait for the next one. */
@@ -30,72 +31,50 @@ export interface CloseBatcher {
   waiting(): number;
 }
 
-interface Waiting {
-  params: FinishRunParams;
-  resolve(row: FinishedRun): void;
-  reject(err: unknown): void;
-}
+/** What one close came to: the run's row, or the failure of its own statement. */
+type Closed = { row: FinishedRun } | { error: unknown };
 
 export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH): CloseBatcher {
-  let queue: Waiting[] = [];
-  let inFlight = false;
+  const alone = (params: FinishRunParams): Promise<Closed> =>
+    finishRun(db, params).then(
+      (row) => ({ row }),
+      (error: unknown) => ({ error }),
+    );
 
-  const alone = (params: FinishRunParams): Promise<FinishedRun> => finishRun(db, params);
-
-  async function sendAlone(waiting: Waiting): Promise<void> {
-    try {
-      waiting.resolve(await alone(waiting.params));
-    } catch (err) {
-      waiting.reject(err);
+  /** The closes of one statement, by run id (a run closed twice in it has a row for each, in order). */
+  async function send(batch: FinishRunParams[]): Promise<Map<string, Closed[]>> {
+    const closed = new Map<string, Closed[]>();
+    const add = (runId: string, outcome: Closed) => {
+      closed.set(runId, [...(closed.get(runId) ?? []), outcome]);
+    };
+    if (batch.length === 1) {
+      add(batch[0]![0], await alone(batch[0]!));
+      return closed;
     }
-  }
-
-  async function sendTogether(batch: Waiting[]): Promise<void> {
     let rows: FinishedRun[];
     try {
-      rows = await finishRuns(
-        db,
-        batch.map((w) => w.params),
-      );
+      rows = await finishRuns(db, batch);
     } catch (err) {
-      if (!answeredByStore(err)) {
-        for (const waiting of batch) waiting.reject(err);
-        return;
-      }
+      // No answer from the store: the commit may have happened, so nothing is sent again (each caller fails).
+      if (!answeredByStore(err)) throw err;
       // Nothing was committed: each close alone, so that the one that failed fails alone.
-      await Promise.all(batch.map(sendAlone));
-      return;
+      const outcomes = await Promise.all(batch.map(alone));
+      for (const [i, params] of batch.entries()) add(params[0], outcomes[i]!);
+      return closed;
     }
-    const byId = new Map<string, FinishedRun[]>();
-    for (const row of rows) byId.set(row.id, [...(byId.get(row.id) ?? []), row]);
-    for (const waiting of batch) {
-      const row = byId.get(waiting.params[0])?.shift();
-      if (row) waiting.resolve(row);
-      else waiting.reject(new Error(`finish_runs answered no row for run ${waiting.params[0]}`));
-    }
+    for (const row of rows) add(row.id, { row });
+    return closed;
   }
 
-  async function drain(): Promise<void> {
-    inFlight = true;
-    try {
-      while (queue.length > 0) {
-        const batch = queue.slice(0, maxBatch);
-        queue = queue.slice(batch.length);
-        await (batch.length === 1 ? sendAlone(batch[0]!) : sendTogether(batch));
-      }
-    } finally {
-      inFlight = false;
-    }
-  }
-
+  const submit = groupCommit(send, { maxItems: maxBatch, waitForTurn: false });
   return {
-    finish(params) {
-      return new Promise<FinishedRun>((resolve, reject) => {
-        queue.push({ params, resolve, reject });
-        if (!inFlight) void drain();
-      });
+    async finish(params) {
+      const outcome = (await submit(params)).get(params[0])?.shift();
+      if (!outcome) throw new Error(`finish_runs answered no row for run ${params[0]}`);
+      if ('error' in outcome) throw outcome.error;
+      return outcome.row;
     },
-    waiting: () => queue.length,
+    waiting: submit.waiting,
   };
 }
 
