@@ -66,6 +66,12 @@ import {
   zGetCurrentUsageHeaders,
   zGetDailyUsageHeaders,
   zGetKillSwitchesHeaders,
+  zGetRunEventsHeaders,
+  zGetRunEventsPath,
+  zGetRunEventsQuery,
+  zGetRunEventsV1Headers,
+  zGetRunEventsV1Path,
+  zGetRunEventsV1Query,
   zGetRunHeaders,
   zGetRunPath,
   zGetRunV1Headers,
@@ -175,6 +181,16 @@ import {
   zRunCompletedEvent,
   zRunCompletedEventWebhookRequest,
   zRunDetail,
+  zRunEventApproval,
+  zRunEventCanceled,
+  zRunEventCompleted,
+  zRunEventCreated,
+  zRunEventDraft,
+  zRunEventFailed,
+  zRunEventRouted,
+  zRunEventText,
+  zRunEventToolCall,
+  zRunEventUsage,
   zRunFailedEvent,
   zRunFailedEventWebhookRequest,
   zRunList,
@@ -267,6 +283,7 @@ export type OperationId =
   | 'listRuns'
   | 'getRun'
   | 'cancelRun'
+  | 'getRunEvents'
   | 'getCurrentUsage'
   | 'ingestInboundEvent'
   | 'openMcpStream'
@@ -320,6 +337,7 @@ export type OperationId =
   | 'listRunsV1'
   | 'getRunV1'
   | 'cancelRunV1'
+  | 'getRunEventsV1'
   | 'getUsageV1'
   | 'ingestInboundEventV1'
   | 'listApiKeysV1'
@@ -351,6 +369,10 @@ export interface Operations {
   cancelRun: {
     input: { params: z.output<typeof zCancelRunPath>; query: Record<string, never>; headers: z.output<typeof zCancelRunHeaders>; body: undefined };
     success: { 200: { json: z.input<typeof zRun> } };
+  };
+  getRunEvents: {
+    input: { params: z.output<typeof zGetRunEventsPath>; query: z.output<typeof zGetRunEventsQuery>; headers: z.output<typeof zGetRunEventsHeaders>; body: undefined };
+    success: { 200: { stream: true } };
   };
   getCurrentUsage: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetCurrentUsageHeaders>; body: undefined };
@@ -564,6 +586,10 @@ export interface Operations {
     input: { params: z.output<typeof zCancelRunV1Path>; query: Record<string, never>; headers: z.output<typeof zCancelRunV1Headers>; body: undefined };
     success: { 200: { json: z.input<typeof zRun> } };
   };
+  getRunEventsV1: {
+    input: { params: z.output<typeof zGetRunEventsV1Path>; query: z.output<typeof zGetRunEventsV1Query>; headers: z.output<typeof zGetRunEventsV1Headers>; body: undefined };
+    success: { 200: { stream: true } };
+  };
   getUsageV1: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetUsageV1Headers>; body: undefined };
     success: { 200: { json: z.input<typeof zUsage> } };
@@ -670,6 +696,25 @@ export const routes: readonly RouteSpec[] = [
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
       '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError, zRoleForbiddenError]) },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/runs/{run_id}/events',
+    operationId: 'getRunEvents',
+    security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }, { scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
+    request: { params: zGetRunEventsPath, query: zGetRunEventsQuery, headers: zGetRunEventsHeaders },
+    responses: {
+      '200': { contentType: 'text/event-stream', schema: z.string(), events: { 'run.created': zRunEventCreated, 'run.routed': zRunEventRouted, 'text.delta': zRunEventText, 'tool.called': zRunEventToolCall, 'approval.requested': zRunEventApproval, 'draft.created': zRunEventDraft, 'run.usage': zRunEventUsage, 'run.completed': zRunEventCompleted, 'run.failed': zRunEventFailed, 'run.canceled': zRunEventCanceled } },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -1638,6 +1683,25 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/runs/{run_id}/events',
+    operationId: 'getRunEventsV1',
+    security: [{ scheme: 'apiKey', scopes: ['orchestrator:invoke'] }, { scheme: 'apiKey', scopes: ['tenant:read'] }, { scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
+    request: { params: zGetRunEventsV1Path, query: zGetRunEventsV1Query, headers: zGetRunEventsV1Headers },
+    responses: {
+      '200': { contentType: 'text/event-stream', schema: z.string(), events: { 'run.created': zRunEventCreated, 'run.routed': zRunEventRouted, 'text.delta': zRunEventText, 'tool.called': zRunEventToolCall, 'approval.requested': zRunEventApproval, 'draft.created': zRunEventDraft, 'run.usage': zRunEventUsage, 'run.completed': zRunEventCompleted, 'run.failed': zRunEventFailed, 'run.canceled': zRunEventCanceled } },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
       '403': { contentType: 'application/json', schema: z.union([zScopeRequiredError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },

@@ -82,6 +82,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/runs/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a run's events (resumable stream)
+         * @description The run's event log as Server-Sent Events (see `RunEvent`): from the start, or after `Last-Event-ID` / `?after=N`, then live until the terminal event, after which the stream closes; a finished run's log is replayed and the stream closes. Any instance answers, wherever the run executes. Each event's `id:` is its `sequence` and its `event:` its `type`; a comment line is sent every 15 s while nothing happens. A client whose invocation stream dropped reconnects here with the last `id:` it received and gets every later fragment exactly once, then the same terminal event. Readable as `GET /runs/{run_id}` is: an API key with `orchestrator:invoke` (a key bound to one agent sees only that agent's runs) or `tenant:read`, or the session of any member. A run that does not exist or belongs to another workspace answers `404 not_found`. During the private beta this route answers `404 not_found`.
+         */
+        get: operations["getRunEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/usage/current": {
         parameters: {
             query?: never;
@@ -1030,6 +1050,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a run's events (resumable stream)
+         * @description The run's event log as Server-Sent Events (see `RunEvent`): from the start, or after `Last-Event-ID` / `?after=N`, then live until the terminal event, after which the stream closes; a finished run's log is replayed and the stream closes. Any instance answers, wherever the run executes. Each event's `id:` is its `sequence` and its `event:` its `type`; a comment line is sent every 15 s while nothing happens. A client whose invocation stream dropped reconnects here with the last `id:` it received and gets every later fragment exactly once, then the same terminal event. Readable as `GET /runs/{run_id}` is: an API key with `orchestrator:invoke` (a key bound to one agent sees only that agent's runs) or `tenant:read`, or the session of any member. A run that does not exist or belongs to another workspace answers `404 not_found`. During the private beta this route answers `404 not_found`.
+         */
+        get: operations["getRunEventsV1"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/usage": {
         parameters: {
             query?: never;
@@ -1319,6 +1359,11 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /**
+         * RunEvent
+         * @description One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened, then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
+         */
+        RunEvent: components["schemas"]["RunEventCreated"] | components["schemas"]["RunEventRouted"] | components["schemas"]["RunEventText"] | components["schemas"]["RunEventToolCall"] | components["schemas"]["RunEventApproval"] | components["schemas"]["RunEventDraft"] | components["schemas"]["RunEventUsage"] | components["schemas"]["RunEventCompleted"] | components["schemas"]["RunEventFailed"] | components["schemas"]["RunEventCanceled"];
         /**
          * ModelAlias
          * @description A musical alias: the only way to select a model. `Prelude` is fast and cheap with the lowest capacity,
@@ -1851,6 +1896,298 @@ export interface components {
         RoleForbiddenError: components["schemas"]["Error"] & {
             /** @enum {string} */
             error: "role_forbidden" | "forbidden";
+        };
+        /**
+         * RunEventCreated
+         * @description `run.created`: the run exists (always the first event, sequence 1).
+         * @example {
+         *       "sequence": 1,
+         *       "type": "run.created",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T09:14:03Z",
+         *       "agentSlug": "orchestrator",
+         *       "alias": "Sonata",
+         *       "source": "api",
+         *       "conversationId": null
+         *     }
+         */
+        RunEventCreated: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.created";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            agentSlug: components["schemas"]["AgentSlug"];
+            alias: components["schemas"]["ModelAlias"];
+            /**
+             * @description What started the run.
+             * @enum {string}
+             */
+            source: "api" | "inbound_webhook" | "mcp" | "panel";
+            conversationId: string | null;
+        };
+        /**
+         * RunEventRouted
+         * @description `run.routed`: the agent that answers (the target, or where the orchestrator routed the run).
+         * @example {
+         *       "sequence": 2,
+         *       "type": "run.routed",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T09:14:03Z",
+         *       "agentSlug": "sales"
+         *     }
+         */
+        RunEventRouted: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.routed";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            agentSlug: components["schemas"]["AgentSlug"];
+        };
+        /**
+         * RunEventText
+         * @description `text.delta`: the next fragment of the answer, redacted: the same text as the invocation stream's `data: {"delta"}` fragment of the same `id`. The fragments, concatenated, are the answer. After the log's retention a finished run's fragments are kept as one.
+         * @example {
+         *       "sequence": 3,
+         *       "type": "text.delta",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T09:14:03Z",
+         *       "delta": "Hi Dana, thanks for "
+         *     }
+         */
+        RunEventText: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "text.delta";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            delta: string;
+        };
+        /**
+         * RunEventToolCall
+         * @description `tool.called`: the agent called a tool (its arguments and result are in the run's `toolCalls`).
+         * @example {
+         *       "sequence": 4,
+         *       "type": "tool.called",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T09:14:03Z",
+         *       "name": "crm.lookup",
+         *       "summary": "Called crm.lookup."
+         *     }
+         */
+        RunEventToolCall: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool.called";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            name: string;
+            summary: string;
+        };
+        /**
+         * RunEventApproval
+         * @description `approval.requested`: the agent asks for an approval; the approval is created when the run completes (`GET /approvals`).
+         * @example {
+         *       "sequence": 5,
+         *       "type": "approval.requested",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T09:14:03Z",
+         *       "action": "send_email",
+         *       "summary": "Send the renewal email to Dana Whitfield."
+         *     }
+         */
+        RunEventApproval: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "approval.requested";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            action: string;
+            summary: string;
+        };
+        /**
+         * RunEventDraft
+         * @description `draft.created`: the agent wrote a draft; it is saved when the run completes.
+         * @example {
+         *       "sequence": 6,
+         *       "type": "draft.created",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T09:14:03Z",
+         *       "kind": "email",
+         *       "subject": "Your Q4 renewal"
+         *     }
+         */
+        RunEventDraft: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "draft.created";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            /** @enum {string} */
+            kind: "email" | "proposal" | "reply" | "message" | "document";
+            subject: string;
+        };
+        /**
+         * RunEventUsage
+         * @description `run.usage`: what the run consumed and was billed; sent once, just before the terminal event.
+         * @example {
+         *       "sequence": 7,
+         *       "type": "run.usage",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T09:14:03Z",
+         *       "usage": {
+         *         "inputTokens": 412,
+         *         "outputTokens": 187,
+         *         "stu": 1797
+         *       }
+         *     }
+         */
+        RunEventUsage: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.usage";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            usage: components["schemas"]["RunUsage"];
+        };
+        /**
+         * RunEventCompleted
+         * @description `run.completed`: terminal; the run completed. The stream closes after it.
+         * @example {
+         *       "sequence": 8,
+         *       "type": "run.completed",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T09:14:03Z"
+         *     }
+         */
+        RunEventCompleted: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.completed";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+        };
+        /**
+         * RunEventFailed
+         * @description `run.failed`: terminal; the run failed. `reason` is the run's redacted `failureReason` (for example `engine_error`, `interrupted`, `kill_switch:hour`); `error` and `message` are what the invocation stream's `event: error` carries. The stream closes after it.
+         * @example {
+         *       "sequence": 8,
+         *       "type": "run.failed",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T09:14:03Z",
+         *       "reason": "engine_error",
+         *       "error": "engine_error",
+         *       "message": "The agent could not complete the answer."
+         *     }
+         */
+        RunEventFailed: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.failed";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            reason: string;
+            /** @enum {string} */
+            error: "engine_error" | "timeout" | "kill_switch" | "internal_error" | "service_unavailable";
+            message: string;
+        };
+        /**
+         * RunEventCanceled
+         * @description `run.canceled`: terminal; the run was canceled (what it produced before is billed). The stream closes after it.
+         * @example {
+         *       "sequence": 8,
+         *       "type": "run.canceled",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T09:14:03Z"
+         *     }
+         */
+        RunEventCanceled: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.canceled";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
         };
         /**
          * Usage
@@ -3947,6 +4284,16 @@ export interface components {
          */
         RunIdPath: components["schemas"]["RunIdParameter"];
         /**
+         * @description Send only the events whose `sequence` is greater than this (the last `id:` received). `Last-Event-ID`, when sent too, wins.
+         * @example 12
+         */
+        AfterSequenceQuery: number;
+        /**
+         * @description The `id:` of the last event received (an EventSource sends it when it reconnects); the stream resumes after it. A value that is not a whole number from 0 to 2147483647 is answered `400 invalid_request`.
+         * @example 12
+         */
+        LastEventId: string;
+        /**
          * @description The inbound webhook's own slug, chosen when it was created. Slugs are unique per deployment, not per workspace, so the slug alone names the webhook and with it the workspace its events belong to.
          * @example crm-leads
          */
@@ -4047,6 +4394,11 @@ export interface components {
          */
         "X-Request-Id": string;
         /**
+         * @description The run this invocation created (or replayed), sent before the first byte of a stream: a client whose stream drops before the `end` event resumes it with `GET /v1/runs/{run_id}/events` and `Last-Event-ID`.
+         * @example run_7Hk2Lm9QvX4pT8sW3nB6
+         */
+        "X-Run-Id": components["schemas"]["RunId"];
+        /**
          * @description Cap of requests for the current window (the tighter of the per-IP and per-workspace limits; the workspace's own ceiling when its operator set one).
          * @example 60
          */
@@ -4122,6 +4474,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Run-Id": components["headers"]["X-Run-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4309,6 +4662,61 @@ export interface operations {
             401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["RunCancelForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRunEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Send only the events whose `sequence` is greater than this (the last `id:` received). `Last-Event-ID`, when sent too, wins.
+                 * @example 12
+                 */
+                after?: components["parameters"]["AfterSequenceQuery"];
+            };
+            header?: {
+                /**
+                 * @description The `id:` of the last event received (an EventSource sends it when it reconnects); the stream resumes after it. A value that is not a whole number from 0 to 2147483647 is answered `400 invalid_request`.
+                 * @example 12
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The run identifier returned by the invocation (`runId`).
+                 * @example run_7Hk2Lm9QvX4pT8sW3nB6
+                 */
+                run_id: components["parameters"]["RunIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run's events, then the stream closes after the terminal event. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["ReadUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -6531,6 +6939,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Run-Id": components["headers"]["X-Run-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6583,6 +6992,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Run-Id": components["headers"]["X-Run-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6763,6 +7173,61 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["ApiKeyUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["ScopeForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRunEventsV1: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Send only the events whose `sequence` is greater than this (the last `id:` received). `Last-Event-ID`, when sent too, wins.
+                 * @example 12
+                 */
+                after?: components["parameters"]["AfterSequenceQuery"];
+            };
+            header?: {
+                /**
+                 * @description The `id:` of the last event received (an EventSource sends it when it reconnects); the stream resumes after it. A value that is not a whole number from 0 to 2147483647 is answered `400 invalid_request`.
+                 * @example 12
+                 */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The run identifier returned by the invocation (`runId`).
+                 * @example run_7Hk2Lm9QvX4pT8sW3nB6
+                 */
+                run_id: components["parameters"]["RunIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run's events, then the stream closes after the terminal event. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ScopeForbidden"];
             404: components["responses"]["NotFound"];

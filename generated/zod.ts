@@ -560,6 +560,197 @@ export const zRoleForbiddenError = zError.and(z.object({
 }));
 
 /**
+ * RunEventCreated
+ *
+ * `run.created`: the run exists (always the first event, sequence 1).
+ */
+export const zRunEventCreated = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('run.created'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true }),
+    agentSlug: zAgentSlug,
+    alias: zModelAlias,
+    source: z.enum([
+        'api',
+        'inbound_webhook',
+        'mcp',
+        'panel'
+    ]),
+    conversationId: z.string().nullable()
+});
+
+/**
+ * RunEventRouted
+ *
+ * `run.routed`: the agent that answers (the target, or where the orchestrator routed the run).
+ */
+export const zRunEventRouted = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('run.routed'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true }),
+    agentSlug: zAgentSlug
+});
+
+/**
+ * RunEventText
+ *
+ * `text.delta`: the next fragment of the answer, redacted: the same text as the invocation stream's `data: {"delta"}` fragment of the same `id`. The fragments, concatenated, are the answer. After the log's retention a finished run's fragments are kept as one.
+ */
+export const zRunEventText = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('text.delta'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true }),
+    delta: z.string()
+});
+
+/**
+ * RunEventToolCall
+ *
+ * `tool.called`: the agent called a tool (its arguments and result are in the run's `toolCalls`).
+ */
+export const zRunEventToolCall = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('tool.called'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true }),
+    name: z.string(),
+    summary: z.string()
+});
+
+/**
+ * RunEventApproval
+ *
+ * `approval.requested`: the agent asks for an approval; the approval is created when the run completes (`GET /approvals`).
+ */
+export const zRunEventApproval = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('approval.requested'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true }),
+    action: z.string(),
+    summary: z.string()
+});
+
+/**
+ * RunEventDraft
+ *
+ * `draft.created`: the agent wrote a draft; it is saved when the run completes.
+ */
+export const zRunEventDraft = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('draft.created'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true }),
+    kind: z.enum([
+        'email',
+        'proposal',
+        'reply',
+        'message',
+        'document'
+    ]),
+    subject: z.string()
+});
+
+/**
+ * RunEventUsage
+ *
+ * `run.usage`: what the run consumed and was billed; sent once, just before the terminal event.
+ */
+export const zRunEventUsage = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('run.usage'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true }),
+    usage: zRunUsage
+});
+
+/**
+ * RunEventCompleted
+ *
+ * `run.completed`: terminal; the run completed. The stream closes after it.
+ */
+export const zRunEventCompleted = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('run.completed'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true })
+});
+
+/**
+ * RunEventFailed
+ *
+ * `run.failed`: terminal; the run failed. `reason` is the run's redacted `failureReason` (for example `engine_error`, `interrupted`, `kill_switch:hour`); `error` and `message` are what the invocation stream's `event: error` carries. The stream closes after it.
+ */
+export const zRunEventFailed = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('run.failed'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true }),
+    reason: z.string(),
+    error: z.enum([
+        'engine_error',
+        'timeout',
+        'kill_switch',
+        'internal_error',
+        'service_unavailable'
+    ]),
+    message: z.string()
+});
+
+/**
+ * RunEventCanceled
+ *
+ * `run.canceled`: terminal; the run was canceled (what it produced before is billed). The stream closes after it.
+ */
+export const zRunEventCanceled = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('run.canceled'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true })
+});
+
+/**
+ * RunEvent
+ *
+ * One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened, then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
+ */
+export const zRunEvent = z.union([
+    z.object({
+        type: z.literal('run.created')
+    }).and(zRunEventCreated),
+    z.object({
+        type: z.literal('run.routed')
+    }).and(zRunEventRouted),
+    z.object({
+        type: z.literal('text.delta')
+    }).and(zRunEventText),
+    z.object({
+        type: z.literal('tool.called')
+    }).and(zRunEventToolCall),
+    z.object({
+        type: z.literal('approval.requested')
+    }).and(zRunEventApproval),
+    z.object({
+        type: z.literal('draft.created')
+    }).and(zRunEventDraft),
+    z.object({
+        type: z.literal('run.usage')
+    }).and(zRunEventUsage),
+    z.object({
+        type: z.literal('run.completed')
+    }).and(zRunEventCompleted),
+    z.object({
+        type: z.literal('run.failed')
+    }).and(zRunEventFailed),
+    z.object({
+        type: z.literal('run.canceled')
+    }).and(zRunEventCanceled)
+]);
+
+/**
  * Usage
  *
  * Consumption of the current period in STU. Readable by any member with `usage:read`; shows no money.
@@ -2028,6 +2219,16 @@ export const zOffsetQuery = z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<
 export const zRunIdPath = zRunIdParameter;
 
 /**
+ * Send only the events whose `sequence` is greater than this (the last `id:` received). `Last-Event-ID`, when sent too, wins.
+ */
+export const zAfterSequenceQuery = z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(0).lte(2147483647));
+
+/**
+ * The `id:` of the last event received (an EventSource sends it when it reconnects); the stream resumes after it. A value that is not a whole number from 0 to 2147483647 is answered `400 invalid_request`.
+ */
+export const zLastEventId = z.string().regex(/^[0-9]{1,10}$/);
+
+/**
  * The inbound webhook's own slug, chosen when it was created. Slugs are unique per deployment, not per workspace, so the slug alone names the webhook and with it the workspace its events belong to.
  */
 export const zInboundSlugPath = z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9-]*$/);
@@ -2232,6 +2433,24 @@ export const zCancelRunPath = z.object({
  * The run after cancellation.
  */
 export const zCancelRunResponse = zRun;
+
+export const zGetRunEventsHeaders = z.object({
+    'last-event-id': z.string().regex(/^[0-9]{1,10}$/).optional(),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zGetRunEventsPath = z.object({
+    run_id: zRunIdParameter
+});
+
+export const zGetRunEventsQuery = z.object({
+    after: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(0).lte(2147483647)).optional()
+});
+
+/**
+ * One SSE event per `RunEvent`: `id: <sequence>`, `event: <type>`, `data: <the RunEvent as JSON>`. The JSON of each event is described in `$defs`, by SSE event name.
+ */
+export const zGetRunEventsResponse = z.string();
 
 export const zGetCurrentUsageHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
@@ -2926,6 +3145,24 @@ export const zCancelRunV1Path = z.object({
  * The run after cancellation.
  */
 export const zCancelRunV1Response = zRun;
+
+export const zGetRunEventsV1Headers = z.object({
+    'last-event-id': z.string().regex(/^[0-9]{1,10}$/).optional(),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zGetRunEventsV1Path = z.object({
+    run_id: zRunIdParameter
+});
+
+export const zGetRunEventsV1Query = z.object({
+    after: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(0).lte(2147483647)).optional()
+});
+
+/**
+ * One SSE event per `RunEvent`: `id: <sequence>`, `event: <type>`, `data: <the RunEvent as JSON>`. The JSON of each event is described in `$defs`, by SSE event name.
+ */
+export const zGetRunEventsV1Response = z.string();
 
 export const zGetUsageV1Headers = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
+RunEvent: TypeAlias = "RunEventCreated | RunEventRouted | RunEventText | RunEventToolCall | RunEventApproval | RunEventDraft | RunEventUsage | RunEventCompleted | RunEventFailed | RunEventCanceled"
 ModelAlias = Literal["Prelude", "Sonata", "Symphony", "Concerto"]
 AgentSlug = str
 RunId = str
@@ -367,6 +368,132 @@ RoleForbiddenError = TypedDict(
         "error": "Literal[\"role_forbidden\", \"forbidden\"]",
         "message": "NotRequired[str]",
         "requestId": "NotRequired[str]",
+    },
+)
+
+# RunEventCreated: `run.created`: the run exists (always the first event, sequence 1).
+RunEventCreated = TypedDict(
+    "RunEventCreated",
+    {
+        "sequence": "int",
+        "type": "Literal[\"run.created\"]",
+        "runId": "RunId",
+        "at": "str",
+        "agentSlug": "AgentSlug",
+        "alias": "ModelAlias",
+        "source": "Literal[\"api\", \"inbound_webhook\", \"mcp\", \"panel\"]",
+        "conversationId": "str | None",
+    },
+)
+
+# RunEventRouted: `run.routed`: the agent that answers (the target, or where the orchestrator routed the run).
+RunEventRouted = TypedDict(
+    "RunEventRouted",
+    {
+        "sequence": "int",
+        "type": "Literal[\"run.routed\"]",
+        "runId": "RunId",
+        "at": "str",
+        "agentSlug": "AgentSlug",
+    },
+)
+
+# RunEventText: `text.delta`: the next fragment of the answer, redacted: the same text as the invocation stream's `data: {"delta"}` fragment of the same `id`. The fragments, concatenated, are the answer. After the log's retention a finished run's fragments are kept as one.
+RunEventText = TypedDict(
+    "RunEventText",
+    {
+        "sequence": "int",
+        "type": "Literal[\"text.delta\"]",
+        "runId": "RunId",
+        "at": "str",
+        "delta": "str",
+    },
+)
+
+# RunEventToolCall: `tool.called`: the agent called a tool (its arguments and result are in the run's `toolCalls`).
+RunEventToolCall = TypedDict(
+    "RunEventToolCall",
+    {
+        "sequence": "int",
+        "type": "Literal[\"tool.called\"]",
+        "runId": "RunId",
+        "at": "str",
+        "name": "str",
+        "summary": "str",
+    },
+)
+
+# RunEventApproval: `approval.requested`: the agent asks for an approval; the approval is created when the run completes (`GET /approvals`).
+RunEventApproval = TypedDict(
+    "RunEventApproval",
+    {
+        "sequence": "int",
+        "type": "Literal[\"approval.requested\"]",
+        "runId": "RunId",
+        "at": "str",
+        "action": "str",
+        "summary": "str",
+    },
+)
+
+# RunEventDraft: `draft.created`: the agent wrote a draft; it is saved when the run completes.
+RunEventDraft = TypedDict(
+    "RunEventDraft",
+    {
+        "sequence": "int",
+        "type": "Literal[\"draft.created\"]",
+        "runId": "RunId",
+        "at": "str",
+        "kind": "Literal[\"email\", \"proposal\", \"reply\", \"message\", \"document\"]",
+        "subject": "str",
+    },
+)
+
+# RunEventUsage: `run.usage`: what the run consumed and was billed; sent once, just before the terminal event.
+RunEventUsage = TypedDict(
+    "RunEventUsage",
+    {
+        "sequence": "int",
+        "type": "Literal[\"run.usage\"]",
+        "runId": "RunId",
+        "at": "str",
+        "usage": "RunUsage",
+    },
+)
+
+# RunEventCompleted: `run.completed`: terminal; the run completed. The stream closes after it.
+RunEventCompleted = TypedDict(
+    "RunEventCompleted",
+    {
+        "sequence": "int",
+        "type": "Literal[\"run.completed\"]",
+        "runId": "RunId",
+        "at": "str",
+    },
+)
+
+# RunEventFailed: `run.failed`: terminal; the run failed. `reason` is the run's redacted `failureReason` (for example `engine_error`, `interrupted`, `kill_switch:hour`); `error` and `message` are what the invocation stream's `event: error` carries. The stream closes after it.
+RunEventFailed = TypedDict(
+    "RunEventFailed",
+    {
+        "sequence": "int",
+        "type": "Literal[\"run.failed\"]",
+        "runId": "RunId",
+        "at": "str",
+        "reason": "str",
+        "error": "Literal[\"engine_error\", \"timeout\", \"kill_switch\", \"internal_error\", \"service_unavailable\"]",
+        "message": "str",
+    },
+)
+
+# RunEventCanceled: `run.canceled`: terminal; the run was canceled (what it produced before is billed). The stream closes after it.
+RunEventCanceled = TypedDict(
+    "RunEventCanceled",
+    {
+        "sequence": "int",
+        "type": "Literal[\"run.canceled\"]",
+        "runId": "RunId",
+        "at": "str",
     },
 )
 
@@ -1374,4 +1501,4 @@ PingEvent = TypedDict(
     },
 )
 
-__all__ = ["ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "AccountResetKind", "ResetMemberRequest", "AccountReset", "RedeemAccountResetRequest", "AccountResetRedeemed", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]
+__all__ = ["RunEvent", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "AccountResetKind", "ResetMemberRequest", "AccountReset", "RedeemAccountResetRequest", "AccountResetRedeemed", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]

@@ -35,6 +35,7 @@ OPERATIONS: dict[str, OperationSpec] = {
     "listRuns": {"id": "listRuns", "method": "GET", "path": "/runs", "auth": "apiKey", "path_params": (), "query_params": ("status", "agent_slug", "alias", "source", "createdAfter", "createdBefore", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "getRun": {"id": "getRun", "method": "GET", "path": "/runs/{run_id}", "auth": "apiKey", "path_params": ("run_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "cancelRun": {"id": "cancelRun", "method": "POST", "path": "/runs/{run_id}/cancel", "auth": "apiKey", "path_params": ("run_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "getRunEvents": {"id": "getRunEvents", "method": "GET", "path": "/runs/{run_id}/events", "auth": "apiKey", "path_params": ("run_id",), "query_params": ("after",), "header_params": ("Last-Event-ID",), "body": "none", "status": 200, "response": "sse", "streamable": False, "idempotency_key": False, "csrf": False},
     "getCurrentUsage": {"id": "getCurrentUsage", "method": "GET", "path": "/usage/current", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "ingestInboundEvent": {"id": "ingestInboundEvent", "method": "POST", "path": "/webhooks/inbound/{slug}", "auth": "inboundSignature", "path_params": ("slug",), "query_params": (), "header_params": ("X-SERVICE-Timestamp", "X-SERVICE-Event-Id", "X-Event-Id", "X-Webhook-Id", "X-Hook-Id"), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "openMcpStream": {"id": "openMcpStream", "method": "GET", "path": "/v1/mcp/tenant/sse", "auth": "mcpToken", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "sse", "streamable": False, "idempotency_key": False, "csrf": False},
@@ -88,6 +89,7 @@ OPERATIONS: dict[str, OperationSpec] = {
     "listRunsV1": {"id": "listRunsV1", "method": "GET", "path": "/v1/runs", "auth": "apiKey", "path_params": (), "query_params": ("status", "agent_slug", "alias", "source", "createdAfter", "createdBefore", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "getRunV1": {"id": "getRunV1", "method": "GET", "path": "/v1/runs/{run_id}", "auth": "apiKey", "path_params": ("run_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "cancelRunV1": {"id": "cancelRunV1", "method": "POST", "path": "/v1/runs/{run_id}/cancel", "auth": "apiKey", "path_params": ("run_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "getRunEventsV1": {"id": "getRunEventsV1", "method": "GET", "path": "/v1/runs/{run_id}/events", "auth": "apiKey", "path_params": ("run_id",), "query_params": ("after",), "header_params": ("Last-Event-ID",), "body": "none", "status": 200, "response": "sse", "streamable": False, "idempotency_key": False, "csrf": False},
     "getUsageV1": {"id": "getUsageV1", "method": "GET", "path": "/v1/usage", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "ingestInboundEventV1": {"id": "ingestInboundEventV1", "method": "POST", "path": "/v1/webhooks/inbound/{slug}", "auth": "inboundSignature", "path_params": ("slug",), "query_params": (), "header_params": ("X-SERVICE-Timestamp", "X-SERVICE-Event-Id", "X-Event-Id", "X-Webhook-Id", "X-Hook-Id"), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listApiKeysV1": {"id": "listApiKeysV1", "method": "GET", "path": "/v1/api-keys", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
@@ -120,6 +122,10 @@ class Operations:
     def cancel_run(self, *, run_id: str) -> models.Run:
         """POST /runs/{run_id}/cancel: Cancel a run"""
         return self._call("cancelRun", path={"run_id": run_id})  # type: ignore[no-any-return]
+
+    def get_run_events(self, *, run_id: str, query: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None) -> Any:
+        """GET /runs/{run_id}/events: Follow a run's events (resumable stream)"""
+        return self._call("getRunEvents", path={"run_id": run_id}, query=query, headers=headers)
 
     def get_current_usage(self) -> models.Usage:
         """GET /usage/current: Get the consumption of the current period"""
@@ -333,6 +339,10 @@ class Operations:
         """POST /v1/runs/{run_id}/cancel: Cancel a run"""
         return self._call("cancelRunV1", path={"run_id": run_id})  # type: ignore[no-any-return]
 
+    def get_run_events_v1(self, *, run_id: str, query: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None) -> Any:
+        """GET /v1/runs/{run_id}/events: Follow a run's events (resumable stream)"""
+        return self._call("getRunEventsV1", path={"run_id": run_id}, query=query, headers=headers)
+
     def get_usage_v1(self) -> models.Usage:
         """GET /v1/usage: Get the consumption of the current period"""
         return self._call("getUsageV1")  # type: ignore[no-any-return]
@@ -387,6 +397,10 @@ class AsyncOperations:
     async def cancel_run(self, *, run_id: str) -> models.Run:
         """POST /runs/{run_id}/cancel: Cancel a run"""
         return await self._call("cancelRun", path={"run_id": run_id})  # type: ignore[no-any-return]
+
+    async def get_run_events(self, *, run_id: str, query: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None) -> Any:
+        """GET /runs/{run_id}/events: Follow a run's events (resumable stream)"""
+        return await self._call("getRunEvents", path={"run_id": run_id}, query=query, headers=headers)
 
     async def get_current_usage(self) -> models.Usage:
         """GET /usage/current: Get the consumption of the current period"""
@@ -599,6 +613,10 @@ class AsyncOperations:
     async def cancel_run_v1(self, *, run_id: str) -> models.Run:
         """POST /v1/runs/{run_id}/cancel: Cancel a run"""
         return await self._call("cancelRunV1", path={"run_id": run_id})  # type: ignore[no-any-return]
+
+    async def get_run_events_v1(self, *, run_id: str, query: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None) -> Any:
+        """GET /v1/runs/{run_id}/events: Follow a run's events (resumable stream)"""
+        return await self._call("getRunEventsV1", path={"run_id": run_id}, query=query, headers=headers)
 
     async def get_usage_v1(self) -> models.Usage:
         """GET /v1/usage: Get the consumption of the current period"""

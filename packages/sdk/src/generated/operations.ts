@@ -19,6 +19,7 @@ export const OPERATIONS = {
   listRuns: { id: 'listRuns', method: 'GET', path: '/runs', auth: 'apiKey', pathParams: [], queryParams: ['status', 'agent_slug', 'alias', 'source', 'createdAfter', 'createdBefore', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   getRun: { id: 'getRun', method: 'GET', path: '/runs/{run_id}', auth: 'apiKey', pathParams: ['run_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   cancelRun: { id: 'cancelRun', method: 'POST', path: '/runs/{run_id}/cancel', auth: 'apiKey', pathParams: ['run_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  getRunEvents: { id: 'getRunEvents', method: 'GET', path: '/runs/{run_id}/events', auth: 'apiKey', pathParams: ['run_id'], queryParams: ['after'], headerParams: ['Last-Event-ID'], body: 'none', status: 200, response: 'sse', streamable: false, idempotencyKey: false, csrf: false },
   getCurrentUsage: { id: 'getCurrentUsage', method: 'GET', path: '/usage/current', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   ingestInboundEvent: { id: 'ingestInboundEvent', method: 'POST', path: '/webhooks/inbound/{slug}', auth: 'inboundSignature', pathParams: ['slug'], queryParams: [], headerParams: ['X-SERVICE-Timestamp', 'X-SERVICE-Event-Id', 'X-Event-Id', 'X-Webhook-Id', 'X-Hook-Id'], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   openMcpStream: { id: 'openMcpStream', method: 'GET', path: '/v1/mcp/tenant/sse', auth: 'mcpToken', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'sse', streamable: false, idempotencyKey: false, csrf: false },
@@ -72,6 +73,7 @@ export const OPERATIONS = {
   listRunsV1: { id: 'listRunsV1', method: 'GET', path: '/v1/runs', auth: 'apiKey', pathParams: [], queryParams: ['status', 'agent_slug', 'alias', 'source', 'createdAfter', 'createdBefore', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   getRunV1: { id: 'getRunV1', method: 'GET', path: '/v1/runs/{run_id}', auth: 'apiKey', pathParams: ['run_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   cancelRunV1: { id: 'cancelRunV1', method: 'POST', path: '/v1/runs/{run_id}/cancel', auth: 'apiKey', pathParams: ['run_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  getRunEventsV1: { id: 'getRunEventsV1', method: 'GET', path: '/v1/runs/{run_id}/events', auth: 'apiKey', pathParams: ['run_id'], queryParams: ['after'], headerParams: ['Last-Event-ID'], body: 'none', status: 200, response: 'sse', streamable: false, idempotencyKey: false, csrf: false },
   getUsageV1: { id: 'getUsageV1', method: 'GET', path: '/v1/usage', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   ingestInboundEventV1: { id: 'ingestInboundEventV1', method: 'POST', path: '/v1/webhooks/inbound/{slug}', auth: 'inboundSignature', pathParams: ['slug'], queryParams: [], headerParams: ['X-SERVICE-Timestamp', 'X-SERVICE-Event-Id', 'X-Event-Id', 'X-Webhook-Id', 'X-Hook-Id'], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listApiKeysV1: { id: 'listApiKeysV1', method: 'GET', path: '/v1/api-keys', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
@@ -90,6 +92,7 @@ export interface OperationInputs {
   listRuns: { query?: Params<'listRuns', 'query'> };
   getRun: { path: Params<'getRun', 'path'> };
   cancelRun: { path: Params<'cancelRun', 'path'> };
+  getRunEvents: { path: Params<'getRunEvents', 'path'>; query?: Params<'getRunEvents', 'query'>; headers?: Partial<Params<'getRunEvents', 'header'>> };
   getCurrentUsage: Record<string, never>;
   ingestInboundEvent: { path: Params<'ingestInboundEvent', 'path'>; headers?: Partial<Params<'ingestInboundEvent', 'header'>>; body: JsonBody<'ingestInboundEvent'> };
   openMcpStream: Record<string, never>;
@@ -143,6 +146,7 @@ export interface OperationInputs {
   listRunsV1: { query?: Params<'listRunsV1', 'query'> };
   getRunV1: { path: Params<'getRunV1', 'path'> };
   cancelRunV1: { path: Params<'cancelRunV1', 'path'> };
+  getRunEventsV1: { path: Params<'getRunEventsV1', 'path'>; query?: Params<'getRunEventsV1', 'query'>; headers?: Partial<Params<'getRunEventsV1', 'header'>> };
   getUsageV1: Record<string, never>;
   ingestInboundEventV1: { path: Params<'ingestInboundEventV1', 'path'>; headers?: Partial<Params<'ingestInboundEventV1', 'header'>>; body: JsonBody<'ingestInboundEventV1'> };
   listApiKeysV1: Record<string, never>;
@@ -159,6 +163,7 @@ export interface OperationOutputs {
   listRuns: JsonAnswer<'listRuns', 200>;
   getRun: JsonAnswer<'getRun', 200>;
   cancelRun: JsonAnswer<'cancelRun', 200>;
+  getRunEvents: Response;
   getCurrentUsage: JsonAnswer<'getCurrentUsage', 200>;
   ingestInboundEvent: JsonAnswer<'ingestInboundEvent', 200>;
   openMcpStream: Response;
@@ -212,6 +217,7 @@ export interface OperationOutputs {
   listRunsV1: JsonAnswer<'listRunsV1', 200>;
   getRunV1: JsonAnswer<'getRunV1', 200>;
   cancelRunV1: JsonAnswer<'cancelRunV1', 200>;
+  getRunEventsV1: Response;
   getUsageV1: JsonAnswer<'getUsageV1', 200>;
   ingestInboundEventV1: JsonAnswer<'ingestInboundEventV1', 200>;
   listApiKeysV1: JsonAnswer<'listApiKeysV1', 200>;
@@ -244,6 +250,11 @@ export class Operations {
   /** POST /runs/{run_id}/cancel: Cancel a run */
   cancelRun(input: OperationInputs['cancelRun'], options?: RequestOptions): Promise<OperationOutputs['cancelRun']> {
     return this.transport.call(OPERATIONS.cancelRun, input, options) as Promise<OperationOutputs['cancelRun']>;
+  }
+
+  /** GET /runs/{run_id}/events: Follow a run's events (resumable stream) */
+  getRunEvents(input: OperationInputs['getRunEvents'], options?: RequestOptions): Promise<OperationOutputs['getRunEvents']> {
+    return this.transport.call(OPERATIONS.getRunEvents, input, options) as Promise<OperationOutputs['getRunEvents']>;
   }
 
   /** GET /usage/current: Get the consumption of the current period */
@@ -509,6 +520,11 @@ export class Operations {
   /** POST /v1/runs/{run_id}/cancel: Cancel a run */
   cancelRunV1(input: OperationInputs['cancelRunV1'], options?: RequestOptions): Promise<OperationOutputs['cancelRunV1']> {
     return this.transport.call(OPERATIONS.cancelRunV1, input, options) as Promise<OperationOutputs['cancelRunV1']>;
+  }
+
+  /** GET /v1/runs/{run_id}/events: Follow a run's events (resumable stream) */
+  getRunEventsV1(input: OperationInputs['getRunEventsV1'], options?: RequestOptions): Promise<OperationOutputs['getRunEventsV1']> {
+    return this.transport.call(OPERATIONS.getRunEventsV1, input, options) as Promise<OperationOutputs['getRunEventsV1']>;
   }
 
   /** GET /v1/usage: Get the consumption of the current period */
