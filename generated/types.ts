@@ -4289,7 +4289,7 @@ export interface components {
          */
         AfterSequenceQuery: number;
         /**
-         * @description The `id:` of the last event received (an EventSource sends it when it reconnects); the stream resumes after it. A value that is not a whole number from 0 to 2147483647 is answered `400 invalid_request`.
+         * @description The `id:` of the last event received (an EventSource sends it when it reconnects); the stream resumes after it. A value that is not 1 to 10 digits is answered `400 invalid_request`.
          * @example 12
          */
         LastEventId: string;
@@ -4679,7 +4679,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description The `id:` of the last event received (an EventSource sends it when it reconnects); the stream resumes after it. A value that is not a whole number from 0 to 2147483647 is answered `400 invalid_request`.
+                 * @description The `id:` of the last event received (an EventSource sends it when it reconnects); the stream resumes after it. A value that is not 1 to 10 digits is answered `400 invalid_request`.
                  * @example 12
                  */
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];
@@ -7192,7 +7192,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description The `id:` of the last event received (an EventSource sends it when it reconnects); the stream resumes after it. A value that is not a whole number from 0 to 2147483647 is answered `400 invalid_request`.
+                 * @description The `id:` of the last event received (an EventSource sends it when it reconnects); the stream resumes after it. A value that is not 1 to 10 digits is answered `400 invalid_request`.
                  * @example 12
                  */
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];

@@ -2224,7 +2224,7 @@ export const zRunIdPath = zRunIdParameter;
 export const zAfterSequenceQuery = z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(0).lte(2147483647));
 
 /**
- * The `id:` of the last event received (an EventSource sends it when it reconnects); the stream resumes after it. A value that is not a whole number from 0 to 2147483647 is answered `400 invalid_request`.
+ * The `id:` of the last event received (an EventSource sends it when it reconnects); the stream resumes after it. A value that is not 1 to 10 digits is answered `400 invalid_request`.
  */
 export const zLastEventId = z.string().regex(/^[0-9]{1,10}$/);
 

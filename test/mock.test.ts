@@ -68,6 +68,9 @@ const calls: Record<string, Call> = {
   sendAgentMessage: (c, h) => c.POST('/v1/agents/{slug}/messages', { params: { path: { slug: 'sales' } }, body: message, headers: { ...bearer, ...h } }),
   sendOrchestratorMessage: (c, h) => c.POST('/v1/orchestrator/messages', { body: message, headers: { ...bearer, ...h } }),
   getRunV1: (c, h) => c.GET('/v1/runs/{run_id}', { params: { path: { run_id: RUN_ID } }, headers: { ...bearer, ...h } }),
+  getRunEvents: (c, h) => c.GET('/runs/{run_id}/events', { params: { path: { run_id: RUN_ID } }, headers: { ...bearer, ...h }, parseAs: 'text' }),
+  getRunEventsV1: (c, h) =>
+    c.GET('/v1/runs/{run_id}/events', { params: { path: { run_id: RUN_ID }, query: { after: 0 } }, headers: { ...bearer, ...h }, parseAs: 'text' }),
   listRunsV1: (c, h) => c.GET('/v1/runs', { params: { query: { agent_slug: 'sales', offset: 0 } }, headers: { ...bearer, ...h } }),
   cancelRunV1: (c, h) => c.POST('/v1/runs/{run_id}/cancel', { params: { path: { run_id: RUN_ID } }, headers: { ...bearer, ...h } }),
   getUsageV1: (c, h) => c.GET('/v1/usage', { headers: { ...bearer, ...h } }),

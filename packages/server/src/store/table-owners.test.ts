@@ -35,6 +35,7 @@ const TABLE_OWNERS: Record<string, string> = {
   outbox_events: 'domain/events',
   paused_agents: 'domain/agents',
   run_counts: 'domain/runs',
+  run_events: 'domain/runs',
   run_steps: 'domain/runs',
   runs: 'domain/runs',
   schema_migrations: 'store',

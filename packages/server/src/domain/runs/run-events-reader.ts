@@ -64,8 +64,8 @@ export async function* followRunEvents(
         last = event.sequence;
         yield event;
       }
-      // Live until the terminal event, or until it is time to read the store again.
-      const deadline = performance.now() + POLL_MS;
+      // Live until the terminal event, or until nothing arrived for POLL_MS: then the store is read again.
+      let deadline = performance.now() + POLL_MS;
       while (!options.signal.aborted) {
         const event = queue.shift();
         if (event === undefined) {
@@ -89,6 +89,7 @@ export async function* followRunEvents(
           continue;
         }
         last = event.sequence;
+        deadline = performance.now() + POLL_MS;
         yield event;
         if (isTerminal(event)) return;
       }
