@@ -4,7 +4,8 @@ answer's body, for the requests that match a rule (the twin of packages/sdk/test
 It forwards bytes as they come (a stream stays a stream) and reads request heads only to know which answer is whose
 (HTTP/1.1 without pipelining: the bytes from the server after a request's head are that request's answer). A cut
 closes the client's side only and keeps reading the server's answer to its end, as a network that drops between
-client and server would: the server never hears of it.
+client and server would: the server never hears of it; unless the rule says ``close_server_side``, when the server's
+connection closes too (the server sees its client go).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ class CutRule:
     after_bytes: int
     #: How many matching answers to cut; default every one.
     times: float = float("inf")
+    #: Close the server's connection too at the cut (default: keep reading its answer, the server never knows).
+    close_server_side: bool = False
 
 
 @dataclass
@@ -44,6 +47,7 @@ class SeenRequest:
 class _Answer:
     request: SeenRequest
     cut_after: int | None
+    close_server_side: bool = False
     head: bytes | None = b""
     forwarded: int = 0
 
@@ -96,7 +100,9 @@ class CuttingProxy:
             armed = next((r for r in self._rules if r.left > 0 and r.rule.match.search(line)), None)
             if armed is not None:
                 armed.left -= 1
-            return _Answer(request, armed.rule.after_bytes if armed else None)
+            if armed is None:
+                return _Answer(request, None)
+            return _Answer(request, armed.rule.after_bytes, armed.rule.close_server_side)
 
 
 class _Connection:
@@ -180,6 +186,8 @@ class _Connection:
         answer.request.cut = True
         self.client.sendall(head_part + body[:room])
         _close(self.client)
+        if answer.close_server_side:
+            _close(self.upstream)
 
 
 def _close(sock: socket.socket) -> None:

@@ -112,6 +112,23 @@ def test_a_cut_invocation_stream_resumes_to_the_uncut_stream(
     assert detail["run"]["status"] == "completed" and detail["run"]["content"] == "".join(reference.deltas)
 
 
+def test_a_cut_the_server_sees_ends_as_the_runs_log_ends(
+    cutting: CuttingProxy, through: service_sdk.Client, client: service_sdk.Client, uncut: tuple[Outcome, int]
+) -> None:
+    """The server sees its client go and decides the run's end (today: canceled); the SDK ends as the log does."""
+    _, size = uncut
+    cutting.cut(CutRule(INVOCATION, size // 3, times=1, close_server_side=True))
+    resumed = collect(through.inference.stream(ask(QUESTION)))
+    assert cutting.requests(INVOCATION)[0].cut
+    run_id = run_id_of(cutting.requests(EVENTS)[0].line)
+    logged = list(client.runs.events(run_id))
+    assert "".join(resumed.deltas) == text_of(logged)
+    assert logged[-1]["type"] in ("run.completed", "run.canceled")
+    usage = client.runs.retrieve(run_id)["run"]["usage"]
+    assert resumed.error is None and resumed.end is not None
+    assert (resumed.end.run_id, resumed.end.usage) == (run_id, {"inputTokens": usage["inputTokens"], "outputTokens": usage["outputTokens"]})
+
+
 def test_a_cut_stream_of_a_failing_run_raises_the_same_error(cutting: CuttingProxy, through: service_sdk.Client, client: service_sdk.Client) -> None:
     failing = ask("Write a long report on churn [[fail-mid-stream]]")
     cutting.cut()

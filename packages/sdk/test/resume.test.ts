@@ -125,6 +125,20 @@ describe('an invocation stream that drops', () => {
     expect(detail.run.content).toBe(uncut.deltas.join(''));
   });
 
+  it("cut so that the server sees its client go: the SDK ends as the run's log ends (what the server decided), with its text", async () => {
+    proxy.cut({ match: INVOCATION, afterBytes: Math.floor(bodyBytes / 3), times: 1, closeServerSide: true });
+    const resumed = await collect(cut.inference.stream(ask(question)));
+    expect(requests(INVOCATION)[0]!.cut).toBe(true);
+    const [resume] = requests(EVENTS);
+    const runId = /\/v1\/runs\/([^/]+)\/events/.exec(resume!.line)![1]!;
+    const logged = await allEvents(direct.runs.events(runId));
+    expect(resumed.deltas.join('')).toBe(textOf(logged));
+    const terminal = logged.at(-1)!;
+    expect(['run.completed', 'run.canceled']).toContain(terminal.type);
+    const usage = (await direct.runs.retrieve(runId)).run.usage;
+    expect(resumed.end).toEqual({ type: 'end', runId, usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens } });
+  });
+
   it('of a run that fails mid-way throws the same error as the uncut stream, after the same fragments', async () => {
     const failing = ask('Write a long report on churn [[fail-mid-stream]]');
     proxy.cut();

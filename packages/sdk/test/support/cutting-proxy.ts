@@ -4,7 +4,8 @@
  * stays a stream) and reads the request heads only to know which response is whose (HTTP/1.1 without pipelining: the
  * bytes from the server after a request's head are that request's answer). A cut closes the client's side only and
  * keeps reading the server's answer to its end, as a network that drops between client and server would: the server
- * never hears of it.
+ * never hears of it; unless the rule says `closeServerSide`, when the server's connection closes too (the server sees its
+ * client go).
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
@@ -15,6 +16,8 @@ export interface CutRule {
   afterBytes: number;
   /** How many matching answers to cut; default every one. */
   times?: number;
+  /** Close the server's connection too at the cut (default: keep reading its answer, the server never knows). */
+  closeServerSide?: boolean;
 }
 
 export interface SeenRequest {
@@ -49,7 +52,7 @@ export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
     sockets.add(client).add(upstream);
     let clientOpen = true;
     // The request being answered on this connection, and how its answer is going.
-    let current: { request: SeenRequest; cutAfter: number | undefined; head: Buffer | undefined; forwarded: number } | undefined;
+    let current: { request: SeenRequest; cutAfter: number | undefined; closeServerSide: boolean; head: Buffer | undefined; forwarded: number } | undefined;
     let requestHead: Buffer = Buffer.alloc(0);
     let requestBodyLeft = 0;
 
@@ -79,7 +82,7 @@ export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
         seen.push(request);
         const armed = rules.find((r) => r.left > 0 && r.rule.match.test(line));
         if (armed) armed.left -= 1;
-        current = { request, cutAfter: armed?.rule.afterBytes, head: Buffer.alloc(0), forwarded: 0 };
+        current = { request, cutAfter: armed?.rule.afterBytes, closeServerSide: armed?.rule.closeServerSide ?? false, head: Buffer.alloc(0), forwarded: 0 };
       }
     });
 
@@ -114,7 +117,11 @@ export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
       // The cut: the head and the allowed bytes, then the client's connection closes; the server's answer is still read.
       clientOpen = false;
       current.request.cut = true;
-      client.write(Buffer.concat([headPart, body.subarray(0, room)]), () => client.destroy());
+      const closeServer = current.closeServerSide;
+      client.write(Buffer.concat([headPart, body.subarray(0, room)]), () => {
+        client.destroy();
+        if (closeServer) upstream.destroy();
+      });
     });
 
     const closeBoth = () => {
