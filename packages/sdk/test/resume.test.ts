@@ -7,9 +7,18 @@
  * fragments (LOCAL_ENGINE_FRAGMENT_DELAY_MS) so that a resume usually reaches a run still in progress.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InternalServerError, type RunEvent, ServiceClient, type ServiceError, StreamInterruptedError, type StreamEvent } from '../src/index.ts';
+import {
+  InternalServerError,
+  PermissionError,
+  type RunEvent,
+  ServiceClient,
+  type ServiceError,
+  StreamInterruptedError,
+  type StreamEvent,
+} from '../src/index.ts';
 import { type CuttingProxy, type SeenRequest, startCuttingProxy } from './support/cutting-proxy.ts';
 import { type LiveServer, startLiveServer } from './support/live-server.ts';
+import { type LoopbackProxy, startLoopbackProxy } from './support/loopback-proxy.ts';
 
 const ask = (content: string) => ({ alias: 'Sonata' as const, messages: [{ role: 'user' as const, content }] });
 const INVOCATION = /^POST \/v1\/inference /;
@@ -195,6 +204,59 @@ describe('an invocation stream that drops', () => {
     // What the caller had is the beginning of the answer; the rest is in the log after lastEventId.
     const rest = await allEvents(direct.runs.events(error.runId, { after: error.lastEventId }));
     expect(resumed.deltas.join('') + textOf(rest)).toBe(uncut.deltas.join(''));
+  });
+});
+
+describe('a resume answered with an error', () => {
+  // SDK → cutting proxy → a proxy that answers canned errors (loopback-proxy.ts) → the server.
+  let canned: LoopbackProxy;
+  let chained: CuttingProxy;
+  let client: ServiceClient;
+  const question = 'List the open renewals of this quarter.';
+  let reference: Outcome;
+  let bodyBytes = 0;
+
+  beforeAll(async () => {
+    canned = await startLoopbackProxy(0, live.url);
+    chained = await startCuttingProxy(canned.url);
+    client = new ServiceClient({ apiKey: live.init.apiKey, baseURL: chained.url, fetch: net, maxRetries: 2 });
+    reference = await collect(client.inference.stream(ask(question)));
+    bodyBytes = chained.seen[0]!.bodyBytes;
+  });
+
+  afterAll(async () => {
+    await chained?.close();
+    await canned?.close();
+  });
+
+  it('is retried as the retry rules say (503 with Retry-After-Ms and X-Should-Retry: true), then resumes', async () => {
+    expect(reference.end).toBeDefined();
+    chained.cut({ match: INVOCATION, afterBytes: Math.floor(bodyBytes / 2), times: 1 });
+    const unavailable = { status: 503, headers: { 'retry-after-ms': '20', 'x-should-retry': 'true' }, body: { error: 'service_unavailable' } };
+    canned.script('pass', unavailable, 'pass');
+    canned.seen.length = 0;
+    const resumed = await collect(client.inference.stream(ask(question)));
+    expect(resumed.error).toBeUndefined();
+    expect(resumed.deltas).toEqual(reference.deltas);
+    expect(resumed.end?.usage).toEqual(reference.end!.usage);
+    expect(canned.seen.map((r) => r.method)).toEqual(['POST', 'GET', 'GET']);
+    expect(canned.seen[1]!.headers['last-event-id']).toBe(canned.seen[2]!.headers['last-event-id']);
+  });
+
+  it.each([
+    ['a 403 scope_required', { status: 403, body: { error: 'scope_required', message: 'needs tenant:read' } }, PermissionError],
+    ['a 503 with X-Should-Retry: false', { status: 503, headers: { 'x-should-retry': 'false' }, body: { error: 'service_unavailable' } }, InternalServerError],
+  ])('is not retried after %s: StreamInterruptedError at once, the refusal as its cause', async (_, answer, Refusal) => {
+    chained.cut({ match: INVOCATION, afterBytes: Math.floor(bodyBytes / 2), times: 1 });
+    canned.script('pass', answer);
+    canned.seen.length = 0;
+    const resumed = await collect(client.inference.stream(ask(question)));
+    expect(resumed.error).toBeInstanceOf(StreamInterruptedError);
+    const error = resumed.error as StreamInterruptedError;
+    expect(error.cause).toBeInstanceOf(Refusal);
+    expect(error.lastEventId).toBe(Number(canned.seen[1]!.headers['last-event-id']));
+    expect(canned.seen.map((r) => r.method)).toEqual(['POST', 'GET']);
+    expect(resumed.deltas.join('') + textOf(await allEvents(direct.runs.events(error.runId, { after: error.lastEventId })))).toBe(reference.deltas.join(''));
   });
 });
 
