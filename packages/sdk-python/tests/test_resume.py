@@ -19,6 +19,7 @@ import service_sdk
 from service_sdk import models
 from tests.conftest import ask, async_http_client, http_client, wait_until
 from tests.cutting_proxy import CutRule, CuttingProxy
+from tests.loopback import LoopbackProxy
 
 INVOCATION = re.compile(r"^POST /v1/inference ")
 EVENTS = re.compile(r"^GET /v1/runs/[^/]+/events ")
@@ -288,3 +289,48 @@ def test_the_async_client_resumes_the_same_way(
             assert len(cutting.requests(EVENTS)) == 3
 
     asyncio.run(scenario())
+
+
+@pytest.fixture(scope="module")
+def chained(base_url: str, api_key: str) -> Iterator[tuple[LoopbackProxy, CuttingProxy, service_sdk.Client, Outcome, int]]:
+    """SDK → cutting proxy → a proxy that answers canned errors (tests/loopback.py) → the server; and a reference."""
+    canned = LoopbackProxy(0, base_url)
+    cutting = CuttingProxy(canned.url)
+    with service_sdk.Client(api_key=api_key, base_url=cutting.url, http_client=http_client(), max_retries=2) as c:
+        reference = collect(c.inference.stream(ask("List the open renewals of this quarter.")))
+        assert reference.end is not None
+        yield canned, cutting, c, reference, cutting.seen[0].body_bytes
+    cutting.close()
+    canned.close()
+
+
+def test_a_resume_answered_503_is_retried_as_the_retry_rules_say(chained: Any) -> None:
+    canned, cutting, c, reference, size = chained
+    cutting.cut(CutRule(INVOCATION, size // 2, times=1))
+    canned.script("pass", {"status": 503, "headers": {"retry-after-ms": "20", "x-should-retry": "true"}, "body": {"error": "service_unavailable"}}, "pass")
+    resumed = collect(c.inference.stream(ask("List the open renewals of this quarter.")))
+    assert resumed.error is None and resumed.deltas == reference.deltas
+    assert resumed.end is not None and resumed.end.usage == reference.end.usage
+    assert [r["method"] for r in canned.seen] == ["POST", "GET", "GET"]
+    assert canned.seen[1]["headers"]["last-event-id"] == canned.seen[2]["headers"]["last-event-id"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "refusal"),
+    [
+        ({"status": 403, "body": {"error": "scope_required", "message": "needs tenant:read"}}, service_sdk.PermissionError),
+        ({"status": 503, "headers": {"x-should-retry": "false"}, "body": {"error": "service_unavailable"}}, service_sdk.InternalServerError),
+    ],
+)
+def test_a_refused_resume_raises_stream_interrupted_at_once(answer: dict[str, Any], refusal: type, chained: Any, client: service_sdk.Client) -> None:
+    canned, cutting, c, reference, size = chained
+    cutting.cut(CutRule(INVOCATION, size // 2, times=1))
+    canned.script("pass", answer)
+    resumed = collect(c.inference.stream(ask("List the open renewals of this quarter.")))
+    error = resumed.error
+    assert isinstance(error, service_sdk.StreamInterruptedError)
+    assert isinstance(error.__cause__, refusal)
+    assert [r["method"] for r in canned.seen] == ["POST", "GET"]
+    assert error.last_event_id == int(canned.seen[1]["headers"]["last-event-id"])
+    rest = list(client.runs.events(error.run_id, after=error.last_event_id))
+    assert "".join(resumed.deltas) + text_of(rest) == "".join(reference.deltas)
