@@ -148,6 +148,26 @@ describe('an invocation stream that drops', () => {
     expect(resumed.end).toEqual({ type: 'end', runId, usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens } });
   });
 
+  it('of agents.messageStream and orchestrator.messageStream resumes the same way', async () => {
+    const body = ask('Draft a short intro to Dana.');
+    for (const [route, stream] of [
+      [/^POST \/v1\/agents\/sales\/messages /, () => cut.agents.messageStream('sales', body)],
+      [/^POST \/v1\/orchestrator\/messages /, () => cut.orchestrator.messageStream(body)],
+    ] as const) {
+      proxy.cut();
+      const reference = await collect(stream());
+      const size = requests(route)[0]!.bodyBytes;
+      proxy.cut({ match: route, afterBytes: Math.floor(size / 2), times: 1 });
+      const resumed = await collect(stream());
+      expect(requests(route)[0]!.cut).toBe(true);
+      expect(requests(EVENTS)).toHaveLength(1);
+      expect(resumed.error).toBeUndefined();
+      expect(resumed.deltas.length).toBeGreaterThan(1);
+      expect(resumed.deltas).toEqual(reference.deltas);
+      expect(resumed.end?.usage).toEqual(reference.end!.usage);
+    }
+  });
+
   it('of a run that fails mid-way throws the same error as the uncut stream, after the same fragments', async () => {
     const failing = ask('Write a long report on churn [[fail-mid-stream]]');
     proxy.cut();
