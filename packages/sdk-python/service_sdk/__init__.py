@@ -1,7 +1,7 @@
 """service_sdk: the official Python SDK of the Agent Invocation Service.
 
-``Client`` (sync) and ``AsyncClient`` (asyncio) over httpx, typed errors, retries with backoff, streaming,
-pagination, polling, and ``verify_webhook`` for receivers of signed deliveries.
+``Client`` (sync) and ``AsyncClient`` (asyncio) over httpx, typed errors, retries with backoff, streaming that
+resumes a dropped stream, a run's event log (``runs.events``), pagination, polling, and ``verify_webhook`` for receivers of signed deliveries.
 """
 
 from ._client import AsyncClient, Client
@@ -17,14 +17,16 @@ from ._errors import (
     QuotaExceededError,
     RateLimitError,
     ServiceError,
+    StreamInterruptedError,
     TimeoutError,
     error_class_of,
 )
 from ._generated import models
 from ._generated.errors import ERROR_FIELDS, ERROR_STATUS
 from ._generated.operations import OPERATIONS
-from ._inference import StreamDelta, StreamEnd, StreamEvent
+from ._run_events import TERMINAL_EVENT_TYPES, is_terminal_run_event
 from ._runs import TERMINAL_STATUSES, AsyncRunPage, AsyncRunPaginator, RunPage
+from ._stream_events import StreamDelta, StreamEnd, StreamEvent
 from ._transport import DEFAULT_BASE_URL
 from ._webhooks import WebhookVerification, verify_webhook
 
@@ -35,6 +37,7 @@ __all__ = [
     "ERROR_FIELDS",
     "ERROR_STATUS",
     "OPERATIONS",
+    "TERMINAL_EVENT_TYPES",
     "TERMINAL_STATUSES",
     "AsyncClient",
     "AsyncRunPage",
@@ -55,9 +58,11 @@ __all__ = [
     "StreamDelta",
     "StreamEnd",
     "StreamEvent",
+    "StreamInterruptedError",
     "TimeoutError",
     "WebhookVerification",
     "error_class_of",
+    "is_terminal_run_event",
     "models",
     "verify_webhook",
 ]

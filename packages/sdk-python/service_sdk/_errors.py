@@ -124,6 +124,21 @@ class TimeoutError(ConnectionError, builtins.TimeoutError):  # noqa: A001
     """No answer within the timeout."""
 
 
+class StreamInterruptedError(ConnectionError):
+    """A run's stream kept dropping before its terminal event.
+
+    It was resumed from the run's event log (``GET /v1/runs/{run_id}/events``) up to ``max_retries`` times in a row
+    without a new event, or could not be resumed at all (``__cause__`` says why). ``run_id`` and ``last_event_id`` (the
+    ``sequence`` of the last event received, 0 for none) let the caller follow the rest later with
+    ``client.runs.events(run_id, after=last_event_id)``.
+    """
+
+    def __init__(self, message: str, *, run_id: str, last_event_id: int) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        self.last_event_id = last_event_id
+
+
 def error_class_of(status: int, code: str) -> type[ServiceError]:
     if code == "quota_exceeded":
         return QuotaExceededError

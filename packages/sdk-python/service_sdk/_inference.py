@@ -4,36 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
-from ._errors import create_service_error
+from ._errors import ConnectionError, create_service_error
 from ._generated import models
 from ._generated.operations import OPERATIONS
-from ._sse import aiter_sse, iter_sse
+from ._sse import aiter_lines, aiter_sse, iter_lines, iter_sse
+from ._stream_events import StreamDelta, StreamEnd, StreamEvent
+from ._stream_resume import aresume_stream, resume_stream
 from ._transport import AsyncTransport, SyncTransport
-
-
-@dataclass(frozen=True)
-class StreamDelta:
-    """One redacted text fragment."""
-
-    delta: str
-    type: Literal["delta"] = "delta"
-
-
-@dataclass(frozen=True)
-class StreamEnd:
-    """The closing event: the run's id and its token usage."""
-
-    run_id: str
-    usage: models.TokenUsage
-    type: Literal["end"] = "end"
-
-
-StreamEvent = StreamDelta | StreamEnd
 
 
 def _event(name: str, data: str, response: httpx.Response) -> StreamEvent | None:
@@ -53,48 +34,60 @@ def _no_end(response: httpx.Response) -> Exception:
     )
 
 
-def _lines(chunks: Iterator[str]) -> Iterator[str]:
-    buffer = ""
-    for chunk in chunks:
-        buffer += chunk
-        *complete, buffer = buffer.replace("\r\n", "\n").split("\n")
-        yield from complete
-    if buffer:
-        yield buffer
+def _resume_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {"max_retries": kwargs.get("max_retries")}
 
 
-async def _alines(chunks: AsyncIterator[str]) -> AsyncIterator[str]:
-    buffer = ""
-    async for chunk in chunks:
-        buffer += chunk
-        *complete, buffer = buffer.replace("\r\n", "\n").split("\n")
-        for line in complete:
-            yield line
-    if buffer:
-        yield buffer
+def _dropped(response: httpx.Response, dropped: BaseException) -> BaseException:
+    """Without ``X-Run-Id`` (a server without the run's event log) there is nothing to resume from."""
+    return _no_end(response) if isinstance(dropped, ConnectionError) else dropped
 
 
 def stream_operation(transport: SyncTransport, operation_id: str, **kwargs: Any) -> Iterator[StreamEvent]:
-    """Iterates a streamed answer; leaving the loop early closes the connection (the generator's close)."""
+    """Iterates a streamed answer; leaving the loop early closes the connection (the generator's close). A stream that
+    drops before its end resumes from the run's event log (``_stream_resume``)."""
+    last_event_id = 0
+    dropped: BaseException
     with transport.send(OPERATIONS[operation_id], stream=True, **kwargs) as response:
-        for name, data in iter_sse(_lines(response.iter_text())):
-            event = _event(name, data, response)
-            if event is not None:
-                yield event
-                if isinstance(event, StreamEnd):
-                    return
-        raise _no_end(response)
+        try:
+            for sse in iter_sse(iter_lines(response.iter_text())):
+                event = _event(sse.event, sse.data, response)
+                if event is not None:
+                    if isinstance(event, StreamDelta) and sse.id is not None and sse.id.isdigit():
+                        last_event_id = int(sse.id)
+                    yield event
+                    if isinstance(event, StreamEnd):
+                        return
+            dropped = ConnectionError("the stream ended without its end event")
+        except httpx.TransportError as error:
+            dropped = error
+    run_id = response.headers.get("x-run-id")
+    if not run_id:
+        raise _dropped(response, dropped)
+    yield from resume_stream(transport, run_id, last_event_id, response.headers, dropped, _resume_options(kwargs))
 
 
 async def astream_operation(transport: AsyncTransport, operation_id: str, **kwargs: Any) -> AsyncIterator[StreamEvent]:
+    last_event_id = 0
+    dropped: BaseException
     async with transport.send(OPERATIONS[operation_id], stream=True, **kwargs) as response:
-        async for name, data in aiter_sse(_alines(response.aiter_text())):
-            event = _event(name, data, response)
-            if event is not None:
-                yield event
-                if isinstance(event, StreamEnd):
-                    return
-        raise _no_end(response)
+        try:
+            async for sse in aiter_sse(aiter_lines(response.aiter_text())):
+                event = _event(sse.event, sse.data, response)
+                if event is not None:
+                    if isinstance(event, StreamDelta) and sse.id is not None and sse.id.isdigit():
+                        last_event_id = int(sse.id)
+                    yield event
+                    if isinstance(event, StreamEnd):
+                        return
+            dropped = ConnectionError("the stream ended without its end event")
+        except httpx.TransportError as error:
+            dropped = error
+    run_id = response.headers.get("x-run-id")
+    if not run_id:
+        raise _dropped(response, dropped)
+    async for resumed in aresume_stream(transport, run_id, last_event_id, response.headers, dropped, _resume_options(kwargs)):
+        yield resumed
 
 
 class Inference:

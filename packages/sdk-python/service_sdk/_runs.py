@@ -14,6 +14,7 @@ from typing import Any
 
 from ._generated import models
 from ._generated.operations import OPERATIONS
+from ._run_events import afollow_run_events, follow_run_events
 from ._transport import AsyncTransport, SyncTransport
 
 #: ``completed``, ``failed`` and ``canceled`` end a run; ``in_progress`` means keep polling.
@@ -154,6 +155,15 @@ class Runs:
         result: models.RunDetail = self._transport.call("cancelRun", path={"run_id": run_id}, **options)
         return result
 
+    def events(self, run_id: str, *, after: int = 0, max_retries: int | None = None) -> Iterator[models.RunEvent]:
+        """``GET /v1/runs/{run_id}/events``: the run's events (``run.created``, ``run.routed``, ``text.delta``, …,
+        ``run.usage``, then one of ``run.completed``, ``run.failed``, ``run.canceled``), replayed from the start or
+        after ``after`` (a ``sequence``), then live until the terminal event, after which the loop ends. A dropped
+        connection is resumed with ``Last-Event-ID`` (at most ``max_retries`` failed attempts in a row, with backoff;
+        then ``StreamInterruptedError``), and no event is yielded twice. A run that does not exist raises
+        ``NotFoundError``. Leaving the loop early (``close()``) ends the request."""
+        return follow_run_events(self._transport, run_id, after=after, max_retries=max_retries)
+
     def list(self, **params: Any) -> RunPage:
         """The first page (requested now). Filters: ``status``, ``agent_slug``, ``limit`` (1–200), ``offset``."""
         return RunPage._fetch(self._transport, params)
@@ -183,6 +193,10 @@ class AsyncRuns:
     async def cancel(self, run_id: str, **options: Any) -> models.RunDetail:
         result: models.RunDetail = await self._transport.call("cancelRun", path={"run_id": run_id}, **options)
         return result
+
+    def events(self, run_id: str, *, after: int = 0, max_retries: int | None = None) -> AsyncIterator[models.RunEvent]:
+        """``async for event in client.runs.events(run_id)``: as ``Client.runs.events``."""
+        return afollow_run_events(self._transport, run_id, after=after, max_retries=max_retries)
 
     def list(self, **params: Any) -> AsyncRunPaginator:
         """Await it for the first page, or ``async for`` it for every run. Filters as ``Client.runs.list``."""

@@ -13,8 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSelfSignedCertificate, type HttpsTestReceiver, startHttpsTestReceiver } from '@service/testing/https-receiver';
 import { type LiveServer, startLiveServer } from '../../sdk/test/support/live-server.ts';
 
-const PORT = 19211;
-const PROXY_PORT = 19212;
+// Free ports, chosen by the system: the server's (port 0) and the Python loopback proxy's (0 too).
+const PORT = 0;
+const PROXY_PORT = 0;
 const PACKAGE = resolve(import.meta.dirname, '..');
 
 /** The first interpreter that has httpx and pytest: PYTHON, python3 on the PATH, then the system one. */

@@ -13,7 +13,6 @@ from urllib.parse import urlsplit
 
 class LoopbackProxy:
     def __init__(self, port: int, target: str) -> None:
-        self.url = f"http://127.0.0.1:{port}"
         self.seen: list[dict[str, Any]] = []
         self._actions: list[Any] = []
         upstream = urlsplit(target)
@@ -67,6 +66,8 @@ class LoopbackProxy:
             do_GET = do_POST = do_DELETE = _handle
 
         self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        # Port 0: the one the system chose.
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()

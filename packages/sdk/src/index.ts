@@ -15,6 +15,7 @@ export {
   InternalServerError,
   ConnectionError,
   TimeoutError,
+  StreamInterruptedError,
   errorClassOf,
   type ErrorCode,
   type ErrorFields,
@@ -34,6 +35,7 @@ export {
   type RunListParams,
   type PollOptions,
 } from './runs.ts';
+export { TERMINAL_EVENT_TYPES, isTerminalRunEvent, type RunEvent, type RunEventType, type RunEventsOptions, type TerminalRunEvent } from './run-events.ts';
 export { ApiKeys, Approvals, Webhooks, InboundWebhooks, WebhookDestinations } from './admin.ts';
 export { OPERATIONS, SERVERS, Operations, type OperationId, type OperationInputs, type OperationOutputs, type Schemas } from './generated/operations.ts';
 export * from './webhooks/index.ts';

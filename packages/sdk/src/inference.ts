@@ -2,11 +2,12 @@
  * @module Invocation: `POST /v1/inference`, synchronous or streamed, and the Set B message routes
  * (`client.agents.message`, `client.orchestrator.message`) that answer the same shapes.
  */
-import { createServiceError } from './core/errors.ts';
+import { ConnectionError, createServiceError, ServiceError } from './core/errors.ts';
 import type { OperationInput, OperationSpec } from './core/operation.ts';
 import { readSse } from './core/sse.ts';
 import type { RequestOptions, Transport } from './core/transport.ts';
 import { OPERATIONS, type Schemas } from './generated/operations.ts';
+import { resumeStream } from './stream-resume.ts';
 
 export type InferenceRequest = Omit<Schemas['InferenceRequest'], 'stream'>;
 export type InferenceResponse = Schemas['InferenceResponse'];
@@ -69,21 +70,39 @@ export class Orchestrator {
 async function* streamOperation(transport: Transport, spec: OperationSpec, input: OperationInput, options: RequestOptions = {}): AsyncGenerator<StreamEvent> {
   const abort = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, abort.signal]) : abort.signal;
+  let response: Response;
+  let lastEventId = 0;
+  let dropped: unknown;
   try {
-    const { response } = await transport.send(spec, input, { ...options, signal, stream: true });
+    ({ response } = await transport.send(spec, input, { ...options, signal, stream: true }));
     if (!response.body) throw new TypeError('the stream answer has no body');
-    for await (const event of readSse(response.body)) {
-      const data = JSON.parse(event.data) as Record<string, unknown>;
-      if (event.event === 'end') {
-        yield { type: 'end', runId: String(data.runId), usage: data.usage as Schemas['TokenUsage'] };
-        return;
+    try {
+      for await (const event of readSse(response.body)) {
+        const data = JSON.parse(event.data) as Record<string, unknown>;
+        if (event.event === 'end') {
+          yield { type: 'end', runId: String(data.runId), usage: data.usage as Schemas['TokenUsage'] };
+          return;
+        }
+        if (event.event === 'error') throw createServiceError(response.status, data, response.headers);
+        if (event.event === 'message' && typeof data.delta === 'string') {
+          if (event.id !== undefined && /^\d+$/.test(event.id)) lastEventId = Number(event.id);
+          yield { type: 'delta', delta: data.delta };
+        }
       }
-      if (event.event === 'error') throw createServiceError(response.status, data, response.headers);
-      if (event.event === 'message' && typeof data.delta === 'string') yield { type: 'delta', delta: data.delta };
+      dropped = new ConnectionError('the stream ended without its end event');
+    } catch (error) {
+      if (options.signal?.aborted || error instanceof ServiceError) throw error;
+      dropped = error;
     }
-    throw createServiceError(response.status, { error: 'internal_error', message: 'the stream ended without its end event' }, response.headers);
   } finally {
-    // Leaving the loop early (break, return, an exception) ends the request.
+    // Leaving the loop early (break, return, an exception) or a drop ends the request.
     abort.abort();
   }
+  const runId = response.headers.get('x-run-id');
+  if (!runId) {
+    // A server without the run's event log: nothing to resume from.
+    if (dropped instanceof ConnectionError) throw createServiceError(response.status, { error: 'internal_error', message: dropped.message }, response.headers);
+    throw dropped;
+  }
+  yield* resumeStream(transport, runId, lastEventId, response.headers, options, dropped);
 }

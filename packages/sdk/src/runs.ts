@@ -6,6 +6,7 @@
 import type { RequestOptions, Transport } from './core/transport.ts';
 import { sleep } from './core/retry.ts';
 import { OPERATIONS, type OperationInputs, type Schemas } from './generated/operations.ts';
+import { followRunEvents, type RunEvent, type RunEventsOptions } from './run-events.ts';
 
 export type Run = Schemas['Run'];
 export type RunDetail = Schemas['RunDetail'];
@@ -34,6 +35,17 @@ export class Runs {
   /** `POST /runs/{run_id}/cancel`. */
   cancel(runId: string, options?: RequestOptions): Promise<RunDetail> {
     return this.transport.call(OPERATIONS.cancelRun, { path: { run_id: runId } }, options) as Promise<RunDetail>;
+  }
+
+  /**
+   * `GET /v1/runs/{run_id}/events`: the run's events (`run.created`, `run.routed`, `text.delta`, …, `run.usage`, then
+   * one of `run.completed`, `run.failed`, `run.canceled`), replayed from the start or after `after` (a `sequence`),
+   * then live until the terminal event, after which the loop ends. A dropped connection is resumed with
+   * `Last-Event-ID` (at most `maxRetries` failed attempts in a row, with backoff; then `StreamInterruptedError`), and no
+   * event is yielded twice. A run that does not exist throws `NotFoundError`. Leaving the loop early ends the request.
+   */
+  events(runId: string, options?: RunEventsOptions): AsyncIterable<RunEvent> {
+    return followRunEvents(this.transport, runId, options);
   }
 
   /**

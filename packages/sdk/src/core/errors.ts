@@ -124,6 +124,23 @@ export class TimeoutError extends ConnectionError {
   override readonly name: string = 'TimeoutError';
 }
 
+/**
+ * A run's stream kept dropping before its terminal event: it was resumed from the run's event log
+ * (`GET /v1/runs/{run_id}/events`) up to `maxRetries` times in a row without receiving a new event, or could not be
+ * resumed at all (`cause` says why). `runId` and `lastEventId` (the `sequence` of the last event received, 0 for
+ * none) let the caller follow the rest later with `client.runs.events(runId, { after: lastEventId })`.
+ */
+export class StreamInterruptedError extends ConnectionError {
+  override readonly name: string = 'StreamInterruptedError';
+  readonly runId: string;
+  readonly lastEventId: number;
+  constructor(message: string, init: { runId: string; lastEventId: number; cause?: unknown }) {
+    super(message, { cause: init.cause });
+    this.runId = init.runId;
+    this.lastEventId = init.lastEventId;
+  }
+}
+
 /** The class of an error code and status. */
 export function errorClassOf(status: number, code: string): typeof ServiceError {
   if (code === 'quota_exceeded') return QuotaExceededError;

@@ -1,6 +1,6 @@
 /**
  * @module Test helper: the real server over HTTP, started the way an operator does (`service init --json`,
- * then `service serve`) on a fresh embedded data directory and a fixed loopback port; `cli` runs another
+ * then `service serve`) on a fresh embedded data directory and a loopback port (fixed, or 0 for a free one); `cli` runs another
  * command on the same directory while the server is stopped (PGlite allows one process at a time). The
  * server is a real process; the one-off commands run in this process (`runInProcess`: the CLI minus the
  * process, on the same arguments and environment).
@@ -21,6 +21,7 @@ export interface InitOutput {
 }
 
 export interface LiveServer {
+  /** With port 0, the port the server chose at its first start (a restart asks for the same one). */
   url: string;
   init: InitOutput;
   dataDir: string;
@@ -51,6 +52,7 @@ export async function startLiveServer(options: {
   const init = JSON.parse(await cli('init', '--json')) as InitOutput;
   await options.setup?.(cli);
   let child: ChildProcess | undefined;
+  let port = options.port;
   const server: LiveServer = {
     url: `http://127.0.0.1:${options.port}`,
     init,
@@ -58,19 +60,20 @@ export async function startLiveServer(options: {
     cli,
     start: () =>
       new Promise((done, fail) => {
-        const started = spawn(
-          process.execPath,
-          [...cliCommand('serve'), 'serve', '--host', '127.0.0.1', '--port', String(options.port), '--data-dir', dataDir],
-          {
-            cwd: ROOT,
-            env,
-          },
-        );
+        const started = spawn(process.execPath, [...cliCommand('serve'), 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir], {
+          cwd: ROOT,
+          env,
+        });
         child = started;
         let output = '';
         const onData = (chunk: Buffer) => {
           output += chunk.toString();
-          if (/Listening on/.test(output)) done();
+          const listening = /Listening on (https?:\/\/[^\s]+?:(\d+))/.exec(output);
+          if (listening) {
+            port = Number(listening[2]);
+            server.url = `http://127.0.0.1:${port}`;
+            done();
+          }
         };
         started.stdout!.on('data', onData);
         started.stderr!.on('data', onData);

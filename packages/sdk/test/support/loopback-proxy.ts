@@ -50,8 +50,10 @@ export async function startLoopbackProxy(port: number, target: string): Promise<
     });
   });
   await new Promise<void>((done) => server.listen(port, '127.0.0.1', done));
+  // Port 0: the one the system chose.
+  const { port: listening } = server.address() as { port: number };
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${listening}`,
     seen,
     script: (...next) => {
       actions = next;
