@@ -16,7 +16,8 @@ export interface LiveRun {
   drafts: Of<'draft.created'>[];
   usage: Schemas['RunUsage'] | undefined;
   end: TerminalRunEvent | undefined;
-  connection: Connection | 'connecting';
+  /** `stopped`: the live view ended on an error before the terminal event. */
+  connection: Connection | 'connecting' | 'stopped';
   /** The latest change worth saying, for the status region. */
   said: string;
 }
@@ -65,6 +66,11 @@ export function applyConnection(live: LiveRun, connection: Connection): LiveRun 
   if (connection === live.connection) return live;
   const said = connection === 'reconnecting' ? 'The connection dropped; resuming where it stopped…' : 'Live: the page follows the run as it happens.';
   return { ...live, connection, said };
+}
+
+/** The live view ended on an error (shown beside it), before the terminal event. */
+export function stopped(live: LiveRun): LiveRun {
+  return live.end ? live : { ...live, connection: 'stopped', said: 'Live updates stopped.' };
 }
 
 /** The status a terminal event leaves the run in (shown before the run is read again). */

@@ -78,3 +78,29 @@ export function countRunRequests(page: Page, runId: string): RunRequests {
   page.on('request', count);
   return counted;
 }
+
+/**
+ * The run's event log as the server sends it (`GET /runs/{run_id}/events` with the API key), up to the first event
+ * whose data holds `until`: the raw text of those whole events and the last `id:` among them.
+ */
+export async function eventsSoFar(h: Pick<Harness, 'url' | 'apiKey'>, runId: string, until: string): Promise<{ text: string; lastId: number }> {
+  const controller = new AbortController();
+  const response = await fetch(`${h.url}/runs/${runId}/events`, { headers: { authorization: `Bearer ${h.apiKey}` }, signal: controller.signal });
+  if (response.status !== 200) throw new Error(`getRunEvents answered ${response.status}: ${await response.text()}`);
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the run's events ended before one held ${JSON.stringify(until)}`);
+      text += value;
+      const whole = text.slice(0, text.lastIndexOf('\n\n') + 2);
+      if (whole.includes(until)) {
+        const ids = [...whole.matchAll(/^id: ?(\d+)$/gm)].map((m) => Number(m[1]));
+        return { text: whole, lastId: Math.max(...ids) };
+      }
+    }
+  } finally {
+    controller.abort();
+  }
+}

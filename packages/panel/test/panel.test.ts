@@ -7,7 +7,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, chromiumAvailable, codeOf, type Harness, joinSecondWorkspace, SHOTS_DIR, shot, signIn, startHarness, type User } from './harness.ts';
-import { countRunRequests, startPacedRun } from './paced-run.ts';
+import { countRunRequests, eventsSoFar, startPacedRun } from './paced-run.ts';
 
 // In CI the browser suite must run (.ci/run installs chromium); elsewhere it is skipped, saying why.
 if (!chromiumAvailable && process.env.CI) throw new Error('/usr/bin/chromium is missing: the panel suite cannot run (apt-get install chromium).');
@@ -339,6 +339,36 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.waitForTimeout(2000);
     expect({ reads: requests.reads, streams: requests.streams }).toEqual({ reads: 2, streams: [''] });
     requests.stop();
+  });
+
+  it('resumes a dropped event stream after the last event it received, repeating no text', async () => {
+    const paced = await startPacedRun(h, 'Which invoices are more than 60 days overdue?');
+    paced.fragment('Two invoices are overdue, ');
+    // The page's first connection gets the log's events so far and then ends, as a dropped connection would.
+    const head = await eventsSoFar(h, paced.runId, 'Two invoices');
+    let first = true;
+    await page.route(`**/runs/${paced.runId}/events`, async (route) => {
+      if (!first) return route.continue();
+      first = false;
+      return route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: head.text });
+    });
+    await open('Runs');
+    const requests = countRunRequests(page, paced.runId);
+    await page.getByRole('link', { name: paced.runId }).click();
+    const content = page.locator('pre.content');
+    await expect.poll(() => content.textContent(), SLOW).toContain('Two invoices');
+    // Resumed after the last id it received, on the real stream.
+    await expect.poll(() => requests.streams, SLOW).toEqual(['', String(head.lastId)]);
+    await expect.poll(() => page.getByRole('status').textContent(), SLOW).toBe('Live: the page follows the run as it happens.');
+    paced.fragment('INV-2001 and INV-2002.');
+    await expect.poll(() => content.textContent(), SLOW).toContain('INV-2001 and INV-2002');
+    await paced.finish();
+    await expect.poll(() => page.getByRole('status').textContent(), SLOW).toBe('The run completed.');
+    await expect.poll(() => requests.reads, SLOW).toBe(2);
+    expect(await content.textContent()).toBe('Two invoices are overdue, INV-2001 and INV-2002.');
+    expect(requests.streams).toHaveLength(2);
+    requests.stop();
+    await page.unroute(`**/runs/${paced.runId}/events`);
   });
 
   it('cancels an in_progress run from its page, confirmed; the run reads canceled', async () => {

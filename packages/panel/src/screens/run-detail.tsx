@@ -7,7 +7,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
-import { applyConnection, applyRunEvent, type LiveRun, NOT_YET_LIVE, statusAfter } from '../live-run.ts';
+import { applyConnection, applyRunEvent, type LiveRun, NOT_YET_LIVE, statusAfter, stopped } from '../live-run.ts';
 import { navigate } from '../router.ts';
 import { followRunEvents } from '../run-events.ts';
 import { Badge, ConfirmButton, ErrorNote, when } from '../ui.tsx';
@@ -43,7 +43,9 @@ export function RunDetailScreen({ runId }: { runId: string }) {
         const last = await read();
         if (!signal.aborted) setDetail(last);
       } catch (err) {
-        if (!signal.aborted) setError(err);
+        if (signal.aborted) return;
+        setError(err);
+        setLive((current) => current && stopped(current));
       }
     })();
     return () => controller.abort();
@@ -56,6 +58,7 @@ export function RunDetailScreen({ runId }: { runId: string }) {
   const status = run && following && live.end ? statusAfter(live.end) : run?.status;
   const routedTo = run?.routedTo ?? (live?.routedTo && live.routedTo !== run?.agentSlug ? live.routedTo : null);
   const usage = following && live.usage ? live.usage : run?.usage;
+  const flowing = following && !live.end && live.connection !== 'stopped';
   return (
     <section aria-labelledby="run-title">
       <p>
@@ -89,7 +92,7 @@ export function RunDetailScreen({ runId }: { runId: string }) {
           <dl class="facts">
             <dt>Status</dt>
             <dd>
-              <StatusBadge status={status} /> {following && !live.end ? <span class="muted">(live)</span> : null}
+              <StatusBadge status={status} /> {flowing ? <span class="muted">(live)</span> : null}
             </dd>
             <dt>Agent</dt>
             <dd>{run.agentSlug}</dd>
@@ -139,7 +142,7 @@ export function RunDetailScreen({ runId }: { runId: string }) {
           ) : null}
           <h2>Content (redacted)</h2>
           {/* Text only: whatever the answer holds is shown as characters, never as markup. */}
-          <pre class="content" aria-busy={following && !live.end}>
+          <pre class="content" aria-busy={flowing}>
             {following ? live.answer || '…' : (run.content ?? (live?.answer || '—'))}
           </pre>
           <h2>Steps</h2>
