@@ -243,6 +243,8 @@ const MATRIX = {
   listRunsV1: { kind: 'list', resource: 'run' },
   getRun: { kind: 'resource', resource: 'run' },
   getRunV1: { kind: 'resource', resource: 'run' },
+  getRunEvents: { kind: 'resource', resource: 'run' },
+  getRunEventsV1: { kind: 'resource', resource: 'run' },
   cancelRun: { kind: 'resource', resource: 'queuedRun' },
   cancelRunV1: { kind: 'resource', resource: 'queuedRun' },
   getCurrentUsage: { kind: 'own', check: usageIsOwn('/usage/current') },

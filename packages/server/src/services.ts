@@ -15,7 +15,7 @@ import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens
 import { createOperatorService, type OperatorService } from './domain/operators/index.ts';
 import { createMcpDispatcher, createMcpSessions, MCP_KEEP_ALIVE_MS, type McpDispatcher, type McpSessions } from './domain/mcp/index.ts';
 import type { CancelBus } from './domain/runs/cancel-bus.ts';
-import { createRunService, type RunService } from './domain/runs/index.ts';
+import { createRunService, type RunEventHub, type RunService } from './domain/runs/index.ts';
 import { createUsageService, createUsageTally, type BudgetSettings, type UsageService } from './domain/spending/index.ts';
 import { createMemberService, type MemberService } from './domain/sessions/members-service.ts';
 import { createOperatorWorkspaceService, type OperatorWorkspaceService } from './domain/workspaces/operator-service.ts';
@@ -73,6 +73,8 @@ export interface Deps {
   operatorToken?: string | undefined;
   /** Cross-instance cancel (PostgreSQL LISTEN/NOTIFY) when several instances share a database. */
   cancelBus?: CancelBus;
+  /** The runs' live event logs, shared with the other instances (PostgreSQL LISTEN/NOTIFY); this instance's alone when absent. */
+  runEvents?: RunEventHub;
   /** Redis when configured (REDIS_URL): `GET /readyz` pings it. */
   redis?: Pingable;
   /** The structured logger (one line per request, background errors); nothing is logged when absent. */
@@ -151,6 +153,7 @@ export function buildServices(deps: Deps): Services {
     logUnbilled: (entry) => logger.warn(entry, 'engine usage beyond the reservation, not billed'),
     ...(deps.runLeaseMs ? { leaseMs: deps.runLeaseMs } : {}),
     cancelBus: deps.cancelBus,
+    runEvents: deps.runEvents,
   });
   const { secretBox } = webhooks;
   return {

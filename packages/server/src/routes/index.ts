@@ -15,6 +15,7 @@ import { memberHandlers } from './members.ts';
 import { operatorHandlers } from './operator.ts';
 import { operationsHandlers } from './operations.ts';
 import { runHandlers } from './runs.ts';
+import { runEventHandlers } from './run-events.ts';
 import { usageHandlers } from './usage.ts';
 import { webhookDestinationHandlers } from './webhook-destinations.ts';
 
@@ -30,6 +31,7 @@ export const handlers: Handlers = {
   ...approvalHandlers, // decideApproval, createIntegration
   ...inferenceHandlers, // createInference, sendAgentMessage, sendOrchestratorMessage
   ...runHandlers, // getRun, listRuns, cancelRun, Set A and Set B
+  ...runEventHandlers, // getRunEvents, Set A and Set B
   ...usageHandlers, // getCurrentUsage, getUsageV1
   ...agentHandlers, // listAgents
   ...memberHandlers, // the members of the session's workspace, invitations

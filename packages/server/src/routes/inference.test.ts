@@ -18,7 +18,7 @@ import {
 import { pauseAgent, setPlan } from '../domain/agents/settings.ts';
 import { setManualKillSwitch } from '../domain/spending/index.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
-import { parseSse } from '@service/testing/sse';
+import { parseSse, parseSseWithIds } from '@service/testing/sse';
 
 let t: TestApp;
 let key: string;
@@ -321,15 +321,22 @@ describe('idempotency', () => {
     expect((await (await get('/runs')).json()) as { total: number }).toMatchObject({ total: 2 });
   });
 
-  it('a retried stream replays the stored result as one fragment and the end event', async () => {
+  it('a retried stream replays the first stream from the run event log: the same fragments with the same ids, then the same end event', async () => {
     const headers = { 'idempotency-key': 'stream-1' };
-    const first = parseSse(await (await post('/v1/inference', ask('Campaign ideas', { stream: true }), { headers })).text());
-    const replay = parseSse(await (await post('/v1/inference', ask('Campaign ideas', { stream: true }), { headers })).text());
-    const content = first
-      .filter((e) => e.event === 'message')
-      .map((e) => (e.data as { delta: string }).delta)
-      .join('');
-    expect(replay).toEqual([{ event: 'message', data: { delta: content } }, first.at(-1)]);
+    const answer = await post('/v1/inference', ask('Campaign ideas', { stream: true }), { headers });
+    const runId = answer.headers.get('x-run-id');
+    const first = parseSseWithIds(await answer.text());
+    const again = await post('/v1/inference', ask('Campaign ideas', { stream: true }), { headers });
+    expect(again.headers.get('x-run-id')).toBe(runId);
+    const replay = parseSseWithIds(await again.text());
+    expect(first.filter((e) => e.event === 'message').length).toBeGreaterThan(1);
+    expect(first.at(-1)).toMatchObject({ event: 'end', data: { done: true, runId } });
+    // Ids: increasing from 3 (after run.created and run.routed; a tool call may take one), the end's past run.usage.
+    const ids = first.map((e) => Number(e.id));
+    expect(ids[0]).toBeGreaterThanOrEqual(3);
+    expect(ids.every((id, i) => i === 0 || id > ids[i - 1]!)).toBe(true);
+    expect(ids.at(-1)).toBeGreaterThanOrEqual(ids.at(-2)! + 2);
+    expect(replay).toEqual(first);
   });
 
   it('a retry answers the first result even after the agent was paused since (the key replays, it does not re-check)', async () => {

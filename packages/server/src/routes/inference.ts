@@ -2,7 +2,9 @@
  * @module Invocation: createInference (POST /v1/inference), sendAgentMessage (POST
  * /v1/agents/{slug}/messages) and sendOrchestratorMessage (POST /v1/orchestrator/messages).
  * JSON by default; with `stream: true`, Server-Sent Events: `data: {"delta"}` fragments (already
- * through the stream redactor), then `event: end`, or `event: error` when the run fails mid-stream.
+ * through the stream redactor), then `event: end`, or `event: error` when the run fails mid-stream;
+ * each with `id:`, its sequence in the run's event log, and the run's id in `X-Run-Id`, so a client
+ * whose stream drops resumes it with GET /v1/runs/{run_id}/events (routes/run-events.ts).
  * The JSON errors of a refused invocation (agent, scope, plan, quota, kill switch) come before
  * any stream begins. An API key invokes (source `api`), or a member's session from the panel (source
  * `panel`, with the CSRF header the auth middleware requires on every session write).
@@ -12,11 +14,15 @@ import { streamSSE } from 'hono/streaming';
 import type { AppEnv } from '../app-env.ts';
 import { ORCHESTRATOR_SLUG } from '../vocabulary/catalog.ts';
 import { requestHash, runFailureError, streamErrorOf, type Run, type RunOutcome, type StreamErrorBody } from '../domain/runs/index.ts';
+import type { Schema } from '../contract.ts';
 import { RESTARTING_MESSAGE } from '../domain/health/open-streams.ts';
 import type { TokenUsage } from '../engine/index.ts';
 import { fail, retryHints } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { authOf, type Answer, type Handler, type Handlers, type Input } from './handler.ts';
+
+type StreamFragment = Schema<'StreamFragment'>;
+type StreamEnd = Schema<'StreamEnd'>;
 
 /** The three invocation operations share one answer: JSON, or the same answer as a stream. */
 type Invocation = 'createInference' | 'sendAgentMessage' | 'sendOrchestratorMessage';
@@ -59,9 +65,10 @@ async function invoke(
   });
 
   if (started.kind === 'ended') throw runFailureError(started.run, clock.now());
+  c.header('X-Run-Id', started.kind === 'replay' ? started.runId : started.run.runId);
   if (started.kind === 'replay') {
-    const outcome = await runs.replay(caller.workspaceId, started.runId);
-    return body.stream ? replayStream(c, outcome.run) : answerOutcome(outcome, clock.now());
+    if (body.stream) return replayStream(c, runs, caller.workspaceId, started.runId);
+    return answerOutcome(await runs.replay(caller.workspaceId, started.runId), clock.now());
   }
   if (!body.stream) {
     const outcome = await runs.execute(started.run);
@@ -83,7 +90,7 @@ async function invoke(
     try {
       outcome = await runs.execute(pending, {
         signal: disconnect.signal,
-        onDelta: (delta) => stream.writeSSE({ data: JSON.stringify({ delta }) }),
+        onDelta: (delta, sequence) => stream.writeSSE({ id: String(sequence), data: JSON.stringify({ delta } satisfies StreamFragment) }),
       });
     } catch {
       // The run could not be closed (the store failed): it has been ended `failed` (or will be,
@@ -94,7 +101,7 @@ async function invoke(
       unregister();
     }
     if (disconnect.signal.aborted) return;
-    await closeStream(stream, outcome.run, c.get('requestId'));
+    await closeStream(stream, outcome.run, c.get('requestId'), outcome.lastSequence);
   });
   return { status: 200, stream };
 }
@@ -135,28 +142,42 @@ function answerOutcome({ run, answeredBy, content, usage }: RunOutcome, now: Dat
   return { status: 200, body: { runId: run.id, agentSlug: answeredBy, alias: run.alias, content, usage } };
 }
 
-/** A retried streaming request: the stored result as one fragment, then the end (or error) event. */
-function replayStream(c: Context<AppEnv>, run: Run): Answer<Invocation> {
+/**
+ * A retried streaming request: the first request's stream again, from the run's event log (its
+ * fragments with their ids, then the end or error event), live if the run is still in progress.
+ */
+function replayStream(c: Context<AppEnv>, runs: Services['runs'], workspaceId: string, runId: string): Answer<Invocation> {
   const stream = streamSSE(c, async (stream) => {
-    if (run.status !== 'failed' && run.content) await stream.writeSSE({ data: JSON.stringify({ delta: run.content }) });
-    await closeStream(stream, run, c.get('requestId'));
+    const stop = new AbortController();
+    stream.onAbort(() => stop.abort());
+    let usage: TokenUsage | undefined;
+    for await (const event of runs.events(workspaceId, runId, { after: 0, signal: stop.signal })) {
+      const id = String(event.sequence);
+      if (event.type === 'text.delta') await stream.writeSSE({ id, data: JSON.stringify({ delta: event.delta } satisfies StreamFragment) });
+      else if (event.type === 'run.usage') usage = tokensOf(event.usage);
+      else if (event.type === 'run.failed') await stream.writeSSE({ id, event: 'error', data: JSON.stringify(streamErrorOf({ id: runId, failureReason: event.reason }, c.get('requestId'))) });
+      else if (event.type === 'run.completed' || event.type === 'run.canceled')
+        await stream.writeSSE({ id, event: 'end', data: JSON.stringify({ done: true, runId, usage: usage ?? { inputTokens: 0, outputTokens: 0 } } satisfies StreamEnd) });
+    }
   });
   return { status: 200, stream };
 }
 
 async function closeStream(
-  stream: { writeSSE(message: { data: string; event?: string }): Promise<void> },
+  stream: { writeSSE(message: { data: string; event?: string; id?: string }): Promise<void> },
   run: Pick<Run, 'id' | 'status' | 'failureReason'> & Partial<Pick<Run, 'usage'>>,
   requestId: string,
+  sequence?: number,
 ): Promise<void> {
+  const id = sequence === undefined ? {} : { id: String(sequence) };
   if (run.status === 'failed' || !run.usage) {
-    await stream.writeSSE({ event: 'error', data: JSON.stringify(streamErrorOf(run, requestId)) });
+    await stream.writeSSE({ ...id, event: 'error', data: JSON.stringify(streamErrorOf(run, requestId)) });
     return;
   }
-  await stream.writeSSE({ event: 'end', data: JSON.stringify({ done: true, runId: run.id, usage: tokensOf(run.usage) }) });
+  await stream.writeSSE({ ...id, event: 'end', data: JSON.stringify({ done: true, runId: run.id, usage: tokensOf(run.usage) } satisfies StreamEnd) });
 }
 
-function tokensOf(usage: Run['usage']): TokenUsage {
+function tokensOf(usage: Pick<Run['usage'], 'inputTokens' | 'outputTokens'>): TokenUsage {
   return { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
 }
 

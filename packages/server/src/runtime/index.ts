@@ -14,6 +14,7 @@ import { createApp, type CreatedApp } from '../app.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import type { ServerConfig } from '../config.ts';
 import { createCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
+import { createRunEventHub, type RunEventHub } from '../domain/runs/index.ts';
 import { inboundRunExecutor, sweepInterruptedRuns, type SweepResult } from '../domain/runs/index.ts';
 import { sealClearTotpSecrets } from '../domain/sessions/totp-secret.ts';
 import { createEngines, loadTokenizer } from '../engine/index.ts';
@@ -58,8 +59,12 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
   try {
     // Several instances share PostgreSQL: a cancel answered by one reaches the one executing the run.
     let cancelBus: CancelBus | undefined;
+    let runEvents: RunEventHub | undefined;
     if (config.databaseUrl) {
       cancelBus = await createCancelBus(store.db, { onDown: () => logger.warn({}, 'cancel listener lost its connection; reconnecting') });
+      // A run's live events reach readers on every instance (GET /runs/{run_id}/events).
+      runEvents = createRunEventHub(store.db, { logError: (err) => logger.error({ err }, 'run event notification failed') });
+      await runEvents.listenToBus();
     }
     // Counting tokens is on every invocation's path: its tables are loaded now, not by the first request.
     loadTokenizer();
@@ -67,6 +72,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       clock,
       logger,
       ...(cancelBus ? { cancelBus } : {}),
+      ...(runEvents ? { runEvents } : {}),
       ...(metrics ? { metrics } : {}),
       db: store.db,
       config: { trustProxy: config.trustProxy, privateBeta: config.privateBeta, corsOrigins: config.corsOrigins },

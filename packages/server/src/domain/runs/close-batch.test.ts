@@ -34,7 +34,7 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
       ...counted.db,
       async query(sql, params, options) {
         if (/^SELECT start_run\(/.test(sql)) started.push(params![1] as string);
-        if (hold && /FROM finish_run\(/.test(sql)) {
+        if (hold && /FROM finish_run_logged\(/.test(sql)) {
           const waitFor = hold;
           hold = undefined;
           heldRun = params![0] as string;
@@ -70,7 +70,7 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
     return answers;
   }
 
-  const closing = () => statements.filter((s) => /FROM finish_runs?\(/.test(s)).map((s) => (/FROM finish_runs\(/.test(s) ? 'finish_runs' : 'finish_run'));
+  const closing = () => statements.filter((s) => /FROM finish_run(s|_logged)\(/.test(s)).map((s) => (/FROM finish_runs\(/.test(s) ? 'finish_runs' : 'finish_run'));
 
   it('closes 8 concurrent invocations in two statements: the first alone, the 7 that waited in one, each run as alone', async () => {
     const answers = await together(8);

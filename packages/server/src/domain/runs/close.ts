@@ -28,6 +28,7 @@ import type { PendingRun } from './start.ts';
 import { deliveredOnly, stepRows, writeDeliverables, type StepDraft } from './steps.ts';
 import { type FinishedRun, type FinishRunParams, finishRun } from './queries.ts';
 import { toRun, type Run } from './store.ts';
+import type { ExecutionEvent } from './run-events.ts';
 
 export interface RunResult {
   /** Why it failed (not redacted yet); null when it completed or was canceled. */
@@ -42,6 +43,8 @@ export interface RunResult {
   /** The answer, redacted. */
   content: string;
   steps: StepDraft[];
+  /** What the execution saw of the run's event log (run-events.ts), stored by the closing statement. */
+  log: readonly ExecutionEvent[];
 }
 
 export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResult): Promise<Run> {
@@ -98,6 +101,7 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     JSON.stringify(events),
     deliveryIds(),
     ctx.conversations.instance,
+    JSON.stringify(result.log),
   ];
   // Alone (outside a transaction), the statement may carry other runs' closes too (close-batch.ts).
   const finish = async (tx: Db | Tx, alone: boolean) => {

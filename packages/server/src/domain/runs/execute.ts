@@ -15,10 +15,11 @@ import { createOutputCap } from '../spending/output-cap.ts';
 import type { PendingRun } from './start.ts';
 import type { StepDraft } from './steps.ts';
 import type { Run } from './store.ts';
+import type { ExecutionEventBody } from './run-events.ts';
 
 export interface ExecuteOptions {
-  /** Receives each redacted text fragment, in order (streaming). */
-  onDelta?: (delta: string) => void | Promise<void>;
+  /** Receives each redacted text fragment, in order (streaming), with its sequence in the run's event log. */
+  onDelta?: (delta: string, sequence: number) => void | Promise<void>;
   /** Aborting (client disconnect) stops the engine; the run ends `canceled` and what was produced is billed. */
   signal?: AbortSignal;
 }
@@ -29,6 +30,8 @@ export interface RunOutcome {
   /** The answer, redacted (equal to the concatenated fragments). */
   content: string;
   usage: TokenUsage;
+  /** The sequence of the run's terminal event in its event log (run-events.ts); absent for a replayed outcome. */
+  lastSequence?: number;
 }
 
 export async function executeRun(ctx: RunContext, run: PendingRun, options: ExecuteOptions = {}): Promise<RunOutcome> {
@@ -39,6 +42,13 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
   if (options.signal?.aborted) controller.abort();
   executing.set(run.runId, controller);
   heartbeat.start();
+  // The run's event log while it executes (run-event-hub.ts); the closing statement stores it.
+  const log = ctx.runEvents.begin(run.runId);
+  const record = (body: ExecutionEventBody) => log.push(body, clock.now());
+  const fragment = async (out: string) => {
+    const sequence = record({ type: 'text.delta', delta: out });
+    if (options.onDelta) await options.onDelta(out, sequence);
+  };
 
   const redactor = redact.stream();
   // The reservation is the ceiling of the run's cost: text beyond its output cap is cut here,
@@ -62,12 +72,13 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
             const passed = cap.push(event.delta);
             raw += passed;
             const out = redactor.push(passed);
-            if (out !== '' && options.onDelta) await options.onDelta(out);
+            if (out !== '') await fragment(out);
             // Stop the engine: what it would still produce can be neither delivered nor billed.
             if (cap.cut) controller.abort();
             break;
           }
           case 'tool_call':
+            record({ type: 'tool.called', name: redact.text(event.name), summary: redact.text(`Called ${event.name}.`) });
             steps.push({
               kind: 'tool_call',
               agentSlug: run.answeredBy,
@@ -76,6 +87,7 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
             });
             break;
           case 'draft':
+            record({ type: 'draft.created', kind: event.kind, subject: redact.text(event.subject) });
             steps.push({
               kind: 'draft',
               agentSlug: run.answeredBy,
@@ -84,6 +96,7 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
             });
             break;
           case 'approval_request':
+            record({ type: 'approval.requested', action: redact.text(event.action), summary: redact.text(event.summary) });
             steps.push({
               kind: 'approval',
               agentSlug: run.answeredBy,
@@ -108,7 +121,7 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
     // A stream that stops without its usage event broke upstream; never a complete answer.
     if (!usage) throw new EngineError('engine_error');
     const rest = redactor.end();
-    if (rest !== '' && options.onDelta) await options.onDelta(rest);
+    if (rest !== '') await fragment(rest);
   } catch (err) {
     failure = err;
   } finally {
@@ -134,8 +147,10 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
   const content = redact.text(raw);
   let final: Run;
   try {
-    final = await closeRun(ctx, run, { reason, canceled, crossed, usage: billed, reported, content, steps });
+    final = await closeRun(ctx, run, { reason, canceled, crossed, usage: billed, reported, content, steps, log: log.executionEvents() });
   } catch (err) {
+    // Readers here get the end the store will show (the smaller close below, or the sweeper's).
+    log.end({ ...pendingView(run, clock.now()), status: 'failed', failureReason: 'internal_error' });
     // The closing transaction failed (the store refused a write, or is down): end the run with a
     // smaller one, so it is never left in progress. If even that fails, its lease is no longer
     // renewed and the sweeper ends it.
@@ -145,7 +160,14 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
     );
     throw err;
   }
-  return { run: final, answeredBy: run.answeredBy, content, usage: billed };
+  const lastSequence = log.end(final);
+  return { run: final, answeredBy: run.answeredBy, content, usage: billed, lastSequence };
+}
+
+/** A run that could not be closed, as its log's tail shows it: nothing billed. */
+function pendingView(run: PendingRun, now: Date) {
+  const at = now.toISOString();
+  return { id: run.runId, usage: { inputTokens: 0, outputTokens: 0, stu: 0 }, completedAt: at, updatedAt: at };
 }
 
 /**

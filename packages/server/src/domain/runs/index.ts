@@ -4,6 +4,8 @@
  */
 export * from './service.ts';
 export * from './store.ts';
+export { createRunEventHub, type RunEventHub } from './run-event-hub.ts';
+export type { RunEvent } from './run-events.ts';
 export { requestHash, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
 export { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
 export { runFailureError, streamErrorOf, type StreamErrorBody } from './outcome.ts';

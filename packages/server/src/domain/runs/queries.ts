@@ -192,9 +192,15 @@ export async function failRefusedRun(tx: Tx, run: { runId: string; workspaceId: 
   return rows.length > 0;
 }
 
-/** Ends a run outside its execution: `status` (failed or canceled) with `reason`, holding nothing, its lease dropped. */
+/**
+ * Ends a run outside its execution: `status` (failed or canceled) with `reason`, holding nothing. A
+ * failed run's lease is dropped; a canceled one keeps it, since its execution, if any still runs,
+ * closes it and stores its event log (run-events-reader.ts waits for that until the lease ends).
+ */
 export async function endRunRow(tx: Tx, runId: string, outcome: { status: 'failed' | 'canceled'; reason: string | null; now: Date }): Promise<void> {
-  await tx.query(`UPDATE runs SET status = $2, failure_reason = $3, reserved_stu = 0, lease_until = NULL, updated_at = $4, completed_at = $4 WHERE id = $1`, [
+  await tx.query(
+    `UPDATE runs SET status = $2, failure_reason = $3, reserved_stu = 0, lease_until = CASE WHEN $2 = 'canceled' THEN lease_until END,
+                     updated_at = $4, completed_at = $4 WHERE id = $1`, [
     runId,
     outcome.status,
     outcome.reason,
@@ -243,7 +249,7 @@ export async function lockExpiredRun(tx: Tx, runId: string, now: Date): Promise<
 
 // ---- finish_run ---------------------------------------------------------------------------------
 
-/** The parameters of `finish_run`, in its order (store/migrations/0506_money_path.sql). */
+/** The parameters of `finish_run_logged`: `finish_run`'s, in its order (store/migrations/0506_money_path.sql), then the log (0511_run_events.sql). */
 export type FinishRunParams = [
   runId: string,
   workspaceId: string,
@@ -273,6 +279,8 @@ export type FinishRunParams = [
   events: string,
   deliveryIds: string[],
   instance: string,
+  /** jsonb: what the execution saw of the run's event log (run-events.ts `executionEvents`). */
+  log: string,
 ];
 
 /** The run `finish_run` answers: as it stands after the close (which may have left it alone). */
@@ -283,11 +291,11 @@ export type FinishedRun = RunView & Pick<RunRecord, 'startedAt'>;
  * migration (another instance, a rolling deploy) does not change the statement's result type.
  */
 const FINISH_RUN = `SELECT ${RUN_COLUMNS}, started_at
-  FROM finish_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`;
+  FROM finish_run_logged($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)`;
 
 /** Closes a run that executed, in one statement (alone, or first in the closing transaction). */
 export async function finishRun(db: Db | Tx, params: FinishRunParams): Promise<FinishedRun> {
-  const [row] = await db.query<RunViewRow & Pick<RunRow, 'started_at'>>(FINISH_RUN, params, { name: 'finish_run' });
+  const [row] = await db.query<RunViewRow & Pick<RunRow, 'started_at'>>(FINISH_RUN, params, { name: 'finish_run_logged' });
   return { ...decodeRunView(row!), startedAt: row!.started_at };
 }
 
@@ -524,4 +532,37 @@ export async function recentTurns(
 /** Notifies every instance's listener of `channel` (in this store's schema) with `payload`. */
 export async function notify(db: Db | Tx, channel: string, payload: string): Promise<void> {
   await db.query(`SELECT ${notifySql(channel, '$1::text')}`, [payload]);
+}
+
+// ---- the run's event log --------------------------------------------------------------------------
+
+/** The run and what its execution stored of its event log (null: nothing stored, yet or ever). */
+export async function readRunLog(db: Db, workspaceId: string, runId: string): Promise<{ record: RunRecord; stored: unknown[] | null } | undefined> {
+  const [row] = await db.query<RunRow & { log_events: unknown[] | null }>(
+    `SELECT r.*, e.events AS log_events FROM runs r LEFT JOIN run_events e ON e.run_id = r.id WHERE r.id = $1 AND r.workspace_id = $2`,
+    [runId, workspaceId],
+  );
+  return row && { record: decodeRun(row), stored: row.log_events };
+}
+
+/**
+ * Merges the `text.delta` events of up to `limit` logs written before `before` into one (at the
+ * first one's sequence, the text concatenated in order); the other events stay. Answers how many.
+ */
+export async function compactRunLogs(db: Db, before: Date, now: Date, limit: number): Promise<number> {
+  const rows = await db.query(
+    `WITH due AS (
+       SELECT run_id FROM run_events WHERE compacted_at IS NULL AND written_at < $1 ORDER BY written_at LIMIT $3 FOR UPDATE SKIP LOCKED
+     )
+     UPDATE run_events e SET compacted_at = $2, events = COALESCE((
+       SELECT jsonb_agg(x.event ORDER BY (x.event->>'sequence')::integer) FROM (
+         SELECT v AS event FROM jsonb_array_elements(e.events) AS v WHERE v->>'type' <> 'text.delta'
+         UNION ALL
+         SELECT (array_agg(v ORDER BY (v->>'sequence')::integer))[1] || jsonb_build_object('delta', string_agg(v->>'delta', '' ORDER BY (v->>'sequence')::integer))
+           FROM jsonb_array_elements(e.events) AS v WHERE v->>'type' = 'text.delta' HAVING count(*) > 0
+       ) AS x), '[]'::jsonb)
+     FROM due WHERE e.run_id = due.run_id RETURNING 1`,
+    [before, now, limit],
+  );
+  return rows.length;
 }

@@ -25,6 +25,9 @@ import { createCloseBatcher } from './close-batch.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
 import type { UsageTally } from '../spending/usage-tally.ts';
 import { createConversationCache } from './conversation.ts';
+import { createRunEventHub, type RunEventHub } from './run-event-hub.ts';
+import { followRunEvents, type FollowOptions } from './run-events-reader.ts';
+import type { RunEvent } from './run-events.ts';
 import { randomBase62 } from '../../random.ts';
 import { runFailedEvent } from './events.ts';
 import { executeRun, type ExecuteOptions, type RunOutcome } from './execute.ts';
@@ -60,6 +63,11 @@ export interface RunService {
    * `RunOutcome` a first answer has, from what the run stored.
    */
   replay(workspaceId: string, runId: string): Promise<RunOutcome>;
+  /**
+   * The run's event log after `options.after`, live until its terminal event (run-events-reader.ts);
+   * the first `next()` throws `404 not_found` for a run not in the workspace.
+   */
+  events(workspaceId: string, runId: string, options: FollowOptions): AsyncGenerator<RunEvent, void, undefined>;
   /** Closes waiting for the closing statement in flight to return (close-batch.ts; tests and metrics). */
   closesWaiting(): number;
 }
@@ -86,6 +94,8 @@ interface RunServiceDeps {
   leaseMs?: number;
   /** Cross-instance cancel (PostgreSQL LISTEN/NOTIFY); absent with the embedded store (one instance). */
   cancelBus?: CancelBus | undefined;
+  /** The live event logs (run-event-hub.ts), joined to the other instances' with PostgreSQL; this instance's alone when absent. */
+  runEvents?: RunEventHub | undefined;
 }
 
 const POLL_MS = 50;
@@ -107,6 +117,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     leaseMs,
     logError: deps.logError,
     logUnbilled: deps.logUnbilled,
+    runEvents: deps.runEvents ?? createRunEventHub(db, { logError: deps.logError }),
     executing,
     heartbeat: createHeartbeat(db, clock, leaseMs, executing, deps.logError),
   };
@@ -182,6 +193,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
       const answeredBy = (await readRunRecord(db, workspaceId, runId)).answeredBy;
       return { run, answeredBy, content: run.content ?? '', usage: { inputTokens: run.usage.inputTokens, outputTokens: run.usage.outputTokens } };
     },
+    events: (workspaceId, runId, options) => followRunEvents({ db, hub: ctx.runEvents, clock }, workspaceId, runId, options),
     closesWaiting: () => ctx.closes.waiting(),
   };
 }

@@ -1,0 +1,228 @@
+/**
+ * @module The live tail of the runs this instance executes, and how readers anywhere follow it.
+ *
+ * - The execution pushes each event (run-events.ts's execution events, then the tail once the run
+ *   closed) to its `LiveRun`; readers on this instance get them at once, in order.
+ * - Readers on other instances (PostgreSQL: several instances share the store) ask for a run on
+ *   the `service_run_watch` channel (`[runId, after]`); the instance executing it answers on
+ *   `service_run_events` with every event after `after`, then with each new one, until the terminal
+ *   event. Nothing is published for a run nobody watches, so the log costs an invocation no
+ *   statement. Publishing is serialised per run (one NOTIFY in flight; what waited meanwhile goes
+ *   in the next), so notifications arrive in order; a payload above PostgreSQL's 8000-byte limit
+ *   goes in numbered pieces. A watch that arrives before the run begins here (an inbound run
+ *   waiting for its hand-over) is remembered for WATCH_MEMORY_MS.
+ * - A lost notification shows as a gap in the sequences: the reader asks again (`rewatch`) and
+ *   drops what it already has. The store stays the authority: run-events-reader.ts reads the
+ *   stored log once the run closed.
+ * - Embedded store: one instance, no bus.
+ */
+import type { Db } from '../../store/db.ts';
+import { notify } from './queries.ts';
+import { type ExecutionEvent, type ExecutionEventBody, FIRST_EXECUTION_SEQUENCE, type RunEvent, tailEvents } from './run-events.ts';
+
+const WATCH_CHANNEL = 'service_run_watch';
+const EVENTS_CHANNEL = 'service_run_events';
+/** How long a watch for a run not executing here is remembered (it may begin here soon). */
+const WATCH_MEMORY_MS = 30_000;
+const MAX_REMEMBERED_WATCHES = 10_000;
+/** Characters of JSON per notification piece: at most 4 bytes each, within the 8000-byte payload. */
+const PIECE_CHARS = 1_800;
+const RUN_ID = /^run_[A-Za-z0-9]{1,64}$/;
+
+export type RunEventListener = (event: RunEvent) => void;
+
+/** The log of one run executing here. */
+export interface LiveRun {
+  /** Appends an execution event; answers its sequence. */
+  push(body: ExecutionEventBody, at: Date): number;
+  /** The execution events so far (what the closing statement stores). */
+  executionEvents(): readonly ExecutionEvent[];
+  /** The run closed as `run` says: its usage and terminal events end the log; answers the terminal's sequence. */
+  end(run: Parameters<typeof tailEvents>[0]): number;
+}
+
+export interface RunEventHub {
+  begin(runId: string): LiveRun;
+  /**
+   * Calls `listener` with the run's events after `after` as they happen (those this instance
+   * already holds first); wherever the run executes. Answers the unsubscribe.
+   */
+  follow(runId: string, after: number, listener: RunEventListener): () => void;
+  /** A reader saw a gap after `after`: the executing instance sends again from there. */
+  rewatch(runId: string, after: number): void;
+  /** Joins the other instances through the store's notifications (PostgreSQL); without it, this instance alone. */
+  listenToBus(): Promise<void>;
+}
+
+interface Live {
+  events: RunEvent[];
+  listeners: Set<RunEventListener>;
+  /** Published to the other instances (someone there watches). */
+  watched: boolean;
+  outbox: RunEvent[];
+  sending: boolean;
+}
+
+export function createRunEventHub(db: Db, options: { logError?: ((error: unknown) => void) | undefined } = {}): RunEventHub {
+  const live = new Map<string, Live>();
+  const remote = new Map<string, Set<RunEventListener>>();
+  const watches = new Map<string, number>();
+  const pieces = new Map<string, string[]>();
+  let bus = false;
+
+  function publish(runId: string, entry: Live, events: readonly RunEvent[]): void {
+    if (!bus || events.length === 0) return;
+    entry.outbox.push(...events);
+    if (entry.sending) return;
+    entry.sending = true;
+    void (async () => {
+      try {
+        while (entry.outbox.length > 0) {
+          const batch = entry.outbox.splice(0);
+          for (const payload of payloadsOf(runId, batch)) await notify(db, EVENTS_CHANNEL, payload);
+        }
+      } catch (err) {
+        // Readers elsewhere see a gap or wait for the stored log.
+        options.logError?.(err);
+        entry.outbox.length = 0;
+      } finally {
+        entry.sending = false;
+      }
+    })();
+  }
+
+  function deliver(runId: string, event: RunEvent): void {
+    for (const listener of remote.get(runId) ?? []) listener(event);
+  }
+
+  async function listenToBus(): Promise<void> {
+    if (bus || !db.listen) return;
+    await db.listen(WATCH_CHANNEL, {
+      state: () => {},
+      message(payload) {
+        const watch = parseWatch(payload);
+        if (!watch) return;
+        const entry = live.get(watch.runId);
+        if (!entry) {
+          if (watches.size >= MAX_REMEMBERED_WATCHES) watches.delete(watches.keys().next().value!);
+          watches.set(watch.runId, Date.now() + WATCH_MEMORY_MS);
+          return;
+        }
+        entry.watched = true;
+        publish(watch.runId, entry, entry.events.filter((e) => e.sequence > watch.after));
+      },
+    });
+    await db.listen(EVENTS_CHANNEL, {
+      state: () => {},
+      message(payload) {
+        const message = assemble(pieces, payload);
+        if (!message || !remote.has(message.runId)) return;
+        for (const event of message.events) deliver(message.runId, event);
+      },
+    });
+    bus = true;
+  }
+
+  function watch(runId: string, after: number): void {
+    if (!bus) return;
+    notify(db, WATCH_CHANNEL, JSON.stringify([runId, after])).catch((err: unknown) => options.logError?.(err));
+  }
+
+  return {
+    listenToBus,
+    begin(runId) {
+      const remembered = watches.get(runId);
+      watches.delete(runId);
+      const entry: Live = { events: [], listeners: new Set(), watched: remembered !== undefined && remembered > Date.now(), outbox: [], sending: false };
+      live.set(runId, entry);
+      let next = FIRST_EXECUTION_SEQUENCE;
+      const emit = (event: RunEvent) => {
+        entry.events.push(event);
+        for (const listener of entry.listeners) listener(event);
+        if (entry.watched) publish(runId, entry, [event]);
+      };
+      return {
+        push(body, at) {
+          const event = { ...body, sequence: next++, runId, at: at.toISOString() } as ExecutionEvent;
+          emit(event);
+          return event.sequence;
+        },
+        executionEvents: () => entry.events as ExecutionEvent[],
+        end(run) {
+          const tail = tailEvents(run, next - 1);
+          for (const event of tail) emit(event);
+          live.delete(runId);
+          return tail.at(-1)!.sequence;
+        },
+      };
+    },
+    follow(runId, after, listener) {
+      const entry = live.get(runId);
+      if (entry) {
+        for (const event of entry.events) if (event.sequence > after) listener(event);
+        entry.listeners.add(listener);
+        return () => entry.listeners.delete(listener);
+      }
+      let listeners = remote.get(runId);
+      if (!listeners) remote.set(runId, (listeners = new Set()));
+      listeners.add(listener);
+      watch(runId, after);
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0) remote.delete(runId);
+      };
+    },
+    rewatch(runId, after) {
+      if (!live.has(runId)) watch(runId, after);
+    },
+  };
+}
+
+function parseWatch(payload: string): { runId: string; after: number } | undefined {
+  try {
+    const [runId, after] = JSON.parse(payload) as unknown[];
+    if (typeof runId === 'string' && RUN_ID.test(runId) && Number.isSafeInteger(after)) return { runId, after: after as number };
+  } catch {
+    // Not ours.
+  }
+  return undefined;
+}
+
+/** `[runId, events]` as JSON, in pieces `[key, index, count, text]` when it is too long for one notification. */
+function payloadsOf(runId: string, events: readonly RunEvent[]): string[] {
+  const json = JSON.stringify([runId, events]);
+  if (json.length <= PIECE_CHARS) return [JSON.stringify(['', 0, 1, json])];
+  const key = `${runId}:${events[0]!.sequence}:${Math.random().toString(36).slice(2)}`;
+  const count = Math.ceil(json.length / PIECE_CHARS);
+  return Array.from({ length: count }, (_, i) => JSON.stringify([key, i, count, json.slice(i * PIECE_CHARS, (i + 1) * PIECE_CHARS)]));
+}
+
+/** The message a piece completes (pieces of one message arrive in order: one publisher sends them one after the other). */
+function assemble(pending: Map<string, string[]>, payload: string): { runId: string; events: RunEvent[] } | undefined {
+  try {
+    const [key, index, count, text] = JSON.parse(payload) as [string, number, number, string];
+    let json = text;
+    if (count > 1) {
+      const parts = index === 0 ? [] : pending.get(key);
+      if (!parts || parts.length !== index) {
+        pending.delete(key);
+        return undefined;
+      }
+      parts.push(text);
+      if (parts.length < count) {
+        // Pieces of messages whose end was lost are dropped, not kept without end.
+        if (index === 0 && pending.size >= 100) pending.clear();
+        pending.set(key, parts);
+        return undefined;
+      }
+      pending.delete(key);
+      json = parts.join('');
+    }
+    const [runId, events] = JSON.parse(json) as [string, RunEvent[]];
+    if (!RUN_ID.test(runId) || !Array.isArray(events) || !events.every((e) => Number.isSafeInteger(e?.sequence) && typeof e.type === 'string')) return undefined;
+    return { runId, events };
+  } catch {
+    return undefined;
+  }
+}
+

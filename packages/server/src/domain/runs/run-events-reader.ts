@@ -1,0 +1,101 @@
+/**
+ * @module Following a run's event log (GET /runs/{run_id}/events): every event after `after`, in
+ * order, each once, ending with the terminal event.
+ *
+ * The reader listens first (run-event-hub.ts: this instance's live runs, or the bus), then reads
+ * the store. The log is complete in the store once the execution stored it, or once the run is
+ * terminal with no execution left to store anything (no live lease: it failed before its engine
+ * ran, its instance died, or it was canceled before it started); then it is replayed from there.
+ * Otherwise the head comes from the run's row and the rest live; the store is read again every
+ * POLL_MS while nothing arrives, which also catches a lost notification, an instance that died
+ * mid-run (the sweeper ends its run) and an inbound run still waiting for its hand-over.
+ */
+import type { Clock } from '../../clock.ts';
+import { fail } from '../../errors.ts';
+import type { Db } from '../../store/db.ts';
+import type { RunEventHub } from './run-event-hub.ts';
+import { type ExecutionEvent, headEvents, isTerminal, type RunEvent, storedLog } from './run-events.ts';
+import { readRunLog } from './queries.ts';
+import { toRun } from './store.ts';
+
+const POLL_MS = 1_000;
+
+export interface FollowOptions {
+  after: number;
+  /** Stops following (the client left). */
+  signal: AbortSignal;
+}
+
+/**
+ * The run's events after `options.after`. Checks that the run exists in the workspace before it
+ * yields anything (`404 not_found` is thrown by the first `next()`), so a route can answer JSON.
+ */
+export async function* followRunEvents(
+  deps: { db: Db; hub: RunEventHub; clock: Clock },
+  workspaceId: string,
+  runId: string,
+  options: FollowOptions,
+): AsyncGenerator<RunEvent, void, undefined> {
+  const { db, hub, clock } = deps;
+  const queue: RunEvent[] = [];
+  let wake: (() => void) | undefined;
+  const unsubscribe = hub.follow(runId, options.after, (event) => {
+    queue.push(event);
+    wake?.();
+  });
+  const stop = () => wake?.();
+  options.signal.addEventListener('abort', stop);
+  let last = options.after;
+  try {
+    for (;;) {
+      const found = await readRunLog(db, workspaceId, runId);
+      if (!found) throw fail('not_found', 'Run not found.');
+      const { record, stored } = found;
+      const run = toRun(record);
+      const executing = record.leaseUntil !== null && record.leaseUntil > clock.now();
+      if (stored !== null || (run.status !== 'in_progress' && !executing)) {
+        // Nothing stored (no execution stored it): the tail follows what this reader already has.
+        const log = stored === null ? storedLog(run, [], last) : storedLog(run, stored as ExecutionEvent[]);
+        for (const event of log) if (event.sequence > last) yield event;
+        return;
+      }
+      for (const event of headEvents(run)) {
+        if (event.sequence <= last) continue;
+        last = event.sequence;
+        yield event;
+      }
+      // Live until the terminal event, or until it is time to read the store again.
+      const deadline = performance.now() + POLL_MS;
+      while (!options.signal.aborted) {
+        const event = queue.shift();
+        if (event === undefined) {
+          const left = deadline - performance.now();
+          if (left <= 0) break;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, left);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = undefined;
+          continue;
+        }
+        if (event.sequence <= last) continue;
+        if (event.sequence > last + 1) {
+          // A notification was lost: ask again from here; what arrives twice is dropped.
+          queue.length = 0;
+          hub.rewatch(runId, last);
+          continue;
+        }
+        last = event.sequence;
+        yield event;
+        if (isTerminal(event)) return;
+      }
+      if (options.signal.aborted) return;
+    }
+  } finally {
+    options.signal.removeEventListener('abort', stop);
+    unsubscribe();
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * @module The run's event log (the contract's `RunEvent`), in order of `sequence`:
+ *
+ *   1 `run.created`, 2 `run.routed`          read from the run's row
+ *   3… `text.delta`, `tool.called`,          what only the execution sees ("execution events"),
+ *      `approval.requested`, `draft.created`  written by the closing statement (finish_run_logged,
+ *                                            store/migrations/0511_run_events.sql) as one jsonb array
+ *   n+1 `run.usage`, n+2 the terminal event  read from the run's row once it is terminal
+ *
+ * So the log adds no statement to an invocation: while the run executes its events live in memory
+ * (run-event-hub.ts) and reach the other instances through the store's notifications.
+ * A run that never executed here (failed before its engine was called, swept after its instance
+ * died, refused at hand-over) has no execution events: its log is created, routed, usage, terminal.
+ */
+import type { Schema } from '../../contract.ts';
+import { streamErrorOf } from './outcome.ts';
+import type { Run } from './store.ts';
+
+export type RunEvent = Schema<'RunEvent'>;
+export type RunEventType = RunEvent['type'];
+
+/** The events only the execution sees, as the closing statement stores them. */
+export type ExecutionEvent = Extract<RunEvent, { type: 'text.delta' | 'tool.called' | 'approval.requested' | 'draft.created' }>;
+
+/** An execution event before the log gives it its place and time. */
+export type ExecutionEventBody = ExecutionEvent extends infer E ? (E extends ExecutionEvent ? Omit<E, 'sequence' | 'runId' | 'at'> : never) : never;
+
+/** The sequence of the first execution event (after `run.created` and `run.routed`). */
+export const FIRST_EXECUTION_SEQUENCE = 3;
+
+const TERMINAL: ReadonlySet<RunEventType> = new Set(['run.completed', 'run.failed', 'run.canceled']);
+
+export function isTerminal(event: RunEvent): boolean {
+  return TERMINAL.has(event.type);
+}
+
+type HeadRow = Pick<Run, 'id' | 'agentSlug' | 'routedTo' | 'alias' | 'source' | 'conversationId' | 'createdAt'>;
+
+/** `run.created` and `run.routed`, from the run's row. */
+export function headEvents(run: HeadRow): RunEvent[] {
+  const at = run.createdAt;
+  return [
+    {
+      sequence: 1,
+      type: 'run.created',
+      runId: run.id,
+      at,
+      agentSlug: run.agentSlug,
+      alias: run.alias,
+      source: run.source,
+      conversationId: run.conversationId,
+    },
+    { sequence: 2, type: 'run.routed', runId: run.id, at, agentSlug: run.routedTo ?? run.agentSlug },
+  ];
+}
+
+type TailRow = Pick<Run, 'id' | 'status' | 'failureReason' | 'usage' | 'completedAt' | 'updatedAt'>;
+
+/** `run.usage` and the terminal event of a terminal run, after `last`. */
+export function tailEvents(run: TailRow, last: number): RunEvent[] {
+  const at = run.completedAt ?? run.updatedAt;
+  const base = { runId: run.id, at };
+  const usage: RunEvent = {
+    sequence: last + 1,
+    type: 'run.usage',
+    ...base,
+    usage: run.usage,
+  };
+  const sequence = last + 2;
+  if (run.status === 'completed') return [usage, { sequence, type: 'run.completed', ...base }];
+  if (run.status === 'canceled') return [usage, { sequence, type: 'run.canceled', ...base }];
+  const { error, message } = streamErrorOf({ id: run.id, failureReason: run.failureReason }, '');
+  return [usage, { sequence, type: 'run.failed', ...base, reason: run.failureReason ?? 'internal_error', error, message: message ?? 'The run failed.' }];
+}
+
+/**
+ * The whole log of a terminal run: its head, what its execution stored, its tail. `atLeast`: a
+ * reader that already holds events past what was stored (its instance was lost mid-run, so nothing
+ * was stored) gets the tail after them.
+ */
+export function storedLog(run: HeadRow & TailRow, stored: readonly ExecutionEvent[], atLeast = 0): RunEvent[] {
+  const last = Math.max(FIRST_EXECUTION_SEQUENCE - 1, stored.at(-1)?.sequence ?? 0, atLeast);
+  return [...headEvents(run), ...stored, ...tailEvents(run, last)];
+}
+
+/**
+ * The stored answer of a retried streamed invocation, as the stream first sent it: its fragments
+ * (each with its sequence) and the sequence of its terminal event.
+ */
+export function fragmentsOf(log: readonly RunEvent[]): { delta: string; sequence: number }[] {
+  return log.flatMap((event) => (event.type === 'text.delta' ? [{ delta: event.delta, sequence: event.sequence }] : []));
+}
