@@ -361,7 +361,8 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expect.poll(() => requests.streams, SLOW).toEqual(['', String(head.lastId)]);
     await expect.poll(() => page.getByRole('status').textContent(), SLOW).toBe('Live: the page follows the run as it happens.');
     paced.fragment('INV-2001 and INV-2002.');
-    await expect.poll(() => content.textContent(), SLOW).toContain('INV-2001 and INV-2002');
+    // The redactor may hold the answer's last characters back until the end: the rest is checked after it.
+    await expect.poll(() => content.textContent(), SLOW).toContain('Two invoices are overdue, INV-2001');
     await paced.finish();
     await expect.poll(() => page.getByRole('status').textContent(), SLOW).toBe('The run completed.');
     await expect.poll(() => requests.reads, SLOW).toBe(2);
