@@ -298,9 +298,13 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByRole('button', { name: 'Apply filters' }).click();
     const row = page.getByRole('row').filter({ hasText: runId });
     await expect.poll(() => row.textContent(), SLOW).toMatch(/orchestrator → finance/);
+    const requests = countRunRequests(page, runId);
     await page.getByRole('link', { name: runId }).click();
     await page.getByRole('heading', { name: /Run run_/ }).waitFor();
     await expect.poll(() => page.locator('dl.facts').textContent(), SLOW).toMatch(/Routed tofinance/);
+    // A finished run is read once; there is nothing to follow.
+    expect({ reads: requests.reads, streams: requests.streams }).toEqual({ reads: 1, streams: [] });
+    requests.stop();
   });
 
   it('follows an in_progress run live from its event stream: the answer grows, then its final state, without polling', async () => {
