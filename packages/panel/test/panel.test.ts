@@ -335,11 +335,12 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await paced.finish();
     await expect.poll(() => status.textContent(), SLOW).toBe('The run completed.');
     await expect.poll(() => facts.locator('.badge').textContent(), SLOW).toBe('completed');
-    // The final state comes from one read after the terminal event: usage, steps, the whole answer.
+    // The final state comes from one read after the terminal event: when it completed, usage, steps, the whole answer.
     await expect.poll(() => requests.reads, SLOW).toBe(2);
-    await expect.poll(() => facts.textContent(), SLOW).toMatch(/[1-9]\d* STU · \d+ input tokens · \d+ output tokens/);
-    expect(await content.textContent()).toBe('Overdue by more than 60 days: INV-1042 and <b>INV-1077</b>, both with the wholesale team.');
+    await expect.poll(() => facts.textContent(), SLOW).toMatch(/Completed\d{4}-\d{2}-\d{2} /);
+    expect(await facts.textContent()).toMatch(/[1-9]\d* STU · \d+ input tokens · \d+ output tokens/);
     expect(await page.locator('ol.steps li').count()).toBeGreaterThan(0);
+    expect(await content.textContent()).toBe('Overdue by more than 60 days: INV-1042 and <b>INV-1077</b>, both with the wholesale team.');
     await page.waitForTimeout(2000);
     expect({ reads: requests.reads, streams: requests.streams }).toEqual({ reads: 2, streams: [''] });
     requests.stop();
@@ -367,9 +368,12 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     paced.fragment('INV-2001 and INV-2002.');
     // The redactor may hold the answer's last characters back until the end: the rest is checked after it.
     await expect.poll(() => content.textContent(), SLOW).toContain('Two invoices are overdue, INV-2001');
+    // The events before the drop were not shown again.
+    expect((await content.textContent())?.split('Two invoices').length).toBe(2);
     await paced.finish();
     await expect.poll(() => page.getByRole('status').textContent(), SLOW).toBe('The run completed.');
     await expect.poll(() => requests.reads, SLOW).toBe(2);
+    await expect.poll(() => page.locator('dl.facts').textContent(), SLOW).toMatch(/Completed\d{4}-\d{2}-\d{2} /);
     expect(await content.textContent()).toBe('Two invoices are overdue, INV-2001 and INV-2002.');
     expect(requests.streams).toHaveLength(2);
     requests.stop();
