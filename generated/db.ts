@@ -215,6 +215,14 @@ export interface Tables {
     shard: number;
     runs: string;
   };
+  run_events: {
+    run_id: string;
+    workspace_id: string;
+    events: unknown;
+    written_at: Date;
+    compacted_at: Date | null;
+    last_sequence: number | null;
+  };
   run_steps: {
     id: string;
     run_id: string;

@@ -40,6 +40,14 @@ export interface ServerConfig {
   webhookTimeoutMs: number;
   /** Lease of a run being executed, in ms (RUN_LEASE_MS, default 60000): how soon a run whose instance died is ended. */
   runLeaseMs: number;
+  /**
+   * How long a streamed run goes on after its client left (STREAM_RESUME_MS, default 10000): a client
+   * that follows its events again within it (GET /runs/{run_id}/events) gets the rest; otherwise the
+   * run is canceled, and what it produced is billed.
+   */
+  streamResumeMs: number;
+  /** Hours after which a finished run's fragments are merged into one in its event log (RUN_EVENT_RETENTION_HOURS, default 168). */
+  runEventRetentionHours: number;
   /** Browser origins allowed by CORS (CORS_ORIGINS, exact origins); none by default. */
   corsOrigins: string[];
   /** An operator token the server accepts beside the stored ones (OPERATOR_TOKEN, 32 characters or more). */
@@ -117,6 +125,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     webhookPollMs: parseMs(env.WEBHOOK_POLL_MS, 1_000, 'WEBHOOK_POLL_MS'),
     webhookTimeoutMs: parseMs(env.WEBHOOK_DELIVERY_TIMEOUT_MS, 10_000, 'WEBHOOK_DELIVERY_TIMEOUT_MS'),
     runLeaseMs: parseMs(env.RUN_LEASE_MS, 60_000, 'RUN_LEASE_MS'),
+    streamResumeMs: parseMs(env.STREAM_RESUME_MS, 10_000, 'STREAM_RESUME_MS'),
+    runEventRetentionHours: parseHours(env.RUN_EVENT_RETENTION_HOURS, 168, 'RUN_EVENT_RETENTION_HOURS'),
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     operatorToken: operatorToken(env.OPERATOR_TOKEN),
     metricsPort: env.METRICS_PORT ? parsePort(env.METRICS_PORT) : undefined,
@@ -193,6 +203,13 @@ function parseBound(value: string | undefined, fallback: number, name: string): 
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 1_000_000) throw new ConfigError(`${name} must be a whole number from 0 (no bound) to 1000000: ${value}`);
+  return n;
+}
+
+function parseHours(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 87_600) throw new ConfigError(`${name} must be a whole number of hours from 1 to 87600: ${value}`);
   return n;
 }
 

@@ -69,6 +69,8 @@ export interface Deps {
   mcpKeepAliveMs?: number;
   /** Lease of a run being executed (RUN_LEASE_MS); 60 s when absent. */
   runLeaseMs?: number;
+  /** How long a streamed run goes on after its client left (STREAM_RESUME_MS); 10 s when absent. */
+  streamResumeMs?: number;
   /** An operator token from the environment (OPERATOR_TOKEN), accepted beside the stored ones. */
   operatorToken?: string | undefined;
   /** Cross-instance cancel (PostgreSQL LISTEN/NOTIFY) when several instances share a database. */
@@ -152,6 +154,7 @@ export function buildServices(deps: Deps): Services {
     // For operators: the engine reported more than the run's reservation; only the reservation was billed.
     logUnbilled: (entry) => logger.warn(entry, 'engine usage beyond the reservation, not billed'),
     ...(deps.runLeaseMs ? { leaseMs: deps.runLeaseMs } : {}),
+    ...(deps.streamResumeMs !== undefined ? { streamResumeMs: deps.streamResumeMs } : {}),
     cancelBus: deps.cancelBus,
     runEvents: deps.runEvents,
   });

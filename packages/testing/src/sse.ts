@@ -23,7 +23,10 @@ export function parseSseWithIds(text: string): (SseEvent & { id: string | undefi
     .filter((block) => block.split('\n').some((line) => line.startsWith('data: ')))
     .map((block) => {
       const { event, data } = sseBlock(block);
-      const id = block.split('\n').find((l) => l.startsWith('id: '))?.slice(4);
+      const id = block
+        .split('\n')
+        .find((l) => l.startsWith('id: '))
+        ?.slice(4);
       return { id, event, data: JSON.parse(data) as unknown };
     });
 }

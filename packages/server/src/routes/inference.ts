@@ -77,8 +77,10 @@ async function invoke(
 
   const pending = started.run;
   const stream = streamSSE(c, async (stream) => {
+    // The client left: the run goes on a little, for the client to follow it again (Last-Event-ID).
+    const gone = new AbortController();
+    stream.onAbort(() => gone.abort());
     const disconnect = new AbortController();
-    stream.onAbort(() => disconnect.abort());
     // A graceful shutdown ends the stream with `event: error` service_unavailable and stops the run.
     const unregister = streams.register(async () => {
       if (disconnect.signal.aborted) return;
@@ -90,17 +92,21 @@ async function invoke(
     try {
       outcome = await runs.execute(pending, {
         signal: disconnect.signal,
-        onDelta: (delta, sequence) => stream.writeSSE({ id: String(sequence), data: JSON.stringify({ delta } satisfies StreamFragment) }),
+        left: gone.signal,
+        onDelta: async (delta, sequence) => {
+          if (!gone.signal.aborted) await stream.writeSSE({ id: String(sequence), data: JSON.stringify({ delta } satisfies StreamFragment) });
+        },
       });
     } catch {
       // The run could not be closed (the store failed): it has been ended `failed` (or will be,
       // by the sweeper), and the stream still ends with its closing event, never silently.
-      if (!disconnect.signal.aborted) await closeStream(stream, { id: pending.runId, status: 'failed', failureReason: 'internal_error' }, c.get('requestId'));
+      if (!disconnect.signal.aborted && !gone.signal.aborted)
+        await closeStream(stream, { id: pending.runId, status: 'failed', failureReason: 'internal_error' }, c.get('requestId'));
       return;
     } finally {
       unregister();
     }
-    if (disconnect.signal.aborted) return;
+    if (disconnect.signal.aborted || gone.signal.aborted) return;
     await closeStream(stream, outcome.run, c.get('requestId'), outcome.lastSequence);
   });
   return { status: 200, stream };
@@ -155,9 +161,14 @@ function replayStream(c: Context<AppEnv>, runs: Services['runs'], workspaceId: s
       const id = String(event.sequence);
       if (event.type === 'text.delta') await stream.writeSSE({ id, data: JSON.stringify({ delta: event.delta } satisfies StreamFragment) });
       else if (event.type === 'run.usage') usage = tokensOf(event.usage);
-      else if (event.type === 'run.failed') await stream.writeSSE({ id, event: 'error', data: JSON.stringify(streamErrorOf({ id: runId, failureReason: event.reason }, c.get('requestId'))) });
+      else if (event.type === 'run.failed')
+        await stream.writeSSE({ id, event: 'error', data: JSON.stringify(streamErrorOf({ id: runId, failureReason: event.reason }, c.get('requestId'))) });
       else if (event.type === 'run.completed' || event.type === 'run.canceled')
-        await stream.writeSSE({ id, event: 'end', data: JSON.stringify({ done: true, runId, usage: usage ?? { inputTokens: 0, outputTokens: 0 } } satisfies StreamEnd) });
+        await stream.writeSSE({
+          id,
+          event: 'end',
+          data: JSON.stringify({ done: true, runId, usage: usage ?? { inputTokens: 0, outputTokens: 0 } } satisfies StreamEnd),
+        });
     }
   });
   return { status: 200, stream };

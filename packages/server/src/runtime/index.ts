@@ -14,7 +14,7 @@ import { createApp, type CreatedApp } from '../app.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import type { ServerConfig } from '../config.ts';
 import { createCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
-import { createRunEventHub, type RunEventHub } from '../domain/runs/index.ts';
+import { createRunEventHub, runLogCompactor, type RunEventHub } from '../domain/runs/index.ts';
 import { inboundRunExecutor, sweepInterruptedRuns, type SweepResult } from '../domain/runs/index.ts';
 import { sealClearTotpSecrets } from '../domain/sessions/totp-secret.ts';
 import { createEngines, loadTokenizer } from '../engine/index.ts';
@@ -84,6 +84,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       ...(redis ? { limiter: createRedisLimiter({ redis }), redis } : {}),
       webhooks: { secretKey, allowList: config.webhookAllowHosts, wake: () => worker?.wake() },
       runLeaseMs: config.runLeaseMs,
+      streamResumeMs: config.streamResumeMs,
       operatorToken: config.operatorToken,
       admission: config.admission,
     });
@@ -104,7 +105,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
         logger.error({ err: error }, 'worker tick failed; retrying at the next poll');
       },
       onAttempt: (attempt) => logDeliveryAttempt(logger, metrics, attempt),
-      sweepInterruptedRuns: interruptedRunSweeper(store.db, services, logger),
+      sweepInterruptedRuns: interruptedRunSweeper(store.db, services, logger, config.runEventRetentionHours),
     });
     const started = worker;
     return {
@@ -147,10 +148,13 @@ function inboundRuns(services: Services, logger: Logger): (run: InboundRun) => P
 }
 
 /** Runs whose instance died (kill -9, a crash): failed, or handed over again, once their lease ran out. */
-function interruptedRunSweeper(db: Db, services: Services, logger: Logger): () => Promise<SweepResult> {
+/** Every worker tick: runs of a stopped instance; at most once a minute, the run event logs past their retention. */
+function interruptedRunSweeper(db: Db, services: Services, logger: Logger, retentionHours: number): () => Promise<SweepResult> {
+  const compact = runLogCompactor({ db, clock: services.clock, retentionMs: retentionHours * 3_600_000 });
   return async () => {
     const swept = await sweepInterruptedRuns({ db, clock: services.clock, limits: services.budget.limits });
     if (swept.failed > 0 || swept.retried > 0) logger.warn({ ...swept }, 'runs of a stopped instance swept (lease ran out)');
+    await compact();
     return swept;
   };
 }

@@ -70,7 +70,8 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
     return answers;
   }
 
-  const closing = () => statements.filter((s) => /FROM finish_run(s|_logged)\(/.test(s)).map((s) => (/FROM finish_runs\(/.test(s) ? 'finish_runs' : 'finish_run'));
+  const closing = () =>
+    statements.filter((s) => /FROM finish_run(s|_logged)\(/.test(s)).map((s) => (/FROM finish_runs\(/.test(s) ? 'finish_runs' : 'finish_run'));
 
   it('closes 8 concurrent invocations in two statements: the first alone, the 7 that waited in one, each run as alone', async () => {
     const answers = await together(8);

@@ -42,6 +42,8 @@ export interface RunContext {
   redactor: Redactor;
   budget: BudgetSettings;
   leaseMs: number;
+  /** How long a streamed run goes on after its client left, waiting for a reader of its events. */
+  streamResumeMs: number;
   logError?: ((error: unknown) => void) | undefined;
   /** A run whose engine reported more than its reservation allowed (billed within it; the rest recorded). */
   logUnbilled?: ((entry: UnbilledEntry) => void) | undefined;

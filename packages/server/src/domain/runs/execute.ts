@@ -20,8 +20,13 @@ import type { ExecutionEventBody } from './run-events.ts';
 export interface ExecuteOptions {
   /** Receives each redacted text fragment, in order (streaming), with its sequence in the run's event log. */
   onDelta?: (delta: string, sequence: number) => void | Promise<void>;
-  /** Aborting (client disconnect) stops the engine; the run ends `canceled` and what was produced is billed. */
+  /** Aborting (a graceful shutdown) stops the engine; the run ends `canceled` and what was produced is billed. */
   signal?: AbortSignal;
+  /**
+   * Aborted when the client left (its stream dropped): the run goes on for `streamResumeMs`, and is
+   * canceled then (as by `signal`) unless someone follows its events (GET /runs/{run_id}/events).
+   */
+  left?: AbortSignal;
 }
 
 export interface RunOutcome {
@@ -44,6 +49,12 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
   heartbeat.start();
   // The run's event log while it executes (run-event-hub.ts); the closing statement stores it.
   const log = ctx.runEvents.begin(run.runId);
+  const left = () => {
+    void log.whenFollowed(ctx.streamResumeMs).then((followed) => {
+      if (!followed) controller.abort();
+    });
+  };
+  options.left?.addEventListener('abort', left, { once: true });
   const record = (body: ExecutionEventBody) => log.push(body, clock.now());
   const fragment = async (out: string) => {
     const sequence = record({ type: 'text.delta', delta: out });
@@ -127,6 +138,7 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
   } finally {
     executing.delete(run.runId);
     options.signal?.removeEventListener('abort', abort);
+    options.left?.removeEventListener('abort', left);
   }
 
   const reported = usage ?? (await producedUsage(run, raw, failure));

@@ -5,6 +5,7 @@
 export * from './service.ts';
 export * from './store.ts';
 export { createRunEventHub, type RunEventHub } from './run-event-hub.ts';
+export { compactRunLogs, runLogCompactor } from './run-events-retention.ts';
 export type { RunEvent } from './run-events.ts';
 export { requestHash, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
 export { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';

@@ -200,12 +200,9 @@ export async function failRefusedRun(tx: Tx, run: { runId: string; workspaceId: 
 export async function endRunRow(tx: Tx, runId: string, outcome: { status: 'failed' | 'canceled'; reason: string | null; now: Date }): Promise<void> {
   await tx.query(
     `UPDATE runs SET status = $2, failure_reason = $3, reserved_stu = 0, lease_until = CASE WHEN $2 = 'canceled' THEN lease_until END,
-                     updated_at = $4, completed_at = $4 WHERE id = $1`, [
-    runId,
-    outcome.status,
-    outcome.reason,
-    outcome.now,
-  ]);
+                     updated_at = $4, completed_at = $4 WHERE id = $1`,
+    [runId, outcome.status, outcome.reason, outcome.now],
+  );
 }
 
 /** Puts an interrupted run back to waiting (not started, holding nothing), counting the recovery. */
@@ -537,12 +534,17 @@ export async function notify(db: Db | Tx, channel: string, payload: string): Pro
 // ---- the run's event log --------------------------------------------------------------------------
 
 /** The run and what its execution stored of its event log (null: nothing stored, yet or ever). */
-export async function readRunLog(db: Db, workspaceId: string, runId: string): Promise<{ record: RunRecord; stored: unknown[] | null } | undefined> {
-  const [row] = await db.query<RunRow & { log_events: unknown[] | null }>(
-    `SELECT r.*, e.events AS log_events FROM runs r LEFT JOIN run_events e ON e.run_id = r.id WHERE r.id = $1 AND r.workspace_id = $2`,
+export async function readRunLog(
+  db: Db,
+  workspaceId: string,
+  runId: string,
+): Promise<{ record: RunRecord; stored: unknown[] | null; lastSequence: number | null } | undefined> {
+  const [row] = await db.query<RunRow & { log_events: unknown[] | null; log_last: number | null }>(
+    `SELECT r.*, e.events AS log_events, e.last_sequence AS log_last FROM runs r LEFT JOIN run_events e ON e.run_id = r.id
+      WHERE r.id = $1 AND r.workspace_id = $2`,
     [runId, workspaceId],
   );
-  return row && { record: decodeRun(row), stored: row.log_events };
+  return row && { record: decodeRun(row), stored: row.log_events, lastSequence: row.log_last };
 }
 
 /**
@@ -554,7 +556,9 @@ export async function compactRunLogs(db: Db, before: Date, now: Date, limit: num
     `WITH due AS (
        SELECT run_id FROM run_events WHERE compacted_at IS NULL AND written_at < $1 ORDER BY written_at LIMIT $3 FOR UPDATE SKIP LOCKED
      )
-     UPDATE run_events e SET compacted_at = $2, events = COALESCE((
+     UPDATE run_events e SET compacted_at = $2,
+       last_sequence = (SELECT max((v->>'sequence')::integer) FROM jsonb_array_elements(e.events) AS v),
+       events = COALESCE((
        SELECT jsonb_agg(x.event ORDER BY (x.event->>'sequence')::integer) FROM (
          SELECT v AS event FROM jsonb_array_elements(e.events) AS v WHERE v->>'type' <> 'text.delta'
          UNION ALL

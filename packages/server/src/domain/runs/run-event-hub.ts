@@ -39,6 +39,8 @@ export interface LiveRun {
   executionEvents(): readonly ExecutionEvent[];
   /** The run closed as `run` says: its usage and terminal events end the log; answers the terminal's sequence. */
   end(run: Parameters<typeof tailEvents>[0]): number;
+  /** Resolves true as soon as a reader (here, or on another instance) follows the run; false after `ms` without one, or once it ended. */
+  whenFollowed(ms: number): Promise<boolean>;
 }
 
 export interface RunEventHub {
@@ -61,6 +63,8 @@ interface Live {
   watched: boolean;
   outbox: RunEvent[];
   sending: boolean;
+  /** Waiting for a reader (whenFollowed). */
+  followed: Set<(yes: boolean) => void>;
 }
 
 export function createRunEventHub(db: Db, options: { logError?: ((error: unknown) => void) | undefined } = {}): RunEventHub {
@@ -109,7 +113,12 @@ export function createRunEventHub(db: Db, options: { logError?: ((error: unknown
           return;
         }
         entry.watched = true;
-        publish(watch.runId, entry, entry.events.filter((e) => e.sequence > watch.after));
+        followedNow(entry);
+        publish(
+          watch.runId,
+          entry,
+          entry.events.filter((e) => e.sequence > watch.after),
+        );
       },
     });
     await db.listen(EVENTS_CHANNEL, {
@@ -133,7 +142,14 @@ export function createRunEventHub(db: Db, options: { logError?: ((error: unknown
     begin(runId) {
       const remembered = watches.get(runId);
       watches.delete(runId);
-      const entry: Live = { events: [], listeners: new Set(), watched: remembered !== undefined && remembered > Date.now(), outbox: [], sending: false };
+      const entry: Live = {
+        events: [],
+        listeners: new Set(),
+        watched: remembered !== undefined && remembered > Date.now(),
+        outbox: [],
+        sending: false,
+        followed: new Set(),
+      };
       live.set(runId, entry);
       let next = FIRST_EXECUTION_SEQUENCE;
       const emit = (event: RunEvent) => {
@@ -152,7 +168,20 @@ export function createRunEventHub(db: Db, options: { logError?: ((error: unknown
           const tail = tailEvents(run, next - 1);
           for (const event of tail) emit(event);
           live.delete(runId);
+          for (const resolve of entry.followed) resolve(false);
           return tail.at(-1)!.sequence;
+        },
+        whenFollowed(ms) {
+          if (entry.watched || entry.listeners.size > 0) return Promise.resolve(true);
+          return new Promise<boolean>((resolve) => {
+            const timer = setTimeout(() => done(false), ms);
+            const done = (yes: boolean) => {
+              clearTimeout(timer);
+              entry.followed.delete(done);
+              resolve(yes);
+            };
+            entry.followed.add(done);
+          });
         },
       };
     },
@@ -161,6 +190,7 @@ export function createRunEventHub(db: Db, options: { logError?: ((error: unknown
       if (entry) {
         for (const event of entry.events) if (event.sequence > after) listener(event);
         entry.listeners.add(listener);
+        followedNow(entry);
         return () => entry.listeners.delete(listener);
       }
       let listeners = remote.get(runId);
@@ -176,6 +206,10 @@ export function createRunEventHub(db: Db, options: { logError?: ((error: unknown
       if (!live.has(runId)) watch(runId, after);
     },
   };
+}
+
+function followedNow(entry: Live): void {
+  for (const resolve of entry.followed) resolve(true);
 }
 
 function parseWatch(payload: string): { runId: string; after: number } | undefined {
@@ -219,10 +253,10 @@ function assemble(pending: Map<string, string[]>, payload: string): { runId: str
       json = parts.join('');
     }
     const [runId, events] = JSON.parse(json) as [string, RunEvent[]];
-    if (!RUN_ID.test(runId) || !Array.isArray(events) || !events.every((e) => Number.isSafeInteger(e?.sequence) && typeof e.type === 'string')) return undefined;
+    if (!RUN_ID.test(runId) || !Array.isArray(events) || !events.every((e) => Number.isSafeInteger(e?.sequence) && typeof e.type === 'string'))
+      return undefined;
     return { runId, events };
   } catch {
     return undefined;
   }
 }
-

@@ -50,12 +50,12 @@ export async function* followRunEvents(
     for (;;) {
       const found = await readRunLog(db, workspaceId, runId);
       if (!found) throw fail('not_found', 'Run not found.');
-      const { record, stored } = found;
+      const { record, stored, lastSequence } = found;
       const run = toRun(record);
       const executing = record.leaseUntil !== null && record.leaseUntil > clock.now();
       if (stored !== null || (run.status !== 'in_progress' && !executing)) {
         // Nothing stored (no execution stored it): the tail follows what this reader already has.
-        const log = stored === null ? storedLog(run, [], last) : storedLog(run, stored as ExecutionEvent[]);
+        const log = stored === null ? storedLog(run, [], last) : storedLog(run, stored as ExecutionEvent[], lastSequence ?? 0);
         for (const event of log) if (event.sequence > last) yield event;
         return;
       }

@@ -74,9 +74,9 @@ export function tailEvents(run: TailRow, last: number): RunEvent[] {
 }
 
 /**
- * The whole log of a terminal run: its head, what its execution stored, its tail. `atLeast`: a
- * reader that already holds events past what was stored (its instance was lost mid-run, so nothing
- * was stored) gets the tail after them.
+ * The whole log of a terminal run: its head, what its execution stored, its tail after `atLeast`
+ * when that is further: the last sequence the execution had, where the retention merged its
+ * fragments; or what a reader already holds when nothing was stored (its instance was lost mid-run).
  */
 export function storedLog(run: HeadRow & TailRow, stored: readonly ExecutionEvent[], atLeast = 0): RunEvent[] {
   const last = Math.max(FIRST_EXECUTION_SEQUENCE - 1, stored.at(-1)?.sequence ?? 0, atLeast);

@@ -92,6 +92,8 @@ interface RunServiceDeps {
    * quarter of it; a run whose lease ran out is swept (see ./recovery.ts).
    */
   leaseMs?: number;
+  /** How long a streamed run goes on after its client left, for a reader to follow it again (STREAM_RESUME_MS; 10 s). */
+  streamResumeMs?: number;
   /** Cross-instance cancel (PostgreSQL LISTEN/NOTIFY); absent with the embedded store (one instance). */
   cancelBus?: CancelBus | undefined;
   /** The live event logs (run-event-hub.ts), joined to the other instances' with PostgreSQL; this instance's alone when absent. */
@@ -99,6 +101,8 @@ interface RunServiceDeps {
 }
 
 const POLL_MS = 50;
+/** How long a streamed run goes on after its client left (STREAM_RESUME_MS). */
+export const STREAM_RESUME_MS = 10_000;
 
 export function createRunService(deps: RunServiceDeps): RunService {
   const { db, clock } = deps;
@@ -115,6 +119,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     redactor: deps.redactor,
     budget: deps.budget,
     leaseMs,
+    streamResumeMs: deps.streamResumeMs ?? STREAM_RESUME_MS,
     logError: deps.logError,
     logUnbilled: deps.logUnbilled,
     runEvents: deps.runEvents ?? createRunEventHub(db, { logError: deps.logError }),

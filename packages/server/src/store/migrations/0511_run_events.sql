@@ -7,8 +7,10 @@ CREATE TABLE run_events (
   workspace_id  text NOT NULL,
   events        jsonb NOT NULL,
   written_at    timestamptz NOT NULL,
-  -- Set when the retention merged the fragments into one (domain/runs/run-events-retention.ts).
-  compacted_at  timestamptz
+  -- Set when the retention merged the fragments into one (domain/runs/run-events-retention.ts),
+  -- with the sequence of the last event it had, which the usage and terminal events follow.
+  compacted_at  timestamptz,
+  last_sequence integer
 );
 CREATE INDEX run_events_to_compact ON run_events (written_at) WHERE compacted_at IS NULL;
 
