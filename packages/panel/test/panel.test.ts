@@ -327,6 +327,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expect.poll(() => content.textContent(), SLOW).toContain('Overdue by more than 60 days: INV-1042 and <b>INV-1077');
     // The answer is text, never markup.
     expect(await content.locator('b').count()).toBe(0);
+    await shot(page, 'run-live');
     await expectAccessible('run detail, followed live');
     paced.fragment('both with the wholesale team.');
     await expect.poll(() => content.textContent(), SLOW).toContain('both with the wholesale');
