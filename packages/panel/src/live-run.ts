@@ -10,6 +10,8 @@ type Of<T extends RunEvent['type']> = Extract<RunEvent, { type: T }>;
 
 export interface LiveRun {
   answer: string;
+  /** The agent the run was addressed to (from `run.created`). */
+  agentSlug: Schemas['AgentSlug'] | undefined;
   routedTo: Schemas['AgentSlug'] | undefined;
   toolCalls: Of<'tool.called'>[];
   approvals: Of<'approval.requested'>[];
@@ -24,6 +26,7 @@ export interface LiveRun {
 
 export const NOT_YET_LIVE: LiveRun = {
   answer: '',
+  agentSlug: undefined,
   routedTo: undefined,
   toolCalls: [],
   approvals: [],
@@ -37,9 +40,14 @@ export const NOT_YET_LIVE: LiveRun = {
 export function applyRunEvent(live: LiveRun, event: RunEvent): LiveRun {
   switch (event.type) {
     case 'run.created':
-      return live;
+      return { ...live, agentSlug: event.agentSlug };
     case 'run.routed':
-      return { ...live, routedTo: event.agentSlug, said: `Routed to ${event.agentSlug}.` };
+      // Sent for every run: the orchestrator's choice, or the addressed department itself.
+      return {
+        ...live,
+        routedTo: event.agentSlug,
+        said: event.agentSlug === live.agentSlug ? `${event.agentSlug} is answering.` : `Routed to ${event.agentSlug}.`,
+      };
     case 'text.delta':
       return { ...live, answer: live.answer + event.delta };
     case 'tool.called':
