@@ -1,9 +1,12 @@
 /**
- * @module Reads a Server-Sent Events body (a streamed invocation): each event's name and data, in order.
+ * @module Reads a Server-Sent Events body (a streamed invocation, a run's event log): each event's name, data and
+ * `id:`, in order.
  */
 export interface SseEvent {
   event: string;
   data: string;
+  /** The event's `id:` line, when it has one (a run event's sequence: what `Last-Event-ID` resumes after). */
+  id?: string;
 }
 
 export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
@@ -33,6 +36,7 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
 
 function parse(block: string): SseEvent | undefined {
   let event = 'message';
+  let id: string | undefined;
   const data: string[] = [];
   for (const line of block.split(/\r?\n/)) {
     if (line.startsWith(':') || line === '') continue;
@@ -41,6 +45,9 @@ function parse(block: string): SseEvent | undefined {
     const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
     if (field === 'event') event = value;
     else if (field === 'data') data.push(value);
+    // The format ignores an id holding NUL.
+    else if (field === 'id' && !value.includes('\0')) id = value;
   }
-  return data.length > 0 ? { event, data: data.join('\n') } : undefined;
+  if (data.length === 0) return undefined;
+  return id === undefined ? { event, data: data.join('\n') } : { event, data: data.join('\n'), id };
 }

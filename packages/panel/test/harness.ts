@@ -1,8 +1,9 @@
 /**
  * @module Test harness of the panel's browser suite: a real `service serve` on loopback with a fresh data
  * directory (the first admin from `init`), loopback HTTPS receivers for outbound
- * deliveries (self-signed, trusted through NODE_EXTRA_CA_CERTS, allowed by WEBHOOK_ALLOW_HOSTS), a fresh
- * panel build, and Debian's Chromium driven by playwright-core.
+ * deliveries (self-signed, trusted through NODE_EXTRA_CA_CERTS, allowed by WEBHOOK_ALLOW_HOSTS), a fake Chat
+ * Completions server behind the `Symphony` alias (a run that streams as slowly as a test says), a fresh panel
+ * build, and Debian's Chromium driven by playwright-core.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { totpCode } from '../../server/src/domain/sessions/totp.ts';
+import { type FakeChatServer, sendStream, startFakeChatServer } from '@service/testing/fake-chat-server';
 import { createSelfSignedCertificate, type HttpsTestReceiver, type ReceiverAnswer, startHttpsTestReceiver } from '@service/testing/https-receiver';
 import { type CliProcesses, cliProcesses } from '@service/testing/cli-processes';
 
@@ -42,6 +44,11 @@ export interface Harness {
   healthy: HttpsTestReceiver;
   failing: HttpsTestReceiver;
   gone: HttpsTestReceiver;
+  /**
+   * The engine behind `Symphony` (every other alias is the local engine): a loopback Chat Completions server whose
+   * `handle` a test sets to answer at its own pace; by default it streams a short answer at once.
+   */
+  chat: FakeChatServer;
   newPage(viewport?: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page }>;
   close(): Promise<void>;
 }
@@ -58,10 +65,13 @@ export async function startHarness(): Promise<Harness> {
   const healthy = await startHttpsTestReceiver(certificate, (): ReceiverAnswer => ({ status: 200 }));
   const failing = await startHttpsTestReceiver(certificate, (): ReceiverAnswer => ({ status: 503, body: 'down for maintenance' }));
   const gone = await startHttpsTestReceiver(certificate, (): ReceiverAnswer => ({ status: 410 }));
+  const chat = await startFakeChatServer();
+  chat.handle = (request, res) => sendStream(res, String(request.body.model), ['Here is ', 'the answer.'], { prompt_tokens: 20, completion_tokens: 4 });
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Its own embedded store: DATABASE_URL and REDIS_URL (set in CI) are shared by other suites.
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'CORS_ORIGINS']) delete env[name];
   Object.assign(env, { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '100', NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem') });
+  Object.assign(env, { ENGINE_SYMPHONY: 'openai-compatible', OPENAI_COMPATIBLE_BASE_URL: chat.baseURL, OPENAI_COMPATIBLE_MODEL_SYMPHONY: 'panel-paced' });
   const cli = cliProcesses(dir, env);
   const init = JSON.parse(await cli.run('init', '--json')) as { apiKey: string; admin: User; operatorToken: string };
   const server = await cli.serve();
@@ -77,6 +87,7 @@ export async function startHarness(): Promise<Harness> {
     healthy,
     failing,
     gone,
+    chat,
     async newPage(viewport = { width: 1280, height: 900 }) {
       // bypassCSP only so that axe-core can be injected; the panel's own CSP is asserted separately.
       const context = await browser.newContext({ viewport, bypassCSP: true, baseURL: server.url });
@@ -89,6 +100,7 @@ export async function startHarness(): Promise<Harness> {
       await healthy.close();
       await failing.close();
       await gone.close();
+      await chat.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -7,6 +7,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, chromiumAvailable, codeOf, type Harness, joinSecondWorkspace, SHOTS_DIR, shot, signIn, startHarness, type User } from './harness.ts';
+import { countRunRequests, eventsSoFar, startPacedRun } from './paced-run.ts';
 
 // In CI the browser suite must run (.ci/run installs chromium); elsewhere it is skipped, saying why.
 if (!chromiumAvailable && process.env.CI) throw new Error('/usr/bin/chromium is missing: the panel suite cannot run (apt-get install chromium).');
@@ -297,9 +298,87 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByRole('button', { name: 'Apply filters' }).click();
     const row = page.getByRole('row').filter({ hasText: runId });
     await expect.poll(() => row.textContent(), SLOW).toMatch(/orchestrator → finance/);
+    const requests = countRunRequests(page, runId);
     await page.getByRole('link', { name: runId }).click();
     await page.getByRole('heading', { name: /Run run_/ }).waitFor();
     await expect.poll(() => page.locator('dl.facts').textContent(), SLOW).toMatch(/Routed tofinance/);
+    // A finished run is read once; there is nothing to follow.
+    expect({ reads: requests.reads, streams: requests.streams }).toEqual({ reads: 1, streams: [] });
+    requests.stop();
+  });
+
+  it('follows an in_progress run live from its event stream: the answer grows, then its final state, without polling', async () => {
+    const paced = await startPacedRun(h, 'Which invoices are more than 60 days overdue?');
+    await open('Runs');
+    const requests = countRunRequests(page, paced.runId);
+    await page.getByRole('link', { name: paced.runId }).click();
+    await page.getByRole('heading', { name: /Run run_/ }).waitFor();
+    const content = page.locator('pre.content');
+    const facts = page.locator('dl.facts');
+    const status = page.getByRole('status');
+    await expect.poll(() => facts.textContent(), SLOW).toMatch(/Routed tofinance/);
+    await expect.poll(() => status.textContent(), SLOW).toMatch(/^(Live: the page follows the run as it happens\.|Routed to finance\.)$/);
+    expect(await facts.locator('.badge').textContent()).toBe('in progress');
+    paced.fragment('Overdue by more than 60 days: ');
+    await expect.poll(() => content.textContent(), SLOW).toContain('Overdue by more than 60');
+    // Longer than the 1.5 s re-read this page used to make: a poller would have asked again by now.
+    await page.waitForTimeout(2000);
+    paced.fragment('INV-1042 and <b>INV-1077</b>, ');
+    await expect.poll(() => content.textContent(), SLOW).toContain('Overdue by more than 60 days: INV-1042 and <b>INV-1077');
+    // The answer is text, never markup.
+    expect(await content.locator('b').count()).toBe(0);
+    await shot(page, 'run-live');
+    await expectAccessible('run detail, followed live');
+    paced.fragment('both with the wholesale team.');
+    await expect.poll(() => content.textContent(), SLOW).toContain('both with the wholesale');
+    expect(await facts.locator('.badge').textContent()).toBe('in progress');
+    expect({ reads: requests.reads, streams: requests.streams }).toEqual({ reads: 1, streams: [''] });
+    await paced.finish();
+    await expect.poll(() => status.textContent(), SLOW).toBe('The run completed.');
+    await expect.poll(() => facts.locator('.badge').textContent(), SLOW).toBe('completed');
+    // The final state comes from one read after the terminal event: when it completed, usage, steps, the whole answer.
+    await expect.poll(() => requests.reads, SLOW).toBe(2);
+    await expect.poll(() => facts.textContent(), SLOW).toMatch(/Completed\d{4}-\d{2}-\d{2} /);
+    expect(await facts.textContent()).toMatch(/[1-9]\d* STU · \d+ input tokens · \d+ output tokens/);
+    expect(await page.locator('ol.steps li').count()).toBeGreaterThan(0);
+    expect(await content.textContent()).toBe('Overdue by more than 60 days: INV-1042 and <b>INV-1077</b>, both with the wholesale team.');
+    await page.waitForTimeout(2000);
+    expect({ reads: requests.reads, streams: requests.streams }).toEqual({ reads: 2, streams: [''] });
+    requests.stop();
+  });
+
+  it('resumes a dropped event stream after the last event it received, repeating no text', async () => {
+    const paced = await startPacedRun(h, 'Which invoices are more than 60 days overdue?');
+    paced.fragment('Two invoices are overdue, ');
+    // The page's first connection gets the log's events so far and then ends, as a dropped connection would.
+    const head = await eventsSoFar(h, paced.runId, 'Two invoices');
+    let first = true;
+    await page.route(`**/runs/${paced.runId}/events`, async (route) => {
+      if (!first) return route.continue();
+      first = false;
+      return route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: head.text });
+    });
+    await open('Runs');
+    const requests = countRunRequests(page, paced.runId);
+    await page.getByRole('link', { name: paced.runId }).click();
+    const content = page.locator('pre.content');
+    await expect.poll(() => content.textContent(), SLOW).toContain('Two invoices');
+    // Resumed after the last id it received, on the real stream.
+    await expect.poll(() => requests.streams, SLOW).toEqual(['', String(head.lastId)]);
+    await expect.poll(() => page.getByRole('status').textContent(), SLOW).toBe('Live: the page follows the run as it happens.');
+    paced.fragment('INV-2001 and INV-2002.');
+    // The redactor may hold the answer's last characters back until the end: the rest is checked after it.
+    await expect.poll(() => content.textContent(), SLOW).toContain('Two invoices are overdue, INV-2001');
+    // The events before the drop were not shown again.
+    expect((await content.textContent())?.split('Two invoices').length).toBe(2);
+    await paced.finish();
+    await expect.poll(() => page.getByRole('status').textContent(), SLOW).toBe('The run completed.');
+    await expect.poll(() => requests.reads, SLOW).toBe(2);
+    await expect.poll(() => page.locator('dl.facts').textContent(), SLOW).toMatch(/Completed\d{4}-\d{2}-\d{2} /);
+    expect(await content.textContent()).toBe('Two invoices are overdue, INV-2001 and INV-2002.');
+    expect(requests.streams).toHaveLength(2);
+    requests.stop();
+    await page.unroute(`**/runs/${paced.runId}/events`);
   });
 
   it('cancels an in_progress run from its page, confirmed; the run reads canceled', async () => {
@@ -322,11 +401,21 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
       .toMatch(/^run_/);
     // Within the app (a reload would ask to sign in again: the CSRF token lives in memory only).
     await open('Runs');
+    const requests = countRunRequests(page, runId!);
     await page.getByRole('link', { name: runId }).click();
     await page.getByRole('heading', { name: /Run run_/ }).waitFor();
+    // What the run did before it hung arrives from its events: the tool call, then the first fragment.
+    const toolCalls = page.locator('h2:has-text("Tool calls") + ul');
+    await expect.poll(() => toolCalls.textContent(), SLOW).toMatch(/called/);
+    await expect.poll(async () => (await page.locator('pre.content').textContent())?.replace('…', '').length, SLOW).toBeGreaterThan(0);
     await page.getByRole('button', { name: 'Cancel this run' }).click();
     await page.getByRole('button', { name: 'Cancel now' }).click();
     await page.getByText('canceled', { exact: true }).first().waitFor({ timeout: 30_000 });
+    await expect.poll(() => page.getByRole('status').textContent(), SLOW).toBe('The run was canceled.');
+    // One read, the stream, one read after its terminal event (run.canceled); the cancel itself is a POST.
+    await expect.poll(() => requests.reads, SLOW).toBe(2);
+    expect(requests.streams).toEqual(['']);
+    requests.stop();
     const run = (await (await fetch(`${h.url}/runs/${runId}`, bearer(h.apiKey))).json()) as { run: { status: string } };
     expect(run.run.status).toBe('canceled');
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read());

@@ -1,12 +1,11 @@
 /**
- * @module Runs: a filterable, paginated list (status, agent, alias, source, date) and a run's detail (redacted
- * content, steps, tool calls, usage, failure reason), a live view that follows a run until it ends, and cancel
- * (any member, confirmed: `cancelRun` with the session and its CSRF token).
+ * @module Runs: a filterable, paginated list (status, agent, alias, source, date); a run's page is in
+ * ./run-detail.tsx.
  */
-import { useEffect, useState } from 'preact/hooks';
-import { api, csrfHeader, ok, type operations, type Schemas } from '../api.ts';
+import { useState } from 'preact/hooks';
+import { api, ok, type operations, type Schemas } from '../api.ts';
 import { navigate } from '../router.ts';
-import { Badge, ConfirmButton, ErrorNote, Field, useLoad, when } from '../ui.tsx';
+import { Badge, ErrorNote, Field, useLoad, when } from '../ui.tsx';
 import { AGENT_SLUGS } from './keys.tsx';
 
 const PAGE = 20;
@@ -170,130 +169,4 @@ function queryOf(filters: Filters, offset: number): RunsQuery {
 export function StatusBadge({ status }: { status: Schemas['RunStatus'] }) {
   const tone = { in_progress: 'blue', completed: 'green', failed: 'red', canceled: 'grey' }[status];
   return <Badge tone={tone}>{status.replace('_', ' ')}</Badge>;
-}
-
-export function RunDetailScreen({ runId }: { runId: string }) {
-  const [detail, setDetail] = useState<Schemas['RunDetail'] | undefined>(undefined);
-  const [error, setError] = useState<unknown>(undefined);
-
-  // Live view: an in-progress run is read again every second and a half until it ends.
-  useEffect(() => {
-    let live = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const read = async () => {
-      try {
-        const next = await ok(api.GET('/runs/{run_id}', { params: { path: { run_id: runId } } }));
-        if (!live) return;
-        setDetail(next);
-        setError(undefined);
-        if (next.run.status === 'in_progress') timer = setTimeout(read, 1500);
-      } catch (err) {
-        if (live) setError(err);
-      }
-    };
-    void read();
-    return () => {
-      live = false;
-      if (timer) clearTimeout(timer);
-    };
-  }, [runId]);
-
-  const run = detail?.run;
-  return (
-    <section aria-labelledby="run-title">
-      <p>
-        <a
-          href="/panel/runs"
-          onClick={(e) => {
-            e.preventDefault();
-            navigate('/runs');
-          }}
-        >
-          ← All runs
-        </a>
-      </p>
-      <h1 id="run-title">
-        Run <code>{runId}</code>
-      </h1>
-      <ErrorNote error={error} />
-      {run ? (
-        <>
-          <dl class="facts">
-            <dt>Status</dt>
-            <dd>
-              <StatusBadge status={run.status} /> {run.status === 'in_progress' ? <span class="muted">(live: updates by itself)</span> : null}
-            </dd>
-            <dt>Agent</dt>
-            <dd>{run.agentSlug}</dd>
-            {run.routedTo ? (
-              <>
-                <dt>Routed to</dt>
-                <dd>{run.routedTo}</dd>
-              </>
-            ) : null}
-            <dt>Alias</dt>
-            <dd>{run.alias}</dd>
-            <dt>Source</dt>
-            <dd>{run.source}</dd>
-            <dt>Created</dt>
-            <dd>{when(run.createdAt)}</dd>
-            <dt>Completed</dt>
-            <dd>{when(run.completedAt)}</dd>
-            <dt>Usage</dt>
-            <dd>
-              {run.usage.stu} STU · {run.usage.inputTokens} input tokens · {run.usage.outputTokens} output tokens
-            </dd>
-            {run.failureReason ? (
-              <>
-                <dt>Failure reason</dt>
-                <dd class="flag">{run.failureReason}</dd>
-              </>
-            ) : null}
-          </dl>
-          {run.status === 'in_progress' ? (
-            <p class="actions">
-              <ConfirmButton
-                danger
-                label="Cancel this run"
-                confirmLabel="Cancel now"
-                question="Cancel this run? Tokens already produced stay billed."
-                onConfirm={async () => {
-                  try {
-                    const canceled = await ok(api.POST('/runs/{run_id}/cancel', { params: { path: { run_id: run.id }, header: csrfHeader() } }));
-                    setDetail((current) => (current ? { ...current, run: canceled } : current));
-                    setError(undefined);
-                  } catch (err) {
-                    setError(err);
-                  }
-                }}
-              />
-            </p>
-          ) : null}
-          <h2>Content (redacted)</h2>
-          <pre class="content" aria-live="polite">
-            {run.content ?? '—'}
-          </pre>
-          <h2>Steps</h2>
-          <ol class="steps">
-            {detail.steps.map((s) => (
-              <li key={s.id}>
-                <Badge tone="grey">{s.kind}</Badge> <strong>{s.agentSlug}</strong> {s.summary} <span class="muted">{when(s.createdAt)}</span>
-              </li>
-            ))}
-          </ol>
-          <h2>Tool calls</h2>
-          {detail.toolCalls.length === 0 ? <p>None.</p> : null}
-          <ul class="steps">
-            {detail.toolCalls.map((t) => (
-              <li key={t.id}>
-                <code>{t.name}</code> <Badge tone={t.status === 'completed' ? 'green' : t.status === 'failed' ? 'red' : 'amber'}>{t.status}</Badge>
-                <pre>{JSON.stringify(t.arguments, null, 2)}</pre>
-                {t.result ? <p>{t.result}</p> : null}
-              </li>
-            ))}
-          </ul>
-        </>
-      ) : null}
-    </section>
-  );
 }

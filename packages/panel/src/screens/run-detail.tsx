@@ -1,0 +1,224 @@
+/**
+ * @module A run's page: its redacted content, steps, tool calls, usage and failure reason, and cancel (any member,
+ * confirmed: `cancelRun` with the session and its CSRF token). An `in_progress` run is followed live through its
+ * event log (`getRunEvents`, see ../run-events.ts) rather than read again and again: the answer grows fragment by
+ * fragment, the routed agent, tool calls, approvals requested and drafts appear as they happen, and after the
+ * terminal event the run is read once more for its final state.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { api, csrfHeader, ok, type Schemas } from '../api.ts';
+import { applyConnection, applyRunEvent, type LiveRun, NOT_YET_LIVE, statusAfter, stopped } from '../live-run.ts';
+import { navigate } from '../router.ts';
+import { followRunEvents } from '../run-events.ts';
+import { Badge, ConfirmButton, ErrorNote, when } from '../ui.tsx';
+import { StatusBadge } from './runs.tsx';
+
+export function RunDetailScreen({ runId }: { runId: string }) {
+  const [detail, setDetail] = useState<Schemas['RunDetail'] | undefined>(undefined);
+  const [live, setLive] = useState<LiveRun | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  /** Bumped by "Follow the run again" after the live view stopped on an error. */
+  const [attempt, setAttempt] = useState(0);
+
+  // Read once; if the run is still in progress, follow its events to the terminal one, then read once more.
+  useEffect(() => {
+    const controller = new AbortController();
+    const { signal } = controller;
+    const read = () => ok(api.GET('/runs/{run_id}', { params: { path: { run_id: runId } }, signal }));
+    setLive(undefined);
+    void (async () => {
+      try {
+        const first = await read();
+        if (signal.aborted) return;
+        setDetail(first);
+        setError(undefined);
+        if (first.run.status !== 'in_progress') return;
+        setLive(NOT_YET_LIVE);
+        const end = await followRunEvents(runId, {
+          signal,
+          onEvent: (event) => setLive((current) => current && applyRunEvent(current, event)),
+          onConnection: (connection) => setLive((current) => current && applyConnection(current, connection)),
+        });
+        if (!end || signal.aborted) return;
+        const last = await read();
+        if (!signal.aborted) setDetail(last);
+      } catch (err) {
+        if (signal.aborted) return;
+        setError(err);
+        setLive((current) => current && stopped(current));
+      }
+    })();
+    return () => controller.abort();
+  }, [runId, attempt]);
+
+  const shown = detail?.run.id === runId ? detail : undefined;
+  const run = shown?.run;
+  // Live until the run is read in a final state (the terminal event's read, or a cancel's answer).
+  const following = live !== undefined && run?.status === 'in_progress';
+  const status = run && following && live.end ? statusAfter(live.end) : run?.status;
+  const routedTo = run?.routedTo ?? (live?.routedTo && live.routedTo !== run?.agentSlug ? live.routedTo : null);
+  const usage = following && live.usage ? live.usage : run?.usage;
+  const flowing = following && !live.end && live.connection !== 'stopped';
+  return (
+    <section aria-labelledby="run-title">
+      <p>
+        <a
+          href="/panel/runs"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate('/runs');
+          }}
+        >
+          ← All runs
+        </a>
+      </p>
+      <h1 id="run-title">
+        Run <code>{runId}</code>
+      </h1>
+      {/* Always in the page, so that each change is announced; it changes with the run's state, not per fragment. */}
+      <p role="status" class="live-status">
+        {live?.said ?? ''}
+      </p>
+      <ErrorNote error={error} />
+      {error && run?.status === 'in_progress' ? (
+        <p>
+          <button type="button" onClick={() => setAttempt((n) => n + 1)}>
+            Follow the run again
+          </button>
+        </p>
+      ) : null}
+      {run && status && usage ? (
+        <>
+          <dl class="facts">
+            <dt>Status</dt>
+            <dd>
+              <StatusBadge status={status} /> {flowing ? <span class="muted">(live)</span> : null}
+            </dd>
+            <dt>Agent</dt>
+            <dd>{run.agentSlug}</dd>
+            {routedTo ? (
+              <>
+                <dt>Routed to</dt>
+                <dd>{routedTo}</dd>
+              </>
+            ) : null}
+            <dt>Alias</dt>
+            <dd>{run.alias}</dd>
+            <dt>Source</dt>
+            <dd>{run.source}</dd>
+            <dt>Created</dt>
+            <dd>{when(run.createdAt)}</dd>
+            <dt>Completed</dt>
+            <dd>{when(run.completedAt)}</dd>
+            <dt>Usage</dt>
+            <dd>
+              {usage.stu} STU · {usage.inputTokens} input tokens · {usage.outputTokens} output tokens
+            </dd>
+            {run.failureReason ? (
+              <>
+                <dt>Failure reason</dt>
+                <dd class="flag">{run.failureReason}</dd>
+              </>
+            ) : null}
+          </dl>
+          {status === 'in_progress' ? (
+            <p class="actions">
+              <ConfirmButton
+                danger
+                label="Cancel this run"
+                confirmLabel="Cancel now"
+                question="Cancel this run? Tokens already produced stay billed."
+                onConfirm={async () => {
+                  try {
+                    const canceled = await ok(api.POST('/runs/{run_id}/cancel', { params: { path: { run_id: run.id }, header: csrfHeader() } }));
+                    setDetail((current) => (current ? { ...current, run: canceled } : current));
+                    setError(undefined);
+                  } catch (err) {
+                    setError(err);
+                  }
+                }}
+              />
+            </p>
+          ) : null}
+          <h2>Content (redacted)</h2>
+          {/* Text only: whatever the answer holds is shown as characters, never as markup. */}
+          <pre class="content" aria-busy={flowing}>
+            {following ? live.answer || '…' : (run.content ?? (live?.answer || '—'))}
+          </pre>
+          <h2>Steps</h2>
+          <ol class="steps">
+            {shown.steps.map((s) => (
+              <li key={s.id}>
+                <Badge tone="grey">{s.kind}</Badge> <strong>{s.agentSlug}</strong> {s.summary} <span class="muted">{when(s.createdAt)}</span>
+              </li>
+            ))}
+          </ol>
+          <h2>Tool calls</h2>
+          {following ? <LiveToolCalls live={live} /> : <ToolCalls toolCalls={shown.toolCalls} />}
+          {live ? <Requested live={live} /> : null}
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+function ToolCalls({ toolCalls }: { toolCalls: Schemas['ToolCall'][] }) {
+  if (toolCalls.length === 0) return <p>None.</p>;
+  return (
+    <ul class="steps">
+      {toolCalls.map((t) => (
+        <li key={t.id}>
+          <code>{t.name}</code> <Badge tone={t.status === 'completed' ? 'green' : t.status === 'failed' ? 'red' : 'amber'}>{t.status}</Badge>
+          <pre>{JSON.stringify(t.arguments, null, 2)}</pre>
+          {t.result ? <p>{t.result}</p> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The tool calls announced so far (their arguments and results come with the final read). */
+function LiveToolCalls({ live }: { live: LiveRun }) {
+  if (live.toolCalls.length === 0) return <p>None yet.</p>;
+  return (
+    <ul class="steps">
+      {live.toolCalls.map((t) => (
+        <li key={t.sequence}>
+          <code>{t.name}</code> <Badge tone="blue">called</Badge> {t.summary}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Approvals requested and drafts written, seen in the live events (both are saved when the run completes). */
+function Requested({ live }: { live: LiveRun }) {
+  return (
+    <>
+      {live.approvals.length > 0 ? (
+        <>
+          <h2>Approvals requested</h2>
+          <ul class="steps">
+            {live.approvals.map((a) => (
+              <li key={a.sequence}>
+                <code>{a.action}</code> {a.summary}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+      {live.drafts.length > 0 ? (
+        <>
+          <h2>Drafts</h2>
+          <ul class="steps">
+            {live.drafts.map((d) => (
+              <li key={d.sequence}>
+                <Badge tone="grey">{d.kind}</Badge> {d.subject}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+    </>
+  );
+}
