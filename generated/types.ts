@@ -1963,7 +1963,7 @@ export interface components {
         };
         /**
          * RunEventText
-         * @description `text.delta`: the next fragment of the answer, redacted: the same text as the invocation stream's `data: {"delta"}` fragment of the same `id`. The fragments, concatenated, are the answer. After the log's retention a finished run's fragments are kept as one.
+         * @description `text.delta`: the next fragment of the answer, redacted: the same text as the invocation stream's `data: {"delta"}` fragment of the same `id`. The fragments, concatenated, are the answer. After the log's retention (`RUN_EVENT_RETENTION_HOURS`) a finished run's fragments are kept as one, at the first one's sequence: read such a log from the start.
          * @example {
          *       "sequence": 3,
          *       "type": "text.delta",

@@ -36,7 +36,9 @@ describe.skipIf(!DATABASE_URL)('run event hubs of two instances on PostgreSQL', 
   const notifications: string[] = [];
 
   beforeAll(async () => {
-    store = await testBackends().find((backend) => backend.name === 'postgres')!.open();
+    store = await testBackends()
+      .find((backend) => backend.name === 'postgres')!
+      .open();
     peer = await store.peer();
     a = createRunEventHub(store.db);
     b = createRunEventHub(peer);
