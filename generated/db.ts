@@ -158,6 +158,8 @@ export interface Tables {
     created_at: Date;
     expires_at: Date;
     accepted_at: Date | null;
+    revoked_at: Date | null;
+    replaced_by: string | null;
   };
   kill_switches: {
     workspace_id: string;

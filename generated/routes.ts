@@ -8,6 +8,7 @@ import {
   zAcceptInvitationBody,
   zAcceptInvitationHeaders,
   zAccountReset,
+  zAccountResetPreview,
   zAccountResetRedeemed,
   zAdminSession,
   zAgentError,
@@ -97,6 +98,8 @@ import {
   zIntegrationConnectedEventWebhookRequest,
   zInvitation,
   zInvitationAccepted,
+  zInvitationExpiredError,
+  zInvitationPreview,
   zJsonRpcResponse,
   zKillSwitchError,
   zKillSwitches,
@@ -109,6 +112,7 @@ import {
   zListDestinationDeliveriesPath,
   zListDestinationDeliveriesQuery,
   zListInboundWebhooksHeaders,
+  zListInvitationsHeaders,
   zListMembersHeaders,
   zListRunsHeaders,
   zListRunsQuery,
@@ -142,10 +146,15 @@ import {
   zPauseWebhookDestinationPath,
   zPayloadTooLargeError,
   zPaymentRequiredError,
+  zPendingInvitationList,
   zPingEvent,
   zPingEventWebhookRequest,
   zPingWebhookDestinationHeaders,
   zPingWebhookDestinationPath,
+  zPreviewAccountResetBody,
+  zPreviewAccountResetHeaders,
+  zPreviewInvitationBody,
+  zPreviewInvitationHeaders,
   zQuotaExceededError,
   zRateLimitExceededError,
   zReadiness,
@@ -155,6 +164,8 @@ import {
   zRemoveMemberPath,
   zReplayWebhookDestinationHeaders,
   zReplayWebhookDestinationPath,
+  zResendInvitationHeaders,
+  zResendInvitationPath,
   zResetMemberBody,
   zResetMemberHeaders,
   zResetMemberPath,
@@ -170,6 +181,8 @@ import {
   zRevokeApiKeyV1Path,
   zRevokeInboundWebhookHeaders,
   zRevokeInboundWebhookPath,
+  zRevokeInvitationHeaders,
+  zRevokeInvitationPath,
   zRoleForbiddenError,
   zRotateApiKeyHeaders,
   zRotateApiKeyPath,
@@ -321,9 +334,14 @@ export type OperationId =
   | 'listMembers'
   | 'removeMember'
   | 'updateMember'
+  | 'listInvitations'
   | 'createInvitation'
+  | 'revokeInvitation'
+  | 'resendInvitation'
+  | 'previewInvitation'
   | 'acceptInvitation'
   | 'resetMember'
+  | 'previewAccountReset'
   | 'redeemAccountReset'
   | 'listWorkspaces'
   | 'createWorkspace'
@@ -522,9 +540,25 @@ export interface Operations {
     input: { params: z.output<typeof zUpdateMemberPath>; query: Record<string, never>; headers: z.output<typeof zUpdateMemberHeaders>; body: z.output<typeof zUpdateMemberBody> };
     success: { 200: { json: z.input<typeof zMember> } };
   };
+  listInvitations: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListInvitationsHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zPendingInvitationList> } };
+  };
   createInvitation: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateInvitationHeaders>; body: z.output<typeof zCreateInvitationBody> };
     success: { 201: { json: z.input<typeof zInvitation> } };
+  };
+  revokeInvitation: {
+    input: { params: z.output<typeof zRevokeInvitationPath>; query: Record<string, never>; headers: z.output<typeof zRevokeInvitationHeaders>; body: undefined };
+    success: { 204: { empty: true } };
+  };
+  resendInvitation: {
+    input: { params: z.output<typeof zResendInvitationPath>; query: Record<string, never>; headers: z.output<typeof zResendInvitationHeaders>; body: undefined };
+    success: { 201: { json: z.input<typeof zInvitation> } };
+  };
+  previewInvitation: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zPreviewInvitationHeaders>; body: z.output<typeof zPreviewInvitationBody> };
+    success: { 200: { json: z.input<typeof zInvitationPreview> } };
   };
   acceptInvitation: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zAcceptInvitationHeaders>; body: z.output<typeof zAcceptInvitationBody> };
@@ -533,6 +567,10 @@ export interface Operations {
   resetMember: {
     input: { params: z.output<typeof zResetMemberPath>; query: Record<string, never>; headers: z.output<typeof zResetMemberHeaders>; body: z.output<typeof zResetMemberBody> };
     success: { 201: { json: z.input<typeof zAccountReset> } };
+  };
+  previewAccountReset: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zPreviewAccountResetHeaders>; body: z.output<typeof zPreviewAccountResetBody> };
+    success: { 200: { json: z.input<typeof zAccountResetPreview> } };
   };
   redeemAccountReset: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zRedeemAccountResetHeaders>; body: z.output<typeof zRedeemAccountResetBody> };
@@ -1396,6 +1434,23 @@ export const routes: readonly RouteSpec[] = [
     },
   },
   {
+    method: 'get',
+    path: '/workspace/invitations',
+    operationId: 'listInvitations',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { headers: zListInvitationsHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zPendingInvitationList, customerData: ['data.*.email'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
     method: 'post',
     path: '/workspace/invitations',
     operationId: 'createInvitation',
@@ -1415,6 +1470,61 @@ export const routes: readonly RouteSpec[] = [
     },
   },
   {
+    method: 'delete',
+    path: '/workspace/invitations/{invitation_id}',
+    operationId: 'revokeInvitation',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
+    request: { params: zRevokeInvitationPath, headers: zRevokeInvitationHeaders },
+    responses: {
+      '204': {  },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/workspace/invitations/{invitation_id}/resend',
+    operationId: 'resendInvitation',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { params: zResendInvitationPath, headers: zResendInvitationHeaders },
+    responses: {
+      '201': { contentType: 'application/json', schema: zInvitation, customerData: ['email'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/invitations/preview',
+    operationId: 'previewInvitation',
+    security: [],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { headers: zPreviewInvitationHeaders, body: { contentType: 'application/json', schema: zPreviewInvitationBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zInvitationPreview, customerData: ['email', 'workspaceName'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '410': { contentType: 'application/json', schema: zInvitationExpiredError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
     method: 'post',
     path: '/invitations/accept',
     operationId: 'acceptInvitation',
@@ -1426,7 +1536,7 @@ export const routes: readonly RouteSpec[] = [
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '404': { contentType: 'application/json', schema: zNotFoundError },
-      '410': { contentType: 'application/json', schema: zExpiredError },
+      '410': { contentType: 'application/json', schema: zInvitationExpiredError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
@@ -1447,6 +1557,24 @@ export const routes: readonly RouteSpec[] = [
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
       '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zMemberNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/account-resets/preview',
+    operationId: 'previewAccountReset',
+    security: [],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { headers: zPreviewAccountResetHeaders, body: { contentType: 'application/json', schema: zPreviewAccountResetBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zAccountResetPreview, customerData: ['email'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '410': { contentType: 'application/json', schema: zExpiredError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },

@@ -165,7 +165,7 @@ export const zStreamError = z.strictObject({
  * | `invalid_body` | 400 | the body fails validation | |
  * | `payload_invalid` | 400 | inbound body is not JSON, or the template does not render | |
  * | `method_not_allowed` | 405 | the route exists with other methods | header `Allow` |
- * | `expired` | 410 | single-use token or link already expired | |
+ * | `expired` | 410 | single-use token or link already expired | `reason` on an invitation: `expired`, `used`, `revoked`, `replaced` |
  * | `payload_too_large` | 413 | body larger than its operation's cap (1 MB inbound, 4 MiB invocation, 64 KiB otherwise) | |
  * | `request_header_fields_too_large` | 431 | the request's headers pass the server's 16 KiB limit | |
  * | `quota_exceeded` | 429 | STU quota exhausted | `policy`, `pctConsumed`, `resetAt` |
@@ -1616,6 +1616,32 @@ export const zUpdateMemberRequest = z.strictObject({
 });
 
 /**
+ * PendingInvitation
+ *
+ * An invitation that was neither accepted, revoked nor replaced. `status` is `pending` until `expiresAt` and `expired`
+ * after it (its link then answers `410 expired`; resend it for a new link). The token is not here: only its hash is
+ * stored.
+ *
+ */
+export const zPendingInvitation = z.strictObject({
+    id: z.string().regex(/^inv_[A-Za-z0-9]{16,32}$/),
+    email: zEmailAddress,
+    role: zWorkspaceRole,
+    status: z.enum(['pending', 'expired']),
+    createdAt: z.iso.datetime({ offset: true }),
+    expiresAt: z.iso.datetime({ offset: true })
+});
+
+/**
+ * PendingInvitationList
+ *
+ * The pending and expired invitations of the workspace, newest first (at most 1000).
+ */
+export const zPendingInvitationList = z.strictObject({
+    data: z.array(zPendingInvitation).max(1000)
+});
+
+/**
  * CreateInvitationRequest
  *
  * Invites a person, by email, to join the workspace with a role.
@@ -1628,9 +1654,10 @@ export const zCreateInvitationRequest = z.strictObject({
 /**
  * Invitation
  *
- * A single-use invitation. `token` is shown only in this answer (only its hash is stored): give it, or the link
- * `/panel/invitations?token=…` built from it, to the invitee. It is accepted once with `POST /invitations/accept`
- * within 7 days; afterwards it answers `410 expired`.
+ * A single-use invitation. `token` is shown only in this answer (only its hash is stored): give the panel's link
+ * `/panel/invitations/<token>` (on this server's origin), or the token itself, to the invitee. It is accepted once with
+ * `POST /invitations/accept` within 7 days; afterwards, or once revoked or replaced by a newer invitation of the same
+ * email, it answers `410 expired` with the `reason`.
  *
  */
 export const zInvitation = z.strictObject({
@@ -1640,6 +1667,48 @@ export const zInvitation = z.strictObject({
     token: z.string().regex(/^service_inv_[A-Za-z0-9]{32}$/),
     expiresAt: z.iso.datetime({ offset: true })
 });
+
+/**
+ * PreviewInvitationRequest
+ *
+ * The token of an invitation link, to read what it offers without using it up.
+ */
+export const zPreviewInvitationRequest = z.strictObject({
+    token: z.string().regex(/^service_inv_[A-Za-z0-9]{32}$/)
+});
+
+/**
+ * InvitationPreview
+ *
+ * What an invitation offers: to join `workspaceName` as `role`, until `expiresAt`. `hasAccount` tells whether `email`
+ * already has an account in this deployment: then the invitee accepts with that account's password; otherwise they
+ * choose a password and get a two-step secret (`POST /invitations/accept`).
+ *
+ */
+export const zInvitationPreview = z.strictObject({
+    workspaceName: z.string(),
+    email: zEmailAddress,
+    role: zWorkspaceRole,
+    expiresAt: z.iso.datetime({ offset: true }),
+    hasAccount: z.boolean()
+});
+
+/**
+ * InvitationExpiredError
+ *
+ * An invitation link that can no longer be used, and why (`reason`): `expired` (past its 7 days), `used` (already
+ * accepted), `revoked` (by an owner or admin), or `replaced` (a newer invitation of the same email was sent: use its link).
+ *
+ */
+export const zInvitationExpiredError = zError.and(z.object({
+    error: z.enum(['expired']),
+    reason: z.enum([
+        'expired',
+        'used',
+        'revoked',
+        'replaced'
+    ])
+}));
 
 /**
  * AcceptInvitationRequest
@@ -1667,15 +1736,6 @@ export const zInvitationAccepted = z.strictObject({
 });
 
 /**
- * ExpiredError
- *
- * A single-use token or link that expired or was already used.
- */
-export const zExpiredError = zError.and(z.object({
-    error: z.enum(['expired'])
-}));
-
-/**
  * AccountResetKind
  *
  * What a reset renews: `password` (the member sets a new password; two-step verification stays), `totp` (a new
@@ -1700,8 +1760,8 @@ export const zResetMemberRequest = z.strictObject({
 /**
  * AccountReset
  *
- * A single-use reset link for one account. `token` is shown only in this answer (only its hash is stored): give it,
- * or a link built from it, to the person. It is redeemed once with `POST /account-resets/redeem` within 24 hours;
+ * A single-use reset link for one account. `token` is shown only in this answer (only its hash is stored): give the
+ * panel's link `/panel/account-resets/<token>` (on this server's origin), or the token itself, to the person. It is redeemed once with `POST /account-resets/redeem` within 24 hours;
  * afterwards it answers `410 expired`. Creating it ended every session of the account, and it replaces any earlier
  * reset of the account that was not redeemed yet. The old password and two-step secret keep working until it is
  * redeemed.
@@ -1715,6 +1775,38 @@ export const zAccountReset = z.strictObject({
     token: z.string().regex(/^service_rst_[A-Za-z0-9]{32}$/),
     expiresAt: z.iso.datetime({ offset: true })
 });
+
+/**
+ * PreviewAccountResetRequest
+ *
+ * The token of a reset link, to read what it renews without using it up.
+ */
+export const zPreviewAccountResetRequest = z.strictObject({
+    token: z.string().regex(/^service_rst_[A-Za-z0-9]{32}$/)
+});
+
+/**
+ * AccountResetPreview
+ *
+ * What a reset link renews (`reset`) for the account `email`, until `expiresAt`. For `password` and `both` the person
+ * chooses a new password; for `totp` they confirm with their current one. `totp` and `both` answer a new two-step secret
+ * when redeemed (`POST /account-resets/redeem`).
+ *
+ */
+export const zAccountResetPreview = z.strictObject({
+    email: zEmailAddress,
+    reset: zAccountResetKind,
+    expiresAt: z.iso.datetime({ offset: true })
+});
+
+/**
+ * ExpiredError
+ *
+ * A single-use token or link that expired or was already used.
+ */
+export const zExpiredError = zError.and(z.object({
+    error: z.enum(['expired'])
+}));
 
 /**
  * RedeemAccountResetRequest
@@ -2320,6 +2412,11 @@ export const zApprovalIdPath = zApprovalId;
  * The member's user identifier.
  */
 export const zUserIdPath = zUserId;
+
+/**
+ * The invitation's identifier (`id` of the invitation; never its token).
+ */
+export const zInvitationIdPath = z.string().regex(/^inv_[A-Za-z0-9]{16,32}$/);
 
 /**
  * The workspace's identifier.
@@ -2935,6 +3032,15 @@ export const zUpdateMemberPath = z.object({
  */
 export const zUpdateMemberResponse = zMember;
 
+export const zListInvitationsHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The pending invitations.
+ */
+export const zListInvitationsResponse = zPendingInvitationList;
+
 export const zCreateInvitationBody = zCreateInvitationRequest;
 
 export const zCreateInvitationHeaders = z.object({
@@ -2946,6 +3052,45 @@ export const zCreateInvitationHeaders = z.object({
  * The invitation, with its token shown once.
  */
 export const zCreateInvitationResponse = zInvitation;
+
+export const zRevokeInvitationHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zRevokeInvitationPath = z.object({
+    invitation_id: z.string().regex(/^inv_[A-Za-z0-9]{16,32}$/)
+});
+
+/**
+ * Revoked.
+ */
+export const zRevokeInvitationResponse = z.void();
+
+export const zResendInvitationHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zResendInvitationPath = z.object({
+    invitation_id: z.string().regex(/^inv_[A-Za-z0-9]{16,32}$/)
+});
+
+/**
+ * The new invitation, with its token shown once.
+ */
+export const zResendInvitationResponse = zInvitation;
+
+export const zPreviewInvitationBody = zPreviewInvitationRequest;
+
+export const zPreviewInvitationHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The invitation.
+ */
+export const zPreviewInvitationResponse = zInvitationPreview;
 
 export const zAcceptInvitationBody = zAcceptInvitationRequest;
 
@@ -2973,6 +3118,17 @@ export const zResetMemberPath = z.object({
  * The reset, with its token shown once.
  */
 export const zResetMemberResponse = zAccountReset;
+
+export const zPreviewAccountResetBody = zPreviewAccountResetRequest;
+
+export const zPreviewAccountResetHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The reset.
+ */
+export const zPreviewAccountResetResponse = zAccountResetPreview;
 
 export const zRedeemAccountResetBody = zRedeemAccountResetRequest;
 

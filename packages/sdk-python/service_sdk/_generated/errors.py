@@ -67,7 +67,7 @@ ERROR_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "invalid_request": ((), ()),
     "invalid_body": ((), ()),
     "payload_invalid": ((), ()),
-    "expired": ((), ()),
+    "expired": ((), ("reason",)),
     "payload_too_large": ((), ()),
     "quota_exceeded": (("policy", "pctConsumed", "resetAt",), ()),
     "kill_switch": (("kind",), ("activeSince",)),

@@ -1083,6 +1083,27 @@ UpdateMemberRequest = TypedDict(
     },
 )
 
+# PendingInvitation: An invitation that was neither accepted, revoked nor replaced. `status` is `pending` until `expiresAt` and `expired`
+PendingInvitation = TypedDict(
+    "PendingInvitation",
+    {
+        "id": "str",
+        "email": "EmailAddress",
+        "role": "WorkspaceRole",
+        "status": "Literal[\"pending\", \"expired\"]",
+        "createdAt": "str",
+        "expiresAt": "str",
+    },
+)
+
+# PendingInvitationList: The pending and expired invitations of the workspace, newest first (at most 1000).
+PendingInvitationList = TypedDict(
+    "PendingInvitationList",
+    {
+        "data": "list[PendingInvitation]",
+    },
+)
+
 # CreateInvitationRequest: Invites a person, by email, to join the workspace with a role.
 CreateInvitationRequest = TypedDict(
     "CreateInvitationRequest",
@@ -1092,7 +1113,7 @@ CreateInvitationRequest = TypedDict(
     },
 )
 
-# Invitation: A single-use invitation. `token` is shown only in this answer (only its hash is stored): give it, or the link
+# Invitation: A single-use invitation. `token` is shown only in this answer (only its hash is stored): give the panel's link
 Invitation = TypedDict(
     "Invitation",
     {
@@ -1101,6 +1122,37 @@ Invitation = TypedDict(
         "role": "WorkspaceRole",
         "token": "str",
         "expiresAt": "str",
+    },
+)
+
+# PreviewInvitationRequest: The token of an invitation link, to read what it offers without using it up.
+PreviewInvitationRequest = TypedDict(
+    "PreviewInvitationRequest",
+    {
+        "token": "str",
+    },
+)
+
+# InvitationPreview: What an invitation offers: to join `workspaceName` as `role`, until `expiresAt`. `hasAccount` tells whether `email`
+InvitationPreview = TypedDict(
+    "InvitationPreview",
+    {
+        "workspaceName": "str",
+        "email": "EmailAddress",
+        "role": "WorkspaceRole",
+        "expiresAt": "str",
+        "hasAccount": "bool",
+    },
+)
+
+# InvitationExpiredError: An invitation link that can no longer be used, and why (`reason`): `expired` (past its 7 days), `used` (already
+InvitationExpiredError = TypedDict(
+    "InvitationExpiredError",
+    {
+        "error": "Literal[\"expired\"]",
+        "message": "NotRequired[str]",
+        "requestId": "NotRequired[str]",
+        "reason": "Literal[\"expired\", \"used\", \"revoked\", \"replaced\"]",
     },
 )
 
@@ -1124,16 +1176,6 @@ InvitationAccepted = TypedDict(
     },
 )
 
-# ExpiredError: A single-use token or link that expired or was already used.
-ExpiredError = TypedDict(
-    "ExpiredError",
-    {
-        "error": "Literal[\"expired\"]",
-        "message": "NotRequired[str]",
-        "requestId": "NotRequired[str]",
-    },
-)
-
 # ResetMemberRequest: What to reset for the member.
 ResetMemberRequest = TypedDict(
     "ResetMemberRequest",
@@ -1142,7 +1184,7 @@ ResetMemberRequest = TypedDict(
     },
 )
 
-# AccountReset: A single-use reset link for one account. `token` is shown only in this answer (only its hash is stored): give it,
+# AccountReset: A single-use reset link for one account. `token` is shown only in this answer (only its hash is stored): give the
 AccountReset = TypedDict(
     "AccountReset",
     {
@@ -1152,6 +1194,34 @@ AccountReset = TypedDict(
         "reset": "AccountResetKind",
         "token": "str",
         "expiresAt": "str",
+    },
+)
+
+# PreviewAccountResetRequest: The token of a reset link, to read what it renews without using it up.
+PreviewAccountResetRequest = TypedDict(
+    "PreviewAccountResetRequest",
+    {
+        "token": "str",
+    },
+)
+
+# AccountResetPreview: What a reset link renews (`reset`) for the account `email`, until `expiresAt`. For `password` and `both` the person
+AccountResetPreview = TypedDict(
+    "AccountResetPreview",
+    {
+        "email": "EmailAddress",
+        "reset": "AccountResetKind",
+        "expiresAt": "str",
+    },
+)
+
+# ExpiredError: A single-use token or link that expired or was already used.
+ExpiredError = TypedDict(
+    "ExpiredError",
+    {
+        "error": "Literal[\"expired\"]",
+        "message": "NotRequired[str]",
+        "requestId": "NotRequired[str]",
     },
 )
 
@@ -1501,4 +1571,4 @@ PingEvent = TypedDict(
     },
 )
 
-__all__ = ["RunEvent", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "CreateInvitationRequest", "Invitation", "AcceptInvitationRequest", "InvitationAccepted", "ExpiredError", "AccountResetKind", "ResetMemberRequest", "AccountReset", "RedeemAccountResetRequest", "AccountResetRedeemed", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]
+__all__ = ["RunEvent", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]

@@ -73,9 +73,14 @@ OPERATIONS: dict[str, OperationSpec] = {
     "listMembers": {"id": "listMembers", "method": "GET", "path": "/workspace/members", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "removeMember": {"id": "removeMember", "method": "DELETE", "path": "/workspace/members/{user_id}", "auth": "adminSession", "path_params": ("user_id",), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": True},
     "updateMember": {"id": "updateMember", "method": "PATCH", "path": "/workspace/members/{user_id}", "auth": "adminSession", "path_params": ("user_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "listInvitations": {"id": "listInvitations", "method": "GET", "path": "/workspace/invitations", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "createInvitation": {"id": "createInvitation", "method": "POST", "path": "/workspace/invitations", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "revokeInvitation": {"id": "revokeInvitation", "method": "DELETE", "path": "/workspace/invitations/{invitation_id}", "auth": "adminSession", "path_params": ("invitation_id",), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": True},
+    "resendInvitation": {"id": "resendInvitation", "method": "POST", "path": "/workspace/invitations/{invitation_id}/resend", "auth": "adminSession", "path_params": ("invitation_id",), "query_params": (), "header_params": (), "body": "none", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "previewInvitation": {"id": "previewInvitation", "method": "POST", "path": "/invitations/preview", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "acceptInvitation": {"id": "acceptInvitation", "method": "POST", "path": "/invitations/accept", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "resetMember": {"id": "resetMember", "method": "POST", "path": "/workspace/members/{user_id}/reset", "auth": "adminSession", "path_params": ("user_id",), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "previewAccountReset": {"id": "previewAccountReset", "method": "POST", "path": "/account-resets/preview", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "redeemAccountReset": {"id": "redeemAccountReset", "method": "POST", "path": "/account-resets/redeem", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listWorkspaces": {"id": "listWorkspaces", "method": "GET", "path": "/operator/workspaces", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "createWorkspace": {"id": "createWorkspace", "method": "POST", "path": "/operator/workspaces", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
@@ -275,9 +280,25 @@ class Operations:
         """PATCH /workspace/members/{user_id}: Change a member's role"""
         return self._call("updateMember", path={"user_id": user_id}, body=body)  # type: ignore[no-any-return]
 
+    def list_invitations(self) -> models.PendingInvitationList:
+        """GET /workspace/invitations: List the pending invitations"""
+        return self._call("listInvitations")  # type: ignore[no-any-return]
+
     def create_invitation(self, *, body: models.CreateInvitationRequest) -> models.Invitation:
         """POST /workspace/invitations: Invite a member"""
         return self._call("createInvitation", body=body)  # type: ignore[no-any-return]
+
+    def revoke_invitation(self, *, invitation_id: str) -> None:
+        """DELETE /workspace/invitations/{invitation_id}: Revoke an invitation"""
+        return self._call("revokeInvitation", path={"invitation_id": invitation_id})  # type: ignore[no-any-return]
+
+    def resend_invitation(self, *, invitation_id: str) -> models.Invitation:
+        """POST /workspace/invitations/{invitation_id}/resend: Resend an invitation"""
+        return self._call("resendInvitation", path={"invitation_id": invitation_id})  # type: ignore[no-any-return]
+
+    def preview_invitation(self, *, body: models.PreviewInvitationRequest) -> models.InvitationPreview:
+        """POST /invitations/preview: Preview an invitation"""
+        return self._call("previewInvitation", body=body)  # type: ignore[no-any-return]
 
     def accept_invitation(self, *, body: models.AcceptInvitationRequest) -> models.InvitationAccepted:
         """POST /invitations/accept: Accept an invitation"""
@@ -286,6 +307,10 @@ class Operations:
     def reset_member(self, *, user_id: str, body: models.ResetMemberRequest) -> models.AccountReset:
         """POST /workspace/members/{user_id}/reset: Reset a member's password or two-step verification"""
         return self._call("resetMember", path={"user_id": user_id}, body=body)  # type: ignore[no-any-return]
+
+    def preview_account_reset(self, *, body: models.PreviewAccountResetRequest) -> models.AccountResetPreview:
+        """POST /account-resets/preview: Preview a password or two-step reset"""
+        return self._call("previewAccountReset", body=body)  # type: ignore[no-any-return]
 
     def redeem_account_reset(self, *, body: models.RedeemAccountResetRequest) -> models.AccountResetRedeemed:
         """POST /account-resets/redeem: Redeem a password or two-step reset"""
@@ -550,9 +575,25 @@ class AsyncOperations:
         """PATCH /workspace/members/{user_id}: Change a member's role"""
         return await self._call("updateMember", path={"user_id": user_id}, body=body)  # type: ignore[no-any-return]
 
+    async def list_invitations(self) -> models.PendingInvitationList:
+        """GET /workspace/invitations: List the pending invitations"""
+        return await self._call("listInvitations")  # type: ignore[no-any-return]
+
     async def create_invitation(self, *, body: models.CreateInvitationRequest) -> models.Invitation:
         """POST /workspace/invitations: Invite a member"""
         return await self._call("createInvitation", body=body)  # type: ignore[no-any-return]
+
+    async def revoke_invitation(self, *, invitation_id: str) -> None:
+        """DELETE /workspace/invitations/{invitation_id}: Revoke an invitation"""
+        return await self._call("revokeInvitation", path={"invitation_id": invitation_id})  # type: ignore[no-any-return]
+
+    async def resend_invitation(self, *, invitation_id: str) -> models.Invitation:
+        """POST /workspace/invitations/{invitation_id}/resend: Resend an invitation"""
+        return await self._call("resendInvitation", path={"invitation_id": invitation_id})  # type: ignore[no-any-return]
+
+    async def preview_invitation(self, *, body: models.PreviewInvitationRequest) -> models.InvitationPreview:
+        """POST /invitations/preview: Preview an invitation"""
+        return await self._call("previewInvitation", body=body)  # type: ignore[no-any-return]
 
     async def accept_invitation(self, *, body: models.AcceptInvitationRequest) -> models.InvitationAccepted:
         """POST /invitations/accept: Accept an invitation"""
@@ -561,6 +602,10 @@ class AsyncOperations:
     async def reset_member(self, *, user_id: str, body: models.ResetMemberRequest) -> models.AccountReset:
         """POST /workspace/members/{user_id}/reset: Reset a member's password or two-step verification"""
         return await self._call("resetMember", path={"user_id": user_id}, body=body)  # type: ignore[no-any-return]
+
+    async def preview_account_reset(self, *, body: models.PreviewAccountResetRequest) -> models.AccountResetPreview:
+        """POST /account-resets/preview: Preview a password or two-step reset"""
+        return await self._call("previewAccountReset", body=body)  # type: ignore[no-any-return]
 
     async def redeem_account_reset(self, *, body: models.RedeemAccountResetRequest) -> models.AccountResetRedeemed:
         """POST /account-resets/redeem: Redeem a password or two-step reset"""

@@ -72,7 +72,7 @@ export const ERROR_FIELDS: { readonly [code in ErrorCode]?: ErrorFields } = {
   invalid_request: { schemas: ['ValidationError', 'InboundPayloadError'], required: [], optional: [] },
   invalid_body: { schemas: ['ValidationError', 'InboundPayloadError'], required: [], optional: [] },
   payload_invalid: { schemas: ['InboundPayloadError'], required: [], optional: [] },
-  expired: { schemas: ['ExpiredError'], required: [], optional: [] },
+  expired: { schemas: ['InvitationExpiredError', 'ExpiredError'], required: [], optional: ['reason'] },
   payload_too_large: { schemas: ['PayloadTooLargeError'], required: [], optional: [] },
   quota_exceeded: { schemas: ['QuotaExceededError'], required: ['policy', 'pctConsumed', 'resetAt'], optional: [] },
   kill_switch: { schemas: ['KillSwitchError'], required: ['kind'], optional: ['activeSince'] },

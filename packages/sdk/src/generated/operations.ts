@@ -57,9 +57,14 @@ export const OPERATIONS = {
   listMembers: { id: 'listMembers', method: 'GET', path: '/workspace/members', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   removeMember: { id: 'removeMember', method: 'DELETE', path: '/workspace/members/{user_id}', auth: 'adminSession', pathParams: ['user_id'], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: true },
   updateMember: { id: 'updateMember', method: 'PATCH', path: '/workspace/members/{user_id}', auth: 'adminSession', pathParams: ['user_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  listInvitations: { id: 'listInvitations', method: 'GET', path: '/workspace/invitations', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   createInvitation: { id: 'createInvitation', method: 'POST', path: '/workspace/invitations', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  revokeInvitation: { id: 'revokeInvitation', method: 'DELETE', path: '/workspace/invitations/{invitation_id}', auth: 'adminSession', pathParams: ['invitation_id'], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: true },
+  resendInvitation: { id: 'resendInvitation', method: 'POST', path: '/workspace/invitations/{invitation_id}/resend', auth: 'adminSession', pathParams: ['invitation_id'], queryParams: [], headerParams: [], body: 'none', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  previewInvitation: { id: 'previewInvitation', method: 'POST', path: '/invitations/preview', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   acceptInvitation: { id: 'acceptInvitation', method: 'POST', path: '/invitations/accept', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   resetMember: { id: 'resetMember', method: 'POST', path: '/workspace/members/{user_id}/reset', auth: 'adminSession', pathParams: ['user_id'], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  previewAccountReset: { id: 'previewAccountReset', method: 'POST', path: '/account-resets/preview', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   redeemAccountReset: { id: 'redeemAccountReset', method: 'POST', path: '/account-resets/redeem', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listWorkspaces: { id: 'listWorkspaces', method: 'GET', path: '/operator/workspaces', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   createWorkspace: { id: 'createWorkspace', method: 'POST', path: '/operator/workspaces', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
@@ -130,9 +135,14 @@ export interface OperationInputs {
   listMembers: Record<string, never>;
   removeMember: { path: Params<'removeMember', 'path'> };
   updateMember: { path: Params<'updateMember', 'path'>; body: JsonBody<'updateMember'> };
+  listInvitations: Record<string, never>;
   createInvitation: { body: JsonBody<'createInvitation'> };
+  revokeInvitation: { path: Params<'revokeInvitation', 'path'> };
+  resendInvitation: { path: Params<'resendInvitation', 'path'> };
+  previewInvitation: { body: JsonBody<'previewInvitation'> };
   acceptInvitation: { body: JsonBody<'acceptInvitation'> };
   resetMember: { path: Params<'resetMember', 'path'>; body: JsonBody<'resetMember'> };
+  previewAccountReset: { body: JsonBody<'previewAccountReset'> };
   redeemAccountReset: { body: JsonBody<'redeemAccountReset'> };
   listWorkspaces: Record<string, never>;
   createWorkspace: { body: JsonBody<'createWorkspace'> };
@@ -201,9 +211,14 @@ export interface OperationOutputs {
   listMembers: JsonAnswer<'listMembers', 200>;
   removeMember: void;
   updateMember: JsonAnswer<'updateMember', 200>;
+  listInvitations: JsonAnswer<'listInvitations', 200>;
   createInvitation: JsonAnswer<'createInvitation', 201>;
+  revokeInvitation: void;
+  resendInvitation: JsonAnswer<'resendInvitation', 201>;
+  previewInvitation: JsonAnswer<'previewInvitation', 200>;
   acceptInvitation: JsonAnswer<'acceptInvitation', 200>;
   resetMember: JsonAnswer<'resetMember', 201>;
+  previewAccountReset: JsonAnswer<'previewAccountReset', 200>;
   redeemAccountReset: JsonAnswer<'redeemAccountReset', 200>;
   listWorkspaces: JsonAnswer<'listWorkspaces', 200>;
   createWorkspace: JsonAnswer<'createWorkspace', 201>;
@@ -442,9 +457,29 @@ export class Operations {
     return this.transport.call(OPERATIONS.updateMember, input, options) as Promise<OperationOutputs['updateMember']>;
   }
 
+  /** GET /workspace/invitations: List the pending invitations */
+  listInvitations(input: OperationInputs['listInvitations'] = {}, options?: RequestOptions): Promise<OperationOutputs['listInvitations']> {
+    return this.transport.call(OPERATIONS.listInvitations, input, options) as Promise<OperationOutputs['listInvitations']>;
+  }
+
   /** POST /workspace/invitations: Invite a member */
   createInvitation(input: OperationInputs['createInvitation'], options?: RequestOptions): Promise<OperationOutputs['createInvitation']> {
     return this.transport.call(OPERATIONS.createInvitation, input, options) as Promise<OperationOutputs['createInvitation']>;
+  }
+
+  /** DELETE /workspace/invitations/{invitation_id}: Revoke an invitation */
+  revokeInvitation(input: OperationInputs['revokeInvitation'], options?: RequestOptions): Promise<OperationOutputs['revokeInvitation']> {
+    return this.transport.call(OPERATIONS.revokeInvitation, input, options) as Promise<OperationOutputs['revokeInvitation']>;
+  }
+
+  /** POST /workspace/invitations/{invitation_id}/resend: Resend an invitation */
+  resendInvitation(input: OperationInputs['resendInvitation'], options?: RequestOptions): Promise<OperationOutputs['resendInvitation']> {
+    return this.transport.call(OPERATIONS.resendInvitation, input, options) as Promise<OperationOutputs['resendInvitation']>;
+  }
+
+  /** POST /invitations/preview: Preview an invitation */
+  previewInvitation(input: OperationInputs['previewInvitation'], options?: RequestOptions): Promise<OperationOutputs['previewInvitation']> {
+    return this.transport.call(OPERATIONS.previewInvitation, input, options) as Promise<OperationOutputs['previewInvitation']>;
   }
 
   /** POST /invitations/accept: Accept an invitation */
@@ -455,6 +490,11 @@ export class Operations {
   /** POST /workspace/members/{user_id}/reset: Reset a member's password or two-step verification */
   resetMember(input: OperationInputs['resetMember'], options?: RequestOptions): Promise<OperationOutputs['resetMember']> {
     return this.transport.call(OPERATIONS.resetMember, input, options) as Promise<OperationOutputs['resetMember']>;
+  }
+
+  /** POST /account-resets/preview: Preview a password or two-step reset */
+  previewAccountReset(input: OperationInputs['previewAccountReset'], options?: RequestOptions): Promise<OperationOutputs['previewAccountReset']> {
+    return this.transport.call(OPERATIONS.previewAccountReset, input, options) as Promise<OperationOutputs['previewAccountReset']>;
   }
 
   /** POST /account-resets/redeem: Redeem a password or two-step reset */

@@ -785,13 +785,77 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the pending invitations
+         * @description The invitations of the session's workspace that were neither accepted, revoked nor replaced, newest first (at most 1000). One still within its 7 days is `pending`; one past them is `expired` and can be resent (`POST /workspace/invitations/{invitation_id}/resend`) or revoked. Tokens are never listed (only their hashes are stored). Needs an owner or admin with two-step verification.
+         */
+        get: operations["listInvitations"];
         put?: never;
         /**
          * Invite a member
-         * @description Creates a single-use invitation to the session's workspace, valid 7 days. The token is shown only in this answer. Only an owner invites with the role `owner` (`403 role_forbidden` for an admin). Inviting someone who is already a member answers `400 invalid_body`.
+         * @description Creates a single-use invitation to the session's workspace, valid 7 days. The token is shown only in this answer. Only an owner invites with the role `owner` (`403 role_forbidden` for an admin). Inviting someone who is already a member answers `400 invalid_body`. A pending (or expired) invitation of the same email to this workspace is replaced by the new one: its token answers `410 expired` with `reason` `replaced` from then on.
          */
         post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace/invitations/{invitation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description Revokes a pending or expired invitation of the session's workspace. Its token answers `410 expired` with `reason` `revoked` from the next request on. Revoking an invitation that is already revoked or replaced changes nothing and answers the same. Only an owner revokes an invitation with the role `owner` (`403 role_forbidden` for an admin). An accepted invitation (remove the member instead) or one not of this workspace answers `404 not_found`. Revoking stays open while the workspace is suspended or unpaid.
+         */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace/invitations/{invitation_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend an invitation
+         * @description Issues a new single-use token for a pending or expired invitation, valid 7 days from now, as a new invitation (a new `id`) of the same email and role. The old token stops working at once (`410 expired` with `reason` `replaced`). The new token is shown only in this answer. Only an owner resends an invitation with the role `owner` (`403 role_forbidden` for an admin). An invitation that was accepted, revoked or replaced, or that is not of this workspace, answers `404 not_found`.
+         */
+        post: operations["resendInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview an invitation
+         * @description What an invitation link offers, read without using it up, so that the page of the link can ask for the right thing: the workspace, the email and role, the expiry, and whether the email already has an account (then the invitee confirms with their password; otherwise they choose one and set up two-step verification). The token travels in the body, never in a URL the server logs. An unknown token answers `404 not_found`; an expired, used, revoked or replaced one `410 expired` with its `reason`.
+         */
+        post: operations["previewInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -809,7 +873,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation
-         * @description Joins the invitation's workspace with its role. A new account is created for an email that has none (its password is the one given, and two-step verification is turned on); an existing account proves itself with its password (a wrong one answers `401 not_authenticated`). An unknown token answers `404 not_found`; an expired or already used one `410 expired`. Then sign in with `POST /auth/login` and select the workspace.
+         * @description Joins the invitation's workspace with its role. A new account is created for an email that has none (its password is the one given, and two-step verification is turned on); an existing account proves itself with its password (a wrong one answers `401 not_authenticated`). An unknown token answers `404 not_found`; an expired, already used, revoked or replaced one `410 expired` with its `reason`. Then sign in with `POST /auth/login` and select the workspace.
          */
         post: operations["acceptInvitation"];
         delete?: never;
@@ -832,6 +896,26 @@ export interface paths {
          * @description Creates a single-use reset link for the member, valid 24 hours, and ends every session of their account on every instance. The token is shown only in this answer; the member redeems it with `POST /account-resets/redeem`. An owner resets anyone else; an admin resets admins and members, never an owner; nobody resets their own account this way; an account that also belongs to another workspace is reset by the operator only. A user who is not a member of this workspace answers `404 member_not_found`.
          */
         post: operations["resetMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account-resets/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a password or two-step reset
+         * @description What a reset link renews, read without using it up, so that the page of the link asks for the right password (a new one for `password` and `both`, the current one for `totp`). The token travels in the body, never in a URL the server logs. An unknown token answers `404 not_found`; an expired, replaced or already used one `410 expired`.
+         */
+        post: operations["previewAccountReset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1563,7 +1647,7 @@ export interface components {
          *     | `invalid_body` | 400 | the body fails validation | |
          *     | `payload_invalid` | 400 | inbound body is not JSON, or the template does not render | |
          *     | `method_not_allowed` | 405 | the route exists with other methods | header `Allow` |
-         *     | `expired` | 410 | single-use token or link already expired | |
+         *     | `expired` | 410 | single-use token or link already expired | `reason` on an invitation: `expired`, `used`, `revoked`, `replaced` |
          *     | `payload_too_large` | 413 | body larger than its operation's cap (1 MB inbound, 4 MiB invocation, 64 KiB otherwise) | |
          *     | `request_header_fields_too_large` | 431 | the request's headers pass the server's 16 KiB limit | |
          *     | `quota_exceeded` | 429 | STU quota exhausted | `policy`, `pctConsumed`, `resetAt` |
@@ -3173,6 +3257,38 @@ export interface components {
             role: components["schemas"]["WorkspaceRole"];
         };
         /**
+         * PendingInvitation
+         * @description An invitation that was neither accepted, revoked nor replaced. `status` is `pending` until `expiresAt` and `expired`
+         *     after it (its link then answers `410 expired`; resend it for a new link). The token is not here: only its hash is
+         *     stored.
+         * @example {
+         *       "id": "inv_4Tq8Zr2Mx7Lp1Vt9Ka",
+         *       "email": "dana@northwind.example",
+         *       "role": "member",
+         *       "status": "pending",
+         *       "createdAt": "2026-11-22T09:00:00Z",
+         *       "expiresAt": "2026-11-29T09:00:00Z"
+         *     }
+         */
+        PendingInvitation: {
+            id: string;
+            email: components["schemas"]["EmailAddress"];
+            role: components["schemas"]["WorkspaceRole"];
+            /** @enum {string} */
+            status: "pending" | "expired";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * PendingInvitationList
+         * @description The pending and expired invitations of the workspace, newest first (at most 1000).
+         */
+        PendingInvitationList: {
+            data: components["schemas"]["PendingInvitation"][];
+        };
+        /**
          * CreateInvitationRequest
          * @description Invites a person, by email, to join the workspace with a role.
          */
@@ -3183,9 +3299,10 @@ export interface components {
         };
         /**
          * Invitation
-         * @description A single-use invitation. `token` is shown only in this answer (only its hash is stored): give it, or the link
-         *     `/panel/invitations?token=…` built from it, to the invitee. It is accepted once with `POST /invitations/accept`
-         *     within 7 days; afterwards it answers `410 expired`.
+         * @description A single-use invitation. `token` is shown only in this answer (only its hash is stored): give the panel's link
+         *     `/panel/invitations/<token>` (on this server's origin), or the token itself, to the invitee. It is accepted once with
+         *     `POST /invitations/accept` within 7 days; afterwards, or once revoked or replaced by a newer invitation of the same
+         *     email, it answers `410 expired` with the `reason`.
          * @example {
          *       "id": "inv_4Tq8Zr2Mx7Lp1Vt9Ka",
          *       "email": "dana@northwind.example",
@@ -3201,6 +3318,45 @@ export interface components {
             token: string;
             /** Format: date-time */
             expiresAt: string;
+        };
+        /**
+         * PreviewInvitationRequest
+         * @description The token of an invitation link, to read what it offers without using it up.
+         */
+        PreviewInvitationRequest: {
+            token: string;
+        };
+        /**
+         * InvitationPreview
+         * @description What an invitation offers: to join `workspaceName` as `role`, until `expiresAt`. `hasAccount` tells whether `email`
+         *     already has an account in this deployment: then the invitee accepts with that account's password; otherwise they
+         *     choose a password and get a two-step secret (`POST /invitations/accept`).
+         * @example {
+         *       "workspaceName": "Northwind Traders",
+         *       "email": "dana@northwind.example",
+         *       "role": "member",
+         *       "expiresAt": "2026-11-29T09:00:00Z",
+         *       "hasAccount": false
+         *     }
+         */
+        InvitationPreview: {
+            workspaceName: string;
+            email: components["schemas"]["EmailAddress"];
+            role: components["schemas"]["WorkspaceRole"];
+            /** Format: date-time */
+            expiresAt: string;
+            hasAccount: boolean;
+        };
+        /**
+         * InvitationExpiredError
+         * @description An invitation link that can no longer be used, and why (`reason`): `expired` (past its 7 days), `used` (already
+         *     accepted), `revoked` (by an owner or admin), or `replaced` (a newer invitation of the same email was sent: use its link).
+         */
+        InvitationExpiredError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "expired";
+            /** @enum {string} */
+            reason: "expired" | "used" | "revoked" | "replaced";
         };
         /**
          * AcceptInvitationRequest
@@ -3229,14 +3385,6 @@ export interface components {
             totpSecret: string | null;
         };
         /**
-         * ExpiredError
-         * @description A single-use token or link that expired or was already used.
-         */
-        ExpiredError: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error: "expired";
-        };
-        /**
          * AccountResetKind
          * @description What a reset renews: `password` (the member sets a new password; two-step verification stays), `totp` (a new
          *     two-step secret; the member proves themselves with their current password), or `both`.
@@ -3252,8 +3400,8 @@ export interface components {
         };
         /**
          * AccountReset
-         * @description A single-use reset link for one account. `token` is shown only in this answer (only its hash is stored): give it,
-         *     or a link built from it, to the person. It is redeemed once with `POST /account-resets/redeem` within 24 hours;
+         * @description A single-use reset link for one account. `token` is shown only in this answer (only its hash is stored): give the
+         *     panel's link `/panel/account-resets/<token>` (on this server's origin), or the token itself, to the person. It is redeemed once with `POST /account-resets/redeem` within 24 hours;
          *     afterwards it answers `410 expired`. Creating it ended every session of the account, and it replaces any earlier
          *     reset of the account that was not redeemed yet. The old password and two-step secret keep working until it is
          *     redeemed.
@@ -3266,6 +3414,38 @@ export interface components {
             token: string;
             /** Format: date-time */
             expiresAt: string;
+        };
+        /**
+         * PreviewAccountResetRequest
+         * @description The token of a reset link, to read what it renews without using it up.
+         */
+        PreviewAccountResetRequest: {
+            token: string;
+        };
+        /**
+         * AccountResetPreview
+         * @description What a reset link renews (`reset`) for the account `email`, until `expiresAt`. For `password` and `both` the person
+         *     chooses a new password; for `totp` they confirm with their current one. `totp` and `both` answer a new two-step secret
+         *     when redeemed (`POST /account-resets/redeem`).
+         * @example {
+         *       "email": "dana@northwind.example",
+         *       "reset": "totp",
+         *       "expiresAt": "2026-11-23T09:00:00Z"
+         *     }
+         */
+        AccountResetPreview: {
+            email: components["schemas"]["EmailAddress"];
+            reset: components["schemas"]["AccountResetKind"];
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * ExpiredError
+         * @description A single-use token or link that expired or was already used.
+         */
+        ExpiredError: components["schemas"]["Error"] & {
+            /** @enum {string} */
+            error: "expired";
         };
         /**
          * RedeemAccountResetRequest
@@ -4160,8 +4340,8 @@ export interface components {
                 "application/json": components["schemas"]["RoleForbiddenError"] | components["schemas"]["TenantForbiddenError"];
             };
         };
-        /** @description The single-use token or link has expired or was already used. */
-        Expired: {
+        /** @description The session may not revoke this invitation: `role_forbidden` for the role or inactive two-step verification, and for an admin revoking an invitation with the role `owner` (only an owner manages an owner); `forbidden` for a write whose `X-CSRF-Token` is missing or wrong. Revoking stays open while the workspace is suspended or unpaid. */
+        InvitationRevokeForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4170,7 +4350,46 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ExpiredError"];
+                "application/json": components["schemas"]["RoleForbiddenError"];
+            };
+        };
+        /** @description No invitation of the session's workspace has this id, or it was accepted (then remove the member instead, if need be); another workspace's invitations are never visible. */
+        InvitationNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["NotFoundError"];
+            };
+        };
+        /** @description The session may not resend this invitation: `role_forbidden` for the role or inactive two-step verification, and for an admin resending an invitation with the role `owner` (only an owner invites an owner); `forbidden` for a write whose `X-CSRF-Token` is missing or wrong; `tenant_forbidden` while the operator has suspended the workspace (a resend issues a new token). */
+        InvitationResendForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RoleForbiddenError"] | components["schemas"]["TenantForbiddenError"];
+            };
+        };
+        /** @description The invitation link can no longer be used; `reason` says why (expired, used, revoked or replaced). */
+        InvitationExpired: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["InvitationExpiredError"];
             };
         };
         /** @description The reset is not allowed: `role_forbidden` when the session's role is not owner or admin or its two-step verification is inactive; `forbidden` when the CSRF token is missing or wrong, when an admin names an owner (only an owner resets an owner), when the member is the session's own user, or when the account also belongs to another workspace (the operator resets it: `service users reset-password`); `tenant_forbidden` while the operator has suspended the workspace (a reset issues a credential). */
@@ -4184,6 +4403,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["RoleForbiddenError"] | components["schemas"]["TenantForbiddenError"];
+            };
+        };
+        /** @description The single-use token or link has expired or was already used. */
+        Expired: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ExpiredError"];
             };
         };
         /** @description The operator token is missing or wrong. */
@@ -4366,6 +4598,11 @@ export interface components {
          * @example usr_8Tb2Nq6Xk4Lm9Vc1Rz
          */
         UserIdPath: components["schemas"]["UserId"];
+        /**
+         * @description The invitation's identifier (`id` of the invitation; never its token).
+         * @example inv_4Tq8Zr2Mx7Lp1Vt9Ka
+         */
+        InvitationIdPath: string;
         /**
          * @description The workspace's identifier.
          * @example wksp_X7P5oJGqOLi5uAE9Tmat
@@ -6429,6 +6666,42 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listInvitations: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pending invitations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PendingInvitationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminReadForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createInvitation: {
         parameters: {
             query?: never;
@@ -6476,6 +6749,142 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The invitation's identifier (`id` of the invitation; never its token).
+                 * @example inv_4Tq8Zr2Mx7Lp1Vt9Ka
+                 */
+                invitation_id: components["parameters"]["InvitationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["InvitationRevokeForbidden"];
+            404: components["responses"]["InvitationNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resendInvitation: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The invitation's identifier (`id` of the invitation; never its token).
+                 * @example inv_4Tq8Zr2Mx7Lp1Vt9Ka
+                 */
+                invitation_id: components["parameters"]["InvitationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new invitation, with its token shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["InvitationResendForbidden"];
+            404: components["responses"]["InvitationNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    previewInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description The invitation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationPreview"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["InvitationExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     acceptInvitation: {
         parameters: {
             query?: never;
@@ -6511,7 +6920,7 @@ export interface operations {
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["LoginUnauthorized"];
             404: components["responses"]["NotFound"];
-            410: components["responses"]["Expired"];
+            410: components["responses"]["InvitationExpired"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -6566,6 +6975,47 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["ResetForbidden"];
             404: components["responses"]["MemberNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    previewAccountReset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewAccountResetRequest"];
+            };
+        };
+        responses: {
+            /** @description The reset. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountResetPreview"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Expired"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

@@ -1,7 +1,8 @@
 /**
  * @module The members of the session's workspace (owner or admin with two-step verification):
- * listMembers, updateMember, removeMember, createInvitation, resetMember; and acceptInvitation,
- * redeemAccountReset (no credential: the single-use token, and a password).
+ * listMembers, updateMember, removeMember, createInvitation, listInvitations, resendInvitation,
+ * revokeInvitation, resetMember; and previewInvitation, acceptInvitation, previewAccountReset,
+ * redeemAccountReset (no credential: the single-use token, and for accepting and redeeming a password).
  */
 import { zRole } from '../domain/sessions/users.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
@@ -30,6 +31,28 @@ const createInvitation: Handler<'createInvitation'> = async (c, { body }, { memb
   return { status: 201, body: invitation };
 };
 
+const listInvitations: Handler<'listInvitations'> = async (c, _input, { members }) => {
+  const { workspaceId } = authOf(c, 'adminSession');
+  return { status: 200, body: { data: await members.invitations(workspaceId) } };
+};
+
+const resendInvitation: Handler<'resendInvitation'> = async (c, { params }, { members }) => {
+  const { workspaceId, userId } = authOf(c, 'adminSession');
+  const invitation = await members.resendInvitation({ workspaceId, actorId: userId, invitationId: params.invitation_id });
+  keepUnredacted(c, invitation.token);
+  return { status: 201, body: invitation };
+};
+
+const revokeInvitation: Handler<'revokeInvitation'> = async (c, { params }, { members }) => {
+  const { workspaceId, userId } = authOf(c, 'adminSession');
+  await members.revokeInvitation({ workspaceId, actorId: userId, invitationId: params.invitation_id });
+  return { status: 204 };
+};
+
+const previewInvitation: Handler<'previewInvitation'> = async (_c, { body }, { members }) => {
+  return { status: 200, body: await members.previewInvitation(body.token) };
+};
+
 const acceptInvitation: Handler<'acceptInvitation'> = async (c, { body }, { members }) => {
   const accepted = await members.acceptInvitation(body);
   if (accepted.totpSecret) keepUnredacted(c, accepted.totpSecret);
@@ -43,6 +66,10 @@ const resetMember: Handler<'resetMember'> = async (c, { params, body }, { member
   return { status: 201, body: created };
 };
 
+const previewAccountReset: Handler<'previewAccountReset'> = async (_c, { body }, { members }) => {
+  return { status: 200, body: await members.previewReset(body.token) };
+};
+
 const redeemAccountReset: Handler<'redeemAccountReset'> = async (c, { body }, { members }) => {
   const redeemed = await members.redeemReset(body);
   if (redeemed.totpSecret) keepUnredacted(c, redeemed.totpSecret);
@@ -54,7 +81,12 @@ export const memberHandlers = {
   updateMember,
   removeMember,
   createInvitation,
+  listInvitations,
+  resendInvitation,
+  revokeInvitation,
+  previewInvitation,
   acceptInvitation,
   resetMember,
+  previewAccountReset,
   redeemAccountReset,
 } satisfies Partial<Handlers>;

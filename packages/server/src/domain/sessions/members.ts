@@ -1,6 +1,7 @@
 /**
  * @module The members of a workspace: list, change a role, remove; and invitations, single-use and
- * valid 7 days, which a person accepts with a new account or with the password of the one they have.
+ * valid 7 days, which a person accepts with a new account or with the password of the one they have
+ * (listing, resending, revoking and previewing them: ./invitations.ts).
  * A workspace always keeps an owner: the last one can be neither demoted nor removed.
  *
  * Roles are ordered member < admin < owner, and a change may not reach above the one who makes it
@@ -12,19 +13,16 @@ import type { Clock } from '../../clock.ts';
 import type { Schema } from '../../contract.ts';
 import { sha256Hex } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
-import { newId, randomBase62 } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
+import { INVITATION_TOKEN, invitationEnd, invitationEnded, issueInvitation } from './invitations.ts';
 import { verifyPassword } from './password.ts';
 import { addMembership, createUser, normalizeEmail, type Role, zRole } from './users.ts';
 
 type Member = Schema<'Member'>;
 type Invitation = Schema<'Invitation'>;
 type InvitationAccepted = Schema<'InvitationAccepted'>;
-
-const INVITATION_TTL_MS = 7 * 86_400_000;
-const INVITATION_TOKEN = /^service_inv_[0-9A-Za-z]{32}$/;
 
 type MemberRow = Pick<TableRow<'memberships'>, 'user_id' | 'role' | 'created_at'> & Pick<TableRow<'users'>, 'email' | 'totp_enabled'>;
 
@@ -102,7 +100,8 @@ export async function removeMember(db: Db, workspaceId: string, actorId: string,
 }
 
 /**
- * A single-use invitation; the token is in the answer and nowhere else.
+ * A single-use invitation; the token is in the answer and nowhere else. It replaces the open invitation of
+ * the same email (./invitations.ts).
  * @throws role_forbidden when someone other than an owner invites an owner, invalid_body for someone already a member
  */
 export async function createInvitation(
@@ -123,22 +122,15 @@ export async function createInvitation(
     email,
   ]);
   if (member.length > 0) throw fail('invalid_body', `'email' is already a member of this workspace`);
-  const token = `service_inv_${randomBase62(32)}`;
-  const id = newId('inv');
-  const now = clock.now();
-  const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS);
-  await db.query(
-    `INSERT INTO invitations (id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [id, input.workspaceId, email, input.role, sha256Hex(token), input.invitedBy, now, expiresAt],
-  );
-  return { id, email, role: input.role, token, expiresAt: expiresAt.toISOString() };
+  // The open invitation of the same email, if any, is replaced: one link per person is live.
+  return db.transaction((tx) => issueInvitation(tx, clock, { ...input, email }));
 }
 
 /**
  * Accepts an invitation once: a new account (with two-step verification) or the existing one of the
  * email, proven by its password.
- * @throws not_found for an unknown token, expired when used or past its 7 days, not_authenticated for
- *   an existing account's wrong password
+ * @throws not_found for an unknown token, expired (with the reason) when used, revoked, replaced or past
+ *   its 7 days, not_authenticated for an existing account's wrong password
  */
 export async function acceptInvitation(db: Db, clock: Clock, secretBox: SecretBox, input: { token: string; password: string }): Promise<InvitationAccepted> {
   if (!INVITATION_TOKEN.test(input.token)) throw fail('not_found', 'No invitation has this token.');
@@ -146,7 +138,8 @@ export async function acceptInvitation(db: Db, clock: Clock, secretBox: SecretBo
     const now = clock.now();
     const [invitation] = await tx.query<TableRow<'invitations'>>(`SELECT * FROM invitations WHERE token_hash = $1 FOR UPDATE`, [sha256Hex(input.token)]);
     if (!invitation) throw fail('not_found', 'No invitation has this token.');
-    if (invitation.accepted_at || invitation.expires_at <= now) throw fail('expired', 'This invitation has expired or was already used.');
+    const ended = invitationEnd(invitation, now);
+    if (ended) throw invitationEnded(ended);
     const role = zRole.parse(invitation.role);
     const [existing] = await tx.query<Pick<TableRow<'users'>, 'id' | 'password_hash'>>(`SELECT id, password_hash FROM users WHERE lower(email) = $1`, [
       invitation.email,

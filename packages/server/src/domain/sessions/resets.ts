@@ -27,6 +27,7 @@ import { normalizeEmail, type Role, zRole } from './users.ts';
 export type AccountReset = Schema<'AccountReset'>;
 export type AccountResetKind = Schema<'AccountResetKind'>;
 type AccountResetRedeemed = Schema<'AccountResetRedeemed'>;
+type AccountResetPreview = Schema<'AccountResetPreview'>;
 
 export const RESET_TTL_MS = 24 * 3_600_000;
 /** Wrong current passwords on a `totp` reset before the link is burnt: the link is no password oracle. */
@@ -135,6 +136,21 @@ export async function redeemAccountReset(
     throw fail('not_authenticated', 'Email, password or code is incorrect.');
   }
   return verdict;
+}
+
+/**
+ * What a reset link renews, without using it up: the page of the link asks for a new password or the current one.
+ * @throws not_found for an unknown token, expired when used, replaced or past its 24 hours
+ */
+export async function previewAccountReset(db: Db, clock: Clock, token: string): Promise<AccountResetPreview> {
+  if (!RESET_TOKEN.test(token)) throw fail('not_found', 'No reset has this token.');
+  const [row] = await db.query<Pick<TableRow<'account_resets'>, 'kind' | 'used_at' | 'expires_at'> & Pick<TableRow<'users'>, 'email'>>(
+    `SELECT r.kind, r.used_at, r.expires_at, u.email FROM account_resets r JOIN users u ON u.id = r.user_id WHERE r.token_hash = $1`,
+    [sha256Hex(token)],
+  );
+  if (!row) throw fail('not_found', 'No reset has this token.');
+  if (row.used_at || row.expires_at <= clock.now()) throw fail('expired', 'This reset link has expired, was replaced or was already used.');
+  return { email: row.email, reset: zAccountResetKind.parse(row.kind), expiresAt: row.expires_at.toISOString() };
 }
 
 /** Every session of the user, in every workspace: they are refused by every instance at their next request. */

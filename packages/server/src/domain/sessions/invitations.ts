@@ -1,0 +1,176 @@
+/**
+ * @module Invitations before they are accepted: issued (a new one replaces the open invitation of the same
+ * email), listed while pending or expired, resent (a new token, the old one replaced) and revoked, and
+ * previewed by the holder of a link. Tokens are random and stored only as hashes; a token that can no longer
+ * be used answers `410 expired` with its reason. Accepting is in ./members.ts.
+ *
+ * Only an owner invites, resends or revokes an invitation with the role `owner`, as only an owner grants that
+ * role by a change (./members.ts): otherwise an admin could hand the owner role to an accomplice's address.
+ */
+import type { TableRow } from '../../../../../generated/db.ts';
+import type { Clock } from '../../clock.ts';
+import type { Schema } from '../../contract.ts';
+import { sha256Hex } from '../../crypto.ts';
+import { fail, type ServiceError } from '../../errors.ts';
+import { newId, randomBase62 } from '../../random.ts';
+import type { Db, Tx } from '../../store/db.ts';
+import { type Role, zRole } from './users.ts';
+
+type Invitation = Schema<'Invitation'>;
+type PendingInvitation = Schema<'PendingInvitation'>;
+type InvitationPreview = Schema<'InvitationPreview'>;
+/** Why a token can no longer be used (InvitationExpiredError's `reason`). */
+export type InvitationEnd = Schema<'InvitationExpiredError'>['reason'];
+
+export const INVITATION_TTL_MS = 7 * 86_400_000;
+export const INVITATION_TOKEN = /^service_inv_[0-9A-Za-z]{32}$/;
+/** The Members screen lists the newest ones; older open invitations stay usable until they expire. */
+const LIST_LIMIT = 1000;
+
+type InvitationRow = TableRow<'invitations'>;
+
+/**
+ * A new invitation, in the caller's transaction; the open invitation of the same email to the workspace (if
+ * any) is replaced by it. The token is in the answer and nowhere else.
+ */
+export async function issueInvitation(tx: Tx, clock: Clock, input: { workspaceId: string; invitedBy: string; email: string; role: Role }): Promise<Invitation> {
+  const token = `service_inv_${randomBase62(32)}`;
+  const id = newId('inv');
+  const now = clock.now();
+  const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS);
+  await tx.query(
+    `UPDATE invitations SET revoked_at = $3, replaced_by = $4
+      WHERE workspace_id = $1 AND email = $2 AND accepted_at IS NULL AND revoked_at IS NULL`,
+    [input.workspaceId, input.email, now, id],
+  );
+  await tx.query(
+    `INSERT INTO invitations (id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [id, input.workspaceId, input.email, input.role, sha256Hex(token), input.invitedBy, now, expiresAt],
+  );
+  return { id, email: input.email, role: input.role, token, expiresAt: expiresAt.toISOString() };
+}
+
+/** Why the invitation can no longer be used at `now`, or null while it can. */
+export function invitationEnd(row: Pick<InvitationRow, 'accepted_at' | 'revoked_at' | 'replaced_by' | 'expires_at'>, now: Date): InvitationEnd | null {
+  if (row.accepted_at) return 'used';
+  if (row.revoked_at) return row.replaced_by ? 'replaced' : 'revoked';
+  if (row.expires_at <= now) return 'expired';
+  return null;
+}
+
+const END_MESSAGES: Record<InvitationEnd, string> = {
+  expired: 'This invitation has expired or was already used.',
+  used: 'This invitation has expired or was already used.',
+  revoked: 'This invitation was revoked.',
+  replaced: 'This invitation was replaced by a newer one; use the latest link.',
+};
+
+/** The `410 expired` of a token that can no longer be used, with its reason. */
+export function invitationEnded(reason: InvitationEnd): ServiceError {
+  return fail('expired', END_MESSAGES[reason], { reason });
+}
+
+/** The invitations of the workspace that were neither accepted, revoked nor replaced, newest first. */
+export async function listInvitations(db: Db, clock: Clock, workspaceId: string): Promise<PendingInvitation[]> {
+  const rows = await db.query<Pick<InvitationRow, 'id' | 'email' | 'role' | 'created_at' | 'expires_at'>>(
+    `SELECT id, email, role, created_at, expires_at FROM invitations
+      WHERE workspace_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL ORDER BY created_at DESC, id LIMIT ${LIST_LIMIT}`,
+    [workspaceId],
+  );
+  const now = clock.now();
+  return rows.map((row) => ({
+    id: row.id,
+    email: row.email,
+    role: zRole.parse(row.role),
+    status: row.expires_at <= now ? 'expired' : 'pending',
+    createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(),
+  }));
+}
+
+interface InvitationAction {
+  workspaceId: string;
+  actorId: string;
+  invitationId: string;
+}
+
+/**
+ * A new token for a pending or expired invitation: a new invitation of the same email and role, valid 7 days,
+ * that replaces it.
+ * @throws not_found when the workspace has no such open invitation, role_forbidden for an owner's invitation
+ *   resent by someone other than an owner
+ */
+export async function resendInvitation(db: Db, clock: Clock, input: InvitationAction): Promise<Invitation> {
+  return db.transaction(async (tx) => {
+    const invitation = await lockOpenInvitation(tx, input, 'resend');
+    const role = zRole.parse(invitation.role);
+    if (role === 'owner') await requireOwner(tx, input, 'Only an owner may invite an owner.');
+    const member = await tx.query(`SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 AND lower(u.email) = $2`, [
+      input.workspaceId,
+      invitation.email,
+    ]);
+    if (member.length > 0) throw fail('not_found', 'This person is a member of this workspace already.');
+    return issueInvitation(tx, clock, { workspaceId: input.workspaceId, invitedBy: input.actorId, email: invitation.email, role });
+  });
+}
+
+/**
+ * Revokes an invitation that was not accepted; one already revoked or replaced stays as it is.
+ * @throws not_found when the workspace has no such invitation or it was accepted, role_forbidden for an
+ *   owner's invitation revoked by someone other than an owner
+ */
+export async function revokeInvitation(db: Db, clock: Clock, input: InvitationAction): Promise<void> {
+  await db.transaction(async (tx) => {
+    const invitation = await lockOpenInvitation(tx, input, 'revoke');
+    if (invitation.revoked_at) return;
+    if (zRole.parse(invitation.role) === 'owner') await requireOwner(tx, input, 'Only an owner may revoke an invitation of an owner.');
+    await tx.query(`UPDATE invitations SET revoked_at = $2 WHERE id = $1`, [invitation.id, clock.now()]);
+  });
+}
+
+/**
+ * What a token offers, without using it up.
+ * @throws not_found for an unknown token, expired (with the reason) when it can no longer be used
+ */
+export async function previewInvitation(db: Db, clock: Clock, token: string): Promise<InvitationPreview> {
+  if (!INVITATION_TOKEN.test(token)) throw fail('not_found', 'No invitation has this token.');
+  const [row] = await db.query<InvitationRow & { workspace_name: string; has_account: boolean }>(
+    `SELECT i.*, w.name AS workspace_name, EXISTS (SELECT 1 FROM users u WHERE lower(u.email) = i.email) AS has_account
+       FROM invitations i JOIN workspaces w ON w.id = i.workspace_id WHERE i.token_hash = $1`,
+    [sha256Hex(token)],
+  );
+  if (!row) throw fail('not_found', 'No invitation has this token.');
+  const ended = invitationEnd(row, clock.now());
+  if (ended) throw invitationEnded(ended);
+  return {
+    workspaceName: row.workspace_name,
+    email: row.email,
+    role: zRole.parse(row.role),
+    expiresAt: row.expires_at.toISOString(),
+    hasAccount: row.has_account,
+  };
+}
+
+/**
+ * The workspace's invitation, locked. A resend needs it open (not accepted, revoked or replaced); a revoke
+ * needs it not accepted.
+ */
+async function lockOpenInvitation(tx: Tx, input: InvitationAction, action: 'resend' | 'revoke'): Promise<InvitationRow> {
+  const [row] = await tx.query<InvitationRow>(`SELECT * FROM invitations WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [
+    input.invitationId,
+    input.workspaceId,
+  ]);
+  if (!row) throw fail('not_found', 'No invitation of this workspace has this id.');
+  if (row.accepted_at) throw fail('not_found', 'This invitation was accepted; the person is a member now.');
+  if (action === 'resend' && row.revoked_at) throw fail('not_found', 'This invitation was revoked or replaced; invite the person again.');
+  return row;
+}
+
+/** @throws role_forbidden unless the actor is an owner of the workspace (read in the caller's transaction) */
+async function requireOwner(tx: Tx, input: InvitationAction, message: string): Promise<void> {
+  const [actor] = await tx.query<Pick<TableRow<'memberships'>, 'role'>>(`SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [
+    input.workspaceId,
+    input.actorId,
+  ]);
+  if (actor?.role !== 'owner') throw fail('role_forbidden', message);
+}
