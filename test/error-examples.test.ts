@@ -266,6 +266,7 @@ const PATH_VALUES: { path: RegExp; name: string; unknown: string; malformed: str
   { path: /\/approvals\/\{approval_id\}/, name: 'approval_id', unknown: 'apr_6Wm1Kp8Zt3Qx7Nv2Lb', malformed: 'apr-6Wm1' },
   { path: /^\/inbound-webhooks\/\{slug\}/, name: 'slug', unknown: 'no-such-hook', malformed: 'No_Such_Hook' },
   { path: /\/workspace\/members\/\{user_id\}/, name: 'user_id', unknown: 'usr_AAAAAAAAAAAAAAAAAAAA', malformed: 'usr-AAAA' },
+  { path: /\/workspace\/invitations\/\{invitation_id\}/, name: 'invitation_id', unknown: 'inv_AAAAAAAAAAAAAAAAAAAA', malformed: 'inv-AAAA' },
   { path: /\/operator\/workspaces\/\{workspace_id\}/, name: 'workspace_id', unknown: 'wksp_AAAAAAAAAAAAAAAAAAAA', malformed: 'wksp-AAAA' },
   { path: /\/webhooks\/inbound\/\{slug\}/, name: 'slug', unknown: 'crm-leads', malformed: 'No_Such_Hook' },
   { path: /\/agents\/\{slug\}/, name: 'slug', unknown: 'sales', malformed: 'Sales!' },
@@ -303,8 +304,10 @@ const VALID_BODIES: Record<string, unknown> = {
   selectWorkspace: { workspaceId: 'wksp_AAAAAAAAAAAAAAAAAAAA' },
   updateMember: { role: 'admin' },
   createInvitation: { email: 'invitee@example.com' },
+  previewInvitation: { token: `service_inv_${'A'.repeat(32)}` },
   acceptInvitation: { token: `service_inv_${'A'.repeat(32)}`, password: 'a long enough password' },
   resetMember: { reset: 'both' },
+  previewAccountReset: { token: `service_rst_${'A'.repeat(32)}` },
   redeemAccountReset: { token: `service_rst_${'A'.repeat(32)}`, password: 'a long enough password' },
   createUserReset: { email: 'nobody-at-all@example.com', reset: 'password' },
   updateWorkspace: { rpmLimit: 600 },
@@ -324,8 +327,10 @@ const INVALID_BODIES: Record<string, unknown> = {
   updateWorkspace: { rpmLimit: 0 },
   updateMember: { role: 'boss' },
   createInvitation: { email: 'not an email' },
+  previewInvitation: { token: 'nope' },
   acceptInvitation: { token: 'nope', password: 'short' },
   resetMember: { reset: 'everything' },
+  previewAccountReset: { token: 'nope' },
   redeemAccountReset: { token: 'nope', password: 'short' },
   createUserReset: { email: 'not an email', reset: 'password' },
   selectWorkspace: { workspaceId: 'nope' },
@@ -401,7 +406,7 @@ interface Provoker {
 const INVOCATIONS = new Set(['createInference', 'sendAgentMessage', 'sendOrchestratorMessage']);
 const INBOUND = (route: RouteSpec) => schemeOf(route) === 'inboundSignature';
 const invocation = (route: RouteSpec) => INVOCATIONS.has(route.operationId);
-const ENTITY_PATH = /\{(run_id|id|approval_id|workspace_id)\}|^\/inbound-webhooks\/\{slug\}/;
+const ENTITY_PATH = /\{(run_id|id|approval_id|workspace_id|invitation_id)\}|^\/inbound-webhooks\/\{slug\}/;
 /** The routes a workspace's own credentials call: its standing (suspended, unpaid) decides them. */
 const TENANT_CREDENTIAL = (route: RouteSpec) => ['apiKey', 'mcpToken', 'inboundSignature'].includes(schemeOf(route));
 
@@ -752,7 +757,7 @@ const PROVOKERS: Provoker[] = [
   {
     status: 404,
     code: 'not_found',
-    on: (route) => ['acceptInvitation', 'redeemAccountReset', 'createUserReset'].includes(route.operationId),
+    on: (route) => ['previewInvitation', 'acceptInvitation', 'previewAccountReset', 'redeemAccountReset', 'createUserReset'].includes(route.operationId),
     how: 'a well-formed invitation or reset token that was never issued; an email no account has',
     provoke: async (route) => send(await baseCall(route)),
   },
@@ -774,24 +779,35 @@ const PROVOKERS: Provoker[] = [
   {
     status: 410,
     code: 'expired',
-    on: (route) => route.operationId === 'acceptInvitation',
-    how: 'an invitation that was already accepted',
+    on: (route) => ['previewInvitation', 'acceptInvitation'].includes(route.operationId),
+    how: 'an invitation that was already accepted (its reason: used)',
     async provoke(route) {
       const token = await invitationFor(`once-${addresses}@example.com`, t);
-      const call = await baseCall(route, { body: { token, password: 'a long enough password' } });
-      expect((await send(call)).status).toBe(200);
-      return send(call);
+      const accepted = await t.app.request('/invitations/accept', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': nextAddress() },
+        body: JSON.stringify({ token, password: 'a long enough password' }),
+      });
+      expect(accepted.status).toBe(200);
+      const body = route.operationId === 'acceptInvitation' ? { token, password: 'a long enough password' } : { token };
+      return send(await baseCall(route, { body }));
     },
   },
   {
     status: 410,
     code: 'expired',
-    on: (route) => route.operationId === 'redeemAccountReset',
+    on: (route) => ['previewAccountReset', 'redeemAccountReset'].includes(route.operationId),
     how: 'a reset that was already redeemed',
     async provoke(route) {
-      const call = await baseCall(route, { body: { token: await accountResetFor('password'), password: 'a long enough new password' } });
-      expect((await send(call)).status).toBe(200);
-      return send(call);
+      const token = await accountResetFor('password');
+      const redeemed = await t.app.request('/account-resets/redeem', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': nextAddress() },
+        body: JSON.stringify({ token, password: 'a long enough new password' }),
+      });
+      expect(redeemed.status).toBe(200);
+      const body = route.operationId === 'redeemAccountReset' ? { token, password: 'a long enough new password' } : { token };
+      return send(await baseCall(route, { body }));
     },
   },
   {

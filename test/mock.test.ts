@@ -46,6 +46,7 @@ type Call = (
 const operator = { Authorization: 'Bearer service_op_Zq3Lm8Vx1Tn6Kp4Rw9Hd2Cb7Yf5Js0Ga' };
 const WORKSPACE_ID = 'wksp_X7P5oJGqOLi5uAE9Tmat';
 const USER_ID = 'usr_3Pw7Lk2Qm9Xv4Tn8Rb';
+const INVITATION_ID = 'inv_4Tq8Zr2Mx7Lp1Vt9Ka';
 
 /** One typed call per operation of the contract, keyed by operationId. */
 const calls: Record<string, Call> = {
@@ -127,6 +128,15 @@ const calls: Record<string, Call> = {
   removeMember: (c, h) => c.DELETE('/workspace/members/{user_id}', { params: { path: { user_id: USER_ID }, header: csrf }, headers: { ...session, ...h } }),
   createInvitation: (c, h) =>
     c.POST('/workspace/invitations', { params: { header: csrf }, body: { email: 'dana@northwind.example' }, headers: { ...session, ...h } }),
+  listInvitations: (c, h) => c.GET('/workspace/invitations', { headers: { ...session, ...h } }),
+  resendInvitation: (c, h) =>
+    c.POST('/workspace/invitations/{invitation_id}/resend', {
+      params: { path: { invitation_id: INVITATION_ID }, header: csrf },
+      headers: { ...session, ...h },
+    }),
+  revokeInvitation: (c, h) =>
+    c.DELETE('/workspace/invitations/{invitation_id}', { params: { path: { invitation_id: INVITATION_ID }, header: csrf }, headers: { ...session, ...h } }),
+  previewInvitation: (c, h) => c.POST('/invitations/preview', { body: { token: `service_inv_${'A'.repeat(32)}` }, headers: h }),
   acceptInvitation: (c, h) =>
     c.POST('/invitations/accept', { body: { token: `service_inv_${'A'.repeat(32)}`, password: 'correct-horse-battery' }, headers: h }),
   resetMember: (c, h) =>
@@ -135,6 +145,7 @@ const calls: Record<string, Call> = {
       body: { reset: 'both' },
       headers: { ...session, ...h },
     }),
+  previewAccountReset: (c, h) => c.POST('/account-resets/preview', { body: { token: `service_rst_${'A'.repeat(32)}` }, headers: h }),
   redeemAccountReset: (c, h) =>
     c.POST('/account-resets/redeem', { body: { token: `service_rst_${'A'.repeat(32)}`, password: 'correct-horse-battery' }, headers: h }),
   createUserReset: (c, h) => c.POST('/operator/users/resets', { body: { email: 'it@acme.example', reset: 'totp' }, headers: { ...operator, ...h } }),

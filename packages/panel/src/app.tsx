@@ -5,6 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api, csrfHeader, ok, setCsrfToken } from './api.ts';
+import { linkScreen } from './link-screens.tsx';
 import { navigate, useRoute } from './router.ts';
 import { AgentsScreen } from './screens/agents.tsx';
 import { ApprovalsScreen } from './screens/approvals.tsx';
@@ -38,6 +39,13 @@ const SCREENS: Screen[] = [
 
 export function App() {
   const [session, setSession] = useState<Session | undefined>(undefined);
+  const route = useRoute();
+  // An invitation's or a reset's link opens its own page, signed in or not; it signs the person in at its end.
+  const link = linkScreen(route, (next) => {
+    setSession(next);
+    navigate('');
+  });
+  if (link) return link;
   if (!session) return <SignIn onSignedIn={setSession} />;
   return (
     <SessionCtx.Provider value={{ session, setSession }}>

@@ -113,14 +113,17 @@ export function ConfirmButton(props: { label: string; confirmLabel: string; ques
   );
 }
 
-/** A secret the server shows only once: a copy button and a warning. */
-export function SecretOnce({ label, secret, children }: { label: string; secret: string; children?: ComponentChildren }) {
+/**
+ * A secret the server shows only once: a copy button and a warning. `after` says what to do once it is gone
+ * (by default: the panel shows only its prefix).
+ */
+export function SecretOnce({ label, secret, after, children }: { label: string; secret: string; after?: string; children?: ComponentChildren }) {
   const [copied, setCopied] = useState(false);
   const id = `secret-${label.replace(/\W+/g, '-').toLowerCase()}`;
   return (
     <section class="secret" aria-label={label}>
       <p class="warning">
-        <strong>Copy this secret now.</strong> It is shown only once; afterwards the panel shows only its prefix.
+        <strong>Copy this secret now.</strong> It is shown only once; afterwards {after ?? 'the panel shows only its prefix'}.
       </p>
       <label for={id}>{label}</label>
       <div class="row">

@@ -16,6 +16,13 @@ if (!chromiumAvailable) console.warn('panel browser suite skipped: /usr/bin/chro
 /** vitest's default poll budget is 1 s; a shared 2-core machine needs more. */
 const SLOW = { timeout: 15_000, interval: 100 };
 
+/** The token at the end of a link the panel shows once (`/panel/invitations/<token>`, `/panel/account-resets/<token>`). */
+function tokenOf(link: string): string {
+  const token = /\/panel\/(?:invitations|account-resets)\/(service_(?:inv|rst)_[0-9A-Za-z]{32})$/.exec(link)?.[1];
+  if (!token) throw new Error(`not a link of the panel: ${link}`);
+  return token;
+}
+
 describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server', { timeout: 60_000 }, () => {
   let h: Harness;
   let page: Page;
@@ -443,7 +450,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByLabel('Email', { exact: true }).fill('member@example.com');
     await page.getByLabel('Role', { exact: true }).selectOption('member');
     await page.getByRole('button', { name: 'Invite' }).click();
-    const token = await page.getByRole('textbox', { name: 'Invitation token for member@example.com' }).inputValue();
+    const token = tokenOf(await page.getByRole('textbox', { name: 'Invitation link for member@example.com' }).inputValue());
     const password = 'a-member-password-of-some-length';
     const accepted = await fetch(`${h.url}/invitations/accept`, {
       method: 'POST',
@@ -472,7 +479,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await row.getByRole('combobox', { name: 'What to reset for member@example.com' }).selectOption('password');
     await row.getByRole('button', { name: 'Reset password / two-step of member@example.com' }).click();
     await row.getByRole('button', { name: 'Reset now' }).click();
-    const token = await page.getByRole('textbox', { name: 'Reset token for member@example.com' }).inputValue();
+    const token = tokenOf(await page.getByRole('textbox', { name: 'Reset link for member@example.com' }).inputValue());
     expect(token).toMatch(/^service_rst_[0-9A-Za-z]{32}$/);
     const password = 'the-member-chose-a-new-password';
     const redeemed = await fetch(`${h.url}/account-resets/redeem`, {
@@ -494,7 +501,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByLabel('Email', { exact: true }).fill('second-admin@example.com');
     await page.getByLabel('Role', { exact: true }).selectOption('admin');
     await page.getByRole('button', { name: 'Invite' }).click();
-    const token = await page.getByRole('textbox', { name: 'Invitation token for second-admin@example.com' }).inputValue();
+    const token = tokenOf(await page.getByRole('textbox', { name: 'Invitation link for second-admin@example.com' }).inputValue());
     const password = 'an-admin-password-of-some-length';
     const accepted = await fetch(`${h.url}/invitations/accept`, {
       method: 'POST',

@@ -4,7 +4,7 @@
  *
  * A is seeded with one of each resource (a run with steps, tool calls and a pending approval, a run
  * queued by an inbound event, a key, an inbound webhook, an outbound destination with deliveries, an
- * MCP token); B with its own. Then, for every operation of the contract (generated/routes.ts),
+ * MCP token, a pending invitation); B with its own. Then, for every operation of the contract (generated/routes.ts),
  * B's credentials try A's resources. MATRIX classifies each operation explicitly; an operation the
  * table does not name fails the suite, so a new operation cannot skip the matrix.
  *
@@ -36,7 +36,7 @@ type Session = { cookie: string; csrfToken: string };
 type Credential = { bearer: string } | { session: Session } | 'none';
 
 /** A's resources, as B would name them in a path. */
-type Resource = 'run' | 'queuedRun' | 'key' | 'inbound' | 'destination' | 'approval';
+type Resource = 'run' | 'queuedRun' | 'key' | 'inbound' | 'destination' | 'approval' | 'invitation';
 
 interface Tenant {
   label: 'a' | 'b';
@@ -49,7 +49,7 @@ interface Tenant {
   receiver: HttpsTestReceiver;
   destinationSecret: string;
   inboundSecret: string;
-  /** One resource of each kind; `run` completed with steps, tool calls and a pending approval. */
+  /** One resource of each kind; `run` completed with steps, tool calls and a pending approval; `invitation` pending. */
   ids: Record<Resource, string>;
 }
 
@@ -74,7 +74,7 @@ type Check = (ctx: Ctx) => Promise<void>;
 type IsolationCase = Classification &
   (
     | { kind: 'resource'; resource: Resource; body?: unknown }
-    | { kind: 'list'; resource: 'run' | 'key' | 'inbound' | 'destination' | 'approval' }
+    | { kind: 'list'; resource: 'run' | 'key' | 'inbound' | 'destination' | 'approval' | 'invitation' }
     | { kind: 'own' | 'inbound' | 'public'; check: Check }
   );
 
@@ -440,6 +440,33 @@ const MATRIX = {
       expect(accepted.body).toMatchObject({ workspaceId: B.workspaceId, role: 'member' });
     },
   },
+  listInvitations: { kind: 'list', resource: 'invitation' },
+  resendInvitation: { kind: 'resource', resource: 'invitation' },
+  revokeInvitation: { kind: 'resource', resource: 'invitation' },
+  previewInvitation: {
+    kind: 'public',
+    // The token decides the workspace: each tenant's link names its own workspace, and none names an id; revoked, it is
+    // 410 for anyone.
+    check: async ({ A, B, call, db }) => {
+      for (const tenant of [A, B]) {
+        const invited = await call('POST', '/workspace/invitations', { session: tenant.admin }, { email: `preview-of-${tenant.label}@example.com` });
+        const preview = await call('POST', '/invitations/preview', 'none', { token: invited.body.token });
+        const [workspace] = await db.query<{ name: string }>(`SELECT name FROM workspaces WHERE id = $1`, [tenant.workspaceId]);
+        expect(preview.body).toEqual({
+          workspaceName: workspace!.name,
+          email: `preview-of-${tenant.label}@example.com`,
+          role: 'member',
+          expiresAt: invited.body.expiresAt,
+          hasAccount: false,
+        });
+        for (const id of [A.workspaceId, B.workspaceId]) expect(JSON.stringify(preview.body)).not.toContain(id);
+        expect((await call('DELETE', `/workspace/invitations/${invited.body.id}`, { session: tenant.admin })).status).toBe(204);
+        const revoked = await call('POST', '/invitations/preview', 'none', { token: invited.body.token });
+        expect(revoked.status).toBe(410);
+        expect(revoked.body).toMatchObject({ error: 'expired', reason: 'revoked' });
+      }
+    },
+  },
   acceptInvitation: {
     kind: 'public',
     // The token decides the workspace; one of A's, used, is expired for anyone.
@@ -465,6 +492,22 @@ const MATRIX = {
       expect(foreign.body.error).toBe('member_not_found');
       expect(omitRequestId(foreign.body)).toEqual(omitRequestId(missing.body));
       expect((await call('GET', '/workspace/members', { session: A.admin })).status).toBe(200);
+    },
+  },
+  previewAccountReset: {
+    kind: 'public',
+    // The token decides the account: a reset of A's member previews that member's email and what it renews, nothing of
+    // a workspace; redeemed, it is expired for anyone.
+    check: async ({ A, call }) => {
+      const invited = await call('POST', '/workspace/invitations', { session: A.admin }, { email: 'preview-reset-of-a@example.com' });
+      await call('POST', '/invitations/accept', 'none', { token: invited.body.token, password: 'a password of the invitee' });
+      const members = (await call('GET', '/workspace/members', { session: A.admin })).body.data as { userId: string; email: string }[];
+      const member = members.find((m) => m.email === 'preview-reset-of-a@example.com')!;
+      const reset = await call('POST', `/workspace/members/${member.userId}/reset`, { session: A.admin }, { reset: 'totp' });
+      const preview = await call('POST', '/account-resets/preview', 'none', { token: reset.body.token });
+      expect(preview.body).toEqual({ email: 'preview-reset-of-a@example.com', reset: 'totp', expiresAt: reset.body.expiresAt });
+      await call('POST', '/account-resets/redeem', 'none', { token: reset.body.token, password: 'a password of the invitee' });
+      expect((await call('POST', '/account-resets/preview', 'none', { token: reset.body.token })).status).toBe(410);
     },
   },
   redeemAccountReset: {
@@ -665,6 +708,8 @@ async function snapshot(db: Db, workspaceId: string) {
     events: await q(`SELECT * FROM outbox_events WHERE tenant_id = $1 ORDER BY id`),
     turns: await q(`SELECT * FROM conversation_turns WHERE workspace_id = $1 ORDER BY conversation_id, seq`),
     ledger: await q(`SELECT * FROM usage_ledger WHERE workspace_id = $1 ORDER BY run_id`),
+    // The seeded invitation (A's own checks invite other people).
+    invitations: await q(`SELECT * FROM invitations WHERE workspace_id = $1 AND email LIKE 'seeded-%' ORDER BY id`),
   };
 }
 
@@ -781,7 +826,16 @@ describe.each(testBackends())('tenant isolation on $name', ({ open }) => {
     expect(ingested.code).toBe('ok');
     const key = ok(await call('POST', '/api-keys', { session: admin }, { name: `${label}-ci`, scopes: ['usage:read'] }), 201);
     tenant.mcpToken = ok(await call('POST', '/v1/mcp/tenant/tokens', { bearer: tenant.key }), 201).token;
-    tenant.ids = { run: invoked.runId, queuedRun: ingested.runId, key: key.id, inbound: inbound.slug, destination: destination.id, approval: approval!.id };
+    const invitation = ok(await call('POST', '/workspace/invitations', { session: admin }, { email: `seeded-invitee-${label}@example.com` }), 201);
+    tenant.ids = {
+      run: invoked.runId,
+      queuedRun: ingested.runId,
+      key: key.id,
+      inbound: inbound.slug,
+      destination: destination.id,
+      approval: approval!.id,
+      invitation: invitation.id,
+    };
     return tenant;
   }
 
@@ -835,6 +889,8 @@ describe.each(testBackends())('tenant isolation on $name', ({ open }) => {
         return (await created(call('POST', '/api-keys', as, { name: 'fresh', scopes: ['usage:read'] }))).id;
       case 'inbound':
         return (await created(call('POST', '/inbound-webhooks', as, { slug: `${tenant.label}-${randomBase62(8).toLowerCase()}` }))).slug;
+      case 'invitation':
+        return (await created(call('POST', '/workspace/invitations', as, { email: `fresh-${randomBase62(8).toLowerCase()}@example.com` }))).id;
       case 'destination':
         // Subscribed to an event no run of the suite sends; a ping to it goes to a path of its own.
         return (await created(call('POST', '/webhook-destinations', as, { url: `${tenant.receiver.origin}/${tenant.label}-extra`, events: ['run.failed'] })))
@@ -968,8 +1024,9 @@ describe.each(testBackends())('tenant isolation on $name', ({ open }) => {
       await call('POST', `/inbound-webhooks/${A.ids.inbound}/pause`, asA),
       await call('POST', `/webhook-destinations/${A.ids.destination}/pause`, asA),
       await call('POST', `/approvals/${A.ids.approval}/decision`, asA, { decision: 'rejected' }),
+      await call('DELETE', `/workspace/invitations/${A.ids.invitation}`, asA),
     ];
-    expect(changed.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(changed.map((r) => r.status)).toEqual([200, 200, 200, 200, 204]);
     const check = async () => {
       for (const route of routes) {
         const entry = (MATRIX as Record<string, IsolationCase>)[route.operationId]!;

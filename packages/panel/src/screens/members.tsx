@@ -1,13 +1,15 @@
 /**
- * @module Members (admins): invite (the invitation token shown once), change a role, remove, and reset
- * a member's password and/or two-step verification (a single-use reset token shown once; the member's
- * sessions end at once). The server enforces who may reset whom; the panel offers the action where
+ * @module Members (admins): invite (the invitation's link shown once; pending invitations listed with resend and
+ * revoke), change a role, remove, and reset a member's password and/or two-step verification (a single-use reset
+ * link shown once; the member's sessions end at once). The server enforces who may reset whom; the panel offers the action where
  * it can succeed (not on oneself, not on an owner unless the session is an owner's).
  */
 import { useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
+import { accountResetLink, invitationLink } from '../link-screens.tsx';
 import { useSession } from '../session.ts';
 import { ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
+import { PendingInvitations } from './pending-invitations.tsx';
 
 const ROLES: Schemas['WorkspaceRole'][] = ['owner', 'admin', 'member'];
 const RESETS: { value: Schemas['AccountResetKind']; label: string }[] = [
@@ -29,6 +31,8 @@ export function MembersScreen() {
   const [resetKinds, setResetKinds] = useState<Record<string, Schemas['AccountResetKind']>>({});
   const mayReset = (m: Schemas['Member']) => m.userId !== session.userId && (m.role !== 'owner' || session.role === 'owner');
   const [error, setError] = useState<unknown>(undefined);
+  /** Bumped after an invitation is made: the pending list reads again. */
+  const [invitations, setInvitations] = useState(0);
 
   async function act(run: () => Promise<unknown>) {
     setError(undefined);
@@ -54,6 +58,7 @@ export function MembersScreen() {
         }),
       );
       setInvited(invitation);
+      setInvitations((n) => n + 1);
       formEl.reset();
     });
   }
@@ -64,9 +69,10 @@ export function MembersScreen() {
       <h1 id="members-title">Members</h1>
       <ErrorNote error={error ?? list.error} />
       {invited ? (
-        <SecretOnce label={`Invitation token for ${invited.email}`} secret={invited.token}>
+        <SecretOnce label={`Invitation link for ${invited.email}`} secret={invitationLink(invited.token)} after="resend the invitation for a new link">
           <p class="muted">
-            Send it to {invited.email}; it is accepted with <code>POST /invitations/accept</code> until {when(invited.expiresAt)}.
+            Send it to {invited.email} until {when(invited.expiresAt)}: they choose a password and set up two-step verification with a QR code (or confirm with
+            their password if they already have an account here). It works once.
           </p>
           <button type="button" onClick={() => setInvited(undefined)}>
             Done
@@ -74,11 +80,11 @@ export function MembersScreen() {
         </SecretOnce>
       ) : null}
       {reset ? (
-        <SecretOnce label={`Reset token for ${reset.email}`} secret={reset.token}>
+        <SecretOnce label={`Reset link for ${reset.email}`} secret={accountResetLink(reset.token)} after="reset again for a new link">
           <p class="muted">
-            Their sessions have ended. Send it to {reset.email}: they redeem it once with <code>POST /account-resets/redeem</code> until {when(reset.expiresAt)}
-            , with {reset.reset === 'totp' ? 'their current password, and get a new two-step secret' : 'a new password'}
-            {reset.reset === 'both' ? ', and get a new two-step secret' : ''}.
+            Their sessions have ended. Send it to {reset.email}: it works once, until {when(reset.expiresAt)}. They{' '}
+            {reset.reset === 'totp' ? 'confirm with their current password' : 'choose a new password'}
+            {reset.reset === 'password' ? '' : ' and set up two-step verification again with a QR code'}.
           </p>
           <button type="button" onClick={() => setReset(undefined)}>
             Done
@@ -101,9 +107,16 @@ export function MembersScreen() {
           Invite
         </button>
       </form>
+      <PendingInvitations refresh={invitations} onResent={setInvited} />
       <div class="row spread">
         <h2>Members</h2>
-        <button type="button" onClick={list.reload}>
+        <button
+          type="button"
+          onClick={() => {
+            list.reload();
+            setInvitations((n) => n + 1);
+          }}
+        >
           Refresh members
         </button>
       </div>

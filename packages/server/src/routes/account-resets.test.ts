@@ -2,11 +2,11 @@
  * Account recovery: an owner or admin resets a member's password and/or two-step verification with a
  * single-use link (role order: an admin never resets an owner; nobody resets themselves; an account of
  * two workspaces only by the operator); the member redeems it once (410 expired when used, replaced or
- * past 24 hours); every reset ends the account's sessions on every instance sharing the store; the
- * operator's route does the same by email. PGlite by default, PostgreSQL with DATABASE_URL.
+ * past 24 hours), and may preview it any number of times before; every reset ends the account's
+ * sessions on every instance sharing the store; the operator's route does the same by email. PGlite by default, PostgreSQL with DATABASE_URL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { zAccountReset, zAccountResetRedeemed, zInvitationAccepted } from '../../../../generated/zod.ts';
+import { zAccountReset, zAccountResetPreview, zAccountResetRedeemed, zInvitationAccepted } from '../../../../generated/zod.ts';
 import { createOperatorToken } from '../domain/operators/index.ts';
 import { RESET_MAX_FAILURES, RESET_TTL_MS } from '../domain/sessions/resets.ts';
 import { ephemeralSecretKey } from '../domain/webhooks/secret-box.ts';
@@ -259,6 +259,22 @@ describe('a reset ends the sessions and is redeemed once', () => {
     const unknown = await redeem(`service_rst_${'A'.repeat(32)}`, 'a third new password');
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ error: 'not_found' });
+  });
+
+  it('a link previews what it renews without using it up; used, it previews 410 expired; unknown, 404', async () => {
+    const member = await join(a, 'member');
+    const link = await created(await signIn(owner()), member, 'totp');
+    const preview = (token: string) => call(a, undefined, 'POST', '/account-resets/preview', { token });
+    for (let i = 0; i < 2; i++) {
+      const res = await preview(link.token);
+      expect(res.status).toBe(200);
+      expect(zAccountResetPreview.parse(await res.json())).toEqual({ email: member.email, reset: 'totp', expiresAt: link.expiresAt });
+    }
+    expect((await redeem(link.token, member.password)).status).toBe(200);
+    const used = await preview(link.token);
+    expect(used.status).toBe(410);
+    expect(await used.json()).toMatchObject({ error: 'expired' });
+    expect((await preview(`service_rst_${'A'.repeat(32)}`)).status).toBe(404);
   });
 
   it(`a totp link is burnt after ${RESET_MAX_FAILURES} wrong current passwords`, async () => {

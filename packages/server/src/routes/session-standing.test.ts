@@ -23,6 +23,7 @@ const ALLOWED = new Set([
   'pauseAgent',
   'setManualKillSwitch',
   'removeMember',
+  'revokeInvitation',
 ]);
 
 const SAFE = new Set(['get', 'head', 'options']);
