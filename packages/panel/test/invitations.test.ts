@@ -157,6 +157,11 @@ describe.skipIf(!chromiumAvailable)('invitations and recovery in the browser', {
     await expectAccessible(page, 'a revoked invitation');
     await page.goto(oldLink);
     await page.getByText('A newer invitation was sent to you: use the link of the latest one.').waitFor();
+    // A link cut short, and one with a token never issued.
+    for (const token of [newLink.split('/').pop()!.slice(0, 20), `service_inv_${'A'.repeat(32)}`]) {
+      await page.goto(`/panel/invitations/${token}`);
+      await page.getByText('This invitation link is not valid.').waitFor();
+    }
     await page.goto(newLink);
     await page.getByRole('heading', { name: /^Join / }).waitFor();
     expect(await page.locator('main').textContent()).toContain('lee@example.com is invited to join');

@@ -93,7 +93,8 @@ function RedeemForm(props: { token: string; reset: Schemas['AccountResetPreview'
 
 function endedWords(error: unknown) {
   if (error instanceof ApiError && error.code === 'expired') return <p role="alert">{ENDED}</p>;
-  if (error instanceof ApiError && error.code === 'not_found') {
+  // A token the server never issued, or a link cut short (the token no longer has its form).
+  if (error instanceof ApiError && (error.code === 'not_found' || error.code === 'invalid_body')) {
     return <p role="alert">This reset link is not valid. Check that you opened the whole link you were sent.</p>;
   }
   return <ErrorNote error={error} />;

@@ -103,7 +103,8 @@ function endedWords(error: unknown) {
     const reason = error.body.reason as keyof typeof ENDED | undefined;
     return <p role="alert">{ENDED[reason ?? 'expired'] ?? ENDED.expired}</p>;
   }
-  if (error instanceof ApiError && error.code === 'not_found') {
+  // A token the server never issued, or a link cut short (the token no longer has its form).
+  if (error instanceof ApiError && (error.code === 'not_found' || error.code === 'invalid_body')) {
     return <p role="alert">This invitation link is not valid. Check that you opened the whole link you were sent.</p>;
   }
   return <ErrorNote error={error} />;
