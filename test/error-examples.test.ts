@@ -129,7 +129,9 @@ let t: TestApp;
 /** The same store in private beta: the public agent API answers 404 before authentication. */
 let beta: TestApp;
 let admin: { cookie: string; csrfToken: string; at: number };
-let member: string;
+/** A member's session cookie, and when it was made (renewed as the admin's is). */
+let member: { cookie: string; at: number };
+let memberLogin: () => Promise<string>;
 let mcpToken: string;
 let inboundSecrets: Record<string, string>;
 /** A second workspace whose standing the 402 and tenant_forbidden cases change: its key, MCP token and inbound webhook. */
@@ -159,8 +161,11 @@ beforeAll(async () => {
     withTotp: true,
     secretBox: t.services.webhooks.secretBox,
   });
-  const session = await t.services.sessions.login({ email: user.email, password, totpCode: totpCode(user.totpSecret!, t.clock.now()) });
-  member = `service_session=${session.sessionToken}`;
+  memberLogin = async () => {
+    const session = await t.services.sessions.login({ email: user.email, password, totpCode: totpCode(user.totpSecret!, t.clock.now()) });
+    return `service_session=${session.sessionToken}`;
+  };
+  member = { cookie: await memberLogin(), at: t.clock.now().getTime() };
 
   const token = await t.app.request('/v1/mcp/tenant/tokens', {
     method: 'POST',
@@ -233,6 +238,12 @@ async function adminSession(): Promise<{ cookie: string; csrfToken: string }> {
   // Sessions last 12 h of the fake clock, which moves a minute per case.
   if (t.clock.now().getTime() - admin.at > 2 * 3600_000) admin = { ...(await t.login()), at: t.clock.now().getTime() };
   return admin;
+}
+
+/** The member's cookie, signed in again before its 12 hours run out (the fake clock moves a minute per case). */
+async function memberSession(): Promise<string> {
+  if (t.clock.now().getTime() - member.at > 2 * 3600_000) member = { cookie: await memberLogin(), at: t.clock.now().getTime() };
+  return member.cookie;
 }
 
 async function adminRequest(method: string, path: string, body?: unknown): Promise<Response> {
@@ -662,7 +673,7 @@ const PROVOKERS: Provoker[] = [
     how: 'the session of a member (not an owner or admin)',
     async provoke(route) {
       const call = await baseCall(route);
-      call.headers.cookie = member;
+      call.headers.cookie = await memberSession();
       return send(call);
     },
   },
