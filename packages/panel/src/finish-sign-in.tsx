@@ -96,7 +96,7 @@ function TwoStepSecret({ email, secret }: { email: string; secret: string }) {
       </ol>
       <QrCode text={otpauthUri(email, secret)} label={`QR code of the two-step secret for ${email}`} />
       <Field label="Two-step secret" hint="Base32; the spaces are only for reading">
-        <input readOnly value={grouped} class="mono" onFocus={(e) => e.currentTarget.select()} />
+        <textarea readOnly rows={2} value={grouped} class="mono two-step-secret" onFocus={(e) => e.currentTarget.select()} />
       </Field>
     </section>
   );

@@ -72,8 +72,18 @@ export function waitText(seconds: number): string {
   return `${Math.ceil(seconds / 60)} minutes`;
 }
 
-/** A destructive action asks once more, inline, before it runs. */
-export function ConfirmButton(props: { label: string; confirmLabel: string; question: string; onConfirm(): Promise<void> | void; danger?: boolean }) {
+/**
+ * A destructive action asks once more, inline, before it runs. `label` is the button's accessible name; `text`, when
+ * given, the shorter words it shows (they must begin the label, so that a spoken command finds it).
+ */
+export function ConfirmButton(props: {
+  label: string;
+  text?: string;
+  confirmLabel: string;
+  question: string;
+  onConfirm(): Promise<void> | void;
+  danger?: boolean;
+}) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   const confirmRef = useRef<HTMLButtonElement>(null);
@@ -82,8 +92,8 @@ export function ConfirmButton(props: { label: string; confirmLabel: string; ques
   }, [asking]);
   if (!asking)
     return (
-      <button type="button" class={props.danger ? 'danger' : ''} onClick={() => setAsking(true)}>
-        {props.label}
+      <button type="button" class={props.danger ? 'danger' : ''} aria-label={props.text ? props.label : undefined} onClick={() => setAsking(true)}>
+        {props.text ?? props.label}
       </button>
     );
   return (

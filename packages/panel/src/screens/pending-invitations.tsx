@@ -37,8 +37,7 @@ export function PendingInvitations({ refresh, onResent }: { refresh: number; onR
             <caption class="sr-only">Invitations not accepted yet</caption>
             <thead>
               <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
+                <th scope="col">Invited</th>
                 <th scope="col">Valid until</th>
                 <th scope="col">Actions</th>
               </tr>
@@ -46,14 +45,18 @@ export function PendingInvitations({ refresh, onResent }: { refresh: number; onR
             <tbody>
               {invitations.map((i) => (
                 <tr key={i.id}>
-                  <td>{i.email}</td>
-                  <td>{i.role}</td>
+                  <td>
+                    {i.email}
+                    <br />
+                    <span class="muted">as {i.role}</span>
+                  </td>
                   <td>{i.status === 'expired' ? <Badge tone="amber">expired {when(i.expiresAt)}</Badge> : when(i.expiresAt)}</td>
                   <td class="actions">
                     {mayManage(i) ? (
                       <>
                         <ConfirmButton
                           label={`Resend the invitation of ${i.email}`}
+                          text="Resend"
                           confirmLabel="Resend now"
                           question={`Make a new link for ${i.email}, valid 7 days? The current link stops working.`}
                           onConfirm={() => act(async () => onResent(await ok(api.POST('/workspace/invitations/{invitation_id}/resend', params(i.id)))))}
@@ -61,6 +64,7 @@ export function PendingInvitations({ refresh, onResent }: { refresh: number; onR
                         <ConfirmButton
                           danger
                           label={`Revoke the invitation of ${i.email}`}
+                          text="Revoke"
                           confirmLabel="Revoke now"
                           question={`Revoke the invitation of ${i.email}? Its link stops working.`}
                           onConfirm={() => act(() => ok(api.DELETE('/workspace/invitations/{invitation_id}', params(i.id))))}
