@@ -153,7 +153,7 @@ describe.skipIf(!chromiumAvailable)('invitations and recovery in the browser', {
     await page.goto(revokedLink);
     await page.getByRole('heading', { name: 'This invitation cannot be used' }).waitFor();
     await page.getByText('This invitation was revoked by an admin of the workspace.').waitFor();
-    await shot(page, 'invitation-revoked');
+    await shots(page, 'invitation-revoked');
     await expectAccessible(page, 'a revoked invitation');
     await page.goto(oldLink);
     await page.getByText('A newer invitation was sent to you: use the link of the latest one.').waitFor();
