@@ -1,8 +1,8 @@
 /**
  * @module Members (admins): invite (the invitation's link shown once; pending invitations listed with resend and
  * revoke), change a role, remove, and reset a member's password and/or two-step verification (a single-use reset
- * link shown once; the member's sessions end at once). The server enforces who may reset whom; the panel offers the action where
- * it can succeed (not on oneself, not on an owner unless the session is an owner's).
+ * link shown once; the member's sessions end at once). The server enforces who may reset whom; the panel offers
+ * the action where it can succeed (not on oneself, not on an owner unless the session is an owner's).
  */
 import { useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
