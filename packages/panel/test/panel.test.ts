@@ -248,7 +248,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expect.poll(() => page.getByRole('row').filter({ hasText: 'email.send' }).textContent(), SLOW).toMatch(/approved.*by you/s);
   });
 
-  it('tries an agent: the answer streams in and the run is listed under Runs', async () => {
+  it('tries an agent: the answer streams in, a second message continues the conversation, and the runs are listed under Runs', async () => {
     await open('Try an agent');
     await page.getByLabel('Agent', { exact: true }).selectOption('finance');
     await page.getByLabel('Message').fill('Which invoices are more than 60 days overdue?');
@@ -260,15 +260,34 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     const runLink = page.getByRole('link', { name: /^run_/ });
     await runLink.waitFor({ timeout: 30_000 });
     expect((await page.getByLabel('Streamed answer').textContent())?.length).toBeGreaterThan(20);
+    // A second message: the same conversation, its turns shown one after the other.
+    await page.getByLabel('Message').fill('And which of them are above 10,000?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.getByRole('link', { name: /^run_/ }).count(), SLOW).toBe(2);
+    await expect
+      .poll(() => page.getByRole('listitem').filter({ hasText: 'You' }).allTextContents(), SLOW)
+      .toEqual([expect.stringContaining('60 days overdue'), expect.stringContaining('above 10,000')]);
+    const conversation = await page
+      .locator('p', { hasText: /^Conversation/ })
+      .locator('code')
+      .textContent();
+    expect(conversation).toMatch(/^try-[A-Za-z0-9]+$/);
+    const [runId, secondRunId] = (await page.getByRole('link', { name: /^run_/ }).allTextContents()) as [string, string];
+    for (const id of [runId, secondRunId]) {
+      const read = await fetch(`${h.url}/runs/${id}`, { headers: { authorization: `Bearer ${h.apiKey}` } });
+      expect(((await read.json()) as { run: { conversationId: string; agentSlug: string } }).run).toMatchObject({
+        conversationId: conversation,
+        agentSlug: 'finance',
+      });
+    }
     await shot(page, 'try-an-agent');
     await expectAccessible('try an agent');
-    const runId = (await runLink.textContent())!;
     await open('Runs');
     await page.getByRole('link', { name: runId }).waitFor();
     // Filters: the run came from the panel; none of it failed.
     await page.getByLabel('Source').selectOption('panel');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await expect.poll(() => page.getByRole('link', { name: /^run_/ }).allTextContents(), SLOW).toEqual([runId]);
+    await expect.poll(async () => (await page.getByRole('link', { name: /^run_/ }).allTextContents()).sort(), SLOW).toEqual([runId, secondRunId].sort());
     await page.getByLabel('Status').selectOption('failed');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByText('No runs match.').waitFor();
