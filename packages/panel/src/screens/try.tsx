@@ -173,7 +173,7 @@ export function TryScreen() {
             <output
               class="answer"
               aria-busy={turn.state === 'streaming'}
-              aria-label={turn.role === 'user' ? 'Your message' : i === turns.length - 1 ? 'Streamed answer' : 'Answer'}
+              aria-label={turn.role === 'user' ? 'You wrote' : i === turns.length - 1 ? 'Streamed answer' : 'Answer'}
             >
               {turn.content || (turn.state === 'streaming' ? '…' : '')}
             </output>
@@ -196,7 +196,7 @@ export function TryScreen() {
         ))}
       </ol>
       <ErrorNote error={error} />
-      <form class="card" onSubmit={send} aria-label="Send a message">
+      <form class="card" onSubmit={send}>
         <Field label="Message">
           <textarea name="message" rows={4} required maxLength={20000} />
         </Field>
