@@ -99,10 +99,13 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
 
   it('engages and releases the manual kill switch from the overview', async () => {
     const manual = page.getByRole('row').filter({ hasText: 'Manual switch' });
-    await expect.poll(() => manual.textContent(), SLOW).toContain('off');
+    // States in words: never a green "off" that reads as "the protection is off".
+    await expect.poll(() => manual.textContent(), SLOW).toContain('not engaged');
+    expect(await page.getByRole('row').filter({ hasText: 'Hourly budget' }).textContent()).toContain('not tripped');
     await page.getByLabel('Reason (optional)').fill('Incident drill');
     await page.getByRole('button', { name: 'Engage the manual switch' }).click();
     await expect.poll(() => manual.textContent(), SLOW).toContain('Incident drill');
+    expect(await manual.textContent()).toContain('engaged: spending stopped');
     const refused = await fetch(`${h.url}/v1/inference`, {
       method: 'POST',
       headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
@@ -111,13 +114,21 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     expect(refused.status).toBe(429);
     expect(await refused.json()).toMatchObject({ error: 'kill_switch' });
     await page.getByRole('button', { name: 'Turn the manual switch off' }).click();
-    await expect.poll(() => manual.textContent(), SLOW).not.toContain('engaged');
+    await expect.poll(() => manual.textContent(), SLOW).not.toContain('spending stopped');
+    expect(await manual.textContent()).toContain('not engaged');
   });
 
   it('creates a key: the secret once with a warning, then only the prefix', async () => {
     await open('API keys');
+    // The form is behind "New key"; the agents a key may invoke are checkboxes, found by a search.
+    expect(await page.getByLabel('Name').count()).toBe(0);
+    await page.getByRole('button', { name: 'New key' }).click();
     await page.getByLabel('Name').fill('reporting');
     await page.getByRole('checkbox', { name: /tenant:read/ }).check();
+    await page.getByLabel('Search agents').fill('fin');
+    await expect.poll(() => page.getByRole('checkbox', { name: /^(orchestrator|sales|finance|legal)$/ }).count(), SLOW).toBe(1);
+    await page.getByRole('checkbox', { name: 'finance', exact: true }).check();
+    await page.getByLabel('Search agents').fill('');
     await page.getByLabel('Expires in (days)').fill('30');
     await page.getByRole('button', { name: 'Create key' }).click();
     const secretBox = page.getByRole('textbox', { name: 'Secret of reporting' });
@@ -132,6 +143,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByRole('button', { name: 'I have copied it' }).click();
     const row = page.getByRole('row').filter({ hasText: 'reporting' });
     await expect.poll(() => row.textContent(), SLOW).toContain(secret.slice(0, 'service_sk_live_'.length + 6));
+    expect(await row.textContent()).toContain('orchestrator:invoke:agent:finance');
     expect(await page.content()).not.toContain(secret);
     await shot(page, 'api-keys');
   });
@@ -284,16 +296,13 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expectAccessible('try an agent');
     await open('Runs');
     await page.getByRole('link', { name: runId }).waitFor();
-    // Filters: the run came from the panel; none of it failed.
+    // Filters, applied as they change: the run came from the panel; none of it failed.
     await page.getByLabel('Source').selectOption('panel');
-    await page.getByRole('button', { name: 'Apply filters' }).click();
     await expect.poll(async () => (await page.getByRole('link', { name: /^run_/ }).allTextContents()).sort(), SLOW).toEqual([runId, secondRunId].sort());
     await page.getByLabel('Status').selectOption('failed');
-    await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByText('No runs match.').waitFor();
     await page.getByLabel('Status').selectOption('');
     await page.getByLabel('Source').selectOption('');
-    await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.getByRole('link', { name: runId }).waitFor();
     await shot(page, 'runs');
     await expectAccessible('runs');
@@ -314,9 +323,12 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     const { runId } = (await invoked.json()) as { runId: string };
     await open('Runs');
     await page.getByLabel('Agent', { exact: true }).selectOption('finance');
-    await page.getByRole('button', { name: 'Apply filters' }).click();
     const row = page.getByRole('row').filter({ hasText: runId });
     await expect.poll(() => row.textContent(), SLOW).toMatch(/orchestrator → finance/);
+    // When it started in the viewer's time zone and relative to now, UTC on hover; how long it took.
+    expect(await row.locator('time').getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
+    expect(await row.locator('time').textContent()).toMatch(/\(.*(now|ago|sec|min)/);
+    expect(await row.textContent()).toMatch(/\d+(\.\d)? s/);
     const requests = countRunRequests(page, runId);
     await page.getByRole('link', { name: runId }).click();
     await page.getByRole('heading', { name: /Run run_/ }).waitFor();

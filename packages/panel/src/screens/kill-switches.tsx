@@ -47,7 +47,7 @@ export function KillSwitches() {
             </thead>
             <tbody>
               {KINDS.map(({ key, words }) => (
-                <SwitchRow key={key} words={words} item={s[key]} />
+                <SwitchRow key={key} kind={key} words={words} item={s[key]} />
               ))}
             </tbody>
           </table>
@@ -58,12 +58,18 @@ export function KillSwitches() {
   );
 }
 
-function SwitchRow({ words, item }: { words: string; item: Schemas['KillSwitch'] }) {
+/** A switch's state in words that cannot be misread: whether spending is stopped, not a coloured "off". */
+function stateWords(kind: string, engaged: boolean): string {
+  if (kind === 'manual') return engaged ? 'engaged: spending stopped' : 'not engaged';
+  return engaged ? 'tripped: spending stopped' : 'not tripped';
+}
+
+function SwitchRow({ kind, words, item }: { kind: string; words: string; item: Schemas['KillSwitch'] }) {
   return (
     <tr>
       <th scope="row">{words}</th>
       <td>
-        <Badge tone={item.engaged ? 'red' : 'green'}>{item.engaged ? 'engaged' : 'off'}</Badge>
+        <Badge tone={item.engaged ? 'red' : 'grey'}>{stateWords(kind, item.engaged)}</Badge>
         {item.reason ? <span class="muted"> {item.reason}</span> : null}
       </td>
       <td>{item.limitStu === null ? '—' : `${(item.spentStu ?? 0).toLocaleString('en-US')} / ${item.limitStu.toLocaleString('en-US')}`}</td>
