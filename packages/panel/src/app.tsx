@@ -13,6 +13,7 @@ import { MembersScreen } from './screens/members.tsx';
 import { OverviewScreen } from './screens/overview.tsx';
 import { RunDetailScreen } from './screens/run-detail.tsx';
 import { RunsScreen } from './screens/runs.tsx';
+import { SpendingScreen } from './screens/spending.tsx';
 import { SignIn } from './screens/sign-in.tsx';
 import { TryScreen } from './screens/try.tsx';
 import { WebhooksScreen } from './screens/webhooks.tsx';
@@ -33,6 +34,7 @@ const SCREENS: Screen[] = [
   { path: '/agents', title: 'Agents', admin: false },
   { path: '/keys', title: 'API keys', admin: true },
   { path: '/webhooks', title: 'Webhooks', admin: true },
+  { path: '/spending', title: 'Spending', admin: true },
   { path: '/members', title: 'Members', admin: true },
 ];
 
@@ -149,6 +151,8 @@ function render(route: string, admin: boolean) {
       return admin ? <WebhooksScreen /> : <NotForRole />;
     case '/members':
       return admin ? <MembersScreen /> : <NotForRole />;
+    case '/spending':
+      return admin ? <SpendingScreen /> : <NotForRole />;
     default:
       return (
         <section>

@@ -94,16 +94,24 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
   it('overview shows the period usage with its level', async () => {
     await page.getByText(/Usage of \d{4}-\d{2}/).waitFor();
     await expect.poll(() => page.locator('.badge').first().textContent(), SLOW).toMatch(/green|warning|critical|overage|grace|hardstop/);
+    // Each chart has a value axis: 0, half and the top, in STU.
+    await expect.poll(() => page.locator('.chart .axis text').count(), SLOW).toBe(6);
+    expect((await page.locator('.chart .axis text').allTextContents()).slice(0, 3)[0]).toBe('0');
     await expectAccessible('overview');
   });
 
-  it('engages and releases the manual kill switch from the overview', async () => {
+  it('engages and releases the manual kill switch from Spending settings, after a confirmation that names the consequence', async () => {
+    await page.getByRole('link', { name: 'Spending settings' }).click();
+    await page.getByRole('heading', { name: 'Spending settings', level: 1 }).waitFor();
     const manual = page.getByRole('row').filter({ hasText: 'Manual switch' });
     // States in words: never a green "off" that reads as "the protection is off".
     await expect.poll(() => manual.textContent(), SLOW).toContain('not engaged');
     expect(await page.getByRole('row').filter({ hasText: 'Hourly budget' }).textContent()).toContain('not tripped');
     await page.getByLabel('Reason (optional)').fill('Incident drill');
     await page.getByRole('button', { name: 'Engage the manual switch' }).click();
+    await page.getByText(/Stop all spending in this workspace\? Every new invocation/).waitFor();
+    await expectAccessible('spending settings (confirmation)');
+    await page.getByRole('button', { name: 'Stop all spending now' }).click();
     await expect.poll(() => manual.textContent(), SLOW).toContain('Incident drill');
     expect(await manual.textContent()).toContain('engaged: spending stopped');
     const refused = await fetch(`${h.url}/v1/inference`, {
