@@ -178,6 +178,10 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
 
   it('adds an outbound destination to a loopback HTTPS receiver and pings it; the log shows it delivered', async () => {
     await open('Webhooks');
+    // No destination yet: what they are for and how a receiver verifies one.
+    await page.getByRole('heading', { name: 'Get told when something happens' }).waitFor();
+    expect(await page.locator('.empty').textContent()).toContain('standardwebhooks');
+    await expectAccessible('webhooks (no destination yet)');
     await page.getByLabel('HTTPS URL').fill(`${h.healthy.origin}/hook`);
     await page.getByRole('button', { name: 'Add destination' }).click();
     const secret = await page.getByRole('textbox', { name: `Signing secret of ${h.healthy.origin}/hook` }).inputValue();
@@ -230,6 +234,10 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
   });
 
   it('adds an inbound webhook: the secret once with the signing instructions; pause and resume', async () => {
+    // Inbound webhooks are on their own tab, reached by the arrow key from Outbound.
+    await page.getByRole('tab', { name: 'Outbound' }).focus();
+    await page.keyboard.press('ArrowRight');
+    expect(await page.getByRole('tab', { name: 'Inbound' }).getAttribute('aria-selected')).toBe('true');
     await page.getByLabel('Slug').fill('crm-leads');
     await page.getByRole('button', { name: 'Add inbound webhook' }).click();
     const secret = await page.getByRole('textbox', { name: 'Secret of inbound webhook crm-leads' }).inputValue();
