@@ -3,7 +3,7 @@
  * invocation route the API offers, called with the session and its CSRF token). The run appears under Runs.
  */
 import { useRef, useState } from 'preact/hooks';
-import { ApiError, csrfHeader, toApiError, type Schemas } from '../api.ts';
+import { ApiError, csrfHeader, type Schemas, toApiError, watchAnswer } from '../api.ts';
 import { navigate } from '../router.ts';
 import { readSse } from '../sse.ts';
 import { ErrorNote, Field } from '../ui.tsx';
@@ -41,6 +41,7 @@ export function TryScreen() {
         body: JSON.stringify(body),
         signal: abort.current.signal,
       });
+      watchAnswer(response);
       if (!response.ok || !response.body) throw toApiError(response, await response.json().catch(() => ({})));
       for await (const message of readSse(response.body)) {
         const data = JSON.parse(message.data) as Record<string, unknown>;
