@@ -25,19 +25,22 @@ export function useSessionWatch(session: Session | undefined, handlers: SessionW
   on.current = handlers;
   useEffect(() => {
     if (!session) return;
+    // A read still under way when the watch stops (signed out, switched) must not bring this session back.
+    let watching = true;
     const reason = (): EndReason => (Date.now() >= session.endsAt ? 'expired' : 'ended');
     const stopWatching = onUnauthenticated(() => on.current.ended(reason()));
     const timer = setTimeout(() => on.current.ended('expired'), Math.min(Math.max(session.endsAt - Date.now(), 0), LONGEST_DELAY_MS));
     function onVisible() {
       if (document.visibilityState !== 'visible') return;
       readSession().then(
-        (next) => (next ? on.current.refreshed(next) : on.current.ended(reason())),
+        (next) => watching && (next ? on.current.refreshed(next) : on.current.ended(reason())),
         // Unreachable for now: the screens say so on their next call; the session may well be alive.
         () => undefined,
       );
     }
     document.addEventListener('visibilitychange', onVisible);
     return () => {
+      watching = false;
       stopWatching();
       clearTimeout(timer);
       document.removeEventListener('visibilitychange', onVisible);
