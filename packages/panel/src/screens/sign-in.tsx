@@ -89,8 +89,8 @@ function Notice({ notice }: { notice: SignInNotice }) {
         </>
       ) : (
         <>
-          <strong>You were signed out.</strong> The session ended elsewhere: signed out in another tab or browser, or ended by a password or two-step
-          reset. Sign in again to go on where you were.
+          <strong>You were signed out.</strong> The session ended elsewhere: signed out in another tab or browser, or ended by a password or two-step reset.
+          Sign in again to go on where you were.
         </>
       )}
     </div>
@@ -107,10 +107,10 @@ function NeedsHttps({ afterSignIn }: { afterSignIn: boolean }) {
       <h2 id="needs-https">The panel needs HTTPS (or localhost)</h2>
       <p>
         {afterSignIn ? 'Your sign-in was accepted, but the browser did not keep the session cookie. ' : null}
-        This page was opened over plain HTTP at <code>{window.location.host}</code>. The session cookie is <code>Secure</code>: browsers send it
-        only over HTTPS, or over HTTP to localhost, so the panel cannot stay signed in here. Serve the service over HTTPS (<code>TLS_CERT</code> and{' '}
-        <code>TLS_KEY</code>, or an HTTPS proxy in front) and open the panel with <code>https://</code>, or open it on the service&apos;s own machine at{' '}
-        <code>http://localhost</code>.
+        This page was opened over plain HTTP at <code>{window.location.host}</code>. The session cookie is <code>Secure</code>: browsers send it only over
+        HTTPS, or over HTTP to localhost, so the panel cannot stay signed in here. Serve the service over HTTPS (<code>TLS_CERT</code> and <code>TLS_KEY</code>,
+        or an HTTPS proxy in front) and open the panel with <code>https://</code>, or, on the service&apos;s own machine, at <code>http://localhost</code>{' '}
+        instead.
       </p>
     </section>
   );

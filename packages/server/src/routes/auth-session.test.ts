@@ -45,7 +45,8 @@ async function signIn(t: TestApp) {
   return { session, login: res.body };
 }
 
-const whoAmI = (t: TestApp, session: Session | undefined, headers: Record<string, string> = {}) => caller(t)(session, 'GET', '/auth/session', undefined, headers);
+const whoAmI = (t: TestApp, session: Session | undefined, headers: Record<string, string> = {}) =>
+  caller(t)(session, 'GET', '/auth/session', undefined, headers);
 
 describe('GET /auth/session', () => {
   it("answers the login's session again: user, role, workspace, expiry and the same CSRF token, never cached", async () => {
