@@ -76,6 +76,7 @@ import {
   zGetRunPath,
   zGetRunV1Headers,
   zGetRunV1Path,
+  zGetSessionHeaders,
   zGetUsageV1Headers,
   zGetWorkspaceHeaders,
   zGetWorkspacePath,
@@ -295,6 +296,7 @@ export type OperationId =
   | 'rotateApiKey'
   | 'login'
   | 'logout'
+  | 'getSession'
   | 'listInboundWebhooks'
   | 'createInboundWebhook'
   | 'revokeInboundWebhook'
@@ -417,6 +419,10 @@ export interface Operations {
   logout: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zLogoutHeaders>; body: undefined };
     success: { 204: { empty: true } };
+  };
+  getSession: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetSessionHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zAdminSession> } };
   };
   listInboundWebhooks: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListInboundWebhooksHeaders>; body: undefined };
@@ -919,6 +925,22 @@ export const routes: readonly RouteSpec[] = [
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/auth/session',
+    operationId: 'getSession',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { headers: zGetSessionHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zAdminSession, customerData: ['user.email', 'workspaces.*.name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },

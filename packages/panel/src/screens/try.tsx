@@ -6,7 +6,7 @@
  * links to its run.
  */
 import { useRef, useState } from 'preact/hooks';
-import { ApiError, api, csrfHeader, ok, toApiError, type Schemas } from '../api.ts';
+import { ApiError, api, csrfHeader, ok, type Schemas, toApiError, watchAnswer } from '../api.ts';
 import { navigate } from '../router.ts';
 import { followRunEvents } from '../run-events.ts';
 import { readSse } from '../sse.ts';
@@ -68,6 +68,7 @@ export function TryScreen() {
         body: JSON.stringify(body),
         signal,
       });
+      watchAnswer(response);
       if (!response.ok || !response.body) throw toApiError(response, await response.json().catch(() => ({})));
       form.reset();
       const runId = response.headers.get('X-Run-Id') ?? undefined;
