@@ -141,6 +141,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
       tabs.push(second);
       await second.goto('/panel/keys');
       await second.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+      await second.getByRole('button', { name: 'New key' }).click();
       await second.getByLabel('Name').fill('after-a-reload');
       await second.getByRole('checkbox', { name: /tenant:read/ }).check();
       await second.getByRole('button', { name: 'Create key' }).click();
