@@ -31,7 +31,7 @@ export function StackedBars({ title, days }: { title: string; days: DayBars[] })
     <figure class="chart">
       <figcaption>{title}</figcaption>
       <svg viewBox={`0 0 ${width} ${height + 18}`} role="img" aria-label={`${title}: ${summary(days, totals)}`}>
-        <g class="axis" aria-hidden="true">
+        <g class="axis">
           {[0, 0.5, 1].map((f) => {
             const y = height - f * (height - 14);
             return (
