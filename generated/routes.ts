@@ -77,6 +77,7 @@ import {
   zGetRunPath,
   zGetRunV1Headers,
   zGetRunV1Path,
+  zGetSessionHeaders,
   zGetUsageV1Headers,
   zGetWorkspaceHeaders,
   zGetWorkspacePath,
@@ -308,6 +309,7 @@ export type OperationId =
   | 'rotateApiKey'
   | 'login'
   | 'logout'
+  | 'getSession'
   | 'listInboundWebhooks'
   | 'createInboundWebhook'
   | 'revokeInboundWebhook'
@@ -435,6 +437,10 @@ export interface Operations {
   logout: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zLogoutHeaders>; body: undefined };
     success: { 204: { empty: true } };
+  };
+  getSession: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetSessionHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zAdminSession> } };
   };
   listInboundWebhooks: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListInboundWebhooksHeaders>; body: undefined };
@@ -957,6 +963,22 @@ export const routes: readonly RouteSpec[] = [
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/auth/session',
+    operationId: 'getSession',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { headers: zGetSessionHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zAdminSession, customerData: ['user.email', 'workspaces.*.name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },

@@ -306,6 +306,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the current session (who am I)
+         * @description The session of the `service_session` cookie, as login answered it: the user with their role in the session's workspace, that workspace, every workspace of the user, when the session expires, and the session's `csrfToken`. The token is bound to the session (the same one login answered, for as long as the session lasts), so a page that reloads, a new tab or a deep link restores itself from the cookie without signing in again. Only the cookie's holder receives it: the cookie is HttpOnly and SameSite=Strict, the answer is `Cache-Control: no-store`, and the API sends no CORS header to an origin outside `CORS_ORIGINS`. Any role may read its own session. No cookie, an expired session, or one ended on any instance (sign-out, a password or two-step reset, removal from the workspace) answers `401 not_authenticated`: sign in again. A browser drops a `Secure` cookie set over plain HTTP on any host but `localhost`, so there this answers `401` right after a successful login.
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/inbound-webhooks": {
         parameters: {
             query?: never;
@@ -2633,7 +2653,7 @@ export interface components {
         }[];
         /**
          * AdminSession
-         * @description The session opened by login, acting on `workspaceId` (the user's first workspace; `POST /auth/workspace` selects another of `workspaces`). The session itself travels in the `service_session` cookie; `csrfToken` goes back in `X-CSRF-Token` on every admin write.
+         * @description The session as login opens it and `GET /auth/session` reads it again, acting on `workspaceId` (at login the user's first workspace; `POST /auth/workspace` selects another of `workspaces`), with `user.role` the user's role there. The session itself travels in the `service_session` cookie; `csrfToken`, bound to the session and the same for its whole life, goes back in `X-CSRF-Token` on every admin write.
          * @example {
          *       "user": {
          *         "id": "usr_8Tb2Nq6Xk4Lm9Vc1Rz",
@@ -4670,6 +4690,11 @@ export interface components {
          * @example service_session=Qm9yZWFsaXMtc2Vzc2lvbi10b2tlbi0wMDAx; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200
          */
         "Set-Cookie": string;
+        /**
+         * @description `no-store`: the answer carries a secret of the session (its `csrfToken`), so no browser or proxy cache keeps a copy of it.
+         * @example no-store
+         */
+        "Cache-Control-No-Store": "no-store";
     };
     pathItems: never;
 }
@@ -5460,6 +5485,42 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
             403: components["responses"]["CsrfForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session; the same shape as the login's answer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1077,7 +1077,7 @@ export const zUserWorkspaces = z.array(z.strictObject({
 /**
  * AdminSession
  *
- * The session opened by login, acting on `workspaceId` (the user's first workspace; `POST /auth/workspace` selects another of `workspaces`). The session itself travels in the `service_session` cookie; `csrfToken` goes back in `X-CSRF-Token` on every admin write.
+ * The session as login opens it and `GET /auth/session` reads it again, acting on `workspaceId` (at login the user's first workspace; `POST /auth/workspace` selects another of `workspaces`), with `user.role` the user's role there. The session itself travels in the `service_session` cookie; `csrfToken`, bound to the session and the same for its whole life, goes back in `X-CSRF-Token` on every admin write.
  */
 export const zAdminSession = z.strictObject({
     user: z.strictObject({
@@ -2685,6 +2685,15 @@ export const zLogoutHeaders = z.object({
  * Logged out; `Set-Cookie` clears the cookie.
  */
 export const zLogoutResponse = z.void();
+
+export const zGetSessionHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The session; the same shape as the login's answer.
+ */
+export const zGetSessionResponse = zAdminSession;
 
 export const zListInboundWebhooksHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

@@ -65,6 +65,7 @@ const calls: Record<string, Call> = {
   revokeApiKey: (c, h) => c.DELETE('/api-keys/{id}', { params: { path: { id: KEY_ID }, header: csrf }, headers: { ...session, ...h } }),
   login: (c, h) => c.POST('/auth/login', { body: { email: 'admin@northwind.example', password: 'correct-horse', totpCode: '492039' }, headers: h }),
   logout: (c, h) => c.POST('/auth/logout', { params: { header: csrf }, headers: { ...session, ...h } }),
+  getSession: (c, h) => c.GET('/auth/session', { headers: { ...session, ...h } }),
   listAgents: (c, h) => c.GET('/v1/agents', { headers: { ...bearer, ...h } }),
   sendAgentMessage: (c, h) => c.POST('/v1/agents/{slug}/messages', { params: { path: { slug: 'sales' } }, body: message, headers: { ...bearer, ...h } }),
   sendOrchestratorMessage: (c, h) => c.POST('/v1/orchestrator/messages', { body: message, headers: { ...bearer, ...h } }),

@@ -1,6 +1,8 @@
 /**
  * @module The typed client of the contract (openapi-fetch on generated/types.ts). Same origin, the session
- * cookie travels by itself; the CSRF token lives only in memory and goes on every write.
+ * cookie travels by itself; the CSRF token lives only in memory (the server answers it again to the cookie's
+ * holder after a reload, `GET /auth/session`) and goes on every write. Every answer is watched for a `401`: the
+ * session ended (expired, signed out elsewhere, reset), and the panel goes back to sign-in (session-watch.ts).
  */
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from '../../../generated/types.ts';
@@ -10,7 +12,7 @@ export type { operations };
 
 let csrfToken: string | undefined;
 
-/** Kept in memory only: never in localStorage or sessionStorage (a reload asks to sign in again). */
+/** Kept in memory only, never in localStorage or sessionStorage: a reload reads it again from the server. */
 export function setCsrfToken(token: string | undefined): void {
   csrfToken = token;
 }
@@ -31,8 +33,29 @@ const csrf: Middleware = {
   },
 };
 
+const unauthenticated = new Set<() => void>();
+
+/** Calls `listener` on every `401` answer (but a failed sign-in's); returns the unsubscribe. */
+export function onUnauthenticated(listener: () => void): () => void {
+  unauthenticated.add(listener);
+  return () => unauthenticated.delete(listener);
+}
+
+/** Every answer of the API passes here, also those of a plain `fetch` (a streamed invocation). */
+export function watchAnswer(response: Response): void {
+  if (response.status === 401) for (const listener of [...unauthenticated]) listener();
+}
+
+const watch: Middleware = {
+  onResponse({ schemaPath, response }) {
+    // A wrong password or code is a failed sign-in, not a session that ended.
+    if (schemaPath !== '/auth/login') watchAnswer(response);
+    return response;
+  },
+};
+
 export const api = createClient<paths>({ baseUrl: window.location.origin, credentials: 'same-origin' });
-api.use(csrf);
+api.use(csrf, watch);
 
 /** An error answer of the API, as the spec's error table shapes it, with the id support asks for. */
 export class ApiError extends Error {

@@ -1,9 +1,11 @@
 /**
- * @module The panel's shell: sign-in until a session exists, then the navigation, the workspace switcher,
- * sign-out and the screen of the current route. Admin-only screens are absent from a member's panel (the API
- * refuses a member's admin calls in any case).
+ * @module The panel's shell: the session read from the cookie on load (a reload, a new tab or a deep link opens the
+ * page asked for, signed in), sign-in when there is none, then the navigation, the workspace switcher, sign-out and
+ * the screen of the current route. When the session ends (expiry, a sign-out elsewhere) the panel goes back to
+ * sign-in saying why, on the same route. Admin-only screens are absent from a member's panel (the API refuses a
+ * member's admin calls in any case).
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, csrfHeader, ok, setCsrfToken } from './api.ts';
 import { linkScreen } from './link-screens.tsx';
 import { navigate, useRoute } from './router.ts';
@@ -14,10 +16,12 @@ import { MembersScreen } from './screens/members.tsx';
 import { OverviewScreen } from './screens/overview.tsx';
 import { RunDetailScreen } from './screens/run-detail.tsx';
 import { RunsScreen } from './screens/runs.tsx';
-import { SignIn } from './screens/sign-in.tsx';
+import { SpendingScreen } from './screens/spending.tsx';
+import { type SignInNotice, SignIn } from './screens/sign-in.tsx';
 import { TryScreen } from './screens/try.tsx';
 import { WebhooksScreen } from './screens/webhooks.tsx';
-import { isAdmin, type Session, SessionCtx } from './session.ts';
+import { isAdmin, readSession, type Session, SessionCtx } from './session.ts';
+import { useSessionWatch } from './session-watch.ts';
 import { ErrorNote } from './ui.tsx';
 
 interface Screen {
@@ -34,24 +38,61 @@ const SCREENS: Screen[] = [
   { path: '/agents', title: 'Agents', admin: false },
   { path: '/keys', title: 'API keys', admin: true },
   { path: '/webhooks', title: 'Webhooks', admin: true },
+  { path: '/spending', title: 'Spending', admin: true },
   { path: '/members', title: 'Members', admin: true },
 ];
 
+type State = { phase: 'restoring' } | { phase: 'signed-out'; notice?: SignInNotice } | { phase: 'signed-in'; session: Session };
+
 export function App() {
-  const [session, setSession] = useState<Session | undefined>(undefined);
+  const [state, setState] = useState<State>({ phase: 'restoring' });
+  const session = state.phase === 'signed-in' ? state.session : undefined;
   const route = useRoute();
+
+  useEffect(() => {
+    readSession().then(
+      (restored) => setState(restored ? { phase: 'signed-in', session: restored } : { phase: 'signed-out' }),
+      (error: unknown) => setState({ phase: 'signed-out', notice: { kind: 'error', error } }),
+    );
+  }, []);
+
+  useSessionWatch(session, {
+    ended(reason) {
+      setCsrfToken(undefined);
+      setState({ phase: 'signed-out', notice: { kind: reason } });
+    },
+    refreshed(next) {
+      setState((now) => (now.phase === 'signed-in' && sameSession(now.session, next) ? now : { phase: 'signed-in', session: next }));
+    },
+  });
+
+  function setSession(next: Session | undefined) {
+    setState(next ? { phase: 'signed-in', session: next } : { phase: 'signed-out' });
+  }
+
   // An invitation's or a reset's link opens its own page, signed in or not; it signs the person in at its end.
   const link = linkScreen(route, (next) => {
     setSession(next);
     navigate('');
   });
   if (link) return link;
-  if (!session) return <SignIn onSignedIn={setSession} />;
+  if (state.phase === 'restoring')
+    return (
+      <main class="signin" id="main" aria-busy="true">
+        <p role="status">Opening the panel…</p>
+      </main>
+    );
+  if (state.phase === 'signed-out') return <SignIn onSignedIn={setSession} notice={state.notice} />;
   return (
-    <SessionCtx.Provider value={{ session, setSession }}>
-      <Shell session={session} setSession={setSession} />
+    <SessionCtx.Provider value={{ session: state.session, setSession }}>
+      <Shell session={state.session} setSession={setSession} />
     </SessionCtx.Provider>
   );
+}
+
+/** What a screen shows of the session: a session read again with nothing changed is kept as it is. */
+function sameSession(a: Session, b: Session): boolean {
+  return a.workspaceId === b.workspaceId && a.role === b.role && a.expiresAt === b.expiresAt && JSON.stringify(a.workspaces) === JSON.stringify(b.workspaces);
 }
 
 function Shell({ session, setSession }: { session: Session; setSession(next: Session | undefined): void }) {
@@ -157,6 +198,8 @@ function render(route: string, admin: boolean) {
       return admin ? <WebhooksScreen /> : <NotForRole />;
     case '/members':
       return admin ? <MembersScreen /> : <NotForRole />;
+    case '/spending':
+      return admin ? <SpendingScreen /> : <NotForRole />;
     default:
       return (
         <section>

@@ -15,6 +15,8 @@ export type Connection = 'live' | 'reconnecting';
 export interface FollowOptions {
   /** Aborting stops following (the page left the run); the promise then resolves with `undefined`. */
   signal: AbortSignal;
+  /** The last sequence already shown (an invocation stream's last `id:`): only what follows is handed on. */
+  after?: number;
   onEvent(event: RunEvent): void;
   onConnection(connection: Connection): void;
 }
@@ -35,7 +37,7 @@ export function isTerminal(event: RunEvent): event is TerminalRunEvent {
  * twice; any other refusal (404, 401, …) is thrown as an ApiError.
  */
 export async function followRunEvents(runId: string, options: FollowOptions): Promise<TerminalRunEvent | undefined> {
-  let last = 0;
+  let last = options.after ?? 0;
   let drops = 0;
   let wait = FIRST_WAIT_MS;
   while (!options.signal.aborted) {

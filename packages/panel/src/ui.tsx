@@ -181,3 +181,43 @@ export function Field(props: { label: string; children: VNode<{ id?: string }>; 
     </div>
   );
 }
+
+const RELATIVE = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
+const LOCAL = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const STEPS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['second', 60],
+  ['minute', 60],
+  ['hour', 24],
+  ['day', 30],
+  ['month', 12],
+  ['year', Number.POSITIVE_INFINITY],
+];
+
+/** "3 min. ago" (the viewer's language), from a time and now. */
+export function relativeTime(iso: string, now = Date.now()): string {
+  let value = (Date.parse(iso) - now) / 1000;
+  for (const [unit, size] of STEPS) {
+    if (Math.abs(value) < size) return RELATIVE.format(Math.round(value), unit);
+    value /= size;
+  }
+  return RELATIVE.format(Math.round(value), 'year');
+}
+
+/** A time in the viewer's time zone and relative to now, the UTC time on hover (and for assistive technology). */
+export function Time({ iso }: { iso: string | null | undefined }) {
+  if (!iso || Number.isNaN(Date.parse(iso))) return <span>—</span>;
+  return (
+    <time dateTime={iso} title={when(iso)}>
+      {LOCAL.format(new Date(iso))} <span class="muted">({relativeTime(iso)})</span>
+    </time>
+  );
+}
+
+/** How long from `from` to `to`: "0.4 s", "12 s", "3 min 05 s". */
+export function duration(from: string, to: string): string {
+  const ms = Date.parse(to) - Date.parse(from);
+  if (!Number.isFinite(ms) || ms < 0) return '—';
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+}

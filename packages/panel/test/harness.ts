@@ -53,8 +53,20 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Chromium's flags for a closed network (no background or component traffic). */
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'];
+/**
+ * A name that resolves to the loopback server but is not localhost: the panel over plain HTTP on another host, where
+ * the browser drops the `Secure` session cookie.
+ */
+export const PLAIN_HTTP_HOST = 'panel.test';
+
+/** Chromium's flags for a closed network (no background or component traffic); PLAIN_HTTP_HOST resolves to loopback. */
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  `--host-resolver-rules=MAP ${PLAIN_HTTP_HOST} 127.0.0.1`,
+];
 
 export async function startHarness(): Promise<Harness> {
   // The suite tests the panel as it is now: build it (a few seconds) rather than trust an older dist/.
@@ -116,6 +128,11 @@ export function codeOf(user: User, stepOffset = 0): string {
 
 export async function signIn(page: Page, user: User, code = codeOf(user)): Promise<void> {
   await page.goto('/panel');
+  await submitSignIn(page, user, code);
+}
+
+/** Fills and sends the sign-in form of the page as it is (a deep link's, a session that ended). */
+export async function submitSignIn(page: Page, user: User, code = codeOf(user)): Promise<void> {
   await page.getByLabel('Email').fill(user.email);
   await page.getByLabel('Password').fill(user.password);
   await page.getByLabel('Six-digit code').fill(code);
@@ -154,6 +171,18 @@ export async function joinSecondWorkspace(h: Pick<Harness, 'url' | 'operatorToke
   const { token } = (await invited.json()) as { token: string };
   const accepted = await fetch(`${h.url}/invitations/accept`, { method: 'POST', headers: json, body: JSON.stringify({ token, password: user.password }) });
   if (accepted.status !== 200) throw new Error(`acceptInvitation answered ${accepted.status}`);
+}
+
+/** A new workspace created by the operator: its owner (a user of no other workspace, with their own TOTP codes) and its key. */
+export async function newWorkspace(h: Pick<Harness, 'url' | 'operatorToken'>, name: string): Promise<{ owner: User; apiKey: string }> {
+  const created = await fetch(`${h.url}/operator/workspaces`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${h.operatorToken}` },
+    body: JSON.stringify({ name }),
+  });
+  if (created.status !== 201) throw new Error(`createWorkspace answered ${created.status}: ${await created.text()}`);
+  const body = (await created.json()) as { admin: User; apiKey: string };
+  return { owner: body.admin, apiKey: body.apiKey };
 }
 
 function loginOf(user: User) {

@@ -347,6 +347,21 @@ const MATRIX = {
     },
   },
 
+  getSession: {
+    kind: 'own',
+    // Each session reads itself: its own user, workspace and CSRF token, nothing of the other workspace.
+    check: async ({ A, B, call }) => {
+      const b = await call('GET', '/auth/session', { session: B.admin });
+      expect(b.status, JSON.stringify(b.body)).toBe(200);
+      expect(b.body).toMatchObject({ workspaceId: B.workspaceId, user: { email: B.t.admin.email, role: 'owner' }, csrfToken: B.admin.csrfToken });
+      expect((b.body.workspaces as { id: string }[]).map((w) => w.id)).toEqual([B.workspaceId]);
+      expect(JSON.stringify(b.body)).not.toContain(A.workspaceId);
+      const a = await call('GET', '/auth/session', { session: A.admin });
+      expect(a.body).toMatchObject({ workspaceId: A.workspaceId, user: { email: A.t.admin.email }, csrfToken: A.admin.csrfToken });
+      expect(a.body.csrfToken).not.toBe(b.body.csrfToken);
+    },
+  },
+
   // Inbound webhook settings (admin session)
   listInboundWebhooks: { kind: 'list', resource: 'inbound' },
   createInboundWebhook: { kind: 'own', check: (ctx) => slugsAreDeploymentWide(ctx) },

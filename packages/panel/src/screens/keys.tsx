@@ -1,6 +1,7 @@
 /**
- * @module Settings, API keys: the list (visible prefix only), create with scopes and expiry (the secret shown
- * once), rotate and revoke, each confirmed.
+ * @module Settings, API keys: the list (visible prefix only), create with scopes and expiry behind "New key" (the
+ * scopes and the agents a key may invoke as checkboxes, the agents searchable; the secret shown once), rotate and
+ * revoke, each confirmed. A workspace without keys is shown how to make and use its first one.
  */
 import { useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
@@ -44,7 +45,7 @@ export function KeysScreen() {
           </button>
         </SecretOnce>
       ) : null}
-      <CreateKey onCreate={(body) => act(() => ok(api.POST('/api-keys', { params: { header: csrfHeader() }, body })))} />
+      <CreateKey first={keys.data?.data.length === 0} onCreate={(body) => act(() => ok(api.POST('/api-keys', { params: { header: csrfHeader() }, body })))} />
       <h2>Keys</h2>
       <div class="table-wrap">
         <table>
@@ -99,12 +100,40 @@ export function KeysScreen() {
           </tbody>
         </table>
       </div>
-      {keys.data && keys.data.data.length === 0 ? <p>No keys yet.</p> : null}
+      {keys.data && keys.data.data.length === 0 ? <FirstKey /> : null}
     </section>
   );
 }
 
-function CreateKey({ onCreate }: { onCreate(body: Schemas['CreateApiKeyRequest']): Promise<void> }) {
+/** No key yet: what a key is for, and the call to make with it once created. */
+function FirstKey() {
+  return (
+    <div class="card empty">
+      <h3>Create your first key</h3>
+      <p>
+        A key lets a program call this workspace's agents. Press <strong>New key</strong> above, give it the scope <code>orchestrator:invoke</code>, copy its
+        secret (shown once), then:
+      </p>
+      <pre>
+        <code>{`export SERVICE_API_KEY=service_sk_live_…
+curl ${location.origin}/v1/orchestrator/messages \\
+  -H "Authorization: Bearer $SERVICE_API_KEY" -H 'Content-Type: application/json' \\
+  -d '{"alias":"Sonata","messages":[{"role":"user","content":"Hello"}]}'`}</code>
+      </pre>
+      <p class="muted">
+        Or with the TypeScript SDK:{' '}
+        <code>
+          new Client({'{'} apiKey: process.env.SERVICE_API_KEY, baseURL: '{location.origin}' {'}'})
+        </code>
+        .
+      </p>
+    </div>
+  );
+}
+
+function CreateKey({ first, onCreate }: { first: boolean; onCreate(body: Schemas['CreateApiKeyRequest']): Promise<void> }) {
+  const [open, setOpen] = useState(false);
+  const [search, setSearch] = useState('');
   const [busy, setBusy] = useState(false);
   async function submit(event: Event) {
     event.preventDefault();
@@ -115,7 +144,17 @@ function CreateKey({ onCreate }: { onCreate(body: Schemas['CreateApiKeyRequest']
     await onCreate({ name: String(form.get('name')), scopes, expiresInDays: Number(form.get('expiresInDays')) });
     setBusy(false);
     formEl.reset();
+    setOpen(false);
   }
+  if (!open)
+    return (
+      <p>
+        <button type="button" class={first ? 'primary' : ''} aria-expanded="false" onClick={() => setOpen(true)}>
+          New key
+        </button>
+      </p>
+    );
+  const agents = AGENT_SLUGS.filter((slug) => slug.includes(search.trim().toLowerCase()));
   return (
     <form class="card" onSubmit={submit} aria-labelledby="create-key-title">
       <h2 id="create-key-title">Create a key</h2>
@@ -130,21 +169,30 @@ function CreateKey({ onCreate }: { onCreate(body: Schemas['CreateApiKeyRequest']
           </label>
         ))}
       </fieldset>
-      <Field label="Invoke only these agents (per-agent scopes)" hint="Ctrl/Cmd-click to pick several.">
-        <select name="agentScope" multiple size={4}>
-          {AGENT_SLUGS.map((slug) => (
-            <option key={slug} value={`orchestrator:invoke:agent:${slug}`}>
-              {slug}
-            </option>
-          ))}
-        </select>
-      </Field>
+      <fieldset>
+        <legend>Invoke only these agents (per-agent scopes)</legend>
+        <Field label="Search agents">
+          <input type="search" value={search} onInput={(e) => setSearch((e.currentTarget as HTMLInputElement).value)} />
+        </Field>
+        {/* Hidden, not removed: a checked agent stays checked while the search changes. */}
+        {AGENT_SLUGS.map((slug) => (
+          <label class="check" key={slug} style={agents.includes(slug) ? undefined : { display: 'none' }}>
+            <input type="checkbox" name="agentScope" value={`orchestrator:invoke:agent:${slug}`} /> {slug}
+          </label>
+        ))}
+        {agents.length === 0 ? <p class="muted">No agent matches.</p> : null}
+      </fieldset>
       <Field label="Expires in (days)" hint="From 1 to 730 days.">
         <input name="expiresInDays" type="number" min={1} max={730} value={90} required />
       </Field>
-      <button type="submit" class="primary" disabled={busy}>
-        Create key
-      </button>
+      <div class="row">
+        <button type="submit" class="primary" disabled={busy}>
+          Create key
+        </button>
+        <button type="button" onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </div>
     </form>
   );
 }

@@ -1,9 +1,11 @@
 /**
- * @module Kill-switch state (per run, hour, day and the manual one), and the manual switch for owners and admins.
+ * @module Kill-switch state (per run, hour, day and the manual one) in words; with `manage` (the Spending settings
+ * screen, owners and admins), the manual switch, engaged only after a confirmation that names its consequence.
  */
 import { useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
 import { isAdmin, useSession } from '../session.ts';
+import { navigate } from '../router.ts';
 import { Badge, ErrorNote, Field, useLoad, when } from '../ui.tsx';
 
 const KINDS: { key: 'run' | 'hour' | 'day' | 'manual'; words: string }[] = [
@@ -13,7 +15,7 @@ const KINDS: { key: 'run' | 'hour' | 'day' | 'manual'; words: string }[] = [
   { key: 'run', words: 'Per-run limit' },
 ];
 
-export function KillSwitches() {
+export function KillSwitches({ manage = false }: { manage?: boolean }) {
   const { session } = useSession();
   const switches = useLoad(() => ok(api.GET('/kill-switches', {})), []);
   const [error, setError] = useState<unknown>(undefined);
@@ -47,23 +49,44 @@ export function KillSwitches() {
             </thead>
             <tbody>
               {KINDS.map(({ key, words }) => (
-                <SwitchRow key={key} words={words} item={s[key]} />
+                <SwitchRow key={key} kind={key} words={words} item={s[key]} />
               ))}
             </tbody>
           </table>
         </div>
       ) : null}
-      {s && isAdmin(session) ? <ManualSwitch engaged={s.manual.engaged} onSet={setManual} /> : null}
+      {s && manage && isAdmin(session) ? <ManualSwitch engaged={s.manual.engaged} onSet={setManual} /> : null}
+      {!manage && isAdmin(session) ? (
+        <p>
+          The manual switch is in{' '}
+          <a
+            href="/panel/spending"
+            onClick={(e) => {
+              e.preventDefault();
+              navigate('/spending');
+            }}
+          >
+            Spending settings
+          </a>
+          .
+        </p>
+      ) : null}
     </section>
   );
 }
 
-function SwitchRow({ words, item }: { words: string; item: Schemas['KillSwitch'] }) {
+/** A switch's state in words that cannot be misread: whether spending is stopped, not a coloured "off". */
+function stateWords(kind: string, engaged: boolean): string {
+  if (kind === 'manual') return engaged ? 'engaged: spending stopped' : 'not engaged';
+  return engaged ? 'tripped: spending stopped' : 'not tripped';
+}
+
+function SwitchRow({ kind, words, item }: { kind: string; words: string; item: Schemas['KillSwitch'] }) {
   return (
     <tr>
       <th scope="row">{words}</th>
       <td>
-        <Badge tone={item.engaged ? 'red' : 'green'}>{item.engaged ? 'engaged' : 'off'}</Badge>
+        <Badge tone={item.engaged ? 'red' : 'grey'}>{stateWords(kind, item.engaged)}</Badge>
         {item.reason ? <span class="muted"> {item.reason}</span> : null}
       </td>
       <td>{item.limitStu === null ? '—' : `${(item.spentStu ?? 0).toLocaleString('en-US')} / ${item.limitStu.toLocaleString('en-US')}`}</td>
@@ -73,6 +96,7 @@ function SwitchRow({ words, item }: { words: string; item: Schemas['KillSwitch']
 }
 
 function ManualSwitch({ engaged, onSet }: { engaged: boolean; onSet(engaged: boolean, reason?: string): Promise<void> }) {
+  const [asking, setAsking] = useState<string | undefined>(undefined);
   if (engaged)
     return (
       <button type="button" class="primary" onClick={() => onSet(false)}>
@@ -82,10 +106,9 @@ function ManualSwitch({ engaged, onSet }: { engaged: boolean; onSet(engaged: boo
   return (
     <form
       class="card"
-      onSubmit={async (e) => {
+      onSubmit={(e) => {
         e.preventDefault();
-        const reason = String(new FormData(e.currentTarget).get('reason') ?? '').trim();
-        await onSet(true, reason || undefined);
+        setAsking(String(new FormData(e.currentTarget).get('reason') ?? '').trim());
       }}
     >
       <h3>Stop all spending</h3>
@@ -93,9 +116,24 @@ function ManualSwitch({ engaged, onSet }: { engaged: boolean; onSet(engaged: boo
       <Field label="Reason (optional)">
         <input name="reason" maxLength={200} />
       </Field>
-      <button type="submit" class="danger">
-        Engage the manual switch
-      </button>
+      {asking === undefined ? (
+        <button type="submit" class="danger">
+          Engage the manual switch
+        </button>
+      ) : (
+        <fieldset class="confirm">
+          <legend>
+            Stop all spending in this workspace? Every new invocation, from keys, the panel and inbound events, is refused until the switch is turned off, and a
+            run in progress that would complete fails.
+          </legend>
+          <button type="button" class="danger" onClick={() => onSet(true, asking || undefined).finally(() => setAsking(undefined))}>
+            Stop all spending now
+          </button>
+          <button type="button" onClick={() => setAsking(undefined)}>
+            Keep spending
+          </button>
+        </fieldset>
+      )}
     </form>
   );
 }

@@ -1,11 +1,12 @@
 /**
- * @module Runs: a filterable, paginated list (status, agent, alias, source, date); a run's page is in
- * ./run-detail.tsx.
+ * @module Runs: a paginated list filtered as the filters change (status, agent, alias, source, date), each row with
+ * the agent that answered, how long it took, its STU and when it started (the viewer's time zone, relative, UTC on
+ * hover); with no run yet, how to make one. A run's page is in ./run-detail.tsx.
  */
 import { useState } from 'preact/hooks';
 import { api, ok, type operations, type Schemas } from '../api.ts';
 import { navigate } from '../router.ts';
-import { Badge, ErrorNote, Field, useLoad, when } from '../ui.tsx';
+import { Badge, duration, ErrorNote, Field, Time, useLoad } from '../ui.tsx';
 import { AGENT_SLUGS } from './keys.tsx';
 
 const PAGE = 20;
@@ -29,9 +30,10 @@ export function RunsScreen() {
   const [offset, setOffset] = useState(0);
   const runs = useLoad(() => ok(api.GET('/runs', { params: { query: queryOf(filters, offset) } })), [filters, offset]);
 
+  /** Every change of a filter applies at once (no button to press). */
   function apply(event: Event) {
     event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const form = new FormData((event.currentTarget as HTMLElement).closest('form')!);
     setOffset(0);
     setFilters({
       status: String(form.get('status') ?? ''),
@@ -47,7 +49,7 @@ export function RunsScreen() {
   return (
     <section aria-labelledby="runs-title">
       <h1 id="runs-title">Runs</h1>
-      <form class="filters" onSubmit={apply} aria-label="Filter runs">
+      <form class="filters" onSubmit={apply} onChange={apply} aria-label="Filter runs">
         <Field label="Status">
           <select name="status">
             <option value="">any</option>
@@ -86,9 +88,6 @@ export function RunsScreen() {
         <Field label="To (UTC date)">
           <input type="date" name="to" />
         </Field>
-        <button type="submit" class="primary">
-          Apply filters
-        </button>
       </form>
       <ErrorNote error={runs.error} />
       <div class="table-wrap">
@@ -101,7 +100,8 @@ export function RunsScreen() {
               <th scope="col">Agent</th>
               <th scope="col">Alias</th>
               <th scope="col">Source</th>
-              <th scope="col">Created</th>
+              <th scope="col">Started</th>
+              <th scope="col">Duration</th>
               <th scope="col">STU</th>
             </tr>
           </thead>
@@ -129,14 +129,17 @@ export function RunsScreen() {
                 </td>
                 <td>{run.alias}</td>
                 <td>{run.source}</td>
-                <td>{when(run.createdAt)}</td>
+                <td>
+                  <Time iso={run.createdAt} />
+                </td>
+                <td>{run.completedAt ? duration(run.createdAt, run.completedAt) : <span class="muted">running</span>}</td>
                 <td>{run.usage.stu}</td>
               </tr>
             ))}
           </tbody>
         </table>
       </div>
-      {runs.data && runs.data.data.length === 0 ? <p>No runs match.</p> : null}
+      {runs.data && runs.data.data.length === 0 ? filters === NO_FILTERS ? <NoRunsYet /> : <p>No runs match.</p> : null}
       <nav class="pager" aria-label="Pages of runs">
         <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
           Previous page
@@ -169,4 +172,32 @@ function queryOf(filters: Filters, offset: number): RunsQuery {
 export function StatusBadge({ status }: { status: Schemas['RunStatus'] }) {
   const tone = { in_progress: 'blue', completed: 'green', failed: 'red', canceled: 'grey' }[status];
   return <Badge tone={tone}>{status.replace('_', ' ')}</Badge>;
+}
+
+/** The empty list of a new workspace: how a run is made, from the panel or with a key. */
+function NoRunsYet() {
+  const origin = location.origin;
+  return (
+    <div class="card empty">
+      <h2>No runs yet</h2>
+      <p>
+        Every invocation of an agent is a run.{' '}
+        <a
+          href="/panel/try"
+          onClick={(e) => {
+            e.preventDefault();
+            navigate('/try');
+          }}
+        >
+          Try an agent
+        </a>{' '}
+        here, or call the API with a key (API keys):
+      </p>
+      <pre>
+        <code>{`curl ${origin}/v1/agents/finance/messages \\
+  -H "Authorization: Bearer $SERVICE_API_KEY" -H 'Content-Type: application/json' \\
+  -d '{"alias":"Sonata","messages":[{"role":"user","content":"Which invoices are overdue?"}]}'`}</code>
+      </pre>
+    </div>
+  );
 }

@@ -1,35 +1,41 @@
 /**
- * @module Sign in: email, password and the six-digit TOTP code (POST /auth/login).
+ * @module Sign in: email, password and the six-digit TOTP code (POST /auth/login), then the session read back
+ * from the cookie (GET /auth/session), which proves the browser kept it. Says why the panel is here when a session
+ * ended (expired, signed out elsewhere), and that the panel needs HTTPS (or localhost) where the browser would drop
+ * the `Secure` session cookie.
  */
 import { useState } from 'preact/hooks';
-import { ApiError, api, ok, setCsrfToken } from '../api.ts';
-import type { Session } from '../session.ts';
+import { ApiError, api, ok } from '../api.ts';
+import { insecureContext, readSession, type Session } from '../session.ts';
+import type { EndReason } from '../session-watch.ts';
 import { ErrorNote, Field, waitText } from '../ui.tsx';
 
-export function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
+/** Why the sign-in screen is shown instead of the page asked for. */
+export type SignInNotice = { kind: EndReason } | { kind: 'error'; error: unknown };
+
+export function SignIn({ onSignedIn, notice }: { onSignedIn(session: Session): void; notice?: SignInNotice | undefined }) {
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
+  /** Signed in, yet the cookie did not come back: the browser dropped it (plain HTTP on another host than localhost). */
+  const [cookieDropped, setCookieDropped] = useState(false);
+  const [shown, setShown] = useState(notice);
 
   async function submit(event: Event) {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
     setBusy(true);
     setError(undefined);
+    setShown(undefined);
+    setCookieDropped(false);
     try {
-      const body = await ok(
+      await ok(
         api.POST('/auth/login', {
           body: { email: String(form.get('email')), password: String(form.get('password')), totpCode: String(form.get('totpCode')) },
         }),
       );
-      setCsrfToken(body.csrfToken);
-      onSignedIn({
-        userId: body.user.id,
-        email: body.user.email,
-        workspaceId: body.workspaceId,
-        role: roleIn(body),
-        workspaces: body.workspaces,
-        expiresAt: body.expiresAt,
-      });
+      const session = await readSession();
+      if (session) onSignedIn(session);
+      else setCookieDropped(true);
     } catch (err) {
       setError(err);
     } finally {
@@ -40,6 +46,8 @@ export function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
   return (
     <main class="signin" id="main">
       <h1>Sign in to the panel</h1>
+      {insecureContext() || cookieDropped ? <NeedsHttps afterSignIn={cookieDropped} /> : null}
+      {shown ? <Notice notice={shown} /> : null}
       <form onSubmit={submit} aria-describedby="signin-help">
         <p id="signin-help" class="muted">
           Use your email, your password and the six-digit code of your authenticator app.
@@ -67,6 +75,44 @@ export function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
         <SignInError error={error} />
       </form>
     </main>
+  );
+}
+
+/** The session ended, or could not be read: said once, in words, until the next attempt. */
+function Notice({ notice }: { notice: SignInNotice }) {
+  if (notice.kind === 'error') return <ErrorNote error={notice.error} />;
+  return (
+    <div class="notice" role="alert">
+      {notice.kind === 'expired' ? (
+        <>
+          <strong>Your session expired.</strong> A session lasts 12 hours. Sign in again to go on where you were.
+        </>
+      ) : (
+        <>
+          <strong>You were signed out.</strong> The session ended elsewhere: signed out in another tab or browser, or ended by a password or two-step reset.
+          Sign in again to go on where you were.
+        </>
+      )}
+    </div>
+  );
+}
+
+/**
+ * The session cookie is `Secure`: a browser keeps it over HTTPS, or over plain HTTP on localhost only. Anywhere
+ * else signing in would seem to work and every call after it would fail.
+ */
+function NeedsHttps({ afterSignIn }: { afterSignIn: boolean }) {
+  return (
+    <section class="error" role="alert" aria-labelledby="needs-https">
+      <h2 id="needs-https">The panel needs HTTPS (or localhost)</h2>
+      <p>
+        {afterSignIn ? 'Your sign-in was accepted, but the browser did not keep the session cookie. ' : null}
+        This page was opened over plain HTTP at <code>{window.location.host}</code>. The session cookie is <code>Secure</code>: browsers send it only over
+        HTTPS, or over HTTP to localhost, so the panel cannot stay signed in here. Serve the service over HTTPS (<code>TLS_CERT</code> and <code>TLS_KEY</code>,
+        or an HTTPS proxy in front) and open the panel with <code>https://</code>, or, on the service&apos;s own machine, at <code>http://localhost</code>{' '}
+        instead.
+      </p>
+    </section>
   );
 }
 
@@ -98,8 +144,4 @@ function SignInError({ error }: { error: unknown }) {
       </div>
     );
   return <ErrorNote error={error} />;
-}
-
-function roleIn(body: { workspaceId: string; workspaces: Session['workspaces']; user: { role: string } }): Session['role'] {
-  return body.workspaces.find((w) => w.id === body.workspaceId)?.role ?? (body.user.role as Session['role']);
 }

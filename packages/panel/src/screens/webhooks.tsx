@@ -1,9 +1,10 @@
 /**
- * @module Settings, Webhooks: inbound webhooks (create with the secret once and the signing instructions,
- * pause, resume, revoke) and outbound destinations (paused ones flagged, create, rotate the secret, pause,
- * resume, ping, replay failed deliveries, and each destination's delivery log).
+ * @module Settings, Webhooks, on two tabs: outbound destinations (paused ones flagged, create, rotate the secret,
+ * pause, resume, ping, replay failed deliveries, and each destination's delivery log; with none yet, what they are
+ * for and how a receiver verifies them) and inbound webhooks (create with the secret once and the signing
+ * instructions, pause, resume, revoke).
  */
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
 import { Badge, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
 import { AGENT_SLUGS } from './keys.tsx';
@@ -19,13 +20,71 @@ const EVENTS: Schemas['WebhookDestination']['events'] = [
 ];
 const ALIASES: Schemas['ModelAlias'][] = ['Prelude', 'Sonata', 'Symphony', 'Concerto'];
 
+const TABS = [
+  { id: 'outbound', label: 'Outbound' },
+  { id: 'inbound', label: 'Inbound' },
+] as const;
+
+/** The two kinds on two tabs (the WAI-ARIA tabs pattern: arrow keys move between them). */
 export function WebhooksScreen() {
+  const [tab, setTab] = useState<(typeof TABS)[number]['id']>('outbound');
+  const refs = useRef<(HTMLButtonElement | null)[]>([]);
+  const move = (event: KeyboardEvent, index: number) => {
+    const step = event.key === 'ArrowRight' ? 1 : event.key === 'ArrowLeft' ? -1 : 0;
+    if (step === 0) return;
+    const next = (index + step + TABS.length) % TABS.length;
+    setTab(TABS[next]!.id);
+    refs.current[next]?.focus();
+  };
   return (
     <section aria-labelledby="webhooks-title">
       <h1 id="webhooks-title">Webhooks</h1>
-      <Outbound />
-      <Inbound />
+      <div role="tablist" aria-label="Kinds of webhooks" class="tabs">
+        {TABS.map((t, i) => (
+          <button
+            key={t.id}
+            type="button"
+            role="tab"
+            id={`tab-${t.id}`}
+            aria-selected={tab === t.id}
+            aria-controls={`panel-${t.id}`}
+            tabIndex={tab === t.id ? 0 : -1}
+            ref={(el) => {
+              refs.current[i] = el;
+            }}
+            onClick={() => setTab(t.id)}
+            onKeyDown={(e) => move(e, i)}
+          >
+            {t.label}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
+        {tab === 'outbound' ? <Outbound /> : <Inbound />}
+      </div>
     </section>
+  );
+}
+
+/** No destination yet: what outbound webhooks are for, and how a receiver checks them. */
+function FirstDestination() {
+  return (
+    <div class="card empty">
+      <h3>Get told when something happens</h3>
+      <p>
+        A destination is an HTTPS endpoint of yours. When a run completes or fails, an agent asks for an approval or writes a draft, the service POSTs a signed
+        JSON event to it, and retries for about 7 hours if it does not answer 2xx. Add one below with the events it wants; its signing secret is shown once.
+      </p>
+      <p>
+        Every delivery is signed twice: <code>X-SERVICE-Signature</code> (HMAC-SHA256 of the raw body with the secret, <code>X-SERVICE-Timestamp</code> beside
+        it) and the Standard Webhooks headers <code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>, which the{' '}
+        <code>standardwebhooks</code> library checks for you:
+      </p>
+      <pre>
+        <code>{`import { Webhook } from 'standardwebhooks';
+new Webhook(secret).verify(rawBody, headers); // throws when the signature or the timestamp is wrong`}</code>
+      </pre>
+    </div>
   );
 }
 
@@ -150,7 +209,7 @@ function Outbound() {
           </li>
         ))}
       </ul>
-      {list.data && list.data.data.length === 0 ? <p>No destinations yet.</p> : null}
+      {list.data && list.data.data.length === 0 ? <FirstDestination /> : null}
     </section>
   );
 }

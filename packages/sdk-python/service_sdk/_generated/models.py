@@ -686,7 +686,7 @@ LoginRequest = TypedDict(
     },
 )
 
-# AdminSession: The session opened by login, acting on `workspaceId` (the user's first workspace; `POST /auth/workspace` selects another of `workspaces`). The session itself travels in the `service_session` cookie; `csrfToken` goes back in `X-CSRF-Token` on every admin write.
+# AdminSession: The session as login opens it and `GET /auth/session` reads it again, acting on `workspaceId` (at login the user's first workspace; `POST /auth/workspace` selects another of `workspaces`), with `user.role` the user's role there. The session itself travels in the `service_session` cookie; `csrfToken`, bound to the session and the same for its whole life, goes back in `X-CSRF-Token` on every admin write.
 AdminSession = TypedDict(
     "AdminSession",
     {

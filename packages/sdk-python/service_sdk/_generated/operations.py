@@ -47,6 +47,7 @@ OPERATIONS: dict[str, OperationSpec] = {
     "rotateApiKey": {"id": "rotateApiKey", "method": "POST", "path": "/api-keys/{id}/rotate", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "login": {"id": "login", "method": "POST", "path": "/auth/login", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "logout": {"id": "logout", "method": "POST", "path": "/auth/logout", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": True},
+    "getSession": {"id": "getSession", "method": "GET", "path": "/auth/session", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listInboundWebhooks": {"id": "listInboundWebhooks", "method": "GET", "path": "/inbound-webhooks", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "createInboundWebhook": {"id": "createInboundWebhook", "method": "POST", "path": "/inbound-webhooks", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "revokeInboundWebhook": {"id": "revokeInboundWebhook", "method": "DELETE", "path": "/inbound-webhooks/{slug}", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
@@ -175,6 +176,10 @@ class Operations:
     def logout(self) -> None:
         """POST /auth/logout: Log out"""
         return self._call("logout")  # type: ignore[no-any-return]
+
+    def get_session(self) -> models.AdminSession:
+        """GET /auth/session: Read the current session (who am I)"""
+        return self._call("getSession")  # type: ignore[no-any-return]
 
     def list_inbound_webhooks(self) -> models.InboundWebhookList:
         """GET /inbound-webhooks: List inbound webhooks"""
@@ -470,6 +475,10 @@ class AsyncOperations:
     async def logout(self) -> None:
         """POST /auth/logout: Log out"""
         return await self._call("logout")  # type: ignore[no-any-return]
+
+    async def get_session(self) -> models.AdminSession:
+        """GET /auth/session: Read the current session (who am I)"""
+        return await self._call("getSession")  # type: ignore[no-any-return]
 
     async def list_inbound_webhooks(self) -> models.InboundWebhookList:
         """GET /inbound-webhooks: List inbound webhooks"""

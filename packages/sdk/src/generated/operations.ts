@@ -31,6 +31,7 @@ export const OPERATIONS = {
   rotateApiKey: { id: 'rotateApiKey', method: 'POST', path: '/api-keys/{id}/rotate', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   login: { id: 'login', method: 'POST', path: '/auth/login', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   logout: { id: 'logout', method: 'POST', path: '/auth/logout', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: true },
+  getSession: { id: 'getSession', method: 'GET', path: '/auth/session', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listInboundWebhooks: { id: 'listInboundWebhooks', method: 'GET', path: '/inbound-webhooks', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   createInboundWebhook: { id: 'createInboundWebhook', method: 'POST', path: '/inbound-webhooks', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   revokeInboundWebhook: { id: 'revokeInboundWebhook', method: 'DELETE', path: '/inbound-webhooks/{slug}', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
@@ -109,6 +110,7 @@ export interface OperationInputs {
   rotateApiKey: { path: Params<'rotateApiKey', 'path'> };
   login: { body: JsonBody<'login'> };
   logout: Record<string, never>;
+  getSession: Record<string, never>;
   listInboundWebhooks: Record<string, never>;
   createInboundWebhook: { body: JsonBody<'createInboundWebhook'> };
   revokeInboundWebhook: { path: Params<'revokeInboundWebhook', 'path'> };
@@ -185,6 +187,7 @@ export interface OperationOutputs {
   rotateApiKey: JsonAnswer<'rotateApiKey', 201>;
   login: JsonAnswer<'login', 200>;
   logout: void;
+  getSession: JsonAnswer<'getSession', 200>;
   listInboundWebhooks: JsonAnswer<'listInboundWebhooks', 200>;
   createInboundWebhook: JsonAnswer<'createInboundWebhook', 201>;
   revokeInboundWebhook: JsonAnswer<'revokeInboundWebhook', 200>;
@@ -325,6 +328,11 @@ export class Operations {
   /** POST /auth/logout: Log out */
   logout(input: OperationInputs['logout'] = {}, options?: RequestOptions): Promise<OperationOutputs['logout']> {
     return this.transport.call(OPERATIONS.logout, input, options) as Promise<OperationOutputs['logout']>;
+  }
+
+  /** GET /auth/session: Read the current session (who am I) */
+  getSession(input: OperationInputs['getSession'] = {}, options?: RequestOptions): Promise<OperationOutputs['getSession']> {
+    return this.transport.call(OPERATIONS.getSession, input, options) as Promise<OperationOutputs['getSession']>;
   }
 
   /** GET /inbound-webhooks: List inbound webhooks */

@@ -6,6 +6,7 @@ import { agentHandlers } from './agents.ts';
 import { apiKeyHandlers } from './api-keys.ts';
 import { approvalHandlers } from './approvals.ts';
 import { authHandlers } from './auth.ts';
+import { authSessionHandlers } from './auth-session.ts';
 import type { Handlers } from './handler.ts';
 import { inboundWebhookHandlers } from './inbound-webhooks.ts';
 import { inferenceHandlers } from './inference.ts';
@@ -23,6 +24,7 @@ export type { Handler, Handlers } from './handler.ts';
 
 export const handlers: Handlers = {
   ...authHandlers, // login, logout, selectWorkspace
+  ...authSessionHandlers, // getSession (who am I)
   ...apiKeyHandlers, // key management, Set A and Set B
   ...mcpTokenHandlers, // createMcpToken
   ...mcpHandlers, // openMcpStream, callMcpRpc (the tenant MCP bridge)

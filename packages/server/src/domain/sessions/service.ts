@@ -1,12 +1,15 @@
 /**
  * @module Admin sessions: login with email, password and TOTP code; the session cookie and its
- * CSRF token; logout. Cookie and CSRF values are random and stored only as hashes.
+ * CSRF token; who am I; logout. The cookie's value is random, the CSRF token derived from it (csrf.ts); both
+ * are stored only as hashes.
  */
 import type { Clock } from '../../clock.ts';
 import { constantTimeEqual, sha256Hex } from '../../crypto.ts';
 import { fail, retryHints } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
+import { csrfTokenOf } from './csrf.ts';
+import { type Authenticated, currentSession } from './current.ts';
 import { DUMMY_HASH, verifyPassword } from './password.ts';
 import { matchingStep } from './totp.ts';
 import { openTotpSecret } from './totp-secret.ts';
@@ -131,7 +134,7 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
       await db.query(`DELETE FROM sessions WHERE user_id = $1 AND expires_at <= $2`, [user.id, now]);
 
       const sessionToken = randomBase62(43);
-      const csrfToken = randomBase62(43);
+      const csrfToken = csrfTokenOf(sessionToken);
       const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
       await db.query(`INSERT INTO sessions (id, user_id, workspace_id, token_hash, csrf_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
         newId('ses'),
@@ -181,6 +184,11 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
         ipRpmLimit: standingOf(row).ipRpmLimit,
         standing: standingOf(row),
       };
+    },
+
+    /** Who am I (`GET /auth/session`): the authenticated session read again, with its CSRF token. */
+    current(session: Authenticated, sessionToken: string) {
+      return currentSession(db, session, sessionToken);
     },
 
     /**
