@@ -61,7 +61,11 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)('the quota across two servers on Po
     );
     const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> })));
     expect(bodies.filter((b) => b.status === 200).length).toBeGreaterThan(0);
-    for (const { status, body } of bodies.filter((b) => b.status !== 200)) {
+    // A refusal is the quota's 429; on a machine starved by other suites a backing service (Redis's limiter, the
+    // store's pool) may also time out, which is the documented 503 refused before any work: never a run beyond the stop.
+    const refused = bodies.filter((b) => b.status !== 200 && !(b.status === 503 && b.body.error === 'service_unavailable'));
+    expect(refused.length).toBeGreaterThan(0);
+    for (const { status, body } of refused) {
       expect(status, JSON.stringify(body)).toBe(429);
       // Refused by the quota itself, or (no run created) beside what the runs in progress hold.
       if (body.error === 'budget_reserved') expect(body).toMatchObject({ budget: 'quota', retryAfterSec: 5 });
