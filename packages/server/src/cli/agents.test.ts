@@ -41,7 +41,8 @@ async function cli(...argv: string[]): Promise<{ code: number; out: string }> {
 }
 
 describe('service agents / plan / kill-switch', () => {
-  it('pauses and resumes an agent, sets the plan, flips the manual switch', async () => {
+  // Each command opens the embedded store afresh, as the CLI does: seconds of CPU each when other suites share the cores.
+  it('pauses and resumes an agent, sets the plan, flips the manual switch', { timeout: 90_000 }, async () => {
     expect(await cli('agents', 'pause', 'legal', '--reason', 'Contract review backlog')).toEqual({ code: 0, out: 'Paused legal: Contract review backlog' });
     expect(await cli('plan', 'set', 'starter')).toEqual({ code: 0, out: 'Plan set to starter.' });
     const listed = JSON.parse((await cli('agents', 'list', '--json')).out) as { plan: string; data: { slug: string; state: string; reason: string | null }[] };
