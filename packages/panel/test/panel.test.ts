@@ -277,6 +277,9 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
 
   it('rotates and revokes a key, each confirmed; the old secret answers 401 at once', async () => {
     const before = await page.getByRole('row').filter({ hasText: 'reporting' }).textContent();
+    // One menu of actions per row.
+    expect(await page.getByRole('button', { name: 'Rotate reporting' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Actions for reporting' }).click();
     await page.getByRole('button', { name: 'Rotate reporting' }).click();
     await page.getByRole('button', { name: 'Rotate now' }).click();
     const newSecret = await page.getByRole('textbox', { name: 'Secret of reporting' }).inputValue();
@@ -288,6 +291,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     expect((await fetch(`${h.url}/runs`, bearer(newSecret))).status).toBe(200);
     await page.getByRole('button', { name: 'I have copied it' }).click();
     const active = page.getByRole('row').filter({ hasText: 'reporting' }).filter({ hasText: 'active' });
+    await active.getByRole('button', { name: 'Actions for reporting' }).click();
     await active.getByRole('button', { name: 'Revoke reporting' }).click();
     await page.getByRole('button', { name: 'Revoke now' }).click();
     await expect.poll(() => page.getByRole('row').filter({ hasText: 'reporting' }).filter({ hasText: 'active' }).count(), SLOW).toBe(0);

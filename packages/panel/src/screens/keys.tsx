@@ -3,6 +3,7 @@
  * scopes and the agents a key may invoke as checkboxes, the agents searchable; the secret shown once), rotate and
  * revoke, each confirmed. A workspace without keys is shown how to make and use its first one.
  */
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
 import { Badge, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
@@ -78,7 +79,7 @@ export function KeysScreen() {
                 </td>
                 <td class="actions">
                   {key.status === 'active' ? (
-                    <>
+                    <ActionMenu label={`Actions for ${key.name}`}>
                       <ConfirmButton
                         label={`Rotate ${key.name}`}
                         confirmLabel="Rotate now"
@@ -92,7 +93,7 @@ export function KeysScreen() {
                         question={`Revoke ${key.name}? Calls with it fail at once.`}
                         onConfirm={() => act(() => ok(api.DELETE('/api-keys/{id}', { params: { path: { id: key.id }, header: csrfHeader() } })))}
                       />
-                    </>
+                    </ActionMenu>
                   ) : null}
                 </td>
               </tr>
@@ -102,6 +103,19 @@ export function KeysScreen() {
       </div>
       {keys.data && keys.data.data.length === 0 ? <FirstKey /> : null}
     </section>
+  );
+}
+
+/** One menu of actions per row: a button that shows them (a disclosure), Escape hides them again. */
+function ActionMenu({ label, children }: { label: string; children: ComponentChildren }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <div class="menu" onKeyDown={(e) => e.key === 'Escape' && setOpen(false)}>
+      <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
+        {label}
+      </button>
+      {open ? <div class="menu-items">{children}</div> : null}
+    </div>
   );
 }
 
