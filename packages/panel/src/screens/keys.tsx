@@ -106,11 +106,11 @@ export function KeysScreen() {
   );
 }
 
-/** One menu of actions per row: a button that shows them (a disclosure), Escape hides them again. */
+/** One menu of actions per row: a button that shows them or hides them again (a disclosure). */
 function ActionMenu({ label, children }: { label: string; children: ComponentChildren }) {
   const [open, setOpen] = useState(false);
   return (
-    <div class="menu" onKeyDown={(e) => e.key === 'Escape' && setOpen(false)}>
+    <div class="menu">
       <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
         {label}
       </button>
