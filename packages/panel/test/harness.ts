@@ -83,6 +83,9 @@ export async function startHarness(): Promise<Harness> {
   // Its own embedded store: DATABASE_URL and REDIS_URL (set in CI) are shared by other suites.
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'CORS_ORIGINS']) delete env[name];
   Object.assign(env, { WEBHOOK_ALLOW_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '100', NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem') });
+  // Each browser context (and each test of the shared page, clientAddress) is its own client address, so the suite's
+  // requests are not all counted against one address's per-minute budget, as one person's browser would not be.
+  Object.assign(env, { TRUST_PROXY: '1' });
   Object.assign(env, { ENGINE_SYMPHONY: 'openai-compatible', OPENAI_COMPATIBLE_BASE_URL: chat.baseURL, OPENAI_COMPATIBLE_MODEL_SYMPHONY: 'panel-paced' });
   const cli = cliProcesses(dir, env);
   const init = JSON.parse(await cli.run('init', '--json')) as { apiKey: string; admin: User; operatorToken: string };
@@ -102,7 +105,7 @@ export async function startHarness(): Promise<Harness> {
     chat,
     async newPage(viewport = { width: 1280, height: 900 }) {
       // bypassCSP only so that axe-core can be injected; the panel's own CSP is asserted separately.
-      const context = await browser.newContext({ viewport, bypassCSP: true, baseURL: server.url });
+      const context = await browser.newContext({ viewport, bypassCSP: true, baseURL: server.url, extraHTTPHeaders: { 'x-forwarded-for': clientAddress() } });
       const page = await context.newPage();
       return { context, page };
     },
@@ -129,6 +132,14 @@ export function codeOf(user: User, stepOffset = 0): string {
 export async function signIn(page: Page, user: User, code = codeOf(user)): Promise<void> {
   await page.goto('/panel');
   await submitSignIn(page, user, code);
+}
+
+let clients = 0;
+
+/** A client address of its own (believed through TRUST_PROXY=1, as behind the deployment's proxy). */
+export function clientAddress(): string {
+  clients += 1;
+  return `10.77.${Math.floor(clients / 250)}.${(clients % 250) + 1}`;
 }
 
 /** Fills and sends the sign-in form of the page as it is (a deep link's, a session that ended). */
