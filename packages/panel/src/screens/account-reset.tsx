@@ -9,7 +9,7 @@ import { ApiError, api, ok, type Schemas } from '../api.ts';
 import { FinishSignIn } from '../finish-sign-in.tsx';
 import type { Session } from '../session.ts';
 import { ErrorNote, Field, useLoad, when } from '../ui.tsx';
-import { LinkPage, MIN_PASSWORD, NewPassword } from './link-page.tsx';
+import { LinkPage, MIN_PASSWORD, NewPassword, usePasswordSubmit } from './link-page.tsx';
 
 type Redeemed = Schemas['AccountResetRedeemed'] & { password: string };
 
@@ -43,24 +43,11 @@ export function AccountResetScreen({ token, onSignedIn }: { token: string; onSig
 }
 
 function RedeemForm(props: { token: string; reset: Schemas['AccountResetPreview']; onRedeemed(redeemed: Redeemed): void }) {
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
   const keepsPassword = props.reset.reset === 'totp';
-
-  async function submit(event: Event) {
-    event.preventDefault();
-    const password = String(new FormData(event.currentTarget as HTMLFormElement).get('password'));
-    setBusy(true);
-    setError(undefined);
-    try {
-      const redeemed = await ok(api.POST('/account-resets/redeem', { body: { token: props.token, password } }));
-      props.onRedeemed({ ...redeemed, password });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { error, busy, submit } = usePasswordSubmit(
+    (password) => ok(api.POST('/account-resets/redeem', { body: { token: props.token, password } })),
+    props.onRedeemed,
+  );
 
   return (
     <form onSubmit={submit} aria-labelledby="redeem-title">

@@ -9,7 +9,7 @@ import { ApiError, api, ok, type Schemas } from '../api.ts';
 import { FinishSignIn } from '../finish-sign-in.tsx';
 import type { Session } from '../session.ts';
 import { ErrorNote, Field, useLoad, when } from '../ui.tsx';
-import { LinkPage, NewPassword } from './link-page.tsx';
+import { LinkPage, NewPassword, usePasswordSubmit } from './link-page.tsx';
 
 type Accepted = Schemas['InvitationAccepted'] & { password: string };
 
@@ -48,24 +48,11 @@ export function InvitationScreen({ token, onSignedIn }: { token: string; onSigne
 }
 
 function AcceptForm(props: { token: string; invitation: Schemas['InvitationPreview']; onAccepted(accepted: Accepted): void }) {
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
   const { hasAccount } = props.invitation;
-
-  async function submit(event: Event) {
-    event.preventDefault();
-    const password = String(new FormData(event.currentTarget as HTMLFormElement).get('password'));
-    setBusy(true);
-    setError(undefined);
-    try {
-      const accepted = await ok(api.POST('/invitations/accept', { body: { token: props.token, password } }));
-      props.onAccepted({ ...accepted, password });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { error, busy, submit } = usePasswordSubmit(
+    (password) => ok(api.POST('/invitations/accept', { body: { token: props.token, password } })),
+    props.onAccepted,
+  );
 
   return (
     <form onSubmit={submit} aria-labelledby="accept-title">

@@ -3,6 +3,7 @@
  * that choose a new password.
  */
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
 import { Field } from '../ui.tsx';
 
 /** At least what the server asks (AcceptInvitationRequest, RedeemAccountResetRequest). */
@@ -45,4 +46,27 @@ export function NewPassword({ email }: { email: string }) {
       </Field>
     </>
   );
+}
+
+/**
+ * A link page's password form: `send` with the typed password while busy, its error kept to show, its answer (with
+ * the password, which the sign-in that follows needs) handed to `done`.
+ */
+export function usePasswordSubmit<T>(send: (password: string) => Promise<T>, done: (answer: T & { password: string }) => void) {
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  async function submit(event: Event) {
+    event.preventDefault();
+    const password = String(new FormData(event.currentTarget as HTMLFormElement).get('password'));
+    setBusy(true);
+    setError(undefined);
+    try {
+      done({ ...(await send(password)), password });
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { error, busy, submit };
 }

@@ -19,8 +19,10 @@ const getRunEvents: Handler<'getRunEvents'> = async (c, { params, query, headers
     stream.onAbort(() => stop.abort());
     const unregister = streams.register(async () => stop.abort());
     let idle: ReturnType<typeof setTimeout> | undefined;
+    // Re-armed after each write; never once the stream ended (a keep-alive in flight as it ends finds it stopped).
     const keepAlive = () => {
       clearTimeout(idle);
+      if (stop.signal.aborted) return;
       idle = setTimeout(() => {
         if (!stop.signal.aborted) void stream.write(': keep-alive\n\n').then(keepAlive, () => stop.abort());
       }, mcp.keepAliveMs);
@@ -32,6 +34,7 @@ const getRunEvents: Handler<'getRunEvents'> = async (c, { params, query, headers
         keepAlive();
       }
     } finally {
+      stop.abort();
       clearTimeout(idle);
       unregister();
     }
