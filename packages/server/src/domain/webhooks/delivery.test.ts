@@ -93,7 +93,9 @@ describe('deliverWebhook over real HTTPS', () => {
 
   it('gives a receiver that never answers a timeout, then retries', async () => {
     await withReceiver('hang', async (receiver) => {
-      const outcome = await deliverWebhook(request(`${receiver.origin}/`), options(receiver.ca, { timeoutMs: 300 }));
+      // The timeout covers the TLS handshake too: 2 s leaves a loaded machine time to hand the request over before the
+      // deadline (300 ms did not, once, in a full suite on 2 busy cores).
+      const outcome = await deliverWebhook(request(`${receiver.origin}/`), options(receiver.ca, { timeoutMs: 2_000 }));
       expect(outcome).toEqual({ result: 'retry', reason: 'timeout' });
       expect(receiver.received).toHaveLength(1);
     });
