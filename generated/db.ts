@@ -261,6 +261,7 @@ export interface Tables {
     unbilled_input_tokens: number;
     unbilled_output_tokens: number;
     unbilled_stu: string;
+    request_preview: string | null;
   };
   schema_migrations: {
     version: string;

@@ -697,7 +697,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { query: zListRunsQuery, headers: zListRunsHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zRunList, customerData: ['data.*.conversationId'] },
+      '200': { contentType: 'application/json', schema: zRunList, customerData: ['data.*.conversationId', 'data.*.requestPreview'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -716,7 +716,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zGetRunPath, headers: zGetRunHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zRunDetail, customerData: ['run.conversationId'] },
+      '200': { contentType: 'application/json', schema: zRunDetail, customerData: ['run.conversationId', 'run.requestPreview'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -735,7 +735,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'api' },
     request: { params: zCancelRunPath, headers: zCancelRunHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId'] },
+      '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId', 'requestPreview'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -1792,7 +1792,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { query: zListRunsV1Query, headers: zListRunsV1Headers },
     responses: {
-      '200': { contentType: 'application/json', schema: zRunList, customerData: ['data.*.conversationId'] },
+      '200': { contentType: 'application/json', schema: zRunList, customerData: ['data.*.conversationId', 'data.*.requestPreview'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -1811,7 +1811,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zGetRunV1Path, headers: zGetRunV1Headers },
     responses: {
-      '200': { contentType: 'application/json', schema: zRunDetail, customerData: ['run.conversationId'] },
+      '200': { contentType: 'application/json', schema: zRunDetail, customerData: ['run.conversationId', 'run.requestPreview'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -1830,7 +1830,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zCancelRunV1Path, headers: zCancelRunV1Headers },
     responses: {
-      '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId'] },
+      '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId', 'requestPreview'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },

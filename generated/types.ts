@@ -1889,6 +1889,8 @@ export interface components {
              */
             source: "api" | "inbound_webhook" | "mcp" | "panel";
             conversationId: string | null;
+            /** @description The start of the request, so a list of runs says what each one was asked: the first 160 characters of the invocation's last `user` message (of the new messages, not the earlier turns of `conversationId`), runs of whitespace folded into one space, cut at a character boundary (a cut ends with `…`, counted in the 160). The customer's own text, shown as sent. `null` for a run refused before it started (an inbound run the service would not execute), for a request without a `user` message or whose last one is blank, and for runs stored before this field existed. */
+            requestPreview: string | null;
             /** @description The redacted result; `null` until the run is `completed`. */
             content: string | null;
             /** @description The redacted reason of a `failed` run: `kill_switch:run`, `kill_switch:hour`, `kill_switch:day`, `kill_switch:manual`, `engine_error`, `timeout`, `internal_error`, or `interrupted` when the instance executing it stopped (a crash) and its lease ran out. A run started by an inbound webhook that the service refuses to execute carries the refusal's error code instead: `agent_unknown`, `agent_not_in_plan`, `agent_disabled`, `forbidden` (alias outside the plan) or `quota_exceeded`. `null` otherwise. */

@@ -460,6 +460,7 @@ export const zRun = z.strictObject({
         'panel'
     ]),
     conversationId: z.string().max(200).nullable(),
+    requestPreview: z.string().max(160).nullable(),
     content: z.string().nullable(),
     failureReason: z.string().nullable(),
     usage: zRunUsage,

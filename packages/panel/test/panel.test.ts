@@ -449,6 +449,17 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByLabel('Status').selectOption('');
     await page.getByLabel('Source').selectOption('');
     await page.getByRole('link', { name: runId }).waitFor();
+    // Each row says what the run was asked (the start of its request).
+    await expect
+      .poll(
+        () =>
+          page
+            .getByRole('row')
+            .filter({ has: page.getByRole('link', { name: runId }) })
+            .textContent(),
+        SLOW,
+      )
+      .toContain('Which invoices are more than 60 days overdue?');
     await shot(page, 'runs');
     await expectAccessible('runs');
     await page.getByRole('link', { name: runId }).click();

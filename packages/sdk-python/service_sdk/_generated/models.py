@@ -305,6 +305,7 @@ Run = TypedDict(
         "alias": "ModelAlias",
         "source": "Literal[\"api\", \"inbound_webhook\", \"mcp\", \"panel\"]",
         "conversationId": "str | None",
+        "requestPreview": "str | None",
         "content": "str | None",
         "failureReason": "str | None",
         "usage": "RunUsage",
