@@ -4688,15 +4688,15 @@ export interface components {
          */
         "Retry-After": number;
         /**
-         * @description The admin session cookie `service_session` (HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200). Logout clears it with `Max-Age=0`.
-         * @example service_session=Qm9yZWFsaXMtc2Vzc2lvbi10b2tlbi0wMDAx; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200
-         */
-        "Set-Cookie": string;
-        /**
          * @description `no-store`: the answer carries a secret of the session (its `csrfToken`), so no browser or proxy cache keeps a copy of it.
          * @example no-store
          */
         "Cache-Control-No-Store": "no-store";
+        /**
+         * @description The admin session cookie `service_session` (HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200). Logout clears it with `Max-Age=0`.
+         * @example service_session=Qm9yZWFsaXMtc2Vzc2lvbi10b2tlbi0wMDAx; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200
+         */
+        "Set-Cookie": string;
     };
     pathItems: never;
 }
@@ -5430,9 +5430,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The session; the cookie is in `Set-Cookie`. */
+            /** @description The session; the cookie is in `Set-Cookie`. The answer carries the session's `csrfToken`, so no cache keeps it (`Cache-Control: no-store`). */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

@@ -2673,7 +2673,7 @@ export const zLoginHeaders = z.object({
 });
 
 /**
- * The session; the cookie is in `Set-Cookie`.
+ * The session; the cookie is in `Set-Cookie`. The answer carries the session's `csrfToken`, so no cache keeps it (`Cache-Control: no-store`).
  */
 export const zLoginResponse = zAdminSession;
 
