@@ -72,7 +72,7 @@ describe.skipIf(!chromiumAvailable)('every screen of the panel', { timeout: 180_
     const page = screen.signedOut ? browsing.signedOut : browsing.signedIn;
     await page.setExtraHTTPHeaders({ 'x-forwarded-for': clientAddress() });
     await screen.open(page, world);
-    const shown = await page.locator('main').innerText();
+    const shown = await page.locator('main').textContent();
     for (const text of screen.shows(world.texts)) expect(shown, `${screen.name} shows ${text}`).toContain(text);
     return page;
   }
@@ -115,9 +115,9 @@ describe.skipIf(!chromiumAvailable)('every screen of the panel', { timeout: 180_
     const [symphony] = ((await runs.json()) as { data: { id: string }[] }).data;
     await page.goto(`/panel/runs/${symphony!.id}`);
     await page.getByText('Content (redacted)').waitFor();
-    await expect.poll(() => page.locator('main').innerText(), { timeout: 15_000 }).toContain(HOSTILE.answer);
+    await expect.poll(() => page.locator('main').textContent(), { timeout: 15_000 }).toContain(HOSTILE.answer);
     // The workspace's name is in the top bar of every signed-in screen.
-    expect(await page.locator('header').innerText()).toContain(HOSTILE.workspace);
+    expect(await page.locator('header').textContent()).toContain(HOSTILE.workspace);
     expect(await ranIn(page)).toEqual({ xss: null, handlers: 0, inlineScripts: 0 });
     expect(browsing.ran).toEqual([]);
     await browsing.close();
@@ -129,11 +129,16 @@ describe.skipIf(!chromiumAvailable)('every screen of the panel', { timeout: 180_
     // The server never repeats a value it was sent in a message; an answer of markup can only come from elsewhere.
     await page.route(
       (url) => url.pathname === '/api-keys',
-      (route) => route.fulfill({ status: 502, contentType: 'application/json', body: JSON.stringify({ error: 'bad_gateway', message: `M ${MARKUP}`, requestId: MARKUP }) }),
+      (route) =>
+        route.fulfill({
+          status: 502,
+          contentType: 'application/json',
+          body: JSON.stringify({ error: 'bad_gateway', message: `M ${MARKUP}`, requestId: MARKUP }),
+        }),
     );
     await page.goto('/panel/keys');
-    await expect.poll(() => page.getByRole('alert').innerText(), { timeout: 15_000 }).toContain(`M ${MARKUP}`);
-    expect(await page.getByRole('alert').innerText()).toContain(`request id ${MARKUP}`);
+    await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 15_000 }).toContain(`M ${MARKUP}`);
+    expect(await page.getByRole('alert').textContent()).toContain(`request id ${MARKUP}`);
     expect(await ranIn(page)).toEqual({ xss: null, handlers: 0, inlineScripts: 0 });
     expect(browsing.ran).toEqual([]);
     await browsing.close();

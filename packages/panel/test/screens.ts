@@ -118,7 +118,11 @@ export const SCREENS: Screen[] = [
       await openPath(page, '/panel/webhooks', 'Webhooks');
       const card = page.getByRole('listitem', { name: /^Destination .*\/events$/ }).filter({ hasText: 'consecutive failures: 0' });
       await card.getByRole('button', { name: 'Delivery log' }).click();
-      await page.getByRole('region', { name: /^Delivery log of / }).getByText('delivered').first().waitFor(WAIT);
+      await page
+        .getByRole('region', { name: /^Delivery log of / })
+        .getByText('delivered')
+        .first()
+        .waitFor(WAIT);
     },
     shows: () => [],
   },

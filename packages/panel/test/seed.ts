@@ -67,7 +67,14 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 
 /** A new workspace named `texts.workspace`, its owner signed in through the API, and everything its screens show. */
 export async function seedWorld(h: Harness, texts: Texts, tag: string): Promise<World> {
-  const created = await call(h, 'POST', '/operator/workspaces', { authorization: `Bearer ${h.operatorToken}` }, { name: texts.workspace }, 201);
+  const created = await call(
+    h,
+    'POST',
+    '/operator/workspaces',
+    { authorization: `Bearer ${h.operatorToken}` },
+    { name: texts.workspace, adminEmail: `owner@${tag}.example` },
+    201,
+  );
   const { admin: owner, apiKey } = created as { admin: User; apiKey: string };
   const login = await fetch(`${h.url}/auth/login`, {
     method: 'POST',
@@ -84,7 +91,12 @@ export async function seedWorld(h: Harness, texts: Texts, tag: string): Promise<
 
   await asOwner('POST', '/api-keys', { name: texts.key, scopes: ['tenant:read', 'usage:read'], expiresInDays: 90 }, 201);
   for (const receiver of [h.healthy, h.failing]) {
-    const destination = (await asOwner('POST', '/webhook-destinations', { url: `${receiver.origin}/${tag}/events`, events: ['run.completed', 'run.failed'] }, 201)) as {
+    const destination = (await asOwner(
+      'POST',
+      '/webhook-destinations',
+      { url: `${receiver.origin}/${tag}/events`, events: ['run.completed', 'run.failed'] },
+      201,
+    )) as {
       id: string;
     };
     await asOwner('POST', `/webhook-destinations/${destination.id}/ping`, undefined, 202);

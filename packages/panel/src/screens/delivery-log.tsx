@@ -51,8 +51,7 @@ export function DeliveryLog({ destinationId, url }: { destinationId: string; url
             </span>
           </p>
           {d.attempts.length > 0 ? (
-            // Focusable: on a narrow screen the table scrolls sideways, and a keyboard must reach what is hidden.
-            <div class="table-wrap" role="group" aria-label={`Attempts of delivery ${d.id}`} tabIndex={0}>
+            <div class="table-wrap">
               <table>
                 <caption class="sr-only">Attempts of delivery {d.id}</caption>
                 <thead>
