@@ -97,7 +97,6 @@ describe.skipIf(!chromiumAvailable)('invitations and recovery in the browser', {
     await page.goto(link);
     await page.getByRole('heading', { name: /^Join / }).waitFor();
     expect(await page.locator('main').textContent()).toContain(`${INVITEE} is invited to join`);
-    await shots(page, 'invitation');
     await expectAccessible(page, 'invitation');
     await page.getByLabel('New password', { exact: true }).fill(PASSWORD);
     await page.getByLabel('Repeat the new password').fill(PASSWORD);
@@ -132,7 +131,6 @@ describe.skipIf(!chromiumAvailable)('invitations and recovery in the browser', {
     const pending = admin.getByRole('region', { name: 'Pending invitations' });
     const lee = pending.getByRole('row').filter({ hasText: 'lee@example.com' });
     await expect.poll(() => lee.textContent(), SLOW).toMatch(/admin.*\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/s);
-    await shots(admin, 'members-invitations');
     await expectAccessible(admin, 'members with pending invitations');
 
     await lee.getByRole('button', { name: 'Resend the invitation of lee@example.com' }).click();
@@ -181,7 +179,6 @@ describe.skipIf(!chromiumAvailable)('invitations and recovery in the browser', {
     const { page } = invitee;
     await page.goto(link);
     await page.getByRole('heading', { name: 'Set up two-step verification again', level: 1 }).waitFor();
-    await shots(page, 'account-reset');
     await expectAccessible(page, 'a two-step reset link');
     await page.getByLabel('Your current password').fill('not the password at all');
     await page.getByRole('button', { name: 'Continue' }).click();

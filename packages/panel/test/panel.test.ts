@@ -3,7 +3,7 @@
  * `service serve` on loopback: sign-in with TOTP, a session that survives a reload, a new tab and a deep link and
  * ends with a message, keys (secret once, rotate, revoke), outbound webhooks with
  * the delivery log, approvals, trying an agent, a member's panel, axe-core on every screen. The run leaves
- * screenshots of the main screens in docs/panel/ (shown by docs/panel.md).
+ * screenshots of a few states in docs/panel/ (every screen's are every-screen.test.ts's).
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -109,7 +109,6 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
   it('signs in with email, password and TOTP; a wrong code is named clearly', async () => {
     await signIn(page, h.admin, '000000' === codeOf(h.admin) ? '111111' : '000000');
     await expect.poll(() => page.getByRole('alert').textContent(), SLOW).toContain('six-digit code is wrong');
-    await shot(page, 'sign-in');
     await expectAccessible('sign-in');
     await page.getByLabel('Six-digit code').fill(codeOf(h.admin));
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -271,14 +270,12 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     firstSecret = secret;
     await expect.poll(() => page.getByText('It is shown only once').count(), SLOW).toBe(1);
     expect((await fetch(`${h.url}/runs`, bearer(secret))).status).toBe(200);
-    await shot(page, 'api-key-created');
     await expectAccessible('api keys (secret shown)');
     await page.getByRole('button', { name: 'I have copied it' }).click();
     const row = page.getByRole('row').filter({ hasText: 'reporting' });
     await expect.poll(() => row.textContent(), SLOW).toContain(secret.slice(0, 'service_sk_live_'.length + 6));
     expect(await row.textContent()).toContain('orchestrator:invoke:agent:finance');
     expect(await page.content()).not.toContain(secret);
-    await shot(page, 'api-keys');
   });
 
   it('rotates and revokes a key, each confirmed; the old secret answers 401 at once', async () => {
@@ -337,7 +334,6 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await card.getByRole('button', { name: 'Delivery log' }).click();
     const log = page.getByRole('region', { name: `Delivery log of ${h.failing.origin}/hook` });
     await expect.poll(async () => log.textContent(), { timeout: 20_000 }).toContain('HTTP 503');
-    await shot(page, 'webhooks');
     await expectAccessible('webhooks with a failing destination');
   });
 
@@ -394,7 +390,6 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await open('Approvals');
     const row = page.getByRole('row').filter({ hasText: 'email.send' });
     await row.waitFor();
-    await shot(page, 'approvals');
     await expectAccessible('approvals');
     await row.getByRole('button', { name: /^Approve/ }).click();
     await page.getByRole('button', { name: 'Approve now' }).click();
@@ -437,7 +432,6 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
         agentSlug: 'finance',
       });
     }
-    await shot(page, 'try-an-agent');
     await expectAccessible('try an agent');
     await open('Runs');
     await page.getByRole('link', { name: runId }).waitFor();
@@ -460,12 +454,10 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
         SLOW,
       )
       .toContain('Which invoices are more than 60 days overdue?');
-    await shot(page, 'runs');
     await expectAccessible('runs');
     await page.getByRole('link', { name: runId }).click();
     await page.getByRole('heading', { name: /Run run_/ }).waitFor();
     await page.getByText('Content (redacted)').waitFor();
-    await shot(page, 'run-detail');
     await expectAccessible('run detail');
   });
 
@@ -621,7 +613,6 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     });
     expect(refused.status).toBe(403);
     expect(await refused.json()).toMatchObject({ error: 'agent_disabled' });
-    await shot(page, 'agents');
     await expectAccessible('agents');
     await legal.getByRole('button', { name: /^Resume / }).click();
     await expect.poll(() => legal.textContent(), SLOW).not.toContain('Month-end close');
@@ -643,13 +634,11 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByRole('button', { name: 'Refresh members' }).click();
     // In the members' table: the pending invitation's row goes once that list is read again.
     await page.getByRole('table', { name: 'Members of the workspace' }).getByRole('row').filter({ hasText: 'member@example.com' }).waitFor();
-    await shot(page, 'members');
     await expectAccessible('members');
     await open('Overview');
     await page.getByText(/Usage of \d{4}-\d{2}/).waitFor();
     // The runs of this suite are in the chart by now.
     await expect.poll(() => page.getByRole('img', { name: /^By agent: [1-9]\d* STU/ }).count(), SLOW).toBe(1);
-    await shot(page, 'overview');
     await expectAccessible('overview after activity');
   });
 
