@@ -60,6 +60,7 @@ describe.skipIf(!chromiumAvailable)('invitations and recovery in the browser', {
 
   /** Invites from the Members screen; the link shown once. */
   async function invite(email: string, role = 'member'): Promise<string> {
+    await admin.getByRole('button', { name: 'Invite someone' }).click();
     await admin.getByLabel('Email', { exact: true }).fill(email);
     await admin.getByLabel('Role', { exact: true }).selectOption(role);
     await admin.getByRole('button', { name: 'Invite' }).click();

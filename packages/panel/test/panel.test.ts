@@ -617,6 +617,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await legal.getByRole('button', { name: /^Resume / }).click();
     await expect.poll(() => legal.textContent(), SLOW).not.toContain('Month-end close');
     await open('Members');
+    await page.getByRole('button', { name: 'Invite someone' }).click();
     await page.getByLabel('Email', { exact: true }).fill('member@example.com');
     await page.getByLabel('Role', { exact: true }).selectOption('member');
     await page.getByRole('button', { name: 'Invite' }).click();
@@ -667,6 +668,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
   it('an admin cannot raise itself to owner nor change the owner: the refusal is named and the roles stay', async () => {
     // The owner invites an admin through the Members screen.
     await open('Members');
+    await page.getByRole('button', { name: 'Invite someone' }).click();
     await page.getByLabel('Email', { exact: true }).fill('second-admin@example.com');
     await page.getByLabel('Role', { exact: true }).selectOption('admin');
     await page.getByRole('button', { name: 'Invite' }).click();
