@@ -7,7 +7,14 @@ import { randomBase62 } from '../../random.ts';
 import { redactText } from '../../redact/index.ts';
 import { inTransaction, type Db, type Tx } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
-import { buildEnvelope, serializeEnvelope, type OutboundEnvelope, type OutboundEventData, type OutboundEventType, type WorkspaceEventType } from '../webhooks/envelope.ts';
+import {
+  buildEnvelope,
+  serializeEnvelope,
+  type OutboundEnvelope,
+  type OutboundEventData,
+  type OutboundEventType,
+  type WorkspaceEventType,
+} from '../webhooks/envelope.ts';
 import { buildTestEnvelope } from '../webhooks/test-events.ts';
 
 export interface EnqueueEventInput<T extends WorkspaceEventType> {

@@ -55,10 +55,7 @@ export function shownHeaders(headers: Record<string, string>): SentHeader[] {
  * `drainBytes` in all, then the answer is closed, so a receiver sending a megabyte costs at most
  * that much reading and `limit + 1` bytes of memory.
  */
-export function readAnswerStart(
-  answer: Readable,
-  options: { limit?: number; waitMs?: number; drainBytes?: number } = {},
-): Promise<AnswerStart> {
+export function readAnswerStart(answer: Readable, options: { limit?: number; waitMs?: number; drainBytes?: number } = {}): Promise<AnswerStart> {
   const limit = options.limit ?? ANSWER_LIMIT_BYTES;
   const drainBytes = Math.max(limit + 1, options.drainBytes ?? DRAIN_LIMIT_BYTES);
   const kept = Buffer.alloc(limit + 1);
