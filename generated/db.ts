@@ -69,6 +69,7 @@ export interface Tables {
     last_attempt_at: Date | null;
     delivered_at: Date | null;
     created_at: Date;
+    test: boolean;
   };
   delivery_attempts: {
     id: string;
@@ -81,6 +82,9 @@ export interface Tables {
     error_kind: string | null;
     duration_ms: number | null;
     next_attempt_at: Date | null;
+    request_headers: unknown | null;
+    response_body: string | null;
+    response_truncated: boolean;
   };
   drafts: {
     id: string;

@@ -216,6 +216,9 @@ import {
   zSendAgentMessagePath,
   zSendOrchestratorMessageBody,
   zSendOrchestratorMessageHeaders,
+  zSendWebhookDestinationTestEventBody,
+  zSendWebhookDestinationTestEventHeaders,
+  zSendWebhookDestinationTestEventPath,
   zServerError,
   zSessionAuthError,
   zSessionWorkspaces,
@@ -321,6 +324,7 @@ export type OperationId =
   | 'pauseWebhookDestination'
   | 'resumeWebhookDestination'
   | 'pingWebhookDestination'
+  | 'sendWebhookDestinationTestEvent'
   | 'replayWebhookDestination'
   | 'listDestinationDeliveries'
   | 'listWorkspaceAgents'
@@ -484,6 +488,10 @@ export interface Operations {
   };
   pingWebhookDestination: {
     input: { params: z.output<typeof zPingWebhookDestinationPath>; query: Record<string, never>; headers: z.output<typeof zPingWebhookDestinationHeaders>; body: undefined };
+    success: { 202: { json: z.input<typeof zDeliveryAccepted> } };
+  };
+  sendWebhookDestinationTestEvent: {
+    input: { params: z.output<typeof zSendWebhookDestinationTestEventPath>; query: Record<string, never>; headers: z.output<typeof zSendWebhookDestinationTestEventHeaders>; body: z.output<typeof zSendWebhookDestinationTestEventBody> };
     success: { 202: { json: z.input<typeof zDeliveryAccepted> } };
   };
   replayWebhookDestination: {
@@ -1188,6 +1196,25 @@ export const routes: readonly RouteSpec[] = [
   },
   {
     method: 'post',
+    path: '/webhook-destinations/{id}/test-events',
+    operationId: 'sendWebhookDestinationTestEvent',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { params: zSendWebhookDestinationTestEventPath, headers: zSendWebhookDestinationTestEventHeaders, body: { contentType: 'application/json', schema: zSendWebhookDestinationTestEventBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '202': { contentType: 'application/json', schema: zDeliveryAccepted },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
     path: '/webhook-destinations/{id}/replay',
     operationId: 'replayWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
@@ -1213,7 +1240,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zListDestinationDeliveriesPath, query: zListDestinationDeliveriesQuery, headers: zListDestinationDeliveriesHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zDeliveryList },
+      '200': { contentType: 'application/json', schema: zDeliveryList, customerData: ['data.*.requestBody'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },

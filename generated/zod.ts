@@ -1277,6 +1277,33 @@ export const zDeliveryAccepted = z.strictObject({
 });
 
 /**
+ * SendTestEventRequest
+ *
+ * The event type of the test event to send.
+ */
+export const zSendTestEventRequest = z.strictObject({
+    type: z.enum([
+        'run.completed',
+        'run.failed',
+        'approval.created',
+        'approval.decided',
+        'draft.created',
+        'integration.connected',
+        'ping'
+    ])
+});
+
+/**
+ * DeliveryHeader
+ *
+ * One header a delivery attempt sent, by name as the contract spells it.
+ */
+export const zDeliveryHeader = z.strictObject({
+    name: z.string().max(64),
+    value: z.string().max(200)
+});
+
+/**
  * DeliveryAttempt
  *
  * One attempt of a delivery, as the delivery worker recorded it.
@@ -1292,7 +1319,10 @@ export const zDeliveryAttempt = z.strictObject({
     httpStatus: z.int().gte(100).lte(599).nullable(),
     errorKind: zDeliveryErrorKind.nullable(),
     durationMs: z.int().gte(0).nullable(),
-    nextRetryAt: z.iso.datetime({ offset: true }).nullable()
+    nextRetryAt: z.iso.datetime({ offset: true }).nullable(),
+    requestHeaders: z.array(zDeliveryHeader).max(20).nullable(),
+    responseBody: z.string().max(2048).nullable(),
+    responseBodyTruncated: z.boolean()
 });
 
 /**
@@ -1317,9 +1347,11 @@ export const zDelivery = z.strictObject({
         'delivered',
         'failed'
     ]),
+    test: z.boolean(),
     createdAt: z.iso.datetime({ offset: true }),
     deliveredAt: z.iso.datetime({ offset: true }).nullable(),
     nextRetryAt: z.iso.datetime({ offset: true }).nullable(),
+    requestBody: z.string(),
     attempts: z.array(zDeliveryAttempt).max(100)
 });
 
@@ -2060,7 +2092,8 @@ export const zEventEnvelope = z.object({
     ]),
     created_at: z.iso.datetime({ offset: true }),
     tenant_id: zWorkspaceId,
-    data: z.record(z.string(), z.unknown())
+    data: z.record(z.string(), z.unknown()),
+    test: z.literal(true).optional()
 });
 
 /**
@@ -2835,6 +2868,22 @@ export const zPingWebhookDestinationPath = z.object({
  * The ping is queued.
  */
 export const zPingWebhookDestinationResponse = zDeliveryAccepted;
+
+export const zSendWebhookDestinationTestEventBody = zSendTestEventRequest;
+
+export const zSendWebhookDestinationTestEventHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zSendWebhookDestinationTestEventPath = z.object({
+    id: zDestinationId
+});
+
+/**
+ * The test event is queued.
+ */
+export const zSendWebhookDestinationTestEventResponse = zDeliveryAccepted;
 
 export const zReplayWebhookDestinationHeaders = z.object({
     'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),

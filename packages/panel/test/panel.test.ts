@@ -5,6 +5,7 @@
  * the delivery log, approvals, trying an agent, a member's panel, axe-core on every screen. The run leaves
  * screenshots of a few states in docs/panel/ (every screen's are every-screen.test.ts's).
  */
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -324,24 +325,71 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expectAccessible('webhooks');
   });
 
-  it('shows a failing receiver with its HTTP status in the delivery log', async () => {
+  it('sends a test event of a chosen type to a failing receiver: attempted once; the log opens to its request and response', async () => {
     await page.getByLabel('HTTPS URL').fill(`${h.failing.origin}/hook`);
     await page.getByRole('button', { name: 'Add destination' }).click();
     await page.getByRole('button', { name: 'I have copied it' }).click();
-    await page.getByRole('button', { name: `Ping ${h.failing.origin}/hook` }).click();
-    await expect.poll(() => h.failing.received.length, { timeout: 20_000 }).toBeGreaterThan(0);
     const card = page.getByRole('listitem', { name: `Destination ${h.failing.origin}/hook` });
     await card.getByRole('button', { name: 'Delivery log' }).click();
     const log = page.getByRole('region', { name: `Delivery log of ${h.failing.origin}/hook` });
-    await expect.poll(async () => log.textContent(), { timeout: 20_000 }).toContain('HTTP 503');
-    await expectAccessible('webhooks with a failing destination');
+    const form = log.getByRole('form', { name: `Send a test event to ${h.failing.origin}/hook` });
+    await form.getByLabel('Event type').selectOption('approval.created');
+    await form.getByRole('button', { name: 'Send test event' }).click();
+    await expect.poll(async () => form.textContent(), SLOW).toContain('Test event approval.created queued');
+    await expect.poll(() => h.failing.received.length, { timeout: 20_000 }).toBe(1);
+    const sent = h.failing.received[0]!;
+    expect(sent.headers['x-service-event-type']).toBe('approval.created');
+    const event = JSON.parse(sent.body.toString('utf8')) as { type: string; test?: boolean };
+    expect(event).toMatchObject({ type: 'approval.created', test: true });
+
+    // A test event is not retried: the log says it failed (gave up) after its one attempt.
+    await expect.poll(async () => log.textContent(), { timeout: 20_000 }).toMatch(/approval\.created.*test.*failed/s);
+    expect(await log.textContent()).toContain('HTTP 503 · gave up');
+    const attempt = log.getByText('Request and response of attempt 1');
+    await attempt.click();
+    // The exact body sent, the headers by the contract's names, the receiver's status and answer, all as text.
+    const requestBody = log.getByRole('figure', { name: 'Request body of attempt 1' }).locator('pre');
+    expect(await requestBody.textContent()).toBe(sent.body.toString('utf8'));
+    const headers = log.getByRole('table', { name: 'Headers sent by attempt 1' });
+    for (const name of [
+      'X-SERVICE-Signature',
+      'X-SERVICE-Timestamp',
+      'X-SERVICE-Event-Id',
+      'X-SERVICE-Event-Type',
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ]) {
+      expect(await headers.getByRole('rowheader', { name, exact: true }).count(), name).toBe(1);
+    }
+    const signature = sent.headers['x-service-signature'] as string;
+    expect(await headers.getByRole('row', { name: /X-SERVICE-Signature/ }).textContent()).toContain(`${signature.slice(0, 12)}…`);
+    expect(await log.textContent()).not.toContain(signature);
+    expect(await log.textContent()).toContain('Status 503');
+    expect(await log.getByRole('figure', { name: 'Response body of attempt 1' }).locator('pre').textContent()).toBe('down for maintenance');
+    await expectAccessible('webhooks with a failing destination and an opened attempt');
+    await page.setViewportSize({ width: 1366, height: 900 });
+    await log.screenshot({ path: join(SHOTS_DIR, 'webhooks-delivery-log.png') });
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate('document.documentElement.scrollWidth'), 'webhooks at 390 px').toBeLessThanOrEqual(390);
+    await log.screenshot({ path: join(SHOTS_DIR, 'webhooks-delivery-log-390px.png') });
+    await expectAccessible('the delivery log at 390 px');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    // Still one request: nothing retried it.
+    expect(h.failing.received).toHaveLength(1);
   });
 
   it('flags a destination whose receiver answered 410 Gone as paused, with that reason', async () => {
     await page.getByLabel('HTTPS URL').fill(`${h.gone.origin}/hook`);
     await page.getByRole('button', { name: 'Add destination' }).click();
     await page.getByRole('button', { name: 'I have copied it' }).click();
-    await page.getByRole('button', { name: `Ping ${h.gone.origin}/hook` }).click();
+    // Real traffic (a test event's 410 pauses nothing): a run's `run.completed`, which the destination subscribes to.
+    const run = await fetch(`${h.url}/v1/inference`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Summarise the open renewals.' }] }),
+    });
+    expect(run.status).toBe(200);
     await expect.poll(() => h.gone.received.length, { timeout: 20_000 }).toBeGreaterThan(0);
     const card = page.getByRole('listitem', { name: `Destination ${h.gone.origin}/hook` });
     // The list is read when the screen opens: open it again until the pause shows.

@@ -842,6 +842,23 @@ DeliveryAccepted = TypedDict(
     },
 )
 
+# SendTestEventRequest: The event type of the test event to send.
+SendTestEventRequest = TypedDict(
+    "SendTestEventRequest",
+    {
+        "type": "Literal[\"run.completed\", \"run.failed\", \"approval.created\", \"approval.decided\", \"draft.created\", \"integration.connected\", \"ping\"]",
+    },
+)
+
+# DeliveryHeader: One header a delivery attempt sent, by name as the contract spells it.
+DeliveryHeader = TypedDict(
+    "DeliveryHeader",
+    {
+        "name": "str",
+        "value": "str",
+    },
+)
+
 # DeliveryAttempt: One attempt of a delivery, as the delivery worker recorded it.
 DeliveryAttempt = TypedDict(
     "DeliveryAttempt",
@@ -853,6 +870,9 @@ DeliveryAttempt = TypedDict(
         "errorKind": "DeliveryErrorKind | None",
         "durationMs": "int | None",
         "nextRetryAt": "str | None",
+        "requestHeaders": "list[DeliveryHeader] | None",
+        "responseBody": "str | None",
+        "responseBodyTruncated": "bool",
     },
 )
 
@@ -864,9 +884,11 @@ Delivery = TypedDict(
         "eventId": "EventId",
         "eventType": "Literal[\"run.completed\", \"run.failed\", \"approval.created\", \"approval.decided\", \"draft.created\", \"integration.connected\", \"ping\"]",
         "status": "Literal[\"pending\", \"delivered\", \"failed\"]",
+        "test": "bool",
         "createdAt": "str",
         "deliveredAt": "str | None",
         "nextRetryAt": "str | None",
+        "requestBody": "str",
         "attempts": "list[DeliveryAttempt]",
     },
 )
@@ -1407,6 +1429,7 @@ EventEnvelope = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "dict[str, Any]",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1431,6 +1454,7 @@ RunCompletedEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "RunCompletedData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1454,6 +1478,7 @@ RunFailedEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "RunFailedData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1479,6 +1504,7 @@ ApprovalCreatedEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "ApprovalCreatedData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1502,6 +1528,7 @@ ApprovalDecidedEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "ApprovalDecidedData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1526,6 +1553,7 @@ DraftCreatedEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "DraftCreatedData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1548,6 +1576,7 @@ IntegrationConnectedEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "IntegrationConnectedData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1569,7 +1598,8 @@ PingEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "PingData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
-__all__ = ["RunEvent", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]
+__all__ = ["RunEvent", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "SendTestEventRequest", "DeliveryHeader", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]

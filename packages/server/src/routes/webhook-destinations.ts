@@ -1,6 +1,6 @@
 /**
  * @module Outbound destinations (admin session): list, create, rotate the secret, pause, resume,
- * ping, replay and the delivery log. Secrets appear only in the create and rotate answers.
+ * ping, test events of any type, replay and the delivery log. Secrets appear only in the create and rotate answers.
  */
 import { keepUnredacted } from '../middleware/redact/index.ts';
 import { authOf, type Handler, type Handlers } from './handler.ts';
@@ -46,6 +46,13 @@ const pingWebhookDestination: Handler<'pingWebhookDestination'> = async (c, { pa
   return { status: 202, body: queued };
 };
 
+const sendWebhookDestinationTestEvent: Handler<'sendWebhookDestinationTestEvent'> = async (c, { params, body }, { webhooks }) => {
+  const { workspaceId } = authOf(c, 'adminSession');
+  const queued = await webhooks.destinations.testEvent(workspaceId, params.id, body.type);
+  webhooks.wake();
+  return { status: 202, body: queued };
+};
+
 const replayWebhookDestination: Handler<'replayWebhookDestination'> = async (c, { params }, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
   const queued = await webhooks.destinations.replay(workspaceId, params.id);
@@ -66,6 +73,7 @@ export const webhookDestinationHandlers = {
   pauseWebhookDestination,
   resumeWebhookDestination,
   pingWebhookDestination,
+  sendWebhookDestinationTestEvent,
   replayWebhookDestination,
   listDestinationDeliveries,
 } satisfies Partial<Handlers>;

@@ -10,8 +10,8 @@ import type { TableRow } from '../../../../../generated/db.ts';
 import { zDelivery, zDeliveryAttempt, zDeliveryErrorKind, zWebhookDestination, type Schema } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
 import { listDeliveriesOf, replayFailedDeliveries, type LoggedDelivery } from '../events/deliveries.ts';
-import { enqueuePing } from '../events/outbox.ts';
-import type { WorkspaceEventType } from '../webhooks/envelope.ts';
+import { enqueueTestEvent } from '../events/outbox.ts';
+import type { OutboundEventType, WorkspaceEventType } from '../webhooks/envelope.ts';
 import { newId } from '../../random.ts';
 import { newSigningSecret, type SecretBox } from '../webhooks/secret-box.ts';
 import { checkDestinationUrl, DestinationRefusedError, resolveDestination, type DestinationPolicy } from '../webhooks/ssrf-guard.ts';
@@ -42,6 +42,8 @@ export interface DestinationService {
   /** Active again, failure count reset; deliveries held while paused go out on the next poll. */
   resume(workspaceId: string, id: string): Promise<WebhookDestination>;
   ping(workspaceId: string, id: string): Promise<{ eventIds: string[] }>;
+  /** A test event of any type (ping included), sample data, `"test": true`: attempted once, never retried. */
+  testEvent(workspaceId: string, id: string, type: OutboundEventType): Promise<{ eventIds: string[] }>;
   /** Every given-up delivery of the destination queued again, same event ids and bodies. */
   replay(workspaceId: string, id: string): Promise<{ eventIds: string[] }>;
   /** The destination's delivery log, newest first, each delivery with its attempts. */
@@ -124,9 +126,12 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
       );
       return toRecord(row!, clock.now());
     },
-    async ping(workspaceId, id) {
+    ping(workspaceId, id) {
+      return this.testEvent(workspaceId, id, 'ping');
+    },
+    async testEvent(workspaceId, id, type) {
       await load(workspaceId, id);
-      const { eventId } = await enqueuePing(db, { tenantId: workspaceId, destinationId: id }, { now: clock.now() });
+      const { eventId } = await enqueueTestEvent(db, { tenantId: workspaceId, destinationId: id, type }, { now: clock.now() });
       return { eventIds: [eventId] };
     },
     async replay(workspaceId, id) {
@@ -188,9 +193,11 @@ function toDelivery(row: LoggedDelivery): Schema<'Delivery'> {
     eventId: row.event_id,
     eventType: zDelivery.shape.eventType.parse(row.type),
     status: zDelivery.shape.status.parse(row.status),
+    test: row.test,
     createdAt: row.created_at.toISOString(),
     deliveredAt: iso(row.delivered_at),
     nextRetryAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
+    requestBody: row.body,
     attempts: row.attempts.slice(-MAX_ATTEMPTS_SHOWN).map((a) => ({
       attempt: a.attempt,
       at: a.attempted_at.toISOString(),
@@ -199,6 +206,9 @@ function toDelivery(row: LoggedDelivery): Schema<'Delivery'> {
       errorKind: a.error_kind === null ? null : zDeliveryErrorKind.parse(a.error_kind),
       durationMs: a.duration_ms,
       nextRetryAt: iso(a.next_attempt_at),
+      requestHeaders: a.request_headers === null ? null : zDeliveryAttempt.shape.requestHeaders.parse(a.request_headers),
+      responseBody: a.response_body,
+      responseBodyTruncated: a.response_truncated,
     })),
   };
 }
