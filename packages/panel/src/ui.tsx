@@ -81,7 +81,7 @@ export function ConfirmButton(props: {
   text?: string;
   confirmLabel: string;
   question: string;
-  onConfirm(): Promise<void> | void;
+  onConfirm(): unknown;
   danger?: boolean;
 }) {
   const [asking, setAsking] = useState(false);

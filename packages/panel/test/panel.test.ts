@@ -309,6 +309,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByRole('heading', { name: 'Get told when something happens' }).waitFor();
     expect(await page.locator('.empty').textContent()).toContain('standardwebhooks');
     await expectAccessible('webhooks (no destination yet)');
+    await page.getByRole('button', { name: 'New destination' }).click();
     await page.getByLabel('HTTPS URL').fill(`${h.healthy.origin}/hook`);
     await page.getByRole('button', { name: 'Add destination' }).click();
     const secret = await page.getByRole('textbox', { name: `Signing secret of ${h.healthy.origin}/hook` }).inputValue();
@@ -326,6 +327,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
   });
 
   it('sends a test event of a chosen type to a failing receiver: attempted once; the log opens to its request and response', async () => {
+    await page.getByRole('button', { name: 'New destination' }).click();
     await page.getByLabel('HTTPS URL').fill(`${h.failing.origin}/hook`);
     await page.getByRole('button', { name: 'Add destination' }).click();
     await page.getByRole('button', { name: 'I have copied it' }).click();
@@ -380,6 +382,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
   });
 
   it('flags a destination whose receiver answered 410 Gone as paused, with that reason', async () => {
+    await page.getByRole('button', { name: 'New destination' }).click();
     await page.getByLabel('HTTPS URL').fill(`${h.gone.origin}/hook`);
     await page.getByRole('button', { name: 'Add destination' }).click();
     await page.getByRole('button', { name: 'I have copied it' }).click();
@@ -411,6 +414,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByRole('tab', { name: 'Outbound' }).focus();
     await page.keyboard.press('ArrowRight');
     expect(await page.getByRole('tab', { name: 'Inbound' }).getAttribute('aria-selected')).toBe('true');
+    await page.getByRole('button', { name: 'New inbound webhook' }).click();
     await page.getByLabel('Slug').fill('crm-leads');
     await page.getByRole('button', { name: 'Add inbound webhook' }).click();
     const secret = await page.getByRole('textbox', { name: 'Secret of inbound webhook crm-leads' }).inputValue();

@@ -6,7 +6,7 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
-import { Badge, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
+import { Badge, BehindButton, CancelButton, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
 import { AGENT_SLUGS } from './keys.tsx';
 import { DeliveryLog, failureText } from './delivery-log.tsx';
 
@@ -73,7 +73,8 @@ function FirstDestination() {
       <h3>Get told when something happens</h3>
       <p>
         A destination is an HTTPS endpoint of yours. When a run completes or fails, an agent asks for an approval or writes a draft, the service POSTs a signed
-        JSON event to it, and retries for about 7 hours if it does not answer 2xx. Add one below with the events it wants; its signing secret is shown once.
+        JSON event to it, and retries for about 7 hours if it does not answer 2xx. Press <strong>New destination</strong> and choose the events it wants; its
+        signing secret is shown once.
       </p>
       <p>
         Every delivery is signed twice: <code>X-SERVICE-Signature</code> (HMAC-SHA256 of the raw body with the secret, <code>X-SERVICE-Timestamp</code> beside
@@ -95,7 +96,8 @@ function Outbound() {
   const [error, setError] = useState<unknown>(undefined);
   const [logOf, setLogOf] = useState<string | undefined>(undefined);
 
-  async function act(run: () => Promise<unknown>, done?: string) {
+  /** Runs a change and reads the list again; false (the error shown) when it was refused. */
+  async function act(run: () => Promise<unknown>, done?: string): Promise<boolean> {
     setError(undefined);
     setNote('');
     try {
@@ -106,18 +108,18 @@ function Outbound() {
       }
       if (done) setNote(done);
       list.reload();
+      return true;
     } catch (err) {
       setError(err);
+      return false;
     }
   }
 
-  async function create(event: Event) {
+  async function create(event: Event, close: () => void) {
     event.preventDefault();
-    const formEl = event.currentTarget as HTMLFormElement;
-    const form = new FormData(formEl);
+    const form = new FormData(event.currentTarget as HTMLFormElement);
     const events = form.getAll('event').map(String) as Schemas['WebhookDestination']['events'];
-    await act(() => ok(api.POST('/webhook-destinations', { params: { header: csrfHeader() }, body: { url: String(form.get('url')), events } })));
-    formEl.reset();
+    if (await act(() => ok(api.POST('/webhook-destinations', { params: { header: csrfHeader() }, body: { url: String(form.get('url')), events } })))) close();
   }
 
   const header = (id: string) => ({ params: { path: { id }, header: csrfHeader() } });
@@ -138,23 +140,31 @@ function Outbound() {
           </button>
         </SecretOnce>
       ) : null}
-      <form class="card" onSubmit={create} aria-labelledby="create-destination-title">
-        <h3 id="create-destination-title">Add a destination</h3>
-        <Field label="HTTPS URL">
-          <input name="url" type="url" pattern="https://.*" required placeholder="https://hooks.example.com/service" />
-        </Field>
-        <fieldset>
-          <legend>Events</legend>
-          {EVENTS.map((e) => (
-            <label class="check" key={e}>
-              <input type="checkbox" name="event" value={e} defaultChecked={e.startsWith('run.')} /> <code>{e}</code>
-            </label>
-          ))}
-        </fieldset>
-        <button type="submit" class="primary">
-          Add destination
-        </button>
-      </form>
+      <BehindButton label="New destination" primary={list.data?.data.length === 0}>
+        {(close) => (
+          <form class="card" onSubmit={(event) => create(event, close)} aria-labelledby="create-destination-title">
+            <h3 id="create-destination-title">Add a destination</h3>
+            <Field label="HTTPS URL">
+              {/* biome-ignore lint/a11y/noAutofocus: the form opens because its button was pressed; its first field takes the focus. */}
+              <input name="url" type="url" pattern="https://.*" required placeholder="https://hooks.example.com/service" autoFocus />
+            </Field>
+            <fieldset>
+              <legend>Events</legend>
+              {EVENTS.map((e) => (
+                <label class="check" key={e}>
+                  <input type="checkbox" name="event" value={e} defaultChecked={e.startsWith('run.')} /> <code>{e}</code>
+                </label>
+              ))}
+            </fieldset>
+            <div class="row">
+              <button type="submit" class="primary">
+                Add destination
+              </button>
+              <CancelButton onClick={close} />
+            </div>
+          </form>
+        )}
+      </BehindButton>
       <ul class="cards">
         {list.data?.data.map((d) => (
           <li key={d.id} class={`card ${d.status === 'paused' ? 'flagged' : ''}`} aria-label={`Destination ${d.url}`}>
@@ -237,22 +247,24 @@ function Inbound() {
   const [created, setCreated] = useState<Schemas['InboundWebhookCreated'] | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
 
-  async function act(run: () => Promise<unknown>) {
+  /** Runs a change and reads the list again; false (the error shown) when it was refused. */
+  async function act(run: () => Promise<unknown>): Promise<boolean> {
     setError(undefined);
     try {
       const result = await run();
       if (result && typeof result === 'object' && 'secret' in result) setCreated(result as Schemas['InboundWebhookCreated']);
       list.reload();
+      return true;
     } catch (err) {
       setError(err);
+      return false;
     }
   }
 
-  async function create(event: Event) {
+  async function create(event: Event, close: () => void) {
     event.preventDefault();
-    const formEl = event.currentTarget as HTMLFormElement;
-    const form = new FormData(formEl);
-    await act(() =>
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const created = await act(() =>
       ok(
         api.POST('/inbound-webhooks', {
           params: { header: csrfHeader() },
@@ -265,7 +277,7 @@ function Inbound() {
         }),
       ),
     );
-    formEl.reset();
+    if (created) close();
   }
 
   const slugParams = (slug: string) => ({ params: { path: { slug }, header: csrfHeader() } });
@@ -281,35 +293,43 @@ function Inbound() {
           </button>
         </SecretOnce>
       ) : null}
-      <form class="card" onSubmit={create} aria-labelledby="create-inbound-title">
-        <h3 id="create-inbound-title">Add an inbound webhook</h3>
-        <Field label="Slug" hint="Lowercase letters, digits and dashes; part of the URL.">
-          <input name="slug" required pattern="[a-z0-9][a-z0-9\-]*" maxLength={64} />
-        </Field>
-        <Field label="Agent">
-          <select name="agentSlug">
-            {AGENT_SLUGS.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </Field>
-        <Field label="Alias">
-          <select name="alias" value="Sonata">
-            {ALIASES.map((a) => (
-              <option key={a}>{a}</option>
-            ))}
-          </select>
-        </Field>
-        <Field label="Signature algorithm">
-          <select name="algorithm">
-            <option value="sha256">HMAC-SHA256</option>
-            <option value="sha512">HMAC-SHA512</option>
-          </select>
-        </Field>
-        <button type="submit" class="primary">
-          Add inbound webhook
-        </button>
-      </form>
+      <BehindButton label="New inbound webhook" primary={list.data?.data.length === 0}>
+        {(close) => (
+          <form class="card" onSubmit={(event) => create(event, close)} aria-labelledby="create-inbound-title">
+            <h3 id="create-inbound-title">Add an inbound webhook</h3>
+            <Field label="Slug" hint="Lowercase letters, digits and dashes; part of the URL.">
+              {/* biome-ignore lint/a11y/noAutofocus: the form opens because its button was pressed; its first field takes the focus. */}
+              <input name="slug" required pattern="[a-z0-9][a-z0-9\-]*" maxLength={64} autoFocus />
+            </Field>
+            <Field label="Agent">
+              <select name="agentSlug">
+                {AGENT_SLUGS.map((s) => (
+                  <option key={s}>{s}</option>
+                ))}
+              </select>
+            </Field>
+            <Field label="Alias">
+              <select name="alias" value="Sonata">
+                {ALIASES.map((a) => (
+                  <option key={a}>{a}</option>
+                ))}
+              </select>
+            </Field>
+            <Field label="Signature algorithm">
+              <select name="algorithm">
+                <option value="sha256">HMAC-SHA256</option>
+                <option value="sha512">HMAC-SHA512</option>
+              </select>
+            </Field>
+            <div class="row">
+              <button type="submit" class="primary">
+                Add inbound webhook
+              </button>
+              <CancelButton onClick={close} />
+            </div>
+          </form>
+        )}
+      </BehindButton>
       <div class="table-wrap">
         <table>
           <caption class="sr-only">Inbound webhooks</caption>
