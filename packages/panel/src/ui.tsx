@@ -76,14 +76,7 @@ export function waitText(seconds: number): string {
  * A destructive action asks once more, inline, before it runs. `label` is the button's accessible name; `text`, when
  * given, the shorter words it shows (they must begin the label, so that a spoken command finds it).
  */
-export function ConfirmButton(props: {
-  label: string;
-  text?: string;
-  confirmLabel: string;
-  question: string;
-  onConfirm(): unknown;
-  danger?: boolean;
-}) {
+export function ConfirmButton(props: { label: string; text?: string; confirmLabel: string; question: string; onConfirm(): unknown; danger?: boolean }) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   const confirmRef = useRef<HTMLButtonElement>(null);
