@@ -92,10 +92,10 @@ export function deliveryIds(count = 2): string[] {
  * retried, durable) but to that destination only, whatever its subscriptions. It is not workspace
  * activity: no run, no usage, no STU.
  */
-export async function enqueuePing(db: Db, input: { tenantId: string; destinationId: string }, options: EnqueueOptions): Promise<EnqueuedEvent> {
+export async function enqueuePing(db: Db | Tx, input: { tenantId: string; destinationId: string }, options: EnqueueOptions): Promise<EnqueuedEvent> {
   const { now } = options;
   const envelope = buildPingEnvelope({ tenantId: input.tenantId, destinationId: input.destinationId, createdAt: now });
-  return db.transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     await insertEvent(tx, envelope, now);
     await insertDelivery(tx, envelope.id, input.destinationId, now);
     return { eventId: envelope.id, deliveries: 1 };
