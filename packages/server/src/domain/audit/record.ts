@@ -58,7 +58,7 @@ export function assertNoSecret(details: Record<string, unknown>): void {
     if (typeof value === 'string') {
       if (looksSecret(value)) throw new Error(`audit details refused: ${path} is shaped like a secret`);
     } else if (Array.isArray(value)) {
-      value.forEach((item, i) => visit(item, `${path}[${i}]`));
+      for (const [i, item] of value.entries()) visit(item, `${path}[${i}]`);
     } else if (value !== null && typeof value === 'object') {
       for (const [key, item] of Object.entries(value)) {
         if (SECRET_NAMES.test(key)) throw new Error(`audit details refused: ${path}.${key} is named like a secret`);
