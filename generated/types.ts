@@ -3578,6 +3578,8 @@ export interface components {
          * @description One change a person or a credential made in the workspace, written in the same transaction as the change (a
          *     change that failed left no event). `address` is the client address as the rate limiter sees it (the socket's, or
          *     `X-Forwarded-For`'s when `TRUST_PROXY` says a proxy sets it; an IPv6 client by its /64), null when none was known.
+         *     An address of a private or loopback network is answered as `[redacted]`, as every response hides the deployment's
+         *     internal hosts (without `TRUST_PROXY`, the socket's address behind a proxy is the proxy's).
          *     `requestId` is the request's `X-Request-Id`. `details` holds a few words about the change (a new role, a pause's
          *     reason, a key's scopes); never a secret, a token or a password.
          * @example {
