@@ -130,6 +130,7 @@ const calls: Record<string, Call> = {
   createInvitation: (c, h) =>
     c.POST('/workspace/invitations', { params: { header: csrf }, body: { email: 'dana@northwind.example' }, headers: { ...session, ...h } }),
   listInvitations: (c, h) => c.GET('/workspace/invitations', { headers: { ...session, ...h } }),
+  listAuditEvents: (c, h) => c.GET('/audit-events', { params: { query: { action: 'key.created', limit: 20 } }, headers: { ...session, ...h } }),
   resendInvitation: (c, h) =>
     c.POST('/workspace/invitations/{invitation_id}/resend', {
       params: { path: { invitation_id: INVITATION_ID }, header: csrf },
