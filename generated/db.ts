@@ -84,6 +84,7 @@ export interface Tables {
     last_attempt_at: Date | null;
     delivered_at: Date | null;
     created_at: Date;
+    test: boolean;
   };
   delivery_attempts: {
     id: string;
@@ -96,6 +97,9 @@ export interface Tables {
     error_kind: string | null;
     duration_ms: number | null;
     next_attempt_at: Date | null;
+    request_headers: unknown | null;
+    response_body: string | null;
+    response_truncated: boolean;
   };
   drafts: {
     id: string;
@@ -276,6 +280,7 @@ export interface Tables {
     unbilled_input_tokens: number;
     unbilled_output_tokens: number;
     unbilled_stu: string;
+    request_preview: string | null;
   };
   schema_migrations: {
     version: string;

@@ -219,6 +219,9 @@ import {
   zSendAgentMessagePath,
   zSendOrchestratorMessageBody,
   zSendOrchestratorMessageHeaders,
+  zSendWebhookDestinationTestEventBody,
+  zSendWebhookDestinationTestEventHeaders,
+  zSendWebhookDestinationTestEventPath,
   zServerError,
   zSessionAuthError,
   zSessionWorkspaces,
@@ -324,6 +327,7 @@ export type OperationId =
   | 'pauseWebhookDestination'
   | 'resumeWebhookDestination'
   | 'pingWebhookDestination'
+  | 'sendWebhookDestinationTestEvent'
   | 'replayWebhookDestination'
   | 'listDestinationDeliveries'
   | 'listWorkspaceAgents'
@@ -488,6 +492,10 @@ export interface Operations {
   };
   pingWebhookDestination: {
     input: { params: z.output<typeof zPingWebhookDestinationPath>; query: Record<string, never>; headers: z.output<typeof zPingWebhookDestinationHeaders>; body: undefined };
+    success: { 202: { json: z.input<typeof zDeliveryAccepted> } };
+  };
+  sendWebhookDestinationTestEvent: {
+    input: { params: z.output<typeof zSendWebhookDestinationTestEventPath>; query: Record<string, never>; headers: z.output<typeof zSendWebhookDestinationTestEventHeaders>; body: z.output<typeof zSendWebhookDestinationTestEventBody> };
     success: { 202: { json: z.input<typeof zDeliveryAccepted> } };
   };
   replayWebhookDestination: {
@@ -705,7 +713,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { query: zListRunsQuery, headers: zListRunsHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zRunList, customerData: ['data.*.conversationId'] },
+      '200': { contentType: 'application/json', schema: zRunList, customerData: ['data.*.conversationId', 'data.*.requestPreview'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -724,7 +732,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zGetRunPath, headers: zGetRunHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zRunDetail, customerData: ['run.conversationId'] },
+      '200': { contentType: 'application/json', schema: zRunDetail, customerData: ['run.conversationId', 'run.requestPreview'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -743,7 +751,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'api' },
     request: { params: zCancelRunPath, headers: zCancelRunHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId'] },
+      '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId', 'requestPreview'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -1196,6 +1204,25 @@ export const routes: readonly RouteSpec[] = [
   },
   {
     method: 'post',
+    path: '/webhook-destinations/{id}/test-events',
+    operationId: 'sendWebhookDestinationTestEvent',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { params: zSendWebhookDestinationTestEventPath, headers: zSendWebhookDestinationTestEventHeaders, body: { contentType: 'application/json', schema: zSendWebhookDestinationTestEventBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '202': { contentType: 'application/json', schema: zDeliveryAccepted },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
     path: '/webhook-destinations/{id}/replay',
     operationId: 'replayWebhookDestination',
     security: [{ scheme: 'adminSession', scopes: [] }],
@@ -1221,7 +1248,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { params: zListDestinationDeliveriesPath, query: zListDestinationDeliveriesQuery, headers: zListDestinationDeliveriesHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zDeliveryList },
+      '200': { contentType: 'application/json', schema: zDeliveryList, customerData: ['data.*.requestBody'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -1817,7 +1844,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { query: zListRunsV1Query, headers: zListRunsV1Headers },
     responses: {
-      '200': { contentType: 'application/json', schema: zRunList, customerData: ['data.*.conversationId'] },
+      '200': { contentType: 'application/json', schema: zRunList, customerData: ['data.*.conversationId', 'data.*.requestPreview'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -1836,7 +1863,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zGetRunV1Path, headers: zGetRunV1Headers },
     responses: {
-      '200': { contentType: 'application/json', schema: zRunDetail, customerData: ['run.conversationId'] },
+      '200': { contentType: 'application/json', schema: zRunDetail, customerData: ['run.conversationId', 'run.requestPreview'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -1855,7 +1882,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zCancelRunV1Path, headers: zCancelRunV1Headers },
     responses: {
-      '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId'] },
+      '200': { contentType: 'application/json', schema: zRun, customerData: ['conversationId', 'requestPreview'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },

@@ -460,6 +460,7 @@ export const zRun = z.strictObject({
         'panel'
     ]),
     conversationId: z.string().max(200).nullable(),
+    requestPreview: z.string().max(160).nullable(),
     content: z.string().nullable(),
     failureReason: z.string().nullable(),
     usage: zRunUsage,
@@ -1276,6 +1277,33 @@ export const zDeliveryAccepted = z.strictObject({
 });
 
 /**
+ * SendTestEventRequest
+ *
+ * The event type of the test event to send.
+ */
+export const zSendTestEventRequest = z.strictObject({
+    type: z.enum([
+        'run.completed',
+        'run.failed',
+        'approval.created',
+        'approval.decided',
+        'draft.created',
+        'integration.connected',
+        'ping'
+    ])
+});
+
+/**
+ * DeliveryHeader
+ *
+ * One header a delivery attempt sent, by name as the contract spells it.
+ */
+export const zDeliveryHeader = z.strictObject({
+    name: z.string().max(64),
+    value: z.string().max(200)
+});
+
+/**
  * DeliveryAttempt
  *
  * One attempt of a delivery, as the delivery worker recorded it.
@@ -1291,7 +1319,10 @@ export const zDeliveryAttempt = z.strictObject({
     httpStatus: z.int().gte(100).lte(599).nullable(),
     errorKind: zDeliveryErrorKind.nullable(),
     durationMs: z.int().gte(0).nullable(),
-    nextRetryAt: z.iso.datetime({ offset: true }).nullable()
+    nextRetryAt: z.iso.datetime({ offset: true }).nullable(),
+    requestHeaders: z.array(zDeliveryHeader).max(20).nullable(),
+    responseBody: z.string().max(2048).nullable(),
+    responseBodyTruncated: z.boolean()
 });
 
 /**
@@ -1316,9 +1347,11 @@ export const zDelivery = z.strictObject({
         'delivered',
         'failed'
     ]),
+    test: z.boolean(),
     createdAt: z.iso.datetime({ offset: true }),
     deliveredAt: z.iso.datetime({ offset: true }).nullable(),
     nextRetryAt: z.iso.datetime({ offset: true }).nullable(),
+    requestBody: z.string(),
     attempts: z.array(zDeliveryAttempt).max(100)
 });
 
@@ -1838,7 +1871,8 @@ export const zAccountResetRedeemed = z.strictObject({
  *
  * What was changed, as `<thing>.<change>`. Keys: `key.created`, `key.rotated`, `key.revoked`; `mcp_token.created`
  * (an API key exchanged for an MCP token). Outbound destinations: `destination.created`, `destination.secret_rotated`,
- * `destination.paused`, `destination.resumed`, `destination.pinged`, `destination.replayed`. Inbound webhooks:
+ * `destination.paused`, `destination.resumed`, `destination.pinged`, `destination.test_sent` (a test event of
+ * another type than `ping`), `destination.replayed`. Inbound webhooks:
  * `inbound_webhook.created`, `inbound_webhook.paused`, `inbound_webhook.resumed`, `inbound_webhook.revoked`.
  * `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`; `kill_switch.engaged`,
  * `kill_switch.released` (the manual switch). Members: `member.invited`, `invitation.resent`, `invitation.revoked`,
@@ -1857,6 +1891,7 @@ export const zAuditAction = z.enum([
     'destination.paused',
     'destination.resumed',
     'destination.pinged',
+    'destination.test_sent',
     'destination.replayed',
     'inbound_webhook.created',
     'inbound_webhook.paused',
@@ -2199,7 +2234,8 @@ export const zEventEnvelope = z.object({
     ]),
     created_at: z.iso.datetime({ offset: true }),
     tenant_id: zWorkspaceId,
-    data: z.record(z.string(), z.unknown())
+    data: z.record(z.string(), z.unknown()),
+    test: z.literal(true).optional()
 });
 
 /**
@@ -2837,7 +2873,7 @@ export const zLoginHeaders = z.object({
 });
 
 /**
- * The session; the cookie is in `Set-Cookie`.
+ * The session; the cookie is in `Set-Cookie`. The answer carries the session's `csrfToken`, so no cache keeps it (`Cache-Control: no-store`).
  */
 export const zLoginResponse = zAdminSession;
 
@@ -2999,6 +3035,22 @@ export const zPingWebhookDestinationPath = z.object({
  * The ping is queued.
  */
 export const zPingWebhookDestinationResponse = zDeliveryAccepted;
+
+export const zSendWebhookDestinationTestEventBody = zSendTestEventRequest;
+
+export const zSendWebhookDestinationTestEventHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zSendWebhookDestinationTestEventPath = z.object({
+    id: zDestinationId
+});
+
+/**
+ * The test event is queued.
+ */
+export const zSendWebhookDestinationTestEventResponse = zDeliveryAccepted;
 
 export const zReplayWebhookDestinationHeaders = z.object({
     'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),

@@ -221,3 +221,29 @@ export function duration(from: string, to: string): string {
   const s = Math.round(ms / 1000);
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
 }
+
+/**
+ * A form behind the button that opens it, not always open above the list: the button (`aria-expanded="false"`), or,
+ * once pressed, what `children` draws with the function that closes it again (after a create, or its Cancel).
+ */
+export function BehindButton({ label, primary, children }: { label: string; primary?: boolean; children: (close: () => void) => ComponentChildren }) {
+  const [open, setOpen] = useState(false);
+  const close = useCallback(() => setOpen(false), []);
+  if (open) return <>{children(close)}</>;
+  return (
+    <p>
+      <button type="button" class={primary ? 'primary' : ''} aria-expanded="false" onClick={() => setOpen(true)}>
+        {label}
+      </button>
+    </p>
+  );
+}
+
+/** The Cancel of a form behind its button. */
+export function CancelButton({ onClick }: { onClick: () => void }) {
+  return (
+    <button type="button" onClick={onClick}>
+      Cancel
+    </button>
+  );
+}

@@ -63,6 +63,10 @@ export class WebhookDestinations {
   ping(id: string, options?: RequestOptions) {
     return this.ops.pingWebhookDestination({ path: { id } }, options);
   }
+  /** Sends a test event of any type (sample data, `"test": true`), attempted once and never retried. */
+  sendTestEvent(id: string, type: Schemas['SendTestEventRequest']['type'], options?: RequestOptions) {
+    return this.ops.sendWebhookDestinationTestEvent({ path: { id }, body: { type } }, options);
+  }
   replay(id: string, options?: RequestOptions) {
     return this.ops.replayWebhookDestination({ path: { id } }, options);
   }

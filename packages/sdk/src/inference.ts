@@ -77,7 +77,8 @@ async function* streamOperation(transport: Transport, spec: OperationSpec, input
     ({ response } = await transport.send(spec, input, { ...options, signal, stream: true }));
     if (!response.body) throw new TypeError('the stream answer has no body');
     try {
-      for await (const event of readSse(response.body)) {
+      // A stream silent for the request timeout is taken for dropped: the rest comes from the run's event log.
+      for await (const event of readSse(response.body, { idleMs: options.timeoutMs ?? transport.config.timeoutMs })) {
         const data = JSON.parse(event.data) as Record<string, unknown>;
         if (event.event === 'end') {
           yield { type: 'end', runId: String(data.runId), usage: data.usage as Schemas['TokenUsage'] };

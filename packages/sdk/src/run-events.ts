@@ -58,7 +58,8 @@ export async function* followRunEvents(
       // One attempt per request: this loop applies the retry rules, so that drops and refusals share one budget.
       const { response } = await transport.send(OPERATIONS.getRunEventsV1, { path: { run_id: runId }, headers }, { ...request, signal, maxRetries: 0 });
       if (!response.body) throw new TypeError('the event stream answer has no body');
-      for await (const sse of readSse(response.body)) {
+      // The server sends a keep-alive comment every 15 s: silence for the request timeout is a dead connection.
+      for await (const sse of readSse(response.body, { idleMs: request.timeoutMs ?? transport.config.timeoutMs })) {
         const event = parseEvent(sse.data, sse.id);
         if (event === undefined || event.sequence <= last) continue;
         last = event.sequence;

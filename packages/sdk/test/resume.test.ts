@@ -149,6 +149,19 @@ describe('an invocation stream that drops', () => {
     expect(textOf(logged)).toBe(uncut.deltas.join(''));
   });
 
+  it('stalled (open but silent) past the request timeout: taken for dropped, resumed from the run events', async () => {
+    proxy.cut({ match: INVOCATION, afterBytes: Math.floor(bodyBytes / 3), times: 1, stall: true });
+    const patient = new ServiceClient({ apiKey: live.init.apiKey, baseURL: proxy.url, fetch: net, maxRetries: 2, timeoutMs: 1500 });
+    const resumed = await collect(patient.inference.stream(ask(question)));
+    expect(requests(INVOCATION)[0]!.cut).toBe(true);
+    expect(resumed.error).toBeUndefined();
+    expect(resumed.deltas).toEqual(uncut.deltas);
+    expect(resumed.end?.usage).toEqual(uncut.end!.usage);
+    const resumes = requests(EVENTS);
+    expect(resumes).toHaveLength(1);
+    expect(Number(resumes[0]!.headers['last-event-id'])).toBeGreaterThan(0);
+  });
+
   it('of agents.messageStream and orchestrator.messageStream resumes the same way', async () => {
     const body = ask('Draft a short intro to Dana.');
     for (const [route, stream] of [

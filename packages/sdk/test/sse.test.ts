@@ -1,8 +1,9 @@
 /**
  * @module The SSE reader (src/core/sse.ts) on bodies split at every byte: each event's `id:`, comments skipped, CRLF,
- * and an event cut before its blank line discarded (what a dropped connection leaves).
+ * and an event cut before its blank line discarded (what a dropped connection leaves); a silent body given up after `idleMs`.
  */
 import { describe, expect, it } from 'vitest';
+import { ConnectionError } from '../src/core/errors.ts';
 import { readSse, type SseEvent } from '../src/core/sse.ts';
 
 /** The body as one chunk per byte, the worst split a network can make. */
@@ -48,5 +49,25 @@ describe('readSse', () => {
     ['an event cut inside its data is discarded', 'id: 1\ndata: a\n\nid: 2\ndata: {"del', [{ event: 'message', data: 'a', id: '1' }]],
   ])('%s', async (_, body, want) => {
     expect(await read(body)).toEqual(want);
+  });
+
+  it('gives up on a body silent for idleMs: ConnectionError, the body canceled, the events before it delivered', async () => {
+    let canceled: unknown;
+    const silent = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('id: 1\ndata: a\n\n'));
+      },
+      cancel(reason) {
+        canceled = reason;
+      },
+    });
+    const events: SseEvent[] = [];
+    const error = await (async () => {
+      for await (const event of readSse(silent, { idleMs: 50 })) events.push(event);
+    })().catch((e: unknown) => e);
+    expect(events).toEqual([{ event: 'message', data: 'a', id: '1' }]);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as Error).message).toBe('the stream sent nothing for 50 ms');
+    expect(canceled).toBe(error);
   });
 });

@@ -2,7 +2,7 @@
  * @module The statements the hot paths run, counted through the store: an authenticated read of the
  * usage takes none (the key, the quota and the period come from memory) and a list one query (no
  * revocation read, no last_used_at write), and a
- * synchronous invocation two statements and no transaction: `start_run`, which checks and reserves
+ * synchronous invocation two statements and no transaction: `start_run` (called as `start_run_previewed`, which also writes the request's start), which checks and reserves
  * the budget and inserts the run (committed before the engine runs, so every instance sees the
  * reservation and the run), and `finish_run` (called as `finish_run_logged`), which closes it with its steps, usage, events and event log.
  * The agent settings come from memory. Concurrent invocations' closes that wait behind one in flight
@@ -76,7 +76,7 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     expect(res.status).toBe(200);
     // The agent settings come from memory; no transaction, no lock held across a round trip.
     expect(run).toHaveLength(2);
-    expect(run[0]).toMatch(/^SELECT start_run\(/);
+    expect(run[0]).toMatch(/^SELECT start_run_previewed\(/);
     expect(run[1]).toMatch(/^SELECT id, .* FROM finish_run_logged\(/);
   });
 
@@ -118,8 +118,8 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     await vi.waitFor(() => expect(t.services.runs.closesWaiting()).toBe(n - 1), { timeout: 10_000 });
     release();
     expect((await answers).map((res) => res.status)).toEqual(Array(n).fill(200));
-    expect(statements.filter((s) => /^SELECT start_run\(/.test(s))).toHaveLength(n);
-    expect(statements.filter((s) => !/^SELECT start_run\(/.test(s))).toEqual([
+    expect(statements.filter((s) => /^SELECT start_run_previewed\(/.test(s))).toHaveLength(n);
+    expect(statements.filter((s) => !/^SELECT start_run_previewed\(/.test(s))).toEqual([
       expect.stringMatching(/^SELECT id, .* FROM finish_run_logged\(/),
       expect.stringMatching(/^SELECT id, .* FROM finish_runs\(\$1\)$/),
     ]);
@@ -179,9 +179,9 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     expect(res.status).toBe(200);
     // start_run refused the stale copy (reserving nothing), the thread was read, and the run started.
     expect(statements.map((s) => s.slice(0, 40))).toEqual([
-      expect.stringMatching(/^SELECT start_run\(/),
+      expect.stringMatching(/^SELECT start_run_previewed\(/),
       expect.stringMatching(/^SELECT role, content, seq FROM/),
-      expect.stringMatching(/^SELECT start_run\(/),
+      expect.stringMatching(/^SELECT start_run_previewed\(/),
       expect.stringMatching(/^SELECT id, /),
     ]);
     const turns = await store.db.query<EngineMessage>(`SELECT role, content FROM conversation_turns WHERE conversation_id = 'thread-2' ORDER BY seq`);

@@ -393,6 +393,7 @@ const MATRIX = {
   pauseWebhookDestination: { kind: 'resource', resource: 'destination' },
   resumeWebhookDestination: { kind: 'resource', resource: 'destination' },
   pingWebhookDestination: { kind: 'resource', resource: 'destination' },
+  sendWebhookDestinationTestEvent: { kind: 'resource', resource: 'destination', body: { type: 'run.completed' } },
   replayWebhookDestination: { kind: 'resource', resource: 'destination' },
   listDestinationDeliveries: { kind: 'resource', resource: 'destination' },
 

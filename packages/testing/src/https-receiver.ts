@@ -71,7 +71,7 @@ export interface ReceivedRequest {
  * How the receiver answers a request: a status (and optional body), never (`'hang'`), or by closing
  * its connection at once without an answer (`'reset'`, as a server whose keep-alive timeout just ran out).
  */
-export type ReceiverAnswer = { status: number; body?: string; headers?: Record<string, string> } | 'hang' | 'reset';
+export type ReceiverAnswer = { status: number; body?: string | Uint8Array; headers?: Record<string, string> } | 'hang' | 'reset';
 
 export interface HttpsTestReceiver {
   /** `https://127.0.0.1:<port>` */

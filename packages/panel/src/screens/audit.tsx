@@ -22,6 +22,7 @@ const ACTIONS: Schemas['AuditAction'][] = [
   'destination.paused',
   'destination.resumed',
   'destination.pinged',
+  'destination.test_sent',
   'destination.replayed',
   'inbound_webhook.created',
   'inbound_webhook.paused',

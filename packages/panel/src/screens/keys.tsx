@@ -6,7 +6,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
-import { Badge, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
+import { Badge, BehindButton, CancelButton, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
 
 const BASE_SCOPES: { scope: Schemas['Scope']; words: string }[] = [
   { scope: 'orchestrator:invoke', words: 'invoke any agent' },
@@ -46,7 +46,9 @@ export function KeysScreen() {
           </button>
         </SecretOnce>
       ) : null}
-      <CreateKey first={keys.data?.data.length === 0} onCreate={(body) => act(() => ok(api.POST('/api-keys', { params: { header: csrfHeader() }, body })))} />
+      <BehindButton label="New key" primary={keys.data?.data.length === 0}>
+        {(close) => <CreateKey close={close} onCreate={(body) => act(() => ok(api.POST('/api-keys', { params: { header: csrfHeader() }, body })))} />}
+      </BehindButton>
       <h2>Keys</h2>
       <div class="table-wrap">
         <table>
@@ -145,8 +147,7 @@ curl ${location.origin}/v1/orchestrator/messages \\
   );
 }
 
-function CreateKey({ first, onCreate }: { first: boolean; onCreate(body: Schemas['CreateApiKeyRequest']): Promise<void> }) {
-  const [open, setOpen] = useState(false);
+function CreateKey({ close, onCreate }: { close(): void; onCreate(body: Schemas['CreateApiKeyRequest']): Promise<void> }) {
   const [search, setSearch] = useState('');
   const [busy, setBusy] = useState(false);
   async function submit(event: Event) {
@@ -158,16 +159,8 @@ function CreateKey({ first, onCreate }: { first: boolean; onCreate(body: Schemas
     await onCreate({ name: String(form.get('name')), scopes, expiresInDays: Number(form.get('expiresInDays')) });
     setBusy(false);
     formEl.reset();
-    setOpen(false);
+    close();
   }
-  if (!open)
-    return (
-      <p>
-        <button type="button" class={first ? 'primary' : ''} aria-expanded="false" onClick={() => setOpen(true)}>
-          New key
-        </button>
-      </p>
-    );
   const agents = AGENT_SLUGS.filter((slug) => slug.includes(search.trim().toLowerCase()));
   return (
     <form class="card" onSubmit={submit} aria-labelledby="create-key-title">
@@ -203,9 +196,7 @@ function CreateKey({ first, onCreate }: { first: boolean; onCreate(body: Schemas
         <button type="submit" class="primary" disabled={busy}>
           Create key
         </button>
-        <button type="button" onClick={() => setOpen(false)}>
-          Cancel
-        </button>
+        <CancelButton onClick={close} />
       </div>
     </form>
   );

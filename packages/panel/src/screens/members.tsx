@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
 import { accountResetLink, invitationLink } from '../link-screens.tsx';
 import { useSession } from '../session.ts';
-import { ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
+import { BehindButton, CancelButton, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
 import { PendingInvitations } from './pending-invitations.tsx';
 
 const ROLES: Schemas['WorkspaceRole'][] = ['owner', 'admin', 'member'];
@@ -46,7 +46,7 @@ export function MembersScreen() {
     }
   }
 
-  async function invite(event: Event) {
+  async function invite(event: Event, close: () => void) {
     event.preventDefault();
     const formEl = event.currentTarget as HTMLFormElement;
     const form = new FormData(formEl);
@@ -59,7 +59,7 @@ export function MembersScreen() {
       );
       setInvited(invitation);
       setInvitations((n) => n + 1);
-      formEl.reset();
+      close();
     });
   }
 
@@ -91,22 +91,30 @@ export function MembersScreen() {
           </button>
         </SecretOnce>
       ) : null}
-      <form class="card" onSubmit={invite} aria-labelledby="invite-title">
-        <h2 id="invite-title">Invite someone</h2>
-        <Field label="Email">
-          <input name="email" type="email" required />
-        </Field>
-        <Field label="Role">
-          <select name="role" value="member">
-            {ROLES.map((r) => (
-              <option key={r}>{r}</option>
-            ))}
-          </select>
-        </Field>
-        <button type="submit" class="primary">
-          Invite
-        </button>
-      </form>
+      <BehindButton label="Invite someone" primary>
+        {(close) => (
+          <form class="card" onSubmit={(event) => invite(event, close)} aria-labelledby="invite-title">
+            <h2 id="invite-title">Invite someone</h2>
+            <Field label="Email">
+              {/* biome-ignore lint/a11y/noAutofocus: the form opens because its button was pressed; its first field takes the focus. */}
+              <input name="email" type="email" required autoFocus />
+            </Field>
+            <Field label="Role">
+              <select name="role" value="member">
+                {ROLES.map((r) => (
+                  <option key={r}>{r}</option>
+                ))}
+              </select>
+            </Field>
+            <div class="row">
+              <button type="submit" class="primary">
+                Invite
+              </button>
+              <CancelButton onClick={close} />
+            </div>
+          </form>
+        )}
+      </BehindButton>
       <PendingInvitations refresh={invitations} onResent={setInvited} />
       <div class="row spread">
         <h2>Members</h2>

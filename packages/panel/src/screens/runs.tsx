@@ -96,6 +96,7 @@ export function RunsScreen() {
           <thead>
             <tr>
               <th scope="col">Run</th>
+              <th scope="col">Request</th>
               <th scope="col">Status</th>
               <th scope="col">Agent</th>
               <th scope="col">Alias</th>
@@ -119,6 +120,7 @@ export function RunsScreen() {
                     <code>{run.id}</code>
                   </a>
                 </td>
+                <td>{run.requestPreview ? <span class="request-preview">{run.requestPreview}</span> : <span class="muted">—</span>}</td>
                 <td>
                   <StatusBadge status={run.status} />
                 </td>

@@ -35,7 +35,7 @@ PlanName = Literal["starter", "growth", "enterprise"]
 ApprovalId = str
 EmailAddress = str
 AccountResetKind = Literal["password", "totp", "both"]
-AuditAction = Literal["key.created", "key.rotated", "key.revoked", "mcp_token.created", "destination.created", "destination.secret_rotated", "destination.paused", "destination.resumed", "destination.pinged", "destination.replayed", "inbound_webhook.created", "inbound_webhook.paused", "inbound_webhook.resumed", "inbound_webhook.revoked", "approval.decided", "integration.connected", "agent.paused", "agent.resumed", "kill_switch.engaged", "kill_switch.released", "member.invited", "invitation.resent", "invitation.revoked", "invitation.accepted", "member.role_changed", "member.removed", "member.reset", "account_reset.redeemed", "session.signed_in", "session.sign_in_failed", "session.signed_out", "workspace.created", "workspace.updated"]
+AuditAction = Literal["key.created", "key.rotated", "key.revoked", "mcp_token.created", "destination.created", "destination.secret_rotated", "destination.paused", "destination.resumed", "destination.pinged", "destination.test_sent", "destination.replayed", "inbound_webhook.created", "inbound_webhook.paused", "inbound_webhook.resumed", "inbound_webhook.revoked", "approval.decided", "integration.connected", "agent.paused", "agent.resumed", "kill_switch.engaged", "kill_switch.released", "member.invited", "invitation.resent", "invitation.revoked", "invitation.accepted", "member.role_changed", "member.removed", "member.reset", "account_reset.redeemed", "session.signed_in", "session.sign_in_failed", "session.signed_out", "workspace.created", "workspace.updated"]
 AuditDetails = dict[str, Any]
 WorkspaceStatus = Literal["active", "suspended"]
 WorkspacePayment = Literal["pending", "completed"]
@@ -307,6 +307,7 @@ Run = TypedDict(
         "alias": "ModelAlias",
         "source": "Literal[\"api\", \"inbound_webhook\", \"mcp\", \"panel\"]",
         "conversationId": "str | None",
+        "requestPreview": "str | None",
         "content": "str | None",
         "failureReason": "str | None",
         "usage": "RunUsage",
@@ -843,6 +844,23 @@ DeliveryAccepted = TypedDict(
     },
 )
 
+# SendTestEventRequest: The event type of the test event to send.
+SendTestEventRequest = TypedDict(
+    "SendTestEventRequest",
+    {
+        "type": "Literal[\"run.completed\", \"run.failed\", \"approval.created\", \"approval.decided\", \"draft.created\", \"integration.connected\", \"ping\"]",
+    },
+)
+
+# DeliveryHeader: One header a delivery attempt sent, by name as the contract spells it.
+DeliveryHeader = TypedDict(
+    "DeliveryHeader",
+    {
+        "name": "str",
+        "value": "str",
+    },
+)
+
 # DeliveryAttempt: One attempt of a delivery, as the delivery worker recorded it.
 DeliveryAttempt = TypedDict(
     "DeliveryAttempt",
@@ -854,6 +872,9 @@ DeliveryAttempt = TypedDict(
         "errorKind": "DeliveryErrorKind | None",
         "durationMs": "int | None",
         "nextRetryAt": "str | None",
+        "requestHeaders": "list[DeliveryHeader] | None",
+        "responseBody": "str | None",
+        "responseBodyTruncated": "bool",
     },
 )
 
@@ -865,9 +886,11 @@ Delivery = TypedDict(
         "eventId": "EventId",
         "eventType": "Literal[\"run.completed\", \"run.failed\", \"approval.created\", \"approval.decided\", \"draft.created\", \"integration.connected\", \"ping\"]",
         "status": "Literal[\"pending\", \"delivered\", \"failed\"]",
+        "test": "bool",
         "createdAt": "str",
         "deliveredAt": "str | None",
         "nextRetryAt": "str | None",
+        "requestBody": "str",
         "attempts": "list[DeliveryAttempt]",
     },
 )
@@ -1454,6 +1477,7 @@ EventEnvelope = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "dict[str, Any]",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1478,6 +1502,7 @@ RunCompletedEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "RunCompletedData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1501,6 +1526,7 @@ RunFailedEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "RunFailedData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1526,6 +1552,7 @@ ApprovalCreatedEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "ApprovalCreatedData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1549,6 +1576,7 @@ ApprovalDecidedEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "ApprovalDecidedData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1573,6 +1601,7 @@ DraftCreatedEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "DraftCreatedData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1595,6 +1624,7 @@ IntegrationConnectedEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "IntegrationConnectedData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
@@ -1616,7 +1646,8 @@ PingEvent = TypedDict(
         "created_at": "str",
         "tenant_id": "WorkspaceId",
         "data": "PingData",
+        "test": "NotRequired[Literal[True]]",
     },
 )
 
-__all__ = ["RunEvent", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "AuditAction", "AuditActor", "AuditTarget", "AuditDetails", "AuditEvent", "AuditEventList", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]
+__all__ = ["RunEvent", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "SendTestEventRequest", "DeliveryHeader", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "AuditAction", "AuditActor", "AuditTarget", "AuditDetails", "AuditEvent", "AuditEventList", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftId", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]

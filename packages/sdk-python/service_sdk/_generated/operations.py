@@ -59,6 +59,7 @@ OPERATIONS: dict[str, OperationSpec] = {
     "pauseWebhookDestination": {"id": "pauseWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/pause", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "resumeWebhookDestination": {"id": "resumeWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/resume", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "pingWebhookDestination": {"id": "pingWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/ping", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "sendWebhookDestinationTestEvent": {"id": "sendWebhookDestinationTestEvent", "method": "POST", "path": "/webhook-destinations/{id}/test-events", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "required", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "replayWebhookDestination": {"id": "replayWebhookDestination", "method": "POST", "path": "/webhook-destinations/{id}/replay", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "listDestinationDeliveries": {"id": "listDestinationDeliveries", "method": "GET", "path": "/webhook-destinations/{id}/deliveries", "auth": "adminSession", "path_params": ("id",), "query_params": ("status", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listWorkspaceAgents": {"id": "listWorkspaceAgents", "method": "GET", "path": "/agents", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
@@ -225,6 +226,10 @@ class Operations:
     def ping_webhook_destination(self, *, id: str) -> models.DeliveryAccepted:
         """POST /webhook-destinations/{id}/ping: Send a ping event"""
         return self._call("pingWebhookDestination", path={"id": id})  # type: ignore[no-any-return]
+
+    def send_webhook_destination_test_event(self, *, id: str, body: models.SendTestEventRequest) -> models.DeliveryAccepted:
+        """POST /webhook-destinations/{id}/test-events: Send a test event of any type"""
+        return self._call("sendWebhookDestinationTestEvent", path={"id": id}, body=body)  # type: ignore[no-any-return]
 
     def replay_webhook_destination(self, *, id: str) -> models.DeliveryAccepted:
         """POST /webhook-destinations/{id}/replay: Replay failed deliveries"""
@@ -528,6 +533,10 @@ class AsyncOperations:
     async def ping_webhook_destination(self, *, id: str) -> models.DeliveryAccepted:
         """POST /webhook-destinations/{id}/ping: Send a ping event"""
         return await self._call("pingWebhookDestination", path={"id": id})  # type: ignore[no-any-return]
+
+    async def send_webhook_destination_test_event(self, *, id: str, body: models.SendTestEventRequest) -> models.DeliveryAccepted:
+        """POST /webhook-destinations/{id}/test-events: Send a test event of any type"""
+        return await self._call("sendWebhookDestinationTestEvent", path={"id": id}, body=body)  # type: ignore[no-any-return]
 
     async def replay_webhook_destination(self, *, id: str) -> models.DeliveryAccepted:
         """POST /webhook-destinations/{id}/replay: Replay failed deliveries"""

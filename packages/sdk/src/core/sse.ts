@@ -3,7 +3,11 @@
  * defaults to `message`; several `data:` lines join with newlines; `id` is the event's own `id:` line, if any;
  * comments and `retry:` are skipped). As the SSE specification says, an event not closed by its blank line when the
  * body ends is discarded: a stream cut in the middle of an event yields only the events it delivered whole.
+ *
+ * A connection can die without closing (a NAT or a proxy forgets it): with `idleMs`, a body that delivers no byte for
+ * that long is canceled and the reader throws `ConnectionError`, which the callers treat as a drop (they resume).
  */
+import { ConnectionError } from './errors.ts';
 
 export interface SseEvent {
   event: string;
@@ -12,8 +16,9 @@ export interface SseEvent {
   id: string | undefined;
 }
 
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+export async function* readSse(body: ReadableStream<Uint8Array>, options: { idleMs?: number } = {}): AsyncGenerator<SseEvent> {
   const reader = body.getReader();
+  const read = options.idleMs === undefined ? () => reader.read() : () => readWithin(reader, options.idleMs!);
   const decoder = new TextDecoder();
   let buffer = '';
   let event = '';
@@ -21,7 +26,7 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
   let id: string | undefined;
   try {
     for (;;) {
-      const { value, done } = await reader.read();
+      const { value, done } = await read();
       buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
       let newline = buffer.search(/\r\n|\r|\n/);
       // A lone `\r` at the end may be the first half of `\r\n`: wait for the next chunk.
@@ -47,5 +52,21 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
     }
   } finally {
     reader.releaseLock();
+  }
+}
+
+/** One read, or `ConnectionError` (the body canceled) when no byte came within `idleMs`. */
+async function readWithin(reader: ReadableStreamDefaultReader<Uint8Array>, idleMs: number): ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const idle = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ConnectionError(`the stream sent nothing for ${idleMs} ms`)), idleMs);
+  });
+  try {
+    return await Promise.race([reader.read(), idle]);
+  } catch (error) {
+    if (error instanceof ConnectionError) await reader.cancel(error).catch(() => {});
+    throw error;
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -43,6 +43,7 @@ export const OPERATIONS = {
   pauseWebhookDestination: { id: 'pauseWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/pause', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   resumeWebhookDestination: { id: 'resumeWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/resume', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   pingWebhookDestination: { id: 'pingWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/ping', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  sendWebhookDestinationTestEvent: { id: 'sendWebhookDestinationTestEvent', method: 'POST', path: '/webhook-destinations/{id}/test-events', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'required', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   replayWebhookDestination: { id: 'replayWebhookDestination', method: 'POST', path: '/webhook-destinations/{id}/replay', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   listDestinationDeliveries: { id: 'listDestinationDeliveries', method: 'GET', path: '/webhook-destinations/{id}/deliveries', auth: 'adminSession', pathParams: ['id'], queryParams: ['status', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listWorkspaceAgents: { id: 'listWorkspaceAgents', method: 'GET', path: '/agents', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
@@ -123,6 +124,7 @@ export interface OperationInputs {
   pauseWebhookDestination: { path: Params<'pauseWebhookDestination', 'path'> };
   resumeWebhookDestination: { path: Params<'resumeWebhookDestination', 'path'> };
   pingWebhookDestination: { path: Params<'pingWebhookDestination', 'path'> };
+  sendWebhookDestinationTestEvent: { path: Params<'sendWebhookDestinationTestEvent', 'path'>; body: JsonBody<'sendWebhookDestinationTestEvent'> };
   replayWebhookDestination: { path: Params<'replayWebhookDestination', 'path'> };
   listDestinationDeliveries: { path: Params<'listDestinationDeliveries', 'path'>; query?: Params<'listDestinationDeliveries', 'query'> };
   listWorkspaceAgents: Record<string, never>;
@@ -201,6 +203,7 @@ export interface OperationOutputs {
   pauseWebhookDestination: JsonAnswer<'pauseWebhookDestination', 200>;
   resumeWebhookDestination: JsonAnswer<'resumeWebhookDestination', 200>;
   pingWebhookDestination: JsonAnswer<'pingWebhookDestination', 202>;
+  sendWebhookDestinationTestEvent: JsonAnswer<'sendWebhookDestinationTestEvent', 202>;
   replayWebhookDestination: JsonAnswer<'replayWebhookDestination', 202>;
   listDestinationDeliveries: JsonAnswer<'listDestinationDeliveries', 200>;
   listWorkspaceAgents: JsonAnswer<'listWorkspaceAgents', 200>;
@@ -391,6 +394,11 @@ export class Operations {
   /** POST /webhook-destinations/{id}/ping: Send a ping event */
   pingWebhookDestination(input: OperationInputs['pingWebhookDestination'], options?: RequestOptions): Promise<OperationOutputs['pingWebhookDestination']> {
     return this.transport.call(OPERATIONS.pingWebhookDestination, input, options) as Promise<OperationOutputs['pingWebhookDestination']>;
+  }
+
+  /** POST /webhook-destinations/{id}/test-events: Send a test event of any type */
+  sendWebhookDestinationTestEvent(input: OperationInputs['sendWebhookDestinationTestEvent'], options?: RequestOptions): Promise<OperationOutputs['sendWebhookDestinationTestEvent']> {
+    return this.transport.call(OPERATIONS.sendWebhookDestinationTestEvent, input, options) as Promise<OperationOutputs['sendWebhookDestinationTestEvent']>;
   }
 
   /** POST /webhook-destinations/{id}/replay: Replay failed deliveries */

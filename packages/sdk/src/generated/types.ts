@@ -505,9 +505,29 @@ export interface paths {
         put?: never;
         /**
          * Send a ping event
-         * @description Queues a signed `ping` event to this destination. Not workspace activity; consumes no STU. Needs an admin session (owner or admin, two-step verification active).
+         * @description Queues a signed `ping` event to this destination, whatever its subscriptions; the same as `POST /webhook-destinations/{id}/test-events` with `{"type":"ping"}`. A test event (`"test": true` in its envelope) is attempted once, at once, even while the destination is paused, and never retried; its outcome is in the delivery log and does not count toward the destination's health. Not workspace activity; consumes no STU. Needs an admin session (owner or admin, two-step verification active).
          */
         post: operations["pingWebhookDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-destinations/{id}/test-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event of any type
+         * @description Queues a signed test event of the chosen type to this destination, whatever its subscriptions, so that an admin sees how the receiver answers each event type. Its `data` is a sample of that type's shape (made-up ids, `sales` as the agent, nothing of the workspace's activity); its envelope carries `"test": true`, which real events never carry, and the same headers and signatures as real traffic. A test event is attempted once, at once, even while the destination is paused, and never retried: its outcome (the answer's status and start, in the delivery log) does not count toward the destination's health (`consecutiveFailures`, `lastFailure`, the automatic pause, the pause on `410`). Not workspace activity; consumes no STU. `{"type":"ping"}` is the `ping` operation. Needs an admin session (owner or admin, two-step verification active).
+         */
+        post: operations["sendWebhookDestinationTestEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -543,7 +563,7 @@ export interface paths {
         };
         /**
          * List a destination's deliveries
-         * @description The delivery log of one destination, newest first: each delivery's event, status, next retry and every attempt with its time, HTTP status or error kind and duration. Holds no body and no secret. Another workspace's destination is `404 not_found`. Needs an admin session (owner or admin, two-step verification active), like the destination settings.
+         * @description The delivery log of one destination, newest first: each delivery's event, status, next retry, the exact body its attempts sent (`requestBody`) and every attempt with its time, HTTP status or error kind, duration, the headers it sent (signatures shortened) and the start of the receiver's answer (at most 2 KiB, `responseBody`). Never a secret. Test events (`ping`, `test-events`) are marked `test`. Another workspace's destination is `404 not_found`. Needs an admin session (owner or admin, two-step verification active), like the destination settings.
          */
         get: operations["listDestinationDeliveries"];
         put?: never;
@@ -971,7 +991,7 @@ export interface paths {
         };
         /**
          * List the audit events
-         * @description The workspace's audit log, newest first (then by id): every change a person or a credential made in it, each written in the same transaction as the change, so a change that failed left no event and a change that committed always has one. Recorded: keys created, rotated and revoked, and MCP tokens issued; outbound destinations created, rotated, paused, resumed, pinged and replayed; inbound webhooks created, paused, resumed and revoked; approvals decided; integrations connected; agents paused and resumed; the manual kill switch engaged and released; members invited, invitations resent, revoked and accepted, roles changed, members removed, password and two-step resets made (by an admin, or by the operator: then in every workspace of the account) and redeemed (likewise); sign-ins, sign-outs and failed sign-ins; the operator creating or changing the workspace. Not recorded: invocations, runs (their cancellation included) and MCP tool calls, which have their own records (`GET /runs`); previews of invitation and reset links; switching a session to another workspace; what the service does by itself (a destination paused after repeated failures). A failed sign-in is recorded in every workspace of the account whose email was given; one naming no account records nothing, and a sign-in refused by the lockout (`429 too_many_attempts`) is not recorded either (it was not judged). An event never holds a secret, token or password: the store refuses an event whose details look like one. Events older than the deployment's retention (`AUDIT_RETENTION_DAYS`, 365 days by default) are deleted. Another workspace's events are never listed. The filters `action`, `actor`, `target` and the time range `since` (inclusive) to `until` (exclusive) combine; pages are `limit` and `offset` with `total`, as `GET /runs`; to page through a list that does not move while new events arrive, pass the first page's time as `until`. Needs an owner or admin with two-step verification.
+         * @description The workspace's audit log, newest first (then by id): every change a person or a credential made in it, each written in the same transaction as the change, so a change that failed left no event and a change that committed always has one. Recorded: keys created, rotated and revoked, and MCP tokens issued; outbound destinations created, rotated, paused, resumed, pinged, sent a test event and replayed; inbound webhooks created, paused, resumed and revoked; approvals decided; integrations connected; agents paused and resumed; the manual kill switch engaged and released; members invited, invitations resent, revoked and accepted, roles changed, members removed, password and two-step resets made (by an admin, or by the operator: then in every workspace of the account) and redeemed (likewise); sign-ins, sign-outs and failed sign-ins; the operator creating or changing the workspace. Not recorded: invocations, runs (their cancellation included) and MCP tool calls, which have their own records (`GET /runs`); previews of invitation and reset links; switching a session to another workspace; what the service does by itself (a destination paused after repeated failures). A failed sign-in is recorded in every workspace of the account whose email was given; one naming no account records nothing, and a sign-in refused by the lockout (`429 too_many_attempts`) is not recorded either (it was not judged). An event never holds a secret, token or password: the store refuses an event whose details look like one. Events older than the deployment's retention (`AUDIT_RETENTION_DAYS`, 365 days by default) are deleted. Another workspace's events are never listed. The filters `action`, `actor`, `target` and the time range `since` (inclusive) to `until` (exclusive) combine; pages are `limit` and `offset` with `total`, as `GET /runs`; to page through a list that does not move while new events arrive, pass the first page's time as `until`. Needs an owner or admin with two-step verification.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -1471,7 +1491,7 @@ export interface webhooks {
         put?: never;
         /**
          * ping
-         * @description A test event sent from the panel (or `pnpm service webhooks outbound ping`). Not workspace activity; consumes no STU. Sent as a signed `POST` to every active destination subscribed to `ping`, in real time. Answer `2xx` within seconds (ideally under 10 s) and do heavy work afterwards. Any other answer, a timeout or an unreachable endpoint fails the attempt; the service retries 30 s, 2 min, 10 min, 30 min, 1 h, 2 h and 4 h after each failed attempt (±20 % jitter), then gives up (`410 Gone` gives up at once and pauses the destination, `pausedReason: gone`); after 20 consecutive failed attempts the destination is paused. Two signatures are sent: the service signature (`X-SERVICE-Signature`, over the body) and the Standard Webhooks ones (`webhook-id`, `webhook-timestamp`, `webhook-signature`, over id, timestamp and body), which the `standardwebhooks` and Svix libraries verify with the secret string as shown. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
+         * @description A test event sent from the panel (or `pnpm service webhooks outbound ping`, or `POST /webhook-destinations/{id}/test-events`, which sends a test event of any type). Not workspace activity; consumes no STU. Sent as a signed `POST` to the one destination it was sent for, whatever its subscriptions, with `"test": true` in the envelope. Answer `2xx` within seconds (ideally under 10 s). A test event is attempted once and never retried: any other answer, a timeout or an unreachable endpoint ends it as failed (given up), shown in the delivery log, and it does not count toward the destination's health (no pause, not even on `410 Gone`). Two signatures are sent: the service signature (`X-SERVICE-Signature`, over the body) and the Standard Webhooks ones (`webhook-id`, `webhook-timestamp`, `webhook-signature`, over id, timestamp and body), which the `standardwebhooks` and Svix libraries verify with the secret string as shown. Verify in this order: the timestamp window (±300 s), the HMAC-SHA256 over the raw bytes, a constant-time comparison; discard a mismatch with `401`.
          */
         post: operations["pingEvent"];
         delete?: never;
@@ -1909,6 +1929,8 @@ export interface components {
              */
             source: "api" | "inbound_webhook" | "mcp" | "panel";
             conversationId: string | null;
+            /** @description The start of the request, so a list of runs says what each one was asked: the first 160 characters of the invocation's last `user` message (of the new messages, not the earlier turns of `conversationId`), runs of whitespace folded into one space, cut at a character boundary (a cut ends with `…`, counted in the 160). The customer's own text, shown as sent. `null` for a run refused before it started (an inbound run the service would not execute), for a request without a `user` message or whose last one is blank, and for runs stored before this field existed. */
+            requestPreview: string | null;
             /** @description The redacted result; `null` until the run is `completed`. */
             content: string | null;
             /** @description The redacted reason of a `failed` run: `kill_switch:run`, `kill_switch:hour`, `kill_switch:day`, `kill_switch:manual`, `engine_error`, `timeout`, `internal_error`, or `interrupted` when the instance executing it stopped (a crash) and its lease ran out. A run started by an inbound webhook that the service refuses to execute carries the refusal's error code instead: `agent_unknown`, `agent_not_in_plan`, `agent_disabled`, `forbidden` (alias outside the plan) or `quota_exceeded`. `null` otherwise. */
@@ -2921,6 +2943,34 @@ export interface components {
             eventIds: components["schemas"]["EventId"][];
         };
         /**
+         * SendTestEventRequest
+         * @description The event type of the test event to send.
+         * @example {
+         *       "type": "run.completed"
+         *     }
+         */
+        SendTestEventRequest: {
+            /**
+             * @description Any outbound event type (the envelope's `type`). The destination receives it whether or not it subscribes to that type.
+             * @enum {string}
+             */
+            type: "run.completed" | "run.failed" | "approval.created" | "approval.decided" | "draft.created" | "integration.connected" | "ping";
+        };
+        /**
+         * DeliveryHeader
+         * @description One header a delivery attempt sent, by name as the contract spells it.
+         * @example {
+         *       "name": "X-SERVICE-Signature",
+         *       "value": "9f2c6a41d0b8…"
+         *     }
+         */
+        DeliveryHeader: {
+            /** @description `Content-Type`, `Content-Length`, `User-Agent`, `X-SERVICE-Signature`, `X-SERVICE-Timestamp`, `X-SERVICE-Event-Id`, `X-SERVICE-Event-Type`, `webhook-id`, `webhook-timestamp` or `webhook-signature`. */
+            name: string;
+            /** @description The value sent. A signature (`X-SERVICE-Signature`, each `v1,` entry of `webhook-signature`) is shortened to its first 12 characters followed by `…`, enough to match a receiver's log, never the whole signature and never the secret. */
+            value: string;
+        };
+        /**
          * DeliveryAttempt
          * @description One attempt of a delivery, as the delivery worker recorded it.
          * @example {
@@ -2930,7 +2980,51 @@ export interface components {
          *       "httpStatus": 500,
          *       "errorKind": "http_status",
          *       "durationMs": 182,
-         *       "nextRetryAt": "2026-11-22T09:14:37Z"
+         *       "nextRetryAt": "2026-11-22T09:14:37Z",
+         *       "requestHeaders": [
+         *         {
+         *           "name": "Content-Type",
+         *           "value": "application/json"
+         *         },
+         *         {
+         *           "name": "X-SERVICE-Signature",
+         *           "value": "9f2c6a41d0b8…"
+         *         },
+         *         {
+         *           "name": "X-SERVICE-Timestamp",
+         *           "value": "1795158847"
+         *         },
+         *         {
+         *           "name": "X-SERVICE-Event-Id",
+         *           "value": "evt_9Fv2Lq7Xs1Mb4Tz8Kc"
+         *         },
+         *         {
+         *           "name": "X-SERVICE-Event-Type",
+         *           "value": "run.completed"
+         *         },
+         *         {
+         *           "name": "webhook-id",
+         *           "value": "evt_9Fv2Lq7Xs1Mb4Tz8Kc"
+         *         },
+         *         {
+         *           "name": "webhook-timestamp",
+         *           "value": "1795158847"
+         *         },
+         *         {
+         *           "name": "webhook-signature",
+         *           "value": "v1,K5oZfzN95Z9U…"
+         *         },
+         *         {
+         *           "name": "Content-Length",
+         *           "value": "221"
+         *         },
+         *         {
+         *           "name": "User-Agent",
+         *           "value": "service-webhooks/1"
+         *         }
+         *       ],
+         *       "responseBody": "{\"error\":\"database unavailable\"}",
+         *       "responseBodyTruncated": false
          *     }
          */
         DeliveryAttempt: {
@@ -2947,13 +3041,19 @@ export interface components {
             httpStatus: number | null;
             /** @description Why the attempt failed; null when it delivered (and for attempts recorded before the delivery log existed). */
             errorKind: components["schemas"]["DeliveryErrorKind"] | null;
-            /** @description How long the attempt took, name resolution to response headers; null for attempts recorded before the delivery log existed. */
+            /** @description How long the attempt took, name resolution to the receiver's answer (its status and the part of its body kept in `responseBody`); null for attempts recorded before the delivery log existed. */
             durationMs: number | null;
             /**
              * Format: date-time
              * @description When the delivery was due again after this attempt; null when it was delivered or given up.
              */
             nextRetryAt: string | null;
+            /** @description The headers this attempt sent, in the order sent, by name as the contract spells them. Signatures are shortened (see `DeliveryHeader`); the secret is never shown. Null when the attempt sent nothing (the URL was refused, the name did not resolve in time) and for attempts recorded before the log kept headers. The body sent is the delivery's `requestBody`, the same bytes on every attempt. */
+            requestHeaders: components["schemas"]["DeliveryHeader"][] | null;
+            /** @description The start of the receiver's answer body, at most 2,048 bytes (2 KiB), decoded as UTF-8 (an invalid sequence, a character cut at the limit included, becomes U+FFFD). The service reads no more than the limit and one byte to keep it, waits for it at most 2 s after the status line, and passes it through the response redactor like any text that is not the customer's own. Null when the receiver did not answer (timeout, network or TLS error) and for attempts recorded before the log kept answers; an empty answer is `""`. */
+            responseBody: string | null;
+            /** @description The receiver's answer was longer than 2,048 bytes (or did not end within 2 s); `responseBody` holds its start. */
+            responseBodyTruncated: boolean;
         };
         /**
          * Delivery
@@ -2963,9 +3063,11 @@ export interface components {
          *       "eventId": "evt_9Fv2Lq7Xs1Mb4Tz8Kc",
          *       "eventType": "run.completed",
          *       "status": "pending",
+         *       "test": false,
          *       "createdAt": "2026-11-22T09:14:06Z",
          *       "deliveredAt": null,
          *       "nextRetryAt": "2026-11-22T09:14:37Z",
+         *       "requestBody": "{\"id\":\"evt_9Fv2Lq7Xs1Mb4Tz8Kc\",\"type\":\"run.completed\",\"created_at\":\"2026-11-22T09:14:06.000Z\",\"tenant_id\":\"wksp_9Qe3Tx7Lm2Vb8Nk4R\",\"data\":{\"run_id\":\"run_7Hk2Lm9QvX4pT8sW3nB6\",\"agent\":\"sales\",\"alias\":\"Sonata\",\"status\":\"completed\",\"usage\":{\"input_tokens\":812,\"output_tokens\":164,\"stu\":3}}}",
          *       "attempts": [
          *         {
          *           "attempt": 1,
@@ -2974,7 +3076,43 @@ export interface components {
          *           "httpStatus": 500,
          *           "errorKind": "http_status",
          *           "durationMs": 182,
-         *           "nextRetryAt": "2026-11-22T09:14:37Z"
+         *           "nextRetryAt": "2026-11-22T09:14:37Z",
+         *           "requestHeaders": [
+         *             {
+         *               "name": "Content-Type",
+         *               "value": "application/json"
+         *             },
+         *             {
+         *               "name": "X-SERVICE-Signature",
+         *               "value": "9f2c6a41d0b8…"
+         *             },
+         *             {
+         *               "name": "X-SERVICE-Timestamp",
+         *               "value": "1795158847"
+         *             },
+         *             {
+         *               "name": "X-SERVICE-Event-Id",
+         *               "value": "evt_9Fv2Lq7Xs1Mb4Tz8Kc"
+         *             },
+         *             {
+         *               "name": "X-SERVICE-Event-Type",
+         *               "value": "run.completed"
+         *             },
+         *             {
+         *               "name": "webhook-id",
+         *               "value": "evt_9Fv2Lq7Xs1Mb4Tz8Kc"
+         *             },
+         *             {
+         *               "name": "webhook-timestamp",
+         *               "value": "1795158847"
+         *             },
+         *             {
+         *               "name": "webhook-signature",
+         *               "value": "v1,K5oZfzN95Z9U…"
+         *             }
+         *           ],
+         *           "responseBody": "{\"error\":\"database unavailable\"}",
+         *           "responseBodyTruncated": false
          *         }
          *       ]
          *     }
@@ -2990,6 +3128,8 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "delivered" | "failed";
+            /** @description A test event (`ping`, or `POST /webhook-destinations/{id}/test-events`); its envelope carries `"test": true`. A test is attempted once, never retried, and neither its failure nor its success counts toward the destination's health (`consecutiveFailures`, `lastFailure`, the automatic pause). */
+            test: boolean;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2999,6 +3139,8 @@ export interface components {
              * @description When the next attempt is due, while pending.
              */
             nextRetryAt: string | null;
+            /** @description The exact body every attempt of this delivery sent and signed (the event envelope, UTF-8 JSON), byte for byte, so that a receiver's signature check can be reproduced. Agent text in it was redacted when the event was built; it is shown as sent, not redacted again. */
+            requestBody: string;
             attempts: components["schemas"]["DeliveryAttempt"][];
         };
         /**
@@ -3515,7 +3657,8 @@ export interface components {
          * AuditAction
          * @description What was changed, as `<thing>.<change>`. Keys: `key.created`, `key.rotated`, `key.revoked`; `mcp_token.created`
          *     (an API key exchanged for an MCP token). Outbound destinations: `destination.created`, `destination.secret_rotated`,
-         *     `destination.paused`, `destination.resumed`, `destination.pinged`, `destination.replayed`. Inbound webhooks:
+         *     `destination.paused`, `destination.resumed`, `destination.pinged`, `destination.test_sent` (a test event of
+         *     another type than `ping`), `destination.replayed`. Inbound webhooks:
          *     `inbound_webhook.created`, `inbound_webhook.paused`, `inbound_webhook.resumed`, `inbound_webhook.revoked`.
          *     `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`; `kill_switch.engaged`,
          *     `kill_switch.released` (the manual switch). Members: `member.invited`, `invitation.resent`, `invitation.revoked`,
@@ -3525,7 +3668,7 @@ export interface components {
          * @example key.created
          * @enum {string}
          */
-        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "agent.paused" | "agent.resumed" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "workspace.created" | "workspace.updated";
+        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.test_sent" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "agent.paused" | "agent.resumed" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "workspace.created" | "workspace.updated";
         /**
          * AuditActor
          * @description Who made the change, as the credential proved it (never as a body said). `user`: a person signed in (or, for
@@ -3876,6 +4019,11 @@ export interface components {
             tenant_id: components["schemas"]["WorkspaceId"];
             /** @description Shape depends on `type`. */
             data: Record<string, never>;
+            /**
+             * @description Present, and `true`, only on a test event an admin sent (`ping`, or `POST /webhook-destinations/{id}/test-events` for any type); its `data` is a sample, not workspace activity. Absent on every real event.
+             * @constant
+             */
+            test?: true;
         };
         /**
          * RunCompletedData
@@ -4848,15 +4996,15 @@ export interface components {
          */
         "Retry-After": number;
         /**
-         * @description The admin session cookie `service_session` (HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200). Logout clears it with `Max-Age=0`.
-         * @example service_session=Qm9yZWFsaXMtc2Vzc2lvbi10b2tlbi0wMDAx; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200
-         */
-        "Set-Cookie": string;
-        /**
          * @description `no-store`: the answer carries a secret of the session (its `csrfToken`), so no browser or proxy cache keeps a copy of it.
          * @example no-store
          */
         "Cache-Control-No-Store": "no-store";
+        /**
+         * @description The admin session cookie `service_session` (HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200). Logout clears it with `Max-Age=0`.
+         * @example service_session=Qm9yZWFsaXMtc2Vzc2lvbi10b2tlbi0wMDAx; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200
+         */
+        "Set-Cookie": string;
     };
     pathItems: never;
 }
@@ -5590,9 +5738,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The session; the cookie is in `Set-Cookie`. */
+            /** @description The session; the cookie is in `Set-Cookie`. The answer carries the session's `csrfToken`, so no cache keeps it (`Cache-Control: no-store`). */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -6172,6 +6321,59 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The ping is queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sendWebhookDestinationTestEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The destination identifier.
+                 * @example dst_5Lx2Qw8Nm4Rt7Vb1K
+                 */
+                id: components["parameters"]["DestinationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendTestEventRequest"];
+            };
+        };
+        responses: {
+            /** @description The test event is queued. */
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8778,28 +8980,28 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Signature or timestamp rejected by the receiver: the delivery counts as failed and is retried. */
+            /** @description Signature or timestamp rejected by the receiver: the test event is failed (not retried). */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver no longer wants deliveries: given up at once, no retry, and the destination is paused at once (`pausedReason: gone`) until an admin resumes it. */
+            /** @description The test event is failed (not retried); unlike real traffic, a `410` to a test event does not pause the destination. */
             410: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description The receiver is throttling: retried with backoff. */
+            /** @description The receiver is throttling: the test event is failed (not retried). */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Receiver failure: retried with backoff. */
+            /** @description Receiver failure: the test event is failed (not retried). */
             500: {
                 headers: {
                     [name: string]: unknown;

@@ -22,5 +22,13 @@ export type WebhookEventType = keyof WebhookEventData;
 
 /** One event as delivered; narrow on `type` to get the typed `data`. */
 export type WebhookEvent = {
-  [T in WebhookEventType]: { id: string; type: T; created_at: string; tenant_id: string; data: WebhookEventData[T] };
+  [T in WebhookEventType]: {
+    id: string;
+    type: T;
+    created_at: string;
+    tenant_id: string;
+    data: WebhookEventData[T];
+    /** Only on a test event an admin sent (ping, test events): `data` is a sample, not workspace activity. */
+    test?: true;
+  };
 }[WebhookEventType];

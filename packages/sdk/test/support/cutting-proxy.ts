@@ -5,7 +5,7 @@
  * bytes from the server after a request's head are that request's answer). A cut closes the client's side only and
  * keeps reading the server's answer to its end, as a network that drops between client and server would: the server
  * never hears of it; unless the rule says `closeServerSide`, when the server's connection closes too (the server sees its
- * client go).
+ * client go); or `stall`, when the client's connection stays open and silent (a connection that died without closing).
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
@@ -18,6 +18,8 @@ export interface CutRule {
   times?: number;
   /** Close the server's connection too at the cut (default: keep reading its answer, the server never knows). */
   closeServerSide?: boolean;
+  /** Instead of closing the client's connection at the cut, keep it open and send it nothing more. */
+  stall?: boolean;
 }
 
 export interface SeenRequest {
@@ -51,8 +53,12 @@ export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
     const upstream = connect(Number(upstreamUrl.port), upstreamUrl.hostname);
     sockets.add(client).add(upstream);
     let clientOpen = true;
+    // A stalled client's connection outlives the server's: it stays open and silent until the client gives up.
+    let stalled = false;
     // The request being answered on this connection, and how its answer is going.
-    let current: { request: SeenRequest; cutAfter: number | undefined; closeServerSide: boolean; head: Buffer | undefined; forwarded: number } | undefined;
+    let current:
+      | { request: SeenRequest; cutAfter: number | undefined; closeServerSide: boolean; stall: boolean; head: Buffer | undefined; forwarded: number }
+      | undefined;
     let requestHead: Buffer = Buffer.alloc(0);
     let requestBodyLeft = 0;
 
@@ -82,7 +88,14 @@ export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
         seen.push(request);
         const armed = rules.find((r) => r.left > 0 && r.rule.match.test(line));
         if (armed) armed.left -= 1;
-        current = { request, cutAfter: armed?.rule.afterBytes, closeServerSide: armed?.rule.closeServerSide ?? false, head: Buffer.alloc(0), forwarded: 0 };
+        current = {
+          request,
+          cutAfter: armed?.rule.afterBytes,
+          closeServerSide: armed?.rule.closeServerSide ?? false,
+          stall: armed?.rule.stall ?? false,
+          head: Buffer.alloc(0),
+          forwarded: 0,
+        };
       }
     });
 
@@ -118,6 +131,12 @@ export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
       clientOpen = false;
       current.request.cut = true;
       const closeServer = current.closeServerSide;
+      if (current.stall) {
+        // Open and silent: only the client's own timeout ends it (the proxy closes it when it closes).
+        stalled = true;
+        client.write(Buffer.concat([headPart, body.subarray(0, room)]));
+        return;
+      }
       client.write(Buffer.concat([headPart, body.subarray(0, room)]), () => {
         client.destroy();
         if (closeServer) upstream.destroy();
@@ -146,7 +165,7 @@ export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
     });
     upstream.on('close', () => {
       sockets.delete(upstream);
-      client.destroy();
+      if (!stalled) client.destroy();
     });
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));

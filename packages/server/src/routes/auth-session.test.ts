@@ -41,6 +41,8 @@ async function signIn(t: TestApp) {
     totpCode: totpCode(t.admin.totpSecret, t.clock.now()),
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
+  // The login's answer holds the CSRF token too: never cached either.
+  expect(res.headers.get('cache-control')).toBe('no-store');
   const session: Session = { cookie: String(res.headers.get('set-cookie')).split(';')[0]!, csrfToken: res.body.csrfToken };
   return { session, login: res.body };
 }

@@ -17,6 +17,8 @@ const login: Handler<'login'> = async (c, { body }, services) => {
   const session = await services.sessions.login(body, { source }, auditOf(c, services));
   keepUnredacted(c, session.csrfToken);
   setCookie(c, SESSION_COOKIE, session.sessionToken, { ...COOKIE_OPTIONS, maxAge: SESSION_TTL_MS / 1000 });
+  // The body holds the session's CSRF token: no cache may keep it (as GET /auth/session).
+  c.header('Cache-Control', 'no-store');
   return {
     status: 200,
     body: {

@@ -128,6 +128,16 @@ describe('reads', () => {
     expect(await bad.json()).toMatchObject({ error: 'invalid_request' });
   });
 
+  it('shows the start of each request, as the customer wrote it, in the list and the detail', async () => {
+    const text = `  <b>Renewal</b> for Dana:\n\n ${'please '.repeat(40)}`;
+    const { runId } = (await (await request('POST', '/v1/inference', ask(text, { agentSlug: 'sales' }))).json()) as { runId: string };
+    const listed = zRunList.parse(await (await request('GET', '/runs?agent_slug=sales&limit=1')).json()).data[0]!;
+    expect(listed.id).toBe(runId);
+    expect(listed.requestPreview).toMatch(/^<b>Renewal<\/b> for Dana: please please .*…$/);
+    expect(Array.from(listed.requestPreview!)).toHaveLength(160);
+    expect(zRunDetail.parse(await (await request('GET', `/runs/${runId}`)).json()).run.requestPreview).toBe(listed.requestPreview);
+  });
+
   it("another workspace's run is 404 not_found, for read and cancel alike", async () => {
     const other = await createWorkspace(t.db, t.clock, 'Other');
     const otherKey = (await t.services.keys.create(other.id, { name: 'other', scopes: ['orchestrator:invoke'] })).secret;

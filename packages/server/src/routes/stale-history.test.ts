@@ -20,7 +20,7 @@ beforeEach(async () => {
     get(target, name, receiver) {
       if (name !== 'query') return Reflect.get(target, name, receiver);
       return async (sql: string, params?: readonly unknown[], options?: unknown) => {
-        if (/\bstart_run\s*\(/.test(sql)) {
+        if (/\bstart_run_previewed\s*\(/.test(sql)) {
           starts += 1;
           return [{ decision: { outcome: 'stale_history' } }];
         }

@@ -1,6 +1,6 @@
 /**
  * @module Outbound destinations (admin session): list, create, rotate the secret, pause, resume,
- * ping, replay and the delivery log. Secrets appear only in the create and rotate answers.
+ * ping, test events of any type, replay and the delivery log. Secrets appear only in the create and rotate answers.
  */
 import { keepUnredacted } from '../middleware/redact/index.ts';
 import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
@@ -51,6 +51,14 @@ const pingWebhookDestination: Handler<'pingWebhookDestination'> = async (c, { pa
   return { status: 202, body: queued };
 };
 
+const sendWebhookDestinationTestEvent: Handler<'sendWebhookDestinationTestEvent'> = async (c, { params, body }, services) => {
+  const { webhooks } = services;
+  const { workspaceId } = authOf(c, 'adminSession');
+  const queued = await webhooks.destinations.testEvent(workspaceId, params.id, body.type, auditOf(c, services));
+  webhooks.wake();
+  return { status: 202, body: queued };
+};
+
 const replayWebhookDestination: Handler<'replayWebhookDestination'> = async (c, { params }, services) => {
   const { webhooks } = services;
   const { workspaceId } = authOf(c, 'adminSession');
@@ -72,6 +80,7 @@ export const webhookDestinationHandlers = {
   pauseWebhookDestination,
   resumeWebhookDestination,
   pingWebhookDestination,
+  sendWebhookDestinationTestEvent,
   replayWebhookDestination,
   listDestinationDeliveries,
 } satisfies Partial<Handlers>;

@@ -158,6 +158,8 @@ async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<
     outcome = { result: 'retry', reason: 'network_error', detail: 'internal' };
   }
   const durationMs = Math.max(0, Math.round(performance.now() - startedAt));
+  // A test event is attempted once: a failure is its end, not a retry.
+  if (row.test && outcome.result === 'retry') outcome = { ...outcome, result: 'give_up' };
   const errorKind = deliveryErrorKind(outcome);
   const nextRetryAt = await recordAttempt(deps, row, outcome, { errorKind, durationMs });
   deps.onAttempt?.({
@@ -187,7 +189,8 @@ function hostOf(url: string): string {
  * Writes the attempt, moves the delivery on (delivered, next retry, or given up) and applies the pause
  * rule; answers when the delivery is due again (null when delivered, given up, or no longer ours). A
  * delivered attempt is one statement shared with the others that end together; a failed one a
- * transaction of its own (the pause rule reads what it wrote).
+ * transaction of its own (the pause rule reads what it wrote). A test event leaves the destination's
+ * health alone: neither its failure nor its success is counted.
  */
 async function recordAttempt(
   deps: DeliveryWorkerDeps,
@@ -197,6 +200,11 @@ async function recordAttempt(
 ): Promise<Date | null> {
   const at = deps.clock.now();
   const attempts = row.attempts + 1;
+  const shown = {
+    requestHeaders: outcome.sentHeaders ?? null,
+    responseBody: outcome.answer?.body ?? null,
+    responseTruncated: outcome.answer?.truncated ?? false,
+  };
   if (outcome.result === 'delivered') {
     // Grouped with the other attempts that end now; a lost claim is left to the claim that took it.
     const record = deps.recordDelivered ?? deliveredRecorder(deps.db);
@@ -207,9 +215,10 @@ async function recordAttempt(
       status: outcome.status,
       at,
       durationMs: measured.durationMs,
+      ...shown,
     });
     // A destination that was failing is healthy again (one that was not is left unwritten).
-    if (row.consecutive_failures > 0 && recorded.includes(row.id)) await recordDestinationSuccess(deps.db, row.destination_id);
+    if (!row.test && row.consecutive_failures > 0 && recorded.includes(row.id)) await recordDestinationSuccess(deps.db, row.destination_id);
     return null;
   }
   const next = outcome.result === 'retry' ? nextAttemptAt(attempts, at, deps.random) : null;
@@ -226,8 +235,10 @@ async function recordAttempt(
       errorKind: measured.errorKind,
       durationMs: measured.durationMs,
       nextAttemptAt: next,
+      ...shown,
     });
     await markAttemptFailed(tx, { deliveryId: row.id, attempts, next, at, status, reason: outcome.reason });
+    if (row.test) return next;
     await recordDestinationFailure(tx, row.destination_id, at, {
       errorKind: measured.errorKind ?? 'internal',
       httpStatus: status,

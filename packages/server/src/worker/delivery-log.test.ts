@@ -74,12 +74,19 @@ describe.each(testBackends())('the delivery log on $name', ({ open }) => {
     return { status: res.status, body: (await res.json()) as any };
   }
 
+  /**
+   * A destination with one delivery of its own that is retried like real traffic: a ping (which reaches that one
+   * destination only) whose delivery is then made an ordinary one, since a test event is attempted once
+   * (test-events.test.ts covers that).
+   */
   async function destinationWithPing(url: string) {
     const created = await call('POST', '/webhook-destinations', { url, events: ['run.completed'] });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const ping = await call('POST', `/webhook-destinations/${created.body.id}/ping`);
     expect(ping.status).toBe(202);
-    return { id: created.body.id as string, secret: created.body.secret as string, eventId: ping.body.eventIds[0] as string };
+    const eventId = ping.body.eventIds[0] as string;
+    expect(await store.db.query(`UPDATE deliveries SET test = false WHERE event_id = $1 RETURNING id`, [eventId])).toHaveLength(1);
+    return { id: created.body.id as string, secret: created.body.secret as string, eventId };
   }
 
   const destination = async (id: string) => zWebhookDestinationList.parse((await call('GET', '/webhook-destinations')).body).data.find((d) => d.id === id)!;

@@ -11,8 +11,8 @@ import { zDelivery, zDeliveryAttempt, zDeliveryErrorKind, zWebhookDestination, t
 import type { Db, Tx } from '../../store/db.ts';
 import { type AuditAction, type AuditContext, recordAudit } from '../audit/index.ts';
 import { listDeliveriesOf, replayFailedDeliveries, type LoggedDelivery } from '../events/deliveries.ts';
-import { enqueuePing } from '../events/outbox.ts';
-import type { WorkspaceEventType } from '../webhooks/envelope.ts';
+import { enqueueTestEvent } from '../events/outbox.ts';
+import type { OutboundEventType, WorkspaceEventType } from '../webhooks/envelope.ts';
 import { newId } from '../../random.ts';
 import { newSigningSecret, type SecretBox } from '../webhooks/secret-box.ts';
 import { checkDestinationUrl, DestinationRefusedError, resolveDestination, type DestinationPolicy } from '../webhooks/ssrf-guard.ts';
@@ -43,6 +43,8 @@ export interface DestinationService {
   /** Active again, failure count reset; deliveries held while paused go out on the next poll. */
   resume(workspaceId: string, id: string, audit?: AuditContext): Promise<WebhookDestination>;
   ping(workspaceId: string, id: string, audit?: AuditContext): Promise<{ eventIds: string[] }>;
+  /** A test event of any type (ping included), sample data, `"test": true`: attempted once, never retried. */
+  testEvent(workspaceId: string, id: string, type: OutboundEventType, audit?: AuditContext): Promise<{ eventIds: string[] }>;
   /** Every given-up delivery of the destination queued again, same event ids and bodies. */
   replay(workspaceId: string, id: string, audit?: AuditContext): Promise<{ eventIds: string[] }>;
   /** The destination's delivery log, newest first, each delivery with its attempts. */
@@ -147,11 +149,15 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
         return { row: row!, result: toRecord(row!, clock.now()) };
       });
     },
-    async ping(workspaceId, id, audit) {
+    ping(workspaceId, id, audit) {
+      return this.testEvent(workspaceId, id, 'ping', audit);
+    },
+    async testEvent(workspaceId, id, type, audit) {
       const row = await load(workspaceId, id);
-      return audited(audit, workspaceId, 'destination.pinged', async (tx) => {
-        const { eventId } = await enqueuePing(tx, { tenantId: workspaceId, destinationId: id }, { now: clock.now() });
-        return { row, result: { eventIds: [eventId] }, details: { eventId } };
+      // A ping is `destination.pinged`; a test event of another type is `destination.test_sent`, with its type.
+      return audited(audit, workspaceId, type === 'ping' ? 'destination.pinged' : 'destination.test_sent', async (tx) => {
+        const { eventId } = await enqueueTestEvent(tx, { tenantId: workspaceId, destinationId: id, type }, { now: clock.now() });
+        return { row, result: { eventIds: [eventId] }, details: { type, eventId } };
       });
     },
     async replay(workspaceId, id, audit) {
@@ -215,9 +221,11 @@ function toDelivery(row: LoggedDelivery): Schema<'Delivery'> {
     eventId: row.event_id,
     eventType: zDelivery.shape.eventType.parse(row.type),
     status: zDelivery.shape.status.parse(row.status),
+    test: row.test,
     createdAt: row.created_at.toISOString(),
     deliveredAt: iso(row.delivered_at),
     nextRetryAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
+    requestBody: row.body,
     attempts: row.attempts.slice(-MAX_ATTEMPTS_SHOWN).map((a) => ({
       attempt: a.attempt,
       at: a.attempted_at.toISOString(),
@@ -226,6 +234,9 @@ function toDelivery(row: LoggedDelivery): Schema<'Delivery'> {
       errorKind: a.error_kind === null ? null : zDeliveryErrorKind.parse(a.error_kind),
       durationMs: a.duration_ms,
       nextRetryAt: iso(a.next_attempt_at),
+      requestHeaders: a.request_headers === null ? null : zDeliveryAttempt.shape.requestHeaders.parse(a.request_headers),
+      responseBody: a.response_body,
+      responseBodyTruncated: a.response_truncated,
     })),
   };
 }

@@ -14,14 +14,15 @@ type Delivery = TableRow<'deliveries'>;
  * A claimed delivery with what sending it needs: the event's body and the destination's current URL and
  * secret, and the secret the last rotation replaced while its grace period lasts (null otherwise).
  */
-export type ClaimedDelivery = Pick<Delivery, 'id' | 'attempts' | 'event_id' | 'destination_id'> & {
+export type ClaimedDelivery = Pick<Delivery, 'id' | 'attempts' | 'event_id' | 'destination_id' | 'test'> & {
   /** Set by the claim. */
   claim_token: string;
 } & Pick<TableRow<'outbox_events'>, 'type' | 'body'> &
   Pick<TableRow<'webhook_destinations'>, 'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'consecutive_failures'>;
 
 /**
- * Claims up to `limit` due pending deliveries of active destinations: locked with
+ * Claims up to `limit` due pending deliveries of active destinations (and test events, whatever the
+ * destination's status: an admin tries a paused receiver before resuming it): locked with
  * `FOR UPDATE SKIP LOCKED` (concurrent workers never take the same row), then stamped with
  * `locked_until` and the claim token.
  */
@@ -31,7 +32,7 @@ export async function claimDueDeliveries(tx: Tx, input: { now: Date; limit: numb
        JOIN webhook_destinations w ON w.id = d.destination_id
       WHERE d.status = 'pending' AND d.next_attempt_at <= $1
         AND (d.locked_until IS NULL OR d.locked_until <= $1)
-        AND w.status = 'active'
+        AND (w.status = 'active' OR d.test)
       ORDER BY d.next_attempt_at, d.id
       LIMIT $2
       FOR UPDATE OF d SKIP LOCKED`,
@@ -42,7 +43,7 @@ export async function claimDueDeliveries(tx: Tx, input: { now: Date; limit: numb
     `UPDATE deliveries d SET locked_until = $2, claim_token = $3
        FROM outbox_events e, webhook_destinations w
       WHERE d.id = ANY ($1::text[]) AND e.id = d.event_id AND w.id = d.destination_id
-      RETURNING d.id, d.claim_token, d.attempts, d.event_id, e.type, e.body, d.destination_id, w.url, w.secret_encrypted,
+      RETURNING d.id, d.claim_token, d.attempts, d.event_id, d.test, e.type, e.body, d.destination_id, w.url, w.secret_encrypted,
                 CASE WHEN w.previous_secret_expires_at > $4 THEN w.previous_secret_encrypted END AS previous_secret_encrypted,
                 w.consecutive_failures`,
     [due.map((r) => r.id), input.leaseUntil, input.token, input.now],
@@ -55,7 +56,7 @@ export async function holdsClaim(tx: Tx, deliveryId: string, token: string): Pro
   return owned.length > 0;
 }
 
-interface AttemptRecord {
+type AttemptRecord = {
   deliveryId: string;
   /** 1 for the first attempt. */
   attempt: number;
@@ -68,13 +69,23 @@ interface AttemptRecord {
   durationMs: number;
   /** When the delivery is due again; null when delivered or given up. */
   nextAttemptAt: Date | null;
+} & AttemptShown;
+
+/** What the delivery log shows of an attempt besides its outcome (domain/webhooks/attempt-detail.ts). */
+interface AttemptShown {
+  /** The headers sent, signatures shortened; null when nothing was sent. */
+  requestHeaders: { name: string; value: string }[] | null;
+  /** The start of the receiver's answer (at most 2 KiB); null when it did not answer. */
+  responseBody: string | null;
+  responseTruncated: boolean;
 }
 
 /** The audit row of one attempt, which the delivery log shows. */
 export async function insertDeliveryAttempt(tx: Tx, record: AttemptRecord): Promise<void> {
   await tx.query(
-    `INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at, error_kind, duration_ms, next_attempt_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    `INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at, error_kind, duration_ms, next_attempt_at,
+                                    request_headers, response_body, response_truncated)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
     [
       `att_${randomBase62(20)}`,
       record.deliveryId,
@@ -86,14 +97,29 @@ export async function insertDeliveryAttempt(tx: Tx, record: AttemptRecord): Prom
       record.errorKind,
       record.durationMs,
       record.nextAttemptAt,
+      record.requestHeaders === null ? null : JSON.stringify(record.requestHeaders),
+      record.responseBody,
+      record.responseTruncated,
     ],
   );
 }
 
 /** A delivery of the log with its attempts, oldest attempt first. */
-export type LoggedDelivery = Pick<Delivery, 'id' | 'event_id' | 'status' | 'next_attempt_at' | 'delivered_at' | 'created_at'> &
-  Pick<TableRow<'outbox_events'>, 'type'> & {
-    attempts: Pick<TableRow<'delivery_attempts'>, 'attempt' | 'attempted_at' | 'result' | 'status' | 'error_kind' | 'duration_ms' | 'next_attempt_at'>[];
+export type LoggedDelivery = Pick<Delivery, 'id' | 'event_id' | 'status' | 'next_attempt_at' | 'delivered_at' | 'created_at' | 'test'> &
+  Pick<TableRow<'outbox_events'>, 'type' | 'body'> & {
+    attempts: Pick<
+      TableRow<'delivery_attempts'>,
+      | 'attempt'
+      | 'attempted_at'
+      | 'result'
+      | 'status'
+      | 'error_kind'
+      | 'duration_ms'
+      | 'next_attempt_at'
+      | 'request_headers'
+      | 'response_body'
+      | 'response_truncated'
+    >[];
   };
 
 /**
@@ -106,7 +132,7 @@ export async function listDeliveriesOf(
   filter: { status: string | null; limit: number; offset: number },
 ): Promise<{ rows: LoggedDelivery[]; total: number }> {
   const page = await db.query<Omit<LoggedDelivery, 'attempts'> & { total: number }>(
-    `SELECT d.id, d.event_id, d.status, d.next_attempt_at, d.delivered_at, d.created_at, e.type, count(*) OVER ()::integer AS total
+    `SELECT d.id, d.event_id, d.status, d.next_attempt_at, d.delivered_at, d.created_at, d.test, e.type, e.body, count(*) OVER ()::integer AS total
        FROM deliveries d JOIN outbox_events e ON e.id = d.event_id
       WHERE d.destination_id = $1 AND ($2::text IS NULL OR d.status = $2)
       ORDER BY d.created_at DESC, d.id DESC
@@ -116,7 +142,7 @@ export async function listDeliveriesOf(
   const total = page[0]?.total ?? (filter.offset > 0 ? await countDeliveries(db, destinationId, filter.status) : 0);
   if (page.length === 0) return { rows: [], total };
   const attempts = await db.query<LoggedDelivery['attempts'][number] & { delivery_id: string }>(
-    `SELECT delivery_id, attempt, attempted_at, result, status, error_kind, duration_ms, next_attempt_at
+    `SELECT delivery_id, attempt, attempted_at, result, status, error_kind, duration_ms, next_attempt_at, request_headers, response_body, response_truncated
        FROM delivery_attempts WHERE delivery_id = ANY ($1::text[]) ORDER BY delivery_id, attempted_at, attempt`,
     [page.map((d) => d.id)],
   );
@@ -147,6 +173,10 @@ export interface DeliveredAttempt {
   status: number;
   at: Date;
   durationMs: number;
+  /** What the log shows of the attempt; none when absent. */
+  requestHeaders?: AttemptShown['requestHeaders'];
+  responseBody?: string | null;
+  responseTruncated?: boolean;
 }
 
 /**
@@ -159,7 +189,8 @@ export async function recordDeliveredAttempts(db: Db, attempts: readonly Deliver
   const rows = await db.query<{ id: string }>(
     `WITH input AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb)
-         AS x(id text, token text, attempt integer, status integer, at timestamptz, duration integer, attempt_id text)
+         AS x(id text, token text, attempt integer, status integer, at timestamptz, duration integer, attempt_id text,
+              headers jsonb, body text, truncated boolean)
      ), delivered AS (
        UPDATE deliveries d SET status = 'delivered', attempts = i.attempt, delivered_at = i.at, last_attempt_at = i.at, last_status = i.status,
               last_error = NULL, next_attempt_at = NULL, locked_until = NULL, claim_token = NULL
@@ -167,8 +198,9 @@ export async function recordDeliveredAttempts(db: Db, attempts: readonly Deliver
         WHERE d.id = i.id AND d.claim_token = i.token
        RETURNING d.id, d.destination_id
      ), audit AS (
-       INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at, error_kind, duration_ms, next_attempt_at)
-       SELECT i.attempt_id, i.id, i.attempt, 'delivered', i.status, NULL, i.at, NULL, i.duration, NULL
+       INSERT INTO delivery_attempts (id, delivery_id, attempt, result, status, reason, attempted_at, error_kind, duration_ms, next_attempt_at,
+                                      request_headers, response_body, response_truncated)
+       SELECT i.attempt_id, i.id, i.attempt, 'delivered', i.status, NULL, i.at, NULL, i.duration, NULL, i.headers, i.body, COALESCE(i.truncated, false)
          FROM input i JOIN delivered USING (id)
      )
      SELECT id FROM delivered`,
@@ -182,6 +214,9 @@ export async function recordDeliveredAttempts(db: Db, attempts: readonly Deliver
           at: a.at.toISOString(),
           duration: a.durationMs,
           attempt_id: `att_${randomBase62(20)}`,
+          headers: a.requestHeaders ?? null,
+          body: a.responseBody ?? null,
+          truncated: a.responseTruncated ?? false,
         })),
       ),
     ],

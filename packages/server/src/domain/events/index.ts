@@ -7,6 +7,7 @@ export {
   deliveryIds,
   enqueueEvent,
   enqueuePing,
+  enqueueTestEvent,
   prepareEvent,
   type PreparedEvent,
   type EnqueueEventInput,

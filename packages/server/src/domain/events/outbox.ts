@@ -9,12 +9,13 @@ import { inTransaction, type Db, type Tx } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import {
   buildEnvelope,
-  buildPingEnvelope,
   serializeEnvelope,
   type OutboundEnvelope,
   type OutboundEventData,
+  type OutboundEventType,
   type WorkspaceEventType,
 } from '../webhooks/envelope.ts';
+import { buildTestEnvelope } from '../webhooks/test-events.ts';
 
 export interface EnqueueEventInput<T extends WorkspaceEventType> {
   /** The workspace, `wksp_…`. */
@@ -88,18 +89,28 @@ export function deliveryIds(count = 2): string[] {
 }
 
 /**
- * The `ping` test event for one destination: it goes through the same outbox and worker (signed,
- * retried, durable) but to that destination only, whatever its subscriptions. It is not workspace
- * activity: no run, no usage, no STU.
+ * A test event of any outbound type (`ping` included) for one destination, whatever its subscriptions:
+ * the same outbox and worker (signed, durable) as real traffic, but marked `test` (in the envelope and on
+ * the delivery), so the worker attempts it once, even while the destination is paused, never retries it
+ * and leaves the destination's health alone. It is not workspace activity: no run, no usage, no STU.
  */
-export async function enqueuePing(db: Db | Tx, input: { tenantId: string; destinationId: string }, options: EnqueueOptions): Promise<EnqueuedEvent> {
+export async function enqueueTestEvent(
+  db: Db | Tx,
+  input: { tenantId: string; destinationId: string; type: OutboundEventType },
+  options: EnqueueOptions,
+): Promise<EnqueuedEvent> {
   const { now } = options;
-  const envelope = buildPingEnvelope({ tenantId: input.tenantId, destinationId: input.destinationId, createdAt: now });
+  const envelope = buildTestEnvelope({ type: input.type, tenantId: input.tenantId, destinationId: input.destinationId, createdAt: now });
   return inTransaction(db, async (tx) => {
     await insertEvent(tx, envelope, now);
-    await insertDelivery(tx, envelope.id, input.destinationId, now);
+    await insertDelivery(tx, envelope.id, input.destinationId, now, { test: true });
     return { eventId: envelope.id, deliveries: 1 };
   });
+}
+
+/** The `ping` test event for one destination: {@link enqueueTestEvent} of type `ping`. */
+export function enqueuePing(db: Db, input: { tenantId: string; destinationId: string }, options: EnqueueOptions): Promise<EnqueuedEvent> {
+  return enqueueTestEvent(db, { ...input, type: 'ping' }, options);
 }
 
 async function insertEvent(tx: Tx, envelope: OutboundEnvelope, now: Date): Promise<void> {
@@ -113,11 +124,11 @@ async function insertEvent(tx: Tx, envelope: OutboundEnvelope, now: Date): Promi
   ]);
 }
 
-async function insertDelivery(tx: Tx, eventId: string, destinationId: string, now: Date): Promise<void> {
+async function insertDelivery(tx: Tx, eventId: string, destinationId: string, now: Date, options: { test?: boolean } = {}): Promise<void> {
   // Due at once: the first attempt of the schedule is at 0 s.
   await tx.query(
-    `INSERT INTO deliveries (id, event_id, destination_id, status, attempts, next_attempt_at, created_at)
-     VALUES ($1, $2, $3, 'pending', 0, $4, $4)`,
-    [`dlv_${randomBase62(24)}`, eventId, destinationId, now],
+    `INSERT INTO deliveries (id, event_id, destination_id, status, attempts, next_attempt_at, created_at, test)
+     VALUES ($1, $2, $3, 'pending', 0, $4, $4, $5)`,
+    [`dlv_${randomBase62(24)}`, eventId, destinationId, now, options.test === true],
   );
 }

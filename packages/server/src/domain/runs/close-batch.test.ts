@@ -33,7 +33,7 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
     db = {
       ...counted.db,
       async query(sql, params, options) {
-        if (/^SELECT start_run\(/.test(sql)) started.push(params![1] as string);
+        if (/^SELECT start_run_previewed\(/.test(sql)) started.push(params![1] as string);
         if (hold && /FROM finish_run_logged\(/.test(sql)) {
           const waitFor = hold;
           hold = undefined;

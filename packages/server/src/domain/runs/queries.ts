@@ -24,6 +24,8 @@ export interface RunRecord {
   alias: string;
   source: string;
   conversationId: string | null;
+  /** The start of the request (domain/runs/request-preview.ts); null before migration 0516. */
+  requestPreview: string | null;
   content: string | null;
   failureReason: string | null;
   inputTokens: number;
@@ -52,6 +54,7 @@ export type RunView = Pick<
   | 'alias'
   | 'source'
   | 'conversationId'
+  | 'requestPreview'
   | 'content'
   | 'failureReason'
   | 'inputTokens'
@@ -64,7 +67,7 @@ export type RunView = Pick<
 
 /** The columns of `RunView`, for a statement whose result type must not change when `runs` gains a column (a prepared one). */
 const RUN_COLUMNS =
-  'id, status, agent_slug, answered_by, alias, source, conversation_id, content, failure_reason, input_tokens, output_tokens, stu, created_at, updated_at, completed_at';
+  'id, status, agent_slug, answered_by, alias, source, conversation_id, request_preview, content, failure_reason, input_tokens, output_tokens, stu, created_at, updated_at, completed_at';
 
 type RunViewRow = Pick<
   RunRow,
@@ -75,6 +78,7 @@ type RunViewRow = Pick<
   | 'alias'
   | 'source'
   | 'conversation_id'
+  | 'request_preview'
   | 'content'
   | 'failure_reason'
   | 'input_tokens'
@@ -94,6 +98,7 @@ function decodeRunView(row: RunViewRow): RunView {
     alias: row.alias,
     source: row.source,
     conversationId: row.conversation_id,
+    requestPreview: row.request_preview,
     content: row.content,
     failureReason: row.failure_reason,
     inputTokens: row.input_tokens,
@@ -141,6 +146,7 @@ export interface FailedAtOnce {
   alias: string;
   source: string;
   conversationId: string | null;
+  requestPreview: string | null;
   reason: string;
   windows: { hour: Date; day: Date };
   now: Date;
@@ -150,8 +156,8 @@ export interface FailedAtOnce {
 export async function insertFailedRun(tx: Tx, run: FailedAtOnce): Promise<void> {
   await tx.query(
     `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, conversation_id, failure_reason,
-                       reserved_stu, window_hour, window_day, created_at, updated_at, started_at, completed_at)
-     VALUES ($1, $2, 'failed', $3, $4, $5, $6, $7, $8, 0, $9, $10, $11, $11, $11, $11)`,
+                       reserved_stu, window_hour, window_day, created_at, updated_at, started_at, completed_at, request_preview)
+     VALUES ($1, $2, 'failed', $3, $4, $5, $6, $7, $8, 0, $9, $10, $11, $11, $11, $11, $12)`,
     [
       run.runId,
       run.workspaceId,
@@ -164,6 +170,7 @@ export async function insertFailedRun(tx: Tx, run: FailedAtOnce): Promise<void> 
       run.windows.hour,
       run.windows.day,
       run.now,
+      run.requestPreview,
     ],
   );
 }
@@ -171,13 +178,13 @@ export async function insertFailedRun(tx: Tx, run: FailedAtOnce): Promise<void> 
 /** Fails at once the inbound run to adopt, if it is still waiting (not started); false when it is not. */
 export async function failWaitingRunAtOnce(
   tx: Tx,
-  run: Pick<FailedAtOnce, 'runId' | 'workspaceId' | 'answeredBy' | 'reason' | 'windows' | 'now'>,
+  run: Pick<FailedAtOnce, 'runId' | 'workspaceId' | 'answeredBy' | 'requestPreview' | 'reason' | 'windows' | 'now'>,
 ): Promise<boolean> {
   const rows = await tx.query(
     `UPDATE runs SET answered_by = $3, status = 'failed', failure_reason = $4, reserved_stu = 0, window_hour = $5, window_day = $6,
-                     updated_at = $7, started_at = $7, completed_at = $7, lease_until = NULL
+                     updated_at = $7, started_at = $7, completed_at = $7, lease_until = NULL, request_preview = $8
       WHERE id = $1 AND workspace_id = $2 AND status = 'in_progress' AND started_at IS NULL RETURNING 1`,
-    [run.runId, run.workspaceId, run.answeredBy, run.reason, run.windows.hour, run.windows.day, run.now],
+    [run.runId, run.workspaceId, run.answeredBy, run.reason, run.windows.hour, run.windows.day, run.now, run.requestPreview],
   );
   return rows.length > 0;
 }

@@ -24,6 +24,7 @@ import { runEnded } from './run-hooks.ts';
 import { writeSteps, type StepDraft } from './steps.ts';
 import { failWaitingRunAtOnce, insertFailedRun } from './queries.ts';
 import { readRunRecord, toRun, type Run, type RunSource } from './store.ts';
+import { requestPreview } from './request-preview.ts';
 
 /** Output tokens reserved for a request that sets no `maxTokens` (and the cap given to the engine). */
 export const DEFAULT_OUTPUT_TOKENS = 4096;
@@ -121,6 +122,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
       source: input.source,
       conversationId: input.conversationId ?? null,
       conversationTurns: p.conversationTurns,
+      requestPreview: requestPreview(input.messages),
       quotaStu: settings.quotaStu,
       inputTokens: p.inputTokens,
       desiredOutput,
@@ -252,6 +254,7 @@ async function failAtOnce(
         alias: input.alias,
         source: input.source,
         conversationId: input.conversationId ?? null,
+        requestPreview: requestPreview(input.messages),
         reason,
         windows: run.windows,
         now,

@@ -28,6 +28,7 @@ export function toRun(run: RunView): Run {
     alias: toAlias(run.alias),
     source: zRun.shape.source.parse(run.source),
     conversationId: run.conversationId,
+    requestPreview: run.requestPreview,
     content: run.content,
     failureReason: run.failureReason,
     usage: { inputTokens: run.inputTokens, outputTokens: run.outputTokens, stu: run.stu },

@@ -14,10 +14,10 @@ import { reserveRun, settleBudget, type BudgetSettings } from './budget.ts';
 import { ensurePeriod } from './usage-store.ts';
 
 /** The statement an invocation starts with (start_run): a run of 50 input tokens asking for 60 more. */
-function reserve(db: TestStore['db'], workspaceId: string, now: Date, settings: BudgetSettings) {
+function reserve(db: TestStore['db'], workspaceId: string, now: Date, settings: BudgetSettings, runId = newId('run'), requestPreview: string | null = null) {
   return reserveRun(db, {
     workspaceId,
-    runId: newId('run'),
+    runId,
     adopt: false,
     now,
     leaseUntil: new Date(now.getTime() + 60_000),
@@ -27,6 +27,7 @@ function reserve(db: TestStore['db'], workspaceId: string, now: Date, settings: 
     source: 'api',
     conversationId: null,
     conversationTurns: null,
+    requestPreview,
     quotaStu: 10_000_000,
     inputTokens: 50,
     desiredOutput: 60,
@@ -41,6 +42,23 @@ describe.each(testBackends())('budgets on $name', ({ open }) => {
   });
   afterEach(async () => {
     await store.cleanup();
+  });
+
+  it('writes the start of the request on the run it starts, and on no run it refuses', async () => {
+    const clock = fixedClock('2026-06-01T09:30:00Z');
+    const { id: workspaceId } = await createWorkspace(store.db, clock, 'Preview');
+    await ensurePeriod(store.db, workspaceId, clock.now(), 10_000_000);
+    const roomy = { rates: DEFAULT_STU_RATES, limits: { run: 1_000_000, hour: 1_000_000, day: 1_000_000 } };
+    const started = newId('run');
+    expect((await reserve(store.db, workspaceId, clock.now(), roomy, started, 'Which invoices are overdue?')).outcome).toBe('started');
+    const refused = newId('run');
+    const tight = { rates: DEFAULT_STU_RATES, limits: { run: 1_000_000, hour: 100, day: 1_000_000 } };
+    await expect(reserve(store.db, workspaceId, clock.now(), tight, refused, 'Refused')).rejects.toMatchObject({ code: 'budget_reserved' });
+    const rows = await store.db.query<{ id: string; request_preview: string | null }>(
+      `SELECT id, request_preview FROM runs WHERE workspace_id = $1 ORDER BY id`,
+      [workspaceId],
+    );
+    expect(rows).toEqual([{ id: started, request_preview: 'Which invoices are overdue?' }]);
   });
 
   it('concurrent reservations never pass the hour limit; reservations alone never trip the switch', async () => {

@@ -142,6 +142,7 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
     limits: settings.limits,
     claim: run.idempotency ?? null,
     conversationTurns: run.conversationTurns,
+    requestPreview: run.requestPreview,
   });
   switch (decision.outcome) {
     case 'started':

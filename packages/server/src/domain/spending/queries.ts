@@ -32,6 +32,8 @@ export interface StartingRun {
   conversationId: string | null;
   /** How many turns the conversation had in the copy the engine is given (checked against the store's). */
   conversationTurns: number | null;
+  /** The start of the request (`Run.requestPreview`, domain/runs/request-preview.ts), written on the run's row when it starts. */
+  requestPreview: string | null;
 }
 
 /** What `start_run` is given: the run to insert (or adopt), its worst case and the limits to hold it to. */
@@ -65,7 +67,8 @@ type StoredDecision =
   | (Omit<Extract<StartDecision, { outcome: 'kill_switch' }>, 'since'> & { since: string | null })
   | Exclude<StartDecision, { outcome: 'started' | 'quota_exceeded' | 'kill_switch' }>;
 
-const START_RUN = `SELECT start_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) AS decision`;
+// start_run_previewed (migration 0516) is start_run (0506) that also writes the run's request preview.
+const START_RUN = `SELECT start_run_previewed($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) AS decision`;
 
 /** The invocation's reservation and run row in one statement, run alone (prepared on PostgreSQL). */
 export async function startRun(db: Db, input: StartRunInput): Promise<StartDecision> {
@@ -95,8 +98,9 @@ export async function startRun(db: Db, input: StartRunInput): Promise<StartDecis
       claim?.requestHash ?? null,
       claim?.expiresAt ?? null,
       input.conversationTurns,
+      input.requestPreview,
     ],
-    { name: 'start_run' },
+    { name: 'start_run_previewed' },
   );
   const decision: StoredDecision = typeof row!.decision === 'string' ? JSON.parse(row!.decision) : row!.decision;
   switch (decision.outcome) {

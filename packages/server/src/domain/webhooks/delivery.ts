@@ -16,7 +16,8 @@
  */
 import { type Agent, request as httpsRequest } from 'node:https';
 import type { SecureContext, SecureContextOptions } from 'node:tls';
-import { createDeliveryAgents, type DeliveryAgents, IDLE_MS } from './delivery-agents.ts';
+import { readAnswerStart, shownHeaders, type SentHeader } from './attempt-detail.ts';
+import { createDeliveryAgents, type DeliveryAgents } from './delivery-agents.ts';
 import { buildDeliveryHeaders } from './outbound-signature.ts';
 import { checkDestinationUrl, DestinationRefusedError, resolveDestination, type DestinationPolicy, type PinnedDestination } from './ssrf-guard.ts';
 
@@ -27,10 +28,20 @@ export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
 type DeliveryFailureReason = 'http_status' | 'timeout' | 'network_error' | 'dns_failed' | 'refused_destination';
 
 /** The classified result of one attempt. Anything but `delivered` is a failed attempt. */
-export type DeliveryOutcome =
+export type DeliveryOutcome = (
   | { result: 'delivered'; status: number }
   | { result: 'retry'; reason: DeliveryFailureReason; status?: number; detail?: string }
-  | { result: 'give_up'; reason: 'http_status' | 'refused_destination'; status?: number; detail?: string };
+  | { result: 'give_up'; reason: DeliveryFailureReason; status?: number; detail?: string }
+) &
+  AttemptDetail;
+
+/** What the delivery log shows of an attempt (attempt-detail.ts), as far as the attempt got. */
+interface AttemptDetail {
+  /** The headers sent, signatures shortened; absent when nothing was sent. */
+  sentHeaders?: SentHeader[];
+  /** The start of the receiver's answer; absent when it did not answer. */
+  answer?: { body: string; truncated: boolean };
+}
 
 /** What is sent: the stored body bytes and the destination's current URL and secret. */
 export interface DeliveryRequest {
@@ -109,14 +120,11 @@ export async function deliverWebhook(delivery: DeliveryRequest, options: Deliver
   if (outcome !== STALE_CONNECTION) return outcome;
   // A kept-alive connection the receiver had just closed: once more, on a connection of its own.
   const fresh = await sendOnce(delivery, { ...target, agent: false, ...(options.ca ? { secureContext: agents.secureContextOf(options.ca) } : {}) });
-  return fresh === STALE_CONNECTION ? { result: 'retry', reason: 'network_error', detail: 'ECONNRESET' } : fresh;
+  return fresh === STALE_CONNECTION ? { result: 'retry', reason: 'network_error', detail: 'ECONNRESET', sentHeaders: shownHeaders(headers) } : fresh;
 }
 
 /** A kept-alive connection failed before any answer: the receiver closed it while it was idle. */
 const STALE_CONNECTION = Symbol('stale connection');
-
-/** Bytes of a receiver's answer read (and dropped) so that its connection can serve again; past it, closed. */
-const MAX_ANSWER_BYTES = 64 * 1024;
 
 function sendOnce(
   delivery: DeliveryRequest,
@@ -132,10 +140,13 @@ function sendOnce(
     deadline: number;
   },
 ): Promise<DeliveryOutcome | typeof STALE_CONNECTION> {
-  const { url, headers } = target;
+  const { url } = target;
+  const headers = { ...target.headers, 'Content-Length': String(delivery.body.byteLength), 'User-Agent': 'service-webhooks/1' };
+  const sentHeaders = shownHeaders(headers);
   const remainingMs = Math.max(1, target.deadline - performance.now());
   return new Promise<DeliveryOutcome | typeof STALE_CONNECTION>((resolve) => {
     let settled = false;
+    let answered = false;
     const finish = (outcome: DeliveryOutcome | typeof STALE_CONNECTION) => {
       if (settled) return;
       settled = true;
@@ -148,7 +159,7 @@ function sendOnce(
         host: target.hostname,
         port: target.port,
         path: `${url.pathname}${url.search}`,
-        headers: { ...headers, 'Content-Length': String(delivery.body.byteLength), 'User-Agent': 'service-webhooks/1' },
+        headers,
         // The pinned lookup: the socket connects to the address the guard checked, whatever DNS says now.
         lookup: target.lookup as never,
         // Kept-alive connections to that same address only (delivery-agents.ts).
@@ -156,27 +167,25 @@ function sendOnce(
         ...(target.secureContext ? { secureContext: target.secureContext } : {}),
       },
       (res) => {
-        // The status is the answer. The body is read only to free the connection for another attempt,
-        // and never waited for: a long or slow one closes the connection instead.
-        finish(classifyResponseStatus(res.statusCode ?? 0));
-        let bytes = 0;
-        const drain = setTimeout(() => res.destroy(), IDLE_MS);
-        res.on('data', (chunk: Buffer) => {
-          bytes += chunk.byteLength;
-          if (bytes > MAX_ANSWER_BYTES) res.destroy();
-        });
-        res.on('close', () => clearTimeout(drain));
-        res.on('error', () => {});
+        // The status is the answer. The body's start (2 KiB at most, waited for 2 s at most) is kept for the
+        // delivery log; the rest is read only to free the connection for another attempt, and a long or slow
+        // one closes it instead (attempt-detail.ts).
+        answered = true;
+        clearTimeout(timer);
+        const outcome = classifyResponseStatus(res.statusCode ?? 0);
+        void readAnswerStart(res).then((answer) => finish({ ...outcome, sentHeaders, answer }));
       },
     );
     const timer = setTimeout(() => {
-      finish({ result: 'retry', reason: 'timeout' });
+      finish({ result: 'retry', reason: 'timeout', sentHeaders });
       req.destroy();
     }, remainingMs);
     req.on('error', (error: NodeJS.ErrnoException) => {
+      // Once answered, the answer's reader settles the attempt (a connection lost mid-body ends it, truncated).
+      if (answered) return;
       // Node's advice for kept-alive connections: a reset of a reused one before any answer is sent again.
       const stale = req.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.code === 'ECONNABORTED');
-      finish(stale ? STALE_CONNECTION : { result: 'retry', reason: 'network_error', detail: error.code ?? 'network_error' });
+      finish(stale ? STALE_CONNECTION : { result: 'retry', reason: 'network_error', detail: error.code ?? 'network_error', sentHeaders });
     });
     req.end(delivery.body);
   });

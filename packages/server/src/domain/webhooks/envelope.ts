@@ -13,7 +13,7 @@ type Schemas = components['schemas'];
 export const WORKSPACE_EVENT_TYPES = ['run.completed', 'run.failed', 'approval.created', 'approval.decided', 'draft.created', 'integration.connected'] as const;
 export type WorkspaceEventType = (typeof WORKSPACE_EVENT_TYPES)[number];
 /** Every type a destination can receive: the workspace events plus the `ping` test event. */
-type OutboundEventType = WorkspaceEventType | 'ping';
+export type OutboundEventType = WorkspaceEventType | 'ping';
 
 /** `data` of each event type, as the contract defines it (the `ping` payload is our decision there). */
 export interface OutboundEventData {
@@ -33,6 +33,8 @@ export interface OutboundEnvelope<T extends OutboundEventType = OutboundEventTyp
   created_at: string;
   tenant_id: string;
   data: OutboundEventData[T];
+  /** Only on a test event an admin sent (ping, test-events): its data is a sample, not workspace activity. */
+  test?: true;
 }
 
 /**
@@ -60,6 +62,8 @@ interface BuildEnvelopeInput<T extends OutboundEventType> {
   createdAt?: Date;
   /** An existing `evt_` id (replay keeps the id); a fresh one by default. */
   id?: string;
+  /** A test event (`"test": true` in the envelope). */
+  test?: boolean;
 }
 
 /** The text of the `ping` event's message. */
@@ -83,6 +87,7 @@ export function buildEnvelope<T extends OutboundEventType>(input: BuildEnvelopeI
     created_at: (input.createdAt ?? systemClock.now()).toISOString(),
     tenant_id: input.tenantId,
     data: data as OutboundEventData[T],
+    ...(input.test ? { test: true as const } : {}),
   };
 }
 
@@ -93,6 +98,7 @@ export function buildPingEnvelope(input: { tenantId: string; destinationId: stri
     tenantId: input.tenantId,
     data: { destination_id: input.destinationId, message: PING_MESSAGE },
     redactText: (text) => text,
+    test: true,
     ...(input.createdAt ? { createdAt: input.createdAt } : {}),
     ...(input.id ? { id: input.id } : {}),
   });
