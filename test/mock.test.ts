@@ -99,6 +99,12 @@ const calls: Record<string, Call> = {
     c.POST('/webhook-destinations/{id}/resume', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
   pingWebhookDestination: (c, h) =>
     c.POST('/webhook-destinations/{id}/ping', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
+  sendWebhookDestinationTestEvent: (c, h) =>
+    c.POST('/webhook-destinations/{id}/test-events', {
+      params: { path: { id: DST_ID }, header: csrf },
+      body: { type: 'run.completed' },
+      headers: { ...session, ...h },
+    }),
   replayWebhookDestination: (c, h) =>
     c.POST('/webhook-destinations/{id}/replay', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
   listDestinationDeliveries: (c, h) =>

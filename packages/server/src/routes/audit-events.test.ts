@@ -110,7 +110,10 @@ describe.each(testBackends())('the audit log on $name', ({ open }) => {
     for (const step of ['pause', 'resume', 'ping', 'replay']) {
       await ok(await call(owner, 'POST', `/webhook-destinations/${destination.id}/${step}`), step === 'ping' || step === 'replay' ? 202 : 200);
     }
-    for (const action of ['created', 'secret_rotated', 'paused', 'resumed', 'pinged', 'replayed']) {
+    await ok(await call(owner, 'POST', `/webhook-destinations/${destination.id}/test-events`, { type: 'run.completed' }), 202);
+    expect(await latest('destination.test_sent')).toMatchObject({ details: { type: 'run.completed' } });
+    expect(await latest('destination.pinged')).toMatchObject({ details: { type: 'ping' } });
+    for (const action of ['created', 'secret_rotated', 'paused', 'resumed', 'pinged', 'test_sent', 'replayed']) {
       expect(await latest(`destination.${action}`)).toMatchObject({ target: { type: 'destination', id: destination.id, label: 'https://127.0.0.1:9/hook' } });
     }
     const inbound = (await ok(await call(owner, 'POST', '/inbound-webhooks', { slug: 'audit-crm' }), 201)) as { secret: string };
