@@ -166,8 +166,7 @@ export function AuditScreen() {
               <th scope="col">Actor</th>
               <th scope="col">Target</th>
               <th scope="col">Details</th>
-              <th scope="col">Address</th>
-              <th scope="col">Request id</th>
+              <th scope="col">From</th>
             </tr>
           </thead>
           <tbody>
@@ -177,7 +176,7 @@ export function AuditScreen() {
                   <Time iso={event.createdAt} />
                 </td>
                 <td>
-                  <code>{breakable(event.action)}</code>
+                  <code class="action">{event.action}</code>
                 </td>
                 <td>
                   <button type="button" class="plain" title="Show only this actor's events" onClick={() => onlyActor(event.actor.label)}>
@@ -189,8 +188,14 @@ export function AuditScreen() {
                   <span class="muted">{event.target.type.replace('_', ' ')}</span> {event.target.label ?? event.target.id}
                 </td>
                 <td>{detailsText(event.details)}</td>
-                <td>{addressText(event.address)}</td>
-                <td>{event.requestId ? <code>{event.requestId}</code> : '—'}</td>
+                <td>
+                  {addressText(event.address)}
+                  {event.requestId ? (
+                    <small class="muted request-id">
+                      request id <code>{event.requestId}</code>
+                    </small>
+                  ) : null}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -216,11 +221,6 @@ export function AuditScreen() {
   );
 }
 
-/** A dotted name that may wrap after its dots, not in the middle of a word. */
-function breakable(name: string) {
-  return name.split('.').map((part, i) => (i === 0 ? part : [<wbr key={i} />, `.${part}`]));
-}
-
 /** The server's responses never show an address of a private network (it could be one of the deployment's own hosts). */
 function addressText(address: string | null): string {
   if (address === null) return '—';
@@ -233,8 +233,15 @@ function actorKind(type: Schemas['AuditActor']['type']): string {
 
 /** The details as plain words: `role: admin · reason: Quarter close`. */
 function detailsText(details: Record<string, unknown>): string {
-  const parts = Object.entries(details).map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  const parts = Object.entries(details).map(([key, value]) => `${key}: ${valueText(value)}`);
   return parts.length === 0 ? '—' : parts.join(' · ');
+}
+
+/** A value of the details in words: a list as its items, so that it wraps. */
+function valueText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(valueText).join(', ');
+  return JSON.stringify(value);
 }
 
 function queryOf(filters: Filters, offset: number, until: string | undefined): AuditQuery {
