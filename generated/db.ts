@@ -46,6 +46,21 @@ export interface Tables {
     decided_at: Date | null;
     created_at: Date;
   };
+  audit_events: {
+    id: string;
+    workspace_id: string;
+    action: string;
+    actor_type: string;
+    actor_id: string;
+    actor_label: string;
+    target_type: string;
+    target_id: string;
+    target_label: string | null;
+    address: string | null;
+    request_id: string | null;
+    details: unknown;
+    created_at: Date;
+  };
   conversation_turns: {
     workspace_id: string;
     conversation_id: string;

@@ -25,6 +25,7 @@ import {
   zApprovalDecidedEvent,
   zApprovalDecidedEventWebhookRequest,
   zApprovalList,
+  zAuditEventList,
   zBudgetReservedError,
   zCallMcpRpcBody,
   zCallMcpRpcHeaders,
@@ -109,6 +110,8 @@ import {
   zListApiKeysV1Headers,
   zListApprovalsHeaders,
   zListApprovalsQuery,
+  zListAuditEventsHeaders,
+  zListAuditEventsQuery,
   zListDestinationDeliveriesHeaders,
   zListDestinationDeliveriesPath,
   zListDestinationDeliveriesQuery,
@@ -349,6 +352,7 @@ export type OperationId =
   | 'resetMember'
   | 'previewAccountReset'
   | 'redeemAccountReset'
+  | 'listAuditEvents'
   | 'listWorkspaces'
   | 'createWorkspace'
   | 'getWorkspace'
@@ -589,6 +593,10 @@ export interface Operations {
   redeemAccountReset: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zRedeemAccountResetHeaders>; body: z.output<typeof zRedeemAccountResetBody> };
     success: { 200: { json: z.input<typeof zAccountResetRedeemed> } };
+  };
+  listAuditEvents: {
+    input: { params: Record<string, never>; query: z.output<typeof zListAuditEventsQuery>; headers: z.output<typeof zListAuditEventsHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zAuditEventList> } };
   };
   listWorkspaces: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListWorkspacesHeaders>; body: undefined };
@@ -1644,6 +1652,23 @@ export const routes: readonly RouteSpec[] = [
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '410': { contentType: 'application/json', schema: zExpiredError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/audit-events',
+    operationId: 'listAuditEvents',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { query: zListAuditEventsQuery, headers: zListAuditEventsHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zAuditEventList },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },

@@ -982,6 +982,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the audit events
+         * @description The workspace's audit log, newest first (then by id): every change a person or a credential made in it, each written in the same transaction as the change, so a change that failed left no event and a change that committed always has one. Recorded: keys created, rotated and revoked, and MCP tokens issued; outbound destinations created, rotated, paused, resumed, pinged, sent a test event and replayed; inbound webhooks created, paused, resumed and revoked; approvals decided; integrations connected; agents paused and resumed; the manual kill switch engaged and released; members invited, invitations resent, revoked and accepted, roles changed, members removed, password and two-step resets made (by an admin, or by the operator: then in every workspace of the account) and redeemed (likewise); sign-ins, sign-outs and failed sign-ins; the operator creating or changing the workspace. Not recorded: invocations, runs (their cancellation included) and MCP tool calls, which have their own records (`GET /runs`); previews of invitation and reset links; switching a session to another workspace; what the service does by itself (a destination paused after repeated failures). A failed sign-in is recorded in every workspace of the account whose email was given; one naming no account records nothing, and a sign-in refused by the lockout (`429 too_many_attempts`) is not recorded either (it was not judged). An event never holds a secret, token or password: the store refuses an event whose details look like one. Events older than the deployment's retention (`AUDIT_RETENTION_DAYS`, 365 days by default) are deleted. Another workspace's events are never listed. The filters `action`, `actor`, `target` and the time range `since` (inclusive) to `until` (exclusive) combine; pages are `limit` and `offset` with `total`, as `GET /runs`; to page through a list that does not move while new events arrive, pass the first page's time as `until`. Needs an owner or admin with two-step verification.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/operator/workspaces": {
         parameters: {
             query?: never;
@@ -3634,6 +3654,124 @@ export interface components {
             totpSecret: string | null;
         };
         /**
+         * AuditAction
+         * @description What was changed, as `<thing>.<change>`. Keys: `key.created`, `key.rotated`, `key.revoked`; `mcp_token.created`
+         *     (an API key exchanged for an MCP token). Outbound destinations: `destination.created`, `destination.secret_rotated`,
+         *     `destination.paused`, `destination.resumed`, `destination.pinged`, `destination.test_sent` (a test event of
+         *     another type than `ping`), `destination.replayed`. Inbound webhooks:
+         *     `inbound_webhook.created`, `inbound_webhook.paused`, `inbound_webhook.resumed`, `inbound_webhook.revoked`.
+         *     `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`; `kill_switch.engaged`,
+         *     `kill_switch.released` (the manual switch). Members: `member.invited`, `invitation.resent`, `invitation.revoked`,
+         *     `invitation.accepted`, `member.role_changed`, `member.removed`, `member.reset` (a password or two-step reset link
+         *     made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
+         *     `session.sign_in_failed`, `session.signed_out`. The operator: `workspace.created`, `workspace.updated`.
+         * @example key.created
+         * @enum {string}
+         */
+        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.test_sent" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "agent.paused" | "agent.resumed" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "workspace.created" | "workspace.updated";
+        /**
+         * AuditActor
+         * @description Who made the change, as the credential proved it (never as a body said). `user`: a person signed in (or, for
+         *     `invitation.accepted`, `account_reset.redeemed` and `session.sign_in_failed`, the account the link or the email
+         *     names), `label` their email. `api_key`: a key, `label` its visible prefix. `operator`: the deployment's operator
+         *     token, `label` `operator`. `label` is what it was when the change was made.
+         * @example {
+         *       "type": "user",
+         *       "id": "usr_8Hn2Qx5Vb1Lm7Kt3Zc9R",
+         *       "label": "owner@northwind.example"
+         *     }
+         */
+        AuditActor: {
+            /** @enum {string} */
+            type: "user" | "api_key" | "operator";
+            /** @description The user's id (`usr_…`), the key's id (`key_…`) or the operator token's id. */
+            id: string;
+            label: string;
+        };
+        /**
+         * AuditTarget
+         * @description What the change was made to. `type` is one of `api_key`, `mcp_token`, `destination`, `inbound_webhook`, `approval`,
+         *     `integration`, `agent`, `kill_switch`, `member`, `invitation`, `account_reset`, `session`, `workspace`; `id` its
+         *     identifier (a key's `key_…`, an agent's slug, an inbound webhook's slug, a member's `usr_…`, …); `label`, when there
+         *     is one, what a person recognises it by (a key's name, a destination's URL, an email). Never a secret or a token.
+         * @example {
+         *       "type": "api_key",
+         *       "id": "key_3Fh7Lq2Xw9Mb4Tz8Kc1V",
+         *       "label": "CRM sync"
+         *     }
+         */
+        AuditTarget: {
+            /** @enum {string} */
+            type: "api_key" | "mcp_token" | "destination" | "inbound_webhook" | "approval" | "integration" | "agent" | "kill_switch" | "member" | "invitation" | "account_reset" | "session" | "workspace";
+            id: string;
+            label: string | null;
+        };
+        /**
+         * AuditDetails
+         * @description A few words about a change (a new role, a pause's reason, a key's scopes); never a secret, a token or a password.
+         * @example {
+         *       "role": "admin"
+         *     }
+         */
+        AuditDetails: {
+            [key: string]: unknown;
+        };
+        /**
+         * AuditEvent
+         * @description One change a person or a credential made in the workspace, written in the same transaction as the change (a
+         *     change that failed left no event). `address` is the client address as the rate limiter sees it (the socket's, or
+         *     `X-Forwarded-For`'s when `TRUST_PROXY` says a proxy sets it; an IPv6 client by its /64), null when none was known.
+         *     An address of a private or loopback network is answered as `[redacted]`, as every response hides the deployment's
+         *     internal hosts (without `TRUST_PROXY`, the socket's address behind a proxy is the proxy's).
+         *     `requestId` is the request's `X-Request-Id`. `details` holds a few words about the change (a new role, a pause's
+         *     reason, a key's scopes); never a secret, a token or a password.
+         * @example {
+         *       "id": "aud_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "action": "key.created",
+         *       "actor": {
+         *         "type": "user",
+         *         "id": "usr_8Hn2Qx5Vb1Lm7Kt3Zc9R",
+         *         "label": "owner@northwind.example"
+         *       },
+         *       "target": {
+         *         "type": "api_key",
+         *         "id": "key_3Fh7Lq2Xw9Mb4Tz8Kc1V",
+         *         "label": "CRM sync"
+         *       },
+         *       "createdAt": "2026-11-22T09:14:03Z",
+         *       "address": "203.0.113.7",
+         *       "requestId": "req_Zx8Kq2Lm7Vb4Nt9Pc3Rw5Hd1",
+         *       "details": {
+         *         "prefix": "service_sk_live_Xb7Qm2",
+         *         "scopes": [
+         *           "orchestrator:invoke"
+         *         ]
+         *       }
+         *     }
+         */
+        AuditEvent: {
+            id: string;
+            action: components["schemas"]["AuditAction"];
+            actor: components["schemas"]["AuditActor"];
+            target: components["schemas"]["AuditTarget"];
+            /** Format: date-time */
+            createdAt: string;
+            address: string | null;
+            requestId: string | null;
+            details: components["schemas"]["AuditDetails"];
+        };
+        /**
+         * AuditEventList
+         * @description One page of the workspace's audit events, newest first.
+         */
+        AuditEventList: {
+            data: components["schemas"]["AuditEvent"][];
+            /** @description Number of events that match the filters, across all pages. */
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /**
          * WorkspaceStatus
          * @description `active`, or `suspended` by the operator: a suspended workspace's API keys, MCP tokens and inbound webhooks answer
          *     `403 tenant_forbidden`, while its data stays untouched and its admins can still sign in and read. Resuming
@@ -4770,6 +4908,31 @@ export interface components {
          * @example inv_4Tq8Zr2Mx7Lp1Vt9Ka
          */
         InvitationIdPath: string;
+        /**
+         * @description Only events of this action.
+         * @example key.revoked
+         */
+        AuditActionQuery: components["schemas"]["AuditAction"];
+        /**
+         * @description Only events of this actor, named by its id (`usr_…`, `key_…`) or its label (an email, any case; a key's prefix).
+         * @example owner@northwind.example
+         */
+        AuditActorQuery: string;
+        /**
+         * @description Only events whose target has this id (`key_…`, `dst_…`, `usr_…`, an agent's or inbound webhook's slug, …).
+         * @example key_3Fh7Lq2Xw9Mb4Tz8Kc1V
+         */
+        AuditTargetQuery: string;
+        /**
+         * @description Only events at or after this instant (ISO 8601 with a time zone).
+         * @example 2026-11-22T00:00:00Z
+         */
+        AuditSinceQuery: string;
+        /**
+         * @description Only events before this instant (exclusive; ISO 8601 with a time zone). Pass the first page's time to page through a list that does not move while new events are written.
+         * @example 2026-11-23T00:00:00Z
+         */
+        AuditUntilQuery: string;
         /**
          * @description The workspace's identifier.
          * @example wksp_X7P5oJGqOLi5uAE9Tmat
@@ -7321,6 +7484,78 @@ export interface operations {
             404: components["responses"]["NotFound"];
             410: components["responses"]["Expired"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events of this action.
+                 * @example key.revoked
+                 */
+                action?: components["parameters"]["AuditActionQuery"];
+                /**
+                 * @description Only events of this actor, named by its id (`usr_…`, `key_…`) or its label (an email, any case; a key's prefix).
+                 * @example owner@northwind.example
+                 */
+                actor?: components["parameters"]["AuditActorQuery"];
+                /**
+                 * @description Only events whose target has this id (`key_…`, `dst_…`, `usr_…`, an agent's or inbound webhook's slug, …).
+                 * @example key_3Fh7Lq2Xw9Mb4Tz8Kc1V
+                 */
+                target?: components["parameters"]["AuditTargetQuery"];
+                /**
+                 * @description Only events at or after this instant (ISO 8601 with a time zone).
+                 * @example 2026-11-22T00:00:00Z
+                 */
+                since?: components["parameters"]["AuditSinceQuery"];
+                /**
+                 * @description Only events before this instant (exclusive; ISO 8601 with a time zone). Pass the first page's time to page through a list that does not move while new events are written.
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                until?: components["parameters"]["AuditUntilQuery"];
+                /**
+                 * @description Page size, 1 to 200.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["LimitQuery"];
+                /**
+                 * @description Number of runs to skip, 0 or more.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["OffsetQuery"];
+            };
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the workspace's audit events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminReadForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1867,6 +1867,148 @@ export const zAccountResetRedeemed = z.strictObject({
 });
 
 /**
+ * AuditAction
+ *
+ * What was changed, as `<thing>.<change>`. Keys: `key.created`, `key.rotated`, `key.revoked`; `mcp_token.created`
+ * (an API key exchanged for an MCP token). Outbound destinations: `destination.created`, `destination.secret_rotated`,
+ * `destination.paused`, `destination.resumed`, `destination.pinged`, `destination.test_sent` (a test event of
+ * another type than `ping`), `destination.replayed`. Inbound webhooks:
+ * `inbound_webhook.created`, `inbound_webhook.paused`, `inbound_webhook.resumed`, `inbound_webhook.revoked`.
+ * `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`; `kill_switch.engaged`,
+ * `kill_switch.released` (the manual switch). Members: `member.invited`, `invitation.resent`, `invitation.revoked`,
+ * `invitation.accepted`, `member.role_changed`, `member.removed`, `member.reset` (a password or two-step reset link
+ * made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
+ * `session.sign_in_failed`, `session.signed_out`. The operator: `workspace.created`, `workspace.updated`.
+ *
+ */
+export const zAuditAction = z.enum([
+    'key.created',
+    'key.rotated',
+    'key.revoked',
+    'mcp_token.created',
+    'destination.created',
+    'destination.secret_rotated',
+    'destination.paused',
+    'destination.resumed',
+    'destination.pinged',
+    'destination.test_sent',
+    'destination.replayed',
+    'inbound_webhook.created',
+    'inbound_webhook.paused',
+    'inbound_webhook.resumed',
+    'inbound_webhook.revoked',
+    'approval.decided',
+    'integration.connected',
+    'agent.paused',
+    'agent.resumed',
+    'kill_switch.engaged',
+    'kill_switch.released',
+    'member.invited',
+    'invitation.resent',
+    'invitation.revoked',
+    'invitation.accepted',
+    'member.role_changed',
+    'member.removed',
+    'member.reset',
+    'account_reset.redeemed',
+    'session.signed_in',
+    'session.sign_in_failed',
+    'session.signed_out',
+    'workspace.created',
+    'workspace.updated'
+]);
+
+/**
+ * AuditActor
+ *
+ * Who made the change, as the credential proved it (never as a body said). `user`: a person signed in (or, for
+ * `invitation.accepted`, `account_reset.redeemed` and `session.sign_in_failed`, the account the link or the email
+ * names), `label` their email. `api_key`: a key, `label` its visible prefix. `operator`: the deployment's operator
+ * token, `label` `operator`. `label` is what it was when the change was made.
+ *
+ */
+export const zAuditActor = z.strictObject({
+    type: z.enum([
+        'user',
+        'api_key',
+        'operator'
+    ]),
+    id: z.string().min(1).max(64),
+    label: z.string().min(1).max(320)
+});
+
+/**
+ * AuditTarget
+ *
+ * What the change was made to. `type` is one of `api_key`, `mcp_token`, `destination`, `inbound_webhook`, `approval`,
+ * `integration`, `agent`, `kill_switch`, `member`, `invitation`, `account_reset`, `session`, `workspace`; `id` its
+ * identifier (a key's `key_…`, an agent's slug, an inbound webhook's slug, a member's `usr_…`, …); `label`, when there
+ * is one, what a person recognises it by (a key's name, a destination's URL, an email). Never a secret or a token.
+ *
+ */
+export const zAuditTarget = z.strictObject({
+    type: z.enum([
+        'api_key',
+        'mcp_token',
+        'destination',
+        'inbound_webhook',
+        'approval',
+        'integration',
+        'agent',
+        'kill_switch',
+        'member',
+        'invitation',
+        'account_reset',
+        'session',
+        'workspace'
+    ]),
+    id: z.string().min(1).max(200),
+    label: z.string().max(2048).nullable()
+});
+
+/**
+ * AuditDetails
+ *
+ * A few words about a change (a new role, a pause's reason, a key's scopes); never a secret, a token or a password.
+ */
+export const zAuditDetails = z.record(z.string(), z.unknown());
+
+/**
+ * AuditEvent
+ *
+ * One change a person or a credential made in the workspace, written in the same transaction as the change (a
+ * change that failed left no event). `address` is the client address as the rate limiter sees it (the socket's, or
+ * `X-Forwarded-For`'s when `TRUST_PROXY` says a proxy sets it; an IPv6 client by its /64), null when none was known.
+ * An address of a private or loopback network is answered as `[redacted]`, as every response hides the deployment's
+ * internal hosts (without `TRUST_PROXY`, the socket's address behind a proxy is the proxy's).
+ * `requestId` is the request's `X-Request-Id`. `details` holds a few words about the change (a new role, a pause's
+ * reason, a key's scopes); never a secret, a token or a password.
+ *
+ */
+export const zAuditEvent = z.strictObject({
+    id: z.string().regex(/^aud_[A-Za-z0-9]{16,32}$/),
+    action: zAuditAction,
+    actor: zAuditActor,
+    target: zAuditTarget,
+    createdAt: z.iso.datetime({ offset: true }),
+    address: z.string().max(64).nullable(),
+    requestId: z.string().max(200).nullable(),
+    details: zAuditDetails
+});
+
+/**
+ * AuditEventList
+ *
+ * One page of the workspace's audit events, newest first.
+ */
+export const zAuditEventList = z.strictObject({
+    data: z.array(zAuditEvent),
+    total: z.int().gte(0),
+    limit: z.int().gte(1).lte(200),
+    offset: z.int().gte(0)
+});
+
+/**
  * WorkspaceStatus
  *
  * `active`, or `suspended` by the operator: a suspended workspace's API keys, MCP tokens and inbound webhooks answer
@@ -2451,6 +2593,31 @@ export const zUserIdPath = zUserId;
  * The invitation's identifier (`id` of the invitation; never its token).
  */
 export const zInvitationIdPath = z.string().regex(/^inv_[A-Za-z0-9]{16,32}$/);
+
+/**
+ * Only events of this action.
+ */
+export const zAuditActionQuery = zAuditAction;
+
+/**
+ * Only events of this actor, named by its id (`usr_…`, `key_…`) or its label (an email, any case; a key's prefix).
+ */
+export const zAuditActorQuery = z.string().min(1).max(320);
+
+/**
+ * Only events whose target has this id (`key_…`, `dst_…`, `usr_…`, an agent's or inbound webhook's slug, …).
+ */
+export const zAuditTargetQuery = z.string().min(1).max(200);
+
+/**
+ * Only events at or after this instant (ISO 8601 with a time zone).
+ */
+export const zAuditSinceQuery = z.iso.datetime({ offset: true });
+
+/**
+ * Only events before this instant (exclusive; ISO 8601 with a time zone). Pass the first page's time to page through a list that does not move while new events are written.
+ */
+export const zAuditUntilQuery = z.iso.datetime({ offset: true });
 
 /**
  * The workspace's identifier.
@@ -3199,6 +3366,25 @@ export const zRedeemAccountResetHeaders = z.object({
  * The account after the reset.
  */
 export const zRedeemAccountResetResponse = zAccountResetRedeemed;
+
+export const zListAuditEventsHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zListAuditEventsQuery = z.object({
+    action: zAuditAction.optional(),
+    actor: z.string().min(1).max(320).optional(),
+    target: z.string().min(1).max(200).optional(),
+    since: z.iso.datetime({ offset: true }).optional(),
+    until: z.iso.datetime({ offset: true }).optional(),
+    limit: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(1).lte(200)).optional().default(50),
+    offset: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(0)).optional().default(0)
+});
+
+/**
+ * A page of the workspace's audit events.
+ */
+export const zListAuditEventsResponse = zAuditEventList;
 
 export const zListWorkspacesHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

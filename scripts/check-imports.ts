@@ -40,6 +40,7 @@ export const FLOORS: readonly (readonly string[])[] = [
   [
     'domain/standing',
     'domain/events',
+    'domain/audit',
     'domain/usage',
     'domain/health',
     'domain/agents',

@@ -99,6 +99,12 @@ const calls: Record<string, Call> = {
     c.POST('/webhook-destinations/{id}/resume', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
   pingWebhookDestination: (c, h) =>
     c.POST('/webhook-destinations/{id}/ping', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
+  sendWebhookDestinationTestEvent: (c, h) =>
+    c.POST('/webhook-destinations/{id}/test-events', {
+      params: { path: { id: DST_ID }, header: csrf },
+      body: { type: 'run.completed' },
+      headers: { ...session, ...h },
+    }),
   replayWebhookDestination: (c, h) =>
     c.POST('/webhook-destinations/{id}/replay', { params: { path: { id: DST_ID }, header: csrf }, headers: { ...session, ...h } }),
   listDestinationDeliveries: (c, h) =>
@@ -130,6 +136,7 @@ const calls: Record<string, Call> = {
   createInvitation: (c, h) =>
     c.POST('/workspace/invitations', { params: { header: csrf }, body: { email: 'dana@northwind.example' }, headers: { ...session, ...h } }),
   listInvitations: (c, h) => c.GET('/workspace/invitations', { headers: { ...session, ...h } }),
+  listAuditEvents: (c, h) => c.GET('/audit-events', { params: { query: { action: 'key.created', limit: 20 } }, headers: { ...session, ...h } }),
   resendInvitation: (c, h) =>
     c.POST('/workspace/invitations/{invitation_id}/resend', {
       params: { path: { invitation_id: INVITATION_ID }, header: csrf },

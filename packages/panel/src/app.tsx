@@ -11,6 +11,7 @@ import { linkScreen } from './link-screens.tsx';
 import { navigate, useRoute } from './router.ts';
 import { AgentsScreen } from './screens/agents.tsx';
 import { ApprovalsScreen } from './screens/approvals.tsx';
+import { AuditScreen } from './screens/audit.tsx';
 import { KeysScreen } from './screens/keys.tsx';
 import { MembersScreen } from './screens/members.tsx';
 import { OverviewScreen } from './screens/overview.tsx';
@@ -40,6 +41,7 @@ const SCREENS: Screen[] = [
   { path: '/webhooks', title: 'Webhooks', admin: true },
   { path: '/spending', title: 'Spending', admin: true },
   { path: '/members', title: 'Members', admin: true },
+  { path: '/audit', title: 'Audit', admin: true },
 ];
 
 type State = { phase: 'restoring' } | { phase: 'signed-out'; notice?: SignInNotice } | { phase: 'signed-in'; session: Session };
@@ -200,6 +202,8 @@ function render(route: string, admin: boolean) {
       return admin ? <MembersScreen /> : <NotForRole />;
     case '/spending':
       return admin ? <SpendingScreen /> : <NotForRole />;
+    case '/audit':
+      return admin ? <AuditScreen /> : <NotForRole />;
     default:
       return (
         <section>

@@ -3,7 +3,8 @@
  * an admin invites from Members, the invitee opens the link in a second browser context, chooses a password, scans the
  * QR code (read from the page's pixels, as a phone would) and signs in with its code; Members lists a pending
  * invitation, resends it (the old link says it was replaced) and revokes another (its link says so); an admin resets a
- * member's two-step verification and the member re-enrols through the link; a workspace name of markup stays text.
+ * member's two-step verification and the member re-enrols through the link; the Audit screen lists each of those actions
+ * with its actor; a workspace name of markup stays text (on the invitation, in the panel, on the Audit screen).
  * axe-core on every new screen; screenshots at 1366 and 390 px.
  */
 import type { BrowserContext, Page } from 'playwright-core';
@@ -202,6 +203,45 @@ describe.skipIf(!chromiumAvailable)('invitations and recovery in the browser', {
     expect(old.status).toBe(401);
   });
 
+  it('the Audit screen lists the invitation, the acceptance, the sign-ins, the reset and its redemption, each with its actor', async () => {
+    await admin.getByRole('navigation', { name: 'Panel' }).getByRole('link', { name: 'Audit', exact: true }).click();
+    await admin.getByRole('heading', { name: 'Audit', level: 1 }).waitFor();
+    const table = admin.getByRole('table', { name: 'Audit events, newest first' });
+    const row = (action: string, actor: string) => table.getByRole('row').filter({ hasText: action }).filter({ hasText: actor });
+    const expected: [string, string][] = [
+      ['member.invited', h.admin.email],
+      ['invitation.accepted', INVITEE],
+      ['session.signed_in', INVITEE],
+      ['session.signed_in', h.admin.email],
+      ['invitation.resent', h.admin.email],
+      ['invitation.revoked', h.admin.email],
+      ['member.reset', h.admin.email],
+      ['account_reset.redeemed', INVITEE],
+    ];
+    for (const [action, actor] of expected) await expect.poll(() => row(action, actor).count(), SLOW).toBeGreaterThan(0);
+    // The reset names its target, the member; the redemption happened after it (newest first).
+    expect(await row('member.reset', h.admin.email).first().textContent()).toContain(INVITEE);
+    const actions = await table.locator('tbody tr td:nth-child(2)').allTextContents();
+    expect(actions.indexOf('account_reset.redeemed')).toBeLessThan(actions.indexOf('member.reset'));
+    const time = row('member.invited', h.admin.email).first().locator('time');
+    expect(await time.getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
+    await shots(admin, 'audit-after-invitations');
+    await expectAccessible(admin, 'audit');
+
+    // Filters apply as they change: one action, then one actor.
+    await admin.getByLabel('Action', { exact: true }).selectOption('account_reset.redeemed');
+    await expect
+      .poll(async () => new Set(await table.locator('tbody tr td:nth-child(2)').allTextContents()), SLOW)
+      .toEqual(new Set(['account_reset.redeemed']));
+    await admin.getByLabel('Action', { exact: true }).selectOption('');
+    await admin.getByLabel('Actor (email or key prefix)').fill(INVITEE);
+    await admin.getByLabel('Actor (email or key prefix)').press('Enter');
+    await expect
+      .poll(async () => (await table.locator('tbody tr td:nth-child(3)').allTextContents()).every((text) => text.startsWith(INVITEE)), SLOW)
+      .toBe(true);
+    expect(await table.locator('tbody tr').count()).toBeGreaterThan(2);
+  });
+
   it('a workspace name of markup (<script>, <img onerror>) is shown as text on the invitation and in the panel, never run', async () => {
     const hostile = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
     const json = { 'content-type': 'application/json' };
@@ -251,5 +291,21 @@ describe.skipIf(!chromiumAvailable)('invitations and recovery in the browser', {
     expect(await page.locator('img').count()).toBe(0);
     expect(dialogs).toEqual([]);
     await context.close();
+
+    // The owner's Audit screen shows the workspace's name of markup (its creation's target) as text too.
+    const ownerContext = await h.browser.newContext({ baseURL: h.url, viewport: WIDE, bypassCSP: true });
+    await ownerContext.addCookies([{ name: 'service_session', value: session.cookie.split('=')[1]!, url: h.url }]);
+    const ownerPage = await ownerContext.newPage();
+    ownerPage.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await ownerPage.goto('/panel/audit');
+    const creation = ownerPage.getByRole('table', { name: 'Audit events, newest first' }).getByRole('row').filter({ hasText: 'workspace.created' });
+    await expect.poll(() => creation.textContent(), SLOW).toContain(hostile);
+    expect(await ownerPage.evaluate('window.__xss')).toBeUndefined();
+    expect(await ownerPage.locator('img').count()).toBe(0);
+    expect(dialogs).toEqual([]);
+    await ownerContext.close();
   });
 });

@@ -157,6 +157,16 @@ export const SCREENS: Screen[] = [
     shows: (t) => [t.killSwitchReason],
   },
   {
+    name: 'audit',
+    async open(page) {
+      // After Spending: the manual switch engaged there is the newest event.
+      await openPath(page, '/panel/audit', 'Audit');
+      await page.getByRole('table', { name: 'Audit events, newest first' }).getByRole('row').filter({ hasText: 'kill_switch.engaged' }).waitFor(WAIT);
+    },
+    // The workspace's name (its creation's target), the keys' names, a pause's and the switch's reasons.
+    shows: (t) => [t.workspace, t.key, t.newKey, t.agentReason, t.killSwitchReason],
+  },
+  {
     name: 'invitation',
     signedOut: true,
     open: (page, world) => openPath(page, world.invitationLink, /^Join /),

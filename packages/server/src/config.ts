@@ -48,6 +48,8 @@ export interface ServerConfig {
   streamResumeMs: number;
   /** Hours after which a finished run's fragments are merged into one in its event log (RUN_EVENT_RETENTION_HOURS, default 168). */
   runEventRetentionHours: number;
+  /** Days after which the worker deletes a workspace's audit events (AUDIT_RETENTION_DAYS, default 365). */
+  auditRetentionDays: number;
   /** Browser origins allowed by CORS (CORS_ORIGINS, exact origins); none by default. */
   corsOrigins: string[];
   /** An operator token the server accepts beside the stored ones (OPERATOR_TOKEN, 32 characters or more). */
@@ -127,6 +129,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     runLeaseMs: parseMs(env.RUN_LEASE_MS, 60_000, 'RUN_LEASE_MS'),
     streamResumeMs: parseMs(env.STREAM_RESUME_MS, 10_000, 'STREAM_RESUME_MS'),
     runEventRetentionHours: parseHours(env.RUN_EVENT_RETENTION_HOURS, 168, 'RUN_EVENT_RETENTION_HOURS'),
+    auditRetentionDays: parseDays(env.AUDIT_RETENTION_DAYS, 365, 'AUDIT_RETENTION_DAYS'),
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
     operatorToken: operatorToken(env.OPERATOR_TOKEN),
     metricsPort: env.METRICS_PORT ? parsePort(env.METRICS_PORT) : undefined,
@@ -210,6 +213,13 @@ function parseHours(value: string | undefined, fallback: number, name: string): 
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 87_600) throw new ConfigError(`${name} must be a whole number of hours from 1 to 87600: ${value}`);
+  return n;
+}
+
+function parseDays(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 36_500) throw new ConfigError(`${name} must be a whole number of days from 1 to 36500: ${value}`);
   return n;
 }
 

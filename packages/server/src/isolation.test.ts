@@ -457,6 +457,26 @@ const MATRIX = {
     },
   },
   listInvitations: { kind: 'list', resource: 'invitation' },
+  listAuditEvents: {
+    kind: 'own',
+    // Each workspace's log holds its own changes only; filtering by A's key or A's admin finds nothing in B's.
+    check: async ({ A, B, db, call }) => {
+      const idsOf = async (workspaceId: string) =>
+        (await db.query<{ id: string }>(`SELECT id FROM audit_events WHERE workspace_id = $1`, [workspaceId])).map((row) => row.id);
+      const [ofA, ofB] = [await idsOf(A.workspaceId), await idsOf(B.workspaceId)];
+      expect(ofA.length).toBeGreaterThan(0);
+      const listed = await call('GET', '/audit-events?limit=200', { session: B.admin });
+      expect(listed.status).toBe(200);
+      const seen = (listed.body.data as { id: string }[]).map((event) => event.id);
+      expect(listed.body.total).toBe(ofB.length);
+      expect(seen.filter((id) => ofA.includes(id))).toEqual([]);
+      for (const query of [`target=${A.ids.key}`, `actor=${encodeURIComponent(A.t.admin.email)}`]) {
+        const filtered = await call('GET', `/audit-events?${query}`, { session: B.admin });
+        expect(filtered.status).toBe(200);
+        expect(filtered.body).toMatchObject({ data: [], total: 0 });
+      }
+    },
+  },
   resendInvitation: { kind: 'resource', resource: 'invitation' },
   revokeInvitation: { kind: 'resource', resource: 'invitation' },
   previewInvitation: {

@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { createAgentService, type AgentService } from './domain/agents/service.ts';
 import { createAgentSettingsCache } from './domain/agents/settings-cache.ts';
 import { createApprovalService, type ApprovalService } from './domain/approvals/service.ts';
+import { createAuditService, type AuditService } from './domain/audit/index.ts';
 import { createInboundIngestService, type InboundIngestService } from './domain/inbound-webhooks/ingest-service.ts';
 import { createIntegrationService, type IntegrationService } from './domain/integrations/service.ts';
 import { createKeyService, type KeyService } from './domain/keys/index.ts';
@@ -110,6 +111,8 @@ export interface Services {
   /** Members, invitations and account resets of a workspace. */
   members: MemberService;
   approvals: ApprovalService;
+  /** The workspace's audit log (the events are recorded by the other services, in their changes' transactions). */
+  audit: AuditService;
   integrations: IntegrationService;
   /** A workspace's standing by its id (a session's invocation). */
   standing: StandingService;
@@ -178,6 +181,7 @@ export function buildServices(deps: Deps): Services {
     agents: createAgentService({ db, clock }),
     members: createMemberService({ db, clock, secretBox }),
     approvals: createApprovalService({ db, clock }),
+    audit: createAuditService({ db }),
     integrations: createIntegrationService({ db, clock }),
     standing: createStandingService({ db }),
     logger,

@@ -84,6 +84,7 @@ OPERATIONS: dict[str, OperationSpec] = {
     "resetMember": {"id": "resetMember", "method": "POST", "path": "/workspace/members/{user_id}/reset", "auth": "adminSession", "path_params": ("user_id",), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "previewAccountReset": {"id": "previewAccountReset", "method": "POST", "path": "/account-resets/preview", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "redeemAccountReset": {"id": "redeemAccountReset", "method": "POST", "path": "/account-resets/redeem", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listAuditEvents": {"id": "listAuditEvents", "method": "GET", "path": "/audit-events", "auth": "adminSession", "path_params": (), "query_params": ("action", "actor", "target", "since", "until", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listWorkspaces": {"id": "listWorkspaces", "method": "GET", "path": "/operator/workspaces", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "createWorkspace": {"id": "createWorkspace", "method": "POST", "path": "/operator/workspaces", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "getWorkspace": {"id": "getWorkspace", "method": "GET", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
@@ -325,6 +326,10 @@ class Operations:
     def redeem_account_reset(self, *, body: models.RedeemAccountResetRequest) -> models.AccountResetRedeemed:
         """POST /account-resets/redeem: Redeem a password or two-step reset"""
         return self._call("redeemAccountReset", body=body)  # type: ignore[no-any-return]
+
+    def list_audit_events(self, *, query: Mapping[str, Any] | None = None) -> models.AuditEventList:
+        """GET /audit-events: List the audit events"""
+        return self._call("listAuditEvents", query=query)  # type: ignore[no-any-return]
 
     def list_workspaces(self) -> models.OperatorWorkspaceList:
         """GET /operator/workspaces: List the workspaces"""
@@ -628,6 +633,10 @@ class AsyncOperations:
     async def redeem_account_reset(self, *, body: models.RedeemAccountResetRequest) -> models.AccountResetRedeemed:
         """POST /account-resets/redeem: Redeem a password or two-step reset"""
         return await self._call("redeemAccountReset", body=body)  # type: ignore[no-any-return]
+
+    async def list_audit_events(self, *, query: Mapping[str, Any] | None = None) -> models.AuditEventList:
+        """GET /audit-events: List the audit events"""
+        return await self._call("listAuditEvents", query=query)  # type: ignore[no-any-return]
 
     async def list_workspaces(self) -> models.OperatorWorkspaceList:
         """GET /operator/workspaces: List the workspaces"""

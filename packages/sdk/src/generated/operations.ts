@@ -68,6 +68,7 @@ export const OPERATIONS = {
   resetMember: { id: 'resetMember', method: 'POST', path: '/workspace/members/{user_id}/reset', auth: 'adminSession', pathParams: ['user_id'], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   previewAccountReset: { id: 'previewAccountReset', method: 'POST', path: '/account-resets/preview', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   redeemAccountReset: { id: 'redeemAccountReset', method: 'POST', path: '/account-resets/redeem', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listAuditEvents: { id: 'listAuditEvents', method: 'GET', path: '/audit-events', auth: 'adminSession', pathParams: [], queryParams: ['action', 'actor', 'target', 'since', 'until', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listWorkspaces: { id: 'listWorkspaces', method: 'GET', path: '/operator/workspaces', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   createWorkspace: { id: 'createWorkspace', method: 'POST', path: '/operator/workspaces', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   getWorkspace: { id: 'getWorkspace', method: 'GET', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
@@ -148,6 +149,7 @@ export interface OperationInputs {
   resetMember: { path: Params<'resetMember', 'path'>; body: JsonBody<'resetMember'> };
   previewAccountReset: { body: JsonBody<'previewAccountReset'> };
   redeemAccountReset: { body: JsonBody<'redeemAccountReset'> };
+  listAuditEvents: { query?: Params<'listAuditEvents', 'query'> };
   listWorkspaces: Record<string, never>;
   createWorkspace: { body: JsonBody<'createWorkspace'> };
   getWorkspace: { path: Params<'getWorkspace', 'path'> };
@@ -226,6 +228,7 @@ export interface OperationOutputs {
   resetMember: JsonAnswer<'resetMember', 201>;
   previewAccountReset: JsonAnswer<'previewAccountReset', 200>;
   redeemAccountReset: JsonAnswer<'redeemAccountReset', 200>;
+  listAuditEvents: JsonAnswer<'listAuditEvents', 200>;
   listWorkspaces: JsonAnswer<'listWorkspaces', 200>;
   createWorkspace: JsonAnswer<'createWorkspace', 201>;
   getWorkspace: JsonAnswer<'getWorkspace', 200>;
@@ -516,6 +519,11 @@ export class Operations {
   /** POST /account-resets/redeem: Redeem a password or two-step reset */
   redeemAccountReset(input: OperationInputs['redeemAccountReset'], options?: RequestOptions): Promise<OperationOutputs['redeemAccountReset']> {
     return this.transport.call(OPERATIONS.redeemAccountReset, input, options) as Promise<OperationOutputs['redeemAccountReset']>;
+  }
+
+  /** GET /audit-events: List the audit events */
+  listAuditEvents(input: OperationInputs['listAuditEvents'] = {}, options?: RequestOptions): Promise<OperationOutputs['listAuditEvents']> {
+    return this.transport.call(OPERATIONS.listAuditEvents, input, options) as Promise<OperationOutputs['listAuditEvents']>;
   }
 
   /** GET /operator/workspaces: List the workspaces */

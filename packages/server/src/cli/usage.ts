@@ -45,7 +45,7 @@ Environment: DATA_DIR (embedded store, default ./data), DATABASE_URL (PostgreSQL
 embedded store), REDIS_URL (shared rate limits), PORT, HOST, TLS_CERT, TLS_KEY, TRUST_PROXY,
 SECRET_KEY (seals webhook secrets; required with DATABASE_URL), WEBHOOK_ALLOW_HOSTS (hosts/CIDRs
 that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_TIMEOUT_MS, RUN_LEASE_MS,
-STREAM_RESUME_MS, RUN_EVENT_RETENTION_HOURS,
+STREAM_RESUME_MS, RUN_EVENT_RETENTION_HOURS, AUDIT_RETENTION_DAYS,
 CORS_ORIGINS (browser origins allowed to call the API; none by default), OPERATOR_TOKEN (an operator
 token the server accepts, at least 32 characters), SERVICE_URL (the running server the \`workspaces\`
 and \`users reset-…\` commands call), METRICS_PORT, METRICS_HOST, SHUTDOWN_GRACE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,

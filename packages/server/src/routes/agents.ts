@@ -3,7 +3,7 @@
  * paused agents) with the alias assigned to each. For the panel (session): listWorkspaceAgents (any
  * member) shows every agent with its state; pauseAgent and resumeAgent (an admin) switch one.
  */
-import { authOf, type Handler, type Handlers } from './handler.ts';
+import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
 
 const listAgents: Handler<'listAgents'> = async (c, _input, { agents }) => {
   const { workspaceId } = authOf(c, 'apiKey');
@@ -19,14 +19,14 @@ const listWorkspaceAgents: Handler<'listWorkspaceAgents'> = async (c, _input, { 
   return { status: 200, body: await agents.list(workspaceId) };
 };
 
-const pauseAgent: Handler<'pauseAgent'> = async (c, { params, body }, { agents }) => {
+const pauseAgent: Handler<'pauseAgent'> = async (c, { params, body }, services) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await agents.pause(workspaceId, params.slug, body.reason) };
+  return { status: 200, body: await services.agents.pause(workspaceId, params.slug, body.reason, auditOf(c, services)) };
 };
 
-const resumeAgent: Handler<'resumeAgent'> = async (c, { params }, { agents }) => {
+const resumeAgent: Handler<'resumeAgent'> = async (c, { params }, services) => {
   const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await agents.resume(workspaceId, params.slug) };
+  return { status: 200, body: await services.agents.resume(workspaceId, params.slug, auditOf(c, services)) };
 };
 
 export const agentHandlers = { listAgents, listWorkspaceAgents, pauseAgent, resumeAgent } satisfies Partial<Handlers>;

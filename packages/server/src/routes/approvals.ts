@@ -3,11 +3,13 @@
  * decideApproval (an admin; emits `approval.decided`), createIntegration (an admin; emits
  * `integration.connected`).
  */
-import { authOf, type Handler, type Handlers } from './handler.ts';
+import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
 
-const decideApproval: Handler<'decideApproval'> = async (c, { params, body }, { approvals, webhooks }) => {
+const decideApproval: Handler<'decideApproval'> = async (c, { params, body }, services) => {
+  const { approvals, webhooks } = services;
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  const approval = await approvals.decide({ workspaceId, approvalId: params.approval_id, decision: body.decision, decidedBy: userId });
+  const decision = { workspaceId, approvalId: params.approval_id, decision: body.decision, decidedBy: userId };
+  const approval = await approvals.decide(decision, auditOf(c, services));
   webhooks.wake();
   return { status: 200, body: approval };
 };
@@ -17,9 +19,10 @@ const listApprovals: Handler<'listApprovals'> = async (c, { query }, { approvals
   return { status: 200, body: await approvals.list({ workspaceId, status: query.status ?? 'pending', limit: query.limit, offset: query.offset }) };
 };
 
-const createIntegration: Handler<'createIntegration'> = async (c, { body }, { integrations, webhooks }) => {
+const createIntegration: Handler<'createIntegration'> = async (c, { body }, services) => {
+  const { integrations, webhooks } = services;
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  const integration = await integrations.record({ workspaceId, ...body, connectedBy: userId });
+  const integration = await integrations.record({ workspaceId, ...body, connectedBy: userId }, auditOf(c, services));
   webhooks.wake();
   return { status: 201, body: integration };
 };

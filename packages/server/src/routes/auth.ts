@@ -5,16 +5,16 @@ import { deleteCookie, setCookie } from 'hono/cookie';
 import { SESSION_COOKIE, SESSION_TTL_MS } from '../domain/sessions/index.ts';
 import { clientIp, clientKey } from '../middleware/rate-limit/index.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
-import { authOf, type Handler, type Handlers } from './handler.ts';
+import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
 
 // HttpOnly: no script reads it; Secure: never sent over plain HTTP (browsers allow localhost);
 // SameSite=Strict: never sent on a cross-site request, the first line against CSRF.
 const COOKIE_OPTIONS = { httpOnly: true, secure: true, sameSite: 'Strict', path: '/' } as const;
 
-const login: Handler<'login'> = async (c, { body }, { sessions, config }) => {
+const login: Handler<'login'> = async (c, { body }, services) => {
   // Failed logins are counted per email and per source address: the address the rate limiter uses.
-  const source = clientKey(clientIp(c, { trustProxy: config.trustProxy }));
-  const session = await sessions.login(body, { source });
+  const source = clientKey(clientIp(c, { trustProxy: services.config.trustProxy }));
+  const session = await services.sessions.login(body, { source }, auditOf(c, services));
   keepUnredacted(c, session.csrfToken);
   setCookie(c, SESSION_COOKIE, session.sessionToken, { ...COOKIE_OPTIONS, maxAge: SESSION_TTL_MS / 1000 });
   // The body holds the session's CSRF token: no cache may keep it (as GET /auth/session).
@@ -31,8 +31,8 @@ const login: Handler<'login'> = async (c, { body }, { sessions, config }) => {
   };
 };
 
-const logout: Handler<'logout'> = async (c, _input, { sessions }) => {
-  await sessions.logout(authOf(c, 'adminSession').sessionId);
+const logout: Handler<'logout'> = async (c, _input, services) => {
+  await services.sessions.logout(authOf(c, 'adminSession'), auditOf(c, services));
   deleteCookie(c, SESSION_COOKIE, COOKIE_OPTIONS);
   return { status: 204 };
 };

@@ -10,6 +10,8 @@ import type { AppEnv, Auth } from '../app-env.ts';
 import type { OperationId, Operations } from '../contract.ts';
 import { fail } from '../errors.ts';
 import type { Services } from '../services.ts';
+import type { AuditContext } from '../domain/audit/index.ts';
+import { clientIp, clientKey } from '../middleware/rate-limit/index.ts';
 
 /** The validated request of an operation. */
 export type Input<K extends OperationId> = Operations[K]['input'];
@@ -61,4 +63,23 @@ export function workspaceOf(c: Context<AppEnv>): string {
   const auth = c.get('auth');
   if (!auth || !('workspaceId' in auth)) throw fail('not_authenticated');
   return auth.workspaceId;
+}
+
+/**
+ * What the audit log records of this request's caller, built in this one place: the actor from the credential the
+ * route authenticated (a session's user, a key, an MCP token's key, the operator), never from the body; the client
+ * address as the rate limiter keys it (TRUST_PROXY applies); the request id.
+ */
+export function auditOf(c: Context<AppEnv>, services: Pick<Services, 'config'>): AuditContext {
+  const auth = c.get('auth');
+  const actor: AuditContext['actor'] =
+    auth?.scheme === 'adminSession'
+      ? { type: 'user', id: auth.userId }
+      : auth?.scheme === 'apiKey' || auth?.scheme === 'mcpToken'
+        ? { type: 'api_key', id: auth.keyId }
+        : auth?.scheme === 'operatorToken'
+          ? { type: 'operator', id: auth.tokenId }
+          : null;
+  const address = clientKey(clientIp(c, { trustProxy: services.config.trustProxy }));
+  return { actor, address: address === 'unknown' ? null : address, requestId: c.get('requestId') ?? null };
 }

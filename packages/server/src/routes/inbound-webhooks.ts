@@ -11,7 +11,7 @@ import { resolveInboundEventId } from '../domain/webhooks/event-id.ts';
 import { ServiceError } from '../errors.ts';
 import { clientIp } from '../middleware/rate-limit/index.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
-import { authOf, type Handler, type Handlers } from './handler.ts';
+import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
 
 const ingest: Handler<'ingestInboundEvent'> = async (c, _input, services) => {
   const verified = c.get('inbound');
@@ -39,26 +39,30 @@ const listInboundWebhooks: Handler<'listInboundWebhooks'> = async (c, _input, { 
   return { status: 200, body: { data: await webhooks.inbound.list(workspaceId) } };
 };
 
-const createInboundWebhook: Handler<'createInboundWebhook'> = async (c, { body }, { webhooks }) => {
+const createInboundWebhook: Handler<'createInboundWebhook'> = async (c, { body }, services) => {
+  const { webhooks } = services;
   const { workspaceId } = authOf(c, 'adminSession');
-  const created = await webhooks.inbound.create(workspaceId, body);
+  const created = await webhooks.inbound.create(workspaceId, body, auditOf(c, services));
   keepUnredacted(c, created.secret);
   return { status: 201, body: created };
 };
 
-const pauseInboundWebhook: Handler<'pauseInboundWebhook'> = async (c, { params }, { webhooks }) => {
+const pauseInboundWebhook: Handler<'pauseInboundWebhook'> = async (c, { params }, services) => {
+  const { webhooks } = services;
   const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await webhooks.inbound.pause(workspaceId, params.slug) };
+  return { status: 200, body: await webhooks.inbound.pause(workspaceId, params.slug, auditOf(c, services)) };
 };
 
-const resumeInboundWebhook: Handler<'resumeInboundWebhook'> = async (c, { params }, { webhooks }) => {
+const resumeInboundWebhook: Handler<'resumeInboundWebhook'> = async (c, { params }, services) => {
+  const { webhooks } = services;
   const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await webhooks.inbound.resume(workspaceId, params.slug) };
+  return { status: 200, body: await webhooks.inbound.resume(workspaceId, params.slug, auditOf(c, services)) };
 };
 
-const revokeInboundWebhook: Handler<'revokeInboundWebhook'> = async (c, { params }, { webhooks }) => {
+const revokeInboundWebhook: Handler<'revokeInboundWebhook'> = async (c, { params }, services) => {
+  const { webhooks } = services;
   const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await webhooks.inbound.revoke(workspaceId, params.slug) };
+  return { status: 200, body: await webhooks.inbound.revoke(workspaceId, params.slug, auditOf(c, services)) };
 };
 
 export const inboundWebhookHandlers = {

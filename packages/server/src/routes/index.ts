@@ -5,6 +5,7 @@
 import { agentHandlers } from './agents.ts';
 import { apiKeyHandlers } from './api-keys.ts';
 import { approvalHandlers } from './approvals.ts';
+import { auditEventHandlers } from './audit-events.ts';
 import { authHandlers } from './auth.ts';
 import { authSessionHandlers } from './auth-session.ts';
 import type { Handlers } from './handler.ts';
@@ -37,6 +38,7 @@ export const handlers: Handlers = {
   ...usageHandlers, // getCurrentUsage, getUsageV1
   ...agentHandlers, // listAgents
   ...memberHandlers, // the members of the session's workspace, invitations
+  ...auditEventHandlers, // listAuditEvents (the workspace's audit log)
   ...operatorHandlers, // the operator API: workspaces
   ...operationsHandlers, // getLiveness, getReadiness (health for load balancers)
 };

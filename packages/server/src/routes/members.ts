@@ -6,27 +6,27 @@
  */
 import { zRole } from '../domain/sessions/users.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
-import { authOf, type Handler, type Handlers } from './handler.ts';
+import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
 
 const listMembers: Handler<'listMembers'> = async (c, _input, { members }) => {
   const { workspaceId } = authOf(c, 'adminSession');
   return { status: 200, body: { data: await members.list(workspaceId) } };
 };
 
-const updateMember: Handler<'updateMember'> = async (c, { params, body }, { members }) => {
+const updateMember: Handler<'updateMember'> = async (c, { params, body }, services) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  return { status: 200, body: await members.update(workspaceId, userId, params.user_id, body.role) };
+  return { status: 200, body: await services.members.update(workspaceId, userId, params.user_id, body.role, auditOf(c, services)) };
 };
 
-const removeMember: Handler<'removeMember'> = async (c, { params }, { members }) => {
+const removeMember: Handler<'removeMember'> = async (c, { params }, services) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  await members.remove(workspaceId, userId, params.user_id);
+  await services.members.remove(workspaceId, userId, params.user_id, auditOf(c, services));
   return { status: 204 };
 };
 
-const createInvitation: Handler<'createInvitation'> = async (c, { body }, { members }) => {
+const createInvitation: Handler<'createInvitation'> = async (c, { body }, services) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  const invitation = await members.invite({ workspaceId, invitedBy: userId, email: body.email, role: body.role });
+  const invitation = await services.members.invite({ workspaceId, invitedBy: userId, email: body.email, role: body.role }, auditOf(c, services));
   keepUnredacted(c, invitation.token);
   return { status: 201, body: invitation };
 };
@@ -36,16 +36,16 @@ const listInvitations: Handler<'listInvitations'> = async (c, _input, { members 
   return { status: 200, body: { data: await members.invitations(workspaceId) } };
 };
 
-const resendInvitation: Handler<'resendInvitation'> = async (c, { params }, { members }) => {
+const resendInvitation: Handler<'resendInvitation'> = async (c, { params }, services) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  const invitation = await members.resendInvitation({ workspaceId, actorId: userId, invitationId: params.invitation_id });
+  const invitation = await services.members.resendInvitation({ workspaceId, actorId: userId, invitationId: params.invitation_id }, auditOf(c, services));
   keepUnredacted(c, invitation.token);
   return { status: 201, body: invitation };
 };
 
-const revokeInvitation: Handler<'revokeInvitation'> = async (c, { params }, { members }) => {
+const revokeInvitation: Handler<'revokeInvitation'> = async (c, { params }, services) => {
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  await members.revokeInvitation({ workspaceId, actorId: userId, invitationId: params.invitation_id });
+  await services.members.revokeInvitation({ workspaceId, actorId: userId, invitationId: params.invitation_id }, auditOf(c, services));
   return { status: 204 };
 };
 
@@ -53,15 +53,16 @@ const previewInvitation: Handler<'previewInvitation'> = async (_c, { body }, { m
   return { status: 200, body: await members.previewInvitation(body.token) };
 };
 
-const acceptInvitation: Handler<'acceptInvitation'> = async (c, { body }, { members }) => {
-  const accepted = await members.acceptInvitation(body);
+const acceptInvitation: Handler<'acceptInvitation'> = async (c, { body }, services) => {
+  const accepted = await services.members.acceptInvitation(body, auditOf(c, services));
   if (accepted.totpSecret) keepUnredacted(c, accepted.totpSecret);
   return { status: 200, body: accepted };
 };
 
-const resetMember: Handler<'resetMember'> = async (c, { params, body }, { members }) => {
+const resetMember: Handler<'resetMember'> = async (c, { params, body }, services) => {
   const { workspaceId, userId, role } = authOf(c, 'adminSession');
-  const created = await members.reset({ workspaceId, actorId: userId, actorRole: zRole.parse(role), userId: params.user_id, reset: body.reset });
+  const reset = { workspaceId, actorId: userId, actorRole: zRole.parse(role), userId: params.user_id, reset: body.reset };
+  const created = await services.members.reset(reset, auditOf(c, services));
   keepUnredacted(c, created.token);
   return { status: 201, body: created };
 };
@@ -70,8 +71,8 @@ const previewAccountReset: Handler<'previewAccountReset'> = async (_c, { body },
   return { status: 200, body: await members.previewReset(body.token) };
 };
 
-const redeemAccountReset: Handler<'redeemAccountReset'> = async (c, { body }, { members }) => {
-  const redeemed = await members.redeemReset(body);
+const redeemAccountReset: Handler<'redeemAccountReset'> = async (c, { body }, services) => {
+  const redeemed = await services.members.redeemReset(body, auditOf(c, services));
   if (redeemed.totpSecret) keepUnredacted(c, redeemed.totpSecret);
   return { status: 200, body: redeemed };
 };

@@ -4,7 +4,7 @@
  * usage ledger; no money figures. The spending kill switches: getKillSwitches (any member) and
  * setManualKillSwitch (an admin; the same switch as `service kill-switch on|off`).
  */
-import { authOf, type Handler, type Handlers, workspaceOf } from './handler.ts';
+import { auditOf, authOf, type Handler, type Handlers, workspaceOf } from './handler.ts';
 
 const getCurrentUsage: Handler<'getCurrentUsage'> = async (c, _input, { usage }) => {
   const workspaceId = workspaceOf(c);
@@ -21,9 +21,10 @@ const getKillSwitches: Handler<'getKillSwitches'> = async (c, _input, { usage })
   return { status: 200, body: await usage.killSwitches(workspaceId) };
 };
 
-const setManualKillSwitch: Handler<'setManualKillSwitch'> = async (c, { body }, { usage }) => {
+const setManualKillSwitch: Handler<'setManualKillSwitch'> = async (c, { body }, services) => {
+  const { usage } = services;
   const { workspaceId, userId } = authOf(c, 'adminSession');
-  await usage.setManualKillSwitch(workspaceId, body.engaged, { reason: body.reason, engagedBy: userId });
+  await usage.setManualKillSwitch(workspaceId, body.engaged, { reason: body.reason, engagedBy: userId }, auditOf(c, services));
   return { status: 200, body: await usage.killSwitches(workspaceId) };
 };
 

@@ -3,7 +3,7 @@
  * ping, test events of any type, replay and the delivery log. Secrets appear only in the create and rotate answers.
  */
 import { keepUnredacted } from '../middleware/redact/index.ts';
-import { authOf, type Handler, type Handlers } from './handler.ts';
+import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
 
 const listWebhookDestinations: Handler<'listWebhookDestinations'> = async (c, _input, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
@@ -13,49 +13,56 @@ const listWebhookDestinations: Handler<'listWebhookDestinations'> = async (c, _i
   return { status: 200, body: { data } };
 };
 
-const createWebhookDestination: Handler<'createWebhookDestination'> = async (c, { body }, { webhooks }) => {
+const createWebhookDestination: Handler<'createWebhookDestination'> = async (c, { body }, services) => {
+  const { webhooks } = services;
   const { workspaceId } = authOf(c, 'adminSession');
-  const created = await webhooks.destinations.create(workspaceId, body);
+  const created = await webhooks.destinations.create(workspaceId, body, auditOf(c, services));
   keepUnredacted(c, created.secret, created.url);
   return { status: 201, body: created };
 };
 
-const rotateWebhookDestinationSecret: Handler<'rotateWebhookDestinationSecret'> = async (c, { params }, { webhooks }) => {
+const rotateWebhookDestinationSecret: Handler<'rotateWebhookDestinationSecret'> = async (c, { params }, services) => {
+  const { webhooks } = services;
   const { workspaceId } = authOf(c, 'adminSession');
-  const rotated = await webhooks.destinations.rotateSecret(workspaceId, params.id);
+  const rotated = await webhooks.destinations.rotateSecret(workspaceId, params.id, auditOf(c, services));
   keepUnredacted(c, rotated.secret, rotated.url);
   return { status: 200, body: rotated };
 };
 
-const pauseWebhookDestination: Handler<'pauseWebhookDestination'> = async (c, { params }, { webhooks }) => {
+const pauseWebhookDestination: Handler<'pauseWebhookDestination'> = async (c, { params }, services) => {
+  const { webhooks } = services;
   const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await webhooks.destinations.pause(workspaceId, params.id) };
+  return { status: 200, body: await webhooks.destinations.pause(workspaceId, params.id, auditOf(c, services)) };
 };
 
-const resumeWebhookDestination: Handler<'resumeWebhookDestination'> = async (c, { params }, { webhooks }) => {
+const resumeWebhookDestination: Handler<'resumeWebhookDestination'> = async (c, { params }, services) => {
+  const { webhooks } = services;
   const { workspaceId } = authOf(c, 'adminSession');
-  const resumed = await webhooks.destinations.resume(workspaceId, params.id);
+  const resumed = await webhooks.destinations.resume(workspaceId, params.id, auditOf(c, services));
   webhooks.wake();
   return { status: 200, body: resumed };
 };
 
-const pingWebhookDestination: Handler<'pingWebhookDestination'> = async (c, { params }, { webhooks }) => {
+const pingWebhookDestination: Handler<'pingWebhookDestination'> = async (c, { params }, services) => {
+  const { webhooks } = services;
   const { workspaceId } = authOf(c, 'adminSession');
-  const queued = await webhooks.destinations.ping(workspaceId, params.id);
+  const queued = await webhooks.destinations.ping(workspaceId, params.id, auditOf(c, services));
   webhooks.wake();
   return { status: 202, body: queued };
 };
 
-const sendWebhookDestinationTestEvent: Handler<'sendWebhookDestinationTestEvent'> = async (c, { params, body }, { webhooks }) => {
+const sendWebhookDestinationTestEvent: Handler<'sendWebhookDestinationTestEvent'> = async (c, { params, body }, services) => {
+  const { webhooks } = services;
   const { workspaceId } = authOf(c, 'adminSession');
-  const queued = await webhooks.destinations.testEvent(workspaceId, params.id, body.type);
+  const queued = await webhooks.destinations.testEvent(workspaceId, params.id, body.type, auditOf(c, services));
   webhooks.wake();
   return { status: 202, body: queued };
 };
 
-const replayWebhookDestination: Handler<'replayWebhookDestination'> = async (c, { params }, { webhooks }) => {
+const replayWebhookDestination: Handler<'replayWebhookDestination'> = async (c, { params }, services) => {
+  const { webhooks } = services;
   const { workspaceId } = authOf(c, 'adminSession');
-  const queued = await webhooks.destinations.replay(workspaceId, params.id);
+  const queued = await webhooks.destinations.replay(workspaceId, params.id, auditOf(c, services));
   webhooks.wake();
   return { status: 202, body: queued };
 };

@@ -8,6 +8,7 @@
  *
  * Nothing here reads the environment: every setting comes from `config`.
  */
+import { auditRetentionSweeper } from '../domain/audit/index.ts';
 import type { Db } from '../store/db.ts';
 import type { Redis } from 'ioredis';
 import { createApp, type CreatedApp } from '../app.ts';
@@ -105,7 +106,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
         logger.error({ err: error }, 'worker tick failed; retrying at the next poll');
       },
       onAttempt: (attempt) => logDeliveryAttempt(logger, metrics, attempt),
-      sweepInterruptedRuns: interruptedRunSweeper(store.db, services, logger, config.runEventRetentionHours),
+      sweepInterruptedRuns: interruptedRunSweeper(store.db, services, logger, config.runEventRetentionHours, config.auditRetentionDays),
     });
     const started = worker;
     return {
@@ -149,12 +150,15 @@ function inboundRuns(services: Services, logger: Logger): (run: InboundRun) => P
 
 /** Runs whose instance died (kill -9, a crash): failed, or handed over again, once their lease ran out. */
 /** Every worker tick: runs of a stopped instance; at most once a minute, the run event logs past their retention. */
-function interruptedRunSweeper(db: Db, services: Services, logger: Logger, retentionHours: number): () => Promise<SweepResult> {
+function interruptedRunSweeper(db: Db, services: Services, logger: Logger, retentionHours: number, auditRetentionDays: number): () => Promise<SweepResult> {
   const compact = runLogCompactor({ db, clock: services.clock, retentionMs: retentionHours * 3_600_000 });
+  // The audit log past AUDIT_RETENTION_DAYS, at most once a minute like the compaction.
+  const expireAudit = auditRetentionSweeper({ db, clock: services.clock, retentionDays: auditRetentionDays });
   return async () => {
     const swept = await sweepInterruptedRuns({ db, clock: services.clock, limits: services.budget.limits });
     if (swept.failed > 0 || swept.retried > 0) logger.warn({ ...swept }, 'runs of a stopped instance swept (lease ran out)');
     await compact();
+    await expireAudit();
     return swept;
   };
 }

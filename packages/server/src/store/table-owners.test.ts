@@ -17,6 +17,7 @@ const TABLE_OWNERS: Record<string, string> = {
   api_key_revocations: 'domain/keys',
   api_keys: 'domain/keys',
   approvals: 'domain/approvals',
+  audit_events: 'domain/audit',
   conversation_turns: 'domain/runs',
   deliveries: 'domain/events',
   delivery_attempts: 'domain/events',

@@ -11,6 +11,8 @@ import type { Db } from '../../store/db.ts';
 import { AGENT_CATALOG, getAgent, type AgentEntry } from '../../vocabulary/catalog.ts';
 import { isAgentInPlan, type PlanName } from '../../vocabulary/plans.ts';
 import { getPlan, pauseAgent, resumeAgent } from './settings.ts';
+import { settingsChanged } from './settings-version.ts';
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 
 interface WorkspaceAgent {
   slug: string;
@@ -32,17 +34,37 @@ export async function listWorkspaceAgents(db: Db, workspaceId: string): Promise<
 }
 
 /** Pauses the agent with the reason (a paused one gets the new reason). */
-export async function pauseWorkspaceAgent(db: Db, clock: Clock, workspaceId: string, slug: string, reason: string): Promise<WorkspaceAgent> {
+export async function pauseWorkspaceAgent(
+  db: Db,
+  clock: Clock,
+  workspaceId: string,
+  slug: string,
+  reason: string,
+  audit?: AuditContext,
+): Promise<WorkspaceAgent> {
   known(slug);
-  await pauseAgent(db, clock, workspaceId, slug, reason);
+  await db.transaction(async (tx) => {
+    await pauseAgent(tx, clock, workspaceId, slug, reason);
+    await recordAudit(tx, audit, workspaceId, { action: 'agent.paused', target: agentTarget(slug), details: { reason: reason.trim() } }, clock.now());
+  });
+  // Once more after the commit: a read cached meanwhile saw the settings before it.
+  settingsChanged();
   return workspaceAgent(db, workspaceId, slug);
 }
 
 /** Resumes the agent; one that was not paused is answered as it is. */
-export async function resumeWorkspaceAgent(db: Db, workspaceId: string, slug: string): Promise<WorkspaceAgent> {
+export async function resumeWorkspaceAgent(db: Db, clock: Clock, workspaceId: string, slug: string, audit?: AuditContext): Promise<WorkspaceAgent> {
   known(slug);
-  await resumeAgent(db, workspaceId, slug);
+  await db.transaction(async (tx) => {
+    const wasPaused = await resumeAgent(tx, workspaceId, slug);
+    await recordAudit(tx, audit, workspaceId, { action: 'agent.resumed', target: agentTarget(slug), details: { wasPaused } }, clock.now());
+  });
+  settingsChanged();
   return workspaceAgent(db, workspaceId, slug);
+}
+
+function agentTarget(slug: string) {
+  return { type: 'agent' as const, id: slug, label: getAgent(slug)?.name ?? slug };
 }
 
 async function workspaceAgent(db: Db, workspaceId: string, slug: string): Promise<WorkspaceAgent> {

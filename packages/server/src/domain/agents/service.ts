@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
+import type { AuditContext } from '../audit/index.ts';
 import { activeAgents } from './availability.ts';
 import { listWorkspaceAgents, pauseWorkspaceAgent, resumeWorkspaceAgent } from './panel.ts';
 import { workspaceAgents } from './settings.ts';
@@ -18,7 +19,7 @@ export function createAgentService(deps: { db: Db; clock: Clock }) {
     active: async (workspaceId: string) => activeAgents(await workspaceAgents(db, workspaceId)),
     /** The plan and every agent of the catalog with its state, for the panel. */
     list: (workspaceId: string) => listWorkspaceAgents(db, workspaceId),
-    pause: (workspaceId: string, slug: string, reason: string) => pauseWorkspaceAgent(db, clock, workspaceId, slug, reason),
-    resume: (workspaceId: string, slug: string) => resumeWorkspaceAgent(db, workspaceId, slug),
+    pause: (workspaceId: string, slug: string, reason: string, audit?: AuditContext) => pauseWorkspaceAgent(db, clock, workspaceId, slug, reason, audit),
+    resume: (workspaceId: string, slug: string, audit?: AuditContext) => resumeWorkspaceAgent(db, clock, workspaceId, slug, audit),
   };
 }

@@ -96,7 +96,7 @@ export async function workspaceAgents(db: Db, workspaceId: string): Promise<Work
 }
 
 /** Pauses an agent (or changes the reason of a paused one). @throws Error for a slug that is not an agent */
-export async function pauseAgent(db: Db, clock: Clock, workspaceId: string, slug: string, reason: string): Promise<void> {
+export async function pauseAgent(db: Db | Tx, clock: Clock, workspaceId: string, slug: string, reason: string): Promise<void> {
   if (!getAgent(slug)) throw new Error(`not an agent: ${slug}`);
   if (reason.trim() === '') throw new Error('a pause needs a reason');
   await db.query(
@@ -110,7 +110,7 @@ export async function pauseAgent(db: Db, clock: Clock, workspaceId: string, slug
 }
 
 /** Resumes an agent; returns whether it was paused. */
-export async function resumeAgent(db: Db, workspaceId: string, slug: string): Promise<boolean> {
+export async function resumeAgent(db: Db | Tx, workspaceId: string, slug: string): Promise<boolean> {
   const rows = await db.query(`WITH changed AS (DELETE FROM paused_agents WHERE workspace_id = $1 AND agent_slug = $2 RETURNING workspace_id) ${NOTIFY}`, [
     workspaceId,
     slug,

@@ -8,6 +8,7 @@ import type { TableRow } from '../../../../../generated/db.ts';
 import { zApproval } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
 import { enqueueEvent } from '../events/outbox.ts';
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 
 /** The contract's Approval record. */
 export interface Approval {
@@ -39,7 +40,7 @@ type Row = TableRow<'approvals'>;
  * or past its expiry, is `400 invalid_body` (the decision can no longer be taken; the contract
  * lists no 409/410 for this route).
  */
-export async function decideApproval(db: Db, clock: Clock, input: DecideApprovalInput): Promise<Approval> {
+export async function decideApproval(db: Db, clock: Clock, input: DecideApprovalInput, audit?: AuditContext): Promise<Approval> {
   const now = clock.now();
   return db.transaction(async (tx) => {
     const [current] = await tx.query<Row>(`SELECT * FROM approvals WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [input.approvalId, input.workspaceId]);
@@ -62,6 +63,8 @@ export async function decideApproval(db: Db, clock: Clock, input: DecideApproval
       },
       { now },
     );
+    const target = { type: 'approval' as const, id: input.approvalId, label: current.action };
+    await recordAudit(tx, audit, input.workspaceId, { action: 'approval.decided', target, details: { decision: input.decision, runId: current.run_id } }, now);
     return toRecord(row!);
   });
 }

@@ -4,6 +4,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
+import type { AuditContext } from '../audit/index.ts';
 import { decideApproval, type DecideApprovalInput } from './decision.ts';
 import { type ApprovalFilter, listApprovals } from './list.ts';
 
@@ -14,6 +15,6 @@ export function createApprovalService(deps: { db: Db; clock: Clock }) {
   return {
     /** One page of the workspace's approvals in the given state, as of now. */
     list: (input: { workspaceId: string; status: ApprovalFilter; limit: number; offset: number }) => listApprovals(db, { ...input, now: clock.now() }),
-    decide: (input: DecideApprovalInput) => decideApproval(db, clock, input),
+    decide: (input: DecideApprovalInput, audit?: AuditContext) => decideApproval(db, clock, input, audit),
   };
 }

@@ -8,7 +8,8 @@ import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { zDelivery, zDeliveryAttempt, zDeliveryErrorKind, zWebhookDestination, type Schema } from '../../contract.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
+import { type AuditAction, type AuditContext, recordAudit } from '../audit/index.ts';
 import { listDeliveriesOf, replayFailedDeliveries, type LoggedDelivery } from '../events/deliveries.ts';
 import { enqueueTestEvent } from '../events/outbox.ts';
 import type { OutboundEventType, WorkspaceEventType } from '../webhooks/envelope.ts';
@@ -35,17 +36,17 @@ interface WebhookDestination {
 type DeliveryLogPage = Schema<'DeliveryList'>;
 
 export interface DestinationService {
-  create(workspaceId: string, input: { url: string; events: WorkspaceEventType[] }): Promise<WebhookDestination & { secret: string }>;
+  create(workspaceId: string, input: { url: string; events: WorkspaceEventType[] }, audit?: AuditContext): Promise<WebhookDestination & { secret: string }>;
   list(workspaceId: string): Promise<WebhookDestination[]>;
-  rotateSecret(workspaceId: string, id: string): Promise<WebhookDestination & { secret: string }>;
-  pause(workspaceId: string, id: string): Promise<WebhookDestination>;
+  rotateSecret(workspaceId: string, id: string, audit?: AuditContext): Promise<WebhookDestination & { secret: string }>;
+  pause(workspaceId: string, id: string, audit?: AuditContext): Promise<WebhookDestination>;
   /** Active again, failure count reset; deliveries held while paused go out on the next poll. */
-  resume(workspaceId: string, id: string): Promise<WebhookDestination>;
-  ping(workspaceId: string, id: string): Promise<{ eventIds: string[] }>;
+  resume(workspaceId: string, id: string, audit?: AuditContext): Promise<WebhookDestination>;
+  ping(workspaceId: string, id: string, audit?: AuditContext): Promise<{ eventIds: string[] }>;
   /** A test event of any type (ping included), sample data, `"test": true`: attempted once, never retried. */
-  testEvent(workspaceId: string, id: string, type: OutboundEventType): Promise<{ eventIds: string[] }>;
+  testEvent(workspaceId: string, id: string, type: OutboundEventType, audit?: AuditContext): Promise<{ eventIds: string[] }>;
   /** Every given-up delivery of the destination queued again, same event ids and bodies. */
-  replay(workspaceId: string, id: string): Promise<{ eventIds: string[] }>;
+  replay(workspaceId: string, id: string, audit?: AuditContext): Promise<{ eventIds: string[] }>;
   /** The destination's delivery log, newest first, each delivery with its attempts. */
   deliveries(workspaceId: string, id: string, filter: { status?: string | undefined; limit: number; offset: number }): Promise<DeliveryLogPage>;
 }
@@ -71,73 +72,100 @@ const REFUSALS: Record<string, string> = {
 export function createDestinationService(deps: { db: Db; clock: Clock; secretBox: SecretBox; policy: DestinationPolicy }): DestinationService {
   const { db, clock, secretBox, policy } = deps;
 
-  async function load(workspaceId: string, id: string): Promise<Row> {
-    const [row] = await db.query<Row>(`SELECT * FROM webhook_destinations WHERE id = $1 AND workspace_id = $2`, [id, workspaceId]);
+  async function load(workspaceId: string, id: string, tx: Db | Tx = db): Promise<Row> {
+    const [row] = await tx.query<Row>(`SELECT * FROM webhook_destinations WHERE id = $1 AND workspace_id = $2`, [id, workspaceId]);
     if (!row) throw fail('not_found', 'No such destination.');
     return row;
   }
 
+  /** The change and its audit event, in one transaction. */
+  function audited<T>(
+    audit: AuditContext | undefined,
+    workspaceId: string,
+    action: AuditAction,
+    change: (tx: Tx) => Promise<{ row: Row; result: T; details?: Record<string, unknown> }>,
+  ): Promise<T> {
+    return db.transaction(async (tx) => {
+      const { row, result, details } = await change(tx);
+      await recordAudit(tx, audit, workspaceId, { action, target: { type: 'destination', id: row.id, label: row.url }, details: details ?? {} }, clock.now());
+      return result;
+    });
+  }
+
   return {
-    async create(workspaceId, input) {
+    async create(workspaceId, input, audit) {
       await guard(input.url, policy);
       const secret = newSigningSecret();
-      const [row] = await db.query<Row>(
-        `INSERT INTO webhook_destinations (id, workspace_id, url, events, secret_encrypted, status, created_at)
-         VALUES ($1, $2, $3, $4, $5, 'active', $6) RETURNING *`,
-        [newId('dst'), workspaceId, input.url, [...new Set(input.events)], secretBox.seal(secret), clock.now()],
-      );
-      return { ...toRecord(row!, clock.now()), secret };
+      return audited(audit, workspaceId, 'destination.created', async (tx) => {
+        const [row] = await tx.query<Row>(
+          `INSERT INTO webhook_destinations (id, workspace_id, url, events, secret_encrypted, status, created_at)
+           VALUES ($1, $2, $3, $4, $5, 'active', $6) RETURNING *`,
+          [newId('dst'), workspaceId, input.url, [...new Set(input.events)], secretBox.seal(secret), clock.now()],
+        );
+        return { row: row!, result: { ...toRecord(row!, clock.now()), secret }, details: { events: row!.events } };
+      });
     },
     async list(workspaceId) {
       const rows = await db.query<Row>(`SELECT * FROM webhook_destinations WHERE workspace_id = $1 ORDER BY created_at DESC, id`, [workspaceId]);
       const now = clock.now();
       return rows.map((row) => toRecord(row, now));
     },
-    async rotateSecret(workspaceId, id) {
+    async rotateSecret(workspaceId, id, audit) {
       await load(workspaceId, id);
       const secret = newSigningSecret();
       const now = clock.now();
       // The secret replaced stays, sealed, until the grace period ends (a second rotation within it
       // retires the one just replaced; the older one is dropped).
-      const [row] = await db.query<Row>(
-        `UPDATE webhook_destinations
+      return audited(audit, workspaceId, 'destination.secret_rotated', async (tx) => {
+        const [row] = await tx.query<Row>(
+          `UPDATE webhook_destinations
             SET previous_secret_encrypted = secret_encrypted, previous_secret_expires_at = $5, secret_encrypted = $3, secret_rotated_at = $4
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,
-        [id, workspaceId, secretBox.seal(secret), now, new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS)],
-      );
-      return { ...toRecord(row!, now), secret };
+          [id, workspaceId, secretBox.seal(secret), now, new Date(now.getTime() + PREVIOUS_SECRET_GRACE_MS)],
+        );
+        return { row: row!, result: { ...toRecord(row!, now), secret } };
+      });
     },
-    async pause(workspaceId, id) {
+    async pause(workspaceId, id, audit) {
       await load(workspaceId, id);
-      const [row] = await db.query<Row>(
-        `UPDATE webhook_destinations
+      return audited(audit, workspaceId, 'destination.paused', async (tx) => {
+        const [row] = await tx.query<Row>(
+          `UPDATE webhook_destinations
             SET status = 'paused', paused_at = COALESCE(paused_at, $3), paused_reason = COALESCE(paused_reason, 'admin')
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,
-        [id, workspaceId, clock.now()],
-      );
-      return toRecord(row!, clock.now());
+          [id, workspaceId, clock.now()],
+        );
+        return { row: row!, result: toRecord(row!, clock.now()) };
+      });
     },
-    async resume(workspaceId, id) {
+    async resume(workspaceId, id, audit) {
       await load(workspaceId, id);
-      const [row] = await db.query<Row>(
-        `UPDATE webhook_destinations SET status = 'active', paused_at = NULL, paused_reason = NULL, consecutive_failures = 0
+      return audited(audit, workspaceId, 'destination.resumed', async (tx) => {
+        const [row] = await tx.query<Row>(
+          `UPDATE webhook_destinations SET status = 'active', paused_at = NULL, paused_reason = NULL, consecutive_failures = 0
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,
-        [id, workspaceId],
-      );
-      return toRecord(row!, clock.now());
+          [id, workspaceId],
+        );
+        return { row: row!, result: toRecord(row!, clock.now()) };
+      });
     },
-    ping(workspaceId, id) {
-      return this.testEvent(workspaceId, id, 'ping');
+    ping(workspaceId, id, audit) {
+      return this.testEvent(workspaceId, id, 'ping', audit);
     },
-    async testEvent(workspaceId, id, type) {
-      await load(workspaceId, id);
-      const { eventId } = await enqueueTestEvent(db, { tenantId: workspaceId, destinationId: id, type }, { now: clock.now() });
-      return { eventIds: [eventId] };
+    async testEvent(workspaceId, id, type, audit) {
+      const row = await load(workspaceId, id);
+      // A ping is `destination.pinged`; a test event of another type is `destination.test_sent`, with its type.
+      return audited(audit, workspaceId, type === 'ping' ? 'destination.pinged' : 'destination.test_sent', async (tx) => {
+        const { eventId } = await enqueueTestEvent(tx, { tenantId: workspaceId, destinationId: id, type }, { now: clock.now() });
+        return { row, result: { eventIds: [eventId] }, details: { type, eventId } };
+      });
     },
-    async replay(workspaceId, id) {
-      await load(workspaceId, id);
-      const eventIds = await replayFailedDeliveries(db, id, clock.now());
-      return { eventIds: eventIds.sort() };
+    async replay(workspaceId, id, audit) {
+      const row = await load(workspaceId, id);
+      return audited(audit, workspaceId, 'destination.replayed', async (tx) => {
+        const eventIds = (await replayFailedDeliveries(tx, id, clock.now())).sort();
+        return { row, result: { eventIds }, details: { deliveries: eventIds.length } };
+      });
     },
     async deliveries(workspaceId, id, filter) {
       await load(workspaceId, id);

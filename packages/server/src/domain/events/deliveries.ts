@@ -238,7 +238,7 @@ export async function markAttemptFailed(
 }
 
 /** Every given-up delivery of the destination queued again, due at `now`; the ids of their events. */
-export async function replayFailedDeliveries(db: Db, destinationId: string, now: Date): Promise<string[]> {
+export async function replayFailedDeliveries(db: Db | Tx, destinationId: string, now: Date): Promise<string[]> {
   const rows = await db.query<Pick<Delivery, 'event_id'>>(
     `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $2, locked_until = NULL, claim_token = NULL
       WHERE destination_id = $1 AND status = 'failed' RETURNING event_id`,

@@ -95,13 +95,13 @@ export function deliveryIds(count = 2): string[] {
  * and leaves the destination's health alone. It is not workspace activity: no run, no usage, no STU.
  */
 export async function enqueueTestEvent(
-  db: Db,
+  db: Db | Tx,
   input: { tenantId: string; destinationId: string; type: OutboundEventType },
   options: EnqueueOptions,
 ): Promise<EnqueuedEvent> {
   const { now } = options;
   const envelope = buildTestEnvelope({ type: input.type, tenantId: input.tenantId, destinationId: input.destinationId, createdAt: now });
-  return db.transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     await insertEvent(tx, envelope, now);
     await insertDelivery(tx, envelope.id, input.destinationId, now, { test: true });
     return { eventId: envelope.id, deliveries: 1 };

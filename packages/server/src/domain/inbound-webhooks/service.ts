@@ -8,6 +8,7 @@ import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 import { DEFAULT_SIGNATURE_HEADER } from '../webhooks/inbound-signature.ts';
 import type { HmacAlgorithm } from '../webhooks/hmac.ts';
 import { registerInboundRunHooks } from './run-hooks.ts';
@@ -50,11 +51,11 @@ const DEFAULT_INBOUND_ALIAS = 'Sonata';
 type Row = TableRow<'inbound_webhooks'>;
 
 export interface InboundWebhookService {
-  create(workspaceId: string, input: CreateInboundWebhookInput): Promise<InboundWebhook & { secret: string }>;
+  create(workspaceId: string, input: CreateInboundWebhookInput, audit?: AuditContext): Promise<InboundWebhook & { secret: string }>;
   list(workspaceId: string): Promise<InboundWebhook[]>;
-  pause(workspaceId: string, slug: string): Promise<InboundWebhook>;
-  resume(workspaceId: string, slug: string): Promise<InboundWebhook>;
-  revoke(workspaceId: string, slug: string): Promise<InboundWebhook>;
+  pause(workspaceId: string, slug: string, audit?: AuditContext): Promise<InboundWebhook>;
+  resume(workspaceId: string, slug: string, audit?: AuditContext): Promise<InboundWebhook>;
+  revoke(workspaceId: string, slug: string, audit?: AuditContext): Promise<InboundWebhook>;
   /** For the inbound route: unknown or revoked → `webhook_not_found`, paused → `webhook_unavailable`. */
   target(slug: string): Promise<InboundWebhookTarget>;
 }
@@ -70,57 +71,71 @@ export function createInboundWebhookService(deps: { db: Db; clock: Clock; secret
     return row;
   }
 
-  async function transition(workspaceId: string, slug: string, to: InboundWebhookStatus): Promise<InboundWebhook> {
+  async function transition(workspaceId: string, slug: string, to: InboundWebhookStatus, audit: AuditContext | undefined): Promise<InboundWebhook> {
     const row = await load(workspaceId, slug);
     // Revoked is final; pausing a paused webhook (or resuming an active one) changes nothing.
     if (row.status === 'revoked') throw fail('not_found', 'This inbound webhook is revoked.');
-    const [updated] = await db.query<Row>(
-      `UPDATE inbound_webhooks SET status = $3, revoked_at = CASE WHEN $3 = 'revoked' THEN $4::timestamptz ELSE revoked_at END
-        WHERE slug = $1 AND workspace_id = $2 RETURNING *`,
-      [slug, workspaceId, to, clock.now()],
-    );
-    return toRecord(updated!);
+    return db.transaction(async (tx) => {
+      const [updated] = await tx.query<Row>(
+        `UPDATE inbound_webhooks SET status = $3, revoked_at = CASE WHEN $3 = 'revoked' THEN $4::timestamptz ELSE revoked_at END
+          WHERE slug = $1 AND workspace_id = $2 RETURNING *`,
+        [slug, workspaceId, to, clock.now()],
+      );
+      const action = to === 'paused' ? 'inbound_webhook.paused' : to === 'active' ? 'inbound_webhook.resumed' : 'inbound_webhook.revoked';
+      await recordAudit(tx, audit, workspaceId, { action, target: { type: 'inbound_webhook', id: slug, label: slug } }, clock.now());
+      return toRecord(updated!);
+    });
   }
 
   return {
-    async create(workspaceId, input) {
+    async create(workspaceId, input, audit) {
       if (input.agentSlug !== undefined && !isAgentSlug(input.agentSlug)) throw fail('invalid_body', `Unknown agent '${input.agentSlug}'.`);
       if (input.template !== undefined) {
         const problem = checkTemplate(input.template);
         if (problem) throw fail('invalid_body', problem);
       }
       const secret = newSigningSecret();
-      const [row] = await db.query<Row>(
-        `INSERT INTO inbound_webhooks (id, workspace_id, slug, secret_encrypted, algorithm, signature_header,
+      return db.transaction(async (tx) => {
+        const [row] = await tx.query<Row>(
+          `INSERT INTO inbound_webhooks (id, workspace_id, slug, secret_encrypted, algorithm, signature_header,
            timestamp_required, requests_per_minute, template, agent_slug, alias, status, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'active', $12)
          ON CONFLICT (slug) DO NOTHING RETURNING *`,
-        [
-          newId('whk'),
+          [
+            newId('whk'),
+            workspaceId,
+            input.slug,
+            secretBox.seal(secret),
+            input.algorithm ?? 'sha256',
+            input.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
+            input.timestampRequired ?? false,
+            input.requestsPerMinute ?? DEFAULT_INBOUND_RPM,
+            input.template ?? null,
+            input.agentSlug ?? DEFAULT_INBOUND_AGENT,
+            input.alias ?? DEFAULT_INBOUND_ALIAS,
+            clock.now(),
+          ],
+        );
+        // Slugs are unique across the service (they are the URL); a taken one, even revoked, stays taken.
+        if (!row) throw fail('invalid_body', `The slug '${input.slug}' is already taken.`);
+        const details = { agentSlug: row.agent_slug, alias: row.alias };
+        await recordAudit(
+          tx,
+          audit,
           workspaceId,
-          input.slug,
-          secretBox.seal(secret),
-          input.algorithm ?? 'sha256',
-          input.signatureHeader ?? DEFAULT_SIGNATURE_HEADER,
-          input.timestampRequired ?? false,
-          input.requestsPerMinute ?? DEFAULT_INBOUND_RPM,
-          input.template ?? null,
-          input.agentSlug ?? DEFAULT_INBOUND_AGENT,
-          input.alias ?? DEFAULT_INBOUND_ALIAS,
+          { action: 'inbound_webhook.created', target: { type: 'inbound_webhook', id: row.slug, label: row.slug }, details },
           clock.now(),
-        ],
-      );
-      // Slugs are unique across the service (they are the URL); a taken one, even revoked, stays taken.
-      if (!row) throw fail('invalid_body', `The slug '${input.slug}' is already taken.`);
-      return { ...toRecord(row), secret };
+        );
+        return { ...toRecord(row), secret };
+      });
     },
     async list(workspaceId) {
       const rows = await db.query<Row>(`SELECT * FROM inbound_webhooks WHERE workspace_id = $1 ORDER BY created_at DESC, slug`, [workspaceId]);
       return rows.map(toRecord);
     },
-    pause: (workspaceId, slug) => transition(workspaceId, slug, 'paused'),
-    resume: (workspaceId, slug) => transition(workspaceId, slug, 'active'),
-    revoke: (workspaceId, slug) => transition(workspaceId, slug, 'revoked'),
+    pause: (workspaceId, slug, audit) => transition(workspaceId, slug, 'paused', audit),
+    resume: (workspaceId, slug, audit) => transition(workspaceId, slug, 'active', audit),
+    revoke: (workspaceId, slug, audit) => transition(workspaceId, slug, 'revoked', audit),
     async target(slug) {
       const [row] = await db.query<Row & StandingColumns>(
         `SELECT h.*, ${STANDING_COLUMNS} FROM inbound_webhooks h JOIN workspaces w ON w.id = h.workspace_id WHERE h.slug = $1`,

@@ -2,6 +2,7 @@
  * @module Connected integrations: recording one emits `integration.connected`, in the same
  * transaction as the record.
  */
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
 import { enqueueEvent } from '../events/outbox.ts';
@@ -15,6 +16,7 @@ export async function recordIntegration(
   db: Db,
   clock: Clock,
   input: { workspaceId: string; integration: OutboundEventData['integration.connected']['integration']; provider: string; connectedBy: string },
+  audit?: AuditContext,
 ): Promise<Integration> {
   const now = clock.now();
   const id = newId('int');
@@ -36,6 +38,8 @@ export async function recordIntegration(
       },
       { now },
     );
+    const target = { type: 'integration' as const, id, label: input.integration };
+    await recordAudit(tx, audit, input.workspaceId, { action: 'integration.connected', target, details: { provider: input.provider } }, now);
   });
   return { id, integration: input.integration, provider: input.provider, connectedBy: input.connectedBy, connectedAt: now.toISOString() };
 }

@@ -15,6 +15,7 @@ import { STANDING_COLUMNS, type StandingColumns, standingOf } from '../standing/
 import { validateScopes } from './scopes.ts';
 import { generateSecret, hashSecret, isSecretShaped, visiblePrefix } from './secret.ts';
 import type { Schema } from '../../contract.ts';
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 
 export type { VerifiedKey };
 
@@ -72,9 +73,19 @@ export function createKeyService(deps: KeyServiceDeps) {
 
   return {
     /** Issues a key; the secret is in the answer and nowhere else. */
-    async create(workspaceId: string, input: NewKey): Promise<IssuedKey> {
+    async create(workspaceId: string, input: NewKey, audit?: AuditContext): Promise<IssuedKey> {
       const valid = validKey(input);
-      return db.transaction((tx) => insertKey(tx, workspaceId, valid));
+      return db.transaction(async (tx) => {
+        const key = await insertKey(tx, workspaceId, valid);
+        await recordAudit(
+          tx,
+          audit,
+          workspaceId,
+          { action: 'key.created', target: keyTarget(key), details: { prefix: key.prefix, scopes: key.scopes } },
+          clock.now(),
+        );
+        return key;
+      });
     },
 
     async list(workspaceId: string): Promise<ApiKeyRecord[]> {
@@ -84,7 +95,7 @@ export function createKeyService(deps: KeyServiceDeps) {
     },
 
     /** Soft delete, effective at once on every instance. Revoking a revoked key changes nothing. */
-    async revoke(workspaceId: string, id: string): Promise<ApiKeyRecord> {
+    async revoke(workspaceId: string, id: string, audit?: AuditContext): Promise<ApiKeyRecord> {
       const now = clock.now();
       const record = await db.transaction(async (tx) => {
         const [row] = await tx.query<KeyRow>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND workspace_id = $2 RETURNING *`, [
@@ -93,6 +104,7 @@ export function createKeyService(deps: KeyServiceDeps) {
           now,
         ]);
         if (!row) throw fail('not_found', 'No API key with this id.');
+        await recordAudit(tx, audit, workspaceId, { action: 'key.revoked', target: keyTarget(row), details: { prefix: row.prefix } }, now);
         return { record: toRecord(row, now), change: await invalidateKeyCaches(tx) };
       });
       await invalidation.settle(db, record.change.version, record.change.at);
@@ -100,7 +112,7 @@ export function createKeyService(deps: KeyServiceDeps) {
     },
 
     /** A new key with the same name, scopes and lifetime; the old one is revoked in the same transaction. */
-    async rotate(workspaceId: string, id: string): Promise<IssuedKey> {
+    async rotate(workspaceId: string, id: string, audit?: AuditContext): Promise<IssuedKey> {
       const now = clock.now();
       const issued = await db.transaction(async (tx) => {
         const [old] = await tx.query<KeyRow>(`SELECT * FROM api_keys WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [id, workspaceId]);
@@ -109,6 +121,8 @@ export function createKeyService(deps: KeyServiceDeps) {
         const days = Math.max(1, Math.round((old.expires_at.getTime() - old.created_at.getTime()) / DAY_MS));
         const fresh = await insertKey(tx, workspaceId, { name: old.name, scopes: old.scopes, days });
         await tx.query(`UPDATE api_keys SET revoked_at = $2, replaced_by = $3 WHERE id = $1`, [id, now, fresh.id]);
+        const details = { replacedBy: fresh.id, prefix: old.prefix, newPrefix: fresh.prefix };
+        await recordAudit(tx, audit, workspaceId, { action: 'key.rotated', target: keyTarget(old), details }, now);
         return { fresh, change: await invalidateKeyCaches(tx) };
       });
       await invalidation.settle(db, issued.change.version, issued.change.at);
@@ -225,6 +239,11 @@ export async function invalidateKeyCaches(tx: Tx): Promise<{ version: number; at
 export function bearerToken(authorization: string | undefined): string | undefined {
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '');
   return match?.[1];
+}
+
+/** A key as the audit log names it: its id and name (the prefix goes in the details). */
+function keyTarget(key: { id: string; name: string }) {
+  return { type: 'api_key' as const, id: key.id, label: key.name };
 }
 
 function toRecord(row: KeyRow, now: Date): ApiKeyRecord {

@@ -3,6 +3,7 @@
  * issued in exchange for an API key holding `mcp:tenant`. Stored only as a hash; it dies with its
  * expiry or with the key that issued it.
  */
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 import type { Clock } from '../../clock.ts';
 import { sha256Hex } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
@@ -35,15 +36,20 @@ export function createMcpTokenService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
   return {
     /** A token of the key's workspace; its only scope is `mcp:tenant` whatever else the key holds. */
-    async issue(key: { keyId: string; workspaceId: string }, expiresInSeconds = DEFAULT_MCP_TOKEN_SECONDS): Promise<IssuedMcpToken> {
+    async issue(key: { keyId: string; workspaceId: string }, expiresInSeconds = DEFAULT_MCP_TOKEN_SECONDS, audit?: AuditContext): Promise<IssuedMcpToken> {
       const token = `service_mcp_${randomBase62(32)}`;
       const now = clock.now();
       const expiresAt = new Date(now.getTime() + expiresInSeconds * 1000);
-      await db.query(
-        `INSERT INTO mcp_tokens (id, workspace_id, api_key_id, token_hash, scopes, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [newId('mcp'), key.workspaceId, key.keyId, sha256Hex(token), [MCP_SCOPE], now, expiresAt],
-      );
+      const id = newId('mcp');
+      await db.transaction(async (tx) => {
+        await tx.query(
+          `INSERT INTO mcp_tokens (id, workspace_id, api_key_id, token_hash, scopes, created_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          [id, key.workspaceId, key.keyId, sha256Hex(token), [MCP_SCOPE], now, expiresAt],
+        );
+        const details = { expiresAt: expiresAt.toISOString() };
+        await recordAudit(tx, audit, key.workspaceId, { action: 'mcp_token.created', target: { type: 'mcp_token', id, label: null }, details }, now);
+      });
       return { token, tokenType: 'Bearer', scopes: [MCP_SCOPE], expiresAt: expiresAt.toISOString() };
     },
 

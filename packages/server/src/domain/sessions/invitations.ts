@@ -15,6 +15,7 @@ import { fail, type ServiceError } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { type Role, zRole } from './users.ts';
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 
 type Invitation = Schema<'Invitation'>;
 type PendingInvitation = Schema<'PendingInvitation'>;
@@ -33,7 +34,12 @@ type InvitationRow = TableRow<'invitations'>;
  * A new invitation, in the caller's transaction; the open invitation of the same email to the workspace (if
  * any) is replaced by it. The token is in the answer and nowhere else.
  */
-export async function issueInvitation(tx: Tx, clock: Clock, input: { workspaceId: string; invitedBy: string; email: string; role: Role }): Promise<Invitation> {
+export async function issueInvitation(
+  tx: Tx,
+  clock: Clock,
+  input: { workspaceId: string; invitedBy: string; email: string; role: Role },
+  audit?: { context: AuditContext | undefined; action: 'member.invited' | 'invitation.resent' },
+): Promise<Invitation> {
   const token = `service_inv_${randomBase62(32)}`;
   const id = newId('inv');
   const now = clock.now();
@@ -47,6 +53,10 @@ export async function issueInvitation(tx: Tx, clock: Clock, input: { workspaceId
     `INSERT INTO invitations (id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
     [id, input.workspaceId, input.email, input.role, sha256Hex(token), input.invitedBy, now, expiresAt],
   );
+  if (audit) {
+    const target = { type: 'invitation' as const, id, label: input.email };
+    await recordAudit(tx, audit.context, input.workspaceId, { action: audit.action, target, details: { role: input.role } }, now);
+  }
   return { id, email: input.email, role: input.role, token, expiresAt: expiresAt.toISOString() };
 }
 
@@ -100,7 +110,7 @@ interface InvitationAction {
  * @throws not_found when the workspace has no such open invitation, role_forbidden for an owner's invitation
  *   resent by someone other than an owner
  */
-export async function resendInvitation(db: Db, clock: Clock, input: InvitationAction): Promise<Invitation> {
+export async function resendInvitation(db: Db, clock: Clock, input: InvitationAction, audit?: AuditContext): Promise<Invitation> {
   return db.transaction(async (tx) => {
     const invitation = await lockOpenInvitation(tx, input, 'resend');
     const role = zRole.parse(invitation.role);
@@ -110,7 +120,8 @@ export async function resendInvitation(db: Db, clock: Clock, input: InvitationAc
       invitation.email,
     ]);
     if (member.length > 0) throw fail('not_found', 'This person is a member of this workspace already.');
-    return issueInvitation(tx, clock, { workspaceId: input.workspaceId, invitedBy: input.actorId, email: invitation.email, role });
+    const issue = { workspaceId: input.workspaceId, invitedBy: input.actorId, email: invitation.email, role };
+    return issueInvitation(tx, clock, issue, { context: audit, action: 'invitation.resent' });
   });
 }
 
@@ -119,12 +130,14 @@ export async function resendInvitation(db: Db, clock: Clock, input: InvitationAc
  * @throws not_found when the workspace has no such invitation or it was accepted, role_forbidden for an
  *   owner's invitation revoked by someone other than an owner
  */
-export async function revokeInvitation(db: Db, clock: Clock, input: InvitationAction): Promise<void> {
+export async function revokeInvitation(db: Db, clock: Clock, input: InvitationAction, audit?: AuditContext): Promise<void> {
   await db.transaction(async (tx) => {
     const invitation = await lockOpenInvitation(tx, input, 'revoke');
     if (invitation.revoked_at) return;
     if (zRole.parse(invitation.role) === 'owner') await requireOwner(tx, input, 'Only an owner may revoke an invitation of an owner.');
     await tx.query(`UPDATE invitations SET revoked_at = $2 WHERE id = $1`, [invitation.id, clock.now()]);
+    const target = { type: 'invitation' as const, id: invitation.id, label: invitation.email };
+    await recordAudit(tx, audit, input.workspaceId, { action: 'invitation.revoked', target, details: { role: invitation.role } }, clock.now());
   });
 }
 

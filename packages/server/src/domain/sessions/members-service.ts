@@ -10,6 +10,7 @@ import { acceptInvitation, createInvitation, listMembers, removeMember, updateMe
 import { listInvitations, previewInvitation, resendInvitation, revokeInvitation } from './invitations.ts';
 import { previewAccountReset, redeemAccountReset, resetMember } from './resets.ts';
 import type { Role } from './users.ts';
+import type { AuditContext } from '../audit/index.ts';
 
 export type MemberService = ReturnType<typeof createMemberService>;
 
@@ -17,18 +18,19 @@ export function createMemberService(deps: { db: Db; clock: Clock; secretBox: Sec
   const { db, clock, secretBox } = deps;
   return {
     list: (workspaceId: string) => listMembers(db, workspaceId),
-    update: (workspaceId: string, actorId: string, userId: string, role: Role) => updateMember(db, workspaceId, actorId, userId, role),
-    remove: (workspaceId: string, actorId: string, userId: string) => removeMember(db, workspaceId, actorId, userId),
-    invite: (input: Parameters<typeof createInvitation>[2]) => createInvitation(db, clock, input),
-    acceptInvitation: (input: { token: string; password: string }) => acceptInvitation(db, clock, secretBox, input),
+    update: (workspaceId: string, actorId: string, userId: string, role: Role, audit?: AuditContext) =>
+      updateMember(db, clock, workspaceId, actorId, userId, role, audit),
+    remove: (workspaceId: string, actorId: string, userId: string, audit?: AuditContext) => removeMember(db, clock, workspaceId, actorId, userId, audit),
+    invite: (input: Parameters<typeof createInvitation>[2], audit?: AuditContext) => createInvitation(db, clock, input, audit),
+    acceptInvitation: (input: { token: string; password: string }, audit?: AuditContext) => acceptInvitation(db, clock, secretBox, input, audit),
     /** The pending and expired invitations of a workspace. */
     invitations: (workspaceId: string) => listInvitations(db, clock, workspaceId),
-    resendInvitation: (input: Parameters<typeof resendInvitation>[2]) => resendInvitation(db, clock, input),
-    revokeInvitation: (input: Parameters<typeof revokeInvitation>[2]) => revokeInvitation(db, clock, input),
+    resendInvitation: (input: Parameters<typeof resendInvitation>[2], audit?: AuditContext) => resendInvitation(db, clock, input, audit),
+    revokeInvitation: (input: Parameters<typeof revokeInvitation>[2], audit?: AuditContext) => revokeInvitation(db, clock, input, audit),
     previewInvitation: (token: string) => previewInvitation(db, clock, token),
     /** An owner's or admin's reset of a member of their workspace. */
-    reset: (input: Parameters<typeof resetMember>[2]) => resetMember(db, clock, input),
+    reset: (input: Parameters<typeof resetMember>[2], audit?: AuditContext) => resetMember(db, clock, input, audit),
     previewReset: (token: string) => previewAccountReset(db, clock, token),
-    redeemReset: (input: { token: string; password: string }) => redeemAccountReset(db, clock, secretBox, input),
+    redeemReset: (input: { token: string; password: string }, audit?: AuditContext) => redeemAccountReset(db, clock, secretBox, input, audit),
   };
 }

@@ -19,6 +19,7 @@ import type { SecretBox } from '../webhooks/secret-box.ts';
 import { INVITATION_TOKEN, invitationEnd, invitationEnded, issueInvitation } from './invitations.ts';
 import { verifyPassword } from './password.ts';
 import { addMembership, createUser, normalizeEmail, type Role, zRole } from './users.ts';
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 
 type Member = Schema<'Member'>;
 type Invitation = Schema<'Invitation'>;
@@ -27,6 +28,10 @@ type InvitationAccepted = Schema<'InvitationAccepted'>;
 type MemberRow = Pick<TableRow<'memberships'>, 'user_id' | 'role' | 'created_at'> & Pick<TableRow<'users'>, 'email' | 'totp_enabled'>;
 
 const MEMBER_COLUMNS = `m.user_id, m.role, m.created_at, u.email, u.totp_enabled`;
+
+function memberTarget(row: MemberRow) {
+  return { type: 'member' as const, id: row.user_id, label: row.email };
+}
 
 function toMember(row: MemberRow): Member {
   return { userId: row.user_id, email: row.email, role: zRole.parse(row.role), twoFactorEnabled: row.totp_enabled, joinedAt: row.created_at.toISOString() };
@@ -75,12 +80,22 @@ function requireMayManage(actor: Role, actorId: string, target: MemberRow, role:
 }
 
 /** @throws member_not_found, role_forbidden (the order of roles), forbidden when it would leave the workspace without an owner */
-export async function updateMember(db: Db, workspaceId: string, actorId: string, userId: string, role: Role): Promise<Member> {
+export async function updateMember(
+  db: Db,
+  clock: Clock,
+  workspaceId: string,
+  actorId: string,
+  userId: string,
+  role: Role,
+  audit?: AuditContext,
+): Promise<Member> {
   return db.transaction(async (tx) => {
     const { target, actor, owners } = await lockMembers(tx, workspaceId, userId, actorId);
     requireMayManage(actor, actorId, target, role);
     if (target.role === 'owner' && role !== 'owner' && owners === 1) throw fail('forbidden', LAST_OWNER);
     await tx.query(`UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND user_id = $2`, [workspaceId, userId, role]);
+    const details = { from: target.role, to: role };
+    await recordAudit(tx, audit, workspaceId, { action: 'member.role_changed', target: memberTarget(target), details }, clock.now());
     return toMember({ ...target, role });
   });
 }
@@ -89,13 +104,14 @@ export async function updateMember(db: Db, workspaceId: string, actorId: string,
  * Removes the membership and the user's sessions in this workspace.
  * @throws member_not_found, role_forbidden (an admin removing an owner), forbidden (last owner)
  */
-export async function removeMember(db: Db, workspaceId: string, actorId: string, userId: string): Promise<void> {
+export async function removeMember(db: Db, clock: Clock, workspaceId: string, actorId: string, userId: string, audit?: AuditContext): Promise<void> {
   await db.transaction(async (tx) => {
     const { target, actor, owners } = await lockMembers(tx, workspaceId, userId, actorId);
     requireMayManage(actor, actorId, target, null);
     if (target.role === 'owner' && owners === 1) throw fail('forbidden', LAST_OWNER);
     await tx.query(`DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [workspaceId, userId]);
     await tx.query(`DELETE FROM sessions WHERE workspace_id = $1 AND user_id = $2`, [workspaceId, userId]);
+    await recordAudit(tx, audit, workspaceId, { action: 'member.removed', target: memberTarget(target), details: { role: target.role } }, clock.now());
   });
 }
 
@@ -108,6 +124,7 @@ export async function createInvitation(
   db: Db,
   clock: Clock,
   input: { workspaceId: string; invitedBy: string; email: string; role: Role },
+  audit?: AuditContext,
 ): Promise<Invitation> {
   if (input.role === 'owner') {
     const [inviter] = await db.query<Pick<TableRow<'memberships'>, 'role'>>(`SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [
@@ -123,7 +140,7 @@ export async function createInvitation(
   ]);
   if (member.length > 0) throw fail('invalid_body', `'email' is already a member of this workspace`);
   // The open invitation of the same email, if any, is replaced: one link per person is live.
-  return db.transaction((tx) => issueInvitation(tx, clock, { ...input, email }));
+  return db.transaction((tx) => issueInvitation(tx, clock, { ...input, email }, { context: audit, action: 'member.invited' }));
 }
 
 /**
@@ -132,7 +149,13 @@ export async function createInvitation(
  * @throws not_found for an unknown token, expired (with the reason) when used, revoked, replaced or past
  *   its 7 days, not_authenticated for an existing account's wrong password
  */
-export async function acceptInvitation(db: Db, clock: Clock, secretBox: SecretBox, input: { token: string; password: string }): Promise<InvitationAccepted> {
+export async function acceptInvitation(
+  db: Db,
+  clock: Clock,
+  secretBox: SecretBox,
+  input: { token: string; password: string },
+  audit?: AuditContext,
+): Promise<InvitationAccepted> {
   if (!INVITATION_TOKEN.test(input.token)) throw fail('not_found', 'No invitation has this token.');
   return db.transaction(async (tx) => {
     const now = clock.now();
@@ -145,9 +168,11 @@ export async function acceptInvitation(db: Db, clock: Clock, secretBox: SecretBo
       invitation.email,
     ]);
     let totpSecret: string | null = null;
+    let userId: string;
     if (existing) {
       if (!(await verifyPassword(input.password, existing.password_hash))) throw fail('not_authenticated', 'Email, password or code is incorrect.');
       await addMembership(tx, clock, { workspaceId: invitation.workspace_id, userId: existing.id, role });
+      userId = existing.id;
     } else {
       const created = await createUser(tx, clock, invitation.workspace_id, {
         email: invitation.email,
@@ -157,8 +182,22 @@ export async function acceptInvitation(db: Db, clock: Clock, secretBox: SecretBo
         secretBox,
       });
       totpSecret = created.totpSecret;
+      userId = created.id;
     }
     await tx.query(`UPDATE invitations SET accepted_at = $2 WHERE id = $1`, [invitation.id, now]);
+    // The link is the credential: the actor is the account that accepted it.
+    await recordAudit(
+      tx,
+      audit,
+      invitation.workspace_id,
+      {
+        action: 'invitation.accepted',
+        actor: { type: 'user', id: userId, label: invitation.email },
+        target: { type: 'invitation', id: invitation.id, label: invitation.email },
+        details: { role, newAccount: !existing },
+      },
+      now,
+    );
     return { workspaceId: invitation.workspace_id, email: invitation.email, role, totpSecret };
   });
 }

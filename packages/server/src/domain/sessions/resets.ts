@@ -23,6 +23,7 @@ import type { SecretBox } from '../webhooks/secret-box.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { generateTotpSecret } from './totp.ts';
 import { normalizeEmail, type Role, zRole } from './users.ts';
+import { type AuditContext, recordAudit, recordAuditForUser } from '../audit/index.ts';
 
 export type AccountReset = Schema<'AccountReset'>;
 export type AccountResetKind = Schema<'AccountResetKind'>;
@@ -43,6 +44,7 @@ export async function resetMember(
   db: Db,
   clock: Clock,
   input: { workspaceId: string; actorId: string; actorRole: Role; userId: string; reset: AccountResetKind },
+  audit?: AuditContext,
 ): Promise<AccountReset> {
   return db.transaction(async (tx) => {
     const [target] = await tx.query<Pick<TableRow<'memberships'>, 'role'> & Pick<TableRow<'users'>, 'email'> & { workspaces: number }>(
@@ -56,18 +58,29 @@ export async function resetMember(
     if (target.workspaces > 1) {
       throw fail('forbidden', 'This account also belongs to another workspace; the operator resets it (service users reset-password).');
     }
-    return createReset(tx, clock, { userId: input.userId, email: target.email, workspaceId: input.workspaceId, createdBy: input.actorId, kind: input.reset });
+    const created = await createReset(tx, clock, {
+      userId: input.userId,
+      email: target.email,
+      workspaceId: input.workspaceId,
+      createdBy: input.actorId,
+      kind: input.reset,
+    });
+    await recordAudit(tx, audit, input.workspaceId, resetEntry(created), clock.now());
+    return created;
   });
 }
 
 /** The operator's reset of any account, by email. @throws not_found when no account has the email */
-export async function resetUserByEmail(db: Db, clock: Clock, input: { email: string; reset: AccountResetKind }): Promise<AccountReset> {
+export async function resetUserByEmail(db: Db, clock: Clock, input: { email: string; reset: AccountResetKind }, audit?: AuditContext): Promise<AccountReset> {
   return db.transaction(async (tx) => {
     const [user] = await tx.query<Pick<TableRow<'users'>, 'id' | 'email'>>(`SELECT id, email FROM users WHERE lower(email) = $1 FOR UPDATE`, [
       normalizeEmail(input.email),
     ]);
     if (!user) throw fail('not_found', 'No account has this email.');
-    return createReset(tx, clock, { userId: user.id, email: user.email, workspaceId: null, createdBy: null, kind: input.reset });
+    const created = await createReset(tx, clock, { userId: user.id, email: user.email, workspaceId: null, createdBy: null, kind: input.reset });
+    // The account is the deployment's: every workspace it belongs to sees the operator's reset.
+    await recordAuditForUser(tx, audit, user.id, resetEntry(created), clock.now());
+    return created;
   });
 }
 
@@ -101,6 +114,7 @@ export async function redeemAccountReset(
   clock: Clock,
   secretBox: SecretBox,
   input: { token: string; password: string },
+  audit?: AuditContext,
 ): Promise<AccountResetRedeemed> {
   if (!RESET_TOKEN.test(input.token)) throw fail('not_found', 'No reset has this token.');
   const verdict = await db.transaction(async (tx): Promise<AccountResetRedeemed | { wrongPassword: string }> => {
@@ -124,6 +138,19 @@ export async function redeemAccountReset(
     }
     await tx.query(`UPDATE account_resets SET used_at = $2 WHERE id = $1`, [reset.id, now]);
     await endSessions(tx, user.id);
+    // The link is the credential: the actor is the account it renews, seen by each workspace of the account.
+    await recordAuditForUser(
+      tx,
+      audit,
+      user.id,
+      {
+        action: 'account_reset.redeemed',
+        actor: { type: 'user', id: user.id, label: user.email },
+        target: { type: 'account_reset', id: reset.id, label: user.email },
+        details: { reset: kind },
+      },
+      now,
+    );
     return { email: user.email, reset: kind, totpSecret };
   });
   if ('wrongPassword' in verdict) {
@@ -151,6 +178,14 @@ export async function previewAccountReset(db: Db, clock: Clock, token: string): 
   if (!row) throw fail('not_found', 'No reset has this token.');
   if (row.used_at || row.expires_at <= clock.now()) throw fail('expired', 'This reset link has expired, was replaced or was already used.');
   return { email: row.email, reset: zAccountResetKind.parse(row.kind), expiresAt: row.expires_at.toISOString() };
+}
+
+function resetEntry(created: AccountReset) {
+  return {
+    action: 'member.reset' as const,
+    target: { type: 'member' as const, id: created.userId, label: created.email },
+    details: { reset: created.reset, resetId: created.id },
+  };
 }
 
 /** Every session of the user, in every workspace: they are refused by every instance at their next request. */

@@ -123,7 +123,7 @@ describe.each(testBackends())('admin sessions on $name', ({ open }) => {
     const user = await admin('carol@example.com');
     const login = () => sessions.login({ email: user.email, password: PASSWORD, totpCode: totpCode(user.totpSecret!, local.now()) });
     const first = await login();
-    await sessions.logout((await sessions.authenticate(first.sessionToken)).sessionId);
+    await sessions.logout(await sessions.authenticate(first.sessionToken));
     await expect(sessions.authenticate(first.sessionToken)).rejects.toMatchObject({ code: 'not_authenticated', status: 401 });
     local.advance(30_000);
     const second = await login();

@@ -17,6 +17,7 @@ import type { SecretBox } from '../webhooks/secret-box.ts';
 import { normalizeEmail, type Role, type UserWorkspace, userWorkspaces, zRole } from './users.ts';
 import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
+import { type AuditContext, recordAudit, recordAuditForUser } from '../audit/index.ts';
 
 export const SESSION_COOKIE = 'service_session';
 /** 12 hours, the contract's cookie Max-Age. */
@@ -82,7 +83,7 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
      * @throws too_many_attempts past one of LOGIN_LIMITS within 15 minutes (with Retry-After),
      *   not_authenticated when the email, password or code is wrong
      */
-    async login(credentials: Credentials, from: { source: string } = { source: 'unknown' }): Promise<LoginResult> {
+    async login(credentials: Credentials, from: { source: string } = { source: 'unknown' }, audit?: AuditContext): Promise<LoginResult> {
       const email = normalizeEmail(credentials.email);
       const { source } = from;
       const now = clock.now();
@@ -119,9 +120,18 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
       }
 
       const verdict = await verifyCredentials(email, credentials, now);
-      if (typeof verdict === 'string') {
+      if ('failure' in verdict) {
         // A code used twice is the right person sending it again: refused, but not a guess.
-        if (verdict === 'code_reused') await db.query(`DELETE FROM login_attempts WHERE id = $1`, [attemptId]);
+        if (verdict.failure === 'code_reused') await db.query(`DELETE FROM login_attempts WHERE id = $1`, [attemptId]);
+        // In every workspace of the account the email names; one statement whether or not it names one, so the
+        // time taken tells nothing about which emails exist.
+        const entry = {
+          action: 'session.sign_in_failed' as const,
+          actor: { type: 'user' as const, id: verdict.userId ?? 'unknown', label: email },
+          target: { type: 'session' as const, id: verdict.userId ?? 'unknown', label: email },
+          details: { reason: verdict.failure === 'code_reused' ? 'code_reused' : 'credentials' },
+        };
+        await recordAuditForUser(db, audit, verdict.userId, entry, now);
         throw fail('not_authenticated', 'Email, password or code is incorrect.');
       }
       const user = verdict.user;
@@ -136,15 +146,24 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
       const sessionToken = randomBase62(43);
       const csrfToken = csrfTokenOf(sessionToken);
       const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
-      await db.query(`INSERT INTO sessions (id, user_id, workspace_id, token_hash, csrf_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
-        newId('ses'),
-        user.id,
-        first.id,
-        sha256Hex(sessionToken),
-        sha256Hex(csrfToken),
-        now,
-        expiresAt,
-      ]);
+      const sessionId = newId('ses');
+      await db.transaction(async (tx) => {
+        await tx.query(`INSERT INTO sessions (id, user_id, workspace_id, token_hash, csrf_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+          sessionId,
+          user.id,
+          first.id,
+          sha256Hex(sessionToken),
+          sha256Hex(csrfToken),
+          now,
+          expiresAt,
+        ]);
+        const entry = {
+          action: 'session.signed_in' as const,
+          actor: { type: 'user' as const, id: user.id, label: user.email },
+          target: { type: 'session' as const, id: sessionId, label: user.email },
+        };
+        await recordAudit(tx, audit, first.id, entry, now);
+      });
       return {
         sessionToken,
         csrfToken,
@@ -206,26 +225,40 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
       return { workspaceId, role: chosen.role, workspaces };
     },
 
-    async logout(sessionId: string): Promise<void> {
-      await db.query(`DELETE FROM sessions WHERE id = $1`, [sessionId]);
+    async logout(session: { sessionId: string; workspaceId: string }, audit?: AuditContext): Promise<void> {
+      await db.transaction(async (tx) => {
+        await tx.query(`DELETE FROM sessions WHERE id = $1`, [session.sessionId]);
+        await recordAudit(
+          tx,
+          audit,
+          session.workspaceId,
+          { action: 'session.signed_out', target: { type: 'session', id: session.sessionId, label: null } },
+          clock.now(),
+        );
+      });
     },
   };
 
   /** The user when email, password and (if enabled) a fresh TOTP code all check out. */
-  async function verifyCredentials(email: string, credentials: Credentials, now: Date): Promise<{ user: UserRow } | 'wrong' | 'code_reused'> {
+  /** The user, or why not (with the account the email names, if any, for the audit log). */
+  async function verifyCredentials(
+    email: string,
+    credentials: Credentials,
+    now: Date,
+  ): Promise<{ user: UserRow } | { failure: 'wrong' | 'code_reused'; userId: string | null }> {
     const [user] = await db.query<UserRow>(`SELECT id, email, password_hash, totp_secret, totp_enabled FROM users WHERE lower(email) = $1`, [email]);
     // An unknown email still pays for one scrypt, so timing does not reveal which emails exist.
     const passwordOk = await verifyPassword(credentials.password, user?.password_hash ?? DUMMY_HASH);
-    if (!user || !passwordOk) return 'wrong';
+    if (!user || !passwordOk) return { failure: 'wrong', userId: user?.id ?? null };
     if (!user.totp_enabled) return { user };
     const step = user.totp_secret ? matchingStep(openTotpSecret(deps.secretBox, user.totp_secret), credentials.totpCode, now) : undefined;
-    if (step === undefined) return 'wrong';
+    if (step === undefined) return { failure: 'wrong', userId: user.id };
     // Each code works once: the step is claimed atomically, so a replayed code fails.
     const claimed = await db.query(`UPDATE users SET totp_last_step = $2 WHERE id = $1 AND (totp_last_step IS NULL OR totp_last_step < $2) RETURNING id`, [
       user.id,
       step,
     ]);
-    return claimed.length > 0 ? { user } : 'code_reused';
+    return claimed.length > 0 ? { user } : { failure: 'code_reused', userId: user.id };
   }
 }
 

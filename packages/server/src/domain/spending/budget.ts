@@ -224,7 +224,7 @@ export async function settleBudget(
 
 /** The manual switch: on (from `now`) or off. Returns whether it is on afterwards. */
 export async function setManualKillSwitch(
-  db: Db,
+  db: Db | Tx,
   workspaceId: string,
   on: boolean,
   now: Date,

@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 import type { KillSwitchLimits } from '../usage/index.ts';
 import { setManualKillSwitch } from './budget.ts';
 import { dailyUsage } from './daily-usage.ts';
@@ -34,7 +35,18 @@ export function createUsageService(deps: {
     /** The four kill switches (run, hour, day, manual) as of now. */
     killSwitches: (workspaceId: string) => killSwitches(db, workspaceId, clock.now(), limits),
     /** Engages or releases the manual switch (as `service kill-switch on|off`). */
-    setManualKillSwitch: (workspaceId: string, engaged: boolean, detail: { reason?: string | undefined; engagedBy?: string | undefined }) =>
-      setManualKillSwitch(db, workspaceId, engaged, clock.now(), detail),
+    setManualKillSwitch: (
+      workspaceId: string,
+      engaged: boolean,
+      detail: { reason?: string | undefined; engagedBy?: string | undefined },
+      audit?: AuditContext,
+    ) =>
+      db.transaction(async (tx) => {
+        const now = clock.now();
+        await setManualKillSwitch(tx, workspaceId, engaged, now, detail);
+        const details = engaged && detail.reason ? { reason: detail.reason } : {};
+        const target = { type: 'kill_switch' as const, id: 'manual', label: 'Manual spending switch' };
+        await recordAudit(tx, audit, workspaceId, { action: engaged ? 'kill_switch.engaged' : 'kill_switch.released', target, details }, now);
+      }),
   };
 }

@@ -3,6 +3,7 @@
  * the operator, listed, updated (plan, ceiling, quota override, suspension, payment) and deleted with
  * all their data. Everything else in the store hangs off one workspace.
  */
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 import type { Clock } from '../../clock.ts';
 import type { Schema } from '../../contract.ts';
 import { fail } from '../../errors.ts';
@@ -62,7 +63,7 @@ export async function getOperatorWorkspace(db: Db, id: string): Promise<Operator
  * the key caches' version, so every instance sees it at its next request.
  * @throws not_found for an unknown id
  */
-export async function updateWorkspace(db: Db, clock: Clock, id: string, update: WorkspaceUpdate): Promise<OperatorWorkspace> {
+export async function updateWorkspace(db: Db, clock: Clock, id: string, update: WorkspaceUpdate, audit?: AuditContext): Promise<OperatorWorkspace> {
   return db.transaction(async (tx) => {
     const now = clock.now();
     const [row] = await tx.query<WorkspaceRow>(
@@ -86,6 +87,7 @@ export async function updateWorkspace(db: Db, clock: Clock, id: string, update: 
     if (update.plan) await setPlan(tx, clock, id, update.plan);
     if (update.quotaOverride !== undefined) await setQuotaOverride(tx, clock, id, update.quotaOverride);
     if (update.status || update.payment || update.rpmLimit || update.ipRpmLimit !== undefined) await invalidateKeyCaches(tx);
+    await recordAudit(tx, audit, id, { action: 'workspace.updated', target: { type: 'workspace', id, label: row.name }, details: { ...update } }, now);
     return toOperatorWorkspace(tx, row);
   });
 }

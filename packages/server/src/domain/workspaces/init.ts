@@ -2,6 +2,7 @@
  * @module First start of a deployment: a workspace, its admin (with TOTP) and a first API key
  * holding every scope that can be issued. What `service init` prints.
  */
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 import type { Clock } from '../../clock.ts';
 import { randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
@@ -16,6 +17,8 @@ import { createOperatorToken } from '../operators/index.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 
 interface InitOptions {
+  /** The operator's request that adds the workspace (its audit log's first event); none at first start. */
+  audit?: AuditContext | undefined;
   workspaceName?: string;
   adminEmail?: string;
   /** Chosen by the caller, or 24 random base62 characters. */
@@ -77,6 +80,9 @@ export async function initWorkspace(db: Db, clock: Clock, options: InitOptions):
       name: 'First key (init)',
       scopes: [...ISSUABLE_SCOPES],
     });
+    const details = { plan: options.plan ?? null, owner: admin.email, firstKey: key.prefix };
+    const target = { type: 'workspace' as const, id: workspace.id, label: options.workspaceName ?? 'Default workspace' };
+    await recordAudit(tx, options.audit, workspace.id, { action: 'workspace.created', target, details }, clock.now());
     return {
       workspaceId: workspace.id,
       apiKey: key.secret,
@@ -95,6 +101,7 @@ export async function createCustomerWorkspace(
   clock: Clock,
   secretBox: SecretBox,
   body: Schema<'CreateWorkspaceRequest'>,
+  audit?: AuditContext,
 ): Promise<Schema<'WorkspaceCreated'>> {
   const { operatorToken: _none, ...created } = await initWorkspace(db, clock, {
     workspaceName: body.name,
@@ -102,6 +109,7 @@ export async function createCustomerWorkspace(
     plan: body.plan,
     pendingPayment: body.pendingPayment,
     secretBox,
+    audit,
   });
   return { ...created, workspace: await getOperatorWorkspace(db, created.workspaceId) };
 }

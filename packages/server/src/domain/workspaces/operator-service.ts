@@ -6,6 +6,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Schema } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
+import type { AuditContext } from '../audit/index.ts';
 import { resetUserByEmail } from '../sessions/resets.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { deleteWorkspace, getOperatorWorkspace, listOperatorWorkspaces, updateWorkspace, type WorkspaceUpdate } from './index.ts';
@@ -18,11 +19,11 @@ export function createOperatorWorkspaceService(deps: { db: Db; clock: Clock; sec
   return {
     listWorkspaces: () => listOperatorWorkspaces(db),
     /** A customer workspace with its owner and first key: the one answer that shows them. */
-    createWorkspace: (body: Schema<'CreateWorkspaceRequest'>) => createCustomerWorkspace(db, clock, secretBox, body),
+    createWorkspace: (body: Schema<'CreateWorkspaceRequest'>, audit?: AuditContext) => createCustomerWorkspace(db, clock, secretBox, body, audit),
     getWorkspace: (workspaceId: string) => getOperatorWorkspace(db, workspaceId),
-    updateWorkspace: (workspaceId: string, update: WorkspaceUpdate) => updateWorkspace(db, clock, workspaceId, update),
+    updateWorkspace: (workspaceId: string, update: WorkspaceUpdate, audit?: AuditContext) => updateWorkspace(db, clock, workspaceId, update, audit),
     deleteWorkspace: (workspaceId: string) => deleteWorkspace(db, workspaceId),
     /** The recovery of any account, by its email. */
-    resetUser: (input: Parameters<typeof resetUserByEmail>[2]) => resetUserByEmail(db, clock, input),
+    resetUser: (input: Parameters<typeof resetUserByEmail>[2], audit?: AuditContext) => resetUserByEmail(db, clock, input, audit),
   };
 }

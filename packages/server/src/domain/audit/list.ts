@@ -1,0 +1,50 @@
+/**
+ * @module A page of the workspace's audit log, newest first (then by id), with the filters of `GET /audit-events`:
+ * each an optional (NULL-able) parameter of one fixed statement. `total` counts every match.
+ */
+import type { TableRow } from '../../../../../generated/db.ts';
+import { type Schema, zAuditAction, zAuditActor, zAuditTarget } from '../../contract.ts';
+import type { Db } from '../../store/db.ts';
+
+type AuditEvent = Schema<'AuditEvent'>;
+type Row = TableRow<'audit_events'>;
+
+export interface AuditFilter {
+  action?: string | undefined;
+  /** An actor's id, or its label (an email in any case, a key's prefix). */
+  actor?: string | undefined;
+  target?: string | undefined;
+  since?: Date | undefined;
+  until?: Date | undefined;
+  limit: number;
+  offset: number;
+}
+
+const WHERE = `workspace_id = $1
+   AND ($2::text IS NULL OR action = $2)
+   AND ($3::text IS NULL OR actor_id = $3 OR lower(actor_label) = lower($3))
+   AND ($4::text IS NULL OR target_id = $4)
+   AND ($5::timestamptz IS NULL OR created_at >= $5)
+   AND ($6::timestamptz IS NULL OR created_at < $6)`;
+
+export async function listAuditEvents(db: Db, workspaceId: string, filter: AuditFilter): Promise<Schema<'AuditEventList'>> {
+  const params = [workspaceId, filter.action ?? null, filter.actor ?? null, filter.target ?? null, filter.since ?? null, filter.until ?? null];
+  const [rows, [count]] = await Promise.all([
+    db.query<Row>(`SELECT * FROM audit_events WHERE ${WHERE} ORDER BY created_at DESC, id DESC LIMIT $7 OFFSET $8`, [...params, filter.limit, filter.offset]),
+    db.query<{ total: number }>(`SELECT count(*)::int AS total FROM audit_events WHERE ${WHERE}`, params),
+  ]);
+  return { data: rows.map(toEvent), total: count?.total ?? 0, limit: filter.limit, offset: filter.offset };
+}
+
+function toEvent(row: Row): AuditEvent {
+  return {
+    id: row.id,
+    action: zAuditAction.parse(row.action),
+    actor: { type: zAuditActor.shape.type.parse(row.actor_type), id: row.actor_id, label: row.actor_label },
+    target: { type: zAuditTarget.shape.type.parse(row.target_type), id: row.target_id, label: row.target_label },
+    createdAt: row.created_at.toISOString(),
+    address: row.address,
+    requestId: row.request_id,
+    details: (row.details ?? {}) as Record<string, unknown>,
+  };
+}
