@@ -324,6 +324,7 @@ const VALID_BODIES: Record<string, unknown> = {
   updateWorkspace: { rpmLimit: 600 },
   pauseAgent: { reason: 'Month-end close' },
   setManualKillSwitch: { engaged: false },
+  sendWebhookDestinationTestEvent: { type: 'run.completed' },
 };
 
 /** A body the validator refuses, naming a field. */
@@ -343,6 +344,7 @@ const INVALID_BODIES: Record<string, unknown> = {
   resetMember: { reset: 'everything' },
   previewAccountReset: { token: 'nope' },
   redeemAccountReset: { token: 'nope', password: 'short' },
+  sendWebhookDestinationTestEvent: { type: 'run.exploded' },
   createUserReset: { email: 'not an email', reset: 'password' },
   selectWorkspace: { workspaceId: 'nope' },
 };

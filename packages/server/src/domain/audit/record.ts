@@ -76,15 +76,16 @@ function safeLabel(label: string | null | undefined): string | null {
   return text;
 }
 
-// The actor's label as it is now: the user's email, the key's prefix, else the one given, else the id. `$n` is the
-// actor's type, `$n+1` its id, `$n+2` the label given.
-function actorLabel(n: number): string {
-  const [type, id, given] = [`$${n}::text`, `$${n + 1}::text`, `$${n + 2}::text`];
-  return `COALESCE(${given},
-    (SELECT u.email FROM users u WHERE ${type} = 'user' AND u.id = ${id}),
-    (SELECT k.prefix FROM api_keys k WHERE ${type} = 'api_key' AND k.id = ${id}),
-    CASE WHEN ${type} = 'operator' THEN 'operator' END, ${id})`;
-}
+// The actor's label as it is now: the label given, else the user's email or the key's prefix, else 'operator' for the
+// operator, else the id. Written out for each statement's numbering (placeholders are never built by hand).
+const ACTOR_LABEL_4 = `COALESCE($6::text,
+    (SELECT u.email FROM users u WHERE $4::text = 'user' AND u.id = $5::text),
+    (SELECT k.prefix FROM api_keys k WHERE $4::text = 'api_key' AND k.id = $5::text),
+    CASE WHEN $4::text = 'operator' THEN 'operator' END, $5::text)`;
+const ACTOR_LABEL_3 = `COALESCE($5::text,
+    (SELECT u.email FROM users u WHERE $3::text = 'user' AND u.id = $4::text),
+    (SELECT k.prefix FROM api_keys k WHERE $3::text = 'api_key' AND k.id = $4::text),
+    CASE WHEN $3::text = 'operator' THEN 'operator' END, $4::text)`;
 
 const COLUMNS = `id, workspace_id, action, actor_type, actor_id, actor_label, target_type, target_id, target_label, address, request_id, details, created_at`;
 
@@ -94,7 +95,7 @@ export async function recordAudit(tx: Tx, context: AuditContext | undefined, wor
   if (!params) return;
   await tx.query(
     `INSERT INTO audit_events (${COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, ${actorLabel(4)}, $7, $8, $9, $10, $11, $12::jsonb, $13)`,
+     VALUES ($1, $2, $3, $4, $5, ${ACTOR_LABEL_4}, $7, $8, $9, $10, $11, $12::jsonb, $13)`,
     [newId('aud'), workspaceId, ...params, now],
   );
 }
@@ -110,7 +111,7 @@ export async function recordAuditForUser(tx: Db | Tx, context: AuditContext | un
   await tx.query(
     `INSERT INTO audit_events (${COLUMNS})
      SELECT 'aud_' || substr(md5(random()::text || clock_timestamp()::text || m.workspace_id), 1, 24), m.workspace_id,
-            $2, $3, $4, ${actorLabel(3)}, $6, $7, $8, $9, $10, $11::jsonb, $12
+            $2, $3, $4, ${ACTOR_LABEL_3}, $6, $7, $8, $9, $10, $11::jsonb, $12
        FROM memberships m WHERE m.user_id = $1::text`,
     [userId, ...params, now],
   );
