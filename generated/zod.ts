@@ -1924,7 +1924,9 @@ export const zAuditAction = z.enum([
  * Who made the change, as the credential proved it (never as a body said). `user`: a person signed in (or, for
  * `invitation.accepted`, `account_reset.redeemed` and `session.sign_in_failed`, the account the link or the email
  * names), `label` their email. `api_key`: a key, `label` its visible prefix. `operator`: the deployment's operator
- * token, `label` `operator`. `label` is what it was when the change was made.
+ * token, `label` `operator`; or the operator at the machine's command line (`service keys …`, `service kill-switch …`,
+ * `service agents pause …` and the other commands that change a workspace on the store directly), `id` `cli` and
+ * `label` `command line`, with no address and no request id. `label` is what it was when the change was made.
  *
  */
 export const zAuditActor = z.strictObject({

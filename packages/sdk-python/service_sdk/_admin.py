@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ._generated import models
 from ._generated.operations import AsyncOperations, Operations
@@ -68,6 +68,10 @@ class WebhookDestinations:
 
     def ping(self, id: str) -> Any:  # noqa: A002
         return self._ops.ping_webhook_destination(id=id)
+
+    def send_test_event(self, id: str, event_type: str) -> models.DeliveryAccepted:  # noqa: A002
+        """A test event of any type (sample data, ``"test": true``), attempted once and never retried."""
+        return self._ops.send_webhook_destination_test_event(id=id, body=cast(models.SendTestEventRequest, {"type": event_type}))
 
     def replay(self, id: str) -> Any:  # noqa: A002
         return self._ops.replay_webhook_destination(id=id)
@@ -145,6 +149,10 @@ class AsyncWebhookDestinations:
 
     async def ping(self, id: str) -> Any:  # noqa: A002
         return await self._ops.ping_webhook_destination(id=id)
+
+    async def send_test_event(self, id: str, event_type: str) -> models.DeliveryAccepted:  # noqa: A002
+        """A test event of any type (sample data, ``"test": true``), attempted once and never retried."""
+        return await self._ops.send_webhook_destination_test_event(id=id, body=cast(models.SendTestEventRequest, {"type": event_type}))
 
     async def replay(self, id: str) -> Any:  # noqa: A002
         return await self._ops.replay_webhook_destination(id=id)

@@ -90,3 +90,28 @@ def test_verify_webhook_accepts_a_real_delivery(admin: service_sdk.Client, clien
     signed = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + body
     expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
     assert headers["webhook-signature"] == f"v1,{expected}"
+
+
+def test_a_test_event_of_a_chosen_type_arrives_marked_as_a_test(admin: service_sdk.Client, receiver: tuple[str, Path]) -> None:
+    url, deliveries = receiver
+    destination = admin.webhooks.destinations.create({"url": f"{url}/test-events", "events": ["run.completed"]})
+    queued = admin.webhooks.destinations.send_test_event(destination["id"], "approval.created")
+    [event_id] = queued["eventIds"]
+
+    def arrived() -> list[dict[str, object]]:
+        records = [json.loads(path.read_text()) for path in sorted(deliveries.glob("*.json"))]
+        return [r for r in records if isinstance(r["headers"], dict) and r["headers"].get("x-service-event-id") == event_id]
+
+    wait_until(lambda: bool(arrived()), "the test event")
+    [record] = arrived()
+    event = json.loads(bytes.fromhex(str(record["body"])))
+    assert (event["type"], event["test"]) == ("approval.created", True)
+
+
+def test_the_audit_log_lists_a_change_with_its_actor_and_never_a_secret(admin: service_sdk.Client) -> None:
+    created = admin.api_keys.create({"name": "python audited", "scopes": ["usage:read"]})
+    page = admin.list_audit_events(query={"target": created["id"]})
+    assert [e["action"] for e in page["data"]] == ["key.created"]
+    assert admin.session is not None
+    assert page["data"][0]["actor"] == {"type": "user", "id": admin.session["user"]["id"], "label": admin.session["user"]["email"]}
+    assert created["secret"] not in json.dumps(page)

@@ -6,7 +6,7 @@
 import { ApiKeys, Approvals, Webhooks } from './admin.ts';
 import { ServiceError } from './core/errors.ts';
 import { Transport, type RequestOptions, type TransportConfig } from './core/transport.ts';
-import { OPERATIONS, Operations, SERVERS, type Schemas } from './generated/operations.ts';
+import { OPERATIONS, type OperationInputs, Operations, SERVERS, type Schemas } from './generated/operations.ts';
 import { Agents, Inference, Orchestrator } from './inference.ts';
 import { Runs } from './runs.ts';
 
@@ -56,6 +56,14 @@ export class ServiceClient {
   readonly approvals: Approvals;
   /** Admin session only. */
   readonly integrations: { create(body: Schemas['CreateIntegrationRequest'], options?: RequestOptions): Promise<Schemas['Integration']> };
+  /**
+   * Admin session only: the workspace's audit log (`GET /audit-events`), newest first; filters `action`, `actor`,
+   * `target`, `since`, `until`, pages `limit`/`offset` (pass the first page's time as `until` to page a list that new
+   * events do not shift).
+   */
+  readonly auditEvents: {
+    list(query?: NonNullable<OperationInputs['listAuditEvents']['query']>, options?: RequestOptions): Promise<Schemas['AuditEventList']>;
+  };
   /** The admin session of a client from `login`. */
   readonly session: Schemas['AdminSession'] | undefined;
   private readonly transport: Transport;
@@ -84,6 +92,7 @@ export class ServiceClient {
     this.webhooks = new Webhooks(ops);
     this.approvals = new Approvals(ops);
     this.integrations = { create: (body, o) => ops.createIntegration({ body }, o) };
+    this.auditEvents = { list: (query = {}, o) => ops.listAuditEvents({ query }, o) };
   }
 
   /** The base address this client sends to. */

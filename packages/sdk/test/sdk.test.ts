@@ -443,6 +443,17 @@ describe('admin session', () => {
     expect(await caught(limited.usage.current())).toMatchObject({ status: 401, code: 'api_key_not_found' });
   });
 
+  it("reads the audit log: the key's creation and revocation, by this session's user, never its secret", async () => {
+    const created = await admin.apiKeys.create({ name: 'audited', scopes: ['usage:read'] });
+    await admin.apiKeys.revoke(created.id);
+    const page = await admin.auditEvents.list({ target: created.id });
+    expect(page.total).toBe(2);
+    expect(page.data.map((e) => e.action)).toEqual(['key.revoked', 'key.created']);
+    for (const event of page.data) expect(event.actor).toMatchObject({ type: 'user', id: admin.session!.user.id, label: admin.session!.user.email });
+    expect(JSON.stringify(page)).not.toContain(created.secret);
+    expect(await caught(client.auditEvents.list())).toMatchObject({ status: 401 });
+  });
+
   it('a destination receives a real delivery that verifyWebhook accepts', async () => {
     const destination = await admin.webhooks.destinations.create({ url: `${receiver.origin}/hooks`, events: ['run.completed'] });
     webhookSecret = destination.secret;

@@ -1,6 +1,6 @@
 /**
  * The operator's commands on a real embedded store: agents list/pause/resume, plan show/set and the
- * manual kill switch, with what an invocation then sees.
+ * manual kill switch, with what an invocation then sees, and each change in the audit log.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -65,6 +65,18 @@ describe('service agents / plan / kill-switch', () => {
       expect(settings.plan).toBe('starter');
       expect([...(settings.paused ?? new Map())]).toEqual([]);
       expect(await db.query(`SELECT 1 FROM kill_switches`)).toEqual([]);
+      // Each change is in the workspace's audit log, the operator at the command line its actor (no address, no request).
+      const audit = await db.query<Record<string, unknown>>(
+        `SELECT action, actor_type, actor_id, actor_label, target_id, address, request_id FROM audit_events WHERE workspace_id = $1 AND actor_id = 'cli' ORDER BY created_at, action`,
+        [ws!.id],
+      );
+      const cliActor = { actor_type: 'operator', actor_id: 'cli', actor_label: 'command line', address: null, request_id: null };
+      expect(audit).toEqual([
+        { action: 'agent.paused', target_id: 'legal', ...cliActor },
+        { action: 'kill_switch.engaged', target_id: 'manual', ...cliActor },
+        { action: 'kill_switch.released', target_id: 'manual', ...cliActor },
+        { action: 'agent.resumed', target_id: 'legal', ...cliActor },
+      ]);
     } finally {
       await db.close();
     }

@@ -8,8 +8,10 @@ import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { AGENT_CATALOG, getAgent } from '../vocabulary/catalog.ts';
 import { isPlanName, PLAN_NAMES, PLANS } from '../vocabulary/plans.ts';
-import { getPlan, pausedAgents, pauseAgent, resumeAgent, setPlan } from '../domain/agents/settings.ts';
-import { killSwitchStatus, setManualKillSwitch, unbilledInWindows } from '../domain/spending/index.ts';
+import { pauseAgentAudited, resumeAgentAudited } from '../domain/agents/panel.ts';
+import { getPlan, pausedAgents, setPlan } from '../domain/agents/settings.ts';
+import { COMMAND_LINE } from '../domain/audit/index.ts';
+import { killSwitchStatus, setManualKillSwitchAudited, unbilledInWindows } from '../domain/spending/index.ts';
 import { KILL_SWITCH_LIMITS } from '../domain/usage/index.ts';
 import { resolveWorkspace } from './keys.ts';
 import { openCliStore } from '../runtime/store.ts';
@@ -143,12 +145,12 @@ async function runAgentCommand(command: Command, values: Flags, positionals: str
       case 'agents pause': {
         const reason = typeof values.reason === 'string' ? values.reason.trim() : '';
         if (reason === '') throw new UsageError(`--reason is required.\n\n${AGENT_HELP[command]}`);
-        await pauseAgent(db, clock, workspaceId, target, reason);
+        await db.transaction((tx) => pauseAgentAudited(tx, clock, workspaceId, target, reason, COMMAND_LINE));
         print(json ? JSON.stringify({ slug: target, state: 'paused', reason }) : `Paused ${target}: ${reason}`);
         return 0;
       }
       case 'agents resume': {
-        const was = await resumeAgent(db, workspaceId, target);
+        const was = await db.transaction((tx) => resumeAgentAudited(tx, clock, workspaceId, target, COMMAND_LINE));
         print(json ? JSON.stringify({ slug: target, state: 'active', wasPaused: was }) : was ? `Resumed ${target}.` : `${target} was not paused.`);
         return 0;
       }
@@ -165,7 +167,7 @@ async function runAgentCommand(command: Command, values: Flags, positionals: str
       }
       case 'kill-switch on':
       case 'kill-switch off': {
-        await setManualKillSwitch(db, workspaceId, command === 'kill-switch on', clock.now());
+        await db.transaction((tx) => setManualKillSwitchAudited(tx, workspaceId, command === 'kill-switch on', clock.now(), {}, COMMAND_LINE));
         const status = await killSwitchStatus(db, workspaceId, clock.now(), KILL_SWITCH_LIMITS);
         const since = status.manualSince?.toISOString() ?? null;
         print(

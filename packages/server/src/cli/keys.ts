@@ -1,8 +1,10 @@
 /**
  * @module `service keys create|list|revoke|rotate`: key management from the command line, on
- * the store directly (the server must not hold an embedded data directory meanwhile).
+ * the store directly (the server must not hold an embedded data directory meanwhile). Each change is in the workspace's
+ * audit log, its actor the operator at the command line.
  */
 import type { Clock } from '../clock.ts';
+import { COMMAND_LINE } from '../domain/audit/index.ts';
 import { createKeyService, type ApiKeyRecord } from '../domain/keys/index.ts';
 import { listWorkspaces } from '../domain/workspaces/index.ts';
 import type { Db } from '../store/db.ts';
@@ -26,13 +28,13 @@ export function keyCommands(db: Db, clock: Clock, workspaceId: string) {
   const keys = createKeyService({ db, clock });
   return {
     async create(name: string, scopes: string[], expiresInDays: number | undefined) {
-      const key = await keys.create(workspaceId, { name, scopes, expiresInDays });
+      const key = await keys.create(workspaceId, { name, scopes, expiresInDays }, COMMAND_LINE);
       return { id: key.id, secret: key.secret, prefix: key.prefix, scopes: key.scopes, expiresAt: key.expiresAt };
     },
     list: () => keys.list(workspaceId),
-    revoke: (id: string) => keys.revoke(workspaceId, id),
+    revoke: (id: string) => keys.revoke(workspaceId, id, COMMAND_LINE),
     async rotate(id: string) {
-      const key = await keys.rotate(workspaceId, id);
+      const key = await keys.rotate(workspaceId, id, COMMAND_LINE);
       return { id: key.id, secret: key.secret, prefix: key.prefix, scopes: key.scopes, expiresAt: key.expiresAt, replaces: id };
     },
   };

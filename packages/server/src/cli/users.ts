@@ -8,6 +8,7 @@
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { zOperatorUserResetRequest } from '../../../../generated/zod.ts';
+import { COMMAND_LINE } from '../domain/audit/index.ts';
 import { type AccountReset, type AccountResetKind, resetUserByEmail } from '../domain/sessions/resets.ts';
 import { ServiceError } from '../errors.ts';
 import type { CommandRun, CommandTable, Flags } from './commands.ts';
@@ -79,7 +80,7 @@ async function createReset(values: Flags, env: NodeJS.ProcessEnv, body: { email:
   }
   const store = await openCliStore(config, 'users');
   try {
-    return await resetUserByEmail(store.db, systemClock, body);
+    return await resetUserByEmail(store.db, systemClock, body, COMMAND_LINE);
   } catch (err) {
     // An unknown email is the operator's to fix: say it plainly.
     if (err instanceof ServiceError && err.status < 500) throw new UsageError(err.message);

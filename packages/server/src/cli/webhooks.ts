@@ -8,6 +8,7 @@ import type { TableRow } from '../../../../generated/db.ts';
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { decideApproval } from '../domain/approvals/decision.ts';
+import { COMMAND_LINE } from '../domain/audit/index.ts';
 import { fail } from '../errors.ts';
 import type { Db } from '../store/db.ts';
 import { createWebhookServices } from '../webhook-services.ts';
@@ -189,7 +190,7 @@ async function runWebhookCommand(command: Command, values: Flags, positionals: s
           INBOUND_FLAGS,
           WEBHOOK_HELP[command],
         );
-        const created = await webhooks.inbound.create(workspaceId, body);
+        const created = await webhooks.inbound.create(workspaceId, body, COMMAND_LINE);
         out({ slug: created.slug, secret: created.secret }, `${created.slug}\n${created.secret}   (shown once)`);
         return 0;
       }
@@ -205,7 +206,7 @@ async function runWebhookCommand(command: Command, values: Flags, positionals: s
       case 'webhooks inbound resume':
       case 'webhooks inbound revoke': {
         const action = command.split(' ')[2] as 'pause' | 'resume' | 'revoke';
-        const webhook = await webhooks.inbound[action](workspaceId, target);
+        const webhook = await webhooks.inbound[action](workspaceId, target, COMMAND_LINE);
         out(webhook, `${webhook.slug}: ${webhook.status}`);
         return 0;
       }
@@ -220,7 +221,7 @@ async function runWebhookCommand(command: Command, values: Flags, positionals: s
           { url: '--url', events: '--events' },
           WEBHOOK_HELP[command],
         );
-        const created = await webhooks.destinations.create(workspaceId, body);
+        const created = await webhooks.destinations.create(workspaceId, body, COMMAND_LINE);
         out({ id: created.id, secret: created.secret }, `${created.id}\n${created.secret}   (shown once)`);
         return 0;
       }
@@ -233,26 +234,26 @@ async function runWebhookCommand(command: Command, values: Flags, positionals: s
         return 0;
       }
       case 'webhooks outbound rotate-secret': {
-        const rotated = await webhooks.destinations.rotateSecret(workspaceId, target);
+        const rotated = await webhooks.destinations.rotateSecret(workspaceId, target, COMMAND_LINE);
         out({ id: rotated.id, secret: rotated.secret }, `${rotated.id}\n${rotated.secret}   (shown once)`);
         return 0;
       }
       case 'webhooks outbound pause':
       case 'webhooks outbound resume': {
-        const destination = await webhooks.destinations[command.endsWith('pause') ? 'pause' : 'resume'](workspaceId, target);
+        const destination = await webhooks.destinations[command.endsWith('pause') ? 'pause' : 'resume'](workspaceId, target, COMMAND_LINE);
         out(destination, `${destination.id}: ${destination.status}`);
         return 0;
       }
       case 'webhooks outbound ping':
       case 'webhooks outbound replay': {
-        const queued = await webhooks.destinations[command.endsWith('ping') ? 'ping' : 'replay'](workspaceId, target);
+        const queued = await webhooks.destinations[command.endsWith('ping') ? 'ping' : 'replay'](workspaceId, target, COMMAND_LINE);
         out(queued, queued.eventIds.length ? `Queued: ${queued.eventIds.join(', ')}` : 'Nothing to replay.');
         return 0;
       }
       case 'approvals decide': {
         const { decision } = bodyFromFlags(zDecideApprovalBody, { decision: str(values.decision) }, { decision: '--decision' }, WEBHOOK_HELP[command]);
         const decidedBy = await decider(store.db, workspaceId, str(values.by));
-        const approval = await decideApproval(store.db, systemClock, { workspaceId, approvalId: target, decision, decidedBy });
+        const approval = await decideApproval(store.db, systemClock, { workspaceId, approvalId: target, decision, decidedBy }, COMMAND_LINE);
         out(approval, `${approval.id}: ${approval.status} by ${approval.decidedBy}`);
         return 0;
       }

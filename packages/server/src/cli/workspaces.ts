@@ -5,6 +5,7 @@
  * stopping the server; without it they work on the store directly, which the embedded store only
  * allows while the server is stopped. Both ways print the same JSON.
  */
+import { COMMAND_LINE } from '../domain/audit/index.ts';
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { zCreateWorkspaceRequest, zUpdateWorkspaceRequest } from '../../../../generated/zod.ts';
@@ -225,8 +226,8 @@ async function withOperations<T>(values: Flags, env: NodeJS.ProcessEnv, act: (op
     const secretBox = async () => sealing ?? createSecretBox(await resolveSecretKey(config));
     return await act({
       list: () => listOperatorWorkspaces(store.db),
-      create: async (body) => createCustomerWorkspace(store.db, systemClock, await secretBox(), body),
-      update: (id, body) => updateWorkspace(store.db, systemClock, id, body),
+      create: async (body) => createCustomerWorkspace(store.db, systemClock, await secretBox(), body, COMMAND_LINE),
+      update: (id, body) => updateWorkspace(store.db, systemClock, id, body, COMMAND_LINE),
       remove: (id) => deleteWorkspace(store.db, id),
     });
   } catch (err) {

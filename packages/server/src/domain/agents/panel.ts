@@ -7,7 +7,7 @@
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { AGENT_CATALOG, getAgent, type AgentEntry } from '../../vocabulary/catalog.ts';
 import { isAgentInPlan, type PlanName } from '../../vocabulary/plans.ts';
 import { getPlan, pauseAgent, resumeAgent } from './settings.ts';
@@ -43,10 +43,7 @@ export async function pauseWorkspaceAgent(
   audit?: AuditContext,
 ): Promise<WorkspaceAgent> {
   known(slug);
-  await db.transaction(async (tx) => {
-    await pauseAgent(tx, clock, workspaceId, slug, reason);
-    await recordAudit(tx, audit, workspaceId, { action: 'agent.paused', target: agentTarget(slug), details: { reason: reason.trim() } }, clock.now());
-  });
+  await db.transaction((tx) => pauseAgentAudited(tx, clock, workspaceId, slug, reason, audit));
   // Once more after the commit: a read cached meanwhile saw the settings before it.
   settingsChanged();
   return workspaceAgent(db, workspaceId, slug);
@@ -55,12 +52,29 @@ export async function pauseWorkspaceAgent(
 /** Resumes the agent; one that was not paused is answered as it is. */
 export async function resumeWorkspaceAgent(db: Db, clock: Clock, workspaceId: string, slug: string, audit?: AuditContext): Promise<WorkspaceAgent> {
   known(slug);
-  await db.transaction(async (tx) => {
-    const wasPaused = await resumeAgent(tx, workspaceId, slug);
-    await recordAudit(tx, audit, workspaceId, { action: 'agent.resumed', target: agentTarget(slug), details: { wasPaused } }, clock.now());
-  });
+  await db.transaction((tx) => resumeAgentAudited(tx, clock, workspaceId, slug, audit));
   settingsChanged();
   return workspaceAgent(db, workspaceId, slug);
+}
+
+/** Pauses the agent and records who did, in the caller's transaction (the panel's route, the command line). */
+export async function pauseAgentAudited(
+  tx: Tx,
+  clock: Clock,
+  workspaceId: string,
+  slug: string,
+  reason: string,
+  audit: AuditContext | undefined,
+): Promise<void> {
+  await pauseAgent(tx, clock, workspaceId, slug, reason);
+  await recordAudit(tx, audit, workspaceId, { action: 'agent.paused', target: agentTarget(slug), details: { reason: reason.trim() } }, clock.now());
+}
+
+/** Resumes the agent and records who did, in the caller's transaction; whether it was paused. */
+export async function resumeAgentAudited(tx: Tx, clock: Clock, workspaceId: string, slug: string, audit: AuditContext | undefined): Promise<boolean> {
+  const wasPaused = await resumeAgent(tx, workspaceId, slug);
+  await recordAudit(tx, audit, workspaceId, { action: 'agent.resumed', target: agentTarget(slug), details: { wasPaused } }, clock.now());
+  return wasPaused;
 }
 
 function agentTarget(slug: string) {

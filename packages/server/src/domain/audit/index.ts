@@ -11,6 +11,7 @@ export {
   type AuditContext,
   type AuditEntry,
   assertNoSecret,
+  COMMAND_LINE,
   looksSecret,
   recordAudit,
   recordAuditForUser,

@@ -27,6 +27,12 @@ export interface AuditContext {
   requestId: string | null;
 }
 
+/**
+ * The operator at the machine's command line (`pnpm service …` on the store directly): no credential, no address, no
+ * request id, but a person's change all the same.
+ */
+export const COMMAND_LINE: AuditContext = { actor: { type: 'operator', id: 'cli', label: 'command line' }, address: null, requestId: null };
+
 export interface AuditEntry {
   action: AuditAction;
   target: AuditTarget;

@@ -6,5 +6,5 @@
 export { killSwitchStatus, setManualKillSwitch, unbilledInWindows, type BudgetSettings, type KillSwitchStatus } from './budget.ts';
 export { dailyUsage, type DailyUsage } from './daily-usage.ts';
 export { killSwitches, type KillSwitches } from './kill-switches.ts';
-export { createUsageService, type UsageService } from './usage-service.ts';
+export { createUsageService, setManualKillSwitchAudited, type UsageService } from './usage-service.ts';
 export { createUsageTally, type UsageTally } from './usage-tally.ts';

@@ -6,7 +6,7 @@
  * the ledger is the spending's, and domain/usage stays the pure arithmetic both read.)
  */
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { type AuditContext, recordAudit } from '../audit/index.ts';
 import type { KillSwitchLimits } from '../usage/index.ts';
 import { setManualKillSwitch } from './budget.ts';
@@ -40,13 +40,21 @@ export function createUsageService(deps: {
       engaged: boolean,
       detail: { reason?: string | undefined; engagedBy?: string | undefined },
       audit?: AuditContext,
-    ) =>
-      db.transaction(async (tx) => {
-        const now = clock.now();
-        await setManualKillSwitch(tx, workspaceId, engaged, now, detail);
-        const details = engaged && detail.reason ? { reason: detail.reason } : {};
-        const target = { type: 'kill_switch' as const, id: 'manual', label: 'Manual spending switch' };
-        await recordAudit(tx, audit, workspaceId, { action: engaged ? 'kill_switch.engaged' : 'kill_switch.released', target, details }, now);
-      }),
+    ) => db.transaction((tx) => setManualKillSwitchAudited(tx, workspaceId, engaged, clock.now(), detail, audit)),
   };
+}
+
+/** Engages or releases the manual switch and records who did, in the caller's transaction (the route, the command line). */
+export async function setManualKillSwitchAudited(
+  tx: Tx,
+  workspaceId: string,
+  engaged: boolean,
+  now: Date,
+  detail: { reason?: string | undefined; engagedBy?: string | undefined },
+  audit: AuditContext | undefined,
+): Promise<void> {
+  await setManualKillSwitch(tx, workspaceId, engaged, now, detail);
+  const details = engaged && detail.reason ? { reason: detail.reason } : {};
+  const target = { type: 'kill_switch' as const, id: 'manual', label: 'Manual spending switch' };
+  await recordAudit(tx, audit, workspaceId, { action: engaged ? 'kill_switch.engaged' : 'kill_switch.released', target, details }, now);
 }
