@@ -6,48 +6,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type operations, type Schemas } from '../api.ts';
 import { ErrorNote, Field, Time } from '../ui.tsx';
+import { AUDIT_ACTIONS } from '../vocabulary.ts';
 
 const PAGE = 50;
 type AuditEvent = Schemas['AuditEvent'];
 type AuditQuery = NonNullable<operations['listAuditEvents']['parameters']['query']>;
-
-/** The actions a filter offers, grouped as the contract lists them. */
-const ACTIONS: Schemas['AuditAction'][] = [
-  'key.created',
-  'key.rotated',
-  'key.revoked',
-  'mcp_token.created',
-  'destination.created',
-  'destination.secret_rotated',
-  'destination.paused',
-  'destination.resumed',
-  'destination.pinged',
-  'destination.test_sent',
-  'destination.replayed',
-  'inbound_webhook.created',
-  'inbound_webhook.paused',
-  'inbound_webhook.resumed',
-  'inbound_webhook.revoked',
-  'approval.decided',
-  'integration.connected',
-  'agent.paused',
-  'agent.resumed',
-  'kill_switch.engaged',
-  'kill_switch.released',
-  'member.invited',
-  'invitation.resent',
-  'invitation.revoked',
-  'invitation.accepted',
-  'member.role_changed',
-  'member.removed',
-  'member.reset',
-  'account_reset.redeemed',
-  'session.signed_in',
-  'session.sign_in_failed',
-  'session.signed_out',
-  'workspace.created',
-  'workspace.updated',
-];
 
 interface Filters {
   action: string;
@@ -140,7 +103,7 @@ export function AuditScreen() {
         <Field label="Action">
           <select name="action">
             <option value="">any</option>
-            {ACTIONS.map((action) => (
+            {AUDIT_ACTIONS.map((action) => (
               <option key={action}>{action}</option>
             ))}
           </select>

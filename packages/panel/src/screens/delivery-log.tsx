@@ -8,17 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
 import { Badge, ErrorNote, useLoad, when } from '../ui.tsx';
-
-/** The event types a test event can have (the contract's `SendTestEventRequest.type`). */
-const TEST_TYPES: Schemas['SendTestEventRequest']['type'][] = [
-  'ping',
-  'run.completed',
-  'run.failed',
-  'approval.created',
-  'approval.decided',
-  'draft.created',
-  'integration.connected',
-];
+import { TEST_EVENT_TYPES } from '../vocabulary.ts';
 
 const ERROR_WORDS: Record<Schemas['DeliveryErrorKind'], string> = {
   http_status: 'the receiver answered with an error status',
@@ -194,7 +184,7 @@ function SendTestEvent({ destinationId, url, onSent }: { destinationId: string; 
     <form class="row test-event" onSubmit={send} aria-label={`Send a test event to ${url}`}>
       <label for={selectId}>Event type</label>
       <select id={selectId} value={type} onChange={(e) => setType((e.currentTarget as HTMLSelectElement).value as typeof type)}>
-        {TEST_TYPES.map((t) => (
+        {TEST_EVENT_TYPES.map((t) => (
           <option key={t} value={t}>
             {t}
           </option>

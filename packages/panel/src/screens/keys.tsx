@@ -7,6 +7,7 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
 import { Badge, BehindButton, CancelButton, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
+import { AGENT_SLUGS } from '../vocabulary.ts';
 
 const BASE_SCOPES: { scope: Schemas['Scope']; words: string }[] = [
   { scope: 'orchestrator:invoke', words: 'invoke any agent' },
@@ -16,8 +17,6 @@ const BASE_SCOPES: { scope: Schemas['Scope']; words: string }[] = [
   { scope: 'webhooks:ingest', words: 'ingest inbound events' },
   { scope: 'mcp:tenant', words: 'open the MCP bridge' },
 ];
-
-export const AGENT_SLUGS = ['orchestrator', 'sales', 'marketing', 'finance', 'legal', 'hr', 'operations', 'analytics', 'strategy', 'it', 'customer-care'];
 
 export function KeysScreen() {
   const keys = useLoad(() => ok(api.GET('/api-keys', {})), []);

@@ -9,9 +9,9 @@ import { api, csrfHeader, ok, type Schemas } from '../api.ts';
 import { accountResetLink, invitationLink } from '../link-screens.tsx';
 import { useSession } from '../session.ts';
 import { BehindButton, CancelButton, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
+import { ROLES } from '../vocabulary.ts';
 import { PendingInvitations } from './pending-invitations.tsx';
 
-const ROLES: Schemas['WorkspaceRole'][] = ['owner', 'admin', 'member'];
 const RESETS: { value: Schemas['AccountResetKind']; label: string }[] = [
   { value: 'both', label: 'password and two-step' },
   { value: 'password', label: 'password' },

@@ -7,12 +7,9 @@ import { useState } from 'preact/hooks';
 import { api, ok, type operations, type Schemas } from '../api.ts';
 import { navigate } from '../router.ts';
 import { Badge, duration, ErrorNote, Field, Time, useLoad } from '../ui.tsx';
-import { AGENT_SLUGS } from './keys.tsx';
+import { AGENT_SLUGS, ALIASES, RUN_SOURCES as SOURCES, RUN_STATUSES as STATUSES } from '../vocabulary.ts';
 
 const PAGE = 20;
-const STATUSES: Schemas['RunStatus'][] = ['in_progress', 'completed', 'failed', 'canceled'];
-const ALIASES: Schemas['ModelAlias'][] = ['Prelude', 'Sonata', 'Symphony', 'Concerto'];
-const SOURCES: Schemas['Run']['source'][] = ['api', 'panel', 'inbound_webhook', 'mcp'];
 
 interface Filters {
   status: string;

@@ -11,9 +11,8 @@ import { navigate } from '../router.ts';
 import { followRunEvents } from '../run-events.ts';
 import { readSse } from '../sse.ts';
 import { ErrorNote, Field } from '../ui.tsx';
+import { ALIASES } from '../vocabulary.ts';
 import { useAgents } from './agents.tsx';
-
-const ALIASES: Schemas['ModelAlias'][] = ['Prelude', 'Sonata', 'Symphony', 'Concerto'];
 
 interface Turn {
   role: 'user' | 'assistant';

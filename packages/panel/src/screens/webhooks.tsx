@@ -7,18 +7,8 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
 import { Badge, BehindButton, CancelButton, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
-import { AGENT_SLUGS } from './keys.tsx';
+import { AGENT_SLUGS, ALIASES, OUTBOUND_EVENT_TYPES } from '../vocabulary.ts';
 import { DeliveryLog, failureText } from './delivery-log.tsx';
-
-const EVENTS: Schemas['WebhookDestination']['events'] = [
-  'run.completed',
-  'run.failed',
-  'approval.created',
-  'approval.decided',
-  'draft.created',
-  'integration.connected',
-];
-const ALIASES: Schemas['ModelAlias'][] = ['Prelude', 'Sonata', 'Symphony', 'Concerto'];
 
 const TABS = [
   { id: 'outbound', label: 'Outbound' },
@@ -150,7 +140,7 @@ function Outbound() {
             </Field>
             <fieldset>
               <legend>Events</legend>
-              {EVENTS.map((e) => (
+              {OUTBOUND_EVENT_TYPES.map((e) => (
                 <label class="check" key={e}>
                   <input type="checkbox" name="event" value={e} defaultChecked={e.startsWith('run.')} /> <code>{e}</code>
                 </label>
