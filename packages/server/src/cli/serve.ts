@@ -15,6 +15,7 @@ import { SEALED_SECRET_HINT } from '../domain/webhooks/secret-box.ts';
 import { newRequestId } from '../middleware/request-id/index.ts';
 import { startMetricsServer, type MetricsServer } from '../metrics/server.ts';
 import { createRuntime } from '../runtime/index.ts';
+import { flushLogOnCrash } from '../log/index.ts';
 import { reportListening, workersLine } from './cluster.ts';
 import { firstStartLines, initialiseOnFirstStart } from './first-start.ts';
 import { gracefulStop } from './shutdown.ts';
@@ -36,6 +37,8 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
   const tls = config.tls ? { cert: await readPem(config.tls.certFile, 'certificate'), key: await readPem(config.tls.keyFile, 'key') } : undefined;
   const runtime = await createRuntime(config);
   const { services, store, redis, metrics, logger, worker } = runtime;
+  // A crash still writes every log line it queued, the one in flight included.
+  flushLogOnCrash(logger);
   let metricsServer: MetricsServer | undefined;
   try {
     const server = await listen(config, runtime.app.fetch, tls);

@@ -80,7 +80,8 @@ describe('logger', () => {
   it.each([
     ['flushLog, then process.exit', 'flushLog(logger); process.exit(0);', 0],
     ['process.exit at once', 'process.exit(0);', 0],
-    ['an uncaught exception', "setImmediate(() => { throw new Error('fatal'); });", 1],
+    // The server process (`serve`) installs flushLogOnCrash: the write in flight at the crash is waited for too.
+    ['an uncaught exception in the server process', "flushLogOnCrash(logger); setImmediate(() => { throw new Error('fatal'); });", 1],
   ])('writes every queued line before the process ends (%s)', (_name, ending, status) => {
     const dir = mkdtempSync(join(tmpdir(), 'log-'));
     try {
@@ -88,7 +89,7 @@ describe('logger', () => {
       const module = new URL('./index.ts', import.meta.url).pathname;
       writeFileSync(
         script,
-        `import { createLogger, flushLog } from ${JSON.stringify(module)};\n` +
+        `import { createLogger, flushLog, flushLogOnCrash } from ${JSON.stringify(module)};\n` +
           `const logger = createLogger();\nfor (let i = 0; i < 5000; i++) logger.info({ i, pad: 'x'.repeat(200) }, 'line');\n${ending}\n`,
       );
       const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
@@ -96,6 +97,8 @@ describe('logger', () => {
       const lines = child.stdout.split('\n').filter(Boolean);
       expect(lines).toHaveLength(5000);
       expect(JSON.parse(lines[4999]!)).toMatchObject({ i: 4999, msg: 'line' });
+      // A crash still says why, on stderr, as Node would.
+      if (status === 1) expect(child.stderr).toMatch(/^Error: fatal\n {4}at /m);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -2,8 +2,9 @@
  * @module The one structured logger (pino): one JSON line per event on stdout, written asynchronously
  * (pino's SonicBoom destination with `sync: false`: a line is queued and written by the thread pool, so
  * a request never waits for a pipe or a terminal; lines queued meanwhile go out in one write). What is
- * queued is written before the process ends: `flushLog` at the graceful stop (SIGTERM, SIGINT) and
- * pino's own exit hook (`process.exit`, an uncaught exception). `LOG_LEVEL` sets the
+ * queued is written before the process ends: `flushLog` at the graceful stop (SIGTERM, SIGINT), pino's
+ * own exit hook (`process.exit`), and `flushLogOnCrash` for an uncaught exception in the server process (it also
+ * waits for the write in flight). `LOG_LEVEL` sets the
  * level (default `info`), `LOG_FORMAT=pretty` one readable line per event for development (a small
  * built-in formatter: no extra dependency).
  *
@@ -67,6 +68,35 @@ export function flushLog(logger: Logger): void {
   } catch {
     // Not open yet (nothing was written) or already closed: nothing is queued.
   }
+}
+
+/** The SonicBoom destination's state this module reads: an asynchronous write in flight. */
+type QueuedStream = { flushSync?: () => void; _writing?: boolean };
+
+/** How long a crash waits for the write in flight before it ends the process anyway. */
+const CRASH_FLUSH_WAIT_MS = 2_000;
+
+/**
+ * For the server process (`serve`): an uncaught exception ends the process, as it would have, but only once the
+ * log's write in flight (if any) has completed and what is queued behind it is written. Node's own exit (and pino's
+ * exit hook) writes what is queued but cannot wait for the chunk the thread pool is writing, so a crash while
+ * stdout's pipe is full could lose those lines. The error is printed on stderr as Node prints it; exit code 1.
+ */
+export function flushLogOnCrash(logger: Logger): void {
+  const stream = (logger as unknown as Record<symbol, QueuedStream | undefined>)[pino.symbols.streamSym];
+  process.once('uncaughtException', (error) => {
+    process.stderr.write(`${error instanceof Error && error.stack ? error.stack : String(error)}\n`);
+    const deadline = Date.now() + CRASH_FLUSH_WAIT_MS;
+    const end = () => {
+      if (stream?._writing && Date.now() < deadline) {
+        setTimeout(end, 5);
+        return;
+      }
+      flushLog(logger);
+      process.exit(1);
+    };
+    end();
+  });
 }
 
 /** A logger that writes nothing (tests, in-process apps that pass none). */
