@@ -240,3 +240,14 @@ export function CancelButton({ onClick }: { onClick: () => void }) {
     </button>
   );
 }
+
+/**
+ * A date filter's UTC days (`YYYY-MM-DD`, either may be empty) as instants: the start of `from`'s day, and the start
+ * of the day after `to` (so the whole `to` day is in).
+ */
+export function utcDayBounds(from: string, to: string): { start: string | undefined; end: string | undefined } {
+  return {
+    start: from ? `${from}T00:00:00Z` : undefined,
+    end: to ? new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString() : undefined,
+  };
+}

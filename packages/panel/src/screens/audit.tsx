@@ -5,7 +5,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ok, type operations, type Schemas } from '../api.ts';
-import { ErrorNote, Field, Time } from '../ui.tsx';
+import { ErrorNote, Field, Time, utcDayBounds } from '../ui.tsx';
 import { AUDIT_ACTIONS } from '../vocabulary.ts';
 
 const PAGE = 50;
@@ -211,9 +211,9 @@ function queryOf(filters: Filters, offset: number, until: string | undefined): A
   const query: AuditQuery = { limit: PAGE, offset };
   if (filters.action) query.action = filters.action as Schemas['AuditAction'];
   if (filters.actor) query.actor = filters.actor;
-  if (filters.from) query.since = `${filters.from}T00:00:00Z`;
-  // The whole "to" day: up to the start of the next one, or the first page's moment when that is earlier.
-  const end = filters.to ? new Date(Date.parse(`${filters.to}T00:00:00Z`) + 86_400_000).toISOString() : undefined;
+  const { start, end } = utcDayBounds(filters.from, filters.to);
+  if (start) query.since = start;
+  // The whole "to" day, or up to the first page's moment when that is earlier.
   const bound = [end, until].filter((value): value is string => value !== undefined).sort()[0];
   if (bound) query.until = bound;
   return query;

@@ -6,7 +6,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, type operations, type Schemas } from '../api.ts';
 import { navigate } from '../router.ts';
-import { Badge, duration, ErrorNote, Field, Time, useLoad } from '../ui.tsx';
+import { Badge, duration, ErrorNote, Field, Time, useLoad, utcDayBounds } from '../ui.tsx';
 import { AGENT_SLUGS, ALIASES, RUN_SOURCES as SOURCES, RUN_STATUSES as STATUSES } from '../vocabulary.ts';
 
 const PAGE = 20;
@@ -162,9 +162,9 @@ function queryOf(filters: Filters, offset: number): RunsQuery {
   if (filters.agent) query.agent_slug = filters.agent;
   if (filters.alias) query.alias = filters.alias as Schemas['ModelAlias'];
   if (filters.source) query.source = filters.source as Schemas['Run']['source'];
-  if (filters.from) query.createdAfter = `${filters.from}T00:00:00Z`;
-  // The whole "to" day: up to the start of the next one.
-  if (filters.to) query.createdBefore = new Date(Date.parse(`${filters.to}T00:00:00Z`) + 86_400_000).toISOString();
+  const { start, end } = utcDayBounds(filters.from, filters.to);
+  if (start) query.createdAfter = start;
+  if (end) query.createdBefore = end;
   return query;
 }
 

@@ -1,6 +1,7 @@
 /**
  * @module A page of the workspace's audit log, newest first (then by id), with the filters of `GET /audit-events`:
- * each an optional (NULL-able) parameter of one fixed statement. `total` counts every match.
+ * each an optional (NULL-able) parameter of one fixed statement, which counts every match too (`count(*) OVER ()`;
+ * a page past the end counts them apart, as the delivery log does).
  */
 import type { TableRow } from '../../../../../generated/db.ts';
 import { type Schema, zAuditAction, zAuditActor, zAuditTarget } from '../../contract.ts';
@@ -29,11 +30,18 @@ const WHERE = `workspace_id = $1
 
 export async function listAuditEvents(db: Db, workspaceId: string, filter: AuditFilter): Promise<Schema<'AuditEventList'>> {
   const params = [workspaceId, filter.action ?? null, filter.actor ?? null, filter.target ?? null, filter.since ?? null, filter.until ?? null];
-  const [rows, [count]] = await Promise.all([
-    db.query<Row>(`SELECT * FROM audit_events WHERE ${WHERE} ORDER BY created_at DESC, id DESC LIMIT $7 OFFSET $8`, [...params, filter.limit, filter.offset]),
-    db.query<{ total: number }>(`SELECT count(*)::int AS total FROM audit_events WHERE ${WHERE}`, params),
-  ]);
-  return { data: rows.map(toEvent), total: count?.total ?? 0, limit: filter.limit, offset: filter.offset };
+  const rows = await db.query<Row & { total: number }>(
+    `SELECT *, count(*) OVER ()::int AS total FROM audit_events WHERE ${WHERE} ORDER BY created_at DESC, id DESC LIMIT $7 OFFSET $8`,
+    [...params, filter.limit, filter.offset],
+  );
+  const total = rows[0]?.total ?? (filter.offset > 0 ? await countEvents(db, params) : 0);
+  return { data: rows.map(toEvent), total, limit: filter.limit, offset: filter.offset };
+}
+
+/** Every match, for a page past the end (it has no row to carry the count). */
+async function countEvents(db: Db, params: unknown[]): Promise<number> {
+  const [row] = await db.query<{ total: number }>(`SELECT count(*)::int AS total FROM audit_events WHERE ${WHERE}`, params);
+  return row?.total ?? 0;
 }
 
 function toEvent(row: Row): AuditEvent {

@@ -92,6 +92,16 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
     });
   }
 
+  /** A test event of `type` (a ping, or any other) to the destination, recorded as the admin's action. */
+  async function testEvent(workspaceId: string, id: string, type: OutboundEventType, audit: AuditContext | undefined): Promise<{ eventIds: string[] }> {
+    const row = await load(workspaceId, id);
+    // A ping is `destination.pinged`; a test event of another type is `destination.test_sent`, with its type.
+    return audited(audit, workspaceId, type === 'ping' ? 'destination.pinged' : 'destination.test_sent', async (tx) => {
+      const { eventId } = await enqueueTestEvent(tx, { tenantId: workspaceId, destinationId: id, type }, { now: clock.now() });
+      return { row, result: { eventIds: [eventId] }, details: { type, eventId } };
+    });
+  }
+
   return {
     async create(workspaceId, input, audit) {
       await guard(input.url, policy);
@@ -149,17 +159,8 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
         return { row: row!, result: toRecord(row!, clock.now()) };
       });
     },
-    ping(workspaceId, id, audit) {
-      return this.testEvent(workspaceId, id, 'ping', audit);
-    },
-    async testEvent(workspaceId, id, type, audit) {
-      const row = await load(workspaceId, id);
-      // A ping is `destination.pinged`; a test event of another type is `destination.test_sent`, with its type.
-      return audited(audit, workspaceId, type === 'ping' ? 'destination.pinged' : 'destination.test_sent', async (tx) => {
-        const { eventId } = await enqueueTestEvent(tx, { tenantId: workspaceId, destinationId: id, type }, { now: clock.now() });
-        return { row, result: { eventIds: [eventId] }, details: { type, eventId } };
-      });
-    },
+    ping: (workspaceId, id, audit) => testEvent(workspaceId, id, 'ping', audit),
+    testEvent,
     async replay(workspaceId, id, audit) {
       const row = await load(workspaceId, id);
       return audited(audit, workspaceId, 'destination.replayed', async (tx) => {

@@ -6,7 +6,6 @@
 export {
   deliveryIds,
   enqueueEvent,
-  enqueuePing,
   enqueueTestEvent,
   prepareEvent,
   type PreparedEvent,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testBackends, type TestStore } from '@service/testing/store';
-import { enqueueEvent, enqueuePing } from './outbox.ts';
+import { enqueueEvent, enqueueTestEvent } from './outbox.ts';
 
 const NOW = new Date('2026-11-22T08:00:00Z');
 const W1 = 'wksp_outboxAAAAAAAAAAAAAAA';
@@ -102,7 +102,7 @@ describe.each(testBackends())('outbox on $name', ({ open }) => {
   });
 
   it('a ping goes to its one destination', async () => {
-    const out = await enqueuePing(store.db, { tenantId: W1, destinationId: 'dst_appr' }, { now: NOW });
+    const out = await enqueueTestEvent(store.db, { tenantId: W1, destinationId: 'dst_appr', type: 'ping' }, { now: NOW });
     const rows = await store.db.query<{ destination_id: string }>(`SELECT destination_id FROM deliveries WHERE event_id = $1`, [out.eventId]);
     expect(rows).toEqual([{ destination_id: 'dst_appr' }]);
   });

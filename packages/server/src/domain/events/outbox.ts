@@ -108,11 +108,6 @@ export async function enqueueTestEvent(
   });
 }
 
-/** The `ping` test event for one destination: {@link enqueueTestEvent} of type `ping`. */
-export function enqueuePing(db: Db, input: { tenantId: string; destinationId: string }, options: EnqueueOptions): Promise<EnqueuedEvent> {
-  return enqueueTestEvent(db, { ...input, type: 'ping' }, options);
-}
-
 async function insertEvent(tx: Tx, envelope: OutboundEnvelope, now: Date): Promise<void> {
   await tx.query(`INSERT INTO outbox_events (id, tenant_id, type, data, body, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
     envelope.id,

@@ -239,8 +239,10 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
     },
   };
 
-  /** The user when email, password and (if enabled) a fresh TOTP code all check out. */
-  /** The user, or why not (with the account the email names, if any, for the audit log). */
+  /**
+   * The user when email, password and (if enabled) a fresh TOTP code all check out; or why not, with the account
+   * the email names, if any, for the audit log.
+   */
   async function verifyCredentials(
     email: string,
     credentials: Credentials,
