@@ -125,7 +125,7 @@ describe('service webhooks / approvals (CLI)', () => {
     expect(bad.stderr).toContain('--algorithm must be one of sha256, sha512');
   }, 120_000);
 
-  it('outbound: create prints {id, secret}; list, rotate-secret, pause, resume, ping and replay', async () => {
+  it('outbound: create prints {id, secret}; list, rotate-secret, pause, resume, ping, test-event and replay', async () => {
     const created = await json('webhooks', 'outbound', 'create', '--url', 'https://127.0.0.1:9443/hook', '--events', 'run.completed,approval.decided');
     expect(created).toEqual({ id: expect.stringMatching(/^dst_/), secret: expect.stringMatching(/^whsec_[0-9A-Za-z]{32}$/) });
     const id = created.id as string;
@@ -140,7 +140,30 @@ describe('service webhooks / approvals (CLI)', () => {
     expect(await json('webhooks', 'outbound', 'resume', id)).toMatchObject({ id, status: 'active' });
     const ping = await json('webhooks', 'outbound', 'ping', id);
     expect(ping).toEqual({ eventIds: [expect.stringMatching(/^evt_/)] });
+    const testEvent = await json('webhooks', 'outbound', 'test-event', id, '--type', 'run.failed');
+    expect(testEvent).toEqual({ eventIds: [expect.stringMatching(/^evt_/)] });
+    const badType = await cli('webhooks', 'outbound', 'test-event', id, '--type', 'run.started');
+    expect(badType.code).toBe(2);
+    expect(badType.stderr).toContain('--type must be one of');
     expect(await json('webhooks', 'outbound', 'replay', id)).toEqual({ eventIds: [] });
+    const store = await openStore({ dataDir: join(dir, 'data', 'pglite') });
+    try {
+      // Both queued as test deliveries (attempted once, never retried), each with its own type.
+      const queued = await store.query<{ event_id: string; type: string; test: boolean }>(
+        `SELECT d.event_id, e.type, d.test FROM deliveries d JOIN outbox_events e ON e.id = d.event_id WHERE d.destination_id = $1 ORDER BY e.type`,
+        [id],
+      );
+      expect(queued).toEqual([
+        { event_id: ping.eventIds![0], type: 'ping', test: true },
+        { event_id: testEvent.eventIds![0], type: 'run.failed', test: true },
+      ]);
+      const [audit] = await store.query<{ actor_type: string; details: unknown }>(
+        `SELECT actor_type, details FROM audit_events WHERE action = 'destination.test_sent'`,
+      );
+      expect(audit).toEqual({ actor_type: 'operator', details: { type: 'run.failed', eventId: testEvent.eventIds![0] } });
+    } finally {
+      await store.close();
+    }
     // Refused without the allow-list, and plain http always.
     const http = await cli('webhooks', 'outbound', 'create', '--url', 'http://example.com/h', '--events', 'run.completed');
     expect(http.code).toBe(2);

@@ -19,7 +19,7 @@ import type { CommandTable, Flags, Print } from './commands.ts';
 import { UsageError, WORKSPACE_COMMAND_OPTIONS } from './usage.ts';
 import { bodyFromFlags, wholeNumber } from './flags.ts';
 import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
-import { zCreateInboundWebhookBody, zCreateWebhookDestinationBody, zDecideApprovalBody } from '../../../../generated/zod.ts';
+import { zCreateInboundWebhookBody, zCreateWebhookDestinationBody, zDecideApprovalBody, zSendWebhookDestinationTestEventBody } from '../../../../generated/zod.ts';
 
 const COMMON = WORKSPACE_COMMAND_OPTIONS;
 
@@ -57,6 +57,7 @@ const OPTIONS = {
   'webhooks outbound pause': COMMON,
   'webhooks outbound resume': COMMON,
   'webhooks outbound ping': COMMON,
+  'webhooks outbound test-event': { ...COMMON, type: { type: 'string' } },
   'webhooks outbound replay': COMMON,
   'approvals decide': { ...COMMON, decision: { type: 'string' }, by: { type: 'string' } },
 } as const;
@@ -69,7 +70,7 @@ const WHERE = `  --workspace W   the workspace (default: the only one)
 
 export const WEBHOOK_HELP: Record<Command | 'webhooks', string> = {
   webhooks: `Usage: service webhooks inbound  create|list|pause|resume|revoke [options]
-       service webhooks outbound create|list|rotate-secret|pause|resume|ping|replay [options]
+       service webhooks outbound create|list|rotate-secret|pause|resume|ping|test-event|replay [options]
        service approvals decide <approval id> --decision approved|rejected
 
 Run \`service webhooks <inbound|outbound> <command> --help\` for the options of a command.
@@ -127,6 +128,12 @@ Active again, with the failure count reset (also after the automatic pause of 20
 
 Queues a signed ping event to the destination (not workspace activity; no STU).
   --json   prints {"eventIds":[...]}`,
+  'webhooks outbound test-event': `Usage: service webhooks outbound test-event <dst id> --type T [--workspace W] [--json] [--data-dir D]
+
+Queues a signed test event of type T with sample data, marked "test": true (not workspace activity;
+no STU). It is attempted once and never retried, and does not count toward the destination's health.
+  --type T   ping, ${WORKSPACE_EVENT_TYPES.join(', ')}
+  --json     prints {"eventIds":[...]}`,
   'webhooks outbound replay': `Usage: service webhooks outbound replay <dst id> [--workspace W] [--json] [--data-dir D]
 
 Queues again every delivery of the destination that was given up, with the same event ids.
@@ -248,6 +255,12 @@ async function runWebhookCommand(command: Command, values: Flags, positionals: s
       case 'webhooks outbound replay': {
         const queued = await webhooks.destinations[command.endsWith('ping') ? 'ping' : 'replay'](workspaceId, target, COMMAND_LINE);
         out(queued, queued.eventIds.length ? `Queued: ${queued.eventIds.join(', ')}` : 'Nothing to replay.');
+        return 0;
+      }
+      case 'webhooks outbound test-event': {
+        const { type } = bodyFromFlags(zSendWebhookDestinationTestEventBody, { type: str(values.type) }, { type: '--type' }, WEBHOOK_HELP[command]);
+        const queued = await webhooks.destinations.testEvent(workspaceId, target, type, COMMAND_LINE);
+        out(queued, `Queued: ${queued.eventIds.join(', ')}`);
         return 0;
       }
       case 'approvals decide': {
