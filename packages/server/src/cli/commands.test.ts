@@ -51,6 +51,7 @@ describe('the command table', () => {
         'webhooks outbound replay',
         'webhooks outbound resume',
         'webhooks outbound rotate-secret',
+        'webhooks outbound test-event',
         'workspaces create',
         'workspaces delete',
         'workspaces list',

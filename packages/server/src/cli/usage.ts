@@ -29,8 +29,8 @@ Commands:
   users reset-password|reset-totp --email E   The operator's recovery of an account (a last owner): a single-use link
   totp          Print the current TOTP code of a Base32 secret (for scripted logins)
   serve         Run the HTTP(S) server (and the webhook delivery worker)
-  webhooks inbound  create|list|pause|resume|revoke                     Inbound webhooks
-  webhooks outbound create|list|rotate-secret|pause|resume|ping|replay  Outbound destinations
+  webhooks inbound  create|list|pause|resume|revoke                                Inbound webhooks
+  webhooks outbound create|list|rotate-secret|pause|resume|ping|test-event|replay  Outbound destinations
   approvals decide  Approve or reject a pending approval
   agents list|pause|resume       List agents, pause one (with a reason) or resume it
   plan show|set                 Show or set the workspace's plan (starter, growth, enterprise)
