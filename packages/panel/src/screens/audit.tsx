@@ -142,8 +142,8 @@ export function AuditScreen() {
                   <code class="action">{event.action}</code>
                 </td>
                 <td>
-                  <button type="button" class="plain" title="Show only this actor's events" onClick={() => onlyActor(event.actor.label)}>
-                    {event.actor.label}
+                  <button type="button" class="plain actor" title="Show only this actor's events" onClick={() => onlyActor(event.actor.label)}>
+                    {breakableLabel(event.actor.label)}
                   </button>{' '}
                   <span class="muted">({actorKind(event.actor.type)})</span>
                 </td>
@@ -188,6 +188,20 @@ export function AuditScreen() {
 function addressText(address: string | null): string {
   if (address === null) return '—';
   return address === '[redacted]' ? 'private network' : address;
+}
+
+/** An email wraps before its `@`, not letter by letter (the column is narrow beside the others). */
+function breakableLabel(label: string) {
+  const at = label.indexOf('@');
+  return at > 0 ? (
+    <>
+      {label.slice(0, at)}
+      <wbr />
+      {label.slice(at)}
+    </>
+  ) : (
+    label
+  );
 }
 
 function actorKind(type: Schemas['AuditActor']['type']): string {
