@@ -8,6 +8,7 @@
  *   pnpm tsx scripts/bench/outside-store.ts > /dev/null            (BENCH_INVOCATIONS=1000 BENCH_ROUNDS=5)
  *   REDIS_URL=redis://127.0.0.1:6379/3 pnpm tsx scripts/bench/outside-store.ts > /dev/null   (the Redis limiter)
  *   BENCH_SHOW_OTHER=1 …                                           (unclassified code by file instead of "other JS")
+ *   BENCH_OPERATION=read …                                         (authenticated reads, GET /v1/usage, instead)
  *
  * Figures go to stderr: per round, CPU ms per invocation in all and outside the store; the median of the
  * rounds; then the mean CPU ms per invocation by area of the code (self time).
@@ -58,13 +59,17 @@ await db.query(`UPDATE workspaces SET rpm_limit = 1000000 WHERE id = $1`, [t.wor
 await t.services.keys.ready();
 const body = JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Which invoices are more than 60 days overdue?' }] });
 
+const READ = process.env.BENCH_OPERATION === 'read';
+
 async function invoke(i: number): Promise<void> {
   const res = await t.app.request(
-    '/v1/inference',
-    { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' }, body },
+    READ ? '/v1/usage' : '/v1/inference',
+    READ
+      ? { headers: { authorization: `Bearer ${t.apiKey}` } }
+      : { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' }, body },
     { incoming: { socket: { remoteAddress: `198.51.${Math.floor(i / 250) % 250}.${i % 250}` } } },
   );
-  if (res.status !== 200) throw new Error(`invocation answered ${res.status}: ${await res.text()}`);
+  if (res.status !== 200) throw new Error(`${READ ? 'read' : 'invocation'} answered ${res.status}: ${await res.text()}`);
   await res.arrayBuffer();
 }
 

@@ -138,9 +138,9 @@ describe('service webhooks / approvals (CLI)', () => {
     expect(rotated.secret).not.toBe(created.secret);
     expect(await json('webhooks', 'outbound', 'pause', id)).toMatchObject({ id, status: 'paused' });
     expect(await json('webhooks', 'outbound', 'resume', id)).toMatchObject({ id, status: 'active' });
-    const ping = await json('webhooks', 'outbound', 'ping', id);
+    const ping = (await json('webhooks', 'outbound', 'ping', id)) as { eventIds: string[] };
     expect(ping).toEqual({ eventIds: [expect.stringMatching(/^evt_/)] });
-    const testEvent = await json('webhooks', 'outbound', 'test-event', id, '--type', 'run.failed');
+    const testEvent = (await json('webhooks', 'outbound', 'test-event', id, '--type', 'run.failed')) as { eventIds: string[] };
     expect(testEvent).toEqual({ eventIds: [expect.stringMatching(/^evt_/)] });
     const badType = await cli('webhooks', 'outbound', 'test-event', id, '--type', 'run.started');
     expect(badType.code).toBe(2);
@@ -154,13 +154,13 @@ describe('service webhooks / approvals (CLI)', () => {
         [id],
       );
       expect(queued).toEqual([
-        { event_id: ping.eventIds![0], type: 'ping', test: true },
-        { event_id: testEvent.eventIds![0], type: 'run.failed', test: true },
+        { event_id: ping.eventIds[0], type: 'ping', test: true },
+        { event_id: testEvent.eventIds[0], type: 'run.failed', test: true },
       ]);
       const [audit] = await store.query<{ actor_type: string; details: unknown }>(
         `SELECT actor_type, details FROM audit_events WHERE action = 'destination.test_sent'`,
       );
-      expect(audit).toEqual({ actor_type: 'operator', details: { type: 'run.failed', eventId: testEvent.eventIds![0] } });
+      expect(audit).toEqual({ actor_type: 'operator', details: { type: 'run.failed', eventId: testEvent.eventIds[0] } });
     } finally {
       await store.close();
     }

@@ -19,7 +19,12 @@ import type { CommandTable, Flags, Print } from './commands.ts';
 import { UsageError, WORKSPACE_COMMAND_OPTIONS } from './usage.ts';
 import { bodyFromFlags, wholeNumber } from './flags.ts';
 import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
-import { zCreateInboundWebhookBody, zCreateWebhookDestinationBody, zDecideApprovalBody, zSendWebhookDestinationTestEventBody } from '../../../../generated/zod.ts';
+import {
+  zCreateInboundWebhookBody,
+  zCreateWebhookDestinationBody,
+  zDecideApprovalBody,
+  zSendWebhookDestinationTestEventBody,
+} from '../../../../generated/zod.ts';
 
 const COMMON = WORKSPACE_COMMAND_OPTIONS;
 

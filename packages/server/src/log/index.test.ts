@@ -42,6 +42,29 @@ describe('logger', () => {
     expect(lines[0]).toMatchObject({ password: '[redacted]', headers: { authorization: '[redacted]', cookie: '[redacted]' }, csrfToken: '[redacted]' });
   });
 
+  it('censors a credential field at the top, one and two levels down, in arrays too, and leaves the caller its object', async () => {
+    const { logger, lines } = capture('info');
+    const fields = {
+      token: 't0',
+      upstream: { secret: 's1', host: 'engine', nested: { apiKey: 'k2', 'set-cookie': ['c2'] } },
+      attempts: [{ signature: 'sig1', status: 500 }],
+      when: new Date('2026-11-27T10:00:00Z'),
+      status: 200,
+    };
+    logger.info(fields, 'request');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines[0]).toMatchObject({
+      token: '[redacted]',
+      upstream: { secret: '[redacted]', host: 'engine', nested: { apiKey: '[redacted]', 'set-cookie': '[redacted]' } },
+      attempts: [{ signature: '[redacted]', status: 500 }],
+      when: '2026-11-27T10:00:00.000Z',
+      status: 200,
+    });
+    // The object logged is the caller's: it is not changed in place.
+    expect(fields.upstream.nested.apiKey).toBe('k2');
+    expect(fields.attempts[0]!.signature).toBe('sig1');
+  });
+
   it("keeps an error's stack frames (file:line) and redacts only the values in its message", async () => {
     const { logger, lines } = capture('info');
     function failingStep(): never {

@@ -9,7 +9,7 @@
  * built-in formatter: no extra dependency).
  *
  * What is logged is chosen field by field (ids, status, durations): never a header, a cookie, a body or
- * a secret. As a second line of defence, fields whose names hold credentials are censored (`redact`), and
+ * a secret. As a second line of defence, fields whose names hold credentials are censored (`censorSecrets`), and
  * error messages pass through the response redactor (secrets, internal hosts); an error's stack frames
  * (function, file:line) are kept for the operator.
  */
@@ -23,8 +23,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export type LogFormat = 'json' | 'pretty';
 
-/** Field names never written, wherever they appear (two levels deep). */
-const SECRET_FIELDS = [
+/** Field names never written: the line's own fields and those one or two levels down (objects and arrays). */
+const SECRET_FIELDS = new Set([
   'authorization',
   'cookie',
   'set-cookie',
@@ -37,8 +37,39 @@ const SECRET_FIELDS = [
   'apiKey',
   'signature',
   'secretKey',
-];
-const REDACT_PATHS = SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`].map((p) => (/^[\w*.]+$/.test(p) ? p : p.replace(f, `["${f}"]`))));
+]);
+const CENSORED = '[redacted]';
+/** How many levels below the line's own fields are searched (`headers.authorization`, `a.b.token`). */
+const CENSOR_DEPTH = 2;
+
+/**
+ * The line's fields with every credential field's value replaced by `[redacted]`. Copies only the objects on the
+ * way to a censored field, so the caller's object is never changed and a line without one costs a walk over its
+ * keys. (pino's own `redact` with wildcard paths did the same at about 55 µs a line; this is a few.) Only plain
+ * objects and arrays are searched: an error goes through its serializer, a date or a buffer is written as pino
+ * writes it.
+ */
+export function censorSecrets(fields: Record<string, unknown>): Record<string, unknown> {
+  return censor(fields, CENSOR_DEPTH) as Record<string, unknown>;
+}
+
+function censor(value: object, depth: number): object {
+  let copy: Record<string, unknown> | undefined;
+  for (const key of Object.keys(value)) {
+    const field = (value as Record<string, unknown>)[key];
+    const next = SECRET_FIELDS.has(key) ? CENSORED : depth > 0 && isSearched(field) ? censor(field, depth - 1) : field;
+    if (next === field) continue;
+    copy ??= (Array.isArray(value) ? [...value] : { ...value }) as Record<string, unknown>;
+    copy[key] = next;
+  }
+  return copy ?? value;
+}
+
+function isSearched(value: unknown): value is object {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null || Array.isArray(value);
+}
 
 interface LoggerSettings {
   level?: LogLevel;
@@ -52,8 +83,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     level: settings.level ?? 'info',
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    formatters: { level: (label) => ({ level: label }), log: censorSecrets },
     serializers: { err: serializeError, error: serializeError },
   };
   const destination = settings.destination ?? (settings.format === 'pretty' ? prettyStream() : pino.destination({ fd: 1, sync: false }));
