@@ -151,7 +151,9 @@ describe('an invocation stream that drops', () => {
 
   it('stalled (open but silent) past the request timeout: taken for dropped, resumed from the run events', async () => {
     proxy.cut({ match: INVOCATION, afterBytes: Math.floor(bodyBytes / 3), times: 1, stall: true });
-    const patient = new ServiceClient({ apiKey: live.init.apiKey, baseURL: proxy.url, fetch: net, maxRetries: 2, timeoutMs: 1500 });
+    // The timeout also bounds the invocation's headers, each gap between fragments before the stall and the resume: on
+    // 2 busy cores 1.5 s was near what those can take, and one that ran out would retry or resume once more.
+    const patient = new ServiceClient({ apiKey: live.init.apiKey, baseURL: proxy.url, fetch: net, maxRetries: 2, timeoutMs: 5_000 });
     const resumed = await collect(patient.inference.stream(ask(question)));
     expect(requests(INVOCATION)[0]!.cut).toBe(true);
     expect(resumed.error).toBeUndefined();

@@ -21,8 +21,10 @@ describe('graceful shutdown on SIGTERM', () => {
     dir = mkdtempSync(join(tmpdir(), 'shutdown-'));
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'METRICS_PORT']) delete env[name];
-    // Every fragment of the local engine takes 100 ms: a synchronous answer is in flight for about a second.
-    Object.assign(env, { SHUTDOWN_GRACE_MS: '4000', LOCAL_ENGINE_FRAGMENT_DELAY_MS: '100' });
+    // Every fragment of the local engine takes 100 ms: a synchronous answer is in flight for about two seconds (some
+    // 20 fragments). The grace leaves it room on a loaded machine (4 s left it about 2 s); the hanging stream holds
+    // the process for the whole grace, so a longer one costs the test as much again.
+    Object.assign(env, { SHUTDOWN_GRACE_MS: '8000', LOCAL_ENGINE_FRAGMENT_DELAY_MS: '100' });
     cli = cliProcesses(dir, env);
     apiKey = (JSON.parse(await cli.run('init', '--json')) as { apiKey: string }).apiKey;
   }, 60_000);

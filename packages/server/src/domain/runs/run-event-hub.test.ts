@@ -34,6 +34,8 @@ describe.skipIf(!DATABASE_URL)('run event hubs of two instances on PostgreSQL', 
   let a: RunEventHub;
   let b: RunEventHub;
   const notifications: string[] = [];
+  /** The watches A's listener handled: heard after A's hub (the handlers of a channel run in order, synchronously). */
+  const watchesHandledByA: string[] = [];
 
   beforeAll(async () => {
     store = await testBackends()
@@ -43,6 +45,7 @@ describe.skipIf(!DATABASE_URL)('run event hubs of two instances on PostgreSQL', 
     a = createRunEventHub(store.db);
     b = createRunEventHub(peer);
     await Promise.all([a.listenToBus(), b.listenToBus()]);
+    await store.db.listen!('service_run_watch', { message: (payload) => watchesHandledByA.push(payload), state: () => {} });
     // What goes over the bus, as a third instance hears it.
     const spy = await store.peer();
     await spy.listen!('service_run_events', { message: (payload) => notifications.push(payload), state: () => {} });
@@ -59,7 +62,8 @@ describe.skipIf(!DATABASE_URL)('run event hubs of two instances on PostgreSQL', 
     expect(notifications).toEqual([]);
 
     const reader = collect(b, 'run_AAAAAAAAAAAAAAAAAAAA', 0, 5);
-    await expect.poll(() => reader.events.length).toBe(2);
+    // A watch and its answer cross PostgreSQL twice: more than expect.poll's default second on a busy machine.
+    await expect.poll(() => reader.events.length, { timeout: 10_000 }).toBe(2);
     live.push({ type: 'text.delta', delta: 'world.' }, AT);
     const last = live.end({
       id: 'run_AAAAAAAAAAAAAAAAAAAA',
@@ -95,7 +99,9 @@ describe.skipIf(!DATABASE_URL)('run event hubs of two instances on PostgreSQL', 
 
   it('a watch that comes before the run begins is remembered; whenFollowed answers whether a reader came', async () => {
     const reader = collect(b, 'run_CCCCCCCCCCCCCCCCCCCC', 0, 1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The run begins only once A handled the watch, so A must have remembered it (a fixed sleep let a slow
+    // notification arrive after the begin, where it counts as a live watch and whenFollowed(10) could miss it).
+    await expect.poll(() => watchesHandledByA, { timeout: 10_000 }).toContain(JSON.stringify(['run_CCCCCCCCCCCCCCCCCCCC', 0]));
     const live = a.begin('run_CCCCCCCCCCCCCCCCCCCC');
     expect(await live.whenFollowed(10)).toBe(true);
     live.push({ type: 'text.delta', delta: 'late start' }, AT);

@@ -29,8 +29,10 @@ describe.skipIf(!DATABASE_URL)('run events across two servers on PostgreSQL', ()
   beforeAll(async () => {
     database = await freshDatabase(DATABASE_URL!, 'runevents');
     dir = mkdtempSync(join(tmpdir(), 'run-events-two-servers-'));
-    // Fragments 30 ms apart: the run is still executing on A while B follows it.
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, LOCAL_ENGINE_FRAGMENT_DELAY_MS: '30', SECRET_KEY: randomBase62(40) };
+    // Fragments 150 ms apart: the run (about 20 of them) is still executing on A while B follows it. At 30 ms a run
+    // lasted some 0.6 s, which a loaded machine could spend on the hops before B reads the run (A's stream, B's
+    // watch answered over NOTIFY, B's read of the run) and find it completed.
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, LOCAL_ENGINE_FRAGMENT_DELAY_MS: '150', SECRET_KEY: randomBase62(40) };
     for (const name of ['REDIS_URL', 'METRICS_PORT']) delete env[name];
     cli = cliProcesses(dir, env);
     apiKey = (JSON.parse(await cli.run('init', '--json')) as { apiKey: string }).apiKey;
