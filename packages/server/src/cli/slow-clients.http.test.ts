@@ -90,19 +90,15 @@ describe('slow clients cannot hold a connection', () => {
     expect(await res.json()).toMatchObject({ error: 'request_header_fields_too_large' });
   });
 
-  /** Sends `raw` on a fresh connection; resolves with what the server sent and when it closed (ms after sending). */
-  function rawRequest(raw: string): Promise<{ received: string; closedAfterMs: number }> {
+  /** Sends `raw` on a fresh connection; resolves with what the server sent once the connection is closed. */
+  function rawRequest(raw: string): Promise<{ received: string }> {
     return new Promise((resolve) => {
       const socket: Socket = connect(port, '127.0.0.1');
       let received = '';
-      let sentAt = 0;
-      socket.on('connect', () => {
-        sentAt = performance.now();
-        socket.write(raw);
-      });
+      socket.on('connect', () => socket.write(raw));
       socket.on('data', (d) => (received += d.toString()));
       socket.on('error', () => {});
-      socket.on('close', () => resolve({ received, closedAfterMs: performance.now() - sentAt }));
+      socket.on('close', () => resolve({ received }));
     });
   }
 
@@ -113,13 +109,14 @@ describe('slow clients cannot hold a connection', () => {
   ])('answers a chunked body with %s 400 at once and closes the connection', { timeout: 30_000 }, async (_, chunks) => {
     for (const path of ['/v1/inference', '/webhooks/inbound/nowhere']) {
       const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
-      const { received, closedAfterMs } = await rawRequest(head + chunks);
+      const { received } = await rawRequest(head + chunks);
       expect(received).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
       expect(received).toMatch(/\r\nContent-Type: application\/json\r\n/i);
       expect(received).toMatch(/\r\nX-Request-Id: req_/i);
       expect(received.slice(received.indexOf('\r\n\r\n') + 4)).toBe(JSON.stringify({ error: 'invalid_request', message: 'The request is not valid HTTP.' }));
-      // At once: REQUEST_TIMEOUT_MS (2 s here) would close the connection without an answer.
-      expect(closedAfterMs).toBeLessThan(1_500);
+      // Answered, not left to REQUEST_TIMEOUT_MS (which closes the connection without an answer), and closed with
+      // the answer: it says so, and the connection is closed (rawRequest resolves on the close). No timing bound.
+      expect(received).toMatch(/\r\nConnection: close\r\n/i);
     }
   });
 });
