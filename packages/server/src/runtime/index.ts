@@ -16,7 +16,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import type { ServerConfig } from '../config.ts';
 import { createCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
 import { createRunEventHub, runLogCompactor, type RunEventHub } from '../domain/runs/index.ts';
-import { inboundRunExecutor, sweepInterruptedRuns, type SweepResult } from '../domain/runs/index.ts';
+import { InboundRunWaits, inboundRunExecutor, sweepInterruptedRuns, type SweepResult } from '../domain/runs/index.ts';
 import { sealClearTotpSecrets } from '../domain/sessions/totp-secret.ts';
 import { createEngines, loadTokenizer } from '../engine/index.ts';
 import { createLogger, flushLog, type Logger } from '../log/index.ts';
@@ -25,7 +25,7 @@ import { connectRedis, createRedisLimiter } from '../rate-limits/index.ts';
 import type { Services } from '../services.ts';
 import { startWorker, type Worker } from '../worker/index.ts';
 import { logDeliveryAttempt } from '../worker/attempt-log.ts';
-import type { InboundRun } from '../worker/inbound-runs.ts';
+import type { InboundRunExecutor } from '../worker/inbound-runs.ts';
 import { resolveSecretKey } from './secret-key.ts';
 import { unopenableSecret } from './sealed-secrets.ts';
 import { openCliStore, type CliStore } from './store.ts';
@@ -140,11 +140,19 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
 }
 
 /** The inbound run executor the worker hands claimed inbound events to: the run service executes them. */
-function inboundRuns(services: Services, logger: Logger): (run: InboundRun) => Promise<void> {
+function inboundRuns(services: Services, logger: Logger): InboundRunExecutor {
   const execute = inboundRunExecutor(services.runs, (error) => logger.error({ err: error }, 'inbound run failed'));
   return async (run) => {
-    logger.info({ runId: run.runId, workspaceId: run.workspaceId, eventId: run.eventId }, 'inbound run handed over');
-    await execute(run);
+    const fields = { runId: run.runId, workspaceId: run.workspaceId, eventId: run.eventId };
+    try {
+      await execute(run);
+    } catch (error) {
+      if (error instanceof InboundRunWaits) {
+        logger.info({ ...fields, budget: error.budget, retryAfterMs: error.retryAfterMs }, 'inbound run waits: runs in progress hold the budget it needs');
+      }
+      throw error;
+    }
+    logger.info(fields, 'inbound run handed over');
   };
 }
 

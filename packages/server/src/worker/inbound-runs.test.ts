@@ -72,6 +72,36 @@ describe.each(testBackends())('inbound run hand-over on $name', ({ open }) => {
     expect(seen).toEqual([runId]);
   });
 
+  it('a run that meets budget_reserved waits in the queue for its Retry-After, logs no failure, then runs', async () => {
+    const runId = await ingest('{"name":"Robin"}', 'lead-4');
+    // Runs in progress hold the whole quota (what start_run reserves for each; none runs here): the room the
+    // inbound run needs comes back only when they end. The period row exists since the first test's run.
+    const holds = async (stu: number) => store.db.query(`UPDATE usage_periods SET reserved_stu = $2 WHERE workspace_id = $1`, [t.workspaceId, stu]);
+    await holds(1_000_000_000_000);
+    try {
+      const failures: unknown[] = [];
+      const execute = inboundRunExecutor(t.services.runs, (error) => failures.push(error));
+      expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute })).toBe(0);
+      expect(failures).toEqual([]);
+      expect((await t.services.runs.getRun(t.workspaceId, runId)).run.status).toBe('in_progress');
+      // Waiting for the answer's Retry-After (5 s), not the 60 s hand-over lease.
+      const [event] = await store.db.query<{ run_lease_until: Date; run_started_at: Date | null }>(
+        `SELECT run_lease_until, run_started_at FROM inbound_events WHERE event_id = 'lead-4'`,
+      );
+      expect(event).toEqual({ run_lease_until: new Date(t.clock.now().getTime() + 5_000), run_started_at: null });
+      t.clock.advance(4_999);
+      expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute })).toBe(0);
+      // The room came back: the next hand-over after the wait runs it.
+      await holds(0);
+      t.clock.advance(1);
+      expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute })).toBe(1);
+      expect(await t.services.runs.waitForTerminal(t.workspaceId, runId, 30_000)).toMatchObject({ id: runId, status: 'completed' });
+      expect(failures).toEqual([]);
+    } finally {
+      await holds(0); // the next tests start with the room free, whatever happened here
+    }
+  });
+
   it('a run canceled before its hand-over is never handed over (its input is already gone)', async () => {
     const runId = await ingest('{"name":"Kim"}', 'lead-3');
     const canceled = await t.app.request(`/runs/${runId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}` } });

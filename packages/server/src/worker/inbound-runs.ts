@@ -7,7 +7,8 @@
  */
 import type { Clock } from '../clock.ts';
 import type { Db } from '../store/db.ts';
-import { claimWaitingInboundEvents, markInboundRunStarted } from '../domain/inbound-webhooks/run-queue.ts';
+import { claimWaitingInboundEvents, markInboundRunStarted, postponeInboundRun } from '../domain/inbound-webhooks/run-queue.ts';
+import { InboundRunWaits } from '../domain/runs/index.ts';
 
 /** One run to execute: its row already exists, `in_progress`, with `source = 'inbound_webhook'`. */
 export interface InboundRun {
@@ -25,6 +26,8 @@ export interface InboundRun {
  * Executes an inbound run (swap in the run service's executor here). It must be idempotent for a
  * run id: after a crash the same run can be handed over again. Resolving means "taken over": the
  * run holds its own lease from then on, so the event is marked started only once it resolved.
+ * Rejecting with `InboundRunWaits` means the run could not start yet (runs in progress hold the
+ * budget it needs): it waits in the queue for `retryAfterMs`.
  */
 export type InboundRunExecutor = (run: InboundRun) => Promise<void>;
 
@@ -52,8 +55,11 @@ export async function handOverInboundRuns(deps: { db: Db; clock: Clock; execute:
         content: row.agent_input ?? '',
         eventId: row.event_id,
       });
-    } catch {
-      continue; // the lease runs out and the hand-over is tried again
+    } catch (error) {
+      // Not taken over. A run that must wait: its claim's lease becomes the wait, and the first tick after it tries
+      // again. Any other failure: the lease runs out and the hand-over is tried again.
+      if (error instanceof InboundRunWaits) await postponeInboundRun(deps.db, row.id, new Date(deps.clock.now().getTime() + error.retryAfterMs));
+      continue;
     }
     // The input stays until the run ends: a run interrupted by a crash is handed over again
     // (domain/runs/recovery.ts), and its closing transaction forgets the input.

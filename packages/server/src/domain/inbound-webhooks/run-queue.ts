@@ -36,6 +36,11 @@ export async function markInboundRunStarted(db: Db, eventRowId: string, at: Date
   await db.query(`UPDATE inbound_events SET run_started_at = $2, run_lease_until = NULL WHERE id = $1`, [eventRowId, at]);
 }
 
+/** The event's run could not start yet: it waits in the queue until `until` (its claim's lease, shortened or lengthened). */
+export async function postponeInboundRun(db: Db, eventRowId: string, until: Date): Promise<void> {
+  await db.query(`UPDATE inbound_events SET run_lease_until = $2 WHERE id = $1 AND run_started_at IS NULL`, [eventRowId, until]);
+}
+
 /** Puts the event of an interrupted run back in the queue; false when its input is gone. */
 export async function requeueInboundRun(tx: Tx, input: { runId: string; workspaceId: string }): Promise<boolean> {
   const requeued = await tx.query(

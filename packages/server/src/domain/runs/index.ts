@@ -10,5 +10,5 @@ export type { RunEvent } from './run-events.ts';
 export { requestHash, IDEMPOTENCY_TTL_MS, type IdempotencyClaim } from './idempotency.ts';
 export { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
 export { runFailureError, streamErrorOf, type StreamErrorBody } from './outcome.ts';
-export { inboundRunExecutor, type InboundRunInput } from './inbound.ts';
+export { InboundRunWaits, inboundRunExecutor, type InboundRunInput } from './inbound.ts';
 export { endRun, INTERRUPTED, MAX_RECOVERIES, RUN_LEASE_MS, sweepInterruptedRuns, type SweepResult } from './recovery.ts';

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signInboundBody } from '../webhooks/inbound-signature.ts';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
-import { handOverInboundRuns, type InboundRun } from '../../worker/inbound-runs.ts';
+import { handOverInboundRuns, type InboundRun, type InboundRunExecutor } from '../../worker/inbound-runs.ts';
 import { inboundRunExecutor } from './inbound.ts';
 import type { PendingRun } from './service.ts';
 import { INTERRUPTED, MAX_RECOVERIES, sweepInterruptedRuns } from './recovery.ts';
@@ -93,7 +93,7 @@ describe.each(testBackends())('interrupted runs on $name', ({ open }) => {
       });
       if (started.kind === 'started') stalled ??= started.run;
     };
-    const handOver = (execute: (run: InboundRun) => Promise<void>) => handOverInboundRuns({ db: store.db, clock: t.clock, execute });
+    const handOver = (execute: InboundRunExecutor) => handOverInboundRuns({ db: store.db, clock: t.clock, execute });
 
     const runId = await ingest('lead-1');
     expect(await handOver(dies)).toBe(1);
