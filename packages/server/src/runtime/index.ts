@@ -18,6 +18,7 @@ import { createCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
 import { createRunEventHub, runLogCompactor, type RunEventHub } from '../domain/runs/index.ts';
 import { InboundRunWaits, inboundRunExecutor, sweepInterruptedRuns, type SweepResult } from '../domain/runs/index.ts';
 import { sealClearTotpSecrets } from '../domain/sessions/totp-secret.ts';
+import { SEALED_SECRET_HINT, SealedSecretUnreadable } from '../domain/webhooks/secret-box.ts';
 import { createEngines, loadTokenizer } from '../engine/index.ts';
 import { createLogger, flushLog, type Logger } from '../log/index.ts';
 import { createMetrics, type Metrics } from '../metrics/index.ts';
@@ -102,6 +103,8 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       timeoutMs: config.webhookTimeoutMs,
       executeInboundRun: inboundRuns(services, logger),
       logError: (error) => {
+        // A destination's signing secret sealed under another key: not the store's failure; the line says how to repair it.
+        if (error instanceof SealedSecretUnreadable) return logger.error({ err: error }, SEALED_SECRET_HINT);
         metrics?.backendErrors.inc({ backend: 'store' });
         logger.error({ err: error }, 'worker tick failed; retrying at the next poll');
       },

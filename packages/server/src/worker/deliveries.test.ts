@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { verifyWebhook } from '../../../sdk/src/index.ts';
 import { enqueueEvent } from '../domain/events/outbox.ts';
 import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
+import { createSecretBox, SealedSecretUnreadable } from '../domain/webhooks/secret-box.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '@service/testing/https-receiver';
 import { countingDb, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
@@ -286,6 +287,27 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     const foreign = await adminCall('POST', '/approvals/apr_elsewhereAAAAAAAAAAA/decision', { decision: 'approved' });
     expect(foreign.status).toBe(404);
     expect(foreign.body).toMatchObject({ error: 'not_found' });
+  });
+
+  it('a destination whose secret was sealed under another key: nothing is sent, the attempt fails, the operator is told', async () => {
+    const dest = await createDestination('/sealed-elsewhere', ['integration.connected']);
+    // As after a SECRET_KEY change without `service secret-key rotate`: the stored secret opens under no key this instance has.
+    const elsewhere = createSecretBox('a-key-this-instance-was-never-given-0000000001').seal(dest.secret);
+    await store.db.query(`UPDATE webhook_destinations SET secret_encrypted = $2 WHERE id = $1`, [dest.id, elsewhere]);
+    const ping = await adminCall('POST', `/webhook-destinations/${dest.id}/ping`);
+    expect(ping.status).toBe(202);
+    const errors: unknown[] = [];
+    await drain(worker({ logError: (error) => errors.push(error) }));
+    expect(receivedAt('/sealed-elsewhere')).toEqual([]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(SealedSecretUnreadable);
+    // A test event is attempted once: given up, recorded as a failed attempt of our own making.
+    const attempts = await store.db.query<{ result: string; reason: string | null }>(
+      `SELECT a.result, a.reason FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.destination_id = $1`,
+      [dest.id],
+    );
+    expect(attempts).toEqual([{ result: 'give_up', reason: 'network_error' }]);
+    await adminCall('POST', `/webhook-destinations/${dest.id}/pause`);
   });
 
   it('a ping reaches only that destination, is signed, and is not workspace activity (no run, no STU)', async () => {

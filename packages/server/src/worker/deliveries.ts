@@ -57,6 +57,8 @@ export interface DeliveryWorkerDeps {
   recordDelivered?: GroupCommit<DeliveredAttempt, string[]>;
   /** The kept-alive connections to receivers (delivery-agents.ts): the worker keeps one pool. Absent, each batch has its own. */
   agents?: DeliveryAgents;
+  /** A failure of our own in an attempt, for the operator (a signing secret that does not open under this key). */
+  logError?: (error: unknown) => void;
 }
 
 /** The grouped record of delivered attempts (store/group-commit.ts): one statement for those that end together. */
@@ -153,8 +155,10 @@ async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<
         ...(deps.agents ? { agents: deps.agents } : {}),
       },
     );
-  } catch {
-    // A failure of our own (a secret that does not open): a failed attempt, retried on the schedule.
+  } catch (error) {
+    // A failure of our own (a secret that does not open): a failed attempt, retried on the schedule, and the
+    // operator told the cause (the log line names the repair for a secret sealed under another key).
+    deps.logError?.(error);
     outcome = { result: 'retry', reason: 'network_error', detail: 'internal' };
   }
   const durationMs = Math.max(0, Math.round(performance.now() - startedAt));
