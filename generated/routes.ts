@@ -204,6 +204,7 @@ import {
   zRunEventCreated,
   zRunEventDraft,
   zRunEventFailed,
+  zRunEventRestarted,
   zRunEventRouted,
   zRunEventText,
   zRunEventToolCall,
@@ -770,7 +771,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zGetRunEventsPath, query: zGetRunEventsQuery, headers: zGetRunEventsHeaders },
     responses: {
-      '200': { contentType: 'text/event-stream', schema: z.string(), events: { 'run.created': zRunEventCreated, 'run.routed': zRunEventRouted, 'text.delta': zRunEventText, 'tool.called': zRunEventToolCall, 'approval.requested': zRunEventApproval, 'draft.created': zRunEventDraft, 'run.usage': zRunEventUsage, 'run.completed': zRunEventCompleted, 'run.failed': zRunEventFailed, 'run.canceled': zRunEventCanceled } },
+      '200': { contentType: 'text/event-stream', schema: z.string(), events: { 'run.created': zRunEventCreated, 'run.routed': zRunEventRouted, 'text.delta': zRunEventText, 'tool.called': zRunEventToolCall, 'approval.requested': zRunEventApproval, 'draft.created': zRunEventDraft, 'run.usage': zRunEventUsage, 'run.completed': zRunEventCompleted, 'run.failed': zRunEventFailed, 'run.canceled': zRunEventCanceled, 'run.restarted': zRunEventRestarted } },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -1901,7 +1902,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: true, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'api' },
     request: { params: zGetRunEventsV1Path, query: zGetRunEventsV1Query, headers: zGetRunEventsV1Headers },
     responses: {
-      '200': { contentType: 'text/event-stream', schema: z.string(), events: { 'run.created': zRunEventCreated, 'run.routed': zRunEventRouted, 'text.delta': zRunEventText, 'tool.called': zRunEventToolCall, 'approval.requested': zRunEventApproval, 'draft.created': zRunEventDraft, 'run.usage': zRunEventUsage, 'run.completed': zRunEventCompleted, 'run.failed': zRunEventFailed, 'run.canceled': zRunEventCanceled } },
+      '200': { contentType: 'text/event-stream', schema: z.string(), events: { 'run.created': zRunEventCreated, 'run.routed': zRunEventRouted, 'text.delta': zRunEventText, 'tool.called': zRunEventToolCall, 'approval.requested': zRunEventApproval, 'draft.created': zRunEventDraft, 'run.usage': zRunEventUsage, 'run.completed': zRunEventCompleted, 'run.failed': zRunEventFailed, 'run.canceled': zRunEventCanceled, 'run.restarted': zRunEventRestarted } },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },

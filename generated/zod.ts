@@ -714,9 +714,23 @@ export const zRunEventCanceled = z.strictObject({
 });
 
 /**
+ * RunEventRestarted
+ *
+ * `run.restarted`: the execution that produced the events received since `run.routed` stopped before the run ended (the instance executing it stopped), and the run was handed over to a new execution, which starts the answer again. Discard the `text.delta`, `tool.called`, `approval.requested` and `draft.created` events received before this one: what follows replaces them. Only a run started by an inbound webhook is handed over again, at most 3 times (then it fails with `interrupted`). A new execution numbers its events from `attempt` × 1,000,000 + 3 (this event first), above every event of the executions before it, so `Last-Event-ID` keeps working across it. A run's stored log holds only the last execution's events, so a reader replaying a finished run from the start may see this event with nothing to discard.
+ */
+export const zRunEventRestarted = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('run.restarted'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true }),
+    attempt: z.int().gte(1).lte(3),
+    reason: z.enum(['interrupted'])
+});
+
+/**
  * RunEvent
  *
- * One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened, then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
+ * One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened, then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. A run started by an inbound webhook whose execution stopped midway has `run.restarted` before the events of its new execution: discard what came between `run.routed` and it. `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
  */
 export const zRunEvent = z.union([
     z.object({
@@ -748,7 +762,10 @@ export const zRunEvent = z.union([
     }).and(zRunEventFailed),
     z.object({
         type: z.literal('run.canceled')
-    }).and(zRunEventCanceled)
+    }).and(zRunEventCanceled),
+    z.object({
+        type: z.literal('run.restarted')
+    }).and(zRunEventRestarted)
 ]);
 
 /**

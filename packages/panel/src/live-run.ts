@@ -64,6 +64,9 @@ export function applyRunEvent(live: LiveRun, event: RunEvent): LiveRun {
       return { ...live, end: event, said: `The run failed: ${event.message}` };
     case 'run.canceled':
       return { ...live, end: event, said: 'The run was canceled.' };
+    case 'run.restarted':
+      // The execution that wrote what is shown stopped midway; a new one starts the answer again.
+      return { ...live, answer: '', toolCalls: [], approvals: [], drafts: [], said: 'The run started again: the instance running it stopped.' };
     default:
       // An event type this panel does not know yet (a later contract): nothing to show.
       return live;

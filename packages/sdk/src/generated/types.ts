@@ -1505,9 +1505,9 @@ export interface components {
     schemas: {
         /**
          * RunEvent
-         * @description One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened, then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
+         * @description One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened, then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. A run started by an inbound webhook whose execution stopped midway has `run.restarted` before the events of its new execution: discard what came between `run.routed` and it. `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
          */
-        RunEvent: components["schemas"]["RunEventCreated"] | components["schemas"]["RunEventRouted"] | components["schemas"]["RunEventText"] | components["schemas"]["RunEventToolCall"] | components["schemas"]["RunEventApproval"] | components["schemas"]["RunEventDraft"] | components["schemas"]["RunEventUsage"] | components["schemas"]["RunEventCompleted"] | components["schemas"]["RunEventFailed"] | components["schemas"]["RunEventCanceled"];
+        RunEvent: components["schemas"]["RunEventCreated"] | components["schemas"]["RunEventRouted"] | components["schemas"]["RunEventText"] | components["schemas"]["RunEventToolCall"] | components["schemas"]["RunEventApproval"] | components["schemas"]["RunEventDraft"] | components["schemas"]["RunEventUsage"] | components["schemas"]["RunEventCompleted"] | components["schemas"]["RunEventFailed"] | components["schemas"]["RunEventCanceled"] | components["schemas"]["RunEventRestarted"];
         /**
          * ModelAlias
          * @description A musical alias: the only way to select a model. `Prelude` is fast and cheap with the lowest capacity,
@@ -2334,6 +2334,40 @@ export interface components {
              * @description When it happened.
              */
             at: string;
+        };
+        /**
+         * RunEventRestarted
+         * @description `run.restarted`: the execution that produced the events received since `run.routed` stopped before the run ended (the instance executing it stopped), and the run was handed over to a new execution, which starts the answer again. Discard the `text.delta`, `tool.called`, `approval.requested` and `draft.created` events received before this one: what follows replaces them. Only a run started by an inbound webhook is handed over again, at most 3 times (then it fails with `interrupted`). A new execution numbers its events from `attempt` × 1,000,000 + 3 (this event first), above every event of the executions before it, so `Last-Event-ID` keeps working across it. A run's stored log holds only the last execution's events, so a reader replaying a finished run from the start may see this event with nothing to discard.
+         * @example {
+         *       "sequence": 1000003,
+         *       "type": "run.restarted",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T09:16:03Z",
+         *       "attempt": 1,
+         *       "reason": "interrupted"
+         *     }
+         */
+        RunEventRestarted: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.restarted";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            /** @description How many times the run has been handed over again (1 for the first restart). */
+            attempt: number;
+            /**
+             * @description Why the earlier execution ended without the run ending (`interrupted`, its instance stopped).
+             * @enum {string}
+             */
+            reason: "interrupted";
         };
         /**
          * Usage

@@ -45,7 +45,9 @@ describe.each(testBackends())('inbound run hand-over on $name', ({ open }) => {
       await real(run);
     };
     expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute })).toBe(1);
-    expect(seen).toEqual([{ runId, workspaceId: t.workspaceId, agentSlug: 'sales', alias: 'Sonata', content: 'New lead: Dana Whitfield', eventId: 'lead-1' }]);
+    expect(seen).toEqual([
+      { runId, workspaceId: t.workspaceId, agentSlug: 'sales', alias: 'Sonata', content: 'New lead: Dana Whitfield', eventId: 'lead-1', recoveries: 0 },
+    ]);
     const run = await t.services.runs.waitForTerminal(t.workspaceId, runId, 30_000);
     expect(run).toMatchObject({ id: runId, status: 'completed', source: 'inbound_webhook', agentSlug: 'sales' });
     // Handed over once: nothing is waiting, and the stored input is gone (the audit keeps hash and size).

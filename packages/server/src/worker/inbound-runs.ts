@@ -20,6 +20,8 @@ export interface InboundRun {
   content: string;
   /** The sender's event id, for the run's audit trail. */
   eventId: string;
+  /** How many times the run was handed over again after its instance stopped (`runs.recoveries`). */
+  recoveries: number;
 }
 
 /**
@@ -54,6 +56,7 @@ export async function handOverInboundRuns(deps: { db: Db; clock: Clock; execute:
         // Forgotten only once the run has ended; such a run is not adopted again.
         content: row.agent_input ?? '',
         eventId: row.event_id,
+        recoveries: row.recoveries,
       });
     } catch (error) {
       // Not taken over. A run that must wait: its claim's lease becomes the wait, and the first tick after it tries

@@ -9,7 +9,8 @@ import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db, Tx } from '../../store/db.ts';
 
 /** A waiting event, as the hand-over reads it. */
-type WaitingInboundEvent = Pick<TableRow<'inbound_events'>, 'id' | 'run_id' | 'workspace_id' | 'agent_slug' | 'alias' | 'agent_input' | 'event_id'>;
+type WaitingInboundEvent = Pick<TableRow<'inbound_events'>, 'id' | 'run_id' | 'workspace_id' | 'agent_slug' | 'alias' | 'agent_input' | 'event_id'> &
+  Pick<TableRow<'runs'>, 'recoveries'>;
 
 /**
  * Claims up to `limit` events whose run waits for its hand-over (`FOR UPDATE SKIP LOCKED`, so
@@ -19,7 +20,7 @@ export async function claimWaitingInboundEvents(tx: Tx, input: { now: Date; limi
   const rows = await tx.query<WaitingInboundEvent>(
     // Only runs still in_progress: one that ended before its hand-over (canceled) has nothing to run,
     // and its input is already forgotten.
-    `SELECT e.id, e.run_id, e.workspace_id, e.agent_slug, e.alias, e.agent_input, e.event_id FROM inbound_events e
+    `SELECT e.id, e.run_id, e.workspace_id, e.agent_slug, e.alias, e.agent_input, e.event_id, r.recoveries FROM inbound_events e
        JOIN runs r ON r.id = e.run_id AND r.workspace_id = e.workspace_id
       WHERE e.run_started_at IS NULL AND (e.run_lease_until IS NULL OR e.run_lease_until <= $1) AND r.status = 'in_progress'
       ORDER BY e.received_at, e.id LIMIT $2 FOR UPDATE OF e SKIP LOCKED`,

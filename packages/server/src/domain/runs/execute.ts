@@ -48,7 +48,7 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
   executing.set(run.runId, controller);
   heartbeat.start();
   // The run's event log while it executes (run-event-hub.ts); the closing statement stores it.
-  const log = ctx.runEvents.begin(run.runId);
+  const log = ctx.runEvents.begin(run.runId, run.recoveries > 0 ? { attempt: run.recoveries, at: clock.now() } : undefined);
   const left = () => {
     void log.whenFollowed(ctx.streamResumeMs).then((followed) => {
       if (!followed) controller.abort();

@@ -14,6 +14,8 @@ export interface InboundRunInput {
   alias: string;
   /** The agent input rendered by the webhook's template. */
   content: string;
+  /** How many times the run was handed over again after its instance stopped (`runs.recoveries`); 0 when absent. */
+  recoveries?: number;
 }
 
 export function inboundRunExecutor(runs: RunService, logError: (error: unknown) => void) {
@@ -30,6 +32,7 @@ export function inboundRunExecutor(runs: RunService, logError: (error: unknown) 
         messages: [{ role: 'user', content: run.content }],
         source: 'inbound_webhook',
         existingRunId: run.runId,
+        recoveries: run.recoveries,
       });
     } catch (error) {
       // Runs in progress hold the room this one needs: not a failure. It waits in the queue for the

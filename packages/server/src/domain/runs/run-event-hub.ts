@@ -18,7 +18,7 @@
  */
 import type { Db } from '../../store/db.ts';
 import { notify } from './queries.ts';
-import { type ExecutionEvent, type ExecutionEventBody, FIRST_EXECUTION_SEQUENCE, type RunEvent, tailEvents } from './run-events.ts';
+import { type ExecutionEvent, type ExecutionEventBody, firstExecutionSequence, type RunEvent, tailEvents } from './run-events.ts';
 
 const WATCH_CHANNEL = 'service_run_watch';
 const EVENTS_CHANNEL = 'service_run_events';
@@ -44,7 +44,12 @@ export interface LiveRun {
 }
 
 export interface RunEventHub {
-  begin(runId: string): LiveRun;
+  /**
+   * The run starts executing here. With `restart`: an inbound run handed over again after its instance stopped
+   * (`attempt`: its `runs.recoveries`); its log says `run.restarted` first, numbered above what the executions
+   * before it sent.
+   */
+  begin(runId: string, restart?: { attempt: number; at: Date }): LiveRun;
   /**
    * Calls `listener` with the run's events after `after` as they happen (those this instance
    * already holds first); wherever the run executes. Answers the unsubscribe.
@@ -139,7 +144,7 @@ export function createRunEventHub(db: Db, options: { logError?: ((error: unknown
 
   return {
     listenToBus,
-    begin(runId) {
+    begin(runId, restart) {
       const remembered = watches.get(runId);
       watches.delete(runId);
       const entry: Live = {
@@ -151,18 +156,20 @@ export function createRunEventHub(db: Db, options: { logError?: ((error: unknown
         followed: new Set(),
       };
       live.set(runId, entry);
-      let next = FIRST_EXECUTION_SEQUENCE;
+      let next = firstExecutionSequence(restart?.attempt ?? 0);
       const emit = (event: RunEvent) => {
         entry.events.push(event);
         for (const listener of entry.listeners) listener(event);
         if (entry.watched) publish(runId, entry, [event]);
       };
+      const push = (body: ExecutionEventBody, at: Date) => {
+        const event = { ...body, sequence: next++, runId, at: at.toISOString() } as ExecutionEvent;
+        emit(event);
+        return event.sequence;
+      };
+      if (restart) push({ type: 'run.restarted', attempt: restart.attempt, reason: 'interrupted' }, restart.at);
       return {
-        push(body, at) {
-          const event = { ...body, sequence: next++, runId, at: at.toISOString() } as ExecutionEvent;
-          emit(event);
-          return event.sequence;
-        },
+        push,
         executionEvents: () => entry.events as ExecutionEvent[],
         end(run) {
           const tail = tailEvents(run, next - 1);

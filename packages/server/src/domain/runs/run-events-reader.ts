@@ -82,7 +82,8 @@ export async function* followRunEvents(
           continue;
         }
         if (event.sequence <= last) continue;
-        if (event.sequence > last + 1) {
+        // A restarted execution numbers its events above the earlier ones' (run-events.ts): a jump, not a loss.
+        if (event.sequence > last + 1 && event.type !== 'run.restarted') {
           // A notification was lost: ask again from here; what arrives twice is dropped.
           queue.length = 0;
           hub.rewatch(runId, last);

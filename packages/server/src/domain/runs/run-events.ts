@@ -3,6 +3,8 @@
  *
  *   1 `run.created`, 2 `run.routed`          read from the run's row
  *   3… `text.delta`, `tool.called`,          what only the execution sees ("execution events"),
+ *      (`run.restarted` first, from          after a restart of an inbound run: firstExecutionSequence)
+ *      1,000,003 on, after a restart)
  *      `approval.requested`, `draft.created`  written by the closing statement (finish_run_logged,
  *                                            store/migrations/0511_run_events.sql) as one jsonb array
  *   n+1 `run.usage`, n+2 the terminal event  read from the run's row once it is terminal
@@ -20,13 +22,25 @@ export type RunEvent = Schema<'RunEvent'>;
 export type RunEventType = RunEvent['type'];
 
 /** The events only the execution sees, as the closing statement stores them. */
-export type ExecutionEvent = Extract<RunEvent, { type: 'text.delta' | 'tool.called' | 'approval.requested' | 'draft.created' }>;
+export type ExecutionEvent = Extract<RunEvent, { type: 'run.restarted' | 'text.delta' | 'tool.called' | 'approval.requested' | 'draft.created' }>;
 
 /** An execution event before the log gives it its place and time. */
 export type ExecutionEventBody = ExecutionEvent extends infer E ? (E extends ExecutionEvent ? Omit<E, 'sequence' | 'runId' | 'at'> : never) : never;
 
 /** The sequence of the first execution event (after `run.created` and `run.routed`). */
 export const FIRST_EXECUTION_SEQUENCE = 3;
+
+/**
+ * Sequences each execution of a run may use: an inbound run handed over again after its instance stopped numbers
+ * its events from `recoveries` × this + 3, above anything the executions before it sent (an answer of at most
+ * 32,000 tokens is far fewer events), so a reader's `Last-Event-ID` stays below the new execution's events.
+ */
+export const SEQUENCES_PER_EXECUTION = 1_000_000;
+
+/** The first sequence of an execution's events: 3, or after a restart its `run.restarted`'s. */
+export function firstExecutionSequence(recoveries: number): number {
+  return recoveries * SEQUENCES_PER_EXECUTION + FIRST_EXECUTION_SEQUENCE;
+}
 
 const TERMINAL: ReadonlySet<RunEventType> = new Set(['run.completed', 'run.failed', 'run.canceled']);
 

@@ -49,6 +49,8 @@ export interface RunInput {
    * id at once). The run service adopts it instead of inserting one.
    */
   existingRunId?: string | undefined;
+  /** How many times that run was handed over again after its instance stopped (`runs.recoveries`); 0 or absent for a first execution. */
+  recoveries?: number | undefined;
 }
 
 /** A run that is `in_progress`, ready for `execute`. */
@@ -75,6 +77,8 @@ export interface PendingRun {
   readonly createdAt: Date;
   /** Steps recorded before the engine was called (the routing step). */
   readonly steps: readonly StepDraft[];
+  /** An inbound run handed over again after its instance stopped: how many times (its event log restarts). */
+  readonly recoveries: number;
 }
 
 export type StartResult =
@@ -178,6 +182,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
     limitedBy: reservation.limitedBy,
     createdAt: now,
     steps,
+    recoveries: input.recoveries ?? 0,
   };
   return { kind: 'started', run };
 }
