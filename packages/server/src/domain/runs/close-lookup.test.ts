@@ -1,0 +1,96 @@
+/**
+ * A close reads the run's row by its key, whatever the number of runs its workspace has (migration 0517).
+ * PL/pgSQL keeps a statement's generic plan for the connection's life and PGlite never analyzes: planned
+ * while the workspace had a few runs, finish_run's `WHERE id = … AND workspace_id = …` took the
+ * workspace's index and read all of its runs on every close. Measured here as the rows of `runs` the
+ * closing statement read (the backend's own statistics, before and after it in one transaction): the same with
+ * 300 and with 900 other runs in the workspace (9 rows). On 0506's finish_run it failed on both stores
+ * (317 rows, then 918): on PostgreSQL too, until autovacuum's ANALYZE would have made the plan again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import type { OpenDb, Tx } from '../../store/db.ts';
+
+describe.each(testBackends())('the close finds its run by key on $name', ({ open }) => {
+  let store: TestStore;
+  let t: TestApp;
+  /** When set, the next lone close runs in a transaction that reports how many rows of `runs` it read. */
+  let probe: ((read: number) => void) | undefined;
+
+  beforeAll(async () => {
+    store = await open();
+    const inner = store.db;
+    const db: OpenDb = {
+      ...inner,
+      async query(sql, params, options) {
+        const report = /FROM finish_run_logged\(/.test(sql) ? probe : undefined;
+        if (!report) return inner.query(sql, params, options);
+        probe = undefined;
+        return inner.transaction(async (tx) => {
+          const before = await rowsRead(tx);
+          const rows = await tx.query(sql, params, options);
+          report((await rowsRead(tx)) - before);
+          return rows as never[];
+        });
+      },
+    };
+    t = await createTestApp({ db });
+    await t.services.keys.ready();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await store?.cleanup();
+  });
+
+  /**
+   * Rows of `runs` read so far: by sequential scans, and through its indexes (an index scan's fetches count on
+   * the index). Counters the backend has not yet flushed, so only a difference within one transaction is this
+   * transaction's.
+   */
+  async function rowsRead(tx: Tx): Promise<number> {
+    const [row] = await tx.query<{ read: number }>(
+      `SELECT (pg_stat_get_xact_tuples_returned('runs'::regclass)
+               + (SELECT sum(pg_stat_get_xact_tuples_fetched(indexrelid)) FROM pg_index WHERE indrelid = 'runs'::regclass))::int AS read`,
+    );
+    return row!.read;
+  }
+
+  const body = JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Which invoices are overdue?' }] });
+  async function invoke(): Promise<void> {
+    const res = await t.app.request('/v1/inference', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${t.apiKey}`, 'Content-Type': 'application/json' },
+      body,
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+  }
+  /** `count` finished runs of the workspace, written directly (what many earlier invocations leave). */
+  async function addRuns(count: number, from: number): Promise<void> {
+    await store.db.query(
+      `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, window_hour, window_day, created_at, updated_at)
+       SELECT 'run_lookup' || n, $1, 'completed', 'orchestrator', 'orchestrator', 'Sonata', 'api', $2, $2, $2, $2
+         FROM generate_series($3::int, $3::int + $4::int - 1) AS n`,
+      [t.workspaceId, new Date('2026-06-01T00:00:00Z'), from, count],
+    );
+  }
+  async function readByOneClose(): Promise<number> {
+    let read: number | undefined;
+    probe = (n) => (read = n);
+    await invoke();
+    expect(read).toBeDefined();
+    return read!;
+  }
+
+  it('reads as many rows of runs with 900 other runs in the workspace as with 300', async () => {
+    // Plans made while the workspace is small: PL/pgSQL switches to a generic plan after five executions.
+    for (let i = 0; i < 8; i += 1) await invoke();
+    await addRuns(300, 0);
+    const with300 = await readByOneClose();
+    await addRuns(600, 300);
+    const with900 = await readByOneClose();
+    expect(with900).toBe(with300);
+    expect(with300).toBeLessThan(300);
+  });
+});

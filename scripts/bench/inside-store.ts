@@ -1,0 +1,363 @@
+/**
+ * @module Where an invocation's store time goes, inside the store: sync invocations (`POST /v1/inference`, local
+ * engine) one after another through the app (`app.request`, no sockets, no request log), on a fresh store
+ * (PGlite in memory, or a schema of DATABASE_URL with BENCH_STORE=postgres). Three modes:
+ *
+ *   pnpm exec tsx scripts/bench/inside-store.ts                      statements: wall ms per invocation of each
+ *                                                                    store statement, timed around Db.query
+ *   BENCH_MODE=marks pnpm exec tsx scripts/bench/inside-store.ts     pieces: the money path's functions replaced
+ *                                                                    (in this throwaway store) by copies that log
+ *                                                                    clock_timestamp() before each piece
+ *   BENCH_MODE=ablate pnpm exec tsx scripts/bench/inside-store.ts    one piece removed at a time (triggers
+ *                                                                    disabled, outbox_enqueue a no-op), rounds
+ *                                                                    interleaved with the untouched store
+ *   BENCH_STORE=postgres DATABASE_URL=postgres://… …                 the same on PostgreSQL
+ *   BENCH_INVOCATIONS=1000 BENCH_ROUNDS=3                            (the defaults)
+ *   BENCH_EXTRA_RUNS=100000                                          the workspace has that many finished runs first
+ *
+ * Marks: PGlite's clock_timestamp() has millisecond resolution (its WASM clock), so one interval says
+ * little, but over many invocations, whose phase against the millisecond is random, the mean of the
+ * quantised intervals is the mean interval. A mark costs an INSERT; its cost (timed back to back, `mark
+ * itself`) is taken out of each interval. Time outside the marks (the statement's parse, plan and call,
+ * the return of its rows, the commit) is the statement's wall time less its first-to-last-mark span.
+ * Figures go to stderr.
+ */
+import { createTestApp } from '../../packages/testing/src/app.ts';
+import { testBackends } from '../../packages/testing/src/store.ts';
+import type { OpenDb } from '../../packages/server/src/store/db.ts';
+import { migrated } from '../../packages/server/src/store/open.ts';
+import { pgliteSchemaStore, sharePglite } from '../../packages/server/src/store/pglite.ts';
+
+const MODE = process.env.BENCH_MODE ?? 'statements';
+const N = Number(process.env.BENCH_INVOCATIONS ?? 1000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+// PGlite's module, from the server package (the root has no dependency on it).
+type PgliteModule = typeof import('../../packages/server/node_modules/@electric-sql/pglite/dist/index.js');
+const pglite: PgliteModule = await import('../../packages/server/node_modules/@electric-sql/pglite/dist/index.js');
+// The prepared mode drives the PGlite instance itself: one of its own, the store in its public schema.
+const raw = MODE === 'prepared' ? await pglite.PGlite.create() : undefined;
+const backend = testBackends().find((b) => b.name === (process.env.BENCH_STORE ?? 'pglite'));
+if (!backend) throw new Error('BENCH_STORE=postgres needs DATABASE_URL');
+const store = raw ? { db: await migrated(pgliteSchemaStore(sharePglite(raw), 'public')), cleanup: () => raw.close() } : await backend.open();
+const db: OpenDb = store.db;
+const t = await createTestApp({ db });
+await db.query(`UPDATE workspaces SET rpm_limit = 1000000 WHERE id = $1`, [t.workspaceId]);
+await t.services.keys.ready();
+const body = JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Which invoices are more than 60 days overdue?' }] });
+
+// Wall ms of each statement (by its prepared name, or its start), while `timing`.
+const spent = new Map<string, number>();
+let timing = false;
+let prepare = false; // the prepared mode's B rounds
+// Each timed statement's Date.now() before and after (the clock PGlite's clock_timestamp() reads, to the ms).
+const stamps: { key: string; before: number; after: number }[] = [];
+const query = db.query.bind(db);
+db.query = (async (sql: string, params?: readonly unknown[], options?: { name?: string }) => {
+  const start = performance.now();
+  const before = Date.now();
+  try {
+    if (prepare && options?.name && raw) return (await prepared(raw, options.name, sql, params ?? [])) as never;
+    return await query(sql, params, options);
+  } finally {
+    const key = options?.name ?? sql.replace(/\s+/g, ' ').slice(0, 60);
+    if (timing) spent.set(key, (spent.get(key) ?? 0) + performance.now() - start);
+    if (timing) stamps.push({ key, before, after: Date.now() });
+  }
+}) as OpenDb['query'];
+
+let address = 0;
+async function invoke(): Promise<void> {
+  const i = address++;
+  const res = await t.app.request(
+    '/v1/inference',
+    { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' }, body },
+    { incoming: { socket: { remoteAddress: `198.51.${Math.floor(i / 250) % 250}.${i % 250}` } } },
+  );
+  if (res.status !== 200) throw new Error(`invocation answered ${res.status}: ${await res.text()}`);
+  await res.arrayBuffer();
+}
+
+/** N invocations; wall ms per invocation of each statement, and CPU ms per invocation of the process. */
+async function round(): Promise<{ statements: Map<string, number>; cpu: number }> {
+  spent.clear();
+  stamps.length = 0;
+  timing = true;
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < N; i += 1) await invoke();
+  const used = process.cpuUsage(cpu);
+  timing = false;
+  return { statements: new Map([...spent].map(([k, ms]) => [k, ms / N])), cpu: (used.user + used.system) / 1000 / N };
+}
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+const fmt = (ms: number) => ms.toFixed(3).padStart(7);
+for (let i = 0; i < 200; i += 1) await invoke(); // warm-up (plans cached, JIT)
+// A workspace with a history: finished runs written directly, after the warm-up (so the cached plans are a new store's).
+const EXTRA_RUNS = Number(process.env.BENCH_EXTRA_RUNS ?? 0);
+if (EXTRA_RUNS > 0) {
+  await query(
+    `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, window_hour, window_day, created_at, updated_at)
+     SELECT 'run_history' || n, $1, 'completed', 'orchestrator', 'finance', 'Sonata', 'api', $2, $2, $2, $2 FROM generate_series(1, $3::int) AS n`,
+    [t.workspaceId, new Date('2026-05-01T00:00:00Z'), EXTRA_RUNS],
+  );
+}
+
+// ---- ablation -------------------------------------------------------------------------------------
+
+async function ablate(): Promise<void> {
+  const fnDef = async (name: string) => ((await query(`SELECT pg_get_functiondef($1::regproc) AS d`, [name])) as { d: string }[])[0]!.d;
+  const outbox = await fnDef('outbox_enqueue');
+  const runCounts = ['runs_counted_insert', 'runs_counted_update'];
+  const variants: [string, string, string][] = [
+    ['untouched', '', ''],
+    [
+      'run_counts triggers off',
+      runCounts.map((n) => `ALTER TABLE runs DISABLE TRIGGER ${n};`).join(''),
+      runCounts.map((n) => `ALTER TABLE runs ENABLE TRIGGER ${n};`).join(''),
+    ],
+    [
+      'usage tally trigger off',
+      'ALTER TABLE usage_periods DISABLE TRIGGER usage_period_updated;',
+      'ALTER TABLE usage_periods ENABLE TRIGGER usage_period_updated;',
+    ],
+    [
+      'outbox_enqueue a no-op',
+      `CREATE OR REPLACE FUNCTION outbox_enqueue(p_id text, p_tenant_id text, p_type text, p_data jsonb, p_body text, p_now timestamptz, p_delivery_ids text[])
+         RETURNS void LANGUAGE plpgsql AS $$ BEGIN END $$;`,
+      outbox,
+    ],
+  ];
+  const sums = new Map<string, { start: number; finish: number; cpu: number }[]>();
+  for (let r = 1; r <= ROUNDS; r += 1) {
+    for (const [name, apply, undo] of variants) {
+      if (apply) await db.exec(apply);
+      for (let i = 0; i < 50; i += 1) await invoke(); // re-plan after the change
+      const { statements, cpu } = await round();
+      if (undo) await db.exec(undo);
+      const row = { start: statements.get('start_run_previewed') ?? 0, finish: statements.get('finish_run_logged') ?? 0, cpu };
+      sums.set(name, [...(sums.get(name) ?? []), row]);
+      say(`round ${r} ${name.padEnd(26)} start_run_previewed ${fmt(row.start)}  finish_run_logged ${fmt(row.finish)}  process CPU ${fmt(cpu)}`);
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  say('median ms per invocation (wall, per statement; CPU of the process):');
+  for (const [name, rows] of sums) {
+    say(
+      `  ${name.padEnd(26)} start ${fmt(median(rows.map((x) => x.start)))}  finish ${fmt(median(rows.map((x) => x.finish)))}  CPU ${fmt(median(rows.map((x) => x.cpu)))}`,
+    );
+  }
+}
+
+// ---- prepared statements ------------------------------------------------------------------------
+
+/**
+ * What PGlite's `query` would cost if it honoured `QueryOptions.name` as node-postgres does: the statement parsed once
+ * (a named prepared statement), then each call one protocol exchange (bind, describe, execute, sync) instead of
+ * `query`'s six (parse, describe, bind, describe, execute, sync, each a call into the WASM backend). A sketch for this
+ * measurement only: outside transactions, one schema, no notices.
+ */
+const statementTypes = new Map<string, number[]>();
+async function prepared(pg: InstanceType<PgliteModule['PGlite']>, name: string, sql: string, params: readonly unknown[]): Promise<unknown[]> {
+  const { serialize } = pglite.protocol;
+  let types = statementTypes.get(name);
+  if (!types) {
+    types = (await pg.describeQuery(sql)).queryParams.map((p) => p.dataTypeID);
+    await pg.execProtocol(concat(serialize.parse({ name, text: sql, types }), serialize.sync()));
+    statementTypes.set(name, types);
+  }
+  const values = params.map((v, i) => (v == null ? null : (pg.serializers[types[i]!] ?? String)(v)));
+  const message = concat(serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync());
+  const exchange = () => pg.execProtocol(message);
+  // As `query` does: after any transaction in progress, and alone.
+  const { messages } = await pg._runExclusiveTransaction(() => pg._runExclusiveQuery(exchange));
+  return pglite.parse.parseResults(messages, pg.parsers)[0]!.rows;
+}
+
+function concat(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+async function comparePrepared(): Promise<void> {
+  const rows: Record<string, number[][]> = { 'query (as today)': [], 'named prepared statements': [] };
+  for (let r = 1; r <= ROUNDS; r += 1) {
+    for (const [name, on] of [
+      ['query (as today)', false],
+      ['named prepared statements', true],
+    ] as const) {
+      prepare = on;
+      for (let i = 0; i < 50; i += 1) await invoke();
+      const { statements, cpu } = await round();
+      const row = [statements.get('start_run_previewed') ?? 0, statements.get('finish_run_logged') ?? 0, cpu];
+      rows[name]!.push(row);
+      say(`round ${r} ${name.padEnd(26)} start_run_previewed ${fmt(row[0]!)}  finish_run_logged ${fmt(row[1]!)}  process CPU ${fmt(row[2]!)}`);
+    }
+  }
+  prepare = false;
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  say('median ms per invocation (wall, per statement; CPU of the process):');
+  for (const [name, runs] of Object.entries(rows)) {
+    say(
+      `  ${name.padEnd(26)} start ${fmt(median(runs.map((x) => x[0]!)))}  finish ${fmt(median(runs.map((x) => x[1]!)))}  CPU ${fmt(median(runs.map((x) => x[2]!)))}`,
+    );
+  }
+}
+
+// ---- marks ----------------------------------------------------------------------------------------
+
+/** Function → [text in its body, the label of the piece that starts there]; the first occurrence, or the last with `last`. */
+const MARKS: Record<string, [anchor: string, label: string, last?: boolean][]> = {
+  start_run_previewed: [
+    ['BEGIN', 'start: call of start_run'],
+    ['IF p_request_preview IS NOT NULL', 'start: request preview'],
+    ['RETURN v_decision', 'start: return'],
+  ],
+  start_run: [
+    ['BEGIN', 'start_run: idempotency, conversation check'],
+    ['v_period := ensure_usage_period', 'start_run: ensure_usage_period'],
+    ['SELECT u.consumed_stu', 'start_run: period row locked'],
+    ['INSERT INTO usage_windows', 'start_run: windows upsert + lock + read'],
+    ['SELECT k.manual_since', 'start_run: kill switch + decision'],
+    ['UPDATE usage_periods u SET reserved_stu', 'start_run: reserve on period'],
+    ['UPDATE usage_windows w SET reserved_stu', 'start_run: reserve on windows'],
+    ['IF p_adopt THEN\n    UPDATE runs', 'start_run: insert the run'],
+    ['IF p_idempotency_key IS NOT NULL THEN\n    INSERT', 'start_run: idempotency claim'],
+    ["RETURN jsonb_build_object('outcome', 'started'", 'start_run: return'],
+  ],
+  finish_run_logged: [
+    ['BEGIN', 'finish: call of finish_run'],
+    ['IF r.started_at IS NOT DISTINCT', 'finish: run_events insert'],
+    ['RETURN NEXT r', 'finish: return'],
+  ],
+  finish_run: [
+    ['BEGIN', 'finish_run: lock run, checks'],
+    ['UPDATE runs SET status', 'finish_run: update the run'],
+    ['v_start_period :=', 'finish_run: periods (+ tally trigger)'],
+    ['INSERT INTO usage_windows', 'finish_run: windows upsert, lock, charge, trip'],
+    ['IF p_stu <> 0', 'finish_run: ledger insert'],
+    ['INSERT INTO run_steps', 'finish_run: run_steps insert'],
+    ['INSERT INTO tool_calls', 'finish_run: tool_calls insert'],
+    ["IF v_status = 'completed' AND r.conversation_id", 'finish_run: conversation turns'],
+    ['v_when := CASE', 'finish_run: events loop'],
+    ['RETURN QUERY SELECT * FROM runs WHERE id = p_run_id;', 'finish_run: return the row', true],
+  ],
+  outbox_enqueue: [
+    ['BEGIN', 'outbox_enqueue: outbox_events insert'],
+    ['INSERT INTO deliveries', 'outbox_enqueue: deliveries insert'],
+    ['END\n$', 'finish_run: events loop', true],
+  ],
+  usage_period_changed: [
+    ['BEGIN', 'tally trigger: version'],
+    ['PERFORM pg_notify', 'tally trigger: pg_notify'],
+    ['RETURN NEW;\nEND', 'finish_run: periods (+ tally trigger)', true],
+  ],
+  run_counts_track: [
+    ['BEGIN', 'run_counts trigger (deferred, at commit)'],
+    ['RETURN NULL', 'after run_counts trigger (commit)', true],
+  ],
+};
+
+async function marks(): Promise<void> {
+  await db.exec(`CREATE TABLE bench_marks (n bigserial PRIMARY KEY, label text NOT NULL, at timestamptz NOT NULL);
+    CREATE FUNCTION bench_mark(p text) RETURNS void LANGUAGE sql AS $$ INSERT INTO bench_marks (label, at) VALUES (p, clock_timestamp()) $$;
+    CREATE FUNCTION bench_marks_back_to_back() RETURNS void LANGUAGE plpgsql AS $$
+    BEGIN PERFORM bench_mark('first'); ${"PERFORM bench_mark('mark itself'); ".repeat(10)} END $$;`);
+  for (const [fn, anchors] of Object.entries(MARKS)) {
+    let def = ((await query(`SELECT pg_get_functiondef($1::regproc) AS d`, [fn])) as { d: string }[])[0]!.d;
+    for (const [anchor, label, last] of anchors) {
+      const at = last ? def.lastIndexOf(anchor.replace('$', '')) : def.indexOf(anchor);
+      if (at < 0) throw new Error(`${fn}: no ${JSON.stringify(anchor)} in its body`);
+      const mark = `PERFORM bench_mark('${label}');`;
+      def = anchor === 'BEGIN' ? `${def.slice(0, at + 5)} ${mark}${def.slice(at + 5)}` : `${def.slice(0, at)}${mark} ${def.slice(at)}`;
+    }
+    await db.exec(def);
+  }
+  for (let i = 0; i < 50; i += 1) await invoke();
+  const pieces = new Map<string, { ms: number; count: number }>(); // summed over the rounds
+  const byRound: Map<string, number>[] = []; // each round's ms per invocation by piece (with its marks)
+  const spans = new Map<string, number>(); // a statement's first mark to its last, summed
+  const walls = new Map<string, number>();
+  const edges = new Map<string, { before: number; after: number }>(); // the call to the first mark; the last mark to the answer
+  for (let r = 0; r < ROUNDS; r += 1) {
+    await query(`TRUNCATE bench_marks`);
+    const { statements } = await round();
+    for (const [k, ms] of statements) walls.set(k, (walls.get(k) ?? 0) + ms / ROUNDS);
+    for (let i = 0; i < N; i += 1) await query(`SELECT bench_marks_back_to_back()`);
+    const rows = (await query(`SELECT label, (extract(epoch FROM at) * 1000)::float8 AS ms FROM bench_marks ORDER BY n`)) as { label: string; ms: number }[];
+    // The statements' first and last marks, in order, beside the statements timed from here (same order).
+    const bounds: { first: number; last: number }[] = [];
+    for (let i = 0; i < rows.length; i += 1) {
+      if (/^(start|finish): call/.test(rows[i]!.label)) bounds.push({ first: rows[i]!.ms, last: rows[i]!.ms });
+      else if (!/^(first|mark itself)/.test(rows[i]!.label) && bounds.length) bounds.at(-1)!.last = rows[i]!.ms;
+    }
+    const timed = stamps.filter((s) => s.key === 'start_run_previewed' || s.key === 'finish_run_logged');
+    if (timed.length !== bounds.length) throw new Error(`${timed.length} statements timed, ${bounds.length} marked`);
+    timed.forEach((s, i) => {
+      const edge = edges.get(s.key) ?? { before: 0, after: 0 };
+      edge.before += bounds[i]!.first - s.before;
+      edge.after += s.after - bounds[i]!.last;
+      edges.set(s.key, edge);
+    });
+    let statement = '';
+    const thisRound = new Map<string, number>();
+    byRound.push(thisRound);
+    for (let i = 0; i + 1 < rows.length; i += 1) {
+      const next = rows[i + 1]!.label;
+      if (next.startsWith('first')) continue;
+      if (/^(start|finish): call/.test(next)) {
+        statement = next.split(':')[0]!; // the next statement's marks begin: no interval across statements
+        continue;
+      }
+      const label = rows[i]!.label;
+      const piece = pieces.get(label) ?? { ms: 0, count: 0 };
+      piece.ms += rows[i + 1]!.ms - rows[i]!.ms;
+      piece.count += 1;
+      pieces.set(label, piece);
+      thisRound.set(label, (thisRound.get(label) ?? 0) + (rows[i + 1]!.ms - rows[i]!.ms) / N);
+      if (label !== 'mark itself' && label !== 'first') spans.set(statement, (spans.get(statement) ?? 0) + rows[i + 1]!.ms - rows[i]!.ms);
+    }
+  }
+  const self = pieces.get('mark itself')!;
+  const markCost = self.ms / self.count;
+  say(`one mark costs ${fmt(markCost)} ms (taken out of each interval below)`);
+  say(`statement wall ms per invocation (with marks): ${[...walls].map(([k, ms]) => `${k} ${fmt(ms)}`).join('; ')}`);
+  say('ms per invocation by piece (mean of the quantised intervals, each less one mark):');
+  const runs = ROUNDS * N;
+  for (const [label, { ms, count }] of pieces) {
+    if (label !== 'mark itself' && label !== 'first') say(`  ${fmt((ms - count * markCost) / runs)}  ${label}  (${(count / runs).toFixed(2)} per invocation)`);
+  }
+  say('by round (a piece that grows with the rows stored shows here):');
+  for (const label of pieces.keys()) {
+    if (label !== 'mark itself' && label !== 'first') say(`  ${byRound.map((m) => fmt(m.get(label) ?? 0)).join(' ')}  ${label}`);
+  }
+  for (const [statement, name] of [
+    ['start', 'start_run_previewed'],
+    ['finish', 'finish_run_logged'],
+  ] as const) {
+    say(`  ${fmt((walls.get(name) ?? 0) - (spans.get(statement) ?? 0) / runs)}  ${name}: outside the marks, of which`);
+    say(`  ${fmt(edges.get(name)!.before / runs)}    from the call (Db.query) to the first mark (send, parse, bind, plan, call)`);
+    say(`  ${fmt(edges.get(name)!.after / runs)}    from the last mark (the deferred trigger's end) to the answer (commit, rows back)`);
+  }
+}
+
+// ---- run (after the declarations above) ----------------------------------------------------------
+
+if (MODE === 'statements') {
+  for (let r = 1; r <= ROUNDS; r += 1) {
+    const { statements, cpu } = await round();
+    say(`round ${r}: process CPU ${fmt(cpu)} ms/invocation; ${[...statements].map(([k, ms]) => `${k} ${fmt(ms)}`).join('; ')}`);
+  }
+} else if (MODE === 'ablate') {
+  await ablate();
+} else if (MODE === 'prepared') {
+  await comparePrepared();
+} else if (MODE === 'marks') {
+  await marks();
+}
+await t.close();
+await store.cleanup();
