@@ -20,6 +20,9 @@ import { runLoad } from './load.ts';
 import { COMPILED_CLI, spawnListening } from './processes.ts';
 import { INVOCATION } from './probes.ts';
 import { fmt } from './stats.ts';
+import { helpFromModuleComment } from './help.ts';
+
+helpFromModuleComment(import.meta.url);
 
 const cliPath = process.env.BENCH_CLI ?? COMPILED_CLI;
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);

@@ -27,6 +27,9 @@ import { testBackends } from '../../packages/testing/src/store.ts';
 import type { OpenDb } from '../../packages/server/src/store/db.ts';
 import { migrated } from '../../packages/server/src/store/open.ts';
 import { pgliteSchemaStore, sharePglite } from '../../packages/server/src/store/pglite.ts';
+import { helpFromModuleComment } from './help.ts';
+
+helpFromModuleComment(import.meta.url);
 
 const MODE = process.env.BENCH_MODE ?? 'statements';
 const N = Number(process.env.BENCH_INVOCATIONS ?? 1000);

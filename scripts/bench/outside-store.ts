@@ -18,6 +18,9 @@ import { openMemoryStore } from '../../packages/testing/src/store.ts';
 import { createLogger } from '../../packages/server/src/log/index.ts';
 import { connectRedis, createRedisLimiter } from '../../packages/server/src/rate-limits/index.ts';
 import { Session } from 'node:inspector/promises';
+import { helpFromModuleComment } from './help.ts';
+
+helpFromModuleComment(import.meta.url);
 
 const AREAS: [RegExp, string][] = [
   [/@electric-sql\/pglite|^wasm:/, 'store (PGlite)'],

@@ -13,6 +13,9 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { byClientIp, PER_IP, PER_WORKSPACE, rateLimit } from '../../packages/server/src/middleware/rate-limit/index.ts';
 import { createMemoryLimiter } from '../../packages/server/src/rate-limits/index.ts';
+import { helpFromModuleComment } from './help.ts';
+
+helpFromModuleComment(import.meta.url);
 
 // hono is a dependency of packages/server, not of the workspace root: resolve it from there.
 interface BenchApp {

@@ -14,6 +14,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cliProcesses } from '@service/testing/cli-processes';
+import { helpFromModuleComment } from './help.ts';
+
+helpFromModuleComment(import.meta.url);
 
 const megabytes = Number(process.env.BENCH_STALL_MB ?? '3.9');
 const dir = mkdtempSync(join(tmpdir(), 'bench-stall-'));
