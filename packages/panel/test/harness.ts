@@ -5,7 +5,6 @@
  * Completions server behind the `Symphony` alias (a run that streams as slowly as a test says), a fresh panel
  * build, and Debian's Chromium driven by playwright-core.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -18,7 +17,6 @@ import { createSelfSignedCertificate, type HttpsTestReceiver, type ReceiverAnswe
 import { type CliProcesses, cliProcesses } from '@service/testing/cli-processes';
 
 export const CHROMIUM = '/usr/bin/chromium';
-const PANEL_DIR = fileURLToPath(new URL('../', import.meta.url));
 /**
  * Where the suite's screenshots go: `docs/panel/` (the pictures of docs/panel.md) when run with
  * UPDATE_PANEL_SCREENSHOTS=1, else `packages/panel/test-results/` (ignored by git), so that an ordinary test run
@@ -69,8 +67,8 @@ const CHROMIUM_ARGS = [
 ];
 
 export async function startHarness(): Promise<Harness> {
-  // The suite tests the panel as it is now: build it (a few seconds) rather than trust an older dist/.
-  execFileSync(join(PANEL_DIR, 'node_modules', '.bin', 'vite'), ['build', '--logLevel', 'warn'], { cwd: PANEL_DIR, stdio: 'pipe' });
+  // The panel as it is now: vitest.global-setup.ts built dist/ once before any suite (never here: another suite's
+  // server may be serving it).
   const dir = mkdtempSync(join(tmpdir(), 'panel-e2e-'));
   const certificate = createSelfSignedCertificate();
   writeFileSync(join(dir, 'receiver-ca.pem'), certificate.cert);
