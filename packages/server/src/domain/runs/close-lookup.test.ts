@@ -1,22 +1,27 @@
 /**
- * A close reads the run's row by its key, whatever the number of runs its workspace has (migration 0517).
+ * A close reads the run's row by its key, whatever the number of runs its workspace has (migration 0517), and so
+ * does the adoption of an inbound run, whatever the number of runs waiting for their hand-over (0518).
  * PL/pgSQL keeps a statement's generic plan for the connection's life and PGlite never analyzes: planned
  * while the workspace had a few runs, finish_run's `WHERE id = … AND workspace_id = …` took the
- * workspace's index and read all of its runs on every close. Measured here as the rows of `runs` the
- * closing statement read (the backend's own statistics, before and after it in one transaction): the same with
- * 300 and with 900 other runs in the workspace (9 rows). On 0506's finish_run it failed on both stores
- * (317 rows, then 918): on PostgreSQL too, until autovacuum's ANALYZE would have made the plan again.
+ * workspace's index and read all of its runs on every close, and start_run's adoption read every waiting run.
+ * Measured here as the rows of `runs` the statement read (the backend's own statistics, before and after it in
+ * one transaction): the same with 300 and with 900 other runs in the workspace (9 rows). On 0506's finish_run it
+ * failed on both stores (317 rows, then 918), on 0506's start_run too (303, then 903): on PostgreSQL as well, until
+ * autovacuum's ANALYZE would have made the plan again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import type { OpenDb, Tx } from '../../store/db.ts';
+import { handOverInboundRuns } from '../../worker/inbound-runs.ts';
+import { signInboundBody } from '../webhooks/inbound-signature.ts';
+import { inboundRunExecutor } from './inbound.ts';
 
 describe.each(testBackends())('the close finds its run by key on $name', ({ open }) => {
   let store: TestStore;
   let t: TestApp;
-  /** When set, the next lone close runs in a transaction that reports how many rows of `runs` it read. */
-  let probe: ((read: number) => void) | undefined;
+  /** When set, the next statement that matches runs in a transaction that reports how many rows of `runs` it read. */
+  let probe: { statement: RegExp; report: (read: number) => void } | undefined;
 
   beforeAll(async () => {
     store = await open();
@@ -24,7 +29,7 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
     const db: OpenDb = {
       ...inner,
       async query(sql, params, options) {
-        const report = /FROM finish_run_logged\(/.test(sql) ? probe : undefined;
+        const report = probe?.statement.test(sql) ? probe.report : undefined;
         if (!report) return inner.query(sql, params, options);
         probe = undefined;
         return inner.transaction(async (tx) => {
@@ -77,7 +82,7 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
   }
   async function readByOneClose(): Promise<number> {
     let read: number | undefined;
-    probe = (n) => (read = n);
+    probe = { statement: /FROM finish_run_logged\(/, report: (n) => (read = n) };
     await invoke();
     expect(read).toBeDefined();
     return read!;
@@ -90,6 +95,45 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
     const with300 = await readByOneClose();
     await addRuns(600, 300);
     const with900 = await readByOneClose();
+    expect(with900).toBe(with300);
+    expect(with300).toBeLessThan(300);
+  });
+
+  it('adopts an inbound run reading as many rows of runs with 900 runs waiting in the workspace as with 300', async () => {
+    const { secret } = await t.services.webhooks.inbound.create(t.workspaceId, { slug: 'lookup', agentSlug: 'sales' });
+    const execute = inboundRunExecutor(t.services.runs, (error) => {
+      throw error;
+    });
+    let events = 0;
+    /** One signed event ingested and handed over: its run is adopted (start_run with adopt), and how many rows that read. */
+    async function adoptOne(probed: boolean): Promise<number | undefined> {
+      const body = JSON.stringify({ lead: events });
+      const res = await t.app.request('/webhooks/inbound/lookup', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'X-SERVICE-Signature': signInboundBody(body, secret), 'X-SERVICE-Event-Id': `lookup-${events++}` },
+        body,
+      });
+      expect(res.status).toBe(200);
+      let read: number | undefined;
+      if (probed) probe = { statement: /start_run_previewed\(/, report: (n) => (read = n) };
+      expect(await handOverInboundRuns({ db: t.db, clock: t.clock, execute })).toBe(1);
+      return read;
+    }
+    // Plans made while few runs wait: PL/pgSQL switches to a generic plan after five executions.
+    for (let i = 0; i < 8; i += 1) await adoptOne(false);
+    // Runs waiting for their hand-over (in_progress, not started), as a burst of inbound events leaves them.
+    const waiting = async (count: number, from: number) =>
+      store.db.query(
+        `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, window_hour, window_day, created_at, updated_at)
+         SELECT 'run_waiting' || n, $1, 'in_progress', 'sales', 'sales', 'Sonata', 'inbound_webhook', $2, $2, $2, $2
+           FROM generate_series($3::int, $3::int + $4::int - 1) AS n`,
+        [t.workspaceId, t.clock.now(), from, count],
+      );
+    await waiting(300, 0);
+    const with300 = await adoptOne(true);
+    await waiting(600, 300);
+    const with900 = await adoptOne(true);
+    expect(with300).toBeDefined();
     expect(with900).toBe(with300);
     expect(with300).toBeLessThan(300);
   });
