@@ -1,8 +1,8 @@
 -- start_run (0506) adopts an inbound run by finding its row by the primary key alone and checking the workspace,
 -- the status and that it has not started on the row it locked, instead of one `WHERE` with all four. The same
 -- cause as 0517's: PL/pgSQL keeps a statement's generic plan, and PGlite never runs ANALYZE (nor PostgreSQL before
--- autovacuum does), so a plan made while few runs waited took runs_workspace_status_order (workspace_id, status)
--- and read every run of the workspace waiting for its hand-over on each adoption: a burst of N inbound events cost
+-- autovacuum does), so a plan made while few runs waited read every run of the workspace waiting for its hand-over
+-- on each adoption (a scan by workspace and status, as the rows read show; EXPLAIN not taken): a burst of N inbound events cost
 -- N² rows to drain (close-lookup.test.ts: 303, then 903 rows read with 300, then 900 runs waiting). The outcome is
 -- the same: a run that is not this workspace's, not in progress or already started answers `gone`. The lock the
 -- lookup takes on such a row ends with the statement, as every start_run is one. The rest of the function is
