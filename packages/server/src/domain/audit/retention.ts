@@ -2,7 +2,7 @@
  * @module Retention of the audit log: events older than AUDIT_RETENTION_DAYS are deleted, in batches, at most once a
  * minute from the worker's tick (a backlog drains over several ticks).
  */
-import type { Clock } from '../../clock.ts';
+import { atMostEvery, type Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
 
 const BATCH = 5000;
@@ -19,11 +19,5 @@ export async function deleteAuditEventsBefore(db: Db, before: Date, batch = BATC
 
 /** A pass over the events past their retention, run at most every minute; answers how many it deleted. */
 export function auditRetentionSweeper(deps: { db: Db; clock: Clock; retentionDays: number }): () => Promise<number> {
-  let next = 0;
-  return async () => {
-    const now = deps.clock.now();
-    if (now.getTime() < next) return 0;
-    next = now.getTime() + EVERY_MS;
-    return deleteAuditEventsBefore(deps.db, new Date(now.getTime() - deps.retentionDays * 86_400_000));
-  };
+  return atMostEvery(deps.clock, EVERY_MS, (now) => deleteAuditEventsBefore(deps.db, new Date(now.getTime() - deps.retentionDays * 86_400_000)));
 }

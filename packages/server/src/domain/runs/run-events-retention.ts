@@ -4,7 +4,7 @@
  * sequence (their text concatenated, as the run's answer), and every other event stays: the log still
  * replays the same text and the same terminal event, in far fewer rows of JSON.
  */
-import type { Clock } from '../../clock.ts';
+import { atMostEvery, type Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
 import { compactRunLogs } from './queries.ts';
 
@@ -17,11 +17,5 @@ export { compactRunLogs };
 
 /** A pass over the logs past their retention, run at most every EVERY_MS; answers how many it merged. */
 export function runLogCompactor(deps: { db: Db; clock: Clock; retentionMs: number }): () => Promise<number> {
-  let next = 0;
-  return async () => {
-    const now = deps.clock.now();
-    if (now.getTime() < next) return 0;
-    next = now.getTime() + EVERY_MS;
-    return compactRunLogs(deps.db, new Date(now.getTime() - deps.retentionMs), now, BATCH);
-  };
+  return atMostEvery(deps.clock, EVERY_MS, (now) => compactRunLogs(deps.db, new Date(now.getTime() - deps.retentionMs), now, BATCH));
 }
