@@ -61,7 +61,7 @@ export interface VerifyWebhookOptions {
    * How old (in seconds) the signed envelope's `created_at` may be. Default: no limit for a delivery
    * verified through `webhook-signature` (its timestamp is signed, so a retry hours after the event is
    * fresh), {@link WEBHOOK_TOLERANCE_PAST_SECONDS} for one verified through `X-SERVICE-Signature` alone.
-   * Raising it lets late retries through that seed-only path and widens its replay window by as much.
+   * Raising it lets late retries through the `X-SERVICE-Signature`-only path and widens its replay window by as much.
    * A `created_at` more than {@link WEBHOOK_TOLERANCE_FUTURE_SECONDS} ahead is always refused.
    */
   maxEventAgeSeconds?: number;
