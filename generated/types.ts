@@ -4974,9 +4974,9 @@ export interface components {
          * @example wksp_X7P5oJGqOLi5uAE9Tmat
          */
         WorkspaceIdPath: components["schemas"]["WorkspaceId"];
-        /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
+        /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature, so a captured delivery can be sent again under a fresh one; verify `webhook-signature`, which covers it. A receiver that verifies this signature alone also rejects a body whose `created_at` lies outside ±300 s (60 s into the future). */
         DeliverySignature: string;
-        /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
+        /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. `X-SERVICE-Signature` does not cover it; `webhook-timestamp` carries the same value, covered by `webhook-signature`. */
         DeliveryTimestamp: string;
         /** @description The event id (`evt_<id>`), equal to the body's `id`. Deduplicate by it and still answer `2xx` to a duplicate. */
         DeliveryEventId: components["schemas"]["EventId"];
@@ -8588,9 +8588,9 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature, so a captured delivery can be sent again under a fresh one; verify `webhook-signature`, which covers it. A receiver that verifies this signature alone also rejects a body whose `created_at` lies outside ±300 s (60 s into the future). */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
-                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
+                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. `X-SERVICE-Signature` does not cover it; `webhook-timestamp` carries the same value, covered by `webhook-signature`. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
                 /** @description The event id (`evt_<id>`), equal to the body's `id`. Deduplicate by it and still answer `2xx` to a duplicate. */
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
@@ -8654,9 +8654,9 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature, so a captured delivery can be sent again under a fresh one; verify `webhook-signature`, which covers it. A receiver that verifies this signature alone also rejects a body whose `created_at` lies outside ±300 s (60 s into the future). */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
-                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
+                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. `X-SERVICE-Signature` does not cover it; `webhook-timestamp` carries the same value, covered by `webhook-signature`. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
                 /** @description The event id (`evt_<id>`), equal to the body's `id`. Deduplicate by it and still answer `2xx` to a duplicate. */
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
@@ -8720,9 +8720,9 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature, so a captured delivery can be sent again under a fresh one; verify `webhook-signature`, which covers it. A receiver that verifies this signature alone also rejects a body whose `created_at` lies outside ±300 s (60 s into the future). */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
-                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
+                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. `X-SERVICE-Signature` does not cover it; `webhook-timestamp` carries the same value, covered by `webhook-signature`. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
                 /** @description The event id (`evt_<id>`), equal to the body's `id`. Deduplicate by it and still answer `2xx` to a duplicate. */
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
@@ -8786,9 +8786,9 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature, so a captured delivery can be sent again under a fresh one; verify `webhook-signature`, which covers it. A receiver that verifies this signature alone also rejects a body whose `created_at` lies outside ±300 s (60 s into the future). */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
-                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
+                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. `X-SERVICE-Signature` does not cover it; `webhook-timestamp` carries the same value, covered by `webhook-signature`. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
                 /** @description The event id (`evt_<id>`), equal to the body's `id`. Deduplicate by it and still answer `2xx` to a duplicate. */
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
@@ -8852,9 +8852,9 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature, so a captured delivery can be sent again under a fresh one; verify `webhook-signature`, which covers it. A receiver that verifies this signature alone also rejects a body whose `created_at` lies outside ±300 s (60 s into the future). */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
-                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
+                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. `X-SERVICE-Signature` does not cover it; `webhook-timestamp` carries the same value, covered by `webhook-signature`. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
                 /** @description The event id (`evt_<id>`), equal to the body's `id`. Deduplicate by it and still answer `2xx` to a duplicate. */
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
@@ -8918,9 +8918,9 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature, so a captured delivery can be sent again under a fresh one; verify `webhook-signature`, which covers it. A receiver that verifies this signature alone also rejects a body whose `created_at` lies outside ±300 s (60 s into the future). */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
-                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
+                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. `X-SERVICE-Signature` does not cover it; `webhook-timestamp` carries the same value, covered by `webhook-signature`. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
                 /** @description The event id (`evt_<id>`), equal to the body's `id`. Deduplicate by it and still answer `2xx` to a duplicate. */
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];
@@ -8984,9 +8984,9 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it. */
+                /** @description Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature, so a captured delivery can be sent again under a fresh one; verify `webhook-signature`, which covers it. A receiver that verifies this signature alone also rejects a body whose `created_at` lies outside ±300 s (60 s into the future). */
                 "X-SERVICE-Signature": components["parameters"]["DeliverySignature"];
-                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. */
+                /** @description Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. `X-SERVICE-Signature` does not cover it; `webhook-timestamp` carries the same value, covered by `webhook-signature`. */
                 "X-SERVICE-Timestamp": components["parameters"]["DeliveryTimestamp"];
                 /** @description The event id (`evt_<id>`), equal to the body's `id`. Deduplicate by it and still answer `2xx` to a duplicate. */
                 "X-SERVICE-Event-Id": components["parameters"]["DeliveryEventId"];

@@ -2644,12 +2644,12 @@ export const zAuditUntilQuery = z.iso.datetime({ offset: true });
 export const zWorkspaceIdPath = zWorkspaceId;
 
 /**
- * Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature; `webhook-signature` covers it.
+ * Lowercase hex (64 characters) HMAC-SHA256 of the raw body, keyed with the UTF-8 bytes of the destination's whole secret string (`whsec_` prefix included). Recompute it over the exact bytes received and compare in constant time; after a secret rotation, later deliveries use the new secret only (the previous one signs `webhook-signature` during the grace period). The timestamp is not covered by this signature, so a captured delivery can be sent again under a fresh one; verify `webhook-signature`, which covers it. A receiver that verifies this signature alone also rejects a body whose `created_at` lies outside ±300 s (60 s into the future).
  */
 export const zDeliverySignature = z.string().regex(/^[0-9a-f]{64}$/);
 
 /**
- * Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC.
+ * Unix seconds when the delivery was signed. Reject it outside ±300 s (60 s into the future), before checking the HMAC. `X-SERVICE-Signature` does not cover it; `webhook-timestamp` carries the same value, covered by `webhook-signature`.
  */
 export const zDeliveryTimestamp = z.string().regex(/^[0-9]{1,12}$/);
 

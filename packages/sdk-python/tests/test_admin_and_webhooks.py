@@ -75,12 +75,12 @@ def test_verify_webhook_accepts_a_real_delivery(admin: service_sdk.Client, clien
     assert (stale.reason, stale.status) == ("timestamp_too_old", 401)
     seen = {result.event_id}
     assert service_sdk.verify_webhook(body, headers, destination["secret"], dedupe=lambda i: i in seen).duplicate is True
-    # Either header set alone verifies: the service's, or the Standard Webhooks one (webhook-id, -timestamp, -signature).
+    # The Standard Webhooks set alone verifies; the service's alone only when allowed (its signature covers the body only).
     assert headers["webhook-id"] == headers["x-service-event-id"]
     assert headers["webhook-signature"].startswith("v1,")
     service_only = {k: v for k, v in headers.items() if not k.startswith("webhook-")}
     standard_only = {k: v for k, v in headers.items() if not k.startswith("x-service-")}
-    assert service_sdk.verify_webhook(body, service_only, destination["secret"]).ok
+    assert service_sdk.verify_webhook(body, service_only, destination["secret"], allow_service_signature_only=True).ok
     assert service_sdk.verify_webhook(body, standard_only, destination["secret"]).ok
     # The Standard Webhooks signature covers the timestamp: moving it breaks the signature.
     moved = {**standard_only, "webhook-timestamp": str(int(standard_only["webhook-timestamp"]) + 1)}
@@ -90,6 +90,90 @@ def test_verify_webhook_accepts_a_real_delivery(admin: service_sdk.Client, clien
     signed = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + body
     expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
     assert headers["webhook-signature"] == f"v1,{expected}"
+
+
+def test_verify_webhook_refuses_a_delivery_replayed_later_without_its_webhook_headers(
+    admin: service_sdk.Client, receiver: tuple[str, Path]
+) -> None:
+    """X-SERVICE-Signature covers the body only: a captured delivery sent again an hour later under a fresh
+    X-SERVICE-Timestamp, its webhook-* headers stripped, must not verify, even when X-SERVICE-* alone is allowed."""
+    url, deliveries = receiver
+    destination = admin.webhooks.destinations.create({"url": f"{url}/replayed", "events": ["run.completed"]})
+    secret = destination["secret"]
+    [event_id] = admin.webhooks.destinations.ping(destination["id"])["eventIds"]
+
+    def arrived() -> list[dict[str, object]]:
+        records = [json.loads(path.read_text()) for path in sorted(deliveries.glob("*.json"))]
+        return [r for r in records if isinstance(r["headers"], dict) and r["headers"].get("x-service-event-id") == event_id]
+
+    wait_until(lambda: bool(arrived()), "the ping")
+    record = arrived()[0]
+    body = bytes.fromhex(str(record["body"]))
+    headers = record["headers"]
+    assert isinstance(headers, dict)
+    genuine = service_sdk.verify_webhook(body, headers, secret)
+    assert genuine.ok and genuine.event_id == event_id
+
+    later = time.time() + 3600
+    service_only = {k: v for k, v in headers.items() if not k.startswith("webhook-")}
+    replay = {**service_only, "x-service-timestamp": str(int(later))}
+    refused = service_sdk.verify_webhook(body, replay, secret, now=later)
+    assert (refused.ok, refused.reason, refused.status) == (False, "missing_standard_signature", 401)
+    allowed = service_sdk.verify_webhook(body, replay, secret, now=later, allow_service_signature_only=True)
+    assert (allowed.ok, allowed.reason, allowed.status) == (False, "created_at_too_old", 401)
+    # The same delivery now, carrying only X-SERVICE-*: verifies when the receiver allows it, not otherwise.
+    fresh = service_sdk.verify_webhook(body, service_only, secret, allow_service_signature_only=True)
+    assert fresh.ok and fresh.event_id == event_id
+    assert service_sdk.verify_webhook(body, service_only, secret).reason == "missing_standard_signature"
+
+
+_SECRET = "whsec_" + "ReceiverSecretForCreatedAtTests".ljust(32, "0")
+_NOW = 1_795_158_846.0
+
+
+def _signed(created_at: float, at: float, *, standard: bool = True) -> tuple[bytes, dict[str, str]]:
+    """A delivery signed as the service signs it (both header sets, or X-SERVICE-* only) at ``at``."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(created_at)) + ".000Z"
+    event = {"id": "evt_CreatedAtWindow000001", "type": "ping", "created_at": stamp, "tenant_id": "wksp_0123456789abcdef", "data": {}}
+    body = json.dumps(event, separators=(",", ":")).encode()
+    timestamp = str(int(at))
+    headers = {
+        "x-service-signature": hmac.new(_SECRET.encode(), body, hashlib.sha256).hexdigest(),
+        "x-service-timestamp": timestamp,
+        "x-service-event-id": str(event["id"]),
+        "x-service-event-type": "ping",
+    }
+    if standard:
+        key = base64.b64decode(_SECRET[len("whsec_") :])
+        digest = hmac.new(key, f"{event['id']}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+        headers |= {"webhook-id": str(event["id"]), "webhook-timestamp": timestamp, "webhook-signature": "v1," + base64.b64encode(digest).decode()}
+    return body, headers
+
+
+@pytest.mark.parametrize(("age", "reason"), [(300, None), (301, "created_at_too_old"), (-60, None), (-61, "created_at_in_future")])
+def test_with_service_signature_only_the_signed_created_at_is_held_to_the_window(age: int, reason: str | None) -> None:
+    body, headers = _signed(_NOW - age, _NOW, standard=False)
+    result = service_sdk.verify_webhook(body, headers, _SECRET, now=_NOW, allow_service_signature_only=True)
+    assert (result.ok, result.reason) == (reason is None, reason)
+
+
+def test_a_retry_hours_after_the_event_verifies_through_webhook_signature_only() -> None:
+    # The service retries up to hours after the event with the same body; webhook-timestamp is signed.
+    later = _NOW + 2 * 3600
+    body, headers = _signed(_NOW, later)
+    for allow in (False, True):
+        assert service_sdk.verify_webhook(body, headers, _SECRET, now=later, allow_service_signature_only=allow).ok
+    service_only = {k: v for k, v in headers.items() if not k.startswith("webhook-")}
+    late = service_sdk.verify_webhook(body, service_only, _SECRET, now=later, allow_service_signature_only=True)
+    assert (late.reason, late.status) == ("created_at_too_old", 401)
+    widened = service_sdk.verify_webhook(body, service_only, _SECRET, now=later, allow_service_signature_only=True, max_event_age_seconds=3 * 3600)
+    assert widened.ok
+    capped = service_sdk.verify_webhook(body, headers, _SECRET, now=later, max_event_age_seconds=300)
+    assert capped.reason == "created_at_too_old"
+    ahead_body, ahead_headers = _signed(_NOW + 120, _NOW)
+    assert service_sdk.verify_webhook(ahead_body, ahead_headers, _SECRET, now=_NOW).reason == "created_at_in_future"
+    with pytest.raises(ValueError):
+        service_sdk.verify_webhook(body, headers, _SECRET, now=later, max_event_age_seconds=-1)
 
 
 def test_a_test_event_of_a_chosen_type_arrives_marked_as_a_test(admin: service_sdk.Client, receiver: tuple[str, Path]) -> None:

@@ -454,7 +454,7 @@ describe('admin session', () => {
     expect(await caught(client.auditEvents.list())).toMatchObject({ status: 401 });
   });
 
-  it('a destination receives a real delivery that verifyWebhook accepts', async () => {
+  it('a destination receives a real delivery that verifyWebhook accepts, and refuses replayed later without its webhook-* headers', async () => {
     const destination = await admin.webhooks.destinations.create({ url: `${receiver.origin}/hooks`, events: ['run.completed'] });
     webhookSecret = destination.secret;
     const answer = await client.inference.create(ask('Qualify the new lead.'));
@@ -470,6 +470,26 @@ describe('admin session', () => {
       ok: false,
       reason: 'signature_mismatch',
     });
+    // Captured and sent again an hour later under a fresh X-SERVICE-Timestamp, the webhook-* headers stripped:
+    // refused by default, and still refused with allowServiceSignatureOnly (the signed created_at is an hour old).
+    const serviceOnly = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !name.startsWith('webhook-')));
+    const later = Date.now() + 3_600_000;
+    const replay = { ...serviceOnly, 'x-service-timestamp': String(Math.floor(later / 1000)) };
+    expect(await verifyWebhook({ rawBody: request.body, headers: replay, secret: webhookSecret, now: later })).toEqual({
+      ok: false,
+      reason: 'missing_standard_signature',
+      status: 401,
+    });
+    expect(await verifyWebhook({ rawBody: request.body, headers: replay, secret: webhookSecret, now: later, allowServiceSignatureOnly: true })).toEqual({
+      ok: false,
+      reason: 'created_at_too_old',
+      status: 401,
+    });
+    // The same delivery now, with only X-SERVICE-*: verifies when the receiver allows it, not otherwise.
+    expect(await verifyWebhook({ rawBody: request.body, headers: serviceOnly, secret: webhookSecret, allowServiceSignatureOnly: true })).toMatchObject({
+      ok: true,
+    });
+    expect(await verifyWebhook({ rawBody: request.body, headers: serviceOnly, secret: webhookSecret })).toMatchObject({ reason: 'missing_standard_signature' });
   });
 });
 

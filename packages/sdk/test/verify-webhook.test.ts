@@ -99,7 +99,7 @@ describe('verifyWebhook against the server signer', () => {
   it.each(skews)('checks the window: a timestamp %s', async (_name, skewSeconds, reason) => {
     for (const set of ['service', 'standard'] as const) {
       const { body, headers } = signed(completed, { at: NOW + skewSeconds * 1000, set });
-      const result = await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW });
+      const result = await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW, allowServiceSignatureOnly: set === 'service' });
       if (reason === null) expect(result.ok).toBe(true);
       else expect(result).toEqual({ ok: false, reason, status: 401 });
     }
@@ -120,9 +120,13 @@ describe('verifyWebhook against the server signer', () => {
     ['a header event id that differs from the signed body', (h) => ({ ...h, 'X-SERVICE-Event-Id': 'evt_SomeOtherEvent00001' }), 'event_id_mismatch'],
     ['a header event type that differs from the signed body', (h) => ({ ...h, 'X-SERVICE-Event-Type': 'run.failed' }), 'event_type_mismatch'],
   ];
-  it.each(broken)('rejects %s (the service header set)', async (_name, edit, reason) => {
+  it.each(broken)('rejects %s (the service header set, allowed alone)', async (_name, edit, reason) => {
     const { body, headers } = signed(completed, { set: 'service' });
-    expect(await verifyWebhook({ rawBody: body, headers: edit(headers), secret: SECRET, now: NOW })).toEqual({ ok: false, reason, status: 401 });
+    expect(await verifyWebhook({ rawBody: body, headers: edit(headers), secret: SECRET, now: NOW, allowServiceSignatureOnly: true })).toEqual({
+      ok: false,
+      reason,
+      status: 401,
+    });
   });
 
   const brokenStandard: [string, (h: Record<string, string>) => Record<string, string>, string][] = [
@@ -138,10 +142,13 @@ describe('verifyWebhook against the server signer', () => {
     expect(await verifyWebhook({ rawBody: body, headers: edit(headers), secret: SECRET, now: NOW })).toEqual({ ok: false, reason, status: 401 });
   });
 
-  it('accepts either header set alone, and prefers the Standard Webhooks set when both are present', async () => {
+  it('accepts the Standard Webhooks set alone, the service set alone when allowed, and prefers the Standard Webhooks set when both are present', async () => {
     for (const set of ['service', 'standard'] as const) {
       const { body, headers } = signed(completed, { set });
-      expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW }), set).toMatchObject({ ok: true, eventId: completed.id });
+      expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW, allowServiceSignatureOnly: set === 'service' }), set).toMatchObject({
+        ok: true,
+        eventId: completed.id,
+      });
     }
     // Both present: a broken service signature does not matter, the signed id and timestamp do.
     const { body, headers } = signed(completed);
@@ -154,7 +161,9 @@ describe('verifyWebhook against the server signer', () => {
     expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
     for (const secret of [SECRET, previous]) expect((await verifyWebhook({ rawBody: body, headers, secret, now: NOW })).ok).toBe(true);
     const serviceOnly = signed(completed, { previousSecret: previous, set: 'service' });
-    expect(await verifyWebhook({ rawBody: serviceOnly.body, headers: serviceOnly.headers, secret: previous, now: NOW })).toMatchObject({
+    expect(
+      await verifyWebhook({ rawBody: serviceOnly.body, headers: serviceOnly.headers, secret: previous, now: NOW, allowServiceSignatureOnly: true }),
+    ).toMatchObject({
       ok: false,
       reason: 'signature_mismatch',
     });
@@ -170,7 +179,11 @@ describe('verifyWebhook against the server signer', () => {
   it('answers 400 invalid_payload for a signed body that is not an event', async () => {
     const body = new TextEncoder().encode('{"hello":"world"}');
     const headers = { 'X-SERVICE-Timestamp': String(NOW / 1000), 'X-SERVICE-Signature': createHmac('sha256', SECRET).update(body).digest('hex') };
-    expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW })).toEqual({ ok: false, reason: 'invalid_payload', status: 400 });
+    expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW, allowServiceSignatureOnly: true })).toEqual({
+      ok: false,
+      reason: 'invalid_payload',
+      status: 400,
+    });
   });
 
   it('throws a TypeError for an already parsed body', async () => {
@@ -182,6 +195,108 @@ describe('verifyWebhook against the server signer', () => {
     const { body, headers } = signed(completed, { at: Date.now() });
     expect((await verifyWebhook({ rawBody: body, headers, secret: SECRET })).ok).toBe(true);
     expect((await verify({ now: undefined })).ok).toBe(false); // signed for NOW, which is not today
+  });
+});
+
+/** What an attacker who captured a delivery sends later: the same body, a fresh `X-SERVICE-Timestamp`, no `webhook-*`. */
+function replayed(delivery: { body: Uint8Array; headers: Record<string, string> }, atMs: number) {
+  const kept = Object.entries(delivery.headers).filter(([name]) => !STANDARD.includes(name));
+  return { body: delivery.body, headers: { ...Object.fromEntries(kept), 'X-SERVICE-Timestamp': String(Math.floor(atMs / 1000)) } };
+}
+
+describe('verifyWebhook against replays (X-SERVICE-Signature covers the body only)', () => {
+  const HOUR = 3_600_000;
+
+  it('verifies a genuine delivery by default', async () => {
+    const { body, headers } = signed(completed);
+    expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW })).toMatchObject({ ok: true, eventId: completed.id });
+  });
+
+  it('by default refuses a delivery captured an hour ago and replayed with a fresh X-SERVICE-Timestamp and no webhook-* headers', async () => {
+    const replay = replayed(signed(completed), NOW + HOUR);
+    expect(await verifyWebhook({ rawBody: replay.body, headers: replay.headers, secret: SECRET, now: NOW + HOUR })).toEqual({
+      ok: false,
+      reason: 'missing_standard_signature',
+      status: 401,
+    });
+  });
+
+  it('with allowServiceSignatureOnly, still refuses that replay: its signed created_at lies outside the window', async () => {
+    const replay = replayed(signed(completed), NOW + HOUR);
+    expect(await verifyWebhook({ rawBody: replay.body, headers: replay.headers, secret: SECRET, now: NOW + HOUR, allowServiceSignatureOnly: true })).toEqual({
+      ok: false,
+      reason: 'created_at_too_old',
+      status: 401,
+    });
+  });
+
+  it('a fresh delivery carrying only X-SERVICE-* verifies with allowServiceSignatureOnly, and is refused without it', async () => {
+    const { body, headers } = signed(completed, { set: 'service' });
+    expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW, allowServiceSignatureOnly: true })).toMatchObject({
+      ok: true,
+      eventId: completed.id,
+    });
+    expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW })).toEqual({ ok: false, reason: 'missing_standard_signature', status: 401 });
+    // A delivery with no signature at all says so too, before its (absent) timestamp.
+    expect(await verifyWebhook({ rawBody: body, headers: { 'Content-Type': 'application/json' }, secret: SECRET, now: NOW })).toMatchObject({
+      reason: 'missing_standard_signature',
+    });
+  });
+
+  const ages: [string, number, string | null][] = [
+    ['300 s old (edge)', -300, null],
+    ['301 s old', -301, 'created_at_too_old'],
+    ['60 s ahead (edge)', 60, null],
+    ['61 s ahead', 61, 'created_at_in_future'],
+  ];
+  it.each(ages)('with allowServiceSignatureOnly, holds the signed created_at to the window: %s', async (_name, ageSeconds, reason) => {
+    const envelope = { ...completed, created_at: new Date(NOW + ageSeconds * 1000).toISOString() };
+    const { body, headers } = signed(envelope, { set: 'service' });
+    const result = await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW, allowServiceSignatureOnly: true });
+    if (reason === null) expect(result.ok).toBe(true);
+    else expect(result).toEqual({ ok: false, reason, status: 401 });
+  });
+
+  it('a genuine retry hours after the event verifies through webhook-signature (its timestamp is signed), in either mode', async () => {
+    const retry = signed(completed, { at: NOW + 2 * HOUR });
+    for (const allowServiceSignatureOnly of [false, true]) {
+      const result = await verifyWebhook({ rawBody: retry.body, headers: retry.headers, secret: SECRET, now: NOW + 2 * HOUR, allowServiceSignatureOnly });
+      expect(result, `allowServiceSignatureOnly: ${allowServiceSignatureOnly}`).toMatchObject({ ok: true, eventId: completed.id });
+    }
+  });
+
+  it('the same retry carrying only X-SERVICE-* is refused as too old, unless maxEventAgeSeconds widens the window', async () => {
+    const retry = signed(completed, { at: NOW + 2 * HOUR, set: 'service' });
+    const options = { rawBody: retry.body, headers: retry.headers, secret: SECRET, now: NOW + 2 * HOUR, allowServiceSignatureOnly: true };
+    expect(await verifyWebhook(options)).toEqual({ ok: false, reason: 'created_at_too_old', status: 401 });
+    expect(await verifyWebhook({ ...options, maxEventAgeSeconds: 3 * 3600 })).toMatchObject({ ok: true });
+  });
+
+  it('maxEventAgeSeconds holds webhook-signature deliveries to an age too; a created_at in the future is refused in either mode', async () => {
+    const retry = signed(completed, { at: NOW + 2 * HOUR });
+    expect(await verifyWebhook({ rawBody: retry.body, headers: retry.headers, secret: SECRET, now: NOW + 2 * HOUR, maxEventAgeSeconds: 300 })).toEqual({
+      ok: false,
+      reason: 'created_at_too_old',
+      status: 401,
+    });
+    const ahead = { ...completed, created_at: new Date(NOW + 120_000).toISOString() };
+    for (const set of ['both', 'standard'] as const) {
+      const { body, headers } = signed(ahead, { set });
+      expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW }), set).toEqual({
+        ok: false,
+        reason: 'created_at_in_future',
+        status: 401,
+      });
+    }
+  });
+
+  it('a signed envelope whose created_at is not a date-time is not an event (400 invalid_payload)', async () => {
+    const { body, headers } = signed({ ...completed, created_at: 'yesterday' });
+    expect(await verifyWebhook({ rawBody: body, headers, secret: SECRET, now: NOW })).toEqual({ ok: false, reason: 'invalid_payload', status: 400 });
+  });
+
+  it('rejects a negative or non-finite maxEventAgeSeconds as a programming error', async () => {
+    for (const maxEventAgeSeconds of [-1, Number.NaN, Number.POSITIVE_INFINITY]) await expect(verify({ maxEventAgeSeconds })).rejects.toThrow(RangeError);
   });
 });
 
@@ -216,7 +331,14 @@ describe('verifyWebhook dedupe hook', () => {
     const seen = new Set<string>([completed.id]);
     const { body, headers } = signed(completed, { set: 'service' });
     const { 'X-SERVICE-Event-Id': _, ...stripped } = headers;
-    const result = await verifyWebhook({ rawBody: body, headers: stripped, secret: SECRET, now: NOW, dedupe: (id) => seen.has(id) });
+    const result = await verifyWebhook({
+      rawBody: body,
+      headers: stripped,
+      secret: SECRET,
+      now: NOW,
+      allowServiceSignatureOnly: true,
+      dedupe: (id) => seen.has(id),
+    });
     expect(result).toMatchObject({ ok: true, duplicate: true, eventId: completed.id });
   });
 });

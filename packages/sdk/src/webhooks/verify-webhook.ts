@@ -1,11 +1,16 @@
 /**
  * @module Receiver-side verification of the service's signed deliveries, in the spec's order:
  * (a) the timestamp inside ±300 s (60 s into the future), before any hashing; (b) the
- * HMAC-SHA256 recomputed over the exact raw bytes; (c) a constant-time comparison; then (d) an
- * optional event-id dedupe hook. Either header set verifies: the Standard Webhooks one
- * (`webhook-id`, `webhook-timestamp`, `webhook-signature`, whose signature covers the timestamp)
- * when it is present, else the service's own (`X-SERVICE-Timestamp`, `X-SERVICE-Signature`). Uses
- * Web Crypto only, so it runs on Node 20+, Deno, Bun and edge runtimes alike.
+ * HMAC-SHA256 recomputed over the exact raw bytes; (c) a constant-time comparison; then the
+ * signed envelope's `created_at` inside its window and (d) an optional event-id dedupe hook.
+ *
+ * The Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) are
+ * required: their signature covers the id and the timestamp, so a captured delivery cannot be
+ * sent again later under a fresh timestamp. `X-SERVICE-Signature` covers the body only; a delivery
+ * carrying only it (`X-SERVICE-Timestamp`, `X-SERVICE-Signature`) verifies only when the caller
+ * opts in (`allowServiceSignatureOnly`), and then its signed `created_at` must lie within 300 s,
+ * the one signed time such a delivery has. Uses Web Crypto only, so it runs on Node 20+, Deno,
+ * Bun and edge runtimes alike.
  */
 import type { WebhookEvent } from './events.ts';
 
@@ -41,11 +46,32 @@ export interface VerifyWebhookOptions {
   now?: Date | number;
   /** Optional duplicate detection, called only after the signature verified. */
   dedupe?: SeenEventHook | { seen: SeenEventHook };
+  /**
+   * Also accept a delivery that carries only the service's own headers (`X-SERVICE-Timestamp`,
+   * `X-SERVICE-Signature`, no `webhook-*`). Weaker, and off by default: `X-SERVICE-Signature`
+   * covers the body only, not the timestamp, so anyone who captured a delivery can send it again
+   * with a fresh `X-SERVICE-Timestamp`. Such a delivery is therefore held to its signed `created_at`
+   * (at most {@link WEBHOOK_TOLERANCE_PAST_SECONDS} old unless `maxEventAgeSeconds` says otherwise),
+   * which also refuses the service's own retries and replays of older events; a replay within that
+   * window is caught only by `dedupe`. Turn it on only when something between the service and you
+   * strips the `webhook-*` headers.
+   */
+  allowServiceSignatureOnly?: boolean;
+  /**
+   * How old (in seconds) the signed envelope's `created_at` may be. Default: no limit for a delivery
+   * verified through `webhook-signature` (its timestamp is signed, so a retry hours after the event is
+   * fresh), {@link WEBHOOK_TOLERANCE_PAST_SECONDS} for one verified through `X-SERVICE-Signature` alone.
+   * Raising it lets late retries through the `X-SERVICE-Signature`-only path and widens its replay window by as much.
+   * A `created_at` more than {@link WEBHOOK_TOLERANCE_FUTURE_SECONDS} ahead is always refused.
+   */
+  maxEventAgeSeconds?: number;
 }
 
 /** Why a delivery was rejected. */
 export type WebhookVerificationFailure =
   | 'missing_secret'
+  /** No `webhook-signature`: a delivery with only `X-SERVICE-*`, refused unless `allowServiceSignatureOnly`. */
+  | 'missing_standard_signature'
   | 'missing_timestamp'
   | 'malformed_timestamp'
   | 'timestamp_too_old'
@@ -55,12 +81,16 @@ export type WebhookVerificationFailure =
   | 'signature_mismatch'
   | 'invalid_payload'
   | 'event_id_mismatch'
-  | 'event_type_mismatch';
+  | 'event_type_mismatch'
+  /** The signed envelope's `created_at` is older than the window (a replay, or a retry verified by `X-SERVICE-Signature` alone). */
+  | 'created_at_too_old'
+  /** The signed envelope's `created_at` is more than 60 s ahead. */
+  | 'created_at_in_future';
 
 /**
  * The verdict. On success, `event` is the parsed envelope and `duplicate` says whether the dedupe
  * hook had seen it (answer `2xx` all the same, and skip the work). On failure, answer `status`
- * (401 for anything about the signature or timestamp, 400 for a signed body that is not an event).
+ * (401 for anything about the signature or a timestamp, 400 for a signed body that is not an event).
  */
 export type VerifyWebhookResult =
   | { ok: true; event: WebhookEvent; eventId: string; duplicate: boolean }
@@ -88,14 +118,21 @@ export type VerifyWebhookResult =
  * ```
  *
  * Throws only for a programming error: a `rawBody` that is not bytes or text (for example an
- * already parsed object). Every property of the request itself is a `{ ok: false }` result.
+ * already parsed object), or a `maxEventAgeSeconds` that is not a finite number ≥ 0. Every property
+ * of the request itself is a `{ ok: false }` result.
  */
 export async function verifyWebhook(options: VerifyWebhookOptions): Promise<VerifyWebhookResult> {
   const bytes = toBytes(options.rawBody);
+  const { maxEventAgeSeconds } = options;
+  if (maxEventAgeSeconds !== undefined && !(Number.isFinite(maxEventAgeSeconds) && maxEventAgeSeconds >= 0)) {
+    throw new RangeError('verifyWebhook: maxEventAgeSeconds must be a finite number of seconds, 0 or more');
+  }
   const secrets = (typeof options.secret === 'string' ? [options.secret] : [...options.secret]).filter((s) => s.length > 0);
   if (secrets.length === 0) return reject('missing_secret');
-  // The Standard Webhooks set when the delivery carries it (its signature covers id and timestamp too).
+  // The Standard Webhooks set when the delivery carries it (its signature covers id and timestamp too);
+  // without it, only by the caller's choice: X-SERVICE-Signature alone says nothing about when it was sent.
   const standard = header(options.headers, 'webhook-signature') !== undefined;
+  if (!standard && options.allowServiceSignatureOnly !== true) return reject('missing_standard_signature');
 
   // (a) The timestamp window first: a replayed or stale delivery costs no hashing.
   const timestamp = header(options.headers, standard ? 'webhook-timestamp' : 'x-service-timestamp');
@@ -118,6 +155,12 @@ export async function verifyWebhook(options: VerifyWebhookOptions): Promise<Veri
   if (standard && header(options.headers, 'webhook-id') !== event.id) return reject('event_id_mismatch');
   const headerType = header(options.headers, 'x-service-event-type');
   if (headerType !== undefined && headerType !== event.type) return reject('event_type_mismatch');
+  // The signed created_at: the only signed time of a delivery verified by X-SERVICE-Signature alone,
+  // so a captured body sent again under a fresh X-SERVICE-Timestamp is refused once it is old.
+  const ageLimit = maxEventAgeSeconds ?? (standard ? Number.POSITIVE_INFINITY : WEBHOOK_TOLERANCE_PAST_SECONDS);
+  const ageSeconds = (nowMs - createdAtMs(event.created_at)!) / 1000;
+  if (ageSeconds > ageLimit) return reject('created_at_too_old');
+  if (-ageSeconds > WEBHOOK_TOLERANCE_FUTURE_SECONDS) return reject('created_at_in_future');
 
   // (d) Dedupe on the signed id, so a replay with a fresh header id is still caught.
   const hook = typeof options.dedupe === 'function' ? options.dedupe : options.dedupe?.seen.bind(options.dedupe);
@@ -225,6 +268,17 @@ function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
   return diff === 0;
 }
 
+// RFC 3339 date-time with an explicit offset, as the envelope's `created_at` is sent.
+const DATE_TIME = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** The instant of a `created_at` in epoch milliseconds, or undefined when it is not an RFC 3339 date-time. */
+function createdAtMs(value: string): number | undefined {
+  const m = DATE_TIME.exec(value);
+  if (!m) return undefined;
+  const ms = Date.parse(`${m[1]}${(m[2] ?? '').slice(0, 4)}${m[3]}`.toUpperCase());
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
 const EVENT_TYPES = new Set(['run.completed', 'run.failed', 'approval.created', 'approval.decided', 'draft.created', 'integration.connected', 'ping']);
 
 function parseEvent(bytes: Uint8Array): WebhookEvent | undefined {
@@ -242,6 +296,7 @@ function parseEvent(bytes: Uint8Array): WebhookEvent | undefined {
     typeof e.type === 'string' &&
     EVENT_TYPES.has(e.type) &&
     typeof e.created_at === 'string' &&
+    createdAtMs(e.created_at) !== undefined &&
     typeof e.tenant_id === 'string' &&
     typeof e.data === 'object' &&
     e.data !== null &&
