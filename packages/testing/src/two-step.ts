@@ -11,7 +11,7 @@ import { totpCode } from '../../server/src/domain/sessions/totp.ts';
  * not a `202` (an existing account's acceptance, a password reset, a refusal).
  */
 export async function completeTwoStep(
-  send: (body: Record<string, unknown>) => Promise<Response>,
+  send: (body: Record<string, unknown>) => Response | Promise<Response>,
   clock: { now(): Date },
   body: { token: string; password: string },
 ): Promise<Response> {

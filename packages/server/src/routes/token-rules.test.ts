@@ -43,8 +43,8 @@ describe.each(testBackends())('tokens checked when used, on $name', ({ open }) =
     const secretKey = ephemeralSecretKey();
     a = await createTestApp({ db: store.db, deps: { webhooks: { secretKey } } });
     b = await createTestApp({ db: store.db, deps: { webhooks: { secretKey } } });
-    ownerA = { userId: a.admin.id, email: a.admin.email, password: a.admin.password, totpSecret: a.admin.totpSecret };
-    ownerB = { userId: b.admin.id, email: b.admin.email, password: b.admin.password, totpSecret: b.admin.totpSecret };
+    ownerA = { userId: '', email: a.admin.email, password: a.admin.password, totpSecret: a.admin.totpSecret };
+    ownerB = { userId: '', email: b.admin.email, password: b.admin.password, totpSecret: b.admin.totpSecret };
   });
   afterAll(async () => {
     for (const t of [a, b]) await t?.close();
@@ -68,7 +68,11 @@ describe.each(testBackends())('tokens checked when used, on $name', ({ open }) =
   function login(person: Person, app = a) {
     // One step further on both clocks: each code is accepted once per account.
     for (const t of [a, b]) t.clock.advance(30_000);
-    return call(app, undefined, 'POST', '/auth/login', { email: person.email, password: person.password, totpCode: totpCode(person.totpSecret, app.clock.now()) });
+    return call(app, undefined, 'POST', '/auth/login', {
+      email: person.email,
+      password: person.password,
+      totpCode: totpCode(person.totpSecret, app.clock.now()),
+    });
   }
 
   async function signIn(person: Person, app = a): Promise<Session> {
@@ -148,7 +152,7 @@ describe.each(testBackends())('tokens checked when used, on $name', ({ open }) =
       expect(zAccountResetRedeemed.parse(await res.json())).toEqual({ email: member.email, reset: 'password', totpSecret: null });
     });
 
-    it("a reset whose maker was demoted to member since: 403 forbidden", async () => {
+    it('a reset whose maker was demoted to member since: 403 forbidden', async () => {
       const admin = await join(a, ownerA, 'admin');
       const member = await join(a, ownerA, 'member');
       const { token } = await resetBy(admin, member, 'password');
@@ -157,10 +161,11 @@ describe.each(testBackends())('tokens checked when used, on $name', ({ open }) =
       expect((await login(member)).status).toBe(200);
     });
 
-    it("a reset in a workspace whose payment is pending since: 402 payment_not_completed", async () => {
+    it('a reset in a workspace whose payment is pending since: 402 payment_not_completed', async () => {
       const member = await join(a, ownerA, 'member');
       const { token } = await resetBy(ownerA, member, 'password');
-      await updateWorkspace(store.db, a.clock, a.workspaceId, { payment: 'pending' });
+      // As `workspaces create --pending-payment` starts one: the operator API only records a payment.
+      await store.db.query(`UPDATE workspaces SET payment = 'pending' WHERE id = $1`, [a.workspaceId]);
       try {
         await expectRefused(await redeem({ token, password: 'a new password of the member' }), 402, 'payment_not_completed');
       } finally {
@@ -248,11 +253,11 @@ describe.each(testBackends())('tokens checked when used, on $name', ({ open }) =
       expect(done.status).toBe(200);
       expect(zInvitationAccepted.parse(await done.json())).toEqual({ workspaceId: a.workspaceId, email, role: 'member', totpSecret: setup.totpSecret });
       expect((await members()).find((m) => m.email === email)).toMatchObject({ twoFactorEnabled: true });
-      // Used once: the link, and the confirming code (the next sign-in needs the next one).
+      // The link is used up. Confirming is no sign-in: the page signs in with the same code, once.
       expect(await (await accept(a, { ...body, totpCode: code })).json()).toMatchObject({ error: 'expired', reason: 'used' });
-      const reused = await call(a, undefined, 'POST', '/auth/login', { email, password: body.password, totpCode: code });
-      expect(reused.status).toBe(401);
-      expect((await login({ userId: '', email, password: body.password, totpSecret: setup.totpSecret })).status).toBe(200);
+      const signIn = () => call(a, undefined, 'POST', '/auth/login', { email, password: body.password, totpCode: code });
+      expect((await signIn()).status).toBe(200);
+      expect((await signIn()).status).toBe(401);
     });
 
     it('a totp reset: 202 keeps the old second factor; the confirmed code replaces it', async () => {

@@ -185,13 +185,13 @@ export async function acceptInvitation(
     } else {
       totpSecret = setupTotpSecret(secretBox, input.token);
       if (input.totpCode === undefined) return { setup: { email: invitation.email, totpSecret } };
+      confirmSetupCode(totpSecret, input.totpCode, now);
       const created = await createUser(tx, clock, invitation.workspace_id, {
         email: invitation.email,
         password: input.password,
         role,
         withTotp: true,
         totpSecret,
-        totpLastStep: confirmSetupCode(totpSecret, input.totpCode, now),
         secretBox,
       });
       userId = created.id;

@@ -117,9 +117,7 @@ function resetRefusal(facts: ResetFacts): string | null {
  */
 async function requireResetStillAllowed(db: Db | Tx, reset: Pick<TableRow<'account_resets'>, 'workspace_id' | 'created_by' | 'user_id'>): Promise<void> {
   if (reset.workspace_id === null || reset.created_by === null) return;
-  const [facts] = await db.query<
-    StandingColumns & { actor_role: string | null; actor_totp: boolean | null; target_role: string | null; workspaces: number }
-  >(
+  const [facts] = await db.query<StandingColumns & { actor_role: string | null; actor_totp: boolean | null; target_role: string | null; workspaces: number }>(
     `SELECT ${STANDING_COLUMNS},
             (SELECT role FROM memberships WHERE workspace_id = w.id AND user_id = $2) AS actor_role,
             (SELECT totp_enabled FROM users WHERE id = $2) AS actor_totp,
@@ -210,20 +208,15 @@ export async function redeemAccountReset(
     await requireResetStillAllowed(tx, reset);
     if (kind === 'totp' && !(await verifyPassword(input.password, user.password_hash))) return { wrongPassword: reset.id };
     let totpSecret: string | null = null;
-    let totpStep: number | null = null;
     if (kind !== 'password') {
       totpSecret = setupTotpSecret(secretBox, input.token);
       if (input.totpCode === undefined) return { setup: { email: user.email, totpSecret } };
-      totpStep = confirmSetupCode(totpSecret, input.totpCode, now);
+      confirmSetupCode(totpSecret, input.totpCode, now);
     }
     if (kind !== 'totp') await tx.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [user.id, await hashPassword(input.password)]);
     if (totpSecret !== null) {
-      // The confirming code's step is used: the next sign-in needs the next code.
-      await tx.query(`UPDATE users SET totp_secret = $2, totp_enabled = true, totp_last_step = $3 WHERE id = $1`, [
-        user.id,
-        secretBox.seal(totpSecret),
-        totpStep,
-      ]);
+      // A new secret starts with no step used: the confirmed code may sign in right after (confirming is no sign-in).
+      await tx.query(`UPDATE users SET totp_secret = $2, totp_enabled = true, totp_last_step = NULL WHERE id = $1`, [user.id, secretBox.seal(totpSecret)]);
     }
     await tx.query(`UPDATE account_resets SET used_at = $2 WHERE id = $1`, [reset.id, now]);
     await endSessions(tx, user.id);

@@ -42,11 +42,10 @@ export function setupTotpSecret(box: SecretBox, token: string): string {
 }
 
 /**
- * The time step of `code` for the secret being set up, to store as the account's last used step (that code does not
- * sign in again). @throws not_authenticated when the code does not match
+ * Checks the first code of the secret being set up. Confirming is not signing in: the account starts with no step
+ * used, so the page that confirmed the code may sign in with it (once, as every code).
+ * @throws not_authenticated when the code does not match
  */
-export function confirmSetupCode(secret: string, code: string, now: Date): number {
-  const step = matchingStep(secret, code, now);
-  if (step === undefined) throw fail('not_authenticated', 'Email, password or code is incorrect.');
-  return step;
+export function confirmSetupCode(secret: string, code: string, now: Date): void {
+  if (matchingStep(secret, code, now) === undefined) throw fail('not_authenticated', 'Email, password or code is incorrect.');
 }

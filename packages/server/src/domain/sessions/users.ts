@@ -25,8 +25,6 @@ interface NewUser {
   withTotp: boolean;
   /** The secret to turn it on with, already shown to the person and confirmed (a new one when absent). */
   totpSecret?: string;
-  /** The time step of the code that confirmed `totpSecret`: that code is used. */
-  totpLastStep?: number;
   /** Seals the TOTP secret at rest (see ./totp-secret.ts). */
   secretBox: SecretBox;
 }
@@ -50,10 +48,14 @@ export async function createUser(db: Db | Tx, clock: Clock, workspaceId: string,
   if (taken.length > 0) throw fail('invalid_body', "'email' is already in use");
   const id = newId('usr');
   const totpSecret = input.withTotp ? (input.totpSecret ?? generateTotpSecret()) : null;
-  await db.query(
-    `INSERT INTO users (id, email, password_hash, totp_secret, totp_enabled, totp_last_step, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [id, email, await hashPassword(input.password), totpSecret && input.secretBox.seal(totpSecret), input.withTotp, input.totpLastStep ?? null, clock.now()],
-  );
+  await db.query(`INSERT INTO users (id, email, password_hash, totp_secret, totp_enabled, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+    id,
+    email,
+    await hashPassword(input.password),
+    totpSecret && input.secretBox.seal(totpSecret),
+    input.withTotp,
+    clock.now(),
+  ]);
   await addMembership(db, clock, { workspaceId, userId: id, role: input.role });
   return { id, email, role: input.role, totpSecret };
 }
