@@ -234,6 +234,7 @@ import {
   zStreamFragment,
   zTenantForbiddenError,
   zTooManyAttemptsError,
+  zTwoStepSetup,
   zUpdateMemberBody,
   zUpdateMemberHeaders,
   zUpdateMemberPath,
@@ -581,7 +582,7 @@ export interface Operations {
   };
   acceptInvitation: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zAcceptInvitationHeaders>; body: z.output<typeof zAcceptInvitationBody> };
-    success: { 200: { json: z.input<typeof zInvitationAccepted> } };
+    success: { 200: { json: z.input<typeof zInvitationAccepted> }; 202: { json: z.input<typeof zTwoStepSetup> } };
   };
   resetMember: {
     input: { params: z.output<typeof zResetMemberPath>; query: Record<string, never>; headers: z.output<typeof zResetMemberHeaders>; body: z.output<typeof zResetMemberBody> };
@@ -593,7 +594,7 @@ export interface Operations {
   };
   redeemAccountReset: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zRedeemAccountResetHeaders>; body: z.output<typeof zRedeemAccountResetBody> };
-    success: { 200: { json: z.input<typeof zAccountResetRedeemed> } };
+    success: { 200: { json: z.input<typeof zAccountResetRedeemed> }; 202: { json: z.input<typeof zTwoStepSetup> } };
   };
   listAuditEvents: {
     input: { params: Record<string, never>; query: z.output<typeof zListAuditEventsQuery>; headers: z.output<typeof zListAuditEventsHeaders>; body: undefined };
@@ -1574,6 +1575,8 @@ export const routes: readonly RouteSpec[] = [
     responses: {
       '200': { contentType: 'application/json', schema: zInvitationPreview, customerData: ['email', 'workspaceName'] },
       '400': { contentType: 'application/json', schema: zValidationError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '410': { contentType: 'application/json', schema: zInvitationExpiredError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
@@ -1591,8 +1594,11 @@ export const routes: readonly RouteSpec[] = [
     request: { headers: zAcceptInvitationHeaders, body: { contentType: 'application/json', schema: zAcceptInvitationBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInvitationAccepted, customerData: ['email'] },
+      '202': { contentType: 'application/json', schema: zTwoStepSetup, customerData: ['email'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '410': { contentType: 'application/json', schema: zInvitationExpiredError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
@@ -1631,6 +1637,8 @@ export const routes: readonly RouteSpec[] = [
     responses: {
       '200': { contentType: 'application/json', schema: zAccountResetPreview, customerData: ['email'] },
       '400': { contentType: 'application/json', schema: zValidationError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '410': { contentType: 'application/json', schema: zExpiredError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
@@ -1648,8 +1656,11 @@ export const routes: readonly RouteSpec[] = [
     request: { headers: zRedeemAccountResetHeaders, body: { contentType: 'application/json', schema: zRedeemAccountResetBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zAccountResetRedeemed, customerData: ['email'] },
+      '202': { contentType: 'application/json', schema: zTwoStepSetup, customerData: ['email'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '410': { contentType: 'application/json', schema: zExpiredError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },

@@ -1764,25 +1764,40 @@ export const zInvitationExpiredError = zError.and(z.object({
  * AcceptInvitationRequest
  *
  * Accepts an invitation. For a person who has no account yet, `password` becomes their password (at least 12
- * characters) and two-step verification is turned on (the answer carries the TOTP secret, once). For an existing
+ * characters) and two-step verification is turned on: the first request, without `totpCode`, answers the TOTP secret
+ * (`202`), the second, with the code, creates the account. For an existing
  * user of the invitation's email, `password` must be their password: the workspace is added to their account.
  *
  */
 export const zAcceptInvitationRequest = z.strictObject({
     token: z.string().regex(/^service_inv_[A-Za-z0-9]{32}$/),
-    password: z.string().min(12).max(256)
+    password: z.string().min(12).max(256),
+    totpCode: z.string().regex(/^[0-9]{6}$/).optional()
 });
 
 /**
  * InvitationAccepted
  *
- * The membership the invitation created. `totpSecret` is set (once) when the account was created now, null otherwise.
+ * The membership the invitation created. `totpSecret` is set when the account was created now (the secret the `202` answer showed and `totpCode` confirmed), null otherwise.
  */
 export const zInvitationAccepted = z.strictObject({
     workspaceId: zWorkspaceId,
     email: zEmailAddress,
     role: zWorkspaceRole,
     totpSecret: z.string().regex(/^[A-Z2-7]+=*$/).nullable()
+});
+
+/**
+ * TwoStepSetup
+ *
+ * Two-step verification to set up before the invitation or reset completes. Nothing was used up or changed yet:
+ * add `totpSecret` (Base32) to an authenticator app, then send the same request again with `totpCode`, the app's
+ * current code. Until then the link stays usable (within its expiry), and asking again answers the same secret.
+ *
+ */
+export const zTwoStepSetup = z.strictObject({
+    email: zEmailAddress,
+    totpSecret: z.string().regex(/^[A-Z2-7]+=*$/)
 });
 
 /**
@@ -1862,19 +1877,21 @@ export const zExpiredError = zError.and(z.object({
  * RedeemAccountResetRequest
  *
  * Redeems a reset. For a reset of `password` or `both`, `password` becomes the account's new password (at least 12
- * characters). For a reset of `totp` only, `password` must be the account's current password.
+ * characters). For a reset of `totp` only, `password` must be the account's current password. A reset of `totp` or
+ * `both` completes only with `totpCode`, the code of the new secret the first request answered (`202`).
  *
  */
 export const zRedeemAccountResetRequest = z.strictObject({
     token: z.string().regex(/^service_rst_[A-Za-z0-9]{32}$/),
-    password: z.string().min(12).max(256)
+    password: z.string().min(12).max(256),
+    totpCode: z.string().regex(/^[0-9]{6}$/).optional()
 });
 
 /**
  * AccountResetRedeemed
  *
- * The account after the reset. `totpSecret` is the new two-step secret (Base32, shown once) when the reset renewed
- * it, null otherwise. Every session of the account was ended; sign in again with `POST /auth/login`.
+ * The account after the reset. `totpSecret` is the new two-step secret (Base32; the one the `202` answer showed and
+ * `totpCode` confirmed) when the reset renewed it, null otherwise. Every session of the account was ended; sign in again with `POST /auth/login`.
  *
  */
 export const zAccountResetRedeemed = z.strictObject({
@@ -3343,10 +3360,10 @@ export const zAcceptInvitationHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
 
-/**
- * The membership.
- */
-export const zAcceptInvitationResponse = zInvitationAccepted;
+export const zAcceptInvitationResponse = z.union([
+    zInvitationAccepted,
+    zTwoStepSetup
+]);
 
 export const zResetMemberBody = zResetMemberRequest;
 
@@ -3381,10 +3398,10 @@ export const zRedeemAccountResetHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
 
-/**
- * The account after the reset.
- */
-export const zRedeemAccountResetResponse = zAccountResetRedeemed;
+export const zRedeemAccountResetResponse = z.union([
+    zAccountResetRedeemed,
+    zTwoStepSetup
+]);
 
 export const zListAuditEventsHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

@@ -21,6 +21,8 @@ export interface SdkOperation {
   body: 'none' | 'optional' | 'required';
   /** The first 2xx status, and what it carries: JSON, nothing, or only an event stream. */
   status: number;
+  /** Every 2xx status that answers JSON (an operation may answer more than one: `200`, or `202` for a step still to take). */
+  jsonStatuses: number[];
   response: 'json' | 'empty' | 'sse';
   /** The JSON answer can also be asked for as `text/event-stream` (`stream: true`). */
   streamable: boolean;
@@ -62,6 +64,7 @@ export function sdkOperations(doc: Json): SdkOperation[] {
       headerParams: params.filter((p) => p.in === 'header' && !CORE_HEADERS.has(String(p.name).toLowerCase())).map((p) => String(p.name)),
       body: !requestBody ? 'none' : requestBody.required ? 'required' : 'optional',
       status: Number(first),
+      jsonStatuses: successes.filter((code) => deref(doc, operation.responses[code]).content?.['application/json']).map(Number),
       response,
       streamable: response === 'json' && Boolean(content['text/event-stream']),
       idempotencyKey: headers.includes('idempotency-key'),

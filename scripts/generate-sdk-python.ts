@@ -229,9 +229,9 @@ function responseType(doc: Json, op: SdkOperation): string {
   if (op.response === 'empty') return 'None';
   if (op.response === 'sse') return 'Any';
   const operation = doc.paths[op.path][op.method.toLowerCase()];
-  const schema = deref(doc, operation.responses[String(op.status)]).content['application/json'].schema;
-  const name = componentName(schema?.$ref);
-  return name ? `models.${name}` : 'Any';
+  // One model per 2xx status that answers JSON (`200`, or `202` for a step still to take).
+  const names = op.jsonStatuses.map((status) => componentName(deref(doc, operation.responses[String(status)]).content['application/json'].schema?.$ref));
+  return names.every(Boolean) ? names.map((name) => `models.${name}`).join(' | ') : 'Any';
 }
 
 export function renderPythonErrors(

@@ -54,9 +54,12 @@ export function renderTsOperations(operations: readonly SdkOperation[], servers:
     ...operations.map((op) => `  ${op.id}: ${inputType(op)};`),
     '}',
     '',
-    '/** What each operation resolves with: its JSON answer, `void` for an empty one, the `Response` of an event stream. */',
+    '/** What each operation resolves with: its JSON answer (one of them, where 2xx answers differ), `void` for an empty one, the `Response` of an event stream. */',
     'export interface OperationOutputs {',
-    ...operations.map((op) => `  ${op.id}: ${op.response === 'json' ? `JsonAnswer<${q(op.id)}, ${op.status}>` : op.response === 'sse' ? 'Response' : 'void'};`),
+    ...operations.map(
+      (op) =>
+        `  ${op.id}: ${op.response === 'json' ? op.jsonStatuses.map((status) => `JsonAnswer<${q(op.id)}, ${status}>`).join(' | ') : op.response === 'sse' ? 'Response' : 'void'};`,
+    ),
     '}',
     '',
     '/** One method per operationId, each sending exactly what the contract describes. */',

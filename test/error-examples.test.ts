@@ -26,6 +26,7 @@ import type { RouteSpec } from '../packages/server/src/routes/route-spec.ts';
 import type { OpenDb } from '../packages/server/src/store/db.ts';
 import { openStore } from '../packages/server/src/store/open.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { completeTwoStep } from '@service/testing/two-step';
 import { compileResponseValidator, type Bundle } from './support/bundle.ts';
 
 type Json = Record<string, unknown>;
@@ -427,6 +428,41 @@ const TENANT_CREDENTIAL = (route: RouteSpec) => ['apiKey', 'mcpToken', 'inboundS
 const STANDING_BOUND_WRITE = (route: RouteSpec) => schemeOf(route) === 'adminSession' && isWrite(route) && !route.policy.standingExempt;
 
 /** The admin's own request while its workspace has the given standing; restored afterwards. */
+/** The single-use links a workspace's owner or admin makes, checked again when used (issue 32). */
+const TOKEN_LINK = (route: RouteSpec) => ['previewInvitation', 'acceptInvitation', 'previewAccountReset', 'redeemAccountReset'].includes(route.operationId);
+
+/** A body for a link route: an invitation of the first workspace's owner, or its owner's reset of a new member. */
+async function linkBody(route: RouteSpec): Promise<Json> {
+  if (route.operationId.endsWith('Invitation')) {
+    const token = await invitationFor(`link-${addresses}@example.com`, t);
+    return route.operationId === 'acceptInvitation' ? { token, password: 'a long enough password' } : { token };
+  }
+  const email = `link-reset-${addresses}@example.com`;
+  const user = await createUser(t.db, t.clock, t.workspaceId, {
+    email,
+    password: RESET_PASSWORD,
+    role: 'member',
+    withTotp: true,
+    secretBox: t.services.webhooks.secretBox,
+  });
+  await adminSession();
+  const res = await adminRequest('POST', `/workspace/members/${user.id}/reset`, { reset: 'password' });
+  expect(res.status, 'reset').toBe(201);
+  const { token } = (await res.json()) as { token: string };
+  return route.operationId === 'redeemAccountReset' ? { token, password: 'a long enough new password' } : { token };
+}
+
+/** A link of the first workspace used while the workspace has the given standing; restored afterwards. */
+async function linkUsedIn(route: RouteSpec, standing: { status: string; payment: string }): Promise<Response> {
+  const call = await baseCall(route, { body: await linkBody(route) });
+  await t.db.query(`UPDATE workspaces SET status = $2, payment = $3 WHERE id = $1`, [t.workspaceId, standing.status, standing.payment]);
+  try {
+    return await send(call);
+  } finally {
+    await t.db.query(`UPDATE workspaces SET status = 'active', payment = 'completed' WHERE id = $1`, [t.workspaceId]);
+  }
+}
+
 async function asOwnWorkspaceIn(route: RouteSpec, standing: { status: string; payment: string }): Promise<Response> {
   const call = await baseCall(route);
   await t.db.query(`UPDATE workspaces SET status = $2, payment = $3 WHERE id = $1`, [t.workspaceId, standing.status, standing.payment]);
@@ -760,6 +796,36 @@ const PROVOKERS: Provoker[] = [
     neverSent: "a key belongs to its workspace and can only name that workspace's agents",
   },
   {
+    status: 402,
+    code: 'payment_not_completed',
+    on: TOKEN_LINK,
+    how: "an owner's invitation or reset link used while the workspace's payment is pending",
+    provoke: async (route) => linkUsedIn(route, { status: 'active', payment: 'pending' }),
+  },
+  {
+    status: 403,
+    code: 'tenant_forbidden',
+    on: TOKEN_LINK,
+    how: "an owner's invitation or reset link used while the operator has suspended the workspace",
+    provoke: async (route) => linkUsedIn(route, { status: 'suspended', payment: 'completed' }),
+  },
+  {
+    status: 403,
+    code: 'forbidden',
+    on: TOKEN_LINK,
+    how: 'an invitation or reset link whose maker is no longer an owner or admin of the workspace',
+    async provoke(route) {
+      const call = await baseCall(route, { body: await linkBody(route) });
+      const [owner] = await t.db.query<{ id: string }>(`SELECT id FROM users WHERE email = $1`, [t.admin.email]);
+      await t.db.query(`UPDATE memberships SET role = 'member' WHERE workspace_id = $1 AND user_id = $2`, [t.workspaceId, owner!.id]);
+      try {
+        return await send(call);
+      } finally {
+        await t.db.query(`UPDATE memberships SET role = 'owner' WHERE workspace_id = $1 AND user_id = $2`, [t.workspaceId, owner!.id]);
+      }
+    },
+  },
+  {
     status: 403,
     code: 'tenant_forbidden',
     on: (route) => route.operationId === 'selectWorkspace',
@@ -796,11 +862,13 @@ const PROVOKERS: Provoker[] = [
     how: 'an invitation that was already accepted (its reason: used)',
     async provoke(route) {
       const token = await invitationFor(`once-${addresses}@example.com`, t);
-      const accepted = await t.app.request('/invitations/accept', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-forwarded-for': nextAddress() },
-        body: JSON.stringify({ token, password: 'a long enough password' }),
-      });
+      const accept = (body: Record<string, unknown>) =>
+        t.app.request('/invitations/accept', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': nextAddress() },
+          body: JSON.stringify(body),
+        });
+      const accepted = await completeTwoStep(accept, t.clock, { token, password: 'a long enough password' });
       expect(accepted.status).toBe(200);
       const body = route.operationId === 'acceptInvitation' ? { token, password: 'a long enough password' } : { token };
       return send(await baseCall(route, { body }));

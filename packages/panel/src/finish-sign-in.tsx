@@ -1,9 +1,10 @@
 /**
- * @module The last step of an invitation or a reset link: a new two-step secret, shown once as a QR code and as text
- * for an authenticator app, then the six-digit code it shows, and the person is signed in. Proving the code by
- * signing in checks that the app was set up right before the page is left.
+ * @module The last step of an invitation or a reset link: a new two-step secret, shown as a QR code and as text for an
+ * authenticator app, then the six-digit code it shows, which completes the link (`confirm`: the same request again
+ * with `totpCode`; until then the server changed nothing and the link shows the same secret again), and the person is
+ * signed in with that code.
  */
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.ts';
 import { QrCode } from './qr-code.tsx';
 import type { Session } from './session.ts';
@@ -25,10 +26,14 @@ export function FinishSignIn(props: {
   /** A new secret to set up (null: the authenticator app already has the account's). */
   totpSecret: string | null;
   workspaceId?: string;
+  /** Completes the link with the first code of the new secret (before signing in with it). */
+  confirm?(totpCode: string): Promise<unknown>;
   onSignedIn(session: Session): void;
 }) {
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
+  /** The link is completed once; a sign-in that fails after it is tried again alone. */
+  const confirmed = useRef(false);
 
   async function submit(event: Event) {
     event.preventDefault();
@@ -36,6 +41,10 @@ export function FinishSignIn(props: {
     setBusy(true);
     setError(undefined);
     try {
+      if (props.confirm && !confirmed.current) {
+        await props.confirm(code);
+        confirmed.current = true;
+      }
       props.onSignedIn(await signInWith({ email: props.email, password: props.password, totpCode: code }, props.workspaceId));
     } catch (err) {
       setError(err);
@@ -86,9 +95,7 @@ function TwoStepSecret({ email, secret }: { email: string; secret: string }) {
   return (
     <section class="card" aria-labelledby="two-step-title">
       <h2 id="two-step-title">Set up two-step verification</h2>
-      <p class="warning">
-        <strong>This secret is shown only here.</strong> If you leave before signing in, ask an admin of the workspace to reset your two-step verification.
-      </p>
+      <p class="muted">Nothing changes until you enter the first code: if you leave before, open the link again and it shows this same secret.</p>
       <ol>
         <li>Open an authenticator app on your phone and add an account.</li>
         <li>Scan this QR code, or type the secret below.</li>

@@ -15,6 +15,7 @@ import { totpCode } from '../../server/src/domain/sessions/totp.ts';
 import { type FakeChatServer, sendStream, startFakeChatServer } from '@service/testing/fake-chat-server';
 import { createSelfSignedCertificate, type HttpsTestReceiver, type ReceiverAnswer, startHttpsTestReceiver } from '@service/testing/https-receiver';
 import { type CliProcesses, cliProcesses } from '@service/testing/cli-processes';
+import { completeTwoStep } from '@service/testing/two-step';
 
 export const CHROMIUM = '/usr/bin/chromium';
 /**
@@ -178,7 +179,8 @@ export async function joinSecondWorkspace(h: Pick<Harness, 'url' | 'operatorToke
   });
   if (invited.status !== 201) throw new Error(`createInvitation answered ${invited.status}`);
   const { token } = (await invited.json()) as { token: string };
-  const accepted = await fetch(`${h.url}/invitations/accept`, { method: 'POST', headers: json, body: JSON.stringify({ token, password: user.password }) });
+  const accept = (body: Record<string, unknown>) => fetch(`${h.url}/invitations/accept`, { method: 'POST', headers: json, body: JSON.stringify(body) });
+  const accepted = await completeTwoStep(accept, { now: () => new Date() }, { token, password: user.password });
   if (accepted.status !== 200) throw new Error(`acceptInvitation answered ${accepted.status}`);
 }
 

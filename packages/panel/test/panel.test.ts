@@ -25,6 +25,7 @@ import {
   type User,
 } from './harness.ts';
 import { countRunRequests, eventsSoFar, startPacedRun } from './paced-run.ts';
+import { completeTwoStep } from '@service/testing/two-step';
 
 // In CI the browser suite must run (.ci/run installs chromium); elsewhere it is skipped, saying why.
 if (!chromiumAvailable && process.env.CI) throw new Error('/usr/bin/chromium is missing: the panel suite cannot run (apt-get install chromium).');
@@ -262,6 +263,8 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expect.poll(() => page.getByRole('checkbox', { name: /^(orchestrator|sales|finance|legal)$/ }).count(), SLOW).toBe(1);
     await page.getByRole('checkbox', { name: 'finance', exact: true }).check();
     await page.getByLabel('Search agents').fill('');
+    // The spec's default lifetime, 365 days, unless the admin changes it.
+    expect(await page.getByLabel('Expires in (days)').inputValue()).toBe('365');
     await page.getByLabel('Expires in (days)').fill('30');
     await page.getByRole('button', { name: 'Create key' }).click();
     const secretBox = page.getByRole('textbox', { name: 'Secret of reporting' });
@@ -409,17 +412,34 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expectAccessible('webhooks with a destination paused for gone');
   });
 
-  it('adds an inbound webhook: the secret once with the signing instructions; pause and resume', async () => {
+  it('adds an inbound webhook with what the API takes (header, timestamp, per-IP rate, template): the secret once with the signing instructions; pause and resume', async () => {
     // Inbound webhooks are on their own tab, reached by the arrow key from Outbound.
     await page.getByRole('tab', { name: 'Outbound' }).focus();
     await page.keyboard.press('ArrowRight');
     expect(await page.getByRole('tab', { name: 'Inbound' }).getAttribute('aria-selected')).toBe('true');
     await page.getByRole('button', { name: 'New inbound webhook' }).click();
     await page.getByLabel('Slug').fill('crm-leads');
+    // The API's defaults, shown; then changed.
+    expect(await page.getByLabel('Signature header').inputValue()).toBe('X-SERVICE-Signature');
+    expect(await page.getByLabel('Requests per minute per IP address').inputValue()).toBe('60');
+    await page.getByLabel('Signature header').fill('X-Crm-Signature');
+    await page.getByRole('checkbox', { name: /Require X-SERVICE-Timestamp/ }).check();
+    await page.getByLabel('Requests per minute per IP address').fill('120');
+    const template = 'New lead: {{ contact.name }} ({{ contact.company }}).';
+    await page.getByLabel('Template (optional)').fill(template);
     await page.getByRole('button', { name: 'Add inbound webhook' }).click();
     const secret = await page.getByRole('textbox', { name: 'Secret of inbound webhook crm-leads' }).inputValue();
     expect(secret).toMatch(/^whsec_/);
     await page.getByText('/v1/webhooks/inbound/crm-leads').waitFor();
+    // The signing instructions name the webhook's own header.
+    await page.getByText('X-Crm-Signature', { exact: true }).first().waitFor();
+    const stored = (await page.evaluate(() => fetch('/inbound-webhooks').then((r) => r.json()))) as { data: Record<string, unknown>[] };
+    expect(stored.data.find((w) => w.slug === 'crm-leads')).toMatchObject({
+      signatureHeader: 'X-Crm-Signature',
+      timestampRequired: true,
+      requestsPerMinute: 120,
+      template,
+    });
     await page.getByRole('button', { name: 'I have copied it' }).click();
     expect(await page.content()).not.toContain(secret);
     await page.getByRole('button', { name: 'Pause crm-leads' }).click();
@@ -675,11 +695,10 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByRole('button', { name: 'Invite' }).click();
     const token = tokenOf(await page.getByRole('textbox', { name: 'Invitation link for member@example.com' }).inputValue());
     const password = 'a-member-password-of-some-length';
-    const accepted = await fetch(`${h.url}/invitations/accept`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ token, password }),
-    });
+    const accept = (body: Record<string, unknown>) =>
+      fetch(`${h.url}/invitations/accept`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    // A new account: its two-step secret first (202), then its current code makes the account (200).
+    const accepted = await completeTwoStep(accept, { now: () => new Date() }, { token, password });
     expect(accepted.status).toBe(200);
     const { email, totpSecret } = (await accepted.json()) as { email: string; totpSecret: string };
     member = { email, password, totpSecret };
@@ -726,11 +745,10 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByRole('button', { name: 'Invite' }).click();
     const token = tokenOf(await page.getByRole('textbox', { name: 'Invitation link for second-admin@example.com' }).inputValue());
     const password = 'an-admin-password-of-some-length';
-    const accepted = await fetch(`${h.url}/invitations/accept`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ token, password }),
-    });
+    const accept = (body: Record<string, unknown>) =>
+      fetch(`${h.url}/invitations/accept`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    // A new account: its two-step secret first (202), then its current code makes the account (200).
+    const accepted = await completeTwoStep(accept, { now: () => new Date() }, { token, password });
     expect(accepted.status).toBe(200);
     const { email, totpSecret } = (await accepted.json()) as { email: string; totpSecret: string };
     await page.getByRole('button', { name: 'Done' }).click();

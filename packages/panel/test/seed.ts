@@ -114,7 +114,11 @@ export async function seedWorld(h: Harness, texts: Texts, tag: string): Promise<
   // An email cannot carry markup: the contract's pattern refuses it before anything is stored.
   await asOwner('POST', '/workspace/invitations', { email: `${MARKUP}@example.com`, role: 'member' }, 400);
   const member = (await asOwner('POST', '/workspace/invitations', { email: `dana@${tag}.example`, role: 'member' }, 201)) as { token: string };
-  await call(h, 'POST', '/invitations/accept', {}, { token: member.token, password: 'dana-chose-a-long-password' });
+  const setup = (await call(h, 'POST', '/invitations/accept', {}, { token: member.token, password: 'dana-chose-a-long-password' }, 202)) as {
+    totpSecret: string;
+  };
+  const totpCode = codeOf({ email: '', password: '', totpSecret: setup.totpSecret });
+  await call(h, 'POST', '/invitations/accept', {}, { token: member.token, password: 'dana-chose-a-long-password', totpCode });
   const pending = (await asOwner('POST', '/workspace/invitations', { email: `lee@${tag}.example`, role: 'admin' }, 201)) as { token: string };
   const members = (await asOwner('GET', '/workspace/members')) as { data: { userId: string; email: string }[] };
   const dana = members.data.find((m) => m.email === `dana@${tag}.example`)!;

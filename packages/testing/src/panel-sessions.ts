@@ -50,7 +50,10 @@ export async function memberSession(t: TestApp, admin: Session): Promise<Session
   const password = 'a password of the panel member';
   const invited = await call(admin, 'POST', '/workspace/invitations', { email, role: 'member' });
   expect(invited.status, JSON.stringify(invited.body)).toBe(201);
-  const accepted = await call(undefined, 'POST', '/invitations/accept', { token: invited.body.token, password });
+  const setup = await call(undefined, 'POST', '/invitations/accept', { token: invited.body.token, password });
+  expect(setup.status, JSON.stringify(setup.body)).toBe(202);
+  const totpCodeNow = totpCode(setup.body.totpSecret, t.clock.now());
+  const accepted = await call(undefined, 'POST', '/invitations/accept', { token: invited.body.token, password, totpCode: totpCodeNow });
   expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
   t.clock.advance(30_000);
   const res = await t.app.request('/auth/login', {

@@ -2,7 +2,7 @@
  * @module A reset link, `/panel/account-resets/<token>`, opened by the person whose password and/or two-step
  * verification an admin reset (no session needed): what it renews (POST /account-resets/preview), then a new password,
  * or the current one for a two-step reset (POST /account-resets/redeem); a new two-step secret is set up with a QR
- * code, and the person signs in. A link that can no longer be used says so.
+ * code and takes effect when its first code is confirmed (the same request with `totpCode`), and the person signs in. A link that can no longer be used says so.
  */
 import { useState } from 'preact/hooks';
 import { ApiError, api, ok, type Schemas } from '../api.ts';
@@ -11,7 +11,8 @@ import type { Session } from '../session.ts';
 import { ErrorNote, Field, useLoad, when } from '../ui.tsx';
 import { LinkPage, MIN_PASSWORD, NewPassword, usePasswordSubmit } from './link-page.tsx';
 
-type Redeemed = Schemas['AccountResetRedeemed'] & { password: string };
+/** The first answer: the renewed account (a password reset), or the new two-step secret to confirm. */
+type Redeemed = (Schemas['AccountResetRedeemed'] | Schemas['TwoStepSetup']) & { password: string };
 
 const TITLES: Record<Schemas['AccountResetKind'], string> = {
   password: 'Choose a new password',
@@ -33,8 +34,17 @@ export function AccountResetScreen({ token, onSignedIn }: { token: string; onSig
       <p>
         For <strong>{reset.email}</strong>. The link is valid until {when(reset.expiresAt)}; your earlier sessions have ended.
       </p>
-      {redeemed ? (
-        <FinishSignIn email={redeemed.email} password={redeemed.password} totpSecret={redeemed.totpSecret} onSignedIn={onSignedIn} />
+      {redeemed && 'reset' in redeemed ? (
+        <FinishSignIn email={redeemed.email} password={redeemed.password} totpSecret={null} onSignedIn={onSignedIn} />
+      ) : redeemed ? (
+        // The new secret replaces the old one once its first code is confirmed; until then the old one still signs in.
+        <FinishSignIn
+          email={redeemed.email}
+          password={redeemed.password}
+          totpSecret={redeemed.totpSecret}
+          confirm={(totpCode) => ok(api.POST('/account-resets/redeem', { body: { token, password: redeemed.password, totpCode } }))}
+          onSignedIn={onSignedIn}
+        />
       ) : (
         <RedeemForm token={token} reset={reset} onRedeemed={setRedeemed} />
       )}

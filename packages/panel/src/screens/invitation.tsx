@@ -1,7 +1,8 @@
 /**
  * @module An invitation link, `/panel/invitations/<token>`, opened by the person invited (no session needed): what it
- * offers (POST /invitations/preview), then a new password and two-step verification set up with a QR code, or the
- * password of the account the email already has (POST /invitations/accept), and a sign-in into the workspace. A link
+ * offers (POST /invitations/preview), then a new password and two-step verification set up with a QR code (the
+ * account is made when its first code is confirmed: POST /invitations/accept twice), or the password of the account
+ * the email already has (POST /invitations/accept), and a sign-in into the workspace. A link
  * that can no longer be used says why (revoked, replaced, expired, already used).
  */
 import { useState } from 'preact/hooks';
@@ -11,7 +12,8 @@ import type { Session } from '../session.ts';
 import { ErrorNote, Field, useLoad, when } from '../ui.tsx';
 import { LinkPage, NewPassword, usePasswordSubmit } from './link-page.tsx';
 
-type Accepted = Schemas['InvitationAccepted'] & { password: string };
+/** The first answer: the membership (an existing account), or a new account's two-step secret to confirm. */
+type Accepted = (Schemas['InvitationAccepted'] | Schemas['TwoStepSetup']) & { password: string };
 
 const ENDED: Record<Schemas['InvitationExpiredError']['reason'], string> = {
   revoked: 'This invitation was revoked by an admin of the workspace. Ask them for a new one if you still need access.',
@@ -32,12 +34,15 @@ export function InvitationScreen({ token, onSignedIn }: { token: string; onSigne
         <strong>{invitation.email}</strong> is invited to join <strong>{invitation.workspaceName}</strong> as <strong>{invitation.role}</strong>. The invitation
         is valid until {when(invitation.expiresAt)}.
       </p>
-      {accepted ? (
+      {accepted && 'workspaceId' in accepted ? (
+        <FinishSignIn email={accepted.email} password={accepted.password} totpSecret={null} workspaceId={accepted.workspaceId} onSignedIn={onSignedIn} />
+      ) : accepted ? (
+        // A new account exists once its first code is confirmed; it belongs to this workspace only, where it signs in.
         <FinishSignIn
           email={accepted.email}
           password={accepted.password}
           totpSecret={accepted.totpSecret}
-          workspaceId={accepted.workspaceId}
+          confirm={(totpCode) => ok(api.POST('/invitations/accept', { body: { token, password: accepted.password, totpCode } }))}
           onSignedIn={onSignedIn}
         />
       ) : (

@@ -9,6 +9,9 @@ import { api, csrfHeader, ok, type Schemas } from '../api.ts';
 import { Badge, BehindButton, CancelButton, ConfirmButton, ErrorNote, Field, SecretOnce, useLoad, when } from '../ui.tsx';
 import { AGENT_SLUGS } from '../vocabulary.ts';
 
+/** A new key's lifetime unless the admin changes it: the contract's default for `expiresInDays`. */
+const DEFAULT_KEY_DAYS = 365;
+
 const BASE_SCOPES: { scope: Schemas['Scope']; words: string }[] = [
   { scope: 'orchestrator:invoke', words: 'invoke any agent' },
   { scope: 'tenant:read', words: 'read runs and workspace metadata' },
@@ -188,8 +191,8 @@ function CreateKey({ close, onCreate }: { close(): void; onCreate(body: Schemas[
         ))}
         {agents.length === 0 ? <p class="muted">No agent matches.</p> : null}
       </fieldset>
-      <Field label="Expires in (days)" hint="From 1 to 730 days.">
-        <input name="expiresInDays" type="number" min={1} max={730} value={90} required />
+      <Field label="Expires in (days)" hint="From 1 to 730 days; 365 unless you change it.">
+        <input name="expiresInDays" type="number" min={1} max={730} value={DEFAULT_KEY_DAYS} required />
       </Field>
       <div class="row">
         <button type="submit" class="primary" disabled={busy}>

@@ -254,6 +254,7 @@ function Inbound() {
   async function create(event: Event, close: () => void) {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
+    const template = String(form.get('template') ?? '').trim();
     const created = await act(() =>
       ok(
         api.POST('/inbound-webhooks', {
@@ -262,7 +263,12 @@ function Inbound() {
             slug: String(form.get('slug')),
             agentSlug: String(form.get('agentSlug')),
             alias: String(form.get('alias')) as Schemas['ModelAlias'],
+            signatureHeader: String(form.get('signatureHeader')),
             algorithm: String(form.get('algorithm')) as 'sha256' | 'sha512',
+            timestampRequired: form.get('timestampRequired') === 'on',
+            requestsPerMinute: Number(form.get('requestsPerMinute')),
+            // No template: the agent is given the body as compact JSON.
+            ...(template ? { template } : {}),
           },
         }),
       ),
@@ -305,11 +311,24 @@ function Inbound() {
                 ))}
               </select>
             </Field>
+            <Field label="Signature header" hint="The header the sender puts the signature in.">
+              <input name="signatureHeader" required pattern="[A-Za-z0-9\-]+" maxLength={100} value="X-SERVICE-Signature" />
+            </Field>
             <Field label="Signature algorithm">
               <select name="algorithm">
                 <option value="sha256">HMAC-SHA256</option>
                 <option value="sha512">HMAC-SHA512</option>
               </select>
+            </Field>
+            <label class="check">
+              <input type="checkbox" name="timestampRequired" /> Require <code>X-SERVICE-Timestamp</code>{' '}
+              <span class="muted">(refuse an event without a time within 5 minutes: a replayed one is refused)</span>
+            </label>
+            <Field label="Requests per minute per IP address" hint="From 1 to 10,000; past it the sender is answered 429.">
+              <input name="requestsPerMinute" type="number" min={1} max={10000} value={60} required />
+            </Field>
+            <Field label="Template (optional)" hint="Liquid, rendering the JSON body into the agent's input; empty: the body as compact JSON.">
+              <textarea name="template" rows={3} maxLength={20000} class="mono" placeholder="New lead: {{ contact.name }} ({{ contact.company }})" />
             </Field>
             <div class="row">
               <button type="submit" class="primary">
@@ -388,8 +407,8 @@ function Signing({ webhook }: { webhook: Schemas['InboundWebhook'] }) {
           Sign the raw body: lowercase hex HMAC-{webhook.algorithm.toUpperCase()} with this secret, in the <code>{webhook.signatureHeader}</code> header.
         </li>
         <li>
-          Send the time in <code>X-SERVICE-Timestamp</code> (unix seconds; within 5 minutes) and a unique id in <code>X-SERVICE-Event-Id</code> (a repeat is
-          answered as a duplicate).
+          Send the time in <code>X-SERVICE-Timestamp</code> (unix seconds; within 5 minutes{webhook.timestampRequired ? '; required by this webhook' : ''}) and
+          a unique id in <code>X-SERVICE-Event-Id</code> (a repeat is answered as a duplicate).
         </li>
       </ol>
     </div>

@@ -311,7 +311,7 @@ class Operations:
         """POST /invitations/preview: Preview an invitation"""
         return self._call("previewInvitation", body=body)  # type: ignore[no-any-return]
 
-    def accept_invitation(self, *, body: models.AcceptInvitationRequest) -> models.InvitationAccepted:
+    def accept_invitation(self, *, body: models.AcceptInvitationRequest) -> models.InvitationAccepted | models.TwoStepSetup:
         """POST /invitations/accept: Accept an invitation"""
         return self._call("acceptInvitation", body=body)  # type: ignore[no-any-return]
 
@@ -323,7 +323,7 @@ class Operations:
         """POST /account-resets/preview: Preview a password or two-step reset"""
         return self._call("previewAccountReset", body=body)  # type: ignore[no-any-return]
 
-    def redeem_account_reset(self, *, body: models.RedeemAccountResetRequest) -> models.AccountResetRedeemed:
+    def redeem_account_reset(self, *, body: models.RedeemAccountResetRequest) -> models.AccountResetRedeemed | models.TwoStepSetup:
         """POST /account-resets/redeem: Redeem a password or two-step reset"""
         return self._call("redeemAccountReset", body=body)  # type: ignore[no-any-return]
 
@@ -618,7 +618,7 @@ class AsyncOperations:
         """POST /invitations/preview: Preview an invitation"""
         return await self._call("previewInvitation", body=body)  # type: ignore[no-any-return]
 
-    async def accept_invitation(self, *, body: models.AcceptInvitationRequest) -> models.InvitationAccepted:
+    async def accept_invitation(self, *, body: models.AcceptInvitationRequest) -> models.InvitationAccepted | models.TwoStepSetup:
         """POST /invitations/accept: Accept an invitation"""
         return await self._call("acceptInvitation", body=body)  # type: ignore[no-any-return]
 
@@ -630,7 +630,7 @@ class AsyncOperations:
         """POST /account-resets/preview: Preview a password or two-step reset"""
         return await self._call("previewAccountReset", body=body)  # type: ignore[no-any-return]
 
-    async def redeem_account_reset(self, *, body: models.RedeemAccountResetRequest) -> models.AccountResetRedeemed:
+    async def redeem_account_reset(self, *, body: models.RedeemAccountResetRequest) -> models.AccountResetRedeemed | models.TwoStepSetup:
         """POST /account-resets/redeem: Redeem a password or two-step reset"""
         return await self._call("redeemAccountReset", body=body)  # type: ignore[no-any-return]
 

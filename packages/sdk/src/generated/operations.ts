@@ -173,7 +173,7 @@ export interface OperationInputs {
   getReadiness: Record<string, never>;
 }
 
-/** What each operation resolves with: its JSON answer, `void` for an empty one, the `Response` of an event stream. */
+/** What each operation resolves with: its JSON answer (one of them, where 2xx answers differ), `void` for an empty one, the `Response` of an event stream. */
 export interface OperationOutputs {
   createInference: JsonAnswer<'createInference', 200>;
   listRuns: JsonAnswer<'listRuns', 200>;
@@ -224,10 +224,10 @@ export interface OperationOutputs {
   revokeInvitation: void;
   resendInvitation: JsonAnswer<'resendInvitation', 201>;
   previewInvitation: JsonAnswer<'previewInvitation', 200>;
-  acceptInvitation: JsonAnswer<'acceptInvitation', 200>;
+  acceptInvitation: JsonAnswer<'acceptInvitation', 200> | JsonAnswer<'acceptInvitation', 202>;
   resetMember: JsonAnswer<'resetMember', 201>;
   previewAccountReset: JsonAnswer<'previewAccountReset', 200>;
-  redeemAccountReset: JsonAnswer<'redeemAccountReset', 200>;
+  redeemAccountReset: JsonAnswer<'redeemAccountReset', 200> | JsonAnswer<'redeemAccountReset', 202>;
   listAuditEvents: JsonAnswer<'listAuditEvents', 200>;
   listWorkspaces: JsonAnswer<'listWorkspaces', 200>;
   createWorkspace: JsonAnswer<'createWorkspace', 201>;

@@ -893,7 +893,7 @@ export interface paths {
         put?: never;
         /**
          * Preview an invitation
-         * @description What an invitation link offers, read without using it up, so that the page of the link can ask for the right thing: the workspace, the email and role, the expiry, and whether the email already has an account (then the invitee confirms with their password; otherwise they choose one and set up two-step verification). The token travels in the body, never in a URL the server logs. An unknown token answers `404 not_found`; an expired, used, revoked or replaced one `410 expired` with its `reason`.
+         * @description What an invitation link offers, read without using it up, so that the page of the link can ask for the right thing: the workspace, the email and role, the expiry, and whether the email already has an account (then the invitee confirms with their password; otherwise they choose one and set up two-step verification). The token travels in the body, never in a URL the server logs. An unknown token answers `404 not_found`; an expired, used, revoked or replaced one `410 expired` with its `reason`; one whose inviter's authority no longer allows it `403` (as accepting would).
          */
         post: operations["previewInvitation"];
         delete?: never;
@@ -913,7 +913,7 @@ export interface paths {
         put?: never;
         /**
          * Accept an invitation
-         * @description Joins the invitation's workspace with its role. A new account is created for an email that has none (its password is the one given, and two-step verification is turned on); an existing account proves itself with its password (a wrong one answers `401 not_authenticated`). An unknown token answers `404 not_found`; an expired, already used, revoked or replaced one `410 expired` with its `reason`. Then sign in with `POST /auth/login` and select the workspace.
+         * @description Joins the invitation's workspace with its role. For an email that has no account, acceptance takes two requests, so that nobody is left with an account whose second factor they never saw. The first (without `totpCode`) answers `202` with the two-step secret and uses nothing up; the second, the same with `totpCode` (the authenticator's current code), creates the account (its password is the one given, two-step verification on) and the membership, and answers `200` (a wrong code `401 not_authenticated`). An existing account proves itself with its password (a wrong one answers `401 not_authenticated`) in one request. The inviter's authority is read again now; `403` when it no longer allows the invitation (see the answer). An unknown token answers `404 not_found`; an expired, already used, revoked or replaced one `410 expired` with its `reason`. Then sign in with `POST /auth/login` and select the workspace.
          */
         post: operations["acceptInvitation"];
         delete?: never;
@@ -953,7 +953,7 @@ export interface paths {
         put?: never;
         /**
          * Preview a password or two-step reset
-         * @description What a reset link renews, read without using it up, so that the page of the link asks for the right password (a new one for `password` and `both`, the current one for `totp`). The token travels in the body, never in a URL the server logs. An unknown token answers `404 not_found`; an expired, replaced or already used one `410 expired`.
+         * @description What a reset link renews, read without using it up, so that the page of the link asks for the right password (a new one for `password` and `both`, the current one for `totp`). The token travels in the body, never in a URL the server logs. An unknown token answers `404 not_found`; an expired, replaced or already used one `410 expired`; one whose rules no longer hold `403` (as redeeming would).
          */
         post: operations["previewAccountReset"];
         delete?: never;
@@ -973,7 +973,7 @@ export interface paths {
         put?: never;
         /**
          * Redeem a password or two-step reset
-         * @description Redeems a reset link once. A reset of `password` or `both` sets `password` as the new password; a reset of `totp` checks `password` against the current one (a wrong one answers `401 not_authenticated` and leaves the link usable). A reset of `totp` or `both` answers the new two-step secret, once. Every session of the account is ended. An unknown token answers `404 not_found`; an expired, replaced or already used one `410 expired`. Then sign in with `POST /auth/login`.
+         * @description Redeems a reset link once. A reset of `password` or `both` sets `password` as the new password; a reset of `totp` checks `password` against the current one (a wrong one answers `401 not_authenticated` and leaves the link usable). A reset of `totp` or `both` takes two requests, so that nobody is left with a second factor they never saw; the first (without `totpCode`) answers `202` with the new two-step secret and changes nothing; the second, the same with `totpCode` (the authenticator's current code), renews the account and answers `200` (a wrong code `401 not_authenticated`, the link still usable). Every session of the account is then ended. A reset made by a workspace's owner or admin is checked again now against the rules that allowed it; `403` when they no longer hold (see the answer). An unknown token answers `404 not_found`; an expired, replaced or already used one `410 expired`. Then sign in with `POST /auth/login`.
          */
         post: operations["redeemAccountReset"];
         delete?: never;
@@ -3577,16 +3577,19 @@ export interface components {
         /**
          * AcceptInvitationRequest
          * @description Accepts an invitation. For a person who has no account yet, `password` becomes their password (at least 12
-         *     characters) and two-step verification is turned on (the answer carries the TOTP secret, once). For an existing
+         *     characters) and two-step verification is turned on: the first request, without `totpCode`, answers the TOTP secret
+         *     (`202`), the second, with the code, creates the account. For an existing
          *     user of the invitation's email, `password` must be their password: the workspace is added to their account.
          */
         AcceptInvitationRequest: {
             token: string;
             password: string;
+            /** @description The current code of the authenticator set up with the secret of the `202` answer. Without it, a request that sets up two-step verification answers `202` with the secret and changes nothing; with it, the request completes (a wrong code answers `401 not_authenticated` and leaves the link usable). */
+            totpCode?: string;
         };
         /**
          * InvitationAccepted
-         * @description The membership the invitation created. `totpSecret` is set (once) when the account was created now, null otherwise.
+         * @description The membership the invitation created. `totpSecret` is set when the account was created now (the secret the `202` answer showed and `totpCode` confirmed), null otherwise.
          * @example {
          *       "workspaceId": "wksp_9Qe3Tx7Lm2Vb8Nk4R",
          *       "email": "dana@northwind.example",
@@ -3599,6 +3602,20 @@ export interface components {
             email: components["schemas"]["EmailAddress"];
             role: components["schemas"]["WorkspaceRole"];
             totpSecret: string | null;
+        };
+        /**
+         * TwoStepSetup
+         * @description Two-step verification to set up before the invitation or reset completes. Nothing was used up or changed yet:
+         *     add `totpSecret` (Base32) to an authenticator app, then send the same request again with `totpCode`, the app's
+         *     current code. Until then the link stays usable (within its expiry), and asking again answers the same secret.
+         * @example {
+         *       "email": "dana@northwind.example",
+         *       "totpSecret": "EZTGTNNWUBPMVH7F5UZNOYCEKBTLZ33I"
+         *     }
+         */
+        TwoStepSetup: {
+            email: components["schemas"]["EmailAddress"];
+            totpSecret: string;
         };
         /**
          * AccountResetKind
@@ -3666,16 +3683,19 @@ export interface components {
         /**
          * RedeemAccountResetRequest
          * @description Redeems a reset. For a reset of `password` or `both`, `password` becomes the account's new password (at least 12
-         *     characters). For a reset of `totp` only, `password` must be the account's current password.
+         *     characters). For a reset of `totp` only, `password` must be the account's current password. A reset of `totp` or
+         *     `both` completes only with `totpCode`, the code of the new secret the first request answered (`202`).
          */
         RedeemAccountResetRequest: {
             token: string;
             password: string;
+            /** @description The current code of the authenticator set up with the secret of the `202` answer. Without it, a request that sets up two-step verification answers `202` with the secret and changes nothing; with it, the request completes (a wrong code answers `401 not_authenticated` and leaves the link usable). */
+            totpCode?: string;
         };
         /**
          * AccountResetRedeemed
-         * @description The account after the reset. `totpSecret` is the new two-step secret (Base32, shown once) when the reset renewed
-         *     it, null otherwise. Every session of the account was ended; sign in again with `POST /auth/login`.
+         * @description The account after the reset. `totpSecret` is the new two-step secret (Base32; the one the `202` answer showed and
+         *     `totpCode` confirmed) when the reset renewed it, null otherwise. Every session of the account was ended; sign in again with `POST /auth/login`.
          * @example {
          *       "email": "dana@northwind.example",
          *       "reset": "both",
@@ -4709,6 +4729,19 @@ export interface components {
         };
         /** @description The session may not resend this invitation: `role_forbidden` for the role or inactive two-step verification, and for an admin resending an invitation with the role `owner` (only an owner invites an owner); `forbidden` for a write whose `X-CSRF-Token` is missing or wrong; `tenant_forbidden` while the operator has suspended the workspace (a resend issues a new token). */
         InvitationResendForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RoleForbiddenError"] | components["schemas"]["TenantForbiddenError"];
+            };
+        };
+        /** @description The link was valid when it was made, but the rules that allowed it no longer hold, read at this moment: `forbidden` when the one who made it is no longer an owner or admin of the workspace with two-step verification (an owner, for an invitation of an owner or a reset of an owner), or, for a reset, when the account left the workspace, became an owner whose reset its maker may not make, or now also belongs to another workspace (the operator resets it: `service users reset-password`); `tenant_forbidden` while the operator has suspended the workspace. Nothing is used up: the link works again if the rules hold again before it expires. */
+        TokenRulesForbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7338,6 +7371,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["BodyBadRequest"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TokenRulesForbidden"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["InvitationExpired"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7378,8 +7413,23 @@ export interface operations {
                     "application/json": components["schemas"]["InvitationAccepted"];
                 };
             };
+            /** @description Two-step verification to set up first; nothing was used up. Send the request again with `totpCode`. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoStepSetup"];
+                };
+            };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["LoginUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TokenRulesForbidden"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["InvitationExpired"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7475,6 +7525,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["BodyBadRequest"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TokenRulesForbidden"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["Expired"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7515,8 +7567,23 @@ export interface operations {
                     "application/json": components["schemas"]["AccountResetRedeemed"];
                 };
             };
+            /** @description Two-step verification to set up first; nothing was changed. Send the request again with `totpCode`. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoStepSetup"];
+                };
+            };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["LoginUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TokenRulesForbidden"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["Expired"];
             413: components["responses"]["PayloadTooLarge"];

@@ -76,9 +76,13 @@ describe('users reset-totp and reset-password', { timeout: 600_000 }, () => {
     expect(out).toContain('every session of the account has ended');
     expect((await fetch(`${server.url}/workspace/members`, { headers: { cookie } })).status).toBe(401);
 
-    const redeemed = await post('/account-resets/redeem', { token, password: owner.password });
+    // The new secret first (202, the old one still in force), then its current code completes the reset.
+    const setup = await post('/account-resets/redeem', { token, password: owner.password });
+    expect(setup.status).toBe(202);
+    const { totpSecret } = (await setup.json()) as { totpSecret: string };
+    const redeemed = await post('/account-resets/redeem', { token, password: owner.password, totpCode: totpCode(totpSecret, new Date()) });
     expect(redeemed.status).toBe(200);
-    const { totpSecret } = (await redeemed.json()) as { totpSecret: string };
+    expect(await redeemed.json()).toMatchObject({ reset: 'totp', totpSecret });
     expect((await login(owner.password, owner.totpSecret)).status).toBe(401);
     expect((await login(owner.password, totpSecret)).status).toBe(200);
     owner = { ...owner, totpSecret };

@@ -43,7 +43,8 @@ ${WHERE}`,
 
 Creates a single-use two-step (TOTP) reset for the account and ends all of its sessions. The person
 redeems the token once within 24 hours with POST /account-resets/redeem {"token","password"}, where
-password is their current password; the answer carries the new TOTP secret, once.
+password is their current password; the answer (202) carries the new TOTP secret and changes nothing
+until the same request is sent again with "totpCode", the authenticator's current code.
 ${WHERE}`,
 };
 
@@ -97,5 +98,6 @@ function describe(reset: AccountReset): string {
     `Token:   ${reset.token}   (single use, shown once; give it to the person)`,
     `Expires: ${reset.expiresAt}`,
     `Redeem:  POST /account-resets/redeem {"token":"…","password":"${reset.reset === 'totp' ? 'their current password' : 'a new password, 12+ characters'}"}`,
+    ...(reset.reset === 'password' ? [] : ['         then the same with "totpCode": the code of the new secret the first answer (202) shows']),
   ].join('\n');
 }

@@ -14,6 +14,7 @@ import { totpCode } from '../domain/sessions/totp.ts';
 import type { OpenDb } from '../store/db.ts';
 import { openMemoryStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { completeTwoStep } from '@service/testing/two-step';
 
 let db: OpenDb;
 let a: TestApp;
@@ -91,7 +92,8 @@ async function join(t: TestApp, role: 'owner' | 'admin' | 'member'): Promise<Per
   expect(invited.status).toBe(201);
   const { token } = (await invited.json()) as { token: string };
   const password = `a password of ${email}`;
-  const accepted = zInvitationAccepted.parse(await (await call(t, undefined, 'POST', '/invitations/accept', { token, password })).json());
+  const accept = (body: Record<string, unknown>) => call(t, undefined, 'POST', '/invitations/accept', body);
+  const accepted = zInvitationAccepted.parse(await (await completeTwoStep(accept, t.clock, { token, password })).json());
   const [row] = await db.query<{ id: string }>(`SELECT id FROM users WHERE email = $1`, [email]);
   return { userId: row!.id, email, password, totpSecret: accepted.totpSecret! };
 }
@@ -106,8 +108,9 @@ async function created(actor: Session, target: Person, kind: 'password' | 'totp'
   return zAccountReset.parse(await res.json());
 }
 
+/** Redeems as a person does: a new two-step secret (the `202`) confirmed with its current code. */
 function redeem(token: string, password: string, app = a) {
-  return call(app, undefined, 'POST', '/account-resets/redeem', { token, password });
+  return completeTwoStep((body) => call(app, undefined, 'POST', '/account-resets/redeem', body), app.clock, { token, password });
 }
 
 describe('who may reset whom', () => {

@@ -8,6 +8,7 @@ import { zAuditEventList } from '../../../../generated/zod.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { testBackends, type TestStore } from '@service/testing/store';
+import { completeTwoStep } from '@service/testing/two-step';
 
 interface Session {
   cookie: string;
@@ -139,7 +140,8 @@ describe.each(testBackends())('the audit log on $name', ({ open }) => {
     secrets.push(invitation.token);
     expect(await latest('member.invited')).toMatchObject({ actor: { id: ownerId }, target: { type: 'invitation', id: invitation.id, label: email } });
     const password = 'a password of the invitee';
-    const accepted = (await ok(await call(undefined, 'POST', '/invitations/accept', { token: invitation.token, password }), 200)) as { totpSecret: string };
+    const accept = (body: Record<string, unknown>) => call(undefined, 'POST', '/invitations/accept', body);
+    const accepted = (await ok(await completeTwoStep(accept, t.clock, { token: invitation.token, password }), 200)) as { totpSecret: string };
     secrets.push(password, accepted.totpSecret);
     const acceptedEvent = await latest('invitation.accepted');
     expect(acceptedEvent).toMatchObject({ actor: { type: 'user', label: email }, target: { id: invitation.id } });
@@ -170,7 +172,8 @@ describe.each(testBackends())('the audit log on $name', ({ open }) => {
     const reset = (await ok(await call(owner, 'POST', `/workspace/members/${danaId}/reset`, { reset: 'totp' }), 201)) as { token: string };
     secrets.push(reset.token);
     expect(await latest('member.reset')).toMatchObject({ actor: { id: ownerId }, target: { id: danaId }, details: { reset: 'totp' } });
-    const redeemed = (await ok(await call(undefined, 'POST', '/account-resets/redeem', { token: reset.token, password }), 200)) as { totpSecret: string };
+    const redeem = (body: Record<string, unknown>) => call(undefined, 'POST', '/account-resets/redeem', body);
+    const redeemed = (await ok(await completeTwoStep(redeem, t.clock, { token: reset.token, password }), 200)) as { totpSecret: string };
     secrets.push(redeemed.totpSecret);
     expect(await latest('account_reset.redeemed')).toMatchObject({ actor: { type: 'user', id: danaId }, details: { reset: 'totp' } });
     await ok(await call(owner, 'DELETE', `/workspace/members/${danaId}`), 204);

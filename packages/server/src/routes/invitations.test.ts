@@ -9,6 +9,7 @@ import { zInvitation, zInvitationPreview, zPendingInvitationList } from '../../.
 import { INVITATION_TTL_MS } from '../domain/sessions/invitations.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { completeTwoStep } from '@service/testing/two-step';
 
 interface Session {
   cookie: string;
@@ -54,7 +55,9 @@ async function pending(session: Session = owner) {
   return zPendingInvitationList.parse(await res.json()).data;
 }
 
-const accept = (token: string, password = 'a password of the invitee') => call(undefined, 'POST', '/invitations/accept', { token, password });
+/** Accepts as a person does: a new account's two-step secret (the `202`) confirmed with its current code. */
+const accept = (token: string, password = 'a password of the invitee') =>
+  completeTwoStep((body) => call(undefined, 'POST', '/invitations/accept', body), t.clock, { token, password });
 const preview = (token: string) => call(undefined, 'POST', '/invitations/preview', { token });
 
 /** A new account of the workspace with the role, signed in. */

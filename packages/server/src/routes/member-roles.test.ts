@@ -11,6 +11,7 @@ import type { TableRow } from '../../../../generated/db.ts';
 import { zInvitation, zInvitationAccepted, zMemberList } from '../../../../generated/zod.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { completeTwoStep } from '@service/testing/two-step';
 
 type Role = 'owner' | 'admin' | 'member';
 interface Person {
@@ -86,11 +87,9 @@ beforeAll(async () => {
     ['member2', 'member'],
   ] as const) {
     const invitation = zInvitation.parse(await (await as(first, 'POST', '/workspace/invitations', { email: `${name}@northwind.example`, role })).json());
-    const res = await t.app.request('/invitations/accept', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ token: invitation.token, password: PASSWORD }),
-    });
+    const accept = (body: Record<string, unknown>) =>
+      t.app.request('/invitations/accept', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await completeTwoStep(accept, t.clock, { token: invitation.token, password: PASSWORD });
     const accepted = zInvitationAccepted.parse(await res.json());
     people[name] = { userId: '', email: accepted.email, password: PASSWORD, totpSecret: accepted.totpSecret! };
   }

@@ -4,11 +4,12 @@
  * role changes and removal with the last owner kept, and member_not_found for anyone else.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { zInvitation, zInvitationAccepted, zMemberList, zSessionWorkspaces } from '../../../../generated/zod.ts';
+import { zInvitation, zInvitationAccepted, zMemberList, zSessionWorkspaces, zTwoStepSetup } from '../../../../generated/zod.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import type { OpenDb } from '../store/db.ts';
 import { openMemoryStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { completeTwoStep } from '@service/testing/two-step';
 
 let db: OpenDb;
 let a: TestApp;
@@ -66,10 +67,18 @@ describe('invitations', () => {
     const stored = await db.query(`SELECT * FROM invitations WHERE id = $1`, [invitation.id]);
     expect(JSON.stringify(stored)).not.toContain(invitation.token);
 
-    const accepted = await as(undefined, 'POST', '/invitations/accept', { token: invitation.token, password: PASSWORD });
+    // First the two-step secret (202, nothing used up), then its current code completes the acceptance.
+    const setup = await as(undefined, 'POST', '/invitations/accept', { token: invitation.token, password: PASSWORD });
+    expect(setup.status).toBe(202);
+    const { totpSecret } = zTwoStepSetup.parse(await setup.json());
+    const accepted = await as(undefined, 'POST', '/invitations/accept', {
+      token: invitation.token,
+      password: PASSWORD,
+      totpCode: totpCode(totpSecret, a.clock.now()),
+    });
     expect(accepted.status).toBe(200);
     const body = zInvitationAccepted.parse(await accepted.json());
-    expect(body).toMatchObject({ workspaceId: a.workspaceId, email: 'dana@northwind.example', role: 'member' });
+    expect(body).toMatchObject({ workspaceId: a.workspaceId, email: 'dana@northwind.example', role: 'member', totpSecret });
     expect(body.totpSecret).toMatch(/^[A-Z2-7]{32}$/);
     dana = { email: body.email, totpSecret: body.totpSecret! };
 
@@ -221,9 +230,8 @@ describe('roles', () => {
 
   it('removing a member ends their sessions in this workspace; anyone else is member_not_found', async () => {
     const invitation = await invite(ownerA, 'temp@northwind.example');
-    const accepted = zInvitationAccepted.parse(
-      await (await as(undefined, 'POST', '/invitations/accept', { token: invitation.token, password: PASSWORD })).json(),
-    );
+    const accept = (body: Record<string, unknown>) => as(undefined, 'POST', '/invitations/accept', body);
+    const accepted = zInvitationAccepted.parse(await (await completeTwoStep(accept, a.clock, { token: invitation.token, password: PASSWORD })).json());
     const { session } = await login(accepted.email, PASSWORD, accepted.totpSecret!);
     const temp = zMemberList.parse(await (await as(ownerA, 'GET', '/workspace/members')).json()).data.find((m) => m.email === accepted.email)!;
     expect((await as(ownerA, 'DELETE', `/workspace/members/${temp.userId}`)).status).toBe(204);

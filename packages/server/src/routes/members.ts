@@ -54,9 +54,13 @@ const previewInvitation: Handler<'previewInvitation'> = async (_c, { body }, { m
 };
 
 const acceptInvitation: Handler<'acceptInvitation'> = async (c, { body }, services) => {
-  const accepted = await services.members.acceptInvitation(body, auditOf(c, services));
-  if (accepted.totpSecret) keepUnredacted(c, accepted.totpSecret);
-  return { status: 200, body: accepted };
+  const outcome = await services.members.acceptInvitation(body, auditOf(c, services));
+  if ('setup' in outcome) {
+    keepUnredacted(c, outcome.setup.totpSecret);
+    return { status: 202, body: outcome.setup };
+  }
+  if (outcome.accepted.totpSecret) keepUnredacted(c, outcome.accepted.totpSecret);
+  return { status: 200, body: outcome.accepted };
 };
 
 const resetMember: Handler<'resetMember'> = async (c, { params, body }, services) => {
@@ -72,9 +76,13 @@ const previewAccountReset: Handler<'previewAccountReset'> = async (_c, { body },
 };
 
 const redeemAccountReset: Handler<'redeemAccountReset'> = async (c, { body }, services) => {
-  const redeemed = await services.members.redeemReset(body, auditOf(c, services));
-  if (redeemed.totpSecret) keepUnredacted(c, redeemed.totpSecret);
-  return { status: 200, body: redeemed };
+  const outcome = await services.members.redeemReset(body, auditOf(c, services));
+  if ('setup' in outcome) {
+    keepUnredacted(c, outcome.setup.totpSecret);
+    return { status: 202, body: outcome.setup };
+  }
+  if (outcome.redeemed.totpSecret) keepUnredacted(c, outcome.redeemed.totpSecret);
+  return { status: 200, body: outcome.redeemed };
 };
 
 export const memberHandlers = {

@@ -6,6 +6,12 @@
  *
  * Only an owner invites, resends or revokes an invitation with the role `owner`, as only an owner grants that
  * role by a change (./members.ts): otherwise an admin could hand the owner role to an accomplice's address.
+ *
+ * The rules that let its inviter issue it hold when it is accepted too, read again then
+ * (requireInvitationStillAllowed): the inviter is still an owner or admin of the workspace with two-step
+ * verification, an owner for an invitation of an owner, and the workspace is in good standing. Otherwise
+ * accepting answers `403 forbidden` (or the standing's code) and the invitation stays as it is: an owner or
+ * admin may resend it (it is then theirs).
  */
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { Clock } from '../../clock.ts';
@@ -16,6 +22,7 @@ import { newId, randomBase62 } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { type Role, zRole } from './users.ts';
 import { type AuditContext, recordAudit } from '../audit/index.ts';
+import { requireGoodStanding, STANDING_COLUMNS, type StandingColumns, standingOf } from '../standing/index.ts';
 
 type Invitation = Schema<'Invitation'>;
 type PendingInvitation = Schema<'PendingInvitation'>;
@@ -58,6 +65,30 @@ export async function issueInvitation(
     await recordAudit(tx, audit.context, input.workspaceId, { action: audit.action, target, details: { role: input.role } }, now);
   }
   return { id, email: input.email, role: input.role, token, expiresAt: expiresAt.toISOString() };
+}
+
+/**
+ * An accepted invitation grants its role on its inviter's authority as it is at that moment.
+ * @throws forbidden when the inviter is no longer an owner or admin of the workspace with two-step verification,
+ *   or no longer an owner for an owner's invitation; tenant_forbidden or payment_not_completed for the standing
+ */
+export async function requireInvitationStillAllowed(db: Db | Tx, invitation: Pick<InvitationRow, 'workspace_id' | 'invited_by' | 'role'>): Promise<void> {
+  const [facts] = await db.query<StandingColumns & { inviter_role: string | null; inviter_totp: boolean | null }>(
+    `SELECT ${STANDING_COLUMNS},
+            (SELECT role FROM memberships WHERE workspace_id = w.id AND user_id = $2) AS inviter_role,
+            (SELECT totp_enabled FROM users WHERE id = $2) AS inviter_totp
+       FROM workspaces w WHERE w.id = $1`,
+    [invitation.workspace_id, invitation.invited_by],
+  );
+  if (!facts) throw invitationEnded('revoked');
+  const inviter = facts.inviter_role === null ? null : zRole.parse(facts.inviter_role);
+  if (inviter === null || inviter === 'member' || facts.inviter_totp !== true) {
+    throw fail('forbidden', 'The one who sent this invitation is no longer an owner or admin of the workspace; ask for a new invitation.');
+  }
+  if (zRole.parse(invitation.role) === 'owner' && inviter !== 'owner') {
+    throw fail('forbidden', 'Only an owner may invite an owner, and the one who sent this invitation no longer is; ask for a new invitation.');
+  }
+  requireGoodStanding(standingOf(facts));
 }
 
 /** Why the invitation can no longer be used at `now`, or null while it can. */
@@ -143,7 +174,8 @@ export async function revokeInvitation(db: Db, clock: Clock, input: InvitationAc
 
 /**
  * What a token offers, without using it up.
- * @throws not_found for an unknown token, expired (with the reason) when it can no longer be used
+ * @throws not_found for an unknown token, expired (with the reason) when it can no longer be used, and what
+ *   requireInvitationStillAllowed throws (the page says so before asking for a password)
  */
 export async function previewInvitation(db: Db, clock: Clock, token: string): Promise<InvitationPreview> {
   if (!INVITATION_TOKEN.test(token)) throw fail('not_found', 'No invitation has this token.');
@@ -155,6 +187,7 @@ export async function previewInvitation(db: Db, clock: Clock, token: string): Pr
   if (!row) throw fail('not_found', 'No invitation has this token.');
   const ended = invitationEnd(row, clock.now());
   if (ended) throw invitationEnded(ended);
+  await requireInvitationStillAllowed(db, row);
   return {
     workspaceName: row.workspace_name,
     email: row.email,

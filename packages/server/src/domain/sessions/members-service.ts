@@ -22,7 +22,7 @@ export function createMemberService(deps: { db: Db; clock: Clock; secretBox: Sec
       updateMember(db, clock, workspaceId, actorId, userId, role, audit),
     remove: (workspaceId: string, actorId: string, userId: string, audit?: AuditContext) => removeMember(db, clock, workspaceId, actorId, userId, audit),
     invite: (input: Parameters<typeof createInvitation>[2], audit?: AuditContext) => createInvitation(db, clock, input, audit),
-    acceptInvitation: (input: { token: string; password: string }, audit?: AuditContext) => acceptInvitation(db, clock, secretBox, input, audit),
+    acceptInvitation: (input: Parameters<typeof acceptInvitation>[3], audit?: AuditContext) => acceptInvitation(db, clock, secretBox, input, audit),
     /** The pending and expired invitations of a workspace. */
     invitations: (workspaceId: string) => listInvitations(db, clock, workspaceId),
     resendInvitation: (input: Parameters<typeof resendInvitation>[2], audit?: AuditContext) => resendInvitation(db, clock, input, audit),
@@ -31,6 +31,6 @@ export function createMemberService(deps: { db: Db; clock: Clock; secretBox: Sec
     /** An owner's or admin's reset of a member of their workspace. */
     reset: (input: Parameters<typeof resetMember>[2], audit?: AuditContext) => resetMember(db, clock, input, audit),
     previewReset: (token: string) => previewAccountReset(db, clock, token),
-    redeemReset: (input: { token: string; password: string }, audit?: AuditContext) => redeemAccountReset(db, clock, secretBox, input, audit),
+    redeemReset: (input: Parameters<typeof redeemAccountReset>[3], audit?: AuditContext) => redeemAccountReset(db, clock, secretBox, input, audit),
   };
 }

@@ -16,14 +16,16 @@ import { fail } from '../../errors.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
-import { INVITATION_TOKEN, invitationEnd, invitationEnded, issueInvitation } from './invitations.ts';
+import { INVITATION_TOKEN, invitationEnd, invitationEnded, issueInvitation, requireInvitationStillAllowed } from './invitations.ts';
 import { verifyPassword } from './password.ts';
+import { confirmSetupCode, setupTotpSecret } from './totp-secret.ts';
 import { addMembership, createUser, normalizeEmail, type Role, zRole } from './users.ts';
 import { type AuditContext, recordAudit } from '../audit/index.ts';
 
 type Member = Schema<'Member'>;
 type Invitation = Schema<'Invitation'>;
 type InvitationAccepted = Schema<'InvitationAccepted'>;
+type TwoStepSetup = Schema<'TwoStepSetup'>;
 
 type MemberRow = Pick<TableRow<'memberships'>, 'user_id' | 'role' | 'created_at'> & Pick<TableRow<'users'>, 'email' | 'totp_enabled'>;
 
@@ -143,26 +145,33 @@ export async function createInvitation(
   return db.transaction((tx) => issueInvitation(tx, clock, { ...input, email }, { context: audit, action: 'member.invited' }));
 }
 
+/** Accepting answers the membership, or first, for a new account, the two-step secret to confirm. */
+export type AcceptOutcome = { accepted: InvitationAccepted } | { setup: TwoStepSetup };
+
 /**
  * Accepts an invitation once: a new account (with two-step verification) or the existing one of the
- * email, proven by its password.
+ * email, proven by its password. A new account is made only once its first TOTP code is confirmed: without
+ * `totpCode` the answer is the secret to set up (setupTotpSecret) and nothing is used up, so a person who
+ * leaves before scanning it can come back with the same link.
  * @throws not_found for an unknown token, expired (with the reason) when used, revoked, replaced or past
- *   its 7 days, not_authenticated for an existing account's wrong password
+ *   its 7 days, forbidden (or the standing's code) when its inviter's authority no longer holds
+ *   (requireInvitationStillAllowed), not_authenticated for an existing account's wrong password or a wrong code
  */
 export async function acceptInvitation(
   db: Db,
   clock: Clock,
   secretBox: SecretBox,
-  input: { token: string; password: string },
+  input: { token: string; password: string; totpCode?: string | undefined },
   audit?: AuditContext,
-): Promise<InvitationAccepted> {
+): Promise<AcceptOutcome> {
   if (!INVITATION_TOKEN.test(input.token)) throw fail('not_found', 'No invitation has this token.');
-  return db.transaction(async (tx) => {
+  return db.transaction(async (tx): Promise<AcceptOutcome> => {
     const now = clock.now();
     const [invitation] = await tx.query<TableRow<'invitations'>>(`SELECT * FROM invitations WHERE token_hash = $1 FOR UPDATE`, [sha256Hex(input.token)]);
     if (!invitation) throw fail('not_found', 'No invitation has this token.');
     const ended = invitationEnd(invitation, now);
     if (ended) throw invitationEnded(ended);
+    await requireInvitationStillAllowed(tx, invitation);
     const role = zRole.parse(invitation.role);
     const [existing] = await tx.query<Pick<TableRow<'users'>, 'id' | 'password_hash'>>(`SELECT id, password_hash FROM users WHERE lower(email) = $1`, [
       invitation.email,
@@ -174,14 +183,17 @@ export async function acceptInvitation(
       await addMembership(tx, clock, { workspaceId: invitation.workspace_id, userId: existing.id, role });
       userId = existing.id;
     } else {
+      totpSecret = setupTotpSecret(secretBox, input.token);
+      if (input.totpCode === undefined) return { setup: { email: invitation.email, totpSecret } };
+      confirmSetupCode(totpSecret, input.totpCode, now);
       const created = await createUser(tx, clock, invitation.workspace_id, {
         email: invitation.email,
         password: input.password,
         role,
         withTotp: true,
+        totpSecret,
         secretBox,
       });
-      totpSecret = created.totpSecret;
       userId = created.id;
     }
     await tx.query(`UPDATE invitations SET accepted_at = $2 WHERE id = $1`, [invitation.id, now]);
@@ -198,6 +210,6 @@ export async function acceptInvitation(
       },
       now,
     );
-    return { workspaceId: invitation.workspace_id, email: invitation.email, role, totpSecret };
+    return { accepted: { workspaceId: invitation.workspace_id, email: invitation.email, role, totpSecret } };
   });
 }

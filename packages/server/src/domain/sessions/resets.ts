@@ -11,6 +11,14 @@
  * owner; a member resets nobody (the route's admin check). An account is one person across the
  * deployment, so an admin of one workspace may not reset an account that also belongs to another
  * workspace: whoever holds the link could redeem it and sign in there. The operator can.
+ *
+ * These rules hold when the link is redeemed too, read again then (resetRefusal, one home for both
+ * moments): a reset made by a workspace's owner or admin is refused (`403 forbidden`) once its maker is
+ * no longer an owner or admin of the workspace with two-step verification, once the account is an owner
+ * and its maker is not, once the account left the workspace or belongs to another one; and while the
+ * workspace is suspended or its payment pending (its standing's codes). The link is not used up by a
+ * refusal: it works again if the rules hold again before it expires. The operator's resets have no maker
+ * and no workspace; only their expiry applies.
  */
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { Clock } from '../../clock.ts';
@@ -21,14 +29,16 @@ import { newId, randomBase62 } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { hashPassword, verifyPassword } from './password.ts';
-import { generateTotpSecret } from './totp.ts';
+import { confirmSetupCode, setupTotpSecret } from './totp-secret.ts';
 import { normalizeEmail, type Role, zRole } from './users.ts';
 import { type AuditContext, recordAudit, recordAuditForUser } from '../audit/index.ts';
+import { requireGoodStanding, STANDING_COLUMNS, type StandingColumns, standingOf } from '../standing/index.ts';
 
 export type AccountReset = Schema<'AccountReset'>;
 export type AccountResetKind = Schema<'AccountResetKind'>;
 type AccountResetRedeemed = Schema<'AccountResetRedeemed'>;
 type AccountResetPreview = Schema<'AccountResetPreview'>;
+type TwoStepSetup = Schema<'TwoStepSetup'>;
 
 export const RESET_TTL_MS = 24 * 3_600_000;
 /** Wrong current passwords on a `totp` reset before the link is burnt: the link is no password oracle. */
@@ -53,11 +63,15 @@ export async function resetMember(
       [input.workspaceId, input.userId],
     );
     if (!target) throw fail('member_not_found', 'No member of this workspace has this id.');
-    if (input.userId === input.actorId) throw fail('forbidden', 'You cannot reset your own account this way.');
-    if (zRole.parse(target.role) === 'owner' && input.actorRole !== 'owner') throw fail('forbidden', 'Only an owner can reset an owner.');
-    if (target.workspaces > 1) {
-      throw fail('forbidden', 'This account also belongs to another workspace; the operator resets it (service users reset-password).');
-    }
+    const refusal = resetRefusal({
+      actorId: input.actorId,
+      actorRole: input.actorRole,
+      actorTotp: true,
+      userId: input.userId,
+      targetRole: zRole.parse(target.role),
+      workspaces: target.workspaces,
+    });
+    if (refusal) throw fail('forbidden', refusal);
     const created = await createReset(tx, clock, {
       userId: input.userId,
       email: target.email,
@@ -68,6 +82,61 @@ export async function resetMember(
     await recordAudit(tx, audit, input.workspaceId, resetEntry(created), clock.now());
     return created;
   });
+}
+
+/** What a workspace's reset depends on, read when it is made and again when it is redeemed. */
+interface ResetFacts {
+  actorId: string;
+  /** The maker's role in the workspace now; null when no longer a member. */
+  actorRole: Role | null;
+  /** The maker's two-step verification is active (the route's admin check at creation). */
+  actorTotp: boolean;
+  userId: string;
+  /** The account's role in the workspace now; null when no longer a member. */
+  targetRole: Role | null;
+  /** How many workspaces the account belongs to now. */
+  workspaces: number;
+}
+
+/** Why a workspace's owner or admin may not reset (or have reset) this account now, or null while they may. */
+function resetRefusal(facts: ResetFacts): string | null {
+  if (facts.actorRole === null || facts.actorRole === 'member' || !facts.actorTotp) {
+    return 'The one who made this reset is no longer an owner or admin of the workspace.';
+  }
+  if (facts.targetRole === null) return 'This account is no longer a member of the workspace that made the reset.';
+  if (facts.userId === facts.actorId) return 'You cannot reset your own account this way.';
+  if (facts.targetRole === 'owner' && facts.actorRole !== 'owner') return 'Only an owner can reset an owner.';
+  if (facts.workspaces > 1) return 'This account also belongs to another workspace; the operator resets it (service users reset-password).';
+  return null;
+}
+
+/**
+ * A workspace's reset checked again at the moment of use: the rules of resetMember on the roles and memberships
+ * as they are now, and the workspace's standing. An operator's reset (no workspace) has no such rules.
+ * @throws forbidden when a rule no longer holds, tenant_forbidden or payment_not_completed for the standing
+ */
+async function requireResetStillAllowed(db: Db | Tx, reset: Pick<TableRow<'account_resets'>, 'workspace_id' | 'created_by' | 'user_id'>): Promise<void> {
+  if (reset.workspace_id === null || reset.created_by === null) return;
+  const [facts] = await db.query<StandingColumns & { actor_role: string | null; actor_totp: boolean | null; target_role: string | null; workspaces: number }>(
+    `SELECT ${STANDING_COLUMNS},
+            (SELECT role FROM memberships WHERE workspace_id = w.id AND user_id = $2) AS actor_role,
+            (SELECT totp_enabled FROM users WHERE id = $2) AS actor_totp,
+            (SELECT role FROM memberships WHERE workspace_id = w.id AND user_id = $3) AS target_role,
+            (SELECT count(*)::int FROM memberships WHERE user_id = $3) AS workspaces
+       FROM workspaces w WHERE w.id = $1`,
+    [reset.workspace_id, reset.created_by, reset.user_id],
+  );
+  if (!facts) throw fail('expired', 'This reset link has expired, was replaced or was already used.');
+  const refusal = resetRefusal({
+    actorId: reset.created_by,
+    actorRole: facts.actor_role === null ? null : zRole.parse(facts.actor_role),
+    actorTotp: facts.actor_totp === true,
+    userId: reset.user_id,
+    targetRole: facts.target_role === null ? null : zRole.parse(facts.target_role),
+    workspaces: facts.workspaces,
+  });
+  if (refusal) throw fail('forbidden', refusal);
+  requireGoodStanding(standingOf(facts));
 }
 
 /** The operator's reset of any account, by email. @throws not_found when no account has the email */
@@ -103,21 +172,29 @@ async function createReset(
   return { id, userId: input.userId, email: input.email, reset: input.kind, token, expiresAt: expiresAt.toISOString() };
 }
 
+/** Redeeming answers the renewed account, or first, for a reset of `totp` or `both`, the new secret to confirm. */
+export type RedeemOutcome = { redeemed: AccountResetRedeemed } | { setup: TwoStepSetup };
+
 /**
  * Redeems a reset once: a new password (`password`, `both`), a new TOTP secret (`totp`, `both`; a
- * `totp` reset is proven with the current password). Ends every session of the account.
+ * `totp` reset is proven with the current password). A new secret takes effect only once its first code
+ * is confirmed: without `totpCode` the answer is the secret (setupTotpSecret) and nothing changes, so the
+ * account keeps its old second factor until the new one is proven to be in an authenticator. Ends every
+ * session of the account.
  * @throws not_found for an unknown token, expired when used, replaced or past its 24 hours,
- *   not_authenticated for a wrong current password (the fifth burns the link)
+ *   forbidden, tenant_forbidden or payment_not_completed when its rules no longer hold (requireResetStillAllowed),
+ *   not_authenticated for a wrong current password (the fifth burns the link) or a wrong code (not counted: the
+ *   link's holder could ask for the secret again)
  */
 export async function redeemAccountReset(
   db: Db,
   clock: Clock,
   secretBox: SecretBox,
-  input: { token: string; password: string },
+  input: { token: string; password: string; totpCode?: string | undefined },
   audit?: AuditContext,
-): Promise<AccountResetRedeemed> {
+): Promise<RedeemOutcome> {
   if (!RESET_TOKEN.test(input.token)) throw fail('not_found', 'No reset has this token.');
-  const verdict = await db.transaction(async (tx): Promise<AccountResetRedeemed | { wrongPassword: string }> => {
+  const verdict = await db.transaction(async (tx): Promise<RedeemOutcome | { wrongPassword: string }> => {
     const now = clock.now();
     const [reset] = await tx.query<TableRow<'account_resets'>>(`SELECT * FROM account_resets WHERE token_hash = $1 FOR UPDATE`, [sha256Hex(input.token)]);
     if (!reset) throw fail('not_found', 'No reset has this token.');
@@ -128,12 +205,17 @@ export async function redeemAccountReset(
       [reset.user_id],
     );
     if (!user) throw fail('expired', 'This reset link has expired, was replaced or was already used.');
+    await requireResetStillAllowed(tx, reset);
     if (kind === 'totp' && !(await verifyPassword(input.password, user.password_hash))) return { wrongPassword: reset.id };
-    if (kind !== 'totp') await tx.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [user.id, await hashPassword(input.password)]);
     let totpSecret: string | null = null;
     if (kind !== 'password') {
-      totpSecret = generateTotpSecret();
-      // A new secret starts with no step used: the first code of the new authenticator is accepted.
+      totpSecret = setupTotpSecret(secretBox, input.token);
+      if (input.totpCode === undefined) return { setup: { email: user.email, totpSecret } };
+      confirmSetupCode(totpSecret, input.totpCode, now);
+    }
+    if (kind !== 'totp') await tx.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [user.id, await hashPassword(input.password)]);
+    if (totpSecret !== null) {
+      // A new secret starts with no step used: the confirmed code may sign in right after (confirming is no sign-in).
       await tx.query(`UPDATE users SET totp_secret = $2, totp_enabled = true, totp_last_step = NULL WHERE id = $1`, [user.id, secretBox.seal(totpSecret)]);
     }
     await tx.query(`UPDATE account_resets SET used_at = $2 WHERE id = $1`, [reset.id, now]);
@@ -151,7 +233,7 @@ export async function redeemAccountReset(
       },
       now,
     );
-    return { email: user.email, reset: kind, totpSecret };
+    return { redeemed: { email: user.email, reset: kind, totpSecret } };
   });
   if ('wrongPassword' in verdict) {
     // Counted after the read above committed nothing: the link stays usable until the fifth failure.
@@ -167,16 +249,20 @@ export async function redeemAccountReset(
 
 /**
  * What a reset link renews, without using it up: the page of the link asks for a new password or the current one.
- * @throws not_found for an unknown token, expired when used, replaced or past its 24 hours
+ * @throws not_found for an unknown token, expired when used, replaced or past its 24 hours, and what
+ *   requireResetStillAllowed throws (the page says so before asking for anything)
  */
 export async function previewAccountReset(db: Db, clock: Clock, token: string): Promise<AccountResetPreview> {
   if (!RESET_TOKEN.test(token)) throw fail('not_found', 'No reset has this token.');
-  const [row] = await db.query<Pick<TableRow<'account_resets'>, 'kind' | 'used_at' | 'expires_at'> & Pick<TableRow<'users'>, 'email'>>(
-    `SELECT r.kind, r.used_at, r.expires_at, u.email FROM account_resets r JOIN users u ON u.id = r.user_id WHERE r.token_hash = $1`,
+  const [row] = await db.query<
+    Pick<TableRow<'account_resets'>, 'kind' | 'used_at' | 'expires_at' | 'workspace_id' | 'created_by' | 'user_id'> & Pick<TableRow<'users'>, 'email'>
+  >(
+    `SELECT r.kind, r.used_at, r.expires_at, r.workspace_id, r.created_by, r.user_id, u.email FROM account_resets r JOIN users u ON u.id = r.user_id WHERE r.token_hash = $1`,
     [sha256Hex(token)],
   );
   if (!row) throw fail('not_found', 'No reset has this token.');
   if (row.used_at || row.expires_at <= clock.now()) throw fail('expired', 'This reset link has expired, was replaced or was already used.');
+  await requireResetStillAllowed(db, row);
   return { email: row.email, reset: zAccountResetKind.parse(row.kind), expiresAt: row.expires_at.toISOString() };
 }
 

@@ -23,6 +23,8 @@ interface NewUser {
   role: Role;
   /** Turn on two-step verification now; the answer then carries the Base32 secret, once. */
   withTotp: boolean;
+  /** The secret to turn it on with, already shown to the person and confirmed (a new one when absent). */
+  totpSecret?: string;
   /** Seals the TOTP secret at rest (see ./totp-secret.ts). */
   secretBox: SecretBox;
 }
@@ -45,7 +47,7 @@ export async function createUser(db: Db | Tx, clock: Clock, workspaceId: string,
   const taken = await db.query(`SELECT 1 FROM users WHERE lower(email) = $1`, [email]);
   if (taken.length > 0) throw fail('invalid_body', "'email' is already in use");
   const id = newId('usr');
-  const totpSecret = input.withTotp ? generateTotpSecret() : null;
+  const totpSecret = input.withTotp ? (input.totpSecret ?? generateTotpSecret()) : null;
   await db.query(`INSERT INTO users (id, email, password_hash, totp_secret, totp_enabled, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
     id,
     email,

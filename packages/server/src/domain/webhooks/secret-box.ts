@@ -16,6 +16,11 @@ export interface SecretBox {
   seal(plaintext: string): string;
   /** Throws when the value was not sealed under this key or was altered. */
   open(sealed: string): string;
+  /**
+   * `bytes` bytes derived from the key and `input` for `purpose` (HKDF): the same for the same input under the same
+   * key, unpredictable without the key. For a value a request must find again without storing it.
+   */
+  derive(purpose: string, input: string, bytes: number): Buffer;
 }
 
 const VERSION = 'v1';
@@ -45,6 +50,9 @@ export function createSecretBox(secretKey: string): SecretBox {
       } catch {
         throw new SealedSecretUnreadable();
       }
+    },
+    derive(purpose, input, bytes) {
+      return Buffer.from(hkdfSync('sha256', secretKey, input, `service-derived:${purpose}`, bytes));
     },
   };
 }
