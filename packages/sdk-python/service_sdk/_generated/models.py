@@ -1451,16 +1451,17 @@ Liveness = TypedDict(
     },
 )
 
-# DependencyChecks: The answer of each backing service to this instance.
+# DependencyChecks: The answer of each backing service to this instance, and whether the secrets it keeps sealed open.
 DependencyChecks = TypedDict(
     "DependencyChecks",
     {
         "store": "DependencyStatus",
         "redis": "DependencyStatus",
+        "secrets": "NotRequired[DependencyStatus]",
     },
 )
 
-# Readiness: This instance takes traffic; the store and (when configured) Redis answer.
+# Readiness: This instance takes traffic; the store and (when configured) Redis answer, and its sealed secrets open.
 Readiness = TypedDict(
     "Readiness",
     {
@@ -1469,14 +1470,14 @@ Readiness = TypedDict(
     },
 )
 
-# NotReadyError: The instance must not receive traffic: `failing` names each backing service that did not answer, or `shutdown` while the instance is stopping.
+# NotReadyError: The instance must not receive traffic: `failing` names each backing service that did not answer, `secrets` when the secrets it keeps sealed do not open under its key, or `shutdown` while the instance is stopping.
 NotReadyError = TypedDict(
     "NotReadyError",
     {
         "error": "Literal[\"service_unavailable\"]",
         "message": "NotRequired[str]",
         "requestId": "str",
-        "failing": "list[Literal[\"store\", \"redis\", \"shutdown\"]]",
+        "failing": "list[Literal[\"store\", \"redis\", \"secrets\", \"shutdown\"]]",
         "checks": "DependencyChecks",
     },
 )
