@@ -239,7 +239,7 @@ RateLimitExceededError = TypedDict(
     },
 )
 
-# QuotaExceededError: The STU quota of the period is exhausted; wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
+# QuotaExceededError: The STU quota of the period is exhausted (`policy: hardstop`), or what is left of it before the hard stop does not cover this request's input and one output token (`policy` is then the period's level, as `GET /usage/current` reads it, and the message says so: a shorter request may fit). Wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
 QuotaExceededError = TypedDict(
     "QuotaExceededError",
     {

@@ -5,7 +5,7 @@
  * instances raced to create it and some failed (`duplicate key value violates unique constraint
  * "pg_type_typname_nsp_index"`).
  */
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,10 @@ import { quoteIdent } from './postgres.ts';
 import { adminQuery, openMemoryStore } from '@service/testing/store';
 
 const DATABASE_URL = process.env.DATABASE_URL;
+/** The server's store functions, in the order they are applied. */
+const SERVER_FUNCTIONS = readdirSync(fileURLToPath(new URL('./functions/', import.meta.url)))
+  .filter((file) => file.endsWith('.sql'))
+  .sort();
 /** Instances starting together: enough that the race, when there is one, is lost by some. */
 const INSTANCES = 12;
 
@@ -64,7 +68,7 @@ describe('migrations on an empty PGlite store', () => {
         .filter((name) => !name.startsWith('functions/'))
         .sort(),
     ).toEqual(rows.map((r) => r.version));
-    expect(applied.flat().filter((name) => name.startsWith('functions/'))).toEqual(['functions/finish_runs.sql']);
+    expect(applied.flat().filter((name) => name.startsWith('functions/'))).toEqual(SERVER_FUNCTIONS.map((file) => `functions/${file}`));
   });
 });
 
@@ -111,6 +115,6 @@ describe('store functions (store/functions/*.sql)', () => {
     expect(await value()).toBe(3);
     // The server's own functions are applied at open, and recorded.
     const rows = await store.query<{ name: string }>(`SELECT name FROM schema_functions ORDER BY name`);
-    expect(rows.map((r) => r.name)).toEqual(['finish_runs', 'probe_fn']);
+    expect(rows.map((r) => r.name)).toEqual([...SERVER_FUNCTIONS.map((file) => file.slice(0, -'.sql'.length)), 'probe_fn'].sort());
   });
 });
