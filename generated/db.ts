@@ -282,6 +282,12 @@ export interface Tables {
     unbilled_stu: string;
     request_preview: string | null;
   };
+  schema_functions: {
+    name: string;
+    sha256: string;
+    migration: string;
+    applied_at: Date;
+  };
   schema_migrations: {
     version: string;
     applied_at: Date;

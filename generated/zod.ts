@@ -361,7 +361,7 @@ export const zQuotaPolicy = z.enum([
 /**
  * QuotaExceededError
  *
- * The STU quota of the period is exhausted; wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
+ * The STU quota of the period is exhausted (`policy: hardstop`), or what is left of it before the hard stop does not cover this request's input and one output token (`policy` is then the period's level, as `GET /usage/current` reads it, and the message says so: a shorter request may fit). Wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
  */
 export const zQuotaExceededError = zError.and(z.object({
     error: z.enum(['quota_exceeded']),
@@ -2209,7 +2209,7 @@ export const zLiveness = z.strictObject({
 /**
  * DependencyStatus
  *
- * `ok`: it answered; `failing`: it did not answer within a second; `not_configured`: this deployment does not use it (Redis without `REDIS_URL`).
+ * `ok`: it answered; `failing`: it did not answer within a second (`secrets`: a sealed secret does not open); `not_configured`: this deployment does not use it (Redis without `REDIS_URL`).
  */
 export const zDependencyStatus = z.enum([
     'ok',
@@ -2220,17 +2220,18 @@ export const zDependencyStatus = z.enum([
 /**
  * DependencyChecks
  *
- * The answer of each backing service to this instance.
+ * The answer of each backing service to this instance, and whether the secrets it keeps sealed open.
  */
 export const zDependencyChecks = z.strictObject({
     store: zDependencyStatus,
-    redis: zDependencyStatus
+    redis: zDependencyStatus,
+    secrets: zDependencyStatus.optional()
 });
 
 /**
  * Readiness
  *
- * This instance takes traffic; the store and (when configured) Redis answer.
+ * This instance takes traffic; the store and (when configured) Redis answer, and its sealed secrets open.
  */
 export const zReadiness = z.strictObject({
     status: z.enum(['ready']),
@@ -2240,13 +2241,14 @@ export const zReadiness = z.strictObject({
 /**
  * NotReadyError
  *
- * The instance must not receive traffic: `failing` names each backing service that did not answer, or `shutdown` while the instance is stopping.
+ * The instance must not receive traffic: `failing` names each backing service that did not answer, `secrets` when the secrets it keeps sealed do not open under its key, or `shutdown` while the instance is stopping.
  */
 export const zNotReadyError = zServerError.and(z.object({
     error: z.enum(['service_unavailable']).optional(),
     failing: z.array(z.enum([
         'store',
         'redis',
+        'secrets',
         'shutdown'
     ])).min(1),
     checks: zDependencyChecks

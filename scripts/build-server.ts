@@ -1,7 +1,7 @@
 /**
  * @module The server's compiled build: `packages/server/dist/cli.js`, one ES module that plain `node`
  * runs (no transpiler at run time), the embedded store's worker thread `pglite-thread.js` beside it
- * (started by `service serve`), and the SQL migrations.
+ * (started by `service serve`), and the SQL migrations and functions.
  *
  *   pnpm build                    (every package; this script is the server's `build`)
  *   pnpm tsx scripts/build-server.ts --if-stale
@@ -9,7 +9,7 @@
  * Bundled: the server's own sources and `generated/*.ts`. Not bundled: the packages in
  * node_modules (PGlite finds its WASM next to its own files, pino starts workers from its own
  * files), resolved at run time from packages/server as in development. The store reads its
- * migrations from `./migrations/` beside the running module, so they are copied there. Type
+ * migrations from `./migrations/` and its functions from `./functions/` beside the running module, so they are copied there. Type
  * checking stays with `pnpm lint:ts`; esbuild only strips types.
  *
  * `--if-stale` builds only when a source file (server, generated, this script, the lockfile) is
@@ -28,6 +28,7 @@ const ENTRY = join(SERVER, 'src/cli.ts');
 const STORE_THREAD = join(SERVER, 'src/store/pglite-thread.ts');
 const OUTFILE = join(DIST, 'cli.js');
 const MIGRATIONS = join(SERVER, 'src/store/migrations');
+const FUNCTIONS = join(SERVER, 'src/store/functions');
 
 /** The newest modification time under `dir` (files only), skipping tests. */
 function newest(dir: string): number {
@@ -71,6 +72,7 @@ export async function buildServer(dist = DIST, options: { quiet?: boolean } = {}
     logLevel: 'warning',
   });
   cpSync(MIGRATIONS, join(dist, 'migrations'), { recursive: true });
+  cpSync(FUNCTIONS, join(dist, 'functions'), { recursive: true });
   if (!options.quiet) process.stdout.write(`built ${outfile.slice(ROOT.length)} in ${(performance.now() - started).toFixed(0)} ms\n`);
   return outfile;
 }

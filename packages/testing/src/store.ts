@@ -19,7 +19,7 @@ import { migrated, openStore } from '../../server/src/store/open.ts';
 import { pgliteSchemaStore, type SharedPglite, sharePglite } from '../../server/src/store/pglite.ts';
 import { quoteIdent } from '../../server/src/store/postgres.ts';
 
-/** The server's store folder (its migrations live there). */
+/** The server's store folder (its migrations and functions live there). */
 const SERVER_STORE = new URL('../../server/src/store/', import.meta.url);
 
 export interface TestStore {
@@ -129,17 +129,19 @@ async function openPostgresTestStore(url: string): Promise<TestStore> {
 export const PGLITE_TEMPLATE_ENV = 'SERVICE_TEST_PGLITE_TEMPLATE';
 
 /**
- * A migrated, empty PGlite data directory for this version of the migrations and of PGlite, made
+ * A migrated, empty PGlite data directory for this version of the migrations, the functions and PGlite, made
  * once and kept in the system's temporary folder: a data directory copied from it starts in a
  * fraction of what creating one costs. Returns its path.
  */
 export async function pgliteTemplate(): Promise<string> {
-  // The server's migrations, and the PGlite the server's store opens.
-  const migrations = fileURLToPath(new URL('migrations/', SERVER_STORE));
+  // The server's migrations and functions (store/migrate.ts applies both), and the PGlite the server's store opens.
   const hash = createHash('sha256');
   // The installed PGlite's path names its version (pnpm's store layout).
   hash.update(createRequire(SERVER_STORE).resolve('@electric-sql/pglite'));
-  for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(join(migrations, file)));
+  for (const folder of ['migrations/', 'functions/']) {
+    const dir = fileURLToPath(new URL(folder, SERVER_STORE));
+    for (const file of readdirSync(dir).sort()) hash.update(folder + file).update(readFileSync(join(dir, file)));
+  }
   const template = join(tmpdir(), `service-pglite-template-${hash.digest('hex').slice(0, 16)}`);
   if (existsSync(template)) return template;
   const building = `${template}.${process.pid}`;

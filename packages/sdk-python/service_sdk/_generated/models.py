@@ -239,7 +239,7 @@ RateLimitExceededError = TypedDict(
     },
 )
 
-# QuotaExceededError: The STU quota of the period is exhausted; wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
+# QuotaExceededError: The STU quota of the period is exhausted (`policy: hardstop`), or what is left of it before the hard stop does not cover this request's input and one output token (`policy` is then the period's level, as `GET /usage/current` reads it, and the message says so: a shorter request may fit). Wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
 QuotaExceededError = TypedDict(
     "QuotaExceededError",
     {
@@ -1462,16 +1462,17 @@ Liveness = TypedDict(
     },
 )
 
-# DependencyChecks: The answer of each backing service to this instance.
+# DependencyChecks: The answer of each backing service to this instance, and whether the secrets it keeps sealed open.
 DependencyChecks = TypedDict(
     "DependencyChecks",
     {
         "store": "DependencyStatus",
         "redis": "DependencyStatus",
+        "secrets": "NotRequired[DependencyStatus]",
     },
 )
 
-# Readiness: This instance takes traffic; the store and (when configured) Redis answer.
+# Readiness: This instance takes traffic; the store and (when configured) Redis answer, and its sealed secrets open.
 Readiness = TypedDict(
     "Readiness",
     {
@@ -1480,14 +1481,14 @@ Readiness = TypedDict(
     },
 )
 
-# NotReadyError: The instance must not receive traffic: `failing` names each backing service that did not answer, or `shutdown` while the instance is stopping.
+# NotReadyError: The instance must not receive traffic: `failing` names each backing service that did not answer, `secrets` when the secrets it keeps sealed do not open under its key, or `shutdown` while the instance is stopping.
 NotReadyError = TypedDict(
     "NotReadyError",
     {
         "error": "Literal[\"service_unavailable\"]",
         "message": "NotRequired[str]",
         "requestId": "str",
-        "failing": "list[Literal[\"store\", \"redis\", \"shutdown\"]]",
+        "failing": "list[Literal[\"store\", \"redis\", \"secrets\", \"shutdown\"]]",
         "checks": "DependencyChecks",
     },
 )

@@ -1347,7 +1347,7 @@ export interface paths {
         };
         /**
          * Readiness of the instance
-         * @description `200` when this instance can serve: the store answers and, when `REDIS_URL` is set, Redis answers (each asked with a one-second budget). `503 service_unavailable` otherwise, naming each failing dependency, and during a graceful shutdown (`shutdown`), so a load balancer stops routing to the instance before it exits. No credential, outside the rate limits, no rate-limit headers.
+         * @description `200` when this instance can serve: the store answers and, when `REDIS_URL` is set, Redis answers (each asked with a one-second budget), and the secrets it keeps sealed open under its key (checked at start). `503 service_unavailable` otherwise, naming each failing dependency (`secrets`: a sealed secret does not open, so sign-ins would answer `503`), and during a graceful shutdown (`shutdown`), so a load balancer stops routing to the instance before it exits. No credential, outside the rate limits, no rate-limit headers.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -1841,7 +1841,7 @@ export interface components {
         QuotaPolicy: "green" | "warning" | "critical" | "overage" | "grace" | "hardstop";
         /**
          * QuotaExceededError
-         * @description The STU quota of the period is exhausted; wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
+         * @description The STU quota of the period is exhausted (`policy: hardstop`), or what is left of it before the hard stop does not cover this request's input and one output token (`policy` is then the period's level, as `GET /usage/current` reads it, and the message says so: a shorter request may fit). Wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
          */
         QuotaExceededError: components["schemas"]["Error"] & {
             /** @enum {string} */
@@ -4018,21 +4018,23 @@ export interface components {
         };
         /**
          * DependencyStatus
-         * @description `ok`: it answered; `failing`: it did not answer within a second; `not_configured`: this deployment does not use it (Redis without `REDIS_URL`).
+         * @description `ok`: it answered; `failing`: it did not answer within a second (`secrets`: a sealed secret does not open); `not_configured`: this deployment does not use it (Redis without `REDIS_URL`).
          * @enum {string}
          */
         DependencyStatus: "ok" | "failing" | "not_configured";
         /**
          * DependencyChecks
-         * @description The answer of each backing service to this instance.
+         * @description The answer of each backing service to this instance, and whether the secrets it keeps sealed open.
          */
         DependencyChecks: {
             store: components["schemas"]["DependencyStatus"];
             redis: components["schemas"]["DependencyStatus"];
+            /** @description Checked once at start by a running server (absent when not checked): `ok` when a stored sealed value of each kind (webhook signing secrets, two-step secrets) opens under the instance's secret key, `failing` when one does not (sign-ins and webhooks that need it would answer `503`; the server's start-up lines name the repair). */
+            secrets?: components["schemas"]["DependencyStatus"];
         };
         /**
          * Readiness
-         * @description This instance takes traffic; the store and (when configured) Redis answer.
+         * @description This instance takes traffic; the store and (when configured) Redis answer, and its sealed secrets open.
          * @example {
          *       "status": "ready",
          *       "checks": {
@@ -4048,12 +4050,12 @@ export interface components {
         };
         /**
          * NotReadyError
-         * @description The instance must not receive traffic: `failing` names each backing service that did not answer, or `shutdown` while the instance is stopping.
+         * @description The instance must not receive traffic: `failing` names each backing service that did not answer, `secrets` when the secrets it keeps sealed do not open under its key, or `shutdown` while the instance is stopping.
          */
         NotReadyError: components["schemas"]["ServerError"] & {
             /** @enum {string} */
             error?: "service_unavailable";
-            failing: ("store" | "redis" | "shutdown")[];
+            failing: ("store" | "redis" | "secrets" | "shutdown")[];
             checks: components["schemas"]["DependencyChecks"];
         };
         /**
@@ -8632,7 +8634,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServerError"];
                 };
             };
-            /** @description Not ready. `failing` names the backing services that do not answer, or `shutdown`. */
+            /** @description Not ready. `failing` names the backing services that do not answer, `secrets`, or `shutdown`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

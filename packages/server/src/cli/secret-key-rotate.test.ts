@@ -1,9 +1,10 @@
 /**
  * `service secret-key rotate` (in-process, embedded store): every secret at rest is re-sealed from
- * the key file to the new SECRET_KEY and opens to the same value; a second run changes nothing; a
- * wrong old key stops the command with nothing changed.
+ * the key file to the new SECRET_KEY and opens to the same value, and the key file then holds the new
+ * key (mode 0600); a second run changes nothing; a wrong old key stops the command with nothing changed.
+ * The restart after it, with real processes: secret-key-rotate.http.test.ts.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,10 +59,21 @@ describe('service secret-key rotate', () => {
     // Without SECRET_KEY: a usage error.
     expect((await cli(base, 'secret-key', 'rotate')).code).toBe(2);
 
+    const keyFile = join(dir, 'data', 'secret.key');
+    const oldKey = readFileSync(keyFile, 'utf8').trim();
     const rotated = await cli({ ...base, SECRET_KEY: NEW_KEY }, 'secret-key', 'rotate', '--json');
-    expect(rotated).toEqual({ code: 0, out: `${JSON.stringify({ resealed: 4, unchanged: 0 })}\n` });
+    expect(rotated).toEqual({ code: 0, out: `${JSON.stringify({ resealed: 4, unchanged: 0, keyFileReplaced: true })}\n` });
+    // The key file, which `serve` reads without SECRET_KEY, holds the new key, readable by its owner only.
+    expect(readFileSync(keyFile, 'utf8')).toBe(`${NEW_KEY}\n`);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     const again = await cli({ ...base, SECRET_KEY: NEW_KEY }, 'secret-key', 'rotate', '--json');
-    expect(again).toEqual({ code: 0, out: `${JSON.stringify({ resealed: 0, unchanged: 4 })}\n` });
+    expect(again).toEqual({ code: 0, out: `${JSON.stringify({ resealed: 0, unchanged: 4, keyFileReplaced: false })}\n` });
+    // Interrupted after the store's commit, before the file was replaced: run again, the file is replaced.
+    writeFileSync(keyFile, `${oldKey}\n`, { mode: 0o600 });
+    const resumed = await cli({ ...base, SECRET_KEY: NEW_KEY }, 'secret-key', 'rotate');
+    expect(resumed.code).toBe(0);
+    expect(resumed.out).toContain('Re-sealed 0 secrets under the new key (4 already were). The key file');
+    expect(readFileSync(keyFile, 'utf8')).toBe(`${NEW_KEY}\n`);
 
     // Every sealed value opens under the new key to the secret handed out at creation.
     const db = await openStore({ dataDir: join(dir, 'data', 'pglite') });

@@ -7,15 +7,18 @@
  * shows them). A value already sealed under the new key is left as it is, so the command can run again
  * after an interruption; a value that opens under neither key stops it, nothing changed. Stop every
  * instance first: one still running would seal new secrets under the old key.
+ *
+ * With the embedded store, the key file (the key `serve` uses without SECRET_KEY) then holds the new key,
+ * replaced atomically once the store is closed; a run interrupted between the two finds every value
+ * already under the new key and replaces the file.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { loadConfig } from '../config.ts';
 import { createSecretBox, type SecretBox } from '../domain/webhooks/secret-box.ts';
 import type { Db } from '../store/db.ts';
 import type { CommandTable, Flags, Print } from './commands.ts';
 import { openCliStore } from '../runtime/store.ts';
 import { opens, SEALED_COLUMNS } from '../runtime/sealed-secrets.ts';
+import { keyFilePath, readKeyFile, replaceKeyFile } from '../runtime/secret-key.ts';
 import { UsageError } from './usage.ts';
 
 /** Sealed values start with the box's version (`v1.`); a clear TOTP secret (Base32) never has a dot. */
@@ -61,9 +64,10 @@ Re-seals every secret kept at rest (webhook signing secrets, TOTP secrets) under
 transaction. Stop every instance first; start them again with the new SECRET_KEY afterwards.
   OLD_SECRET_KEY   the key in use until now (default: the key file <data dir>/secret.key)
   SECRET_KEY       the new key, at least 32 characters
-  --json           print {"resealed","unchanged"}
+  --json           print {"resealed","unchanged","keyFileReplaced"}
 A value already under the new key is left as is (the command can run again); a value neither key
-opens stops the command with nothing changed.`;
+opens stops the command with nothing changed. With the embedded store, the key file <data dir>/secret.key
+then holds the new key (replaced atomically), so the server starts with or without SECRET_KEY.`;
 
 export const secretKeyCommands: CommandTable = {
   groups: { 'secret-key': HELP },
@@ -81,25 +85,29 @@ async function rotate(values: Flags, positionals: string[], print: Print, env: N
   const config = loadConfig({ 'data-dir': typeof values['data-dir'] === 'string' ? values['data-dir'] : undefined }, env);
   const next = config.secretKey;
   if (!next || next.length < 32) throw new UsageError(`Set SECRET_KEY to the new key (at least 32 characters).\n\n${HELP}`);
-  const old = config.oldSecretKey ?? (await readKeyFile(config.dataDir));
-  if (old === next) throw new UsageError('OLD_SECRET_KEY and SECRET_KEY are the same key.');
+  if (config.oldSecretKey === next) throw new UsageError('OLD_SECRET_KEY and SECRET_KEY are the same key.');
+  const keyFile = await readKeyFile(config.dataDir);
+  // A key file that already holds the new key (a rotation done, or interrupted after the file): every value is checked again.
+  const old = config.oldSecretKey ?? keyFile;
+  if (old === undefined) throw new UsageError('Set OLD_SECRET_KEY to the key in use until now (there is no key file in the data directory).');
   const store = await openCliStore(config, 'secret-key rotate');
+  let result: RotationResult;
   try {
-    const result = await resealSecrets(store.db, createSecretBox(old), createSecretBox(next));
-    print(values.json === true ? JSON.stringify(result) : `Re-sealed ${result.resealed} secrets under the new key (${result.unchanged} already were).`);
-    return 0;
+    result = await resealSecrets(store.db, createSecretBox(old), createSecretBox(next));
   } catch (err) {
     if (err instanceof RotationError) throw new UsageError(err.message);
     throw err;
   } finally {
     await store.close();
   }
-}
-
-async function readKeyFile(dataDir: string): Promise<string> {
-  try {
-    return (await readFile(join(dataDir, 'secret.key'), 'utf8')).trim();
-  } catch {
-    throw new UsageError('Set OLD_SECRET_KEY to the key in use until now (there is no key file in the data directory).');
-  }
+  // The embedded store's key file is the key `serve` uses without SECRET_KEY: from now on the new one.
+  const replaceFile = !config.databaseUrl && keyFile !== undefined && keyFile !== next;
+  if (replaceFile) await replaceKeyFile(config.dataDir, next);
+  const fileNote = !config.databaseUrl && keyFile !== undefined ? ` The key file ${keyFilePath(config.dataDir)} holds the new key.` : '';
+  print(
+    values.json === true
+      ? JSON.stringify({ ...result, keyFileReplaced: replaceFile })
+      : `Re-sealed ${result.resealed} secrets under the new key (${result.unchanged} already were).${fileNote}`,
+  );
+  return 0;
 }

@@ -2,8 +2,8 @@
  * A secret sealed under another key (the store was initialised with one SECRET_KEY, or the key file,
  * and the server runs with another) cannot be opened. Signing in then answers `503
  * service_unavailable`, never a bare 500, and the server's log line names the cause and the command
- * that repairs it (`service secret-key rotate`); `serve` says so at start too. Real processes, real HTTP,
- * embedded store.
+ * that repairs it (`service secret-key rotate`); `serve` says so at start too, and `/readyz` answers not
+ * ready (`secrets`), so a load balancer does not send sign-ins there. Real processes, real HTTP, embedded store.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +40,22 @@ describe('a store sealed under another SECRET_KEY', () => {
     expect(server.output()).toMatch(
       /WARNING: A secret stored sealed cannot be opened with this SECRET_KEY.*service secret-key rotate.*found in users\.totp_secret/,
     );
+    // Not ready: a load balancer keeps traffic away; the body is the contract's, and names no key.
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect([ready.headers.get('retry-after'), ready.headers.get('x-should-retry')]).toEqual(['5', 'true']);
+    const readiness = (await ready.json()) as Record<string, unknown>;
+    expect(readiness).toEqual({
+      error: 'service_unavailable',
+      message: "Not ready: stored secrets do not open under this instance's key.",
+      requestId: ready.headers.get('x-request-id'),
+      failing: ['secrets'],
+      checks: { store: 'ok', redis: 'not_configured', secrets: 'failing' },
+    });
+    expect(JSON.stringify(readiness)).not.toContain(OTHER_KEY);
+    // Liveness is unaffected: the process serves.
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+
     const res = await fetch(`${server.url}/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -57,6 +57,24 @@ describe('GET /readyz', () => {
     expect(await health.readiness()).toEqual({ checks: { store: 'failing', redis: 'ok' }, failing: ['store'] });
   });
 
+  it('answers 503 naming secrets when the start-up check found a sealed secret that does not open', async () => {
+    t = await createTestApp();
+    t.services.health.recordSealedSecrets(undefined);
+    const ok = await t.app.request('/readyz');
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ status: 'ready', checks: { store: 'ok', redis: 'not_configured', secrets: 'ok' } });
+    t.services.health.recordSealedSecrets('users.totp_secret');
+    const res = await t.app.request('/readyz');
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({
+      error: 'service_unavailable',
+      message: "Not ready: stored secrets do not open under this instance's key.",
+      requestId: res.headers.get('x-request-id'),
+      failing: ['secrets'],
+      checks: { store: 'ok', redis: 'not_configured', secrets: 'failing' },
+    });
+  });
+
   it('answers 503 with shutdown once a graceful stop has begun', async () => {
     t = await createTestApp();
     t.services.health.beginShutdown();

@@ -93,6 +93,8 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
     // TOTP secrets an earlier version stored in clear are sealed now, before anyone signs in.
     await sealClearTotpSecrets(store.db, services.webhooks.secretBox);
     const unopenable = await unopenableSecret(store.db, services.webhooks.secretBox);
+    // Not ready while they do not open: sign-ins and webhooks that need them would answer 503.
+    services.health.recordSealedSecrets(unopenable);
     // Outbound deliveries (and inbound runs) survive restarts: the worker resumes from the store.
     worker = startWorker({
       db: store.db,

@@ -3,7 +3,11 @@
  * TRUNCATE, MERGE) are in its owner's files; every other module calls the owner's exported
  * functions, passing its transaction. A module is a folder of `packages/server/src/`.
  *
- * The scan reads the non-test sources as text and relies on the codebase's convention of SQL
+ * The store's functions (`store/functions/<name>.sql`) are the one exception the architecture names: a
+ * function of the money path writes tables of several owners in one statement. Each lists here the
+ * tables it writes, and a write to another table fails as a write outside its owner does.
+ *
+ * The scan reads the non-test sources (and those function files) as text and relies on the codebase's convention of SQL
  * keywords in capitals and table names in lower case (`UPDATE runs SET …`), so `FOR UPDATE OF d`
  * and `DO UPDATE SET` are not writes and prose is not SQL.
  */
@@ -39,6 +43,7 @@ const TABLE_OWNERS: Record<string, string> = {
   run_events: 'domain/runs',
   run_steps: 'domain/runs',
   runs: 'domain/runs',
+  schema_functions: 'store',
   schema_migrations: 'store',
   sessions: 'domain/sessions',
   tool_calls: 'domain/runs',
@@ -49,6 +54,15 @@ const TABLE_OWNERS: Record<string, string> = {
   webhook_destinations: 'domain/destinations',
   workspace_plans: 'domain/agents',
   workspaces: 'domain/workspaces',
+};
+
+/** Store function (`store/functions/<name>.sql`) → the tables it may write (the owner map's one exception). */
+const FUNCTION_WRITES: Record<string, string[]> = {
+  // Locks the batch's runs, then closes each through finish_run_logged.
+  finish_runs: [],
+  // domain/spending's: the expired idempotency claim and the new one, the windows' rows and reservations,
+  // the period's reservation, and the run's row (inserted, or an inbound run's adopted).
+  start_run: ['idempotency_keys', 'usage_windows', 'usage_periods', 'runs'],
 };
 
 interface TableWrite {
@@ -85,6 +99,18 @@ function ownershipProblems(writes: readonly TableWrite[], owners: Record<string,
   return problems;
 }
 
+/** The problems of the store functions' writes: a function without an entry, a write its entry does not list. */
+function functionProblems(writes: readonly TableWrite[], functions: readonly string[], allowed: Record<string, string[]>): string[] {
+  const problems: string[] = [];
+  for (const name of functions) if (!(name in allowed)) problems.push(`store/functions/${name}.sql: not in FUNCTION_WRITES (list the tables it writes)`);
+  for (const write of writes) {
+    const name = write.file.slice('store/functions/'.length, -'.sql'.length);
+    if (!allowed[name]?.includes(write.table))
+      problems.push(`${write.file}:${write.line}: ${write.statement} ${write.table}, which FUNCTION_WRITES does not list for ${name}`);
+  }
+  return problems;
+}
+
 /** The tables of the store, as generated/db.ts lists them. */
 function generatedTables(dbTs: string): string[] {
   const body = dbTs.slice(dbTs.indexOf('export interface Tables {'));
@@ -92,6 +118,7 @@ function generatedTables(dbTs: string): string[] {
 }
 
 const SRC = fileURLToPath(new URL('..', import.meta.url));
+const FUNCTIONS = fileURLToPath(new URL('./functions/', import.meta.url));
 const DB_TS = fileURLToPath(new URL('../../../../generated/db.ts', import.meta.url));
 
 function sourceFiles(dir: string): string[] {
@@ -115,6 +142,24 @@ describe('table owners', () => {
     const writes = sourceFiles(SRC).flatMap((path) => findWrites(relative(SRC, path).split('\\').join('/'), readFileSync(path, 'utf8')));
     expect(writes.length).toBeGreaterThan(0);
     expect(ownershipProblems(writes, TABLE_OWNERS, tables)).toEqual([]);
+  });
+
+  it('each store function writes only the tables it lists, each of them a table of the store', () => {
+    const files = readdirSync(FUNCTIONS).filter((f) => f.endsWith('.sql'));
+    expect(files).toContain('finish_runs.sql');
+    const writes = files.flatMap((file) => findWrites(`store/functions/${file}`, readFileSync(join(FUNCTIONS, file), 'utf8')));
+    const names = files.map((file) => file.slice(0, -'.sql'.length));
+    expect(functionProblems(writes, names, FUNCTION_WRITES)).toEqual([]);
+    for (const [name, listed] of Object.entries(FUNCTION_WRITES)) {
+      expect(names).toContain(name);
+      for (const table of listed) expect(tables).toContain(table);
+    }
+    // A write the entry does not list fails; so does a function without an entry.
+    const extra = findWrites('store/functions/finish_runs.sql', 'UPDATE usage_periods SET reserved_stu = 0;');
+    expect(functionProblems(extra, ['finish_runs', 'unlisted_fn'], FUNCTION_WRITES)).toEqual([
+      'store/functions/unlisted_fn.sql: not in FUNCTION_WRITES (list the tables it writes)',
+      'store/functions/finish_runs.sql:1: UPDATE usage_periods, which FUNCTION_WRITES does not list for finish_runs',
+    ]);
   });
 
   it('finds multi-line writes and ignores row locks and upserts', () => {

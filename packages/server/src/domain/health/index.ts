@@ -1,15 +1,16 @@
 /**
  * @module Health of one instance: liveness (the process serves) and readiness (the store and, when
- * configured, Redis answer within a second; not while shutting down). `GET /healthz` and `GET /readyz`
- * answer from it; `serve` marks the shutdown.
+ * configured, Redis answer within a second; the sealed secrets open, as checked at start; not while shutting
+ * down). `GET /healthz` and `GET /readyz` answer from it; `serve` marks the shutdown.
  */
 import type { Db } from '../../store/db.ts';
 
 export type DependencyStatus = 'ok' | 'failing' | 'not_configured';
-export type Failing = 'store' | 'redis' | 'shutdown';
+export type Failing = 'store' | 'redis' | 'secrets' | 'shutdown';
 
 export interface Readiness {
-  checks: { store: DependencyStatus; redis: DependencyStatus };
+  /** `secrets` once the start-up check told (`recordSealedSecrets`). */
+  checks: { store: DependencyStatus; redis: DependencyStatus; secrets?: DependencyStatus };
   /** Empty when ready. */
   failing: Failing[];
 }
@@ -20,6 +21,11 @@ export interface Pingable {
 
 export interface Health {
   readiness(): Promise<Readiness>;
+  /**
+   * What the start-up check of sealed secrets found (runtime/sealed-secrets.ts `unopenableSecret`): the column
+   * whose value does not open under the instance's key, or undefined. From then on readiness says `secrets`.
+   */
+  recordSealedSecrets(unopenable: string | undefined): void;
   /** From now on readiness fails with `shutdown` (a graceful stop has begun). */
   beginShutdown(): void;
   readonly shuttingDown: boolean;
@@ -30,10 +36,14 @@ export const CHECK_TIMEOUT_MS = 1_000;
 
 export function createHealth(deps: { db: Db; redis?: Pingable | undefined; timeoutMs?: number }): Health {
   let shuttingDown = false;
+  let secrets: DependencyStatus | undefined;
   const timeoutMs = deps.timeoutMs ?? CHECK_TIMEOUT_MS;
   return {
     get shuttingDown() {
       return shuttingDown;
+    },
+    recordSealedSecrets(unopenable) {
+      secrets = unopenable === undefined ? 'ok' : 'failing';
     },
     beginShutdown() {
       shuttingDown = true;
@@ -47,8 +57,9 @@ export function createHealth(deps: { db: Db; redis?: Pingable | undefined; timeo
       const failing: Failing[] = [];
       if (store === 'failing') failing.push('store');
       if (redisStatus === 'failing') failing.push('redis');
+      if (secrets === 'failing') failing.push('secrets');
       if (shuttingDown) failing.push('shutdown');
-      return { checks: { store, redis: redisStatus }, failing };
+      return { checks: { store, redis: redisStatus, ...(secrets ? { secrets } : {}) }, failing };
     },
   };
 }

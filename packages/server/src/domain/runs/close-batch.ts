@@ -1,7 +1,7 @@
 /**
  * @module Group commit (store/group-commit.ts) of the closing statement (`finish_run`, close.ts):
- * closes that arrive while one is in flight wait, and go to the store together as one statement (`finish_runs`, migration
- * 0509_finish_runs.sql), one commit for all of them, as soon as the statement in flight returns.
+ * closes that arrive while one is in flight wait, and go to the store together as one statement (`finish_runs`,
+ * store/functions/finish_runs.sql), one commit for all of them, as soon as the statement in flight returns.
  * A close that finds nothing in flight goes out at once, alone, as the statement close.ts always
  * ran: one invocation at a time waits for nothing, and runs exactly what it ran before.
  *

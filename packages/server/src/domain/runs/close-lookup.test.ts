@@ -8,8 +8,13 @@
  * one transaction): the same with 300 and with 900 other runs in the workspace (9 rows). On 0506's finish_run it
  * failed on both stores (317 rows, then 918), on 0506's start_run too (303, then 903): on PostgreSQL as well, until
  * autovacuum's ANALYZE would have made the plan again.
+ *
+ * A batch of closes (`finish_runs`, store/functions/finish_runs.sql) locks its runs by key too, whatever the number
+ * of runs stored: on 0511's finish_runs (`id IN (SELECT …)`, a sequential scan of `runs`) a batch of five closes read
+ * 1,065 rows with 1,000 runs stored and 3,070 with 3,000, on both stores; written as `id = ANY (ARRAY(SELECT …))` it
+ * still read 1,065 then 3,070 on PGlite (the plan made while `runs` was small); locked one by one by key, 40 either way.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import type { OpenDb, Tx } from '../../store/db.ts';
@@ -22,13 +27,21 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
   let t: TestApp;
   /** When set, the next statement that matches runs in a transaction that reports how many rows of `runs` it read. */
   let probe: { statement: RegExp; report: (read: number) => void } | undefined;
+  /** When set, the next lone close waits for it (the closes that arrive meanwhile then go out together). */
+  let hold: Promise<void> | undefined;
 
-  beforeAll(async () => {
+  // A store for each test: its functions' plans are made while its `runs` is small, whatever ran before.
+  beforeEach(async () => {
     store = await open();
     const inner = store.db;
     const db: OpenDb = {
       ...inner,
       async query(sql, params, options) {
+        if (hold && /FROM finish_run_logged\(/.test(sql)) {
+          const waitFor = hold;
+          hold = undefined;
+          await waitFor;
+        }
         const report = probe?.statement.test(sql) ? probe.report : undefined;
         if (!report) return inner.query(sql, params, options);
         probe = undefined;
@@ -43,7 +56,7 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
     t = await createTestApp({ db });
     await t.services.keys.ready();
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await t?.close();
     await store?.cleanup();
   });
@@ -97,6 +110,30 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
     const with900 = await readByOneClose();
     expect(with900).toBe(with300);
     expect(with300).toBeLessThan(300);
+  });
+
+  it('closes a batch reading as many rows of runs with 3,000 runs stored as with 1,000', async () => {
+    /** `n` invocations whose closes, but the first, wait behind the first and go out as one finish_runs: the rows that read. */
+    async function readByBatch(n: number): Promise<number> {
+      let release!: () => void;
+      hold = new Promise<void>((resolve) => (release = resolve));
+      const answers = Promise.all(Array.from({ length: n }, () => invoke()));
+      await vi.waitFor(() => expect(t.services.runs.closesWaiting()).toBe(n - 1), { timeout: 10_000 });
+      let read: number | undefined;
+      probe = { statement: /FROM finish_runs\(/, report: (r) => (read = r) };
+      release();
+      await answers;
+      expect(read).toBeDefined();
+      return read!;
+    }
+    // Plans made while the store is small: PL/pgSQL switches to a generic plan after five executions.
+    for (let i = 0; i < 8; i += 1) await readByBatch(3);
+    await addRuns(1000, 10_000);
+    const with1000 = await readByBatch(5);
+    await addRuns(2000, 11_000);
+    const with3000 = await readByBatch(5);
+    expect(with3000).toBe(with1000);
+    expect(with1000).toBeLessThan(1000);
   });
 
   it('adopts an inbound run reading as many rows of runs with 900 runs waiting in the workspace as with 300', async () => {

@@ -303,7 +303,7 @@ export async function finishRun(db: Db | Tx, params: FinishRunParams): Promise<F
   return { ...decodeRunView(row!), startedAt: row!.started_at };
 }
 
-/** Several runs' `finish_run` parameters in one `jsonb` array (store/migrations/0509_finish_runs.sql). */
+/** Several runs' `finish_run_logged` parameters in one `jsonb` array (store/functions/finish_runs.sql). */
 const FINISH_RUNS = `SELECT ${RUN_COLUMNS}, started_at FROM finish_runs($1)`;
 
 /**

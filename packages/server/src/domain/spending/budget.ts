@@ -4,7 +4,7 @@
  *
  * A run *reserves* its worst case (input tokens plus its output cap, at the alias's STU rate)
  * before the engine is called, on the period row and the hour and day rows. The check and the
- * reservation are one statement, `start_run` (store/migrations/0506_money_path.sql), which also
+ * reservation are one statement, `start_run` (store/functions/start_run.sql), which also
  * inserts the run: it locks the period row, then the day and hour rows (always in that order, so no
  * deadlock), for the length of that statement only, never across a round trip nor while the engine
  * runs. Concurrent requests on any number of instances take turns on the same rows, and admission
@@ -21,9 +21,12 @@
  *   and the quota but not beside what runs in progress hold, it is refused with `429
  *   budget_reserved` (a few seconds' `Retry-After`, no run created), since that room comes back as
  *   they end.
- * - Quota: an invocation is admitted only when its worst case fits under the hard stop together with
- *   the charged consumption (else `429 quota_exceeded`) and what runs in progress hold (else `429
- *   budget_reserved`).
+ * - Quota: the hard stop caps the output as the windows do: when the worst case does not fit under it
+ *   beside the charged consumption, the output cap shrinks to what fits, and the run answers what fits in
+ *   it, as under a smaller `maxTokens` (it completes; its charge may bring the period to the hard stop).
+ *   `429 quota_exceeded` only at the hard stop, or when not even the input and one output token fit (its
+ *   `policy` and `pctConsumed` are then usage's, the message says why); beside what runs in progress hold,
+ *   `429 budget_reserved`.
  * - The charge of a run never exceeds its reservation (runs/execute.ts bills within it), so no limit nor
  *   the hard stop is passed by what an engine reports.
  *
@@ -37,6 +40,7 @@ import {
   quotaExceededError,
   resetAt,
   pctConsumed,
+  policyLevel,
   type KillSwitchLimits,
   type SpendingScope,
   type StuRates,
@@ -87,6 +91,10 @@ export type Reservation =
   | { outcome: 'stale_history' }
   /** Not even the input fits under `scope`'s limit: nothing reserved, the window tripped; the run fails at once. */
   | { outcome: 'crossed'; windows: Windows; scope: SpendingScope };
+
+/** The message of `429 quota_exceeded` below the hard stop. */
+const QUOTA_INPUT_TOO_LARGE =
+  "What is left of this period's quota before its hard stop does not cover this request's input and one output token; a shorter request may fit.";
 
 /** `Retry-After` of `429 budget_reserved`: reservations are freed as runs end, within seconds for most. */
 const BUDGET_RESERVED_RETRY_AFTER_SEC = 5;
@@ -158,13 +166,16 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
       throw fail('invalid_request', "'idempotency-key' was already used with a different request.");
     case 'quota_exceeded': {
       const used = { quotaStu: decision.allowanceStu, rolloverStu: 0, consumedStu: decision.consumedStu };
-      throw quotaExceededError({
+      const refused = {
         allowed: false,
         policy: 'hardstop',
         pctConsumed: pctConsumed(used),
         resetAt: resetAt(now).toISOString(),
         retryAfterMs: Math.max(1, resetAt(now).getTime() - now.getTime()),
-      });
+      } as const;
+      // Below the hard stop, the request's input alone does not fit: say so, with the level usage reads.
+      if (decision.inputTooLarge) throw quotaExceededError({ ...refused, policy: policyLevel(used) }, QUOTA_INPUT_TOO_LARGE);
+      throw quotaExceededError(refused);
     }
     case 'kill_switch': {
       // The same answer activeKillSwitch gives for these totals: its kind, since when, and Retry-After.

@@ -4,7 +4,7 @@
  * the caller's), one statement run, decoded values out (STU as numbers, not `numeric` strings; times as
  * Dates; camelCase). The policy files (budget.ts, usage-store.ts, daily-usage.ts, kill-switches.ts) call
  * these and hold no SQL. The money path's own statement, `start_run`, is a store function
- * (store/migrations/0506_money_path.sql): here is the call and the decoding of its outcome.
+ * (store/functions/start_run.sql): here is the call and the decoding of its outcome.
  */
 import type { Alias } from '../../vocabulary/alias.ts';
 import type { Db, Tx } from '../../store/db.ts';
@@ -52,7 +52,8 @@ export type StartDecision =
   | { outcome: 'started'; outputCap: number; reservedStu: number; limitedBy: SpendingScope | null }
   | { outcome: 'replay'; runId: string }
   | { outcome: 'gone' | 'stale_history' | 'idempotency_mismatch' }
-  | { outcome: 'quota_exceeded'; consumedStu: number; allowanceStu: number }
+  /** `inputTooLarge`: below the hard stop, but not even the input and one output token fit (`consumedStu`: charged alone). */
+  | { outcome: 'quota_exceeded'; consumedStu: number; allowanceStu: number; inputTooLarge?: boolean }
   | { outcome: 'kill_switch'; kind: 'manual' | 'hour' | 'day'; since: Date | null }
   | { outcome: 'crossed'; scope: SpendingScope }
   | { outcome: 'budget_reserved'; budget: 'quota' | 'hour' | 'day' };
@@ -67,7 +68,7 @@ type StoredDecision =
   | (Omit<Extract<StartDecision, { outcome: 'kill_switch' }>, 'since'> & { since: string | null })
   | Exclude<StartDecision, { outcome: 'started' | 'quota_exceeded' | 'kill_switch' }>;
 
-// start_run_previewed (migration 0516) is start_run (0506) that also writes the run's request preview.
+// start_run_previewed (migration 0516) is start_run (store/functions/start_run.sql) that also writes the run's request preview.
 const START_RUN = `SELECT start_run_previewed($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) AS decision`;
 
 /** The invocation's reservation and run row in one statement, run alone (prepared on PostgreSQL). */

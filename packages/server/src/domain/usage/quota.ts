@@ -32,11 +32,18 @@ export function checkQuota(input: UsageInput): QuotaDecision {
   };
 }
 
-/** The 429 `quota_exceeded` error of a refused decision: the retry hints wait until the reset, and say not to loop. */
-export function quotaExceededError(decision: Extract<QuotaDecision, { allowed: false }>): ServiceError {
+/**
+ * The 429 `quota_exceeded` error of a refused decision: the retry hints wait until the reset, and say not to loop.
+ * Below the hard stop (a request whose input alone does not fit in what is left), `policy` is the period's level
+ * and `message` says why.
+ */
+export function quotaExceededError(
+  decision: Omit<Extract<QuotaDecision, { allowed: false }>, 'policy'> & { readonly policy: PolicyLevel },
+  message = 'The STU quota of this period is exhausted.',
+): ServiceError {
   return fail(
     'quota_exceeded',
-    'The STU quota of this period is exhausted.',
+    message,
     { policy: decision.policy, pctConsumed: decision.pctConsumed, resetAt: decision.resetAt },
     retryHints(decision.retryAfterMs, false),
   );
