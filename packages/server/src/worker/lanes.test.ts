@@ -100,8 +100,9 @@ describe.each(testBackends())('lanes per destination and per workspace on $name'
     const aPaths = Array.from({ length: A_DESTINATIONS }, (_, i) => `/a${i}`);
     for (const path of aPaths) await createDestination(a, path);
     await createDestination(b, '/b');
-    // A's fifty deliveries are due first; B's one after them.
+    // A's fifty deliveries are due first; B's one a second after them.
     for (let i = 0; i < A_EVENTS; i += 1) await runCompleted(a, i);
+    a.clock.advance(1_000);
     await runCompleted(b, 0);
 
     worker = start();
@@ -140,6 +141,8 @@ describe.each(testBackends())('lanes per destination and per workspace on $name'
     };
     const aRuns: string[] = [];
     for (let i = 0; i < 12; i += 1) aRuns.push(await ingest(a, hooks[0]!, `a-${i}`));
+    // B's event is received a second after A's burst (the apps have a clock each).
+    b.clock.set(new Date(a.clock.now().getTime() + 1_000));
     const bRun = await ingest(b, hooks[1]!, 'b-0');
 
     let release: () => void = () => {};
