@@ -69,6 +69,7 @@ export function startWorker(options: WorkerOptions): Worker {
   const deps = {
     ...options,
     claims,
+    inFlight: new Map<string, number>(),
     recordDelivered: options.recordDelivered ?? deliveredRecorder(options.db),
     // One pool of kept-alive connections to receivers for every attempt (domain/webhooks/delivery-agents.ts).
     agents: options.agents ?? createDeliveryAgents(),
