@@ -66,9 +66,7 @@ export async function startInboundHandOvers(
   lanes: { limit: number; perWorkspace: number; busy?: ReadonlyMap<string, number> },
 ): Promise<{ workspaceId: string; done: Promise<boolean> }[]> {
   const now = deps.clock.now();
-  const claimed = await deps.db.transaction((tx) =>
-    claimWaitingInboundEvents(tx, { now, ...lanes, leaseUntil: new Date(now.getTime() + HAND_OVER_LEASE_MS) }),
-  );
+  const claimed = await deps.db.transaction((tx) => claimWaitingInboundEvents(tx, { now, ...lanes, leaseUntil: new Date(now.getTime() + HAND_OVER_LEASE_MS) }));
   return claimed.map((row) => ({ workspaceId: row.workspace_id, done: handOver(deps, row) }));
 }
 

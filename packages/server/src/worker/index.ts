@@ -197,7 +197,6 @@ export function startWorker(options: WorkerOptions): Worker {
   };
 }
 
-
 function defaultLog(error: unknown): void {
   fallbackLogger().error({ err: error }, 'webhook worker tick failed');
 }

@@ -158,8 +158,10 @@ describe.each(testBackends())('lanes per destination and per workspace on $name'
       }
       handedOver.push(run.runId);
     };
-    const started = async (runId: string) =>
-      (await store.db.query<{ run_started_at: Date | null }>(`SELECT run_started_at FROM inbound_events WHERE run_id = $1`, [runId]))[0]?.run_started_at != null;
+    const started = async (runId: string) => {
+      const [event] = await store.db.query<{ run_started_at: Date | null }>(`SELECT run_started_at FROM inbound_events WHERE run_id = $1`, [runId]);
+      return event?.run_started_at != null;
+    };
 
     worker = start(execute);
     await until(() => started(bRun), "B's run to be handed over", 30_000);
