@@ -33,6 +33,9 @@ describe.each(testBackends())('lanes per destination and per workspace on $name'
   /** Answers every held request of A's: until then A's receivers hold them. */
   let releaseA: () => void = () => {};
   let aReleased: Promise<ReceiverAnswer> = Promise.resolve({ status: 200 });
+  /** Likewise for the one slow destination of the third test. */
+  let releaseSlow: () => void = () => {};
+  let slowReleased: Promise<ReceiverAnswer> = Promise.resolve({ status: 200 });
 
   beforeAll(async () => {
     store = await open();
@@ -40,10 +43,13 @@ describe.each(testBackends())('lanes per destination and per workspace on $name'
     const deps = { webhooks: { secretKey: `lanes-${randomBase62(32)}`, allowList: ['127.0.0.1'] } };
     a = await createTestApp({ db: store.db, deps });
     b = await createTestApp({ db: store.db, deps });
-    receiver = await startHttpsTestReceiver(certificate, (request) => (request.path.startsWith('/a') ? aReleased : { status: 200 }));
+    receiver = await startHttpsTestReceiver(certificate, (request) =>
+      request.path.startsWith('/a') ? aReleased : request.path === '/slow' ? slowReleased : { status: 200 },
+    );
   });
   afterAll(async () => {
     releaseA();
+    releaseSlow();
     await worker?.stop(0);
     await receiver?.close();
     await a?.close();
@@ -66,12 +72,12 @@ describe.each(testBackends())('lanes per destination and per workspace on $name'
     });
   }
 
-  async function createDestination(t: TestApp, path: string): Promise<string> {
+  async function createDestination(t: TestApp, path: string, events = ['run.completed']): Promise<string> {
     const admin = await t.login();
     const res = await t.app.request('/webhook-destinations', {
       method: 'POST',
       headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: `${receiver.origin}${path}`, events: ['run.completed'] }),
+      body: JSON.stringify({ url: `${receiver.origin}${path}`, events }),
     });
     expect(res.status).toBe(201);
     return ((await res.json()) as { id: string }).id;
@@ -172,6 +178,44 @@ describe.each(testBackends())('lanes per destination and per workspace on $name'
     release();
     await until(async () => (await Promise.all(aRuns.map(started))).every(Boolean), "A's runs to be handed over", 30_000);
     expect(new Set(handedOver)).toEqual(new Set([bRun, ...aRuns]));
+    await worker.stop();
+    worker = undefined;
+    expect(errors).toEqual([]);
+  }, 120_000);
+
+  it("one hanging destination holds its lane only: the workspace's other destination gets every delivery meanwhile", async () => {
+    slowReleased = new Promise((resolve) => (releaseSlow = () => resolve({ status: 204 })));
+    const slow = await createDestination(a, '/slow', ['run.failed']);
+    const fast = await createDestination(a, '/fast', ['run.failed']);
+    const events = DEFAULT_DELIVERY_LANES.perDestination + 4;
+    for (let i = 0; i < events; i += 1) {
+      await enqueueEvent(
+        store.db,
+        { tenantId: a.workspaceId, type: 'run.failed', data: { run_id: `run_f${i}`, agent: 'sales', reason: 'timeout', status: 'failed' } },
+        { now: a.clock.now() },
+      );
+    }
+    const statuses = async (destinationId: string) =>
+      store.db.query<{ status: string; claimed: boolean; n: number }>(
+        `SELECT status, claim_token IS NOT NULL AS claimed, count(*)::integer AS n FROM deliveries WHERE destination_id = $1
+          GROUP BY status, claimed ORDER BY status, claimed`,
+        [destinationId],
+      );
+
+    worker = start();
+    await until(async () => (await statuses(fast)).every((s) => s.status === 'delivered'), "the fast destination's deliveries", 30_000);
+    expect(await statuses(fast)).toEqual([{ status: 'delivered', claimed: false, n: events }]);
+    // The slow one holds exactly its lane; the rest of its deliveries wait, unclaimed, for a slot of its own.
+    const slowHeld = () => receiver.received.filter((r) => r.path === '/slow').length;
+    await until(() => slowHeld() === DEFAULT_DELIVERY_LANES.perDestination, 'the slow destination to hold its lane', 30_000);
+    expect(await statuses(slow)).toEqual([
+      { status: 'pending', claimed: false, n: events - DEFAULT_DELIVERY_LANES.perDestination },
+      { status: 'pending', claimed: true, n: DEFAULT_DELIVERY_LANES.perDestination },
+    ]);
+
+    releaseSlow();
+    await until(async () => (await statuses(slow)).every((s) => s.status === 'delivered'), "the slow destination's deliveries", 30_000);
+    expect(await statuses(slow)).toEqual([{ status: 'delivered', claimed: false, n: events }]);
     await worker.stop();
     worker = undefined;
     expect(errors).toEqual([]);
