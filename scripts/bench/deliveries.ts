@@ -2,15 +2,16 @@
  * `pnpm bench:deliveries [--events N] [--rounds R]`: outbound deliveries drained by the delivery
  * worker in process (no HTTP server of ours in the path), to a loopback HTTPS receiver, on the
  * embedded store and (with DATABASE_URL) on PostgreSQL. N events (default 1,000) are queued for one
- * destination, then the worker's batches (`runDeliveryBatch`, as the worker loop runs them) drain
- * them; prints deliveries per second and the CPU of this process (worker, store client and
+ * destination, then the worker (`startWorker`, as `serve` runs it, woken once: its attempts by lane,
+ * each on its own) drains them; prints deliveries per second and the CPU of this process (worker, store client and
  * receiver; PostgreSQL's own CPU is not in it) per delivery, for each round. BENCH_STORE=pglite or
  * postgres runs one store only.
  */
 import { parseArgs } from 'node:util';
 import { enqueueEvent } from '../../packages/server/src/domain/events/outbox.ts';
 import { createDeliveryAgents } from '../../packages/server/src/domain/webhooks/delivery-agents.ts';
-import { deliveredRecorder, runDeliveryBatch } from '../../packages/server/src/worker/deliveries.ts';
+import { deliveredRecorder } from '../../packages/server/src/worker/deliveries.ts';
+import { startWorker } from '../../packages/server/src/worker/index.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver } from '@service/testing/https-receiver';
 import { testBackends } from '@service/testing/store';
 import { createTestApp } from '@service/testing/app';
@@ -75,10 +76,17 @@ for (const backend of testBackends().filter((b) => !process.env.BENCH_STORE || b
     const before = receiver.received.length;
     const cpu = process.cpuUsage();
     const started = performance.now();
-    for (;;) {
-      const batch = await runDeliveryBatch(deps);
-      if (batch.claimed === 0) break;
-    }
+    // Polls only when nothing wakes it (never, here): the worker claims again as its attempts end.
+    const worker = startWorker({
+      ...deps,
+      pollMs: 3_600_000,
+      logError: (error) => {
+        console.error('The worker failed:', error);
+        process.exit(1);
+      },
+    });
+    while (receiver.received.length - before < EVENTS) await new Promise((resolve) => setTimeout(resolve, 2));
+    await worker.stop();
     const seconds = (performance.now() - started) / 1000;
     const used = process.cpuUsage(cpu);
     const delivered = receiver.received.length - before;

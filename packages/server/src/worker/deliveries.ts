@@ -22,6 +22,7 @@ import {
   releaseDeliveryClaim,
   type ClaimedDelivery,
   type DeliveredAttempt,
+  type DeliveryLanes,
 } from '../domain/events/deliveries.ts';
 import { groupCommit, type GroupCommit } from '../store/group-commit.ts';
 import { deliverWebhook, DEFAULT_DELIVERY_TIMEOUT_MS, type DeliveryOutcome } from '../domain/webhooks/delivery.ts';
@@ -38,8 +39,10 @@ export interface DeliveryWorkerDeps {
   policy: DestinationPolicy;
   /** Budget of one attempt; the lease is this plus {@link LEASE_MARGIN_MS}. */
   timeoutMs?: number;
-  /** Deliveries claimed per batch. */
+  /** Deliveries claimed per batch (`runDeliveryBatch`); the worker's loop keeps up to {@link DELIVERY_CONCURRENCY} in flight instead. */
   batchSize?: number;
+  /** How many of one destination's, and of one workspace's, deliveries may be in flight at once: {@link DEFAULT_DELIVERY_LANES}. */
+  lanes?: DeliveryLanes;
   /** Extra trust roots for receivers (tests); certificate checks are never turned off. */
   ca?: SecureContextOptions['ca'];
   /** The retry jitter source (tests pin it). */
@@ -50,6 +53,8 @@ export interface DeliveryWorkerDeps {
   onAttempt?: (attempt: DeliveryAttemptInfo) => void;
   /** Claims of this worker not recorded yet, by claim token (released at shutdown). */
   claims?: Map<string, string[]>;
+  /** This worker's attempts in flight, by destination id: the claim leaves a destination at its lane's bound out. */
+  inFlight?: Map<string, number>;
   /**
    * Records delivered attempts, grouped (`deliveredRecorder`): the worker keeps one, so attempts of
    * its batches that end together are one statement. Absent, each batch groups its own.
@@ -99,6 +104,20 @@ export async function releaseClaims(db: Db, claims: Map<string, string[]>): Prom
 /** Time past the attempt's own timeout before a lease is considered abandoned. */
 const LEASE_MARGIN_MS = 5_000;
 
+/**
+ * Attempts one worker keeps in flight at once. Each runs on its own: a slot freed by one attempt is
+ * claimed again without waiting for the others (worker/index.ts).
+ */
+export const DELIVERY_CONCURRENCY = 64;
+
+/**
+ * The lanes of one worker: a destination holds at most 16 of its attempts and a workspace at most 32,
+ * half of them, so a workspace whose receivers hang leaves the other half to the rest, and one hanging
+ * destination leaves its workspace's other destinations 16. (16 at a time keeps one fast destination's
+ * backlog draining as fast as the batches of 20 did: `pnpm bench:deliveries`.)
+ */
+export const DEFAULT_DELIVERY_LANES: DeliveryLanes = { perDestination: 16, perWorkspace: 32 };
+
 interface BatchResult {
   claimed: number;
   delivered: number;
@@ -107,27 +126,58 @@ interface BatchResult {
 
 const encoder = new TextEncoder();
 
-/** Claims one batch of due deliveries and sends them concurrently; resolves when all are recorded. */
+/** Claims one batch of due deliveries and sends them concurrently; resolves when all are recorded (tests, the benchmark). */
 export async function runDeliveryBatch(options: DeliveryWorkerDeps): Promise<BatchResult> {
   const deps = { ...options, recordDelivered: options.recordDelivered ?? deliveredRecorder(options.db), agents: options.agents ?? createDeliveryAgents() };
-  const claimed = await claimDueDeliveries(deps);
-  const token = claimed[0]?.claim_token;
-  if (token)
-    deps.claims?.set(
-      token,
-      claimed.map((row) => row.id),
-    );
-  const outcomes = await Promise.all(claimed.map((row) => attempt(deps, row)));
-  if (token) deps.claims?.delete(token);
+  const started = await startDeliveries(deps, deps.batchSize ?? 20);
+  const outcomes = await Promise.all(started);
   const delivered = outcomes.filter((o) => o.result === 'delivered').length;
-  return { claimed: claimed.length, delivered, failed: claimed.length - delivered };
+  return { claimed: started.length, delivered, failed: started.length - delivered };
+}
+
+/**
+ * Claims up to `limit` due deliveries (by lane, see `claimDueDeliveries`) and starts their attempts,
+ * each on its own: one promise per attempt, settled once it is recorded. A claimed delivery stays in
+ * `deps.claims` until its attempt is recorded, so a shutdown that cannot wait gives it back.
+ */
+export async function startDeliveries(deps: DeliveryWorkerDeps, limit: number): Promise<Promise<DeliveryOutcome>[]> {
+  const claimed = await claimDueDeliveries({ ...deps, batchSize: limit });
+  const token = claimed[0]?.claim_token;
+  if (!token) return [];
+  const held = claimed.map((row) => row.id);
+  deps.claims?.set(token, held);
+  const lanes = deps.inFlight;
+  return claimed.map((row) => {
+    lanes?.set(row.destination_id, (lanes.get(row.destination_id) ?? 0) + 1);
+    return attempt(deps, row)
+      .then((outcome) => {
+        // Recorded: no longer ours to give back. An attempt whose record failed (the store is down) stays held.
+        held.splice(held.indexOf(row.id), 1);
+        if (held.length === 0) deps.claims?.delete(token);
+        return outcome;
+      })
+      .finally(() => {
+        const left = (lanes?.get(row.destination_id) ?? 1) - 1;
+        if (left > 0) lanes?.set(row.destination_id, left);
+        else lanes?.delete(row.destination_id);
+      });
+  });
 }
 
 export async function claimDueDeliveries(deps: DeliveryWorkerDeps): Promise<ClaimedDelivery[]> {
   const now = deps.clock.now();
   const leaseUntil = new Date(now.getTime() + (deps.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS) + LEASE_MARGIN_MS);
   const token = randomBase62(16);
-  return deps.db.transaction((tx) => claimDueDeliveriesIn(tx, { now, limit: deps.batchSize ?? 20, leaseUntil, token }));
+  return deps.db.transaction((tx) =>
+    claimDueDeliveriesIn(tx, {
+      now,
+      limit: deps.batchSize ?? 20,
+      leaseUntil,
+      token,
+      lanes: deps.lanes ?? DEFAULT_DELIVERY_LANES,
+      ...(deps.inFlight ? { busy: deps.inFlight } : {}),
+    }),
+  );
 }
 
 async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<DeliveryOutcome> {

@@ -13,9 +13,11 @@ import { verifyWebhook } from '../../../sdk/src/index.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '@service/testing/https-receiver';
 import { openStore } from '../store/open.ts';
+import { DEFAULT_DELIVERY_LANES } from './deliveries.ts';
 import { cliProcesses, until, type CliProcesses } from '@service/testing/cli-processes';
 
-const EVENTS_IN_FLIGHT = 8;
+// The destination's lane is full with these in flight: later events wait for a slot (worker/deliveries.ts).
+const EVENTS_IN_FLIGHT = DEFAULT_DELIVERY_LANES.perDestination;
 const EVENTS_QUEUED = 4;
 
 describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
@@ -84,7 +86,7 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
     // These are claimed and sent; the receiver never answers, so they are in flight.
     for (let i = 0; i < EVENTS_IN_FLIGHT; i += 1) await record(i);
     await until(() => new Set(receiver.received.map((r) => r.headers['x-service-event-id'])).size === EVENTS_IN_FLIGHT, 'the first deliveries to be in flight');
-    // These are committed while the worker waits on the hung attempts: queued, not yet sent.
+    // These are committed while the hung attempts fill the destination's lane: queued, not yet sent.
     for (let i = EVENTS_IN_FLIGHT; i < EVENTS_IN_FLIGHT + EVENTS_QUEUED; i += 1) await record(i);
     const inFlight = receiver.received.length;
 

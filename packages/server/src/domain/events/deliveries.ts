@@ -20,29 +20,63 @@ export type ClaimedDelivery = Pick<Delivery, 'id' | 'attempts' | 'event_id' | 'd
 } & Pick<TableRow<'outbox_events'>, 'type' | 'body'> &
   Pick<TableRow<'webhook_destinations'>, 'url' | 'secret_encrypted' | 'previous_secret_encrypted' | 'consecutive_failures'>;
 
+/** How many deliveries one worker may have in flight at once: per destination and per workspace. */
+export interface DeliveryLanes {
+  /** Deliveries of one destination in flight at once: a slow or failing receiver holds at most this many. */
+  perDestination: number;
+  /** Deliveries of one workspace's destinations in flight at once: its share of the worker's attempts. */
+  perWorkspace: number;
+}
+
 /**
  * Claims up to `limit` due pending deliveries of active destinations (and test events, whatever the
- * destination's status: an admin tries a paused receiver before resuming it): locked with
- * `FOR UPDATE SKIP LOCKED` (concurrent workers never take the same row), then stamped with
- * `locked_until` and the claim token.
+ * destination's status: an admin tries a paused receiver before resuming it), lane by lane: a
+ * destination gets at most `perDestination` in flight and a workspace at most `perWorkspace`, counting
+ * what the caller already has in flight (`busy`, by destination id); what is left is taken round by round
+ * (each destination's oldest due first, then each one's second, …), the workspaces interleaved, so one
+ * destination's or one workspace's backlog never stands before another's first delivery. The chosen rows
+ * are locked with `FOR UPDATE SKIP LOCKED` (concurrent workers never take the same row), then, if still
+ * due and unclaimed, stamped with `locked_until` and the claim token.
  */
-export async function claimDueDeliveries(tx: Tx, input: { now: Date; limit: number; leaseUntil: Date; token: string }): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(
+  tx: Tx,
+  input: { now: Date; limit: number; leaseUntil: Date; token: string; lanes: DeliveryLanes; busy?: ReadonlyMap<string, number> },
+): Promise<ClaimedDelivery[]> {
+  const busy = [...(input.busy ?? new Map<string, number>())];
   const due = await tx.query<Pick<Delivery, 'id'>>(
-    `SELECT d.id FROM deliveries d
-       JOIN webhook_destinations w ON w.id = d.destination_id
-      WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-        AND (d.locked_until IS NULL OR d.locked_until <= $1)
-        AND (w.status = 'active' OR d.test)
-      ORDER BY d.next_attempt_at, d.id
-      LIMIT $2
+    `WITH lanes AS (
+       SELECT w.id, w.status = 'active' AS active, w.workspace_id, $3::integer - COALESCE(b.n, 0) AS free,
+              COALESCE(sum(b.n) OVER (PARTITION BY w.workspace_id), 0) AS workspace_busy
+         FROM webhook_destinations w LEFT JOIN unnest($5::text[], $6::integer[]) AS b (destination_id, n) ON b.destination_id = w.id
+     ), lane_due AS (
+       SELECT c.id, c.next_attempt_at, l.workspace_id, l.workspace_busy, l.free,
+              row_number() OVER (PARTITION BY l.id ORDER BY c.next_attempt_at, c.id) AS lane_rank
+         FROM lanes l CROSS JOIN LATERAL (
+           SELECT d.id, d.next_attempt_at FROM deliveries d
+            WHERE d.destination_id = l.id AND d.status = 'pending' AND d.next_attempt_at <= $1
+              AND (d.locked_until IS NULL OR d.locked_until <= $1) AND (l.active OR d.test)
+            ORDER BY d.next_attempt_at, d.id
+            LIMIT $3
+         ) c
+        WHERE l.free > 0
+     ), due AS (
+       SELECT id, next_attempt_at, workspace_busy,
+              row_number() OVER (PARTITION BY workspace_id ORDER BY lane_rank, next_attempt_at, id) AS workspace_rank
+         FROM lane_due WHERE lane_rank <= free
+     )
+     -- The chosen ids as an array, found by the primary key (as a join, the plan read every due delivery); the
+     -- update below checks again, on the locked rows, that each is still due and unclaimed.
+     SELECT d.id FROM deliveries d
+      WHERE d.id = ANY (ARRAY(SELECT id FROM due WHERE workspace_rank <= $4::integer - workspace_busy ORDER BY workspace_rank, next_attempt_at, id LIMIT $2))
       FOR UPDATE OF d SKIP LOCKED`,
-    [input.now, input.limit],
+    [input.now, input.limit, input.lanes.perDestination, input.lanes.perWorkspace, busy.map(([id]) => id), busy.map(([, n]) => n)],
   );
   if (due.length === 0) return [];
   return tx.query<ClaimedDelivery>(
     `UPDATE deliveries d SET locked_until = $2, claim_token = $3
        FROM outbox_events e, webhook_destinations w
       WHERE d.id = ANY ($1::text[]) AND e.id = d.event_id AND w.id = d.destination_id
+        AND d.status = 'pending' AND d.next_attempt_at <= $4 AND (d.locked_until IS NULL OR d.locked_until <= $4)
       RETURNING d.id, d.claim_token, d.attempts, d.event_id, d.test, e.type, e.body, d.destination_id, w.url, w.secret_encrypted,
                 CASE WHEN w.previous_secret_expires_at > $4 THEN w.previous_secret_encrypted END AS previous_secret_encrypted,
                 w.consecutive_failures`,

@@ -9,22 +9,50 @@ import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db, Tx } from '../../store/db.ts';
 
 /** A waiting event, as the hand-over reads it. */
-type WaitingInboundEvent = Pick<TableRow<'inbound_events'>, 'id' | 'run_id' | 'workspace_id' | 'agent_slug' | 'alias' | 'agent_input' | 'event_id'> &
+export type WaitingInboundEvent = Pick<TableRow<'inbound_events'>, 'id' | 'run_id' | 'workspace_id' | 'agent_slug' | 'alias' | 'agent_input' | 'event_id'> &
   Pick<TableRow<'runs'>, 'recoveries'>;
 
 /**
  * Claims up to `limit` events whose run waits for its hand-over (`FOR UPDATE SKIP LOCKED`, so
- * concurrent workers never take the same one) and reserves them until `leaseUntil`.
+ * concurrent workers never take the same one) and reserves them until `leaseUntil`. Workspaces take
+ * turns: each waiting workspace's oldest event first, then each one's second, …, so one workspace's
+ * burst never stands before another's first event; a workspace gets at most `perWorkspace` less what
+ * the caller still hands over for it (`busy`, by workspace id). The workspaces with events waiting are
+ * found by skipping through an index (one probe per such workspace, not a read of every waiting event).
  */
-export async function claimWaitingInboundEvents(tx: Tx, input: { now: Date; limit: number; leaseUntil: Date }): Promise<WaitingInboundEvent[]> {
+export async function claimWaitingInboundEvents(
+  tx: Tx,
+  input: { now: Date; limit: number; leaseUntil: Date; perWorkspace: number; busy?: ReadonlyMap<string, number> },
+): Promise<WaitingInboundEvent[]> {
+  const busy = [...(input.busy ?? new Map<string, number>())];
   const rows = await tx.query<WaitingInboundEvent>(
     // Only runs still in_progress: one that ended before its hand-over (canceled) has nothing to run,
     // and its input is already forgotten.
-    `SELECT e.id, e.run_id, e.workspace_id, e.agent_slug, e.alias, e.agent_input, e.event_id, r.recoveries FROM inbound_events e
+    `WITH RECURSIVE waiting AS (
+       (SELECT workspace_id FROM inbound_events WHERE run_started_at IS NULL ORDER BY workspace_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT e.workspace_id FROM inbound_events e
+                WHERE e.run_started_at IS NULL AND e.workspace_id > w.workspace_id ORDER BY e.workspace_id LIMIT 1)
+         FROM waiting w WHERE w.workspace_id IS NOT NULL
+     ), turns AS (
+       SELECT c.id, c.received_at, row_number() OVER (PARTITION BY w.workspace_id ORDER BY c.received_at, c.id) AS turn,
+              $3::integer - COALESCE(b.n, 0) AS room
+         FROM waiting w LEFT JOIN unnest($4::text[], $5::integer[]) AS b (workspace_id, n) ON b.workspace_id = w.workspace_id
+        CROSS JOIN LATERAL (
+           SELECT e.id, e.received_at FROM inbound_events e JOIN runs r ON r.id = e.run_id AND r.workspace_id = e.workspace_id
+            WHERE e.workspace_id = w.workspace_id AND e.run_started_at IS NULL
+              AND (e.run_lease_until IS NULL OR e.run_lease_until <= $1) AND r.status = 'in_progress'
+            ORDER BY e.received_at, e.id
+            LIMIT $3
+         ) c
+        WHERE w.workspace_id IS NOT NULL
+     )
+     SELECT e.id, e.run_id, e.workspace_id, e.agent_slug, e.alias, e.agent_input, e.event_id, r.recoveries FROM inbound_events e
        JOIN runs r ON r.id = e.run_id AND r.workspace_id = e.workspace_id
-      WHERE e.run_started_at IS NULL AND (e.run_lease_until IS NULL OR e.run_lease_until <= $1) AND r.status = 'in_progress'
-      ORDER BY e.received_at, e.id LIMIT $2 FOR UPDATE OF e SKIP LOCKED`,
-    [input.now, input.limit],
+      WHERE e.id IN (SELECT id FROM turns WHERE turn <= room ORDER BY turn, received_at, id LIMIT $2)
+        AND e.run_started_at IS NULL AND (e.run_lease_until IS NULL OR e.run_lease_until <= $1) AND r.status = 'in_progress'
+      FOR UPDATE OF e SKIP LOCKED`,
+    [input.now, input.limit, input.perWorkspace, busy.map(([id]) => id), busy.map(([, n]) => n)],
   );
   if (rows.length > 0) {
     await tx.query(`UPDATE inbound_events SET run_lease_until = $2 WHERE id = ANY ($1::text[])`, [rows.map((r) => r.id), input.leaseUntil]);
