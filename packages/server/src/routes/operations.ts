@@ -13,7 +13,12 @@ const getLiveness: Handler<'getLiveness'> = () => ({ status: 200, body: { status
 const getReadiness: Handler<'getReadiness'> = async (_c, _input, services) => {
   const { checks, failing } = await services.health.readiness();
   if (failing.length === 0) return { status: 200, body: { status: 'ready', checks } };
-  const why = failing.includes('shutdown') ? 'the instance is shutting down' : `${failing.join(', ')} does not answer`;
+  const down = failing.filter((name) => name === 'store' || name === 'redis');
+  const why = failing.includes('shutdown')
+    ? 'the instance is shutting down'
+    : down.length > 0
+      ? `${down.join(', ')} does not answer`
+      : 'the instance is at capacity';
   throw fail('service_unavailable', `Not ready: ${why}.`, { failing, checks }, retryHints(NOT_READY_RETRY_AFTER_SEC * 1000, true));
 };
 

@@ -1,15 +1,24 @@
 /**
  * @module Health of one instance: liveness (the process serves) and readiness (the store and, when
- * configured, Redis answer within a second; not while shutting down). `GET /healthz` and `GET /readyz`
- * answer from it; `serve` marks the shutdown.
+ * configured, Redis answer within a second; not while shutting down; not while admission control refuses
+ * newcomers at its hard bound). `GET /healthz` and `GET /readyz` answer from it; `serve` marks the shutdown.
  */
 import type { Db } from '../../store/db.ts';
 
 export type DependencyStatus = 'ok' | 'failing' | 'not_configured';
-export type Failing = 'store' | 'redis' | 'shutdown';
+export type Failing = 'store' | 'redis' | 'shutdown' | 'admission';
+
+/** Admission control as readiness sees it: `saturated` while it refuses newcomers at its hard bound. */
+export type AdmissionStatus = 'ok' | 'saturated';
+
+/** Admission control's word on this instance (middleware/admission): it refuses even parties below their share. */
+export interface Saturation {
+  saturated(): boolean;
+}
 
 export interface Readiness {
-  checks: { store: DependencyStatus; redis: DependencyStatus };
+  /** `admission` when admission control is configured. */
+  checks: { store: DependencyStatus; redis: DependencyStatus; admission?: AdmissionStatus };
   /** Empty when ready. */
   failing: Failing[];
 }
@@ -28,7 +37,7 @@ export interface Health {
 /** Budget of one dependency check. */
 export const CHECK_TIMEOUT_MS = 1_000;
 
-export function createHealth(deps: { db: Db; redis?: Pingable | undefined; timeoutMs?: number }): Health {
+export function createHealth(deps: { db: Db; redis?: Pingable | undefined; saturation?: Saturation | undefined; timeoutMs?: number }): Health {
   let shuttingDown = false;
   const timeoutMs = deps.timeoutMs ?? CHECK_TIMEOUT_MS;
   return {
@@ -47,8 +56,10 @@ export function createHealth(deps: { db: Db; redis?: Pingable | undefined; timeo
       const failing: Failing[] = [];
       if (store === 'failing') failing.push('store');
       if (redisStatus === 'failing') failing.push('redis');
+      const admission = deps.saturation ? (deps.saturation.saturated() ? 'saturated' : 'ok') : undefined;
+      if (admission === 'saturated') failing.push('admission');
       if (shuttingDown) failing.push('shutdown');
-      return { checks: { store, redis: redisStatus }, failing };
+      return { checks: { store, redis: redisStatus, ...(admission ? { admission } : {}) }, failing };
     },
   };
 }
