@@ -29,7 +29,9 @@
  *
  * T itself stays a hard bound: a request that arrives with T places held is refused at once (`in_flight`),
  * before anything is known about it. Until its credential is verified a request holds a place of T but of no
- * party (`authenticating`). T = 0 or Q = 0: that bound and its shares are off.
+ * party (`authenticating`); while the store's queue is at its bound, those requests are one more group of it
+ * (a key that is not cached is looked up in the store), refused at once past max(1, ⌊Q / (n + 2)⌋).
+ * T = 0 or Q = 0: that bound and its shares are off.
  */
 
 /** Why a request was refused with 503: the bound or the share it met. */
@@ -97,6 +99,9 @@ export class AdmissionShares {
       this.#lastHardRefusal = performance.now();
       return 'in_flight';
     }
+    // Requests not charged to a party yet (their credential being verified) are one more group of the store's
+    // queue: with the queue full and keys to look up in it, they are refused at once rather than queued.
+    if (this.#authenticating >= this.#storeShare(this.#activeGroups() + 1)) return 'store_queue';
     this.#total += 1;
     this.#authenticating += 1;
     return { released: false };
