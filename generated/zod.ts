@@ -830,7 +830,7 @@ export const zInboundAccepted = z.union([
 /**
  * InboundPayloadError
  *
- * The inbound body is not valid JSON or the webhook's template does not render it (`payload_invalid`), or a header such as the event id is malformed (`invalid_request`).
+ * The inbound body is not valid JSON or the webhook's template does not render it (`payload_invalid`), or a header such as the event id is malformed, or the body did not arrive in time (`invalid_request`).
  */
 export const zInboundPayloadError = zError.and(z.object({
     error: z.enum([
@@ -2203,11 +2203,12 @@ export const zDependencyStatus = z.enum([
 /**
  * DependencyChecks
  *
- * The answer of each backing service to this instance.
+ * The answer of each backing service to this instance, and, where the deployment bounds the requests in flight, whether its admission control is saturated.
  */
 export const zDependencyChecks = z.strictObject({
     store: zDependencyStatus,
-    redis: zDependencyStatus
+    redis: zDependencyStatus,
+    admission: z.enum(['ok', 'saturated']).optional()
 });
 
 /**
@@ -2223,13 +2224,14 @@ export const zReadiness = z.strictObject({
 /**
  * NotReadyError
  *
- * The instance must not receive traffic: `failing` names each backing service that did not answer, or `shutdown` while the instance is stopping.
+ * The instance must not receive traffic: `failing` names each backing service that did not answer, `admission` while it is saturated, or `shutdown` while the instance is stopping.
  */
 export const zNotReadyError = zServerError.and(z.object({
     error: z.enum(['service_unavailable']).optional(),
     failing: z.array(z.enum([
         'store',
         'redis',
+        'admission',
         'shutdown'
     ])).min(1),
     checks: zDependencyChecks
