@@ -16,6 +16,12 @@ import type { ValidateVariables } from './middleware/validate/index.ts';
 export type { Auth } from './middleware/auth/index.ts';
 
 type AppVariables = AdmissionVariables &
-  RequestIdVariables & RouteVariables & RedactVariables & RateLimitVariables & AuthVariables & ValidateVariables & InboundVariables;
+  RequestIdVariables &
+  RouteVariables &
+  RedactVariables &
+  RateLimitVariables &
+  AuthVariables &
+  ValidateVariables &
+  InboundVariables;
 
 export type AppEnv = { Variables: AppVariables };

@@ -141,7 +141,11 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
       },
     });
   admissionGauge('service_admission_active_workspaces', 'Workspaces (and the operator) holding at least one place in flight.', (now) => now.activeWorkspaces);
-  admissionGauge('service_admission_workspaces_at_share', 'Workspaces holding their whole fair share of requests in flight now.', (now) => now.workspacesAtShare);
+  admissionGauge(
+    'service_admission_workspaces_at_share',
+    'Workspaces holding their whole fair share of requests in flight now.',
+    (now) => now.workspacesAtShare,
+  );
   admissionGauge('service_admission_addresses_at_share', 'Unauthenticated client addresses holding their whole share now.', (now) => now.addressesAtShare);
   admissionGauge(
     'service_admission_saturated',

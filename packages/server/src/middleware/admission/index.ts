@@ -24,7 +24,7 @@ import { retryHints } from '../../errors.ts';
 import type { Auth, AuthVariables } from '../auth/index.ts';
 import { clientIp, clientKey } from '../rate-limit/client-ip.ts';
 import { isAcceptableRequestId, newRequestId, type RequestIdVariables } from '../request-id/index.ts';
-import { AdmissionShares, type AdmissionLimits, type AdmissionRefusal, type Party, type Ticket } from './shares.ts';
+import type { AdmissionShares, AdmissionRefusal, Party, Ticket } from './shares.ts';
 
 export { AdmissionShares, type AdmissionLimits, type AdmissionRefusal, type AdmissionSnapshot } from './shares.ts';
 

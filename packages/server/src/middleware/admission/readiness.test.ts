@@ -20,12 +20,14 @@ function heldInvocation(app: TestApp): { done: Promise<Response>; end(): void } 
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const body = new ReadableStream<Uint8Array>({ start: (c) => (controller = c) });
   controller.enqueue(new TextEncoder().encode('{"alias":'));
-  const done = app.app.request('/v1/inference', {
-    method: 'POST',
-    headers: { authorization: `Bearer ${app.apiKey}`, 'content-type': 'application/json' },
-    body,
-    duplex: 'half',
-  } as RequestInit);
+  const done = Promise.resolve(
+    app.app.request('/v1/inference', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.apiKey}`, 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit),
+  );
   return { done, end: () => controller.close() };
 }
 

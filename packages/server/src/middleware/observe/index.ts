@@ -55,9 +55,10 @@ export function observe(options: ObserveOptions): MiddlewareHandler<Env> {
         clientIp: clientIp(c, { trustProxy: options.trustProxy }) ?? null,
       };
       // A refusal of admission control's shares is counted and summarised (app.ts), not logged one by one.
-      if (c.get('admissionRefused')) return;
-      if (status >= 500) logger.error(line, 'request');
-      else logger.info(line, 'request');
+      if (!c.get('admissionRefused')) {
+        if (status >= 500) logger.error(line, 'request');
+        else logger.info(line, 'request');
+      }
     }
   };
 }
