@@ -4022,7 +4022,8 @@ export interface components {
          *       "status": "ready",
          *       "checks": {
          *         "store": "ok",
-         *         "redis": "ok"
+         *         "redis": "ok",
+         *         "admission": "ok"
          *       }
          *     }
          */
