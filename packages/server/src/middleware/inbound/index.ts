@@ -12,8 +12,10 @@
  *   5. the event id headers (400 invalid_request), the JSON body (400 payload_invalid: not JSON,
  *      NUL, a lone surrogate; not an object is 400 invalid_body)
  *
- * An answer given before the whole body was read (1, 2, 3) says `Connection: close`: the rest of that body is
- * never read, and a sender that trickles it holds nothing once answered.
+ * An answer given before the whole body was read (1, 2) leaves the rest unread: the HTTP adapter discards what
+ * still comes for at most 500 ms and then closes the connection, as for a 413 (`Connection: close` at once would
+ * let a sender still writing its body get a reset that can destroy the answer). A body past its time (3) is cut
+ * with `Connection: close`: its sender trickles, so little is in flight.
  *
  * The handler receives the result, typed, in `c.get('inbound')`: the webhook, the exact bytes, the
  * parsed payload and the signing time. Nothing else reads the body.
@@ -21,7 +23,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { InboundWebhookTarget } from '../../domain/inbound-webhooks/service.ts';
 import { readBodyWithLimit } from '../../domain/webhooks/body-limit.ts';
-import { fail, ServiceError } from '../../errors.ts';
+import { fail } from '../../errors.ts';
 import { assertInboundSignature } from '../../domain/webhooks/inbound-signature.ts';
 import type { RouteSpec } from '../../routes/route-spec.ts';
 import type { Services } from '../../services.ts';
@@ -66,14 +68,15 @@ export function inboundWebhook(
     } catch (error) {
       // Refused before the webhook's own limit: still counted and still answered with the headers.
       await countQuietly(c, services, `inbound:slug:${ip}`, UNKNOWN_SLUG_RPM);
-      throw closing(error);
+      throw error;
     }
-    try {
-      await enforceRateLimit(c, { ...inboundLimit(services), key: `inbound:${webhook.id}:${ip}`, limit: webhook.requestsPerMinute, code: 'rate_limited' });
-    } catch (error) {
-      throw closing(error);
-    }
-    const rawBody = await readInTime(c, body.maxBytes, services.config.inboundBodyTimeoutMs);
+    await enforceRateLimit(c, { ...inboundLimit(services), key: `inbound:${webhook.id}:${ip}`, limit: webhook.requestsPerMinute, code: 'rate_limited' });
+    const rawBody = await readBodyWithLimit(c.req.raw.body, {
+      contentLength: c.req.header('content-length') ?? null,
+      limitBytes: body.maxBytes,
+      // Past it, 400 invalid_request with Connection: close (BodyTimeoutError).
+      signal: AbortSignal.timeout(services.config.inboundBodyTimeoutMs),
+    });
     const { timestampMs } = assertInboundSignature({
       rawBody,
       headers: c.req.raw.headers,
@@ -94,22 +97,6 @@ export function inboundWebhook(
     await next();
   };
   return front;
-}
-
-/** The body with its cap, within `timeoutMs` of now; a refusal closes the connection (the rest is never read). */
-async function readInTime(c: Context<Env>, limitBytes: number, timeoutMs: number): Promise<Uint8Array> {
-  const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    return await readBodyWithLimit(c.req.raw.body, { contentLength: c.req.header('content-length') ?? null, limitBytes, signal });
-  } catch (error) {
-    throw closing(error);
-  }
-}
-
-/** The same refusal, answered with `Connection: close`: the body it did not read is not waited for. */
-function closing(error: unknown): unknown {
-  if (!(error instanceof ServiceError) || error.headers.Connection) return error;
-  return new ServiceError(error.code, error.status, error.publicMessage, error.extras, { ...error.headers, Connection: 'close' });
 }
 
 /** Counts a refused request against a limit for its headers, without turning its answer into a 429. */
