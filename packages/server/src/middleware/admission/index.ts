@@ -15,6 +15,9 @@
  *    address). Authentication of a cached credential reads no store, so a flooding workspace is still refused
  *    cheaply; a failed authentication never takes a share.
  *
+ * Once admitted, the rest of the request runs as its party's (`asStoreParty`): the embedded store sends its
+ * statements from one queue per party in turn (store/fair-queue.ts).
+ *
  * Refusals are counted (`refused`, the metrics) instead of logged one by one. A request holds its place from
  * its admission until its response begins: a stream that has sent its headers no longer counts (it holds a
  * connection, not the store).
@@ -24,6 +27,7 @@ import { retryHints } from '../../errors.ts';
 import type { Auth, AuthVariables } from '../auth/index.ts';
 import { clientIp, clientKey } from '../rate-limit/client-ip.ts';
 import { isAcceptableRequestId, newRequestId, type RequestIdVariables } from '../request-id/index.ts';
+import { asStoreParty } from '../../store/fair-queue.ts';
 import type { AdmissionShares, AdmissionRefusal, Party, Ticket } from './shares.ts';
 
 export { AdmissionShares, type AdmissionLimits, type AdmissionRefusal, type AdmissionSnapshot } from './shares.ts';
@@ -63,8 +67,10 @@ export function admission(
 export function admitCaller(shares: AdmissionShares, refused?: (reason: AdmissionRefusal) => void): MiddlewareHandler {
   return async function admitCaller(c: Context<Env>, next) {
     const party = partyOf(c.get('auth'));
-    if (party && !admitted(c, shares, party, refused)) return atCapacity(c);
-    await next();
+    if (!party) return next();
+    if (!admitted(c, shares, party, refused)) return atCapacity(c);
+    // Its statements wait in its own queue of the store's (store/fair-queue.ts).
+    await asStoreParty(party.id, next);
   };
 }
 
@@ -73,7 +79,8 @@ export function admitAnonymous(shares: AdmissionShares, options: { trustProxy: n
   return async function admitAnonymous(c: Context<Env>, next) {
     const party: Party = { kind: 'address', id: clientKey(clientIp(c, { trustProxy: options.trustProxy })) };
     if (!admitted(c, shares, party, options.refused)) return atCapacity(c);
-    await next();
+    // The unauthenticated requests share one queue of the store's, as they share one group of the shares.
+    await asStoreParty('unauthenticated', next);
   };
 }
 
