@@ -1,15 +1,17 @@
 /**
- * The store's queue served fairly between parties (store/fair-queue.ts, store/pglite-worker.ts): the parties'
- * queues are served in turn, so on the embedded store's thread a statement of a quiet party is answered after at
- * most the statements already at the thread and one of each other party, not after every statement a flooding party
- * queued before it; and a transaction's statements still pass while the queue is full (no statement waits for the
- * transaction that waits for it). Order of answers only, no timing.
+ * The store's queue served fairly between parties (store/fair-queue.ts, store/pglite-worker.ts, store/postgres.ts):
+ * the parties' queues are served in turn, so a statement of a quiet party is answered after at most the statements
+ * already at the store and one of each other party, not after every statement a flooding party queued before it: on
+ * the embedded store's thread, and for PostgreSQL's pool (with DATABASE_URL). On the embedded store a transaction's
+ * statements still pass while the queue is full (no statement waits for the transaction that waits for it). Order of
+ * answers only, no timing.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPgliteWorkerTestStore, untilFileSql } from '@service/testing/store';
 import { asStoreParty, FairQueue } from './fair-queue.ts';
+import { openPostgres } from './postgres.ts';
 
 describe('FairQueue', () => {
   it('serves the parties in turn, each in its own order', () => {
@@ -63,5 +65,31 @@ describe('the embedded store serves its queue fairly', () => {
     expect(await tx).toBe(3);
     await Promise.all([held, ...flood]);
     expect(store.db.queued!()).toBe(0);
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)("PostgreSQL's pool hands out its connections fairly", () => {
+  it("answers a quiet party's statement before most of what a flooding party queued ahead of it", async () => {
+    const db = await openPostgres({ url: process.env.DATABASE_URL!, max: 1 });
+    try {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      // The pool's one connection is held by a transaction until the test releases it.
+      const held = db.transaction(async (tx) => {
+        await tx.query('SELECT 1');
+        await gate;
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      const answered: string[] = [];
+      const flood = Array.from({ length: 20 }, (_, i) => asStoreParty('ws:a', () => db.query('SELECT $1::int AS n', [i]).then(() => answered.push(`a${i}`))));
+      const quiet = asStoreParty('ws:b', () => db.query('SELECT 1').then(() => answered.push('b')));
+      expect(db.queued!()).toBe(21);
+      release();
+      await Promise.all([held, ...flood, quiet]);
+      // In arrival order it would be answered last (21st); served in turn, second.
+      expect(answered.indexOf('b')).toBe(1);
+    } finally {
+      await db.close();
+    }
   });
 });
