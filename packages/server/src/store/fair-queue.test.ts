@@ -10,7 +10,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPgliteWorkerTestStore, untilFileSql } from '@service/testing/store';
-import { asStoreParty, FairQueue } from './fair-queue.ts';
+import { asStoreParty, FairQueue, storeParty } from './fair-queue.ts';
+import { GROUP_PARTY, groupCommit } from './group-commit.ts';
 import { openPostgres } from './postgres.ts';
 
 describe('FairQueue', () => {
@@ -23,6 +24,26 @@ describe('FairQueue', () => {
     const out: string[] = [];
     while (queue.size > 0) out.push(queue.shift()!);
     expect(out).toEqual(['a1', 'b1', 'system1', 'a2', 'b2', 'a3', 'a4']);
+  });
+});
+
+describe('group commit', () => {
+  it("sends a group's statement as a party of its own, not as the writer whose statement ran before it", async () => {
+    const parties: string[] = [];
+    let release!: () => void;
+    const first = new Promise<void>((resolve) => (release = resolve));
+    const submit = groupCommit<string, void>(
+      async (items) => {
+        parties.push(`${items.join('+')}: ${storeParty()}`);
+        if (items[0] === 'a1') await first;
+      },
+      { waitForTurn: false },
+    );
+    const a1 = asStoreParty('ws:a', () => submit('a1'));
+    const later = [asStoreParty('ws:a', () => submit('a2')), asStoreParty('ws:b', () => submit('b1'))];
+    release();
+    await Promise.all([a1, ...later]);
+    expect(parties).toEqual([`a1: ${GROUP_PARTY}`, `a2+b1: ${GROUP_PARTY}`]);
   });
 });
 
