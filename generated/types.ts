@@ -133,7 +133,7 @@ export interface paths {
         put?: never;
         /**
          * Ingest a signed inbound event
-         * @description Receives an event signed by an external system with the webhook's own secret. In this order: the body is read up to 1 MB (`413`), the per-IP limit of the webhook applies (`429 rate_limited`), the signature is verified over the raw bytes with the secret of the webhook the slug names, and no other, and the timestamp checked (`401 signature_invalid`: a signature made with another webhook's secret, another workspace's included, is a wrong signature), the body is parsed and rendered through the webhook's template (`400 payload_invalid`). The event id makes ingestion idempotent through a uniqueness constraint: the first delivery answers `code: ok` with the `runId` of the run it starts in the background; a repeat answers `code: duplicate` and creates no run. The service does not retry ingestion: the sender retries after a `5xx` or a timeout, always with the same event id.
+         * @description Receives an event signed by an external system with the webhook's own secret. In this order, the first two before any byte of the body is read: the slug must name an active webhook (`404 webhook_not_found`, also for a path that no slug can be, such as one holding a NUL byte; `404 webhook_unavailable` while paused), the per-IP limit of the webhook applies (`429 rate_limited`), the body is read up to 1 MB (`413`) within a time the deployment sets (10 s by default; past it `400 invalid_request`), and the signature is verified over the raw bytes with the secret of the webhook the slug names, and no other, and the timestamp checked (`401 signature_invalid`: a signature made with another webhook's secret, another workspace's included, is a wrong signature), the body is parsed and rendered through the webhook's template (`400 payload_invalid`). The event id makes ingestion idempotent through a uniqueness constraint: the first delivery answers `code: ok` with the `runId` of the run it starts in the background; a repeat answers `code: duplicate` and creates no run. A body that does not arrive in time is answered with `Connection: close`. The service does not retry ingestion: the sender retries after a `5xx` or a timeout, always with the same event id.
          */
         post: operations["ingestInboundEvent"];
         delete?: never;
@@ -1245,7 +1245,7 @@ export interface paths {
         put?: never;
         /**
          * Ingest a signed inbound event
-         * @description Receives an event signed by an external system with the webhook's own secret. In this order: the body is read up to 1 MB (`413`), the per-IP limit of the webhook applies (`429 rate_limited`), the signature is verified over the raw bytes with the secret of the webhook the slug names, and no other, and the timestamp checked (`401 signature_invalid`: a signature made with another webhook's secret, another workspace's included, is a wrong signature), the body is parsed and rendered through the webhook's template (`400 payload_invalid`). The event id makes ingestion idempotent through a uniqueness constraint: the first delivery answers `code: ok` with the `runId` of the run it starts in the background; a repeat answers `code: duplicate` and creates no run. The service does not retry ingestion: the sender retries after a `5xx` or a timeout, always with the same event id.
+         * @description Receives an event signed by an external system with the webhook's own secret. In this order, the first two before any byte of the body is read: the slug must name an active webhook (`404 webhook_not_found`, also for a path that no slug can be, such as one holding a NUL byte; `404 webhook_unavailable` while paused), the per-IP limit of the webhook applies (`429 rate_limited`), the body is read up to 1 MB (`413`) within a time the deployment sets (10 s by default; past it `400 invalid_request`), and the signature is verified over the raw bytes with the secret of the webhook the slug names, and no other, and the timestamp checked (`401 signature_invalid`: a signature made with another webhook's secret, another workspace's included, is a wrong signature), the body is parsed and rendered through the webhook's template (`400 payload_invalid`). The event id makes ingestion idempotent through a uniqueness constraint: the first delivery answers `code: ok` with the `runId` of the run it starts in the background; a repeat answers `code: duplicate` and creates no run. A body that does not arrive in time is answered with `Connection: close`. The service does not retry ingestion: the sender retries after a `5xx` or a timeout, always with the same event id.
          */
         post: operations["ingestInboundEventV1"];
         delete?: never;
@@ -1347,7 +1347,7 @@ export interface paths {
         };
         /**
          * Readiness of the instance
-         * @description `200` when this instance can serve: the store answers and, when `REDIS_URL` is set, Redis answers (each asked with a one-second budget), and the secrets it keeps sealed open under its key (checked at start). `503 service_unavailable` otherwise, naming each failing dependency (`secrets`: a sealed secret does not open, so sign-ins would answer `503`), and during a graceful shutdown (`shutdown`), so a load balancer stops routing to the instance before it exits. No credential, outside the rate limits, no rate-limit headers.
+         * @description `200` when this instance can serve: the store answers and, when `REDIS_URL` is set, Redis answers (each asked with a one-second budget), the secrets it keeps sealed open under its key (checked at start), and its admission control is not saturated (`checks.admission`, where the deployment bounds the requests in flight). `503 service_unavailable` otherwise, naming each failing dependency (`secrets`: a sealed secret does not open, so sign-ins would answer `503`), `admission` while saturated (it refuses requests whatever their caller's share), and during a graceful shutdown (`shutdown`), so a load balancer stops routing to the instance before it exits. No credential, outside the rate limits, no rate-limit headers.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -2464,7 +2464,7 @@ export interface components {
         InboundAccepted: components["schemas"]["InboundIngested"] | components["schemas"]["InboundDuplicate"];
         /**
          * InboundPayloadError
-         * @description The inbound body is not valid JSON or the webhook's template does not render it (`payload_invalid`), or a header such as the event id is malformed (`invalid_request`).
+         * @description The inbound body is not valid JSON or the webhook's template does not render it (`payload_invalid`), or a header such as the event id is malformed, or the body did not arrive in time (`invalid_request`).
          */
         InboundPayloadError: components["schemas"]["Error"] & {
             /** @enum {string} */
@@ -4024,13 +4024,18 @@ export interface components {
         DependencyStatus: "ok" | "failing" | "not_configured";
         /**
          * DependencyChecks
-         * @description The answer of each backing service to this instance, and whether the secrets it keeps sealed open.
+         * @description The answer of each backing service to this instance, whether the secrets it keeps sealed open, and, where the deployment bounds the requests in flight, whether its admission control is saturated.
          */
         DependencyChecks: {
             store: components["schemas"]["DependencyStatus"];
             redis: components["schemas"]["DependencyStatus"];
             /** @description Checked once at start by a running server (absent when not checked): `ok` when a stored sealed value of each kind (webhook signing secrets, two-step secrets) opens under the instance's secret key, `failing` when one does not (sign-ins and webhooks that need it would answer `503`; the server's start-up lines name the repair). */
             secrets?: components["schemas"]["DependencyStatus"];
+            /**
+             * @description `saturated` while the instance refuses requests at its bound of requests in flight (and for a second after), whatever their caller's share: a caller below its fair share would be refused too. A caller refused only because it holds its own share does not make the instance saturated.
+             * @enum {string}
+             */
+            admission?: "ok" | "saturated";
         };
         /**
          * Readiness
@@ -4039,7 +4044,8 @@ export interface components {
          *       "status": "ready",
          *       "checks": {
          *         "store": "ok",
-         *         "redis": "ok"
+         *         "redis": "ok",
+         *         "admission": "ok"
          *       }
          *     }
          */
@@ -4050,12 +4056,12 @@ export interface components {
         };
         /**
          * NotReadyError
-         * @description The instance must not receive traffic: `failing` names each backing service that did not answer, `secrets` when the secrets it keeps sealed do not open under its key, or `shutdown` while the instance is stopping.
+         * @description The instance must not receive traffic: `failing` names each backing service that did not answer, `secrets` when the secrets it keeps sealed do not open under its key, `admission` while it is saturated, or `shutdown` while the instance is stopping.
          */
         NotReadyError: components["schemas"]["ServerError"] & {
             /** @enum {string} */
             error?: "service_unavailable";
-            failing: ("store" | "redis" | "secrets" | "shutdown")[];
+            failing: ("store" | "redis" | "secrets" | "admission" | "shutdown")[];
             checks: components["schemas"]["DependencyChecks"];
         };
         /**
@@ -4357,7 +4363,7 @@ export interface components {
                 "application/json": components["schemas"]["ServerError"];
             };
         };
-        /** @description A backing service is unreachable (the service fails closed), or the instance is at capacity (too many requests in progress, or too many statements waiting for its store) and refuses the request at once instead of queueing it. Retry after `Retry-After` (`Retry-After-Ms` in milliseconds). `X-Should-Retry` is `true` when nothing was done (at capacity, the rate limiter's backend unreachable, a conversation that changed while the invocation started), `false` when the same request would fail again (an agent that could not complete a run, since the same `Idempotency-Key` answers that run again, or a sealed secret the operator must repair, sent without `Retry-After`). When the store went away, whether the request was applied is not known: `true` for a read or a request with an `Idempotency-Key` (a retry answers the first outcome), `false` otherwise. */
+        /** @description A backing service is unreachable (the service fails closed), or the instance is at capacity and refuses the request at once instead of queueing it: too many requests in progress, or the caller already holds its fair share of them (a workspace's share, or the share of unauthenticated requests from one address) or of the statements waiting for the store. Retry after `Retry-After` (`Retry-After-Ms` in milliseconds). `X-Should-Retry` is `true` when nothing was done (at capacity, the rate limiter's backend unreachable, a conversation that changed while the invocation started), `false` when the same request would fail again (an agent that could not complete a run, since the same `Idempotency-Key` answers that run again, or a sealed secret the operator must repair, sent without `Retry-After`). When the store went away, whether the request was applied is not known: `true` for a read or a request with an `Idempotency-Key` (a retry answers the first outcome), `false` otherwise. */
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4432,7 +4438,7 @@ export interface components {
                 "application/json": components["schemas"]["ScopeRequiredError"] | components["schemas"]["TenantForbiddenError"] | components["schemas"]["RoleForbiddenError"];
             };
         };
-        /** @description The body is not valid JSON, holds text that is not well-formed Unicode (a lone UTF-16 surrogate such as `\ud800`) or a NUL (`\u0000`) anywhere, keys included, or the template does not render it. */
+        /** @description The body is not valid JSON, holds text that is not well-formed Unicode (a lone UTF-16 surrogate such as `\ud800`) or a NUL (`\u0000`) anywhere, keys included, or the template does not render it (`payload_invalid`); or the body did not arrive within the deployment's time for it (`invalid_request`; the connection is then closed). */
         InboundBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8634,7 +8640,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServerError"];
                 };
             };
-            /** @description Not ready. `failing` names the backing services that do not answer, `secrets`, or `shutdown`. */
+            /** @description Not ready. `failing` names the backing services that do not answer, `secrets`, `admission` while saturated, or `shutdown`. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

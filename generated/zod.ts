@@ -830,7 +830,7 @@ export const zInboundAccepted = z.union([
 /**
  * InboundPayloadError
  *
- * The inbound body is not valid JSON or the webhook's template does not render it (`payload_invalid`), or a header such as the event id is malformed (`invalid_request`).
+ * The inbound body is not valid JSON or the webhook's template does not render it (`payload_invalid`), or a header such as the event id is malformed, or the body did not arrive in time (`invalid_request`).
  */
 export const zInboundPayloadError = zError.and(z.object({
     error: z.enum([
@@ -2220,12 +2220,13 @@ export const zDependencyStatus = z.enum([
 /**
  * DependencyChecks
  *
- * The answer of each backing service to this instance, and whether the secrets it keeps sealed open.
+ * The answer of each backing service to this instance, whether the secrets it keeps sealed open, and, where the deployment bounds the requests in flight, whether its admission control is saturated.
  */
 export const zDependencyChecks = z.strictObject({
     store: zDependencyStatus,
     redis: zDependencyStatus,
-    secrets: zDependencyStatus.optional()
+    secrets: zDependencyStatus.optional(),
+    admission: z.enum(['ok', 'saturated']).optional()
 });
 
 /**
@@ -2241,7 +2242,7 @@ export const zReadiness = z.strictObject({
 /**
  * NotReadyError
  *
- * The instance must not receive traffic: `failing` names each backing service that did not answer, `secrets` when the secrets it keeps sealed do not open under its key, or `shutdown` while the instance is stopping.
+ * The instance must not receive traffic: `failing` names each backing service that did not answer, `secrets` when the secrets it keeps sealed do not open under its key, `admission` while it is saturated, or `shutdown` while the instance is stopping.
  */
 export const zNotReadyError = zServerError.and(z.object({
     error: z.enum(['service_unavailable']).optional(),
@@ -2249,6 +2250,7 @@ export const zNotReadyError = zServerError.and(z.object({
         'store',
         'redis',
         'secrets',
+        'admission',
         'shutdown'
     ])).min(1),
     checks: zDependencyChecks

@@ -428,7 +428,7 @@ const TENANT_CREDENTIAL = (route: RouteSpec) => ['apiKey', 'mcpToken', 'inboundS
 const STANDING_BOUND_WRITE = (route: RouteSpec) => schemeOf(route) === 'adminSession' && isWrite(route) && !route.policy.standingExempt;
 
 /** The admin's own request while its workspace has the given standing; restored afterwards. */
-/** The single-use links a workspace's owner or admin makes, checked again when used (issue 32). */
+/** The single-use links a workspace's owner or admin makes, checked again when used. */
 const TOKEN_LINK = (route: RouteSpec) => ['previewInvitation', 'acceptInvitation', 'previewAccountReset', 'redeemAccountReset'].includes(route.operationId);
 
 /** A body for a link route: an invitation of the first workspace's owner, or its owner's reset of a new member. */

@@ -13,6 +13,7 @@ import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createSelfSignedCertificate, startHttpsTestReceiver } from '@service/testing/https-receiver';
 import { buildServer, isStale } from '../build-server.ts';
+import { type FairnessResult, runFairness } from './fairness.ts';
 import { type LoadSpec, loadTool, runLoad } from './load.ts';
 import { BenchUsageError, type BenchOptions, HELP, parseOptions } from './options.ts';
 import {
@@ -91,6 +92,7 @@ async function main(argv: string[]): Promise<number> {
   const results: ScenarioResult[] = [];
   const probes: StoreProbes[] = [];
   const slowRuns: SlowStreamRun[] = [];
+  const fairness: FairnessResult[] = [];
   let soak: Soak | null = null;
   let startup: StartupTimes | null = null;
   let engine: { p50Ms: number; p99Ms: number } | null = null;
@@ -235,6 +237,8 @@ async function main(argv: string[]): Promise<number> {
             ),
           );
         }
+        // After the scenarios above: the flood leaves its runs behind.
+        if (has('fairness')) fairness.push(await runFairness(service, opts.fairness, progress));
         if (opts.soakMinutes !== null && soak === null) {
           try {
             soak = await runSoak(service, opts.soakMinutes, opts.connections);
@@ -283,14 +287,14 @@ async function main(argv: string[]): Promise<number> {
   };
   const command = `pnpm bench${argv.length ? ` ${argv.join(' ')}` : ''}`;
   const peer = { portkey: portkey ? `@portkey-ai/gateway ${PORTKEY_VERSION}` : `not measured: ${portkeyMissing}`, rows };
-  process.stdout.write(report({ command, machine, results, probes, engine, startup, soak, peer, slowStreams: slowRuns, targets }));
+  process.stdout.write(report({ command, machine, results, probes, engine, startup, soak, peer, slowStreams: slowRuns, fairness, targets }));
   const jsonPath = resolve(opts.json);
   writeFileSync(
     jsonPath,
-    `${JSON.stringify({ command, startedAt, machine, options: opts, results, probes, engine, startup, soak, peer, slowStreams: slowRuns, targets }, null, 2)}\n`,
+    `${JSON.stringify({ command, startedAt, machine, options: opts, results, probes, engine, startup, soak, peer, slowStreams: slowRuns, fairness, targets }, null, 2)}\n`,
   );
   progress(`results written to ${jsonPath}`);
-  return opts.smoke ? smokeVerdict(results, probes, startup, panelPages, slowRuns, portkeyMissing, has('core')) : 0;
+  return opts.smoke ? smokeVerdict(results, probes, startup, panelPages, slowRuns, portkeyMissing, has('core'), fairness) : 0;
 }
 
 /**

@@ -28,6 +28,10 @@ that answers after 300 ms and then streams 40 fragments a second for --slow-seco
 directly, through Portkey and through the service: the first fragment's time over the upstream's,
 fragments lost, RSS per open stream and CPU of the process in the path.
 
+Fairness: workspace B sends sync invocations at 5/s alone, then while workspace A floods
+(its ceiling raised; --fairness-flood concurrent sync invocations and --fairness-slow slow bodies on its
+inbound slug from one address): B's success rate, and its p99 as a ratio of its p99 alone in the same run.
+
 Options:
   --duration S      seconds per round (default 8)
   --connections N   connections of the load generator (default 50)
@@ -36,25 +40,31 @@ Options:
   --json FILE       also write the results as JSON (default bench-results.json in the current directory)
   --soak            add the RSS soak (10 minutes of mixed load on the embedded store)
   --soak-minutes M  length of the soak (default 10)
-  --scenarios LIST  core,peer,slow,workers (default all): core is every scenario above the Portkey
-                    paragraph, peer the comparison with Portkey, slow the many long streams, workers
-                    the sync invocation on \`serve --workers 2\` against one process (PostgreSQL only)
+  --scenarios LIST  core,peer,slow,workers,fairness (default all): core is every scenario above the
+                    Portkey paragraph, peer the comparison with Portkey, slow the many long streams,
+                    workers the sync invocation on \`serve --workers 2\` against one process (PostgreSQL
+                    only), fairness the two workspaces below
+  --fairness-seconds S  length of each half of the fairness scenario (default 20)
+  --fairness-flood N    the flooding workspace's concurrent connections (default 400)
+  --fairness-slow N     its slow inbound bodies from one address (default 1100, above MAX_REQUESTS_IN_FLIGHT)
   --slow-streams N  concurrent slow streams (default 1000)
   --slow-seconds S  how long each slow stream lasts after its first fragment (default 10)
   --slow-ramp S     the slow streams start evenly over S seconds (default 5), then all are open
   --no-portkey      leave Portkey out (no install)
   --smoke           a short run that checks every scenario answers (2 s rounds, 4 connections, 1 round;
-                    20 slow streams of 1 s over 0.5 s); prints "bench smoke: N passed, N failed" and
+                    20 slow streams of 1 s over 0.5 s; fairness 2 s halves, 16 connections, 40 slow
+                    bodies, and B must keep 99 % success); prints "bench smoke: N passed, N failed" and
                     exits 1 on any failure (Portkey missing is not one). CI runs it.
   -h, --help        this text`;
 
-export const SCENARIO_GROUPS = ['core', 'peer', 'slow', 'workers'] as const;
+export const SCENARIO_GROUPS = ['core', 'peer', 'slow', 'workers', 'fairness'] as const;
 export type ScenarioGroup = (typeof SCENARIO_GROUPS)[number];
 
 export interface BenchOptions {
   seconds: number;
   scenarios: ScenarioGroup[];
   slow: { count: number; seconds: number; rampSeconds: number };
+  fairness: { seconds: number; floodConnections: number; slowBodies: number };
   portkey: boolean;
   connections: number;
   rounds: number;
@@ -90,6 +100,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       'slow-streams': { type: 'string' },
       'slow-seconds': { type: 'string' },
       'slow-ramp': { type: 'string' },
+      'fairness-seconds': { type: 'string' },
+      'fairness-flood': { type: 'string' },
+      'fairness-slow': { type: 'string' },
       'no-portkey': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -110,6 +123,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       count: Math.round(positive(values['slow-streams'], smoke ? 20 : 1000, '--slow-streams')),
       seconds: positive(values['slow-seconds'], smoke ? 1 : 10, '--slow-seconds'),
       rampSeconds: positive(values['slow-ramp'], smoke ? 0.5 : 5, '--slow-ramp'),
+    },
+    fairness: {
+      seconds: positive(values['fairness-seconds'], smoke ? 2 : 20, '--fairness-seconds'),
+      floodConnections: Math.round(positive(values['fairness-flood'], smoke ? 16 : 400, '--fairness-flood')),
+      slowBodies: Math.round(positive(values['fairness-slow'], smoke ? 40 : 1100, '--fairness-slow')),
     },
     portkey: values['no-portkey'] !== true,
     seconds: positive(values.duration, smoke ? 2 : 8, '--duration'),

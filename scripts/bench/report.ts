@@ -3,6 +3,7 @@
  * `openai-compatible` scenarios), the probes, the rows against Portkey, the many-long-streams runs,
  * the targets; and the smoke run's checks.
  */
+import { type FairnessResult, fairnessTable } from './fairness.ts';
 import type { StartupTimes } from './probes.ts';
 import type { PeerRow, ScenarioResult, SlowStreamRun, Soak, StoreProbes, Target } from './results.ts';
 import { fragmentSummary } from './slow-streams.ts';
@@ -18,6 +19,7 @@ export interface Report {
   soak: Soak | null;
   peer: { portkey: string; rows: PeerRow[] };
   slowStreams: SlowStreamRun[];
+  fairness: FairnessResult[];
   targets: Target[];
 }
 
@@ -27,7 +29,7 @@ export function table(headers: string[], rows: string[][]): string {
   return [line(headers), `|${widths.map((w, i) => (i < 2 ? `${'-'.repeat(w + 1)}-` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-export function report({ command, machine, results, probes, engine, startup, soak, peer, slowStreams, targets }: Report): string {
+export function report({ command, machine, results, probes, engine, startup, soak, peer, slowStreams, fairness, targets }: Report): string {
   const out: string[] = [
     '',
     `Command: ${command}`,
@@ -87,6 +89,7 @@ export function report({ command, machine, results, probes, engine, startup, soa
   if (peer.rows.length > 0 || slowStreams.length > 0) out.push('', `Portkey: ${peer.portkey}`);
   if (peer.rows.length > 0) out.push('', peerTable(peer.rows));
   if (slowStreams.length > 0) out.push('', slowStreamTable(slowStreams));
+  if (fairness.length > 0) out.push('', fairnessTable(fairness, table));
   if (soak)
     out.push(`Soak: ${soak.minutes} min, RSS ${fmt(soak.rssAfterFirstMinute / 2 ** 20)} MiB after 1 min, ${fmt(soak.rssAtEnd / 2 ** 20)} MiB at the end`);
   out.push('');
@@ -162,6 +165,7 @@ export function smokeVerdict(
   slowStreams: SlowStreamRun[],
   portkeyMissing: string | null,
   coreRan: boolean,
+  fairness: FairnessResult[] = [],
 ): number {
   const checks: [string, boolean][] = [];
   for (const r of results) checks.push([`${r.store}: ${r.scenario} answered 2xx`, r.rounds.every((x) => x.requests > 0) && r.non2xx === 0 && r.errors === 0]);
@@ -186,6 +190,13 @@ export function smokeVerdict(
       `${s.store ?? '-'}: ${s.streams} slow streams via ${s.path} got every fragment in order`,
       s.complete === s.streams && s.lost === 0 && s.undelivered === 0 && s.outOfOrder === 0,
     ]);
+  for (const f of fairness) {
+    checks.push([`${f.store}: fairness: the flooding workspace was answered`, f.flood.load.requests > 0]);
+    checks.push([
+      `${f.store}: fairness: workspace B kept 99 % success while A flooded (${f.flooded.ok}/${f.flooded.sent}; alone ${f.alone.ok}/${f.alone.sent})`,
+      f.alone.successRate >= 0.99 && f.flooded.successRate >= 0.99,
+    ]);
+  }
   if (coreRan) checks.push(['the compiled build started and answered /healthz', startup?.compiledMs.every(Number.isFinite) === true]);
   for (const p of panelPages) checks.push([`${p.store}: the compiled build served the panel at /panel`, p.status === 200 && p.type.startsWith('text/html')]);
   // Portkey is the peer, not the product: when it cannot be installed or started its rows are left out, not failed.

@@ -3,6 +3,7 @@
  * composed from the variables each middleware exports (as Hono's own `RequestIdVariables`,
  * `JwtVariables`). A new variable is declared next to the middleware that sets it, then added here.
  */
+import type { AdmissionVariables } from './middleware/admission/index.ts';
 import type { AuthVariables } from './middleware/auth/index.ts';
 import type { InboundVariables } from './middleware/inbound/index.ts';
 import type { RateLimitVariables } from './middleware/rate-limit/index.ts';
@@ -14,6 +15,13 @@ import type { ValidateVariables } from './middleware/validate/index.ts';
 // What the route handlers import from here, declared next to the middleware that sets it.
 export type { Auth } from './middleware/auth/index.ts';
 
-type AppVariables = RequestIdVariables & RouteVariables & RedactVariables & RateLimitVariables & AuthVariables & ValidateVariables & InboundVariables;
+type AppVariables = AdmissionVariables &
+  RequestIdVariables &
+  RouteVariables &
+  RedactVariables &
+  RateLimitVariables &
+  AuthVariables &
+  ValidateVariables &
+  InboundVariables;
 
 export type AppEnv = { Variables: AppVariables };

@@ -2,9 +2,11 @@
  * @module The HTTP app, built from the contract: every route of generated/routes.ts is mounted
  * with its authentication, limits and validators in front of its handler.
  *
- *   admission (503 at once past the in-flight or store-queue bound; not on health routes)
- *   -> request-id -> redaction of every body -> error boundary -> [route] its metadata (operationId, per-IP class) -> per-IP rate limit of its class
- *   -> authenticate (then the workspace's raised per-address ceiling, if any) -> per-workspace rate limit -> validate -> handler (501 not_implemented until built)
+ *   admission (503 at once past the in-flight bound; not on health routes)
+ *   -> request-id -> redaction of every body -> error boundary -> [route] its metadata (operationId, per-IP class)
+ *   -> without a credential: the client address's admission share (503) -> per-IP rate limit of its class
+ *   -> authenticate (then the workspace's raised per-address ceiling, if any) -> the workspace's admission share (503)
+ *   -> per-workspace rate limit -> validate -> handler (501 not_implemented until built)
  *   unknown path -> per-IP (API's) -> 404 not_found; known path, other method -> per-IP (API's) -> 405 method_not_allowed + Allow
  *   every failure -> error mapper (the spec's error body)
  */
@@ -20,7 +22,7 @@ import { raisedIpCeiling } from './middleware/rate-limit/raised-ip.ts';
 import { SESSION_COOKIE } from './domain/sessions/index.ts';
 import { getCookie } from 'hono/cookie';
 import { privateBeta } from './middleware/private-beta/index.ts';
-import { admission, type AdmissionRefusal } from './middleware/admission/index.ts';
+import { admission, admitAnonymous, admitCaller, AdmissionShares, type AdmissionRefusal } from './middleware/admission/index.ts';
 import { customerDataOf, redactBody } from './middleware/redact/index.ts';
 import { requestId } from './middleware/request-id/index.ts';
 import { observe } from './middleware/observe/index.ts';
@@ -51,20 +53,21 @@ export interface AppOptions {
 export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const routes = options.routes ?? contractRoutes;
   const operations: Readonly<Partial<Record<string, LooseHandler>>> = options.handlers ?? handlers;
-  const services = buildServices(deps);
+  // Admission control's places and shares (middleware/admission/shares.ts); none unless configured.
+  const shares = deps.admission ? new AdmissionShares(deps.admission, () => deps.db.queued?.() ?? 0) : undefined;
+  const services = buildServices(shares ? { ...deps, saturation: shares } : deps);
   const app = new Hono<AppEnv>();
+  const refused = refusalCounter(services);
 
-  // First: past its bounds (none unless configured), a request answers 503 at once instead of waiting in a queue.
-  if (deps.admission) {
+  // First: past the hard bound, a request answers 503 at once instead of waiting in a queue; its party's share
+  // is taken once the party is known (admitAnonymous, admitCaller below).
+  if (shares) {
+    services.metrics?.observeAdmission(shares);
     const healthPaths = new Set(routes.filter((route) => route.policy.operations).map((route) => route.path));
-    app.use(
-      admission(deps.admission, {
-        storeQueue: () => deps.db.queued?.() ?? 0,
-        exempt: (path) => healthPaths.has(path),
-        refused: refusalCounter(services),
-      }),
-    );
+    app.use(admission(shares, { exempt: (path) => healthPaths.has(path), refused }));
   }
+  const anonymousShare: MiddlewareHandler<AppEnv> = shares ? admitAnonymous(shares, { trustProxy: services.config.trustProxy, refused }) : passThrough;
+  const callerShare: MiddlewareHandler<AppEnv> = shares ? admitCaller(shares, refused) : passThrough;
   app.use(requestId());
   // One log line and the request metrics per request, whatever answers it.
   app.use(observe({ logger: services.logger, metrics: services.metrics, trustProxy: services.config.trustProxy }));
@@ -147,13 +150,16 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
     }
     if (route.policy.inboundWebhook) {
       // Signed inbound events: their own front verifies, limits and validates (middleware/inbound).
-      app.on(method, path, metadata, perIpLimit, inboundWebhook(services, route.request), handler);
+      app.on(method, path, metadata, anonymousShare, perIpLimit, inboundWebhook(services, route.request), handler);
       continue;
     }
     app.on(
       method,
       path,
       metadata,
+      // A route without a credential (sign-in, invitations, resets) is its client address's; the others are
+      // their workspace's, once authenticated.
+      route.security.length === 0 ? anonymousShare : passThrough,
       perIpLimit,
       // Before authentication: during the private beta these routes read as absent, whatever the credential.
       route.policy.privateBeta ? (route.security.some((s) => s.scheme === 'adminSession') ? betaButPanel : beta) : passThrough,
@@ -166,6 +172,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
         }),
         raisedIp,
       ),
+      callerShare,
       perWorkspace,
       validate(route.request),
       handler,
@@ -269,7 +276,7 @@ function refusalCounter(services: Services): (reason: AdmissionRefusal) => void 
     unlogged += 1;
     const now = performance.now();
     if (now - lastLine < 10_000) return;
-    services.logger.warn({ refused: unlogged, reason }, 'at capacity: refusing requests with 503 (MAX_REQUESTS_IN_FLIGHT, MAX_STORE_QUEUE)');
+    services.logger.warn({ refused: unlogged, reason }, 'at capacity: refusing requests with 503 (MAX_REQUESTS_IN_FLIGHT, MAX_STORE_QUEUE, fair shares)');
     unlogged = 0;
     lastLine = now;
   };

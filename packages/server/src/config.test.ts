@@ -53,6 +53,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({}, { MAX_STORE_QUEUE: 'many' })).toThrow('MAX_STORE_QUEUE must be a whole number from 0 (no bound) to 1000000: many');
   });
 
+  it('gives an inbound body 10 s to arrive (INBOUND_BODY_TIMEOUT_MS), settable', () => {
+    expect(loadConfig({}, {}).inboundBodyTimeoutMs).toBe(10_000);
+    expect(loadConfig({}, { INBOUND_BODY_TIMEOUT_MS: '2500' }).inboundBodyTimeoutMs).toBe(2_500);
+    expect(() => loadConfig({}, { INBOUND_BODY_TIMEOUT_MS: 'soon' })).toThrow(ConfigError);
+  });
+
   it('PRIVATE_BETA is on for `true` only', () => {
     expect(loadConfig({}, { PRIVATE_BETA: '1' }).privateBeta).toBe(false);
   });

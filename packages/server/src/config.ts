@@ -72,6 +72,8 @@ export interface ServerConfig {
   requestTimeoutMs: number;
   /** How long an idle keep-alive connection stays open (KEEP_ALIVE_TIMEOUT_MS, default 5000). */
   keepAliveTimeoutMs: number;
+  /** Time an inbound webhook's body has to arrive once its slug and limit passed (INBOUND_BODY_TIMEOUT_MS, default 10000). */
+  inboundBodyTimeoutMs: number;
   /** LOG_LEVEL (default info) and LOG_FORMAT (json, or pretty for development). */
   log: { level: LogLevel; format: LogFormat };
   /** Private beta (PRIVATE_BETA=true): the public agent API answers 404 not_found. */
@@ -142,6 +144,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     headersTimeoutMs,
     requestTimeoutMs,
     keepAliveTimeoutMs: parseMs(env.KEEP_ALIVE_TIMEOUT_MS, 5_000, 'KEEP_ALIVE_TIMEOUT_MS'),
+    inboundBodyTimeoutMs: parseMs(env.INBOUND_BODY_TIMEOUT_MS, 10_000, 'INBOUND_BODY_TIMEOUT_MS'),
     log: logSettings(env),
     privateBeta: env.PRIVATE_BETA === 'true',
     engines: setting(() => readEngineConfig(env)),

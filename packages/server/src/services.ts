@@ -27,7 +27,7 @@ import { createRedactor, type Redactor } from './redact/index.ts';
 import { silentLogger, type Logger } from './log/index.ts';
 import type { Metrics } from './metrics/index.ts';
 import { createOpenStreams, type OpenStreams } from './domain/health/open-streams.ts';
-import { createHealth, type Health, type Pingable } from './domain/health/index.ts';
+import { createHealth, type Health, type Pingable, type Saturation } from './domain/health/index.ts';
 import { createSessionService, type SessionService } from './domain/sessions/index.ts';
 import { createMemoryLimiter, type Limiter } from './rate-limits/index.ts';
 import type { Db } from './store/db.ts';
@@ -41,9 +41,11 @@ interface AppConfig {
   privateBeta: boolean;
   /** Browser origins allowed by CORS (`CORS_ORIGINS`); none by default: server-to-server. */
   corsOrigins: readonly string[];
+  /** Time an inbound webhook's body has to arrive once its slug and limit passed (`INBOUND_BODY_TIMEOUT_MS`). */
+  inboundBodyTimeoutMs: number;
 }
 
-const DEFAULT_APP_CONFIG: AppConfig = { trustProxy: 0, privateBeta: false, corsOrigins: [] };
+const DEFAULT_APP_CONFIG: AppConfig = { trustProxy: 0, privateBeta: false, corsOrigins: [], inboundBodyTimeoutMs: 10_000 };
 
 export interface Deps {
   db: Db;
@@ -86,6 +88,8 @@ export interface Deps {
   metrics?: Metrics;
   /** Bounds past which a request answers 503 at once (middleware/admission); none when absent. */
   admission?: AdmissionLimits;
+  /** Whether admission control refuses newcomers (`GET /readyz` says so); createApp sets it from `admission`. */
+  saturation?: Saturation;
 }
 
 export interface Services {
@@ -188,7 +192,7 @@ export function buildServices(deps: Deps): Services {
     metrics: deps.metrics,
     redactor,
     streams: createOpenStreams(),
-    health: createHealth({ db, redis: deps.redis }),
+    health: createHealth({ db, redis: deps.redis, saturation: deps.saturation }),
     mcp: {
       dispatcher: createMcpDispatcher({
         db,

@@ -549,7 +549,7 @@ InboundDuplicate = TypedDict(
     },
 )
 
-# InboundPayloadError: The inbound body is not valid JSON or the webhook's template does not render it (`payload_invalid`), or a header such as the event id is malformed (`invalid_request`).
+# InboundPayloadError: The inbound body is not valid JSON or the webhook's template does not render it (`payload_invalid`), or a header such as the event id is malformed, or the body did not arrive in time (`invalid_request`).
 InboundPayloadError = TypedDict(
     "InboundPayloadError",
     {
@@ -1462,13 +1462,14 @@ Liveness = TypedDict(
     },
 )
 
-# DependencyChecks: The answer of each backing service to this instance, and whether the secrets it keeps sealed open.
+# DependencyChecks: The answer of each backing service to this instance, whether the secrets it keeps sealed open, and, where the deployment bounds the requests in flight, whether its admission control is saturated.
 DependencyChecks = TypedDict(
     "DependencyChecks",
     {
         "store": "DependencyStatus",
         "redis": "DependencyStatus",
         "secrets": "NotRequired[DependencyStatus]",
+        "admission": "NotRequired[Literal[\"ok\", \"saturated\"]]",
     },
 )
 
@@ -1481,14 +1482,14 @@ Readiness = TypedDict(
     },
 )
 
-# NotReadyError: The instance must not receive traffic: `failing` names each backing service that did not answer, `secrets` when the secrets it keeps sealed do not open under its key, or `shutdown` while the instance is stopping.
+# NotReadyError: The instance must not receive traffic: `failing` names each backing service that did not answer, `secrets` when the secrets it keeps sealed do not open under its key, `admission` while it is saturated, or `shutdown` while the instance is stopping.
 NotReadyError = TypedDict(
     "NotReadyError",
     {
         "error": "Literal[\"service_unavailable\"]",
         "message": "NotRequired[str]",
         "requestId": "str",
-        "failing": "list[Literal[\"store\", \"redis\", \"secrets\", \"shutdown\"]]",
+        "failing": "list[Literal[\"store\", \"redis\", \"secrets\", \"admission\", \"shutdown\"]]",
         "checks": "DependencyChecks",
     },
 )

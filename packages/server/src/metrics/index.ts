@@ -17,11 +17,26 @@ export interface Metrics {
   inFlight: Gauge;
   deliveryAttempts: Counter<'outcome'>;
   limiterRefusals: Counter<'limit'>;
-  /** Requests refused with 503 by the admission control, by the bound reached (in_flight, store_queue). */
+  /** Requests refused with 503 by the admission control, by the bound or share reached (see AdmissionSource). */
   admissionRefusals: Counter<'reason'>;
   backendErrors: Counter<'backend'>;
+  /** Admission control's places and shares, read at each scrape (createApp hands them over). */
+  observeAdmission(source: AdmissionSource): void;
   /** The Prometheus text of every metric. */
   render(): Promise<string>;
+}
+
+/** What admission control tells the scrape (middleware/admission/shares.ts `snapshot`); no workspace id. */
+export interface AdmissionSource {
+  snapshot(): {
+    authenticating: number;
+    workspaces: number;
+    unauthenticated: number;
+    activeWorkspaces: number;
+    workspacesAtShare: number;
+    addressesAtShare: number;
+    saturated: boolean;
+  };
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -102,6 +117,41 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
       });
     },
   });
+  let admission: AdmissionSource | undefined;
+  new Gauge({
+    name: 'service_admission_in_flight',
+    help: 'Requests holding a place of MAX_REQUESTS_IN_FLIGHT, by party: authenticating (credential being verified), workspace, unauthenticated (by client address).',
+    labelNames: ['party'],
+    registers,
+    collect() {
+      if (!admission) return;
+      const now = admission.snapshot();
+      this.set({ party: 'authenticating' }, now.authenticating);
+      this.set({ party: 'workspace' }, now.workspaces);
+      this.set({ party: 'unauthenticated' }, now.unauthenticated);
+    },
+  });
+  const admissionGauge = (name: string, help: string, read: (now: ReturnType<AdmissionSource['snapshot']>) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        if (admission) this.set(read(admission.snapshot()));
+      },
+    });
+  admissionGauge('service_admission_active_workspaces', 'Workspaces (and the operator) holding at least one place in flight.', (now) => now.activeWorkspaces);
+  admissionGauge(
+    'service_admission_workspaces_at_share',
+    'Workspaces holding their whole fair share of requests in flight now.',
+    (now) => now.workspacesAtShare,
+  );
+  admissionGauge('service_admission_addresses_at_share', 'Unauthenticated client addresses holding their whole share now.', (now) => now.addressesAtShare);
+  admissionGauge(
+    'service_admission_saturated',
+    '1 while admission control refuses newcomers at MAX_REQUESTS_IN_FLIGHT (and for a second after); /readyz then fails with admission.',
+    (now) => (now.saturated ? 1 : 0),
+  );
   const metrics: Metrics = {
     registry,
     requests: new Counter({
@@ -132,11 +182,14 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
     }),
     admissionRefusals: new Counter({
       name: 'service_admission_refusals_total',
-      help: 'Requests refused with 503 at once because the instance was at capacity (in_flight, store_queue).',
+      help: 'Requests refused with 503 at once by admission control: in_flight (the hard bound), store_queue, workspace_share, unauthenticated_share, address_share.',
       labelNames: ['reason'],
       registers,
     }),
     backendErrors,
+    observeAdmission(source) {
+      admission = source;
+    },
     render: () => registry.metrics(),
   };
   registry.registerMetric(backendErrors);

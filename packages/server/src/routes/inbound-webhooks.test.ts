@@ -162,7 +162,7 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
     });
     const now = () => String(Math.floor(t.clock.now().getTime() / 1000));
 
-    it('413 payload_too_large over 1 MiB, before anything else (even with no signature)', async () => {
+    it('413 payload_too_large over 1 MiB, before the signature (even with no signature)', async () => {
       const big = `{"a":"${'x'.repeat(MAX_INBOUND_BODY_BYTES)}"}`;
       const r = await send(hook.slug, big);
       expect(r.status).toBe(413);
@@ -236,6 +236,14 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
       expect(gone.body).toEqual({ error: 'webhook_not_found' });
       // Revoked is final.
       expect((await adminCall('POST', '/inbound-webhooks/lifecycle/resume')).status).toBe(404);
+    });
+
+    it('404 webhook_not_found for a slug no webhook can have (a NUL byte, upper case, a space, too long): never a 500', async () => {
+      for (const slug of ['crm%00leads', '%00', 'leads%00', 'CRM-Leads', 'crm%20leads', 'caf%C3%A9', 'a'.repeat(65)]) {
+        const r = await send(slug, '{"a":1}', { secret: hook.secret });
+        expect([slug, r.status]).toEqual([slug, 404]);
+        expect(r.body).toEqual({ error: 'webhook_not_found' });
+      }
     });
 
     it("429 rate_limited past the webhook's requests per minute per IP, before the signature is checked", async () => {

@@ -18,7 +18,9 @@ const getReadiness: Handler<'getReadiness'> = async (_c, _input, services) => {
     ? 'the instance is shutting down'
     : down.length > 0
       ? `${down.join(', ')} does not answer`
-      : "stored secrets do not open under this instance's key";
+      : failing.includes('secrets')
+        ? "stored secrets do not open under this instance's key"
+        : 'the instance is at capacity';
   throw fail('service_unavailable', `Not ready: ${why}.`, { failing, checks }, retryHints(NOT_READY_RETRY_AFTER_SEC * 1000, true));
 };
 

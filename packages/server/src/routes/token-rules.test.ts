@@ -1,5 +1,5 @@
 /**
- * Rules at the moment of use (issue 32, items 2, 3 and 12), over the HTTP API on both stores: a single-use link is
+ * Rules at the moment of use, over the HTTP API on both stores: a single-use link is
  * checked again when it is used against the rules that allowed it to be made, read then.
  * - A reset made by a workspace's admin is refused (`403 forbidden`, nothing used up, the account untouched) once the
  *   account joined another workspace, was made an owner, or its maker was demoted; it works again once the rules hold.

@@ -77,7 +77,12 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       ...(runEvents ? { runEvents } : {}),
       ...(metrics ? { metrics } : {}),
       db: store.db,
-      config: { trustProxy: config.trustProxy, privateBeta: config.privateBeta, corsOrigins: config.corsOrigins },
+      config: {
+        trustProxy: config.trustProxy,
+        privateBeta: config.privateBeta,
+        corsOrigins: config.corsOrigins,
+        inboundBodyTimeoutMs: config.inboundBodyTimeoutMs,
+      },
       // Aliases -> engines (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*) and STU rates (STU_RATE_<ALIAS>).
       engines: createEngines(config.engines),
       // Names the redactor removes beside the engines' own (model names, provider host and key): REDACT_TERMS.

@@ -7,7 +7,15 @@
  * ran. Each writer's promise settles with its statement: resolved with the statement's result once
  * it committed, rejected if it failed. Used by the delivery worker's records
  * (worker/deliveries.ts) and the runs' closes (domain/runs/close-batch.ts).
+ *
+ * A statement carries several writers' writes, so it waits in the store's queue as a party of its own
+ * ({@link GROUP_PARTY}, store/fair-queue.ts), not as whoever's statement happened to run before it: a quiet
+ * workspace's close is not queued behind a flooding workspace's statements.
  */
+import { asStoreParty } from './fair-queue.ts';
+
+/** The store party of a group's statement. */
+export const GROUP_PARTY = 'group-commit';
 
 /** Submits one item; resolves with the result of the statement that carried it. */
 export interface GroupCommit<T, R> {
@@ -27,7 +35,7 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: { 
     busy = true;
     const group = waiting.slice(0, maxItems);
     waiting = waiting.slice(group.length);
-    flush(group.map((w) => w.item))
+    asStoreParty(GROUP_PARTY, () => flush(group.map((w) => w.item)))
       .then(
         (result) => {
           for (const w of group) w.resolve(result);

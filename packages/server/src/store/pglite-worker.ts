@@ -9,11 +9,20 @@
  * their PostgreSQL fields (`code`, `constraint`, …), so callers that branch on them behave as
  * in-process. `queued()` counts the statements sent and not answered yet: the admission control's
  * measure of the store's queue (middleware/admission).
+ *
+ * At most {@link AT_THREAD} statements are at the thread at once, besides those of a transaction already open
+ * (they must pass, or the transaction holding PGlite's lock would wait for the statements waiting for it); the
+ * others wait here in one queue per party and are sent in turn (store/fair-queue.ts), so one workspace's flood does
+ * not stand between another's statement and the store.
  */
 import { Worker } from 'node:worker_threads';
 import { asTx, type OpenDb } from './db.ts';
 import type { ListenHandler } from './listen.ts';
 import type { StoreErrorFields, StoreReply, StoreRequest, StoreThreadData } from './pglite-protocol.ts';
+import { FairQueue, storeParty } from './fair-queue.ts';
+
+/** Statements at the thread at once (outside open transactions): enough to keep it busy between two replies. */
+const AT_THREAD = 8;
 
 /** The thread's entry: the TypeScript source beside this file, or the bundle's `pglite-thread.js` beside `cli.js`. */
 const THREAD_ENTRY = new URL(import.meta.url.endsWith('.ts') ? './pglite-thread.ts' : './pglite-thread.js', import.meta.url);
@@ -36,6 +45,8 @@ type Unnumbered<R> = R extends unknown ? Omit<R, 'id'> : never;
 interface Pending {
   resolve(rows: unknown[]): void;
   reject(err: Error): void;
+  /** Counted in the statements at the thread (sent through the fair queue). */
+  counted?: boolean;
 }
 
 export interface PgliteWorkerOptions {
@@ -53,6 +64,13 @@ export async function openPgliteWorker(dataDir?: string, options: PgliteWorkerOp
   let nextTransaction = 1;
   let ended: Error | undefined;
   let closing = false;
+  /** Statements sent through the fair queue and not answered yet. */
+  let atThread = 0;
+  const waiting = new FairQueue<StoreRequest>();
+  /** Transactions whose first statement has reached the thread: theirs go at once. */
+  const open = new Set<number>();
+  /** Statements of a transaction whose first one still waits in the fair queue, in order. */
+  const behindFirst = new Map<number, StoreRequest[]>();
 
   await new Promise<void>((resolve, reject) => {
     const onExit = (code: number) => reject(new Error(`the store's worker thread ended (exit code ${code}) before PGlite opened`));
@@ -75,20 +93,26 @@ export async function openPgliteWorker(dataDir?: string, options: PgliteWorkerOp
       return;
     }
     if (reply.kind !== 'answer' && reply.kind !== 'failed') return;
-    const waiting = pending.get(reply.id);
-    if (!waiting) return;
+    const answered = pending.get(reply.id);
+    if (!answered) return;
     pending.delete(reply.id);
     // Idle, the thread does not keep the process alive (a one-off command ends when its work is done).
     if (pending.size === 0 && !closing) worker.unref();
-    if (reply.kind === 'answer') waiting.resolve(reply.rows);
-    else waiting.reject(new StoreError(reply.error));
+    if (answered.counted) {
+      atThread -= 1;
+      pump();
+    }
+    if (reply.kind === 'answer') answered.resolve(reply.rows);
+    else answered.reject(new StoreError(reply.error));
   });
   // An uncaught error in the thread ('error') is followed by its end ('exit').
   worker.on('error', (err) => (ended ??= err));
   worker.on('exit', (code) => {
     const err = (ended ??= new Error(`the store's worker thread ended (exit code ${code})`));
-    for (const waiting of pending.values()) waiting.reject(new Error(CLOSED, { cause: err }));
+    for (const unanswered of pending.values()) unanswered.reject(new Error(CLOSED, { cause: err }));
     pending.clear();
+    waiting.drain();
+    behindFirst.clear();
     if (!closing) options.onExit?.(err);
   });
   worker.unref();
@@ -96,11 +120,48 @@ export async function openPgliteWorker(dataDir?: string, options: PgliteWorkerOp
   function send(request: Unnumbered<StoreRequest>): Promise<unknown[]> {
     if (ended || closing) return Promise.reject(new Error(CLOSED, ended ? { cause: ended } : {}));
     const id = nextId++;
+    const numbered = { ...request, id } as StoreRequest;
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject });
       if (pending.size === 1) worker.ref();
-      worker.postMessage({ ...request, id } as StoreRequest);
+      route(numbered);
     });
+  }
+
+  /** At once: a transaction's end, a statement of an open transaction, LISTEN, the close; else through the fair queue. */
+  function route(request: StoreRequest): void {
+    const tx = request.op === 'query' || request.op === 'exec' ? request.tx : undefined;
+    if (request.op === 'end') open.delete(request.tx);
+    if (request.op === 'end' || request.op === 'listen' || request.op === 'close' || (tx !== undefined && open.has(tx))) {
+      worker.postMessage(request);
+      return;
+    }
+    const behind = tx === undefined ? undefined : behindFirst.get(tx);
+    if (behind) {
+      behind.push(request);
+      return;
+    }
+    if (tx !== undefined) behindFirst.set(tx, []);
+    waiting.push(storeParty(), request);
+    pump();
+  }
+
+  /** Sends from the fair queue while the thread has room. */
+  function pump(): void {
+    while (atThread < AT_THREAD && waiting.size > 0) {
+      const request = waiting.shift()!;
+      const entry = pending.get(request.id);
+      if (!entry) continue;
+      entry.counted = true;
+      atThread += 1;
+      worker.postMessage(request);
+      const tx = request.op === 'query' || request.op === 'exec' ? request.tx : undefined;
+      if (tx === undefined) continue;
+      // The transaction is open in the thread from its first statement on: what queued behind it goes now.
+      open.add(tx);
+      for (const next of behindFirst.get(tx) ?? []) worker.postMessage(next);
+      behindFirst.delete(tx);
+    }
   }
 
   return {

@@ -1,9 +1,14 @@
 /**
  * @module PostgreSQL driver over `pg`, for several server instances sharing one database.
  * An optional schema isolates a tenant of the database (tests use one schema per suite).
+ *
+ * The pool's connections are handed out fairly: a statement or a transaction takes one of `max` turns before it
+ * takes a connection, and the turns go to the waiting parties in turn (store/fair-queue.ts), not in arrival order,
+ * so one workspace's flood does not stand between another's statement and the database.
  */
 import pg from 'pg';
 import { asTx, type OpenDb, type Tx } from './db.ts';
+import { FairQueue, storeParty } from './fair-queue.ts';
 import { awaitListeners, createPgListener } from './listen.ts';
 
 interface PostgresOptions {
@@ -24,29 +29,19 @@ export async function openPostgres(options: PostgresOptions): Promise<OpenDb> {
   pool.on('error', () => {});
   // Fail at start, not on the first request, when the database is unreachable.
   await pool.query('SELECT 1');
+  const turns = fairTurns(options.max ?? 10);
   const store: OpenDb = {
     driver: 'postgres',
-    async query(sql, params = [], options) {
-      if (options?.name) return (await pool.query({ name: options.name, text: sql, values: params as unknown[] })).rows;
-      return (await pool.query(sql, params as unknown[])).rows;
-    },
-    async transaction(fn) {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await fn(clientDb(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      } finally {
-        client.release();
-      }
-    },
-    async exec(sql) {
-      await pool.query(sql);
-    },
+    query: (sql, params = [], options) =>
+      turns.take(async () => {
+        if (options?.name) return (await pool.query({ name: options.name, text: sql, values: params as unknown[] })).rows;
+        return (await pool.query(sql, params as unknown[])).rows;
+      }),
+    transaction: (fn) => turns.take(() => runTransaction(pool, fn)),
+    exec: (sql) =>
+      turns.take(async () => {
+        await pool.query(sql);
+      }),
     listen(channel, handler) {
       listener ??= createPgListener({ url: options.url, ...searchPath, ...(options.listenRetryMs ? { retryMs: options.listenRetryMs } : {}) });
       return listener.listen(channel, handler);
@@ -54,13 +49,51 @@ export async function openPostgres(options: PostgresOptions): Promise<OpenDb> {
     awaitListeners(channel, version, since, timeoutMs) {
       return awaitListeners(store, { channel, version, since, timeoutMs });
     },
-    queued: () => pool.waitingCount,
+    queued: () => turns.waiting() + pool.waitingCount,
     async close() {
       await listener?.close();
       await pool.end();
     },
   };
   return store;
+}
+
+/** `max` turns at the pool, handed to the waiting parties in turn. */
+function fairTurns(max: number): { take<T>(work: () => Promise<T>): Promise<T>; waiting(): number } {
+  let taken = 0;
+  const waiting = new FairQueue<() => void>();
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else taken -= 1;
+  };
+  return {
+    async take(work) {
+      if (taken < max) taken += 1;
+      else await new Promise<void>((resolve) => waiting.push(storeParty(), resolve));
+      try {
+        return await work();
+      } finally {
+        release();
+      }
+    },
+    waiting: () => waiting.size,
+  };
+}
+
+async function runTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(clientDb(client));
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
 }
 
 function clientDb(client: pg.PoolClient): Tx {

@@ -4,8 +4,9 @@
  * in the data directory): no timing, only the order of events.
  *
  * - `/healthz` answers while the statement runs: the main thread keeps accepting and answering.
- * - Admission: with the store's queue or the requests in flight at their bound, a request answers
- *   `503 service_unavailable` with `Retry-After: 1` at once, while health routes still answer.
+ * - Admission: with the requests in flight at their bound, or the store's queue at its bound and the requests
+ *   waiting for it holding their share of it, a request answers `503 service_unavailable` with `Retry-After: 1`
+ *   at once, while health routes still answer.
  * - A client that closes its connection before its run started gets no run.
  */
 import { writeFileSync } from 'node:fs';
@@ -97,14 +98,19 @@ describe('the main thread while the store works', () => {
 });
 
 describe('admission', () => {
-  it('answers 503 with Retry-After at once when the store queue is at its bound; health still answers', async () => {
+  it('answers 503 with Retry-After at once when the store queue is at its bound and the requests waiting hold their share of it; health still answers', async () => {
     const app = await served({ admission: { maxInFlight: 0, maxStoreQueue: 1 } });
     apps.push(app);
     const key = await app.t.keyWith('usage:read');
+    const get = () => fetch(`${app.base}/usage/current`, { headers: { authorization: `Bearer ${key}` } });
     const held = holdStore();
     const events: string[] = [];
     void held.done.then(() => events.push('statement ended'));
-    const res = await fetch(`${app.base}/usage/current`, { headers: { authorization: `Bearer ${key}` } });
+    // The queue is at its bound (the held statement); the first request is admitted and waits to have its key
+    // looked up: it holds the whole share of the queue that requests being authenticated may hold.
+    const first = get();
+    while (store.db.queued!() < 2) await new Promise((resolve) => setImmediate(resolve));
+    const res = await get();
     events.push(`usage ${res.status}`);
     expect(res.status).toBe(503);
     expect([res.headers.get('retry-after'), res.headers.get('retry-after-ms'), res.headers.get('x-should-retry')]).toEqual(['1', '1000', 'true']);
@@ -116,8 +122,9 @@ describe('admission', () => {
     expect((await fetch(`${app.base}/healthz`)).status).toBe(200);
     await held.release();
     expect(events).toEqual(['usage 503', 'statement ended']);
+    expect((await first).status).toBe(200);
     // With the queue drained, the same request is admitted.
-    expect((await fetch(`${app.base}/usage/current`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    expect((await get()).status).toBe(200);
   });
 
   it('answers 503 at once past the bound of requests in flight, and admits again once one ends', async () => {

@@ -1,5 +1,5 @@
 /**
- * One workspace's slow receivers and inbound bursts hold only their own lanes (issue 32, item 5):
+ * One workspace's slow receivers and inbound bursts hold only their own lanes:
  * the worker (`startWorker`, as `serve` runs it) with two workspaces on one store. Workspace A's five
  * destinations, on a real loopback HTTPS receiver, hold every request until the test releases them;
  * B's delivery, queued after A's fifty, still arrives while A's are held, and A never holds more than

@@ -1,16 +1,25 @@
 /**
  * @module Health of one instance: liveness (the process serves) and readiness (the store and, when
  * configured, Redis answer within a second; the sealed secrets open, as checked at start; not while shutting
- * down). `GET /healthz` and `GET /readyz` answer from it; `serve` marks the shutdown.
+ * down; not while admission control refuses newcomers at its hard bound). `GET /healthz` and `GET /readyz`
+ * answer from it; `serve` marks the shutdown.
  */
 import type { Db } from '../../store/db.ts';
 
 export type DependencyStatus = 'ok' | 'failing' | 'not_configured';
-export type Failing = 'store' | 'redis' | 'secrets' | 'shutdown';
+export type Failing = 'store' | 'redis' | 'secrets' | 'shutdown' | 'admission';
+
+/** Admission control as readiness sees it: `saturated` while it refuses newcomers at its hard bound. */
+export type AdmissionStatus = 'ok' | 'saturated';
+
+/** Admission control's word on this instance (middleware/admission): it refuses even parties below their share. */
+export interface Saturation {
+  saturated(): boolean;
+}
 
 export interface Readiness {
-  /** `secrets` once the start-up check told (`recordSealedSecrets`). */
-  checks: { store: DependencyStatus; redis: DependencyStatus; secrets?: DependencyStatus };
+  /** `secrets` once the start-up check told (`recordSealedSecrets`); `admission` when admission control is configured. */
+  checks: { store: DependencyStatus; redis: DependencyStatus; secrets?: DependencyStatus; admission?: AdmissionStatus };
   /** Empty when ready. */
   failing: Failing[];
 }
@@ -34,7 +43,7 @@ export interface Health {
 /** Budget of one dependency check. */
 export const CHECK_TIMEOUT_MS = 1_000;
 
-export function createHealth(deps: { db: Db; redis?: Pingable | undefined; timeoutMs?: number }): Health {
+export function createHealth(deps: { db: Db; redis?: Pingable | undefined; saturation?: Saturation | undefined; timeoutMs?: number }): Health {
   let shuttingDown = false;
   let secrets: DependencyStatus | undefined;
   const timeoutMs = deps.timeoutMs ?? CHECK_TIMEOUT_MS;
@@ -58,8 +67,10 @@ export function createHealth(deps: { db: Db; redis?: Pingable | undefined; timeo
       if (store === 'failing') failing.push('store');
       if (redisStatus === 'failing') failing.push('redis');
       if (secrets === 'failing') failing.push('secrets');
+      const admission = deps.saturation ? (deps.saturation.saturated() ? 'saturated' : 'ok') : undefined;
+      if (admission === 'saturated') failing.push('admission');
       if (shuttingDown) failing.push('shutdown');
-      return { checks: { store, redis: redisStatus, ...(secrets ? { secrets } : {}) }, failing };
+      return { checks: { store, redis: redisStatus, ...(secrets ? { secrets } : {}), ...(admission ? { admission } : {}) }, failing };
     },
   };
 }

@@ -20,6 +20,15 @@ interface ReadBodyOptions {
   contentLength?: string | null;
   /** The cap in bytes; {@link MAX_INBOUND_BODY_BYTES} unless given. */
   limitBytes?: number;
+  /** Aborted when the body took too long: the stream is cancelled and {@link BodyTimeoutError} thrown. */
+  signal?: AbortSignal;
+}
+
+/** A body that did not arrive in time (the inbound routes' `INBOUND_BODY_TIMEOUT_MS`). */
+export class BodyTimeoutError extends ServiceError {
+  constructor() {
+    super('invalid_request', 400, 'The request body did not arrive in time.', {}, { Connection: 'close' });
+  }
 }
 
 /**
@@ -40,9 +49,21 @@ export async function readBodyWithLimit(body: ReadableStream<Uint8Array> | null 
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
+  const { signal } = options;
+  let timedOut = false;
+  const onAbort = () => {
+    timedOut = true;
+    void reader.cancel().catch(() => undefined);
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      if (signal?.aborted) onAbort();
+      const { done, value } = await reader.read().catch((error: unknown) => {
+        if (timedOut) throw new BodyTimeoutError();
+        throw error;
+      });
+      if (timedOut) throw new BodyTimeoutError();
       if (done) break;
       total += value.byteLength;
       if (total > limit) {
@@ -52,6 +73,7 @@ export async function readBodyWithLimit(body: ReadableStream<Uint8Array> | null 
       chunks.push(value);
     }
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     reader.releaseLock();
   }
   return concat(chunks, total);

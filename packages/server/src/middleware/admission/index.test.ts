@@ -1,43 +1,102 @@
 /**
- * @module Tests of the admission control through a small Hono app: past the in-flight or the store-queue bound a
- * request answers `503 service_unavailable` at once, with the retry hints of a request nothing was done for.
+ * @module Tests of the admission control through a small Hono app: past the in-flight bound, or past a party's
+ * share, a request answers `503 service_unavailable` at once, with the retry hints of a request nothing was done
+ * for; and the shares themselves (./shares.ts): one workspace holding its share does not stop another, the
+ * unauthenticated addresses share one group, and the store's queue is shared the same way.
  */
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { AT_CAPACITY_MESSAGE, admission, type AdmissionRefusal } from './index.ts';
+import { AdmissionShares, AT_CAPACITY_MESSAGE, admission, type AdmissionRefusal } from './index.ts';
+import type { Ticket } from './shares.ts';
 
-function buildApp(limits: { maxInFlight: number; maxStoreQueue: number }, storeQueue = 0) {
+function buildApp(limits: { maxInFlight: number; maxStoreQueue: number }) {
   const refused: AdmissionRefusal[] = [];
   let release: () => void = () => {};
   const held = new Promise<void>((resolve) => {
     release = resolve;
   });
   const app = new Hono();
-  app.use(admission(limits, { storeQueue: () => storeQueue, exempt: (path) => path === '/healthz', refused: (reason) => refused.push(reason) }));
+  const shares = new AdmissionShares(limits, () => 0);
+  app.use(admission(shares, { exempt: (path) => path === '/healthz', refused: (reason) => refused.push(reason) }));
   app.get('/hold', async (c) => {
     await held;
     return c.json({ ok: true });
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  return { app, refused, release };
+  return { app, refused, release, shares };
 }
 
 describe('admission', () => {
-  it.each([
-    ['in_flight', { maxInFlight: 1, maxStoreQueue: 0 }, 0],
-    ['store_queue', { maxInFlight: 0, maxStoreQueue: 2 }, 2],
-  ] as const)('past the %s bound: 503 with Retry-After 1, Retry-After-Ms 1000, X-Should-Retry true', async (reason, limits, queue) => {
-    const { app, refused, release } = buildApp(limits, queue);
-    const first = reason === 'in_flight' ? app.request('/hold') : undefined;
+  it('past the in-flight bound: 503 with Retry-After 1, Retry-After-Ms 1000, X-Should-Retry true; saturated for readiness', async () => {
+    const { app, refused, release, shares } = buildApp({ maxInFlight: 1, maxStoreQueue: 0 });
+    const first = app.request('/hold');
     const res = await app.request('/hold', { headers: { 'X-Request-Id': 'req-full' } });
     expect(res.status).toBe(503);
     expect([res.headers.get('retry-after'), res.headers.get('retry-after-ms'), res.headers.get('x-should-retry')]).toEqual(['1', '1000', 'true']);
     expect(res.headers.get('x-request-id')).toBe('req-full');
     expect(await res.json()).toEqual({ error: 'service_unavailable', message: AT_CAPACITY_MESSAGE, requestId: 'req-full' });
-    expect(refused).toEqual([reason]);
+    expect(refused).toEqual(['in_flight']);
+    expect(shares.snapshot().saturated).toBe(true);
     // Health routes are never refused.
     expect((await app.request('/healthz')).status).toBe(200);
     release();
-    if (first) expect((await first).status).toBe(200);
+    expect((await first).status).toBe(200);
+  });
+});
+
+describe('fair shares', () => {
+  const ws = (id: string) => ({ kind: 'workspace', id }) as const;
+  const addr = (id: string) => ({ kind: 'address', id }) as const;
+  /** Admits one request of `party`; the ticket, or the refusal. */
+  function take(shares: AdmissionShares, party: ReturnType<typeof ws> | ReturnType<typeof addr>): Ticket | AdmissionRefusal {
+    const ticket = shares.enter();
+    if (typeof ticket === 'string') return ticket;
+    const refusal = shares.claim(ticket, party);
+    if (refusal) {
+      shares.leave(ticket);
+      return refusal;
+    }
+    return ticket;
+  }
+
+  it('a workspace alone holds half of the bound; another is still admitted, and then the first holds a third', () => {
+    const shares = new AdmissionShares({ maxInFlight: 12, maxStoreQueue: 0 }, () => 0);
+    const a: Array<Ticket | AdmissionRefusal> = [];
+    for (let i = 0; i < 8; i += 1) a.push(take(shares, ws('a')));
+    expect(a.filter((t) => typeof t === 'string')).toEqual(['workspace_share', 'workspace_share']);
+    expect(shares.snapshot()).toMatchObject({ workspaces: 6, activeWorkspaces: 1, workspacesAtShare: 1, saturated: false });
+    // B finds room and is admitted up to its share (12 / 3 = 4); A is refused until it is under 4.
+    const b = [take(shares, ws('b')), take(shares, ws('b')), take(shares, ws('b')), take(shares, ws('b')), take(shares, ws('b'))];
+    expect(b.map((t) => (typeof t === 'string' ? t : 'admitted'))).toEqual(['admitted', 'admitted', 'admitted', 'admitted', 'workspace_share']);
+    expect(take(shares, ws('a'))).toBe('workspace_share');
+    for (const ticket of a.slice(0, 2)) if (typeof ticket !== 'string') shares.leave(ticket);
+    expect(take(shares, ws('a'))).toBe('workspace_share');
+    if (typeof a[2] !== 'string') shares.leave(a[2]!);
+    expect(typeof take(shares, ws('a'))).toBe('object');
+  });
+
+  it('unauthenticated addresses share one group; one address holds a part of it and leaves room for the next', () => {
+    const shares = new AdmissionShares({ maxInFlight: 24, maxStoreQueue: 0 }, () => 0);
+    const results = Array.from({ length: 10 }, () => take(shares, addr('203.0.113.9')));
+    // The group's share alone is 24 / 2 = 12; one address of it, 12 / 2 = 6.
+    expect(results.filter((t) => typeof t !== 'string')).toHaveLength(6);
+    expect(results.filter((t) => t === 'address_share')).toHaveLength(4);
+    expect(typeof take(shares, addr('198.51.100.7'))).toBe('object');
+    // A workspace is its own group: admitted whatever the addresses hold.
+    expect(typeof take(shares, ws('b'))).toBe('object');
+    expect(shares.snapshot()).toMatchObject({ unauthenticated: 7, workspaces: 1, addressesAtShare: 1 });
+  });
+
+  it('while the store queue is at its bound, the workspace holding its part of it is refused and another is admitted', () => {
+    let queued = 0;
+    const shares = new AdmissionShares({ maxInFlight: 0, maxStoreQueue: 8 }, () => queued);
+    const a = Array.from({ length: 10 }, () => take(shares, ws('a')));
+    expect(a.every((t) => typeof t !== 'string')).toBe(true);
+    queued = 8;
+    // Alone, A's part is 8 / 2 = 4; it holds 10. B holds none: its part with A active is 8 / 3 = 2.
+    expect(take(shares, ws('a'))).toBe('store_queue');
+    expect(typeof take(shares, ws('b'))).toBe('object');
+    expect(typeof take(shares, ws('b'))).toBe('object');
+    expect(take(shares, ws('b'))).toBe('store_queue');
   });
 });

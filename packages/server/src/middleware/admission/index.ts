@@ -1,64 +1,113 @@
 /**
- * @module Admission control: a request that would only wait is refused at once. When the requests
- * in progress in this process, or the statements waiting for the store (the embedded store's
- * worker thread, or a free PostgreSQL connection), are at their bound, the request answers
- * `503 service_unavailable` with `Retry-After: 1` (`Retry-After-Ms: 1000`, `X-Should-Retry: true`: nothing was
- * done for it), before anything else is done for it, instead
- * of joining a queue it would leave seconds later. Health routes are never refused (a load balancer
- * must keep seeing the instance alive).
+ * @module Admission control: a request that would only wait, or that would take more than its party's share of
+ * the instance, is refused at once with `503 service_unavailable` and `Retry-After: 1` (`Retry-After-Ms: 1000`,
+ * `X-Should-Retry: true`: nothing was done for it), instead of joining a queue it would leave seconds later.
+ * Health routes are never refused (a load balancer must keep seeing the instance alive).
  *
- * Mounted first: a refusal is the cheapest answer the app gives (no log line of its own, no
- * redaction of a body that holds only fixed text and the request id, no routing), because under
- * overload clients that retry at once send refusals at the rate the process can answer them, and
- * every microsecond a refusal costs is taken from the requests already admitted. Refusals are
- * counted (`refused`, the metrics) instead of logged one by one.
+ * Two stages (the shares and their bound: ./shares.ts):
  *
- * A request counts as in progress from its admission until its response begins: a stream that
- * has sent its headers no longer counts (it holds a connection, not the store).
+ * 1. `admission`, mounted first: the hard bound of requests in flight (`MAX_REQUESTS_IN_FLIGHT`), before
+ *    anything else is done (no log line of its own, no redaction, no routing): under overload clients that
+ *    retry at once send refusals at the rate the process can answer them, and every microsecond a refusal
+ *    costs is taken from the requests already admitted. The request gets a ticket (`c.get('admission')`).
+ * 2. The party's share, as soon as the party is known: `admitCaller` right after authentication (the
+ *    workspace of the credential), `admitAnonymous` first on a route that takes no credential (the client
+ *    address). Authentication of a cached credential reads no store, so a flooding workspace is still refused
+ *    cheaply; a failed authentication never takes a share.
+ *
+ * Once admitted, the rest of the request runs as its party's (`asStoreParty`): the embedded store sends its
+ * statements from one queue per party in turn (store/fair-queue.ts).
+ *
+ * Refusals are counted (`refused`, the metrics) instead of logged one by one. A request holds its place from
+ * its admission until its response begins: a stream that has sent its headers no longer counts (it holds a
+ * connection, not the store).
  */
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { retryHints } from '../../errors.ts';
-import { isAcceptableRequestId, newRequestId } from '../request-id/index.ts';
+import type { Auth, AuthVariables } from '../auth/index.ts';
+import { clientIp, clientKey } from '../rate-limit/client-ip.ts';
+import { isAcceptableRequestId, newRequestId, type RequestIdVariables } from '../request-id/index.ts';
+import { asStoreParty } from '../../store/fair-queue.ts';
+import type { AdmissionShares, AdmissionRefusal, Party, Ticket } from './shares.ts';
 
-export interface AdmissionLimits {
-  /** Requests in progress at most (MAX_REQUESTS_IN_FLIGHT); 0: no bound. */
-  maxInFlight: number;
-  /** Statements waiting for the store at most (MAX_STORE_QUEUE); 0: no bound. */
-  maxStoreQueue: number;
-}
+export { AdmissionShares, type AdmissionLimits, type AdmissionRefusal, type AdmissionSnapshot } from './shares.ts';
 
-export type AdmissionRefusal = 'in_flight' | 'store_queue';
+/** Context variables this middleware provides: the request's place, and whether a share refused it. */
+export type AdmissionVariables = { admission?: Ticket; admissionRefused?: boolean };
 
 /** Seconds a refused client waits: the queue of a loaded instance moves in well under one. */
 export const ADMISSION_RETRY_AFTER_SEC = 1;
 
 export const AT_CAPACITY_MESSAGE = 'The service is at capacity; retry shortly.';
 
+type Env = { Variables: AdmissionVariables & AuthVariables & Partial<RequestIdVariables> };
+
+/** Stage one: the hard bound, and the ticket the later stage charges to a party. */
 export function admission(
-  limits: AdmissionLimits,
-  deps: { storeQueue: () => number; exempt: (path: string) => boolean; refused?: (reason: AdmissionRefusal) => void },
-): MiddlewareHandler {
-  const { maxInFlight, maxStoreQueue } = limits;
-  let inFlight = 0;
+  shares: AdmissionShares,
+  deps: { exempt: (path: string) => boolean; refused?: (reason: AdmissionRefusal) => void },
+): MiddlewareHandler<Env> {
   return async function admission(c, next) {
-    const reason: AdmissionRefusal | undefined =
-      maxInFlight > 0 && inFlight >= maxInFlight ? 'in_flight' : maxStoreQueue > 0 && deps.storeQueue() >= maxStoreQueue ? 'store_queue' : undefined;
-    if (reason && !deps.exempt(c.req.path)) {
-      deps.refused?.(reason);
-      // The error table's body for a 5xx (ServerError), with the request id echoed or made as request-id does.
-      const sent = c.req.header('x-request-id');
-      const requestId = isAcceptableRequestId(sent) ? sent : newRequestId();
-      return c.body(JSON.stringify({ error: 'service_unavailable', message: AT_CAPACITY_MESSAGE, requestId }), 503, {
-        'Content-Type': 'application/json',
-        ...retryHints(ADMISSION_RETRY_AFTER_SEC * 1000, true),
-        'X-Request-Id': requestId,
-      });
+    if (deps.exempt(c.req.path)) return next();
+    const ticket = shares.enter();
+    if (typeof ticket === 'string') {
+      deps.refused?.(ticket);
+      return atCapacity(c);
     }
-    inFlight += 1;
+    c.set('admission', ticket);
     try {
       await next();
     } finally {
-      inFlight -= 1;
+      shares.leave(ticket);
     }
   };
+}
+
+/** Stage two on a route with a credential: after authentication, the workspace's (or the operator's) share. */
+export function admitCaller(shares: AdmissionShares, refused?: (reason: AdmissionRefusal) => void): MiddlewareHandler {
+  return async function admitCaller(c: Context<Env>, next) {
+    const party = partyOf(c.get('auth'));
+    if (!party) return next();
+    if (!admitted(c, shares, party, refused)) return atCapacity(c);
+    // Its statements wait in its own queue of the store's (store/fair-queue.ts).
+    await asStoreParty(party.id, next);
+  };
+}
+
+/** Stage two on a route without a credential: the client address's part of the unauthenticated share. */
+export function admitAnonymous(shares: AdmissionShares, options: { trustProxy: number; refused?: (reason: AdmissionRefusal) => void }): MiddlewareHandler {
+  return async function admitAnonymous(c: Context<Env>, next) {
+    const party: Party = { kind: 'address', id: clientKey(clientIp(c, { trustProxy: options.trustProxy })) };
+    if (!admitted(c, shares, party, options.refused)) return atCapacity(c);
+    // The unauthenticated requests share one queue of the store's, as they share one group of the shares.
+    await asStoreParty('unauthenticated', next);
+  };
+}
+
+function admitted(c: Context<Env>, shares: AdmissionShares, party: Party, refused?: (reason: AdmissionRefusal) => void): boolean {
+  const ticket = c.get('admission');
+  if (!ticket) return true;
+  const refusal = shares.claim(ticket, party);
+  if (!refusal) return true;
+  refused?.(refusal);
+  // Counted, not logged one by one (middleware/observe leaves these out of the log).
+  c.set('admissionRefused', true);
+  return false;
+}
+
+function partyOf(auth: Auth | undefined): Party | undefined {
+  if (!auth) return undefined;
+  if (auth.scheme === 'operatorToken') return { kind: 'workspace', id: 'operator' };
+  return { kind: 'workspace', id: `ws:${auth.workspaceId}` };
+}
+
+/** The error table's body for a 5xx (ServerError), with the request id echoed or made as request-id does. */
+function atCapacity(c: Context<Env>): Response {
+  const sent = c.get('requestId') ?? c.req.header('x-request-id');
+  const requestId = isAcceptableRequestId(sent) ? sent : newRequestId();
+  return c.body(JSON.stringify({ error: 'service_unavailable', message: AT_CAPACITY_MESSAGE, requestId }), 503, {
+    'Content-Type': 'application/json',
+    ...retryHints(ADMISSION_RETRY_AFTER_SEC * 1000, true),
+    'X-Request-Id': requestId,
+  });
 }

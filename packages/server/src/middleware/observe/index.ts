@@ -6,13 +6,14 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from '../../log/index.ts';
 import type { Metrics } from '../../metrics/index.ts';
+import type { AdmissionVariables } from '../admission/index.ts';
 import type { AuthVariables } from '../auth/index.ts';
 import { clientIp } from '../rate-limit/client-ip.ts';
 import type { RequestIdVariables } from '../request-id/index.ts';
 import type { RouteVariables } from '../route/index.ts';
 
 /** What it reads: the request id, the route's operationId (../route) and the caller's workspace. */
-type Env = { Variables: Partial<RequestIdVariables> & RouteVariables & AuthVariables };
+type Env = { Variables: Partial<RequestIdVariables> & RouteVariables & AuthVariables & AdmissionVariables };
 
 interface ObserveOptions {
   logger: Logger;
@@ -53,8 +54,11 @@ export function observe(options: ObserveOptions): MiddlewareHandler<Env> {
         ...(workspaceId ? { workspaceId } : {}),
         clientIp: clientIp(c, { trustProxy: options.trustProxy }) ?? null,
       };
-      if (status >= 500) logger.error(line, 'request');
-      else logger.info(line, 'request');
+      // A refusal of admission control's shares is counted and summarised (app.ts), not logged one by one.
+      if (!c.get('admissionRefused')) {
+        if (status >= 500) logger.error(line, 'request');
+        else logger.info(line, 'request');
+      }
     }
   };
 }

@@ -1,0 +1,223 @@
+/**
+ * @module The fairness scenario: two workspaces of one server over real HTTP. Workspace B sends sync
+ * invocations at a modest rate (open loop, {@link MODEST_RATE}/s, each from its own forwarded address), first alone,
+ * then while workspace A floods: A's ceiling raised (`workspaces update --rpm`), many concurrent sync invocations
+ * from the load generator, and slow bodies on A's inbound slug from one address (each connection sends the headers
+ * and a few bytes, then one byte a second; reopened a second after the server answers or closes it). Reported: B's success
+ * rate and p50/p99 alone and flooded, the p99 as a ratio of the alone p99 measured in the same run, what A got, and
+ * what the slow bodies got.
+ */
+import { spawnSync } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
+import { runLoad, type LoadResult } from './load.ts';
+import { INVOCATION } from './probes.ts';
+import { COMPILED_CLI, ROOT, type ServiceUnderTest, type StoreKind } from './processes.ts';
+import { fmt, percentile } from './stats.ts';
+
+/** B's requests per second: under the default workspace ceiling (600 a minute) with room to spare. */
+export const MODEST_RATE = 5;
+
+export interface ModestRun {
+  sent: number;
+  /** Answers 2xx. */
+  ok: number;
+  successRate: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Answers by status (`error` for a failed connection). */
+  statuses: Record<string, number>;
+}
+
+export interface FairnessResult {
+  store: StoreKind;
+  seconds: number;
+  modestRate: number;
+  alone: ModestRun;
+  flooded: ModestRun;
+  /** B's p99 while A floods over B's p99 alone. */
+  p99Ratio: number;
+  flood: { connections: number; slowBodies: number; load: LoadResult };
+  /** What the slow-body connections got: answers by status, and connections closed without an answer. */
+  slowBodies: { opened: number; answered: Record<string, number>; closedWithoutAnswer: number };
+}
+
+export interface FairnessOptions {
+  seconds: number;
+  floodConnections: number;
+  slowBodies: number;
+}
+
+export async function runFairness(service: ServiceUnderTest, options: FairnessOptions, progress: (line: string) => void): Promise<FairnessResult> {
+  const modest = createWorkspace(service);
+  const invoke = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+  // Unmeasured: B's first calls verify its new key and load its settings, which its alone p99 must not include.
+  for (let i = 0; i < 10; i += 1) {
+    const res = await fetch(`${service.url}/v1/inference`, {
+      method: 'POST',
+      headers: { ...invoke(modest.apiKey), 'x-forwarded-for': `10.251.9.${i + 1}` },
+      body: JSON.stringify(INVOCATION),
+    });
+    await res.arrayBuffer();
+  }
+  progress(`[${service.store}] fairness: B alone at ${MODEST_RATE}/s for ${options.seconds} s`);
+  const alone = await modestRun(service.url, invoke(modest.apiKey), options.seconds, 0);
+  progress(
+    `[${service.store}] fairness: A floods (${options.floodConnections} connections of sync invocations, ${options.slowBodies} slow bodies from one address) while B goes on`,
+  );
+  const slow = slowBodies(service, options.slowBodies);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const [load, flooded] = await Promise.all([
+    runLoad({
+      url: `${service.url}/v1/inference`,
+      method: 'POST',
+      headers: invoke(service.apiKey),
+      body: JSON.stringify(INVOCATION),
+      connections: options.floodConnections,
+      seconds: options.seconds,
+    }),
+    modestRun(service.url, invoke(modest.apiKey), options.seconds, 1),
+  ]);
+  const slowResult = await slow.stop();
+  const result: FairnessResult = {
+    store: service.store,
+    seconds: options.seconds,
+    modestRate: MODEST_RATE,
+    alone,
+    flooded,
+    p99Ratio: flooded.p99Ms / alone.p99Ms,
+    flood: { connections: options.floodConnections, slowBodies: options.slowBodies, load },
+    slowBodies: slowResult,
+  };
+  progress(
+    `[${service.store}] fairness: B alone ${pct(alone.successRate)} ok, p99 ${alone.p99Ms.toFixed(1)} ms; flooded ${pct(flooded.successRate)} ok, p99 ${flooded.p99Ms.toFixed(1)} ms (x${result.p99Ratio.toFixed(2)}); A ${fmt(load.rps)} req/s, ${load.non2xx} answers >= 400`,
+  );
+  return result;
+}
+
+/** A second workspace on the running server (`workspaces create --url`), its quota raised like A's. */
+function createWorkspace(service: ServiceUnderTest): { apiKey: string; workspaceId: string } {
+  const operator = ['--url', service.url, '--operator-token', service.operatorToken];
+  const run = (...args: string[]) => {
+    const result = spawnSync(process.execPath, [COMPILED_CLI, ...args, ...operator], { cwd: ROOT, env: process.env, encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`service ${args.join(' ')} failed: ${result.stderr}`);
+    return result.stdout;
+  };
+  const created = JSON.parse(run('workspaces', 'create', '--name', 'Modest', '--admin-email', 'modest@bench.example', '--json')) as {
+    apiKey: string;
+    workspaceId: string;
+  };
+  run('workspaces', 'update', created.workspaceId, '--quota-stu', '1000000000000');
+  return created;
+}
+
+/** B's open loop: one invocation every 1/MODEST_RATE s for `seconds`, each from its own forwarded address. */
+async function modestRun(base: string, headers: Record<string, string>, seconds: number, phase: number): Promise<ModestRun> {
+  const count = Math.max(1, Math.round(seconds * MODEST_RATE));
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  const started = performance.now();
+  const sent: Promise<void>[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const due = started + (i * 1000) / MODEST_RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    sent.push(
+      (async () => {
+        const at = performance.now();
+        let status = 'error';
+        try {
+          const res = await fetch(`${base}/v1/inference`, {
+            method: 'POST',
+            headers: { ...headers, 'x-forwarded-for': `10.251.${phase}.${(i % 250) + 1}` },
+            body: JSON.stringify(INVOCATION),
+          });
+          await res.arrayBuffer();
+          status = String(res.status);
+        } catch {
+          // counted as `error`
+        }
+        statuses[status] = (statuses[status] ?? 0) + 1;
+        if (status.startsWith('2')) latencies.push(performance.now() - at);
+      })(),
+    );
+  }
+  await Promise.all(sent);
+  const ok = latencies.length;
+  return { sent: count, ok, successRate: ok / count, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), statuses };
+}
+
+/** `count` connections trickling a body to A's inbound slug from one address, each reopened when it ends. */
+function slowBodies(service: ServiceUnderTest, count: number): { stop(): Promise<FairnessResult['slowBodies']> } {
+  const { hostname, port } = new URL(service.url);
+  const answered: Record<string, number> = {};
+  let closedWithoutAnswer = 0;
+  let opened = 0;
+  let running = true;
+  const open = new Set<Socket>();
+  const head =
+    `POST /webhooks/inbound/${service.inbound.slug} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nX-Forwarded-For: 10.250.0.1\r\n` +
+    `Content-Type: application/json\r\nX-SERVICE-Signature: ${'0'.repeat(64)}\r\nContent-Length: 65536\r\n\r\n{"a":"`;
+  const one = () => {
+    if (!running) return;
+    opened += 1;
+    const socket = connect(Number(port), hostname);
+    open.add(socket);
+    let received = '';
+    const trickle = setInterval(() => socket.write('x'), 1_000);
+    socket.on('connect', () => socket.write(head));
+    socket.on('data', (d) => (received += d.toString()));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearInterval(trickle);
+      open.delete(socket);
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(received)?.[1];
+      if (!running) return;
+      if (status) answered[status] = (answered[status] ?? 0) + 1;
+      else closedWithoutAnswer += 1;
+      // The sender comes back after the `Retry-After` of a refusal (1 s): the scenario is about what slow bodies
+      // hold, not about the rate of instant retries (a CPU flood of its own, which no admission rule removes).
+      setTimeout(one, 1_000);
+    });
+    socket.on('data', () => {
+      // An answer ends this attempt: close and come back.
+      if (/\r\n\r\n/.test(received)) socket.destroy();
+    });
+  };
+  for (let i = 0; i < count; i += 1) one();
+  return {
+    async stop() {
+      running = false;
+      for (const socket of open) socket.destroy();
+      return { opened, answered, closedWithoutAnswer };
+    },
+  };
+}
+
+const pct = (rate: number) => `${(rate * 100).toFixed(1)}%`;
+
+/** The fairness table: B alone and flooded, the p99 ratio, what A and the slow bodies got. */
+export function fairnessTable(runs: FairnessResult[], table: (headers: string[], rows: string[][]) => string): string {
+  return [
+    `Fairness: workspace B at ${MODEST_RATE} sync invocations/s alone, then while workspace A floods (raised ceiling, concurrent sync invocations, slow inbound bodies from one address)`,
+    '',
+    table(
+      ['store', 'scenario', 'B ok alone', 'B p99 alone ms', 'B ok flooded', 'B p99 flooded ms', 'p99 ratio', 'A req/s', 'A >= 400', 'slow bodies answered'],
+      runs.map((r) => [
+        r.store,
+        `${r.flood.connections} conn. + ${r.flood.slowBodies} slow bodies, ${r.seconds} s`,
+        pct(r.alone.successRate),
+        fmt(r.alone.p99Ms, 1),
+        pct(r.flooded.successRate),
+        fmt(r.flooded.p99Ms, 1),
+        fmt(r.p99Ratio, 2),
+        fmt(r.flood.load.rps),
+        String(r.flood.load.non2xx),
+        `${r.slowBodies.opened} opened; ${
+          Object.entries(r.slowBodies.answered)
+            .map(([status, n]) => `${status}: ${n}`)
+            .join(', ') || 'none answered'
+        }; ${r.slowBodies.closedWithoutAnswer} closed unanswered`,
+      ]),
+    ),
+  ].join('\n');
+}
