@@ -41,7 +41,7 @@ describe('secret-key rotate on the embedded store, then a restart', () => {
       expect(server.output()).not.toContain('WARNING: A secret stored sealed cannot be opened');
       const ready = await fetch(`${server.url}/readyz`);
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ready', checks: { store: 'ok', redis: 'not_configured', secrets: 'ok' } });
+      expect(await ready.json()).toEqual({ status: 'ready', checks: { store: 'ok', redis: 'not_configured', secrets: 'ok', admission: 'ok' } });
       const res = await fetch(`${server.url}/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

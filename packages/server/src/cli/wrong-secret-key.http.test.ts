@@ -50,7 +50,7 @@ describe('a store sealed under another SECRET_KEY', () => {
       message: "Not ready: stored secrets do not open under this instance's key.",
       requestId: ready.headers.get('x-request-id'),
       failing: ['secrets'],
-      checks: { store: 'ok', redis: 'not_configured', secrets: 'failing' },
+      checks: { store: 'ok', redis: 'not_configured', secrets: 'failing', admission: 'ok' },
     });
     expect(JSON.stringify(readiness)).not.toContain(OTHER_KEY);
     // Liveness is unaffected: the process serves.
