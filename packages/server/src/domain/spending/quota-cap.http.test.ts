@@ -15,7 +15,7 @@ import { createTestApp, type TestApp } from '@service/testing/app';
 import { countMessageTokens, countTextTokens, createEngines } from '../../engine/index.ts';
 import { sendCompletion, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { PLANS } from '../../vocabulary/plans.ts';
-import { setPlan } from '../agents/settings.ts';
+import { setPlan, setQuotaOverride } from '../agents/settings.ts';
 import { DEFAULT_STU_RATES, hardstopStu } from '../usage/index.ts';
 import { DEFAULT_OUTPUT_TOKENS } from '../runs/start.ts';
 
@@ -160,5 +160,16 @@ describe.each(testBackends())('the quota caps the output on $name', { timeout: 1
     });
     expect(now).toMatchObject({ consumedStu: CONSUMED, level: 'green' });
     expect(await period()).toEqual({ consumed: CONSUMED, reserved: 0 });
+  });
+
+  it('runs an invocation under a quota of ten trillion STU: the room left before the hard stop, in tokens, is no 32-bit number', async () => {
+    // An operator's raised quota (`workspaces update --quota-stu`): the room left, in tokens at this rate, is far
+    // past 2^31. The cap the hard stop allows must not overflow in the store (it answered 500 internal_error).
+    await setQuotaOverride(t.db, t.clock, t.workspaceId, 10_000_000_000_000);
+    const res = await invoke('Follow up with the lead from Tuesday');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { runId: string; usage: { outputTokens: number } };
+    const [run] = await store.db.query<{ status: string }>(`SELECT status FROM runs WHERE id = $1`, [body.runId]);
+    expect(run!.status).toBe('completed');
   });
 });

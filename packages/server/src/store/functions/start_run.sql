@@ -32,7 +32,7 @@ DECLARE
   v_day_spent float8; v_day_reserved float8; v_day_tripped timestamptz;
   v_hour_spent float8; v_hour_reserved float8; v_hour_tripped timestamptz;
   v_binding text; v_binding_room float8;
-  v_cap integer; v_quota_cap integer; v_stu bigint;
+  v_cap integer; v_quota_cap float8; v_stu bigint;  -- v_quota_cap: tokens the hard stop leaves, past 2^31 under a large quota
   v_claim record;
   v_waiting record;
 BEGIN
@@ -110,7 +110,7 @@ BEGIN
       -- Not even the input and one output token fit under the hard stop.
       RETURN jsonb_build_object('outcome', 'quota_exceeded', 'consumedStu', v_consumed, 'allowanceStu', v_allowance, 'inputTooLarge', true);
     END IF;
-    v_cap := v_quota_cap; v_binding := NULL;
+    v_cap := v_quota_cap::integer; v_binding := NULL;  -- below v_cap here, so it fits
   END IF;
   v_stu := ceil((GREATEST(0, p_input_tokens) + GREATEST(0, v_cap)) * p_rate);
   IF v_consumed + v_stu > v_hardstop THEN
