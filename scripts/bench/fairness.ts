@@ -1,14 +1,28 @@
 /**
  * @module The fairness scenario: two workspaces of one server over real HTTP. Workspace B sends sync
- * invocations at a modest rate (open loop, {@link MODEST_RATE}/s, each from its own forwarded address), first alone,
- * then while workspace A floods: A's ceiling raised (`workspaces update --rpm`), many concurrent sync invocations
- * from the load generator, and slow bodies on A's inbound slug from one address (each connection sends the headers
- * and a few bytes, then one byte a second; reopened a second after the server answers or closes it). Reported: B's success
- * rate and p50/p99 alone and flooded, the p99 as a ratio of the alone p99 measured in the same run, what A got, and
- * what the slow bodies got.
+ * invocations at a modest rate (open loop, {@link MODEST_RATE}/s, each from its own forwarded address) and pings its
+ * one webhook destination at 1/s (fairness-deliveries.ts), first alone, then while workspace A floods: A's ceiling
+ * raised (`workspaces update --rpm`), many concurrent sync invocations from the load generator, slow bodies on A's
+ * inbound slug from one address (each connection sends the headers and a few bytes, then one byte a second; reopened
+ * a second after the server answers or closes it), and slow receivers (five destinations of A whose receiver answers
+ * after 9 s, kept busy with pings from before the flood starts). Reported: B's success rate and p50/p99 alone and
+ * flooded, the p99 as a ratio of the alone p99 measured in the same run, B's deliveries (arrived within the half plus
+ * a grace, and p50/p99 from the ping's answer to the receiver) alone and flooded with their p99 ratio, what A got,
+ * what the slow bodies got, and what A's slow receivers got.
  */
 import { spawnSync } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
+import type { TestCertificate } from '@service/testing/https-receiver';
+import {
+  DELIVERY_GRACE_MS,
+  DELIVERY_RATE,
+  type DeliveryRun,
+  type FairnessDeliveries,
+  SLOW_DESTINATIONS,
+  SLOW_RECEIVER_MS,
+  type SlowReceivers,
+  setUpDeliveries,
+} from './fairness-deliveries.ts';
 import { runLoad, type LoadResult } from './load.ts';
 import { INVOCATION } from './probes.ts';
 import { COMPILED_CLI, ROOT, type ServiceUnderTest, type StoreKind } from './processes.ts';
@@ -39,16 +53,41 @@ export interface FairnessResult {
   flood: { connections: number; slowBodies: number; load: LoadResult };
   /** What the slow-body connections got: answers by status, and connections closed without an answer. */
   slowBodies: { opened: number; answered: Record<string, number>; closedWithoutAnswer: number };
+  /** B's deliveries alone and while A floods (its flooded p99 over its alone p99), and what A's slow receivers got. */
+  deliveries: { rate: number; graceMs: number; alone: DeliveryRun; flooded: DeliveryRun; p99Ratio: number; slowReceivers: SlowReceivers };
 }
 
 export interface FairnessOptions {
   seconds: number;
   floodConnections: number;
   slowBodies: number;
+  /** Pings of A queued per slow destination beyond those its receiver holds. */
+  slowBacklog: number;
 }
 
-export async function runFairness(service: ServiceUnderTest, options: FairnessOptions, progress: (line: string) => void): Promise<FairnessResult> {
+/** `certificate` is the loopback receivers' (the server trusts it). */
+export async function runFairness(
+  service: ServiceUnderTest,
+  certificate: TestCertificate,
+  options: FairnessOptions,
+  progress: (line: string) => void,
+): Promise<FairnessResult> {
   const modest = createWorkspace(service);
+  const deliveries = await setUpDeliveries(service, modest.admin, certificate);
+  try {
+    return await measureFairness(service, modest, deliveries, options, progress);
+  } finally {
+    await deliveries.close();
+  }
+}
+
+async function measureFairness(
+  service: ServiceUnderTest,
+  modest: { apiKey: string },
+  deliveries: FairnessDeliveries,
+  options: FairnessOptions,
+  progress: (line: string) => void,
+): Promise<FairnessResult> {
   const invoke = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
   // Unmeasured: B's first calls verify its new key and load its settings, which its alone p99 must not include.
   for (let i = 0; i < 10; i += 1) {
@@ -59,14 +98,16 @@ export async function runFairness(service: ServiceUnderTest, options: FairnessOp
     });
     await res.arrayBuffer();
   }
-  progress(`[${service.store}] fairness: B alone at ${MODEST_RATE}/s for ${options.seconds} s`);
-  const alone = await modestRun(service.url, invoke(modest.apiKey), options.seconds, 0);
+  progress(`[${service.store}] fairness: B alone at ${MODEST_RATE}/s and ${DELIVERY_RATE} ping/s for ${options.seconds} s`);
+  const [alone, deliveredAlone] = await Promise.all([modestRun(service.url, invoke(modest.apiKey), options.seconds, 0), deliveries.modest(options.seconds, 0)]);
   progress(
-    `[${service.store}] fairness: A floods (${options.floodConnections} connections of sync invocations, ${options.slowBodies} slow bodies from one address) while B goes on`,
+    `[${service.store}] fairness: A floods (${options.floodConnections} connections of sync invocations, ${options.slowBodies} slow bodies from one address, ${SLOW_DESTINATIONS} receivers answering after ${SLOW_RECEIVER_MS / 1000} s) while B goes on`,
   );
+  // First A's slow receivers, so that its deliveries fill the worker's lanes before B's first ping.
+  await deliveries.startSlow(options.slowBacklog);
   const slow = slowBodies(service, options.slowBodies);
   await new Promise((resolve) => setTimeout(resolve, 500));
-  const [load, flooded] = await Promise.all([
+  const [load, flooded, deliveredFlooded] = await Promise.all([
     runLoad({
       url: `${service.url}/v1/inference`,
       method: 'POST',
@@ -76,8 +117,10 @@ export async function runFairness(service: ServiceUnderTest, options: FairnessOp
       seconds: options.seconds,
     }),
     modestRun(service.url, invoke(modest.apiKey), options.seconds, 1),
+    deliveries.modest(options.seconds, 1),
   ]);
   const slowResult = await slow.stop();
+  const slowReceivers = await deliveries.stopSlow();
   const result: FairnessResult = {
     store: service.store,
     seconds: options.seconds,
@@ -87,15 +130,26 @@ export async function runFairness(service: ServiceUnderTest, options: FairnessOp
     p99Ratio: flooded.p99Ms / alone.p99Ms,
     flood: { connections: options.floodConnections, slowBodies: options.slowBodies, load },
     slowBodies: slowResult,
+    deliveries: {
+      rate: DELIVERY_RATE,
+      graceMs: DELIVERY_GRACE_MS,
+      alone: deliveredAlone,
+      flooded: deliveredFlooded,
+      p99Ratio: deliveredFlooded.p99Ms / deliveredAlone.p99Ms,
+      slowReceivers,
+    },
   };
   progress(
     `[${service.store}] fairness: B alone ${pct(alone.successRate)} ok, p99 ${alone.p99Ms.toFixed(1)} ms; flooded ${pct(flooded.successRate)} ok, p99 ${flooded.p99Ms.toFixed(1)} ms (x${result.p99Ratio.toFixed(2)}); A ${fmt(load.rps)} req/s, ${load.non2xx} answers >= 400`,
+  );
+  progress(
+    `[${service.store}] fairness: B's deliveries alone ${deliveredAlone.received}/${deliveredAlone.sent}, p50 ${deliveredAlone.p50Ms.toFixed(1)} ms, p99 ${deliveredAlone.p99Ms.toFixed(1)} ms; flooded ${deliveredFlooded.received}/${deliveredFlooded.sent}, p50 ${deliveredFlooded.p50Ms.toFixed(1)} ms, p99 ${deliveredFlooded.p99Ms.toFixed(1)} ms (x${result.deliveries.p99Ratio.toFixed(2)}); A's slow receivers got ${slowReceivers.received}, held at most ${slowReceivers.maxHeld} at once`,
   );
   return result;
 }
 
 /** A second workspace on the running server (`workspaces create --url`), its quota raised like A's. */
-function createWorkspace(service: ServiceUnderTest): { apiKey: string; workspaceId: string } {
+function createWorkspace(service: ServiceUnderTest): { apiKey: string; workspaceId: string; admin: ServiceUnderTest['admin'] } {
   const operator = ['--url', service.url, '--operator-token', service.operatorToken];
   const run = (...args: string[]) => {
     const result = spawnSync(process.execPath, [COMPILED_CLI, ...args, ...operator], { cwd: ROOT, env: process.env, encoding: 'utf8' });
@@ -105,6 +159,7 @@ function createWorkspace(service: ServiceUnderTest): { apiKey: string; workspace
   const created = JSON.parse(run('workspaces', 'create', '--name', 'Modest', '--admin-email', 'modest@bench.example', '--json')) as {
     apiKey: string;
     workspaceId: string;
+    admin: ServiceUnderTest['admin'];
   };
   run('workspaces', 'update', created.workspaceId, '--quota-stu', '1000000000000');
   return created;
@@ -195,10 +250,11 @@ function slowBodies(service: ServiceUnderTest, count: number): { stop(): Promise
 
 const pct = (rate: number) => `${(rate * 100).toFixed(1)}%`;
 
-/** The fairness table: B alone and flooded, the p99 ratio, what A and the slow bodies got. */
+/** The fairness tables: B's invocations alone and flooded, the p99 ratio, what A and the slow bodies got; then B's deliveries. */
 export function fairnessTable(runs: FairnessResult[], table: (headers: string[], rows: string[][]) => string): string {
+  const delivered = (d: DeliveryRun) => `${d.received}/${d.sent}`;
   return [
-    `Fairness: workspace B at ${MODEST_RATE} sync invocations/s alone, then while workspace A floods (raised ceiling, concurrent sync invocations, slow inbound bodies from one address)`,
+    `Fairness: workspace B at ${MODEST_RATE} sync invocations/s alone, then while workspace A floods (raised ceiling, concurrent sync invocations, slow inbound bodies from one address, slow receivers)`,
     '',
     table(
       ['store', 'scenario', 'B ok alone', 'B p99 alone ms', 'B ok flooded', 'B p99 flooded ms', 'p99 ratio', 'A req/s', 'A >= 400', 'slow bodies answered'],
@@ -212,12 +268,40 @@ export function fairnessTable(runs: FairnessResult[], table: (headers: string[],
         fmt(r.p99Ratio, 2),
         fmt(r.flood.load.rps),
         String(r.flood.load.non2xx),
-        `${r.slowBodies.opened} opened; ${
-          Object.entries(r.slowBodies.answered)
-            .map(([status, n]) => `${status}: ${n}`)
-            .join(', ') || 'none answered'
-        }; ${r.slowBodies.closedWithoutAnswer} closed unanswered`,
+        `${r.slowBodies.opened} opened; ${statusList(r.slowBodies.answered) || 'none answered'}; ${r.slowBodies.closedWithoutAnswer} closed unanswered`,
+      ]),
+    ),
+    '',
+    `Fairness, deliveries: workspace B pings its destination ${DELIVERY_RATE}/s in both halves; latency from the ping's 202 to the receiver, counted when it arrives within the half + ${DELIVERY_GRACE_MS / 1000} s; meanwhile A's ${SLOW_DESTINATIONS} destinations answer after ${SLOW_RECEIVER_MS / 1000} s`,
+    '',
+    table(
+      [
+        'store',
+        'B delivered alone',
+        'B p50 alone ms',
+        'B p99 alone ms',
+        'B delivered flooded',
+        'B p50 flooded ms',
+        'B p99 flooded ms',
+        'delivery p99 ratio',
+        'A slow receivers',
+      ],
+      runs.map((r) => [
+        r.store,
+        delivered(r.deliveries.alone),
+        fmt(r.deliveries.alone.p50Ms, 1),
+        fmt(r.deliveries.alone.p99Ms, 1),
+        delivered(r.deliveries.flooded),
+        fmt(r.deliveries.flooded.p50Ms, 1),
+        fmt(r.deliveries.flooded.p99Ms, 1),
+        fmt(r.deliveries.p99Ratio, 2),
+        `${r.deliveries.slowReceivers.received} received, ${r.deliveries.slowReceivers.maxHeld} held at most; pings ${statusList(r.deliveries.slowReceivers.pings) || 'none'}`,
       ]),
     ),
   ].join('\n');
 }
+
+const statusList = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .map(([status, n]) => `${status}: ${n}`)
+    .join(', ');

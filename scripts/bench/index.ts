@@ -238,7 +238,7 @@ async function main(argv: string[]): Promise<number> {
           );
         }
         // After the scenarios above: the flood leaves its runs behind.
-        if (has('fairness')) fairness.push(await runFairness(service, opts.fairness, progress));
+        if (has('fairness')) fairness.push(await runFairness(service, certificate, opts.fairness, progress));
         if (opts.soakMinutes !== null && soak === null) {
           try {
             soak = await runSoak(service, opts.soakMinutes, opts.connections);

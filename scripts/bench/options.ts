@@ -28,9 +28,11 @@ that answers after 300 ms and then streams 40 fragments a second for --slow-seco
 directly, through Portkey and through the service: the first fragment's time over the upstream's,
 fragments lost, RSS per open stream and CPU of the process in the path.
 
-Fairness: workspace B sends sync invocations at 5/s alone, then while workspace A floods
-(its ceiling raised; --fairness-flood concurrent sync invocations and --fairness-slow slow bodies on its
-inbound slug from one address): B's success rate, and its p99 as a ratio of its p99 alone in the same run.
+Fairness: workspace B sends sync invocations at 5/s and pings its webhook destination at 1/s alone, then
+while workspace A floods (its ceiling raised; --fairness-flood concurrent sync invocations, --fairness-slow
+slow bodies on its inbound slug from one address, and 5 destinations whose receiver answers after 9 s, kept
+busy with pings): B's success rate and its p99 as a ratio of its p99 alone in the same run; B's deliveries
+(arrived within the half + 15 s) and their latency from the ping's 202 to the receiver, the p99 as a ratio too.
 
 Options:
   --duration S      seconds per round (default 8)
@@ -53,7 +55,8 @@ Options:
   --no-portkey      leave Portkey out (no install)
   --smoke           a short run that checks every scenario answers (2 s rounds, 4 connections, 1 round;
                     20 slow streams of 1 s over 0.5 s; fairness 2 s halves, 16 connections, 40 slow
-                    bodies, and B must keep 99 % success); prints "bench smoke: N passed, N failed" and
+                    bodies, fewer pings of A, and B must keep 99 % success and get every delivery while A
+                    floods); prints "bench smoke: N passed, N failed" and
                     exits 1 on any failure (Portkey missing is not one). CI runs it.
   -h, --help        this text`;
 
@@ -64,7 +67,7 @@ export interface BenchOptions {
   seconds: number;
   scenarios: ScenarioGroup[];
   slow: { count: number; seconds: number; rampSeconds: number };
-  fairness: { seconds: number; floodConnections: number; slowBodies: number };
+  fairness: { seconds: number; floodConnections: number; slowBodies: number; slowBacklog: number };
   portkey: boolean;
   connections: number;
   rounds: number;
@@ -128,6 +131,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       seconds: positive(values['fairness-seconds'], smoke ? 2 : 20, '--fairness-seconds'),
       floodConnections: Math.round(positive(values['fairness-flood'], smoke ? 16 : 400, '--fairness-flood')),
       slowBodies: Math.round(positive(values['fairness-slow'], smoke ? 40 : 1100, '--fairness-slow')),
+      // A's pings queued per slow destination beyond those its receiver holds: fewer in the short run.
+      slowBacklog: smoke ? 2 : 8,
     },
     portkey: values['no-portkey'] !== true,
     seconds: positive(values.duration, smoke ? 2 : 8, '--duration'),

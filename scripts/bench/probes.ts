@@ -109,6 +109,34 @@ export interface DeliveryRate {
   queuedSeconds: number;
 }
 
+/** An admin's session on the running server: what its writes carry (`Cookie` and `X-CSRF-Token`). */
+export interface AdminSession {
+  cookie: string;
+  csrfToken: string;
+}
+
+/**
+ * Signs `admin` in from `address` (`POST /auth/login`). Each TOTP code works once: when the admin already signed in
+ * within this 30 s step (the deliveries probe, before the fairness scenario), the next step's code, which the server
+ * accepts for clock drift, is tried.
+ */
+export async function signIn(base: string, admin: ServiceUnderTest['admin'], address: string): Promise<AdminSession> {
+  let refused = '';
+  for (const aheadMs of [0, 30_000]) {
+    const login = await fetch(`${base}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
+      body: JSON.stringify({ email: admin.email, password: admin.password, totpCode: totpCode(admin.totpSecret, new Date(Date.now() + aheadMs)) }),
+    });
+    if (login.status === 200) {
+      const { csrfToken } = (await login.json()) as { csrfToken: string };
+      return { cookie: login.headers.get('set-cookie')!.split(';')[0]!, csrfToken };
+    }
+    refused = `${login.status}: ${await login.text()}`;
+  }
+  throw new Error(`admin login answered ${refused}`);
+}
+
 /** The loopback receiver's answer, held while a backlog is built. */
 export interface ReceiverGate {
   answer(): Promise<{ status: number }>;
@@ -146,14 +174,7 @@ export async function deliveryRate(
   concurrency = 16,
   limitMs = 120_000,
 ): Promise<DeliveryRate> {
-  const login = await fetch(`${service.url}/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.252.0.1' },
-    body: JSON.stringify({ email: service.admin.email, password: service.admin.password, totpCode: totpCode(service.admin.totpSecret, new Date()) }),
-  });
-  if (login.status !== 200) throw new Error(`admin login answered ${login.status}: ${await login.text()}`);
-  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-  const { csrfToken } = (await login.json()) as { csrfToken: string };
+  const { cookie, csrfToken } = await signIn(service.url, service.admin, '10.252.0.1');
   const before = receiver.received.length;
   gate.hold();
   const queueing = performance.now();

@@ -196,6 +196,12 @@ export function smokeVerdict(
       `${f.store}: fairness: workspace B kept 99 % success while A flooded (${f.flooded.ok}/${f.flooded.sent}; alone ${f.alone.ok}/${f.alone.sent})`,
       f.alone.successRate >= 0.99 && f.flooded.successRate >= 0.99,
     ]);
+    const { flooded, slowReceivers } = f.deliveries;
+    checks.push([`${f.store}: fairness: A's slow receivers got deliveries (${slowReceivers.received})`, slowReceivers.received > 0]);
+    checks.push([
+      `${f.store}: fairness: every delivery of workspace B arrived while A's receivers were slow (${flooded.received}/${flooded.sent})`,
+      flooded.sent > 0 && flooded.received === flooded.sent,
+    ]);
   }
   if (coreRan) checks.push(['the compiled build started and answered /healthz', startup?.compiledMs.every(Number.isFinite) === true]);
   for (const p of panelPages) checks.push([`${p.store}: the compiled build served the panel at /panel`, p.status === 200 && p.type.startsWith('text/html')]);
