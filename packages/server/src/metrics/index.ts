@@ -9,6 +9,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../store/db.ts';
+import type { AdmissionSnapshot } from '../middleware/admission/shares.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -28,15 +29,7 @@ export interface Metrics {
 
 /** What admission control tells the scrape (middleware/admission/shares.ts `snapshot`); no workspace id. */
 export interface AdmissionSource {
-  snapshot(): {
-    authenticating: number;
-    workspaces: number;
-    unauthenticated: number;
-    activeWorkspaces: number;
-    workspacesAtShare: number;
-    addressesAtShare: number;
-    saturated: boolean;
-  };
+  snapshot(): AdmissionSnapshot;
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -131,7 +124,7 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
       this.set({ party: 'unauthenticated' }, now.unauthenticated);
     },
   });
-  const admissionGauge = (name: string, help: string, read: (now: ReturnType<AdmissionSource['snapshot']>) => number) =>
+  const admissionGauge = (name: string, help: string, read: (now: AdmissionSnapshot) => number) =>
     new Gauge({
       name,
       help,

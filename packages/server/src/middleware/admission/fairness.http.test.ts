@@ -85,6 +85,17 @@ function slowBody(head: string, declared: number): { status: () => number | null
   };
 }
 
+/** The other workspace's statuses for `count` reads, one after another. */
+async function otherWorkspaceCalls(count: number): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const res = await fetch(`http://127.0.0.1:${port}/usage/current`, { headers: { authorization: `Bearer ${other.apiKey}` } });
+    statuses.push(res.status);
+    await res.body?.cancel();
+  }
+  return statuses;
+}
+
 async function until(done: () => boolean): Promise<void> {
   while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
@@ -99,13 +110,7 @@ describe('fair admission over HTTP', () => {
     // alone, the unauthenticated group's share is 8 / 2 = 4, and one address's part of it 4 / 2 = 2.
     await settled(slow, 'unauthenticated');
     // The other workspace's calls are admitted.
-    const statuses: number[] = [];
-    for (let i = 0; i < 5; i += 1) {
-      const res = await fetch(`http://127.0.0.1:${port}/usage/current`, { headers: { authorization: `Bearer ${other.apiKey}` } });
-      statuses.push(res.status);
-      await res.body?.cancel();
-    }
-    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    expect(await otherWorkspaceCalls(5)).toEqual([200, 200, 200, 200, 200]);
     const answered = slow.map((s) => s.status());
     expect(answered.filter((status) => status === null)).toHaveLength(2);
     expect(answered.filter((status) => status !== null).every((status) => status === 503)).toBe(true);
@@ -123,13 +128,7 @@ describe('fair admission over HTTP', () => {
       slowBody(`POST /v1/inference HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${t.apiKey}\r\n`, 4096),
     );
     await settled(slow, 'workspace');
-    const statuses: number[] = [];
-    for (let i = 0; i < 5; i += 1) {
-      const res = await fetch(`http://127.0.0.1:${port}/usage/current`, { headers: { authorization: `Bearer ${other.apiKey}` } });
-      statuses.push(res.status);
-      await res.body?.cancel();
-    }
-    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    expect(await otherWorkspaceCalls(5)).toEqual([200, 200, 200, 200, 200]);
     // A holds its share (8 / 2 = 4 while alone) and its other requests were refused at once.
     const answered = slow.map((s) => s.status());
     expect(answered.filter((status) => status === null)).toHaveLength(MAX_IN_FLIGHT / 2);
