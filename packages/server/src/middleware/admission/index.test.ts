@@ -2,11 +2,13 @@
  * @module Tests of the admission control through a small Hono app: past the in-flight bound, or past a party's
  * share, a request answers `503 service_unavailable` at once, with the retry hints of a request nothing was done
  * for; and the shares themselves (./shares.ts): one workspace holding its share does not stop another, the
- * unauthenticated addresses share one group, and the store's queue is shared the same way.
+ * unauthenticated addresses share one group, and the store's queue is shared the same way. A caller over its
+ * share is answered after its Retry-After, not at once, and a credential seen before is charged to its workspace
+ * from the first stage on.
  */
 import { Hono } from 'hono';
-import { describe, expect, it } from 'vitest';
-import { AdmissionShares, AT_CAPACITY_MESSAGE, admission, type AdmissionRefusal } from './index.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AdmissionShares, AT_CAPACITY_MESSAGE, admission, admitCaller, SHARE_REFUSAL_DELAY_MS, type AdmissionRefusal } from './index.ts';
 import type { Ticket } from './shares.ts';
 
 function buildApp(limits: { maxInFlight: number; maxStoreQueue: number }) {
@@ -98,5 +100,78 @@ describe('fair shares', () => {
     expect(typeof take(shares, ws('b'))).toBe('object');
     expect(typeof take(shares, ws('b'))).toBe('object');
     expect(take(shares, ws('b'))).toBe('store_queue');
+  });
+});
+
+describe('refusals at a share', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** Stage one, a stand-in for authentication (the workspace from a header), stage two. */
+  function sharedApp(maxInFlight: number) {
+    const shares = new AdmissionShares({ maxInFlight, maxStoreQueue: 0 }, () => 0);
+    const refused: AdmissionRefusal[] = [];
+    const holds: Array<() => void> = [];
+    const app = new Hono<{ Variables: { auth?: { scheme: 'apiKey'; workspaceId: string } } }>();
+    app.use(admission(shares, { exempt: () => false, refused: (reason) => refused.push(reason) }));
+    app.use(async (c, next) => {
+      c.set('auth', { scheme: 'apiKey', workspaceId: c.req.header('authorization')!.slice('Bearer '.length) });
+      await next();
+    });
+    app.use(admitCaller(shares, (reason) => refused.push(reason)) as never);
+    app.get('/hold', async (c) => {
+      await new Promise<void>((resolve) => holds.push(resolve));
+      return c.json({ ok: true });
+    });
+    const call = (workspace: string) => app.request('/hold', { headers: { authorization: `Bearer ${workspace}` } });
+    return { shares, refused, holds, call };
+  }
+
+  it('a caller over its share waits its Retry-After for the 503, its place already given back', async () => {
+    vi.useFakeTimers();
+    const { shares, refused, holds, call } = sharedApp(4);
+    // Alone, A's share is 4 / 2 = 2.
+    const held = [call('a'), call('a')];
+    await vi.advanceTimersByTimeAsync(0);
+    let answered: Response | undefined;
+    const over = Promise.resolve(call('a')).then((res: Response) => (answered = res));
+    await vi.advanceTimersByTimeAsync(SHARE_REFUSAL_DELAY_MS - 1);
+    expect(answered).toBeUndefined();
+    // While it waits it holds no place: A still holds exactly its 2.
+    expect(shares.snapshot()).toMatchObject({ workspaces: 2, authenticating: 0 });
+    await vi.advanceTimersByTimeAsync(1);
+    await over;
+    expect(answered!.status).toBe(503);
+    expect(await answered!.json()).toMatchObject({ error: 'service_unavailable', message: AT_CAPACITY_MESSAGE });
+    expect(refused).toEqual(['workspace_share']);
+    for (const release of holds) release();
+    expect((await Promise.all(held)).map((res) => res.status)).toEqual([200, 200]);
+  });
+
+  it('a credential verified before is charged to its workspace at stage one: its flood never crowds those still authenticating', () => {
+    let queued = 0;
+    const shares = new AdmissionShares({ maxInFlight: 0, maxStoreQueue: 10 }, () => queued);
+    shares.remember('digest-of-a', 'ws:a');
+    // A's requests arrive with their known credential: charged to A at once, none of them authenticating.
+    const a = Array.from({ length: 30 }, () => shares.enter(shares.hint('digest-of-a')));
+    expect(a.every((t) => typeof t !== 'string' && t.party?.id === 'ws:a')).toBe(true);
+    expect(shares.snapshot()).toMatchObject({ authenticating: 0, workspaces: 30 });
+    queued = 10;
+    // With the store's queue full, A is refused at stage one (its part is 10 / 2 = 5) …
+    expect(shares.enter(shares.hint('digest-of-a'))).toBe('store_queue');
+    // … and a request whose credential is not known yet still gets in to be authenticated (10 / 3 = 3 of them).
+    const b = shares.enter(shares.hint('digest-of-b'));
+    expect(typeof b).toBe('object');
+    expect(shares.claim(b as Ticket, { kind: 'workspace', id: 'ws:b' })).toBeUndefined();
+    // A wrong guess is corrected at stage two: the ticket moves to the credential's real workspace.
+    queued = 0;
+    shares.remember('digest-of-c', 'ws:a');
+    const c = shares.enter(shares.hint('digest-of-c'));
+    expect((c as Ticket).party).toEqual({ kind: 'workspace', id: 'ws:a' });
+    const moved = typeof c === 'string' ? c : shares.claim(c, { kind: 'workspace', id: 'ws:c' });
+    expect(moved).toBeUndefined();
+    expect((c as Ticket).party).toEqual({ kind: 'workspace', id: 'ws:c' });
+    expect(shares.snapshot()).toMatchObject({ workspaces: 32, activeWorkspaces: 3 });
   });
 });

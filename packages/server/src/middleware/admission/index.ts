@@ -1,7 +1,8 @@
 /**
  * @module Admission control: a request that would only wait, or that would take more than its party's share of
- * the instance, is refused at once with `503 service_unavailable` and `Retry-After: 1` (`Retry-After-Ms: 1000`,
- * `X-Should-Retry: true`: nothing was done for it), instead of joining a queue it would leave seconds later.
+ * the instance, is refused with `503 service_unavailable` and `Retry-After: 1` (`Retry-After-Ms: 1000`,
+ * `X-Should-Retry: true`: nothing was done for it), instead of joining a queue it would leave seconds later: at
+ * once at the hard bound, after that second at a share (`overShare`).
  * Health routes are never refused (a load balancer must keep seeing the instance alive).
  *
  * Two stages (the shares and their bound: ./shares.ts):
@@ -9,7 +10,9 @@
  * 1. `admission`, mounted first: the hard bound of requests in flight (`MAX_REQUESTS_IN_FLIGHT`), before
  *    anything else is done (no log line of its own, no redaction, no routing): under overload clients that
  *    retry at once send refusals at the rate the process can answer them, and every microsecond a refusal
- *    costs is taken from the requests already admitted. The request gets a ticket (`c.get('admission')`).
+ *    costs is taken from the requests already admitted. The request gets a ticket (`c.get('admission')`),
+ *    charged at once to the workspace its credential was last verified for when this instance remembers it
+ *    (`credentialHint`), whose share is then judged here.
  * 2. The party's share, as soon as the party is known: `admitCaller` right after authentication (the
  *    workspace of the credential), `admitAnonymous` first on a route that takes no credential (the client
  *    address). Authentication of a cached credential reads no store, so a flooding workspace is still refused
@@ -22,6 +25,7 @@
  * its admission until its response begins: a stream that has sent its headers no longer counts (it holds a
  * connection, not the store).
  */
+import { createHash } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { retryHints } from '../../errors.ts';
 import type { Auth, AuthVariables } from '../auth/index.ts';
@@ -38,6 +42,9 @@ export type AdmissionVariables = { admission?: Ticket; admissionRefused?: boolea
 /** Seconds a refused client waits: the queue of a loaded instance moves in well under one. */
 export const ADMISSION_RETRY_AFTER_SEC = 1;
 
+/** How long a caller over its share waits for its `503`: its `Retry-After`, spent before the answer. */
+export const SHARE_REFUSAL_DELAY_MS = ADMISSION_RETRY_AFTER_SEC * 1000;
+
 export const AT_CAPACITY_MESSAGE = 'The service is at capacity; retry shortly.';
 
 type Env = { Variables: AdmissionVariables & AuthVariables & Partial<RequestIdVariables> };
@@ -49,10 +56,13 @@ export function admission(
 ): MiddlewareHandler<Env> {
   return async function admission(c, next) {
     if (deps.exempt(c.req.path)) return next();
-    const ticket = shares.enter();
+    const hint = credentialHint(c, shares);
+    const ticket = shares.enter(hint);
     if (typeof ticket === 'string') {
       deps.refused?.(ticket);
-      return atCapacity(c);
+      // A credential known to be of a workspace over its share (of the requests or of the store's queue) is
+      // refused here as it would be after authentication: after the wait. The hard bound answers at once.
+      return hint !== undefined && ticket !== 'in_flight' ? overShare(c, shares) : atCapacity(c);
     }
     c.set('admission', ticket);
     try {
@@ -68,7 +78,9 @@ export function admitCaller(shares: AdmissionShares, refused?: (reason: Admissio
   return async function admitCaller(c: Context<Env>, next) {
     const party = partyOf(c.get('auth'));
     if (!party) return next();
-    if (!admitted(c, shares, party, refused)) return atCapacity(c);
+    if (!admitted(c, shares, party, refused)) return overShare(c, shares);
+    const bearer = c.req.header('authorization');
+    if (bearer) shares.remember(digest(bearer), party.id);
     // Its statements wait in its own queue of the store's (store/fair-queue.ts).
     await asStoreParty(party.id, next);
   };
@@ -78,10 +90,23 @@ export function admitCaller(shares: AdmissionShares, refused?: (reason: Admissio
 export function admitAnonymous(shares: AdmissionShares, options: { trustProxy: number; refused?: (reason: AdmissionRefusal) => void }): MiddlewareHandler {
   return async function admitAnonymous(c: Context<Env>, next) {
     const party: Party = { kind: 'address', id: clientKey(clientIp(c, { trustProxy: options.trustProxy })) };
-    if (!admitted(c, shares, party, options.refused)) return atCapacity(c);
+    if (!admitted(c, shares, party, options.refused)) return overShare(c, shares);
     // The unauthenticated requests share one queue of the store's, as they share one group of the shares.
     await asStoreParty('unauthenticated', next);
   };
+}
+
+/**
+ * Stage one's guess of the request's workspace: the group its `Authorization` header was verified for before (a
+ * digest of the header is the key; the credential itself is never kept). Authentication still decides.
+ */
+function credentialHint(c: Context<Env>, shares: AdmissionShares): string | undefined {
+  const bearer = c.req.header('authorization');
+  return bearer ? shares.hint(digest(bearer)) : undefined;
+}
+
+function digest(credential: string): string {
+  return createHash('sha256').update(credential).digest('base64url');
 }
 
 function admitted(c: Context<Env>, shares: AdmissionShares, party: Party, refused?: (reason: AdmissionRefusal) => void): boolean {
@@ -102,6 +127,19 @@ function partyOf(auth: Auth | undefined): Party | undefined {
 }
 
 /** The error table's body for a 5xx (ServerError), with the request id echoed or made as request-id does. */
+/**
+ * A caller over its share is answered after {@link SHARE_REFUSAL_DELAY_MS}, its place given back first: a client
+ * that retries at once (a load generator, a loop without backoff) would otherwise turn refusals into a flood of
+ * its own, every answer taking the event loop from the other parties' requests. The wait holds a connection and
+ * a timer, no place of the shares and no store.
+ */
+async function overShare(c: Context<Env>, shares: AdmissionShares): Promise<Response> {
+  const ticket = c.get('admission');
+  if (ticket) shares.leave(ticket);
+  await new Promise((resolve) => setTimeout(resolve, SHARE_REFUSAL_DELAY_MS));
+  return atCapacity(c);
+}
+
 function atCapacity(c: Context<Env>): Response {
   const sent = c.get('requestId') ?? c.req.header('x-request-id');
   const requestId = isAcceptableRequestId(sent) ? sent : newRequestId();

@@ -71,6 +71,9 @@ export interface AdmissionSnapshot {
   saturated: boolean;
 }
 
+/** Credentials remembered for stage one at most (forgotten all at once past it: a guess, never a rule). */
+const MAX_HINTS = 10_000;
+
 /** How long a refusal at the hard bound keeps the instance `saturated` for `/readyz`. */
 const SATURATION_MEMORY_MS = 1_000;
 
@@ -86,18 +89,32 @@ export class AdmissionShares {
   #unauthenticated = 0;
   #workspaces = 0;
   #lastHardRefusal = Number.NEGATIVE_INFINITY;
+  /** Credential digest → the workspace group it was last verified for (stage one's guess). */
+  readonly #hints = new Map<string, string>();
 
   constructor(limits: AdmissionLimits, storeQueue: () => number) {
     this.#limits = limits;
     this.#storeQueue = storeQueue;
   }
 
-  /** Stage one, before anything is known about the request: the hard bound. */
-  enter(): Ticket | AdmissionRefusal {
+  /**
+   * Stage one, before anything else is done for the request: the hard bound; then, when its credential was
+   * seen verified before (`hint`, the workspace group {@link remember} noted for it), that workspace's share at
+   * once, so a flooding workspace's requests never crowd the requests still being authenticated.
+   */
+  enter(hint?: string): Ticket | AdmissionRefusal {
     const { maxInFlight } = this.#limits;
     if (maxInFlight > 0 && this.#total >= maxInFlight) {
       this.#lastHardRefusal = performance.now();
       return 'in_flight';
+    }
+    if (hint !== undefined) {
+      const refusal = this.#judgeWorkspace(hint);
+      if (refusal) return refusal;
+      this.#total += 1;
+      const party: Party = { kind: 'workspace', id: hint };
+      this.#charge(party);
+      return { party, released: false };
     }
     // Requests not charged to a party yet (their credential being verified) are one more group of the store's
     // queue: with the queue full and keys to look up in it, they are refused at once rather than queued.
@@ -107,13 +124,37 @@ export class AdmissionShares {
     return { released: false };
   }
 
+  /** The workspace group a credential (a digest of it) was last verified for, if remembered. */
+  hint(credential: string): string | undefined {
+    return this.#hints.get(credential);
+  }
+
+  /** Remembers the workspace group a credential was verified for (a guess for stage one; stage two still checks). */
+  remember(credential: string, group: string): void {
+    if (this.#hints.get(credential) === group) return;
+    if (this.#hints.size >= MAX_HINTS) this.#hints.clear();
+    this.#hints.set(credential, group);
+  }
+
   /** Stage two: charges the ticket to its party, or says which share it met (the ticket stays unclaimed). */
   claim(ticket: Ticket, party: Party): AdmissionRefusal | undefined {
-    if (ticket.released || ticket.party) return undefined;
+    if (ticket.released) return undefined;
+    if (ticket.party) {
+      if (ticket.party.kind === party.kind && ticket.party.id === party.id) return undefined;
+      // Stage one's guess was wrong (a credential now of another party): judged afresh, as any.
+      this.#uncharge(ticket.party);
+      ticket.party = undefined;
+      this.#authenticating += 1;
+    }
     const refusal = party.kind === 'workspace' ? this.#judgeWorkspace(party.id) : this.#judgeAddress(party.id);
     if (refusal) return refusal;
     ticket.party = party;
     this.#authenticating -= 1;
+    this.#charge(party);
+    return undefined;
+  }
+
+  #charge(party: Party): void {
     if (party.kind === 'workspace') {
       this.#groups.set(party.id, (this.#groups.get(party.id) ?? 0) + 1);
       this.#workspaces += 1;
@@ -121,7 +162,15 @@ export class AdmissionShares {
       this.#addresses.set(party.id, (this.#addresses.get(party.id) ?? 0) + 1);
       this.#unauthenticated += 1;
     }
-    return undefined;
+  }
+
+  #uncharge(party: Party): void {
+    const map = party.kind === 'workspace' ? this.#groups : this.#addresses;
+    const held = (map.get(party.id) ?? 1) - 1;
+    if (held <= 0) map.delete(party.id);
+    else map.set(party.id, held);
+    if (party.kind === 'workspace') this.#workspaces -= 1;
+    else this.#unauthenticated -= 1;
   }
 
   /** The response began (or the request ended): its place is free. */
@@ -134,12 +183,7 @@ export class AdmissionShares {
       this.#authenticating -= 1;
       return;
     }
-    const map = party.kind === 'workspace' ? this.#groups : this.#addresses;
-    const held = (map.get(party.id) ?? 1) - 1;
-    if (held <= 0) map.delete(party.id);
-    else map.set(party.id, held);
-    if (party.kind === 'workspace') this.#workspaces -= 1;
-    else this.#unauthenticated -= 1;
+    this.#uncharge(party);
   }
 
   snapshot(): AdmissionSnapshot {
