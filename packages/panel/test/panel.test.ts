@@ -413,6 +413,14 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
   });
 
   it('adds an inbound webhook with what the API takes (header, timestamp, per-IP rate, template): the secret once with the signing instructions; pause and resume', async () => {
+    // The tab's list is held until the form is filled: its arrival re-renders the screen, which must keep what was
+    // typed (a field rendered with a fixed `value` was reset to its default by that render, under load in a full run).
+    let releaseList: () => void = () => {};
+    const listHeld = new Promise<void>((resolve) => (releaseList = resolve));
+    await page.route('**/inbound-webhooks', async (route) => {
+      if (route.request().method() === 'GET') await listHeld;
+      return route.continue();
+    });
     // Inbound webhooks are on their own tab, reached by the arrow key from Outbound.
     await page.getByRole('tab', { name: 'Outbound' }).focus();
     await page.keyboard.press('ArrowRight');
@@ -427,6 +435,14 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await page.getByLabel('Requests per minute per IP address').fill('120');
     const template = 'New lead: {{ contact.name }} ({{ contact.company }}).';
     await page.getByLabel('Template (optional)').fill(template);
+    const listed = page.waitForResponse((res) => res.url().endsWith('/inbound-webhooks') && res.request().method() === 'GET');
+    releaseList();
+    await listed;
+    await page.unroute('**/inbound-webhooks');
+    // Two frames: the list's render has happened.
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+    expect(await page.getByLabel('Signature header').inputValue()).toBe('X-Crm-Signature');
+    expect(await page.getByLabel('Requests per minute per IP address').inputValue()).toBe('120');
     await page.getByRole('button', { name: 'Add inbound webhook' }).click();
     const secret = await page.getByRole('textbox', { name: 'Secret of inbound webhook crm-leads' }).inputValue();
     expect(secret).toMatch(/^whsec_/);

@@ -192,7 +192,7 @@ function CreateKey({ close, onCreate }: { close(): void; onCreate(body: Schemas[
         {agents.length === 0 ? <p class="muted">No agent matches.</p> : null}
       </fieldset>
       <Field label="Expires in (days)" hint="From 1 to 730 days; 365 unless you change it.">
-        <input name="expiresInDays" type="number" min={1} max={730} value={DEFAULT_KEY_DAYS} required />
+        <input name="expiresInDays" type="number" min={1} max={730} defaultValue={DEFAULT_KEY_DAYS} required />
       </Field>
       <div class="row">
         <button type="submit" class="primary" disabled={busy}>

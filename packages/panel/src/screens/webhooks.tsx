@@ -312,7 +312,7 @@ function Inbound() {
               </select>
             </Field>
             <Field label="Signature header" hint="The header the sender puts the signature in.">
-              <input name="signatureHeader" required pattern="[A-Za-z0-9\-]+" maxLength={100} value="X-SERVICE-Signature" />
+              <input name="signatureHeader" required pattern="[A-Za-z0-9\-]+" maxLength={100} defaultValue="X-SERVICE-Signature" />
             </Field>
             <Field label="Signature algorithm">
               <select name="algorithm">
@@ -325,7 +325,7 @@ function Inbound() {
               <span class="muted">(refuse an event without a time within 5 minutes: a replayed one is refused)</span>
             </label>
             <Field label="Requests per minute per IP address" hint="From 1 to 10,000; past it the sender is answered 429.">
-              <input name="requestsPerMinute" type="number" min={1} max={10000} value={60} required />
+              <input name="requestsPerMinute" type="number" min={1} max={10000} defaultValue={60} required />
             </Field>
             <Field label="Template (optional)" hint="Liquid, rendering the JSON body into the agent's input; empty: the body as compact JSON.">
               <textarea name="template" rows={3} maxLength={20000} class="mono" placeholder="New lead: {{ contact.name }} ({{ contact.company }})" />
