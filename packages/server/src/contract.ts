@@ -16,6 +16,7 @@ export {
   zDelivery,
   zDeliveryAttempt,
   zDeliveryErrorKind,
+  zInboundSlugPath,
   zInboundWebhook,
   zMessage,
   zModelAlias,

@@ -113,9 +113,11 @@ describe('refusals at a share', () => {
     const shares = new AdmissionShares({ maxInFlight, maxStoreQueue: 0 }, () => 0);
     const refused: AdmissionRefusal[] = [];
     const holds: Array<() => void> = [];
+    let authenticated = 0;
     const app = new Hono<{ Variables: { auth?: { scheme: 'apiKey'; workspaceId: string } } }>();
     app.use(admission(shares, { exempt: () => false, refused: (reason) => refused.push(reason) }));
     app.use(async (c, next) => {
+      authenticated += 1;
       c.set('auth', { scheme: 'apiKey', workspaceId: c.req.header('authorization')!.slice('Bearer '.length) });
       await next();
     });
@@ -125,7 +127,7 @@ describe('refusals at a share', () => {
       return c.json({ ok: true });
     });
     const call = (workspace: string) => app.request('/hold', { headers: { authorization: `Bearer ${workspace}` } });
-    return { shares, refused, holds, call };
+    return { shares, refused, holds, call, authenticated: () => authenticated };
   }
 
   it('a caller over its share waits its Retry-After for the 503, its place already given back', async () => {
@@ -173,5 +175,21 @@ describe('refusals at a share', () => {
     expect(moved).toBeUndefined();
     expect((c as Ticket).party).toEqual({ kind: 'workspace', id: 'ws:c' });
     expect(shares.snapshot()).toMatchObject({ workspaces: 32, activeWorkspaces: 3 });
+  });
+
+  it('a credential once verified is refused at stage one when its workspace is at its share, before authentication', async () => {
+    vi.useFakeTimers();
+    const { refused, holds, call, authenticated } = sharedApp(4);
+    const held = [call('a'), call('a')];
+    await vi.advanceTimersByTimeAsync(0);
+    expect(authenticated()).toBe(2);
+    const over = call('a');
+    await vi.advanceTimersByTimeAsync(SHARE_REFUSAL_DELAY_MS);
+    expect((await over).status).toBe(503);
+    // Stage two remembered the header's workspace: the third request was judged at stage one, never authenticated.
+    expect(authenticated()).toBe(2);
+    expect(refused).toEqual(['workspace_share']);
+    for (const release of holds) release();
+    expect((await Promise.all(held)).map((res) => res.status)).toEqual([200, 200]);
   });
 });

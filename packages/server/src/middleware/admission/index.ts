@@ -12,7 +12,7 @@
  *    retry at once send refusals at the rate the process can answer them, and every microsecond a refusal
  *    costs is taken from the requests already admitted. The request gets a ticket (`c.get('admission')`),
  *    charged at once to the workspace its credential was last verified for when this instance remembers it
- *    (`credentialHint`), whose share is then judged here.
+ *    (`credentialDigest`), whose share is then judged here.
  * 2. The party's share, as soon as the party is known: `admitCaller` right after authentication (the
  *    workspace of the credential), `admitAnonymous` first on a route that takes no credential (the client
  *    address). Authentication of a cached credential reads no store, so a flooding workspace is still refused
@@ -37,7 +37,12 @@ import type { AdmissionShares, AdmissionRefusal, Party, Ticket } from './shares.
 export { AdmissionShares, type AdmissionLimits, type AdmissionRefusal, type AdmissionSnapshot } from './shares.ts';
 
 /** Context variables this middleware provides: the request's place, and whether a share refused it. */
-export type AdmissionVariables = { admission?: Ticket; admissionRefused?: boolean };
+export type AdmissionVariables = {
+  admission?: Ticket;
+  admissionRefused?: boolean;
+  /** A digest of the request's `Authorization` header, taken once at stage one (`credentialDigest`). */
+  admissionCredential?: string;
+};
 
 /** Seconds a refused client waits: the queue of a loaded instance moves in well under one. */
 export const ADMISSION_RETRY_AFTER_SEC = 1;
@@ -56,7 +61,8 @@ export function admission(
 ): MiddlewareHandler<Env> {
   return async function admission(c, next) {
     if (deps.exempt(c.req.path)) return next();
-    const hint = credentialHint(c, shares);
+    const credential = credentialDigest(c);
+    const hint = credential === undefined ? undefined : shares.hint(credential);
     const ticket = shares.enter(hint);
     if (typeof ticket === 'string') {
       deps.refused?.(ticket);
@@ -65,6 +71,7 @@ export function admission(
       return hint !== undefined && ticket !== 'in_flight' ? overShare(c, shares) : atCapacity(c);
     }
     c.set('admission', ticket);
+    if (credential !== undefined) c.set('admissionCredential', credential);
     try {
       await next();
     } finally {
@@ -79,8 +86,8 @@ export function admitCaller(shares: AdmissionShares, refused?: (reason: Admissio
     const party = partyOf(c.get('auth'));
     if (!party) return next();
     if (!admitted(c, shares, party, refused)) return overShare(c, shares);
-    const bearer = c.req.header('authorization');
-    if (bearer) shares.remember(digest(bearer), party.id);
+    const credential = c.get('admissionCredential');
+    if (credential !== undefined) shares.remember(credential, party.id);
     // Its statements wait in its own queue of the store's (store/fair-queue.ts).
     await asStoreParty(party.id, next);
   };
@@ -97,16 +104,12 @@ export function admitAnonymous(shares: AdmissionShares, options: { trustProxy: n
 }
 
 /**
- * Stage one's guess of the request's workspace: the group its `Authorization` header was verified for before (a
- * digest of the header is the key; the credential itself is never kept). Authentication still decides.
+ * The key of stage one's guess of the request's workspace (the group its `Authorization` header was verified for
+ * before): a digest of the header, so the credential itself is never kept. Authentication still decides.
  */
-function credentialHint(c: Context<Env>, shares: AdmissionShares): string | undefined {
+function credentialDigest(c: Context<Env>): string | undefined {
   const bearer = c.req.header('authorization');
-  return bearer ? shares.hint(digest(bearer)) : undefined;
-}
-
-function digest(credential: string): string {
-  return createHash('sha256').update(credential).digest('base64url');
+  return bearer ? createHash('sha256').update(bearer).digest('base64url') : undefined;
 }
 
 function admitted(c: Context<Env>, shares: AdmissionShares, party: Party, refused?: (reason: AdmissionRefusal) => void): boolean {

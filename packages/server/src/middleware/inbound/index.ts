@@ -24,6 +24,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { InboundWebhookTarget } from '../../domain/inbound-webhooks/service.ts';
 import { readBodyWithLimit } from '../../domain/webhooks/body-limit.ts';
 import { fail } from '../../errors.ts';
+import { zInboundSlugPath } from '../../contract.ts';
 import { assertInboundSignature } from '../../domain/webhooks/inbound-signature.ts';
 import type { RouteSpec } from '../../routes/route-spec.ts';
 import type { Services } from '../../services.ts';
@@ -49,9 +50,6 @@ type Env = { Variables: InboundVariables & ValidateVariables };
 /** The per-IP limit for slugs that name no usable webhook (they have no configuration of their own). */
 const UNKNOWN_SLUG_RPM = 60;
 
-/** A slug as the contract writes it (`InboundSlugPath`); anything else names no webhook and is not looked up. */
-const SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
-
 export function inboundWebhook(
   services: Pick<Services, 'config' | 'limiter' | 'webhooks' | 'clock' | 'logger' | 'metrics'>,
   request: RouteSpec['request'],
@@ -63,7 +61,8 @@ export function inboundWebhook(
     let webhook: VerifiedInbound['webhook'];
     try {
       const slug = c.req.param('slug') ?? '';
-      if (!SLUG.test(slug)) throw fail('webhook_not_found');
+      // Not a slug as the contract writes it (`InboundSlugPath`): it names no webhook and is not looked up.
+      if (!zInboundSlugPath.safeParse(slug).success) throw fail('webhook_not_found');
       webhook = await services.webhooks.inbound.target(slug);
     } catch (error) {
       // Refused before the webhook's own limit: still counted and still answered with the headers.
