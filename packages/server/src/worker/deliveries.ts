@@ -130,9 +130,15 @@ const encoder = new TextEncoder();
 export async function runDeliveryBatch(options: DeliveryWorkerDeps): Promise<BatchResult> {
   const deps = { ...options, recordDelivered: options.recordDelivered ?? deliveredRecorder(options.db), agents: options.agents ?? createDeliveryAgents() };
   const started = await startDeliveries(deps, deps.batchSize ?? 20);
-  const outcomes = await Promise.all(started);
+  const outcomes = await Promise.all(started.map((s) => s.done));
   const delivered = outcomes.filter((o) => o.result === 'delivered').length;
   return { claimed: started.length, delivered, failed: started.length - delivered };
+}
+
+/** An attempt under way: its destination, and its outcome once recorded. */
+export interface StartedDelivery {
+  destinationId: string;
+  done: Promise<DeliveryOutcome>;
 }
 
 /**
@@ -140,7 +146,7 @@ export async function runDeliveryBatch(options: DeliveryWorkerDeps): Promise<Bat
  * each on its own: one promise per attempt, settled once it is recorded. A claimed delivery stays in
  * `deps.claims` until its attempt is recorded, so a shutdown that cannot wait gives it back.
  */
-export async function startDeliveries(deps: DeliveryWorkerDeps, limit: number): Promise<Promise<DeliveryOutcome>[]> {
+export async function startDeliveries(deps: DeliveryWorkerDeps, limit: number): Promise<StartedDelivery[]> {
   const claimed = await claimDueDeliveries({ ...deps, batchSize: limit });
   const token = claimed[0]?.claim_token;
   if (!token) return [];
@@ -149,7 +155,7 @@ export async function startDeliveries(deps: DeliveryWorkerDeps, limit: number): 
   const lanes = deps.inFlight;
   return claimed.map((row) => {
     lanes?.set(row.destination_id, (lanes.get(row.destination_id) ?? 0) + 1);
-    return attempt(deps, row)
+    const done = attempt(deps, row)
       .then((outcome) => {
         // Recorded: no longer ours to give back. An attempt whose record failed (the store is down) stays held.
         held.splice(held.indexOf(row.id), 1);
@@ -161,6 +167,7 @@ export async function startDeliveries(deps: DeliveryWorkerDeps, limit: number): 
         if (left > 0) lanes?.set(row.destination_id, left);
         else lanes?.delete(row.destination_id);
       });
+    return { destinationId: row.destination_id, done };
   });
 }
 

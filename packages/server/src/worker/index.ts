@@ -10,7 +10,7 @@
 import { fallbackLogger } from '../log/index.ts';
 import type { Clock } from '../clock.ts';
 import { createDeliveryAgents } from '../domain/webhooks/delivery-agents.ts';
-import { DELIVERY_CONCURRENCY, deliveredRecorder, releaseClaims, startDeliveries, type DeliveryWorkerDeps } from './deliveries.ts';
+import { DEFAULT_DELIVERY_LANES, DELIVERY_CONCURRENCY, deliveredRecorder, releaseClaims, startDeliveries, type DeliveryWorkerDeps } from './deliveries.ts';
 import { INBOUND_CONCURRENCY, INBOUND_WORKSPACE_CONCURRENCY, startInboundHandOvers, type InboundRunExecutor } from './inbound-runs.ts';
 import { oneAtATime } from './one-at-a-time.ts';
 
@@ -80,12 +80,20 @@ export function startWorker(options: WorkerOptions): Worker {
   const handOvers = new Set<Promise<void>>();
   const handOversOf = new Map<string, number>();
 
+  /**
+   * An attempt that ends claims again only once its destination's lane is half free (or empty): a
+   * backlog to one fast receiver is then claimed eight at a time, not one claim per attempt, while a
+   * lane whose receiver hangs still never holds more than its bound. Whatever a refill does not take
+   * (another lane's due retry) waits at most for the next tick.
+   */
+  const refillAt = Math.floor((options.lanes ?? DEFAULT_DELIVERY_LANES).perDestination / 2);
+
   /** Claims due deliveries into the free slots and starts them, each on its own. */
   const fillDeliveries = oneAtATime(async () => {
     const free = concurrency - attempts.size;
     if (stopped || free <= 0) return;
-    for (const started of await startDeliveries(deps, free)) {
-      track(attempts, started, () => fillDeliveries());
+    for (const { destinationId, done } of await startDeliveries(deps, free)) {
+      track(attempts, done, () => ((deps.inFlight.get(destinationId) ?? 0) <= refillAt ? fillDeliveries() : Promise.resolve()));
     }
   });
 

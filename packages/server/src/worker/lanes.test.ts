@@ -14,6 +14,7 @@ import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '@service/testing/https-receiver';
 import { until } from '@service/testing/cli-processes';
 import { testBackends, type TestStore } from '@service/testing/store';
+import type { Db, Tx } from '../store/db.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { DEFAULT_DELIVERY_LANES } from './deliveries.ts';
 import { startWorker, type Worker } from './index.ts';
@@ -29,6 +30,7 @@ describe.each(testBackends())('lanes per destination and per workspace on $name'
   let b: TestApp;
   let receiver: HttpsTestReceiver;
   let worker: Worker | undefined;
+  let deps: { webhooks: { secretKey: string; allowList: string[] } };
   const errors: unknown[] = [];
   /** Answers every held request of A's: until then A's receivers hold them. */
   let releaseA: () => void = () => {};
@@ -40,7 +42,7 @@ describe.each(testBackends())('lanes per destination and per workspace on $name'
   beforeAll(async () => {
     store = await open();
     // One deployment's key: either app's box opens both workspaces' signing secrets.
-    const deps = { webhooks: { secretKey: `lanes-${randomBase62(32)}`, allowList: ['127.0.0.1'] } };
+    deps = { webhooks: { secretKey: `lanes-${randomBase62(32)}`, allowList: ['127.0.0.1'] } };
     a = await createTestApp({ db: store.db, deps });
     b = await createTestApp({ db: store.db, deps });
     receiver = await startHttpsTestReceiver(certificate, (request) =>
@@ -57,16 +59,16 @@ describe.each(testBackends())('lanes per destination and per workspace on $name'
     await store?.cleanup();
   });
 
-  function start(executeInboundRun?: (run: InboundRun) => Promise<void>): Worker {
+  function start(executeInboundRun?: (run: InboundRun) => Promise<void>, db: Db = store.db, pollMs = 50): Worker {
     return startWorker({
-      db: store.db,
+      db,
       clock: a.clock,
       secretBox: a.services.webhooks.secretBox,
       policy: { allowList: a.services.webhooks.allowList },
       ca: receiver.ca,
       // Longer than the test: A's attempts end only when released, never by their timeout.
       timeoutMs: 120_000,
-      pollMs: 50,
+      pollMs,
       ...(executeInboundRun ? { executeInboundRun } : {}),
       logError: (error) => errors.push(error),
     });
@@ -219,5 +221,53 @@ describe.each(testBackends())('lanes per destination and per workspace on $name'
     await worker.stop();
     worker = undefined;
     expect(errors).toEqual([]);
+  }, 120_000);
+
+  it('a backlog to one fast receiver is claimed half a lane at a time, not once per attempt', async () => {
+    const c = await createTestApp({ db: store.db, deps });
+    try {
+      const destination = await createDestination(c, '/backlog', ['run.failed']);
+      const events = 4 * DEFAULT_DELIVERY_LANES.perDestination;
+      for (let i = 0; i < events; i += 1) {
+        await enqueueEvent(
+          store.db,
+          { tenantId: c.workspaceId, type: 'run.failed', data: { run_id: `run_c${i}`, agent: 'sales', reason: 'timeout', status: 'failed' } },
+          // The worker's clock (A's): due at once.
+          { now: a.clock.now() },
+        );
+      }
+      // The store as the worker sees it, counting its claims (the statement that locks due deliveries).
+      let claims = 0;
+      const counting = (tx: Tx): Tx =>
+        new Proxy(tx, {
+          get: (target, key) =>
+            key === 'query'
+              ? (sql: string, ...rest: unknown[]) => {
+                  if (sql.includes('SKIP LOCKED')) claims += 1;
+                  return (target.query as (...args: unknown[]) => unknown)(sql, ...rest);
+                }
+              : Reflect.get(target, key),
+        });
+      const db: Db = new Proxy(store.db, {
+        get: (target, key) =>
+          key === 'transaction' ? <T>(fn: (tx: Tx) => Promise<T>) => target.transaction((tx) => fn(counting(tx))) : Reflect.get(target, key),
+      });
+      const delivered = async () =>
+        (
+          await store.db.query<{ n: number }>(`SELECT count(*)::integer AS n FROM deliveries WHERE destination_id = $1 AND status = 'delivered'`, [destination])
+        )[0]!.n;
+
+      // No polls during the test: only the first tick and the attempts that end claim.
+      worker = start(undefined, db, 600_000);
+      await until(async () => (await delivered()) === events, 'the backlog to be delivered', 10_000);
+      await worker.stop();
+      worker = undefined;
+      // A claim refills a lane once half of it is free: at most two claims per half lane, and the first.
+      // (One claim per attempt that ends would be up to `events`.)
+      expect(claims).toBeLessThanOrEqual(2 * (events / (DEFAULT_DELIVERY_LANES.perDestination / 2)) + 1);
+      expect(errors).toEqual([]);
+    } finally {
+      await c.close();
+    }
   }, 120_000);
 });

@@ -129,7 +129,6 @@ function partyOf(auth: Auth | undefined): Party | undefined {
   return { kind: 'workspace', id: `ws:${auth.workspaceId}` };
 }
 
-/** The error table's body for a 5xx (ServerError), with the request id echoed or made as request-id does. */
 /**
  * A caller over its share is answered after {@link SHARE_REFUSAL_DELAY_MS}, its place given back first: a client
  * that retries at once (a load generator, a loop without backoff) would otherwise turn refusals into a flood of
@@ -143,6 +142,7 @@ async function overShare(c: Context<Env>, shares: AdmissionShares): Promise<Resp
   return atCapacity(c);
 }
 
+/** The error table's body for a 5xx (ServerError), with the request id echoed or made as request-id does. */
 function atCapacity(c: Context<Env>): Response {
   const sent = c.get('requestId') ?? c.req.header('x-request-id');
   const requestId = isAcceptableRequestId(sent) ? sent : newRequestId();
