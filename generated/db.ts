@@ -386,3 +386,10 @@ export interface Tables {
 
 /** The row of one table, e.g. `TableRow<'runs'>`. */
 export type TableRow<T extends keyof Tables> = Tables[T];
+
+/** The composite types of the store functions' arguments (store/functions/*.sql), as the JSON keys they read. */
+export interface Composites {
+}
+
+/** The argument of one store function, e.g. `FunctionArgument<'start_run_args'>`. */
+export type FunctionArgument<T extends keyof Composites> = Composites[T];

@@ -5,6 +5,12 @@
  * drivers return for it (see store/db.ts), `| null` when the column is nullable. A migration that adds or
  * changes a column therefore changes the types the domain compiles against, and `pnpm check:drift`
  * fails until they are regenerated.
+ *
+ * Store functions (store/functions/*.sql) take one argument with named keys: a `jsonb` object (or array of
+ * them) read into a composite type declared in the function's own file (`CREATE TYPE start_run_args AS (…)`,
+ * then `jsonb_populate_record(NULL::start_run_args, p)`). Each composite type becomes an entry of
+ * `Composites`, every attribute `| null` (SQL takes a null or a missing key for any of them), so the
+ * TypeScript that builds an argument is typed from the function file, as rows are from the migrations.
  */
 import { openStore } from '../packages/server/src/store/open.ts';
 import { tsHeader, writeGenerated } from './generate-common.ts';
@@ -39,24 +45,47 @@ interface Column {
   is_nullable: 'YES' | 'NO';
 }
 
+interface Attribute {
+  type_name: string;
+  attribute_name: string;
+  attribute_udt_name: string;
+}
+
 export async function generateDb(): Promise<string> {
   const db = await openStore();
   let columns: Column[];
+  let attributes: Attribute[];
   try {
     columns = await db.query<Column>(
       `SELECT table_name, column_name, udt_name, is_nullable FROM information_schema.columns
         WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`,
     );
+    // The composite types the function files declare (a table's own row type is not one of them).
+    attributes = await db.query<Attribute>(
+      `SELECT udt_name AS type_name, attribute_name, attribute_udt_name FROM information_schema.attributes
+        WHERE udt_schema = current_schema() ORDER BY udt_name, ordinal_position`,
+    );
   } finally {
     await db.close();
   }
+  const tsType = (udt: string, where: string): string => {
+    const type = TS_TYPES[udt];
+    if (!type) throw new Error(`db: ${where} has type ${udt}, which generate-db.ts does not map`);
+    return type;
+  };
   const tables = new Map<string, string[]>();
   for (const column of columns) {
-    const type = TS_TYPES[column.udt_name];
-    if (!type) throw new Error(`db: ${column.table_name}.${column.column_name} has type ${column.udt_name}, which generate-db.ts does not map`);
+    const type = tsType(column.udt_name, `${column.table_name}.${column.column_name}`);
     const fields = tables.get(column.table_name) ?? [];
     fields.push(`    ${column.column_name}: ${type}${column.is_nullable === 'YES' ? ' | null' : ''};`);
     tables.set(column.table_name, fields);
+  }
+  const composites = new Map<string, string[]>();
+  for (const attribute of attributes) {
+    const type = tsType(attribute.attribute_udt_name, `${attribute.type_name}.${attribute.attribute_name}`);
+    const fields = composites.get(attribute.type_name) ?? [];
+    fields.push(`    ${attribute.attribute_name}: ${type} | null;`);
+    composites.set(attribute.type_name, fields);
   }
   const source = [
     tsHeader('generate-db.ts', 'packages/server/src/store/migrations/*.sql (applied to an in-memory PGlite)'),
@@ -68,7 +97,15 @@ export async function generateDb(): Promise<string> {
     '',
     "/** The row of one table, e.g. `TableRow<'runs'>`. */",
     'export type TableRow<T extends keyof Tables> = Tables[T];',
+    '',
+    "/** The composite types of the store functions' arguments (store/functions/*.sql), as the JSON keys they read. */",
+    'export interface Composites {',
+    ...[...composites].flatMap(([name, fields]) => [`  ${name}: {`, ...fields, '  };']),
+    '}',
+    '',
+    "/** The argument of one store function, e.g. `FunctionArgument<'start_run_args'>`. */",
+    'export type FunctionArgument<T extends keyof Composites> = Composites[T];',
   ].join('\n');
   await writeGenerated('db.ts', source);
-  return `${tables.size} tables`;
+  return `${tables.size} tables, ${composites.size} argument types`;
 }
