@@ -106,15 +106,16 @@ const LEASE_MARGIN_MS = 5_000;
 
 /**
  * Attempts one worker keeps in flight at once. Each runs on its own: a slot freed by one attempt is
- * claimed again without waiting for the others (worker/index.ts).
+ * claimed again without waiting for the others once its destination's lane is half free (worker/index.ts).
  */
 export const DELIVERY_CONCURRENCY = 64;
 
 /**
  * The lanes of one worker: a destination holds at most 16 of its attempts and a workspace at most 32,
  * half of them, so a workspace whose receivers hang leaves the other half to the rest, and one hanging
- * destination leaves its workspace's other destinations 16. (16 at a time keeps one fast destination's
- * backlog draining as fast as the batches of 20 did: `pnpm bench:deliveries`.)
+ * destination leaves its workspace's other destinations 16. (Wider lanes, 32 and 64 of 128, drained one
+ * fast destination's backlog 10-30 % faster but, while another workspace's receivers hung, delayed the
+ * others' deliveries past the 2 s bound the fairness scenario holds: docs/performance.md.)
  */
 export const DEFAULT_DELIVERY_LANES: DeliveryLanes = { perDestination: 16, perWorkspace: 32 };
 

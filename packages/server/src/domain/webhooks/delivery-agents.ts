@@ -15,8 +15,13 @@ import { createSecureContext, type SecureContext, type SecureContextOptions } fr
 
 /** Idle time after which a kept-alive connection is closed. */
 export const IDLE_MS = 2_000;
-/** Concurrent connections to one destination address. */
-const MAX_SOCKETS = 64;
+/**
+ * Kept idle connections to one destination address. How many attempts reach an address at once is the
+ * worker's lanes' bound (per destination, per workspace: worker/deliveries.ts), not the agent's: an agent
+ * serves every workspace sending to that address, and a bound of its own would let one workspace's hanging
+ * attempts hold another's waiting behind them.
+ */
+const MAX_FREE_SOCKETS = 64;
 /** Agents kept (one per destination address); beyond, the least recently used is closed. */
 const MAX_AGENTS = 256;
 /** Secure contexts kept (one per set of extra trust roots: tests and private receivers; few). */
@@ -63,8 +68,7 @@ export function createDeliveryAgents(): DeliveryAgents {
         agent = new Agent({
           keepAlive: true,
           timeout: IDLE_MS,
-          maxSockets: MAX_SOCKETS,
-          maxFreeSockets: MAX_SOCKETS,
+          maxFreeSockets: MAX_FREE_SOCKETS,
           scheduling: 'lifo',
           // Every connection of this agent goes to the pinned address, whatever DNS says now.
           lookup: lookup as never,
