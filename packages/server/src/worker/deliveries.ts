@@ -176,16 +176,14 @@ export async function claimDueDeliveries(deps: DeliveryWorkerDeps): Promise<Clai
   const now = deps.clock.now();
   const leaseUntil = new Date(now.getTime() + (deps.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS) + LEASE_MARGIN_MS);
   const token = randomBase62(16);
-  return deps.db.transaction((tx) =>
-    claimDueDeliveriesIn(tx, {
-      now,
-      limit: deps.batchSize ?? 20,
-      leaseUntil,
-      token,
-      lanes: deps.lanes ?? DEFAULT_DELIVERY_LANES,
-      ...(deps.inFlight ? { busy: deps.inFlight } : {}),
-    }),
-  );
+  return claimDueDeliveriesIn(deps.db, {
+    now,
+    limit: deps.batchSize ?? 20,
+    leaseUntil,
+    token,
+    lanes: deps.lanes ?? DEFAULT_DELIVERY_LANES,
+    ...(deps.inFlight ? { busy: deps.inFlight } : {}),
+  });
 }
 
 async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<DeliveryOutcome> {

@@ -246,19 +246,20 @@ describe.each(testBackends())('lanes per destination and per workspace on $name'
       }
       // The store as the worker sees it, counting its claims (the statement that locks due deliveries).
       let claims = 0;
-      const counting = (tx: Tx): Tx =>
-        new Proxy(tx, {
-          get: (target, key) =>
-            key === 'query'
-              ? (sql: string, ...rest: unknown[]) => {
-                  if (sql.includes('SKIP LOCKED')) claims += 1;
-                  return (target.query as (...args: unknown[]) => unknown)(sql, ...rest);
-                }
-              : Reflect.get(target, key),
-        });
+      const counted =
+        (target: Db | Tx) =>
+        (sql: string, ...rest: unknown[]) => {
+          if (sql.includes('SKIP LOCKED')) claims += 1;
+          return (target.query as (...args: unknown[]) => unknown).call(target, sql, ...rest);
+        };
+      const counting = (tx: Tx): Tx => new Proxy(tx, { get: (target, key) => (key === 'query' ? counted(target) : Reflect.get(target, key)) });
       const db: Db = new Proxy(store.db, {
         get: (target, key) =>
-          key === 'transaction' ? <T>(fn: (tx: Tx) => Promise<T>) => target.transaction((tx) => fn(counting(tx))) : Reflect.get(target, key),
+          key === 'query'
+            ? counted(target)
+            : key === 'transaction'
+              ? <T>(fn: (tx: Tx) => Promise<T>) => target.transaction((tx) => fn(counting(tx)))
+              : Reflect.get(target, key),
       });
       const delivered = async () =>
         (

@@ -39,11 +39,12 @@ export interface DeliveryLanes {
  * due and unclaimed, stamped with `locked_until` and the claim token.
  */
 export async function claimDueDeliveries(
-  tx: Tx,
+  db: Db | Tx,
   input: { now: Date; limit: number; leaseUntil: Date; token: string; lanes: DeliveryLanes; busy?: ReadonlyMap<string, number> },
 ): Promise<ClaimedDelivery[]> {
   const busy = [...(input.busy ?? new Map<string, number>())];
-  const due = await tx.query<Pick<Delivery, 'id'>>(
+  // One statement (its own transaction): the lock of the chosen rows and their stamp commit together.
+  return db.query<ClaimedDelivery>(
     `WITH lanes AS (
        SELECT w.id, w.status = 'active' AS active, w.workspace_id, $3::integer - COALESCE(b.n, 0) AS free,
               COALESCE(sum(b.n) OVER (PARTITION BY w.workspace_id), 0) AS workspace_busy
@@ -63,24 +64,30 @@ export async function claimDueDeliveries(
        SELECT id, next_attempt_at, workspace_busy,
               row_number() OVER (PARTITION BY workspace_id ORDER BY lane_rank, next_attempt_at, id) AS workspace_rank
          FROM lane_due WHERE lane_rank <= free
+     ), chosen AS (
+       -- The chosen ids as an array, found by the primary key (as a join, the plan read every due delivery).
+       SELECT d.id FROM deliveries d
+        WHERE d.id = ANY (ARRAY(SELECT id FROM due WHERE workspace_rank <= $4::integer - workspace_busy ORDER BY workspace_rank, next_attempt_at, id LIMIT $2))
+        FOR UPDATE OF d SKIP LOCKED
      )
-     -- The chosen ids as an array, found by the primary key (as a join, the plan read every due delivery); the
-     -- update below checks again, on the locked rows, that each is still due and unclaimed.
-     SELECT d.id FROM deliveries d
-      WHERE d.id = ANY (ARRAY(SELECT id FROM due WHERE workspace_rank <= $4::integer - workspace_busy ORDER BY workspace_rank, next_attempt_at, id LIMIT $2))
-      FOR UPDATE OF d SKIP LOCKED`,
-    [input.now, input.limit, input.lanes.perDestination, input.lanes.perWorkspace, busy.map(([id]) => id), busy.map(([, n]) => n)],
-  );
-  if (due.length === 0) return [];
-  return tx.query<ClaimedDelivery>(
-    `UPDATE deliveries d SET locked_until = $2, claim_token = $3
+     -- Checked again on the locked rows: still due and unclaimed.
+     UPDATE deliveries d SET locked_until = $7, claim_token = $8
        FROM outbox_events e, webhook_destinations w
-      WHERE d.id = ANY ($1::text[]) AND e.id = d.event_id AND w.id = d.destination_id
-        AND d.status = 'pending' AND d.next_attempt_at <= $4 AND (d.locked_until IS NULL OR d.locked_until <= $4)
+      WHERE d.id = ANY (ARRAY(SELECT id FROM chosen)) AND e.id = d.event_id AND w.id = d.destination_id
+        AND d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.locked_until IS NULL OR d.locked_until <= $1)
       RETURNING d.id, d.claim_token, d.attempts, d.event_id, d.test, e.type, e.body, d.destination_id, w.url, w.secret_encrypted,
-                CASE WHEN w.previous_secret_expires_at > $4 THEN w.previous_secret_encrypted END AS previous_secret_encrypted,
+                CASE WHEN w.previous_secret_expires_at > $1 THEN w.previous_secret_encrypted END AS previous_secret_encrypted,
                 w.consecutive_failures`,
-    [due.map((r) => r.id), input.leaseUntil, input.token, input.now],
+    [
+      input.now,
+      input.limit,
+      input.lanes.perDestination,
+      input.lanes.perWorkspace,
+      busy.map(([id]) => id),
+      busy.map(([, n]) => n),
+      input.leaseUntil,
+      input.token,
+    ],
   );
 }
 
