@@ -389,6 +389,49 @@ export type TableRow<T extends keyof Tables> = Tables[T];
 
 /** The composite types of the store functions' arguments (store/functions/*.sql), as the JSON keys they read. */
 export interface Composites {
+  finish_run_args: {
+    run_id: string | null;
+    workspace_id: string | null;
+    started_at: Date | null;
+    now: Date | null;
+    status: string | null;
+    reason: string | null;
+    manual_reason: string | null;
+    crossed: string | null;
+    content: string | null;
+    input_tokens: number | null;
+    output_tokens: number | null;
+    stu: number | null;
+    unbilled_input: number | null;
+    unbilled_output: number | null;
+    unbilled_stu: number | null;
+    alias: string | null;
+    quota_stu: number | null;
+    limit_hour: number | null;
+    limit_day: number | null;
+    trip_margin: number | null;
+    ledger_id: string | null;
+    steps: unknown | null;
+    turn_roles: string[] | null;
+    turn_contents: string[] | null;
+    events: unknown | null;
+    delivery_ids: string[] | null;
+    instance: string | null;
+    log: unknown | null;
+  };
+  settle_run_args: {
+    workspace_id: string | null;
+    window_day: Date | null;
+    window_hour: Date | null;
+    reserved_stu: number | null;
+    stu: number | null;
+    crossed: string | null;
+    now: Date | null;
+    quota_stu: number | null;
+    limit_hour: number | null;
+    limit_day: number | null;
+    trip_margin: number | null;
+  };
 }
 
 /** The argument of one store function, e.g. `FunctionArgument<'start_run_args'>`. */

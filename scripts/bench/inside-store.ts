@@ -137,9 +137,9 @@ async function ablate(): Promise<void> {
       for (let i = 0; i < 50; i += 1) await invoke(); // re-plan after the change
       const { statements, cpu } = await round();
       if (undo) await db.exec(undo);
-      const row = { start: statements.get('start_run_previewed') ?? 0, finish: statements.get('finish_run_logged') ?? 0, cpu };
+      const row = { start: statements.get('start_run_previewed') ?? 0, finish: statements.get('finish_run') ?? 0, cpu };
       sums.set(name, [...(sums.get(name) ?? []), row]);
-      say(`round ${r} ${name.padEnd(26)} start_run_previewed ${fmt(row.start)}  finish_run_logged ${fmt(row.finish)}  process CPU ${fmt(cpu)}`);
+      say(`round ${r} ${name.padEnd(26)} start_run_previewed ${fmt(row.start)}  finish_run ${fmt(row.finish)}  process CPU ${fmt(cpu)}`);
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -196,9 +196,9 @@ async function comparePrepared(): Promise<void> {
       prepare = on;
       for (let i = 0; i < 50; i += 1) await invoke();
       const { statements, cpu } = await round();
-      const row = [statements.get('start_run_previewed') ?? 0, statements.get('finish_run_logged') ?? 0, cpu];
+      const row = [statements.get('start_run_previewed') ?? 0, statements.get('finish_run') ?? 0, cpu];
       rows[name]!.push(row);
-      say(`round ${r} ${name.padEnd(26)} start_run_previewed ${fmt(row[0]!)}  finish_run_logged ${fmt(row[1]!)}  process CPU ${fmt(row[2]!)}`);
+      say(`round ${r} ${name.padEnd(26)} start_run_previewed ${fmt(row[0]!)}  finish_run ${fmt(row[1]!)}  process CPU ${fmt(row[2]!)}`);
     }
   }
   prepare = false;
@@ -232,32 +232,36 @@ const MARKS: Record<string, [anchor: string, label: string, last?: boolean][]> =
     ['IF p_idempotency_key IS NOT NULL THEN\n    INSERT', 'start_run: idempotency claim'],
     ["RETURN jsonb_build_object('outcome', 'started'", 'start_run: return'],
   ],
-  finish_run_logged: [
-    ['BEGIN', 'finish: call of finish_run'],
-    ['IF r.started_at IS NOT DISTINCT', 'finish: run_events insert'],
-    ['RETURN NEXT r', 'finish: return'],
-  ],
   finish_run: [
-    ['BEGIN', 'finish_run: lock run, checks'],
-    ['UPDATE runs SET status', 'finish_run: update the run'],
-    ['v_start_period :=', 'finish_run: periods (+ tally trigger)'],
-    ['INSERT INTO usage_windows', 'finish_run: windows upsert, lock, charge, trip'],
-    ['IF p_stu <> 0', 'finish_run: ledger insert'],
-    ['INSERT INTO run_steps', 'finish_run: run_steps insert'],
-    ['INSERT INTO tool_calls', 'finish_run: tool_calls insert'],
-    ["IF v_status = 'completed' AND r.conversation_id", 'finish_run: conversation turns'],
-    ['v_when := CASE', 'finish_run: events loop'],
-    ['RETURN QUERY SELECT * FROM runs WHERE id = p_run_id;', 'finish_run: return the row', true],
+    ['BEGIN', 'finish: call of finish_runs'],
+    ['END\n$', 'finish: return', true],
+  ],
+  finish_runs: [
+    ['BEGIN', 'finish_runs: lock the runs'],
+    ['a := v_args[v_i]', 'finish_runs: read the run, checks'],
+    ['UPDATE runs SET status', 'finish_runs: update the run'],
+    ['v_settle := v_settle ||', 'finish_runs: settlement item, ledger insert'],
+    ['INSERT INTO run_steps', 'finish_runs: run_steps insert'],
+    ['INSERT INTO tool_calls', 'finish_runs: tool_calls insert'],
+    ["IF v_status = 'completed' AND r.conversation_id", 'finish_runs: conversation turns'],
+    ['v_when := CASE', 'finish_runs: events loop'],
+    ['INSERT INTO run_events', 'finish_runs: run_events insert'],
+    ['PERFORM settle_runs', 'finish_runs: call of settle_runs', true],
+  ],
+  settle_runs: [
+    ['BEGIN', 'settle_runs: periods (+ tally trigger)'],
+    ['INSERT INTO usage_windows', 'settle_runs: windows upsert, lock, charge, trip'],
+    ['END\n$', 'finish_runs: return the rows', true],
   ],
   outbox_enqueue: [
     ['BEGIN', 'outbox_enqueue: outbox_events insert'],
     ['INSERT INTO deliveries', 'outbox_enqueue: deliveries insert'],
-    ['END\n$', 'finish_run: events loop', true],
+    ['END\n$', 'finish_runs: events loop', true],
   ],
   usage_period_changed: [
     ['BEGIN', 'tally trigger: version'],
     ['PERFORM pg_notify', 'tally trigger: pg_notify'],
-    ['RETURN NEW;\nEND', 'finish_run: periods (+ tally trigger)', true],
+    ['RETURN NEW;\nEND', 'settle_runs: periods (+ tally trigger)', true],
   ],
   run_counts_track: [
     ['BEGIN', 'run_counts trigger (deferred, at commit)'],
@@ -298,7 +302,7 @@ async function marks(): Promise<void> {
       if (/^(start|finish): call/.test(rows[i]!.label)) bounds.push({ first: rows[i]!.ms, last: rows[i]!.ms });
       else if (!/^(first|mark itself)/.test(rows[i]!.label) && bounds.length) bounds.at(-1)!.last = rows[i]!.ms;
     }
-    const timed = stamps.filter((s) => s.key === 'start_run_previewed' || s.key === 'finish_run_logged');
+    const timed = stamps.filter((s) => s.key === 'start_run_previewed' || s.key === 'finish_run');
     if (timed.length !== bounds.length) throw new Error(`${timed.length} statements timed, ${bounds.length} marked`);
     timed.forEach((s, i) => {
       const edge = edges.get(s.key) ?? { before: 0, after: 0 };
@@ -340,7 +344,7 @@ async function marks(): Promise<void> {
   }
   for (const [statement, name] of [
     ['start', 'start_run_previewed'],
-    ['finish', 'finish_run_logged'],
+    ['finish', 'finish_run'],
   ] as const) {
     say(`  ${fmt((walls.get(name) ?? 0) - (spans.get(statement) ?? 0) / runs)}  ${name}: outside the marks, of which`);
     say(`  ${fmt(edges.get(name)!.before / runs)}    from the call (Db.query) to the first mark (send, parse, bind, plan, call)`);

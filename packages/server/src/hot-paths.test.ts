@@ -4,7 +4,7 @@
  * revocation read, no last_used_at write), and a
  * synchronous invocation two statements and no transaction: `start_run` (called as `start_run_previewed`, which also writes the request's start), which checks and reserves
  * the budget and inserts the run (committed before the engine runs, so every instance sees the
- * reservation and the run), and `finish_run` (called as `finish_run_logged`), which closes it with its steps, usage, events and event log.
+ * reservation and the run), and `finish_run`, which closes it with its steps, usage, settlement, events and event log.
  * The agent settings come from memory. Concurrent invocations' closes that wait behind one in flight
  * go to the store together, in one `finish_runs` statement (domain/runs/close-batch.ts).
  */
@@ -32,7 +32,7 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     db = {
       ...counted.db,
       async query(sql, params, options) {
-        const waitFor = /FROM finish_run_logged\(/.test(sql) ? hold : undefined;
+        const waitFor = /FROM finish_run\(/.test(sql) ? hold : undefined;
         if (waitFor) {
           hold = undefined;
           await waitFor;
@@ -77,7 +77,7 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     // The agent settings come from memory; no transaction, no lock held across a round trip.
     expect(run).toHaveLength(2);
     expect(run[0]).toMatch(/^SELECT start_run_previewed\(/);
-    expect(run[1]).toMatch(/^SELECT id, .* FROM finish_run_logged\(/);
+    expect(run[1]).toMatch(/^SELECT id, .* FROM finish_run\(/);
   });
 
   it('ingests a signed inbound event in two statements: the webhook by its slug, then ingest_inbound_event (and a repeat the same)', async () => {
@@ -120,7 +120,7 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     expect((await answers).map((res) => res.status)).toEqual(Array(n).fill(200));
     expect(statements.filter((s) => /^SELECT start_run_previewed\(/.test(s))).toHaveLength(n);
     expect(statements.filter((s) => !/^SELECT start_run_previewed\(/.test(s))).toEqual([
-      expect.stringMatching(/^SELECT id, .* FROM finish_run_logged\(/),
+      expect.stringMatching(/^SELECT id, .* FROM finish_run\(/),
       expect.stringMatching(/^SELECT id, .* FROM finish_runs\(\$1\)$/),
     ]);
   });

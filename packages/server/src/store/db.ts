@@ -80,3 +80,12 @@ export interface OpenDb extends Db {
 export function inTransaction<T>(db: Db | Tx, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return 'transaction' in db ? db.transaction(fn) : fn(db);
 }
+
+/**
+ * A store function's one argument (store/functions/*.sql: a jsonb object, or an array of them, with named keys)
+ * as the JSON text a statement passes: Dates as ISO text, and a number JSON cannot hold (an infinite quota or
+ * limit) as text, which the function's float8 keys read as the driver would send it.
+ */
+export function functionArgument(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v));
+}

@@ -70,6 +70,20 @@ describe('migrations on an empty PGlite store', () => {
     ).toEqual(rows.map((r) => r.version));
     expect(applied.flat().filter((name) => name.startsWith('functions/'))).toEqual(SERVER_FUNCTIONS.map((file) => `functions/${file}`));
   });
+
+  it('leaves the close and the settlement one signature each, one jsonb argument, and none of the positional ones', async () => {
+    const store = db!;
+    const rows = await store.query<{ name: string; args: string }>(
+      `SELECT p.proname AS name, pg_get_function_identity_arguments(p.oid) AS args FROM pg_proc p
+        WHERE p.pronamespace = current_schema()::regnamespace AND p.proname IN ('finish_run', 'finish_run_logged', 'finish_runs', 'settle_runs', 'jsonb_text_array')
+        ORDER BY 1, 2`,
+    );
+    expect(rows).toEqual([
+      { name: 'finish_run', args: 'p jsonb' },
+      { name: 'finish_runs', args: 'p jsonb' },
+      { name: 'settle_runs', args: 'p jsonb' },
+    ]);
+  });
 });
 
 describe('store functions (store/functions/*.sql)', () => {

@@ -58,11 +58,25 @@ const TABLE_OWNERS: Record<string, string> = {
 
 /** Store function (`store/functions/<name>.sql`) → the tables it may write (the owner map's one exception). */
 const FUNCTION_WRITES: Record<string, string[]> = {
-  // Locks the batch's runs, then closes each through finish_run_logged.
-  finish_runs: [],
+  // domain/spending's: the period row of a month, created on first use with its rollover.
+  ensure_usage_period: ['usage_periods'],
+  // A lone close: finish_runs with a batch of one.
+  finish_run: [],
+  // domain/runs': the runs' rows, their ledger lines, steps, tool calls, conversation turns and event logs
+  // (the events through outbox_enqueue, the settlement through settle_runs).
+  finish_runs: ['runs', 'usage_ledger', 'run_steps', 'tool_calls', 'conversation_turns', 'run_events'],
+  // domain/inbound-webhooks': the event (or its repeat's audit), its run, the webhook's last event time.
+  ingest_inbound_event: ['inbound_events', 'runs', 'inbound_webhooks'],
+  // domain/events': the event and its deliveries.
+  outbox_enqueue: ['outbox_events', 'deliveries'],
+  random_base62: [],
+  // domain/spending's: the periods' reservations and charges, the windows' charges, reservations and trips.
+  settle_runs: ['usage_periods', 'usage_windows'],
   // domain/spending's: the expired idempotency claim and the new one, the windows' rows and reservations,
   // the period's reservation, and the run's row (inserted, or an inbound run's adopted).
   start_run: ['idempotency_keys', 'usage_windows', 'usage_periods', 'runs'],
+  // The usage tally's trigger on usage_periods: it sets the row's version, and writes nothing.
+  usage_period_changed: [],
 };
 
 interface TableWrite {
@@ -113,7 +127,9 @@ function functionProblems(writes: readonly TableWrite[], functions: readonly str
 
 /** The tables of the store, as generated/db.ts lists them. */
 function generatedTables(dbTs: string): string[] {
-  const body = dbTs.slice(dbTs.indexOf('export interface Tables {'));
+  // The interface alone: the composite types of the functions' arguments (`Composites`) follow it.
+  const start = dbTs.indexOf('export interface Tables {');
+  const body = dbTs.slice(start, dbTs.indexOf('\n}\n', start));
   return [...body.matchAll(/^ {2}([a-z_][a-z0-9_]*): \{$/gm)].map((m) => m[1]!);
 }
 

@@ -63,8 +63,8 @@ export async function enqueueEvent<T extends WorkspaceEventType>(db: Db | Tx, in
 
 /**
  * An event built and serialised now, to be written by one statement of the caller's (a run's
- * closing statement, `finish_run`), through the store function `outbox_enqueue` (migration
- * 0506_money_path.sql), which writes what `enqueueEvent` writes: the event and a delivery per
+ * closing statement, `finish_run`), through the store function `outbox_enqueue` (store/functions/
+ * outbox_enqueue.sql), which writes what `enqueueEvent` writes: the event and a delivery per
  * active destination subscribed to its type.
  */
 export interface PreparedEvent {

@@ -10,7 +10,7 @@ import { countingDb, testBackends, type TestStore } from '@service/testing/store
 import { createTestApp, type TestApp } from '@service/testing/app';
 import type { OpenDb } from '../../store/db.ts';
 import { createCloseBatcher } from './close-batch.ts';
-import type { FinishRunParams } from './queries.ts';
+import type { FinishRunArgs } from './queries.ts';
 
 describe.each(testBackends())('closes batched on $name', ({ open }) => {
   let store: TestStore;
@@ -34,10 +34,10 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
       ...counted.db,
       async query(sql, params, options) {
         if (/^SELECT start_run_previewed\(/.test(sql)) started.push(params![1] as string);
-        if (hold && /FROM finish_run_logged\(/.test(sql)) {
+        if (hold && /FROM finish_run\(/.test(sql)) {
           const waitFor = hold;
           hold = undefined;
-          heldRun = params![0] as string;
+          heldRun = (JSON.parse(params![0] as string) as FinishRunArgs).run_id;
           await waitFor;
         }
         return counted.db.query(sql, params, options);
@@ -70,8 +70,7 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
     return answers;
   }
 
-  const closing = () =>
-    statements.filter((s) => /FROM finish_run(s|_logged)\(/.test(s)).map((s) => (/FROM finish_runs\(/.test(s) ? 'finish_runs' : 'finish_run'));
+  const closing = () => statements.filter((s) => /FROM finish_runs?\(/.test(s)).map((s) => (/FROM finish_runs\(/.test(s) ? 'finish_runs' : 'finish_run'));
 
   it('closes 8 concurrent invocations in two statements: the first alone, the 7 that waited in one, each run as alone', async () => {
     const answers = await together(8);
@@ -94,8 +93,8 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
     const answered = await Promise.all(answers.map(async (res) => ((await res.json()) as { runId: string }).runId));
     expect(answered.sort()).toEqual([...started].sort());
     // Every reservation released, every charge on the period and the windows.
-    const [period] = await store.db.query<{ consumed: number; reserved: number }>(
-      `SELECT consumed_stu::float8 AS consumed, reserved_stu::float8 AS reserved FROM usage_periods WHERE workspace_id = $1`,
+    const [period] = await store.db.query<{ consumed: number; reserved: number; version: number }>(
+      `SELECT consumed_stu::float8 AS consumed, reserved_stu::float8 AS reserved, version::int AS version FROM usage_periods WHERE workspace_id = $1`,
       [t.workspaceId],
     );
     const windows = await store.db.query<{ spent: number; reserved: number }>(
@@ -103,7 +102,9 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
       [t.workspaceId],
     );
     const total = runs.reduce((sum, run) => sum + run.stu, 0);
-    expect(period).toEqual({ consumed: total, reserved: 0 });
+    // The period's charge is written once per statement, not once per run: its version (the usage tally's count of
+    // the changes of what it consumed, migration 0507) moved twice, for the lone close and for the batch of 7.
+    expect(period).toEqual({ consumed: total, reserved: 0, version: 2 });
     expect(windows).toEqual([
       { spent: total, reserved: 0 },
       { spent: total, reserved: 0 },
@@ -151,16 +152,32 @@ describe('the close batcher over a scripted store', () => {
     const query = (sql: string, params: readonly unknown[] = []) =>
       new Promise<never[]>((resolve, reject) => {
         const batch = /FROM finish_runs\(/.test(sql);
-        const runs = batch ? (JSON.parse(params[0] as string) as unknown[][]).map((p) => p[0] as string) : [params[0] as string];
+        const closes = JSON.parse(params[0] as string) as FinishRunArgs | FinishRunArgs[];
+        const runs = (Array.isArray(closes) ? closes : [closes]).map((close) => close.run_id);
         sent.push({ sql: batch ? 'finish_runs' : 'finish_run', runs, params, answer: (rows) => resolve(rows as never[]), fail: reject });
       });
     const db = { driver: 'pglite', query, transaction: async () => Promise.reject(new Error('no')), exec: async () => {}, close: async () => {} } as OpenDb;
     return { db, sent };
   }
   const row = (id: string) => ({ id, status: 'completed' });
-  // The first parameters of a close (the batcher reads only the run's id; the store here is scripted).
-  const params = (id: string) =>
-    [id, 'ws_1', new Date(0), new Date(0), 'completed', null, null, null, '', 1, 1, 1, 0, 0, 0, 'Prelude', Infinity] as unknown as FinishRunParams;
+  // A close's first keys (the batcher reads only the run's id; the store here is scripted).
+  const params = (id: string): FinishRunArgs =>
+    ({
+      run_id: id,
+      workspace_id: 'ws_1',
+      started_at: new Date(0),
+      now: new Date(0),
+      status: 'completed',
+      reason: null,
+      manual_reason: null,
+      crossed: null,
+      content: '',
+      input_tokens: 1,
+      output_tokens: 1,
+      stu: 1,
+      alias: 'Prelude',
+      quota_stu: Infinity,
+    }) as FinishRunArgs;
   /** An error as the store answers it (PostgreSQL's ErrorResponse: severity and SQLSTATE). */
   const storeError = (message: string) => Object.assign(new Error(message), { severity: 'ERROR', code: 'P0001' });
   const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -180,9 +197,14 @@ describe('the close batcher over a scripted store', () => {
       ['finish_run', ['run_a']],
       ['finish_runs', ['run_b', 'run_c', 'run_d']],
     ]);
-    // Each run's parameters in finish_run's order; a number JSON cannot hold as the text the driver would send.
-    const batched = JSON.parse(sent[1]!.params[0] as string) as unknown[][];
-    expect(batched[0]).toEqual(['run_b', 'ws_1', '1970-01-01T00:00:00.000Z', '1970-01-01T00:00:00.000Z', ...params('run_b').slice(4, 16), 'Infinity']);
+    // Each run's close as an object of named keys; a number JSON cannot hold as the text the driver would send.
+    const batched = JSON.parse(sent[1]!.params[0] as string) as Record<string, unknown>[];
+    expect(batched[0]).toEqual({
+      ...params('run_b'),
+      started_at: '1970-01-01T00:00:00.000Z',
+      now: '1970-01-01T00:00:00.000Z',
+      quota_stu: 'Infinity',
+    });
     sent[1]!.answer([row('run_d'), row('run_b'), row('run_c')]);
     await settle();
     expect(sent[2]).toMatchObject({ sql: 'finish_run', runs: ['run_e'] });

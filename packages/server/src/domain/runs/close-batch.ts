@@ -3,7 +3,9 @@
  * closes that arrive while one is in flight wait, and go to the store together as one statement (`finish_runs`,
  * store/functions/finish_runs.sql), one commit for all of them, as soon as the statement in flight returns.
  * A close that finds nothing in flight goes out at once, alone, as the statement close.ts always
- * ran: one invocation at a time waits for nothing, and runs exactly what it ran before.
+ * ran: one invocation at a time waits for nothing, and runs exactly what it ran before. Each close is
+ * one object of named keys (`finish_run_args`); the statement settles the batch at once: each period
+ * and window row of a workspace is updated once with the sums of the batch's runs (settle_runs.sql).
  *
  * A caller's promise resolves once the statement that carried its close has returned, i.e. after
  * its commit: an answered close is durable. When the batch's statement fails with an error of the
@@ -19,14 +21,14 @@
  */
 import type { Db } from '../../store/db.ts';
 import { groupCommit } from '../../store/group-commit.ts';
-import { type FinishedRun, type FinishRunParams, finishRun, finishRuns } from './queries.ts';
+import { type FinishedRun, type FinishRunArgs, finishRun, finishRuns } from './queries.ts';
 
 /** At most this many closes in one statement; the rest wait for the next one. */
 export const MAX_CLOSE_BATCH = 64;
 
 export interface CloseBatcher {
-  /** Runs `finish_run` with `params` (alone, or with the closes waiting beside it); its row once committed. */
-  finish(params: FinishRunParams): Promise<FinishedRun>;
+  /** Runs `finish_run` with `close` (alone, or with the closes waiting beside it); its row once committed. */
+  finish(close: FinishRunArgs): Promise<FinishedRun>;
   /** Closes waiting for the statement in flight to return (tests). */
   waiting(): number;
 }
@@ -35,20 +37,20 @@ export interface CloseBatcher {
 type Closed = { row: FinishedRun } | { error: unknown };
 
 export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH): CloseBatcher {
-  const alone = (params: FinishRunParams): Promise<Closed> =>
-    finishRun(db, params).then(
+  const alone = (close: FinishRunArgs): Promise<Closed> =>
+    finishRun(db, close).then(
       (row) => ({ row }),
       (error: unknown) => ({ error }),
     );
 
   /** The closes of one statement, by run id (a run closed twice in it has a row for each, in order). */
-  async function send(batch: FinishRunParams[]): Promise<Map<string, Closed[]>> {
+  async function send(batch: FinishRunArgs[]): Promise<Map<string, Closed[]>> {
     const closed = new Map<string, Closed[]>();
     const add = (runId: string, outcome: Closed) => {
       closed.set(runId, [...(closed.get(runId) ?? []), outcome]);
     };
     if (batch.length === 1) {
-      add(batch[0]![0], await alone(batch[0]!));
+      add(batch[0]!.run_id, await alone(batch[0]!));
       return closed;
     }
     let rows: FinishedRun[];
@@ -59,7 +61,7 @@ export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH): CloseBat
       if (!answeredByStore(err)) throw err;
       // Nothing was committed: each close alone, so that the one that failed fails alone.
       const outcomes = await Promise.all(batch.map(alone));
-      for (const [i, params] of batch.entries()) add(params[0], outcomes[i]!);
+      for (const [i, close] of batch.entries()) add(close.run_id, outcomes[i]!);
       return closed;
     }
     for (const row of rows) add(row.id, { row });
@@ -68,9 +70,9 @@ export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH): CloseBat
 
   const submit = groupCommit(send, { maxItems: maxBatch, waitForTurn: false });
   return {
-    async finish(params) {
-      const outcome = (await submit(params)).get(params[0])?.shift();
-      if (!outcome) throw new Error(`finish_runs answered no row for run ${params[0]}`);
+    async finish(close) {
+      const outcome = (await submit(close)).get(close.run_id)?.shift();
+      if (!outcome) throw new Error(`finish_runs answered no row for run ${close.run_id}`);
       if ('error' in outcome) throw outcome.error;
       return outcome.row;
     },

@@ -1,5 +1,5 @@
 /**
- * A close reads the run's row by its key, whatever the number of runs its workspace has (migration 0517), and so
+ * A close reads the run's row by its key, whatever the number of runs its workspace has (store/functions/finish_runs.sql; first in migration 0517), and so
  * does the adoption of an inbound run, whatever the number of runs waiting for their hand-over (0518).
  * PL/pgSQL keeps a statement's generic plan for the connection's life and PGlite never analyzes: planned
  * while the workspace had a few runs, finish_run's `WHERE id = … AND workspace_id = …` took the
@@ -37,7 +37,7 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
     const db: OpenDb = {
       ...inner,
       async query(sql, params, options) {
-        if (hold && /FROM finish_run_logged\(/.test(sql)) {
+        if (hold && /FROM finish_run\(/.test(sql)) {
           const waitFor = hold;
           hold = undefined;
           await waitFor;
@@ -95,7 +95,7 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
   }
   async function readByOneClose(): Promise<number> {
     let read: number | undefined;
-    probe = { statement: /FROM finish_run_logged\(/, report: (n) => (read = n) };
+    probe = { statement: /FROM finish_run\(/, report: (n) => (read = n) };
     await invoke();
     expect(read).toBeDefined();
     return read!;

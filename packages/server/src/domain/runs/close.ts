@@ -1,6 +1,6 @@
 /**
- * @module Closing a run that executed, in one statement (`finish_run`, store/migrations/
- * 0506_money_path.sql): the run's row (`completed`, `failed` or `canceled`, with its usage), its
+ * @module Closing a run that executed, in one statement (`finish_run`, store/functions/finish_run.sql
+ * and finish_runs.sql, its settlement store/functions/settle_runs.sql): the run's row (`completed`, `failed` or `canceled`, with its usage), its
  * steps and tool calls, the ledger line and the period's charge, the windows' charge and trips,
  * the reservation released, a completed run's conversation turns, and the `run.completed` or
  * `run.failed` event with its deliveries. What the statement needs that is not in the store (ids,
@@ -20,13 +20,13 @@ import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { deliveryIds } from '../events/index.ts';
-import { killSwitchReason, stuForRun, type SpendingScope } from '../usage/index.ts';
+import { killSwitchReason, stuForRun, TRIP_MARGIN, type SpendingScope } from '../usage/index.ts';
 import type { RunContext } from './context.ts';
 import { preparedRunCompleted, preparedRunFailed } from './events.ts';
 import { hasRunEndedHooks, runEnded } from './run-hooks.ts';
 import type { PendingRun } from './start.ts';
 import { deliveredOnly, stepRows, writeDeliverables, type StepDraft } from './steps.ts';
-import { type FinishedRun, type FinishRunParams, finishRun } from './queries.ts';
+import { type FinishedRun, type FinishRunArgs, finishRun } from './queries.ts';
 import { toRun, type Run } from './store.ts';
 import type { ExecutionEvent } from './run-events.ts';
 
@@ -74,39 +74,40 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     ...(reason !== null ? [{ when: 'failed', ...preparedRunFailed(now, { ...event, reason }) }] : []),
   ];
   const turns = run.conversationId && status === 'completed' ? [...run.newMessages, { role: 'assistant' as const, content: result.content }] : [];
-  const params: FinishRunParams = [
-    run.runId,
-    run.workspaceId,
-    run.createdAt,
+  const close: FinishRunArgs = {
+    run_id: run.runId,
+    workspace_id: run.workspaceId,
+    started_at: run.createdAt,
     now,
     status,
     reason,
-    manualReason,
-    result.crossed,
-    result.content,
-    result.usage.inputTokens,
-    result.usage.outputTokens,
+    manual_reason: manualReason,
+    crossed: result.crossed,
+    content: result.content,
+    input_tokens: result.usage.inputTokens,
+    output_tokens: result.usage.outputTokens,
     stu,
-    unbilled.inputTokens,
-    unbilled.outputTokens,
-    unbilledStu,
-    run.alias,
-    run.quotaStu,
-    budget.limits.hour,
-    budget.limits.day,
-    newId('led'),
-    stepRows(result.steps, redactor),
-    turns.map((turn) => turn.role),
-    turns.map((turn) => turn.content),
-    JSON.stringify(events),
-    deliveryIds(),
-    ctx.conversations.instance,
-    JSON.stringify(result.log),
-  ];
+    unbilled_input: unbilled.inputTokens,
+    unbilled_output: unbilled.outputTokens,
+    unbilled_stu: unbilledStu,
+    alias: run.alias,
+    quota_stu: run.quotaStu,
+    limit_hour: budget.limits.hour,
+    limit_day: budget.limits.day,
+    trip_margin: TRIP_MARGIN,
+    ledger_id: newId('led'),
+    steps: JSON.parse(stepRows(result.steps, redactor)),
+    turn_roles: turns.map((turn) => turn.role),
+    turn_contents: turns.map((turn) => turn.content),
+    events,
+    delivery_ids: deliveryIds(),
+    instance: ctx.conversations.instance,
+    log: result.log,
+  };
   // Alone (outside a transaction), the statement may carry other runs' closes too (close-batch.ts).
   const finish = async (tx: Db | Tx, alone: boolean) => {
     try {
-      return alone ? await ctx.closes.finish(params) : await finishRun(tx, params);
+      return alone ? await ctx.closes.finish(close) : await finishRun(tx, close);
     } catch (err) {
       // The run's row is gone (its workspace was deleted while it executed): as readRunRecord answers.
       if (err instanceof Error && err.message.includes('run_not_found')) throw fail('not_found', 'Run not found.');

@@ -3,11 +3,11 @@
  * the statement only makes sense inside the caller's transaction: a row lock, a write that commits with
  * the caller's), one statement run, decoded values out (camelCase records, numbers, Dates, parsed JSON).
  * The policy files (start.ts, close.ts, recovery.ts, store.ts, steps.ts, idempotency.ts, …) call these
- * and hold no SQL. The closing statement, `finish_run`, is a store function (store/migrations/
- * 0506_money_path.sql): here is its call and the decoding of the run it answers.
+ * and hold no SQL. The closing statement, `finish_run`, is a store function (store/functions/
+ * finish_run.sql, finish_runs.sql): here is its call and the decoding of the run it answers.
  */
-import type { TableRow } from '../../../../../generated/db.ts';
-import type { Db, Tx } from '../../store/db.ts';
+import type { FunctionArgument, TableRow } from '../../../../../generated/db.ts';
+import { functionArgument, type Db, type Tx } from '../../store/db.ts';
 import { notifySql } from '../../store/listen.ts';
 
 /** A row of `runs` as stored (generated/db.ts, from the migrations). */
@@ -253,39 +253,11 @@ export async function lockExpiredRun(tx: Tx, runId: string, now: Date): Promise<
 
 // ---- finish_run ---------------------------------------------------------------------------------
 
-/** The parameters of `finish_run_logged`: `finish_run`'s, in its order (store/migrations/0506_money_path.sql), then the log (0511_run_events.sql). */
-export type FinishRunParams = [
-  runId: string,
-  workspaceId: string,
-  startedAt: Date,
-  now: Date,
-  status: 'completed' | 'failed' | 'canceled',
-  reason: string | null,
-  manualReason: string | null,
-  crossed: string | null,
-  content: string,
-  inputTokens: number,
-  outputTokens: number,
-  stu: number,
-  unbilledInputTokens: number,
-  unbilledOutputTokens: number,
-  unbilledStu: number,
-  alias: string,
-  quotaStu: number,
-  hourLimitStu: number,
-  dayLimitStu: number,
-  ledgerId: string,
-  /** jsonb: the steps as `stepRows` writes them. */
-  steps: string,
-  turnRoles: string[],
-  turnContents: string[],
-  /** jsonb: the prepared events, each with the outcome it is written for (`when`). */
-  events: string,
-  deliveryIds: string[],
-  instance: string,
-  /** jsonb: what the execution saw of the run's event log (run-events.ts `executionEvents`). */
-  log: string,
-];
+/**
+ * One close: `finish_run`'s one argument, a jsonb object with named keys (`finish_run_args`, declared in
+ * store/functions/finish_run.sql, typed by generated/db.ts), the run and its workspace always named.
+ */
+export type FinishRunArgs = FunctionArgument<'finish_run_args'> & { run_id: string; workspace_id: string };
 
 /** The run `finish_run` answers: as it stands after the close (which may have left it alone). */
 export type FinishedRun = RunView & Pick<RunRecord, 'startedAt'>;
@@ -294,32 +266,24 @@ export type FinishedRun = RunView & Pick<RunRecord, 'startedAt'>;
  * Prepared on PostgreSQL (named): its columns are listed, so a column added to `runs` by a
  * migration (another instance, a rolling deploy) does not change the statement's result type.
  */
-const FINISH_RUN = `SELECT ${RUN_COLUMNS}, started_at
-  FROM finish_run_logged($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)`;
+const FINISH_RUN = `SELECT ${RUN_COLUMNS}, started_at FROM finish_run($1)`;
 
 /** Closes a run that executed, in one statement (alone, or first in the closing transaction). */
-export async function finishRun(db: Db | Tx, params: FinishRunParams): Promise<FinishedRun> {
-  const [row] = await db.query<RunViewRow & Pick<RunRow, 'started_at'>>(FINISH_RUN, params, { name: 'finish_run_logged' });
+export async function finishRun(db: Db | Tx, close: FinishRunArgs): Promise<FinishedRun> {
+  const [row] = await db.query<RunViewRow & Pick<RunRow, 'started_at'>>(FINISH_RUN, [functionArgument(close)], { name: 'finish_run' });
   return { ...decodeRunView(row!), startedAt: row!.started_at };
 }
 
-/** Several runs' `finish_run_logged` parameters in one `jsonb` array (store/functions/finish_runs.sql). */
+/** Several closes in one `jsonb` array of the same objects (store/functions/finish_runs.sql). */
 const FINISH_RUNS = `SELECT ${RUN_COLUMNS}, started_at FROM finish_runs($1)`;
 
 /**
  * Closes several runs in one statement (close-batch.ts), each as `finish_run` would: the runs as they
  * stand after, one row per close, in no particular order (match them by id).
  */
-export async function finishRuns(db: Db, closes: readonly FinishRunParams[]): Promise<FinishedRun[]> {
-  const rows = await db.query<RunViewRow & Pick<RunRow, 'started_at'>>(FINISH_RUNS, [JSON.stringify(closes.map((params) => params.map(encode)))], {
-    name: 'finish_runs',
-  });
+export async function finishRuns(db: Db, closes: readonly FinishRunArgs[]): Promise<FinishedRun[]> {
+  const rows = await db.query<RunViewRow & Pick<RunRow, 'started_at'>>(FINISH_RUNS, [functionArgument(closes)], { name: 'finish_runs' });
   return rows.map((row) => ({ ...decodeRunView(row), startedAt: row.started_at }));
-}
-
-/** A parameter as the batch's JSON carries it: a number JSON cannot hold (Infinity) as text, as the driver would send it. */
-function encode(value: unknown): unknown {
-  return typeof value === 'number' && !Number.isFinite(value) ? String(value) : value;
 }
 
 // ---- steps, tool calls, drafts ------------------------------------------------------------------

@@ -15,7 +15,7 @@ import type { Clock } from '../../clock.ts';
 import { redactText } from '../../redact/index.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import type { KillSwitchLimits } from '../usage/index.ts';
-import { settleBudget } from '../spending/budget.ts';
+import { settleRun } from '../spending/budget.ts';
 import { runFailedEvent } from './events.ts';
 import { runEnded, runInterrupted } from './run-hooks.ts';
 import { endRunRow, expiredLeases, lockExpiredRun, resetForHandOver, type RunRecord } from './queries.ts';
@@ -94,7 +94,7 @@ async function end(tx: Tx, row: RunRecord, now: Date, outcome: { status: 'failed
 async function release(tx: Tx, row: RunRecord, now: Date, limits: KillSwitchLimits): Promise<void> {
   const { reservedStu } = row;
   if (reservedStu <= 0) return;
-  await settleBudget(tx, {
+  await settleRun(tx, {
     workspaceId: row.workspaceId,
     windows: { hour: row.windowHour, day: row.windowDay },
     reservedStu,

@@ -10,7 +10,7 @@ import { testBackends, type TestStore } from '@service/testing/store';
 import { createWorkspace } from '../workspaces/index.ts';
 import { createKeyService } from '../keys/index.ts';
 import { newId } from '../../random.ts';
-import { reserveRun, settleBudget, type BudgetSettings } from './budget.ts';
+import { reserveRun, settleRun, type BudgetSettings } from './budget.ts';
 import { ensurePeriod } from './usage-store.ts';
 
 /** The statement an invocation starts with (start_run): a run of 50 input tokens asking for 60 more. */
@@ -104,7 +104,7 @@ describe.each(testBackends())('budgets on $name', ({ open }) => {
     if (first.outcome !== 'started') throw new Error(`not started: ${first.outcome}`);
     // The run ends having consumed 960 STU: 40 are left, less than the next run's 50 input tokens.
     await store.db.transaction((tx) =>
-      settleBudget(tx, { workspaceId, windows: first.windows, reservedStu: 110, stu: 960, crossed: null, now: clock.now(), limits: settings.limits }),
+      settleRun(tx, { workspaceId, windows: first.windows, reservedStu: 110, stu: 960, crossed: null, now: clock.now(), limits: settings.limits }),
     );
     expect(await reserve(store.db, workspaceId, clock.now(), settings)).toMatchObject({ outcome: 'crossed', scope: 'hour' });
     await expect(reserve(store.db, workspaceId, clock.now(), settings)).rejects.toMatchObject({ code: 'kill_switch', extras: { kind: 'hour' } });

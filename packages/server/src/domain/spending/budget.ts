@@ -15,7 +15,8 @@
  *   fit; a run that then uses its whole cap has crossed the limit and fails with `kill_switch:<scope>`.
  *   When even the input does not fit, the run crosses at once, and an hour or day window *trips*
  *   (`tripped_at`: new invocations get `429 kill_switch` until the window ends). A window also trips
- *   when a run's charge brings it to its limit, or a crossing run's to within `TRIP_MARGIN` of it.
+ *   when a run's charge brings it to its limit, or a crossing run's to within `TRIP_MARGIN` of it
+ *   (usage/kill-switch.ts).
  *   The manual switch refuses every invocation while it is on.
  * - Reservations of other runs never shrink a cap nor trip a window: when the run fits the limits
  *   and the quota but not beside what runs in progress hold, it is refused with `429
@@ -30,8 +31,10 @@
  * - The charge of a run never exceeds its reservation (runs/execute.ts bills within it), so no limit nor
  *   the hard stop is passed by what an engine reports.
  *
- * When a run ends its reservation is released and what it really consumed is charged: by
- * `finish_run` (runs/close.ts) for a run that executed, by `settleBudget` below for a cancel or a sweep.
+ * When a run ends its reservation is released and what it really consumed is charged, by one store
+ * function whichever way it ends, `settle_runs` (store/functions/settle_runs.sql): called by the closing
+ * statement (`finish_run`, runs/close.ts) for a run that executed, through `settleRun` below for a cancel
+ * or a sweep.
  */
 import {
   activeKillSwitch,
@@ -44,23 +47,18 @@ import {
   type KillSwitchLimits,
   type SpendingScope,
   type StuRates,
+  TRIP_MARGIN,
 } from '../usage/index.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { fail, retryHints, type ServiceError } from '../../errors.ts';
-import { periodOf } from '../usage/index.ts';
 import type { IdempotencyClaim } from '../runs/idempotency.ts';
 import {
-  chargeWindows,
   engageManualSwitch,
-  ensureWindows,
-  lockPeriod,
-  lockWindows,
   readManualSwitch,
   readWindow,
   releaseManualSwitch,
-  releasePeriodReservation,
+  settleRuns,
   startRun,
-  tripWindow,
   unbilledStu,
   type StartingRun,
   type Windows,
@@ -72,12 +70,6 @@ export interface BudgetSettings {
   limits: KillSwitchLimits;
   rates: StuRates;
 }
-
-/**
- * A window trips only when its charged consumption is within this share of the limit (1 %): the
- * documented margin of the hour and day switches (finish_run applies the same margin).
- */
-const TRIP_MARGIN = 0.01;
 
 /** What `start_run` decided for an invocation that was not refused. */
 export type Reservation =
@@ -200,12 +192,13 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
 }
 
 /**
- * Inside the transaction that ends a run outside its execution (cancel, sweep): releases its
- * reservation, charges the STU given to its windows and, when the run crossed the hour or day
- * limit and the window's charged consumption is within the margin of it, trips that window. (A run
- * that executed is settled by `finish_run`, which applies the same rules; see runs/close.ts.)
+ * Inside the transaction that ends a run outside its execution (cancel, sweep), which locked the run's
+ * row: settles it in one statement, `settle_runs` (store/functions/settle_runs.sql, the rules a close
+ * applies too): releases its reservation, charges `stu` to its windows (and, when not zero, to the period
+ * of `now`), and trips a window it brings to its limit, or within `TRIP_MARGIN` of it for the scope it
+ * `crossed`. No quota is given: a settlement that charges nothing creates no period row.
  */
-export async function settleBudget(
+export async function settleRun(
   tx: Tx,
   input: {
     workspaceId: string;
@@ -217,20 +210,22 @@ export async function settleBudget(
     limits: KillSwitchLimits;
   },
 ): Promise<void> {
-  const { workspaceId, windows } = input;
-  const period = periodOf(windows.day);
-  await lockPeriod(tx, workspaceId, period);
-  await ensureWindows(tx, workspaceId, windows);
-  await lockWindows(tx, workspaceId, windows);
-  if (input.reservedStu !== 0) await releasePeriodReservation(tx, workspaceId, period, input.reservedStu);
-  const charged = await chargeWindows(tx, workspaceId, windows, input.stu, input.reservedStu);
-  for (const scope of ['day', 'hour'] as const) {
-    const spent = charged[scope];
-    // A window spent up to its limit refuses new invocations whichever run got it there: it trips
-    // now, so the switch always reads with the time it engaged (`since`, `activeSince`).
-    if (spent >= input.limits[scope] || (input.crossed === scope && reachedLimit(spent, input.limits[scope])))
-      await tripWindow(tx, workspaceId, scope, windows[scope], input.now);
-  }
+  const { windows, limits } = input;
+  await settleRuns(tx, [
+    {
+      workspace_id: input.workspaceId,
+      window_day: windows.day,
+      window_hour: windows.hour,
+      reserved_stu: input.reservedStu,
+      stu: input.stu,
+      crossed: input.crossed,
+      now: input.now,
+      quota_stu: null,
+      limit_hour: limits.hour,
+      limit_day: limits.day,
+      trip_margin: TRIP_MARGIN,
+    },
+  ]);
 }
 
 /** The manual switch: on (from `now`) or off. Returns whether it is on afterwards. */
@@ -292,9 +287,4 @@ export async function unbilledInWindows(db: Db, workspaceId: string, now: Date):
 function windowsOf(now: Date): Windows {
   const { hour, day } = killSwitchWindows(now);
   return { hour: hour.start, day: day.start };
-}
-
-/** Whether a window's charged consumption is within the trip margin of its limit. */
-function reachedLimit(chargedStu: number, limitStu: number): boolean {
-  return chargedStu >= limitStu - Math.ceil(limitStu * TRIP_MARGIN);
 }

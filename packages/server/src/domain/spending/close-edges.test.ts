@@ -1,5 +1,5 @@
 /**
- * The close's rarer paths in `finish_run` (store/migrations/0506_money_path.sql): a run that closes in
+ * The close's rarer paths in `finish_run` (store/functions/finish_runs.sql, settled by settle_runs.sql): a run that closes in
  * the month after the one it reserved in releases the reservation there and is charged to the new
  * period (made by the close); a run whose window rows are gone (nothing deletes them today) gets them
  * back, charged.

@@ -6,8 +6,9 @@
  * these and hold no SQL. The money path's own statement, `start_run`, is a store function
  * (store/functions/start_run.sql): here is the call and the decoding of its outcome.
  */
+import type { FunctionArgument } from '../../../../../generated/db.ts';
 import type { Alias } from '../../vocabulary/alias.ts';
-import type { Db, Tx } from '../../store/db.ts';
+import { functionArgument, type Db, type Tx } from '../../store/db.ts';
 import type { SpendingScope } from '../usage/index.ts';
 
 /** The hour and day windows a run is counted in, by their start. */
@@ -144,24 +145,6 @@ export async function insertPeriod(db: Db | Tx, workspaceId: string, period: str
   );
 }
 
-/**
- * Locks the period row of a reservation (created by ensurePeriod before the run starts; a row that
- * is missing, as for a run that started before the period existed, reads as empty).
- */
-export async function lockPeriod(tx: Tx, workspaceId: string, period: string): Promise<{ consumedStu: number; reservedStu: number }> {
-  const [row] = await tx.query<{ consumed: number; reserved: number }>(
-    `SELECT consumed_stu::float8 AS consumed, reserved_stu::float8 AS reserved FROM usage_periods
-      WHERE workspace_id = $1 AND period = $2 FOR UPDATE`,
-    [workspaceId, period],
-  );
-  return { consumedStu: Number(row?.consumed ?? 0), reservedStu: Number(row?.reserved ?? 0) };
-}
-
-/** Gives back `stu` of the period's reservation (never below zero). */
-export async function releasePeriodReservation(tx: Tx, workspaceId: string, period: string, stu: number): Promise<void> {
-  await tx.query(`UPDATE usage_periods SET reserved_stu = GREATEST(0, reserved_stu - $3) WHERE workspace_id = $1 AND period = $2`, [workspaceId, period, stu]);
-}
-
 // ---- the hour and day windows -------------------------------------------------------------------
 
 /** A window's totals. */
@@ -171,58 +154,6 @@ export interface WindowTotals {
   /** Held by runs in progress. */
   reservedStu: number;
   trippedAt: Date | null;
-}
-
-/** Creates the day and hour rows of `windows` if they are missing. */
-export async function ensureWindows(tx: Tx, workspaceId: string, windows: Windows): Promise<void> {
-  await tx.query(
-    `INSERT INTO usage_windows (workspace_id, scope, window_start) VALUES ($1, 'day', $2), ($1, 'hour', $3)
-     ON CONFLICT (workspace_id, scope, window_start) DO NOTHING`,
-    [workspaceId, windows.day, windows.hour],
-  );
-}
-
-/**
- * Locks the day and hour rows (which must exist), day first, always in that order (no deadlock), and
- * reads the manual kill switch in the same statement.
- */
-export async function lockWindows(tx: Tx, workspaceId: string, windows: Windows): Promise<{ hour: WindowTotals; day: WindowTotals; manualSince: Date | null }> {
-  // One statement locks both: the locking clause takes rows as they leave the sort, so day before hour.
-  const rows = await tx.query<{ scope: 'hour' | 'day'; spent: number; reserved: number; tripped_at: Date | null; manual_since: Date | null }>(
-    `SELECT scope, spent_stu::float8 AS spent, reserved_stu::float8 AS reserved, tripped_at,
-            (SELECT manual_since FROM kill_switches k WHERE k.workspace_id = $1) AS manual_since
-       FROM usage_windows
-      WHERE workspace_id = $1 AND ((scope = 'day' AND window_start = $2) OR (scope = 'hour' AND window_start = $3))
-      ORDER BY scope FOR UPDATE OF usage_windows`,
-    [workspaceId, windows.day, windows.hour],
-  );
-  const totals = (scope: 'hour' | 'day'): WindowTotals => {
-    const row = rows.find((r) => r.scope === scope)!;
-    return { spentStu: Number(row.spent), reservedStu: Number(row.reserved), trippedAt: row.tripped_at };
-  };
-  return { hour: totals('hour'), day: totals('day'), manualSince: rows[0]?.manual_since ?? null };
-}
-
-/** Charges `stu` to both windows and gives back `releasedStu` of their reservations; answers what each has charged now (0 for a missing row). */
-export async function chargeWindows(tx: Tx, workspaceId: string, windows: Windows, stu: number, releasedStu: number): Promise<{ hour: number; day: number }> {
-  const rows = await tx.query<{ scope: string; spent: number }>(
-    `UPDATE usage_windows SET spent_stu = spent_stu + $4, reserved_stu = GREATEST(0, reserved_stu - $5)
-      WHERE workspace_id = $1 AND ((scope = 'day' AND window_start = $2) OR (scope = 'hour' AND window_start = $3))
-      RETURNING scope, spent_stu::float8 AS spent`,
-    [workspaceId, windows.day, windows.hour, stu, releasedStu],
-  );
-  const spent = (scope: 'hour' | 'day') => Number(rows.find((r) => r.scope === scope)?.spent ?? 0);
-  return { hour: spent('hour'), day: spent('day') };
-}
-
-/** Trips a window at `now`, unless it tripped already (it keeps the first time). */
-export async function tripWindow(tx: Tx, workspaceId: string, scope: 'hour' | 'day', windowStart: Date, now: Date): Promise<void> {
-  await tx.query(`UPDATE usage_windows SET tripped_at = COALESCE(tripped_at, $4) WHERE workspace_id = $1 AND scope = $2 AND window_start = $3`, [
-    workspaceId,
-    scope,
-    windowStart,
-    now,
-  ]);
 }
 
 /** One window's totals, undefined when no run touched it yet. */
@@ -243,6 +174,23 @@ export async function unbilledStu(db: Db | Tx, workspaceId: string, windows: Win
     [workspaceId, windows.day, windows.hour],
   );
   return { hour: Number(row?.hour ?? 0), day: Number(row?.day ?? 0) };
+}
+
+// ---- settle_runs ---------------------------------------------------------------------------------
+
+/**
+ * One run's settlement, as `settle_runs` reads it (store/functions/settle_runs.sql, the one place the
+ * settlement is written): named keys, typed from the function's file (generated/db.ts).
+ */
+export type Settlement = FunctionArgument<'settle_run_args'>;
+
+/**
+ * Settles runs that end (releases their reservations, charges what they consumed, trips the windows they
+ * bring to their limits) in one statement, inside the caller's transaction, which locked the runs' rows
+ * first.
+ */
+export async function settleRuns(tx: Tx, settlements: readonly Settlement[]): Promise<void> {
+  await tx.query(`SELECT settle_runs($1)`, [functionArgument(settlements)]);
 }
 
 // ---- the manual kill switch ---------------------------------------------------------------------

@@ -5,8 +5,9 @@
  * Decisions (team): hours and days are UTC calendar windows (`date_trunc('hour'|'day')`), so a
  * database can keep one budget row per window and enforce it atomically. A run *crosses* a limit
  * when its total would go above it; the hour or day switch is *active* for new invocations once
- * the window's consumption has reached its limit, since any further run would cross it.
- * Pure arithmetic: the caller passes the totals it read (or is about to write) in its transaction.
+ * the window's consumption has reached its limit, since any further run would cross it. The store applies
+ * the limits (store/functions/start_run.sql admits and caps a run, settle_runs.sql charges and trips the
+ * windows); here are the limits, the windows, the margin and the answers of an active switch.
  */
 import { fail, retryHints, type ServiceError } from '../../errors.ts';
 
@@ -18,38 +19,17 @@ export type KillSwitchLimits = Readonly<Record<SpendingScope, number>>;
 
 export const KILL_SWITCH_LIMITS: KillSwitchLimits = { run: 1_000_000, hour: 10_000_000, day: 80_000_000 };
 
-/** Consumption totals, each one including the run's own STU so far. */
-interface Spend {
-  readonly runStu: number;
-  readonly hourStu: number;
-  readonly dayStu: number;
-}
-
-/** The switch a run crosses with these totals, the narrowest first; null while all are within limits. */
-export function crossedKillSwitch(spend: Spend, limits: KillSwitchLimits = KILL_SWITCH_LIMITS): SpendingScope | null {
-  if (spend.runStu > limits.run) return 'run';
-  if (spend.hourStu > limits.hour) return 'hour';
-  if (spend.dayStu > limits.day) return 'day';
-  return null;
-}
+/**
+ * The documented margin of the hour and day switches (1 %): a window a run crossed (its output cut at the
+ * cap that window's limit left) trips once what it was charged is within this share of its limit
+ * (limit - ceil(limit × margin)); any run that brings it to the limit trips it. Its one home: every
+ * settlement passes it to `settle_runs` (store/functions/settle_runs.sql), which applies it.
+ */
+export const TRIP_MARGIN = 0.01;
 
 /** The `run.failed` reason of a run stopped by a switch (`manual` when an operator pulls it mid-run). */
 export function killSwitchReason(kind: KillSwitchKind): `kill_switch:${KillSwitchKind}` {
   return `kill_switch:${kind}`;
-}
-
-/**
- * STU a run may still spend before crossing a switch, and which switch binds first. Lets the caller
- * cap a run up front (e.g. `maxTokens` via `tokensWithinStu`) instead of discovering the crossing late.
- */
-export function remainingStu(spend: Spend, limits: KillSwitchLimits = KILL_SWITCH_LIMITS): { stu: number; scope: SpendingScope } {
-  const headroom: [SpendingScope, number][] = [
-    ['run', limits.run - spend.runStu],
-    ['hour', limits.hour - spend.hourStu],
-    ['day', limits.day - spend.dayStu],
-  ];
-  const [scope, stu] = headroom.reduce((min, next) => (next[1] < min[1] ? next : min));
-  return { stu: Math.max(0, stu), scope };
 }
 
 interface Window {

@@ -22,11 +22,6 @@ export function stuForRun(run: RunTokens, rates: StuRates = DEFAULT_STU_RATES): 
   return Math.ceil(tokens * rates[run.alias]);
 }
 
-/** The largest token count whose STU stays within `stu` on this alias (to cap maxTokens by a budget). */
-export function tokensWithinStu(stu: number, alias: Alias, rates: StuRates = DEFAULT_STU_RATES): number {
-  return Math.max(0, Math.floor(stu / rates[alias]));
-}
-
 /**
  * Reads `STU_RATE_PRELUDE` ... `STU_RATE_CONCERTO`; unset ones keep the default. Throws on a bad value.
  * `loadConfig` (config.ts) calls it once (`ServerConfig.stuRates`).
