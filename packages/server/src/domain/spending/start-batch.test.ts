@@ -108,6 +108,48 @@ describe.each(testBackends())('starts batched on $name', ({ open }) => {
     expect(await reservedOnWindows()).toEqual([440, 440]);
   });
 
+  it("decides a batch's runs per workspace in arrival order, against running totals, and answers them in input order", async () => {
+    const { id: other } = await createWorkspace(store.db, clock, 'Other');
+    await ensurePeriod(store.db, other, clock.now(), 10_000_000);
+    // The other workspace charged 160 of its 200 STU hour: not even a run's input (50) fits in what is left.
+    await store.db.query(`INSERT INTO usage_windows (workspace_id, scope, window_start, spent_stu) VALUES ($1, 'day', $2, 160), ($1, 'hour', $3, 160)`, [
+      other,
+      new Date('2026-06-01T00:00:00Z'),
+      new Date('2026-06-01T09:00:00Z'),
+    ]);
+    const tight = (input: StartRunInput): StartRunInput => ({ ...input, limits: { run: 1_000_000, hour: 330, day: 1_000_000 } });
+    const elsewhere = (input: StartRunInput): StartRunInput => ({ ...tight(input), workspaceId: other, limits: { run: 1_000_000, hour: 200, day: 1_000_000 } });
+    // The run held in flight holds 110 of this workspace's 330; the batch: this, other, this, other, this.
+    const decisions = await behindOneInFlight(() =>
+      [tight(run()), elsewhere(run()), tight(run()), elsewhere(run()), tight(run())].map((input) => batcher.start(input)),
+    );
+    expect(sent).toEqual([1, 5]);
+    expect(decisions).toEqual([
+      { outcome: 'started', outputCap: 60, reservedStu: 110, limitedBy: null },
+      // Crossed at once: the hour window trips, and the next run of the batch finds the switch on.
+      { outcome: 'crossed', scope: 'hour' },
+      // 220 of 330 held now (the one in flight and the first of the batch): 110 more fit...
+      { outcome: 'started', outputCap: 60, reservedStu: 110, limitedBy: null },
+      { outcome: 'kill_switch', kind: 'hour', since: clock.now() },
+      // ...and then none.
+      { outcome: 'budget_reserved', budget: 'hour' },
+    ]);
+    const windows = await store.db.query<{ workspace_id: string; scope: string; reserved: number; tripped_at: Date | null }>(
+      `SELECT workspace_id, scope, reserved_stu::float8 AS reserved, tripped_at FROM usage_windows ORDER BY workspace_id = $1 DESC, scope`,
+      [workspaceId],
+    );
+    expect(windows.map((w) => [w.scope, Number(w.reserved), w.tripped_at])).toEqual([
+      ['day', 330, null],
+      ['hour', 330, null],
+      ['day', 0, null],
+      ['hour', 0, clock.now()],
+    ]);
+    const periods = await store.db.query<{ reserved: number }>(`SELECT reserved_stu::float8 AS reserved FROM usage_periods ORDER BY workspace_id = $1 DESC`, [
+      workspaceId,
+    ]);
+    expect(periods.map((p) => Number(p.reserved))).toEqual([330, 0]);
+  });
+
   it('sends a batch the store refused again run by run: the lost idempotency claim fails or replays only its run', async () => {
     const expiresAt = new Date(clock.now().getTime() + 86_400_000);
     const claim = { credentialId: 'key_batch', key: 'retry-1', requestHash: 'h1', expiresAt };
@@ -124,14 +166,21 @@ describe.each(testBackends())('starts batched on $name', ({ open }) => {
     // The batch of three raised idempotency_claim_lost (two runs claimed one key): then each alone.
     expect(sent).toEqual([1, 3, 1, 1, 1]);
     const [first, second, other] = settled as ({ d: { outcome: string; runId?: string } } | { e: Error })[];
-    expect(first).toEqual({ d: expect.objectContaining({ outcome: 'started' }) });
-    // The second of the same request: a replay of the first once it committed, or (run at the same time on PostgreSQL) its claim lost.
-    if ('d' in second!) expect(second.d).toEqual({ outcome: 'replay', runId: a.runId });
-    else expect(second!.e.message).toMatch(/idempotency_claim_lost/);
+    // Of the same request twice, one started; the other (run after it, or at the same time on PostgreSQL) is a
+    // replay of it or lost its claim. Nothing else failed.
+    const pair = [
+      { input: a, outcome: first! },
+      { input: b, outcome: second! },
+    ];
+    const started = pair.filter((p) => 'd' in p.outcome && p.outcome.d.outcome === 'started');
+    expect(started).toHaveLength(1);
+    const [rest] = pair.filter((p) => p !== started[0]);
+    if ('d' in rest!.outcome) expect(rest!.outcome.d).toEqual({ outcome: 'replay', runId: started[0]!.input.runId });
+    else expect(rest!.outcome.e.message).toMatch(/idempotency_claim_lost/);
     expect(other).toEqual({ d: expect.objectContaining({ outcome: 'started' }) });
     expect(await reservedOnWindows()).toEqual([330, 330]);
     const runs = await store.db.query<{ id: string }>(`SELECT id FROM runs WHERE workspace_id = $1`, [workspaceId]);
-    expect(runs.map((r) => r.id)).not.toContain(b.runId);
+    expect(runs.map((r) => r.id)).not.toContain(rest!.input.runId);
   });
 
   it('does not send again a batch that got no answer from the store: each of its starts fails so', async () => {
