@@ -233,7 +233,6 @@ export interface Tables {
     answered_by: string;
     alias: string;
     source: string;
-    shard: number;
     runs: string;
   };
   run_events: {
@@ -431,6 +430,31 @@ export interface Composites {
     limit_hour: number | null;
     limit_day: number | null;
     trip_margin: number | null;
+  };
+  start_run_args: {
+    workspace_id: string | null;
+    run_id: string | null;
+    adopt: boolean | null;
+    now: Date | null;
+    lease_until: Date | null;
+    agent_slug: string | null;
+    answered_by: string | null;
+    alias: string | null;
+    source: string | null;
+    conversation_id: string | null;
+    conversation_turns: number | null;
+    request_preview: string | null;
+    quota_stu: number | null;
+    rate: number | null;
+    input_tokens: number | null;
+    desired_output: number | null;
+    limit_run: number | null;
+    limit_hour: number | null;
+    limit_day: number | null;
+    credential_id: string | null;
+    idempotency_key: string | null;
+    request_hash: string | null;
+    claim_expires_at: Date | null;
   };
 }
 

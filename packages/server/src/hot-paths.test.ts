@@ -2,11 +2,12 @@
  * @module The statements the hot paths run, counted through the store: an authenticated read of the
  * usage takes none (the key, the quota and the period come from memory) and a list one query (no
  * revocation read, no last_used_at write), and a
- * synchronous invocation two statements and no transaction: `start_run` (called as `start_run_previewed`, which also writes the request's start), which checks and reserves
+ * synchronous invocation two statements and no transaction: `start_runs` (with one run; it also writes the request's start), which checks and reserves
  * the budget and inserts the run (committed before the engine runs, so every instance sees the
  * reservation and the run), and `finish_run`, which closes it with its steps, usage, settlement, events and event log.
- * The agent settings come from memory. Concurrent invocations' closes that wait behind one in flight
- * go to the store together, in one `finish_runs` statement (domain/runs/close-batch.ts).
+ * The agent settings come from memory. Concurrent invocations' starts and closes that wait behind one in flight
+ * go to the store together, in one `start_runs` (domain/spending/start-batch.ts) and one `finish_runs`
+ * statement (domain/runs/close-batch.ts).
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { countingDb, testBackends, type TestStore } from '@service/testing/store';
@@ -24,6 +25,8 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
   let db: OpenDb;
   /** The next lone finish_run waits for this (once). */
   let hold: Promise<void> | undefined;
+  /** Runs carried by start_runs statements since the last reset. */
+  let startedRuns = 0;
 
   beforeAll(async () => {
     store = await open();
@@ -32,6 +35,7 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     db = {
       ...counted.db,
       async query(sql, params, options) {
+        if (/^SELECT start_runs\(/.test(sql)) startedRuns += (JSON.parse(params![0] as string) as unknown[]).length;
         const waitFor = /FROM finish_run\(/.test(sql) ? hold : undefined;
         if (waitFor) {
           hold = undefined;
@@ -70,13 +74,13 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     expect(run).toHaveLength(1);
   });
 
-  it('runs a synchronous invocation in two statements: start_run, then finish_run, and nothing else', async () => {
+  it('runs a synchronous invocation in two statements: start_runs, then finish_run, and nothing else', async () => {
     const body = JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Which invoices are overdue?' }] });
     const { res, run } = await counting('/v1/inference', { method: 'POST', body });
     expect(res.status).toBe(200);
     // The agent settings come from memory; no transaction, no lock held across a round trip.
     expect(run).toHaveLength(2);
-    expect(run[0]).toMatch(/^SELECT start_run_previewed\(/);
+    expect(run[0]).toMatch(/^SELECT start_runs\(/);
     expect(run[1]).toMatch(/^SELECT id, .* FROM finish_run\(/);
   });
 
@@ -100,11 +104,12 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     }
   });
 
-  it('closes concurrent invocations together: 6 at once run 6 start_run, the first close alone and the 5 that waited behind it in one statement', async () => {
+  it('closes concurrent invocations together: 6 at once start in at most 6 start_runs carrying the 6 runs, the first close alone and the 5 that waited behind it in one statement', async () => {
     const n = 6;
     let release!: () => void;
     hold = new Promise<void>((resolve) => (release = resolve));
     statements.length = 0;
+    startedRuns = 0;
     const answers = Promise.all(
       Array.from({ length: n }, (_, i) =>
         t.app.request('/v1/inference', {
@@ -118,8 +123,12 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     await vi.waitFor(() => expect(t.services.runs.closesWaiting()).toBe(n - 1), { timeout: 10_000 });
     release();
     expect((await answers).map((res) => res.status)).toEqual(Array(n).fill(200));
-    expect(statements.filter((s) => /^SELECT start_run_previewed\(/.test(s))).toHaveLength(n);
-    expect(statements.filter((s) => !/^SELECT start_run_previewed\(/.test(s))).toEqual([
+    // Starts that arrive while one is in flight go in the next statement, so 1 to 6 statements (as they arrive), 6 runs in all.
+    const starts = statements.filter((s) => /^SELECT start_runs\(/.test(s));
+    expect(starts.length).toBeGreaterThanOrEqual(1);
+    expect(starts.length).toBeLessThanOrEqual(n);
+    expect(startedRuns).toBe(n);
+    expect(statements.filter((s) => !/^SELECT start_runs\(/.test(s))).toEqual([
       expect.stringMatching(/^SELECT id, .* FROM finish_run\(/),
       expect.stringMatching(/^SELECT id, .* FROM finish_runs\(\$1\)$/),
     ]);
@@ -177,11 +186,11 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     statements.length = 0;
     const res = await ask('Summarise them.');
     expect(res.status).toBe(200);
-    // start_run refused the stale copy (reserving nothing), the thread was read, and the run started.
+    // start_runs refused the stale copy (reserving nothing), the thread was read, and the run started.
     expect(statements.map((s) => s.slice(0, 40))).toEqual([
-      expect.stringMatching(/^SELECT start_run_previewed\(/),
+      expect.stringMatching(/^SELECT start_runs\(/),
       expect.stringMatching(/^SELECT role, content, seq FROM/),
-      expect.stringMatching(/^SELECT start_run_previewed\(/),
+      expect.stringMatching(/^SELECT start_runs\(/),
       expect.stringMatching(/^SELECT id, /),
     ]);
     const turns = await store.db.query<EngineMessage>(`SELECT role, content FROM conversation_turns WHERE conversation_id = 'thread-2' ORDER BY seq`);

@@ -1,5 +1,5 @@
 /**
- * @module The `503` of an invocation whose conversation kept changing while it started (start_run answered
+ * @module The `503` of an invocation whose conversation kept changing while it started (start_runs answered
  * `stale_history` every time the thread was read again): nothing was reserved and no run exists, so the answer
  * says to repeat the same request shortly (`Retry-After: 1`, `Retry-After-Ms: 1000`, `X-Should-Retry: true`).
  */
@@ -15,14 +15,15 @@ let starts = 0;
 beforeEach(async () => {
   starts = 0;
   store = await openMemoryStore();
-  // The store as the app sees it, except that start_run always finds the caller's copy of the thread behind.
+  // The store as the app sees it, except that start_runs always finds the caller's copy of the thread behind.
   const stale = new Proxy(store, {
     get(target, name, receiver) {
       if (name !== 'query') return Reflect.get(target, name, receiver);
       return async (sql: string, params?: readonly unknown[], options?: unknown) => {
-        if (/\bstart_run_previewed\s*\(/.test(sql)) {
-          starts += 1;
-          return [{ decision: { outcome: 'stale_history' } }];
+        if (/\bstart_runs\s*\(/.test(sql)) {
+          const runs = JSON.parse(params![0] as string) as unknown[];
+          starts += runs.length;
+          return [{ decisions: runs.map(() => ({ outcome: 'stale_history' })) }];
         }
         return (target.query as (...args: unknown[]) => Promise<unknown[]>)(sql, params, options);
       };

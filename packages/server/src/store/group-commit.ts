@@ -59,3 +59,15 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: { 
     });
   return Object.assign(submit, { waiting: () => waiting.length });
 }
+
+/**
+ * The store answered a group's statement with an error (PostgreSQL's ErrorResponse, kept by both drivers and
+ * across the embedded store's thread: a `severity` and a SQLSTATE `code`): the statement ran in its own
+ * transaction, which was not committed, so each of its writes may be sent again alone. A failure without an
+ * answer (a cut connection, a closed store, a client-side timeout) leaves that unknown: nothing is sent again.
+ */
+export function answeredByStore(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const { severity, code } = err as Error & { severity?: unknown; code?: unknown };
+  return typeof severity === 'string' && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}

@@ -70,11 +70,13 @@ const FUNCTION_WRITES: Record<string, string[]> = {
   // domain/events': the event and its deliveries.
   outbox_enqueue: ['outbox_events', 'deliveries'],
   random_base62: [],
+  // GET /runs's counters, kept by the triggers on runs the file declares.
+  run_counts: ['run_counts'],
   // domain/spending's: the periods' reservations and charges, the windows' charges, reservations and trips.
   settle_runs: ['usage_periods', 'usage_windows'],
-  // domain/spending's: the expired idempotency claim and the new one, the windows' rows and reservations,
-  // the period's reservation, and the run's row (inserted, or an inbound run's adopted).
-  start_run: ['idempotency_keys', 'usage_windows', 'usage_periods', 'runs'],
+  // domain/spending's: the expired idempotency claims and the new ones, the windows' rows and reservations,
+  // the periods' reservations, and the runs' rows (inserted, or inbound runs' adopted).
+  start_runs: ['idempotency_keys', 'usage_windows', 'usage_periods', 'runs'],
   // The usage tally's trigger on usage_periods: it sets the row's version, and writes nothing.
   usage_period_changed: [],
 };

@@ -76,7 +76,7 @@ describe.each(testBackends())('inbound run hand-over on $name', ({ open }) => {
 
   it('a run that meets budget_reserved waits in the queue for its Retry-After, logs no failure, then runs', async () => {
     const runId = await ingest('{"name":"Robin"}', 'lead-4');
-    // Runs in progress hold the whole quota (what start_run reserves for each; none runs here): the room the
+    // Runs in progress hold the whole quota (what start_runs reserves for each; none runs here): the room the
     // inbound run needs comes back only when they end. The period row exists since the first test's run.
     const holds = async (stu: number) => store.db.query(`UPDATE usage_periods SET reserved_stu = $2 WHERE workspace_id = $1`, [t.workspaceId, stu]);
     await holds(1_000_000_000_000);

@@ -17,7 +17,7 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
   let t: TestApp;
   let db: OpenDb;
   let statements: string[];
-  /** Run ids in the order start_run was sent. */
+  /** Run ids in the order start_runs was sent them. */
   let started: string[];
   /** The first lone finish_run waits for this, once; `heldRun` is the run it closes. */
   let hold: Promise<void> | undefined;
@@ -33,7 +33,7 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
     db = {
       ...counted.db,
       async query(sql, params, options) {
-        if (/^SELECT start_run_previewed\(/.test(sql)) started.push(params![1] as string);
+        if (/^SELECT start_runs\(/.test(sql)) for (const run of JSON.parse(params![0] as string) as { run_id: string }[]) started.push(run.run_id);
         if (hold && /FROM finish_run\(/.test(sql)) {
           const waitFor = hold;
           hold = undefined;

@@ -142,7 +142,7 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
       throw error;
     });
     let events = 0;
-    /** One signed event ingested and handed over: its run is adopted (start_run with adopt), and how many rows that read. */
+    /** One signed event ingested and handed over: its run is adopted (start_runs with adopt), and how many rows that read. */
     async function adoptOne(probed: boolean): Promise<number | undefined> {
       const body = JSON.stringify({ lead: events });
       const res = await t.app.request('/webhooks/inbound/lookup', {
@@ -152,7 +152,7 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
       });
       expect(res.status).toBe(200);
       let read: number | undefined;
-      if (probed) probe = { statement: /start_run_previewed\(/, report: (n) => (read = n) };
+      if (probed) probe = { statement: /start_runs\(/, report: (n) => (read = n) };
       expect(await handOverInboundRuns({ db: t.db, clock: t.clock, execute })).toBe(1);
       return read;
     }

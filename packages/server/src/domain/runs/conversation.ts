@@ -37,7 +37,7 @@ const MAX_CACHED_THREADS = 10_000;
  * the others' (it drops the thread; the next invocation reads it again).
  */
 export interface ConversationCache {
-  /** The thread as this instance knows it; `start_run` checks its length against the store's. */
+  /** The thread as this instance knows it; `start_runs` checks its length against the store's. */
   earlierTurns(workspaceId: string, conversationId: string): Promise<Thread>;
   /** The store said the thread has more turns than the copy held (another instance's notification is late). */
   forget(workspaceId: string, conversationId: string): void;
@@ -53,7 +53,7 @@ export interface ConversationCache {
  * Entries are used only while the listener is up (as the agent settings cache, domain/agents/
  * settings-cache.ts): while it is down every read goes to the store, and the cache starts empty when
  * it is back. A notification arrives a little after the commit that sent it, so a copy may be behind
- * for that long: `start_run` compares the thread's length with the store's and refuses a stale copy
+ * for that long: `start_runs` compares the thread's length with the store's and refuses a stale copy
  * (`stale_history`), and the invocation reads the thread again (start.ts), so the engine is never
  * given a thread without its latest turns. When two runs of one thread close at once here, the thread is dropped rather than
  * appended to, since their order in the store is only known there.

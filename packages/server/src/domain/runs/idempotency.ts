@@ -47,7 +47,7 @@ export async function claimKey(tx: Tx, claim: IdempotencyClaim, workspaceId: str
   return insertClaim(tx, { ...claim, workspaceId, runId, now, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) });
 }
 
-/** Whether `start_run` failed because a concurrent request claimed the key first (it undid everything). */
+/** Whether `start_runs` failed because a concurrent request claimed the key first (it undid everything). */
 export function claimLost(err: unknown): boolean {
   return err instanceof Error && err.message.includes('idempotency_claim_lost');
 }

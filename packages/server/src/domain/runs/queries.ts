@@ -137,7 +137,7 @@ export async function lockRun(tx: Tx, workspaceId: string, runId: string): Promi
   return row && decodeRun(row);
 }
 
-/** A run that ends before the engine is called, as `start_run` would have inserted it but `failed` with `reason`; nothing reserved. */
+/** A run that ends before the engine is called, as `start_runs` would have inserted it but `failed` with `reason`; nothing reserved. */
 export interface FailedAtOnce {
   runId: string;
   workspaceId: string;

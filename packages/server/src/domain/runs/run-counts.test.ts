@@ -82,6 +82,32 @@ describe.each(testBackends())('run counts on $name', ({ open }) => {
     expect(past).toMatchObject({ data: [], total: 30, offset: 100 });
   });
 
+  it('counts several statements of one transaction, not what a savepoint undid, and a run deleted alone', async () => {
+    await db.transaction(async (tx) => {
+      // Several runs in one statement, then an update moving some of them both ways between classes.
+      await tx.query(
+        `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, created_at, updated_at, window_hour, window_day)
+         SELECT 'run_countsbatch' || lpad(n::text, 6, '0'), 'wsp_countsA', 'in_progress', 'finance', 'finance', 'Sonata', 'api', $1, $1, $1, $1
+           FROM generate_series(1, 6) AS n`,
+        [at],
+      );
+      await tx.query(`UPDATE runs SET status = CASE WHEN status = 'in_progress' THEN 'completed' ELSE 'in_progress' END WHERE id IN ($1, $2, $3)`, [
+        'run_countsbatch000001',
+        'run_countsbatch000002',
+        'run_counts00000000000003',
+      ]);
+      await tx.exec(`SAVEPOINT undone`);
+      await tx.query(
+        `INSERT INTO runs (id, workspace_id, status, agent_slug, answered_by, alias, source, created_at, updated_at, window_hour, window_day)
+         VALUES ('run_countsundone000001', 'wsp_countsA', 'in_progress', 'sales', 'sales', 'Prelude', 'mcp', $1, $1, $1, $1)`,
+        [at],
+      );
+      await tx.exec(`ROLLBACK TO SAVEPOINT undone`);
+      await tx.query(`DELETE FROM runs WHERE id = $1`, ['run_countsbatch000006']);
+    });
+    await expectTotalsExact('wsp_countsA');
+  });
+
   it("leaves no counter of a deleted workspace, and the others' stay", async () => {
     await db.query(`DELETE FROM workspaces WHERE id = 'wsp_countsB'`);
     const left = await db.query(`SELECT 1 FROM run_counts WHERE workspace_id = 'wsp_countsB'`);

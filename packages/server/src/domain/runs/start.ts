@@ -133,7 +133,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
       settings: budget,
       idempotency: input.idempotency && { ...input.idempotency, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) },
     });
-  // The earlier turns come from memory; start_run refuses a copy that is behind the store, and
+  // The earlier turns come from memory; start_runs refuses a copy that is behind the store, and
   // then the thread is read again (a few times at most: each retry reads it from the store).
   let prepared = await prepare(ctx, input, target, settings);
   let reservation = await reserve(prepared);

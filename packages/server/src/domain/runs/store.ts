@@ -97,7 +97,7 @@ export interface RunFilters {
  * that answered it; a filter that is not given matches every run.
  *
  * Without a time range the total is a sum over the workspace's counters per class (`run_counts`,
- * kept by triggers on `runs`: migration 0505), so it costs the same for a million runs as for a
+ * kept per statement by triggers on `runs`: store/functions/run_counts.sql), so it costs the same for a million runs as for a
  * hundred; the page comes from the `(workspace_id, created_at, seq)` index. A list bounded by
  * `createdAfter` or `createdBefore` counts the runs in its range instead.
  */

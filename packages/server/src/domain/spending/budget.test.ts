@@ -13,7 +13,7 @@ import { newId } from '../../random.ts';
 import { reserveRun, settleRun, type BudgetSettings } from './budget.ts';
 import { ensurePeriod } from './usage-store.ts';
 
-/** The statement an invocation starts with (start_run): a run of 50 input tokens asking for 60 more. */
+/** The statement an invocation starts with (start_runs, through its group commit): a run of 50 input tokens asking for 60 more. */
 function reserve(db: TestStore['db'], workspaceId: string, now: Date, settings: BudgetSettings, runId = newId('run'), requestPreview: string | null = null) {
   return reserveRun(db, {
     workspaceId,

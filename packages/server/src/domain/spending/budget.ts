@@ -4,12 +4,14 @@
  *
  * A run *reserves* its worst case (input tokens plus its output cap, at the alias's STU rate)
  * before the engine is called, on the period row and the hour and day rows. The check and the
- * reservation are one statement, `start_run` (store/functions/start_run.sql), which also
+ * reservation are one statement, `start_runs` (store/functions/start_runs.sql), which also
  * inserts the run: it locks the period row, then the day and hour rows (always in that order, so no
  * deadlock), for the length of that statement only, never across a round trip nor while the engine
- * runs. Concurrent requests on any number of instances take turns on the same rows, and admission
- * counts what was charged plus what runs in progress hold (`reserved_stu`), so neither a limit nor
- * the quota's hard stop can be passed. The policy it applies:
+ * runs. The starts that arrive while one statement is in flight go together as the next one
+ * (start-batch.ts), which locks and updates each workspace's rows once for all its runs, deciding them
+ * one after the other against running totals. Concurrent requests on any number of instances take turns
+ * on the same rows, and admission counts what was charged plus what runs in progress hold
+ * (`reserved_stu`), so neither a limit nor the quota's hard stop can be passed. The policy it applies:
  *
  * - Kill switches: when what was charged leaves less than the worst case, the output cap shrinks to
  *   fit; a run that then uses its whole cap has crossed the limit and fails with `kill_switch:<scope>`.
@@ -52,17 +54,8 @@ import {
 import type { Db, Tx } from '../../store/db.ts';
 import { fail, retryHints, type ServiceError } from '../../errors.ts';
 import type { IdempotencyClaim } from '../runs/idempotency.ts';
-import {
-  engageManualSwitch,
-  readManualSwitch,
-  readWindow,
-  releaseManualSwitch,
-  settleRuns,
-  startRun,
-  unbilledStu,
-  type StartingRun,
-  type Windows,
-} from './queries.ts';
+import { startsOf } from './start-batch.ts';
+import { engageManualSwitch, readManualSwitch, readWindow, releaseManualSwitch, settleRuns, unbilledStu, type StartingRun, type Windows } from './queries.ts';
 
 export type { Windows } from './queries.ts';
 
@@ -71,7 +64,7 @@ export interface BudgetSettings {
   rates: StuRates;
 }
 
-/** What `start_run` decided for an invocation that was not refused. */
+/** What `start_runs` decided for an invocation that was not refused. */
 export type Reservation =
   /** Reserved, and the run's row is `in_progress`. */
   | { outcome: 'started'; windows: Windows; reservedStu: number; outputCap: number; limitedBy: SpendingScope | null }
@@ -105,7 +98,7 @@ function budgetReservedError(budget: 'quota' | 'hour' | 'day'): ServiceError {
   );
 }
 
-/** The run `start_run` inserts (or adopts), and what its reservation needs. */
+/** The run `start_runs` inserts (or adopts), and what its reservation needs. */
 export interface RunToStart extends StartingRun {
   /** The workspace's quota per period (the plan's, or the operator's override); the rollover is added in the store. */
   quotaStu: number;
@@ -119,12 +112,13 @@ export interface RunToStart extends StartingRun {
 /**
  * The invocation's first round trip: refuses it (`429 quota_exceeded`, `429 kill_switch`, `429
  * budget_reserved`, `400 invalid_request` for a reused idempotency key), or reserves its worst case
- * and inserts its run, in one statement (see the module comment).
+ * and inserts its run, in one statement, shared with the starts that waited beside it (see the module
+ * comment). Resolves once that statement committed.
  */
 export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> {
   const { now, settings } = run;
   const windows = windowsOf(now);
-  const decision = await startRun(db, {
+  const decision = await startsOf(db).start({
     workspaceId: run.workspaceId,
     runId: run.runId,
     adopt: run.adopt,

@@ -3,8 +3,9 @@
  * the statement only makes sense inside the caller's transaction: a row lock, a write that commits with
  * the caller's), one statement run, decoded values out (STU as numbers, not `numeric` strings; times as
  * Dates; camelCase). The policy files (budget.ts, usage-store.ts, daily-usage.ts, kill-switches.ts) call
- * these and hold no SQL. The money path's own statement, `start_run`, is a store function
- * (store/functions/start_run.sql): here is the call and the decoding of its outcome.
+ * these and hold no SQL. The money path's own statement, `start_runs`, is a store function
+ * (store/functions/start_runs.sql): here is the call, its argument built from the function's own type
+ * (generated/db.ts `FunctionArgument<'start_run_args'>`), and the decoding of its outcomes.
  */
 import type { FunctionArgument } from '../../../../../generated/db.ts';
 import type { Alias } from '../../vocabulary/alias.ts';
@@ -17,9 +18,9 @@ export interface Windows {
   day: Date;
 }
 
-// ---- start_run ----------------------------------------------------------------------------------
+// ---- start_runs ---------------------------------------------------------------------------------
 
-/** The run `start_run` inserts (or, with `adopt`, the inbound run's row it takes over). */
+/** The run `start_runs` inserts (or, with `adopt`, the inbound run's row it takes over). */
 export interface StartingRun {
   workspaceId: string;
   runId: string;
@@ -37,7 +38,7 @@ export interface StartingRun {
   requestPreview: string | null;
 }
 
-/** What `start_run` is given: the run to insert (or adopt), its worst case and the limits to hold it to. */
+/** What `start_runs` is given for one run: the run to insert (or adopt), its worst case and the limits to hold it to. */
 export interface StartRunInput extends StartingRun {
   quotaStu: number;
   /** STU per token of the run's alias. */
@@ -48,7 +49,7 @@ export interface StartRunInput extends StartingRun {
   claim: { credentialId: string; key: string; requestHash: string; expiresAt: Date } | null;
 }
 
-/** The outcome `start_run` answers (a jsonb document), decoded. */
+/** The outcome `start_runs` answers for one run (a jsonb document), decoded. */
 export type StartDecision =
   | { outcome: 'started'; outputCap: number; reservedStu: number; limitedBy: SpendingScope | null }
   | { outcome: 'replay'; runId: string }
@@ -69,42 +70,58 @@ type StoredDecision =
   | (Omit<Extract<StartDecision, { outcome: 'kill_switch' }>, 'since'> & { since: string | null })
   | Exclude<StartDecision, { outcome: 'started' | 'quota_exceeded' | 'kill_switch' }>;
 
-// start_run_previewed (migration 0516) is start_run (store/functions/start_run.sql) that also writes the run's request preview.
-const START_RUN = `SELECT start_run_previewed($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) AS decision`;
+/** The argument of start_runs for one run (named keys, typed from store/functions/start_runs.sql). */
+type StartRunArgs = FunctionArgument<'start_run_args'>;
 
-/** The invocation's reservation and run row in one statement, run alone (prepared on PostgreSQL). */
-export async function startRun(db: Db, input: StartRunInput): Promise<StartDecision> {
+function startRunArgs(input: StartRunInput): StartRunArgs {
   const { claim, limits } = input;
-  const [row] = await db.query<{ decision: StoredDecision | string }>(
-    START_RUN,
-    [
-      input.workspaceId,
-      input.runId,
-      input.adopt,
-      input.now,
-      input.leaseUntil,
-      input.agentSlug,
-      input.answeredBy,
-      input.alias,
-      input.source,
-      input.conversationId,
-      input.quotaStu,
-      input.stuRate,
-      input.inputTokens,
-      input.desiredOutput,
-      limits.run,
-      limits.hour,
-      limits.day,
-      claim?.credentialId ?? null,
-      claim?.key ?? null,
-      claim?.requestHash ?? null,
-      claim?.expiresAt ?? null,
-      input.conversationTurns,
-      input.requestPreview,
-    ],
-    { name: 'start_run_previewed' },
-  );
-  const decision: StoredDecision = typeof row!.decision === 'string' ? JSON.parse(row!.decision) : row!.decision;
+  return {
+    workspace_id: input.workspaceId,
+    run_id: input.runId,
+    adopt: input.adopt,
+    now: input.now,
+    lease_until: input.leaseUntil,
+    agent_slug: input.agentSlug,
+    answered_by: input.answeredBy,
+    alias: input.alias,
+    source: input.source,
+    conversation_id: input.conversationId,
+    conversation_turns: input.conversationTurns,
+    request_preview: input.requestPreview,
+    quota_stu: input.quotaStu,
+    rate: input.stuRate,
+    input_tokens: input.inputTokens,
+    desired_output: input.desiredOutput,
+    limit_run: limits.run,
+    limit_hour: limits.hour,
+    limit_day: limits.day,
+    credential_id: claim?.credentialId ?? null,
+    idempotency_key: claim?.key ?? null,
+    request_hash: claim?.requestHash ?? null,
+    claim_expires_at: claim?.expiresAt ?? null,
+  };
+}
+
+const START_RUNS = `SELECT start_runs($1) AS decisions`;
+
+/**
+ * The reservations and run rows of `inputs` (one or more, several workspaces' included) in one statement
+ * (prepared on PostgreSQL); their decisions in the same order. Several go together through the group commit
+ * (start-batch.ts).
+ */
+export async function startRuns(db: Db, inputs: readonly StartRunInput[]): Promise<StartDecision[]> {
+  const [row] = await db.query<{ decisions: (StoredDecision | null)[] | string }>(START_RUNS, [JSON.stringify(inputs.map(startRunArgs))], {
+    name: 'start_runs',
+  });
+  const decisions: (StoredDecision | null)[] = typeof row!.decisions === 'string' ? JSON.parse(row!.decisions) : row!.decisions;
+  if (decisions.length !== inputs.length) throw new Error(`start_runs answered ${decisions.length} decisions for ${inputs.length} runs`);
+  return decisions.map((decision, i) => {
+    if (!decision) throw new Error(`start_runs answered no decision for run ${inputs[i]!.runId}`);
+    return decode(decision);
+  });
+}
+
+function decode(decision: StoredDecision): StartDecision {
   switch (decision.outcome) {
     case 'started':
       return { ...decision, reservedStu: Number(decision.reservedStu) };

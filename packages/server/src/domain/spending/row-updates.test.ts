@@ -1,0 +1,86 @@
+/**
+ * How many times an invocation updates the rows every run of a workspace shares: its period
+ * (`usage_periods`), its day and hour windows (`usage_windows`) and GET /runs's counters (`run_counts`). Counted
+ * by row triggers this test installs (each row updated, or counter inserted, writes a line naming the table
+ * and the statement's function), while 50 invocations of one workspace run at once through the app, on both
+ * stores. The starts that wait behind one in flight go as one statement (spending/start-batch.ts), which
+ * updates each of those rows once for all its runs (store/functions/start_runs.sql); the closes likewise
+ * (domain/runs/close-batch.ts, settled per batch by store/functions/settle_runs.sql); the counters once per
+ * class per transaction (store/functions/run_counts.sql). Seen here: 0.16 per invocation for the starts (a
+ * first start alone, the 49 that waited behind it in one statement, 4 rows each) and 0.2 for the closes, 0.36
+ * in all. One statement per run, each updating the period, two windows and a counter, is about 9 (the code
+ * before: starts 4.0 and closes 5.0 on both stores; it fails here).
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import { testBackends, type TestStore } from '@service/testing/store';
+
+/** The shared rows an invocation (its start and its close) may update at most, on average over the 50. */
+const UPDATES_PER_INVOCATION = 0.5;
+
+describe.each(testBackends())('row updates per invocation on $name', ({ open }) => {
+  let store: TestStore;
+  let t: TestApp;
+  let key: string;
+
+  beforeEach(async () => {
+    store = await open();
+    await store.db.exec(`
+      CREATE TABLE test_row_updates (tbl text NOT NULL, path text NOT NULL);
+      CREATE FUNCTION test_row_update() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        v_path text := CASE WHEN current_query() ~ 'start_run' THEN 'start' WHEN current_query() ~ 'finish_run' THEN 'close' ELSE 'other' END;
+      BEGIN
+        -- The counters are written as the transaction commits, past its statement: a start adds to in_progress.
+        IF TG_TABLE_NAME = 'run_counts' THEN
+          v_path := CASE WHEN NEW.status = 'in_progress' AND (TG_OP = 'INSERT' OR NEW.runs > OLD.runs) THEN 'start' ELSE 'close' END;
+        END IF;
+        INSERT INTO test_row_updates (tbl, path) VALUES (TG_TABLE_NAME, v_path);
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER test_periods_updated AFTER UPDATE ON usage_periods FOR EACH ROW EXECUTE FUNCTION test_row_update();
+      CREATE TRIGGER test_windows_updated AFTER UPDATE ON usage_windows FOR EACH ROW EXECUTE FUNCTION test_row_update();
+      CREATE TRIGGER test_counts_updated AFTER INSERT OR UPDATE ON run_counts FOR EACH ROW EXECUTE FUNCTION test_row_update();
+    `);
+    t = await createTestApp({ db: store.db, deps: { config: { trustProxy: 1 } } });
+    key = await t.keyWith('orchestrator:invoke');
+  });
+  afterEach(async () => {
+    await t?.close();
+    await store.cleanup();
+  });
+
+  const invoke = (i: number) =>
+    t.app.request('/v1/inference', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-forwarded-for': `10.2.0.${i}` },
+      body: JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', maxTokens: 64, messages: [{ role: 'user', content: `Follow up with lead ${i}` }] }),
+    });
+
+  it('50 concurrent invocations of one workspace: their starts and closes update the period, windows and counters well under once each', async () => {
+    // The period, the windows and the counters exist before (made by a first invocation): only updates count.
+    expect((await invoke(0)).status).toBe(200);
+    await store.db.query(`DELETE FROM test_row_updates`);
+
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => invoke(i + 1)));
+    expect(answers.map((res) => res.status)).toEqual(Array(50).fill(200));
+    for (const res of answers) expect(await res.json()).toMatchObject({ runId: expect.stringMatching(/^run_/) });
+
+    const rows = await store.db.query<{ path: string; tbl: string; n: number }>(
+      `SELECT path, tbl, count(*)::int AS n FROM test_row_updates GROUP BY path, tbl ORDER BY path, tbl`,
+    );
+    const updates = (path: string) => rows.filter((r) => r.path === path).reduce((sum, r) => sum + r.n, 0);
+    // Each kind of row was updated by the starts and by the closes (so the count is not vacuous), but seldom.
+    expect(rows.filter((r) => r.path === 'start').map((r) => r.tbl)).toEqual(['run_counts', 'usage_periods', 'usage_windows']);
+    expect(rows.filter((r) => r.path === 'close').map((r) => r.tbl)).toEqual(['run_counts', 'usage_periods', 'usage_windows']);
+    expect(updates('other')).toBe(0);
+    expect((updates('start') + updates('close')) / 50).toBeLessThanOrEqual(UPDATES_PER_INVOCATION);
+
+    // The counters still count every run: GET /runs's total is the number of runs stored.
+    const [stored] = await store.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE workspace_id = $1`, [t.workspaceId]);
+    const list = await t.app.request('/runs?limit=1', { headers: { authorization: `Bearer ${t.apiKey}` } });
+    expect(list.status).toBe(200);
+    expect(((await list.json()) as { total: number }).total).toBe(stored!.n);
+    expect(stored!.n).toBe(51);
+  });
+});

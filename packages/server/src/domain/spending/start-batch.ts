@@ -1,0 +1,85 @@
+/**
+ * @module Group commit (store/group-commit.ts) of the invocations' first statement (`start_runs`,
+ * store/functions/start_runs.sql): starts that arrive while one is in flight wait, and go to the store
+ * together as the next statement, which locks each workspace's period and windows once for all its runs of
+ * the batch and updates them once. A start that finds nothing in flight goes out at once, alone
+ * (`waitForTurn: false`): one invocation at a time waits for nothing. Under load a workspace's concurrent
+ * invocations no longer queue one by one on its period row (each held for one statement), but share one
+ * statement per batch.
+ *
+ * A caller's promise resolves once the statement that carried its start has returned, i.e. after its commit:
+ * the run is in the store before the invocation goes on. When the batch's statement fails with an error of the
+ * store (nothing of it was committed: an idempotency claim lost to a concurrent request, say), each of its
+ * starts is sent again alone, so one run's failure fails only that run, and each caller sees what its lone
+ * statement answers. A failure with no answer from the store (the connection cut, the store closed) may have
+ * come after the commit: those starts are not sent again (a second start would reserve twice); each caller
+ * gets that failure, as a lone start that lost its connection would.
+ *
+ * One batcher per store handle (PGlite's one connection, or PostgreSQL's pool): `startsOf(db)`.
+ */
+import type { Db } from '../../store/db.ts';
+import { answeredByStore, groupCommit } from '../../store/group-commit.ts';
+import { type StartDecision, type StartRunInput, startRuns } from './queries.ts';
+
+/**
+ * At most this many starts in one statement; the rest wait for the next one. A start of a quiet workspace
+ * waits behind the statement in flight and goes in the next one unless more than this many wait before it.
+ */
+export const MAX_START_BATCH = 128;
+
+export interface StartBatcher {
+  /** Runs `start_runs` for `input` (alone, or with the starts waiting beside it); its decision once committed. */
+  start(input: StartRunInput): Promise<StartDecision>;
+  /** Starts waiting for the statement in flight to return (tests). */
+  waiting(): number;
+}
+
+/** What one start came to: its decision, or the failure of its own statement. */
+type Started = { decision: StartDecision } | { error: unknown };
+
+export function createStartBatcher(db: Db, maxBatch = MAX_START_BATCH): StartBatcher {
+  const alone = (input: StartRunInput): Promise<Started> =>
+    startRuns(db, [input]).then(
+      ([decision]) => ({ decision: decision! }),
+      (error: unknown) => ({ error }),
+    );
+
+  /** The starts of one statement, by run id. */
+  async function send(batch: StartRunInput[]): Promise<Map<string, Started>> {
+    if (batch.length === 1) return new Map([[batch[0]!.runId, await alone(batch[0]!)]]);
+    let decisions: StartDecision[];
+    try {
+      decisions = await startRuns(db, batch);
+    } catch (err) {
+      // No answer from the store: the commit may have happened, so nothing is sent again (each caller fails).
+      if (!answeredByStore(err)) throw err;
+      // Nothing was committed: each start alone, so that the one that failed fails alone.
+      const outcomes = await Promise.all(batch.map(alone));
+      return new Map(batch.map((input, i) => [input.runId, outcomes[i]!]));
+    }
+    return new Map(batch.map((input, i) => [input.runId, { decision: decisions[i]! }]));
+  }
+
+  const submit = groupCommit(send, { maxItems: maxBatch, waitForTurn: false });
+  return {
+    async start(input) {
+      const outcome = (await submit(input)).get(input.runId);
+      if (!outcome) throw new Error(`start_runs answered no decision for run ${input.runId}`);
+      if ('error' in outcome) throw outcome.error;
+      return outcome.decision;
+    },
+    waiting: submit.waiting,
+  };
+}
+
+const batchers = new WeakMap<Db, StartBatcher>();
+
+/** The start batcher of a store handle (made on first use; every run service over that handle shares it). */
+export function startsOf(db: Db): StartBatcher {
+  let batcher = batchers.get(db);
+  if (!batcher) {
+    batcher = createStartBatcher(db);
+    batchers.set(db, batcher);
+  }
+  return batcher;
+}
