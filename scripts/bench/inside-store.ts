@@ -110,7 +110,7 @@ if (EXTRA_RUNS > 0) {
 async function ablate(): Promise<void> {
   const fnDef = async (name: string) => ((await query(`SELECT pg_get_functiondef($1::regproc) AS d`, [name])) as { d: string }[])[0]!.d;
   const outbox = await fnDef('outbox_enqueue');
-  const runCounts = ['runs_counted_insert', 'runs_counted_update'];
+  const runCounts = ['runs_counted_insert', 'runs_counted_update', 'runs_count_flush_insert', 'runs_count_flush_update'];
   const variants: [string, string, string][] = [
     ['untouched', '', ''],
     [
@@ -137,9 +137,9 @@ async function ablate(): Promise<void> {
       for (let i = 0; i < 50; i += 1) await invoke(); // re-plan after the change
       const { statements, cpu } = await round();
       if (undo) await db.exec(undo);
-      const row = { start: statements.get('start_run_previewed') ?? 0, finish: statements.get('finish_run') ?? 0, cpu };
+      const row = { start: statements.get('start_runs') ?? 0, finish: statements.get('finish_run') ?? 0, cpu };
       sums.set(name, [...(sums.get(name) ?? []), row]);
-      say(`round ${r} ${name.padEnd(26)} start_run_previewed ${fmt(row.start)}  finish_run ${fmt(row.finish)}  process CPU ${fmt(cpu)}`);
+      say(`round ${r} ${name.padEnd(26)} start_runs ${fmt(row.start)}  finish_run ${fmt(row.finish)}  process CPU ${fmt(cpu)}`);
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -196,9 +196,9 @@ async function comparePrepared(): Promise<void> {
       prepare = on;
       for (let i = 0; i < 50; i += 1) await invoke();
       const { statements, cpu } = await round();
-      const row = [statements.get('start_run_previewed') ?? 0, statements.get('finish_run') ?? 0, cpu];
+      const row = [statements.get('start_runs') ?? 0, statements.get('finish_run') ?? 0, cpu];
       rows[name]!.push(row);
-      say(`round ${r} ${name.padEnd(26)} start_run_previewed ${fmt(row[0]!)}  finish_run ${fmt(row[1]!)}  process CPU ${fmt(row[2]!)}`);
+      say(`round ${r} ${name.padEnd(26)} start_runs ${fmt(row[0]!)}  finish_run ${fmt(row[1]!)}  process CPU ${fmt(row[2]!)}`);
     }
   }
   prepare = false;
@@ -215,22 +215,18 @@ async function comparePrepared(): Promise<void> {
 
 /** Function → [text in its body, the label of the piece that starts there]; the first occurrence, or the last with `last`. */
 const MARKS: Record<string, [anchor: string, label: string, last?: boolean][]> = {
-  start_run_previewed: [
-    ['BEGIN', 'start: call of start_run'],
-    ['IF p_request_preview IS NOT NULL', 'start: request preview'],
-    ['RETURN v_decision', 'start: return'],
-  ],
-  start_run: [
-    ['BEGIN', 'start_run: idempotency, conversation check'],
-    ['v_period := ensure_usage_period', 'start_run: ensure_usage_period'],
-    ['SELECT u.consumed_stu', 'start_run: period row locked'],
-    ['INSERT INTO usage_windows', 'start_run: windows upsert + lock + read'],
-    ['SELECT k.manual_since', 'start_run: kill switch + decision'],
-    ['UPDATE usage_periods u SET reserved_stu', 'start_run: reserve on period'],
-    ['UPDATE usage_windows w SET reserved_stu', 'start_run: reserve on windows'],
-    ['IF p_adopt THEN\n    UPDATE runs', 'start_run: insert the run'],
-    ['IF p_idempotency_key IS NOT NULL THEN\n    INSERT', 'start_run: idempotency claim'],
-    ["RETURN jsonb_build_object('outcome', 'started'", 'start_run: return'],
+  start_runs: [
+    ['BEGIN', 'start: call of start_runs'],
+    ['FOR i IN SELECT s.i FROM generate_subscripts(v_args, 1) AS s(i)', 'start_runs: idempotency, conversation checks'],
+    ['FOR g IN SELECT', 'start_runs: adopted runs locked'],
+    ['SELECT u.consumed_stu', 'start_runs: ensure_usage_period'],
+    ['INSERT INTO usage_windows', 'start_runs: period row locked'],
+    ['SELECT k.manual_since', 'start_runs: windows upsert + lock + read'],
+    ['IF v_added > 0 THEN', 'start_runs: kill switch + decisions'],
+    ['INSERT INTO runs', 'start_runs: reserve on period and windows'],
+    ['IF v_claims > 0 THEN', 'start_runs: insert the runs'],
+    ['RETURN to_jsonb(v_out)', 'start_runs: idempotency claims'],
+    ['END\n$', 'start: return', true],
   ],
   finish_run: [
     ['BEGIN', 'finish: call of finish_runs'],
@@ -263,9 +259,13 @@ const MARKS: Record<string, [anchor: string, label: string, last?: boolean][]> =
     ['PERFORM pg_notify', 'tally trigger: pg_notify'],
     ['RETURN NEW;\nEND', 'settle_runs: periods (+ tally trigger)', true],
   ],
-  run_counts_track: [
-    ['BEGIN', 'run_counts trigger (deferred, at commit)'],
-    ['RETURN NULL', 'after run_counts trigger (commit)', true],
+  run_counts_note: [
+    ['BEGIN', 'run_counts: changes of the statement summed'],
+    ['RETURN NULL', 'after run_counts: summed', true],
+  ],
+  run_counts_flush: [
+    ['BEGIN', 'run_counts: written (deferred, at commit)'],
+    ['RETURN NULL', 'after run_counts: written (commit)', true],
   ],
 };
 
@@ -302,7 +302,7 @@ async function marks(): Promise<void> {
       if (/^(start|finish): call/.test(rows[i]!.label)) bounds.push({ first: rows[i]!.ms, last: rows[i]!.ms });
       else if (!/^(first|mark itself)/.test(rows[i]!.label) && bounds.length) bounds.at(-1)!.last = rows[i]!.ms;
     }
-    const timed = stamps.filter((s) => s.key === 'start_run_previewed' || s.key === 'finish_run');
+    const timed = stamps.filter((s) => s.key === 'start_runs' || s.key === 'finish_run');
     if (timed.length !== bounds.length) throw new Error(`${timed.length} statements timed, ${bounds.length} marked`);
     timed.forEach((s, i) => {
       const edge = edges.get(s.key) ?? { before: 0, after: 0 };
@@ -343,7 +343,7 @@ async function marks(): Promise<void> {
     if (label !== 'mark itself' && label !== 'first') say(`  ${byRound.map((m) => fmt(m.get(label) ?? 0)).join(' ')}  ${label}`);
   }
   for (const [statement, name] of [
-    ['start', 'start_run_previewed'],
+    ['start', 'start_runs'],
     ['finish', 'finish_run'],
   ] as const) {
     say(`  ${fmt((walls.get(name) ?? 0) - (spans.get(statement) ?? 0) / runs)}  ${name}: outside the marks, of which`);
