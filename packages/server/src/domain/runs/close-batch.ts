@@ -20,7 +20,7 @@
  * approvals, run-ended hooks) do not come here: close.ts runs them in their transaction.
  */
 import type { Db } from '../../store/db.ts';
-import { groupCommit } from '../../store/group-commit.ts';
+import { answeredByStore, groupCommit } from '../../store/group-commit.ts';
 import { type FinishedRun, type FinishRunArgs, finishRun, finishRuns } from './queries.ts';
 
 /** At most this many closes in one statement; the rest wait for the next one. */
@@ -78,16 +78,4 @@ export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH): CloseBat
     },
     waiting: submit.waiting,
   };
-}
-
-/**
- * The store answered the statement with an error (PostgreSQL's ErrorResponse, kept by both
- * drivers and across the embedded store's thread: a `severity` and a SQLSTATE `code`): the
- * statement ran in its own transaction, which was not committed. A failure without an answer (a
- * cut connection, a closed store, a client-side timeout) leaves that unknown.
- */
-function answeredByStore(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const { severity, code } = err as Error & { severity?: unknown; code?: unknown };
-  return typeof severity === 'string' && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
