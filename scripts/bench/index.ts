@@ -28,7 +28,16 @@ import {
   withAdded,
 } from './peer.ts';
 import { PORTKEY_VERSION, startPortkey } from './portkey.ts';
-import { type Listening, type ServiceUnderTest, type SlowModel, type StoreKind, startBaseline, startService, startUpstream } from './processes.ts';
+import {
+  type Listening,
+  type ServiceUnderTest,
+  type SlowModel,
+  type StoreKind,
+  serviceAndDatabaseCpuSeconds,
+  startBaseline,
+  startService,
+  startUpstream,
+} from './processes.ts';
 import { deliveryRate, engineOwnTime, receiverGate, INVOCATION, type StartupTimes, startupTimes, streamTimings } from './probes.ts';
 import { progress } from './progress.ts';
 import { report, smokeVerdict } from './report.ts';
@@ -368,13 +377,19 @@ async function measureWorkers(
     });
     await runLoad(request(several, opts.smoke ? 1 : 2, 8));
     const scenario = `sync invocation, --workers ${WORKERS}`;
+    // CPU per invocation of each side: its server process(es) and PostgreSQL's (the bench runs alone).
+    const cpuOf = (service: ServiceUnderTest) => () => serviceAndDatabaseCpuSeconds(service.child.pid);
+    const cpuText = (ms: number | undefined) => (ms === undefined ? '' : `, ${ms.toFixed(2)} ms CPU each`);
     const [server, one] = await measureRounds(
       [
-        { label: 'service', spec: request(several, opts.seconds, opts.connections) },
-        { label: 'one process', spec: request(single, opts.seconds, opts.connections) },
+        { label: 'service', spec: request(several, opts.seconds, opts.connections), cpuSeconds: cpuOf(several) },
+        { label: 'one process', spec: request(single, opts.seconds, opts.connections), cpuSeconds: cpuOf(single) },
       ],
       opts.rounds,
-      (r, [s, o]) => progress(`[postgres] ${scenario} round ${r + 1}/${opts.rounds}: ${fmt(s!.rps)} req/s; one process ${fmt(o!.rps)} req/s`),
+      (r, [s, o]) =>
+        progress(
+          `[postgres] ${scenario} round ${r + 1}/${opts.rounds}: ${fmt(s!.rps)} req/s${cpuText(s!.cpuMsPerRequest)}; one process ${fmt(o!.rps)} req/s${cpuText(o!.cpuMsPerRequest)}`,
+        ),
     );
     return {
       store: 'postgres',
@@ -391,6 +406,8 @@ async function measureWorkers(
       errors: server!.errors,
       rounds: server!.rounds,
       baselineRounds: one!.rounds,
+      ...(server!.cpuMsPerRequest !== undefined ? { cpuMsPerRequest: server!.cpuMsPerRequest } : {}),
+      ...(one!.cpuMsPerRequest !== undefined ? { baselineCpuMsPerRequest: one!.cpuMsPerRequest } : {}),
     };
   } finally {
     await several.stop();

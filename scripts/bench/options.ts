@@ -45,7 +45,8 @@ Options:
   --scenarios LIST  core,peer,slow,workers,fairness (default all): core is every scenario above the
                     Portkey paragraph, peer the comparison with Portkey, slow the many long streams,
                     workers the sync invocation on \`serve --workers 2\` against one process (PostgreSQL
-                    only), fairness the two workspaces below
+                    only; also the CPU per invocation of each, its server processes' and PostgreSQL's
+                    from /proc: run it alone), fairness the two workspaces below
   --fairness-seconds S  length of each half of the fairness scenario (default 20)
   --fairness-flood N    the flooding workspace's concurrent connections (default 400)
   --fairness-slow N     its slow inbound bodies from one address (default 1100, above MAX_REQUESTS_IN_FLIGHT)

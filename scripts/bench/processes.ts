@@ -10,7 +10,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -81,6 +81,46 @@ export async function watchListening(child: ChildProcess, url: string, label: st
 
 /** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ: 100 on Linux). */
 const USER_HZ = 100;
+
+/** Every process's parent, command name and CPU seconds (user + system), from /proc (Linux); empty elsewhere. */
+function processTable(): { pid: number; ppid: number; comm: string; cpu: number }[] {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  return pids.flatMap((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      // After the command name: state is the 3rd field, ppid the 4th, utime the 14th, stime the 15th.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return [{ pid: Number(pid), ppid: Number(fields[1]), comm, cpu: (Number(fields[11]) + Number(fields[12])) / USER_HZ }];
+    } catch {
+      return []; // ended meanwhile
+    }
+  });
+}
+
+/**
+ * CPU seconds used so far by `root` and every process under it (`serve --workers N`: the primary and its
+ * workers), and by the machine's PostgreSQL processes (its backends serve the benchmark's database; run the
+ * benchmark alone). Undefined where /proc is missing.
+ */
+export function serviceAndDatabaseCpuSeconds(root: number | undefined): number | undefined {
+  const table = processTable();
+  if (root === undefined || table.length === 0) return undefined;
+  const children = new Map<number, number[]>();
+  for (const p of table) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p.pid]);
+  const tree = new Set<number>();
+  const walk = (pid: number) => {
+    tree.add(pid);
+    for (const child of children.get(pid) ?? []) walk(child);
+  };
+  walk(root);
+  return table.filter((p) => tree.has(p.pid) || p.comm === 'postgres').reduce((sum, p) => sum + p.cpu, 0);
+}
 
 function handle(child: ChildProcess, url: string, output: () => string): Listening {
   return {

@@ -29,6 +29,9 @@ export interface ScenarioResult {
   baselineRounds: LoadResult[];
   /** The loopback model server measured directly in the same rounds (the `openai-compatible` scenarios). */
   upstream?: Measured;
+  /** CPU ms per request of the server's processes and PostgreSQL's, and of its baseline's (the `workers` scenario). */
+  cpuMsPerRequest?: number;
+  baselineCpuMsPerRequest?: number;
 }
 
 export interface StoreProbes {

@@ -10,6 +10,8 @@ export interface Side {
   /** `service`, `bare Hono GET`, `Portkey`, `upstream` … */
   label: string;
   spec: LoadSpec;
+  /** CPU seconds used so far by what this side measures: given, each round's CPU per request is kept too. */
+  cpuSeconds?: () => number | undefined;
 }
 
 export interface Measured {
@@ -20,15 +22,19 @@ export interface Measured {
   non2xx: number;
   errors: number;
   rounds: LoadResult[];
+  /** Median over the rounds of the CPU milliseconds per request, when the side gives `cpuSeconds`. */
+  cpuMsPerRequest?: number;
 }
 
 /** `rounds` rounds over `sides` (the first is the one measured, the rest its comparisons); `onRound` after each. */
 export async function measureRounds(sides: readonly Side[], rounds: number, onRound: (round: number, results: Measured[]) => void): Promise<Measured[]> {
   const runs: LoadResult[][] = sides.map(() => []);
+  const cpu: number[][] = sides.map(() => []);
   const summary = (): Measured[] =>
     sides.map((side, i) => {
       const done = runs[i]!;
       return {
+        ...(cpu[i]!.length > 0 ? { cpuMsPerRequest: median(cpu[i]!) } : {}),
         label: side.label,
         rps: median(done.map((x) => x.rps)),
         p50Ms: median(done.map((x) => x.p50Ms)),
@@ -41,7 +47,11 @@ export async function measureRounds(sides: readonly Side[], rounds: number, onRo
   for (let r = 0; r < rounds; r += 1) {
     for (let k = 0; k < sides.length; k += 1) {
       const i = (k + r) % sides.length;
-      runs[i]!.push(await runLoad(sides[i]!.spec));
+      const before = sides[i]!.cpuSeconds?.();
+      const result = await runLoad(sides[i]!.spec);
+      const after = sides[i]!.cpuSeconds?.();
+      runs[i]!.push(result);
+      if (before !== undefined && after !== undefined && result.requests > 0) cpu[i]!.push(((after - before) * 1000) / result.requests);
     }
     onRound(
       r,

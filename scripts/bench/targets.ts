@@ -115,5 +115,17 @@ export function workersTargets(results: readonly ScenarioResult[]): Target[] {
       measured: workers.ratio === null ? 'not measured' : `${workers.ratio.toFixed(2)}x (${fmt(workers.rps)} vs ${fmt(workers.baselineRps ?? Number.NaN)}/s)`,
       met: workers.ratio === null ? null : workers.ratio >= 1.6,
     },
+    {
+      what: `CPU per invocation (server processes + PostgreSQL), ${workers.scenario} vs one process`,
+      goal: '<= 1.0x',
+      measured:
+        workers.cpuMsPerRequest === undefined || workers.baselineCpuMsPerRequest === undefined
+          ? 'not measured (/proc)'
+          : `${(workers.cpuMsPerRequest / workers.baselineCpuMsPerRequest).toFixed(2)}x (${workers.cpuMsPerRequest.toFixed(2)} vs ${workers.baselineCpuMsPerRequest.toFixed(2)} ms)`,
+      met:
+        workers.cpuMsPerRequest === undefined || workers.baselineCpuMsPerRequest === undefined
+          ? null
+          : workers.cpuMsPerRequest <= workers.baselineCpuMsPerRequest,
+    },
   ];
 }
