@@ -53,6 +53,7 @@ export const FLOORS: readonly (readonly string[])[] = [
     'domain/webhooks',
     'domain/integrations',
     'domain/spending',
+    'domain/run-events',
     'domain/runs',
     'domain/approvals',
     'domain/inbound-webhooks',

@@ -16,7 +16,8 @@ import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens
 import { createOperatorService, type OperatorService } from './domain/operators/index.ts';
 import { createMcpDispatcher, createMcpSessions, MCP_KEEP_ALIVE_MS, type McpDispatcher, type McpSessions } from './domain/mcp/index.ts';
 import type { CancelBus } from './domain/runs/cancel-bus.ts';
-import { createRunService, type RunEventHub, type RunService } from './domain/runs/index.ts';
+import type { RunEventHub } from './domain/run-events/index.ts';
+import { createRunService, type RunService } from './domain/runs/index.ts';
 import { createUsageService, createUsageTally, type BudgetSettings, type UsageService } from './domain/spending/index.ts';
 import { createMemberService, type MemberService } from './domain/sessions/members-service.ts';
 import { createOperatorWorkspaceService, type OperatorWorkspaceService } from './domain/workspaces/operator-service.ts';

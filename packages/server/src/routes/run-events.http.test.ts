@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zRunDetail, zRunEvent, zStreamEnd } from '../../../../generated/zod.ts';
-import { compactRunLogs } from '../domain/runs/index.ts';
+import { compactRunLogs } from '../domain/run-events/index.ts';
 import { createEngines } from '../engine/index.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { parseSseWithIds } from '@service/testing/sse';

@@ -1,7 +1,7 @@
 /**
  * @module getRunEvents (GET /runs/{run_id}/events) and its Set B twin under /v1: a run's event log
  * as Server-Sent Events (`id:` its sequence, `event:` its type, `data:` the RunEvent), after
- * `Last-Event-ID` or `?after=N`, live until the terminal event (domain/runs/run-events-reader.ts).
+ * `Last-Event-ID` or `?after=N`, live until the terminal event (domain/run-events/reader.ts).
  * Readable as GET /runs/{run_id} is; another workspace's run is `404 not_found`, answered as JSON
  * before the stream begins. A comment line every 15 s keeps an idle connection open; a graceful
  * shutdown ends the stream, and the client resumes on another instance with its last id.

@@ -15,7 +15,7 @@ import { createApp, type CreatedApp } from '../app.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import type { ServerConfig } from '../config.ts';
 import { createCancelBus, type CancelBus } from '../domain/runs/cancel-bus.ts';
-import { createRunEventHub, runLogCompactor, type RunEventHub } from '../domain/runs/index.ts';
+import { createRunEventHub, runLogCompactor, type RunEventHub } from '../domain/run-events/index.ts';
 import { InboundRunWaits, inboundRunExecutor, sweepInterruptedRuns, type SweepResult } from '../domain/runs/index.ts';
 import { sealClearTotpSecrets } from '../domain/sessions/totp-secret.ts';
 import { SEALED_SECRET_HINT, SealedSecretUnreadable } from '../domain/webhooks/secret-box.ts';

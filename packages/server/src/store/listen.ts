@@ -12,7 +12,7 @@
  */
 import pg from 'pg';
 import { scopedChannel } from './channel.ts';
-import type { Db } from './db.ts';
+import type { Db, Tx } from './db.ts';
 
 export { scopedChannel };
 
@@ -26,6 +26,11 @@ export interface ListenHandler {
 /** SQL fragment that notifies `channel` of this store's schema with the text parameter `$n`. */
 export function notifySql(channel: string, payloadParam: string): string {
   return `pg_notify('${channel}.' || current_schema(), ${payloadParam})`;
+}
+
+/** Notifies every instance's listener of `channel` (in this store's schema) with `payload`. */
+export async function notify(db: Db | Tx, channel: string, payload: string): Promise<void> {
+  await db.query(`SELECT ${notifySql(channel, '$1::text')}`, [payload]);
 }
 
 /** Payloads that are versions are acknowledged (awaitListeners); anything else is not. */

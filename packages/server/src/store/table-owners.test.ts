@@ -40,7 +40,7 @@ const TABLE_OWNERS: Record<string, string> = {
   outbox_events: 'domain/events',
   paused_agents: 'domain/agents',
   run_counts: 'domain/runs',
-  run_events: 'domain/runs',
+  run_events: 'domain/run-events',
   run_steps: 'domain/runs',
   runs: 'domain/runs',
   schema_functions: 'store',

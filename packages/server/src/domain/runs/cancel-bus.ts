@@ -14,7 +14,7 @@
  * the run at its next lease renewal (every quarter of RUN_LEASE_MS), as before.
  */
 import type { Db } from '../../store/db.ts';
-import { notify } from './queries.ts';
+import { notify } from '../../store/listen.ts';
 
 const CANCEL_CHANNEL = 'service_run_cancel';
 

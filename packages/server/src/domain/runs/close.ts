@@ -28,7 +28,7 @@ import type { PendingRun } from './start.ts';
 import { deliveredOnly, stepRows, writeDeliverables, type StepDraft } from './steps.ts';
 import { type FinishedRun, type FinishRunArgs, finishRun } from './queries.ts';
 import { toRun, type Run } from './store.ts';
-import type { ExecutionEvent } from './run-events.ts';
+import type { ExecutionEvent } from '../run-events/log.ts';
 
 export interface RunResult {
   /** Why it failed (not redacted yet); null when it completed or was canceled. */

@@ -12,7 +12,7 @@ import type { Redactor } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
 import type { BudgetSettings } from '../spending/budget.ts';
 import { renewLeases } from './queries.ts';
-import type { RunEventHub } from './run-event-hub.ts';
+import type { RunEventHub } from '../run-events/hub.ts';
 
 interface Heartbeat {
   /** Starts renewing leases, if not already; it stops by itself once nothing executes. */
@@ -49,7 +49,7 @@ export interface RunContext {
   logUnbilled?: ((entry: UnbilledEntry) => void) | undefined;
   /** The closing statements of runs that close alone, committed together when they wait (close-batch.ts). */
   closes: CloseBatcher;
-  /** The event logs of the runs executing here, and their readers (run-event-hub.ts). */
+  /** The event logs of the runs executing here, and their readers (run-events/hub.ts). */
   runEvents: RunEventHub;
   /** Runs executing in this process, by id. */
   executing: Map<string, AbortController>;

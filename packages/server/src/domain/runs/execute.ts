@@ -15,7 +15,7 @@ import { createOutputCap } from '../spending/output-cap.ts';
 import type { PendingRun } from './start.ts';
 import type { StepDraft } from './steps.ts';
 import type { Run } from './store.ts';
-import type { ExecutionEventBody } from './run-events.ts';
+import type { ExecutionEventBody } from '../run-events/log.ts';
 
 export interface ExecuteOptions {
   /** Receives each redacted text fragment, in order (streaming), with its sequence in the run's event log. */
@@ -47,7 +47,7 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
   if (options.signal?.aborted) controller.abort();
   executing.set(run.runId, controller);
   heartbeat.start();
-  // The run's event log while it executes (run-event-hub.ts); the closing statement stores it.
+  // The run's event log while it executes (run-events/hub.ts); the closing statement stores it.
   const log = ctx.runEvents.begin(run.runId, run.recoveries > 0 ? { attempt: run.recoveries, at: clock.now() } : undefined);
   const left = () => {
     void log.whenFollowed(ctx.streamResumeMs).then((followed) => {

@@ -1,6 +1,6 @@
 /**
  * @module What an invocation answers for a run that did not complete: the spec's error for the
- * synchronous JSON answer, and the `StreamError` of a stream that already began.
+ * synchronous JSON answer, and the `StreamError` of a stream that already began (run-events/stream-error.ts).
  *
  * | failureReason         | synchronous answer                                   | stream `event: error` |
  * |-----------------------|------------------------------------------------------|-----------------------|
@@ -34,22 +34,4 @@ export function runFailureError(run: Run, now: Date): ServiceError {
     );
   }
   return fail('internal_error', `Run ${run.id} failed.`);
-}
-
-export interface StreamErrorBody {
-  error: 'engine_error' | 'timeout' | 'kill_switch' | 'internal_error' | 'service_unavailable';
-  message: string;
-  runId: string;
-  requestId?: string;
-}
-
-export function streamErrorOf(run: Pick<Run, 'id' | 'failureReason'>, requestId: string): StreamErrorBody {
-  const reason = run.failureReason ?? 'internal_error';
-  if (reason.startsWith('kill_switch:')) {
-    return { error: 'kill_switch', message: 'A spending kill switch stopped the run.', runId: run.id, requestId };
-  }
-  if (reason === 'engine_error' || reason === 'timeout') {
-    return { error: reason, message: 'The agent could not complete the answer.', runId: run.id, requestId };
-  }
-  return { error: 'internal_error', message: 'The run failed.', runId: run.id, requestId };
 }

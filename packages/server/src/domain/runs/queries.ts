@@ -8,7 +8,6 @@
  */
 import type { FunctionArgument, TableRow } from '../../../../../generated/db.ts';
 import { functionArgument, type Db, type Tx } from '../../store/db.ts';
-import { notifySql } from '../../store/listen.ts';
 
 /** A row of `runs` as stored (generated/db.ts, from the migrations). */
 type RunRow = TableRow<'runs'>;
@@ -202,7 +201,7 @@ export async function failRefusedRun(tx: Tx, run: { runId: string; workspaceId: 
 /**
  * Ends a run outside its execution: `status` (failed or canceled) with `reason`, holding nothing. A
  * failed run's lease is dropped; a canceled one keeps it, since its execution, if any still runs,
- * closes it and stores its event log (run-events-reader.ts waits for that until the lease ends).
+ * closes it and stores its event log (run-events/reader.ts waits for that until the lease ends).
  */
 export async function endRunRow(tx: Tx, runId: string, outcome: { status: 'failed' | 'canceled'; reason: string | null; now: Date }): Promise<void> {
   await tx.query(
@@ -495,16 +494,9 @@ export async function recentTurns(
   );
 }
 
-// ---- notifications ------------------------------------------------------------------------------
-
-/** Notifies every instance's listener of `channel` (in this store's schema) with `payload`. */
-export async function notify(db: Db | Tx, channel: string, payload: string): Promise<void> {
-  await db.query(`SELECT ${notifySql(channel, '$1::text')}`, [payload]);
-}
-
 // ---- the run's event log --------------------------------------------------------------------------
 
-/** The run and what its execution stored of its event log (null: nothing stored, yet or ever). */
+/** The run and what its execution stored of its event log (null: nothing stored, yet or ever); the log's own statements are run-events/queries.ts's. */
 export async function readRunLog(
   db: Db,
   workspaceId: string,
@@ -516,28 +508,4 @@ export async function readRunLog(
     [runId, workspaceId],
   );
   return row && { record: decodeRun(row), stored: row.log_events, lastSequence: row.log_last };
-}
-
-/**
- * Merges the `text.delta` events of up to `limit` logs written before `before` into one (at the
- * first one's sequence, the text concatenated in order); the other events stay. Answers how many.
- */
-export async function compactRunLogs(db: Db, before: Date, now: Date, limit: number): Promise<number> {
-  const rows = await db.query(
-    `WITH due AS (
-       SELECT run_id FROM run_events WHERE compacted_at IS NULL AND written_at < $1 ORDER BY written_at LIMIT $3 FOR UPDATE SKIP LOCKED
-     )
-     UPDATE run_events e SET compacted_at = $2,
-       last_sequence = (SELECT max((v->>'sequence')::integer) FROM jsonb_array_elements(e.events) AS v),
-       events = COALESCE((
-       SELECT jsonb_agg(x.event ORDER BY (x.event->>'sequence')::integer) FROM (
-         SELECT v AS event FROM jsonb_array_elements(e.events) AS v WHERE v->>'type' <> 'text.delta'
-         UNION ALL
-         SELECT (array_agg(v ORDER BY (v->>'sequence')::integer))[1] || jsonb_build_object('delta', string_agg(v->>'delta', '' ORDER BY (v->>'sequence')::integer))
-           FROM jsonb_array_elements(e.events) AS v WHERE v->>'type' = 'text.delta' HAVING count(*) > 0
-       ) AS x), '[]'::jsonb)
-     FROM due WHERE e.run_id = due.run_id RETURNING 1`,
-    [before, now, limit],
-  );
-  return rows.length;
 }

@@ -14,8 +14,7 @@ import { handOverInboundRuns, type InboundRun } from '../../worker/inbound-runs.
 import { signInboundBody } from '../webhooks/inbound-signature.ts';
 import { inboundRunExecutor } from './inbound.ts';
 import { sweepInterruptedRuns } from './recovery.ts';
-import { createRunEventHub, type RunEventHub } from './run-event-hub.ts';
-import type { RunEvent } from './run-events.ts';
+import { createRunEventHub, type RunEvent, type RunEventHub } from '../run-events/index.ts';
 
 const LEASE_MS = 5_000;
 const SLOW = { timeout: 20_000, interval: 20 };

@@ -25,16 +25,14 @@ import { createCloseBatcher } from './close-batch.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
 import type { UsageTally } from '../spending/usage-tally.ts';
 import { createConversationCache } from './conversation.ts';
-import { createRunEventHub, type RunEventHub } from './run-event-hub.ts';
-import { followRunEvents, type FollowOptions } from './run-events-reader.ts';
-import type { RunEvent } from './run-events.ts';
+import { createRunEventHub, followRunEvents, type FollowOptions, type RunEvent, type RunEventHub } from '../run-events/index.ts';
 import { randomBase62 } from '../../random.ts';
 import { runFailedEvent } from './events.ts';
 import { executeRun, type ExecuteOptions, type RunOutcome } from './execute.ts';
 import { endRun, RUN_LEASE_MS } from './recovery.ts';
 import { runEnded } from './run-hooks.ts';
 import { startRun, type PendingRun, type RunInput, type StartResult } from './start.ts';
-import { failRefusedRun } from './queries.ts';
+import { failRefusedRun, readRunLog } from './queries.ts';
 import { listRunRows, readRunDetail, readRunRecord, toRun, type Run, type RunDetail, type RunFilters, type RunList } from './store.ts';
 
 export { DEFAULT_OUTPUT_TOKENS, type PendingRun, type RunInput, type StartResult } from './start.ts';
@@ -64,7 +62,7 @@ export interface RunService {
    */
   replay(workspaceId: string, runId: string): Promise<RunOutcome>;
   /**
-   * The run's event log after `options.after`, live until its terminal event (run-events-reader.ts);
+   * The run's event log after `options.after`, live until its terminal event (run-events/reader.ts);
    * the first `next()` throws `404 not_found` for a run not in the workspace.
    */
   events(workspaceId: string, runId: string, options: FollowOptions): AsyncGenerator<RunEvent, void, undefined>;
@@ -96,7 +94,7 @@ interface RunServiceDeps {
   streamResumeMs?: number;
   /** Cross-instance cancel (PostgreSQL LISTEN/NOTIFY); absent with the embedded store (one instance). */
   cancelBus?: CancelBus | undefined;
-  /** The live event logs (run-event-hub.ts), joined to the other instances' with PostgreSQL; this instance's alone when absent. */
+  /** The live event logs (run-events/hub.ts), joined to the other instances' with PostgreSQL; this instance's alone when absent. */
   runEvents?: RunEventHub | undefined;
 }
 
@@ -162,6 +160,11 @@ export function createRunService(deps: RunServiceDeps): RunService {
     });
   }
 
+  async function readStoredLog(workspaceId: string, runId: string) {
+    const found = await readRunLog(db, workspaceId, runId);
+    return found && { run: toRun(found.record), leaseUntil: found.record.leaseUntil, stored: found.stored, lastSequence: found.lastSequence };
+  }
+
   async function waitForTerminal(workspaceId: string, runId: string, timeoutMs = 120_000): Promise<Run> {
     // A polling budget, not a date: the monotonic clock (a test's fixed clock would never end it).
     const deadline = performance.now() + timeoutMs;
@@ -198,7 +201,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
       const answeredBy = (await readRunRecord(db, workspaceId, runId)).answeredBy;
       return { run, answeredBy, content: run.content ?? '', usage: { inputTokens: run.usage.inputTokens, outputTokens: run.usage.outputTokens } };
     },
-    events: (workspaceId, runId, options) => followRunEvents({ db, hub: ctx.runEvents, clock }, workspaceId, runId, options),
+    events: (workspaceId, runId, options) => followRunEvents({ readLog: readStoredLog, hub: ctx.runEvents, clock }, workspaceId, runId, options),
     closesWaiting: () => ctx.closes.waiting(),
   };
 }

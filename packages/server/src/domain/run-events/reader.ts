@@ -2,7 +2,7 @@
  * @module Following a run's event log (GET /runs/{run_id}/events): every event after `after`, in
  * order, each once, ending with the terminal event.
  *
- * The reader listens first (run-event-hub.ts: this instance's live runs, or the bus), then reads
+ * The reader listens first (hub.ts: this instance's live runs, or the bus), then reads
  * the store. The log is complete in the store once the execution stored it, or once the run is
  * terminal with no execution left to store anything (no live lease: it failed before its engine
  * ran, its instance died, or it was canceled before it started); then it is replayed from there.
@@ -12,13 +12,24 @@
  */
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
-import type { Db } from '../../store/db.ts';
-import type { RunEventHub } from './run-event-hub.ts';
-import { type ExecutionEvent, headEvents, isTerminal, type RunEvent, storedLog } from './run-events.ts';
-import { readRunLog } from './queries.ts';
-import { toRun } from './store.ts';
+import type { Run } from '../runs/store.ts';
+import type { RunEventHub } from './hub.ts';
+import { type ExecutionEvent, headEvents, isTerminal, type RunEvent, storedLog } from './log.ts';
 
 const POLL_MS = 1_000;
+
+/** A run as the store holds it, with what its execution stored of its log (null: nothing stored, yet or ever). */
+export interface StoredRunLog {
+  run: Run;
+  /** Until when the instance executing the run holds it; null once nothing executes it. */
+  leaseUntil: Date | null;
+  stored: unknown[] | null;
+  /** The last sequence the execution had, where the retention merged its fragments. */
+  lastSequence: number | null;
+}
+
+/** Reads the run and its stored log; undefined when the run does not exist in the workspace. */
+export type ReadRunLog = (workspaceId: string, runId: string) => Promise<StoredRunLog | undefined>;
 
 export interface FollowOptions {
   after: number;
@@ -31,12 +42,12 @@ export interface FollowOptions {
  * yields anything (`404 not_found` is thrown by the first `next()`), so a route can answer JSON.
  */
 export async function* followRunEvents(
-  deps: { db: Db; hub: RunEventHub; clock: Clock },
+  deps: { readLog: ReadRunLog; hub: RunEventHub; clock: Clock },
   workspaceId: string,
   runId: string,
   options: FollowOptions,
 ): AsyncGenerator<RunEvent, void, undefined> {
-  const { db, hub, clock } = deps;
+  const { readLog, hub, clock } = deps;
   const queue: RunEvent[] = [];
   let wake: (() => void) | undefined;
   const unsubscribe = hub.follow(runId, options.after, (event) => {
@@ -48,11 +59,10 @@ export async function* followRunEvents(
   let last = options.after;
   try {
     for (;;) {
-      const found = await readRunLog(db, workspaceId, runId);
+      const found = await readLog(workspaceId, runId);
       if (!found) throw fail('not_found', 'Run not found.');
-      const { record, stored, lastSequence } = found;
-      const run = toRun(record);
-      const executing = record.leaseUntil !== null && record.leaseUntil > clock.now();
+      const { run, leaseUntil, stored, lastSequence } = found;
+      const executing = leaseUntil !== null && leaseUntil > clock.now();
       if (stored !== null || (run.status !== 'in_progress' && !executing)) {
         // Nothing stored (no execution stored it): the tail follows what this reader already has.
         const log = stored === null ? storedLog(run, [], last) : storedLog(run, stored as ExecutionEvent[], lastSequence ?? 0);
@@ -82,7 +92,7 @@ export async function* followRunEvents(
           continue;
         }
         if (event.sequence <= last) continue;
-        // A restarted execution numbers its events above the earlier ones' (run-events.ts): a jump, not a loss.
+        // A restarted execution numbers its events above the earlier ones' (log.ts): a jump, not a loss.
         if (event.sequence > last + 1 && event.type !== 'run.restarted') {
           // A notification was lost: ask again from here; what arrives twice is dropped.
           queue.length = 0;

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenDb } from '../../store/db.ts';
 import { testBackends, type TestStore } from '@service/testing/store';
-import { createRunEventHub, type RunEventHub } from './run-event-hub.ts';
-import type { RunEvent } from './run-events.ts';
+import { createRunEventHub, type RunEventHub } from './hub.ts';
+import type { RunEvent } from './log.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const AT = new Date('2026-06-01T09:00:00Z');

@@ -1,7 +1,7 @@
 /**
  * @module The live tail of the runs this instance executes, and how readers anywhere follow it.
  *
- * - The execution pushes each event (run-events.ts's execution events, then the tail once the run
+ * - The execution pushes each event (log.ts's execution events, then the tail once the run
  *   closed) to its `LiveRun`; readers on this instance get them at once, in order.
  * - Readers on other instances (PostgreSQL: several instances share the store) ask for a run on
  *   the `service_run_watch` channel (`[runId, after]`); the instance executing it answers on
@@ -12,13 +12,13 @@
  *   goes in numbered pieces. A watch that arrives before the run begins here (an inbound run
  *   waiting for its hand-over) is remembered for WATCH_MEMORY_MS.
  * - A lost notification shows as a gap in the sequences: the reader asks again (`rewatch`) and
- *   drops what it already has. The store stays the authority: run-events-reader.ts reads the
+ *   drops what it already has. The store stays the authority: reader.ts reads the
  *   stored log once the run closed.
  * - Embedded store: one instance, no bus.
  */
 import type { Db } from '../../store/db.ts';
-import { notify } from './queries.ts';
-import { type ExecutionEvent, type ExecutionEventBody, firstExecutionSequence, type RunEvent, tailEvents } from './run-events.ts';
+import { notify } from '../../store/listen.ts';
+import { type ExecutionEvent, type ExecutionEventBody, firstExecutionSequence, type RunEvent, tailEvents } from './log.ts';
 
 const WATCH_CHANNEL = 'service_run_watch';
 const EVENTS_CHANNEL = 'service_run_events';

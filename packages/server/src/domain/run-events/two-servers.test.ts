@@ -1,7 +1,7 @@
 /**
  * A run's events across two `service serve` processes on one PostgreSQL database: the run executes
  * on server A; its reader is on server B, which hears the live tail through LISTEN/NOTIFY
- * (run-event-hub.ts). A client whose stream from A drops resumes on B with Last-Event-ID and gets
+ * (hub.ts). A client whose stream from A drops resumes on B with Last-Event-ID and gets
  * every later fragment once and the same terminal event. Runs when DATABASE_URL is set (CI), in a
  * database of its own.
  */

@@ -5,18 +5,18 @@
  *   3… `text.delta`, `tool.called`,          what only the execution sees ("execution events"),
  *      (`run.restarted` first, from          after a restart of an inbound run: firstExecutionSequence)
  *      1,000,003 on, after a restart)
- *      `approval.requested`, `draft.created`  written by the closing statement (finish_run_logged,
- *                                            store/migrations/0511_run_events.sql) as one jsonb array
+ *      `approval.requested`, `draft.created`  written by the closing statement (its argument's `log`,
+ *                                            store/functions/finish_runs.sql) as one jsonb array
  *   n+1 `run.usage`, n+2 the terminal event  read from the run's row once it is terminal
  *
  * So the log adds no statement to an invocation: while the run executes its events live in memory
- * (run-event-hub.ts) and reach the other instances through the store's notifications.
+ * (hub.ts) and reach the other instances through the store's notifications.
  * A run that never executed here (failed before its engine was called, swept after its instance
  * died, refused at hand-over) has no execution events: its log is created, routed, usage, terminal.
  */
 import type { Schema } from '../../contract.ts';
-import { streamErrorOf } from './outcome.ts';
-import type { Run } from './store.ts';
+import type { Run } from '../runs/store.ts';
+import { streamErrorOf } from './stream-error.ts';
 
 export type RunEvent = Schema<'RunEvent'>;
 export type RunEventType = RunEvent['type'];
