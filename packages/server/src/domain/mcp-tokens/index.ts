@@ -10,7 +10,7 @@ import { fail } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
-import { bearerToken } from '../keys/service.ts';
+import { bearerToken } from '../keys/index.ts';
 import type { Schema } from '../../contract.ts';
 import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
 

@@ -72,147 +72,171 @@ interface Live {
   followed: Set<(yes: boolean) => void>;
 }
 
+/** What the hub's parts share. */
+interface HubState {
+  db: Db;
+  logError?: ((error: unknown) => void) | undefined;
+  /** The runs executing here. */
+  live: Map<string, Live>;
+  /** Readers here of runs executing elsewhere. */
+  remote: Map<string, Set<RunEventListener>>;
+  /** Watches of runs not (yet) executing here, until when they are remembered. */
+  watches: Map<string, number>;
+  /** Pieces of notifications still incomplete. */
+  pieces: Map<string, string[]>;
+  /** Joined to the other instances' notifications. */
+  bus: boolean;
+}
+
+/** What publishing to the other instances needs. */
+type Bus = Pick<HubState, 'db' | 'logError' | 'bus'>;
+
 export function createRunEventHub(db: Db, options: { logError?: ((error: unknown) => void) | undefined } = {}): RunEventHub {
-  const live = new Map<string, Live>();
-  const remote = new Map<string, Set<RunEventListener>>();
-  const watches = new Map<string, number>();
-  const pieces = new Map<string, string[]>();
-  let bus = false;
-
-  function publish(runId: string, entry: Live, events: readonly RunEvent[]): void {
-    if (!bus || events.length === 0) return;
-    entry.outbox.push(...events);
-    if (entry.sending) return;
-    entry.sending = true;
-    void (async () => {
-      try {
-        while (entry.outbox.length > 0) {
-          const batch = entry.outbox.splice(0);
-          for (const payload of payloadsOf(runId, batch)) await notify(db, EVENTS_CHANNEL, payload);
-        }
-      } catch (err) {
-        // Readers elsewhere see a gap or wait for the stored log.
-        options.logError?.(err);
-        entry.outbox.length = 0;
-      } finally {
-        entry.sending = false;
-      }
-    })();
-  }
-
-  function deliver(runId: string, event: RunEvent): void {
-    for (const listener of remote.get(runId) ?? []) listener(event);
-  }
-
-  async function listenToBus(): Promise<void> {
-    if (bus || !db.listen) return;
-    await db.listen(WATCH_CHANNEL, {
-      state: () => {},
-      message(payload) {
-        const watch = parseWatch(payload);
-        if (!watch) return;
-        const entry = live.get(watch.runId);
-        if (!entry) {
-          if (watches.size >= MAX_REMEMBERED_WATCHES) watches.delete(watches.keys().next().value!);
-          watches.set(watch.runId, Date.now() + WATCH_MEMORY_MS);
-          return;
-        }
-        entry.watched = true;
-        followedNow(entry);
-        publish(
-          watch.runId,
-          entry,
-          entry.events.filter((e) => e.sequence > watch.after),
-        );
-      },
-    });
-    await db.listen(EVENTS_CHANNEL, {
-      state: () => {},
-      message(payload) {
-        const message = assemble(pieces, payload);
-        if (!message || !remote.has(message.runId)) return;
-        for (const event of message.events) deliver(message.runId, event);
-      },
-    });
-    bus = true;
-  }
-
-  function watch(runId: string, after: number): void {
-    if (!bus) return;
-    notify(db, WATCH_CHANNEL, JSON.stringify([runId, after])).catch((err: unknown) => options.logError?.(err));
-  }
-
+  const hub: HubState = { db, logError: options.logError, live: new Map(), remote: new Map(), watches: new Map(), pieces: new Map(), bus: false };
   return {
-    listenToBus,
-    begin(runId, restart) {
-      const remembered = watches.get(runId);
-      watches.delete(runId);
-      const entry: Live = {
-        events: [],
-        listeners: new Set(),
-        watched: remembered !== undefined && remembered > Date.now(),
-        outbox: [],
-        sending: false,
-        followed: new Set(),
-      };
-      live.set(runId, entry);
-      let next = firstExecutionSequence(restart?.attempt ?? 0);
-      const emit = (event: RunEvent) => {
-        entry.events.push(event);
-        for (const listener of entry.listeners) listener(event);
-        if (entry.watched) publish(runId, entry, [event]);
-      };
-      const push = (body: ExecutionEventBody, at: Date) => {
-        const event = { ...body, sequence: next++, runId, at: at.toISOString() } as ExecutionEvent;
-        emit(event);
-        return event.sequence;
-      };
-      if (restart) push({ type: 'run.restarted', attempt: restart.attempt, reason: 'interrupted' }, restart.at);
-      return {
-        push,
-        executionEvents: () => entry.events as ExecutionEvent[],
-        end(run) {
-          const tail = tailEvents(run, next - 1);
-          for (const event of tail) emit(event);
-          live.delete(runId);
-          for (const resolve of entry.followed) resolve(false);
-          return tail.at(-1)!.sequence;
-        },
-        whenFollowed(ms) {
-          if (entry.watched || entry.listeners.size > 0) return Promise.resolve(true);
-          return new Promise<boolean>((resolve) => {
-            const timer = setTimeout(() => done(false), ms);
-            const done = (yes: boolean) => {
-              clearTimeout(timer);
-              entry.followed.delete(done);
-              resolve(yes);
-            };
-            entry.followed.add(done);
-          });
-        },
-      };
-    },
-    follow(runId, after, listener) {
-      const entry = live.get(runId);
-      if (entry) {
-        for (const event of entry.events) if (event.sequence > after) listener(event);
-        entry.listeners.add(listener);
-        followedNow(entry);
-        return () => entry.listeners.delete(listener);
-      }
-      let listeners = remote.get(runId);
-      if (!listeners) remote.set(runId, (listeners = new Set()));
-      listeners.add(listener);
-      watch(runId, after);
-      return () => {
-        listeners.delete(listener);
-        if (listeners.size === 0) remote.delete(runId);
-      };
-    },
+    listenToBus: () => listenToBus(hub),
+    begin: (runId, restart) => beginRun(hub, runId, restart),
+    follow: (runId, after, listener) => followRun(hub, runId, after, listener),
     rewatch(runId, after) {
-      if (!live.has(runId)) watch(runId, after);
+      if (!hub.live.has(runId)) watch(hub, runId, after);
     },
   };
+}
+
+/** The run starts executing here (RunEventHub.begin). */
+function beginRun(hub: Pick<HubState, 'live' | 'watches'> & Bus, runId: string, restart?: { attempt: number; at: Date }): LiveRun {
+  const remembered = hub.watches.get(runId);
+  hub.watches.delete(runId);
+  const entry: Live = {
+    events: [],
+    listeners: new Set(),
+    watched: remembered !== undefined && remembered > Date.now(),
+    outbox: [],
+    sending: false,
+    followed: new Set(),
+  };
+  hub.live.set(runId, entry);
+  let next = firstExecutionSequence(restart?.attempt ?? 0);
+  const emit = (event: RunEvent) => {
+    entry.events.push(event);
+    for (const listener of entry.listeners) listener(event);
+    if (entry.watched) publish(hub, runId, entry, [event]);
+  };
+  const push = (body: ExecutionEventBody, at: Date) => {
+    const event = { ...body, sequence: next++, runId, at: at.toISOString() } as ExecutionEvent;
+    emit(event);
+    return event.sequence;
+  };
+  if (restart) push({ type: 'run.restarted', attempt: restart.attempt, reason: 'interrupted' }, restart.at);
+  return {
+    push,
+    executionEvents: () => entry.events as ExecutionEvent[],
+    end(run) {
+      const tail = tailEvents(run, next - 1);
+      for (const event of tail) emit(event);
+      hub.live.delete(runId);
+      for (const resolve of entry.followed) resolve(false);
+      return tail.at(-1)!.sequence;
+    },
+    whenFollowed: (ms) => whenFollowed(entry, ms),
+  };
+}
+
+/** LiveRun.whenFollowed. */
+function whenFollowed(entry: Live, ms: number): Promise<boolean> {
+  if (entry.watched || entry.listeners.size > 0) return Promise.resolve(true);
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => done(false), ms);
+    const done = (yes: boolean) => {
+      clearTimeout(timer);
+      entry.followed.delete(done);
+      resolve(yes);
+    };
+    entry.followed.add(done);
+  });
+}
+
+/** RunEventHub.follow: here when the run executes here, else through the bus. */
+function followRun(hub: Pick<HubState, 'live' | 'remote'> & Bus, runId: string, after: number, listener: RunEventListener): () => void {
+  const entry = hub.live.get(runId);
+  if (entry) {
+    for (const event of entry.events) if (event.sequence > after) listener(event);
+    entry.listeners.add(listener);
+    followedNow(entry);
+    return () => entry.listeners.delete(listener);
+  }
+  let listeners = hub.remote.get(runId);
+  if (!listeners) hub.remote.set(runId, (listeners = new Set()));
+  listeners.add(listener);
+  watch(hub, runId, after);
+  return () => {
+    listeners.delete(listener);
+    if (listeners.size === 0) hub.remote.delete(runId);
+  };
+}
+
+/** Sends `events` of a run executing here to the other instances, one NOTIFY in flight per run. */
+function publish(bus: Bus, runId: string, entry: Live, events: readonly RunEvent[]): void {
+  if (!bus.bus || events.length === 0) return;
+  entry.outbox.push(...events);
+  if (entry.sending) return;
+  entry.sending = true;
+  void (async () => {
+    try {
+      while (entry.outbox.length > 0) {
+        const batch = entry.outbox.splice(0);
+        for (const payload of payloadsOf(runId, batch)) await notify(bus.db, EVENTS_CHANNEL, payload);
+      }
+    } catch (err) {
+      // Readers elsewhere see a gap or wait for the stored log.
+      bus.logError?.(err);
+      entry.outbox.length = 0;
+    } finally {
+      entry.sending = false;
+    }
+  })();
+}
+
+/** Asks the instance executing the run for its events after `after`. */
+function watch(bus: Bus, runId: string, after: number): void {
+  if (!bus.bus) return;
+  notify(bus.db, WATCH_CHANNEL, JSON.stringify([runId, after])).catch((err: unknown) => bus.logError?.(err));
+}
+
+/** RunEventHub.listenToBus. */
+async function listenToBus(hub: HubState): Promise<void> {
+  const { db } = hub;
+  if (hub.bus || !db.listen) return;
+  await db.listen(WATCH_CHANNEL, { state: () => {}, message: (payload) => watched(hub, payload) });
+  await db.listen(EVENTS_CHANNEL, { state: () => {}, message: (payload) => heard(hub, payload) });
+  hub.bus = true;
+}
+
+/** A watch from another instance: publish what the run has after it, or remember it for a run not executing here (yet). */
+function watched(hub: Pick<HubState, 'live' | 'watches'> & Bus, payload: string): void {
+  const asked = parseWatch(payload);
+  if (!asked) return;
+  const entry = hub.live.get(asked.runId);
+  if (!entry) {
+    if (hub.watches.size >= MAX_REMEMBERED_WATCHES) hub.watches.delete(hub.watches.keys().next().value!);
+    hub.watches.set(asked.runId, Date.now() + WATCH_MEMORY_MS);
+    return;
+  }
+  entry.watched = true;
+  followedNow(entry);
+  publish(
+    hub,
+    asked.runId,
+    entry,
+    entry.events.filter((e) => e.sequence > asked.after),
+  );
+}
+
+/** Events of a run executing elsewhere: to its readers here. */
+function heard(hub: Pick<HubState, 'pieces' | 'remote'>, payload: string): void {
+  const message = assemble(hub.pieces, payload);
+  if (!message || !hub.remote.has(message.runId)) return;
+  for (const event of message.events) for (const listener of hub.remote.get(message.runId) ?? []) listener(event);
 }
 
 function followedNow(entry: Live): void {
