@@ -28,33 +28,52 @@ interface UnbilledEntry {
   unbilledStu: number;
 }
 
-export interface RunContext {
+/** What starting a run reads (start.ts): the checks, the reservation, the run's row. */
+export interface StartContext {
   db: Db;
+  clock: Clock;
   /** The workspace's plan, quota and paused agents: from memory (domain/agents/settings-cache.ts). */
   agentSettings: (workspaceId: string) => Promise<WorkspaceAgents & { quotaStu: number }>;
-  /** This instance charged the workspace's period: the usage tally reads it again (usage-tally.ts). */
-  usageCharged?: ((workspaceId: string) => void) | undefined;
   /** The earlier turns of a conversation, given before an invocation's own messages: from memory (conversation.ts). */
   conversations: ConversationCache;
-  clock: Clock;
-  engines: Engines;
   /** The app's redactor (the fixed rules and the deployment's own names): engine text passes it. */
   redactor: Redactor;
   budget: BudgetSettings;
   leaseMs: number;
-  /** How long a streamed run goes on after its client left, waiting for a reader of its events. */
-  streamResumeMs: number;
-  logError?: ((error: unknown) => void) | undefined;
+}
+
+/** What closing a run uses (close.ts): the closing statement, the conversation's turns, the usage tally. */
+export interface CloseContext {
+  db: Db;
+  clock: Clock;
+  conversations: ConversationCache;
+  redactor: Redactor;
+  budget: BudgetSettings;
+  /** This instance charged the workspace's period: the usage tally reads it again (usage-tally.ts). */
+  usageCharged?: ((workspaceId: string) => void) | undefined;
   /** A run whose engine reported more than its reservation allowed (billed within it; the rest recorded). */
   logUnbilled?: ((entry: UnbilledEntry) => void) | undefined;
   /** The closing statements of runs that close alone, committed together when they wait (close-batch.ts). */
   closes: CloseBatcher;
+}
+
+/** What executing a run uses besides closing it (execute.ts): the engines, its log, its lease. */
+export interface ExecuteContext {
+  clock: Clock;
+  engines: Engines;
+  redactor: Redactor;
+  /** How long a streamed run goes on after its client left, waiting for a reader of its events. */
+  streamResumeMs: number;
+  logError?: ((error: unknown) => void) | undefined;
   /** The event logs of the runs executing here, and their readers (run-events/hub.ts). */
   runEvents: RunEventHub;
   /** Runs executing in this process, by id. */
   executing: Map<string, AbortController>;
   heartbeat: Heartbeat;
 }
+
+/** Everything the run service's parts share; each phase reads its own part of it. */
+export interface RunContext extends StartContext, CloseContext, ExecuteContext {}
 
 /**
  * Renews the lease of the runs this process executes, every quarter of the lease, while there

@@ -10,7 +10,7 @@ import type { Redactor } from '../../redact/index.ts';
 import { getAgent } from '../../vocabulary/catalog.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
 import { closeRun, type RunResult } from './close.ts';
-import type { RunContext } from './context.ts';
+import type { ExecuteContext, RunContext } from './context.ts';
 import { endRun } from './recovery.ts';
 import { createOutputCap } from '../spending/output-cap.ts';
 import type { PendingRun } from './start.ts';
@@ -70,7 +70,7 @@ interface Execution {
  * unless a reader follows the run.
  */
 function beginExecution(
-  ctx: Pick<RunContext, 'clock' | 'executing' | 'heartbeat' | 'runEvents' | 'streamResumeMs'>,
+  ctx: Pick<ExecuteContext, 'clock' | 'executing' | 'heartbeat' | 'runEvents' | 'streamResumeMs'>,
   run: PendingRun,
   options: ExecuteOptions,
 ): Execution {
@@ -115,7 +115,7 @@ interface Produced {
  * `onDelta`, each other event into the log and the steps. Never throws: a failure is in the answer.
  */
 async function driveEngine(
-  ctx: Pick<RunContext, 'clock' | 'engines' | 'redactor'>,
+  ctx: Pick<ExecuteContext, 'clock' | 'engines' | 'redactor'>,
   run: PendingRun,
   execution: Execution,
   options: ExecuteOptions,
