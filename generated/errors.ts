@@ -3,6 +3,8 @@
 
 /** @module Every error code of the contract with its HTTP status, and the extra body fields each one carries. */
 
+import type { components } from './types.ts';
+
 export const ERROR_STATUS = {
   missing_bearer: 401,
   not_authenticated: 401,
@@ -84,3 +86,46 @@ export const ERROR_FIELDS: { readonly [code in ErrorCode]?: ErrorFields } = {
   not_implemented: { schemas: ['ServerError'], required: ['requestId'], optional: [] },
   service_unavailable: { schemas: ['ServerError'], required: ['requestId'], optional: [] },
 };
+
+/** A group schema's body fields beyond `error` and `message`. */
+type ExtrasOf<S extends keyof components['schemas']> = Omit<components['schemas'][S], 'error' | 'message'>;
+
+/** Per code, the extra body fields of its group schemas (any one of them, when several describe it; none without one). */
+export interface ErrorExtras {
+  missing_bearer: ExtrasOf<'ApiKeyAuthError'> | ExtrasOf<'McpAuthError'> | ExtrasOf<'OperatorAuthError'>;
+  not_authenticated: ExtrasOf<'SessionAuthError'> | ExtrasOf<'McpAuthError'> | ExtrasOf<'OperatorAuthError'>;
+  api_key_not_found: ExtrasOf<'ApiKeyAuthError'>;
+  api_key_invalid: ExtrasOf<'ApiKeyAuthError'>;
+  signature_invalid: ExtrasOf<'SignatureInvalidError'>;
+  payment_not_completed: ExtrasOf<'PaymentRequiredError'>;
+  tenant_forbidden: ExtrasOf<'TenantForbiddenError'>;
+  forbidden: ExtrasOf<'AliasForbiddenError'> | ExtrasOf<'RoleForbiddenError'>;
+  role_forbidden: ExtrasOf<'RoleForbiddenError'>;
+  scope_required: ExtrasOf<'ScopeRequiredError'>;
+  agent_disabled: ExtrasOf<'AgentError'>;
+  agent_unknown: ExtrasOf<'AgentError'>;
+  agent_not_in_plan: ExtrasOf<'AgentError'>;
+  agent_not_allowed: ExtrasOf<'AgentError'>;
+  not_a_member: ExtrasOf<'AgentError'>;
+  not_found: ExtrasOf<'NotFoundError'>;
+  agent_not_found: ExtrasOf<'AgentNotFoundError'>;
+  member_not_found: ExtrasOf<'MemberNotFoundError'>;
+  webhook_not_found: ExtrasOf<'WebhookNotFoundError'>;
+  webhook_unavailable: ExtrasOf<'WebhookNotFoundError'> | ExtrasOf<'MemberNotFoundError'>;
+  invalid_request: ExtrasOf<'ValidationError'> | ExtrasOf<'InboundPayloadError'>;
+  invalid_body: ExtrasOf<'ValidationError'> | ExtrasOf<'InboundPayloadError'>;
+  payload_invalid: ExtrasOf<'InboundPayloadError'>;
+  method_not_allowed: Record<never, never>;
+  expired: ExtrasOf<'InvitationExpiredError'> | ExtrasOf<'ExpiredError'>;
+  payload_too_large: ExtrasOf<'PayloadTooLargeError'>;
+  request_header_fields_too_large: Record<never, never>;
+  quota_exceeded: ExtrasOf<'QuotaExceededError'>;
+  kill_switch: ExtrasOf<'KillSwitchError'>;
+  budget_reserved: ExtrasOf<'BudgetReservedError'>;
+  rate_limit_exceeded: ExtrasOf<'RateLimitExceededError'>;
+  rate_limited: ExtrasOf<'InboundRateLimitedError'>;
+  too_many_attempts: ExtrasOf<'TooManyAttemptsError'>;
+  internal_error: ExtrasOf<'ServerError'>;
+  not_implemented: ExtrasOf<'ServerError'>;
+  service_unavailable: ExtrasOf<'ServerError'> | ExtrasOf<'NotReadyError'>;
+}

@@ -1,7 +1,9 @@
 /**
  * @module Step 5 of `pnpm generate`: generated/errors.ts, every error code of the contract with its HTTP
  * status (`ErrorCode` schema: `enum` plus `x-error-status`), and the extra body fields each code carries
- * (read from the group schemas built as `allOf: [Error, {...}]`, such as QuotaExceededError).
+ * (read from the group schemas built as `allOf: [Error, {...}]`, such as QuotaExceededError): as data
+ * (`ERROR_FIELDS`, for the generated SDKs) and as types (`ErrorExtras`, from generated/types.ts's schemas, so
+ * the server cannot build an error body the contract does not describe).
  */
 import { type Json, componentName, deref, tsHeader, writeGenerated } from './generate-common.ts';
 
@@ -22,9 +24,12 @@ export async function generateErrors(doc: Json): Promise<void> {
   }
 
   const fields = extraFields(doc, codes as string[]);
+  const derived = derivedGroups(doc, codes as string[]);
   const lines = [
     tsHeader('generate-errors.ts', 'generated/openapi.json (components.schemas.ErrorCode and the error group schemas)'),
     '/** @module Every error code of the contract with its HTTP status, and the extra body fields each one carries. */',
+    '',
+    "import type { components } from './types.ts';",
     '',
     'export const ERROR_STATUS = {',
     ...(codes as string[]).map((code) => `  ${code}: ${statuses[code]},`),
@@ -44,6 +49,17 @@ export async function generateErrors(doc: Json): Promise<void> {
         return `  ${code}: { schemas: ${list(entry.schemas)}, required: ${list(entry.required)}, optional: ${list(entry.optional)} },`;
       }),
     '};',
+    '',
+    "/** A group schema's body fields beyond `error` and `message`. */",
+    "type ExtrasOf<S extends keyof components['schemas']> = Omit<components['schemas'][S], 'error' | 'message'>;",
+    '',
+    '/** Per code, the extra body fields of its group schemas (any one of them, when several describe it; none without one). */',
+    'export interface ErrorExtras {',
+    ...(codes as string[]).map((code) => {
+      const schemas = [...(fields.get(code)?.schemas ?? []), ...(derived.get(code) ?? [])];
+      return `  ${code}: ${schemas.length === 0 ? 'Record<never, never>' : schemas.map((name) => `ExtrasOf<'${name}'>`).join(' | ')};`;
+    }),
+    '}',
   ];
   await writeGenerated('errors.ts', lines.join('\n'));
 }
@@ -81,6 +97,35 @@ function extraFields(doc: Json, codes: readonly string[]): Map<string, Collected
         required: requiredEverywhere,
         optional: all.filter((field) => !requiredEverywhere.includes(field)),
       });
+    }
+  }
+  return byCode;
+}
+
+/**
+ * The group schemas built on another group (`allOf: [ServerError, {...}]`, such as NotReadyError), by code: a body
+ * the types must allow too. ERROR_FIELDS keeps to the direct groups (the generated SDKs read it).
+ */
+function derivedGroups(doc: Json, codes: readonly string[]): Map<string, string[]> {
+  const schemas: Record<string, Json> = doc.components?.schemas ?? {};
+  const isGroup = (name: string | undefined, seen: Set<string> = new Set()): boolean => {
+    if (name === undefined || seen.has(name)) return false;
+    if (name === 'Error') return true;
+    seen.add(name);
+    return (schemas[name]?.allOf ?? []).some((part: Json) => isGroup(componentName(part?.$ref), seen));
+  };
+  const byCode = new Map<string, string[]>();
+  for (const [name, schema] of Object.entries<Json>(schemas)) {
+    const parts: Json[] = schema?.allOf ?? [];
+    const bases = parts.map((part) => componentName(part?.$ref)).filter((base): base is string => base !== undefined);
+    if (bases.includes('Error') || !bases.some((base) => isGroup(base))) continue;
+    for (const part of parts.filter((p) => p?.$ref === undefined)) {
+      const error = part.properties?.error ? deref(doc, part.properties.error) : undefined;
+      const groupCodes: string[] = error?.enum ?? (error?.const !== undefined ? [error.const] : []);
+      for (const code of groupCodes) {
+        if (!codes.includes(code)) throw new Error(`errors: ${name} uses ${code}, which is not in ErrorCode`);
+        byCode.set(code, [...(byCode.get(code) ?? []), name]);
+      }
     }
   }
   return byCode;

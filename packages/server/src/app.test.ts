@@ -533,7 +533,7 @@ describe('rate limits', () => {
 
 describe('ServiceError statuses', () => {
   it('come from the contract table', () => {
-    expect(fail('too_many_attempts').status).toBe(429);
+    expect(fail('too_many_attempts', undefined, { retryAfterSec: 1 }).status).toBe(429);
     expect(fail('method_not_allowed').status).toBe(405);
     expect(fail('not_implemented').status).toBe(501);
   });

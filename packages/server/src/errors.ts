@@ -2,14 +2,28 @@
  * @module The one exception type of the service. Every failure that reaches a client is a
  * ServiceError, rendered by the error mapper into the spec's error body.
  */
-import { ERROR_STATUS, type ErrorCode } from '../../../generated/errors.ts';
+import { ERROR_STATUS, type ErrorCode, type ErrorExtras } from '../../../generated/errors.ts';
 
 export { ERROR_STATUS, type ErrorCode };
 
-/** Extra fields of the spec's error table, by code (policy, kind, retryAfterSec, agentSlug, ...). */
-type ErrorExtras = Record<string, string | number | boolean | null | undefined | readonly string[] | Readonly<Record<string, string>>>;
+/**
+ * The extra fields of `code`'s error body, as the contract's error table gives them (policy, kind, retryAfterSec,
+ * agentSlug, ...). The request id is the error mapper's (middleware/errors): a thrower may name one, never needs to,
+ * and the mapper sends the context's whatever it says.
+ */
+export type ErrorExtrasOf<C extends ErrorCode> = ErrorExtras[C] extends infer E
+  ? E extends unknown
+    ? Omit<E, 'requestId'> & { readonly requestId?: string | undefined }
+    : never
+  : never;
 
-export class ServiceError extends Error {
+/** What `fail` takes after the code: the extras are required when the code's body has required fields. */
+type FailArgs<C extends ErrorCode> =
+  Record<never, never> extends ErrorExtrasOf<C>
+    ? [message?: string, extras?: ErrorExtrasOf<C>, headers?: Record<string, string>]
+    : [message: string | undefined, extras: ErrorExtrasOf<C>, headers?: Record<string, string>];
+
+export class ServiceError<C extends ErrorCode = ErrorCode> extends Error {
   override readonly name = 'ServiceError';
 
   /**
@@ -20,10 +34,10 @@ export class ServiceError extends Error {
    * @param headers response headers that belong to the error (the retry hints of {@link retryHints}, Allow)
    */
   constructor(
-    readonly code: string,
+    readonly code: C,
     readonly status: number,
-    message?: string,
-    readonly extras: ErrorExtras = {},
+    message: string | undefined,
+    readonly extras: ErrorExtrasOf<C>,
     readonly headers: Record<string, string> = {},
   ) {
     super(message ?? code);
@@ -32,14 +46,21 @@ export class ServiceError extends Error {
 
   /** The message as sent to the client, or undefined when none was given. */
   readonly publicMessage: string | undefined;
+
+  /** Whether this is `code`'s error (then its extras are that code's). */
+  is<K extends ErrorCode>(code: K): this is ServiceError<K> {
+    const own: ErrorCode = this.code;
+    return own === code;
+  }
 }
 
 /**
  * A ServiceError whose status comes from the contract's error table, so a code can never be sent
  * with a status the spec does not give it.
  */
-export function fail(code: ErrorCode, message?: string, extras: ErrorExtras = {}, headers: Record<string, string> = {}): ServiceError {
-  return new ServiceError(code, ERROR_STATUS[code], message, extras, headers);
+export function fail<C extends ErrorCode>(code: C, ...[message, extras, headers]: FailArgs<C>): ServiceError<C> {
+  // Without extras, FailArgs proved that the code's body has no required field: none is a valid value.
+  return new ServiceError(code, ERROR_STATUS[code], message, extras ?? ({} as ErrorExtrasOf<C>), headers);
 }
 
 /**

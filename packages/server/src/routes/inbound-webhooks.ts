@@ -8,7 +8,7 @@
  */
 import type { IngestResult } from '../domain/inbound-webhooks/ingest.ts';
 import { resolveInboundEventId } from '../domain/webhooks/event-id.ts';
-import { ServiceError } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { clientIp } from '../middleware/rate-limit/index.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
 import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
@@ -16,7 +16,7 @@ import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
 const ingest: Handler<'ingestInboundEvent'> = async (c, _input, services) => {
   const verified = c.get('inbound');
   // Unreachable behind the inbound front; refuse rather than ingest an unverified body.
-  if (!verified) throw new ServiceError('signature_invalid', 401);
+  if (!verified) throw fail('signature_invalid');
   const { webhook, rawBody, payload, signedAtMs } = verified;
   const agentInput = await services.webhooks.render(webhook.template, payload);
   const result: IngestResult = await services.inbound.ingest({

@@ -37,8 +37,8 @@ export function inboundRunExecutor(runs: RunService, logError: (error: unknown) 
     } catch (error) {
       // Runs in progress hold the room this one needs: not a failure. It waits in the queue for the
       // answer's Retry-After (the room comes back as they end), as a client of the API would.
-      if (error instanceof ServiceError && error.code === 'budget_reserved') {
-        throw new InboundRunWaits(Number(error.extras.retryAfterSec) * 1000, String(error.extras.budget));
+      if (error instanceof ServiceError && error.is('budget_reserved')) {
+        throw new InboundRunWaits(error.extras.retryAfterSec * 1000, error.extras.budget);
       }
       logError(error);
       throw error;

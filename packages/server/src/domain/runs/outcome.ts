@@ -22,7 +22,7 @@ export function runFailureError(run: Run, now: Date): ServiceError {
     const end = kind === 'hour' ? windows.hour.end : kind === 'day' ? windows.day.end : null;
     const retryAfterMs = end ? Math.max(1, end.getTime() - now.getTime()) : kind === 'manual' ? 3_600_000 : 1000;
     const error = killSwitchError({ kind, retryAfterMs });
-    return fail('kill_switch', `A spending kill switch stopped run ${run.id}.`, error.extras, error.headers);
+    return fail('kill_switch', `A spending kill switch stopped run ${run.id}.`, { kind }, error.headers);
   }
   if (reason === 'engine_error' || reason === 'timeout') {
     return fail(

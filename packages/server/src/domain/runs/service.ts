@@ -138,7 +138,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
       // An adopted run already has an id the sender was given: it fails with the refusal's code.
       // Not for budget_reserved: the run waits in the queue and is handed over again (lease).
       if (input.existingRunId && err instanceof ServiceError && err.code !== 'budget_reserved') {
-        const reason = err.code === 'kill_switch' ? `kill_switch:${String(err.extras.kind)}` : err.code;
+        const reason = err.is('kill_switch') ? `kill_switch:${err.extras.kind}` : err.code;
         await failRefused(input, input.existingRunId, reason);
         return { runId: input.existingRunId };
       }

@@ -9,9 +9,9 @@ import { ServiceError } from '../../errors.ts';
 export const MAX_INBOUND_BODY_BYTES = 1024 * 1024;
 
 /** The 413 of an inbound body over the cap. */
-export class PayloadTooLargeError extends ServiceError {
+export class PayloadTooLargeError extends ServiceError<'payload_too_large'> {
   constructor(readonly limitBytes: number) {
-    super('payload_too_large', 413, `The body is larger than ${limitBytes} bytes`);
+    super('payload_too_large', 413, `The body is larger than ${limitBytes} bytes`, {});
   }
 }
 

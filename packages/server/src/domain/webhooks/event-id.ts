@@ -4,7 +4,7 @@
  * that a sender retrying the same body is still recognised as a duplicate.
  */
 import { createHash } from 'node:crypto';
-import { ServiceError } from '../../errors.ts';
+import { fail } from '../../errors.ts';
 import { readHeader, type HeaderBag } from './headers.ts';
 
 /** The headers that may carry the event id, most preferred first (the spec's list). */
@@ -38,7 +38,7 @@ export function resolveInboundEventId(headers: HeaderBag, rawBody: Uint8Array): 
     const value = readHeader(headers, name);
     if (value === undefined) continue;
     if (!isValidEventId(value)) {
-      throw new ServiceError('invalid_request', 400, `${name} must be 1 to ${MAX_EVENT_ID_LENGTH} visible ASCII characters (no spaces)`);
+      throw fail('invalid_request', `${name} must be 1 to ${MAX_EVENT_ID_LENGTH} visible ASCII characters (no spaces)`);
     }
     return { eventId: value, source: name };
   }

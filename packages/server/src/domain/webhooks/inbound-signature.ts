@@ -44,9 +44,9 @@ export interface InboundSignatureInput {
 type InboundSignatureVerdict = { ok: true; timestampMs: number | null } | { ok: false; error: 'signature_invalid'; reason: SignatureFailureReason };
 
 /** The 401 a route throws for any refused signature; `reason` stays on the server (audit only). */
-export class SignatureInvalidError extends ServiceError {
+export class SignatureInvalidError extends ServiceError<'signature_invalid'> {
   constructor(readonly reason: SignatureFailureReason) {
-    super('signature_invalid', 401);
+    super('signature_invalid', 401, undefined, {});
   }
 }
 

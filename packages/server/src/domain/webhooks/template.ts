@@ -16,7 +16,7 @@ export const MAX_AGENT_INPUT_CHARS = 500_000;
 type PayloadFailureReason = 'invalid_utf8' | 'invalid_json' | 'template_error' | 'output_too_long' | 'output_empty';
 
 /** The 400 of an inbound body that is not JSON or that the template cannot render. */
-export class PayloadInvalidError extends ServiceError {
+export class PayloadInvalidError extends ServiceError<'payload_invalid'> {
   constructor(
     readonly reason: PayloadFailureReason,
     readonly detail?: string,
@@ -27,6 +27,7 @@ export class PayloadInvalidError extends ServiceError {
       reason === 'invalid_utf8' || reason === 'invalid_json'
         ? 'The body is not valid JSON.'
         : "The payload could not be turned into the agent's input by the webhook's template.",
+      {},
     );
   }
 }
