@@ -8,7 +8,7 @@ export interface Tables {
     id: string;
     user_id: string;
     workspace_id: string | null;
-    kind: string;
+    kind: 'password' | 'totp' | 'both';
     token_hash: string;
     created_by: string | null;
     created_at: Date;
@@ -40,7 +40,7 @@ export interface Tables {
     agent_slug: string;
     action: string;
     summary: string;
-    status: string;
+    status: 'pending' | 'approved' | 'rejected' | 'expired';
     expires_at: Date;
     decided_by: string | null;
     decided_at: Date | null;
@@ -65,7 +65,7 @@ export interface Tables {
     workspace_id: string;
     conversation_id: string;
     seq: number;
-    role: string;
+    role: 'user' | 'assistant' | 'system';
     content: string;
     run_id: string;
     created_at: Date;
@@ -74,7 +74,7 @@ export interface Tables {
     id: string;
     event_id: string;
     destination_id: string;
-    status: string;
+    status: 'pending' | 'delivered' | 'failed';
     attempts: number;
     next_attempt_at: Date | null;
     locked_until: Date | null;
@@ -90,7 +90,7 @@ export interface Tables {
     id: string;
     delivery_id: string;
     attempt: number;
-    result: string;
+    result: 'delivered' | 'retry' | 'give_up';
     status: number | null;
     reason: string | null;
     attempted_at: Date;
@@ -147,14 +147,14 @@ export interface Tables {
     workspace_id: string;
     slug: string;
     secret_encrypted: string;
-    algorithm: string;
+    algorithm: 'sha256' | 'sha512';
     signature_header: string;
     timestamp_required: boolean;
     requests_per_minute: number;
     template: string | null;
     agent_slug: string;
     alias: string;
-    status: string;
+    status: 'active' | 'paused' | 'revoked';
     created_at: Date;
     last_event_at: Date | null;
     revoked_at: Date | null;
@@ -171,7 +171,7 @@ export interface Tables {
     id: string;
     workspace_id: string;
     email: string;
-    role: string;
+    role: 'owner' | 'admin' | 'member';
     token_hash: string;
     invited_by: string | null;
     created_at: Date;
@@ -204,7 +204,7 @@ export interface Tables {
   memberships: {
     workspace_id: string;
     user_id: string;
-    role: string;
+    role: 'owner' | 'admin' | 'member';
     created_at: Date;
   };
   operator_tokens: {
@@ -247,7 +247,7 @@ export interface Tables {
     id: string;
     run_id: string;
     index: number;
-    kind: string;
+    kind: 'routing' | 'model_call' | 'tool_call' | 'draft' | 'approval';
     agent_slug: string;
     summary: string;
     created_at: Date;
@@ -255,11 +255,11 @@ export interface Tables {
   runs: {
     id: string;
     workspace_id: string;
-    status: string;
+    status: 'in_progress' | 'completed' | 'failed' | 'canceled';
     agent_slug: string;
     answered_by: string;
     alias: string;
-    source: string;
+    source: 'api' | 'inbound_webhook' | 'mcp' | 'panel';
     conversation_id: string | null;
     content: string | null;
     failure_reason: string | null;
@@ -307,7 +307,7 @@ export interface Tables {
     name: string;
     arguments: unknown;
     result: string | null;
-    status: string;
+    status: 'completed' | 'failed' | 'pending_approval';
     created_at: Date;
   };
   usage_ledger: {
@@ -332,7 +332,7 @@ export interface Tables {
   };
   usage_windows: {
     workspace_id: string;
-    scope: string;
+    scope: 'hour' | 'day';
     window_start: Date;
     spent_stu: string;
     tripped_at: Date | null;
@@ -353,10 +353,10 @@ export interface Tables {
     url: string;
     events: string[];
     secret_encrypted: string;
-    status: string;
+    status: 'active' | 'paused';
     consecutive_failures: number;
     paused_at: Date | null;
-    paused_reason: string | null;
+    paused_reason: 'failures' | 'admin' | 'gone' | null;
     secret_rotated_at: Date | null;
     created_at: Date;
     last_failure_at: Date | null;
@@ -367,7 +367,7 @@ export interface Tables {
   };
   workspace_plans: {
     workspace_id: string;
-    plan: string;
+    plan: 'starter' | 'growth' | 'enterprise';
     updated_at: Date;
     quota_stu: string | null;
   };
@@ -375,8 +375,8 @@ export interface Tables {
     id: string;
     name: string;
     created_at: Date;
-    status: string;
-    payment: string;
+    status: 'active' | 'suspended';
+    payment: 'pending' | 'completed';
     rpm_limit: number | null;
     updated_at: Date | null;
     ip_rpm_limit: number | null;

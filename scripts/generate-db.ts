@@ -4,7 +4,8 @@
  * PGlite, and each column of `information_schema.columns` becomes a field with the JavaScript value both
  * drivers return for it (see store/db.ts), `| null` when the column is nullable. A migration that adds or
  * changes a column therefore changes the types the domain compiles against, and `pnpm check:drift`
- * fails until they are regenerated.
+ * fails until they are regenerated. A text column whose CHECK allows a list of values (`CHECK (status IN
+ * ('active', 'paused'))`, read from pg_constraint) becomes the union of those values (`'active' | 'paused'`).
  *
  * Store functions (store/functions/*.sql) take one argument with named keys: a `jsonb` object (or array of
  * them) read into a composite type declared in the function's own file (`CREATE TYPE start_run_args AS (…)`,
@@ -45,6 +46,13 @@ interface Column {
   is_nullable: 'YES' | 'NO';
 }
 
+/** A CHECK constraint on one column, as PostgreSQL prints it back (`CHECK ((status = ANY (ARRAY['a'::text, …])))`). */
+interface ColumnCheck {
+  table_name: string;
+  column_name: string;
+  definition: string;
+}
+
 interface Attribute {
   type_name: string;
   attribute_name: string;
@@ -55,10 +63,18 @@ export async function generateDb(): Promise<string> {
   const db = await openStore();
   let columns: Column[];
   let attributes: Attribute[];
+  let checks: ColumnCheck[];
   try {
     columns = await db.query<Column>(
       `SELECT table_name, column_name, udt_name, is_nullable FROM information_schema.columns
         WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`,
+    );
+    checks = await db.query<ColumnCheck>(
+      `SELECT t.relname AS table_name, a.attname AS column_name, pg_get_constraintdef(c.oid) AS definition
+         FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+           JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+        WHERE c.contype = 'c' AND cardinality(c.conkey) = 1 AND t.relnamespace = current_schema()::regnamespace
+        ORDER BY t.relname, a.attname, c.conname`,
     );
     // The composite types the function files declare (a table's own row type is not one of them).
     attributes = await db.query<Attribute>(
@@ -73,9 +89,14 @@ export async function generateDb(): Promise<string> {
     if (!type) throw new Error(`db: ${where} has type ${udt}, which generate-db.ts does not map`);
     return type;
   };
+  const allowed = allowedValues(checks);
   const tables = new Map<string, string[]>();
   for (const column of columns) {
-    const type = tsType(column.udt_name, `${column.table_name}.${column.column_name}`);
+    const values = column.udt_name === 'text' ? allowed.get(`${column.table_name}.${column.column_name}`) : undefined;
+    const type =
+      values && values.length > 0
+        ? values.map((value) => `'${value.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`).join(' | ')
+        : tsType(column.udt_name, `${column.table_name}.${column.column_name}`);
     const fields = tables.get(column.table_name) ?? [];
     fields.push(`    ${column.column_name}: ${type}${column.is_nullable === 'YES' ? ' | null' : ''};`);
     tables.set(column.table_name, fields);
@@ -108,4 +129,28 @@ export async function generateDb(): Promise<string> {
   ].join('\n');
   await writeGenerated('db.ts', source);
   return `${tables.size} tables, ${composites.size} argument types`;
+}
+
+/** A CHECK that lists a column's values: `(col = ANY (ARRAY['a'::text, 'b'::text]))`, or `(col = 'a'::text)` for one. */
+const ANY_OF = /^CHECK \(\((\w+) = ANY \(ARRAY\[(.*)\]\)\)\)$/;
+const ONE_OF = /^CHECK \(\((\w+) = ('(?:[^']|'')*'::text)\)\)$/;
+const TEXT_LITERAL = /^'((?:[^']|'')*)'::text$/;
+
+/**
+ * The values each `table.column` may hold, from the CHECKs that list them (several such CHECKs on one column: the
+ * values all of them allow). A CHECK of another shape (a range, `IS NULL OR …`) leaves its column as it is.
+ */
+function allowedValues(checks: readonly ColumnCheck[]): Map<string, string[]> {
+  const allowed = new Map<string, string[]>();
+  for (const check of checks) {
+    const match = ANY_OF.exec(check.definition) ?? ONE_OF.exec(check.definition);
+    if (!match || match[1] !== check.column_name) continue;
+    const literals = match[2]!.split(/, (?=')/).map((item) => TEXT_LITERAL.exec(item)?.[1]?.replaceAll("''", "'"));
+    if (literals.some((value) => value === undefined)) continue;
+    const key = `${check.table_name}.${check.column_name}`;
+    const before = allowed.get(key);
+    const values = literals as string[];
+    allowed.set(key, before ? before.filter((value) => values.includes(value)) : values);
+  }
+  return allowed;
 }
