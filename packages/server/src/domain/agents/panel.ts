@@ -6,8 +6,8 @@
  */
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db, Tx } from '../../store/db.ts';
+import { date, selectRows, tableRow, text } from '../../store/rows.ts';
 import { AGENT_CATALOG, getAgent, type AgentEntry } from '../../vocabulary/catalog.ts';
 import { isAgentInPlan, type PlanName } from '../../vocabulary/plans.ts';
 import { getPlan, pauseAgent, resumeAgent } from './settings.ts';
@@ -25,7 +25,8 @@ interface WorkspaceAgent {
   pausedAt: string | null;
 }
 
-type Paused = Pick<TableRow<'paused_agents'>, 'agent_slug' | 'reason' | 'paused_at'>;
+const pausedRow = tableRow('paused_agents', { agent_slug: text, reason: text, paused_at: date });
+type Paused = ReturnType<typeof pausedRow>;
 
 /** The plan and every agent of the catalog, orchestrator first (the catalog's order). */
 export async function listWorkspaceAgents(db: Db, workspaceId: string): Promise<{ plan: PlanName; data: WorkspaceAgent[] }> {
@@ -91,7 +92,7 @@ function known(slug: string): void {
 }
 
 async function pausedRows(db: Db, workspaceId: string): Promise<Map<string, Paused>> {
-  const rows = await db.query<Paused>(`SELECT agent_slug, reason, paused_at FROM paused_agents WHERE workspace_id = $1`, [workspaceId]);
+  const rows = await selectRows(db, pausedRow, `SELECT agent_slug, reason, paused_at FROM paused_agents WHERE workspace_id = $1`, [workspaceId]);
   return new Map(rows.map((r) => [r.agent_slug, r]));
 }
 

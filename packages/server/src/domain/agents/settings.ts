@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Db, Tx } from '../../store/db.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
+import { float, nullable, row, selectRow, selectRows, tableRow, text } from '../../store/rows.ts';
 import type { WorkspaceAgents } from './availability.ts';
 import { getAgent } from '../../vocabulary/catalog.ts';
 import { isPlanName, PLANS, type PlanName } from '../../vocabulary/plans.ts';
@@ -36,12 +36,12 @@ interface PlanSettings {
 }
 
 export async function getPlanSettings(db: Db | Tx, workspaceId: string): Promise<PlanSettings> {
-  const [row] = await db.query<{ plan: string; quota_stu: number | null }>(
-    `SELECT plan, quota_stu::float8 AS quota_stu FROM workspace_plans WHERE workspace_id = $1`,
-    [workspaceId],
-  );
-  return planSettingsOf(row);
+  const found = await selectRow(db, planRow, `SELECT plan, quota_stu::float8 AS quota_stu FROM workspace_plans WHERE workspace_id = $1`, [workspaceId]);
+  return planSettingsOf(found);
 }
+
+/** A workspace's plan and quota override (`numeric`, read as float8). */
+const planRow = row({ plan: text, quota_stu: nullable(float) });
 
 /** The settings a `workspace_plans` row (plan, quota_stu as float8) stands for; none: the defaults. */
 export function planSettingsOf(row: { plan: string | null; quota_stu: number | null } | undefined): PlanSettings {
@@ -74,7 +74,9 @@ export async function setPlan(db: Db | Tx, clock: Clock, workspaceId: string, pl
 }
 
 export async function pausedAgents(db: Db, workspaceId: string): Promise<Map<string, string>> {
-  const rows = await db.query<Pick<TableRow<'paused_agents'>, 'agent_slug' | 'reason'>>(
+  const rows = await selectRows(
+    db,
+    tableRow('paused_agents', { agent_slug: text, reason: text }),
     `SELECT agent_slug, reason FROM paused_agents WHERE workspace_id = $1`,
     [workspaceId],
   );

@@ -7,6 +7,7 @@ import { fail } from '../../errors.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { zApproval } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
+import { columnsOf, date, nullable, oneOf, row, selectRow, text } from '../../store/rows.ts';
 import { enqueueEvent } from '../events/outbox.ts';
 import { type AuditContext, recordAudit } from '../audit/index.ts';
 
@@ -35,6 +36,22 @@ export interface DecideApprovalInput {
 /** A row of `approvals` (generated/db.ts, from the migrations). */
 type Row = TableRow<'approvals'>;
 
+/** The columns of `approvals` (`SELECT *`, `RETURNING *`). */
+export const approvalColumns = columnsOf('approvals', {
+  id: text,
+  workspace_id: text,
+  run_id: text,
+  agent_slug: text,
+  action: text,
+  summary: text,
+  status: oneOf(['pending', 'approved', 'rejected', 'expired']),
+  expires_at: date,
+  decided_by: nullable(text),
+  decided_at: nullable(date),
+  created_at: date,
+});
+const approvalRow = row(approvalColumns);
+
 /**
  * Decides a pending approval. Another workspace's approval is `not_found`; one already decided,
  * or past its expiry, is `400 invalid_body` (the decision can no longer be taken; the contract
@@ -43,12 +60,15 @@ type Row = TableRow<'approvals'>;
 export async function decideApproval(db: Db, clock: Clock, input: DecideApprovalInput, audit?: AuditContext): Promise<Approval> {
   const now = clock.now();
   return db.transaction(async (tx) => {
-    const [current] = await tx.query<Row>(`SELECT * FROM approvals WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [input.approvalId, input.workspaceId]);
+    const current = await selectRow(tx, approvalRow, `SELECT * FROM approvals WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [
+      input.approvalId,
+      input.workspaceId,
+    ]);
     if (!current) throw fail('not_found', 'No such approval.');
     if (current.status !== 'pending' || current.expires_at.getTime() <= now.getTime()) {
       throw fail('invalid_body', 'This approval is no longer pending.');
     }
-    const [row] = await tx.query<Row>(`UPDATE approvals SET status = $2, decided_by = $3, decided_at = $4 WHERE id = $1 RETURNING *`, [
+    const updated = await selectRow(tx, approvalRow, `UPDATE approvals SET status = $2, decided_by = $3, decided_at = $4 WHERE id = $1 RETURNING *`, [
       input.approvalId,
       input.decision,
       input.decidedBy,
@@ -65,7 +85,7 @@ export async function decideApproval(db: Db, clock: Clock, input: DecideApproval
     );
     const target = { type: 'approval' as const, id: input.approvalId, label: current.action };
     await recordAudit(tx, audit, input.workspaceId, { action: 'approval.decided', target, details: { decision: input.decision, runId: current.run_id } }, now);
-    return toRecord(row!);
+    return toRecord(updated!);
   });
 }
 

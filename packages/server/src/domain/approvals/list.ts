@@ -2,9 +2,9 @@
  * @module The approval requests of a workspace as the panel lists them, by state. A pending request
  * past its expiry is `expired` (it can no longer be decided, decision.ts), whatever its stored status.
  */
-import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db } from '../../store/db.ts';
-import { type Approval, toRecord } from './decision.ts';
+import { int, row, selectRow, selectRows } from '../../store/rows.ts';
+import { type Approval, approvalColumns, toRecord } from './decision.ts';
 
 export type ApprovalFilter = 'pending' | 'approved' | 'rejected' | 'expired' | 'all';
 
@@ -23,7 +23,9 @@ export async function listApprovals(
   db: Db,
   input: { workspaceId: string; status: ApprovalFilter; limit: number; offset: number; now: Date },
 ): Promise<ApprovalPage> {
-  const rows = await db.query<TableRow<'approvals'> & { total: number }>(
+  const rows = await selectRows(
+    db,
+    row({ ...approvalColumns, total: int }),
     `SELECT *, count(*) OVER ()::integer AS total FROM approvals
       WHERE workspace_id = $1
         AND CASE $2::text
@@ -41,7 +43,9 @@ export async function listApprovals(
 }
 
 async function count(db: Db, input: { workspaceId: string; status: ApprovalFilter; now: Date }): Promise<number> {
-  const [row] = await db.query<{ n: number }>(
+  const found = await selectRow(
+    db,
+    row({ n: int }),
     `SELECT count(*)::integer AS n FROM approvals
       WHERE workspace_id = $1
         AND CASE $2::text
@@ -52,5 +56,5 @@ async function count(db: Db, input: { workspaceId: string; status: ApprovalFilte
             END`,
     [input.workspaceId, input.status, input.now],
   );
-  return row?.n ?? 0;
+  return found?.n ?? 0;
 }

@@ -3,12 +3,31 @@
  * each an optional (NULL-able) parameter of one fixed statement, which counts every match too (`count(*) OVER ()`;
  * a page past the end counts them apart, as the delivery log does).
  */
-import type { TableRow } from '../../../../../generated/db.ts';
 import { type Schema, zAuditAction, zAuditActor, zAuditTarget } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
+import { columnsOf, date, int, jsonObject, nullable, row, selectRow, selectRows, text } from '../../store/rows.ts';
 
 type AuditEvent = Schema<'AuditEvent'>;
-type Row = TableRow<'audit_events'>;
+
+/** A row of `audit_events` with the count of every match. */
+const eventRow = row({
+  ...columnsOf('audit_events', {
+    id: text,
+    workspace_id: text,
+    action: text,
+    actor_type: text,
+    actor_id: text,
+    actor_label: text,
+    target_type: text,
+    target_id: text,
+    target_label: nullable(text),
+    address: nullable(text),
+    request_id: nullable(text),
+    created_at: date,
+  }),
+  details: nullable(jsonObject),
+  total: int,
+});
 
 export interface AuditFilter {
   action?: string | undefined;
@@ -30,7 +49,9 @@ const WHERE = `workspace_id = $1
 
 export async function listAuditEvents(db: Db, workspaceId: string, filter: AuditFilter): Promise<Schema<'AuditEventList'>> {
   const params = [workspaceId, filter.action ?? null, filter.actor ?? null, filter.target ?? null, filter.since ?? null, filter.until ?? null];
-  const rows = await db.query<Row & { total: number }>(
+  const rows = await selectRows(
+    db,
+    eventRow,
     `SELECT *, count(*) OVER ()::int AS total FROM audit_events WHERE ${WHERE} ORDER BY created_at DESC, id DESC LIMIT $7 OFFSET $8`,
     [...params, filter.limit, filter.offset],
   );
@@ -40,11 +61,11 @@ export async function listAuditEvents(db: Db, workspaceId: string, filter: Audit
 
 /** Every match, for a page past the end (it has no row to carry the count). */
 async function countEvents(db: Db, params: unknown[]): Promise<number> {
-  const [row] = await db.query<{ total: number }>(`SELECT count(*)::int AS total FROM audit_events WHERE ${WHERE}`, params);
-  return row?.total ?? 0;
+  const found = await selectRow(db, row({ total: int }), `SELECT count(*)::int AS total FROM audit_events WHERE ${WHERE}`, params);
+  return found?.total ?? 0;
 }
 
-function toEvent(row: Row): AuditEvent {
+function toEvent(row: ReturnType<typeof eventRow>): AuditEvent {
   return {
     id: row.id,
     action: zAuditAction.parse(row.action),
@@ -53,6 +74,6 @@ function toEvent(row: Row): AuditEvent {
     createdAt: row.created_at.toISOString(),
     address: row.address,
     requestId: row.request_id,
-    details: (row.details ?? {}) as Record<string, unknown>,
+    details: row.details ?? {},
   };
 }

@@ -5,8 +5,8 @@
  * transaction that records the attempt; for a success only when the destination had failures when
  * the delivery was claimed (a healthy destination's row is not written by each of its deliveries).
  */
-import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db, Tx } from '../../store/db.ts';
+import { int, oneOf, selectRow, tableRow } from '../../store/rows.ts';
 import { shouldPauseDestination } from '../webhooks/retry-schedule.ts';
 
 /** A delivery to the destination succeeded: its consecutive failures are back to 0. */
@@ -29,7 +29,9 @@ interface DestinationFailure {
  * too many. A destination already paused (an admin's pause that came meanwhile) keeps its reason.
  */
 export async function recordDestinationFailure(tx: Tx, destinationId: string, at: Date, failure: DestinationFailure): Promise<void> {
-  const [dest] = await tx.query<Pick<TableRow<'webhook_destinations'>, 'consecutive_failures' | 'status'>>(
+  const dest = await selectRow(
+    tx,
+    tableRow('webhook_destinations', { consecutive_failures: int, status: oneOf(['active', 'paused']) }),
     `UPDATE webhook_destinations
         SET consecutive_failures = consecutive_failures + 1, last_failure_at = $2, last_failure_kind = $3, last_failure_status = $4
       WHERE id = $1

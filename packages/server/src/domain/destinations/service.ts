@@ -9,6 +9,7 @@ import { fail } from '../../errors.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { zDelivery, zDeliveryAttempt, zDeliveryErrorKind, zWebhookDestination, type Schema } from '../../contract.ts';
 import type { Db, Tx } from '../../store/db.ts';
+import { date, int, nullable, oneOf, selectRow, selectRows, tableRow, text, textArray } from '../../store/rows.ts';
 import { type AuditAction, type AuditContext, recordAudit } from '../audit/index.ts';
 import { listDeliveriesOf, replayFailedDeliveries, type LoggedDelivery } from '../events/deliveries.ts';
 import { enqueueTestEvent } from '../events/outbox.ts';
@@ -60,6 +61,26 @@ export const PREVIOUS_SECRET_GRACE_MS = 24 * 3_600_000;
 /** A row of `webhook_destinations` (generated/db.ts, from the migrations). */
 type Row = TableRow<'webhook_destinations'>;
 
+/** Decodes a row of `webhook_destinations` (`SELECT *`, `RETURNING *`). */
+const destinationRow = tableRow('webhook_destinations', {
+  id: text,
+  workspace_id: text,
+  url: text,
+  events: textArray,
+  secret_encrypted: text,
+  status: oneOf(['active', 'paused']),
+  consecutive_failures: int,
+  paused_at: nullable(date),
+  paused_reason: nullable(oneOf(['failures', 'admin', 'gone'])),
+  secret_rotated_at: nullable(date),
+  created_at: date,
+  last_failure_at: nullable(date),
+  last_failure_kind: nullable(text),
+  last_failure_status: nullable(int),
+  previous_secret_encrypted: nullable(text),
+  previous_secret_expires_at: nullable(date),
+});
+
 const REFUSALS: Record<string, string> = {
   invalid_url: 'The url is not a valid absolute URL.',
   not_https: 'The url must use https://.',
@@ -73,7 +94,7 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
   const { db, clock, secretBox, policy } = deps;
 
   async function load(workspaceId: string, id: string, tx: Db | Tx = db): Promise<Row> {
-    const [row] = await tx.query<Row>(`SELECT * FROM webhook_destinations WHERE id = $1 AND workspace_id = $2`, [id, workspaceId]);
+    const row = await selectRow(tx, destinationRow, `SELECT * FROM webhook_destinations WHERE id = $1 AND workspace_id = $2`, [id, workspaceId]);
     if (!row) throw fail('not_found', 'No such destination.');
     return row;
   }
@@ -107,7 +128,9 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
       await guard(input.url, policy);
       const secret = newSigningSecret();
       return audited(audit, workspaceId, 'destination.created', async (tx) => {
-        const [row] = await tx.query<Row>(
+        const row = await selectRow(
+          tx,
+          destinationRow,
           `INSERT INTO webhook_destinations (id, workspace_id, url, events, secret_encrypted, status, created_at)
            VALUES ($1, $2, $3, $4, $5, 'active', $6) RETURNING *`,
           [newId('dst'), workspaceId, input.url, [...new Set(input.events)], secretBox.seal(secret), clock.now()],
@@ -116,7 +139,9 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
       });
     },
     async list(workspaceId) {
-      const rows = await db.query<Row>(`SELECT * FROM webhook_destinations WHERE workspace_id = $1 ORDER BY created_at DESC, id`, [workspaceId]);
+      const rows = await selectRows(db, destinationRow, `SELECT * FROM webhook_destinations WHERE workspace_id = $1 ORDER BY created_at DESC, id`, [
+        workspaceId,
+      ]);
       const now = clock.now();
       return rows.map((row) => toRecord(row, now));
     },
@@ -127,7 +152,9 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
       // The secret replaced stays, sealed, until the grace period ends (a second rotation within it
       // retires the one just replaced; the older one is dropped).
       return audited(audit, workspaceId, 'destination.secret_rotated', async (tx) => {
-        const [row] = await tx.query<Row>(
+        const row = await selectRow(
+          tx,
+          destinationRow,
           `UPDATE webhook_destinations
             SET previous_secret_encrypted = secret_encrypted, previous_secret_expires_at = $5, secret_encrypted = $3, secret_rotated_at = $4
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,
@@ -139,7 +166,9 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
     async pause(workspaceId, id, audit) {
       await load(workspaceId, id);
       return audited(audit, workspaceId, 'destination.paused', async (tx) => {
-        const [row] = await tx.query<Row>(
+        const row = await selectRow(
+          tx,
+          destinationRow,
           `UPDATE webhook_destinations
             SET status = 'paused', paused_at = COALESCE(paused_at, $3), paused_reason = COALESCE(paused_reason, 'admin')
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,
@@ -151,7 +180,9 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
     async resume(workspaceId, id, audit) {
       await load(workspaceId, id);
       return audited(audit, workspaceId, 'destination.resumed', async (tx) => {
-        const [row] = await tx.query<Row>(
+        const row = await selectRow(
+          tx,
+          destinationRow,
           `UPDATE webhook_destinations SET status = 'active', paused_at = NULL, paused_reason = NULL, consecutive_failures = 0
           WHERE id = $1 AND workspace_id = $2 RETURNING *`,
           [id, workspaceId],

@@ -7,6 +7,7 @@
 import type { TableRow } from '../../../../../generated/db.ts';
 import { randomBase62 } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
+import { bool, columnsOf, date, int, json, nullable, oneOf, row, selectRow, selectRows, tableRow, text } from '../../store/rows.ts';
 
 type Delivery = TableRow<'deliveries'>;
 
@@ -163,6 +164,36 @@ export type LoggedDelivery = Pick<Delivery, 'id' | 'event_id' | 'status' | 'next
     >[];
   };
 
+/** A delivery of the log (without its attempts), with the count of every match. */
+const loggedRow = row({
+  ...columnsOf('deliveries', {
+    id: text,
+    event_id: text,
+    status: oneOf(['pending', 'delivered', 'failed']),
+    next_attempt_at: nullable(date),
+    delivered_at: nullable(date),
+    created_at: date,
+    test: bool,
+  }),
+  ...columnsOf('outbox_events', { type: text, body: text }),
+  total: int,
+});
+
+/** An attempt of the log, with its delivery's id. */
+const attemptRow = tableRow('delivery_attempts', {
+  delivery_id: text,
+  attempt: int,
+  attempted_at: date,
+  result: oneOf(['delivered', 'retry', 'give_up']),
+  status: nullable(int),
+  error_kind: nullable(text),
+  duration_ms: nullable(int),
+  next_attempt_at: nullable(date),
+  request_headers: json,
+  response_body: nullable(text),
+  response_truncated: bool,
+});
+
 /**
  * One page of a destination's deliveries, newest first, with their attempts. The caller has checked
  * that the destination is the workspace's; `status` null means every status.
@@ -172,7 +203,9 @@ export async function listDeliveriesOf(
   destinationId: string,
   filter: { status: string | null; limit: number; offset: number },
 ): Promise<{ rows: LoggedDelivery[]; total: number }> {
-  const page = await db.query<Omit<LoggedDelivery, 'attempts'> & { total: number }>(
+  const page = await selectRows(
+    db,
+    loggedRow,
     `SELECT d.id, d.event_id, d.status, d.next_attempt_at, d.delivered_at, d.created_at, d.test, e.type, e.body, count(*) OVER ()::integer AS total
        FROM deliveries d JOIN outbox_events e ON e.id = d.event_id
       WHERE d.destination_id = $1 AND ($2::text IS NULL OR d.status = $2)
@@ -182,7 +215,9 @@ export async function listDeliveriesOf(
   );
   const total = page[0]?.total ?? (filter.offset > 0 ? await countDeliveries(db, destinationId, filter.status) : 0);
   if (page.length === 0) return { rows: [], total };
-  const attempts = await db.query<LoggedDelivery['attempts'][number] & { delivery_id: string }>(
+  const attempts = await selectRows(
+    db,
+    attemptRow,
     `SELECT delivery_id, attempt, attempted_at, result, status, error_kind, duration_ms, next_attempt_at, request_headers, response_body, response_truncated
        FROM delivery_attempts WHERE delivery_id = ANY ($1::text[]) ORDER BY delivery_id, attempted_at, attempt`,
     [page.map((d) => d.id)],
@@ -198,11 +233,13 @@ export async function listDeliveriesOf(
 }
 
 async function countDeliveries(db: Db, destinationId: string, status: string | null): Promise<number> {
-  const [row] = await db.query<{ n: number }>(`SELECT count(*)::integer AS n FROM deliveries WHERE destination_id = $1 AND ($2::text IS NULL OR status = $2)`, [
-    destinationId,
-    status,
-  ]);
-  return row?.n ?? 0;
+  const found = await selectRow(
+    db,
+    row({ n: int }),
+    `SELECT count(*)::integer AS n FROM deliveries WHERE destination_id = $1 AND ($2::text IS NULL OR status = $2)`,
+    [destinationId, status],
+  );
+  return found?.n ?? 0;
 }
 
 /** A delivered attempt, recorded by {@link recordDeliveredAttempts} under the claim that sent it. */
@@ -227,7 +264,9 @@ export interface DeliveredAttempt {
  */
 export async function recordDeliveredAttempts(db: Db, attempts: readonly DeliveredAttempt[]): Promise<string[]> {
   if (attempts.length === 0) return [];
-  const rows = await db.query<{ id: string }>(
+  const rows = await selectRows(
+    db,
+    tableRow('deliveries', { id: text }),
     `WITH input AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb)
          AS x(id text, token text, attempt integer, status integer, at timestamptz, duration integer, attempt_id text,
@@ -280,7 +319,9 @@ export async function markAttemptFailed(
 
 /** Every given-up delivery of the destination queued again, due at `now`; the ids of their events. */
 export async function replayFailedDeliveries(db: Db | Tx, destinationId: string, now: Date): Promise<string[]> {
-  const rows = await db.query<Pick<Delivery, 'event_id'>>(
+  const rows = await selectRows(
+    db,
+    tableRow('deliveries', { event_id: text }),
     `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $2, locked_until = NULL, claim_token = NULL
       WHERE destination_id = $1 AND status = 'failed' RETURNING event_id`,
     [destinationId, now],

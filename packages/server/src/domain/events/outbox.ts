@@ -6,7 +6,7 @@
 import { randomBase62 } from '../../random.ts';
 import { redactText } from '../../redact/index.ts';
 import { inTransaction, type Db, type Tx } from '../../store/db.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
+import { selectRows, tableRow, text } from '../../store/rows.ts';
 import {
   buildEnvelope,
   serializeEnvelope,
@@ -49,7 +49,9 @@ export async function enqueueEvent<T extends WorkspaceEventType>(db: Db | Tx, in
   const envelope = buildEnvelope({ type: input.type, tenantId: input.tenantId, data: input.data, redactText, createdAt: now });
   return inTransaction(db, async (tx) => {
     await insertEvent(tx, envelope, now);
-    const rows = await tx.query<Pick<TableRow<'webhook_destinations'>, 'id'>>(
+    const rows = await selectRows(
+      tx,
+      tableRow('webhook_destinations', { id: text }),
       `SELECT id FROM webhook_destinations
         WHERE workspace_id = $1 AND $2 = ANY (events)
           AND (status = 'active' OR paused_reason = 'failures')

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
+import { oneOf, row, selectRow, text } from '../../store/rows.ts';
 import type { InboundEventId } from '../webhooks/event-id.ts';
 import { newId } from '../../random.ts';
 import type { InboundWebhookTarget } from './service.ts';
@@ -40,7 +41,9 @@ const INGEST = `SELECT o_code AS code, o_run_id AS run_id
 
 export async function ingestInboundEvent(db: Db, record: InboundEventRecord): Promise<IngestResult> {
   const { webhook, eventId } = record;
-  const [row] = await db.query<{ code: 'ok' | 'duplicate'; run_id: string }>(
+  const found = await selectRow(
+    db,
+    row({ code: oneOf(['ok', 'duplicate']), run_id: text }),
     INGEST,
     [
       `iev_${randomBase62(20)}`,
@@ -62,5 +65,5 @@ export async function ingestInboundEvent(db: Db, record: InboundEventRecord): Pr
     ],
     { name: 'ingest_inbound_event' },
   );
-  return { code: row!.code, eventId: eventId.eventId, runId: row!.run_id };
+  return { code: found!.code, eventId: eventId.eventId, runId: found!.run_id };
 }

@@ -5,12 +5,24 @@
  * run is put back in the queue and the rendered input is forgotten once the run has ended. Each
  * function takes the caller's transaction, so its guarantees are the caller's.
  */
-import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db, Tx } from '../../store/db.ts';
+import { columnsOf, int, nullable, row, selectRows, text } from '../../store/rows.ts';
 
 /** A waiting event, as the hand-over reads it. */
-export type WaitingInboundEvent = Pick<TableRow<'inbound_events'>, 'id' | 'run_id' | 'workspace_id' | 'agent_slug' | 'alias' | 'agent_input' | 'event_id'> &
-  Pick<TableRow<'runs'>, 'recoveries'>;
+const waitingRow = row({
+  ...columnsOf('inbound_events', {
+    id: text,
+    run_id: text,
+    workspace_id: text,
+    agent_slug: text,
+    alias: text,
+    agent_input: nullable(text),
+    event_id: text,
+  }),
+  ...columnsOf('runs', { recoveries: int }),
+});
+
+export type WaitingInboundEvent = ReturnType<typeof waitingRow>;
 
 /**
  * Claims up to `limit` events whose run waits for its hand-over (`FOR UPDATE SKIP LOCKED`, so
@@ -25,7 +37,9 @@ export async function claimWaitingInboundEvents(
   input: { now: Date; limit: number; leaseUntil: Date; perWorkspace: number; busy?: ReadonlyMap<string, number> },
 ): Promise<WaitingInboundEvent[]> {
   const busy = [...(input.busy ?? new Map<string, number>())];
-  const rows = await tx.query<WaitingInboundEvent>(
+  const rows = await selectRows(
+    tx,
+    waitingRow,
     // Only runs still in_progress: one that ended before its hand-over (canceled) has nothing to run,
     // and its input is already forgotten.
     `WITH RECURSIVE waiting AS (

@@ -3,11 +3,12 @@
  * revoke, and the lookup of a slug by the inbound route. Another workspace's webhook is
  * `404 not_found`, exactly like one that does not exist.
  */
-import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
+import { STANDING_COLUMNS, standingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
+import { bool, columnsOf, date, int, nullable, oneOf, row, selectRow, selectRows, text } from '../../store/rows.ts';
 import { type AuditContext, recordAudit } from '../audit/index.ts';
 import { DEFAULT_SIGNATURE_HEADER } from '../webhooks/inbound-signature.ts';
 import type { HmacAlgorithm } from '../webhooks/hmac.ts';
@@ -50,6 +51,28 @@ const DEFAULT_INBOUND_ALIAS = 'Sonata';
 /** A row of `inbound_webhooks` (generated/db.ts, from the migrations). */
 type Row = TableRow<'inbound_webhooks'>;
 
+/** The columns of `inbound_webhooks` (`SELECT *`, `RETURNING *`). */
+const webhookColumns = columnsOf('inbound_webhooks', {
+  id: text,
+  workspace_id: text,
+  slug: text,
+  secret_encrypted: text,
+  algorithm: oneOf(['sha256', 'sha512']),
+  signature_header: text,
+  timestamp_required: bool,
+  requests_per_minute: int,
+  template: nullable(text),
+  agent_slug: text,
+  alias: text,
+  status: oneOf(['active', 'paused', 'revoked']),
+  created_at: date,
+  last_event_at: nullable(date),
+  revoked_at: nullable(date),
+});
+const webhookRow = row(webhookColumns);
+/** A webhook with its workspace's standing (an inbound request's target). */
+const targetRow = row({ ...webhookColumns, ...standingColumns });
+
 export interface InboundWebhookService {
   create(workspaceId: string, input: CreateInboundWebhookInput, audit?: AuditContext): Promise<InboundWebhook & { secret: string }>;
   list(workspaceId: string): Promise<InboundWebhook[]>;
@@ -66,7 +89,7 @@ export function createInboundWebhookService(deps: { db: Db; clock: Clock; secret
   registerInboundRunHooks();
 
   async function load(workspaceId: string, slug: string): Promise<Row> {
-    const [row] = await db.query<Row>(`SELECT * FROM inbound_webhooks WHERE slug = $1 AND workspace_id = $2`, [slug, workspaceId]);
+    const row = await selectRow(db, webhookRow, `SELECT * FROM inbound_webhooks WHERE slug = $1 AND workspace_id = $2`, [slug, workspaceId]);
     if (!row) throw fail('not_found', 'No such inbound webhook.');
     return row;
   }
@@ -76,7 +99,9 @@ export function createInboundWebhookService(deps: { db: Db; clock: Clock; secret
     // Revoked is final; pausing a paused webhook (or resuming an active one) changes nothing.
     if (row.status === 'revoked') throw fail('not_found', 'This inbound webhook is revoked.');
     return db.transaction(async (tx) => {
-      const [updated] = await tx.query<Row>(
+      const updated = await selectRow(
+        tx,
+        webhookRow,
         `UPDATE inbound_webhooks SET status = $3, revoked_at = CASE WHEN $3 = 'revoked' THEN $4::timestamptz ELSE revoked_at END
           WHERE slug = $1 AND workspace_id = $2 RETURNING *`,
         [slug, workspaceId, to, clock.now()],
@@ -96,7 +121,9 @@ export function createInboundWebhookService(deps: { db: Db; clock: Clock; secret
       }
       const secret = newSigningSecret();
       return db.transaction(async (tx) => {
-        const [row] = await tx.query<Row>(
+        const row = await selectRow(
+          tx,
+          webhookRow,
           `INSERT INTO inbound_webhooks (id, workspace_id, slug, secret_encrypted, algorithm, signature_header,
            timestamp_required, requests_per_minute, template, agent_slug, alias, status, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'active', $12)
@@ -130,14 +157,16 @@ export function createInboundWebhookService(deps: { db: Db; clock: Clock; secret
       });
     },
     async list(workspaceId) {
-      const rows = await db.query<Row>(`SELECT * FROM inbound_webhooks WHERE workspace_id = $1 ORDER BY created_at DESC, slug`, [workspaceId]);
+      const rows = await selectRows(db, webhookRow, `SELECT * FROM inbound_webhooks WHERE workspace_id = $1 ORDER BY created_at DESC, slug`, [workspaceId]);
       return rows.map(toRecord);
     },
     pause: (workspaceId, slug, audit) => transition(workspaceId, slug, 'paused', audit),
     resume: (workspaceId, slug, audit) => transition(workspaceId, slug, 'active', audit),
     revoke: (workspaceId, slug, audit) => transition(workspaceId, slug, 'revoked', audit),
     async target(slug) {
-      const [row] = await db.query<Row & StandingColumns>(
+      const row = await selectRow(
+        db,
+        targetRow,
         `SELECT h.*, ${STANDING_COLUMNS} FROM inbound_webhooks h JOIN workspaces w ON w.id = h.workspace_id WHERE h.slug = $1`,
         [slug],
       );

@@ -11,9 +11,9 @@
  * first reads the version, as a hit made under an older version is stale; on reconnect the cache
  * is dropped. The embedded store is one instance and hears its own notifications in process.
  */
-import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { notifySql } from '../../store/listen.ts';
+import { date, int, row, selectRow, tableRow } from '../../store/rows.ts';
 
 export const KEYS_CHANNEL = 'service_keys';
 /** Longest wait for our own listener to hear a change before trusting it no more. */
@@ -88,17 +88,22 @@ export class KeyInvalidation {
   }
 }
 
+/** The caches' version and the store's time when it was read. */
+const versionAt = row({ version: int, at: date });
+
 /**
  * In the caller's transaction, bumps the version that every cached key verification was made under
  * and notifies every instance's listener of it at commit: a revoke, a rotation, or a change of a
  * workspace's standing. Resolves to the new version and the store's time.
  */
 export async function invalidateKeyCaches(tx: Tx): Promise<{ version: number; at: Date }> {
-  const [row] = await tx.query<{ version: number; at: Date }>(
+  const bumped = await selectRow(
+    tx,
+    versionAt,
     `WITH bumped AS (UPDATE api_key_revocations SET version = version + 1 WHERE id = 1 RETURNING version)
      SELECT version, clock_timestamp() AS at, ${notifySql(KEYS_CHANNEL, 'version::text')} FROM bumped`,
   );
-  return row!;
+  return bumped!;
 }
 
 /**
@@ -106,12 +111,12 @@ export async function invalidateKeyCaches(tx: Tx): Promise<{ version: number; at
  * only once this instance's listener heard it, as every other instance's did at that commit.
  */
 export async function settleKeyCaches(db: Db, invalidation: Pick<KeyInvalidation, 'settle'>): Promise<void> {
-  const [current] = await db.query<{ version: number; at: Date }>(`SELECT version, clock_timestamp() AS at FROM api_key_revocations WHERE id = 1`);
+  const current = await selectRow(db, versionAt, `SELECT version, clock_timestamp() AS at FROM api_key_revocations WHERE id = 1`);
   await invalidation.settle(db, current!.version, current!.at);
 }
 
 /** The version cached verifications are made under (read on each hit while not listening). */
 export async function readKeysVersion(db: Db): Promise<number> {
-  const [current] = await db.query<Pick<TableRow<'api_key_revocations'>, 'version'>>(`SELECT version FROM api_key_revocations WHERE id = 1`);
+  const current = await selectRow(db, tableRow('api_key_revocations', { version: int }), `SELECT version FROM api_key_revocations WHERE id = 1`);
   return current!.version;
 }

@@ -6,8 +6,9 @@ import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
+import { selectRow } from '../../store/rows.ts';
 import { type AuditContext, recordAudit } from '../audit/index.ts';
-import { type IssuedKey, keyTarget, type KeyRow, toRecord } from './record.ts';
+import { type IssuedKey, keyRow, keyTarget, toRecord } from './record.ts';
 import { validateScopes } from './scopes.ts';
 import { generateSecret, hashSecret, visiblePrefix } from './secret.ts';
 
@@ -61,7 +62,9 @@ function validKey(input: NewKey): ValidKey {
 export async function insertKeyRow(tx: Tx, clock: Clock, workspaceId: string, input: ValidKey): Promise<IssuedKey> {
   const secret = generateSecret();
   const now = clock.now();
-  const [row] = await tx.query<KeyRow>(
+  const row = await selectRow(
+    tx,
+    keyRow,
     `INSERT INTO api_keys (id, workspace_id, name, prefix, secret_hash, scopes, created_at, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
     [newId('key'), workspaceId, input.name, visiblePrefix(secret), hashSecret(secret), input.scopes, now, new Date(now.getTime() + input.days * DAY_MS)],

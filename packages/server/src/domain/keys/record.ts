@@ -3,8 +3,9 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Schema } from '../../contract.ts';
-import type { Db } from '../../store/db.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
+import type { Db } from '../../store/db.ts';
+import { columnsOf, date, nullable, row, selectRows, text, textArray } from '../../store/rows.ts';
 
 /** A key as the contract shows it (`ApiKey`). */
 export type ApiKeyRecord = Schema<'ApiKey'>;
@@ -19,9 +20,27 @@ export interface IssuedKey extends ApiKeyRecord {
 /** A row of `api_keys` (generated/db.ts, from the migrations). */
 export type KeyRow = TableRow<'api_keys'>;
 
+/** The columns of `api_keys`. */
+export const keyColumns = columnsOf('api_keys', {
+  id: text,
+  workspace_id: text,
+  name: text,
+  prefix: text,
+  secret_hash: text,
+  scopes: textArray,
+  created_at: date,
+  expires_at: date,
+  last_used_at: nullable(date),
+  revoked_at: nullable(date),
+  replaced_by: nullable(text),
+});
+
+/** Decodes a row of `api_keys` (`SELECT *`, `RETURNING *`). */
+export const keyRow = row(keyColumns);
+
 /** The workspace's keys, newest first. */
 export async function listKeys(deps: { db: Db; clock: Clock }, workspaceId: string): Promise<ApiKeyRecord[]> {
-  const rows = await deps.db.query<KeyRow>(`SELECT * FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC`, [workspaceId]);
+  const rows = await selectRows(deps.db, keyRow, `SELECT * FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id DESC`, [workspaceId]);
   const now = deps.clock.now();
   return rows.map((row) => toRecord(row, now));
 }

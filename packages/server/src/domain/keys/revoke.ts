@@ -5,9 +5,10 @@
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
+import { selectRow } from '../../store/rows.ts';
 import { type AuditContext, recordAudit } from '../audit/index.ts';
 import { invalidateKeyCaches, type KeyInvalidation } from './invalidation.ts';
-import { type ApiKeyRecord, keyTarget, type KeyRow, toRecord } from './record.ts';
+import { type ApiKeyRecord, keyRow, keyTarget, toRecord } from './record.ts';
 
 /** Revoking a revoked key changes nothing. */
 export async function revokeKey(
@@ -19,7 +20,7 @@ export async function revokeKey(
   const { db } = deps;
   const now = deps.clock.now();
   const record = await db.transaction(async (tx) => {
-    const [row] = await tx.query<KeyRow>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND workspace_id = $2 RETURNING *`, [
+    const row = await selectRow(tx, keyRow, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND workspace_id = $2 RETURNING *`, [
       id,
       workspaceId,
       now,

@@ -5,10 +5,11 @@
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
+import { selectRow } from '../../store/rows.ts';
 import { type AuditContext, recordAudit } from '../audit/index.ts';
 import { invalidateKeyCaches, type KeyInvalidation } from './invalidation.ts';
 import { DAY_MS, insertKeyRow } from './issue.ts';
-import { type IssuedKey, keyTarget, type KeyRow, toRecord } from './record.ts';
+import { type IssuedKey, keyRow, keyTarget, toRecord } from './record.ts';
 
 export async function rotateKey(
   deps: { db: Db; clock: Clock; invalidation: Pick<KeyInvalidation, 'settle'> },
@@ -19,7 +20,7 @@ export async function rotateKey(
   const { db, clock } = deps;
   const now = clock.now();
   const issued = await db.transaction(async (tx) => {
-    const [old] = await tx.query<KeyRow>(`SELECT * FROM api_keys WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [id, workspaceId]);
+    const old = await selectRow(tx, keyRow, `SELECT * FROM api_keys WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [id, workspaceId]);
     if (!old) throw fail('not_found', 'No API key with this id.');
     if (toRecord(old, now).status !== 'active') throw fail('not_found', 'No active API key with this id.');
     const days = Math.max(1, Math.round((old.expires_at.getTime() - old.created_at.getTime()) / DAY_MS));

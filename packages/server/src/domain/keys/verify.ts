@@ -6,10 +6,11 @@ import type { Clock } from '../../clock.ts';
 import { constantTimeEqual } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
-import { STANDING_COLUMNS, type StandingColumns, standingOf } from '../standing/index.ts';
+import { row, selectRows } from '../../store/rows.ts';
+import { STANDING_COLUMNS, standingColumns, standingOf } from '../standing/index.ts';
 import type { VerificationCache, VerifiedKey } from './cache.ts';
 import { type KeyInvalidation, readKeysVersion } from './invalidation.ts';
+import { keyColumns } from './record.ts';
 import { hashSecret, isSecretShaped, visiblePrefix } from './secret.ts';
 
 // last_used_at is informative; writing it once a minute per key keeps the hot path read-only.
@@ -17,7 +18,8 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 /** Stands for the version of hits cached while listening: every invalidation clears them all. */
 const LISTENED = -1;
 
-type KeyRow = TableRow<'api_keys'>;
+/** A key with its workspace's standing. */
+const candidate = row({ ...keyColumns, ...standingColumns });
 
 export interface KeyVerification {
   db: Db;
@@ -48,14 +50,16 @@ export async function verifyKey(deps: KeyVerification, authorization: string | u
     await touch(cached.keyId, now);
     return cached;
   }
-  const candidates = await db.query<KeyRow & StandingColumns>(
+  const candidates = await selectRows(
+    db,
+    candidate,
     `SELECT k.*, ${STANDING_COLUMNS} FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
       WHERE k.prefix = $1 AND k.revoked_at IS NULL AND k.expires_at > $2`,
     [visiblePrefix(secret), now],
   );
   if (candidates.length === 0) throw fail('api_key_not_found', 'Unknown, revoked or expired API key.');
   // Compare with every candidate so the time taken does not tell which one matched.
-  let match: (KeyRow & StandingColumns) | undefined;
+  let match: (typeof candidates)[number] | undefined;
   for (const row of candidates) if (constantTimeEqual(row.secret_hash, secretHash)) match = row;
   if (!match) throw fail('api_key_invalid', 'The API key does not verify.');
   const key: VerifiedKey = {

@@ -9,12 +9,19 @@ import { sha256Hex } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
 import { bearerToken } from '../keys/index.ts';
 import type { Schema } from '../../contract.ts';
-import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
+import { STANDING_COLUMNS, standingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
+import { columnsOf, row, selectRow, text, textArray } from '../../store/rows.ts';
 
 const MCP_SCOPE = 'mcp:tenant';
+/** A live MCP token, the scopes of its API key, and its workspace's standing. */
+const tokenRow = row({
+  ...columnsOf('mcp_tokens', { id: text, workspace_id: text, api_key_id: text, scopes: textArray }),
+  key_scopes: textArray,
+  ...standingColumns,
+});
+
 export const DEFAULT_MCP_TOKEN_SECONDS = 3600;
 const TOKEN_PATTERN = /^service_mcp_[0-9A-Za-z]{32}$/;
 
@@ -64,22 +71,22 @@ export function createMcpTokenService(deps: { db: Db; clock: Clock }) {
       if (!TOKEN_PATTERN.test(token)) throw unknown;
       const now = clock.now();
       // Looked up by its hash (a unique index), so no secret is ever compared byte by byte.
-      const [row] = await db.query<
-        Pick<TableRow<'mcp_tokens'>, 'id' | 'workspace_id' | 'api_key_id' | 'scopes'> & { key_scopes: TableRow<'api_keys'>['scopes'] } & StandingColumns
-      >(
+      const found = await selectRow(
+        db,
+        tokenRow,
         `SELECT t.id, t.workspace_id, t.api_key_id, t.scopes, k.scopes AS key_scopes, ${STANDING_COLUMNS}
            FROM mcp_tokens t JOIN api_keys k ON k.id = t.api_key_id JOIN workspaces w ON w.id = t.workspace_id
          WHERE t.token_hash = $1 AND t.expires_at > $2 AND k.revoked_at IS NULL AND k.expires_at > $2`,
         [sha256Hex(token), now],
       );
-      if (!row) throw unknown;
+      if (!found) throw unknown;
       return {
-        tokenId: row.id,
-        workspaceId: row.workspace_id,
-        keyId: row.api_key_id,
-        scopes: row.scopes,
-        keyScopes: row.key_scopes,
-        standing: standingOf(row),
+        tokenId: found.id,
+        workspaceId: found.workspace_id,
+        keyId: found.api_key_id,
+        scopes: found.scopes,
+        keyScopes: found.key_scopes,
+        standing: standingOf(found),
       };
     },
   };

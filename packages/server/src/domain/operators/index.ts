@@ -9,6 +9,7 @@ import { constantTimeEqual, sha256Hex } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
+import { selectRow, tableRow, text } from '../../store/rows.ts';
 import { bearerToken } from '../keys/index.ts';
 
 const OPERATOR_TOKEN_PREFIX = 'service_op_';
@@ -43,8 +44,8 @@ export function createOperatorService(deps: { db: Db; envToken?: string | undefi
       if (envHash && constantTimeEqual(hash, envHash)) return { tokenId: 'env' };
       if (token.startsWith(OPERATOR_TOKEN_PREFIX)) {
         // Looked up by its hash (a unique index): no stored secret is compared byte by byte.
-        const [row] = await deps.db.query<{ id: string }>(`SELECT id FROM operator_tokens WHERE token_hash = $1`, [hash]);
-        if (row) return { tokenId: row.id };
+        const found = await selectRow(deps.db, tableRow('operator_tokens', { id: text }), `SELECT id FROM operator_tokens WHERE token_hash = $1`, [hash]);
+        if (found) return { tokenId: found.id };
       }
       throw fail('not_authenticated', 'Unknown operator token.');
     },

@@ -6,9 +6,9 @@ import type { Clock } from '../../clock.ts';
 import { sha256Hex } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
-import { STANDING_COLUMNS, type StandingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
-import { type Role, zRole } from './users.ts';
+import { bool, columnsOf, row, selectRow, text } from '../../store/rows.ts';
+import { STANDING_COLUMNS, standingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
+import { type Role, roleColumn } from './users.ts';
 
 /** What a session cookie proves. */
 export interface AdminSession {
@@ -26,15 +26,20 @@ export interface AdminSession {
   standing: WorkspaceStanding;
 }
 
+/** The live session of a cookie, its user's role in its workspace, and the workspace's standing. */
+const sessionRow = row({
+  ...columnsOf('sessions', { id: text, user_id: text, csrf_hash: text, workspace_id: text }),
+  ...columnsOf('memberships', { role: roleColumn }),
+  ...columnsOf('users', { totp_enabled: bool }),
+  ...standingColumns,
+});
+
 /** @throws not_authenticated when the cookie names no live session */
 export async function authenticate(deps: { db: Db; clock: Clock }, sessionToken: string | undefined): Promise<AdminSession> {
   if (!sessionToken) throw fail('not_authenticated', 'Sign in first.');
-  const [row] = await deps.db.query<
-    Pick<TableRow<'sessions'>, 'id' | 'user_id' | 'csrf_hash' | 'workspace_id'> &
-      Pick<TableRow<'memberships'>, 'role'> &
-      Pick<TableRow<'users'>, 'totp_enabled'> &
-      StandingColumns
-  >(
+  const found = await selectRow(
+    deps.db,
+    sessionRow,
     // The role is the user's in the session's workspace; a removed member's sessions there are gone.
     `SELECT s.id, s.user_id, s.csrf_hash, s.workspace_id, m.role, u.totp_enabled, ${STANDING_COLUMNS}
      FROM sessions s JOIN users u ON u.id = s.user_id
@@ -43,16 +48,16 @@ export async function authenticate(deps: { db: Db; clock: Clock }, sessionToken:
      WHERE s.token_hash = $1 AND s.expires_at > $2`,
     [sha256Hex(sessionToken), deps.clock.now()],
   );
-  if (!row) throw fail('not_authenticated', 'The session is unknown or has expired; sign in again.');
+  if (!found) throw fail('not_authenticated', 'The session is unknown or has expired; sign in again.');
   return {
-    sessionId: row.id,
-    userId: row.user_id,
-    workspaceId: row.workspace_id,
-    role: zRole.parse(row.role),
-    totpEnabled: row.totp_enabled,
-    csrfHash: row.csrf_hash,
-    rpmLimit: standingOf(row).rpmLimit,
-    ipRpmLimit: standingOf(row).ipRpmLimit,
-    standing: standingOf(row),
+    sessionId: found.id,
+    userId: found.user_id,
+    workspaceId: found.workspace_id,
+    role: found.role,
+    totpEnabled: found.totp_enabled,
+    csrfHash: found.csrf_hash,
+    rpmLimit: standingOf(found).rpmLimit,
+    ipRpmLimit: standingOf(found).ipRpmLimit,
+    standing: standingOf(found),
   };
 }

@@ -20,9 +20,10 @@ import { sha256Hex } from '../../crypto.ts';
 import { fail, type ServiceError } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
-import { type Role, zRole } from './users.ts';
+import { bool, columnsOf, date, nullable, row, selectRow, selectRows, text } from '../../store/rows.ts';
+import { type Role, roleColumn, zRole } from './users.ts';
 import { type AuditContext, recordAudit } from '../audit/index.ts';
-import { requireGoodStanding, STANDING_COLUMNS, type StandingColumns, standingOf } from '../standing/index.ts';
+import { requireGoodStanding, STANDING_COLUMNS, standingColumns, standingOf } from '../standing/index.ts';
 
 type Invitation = Schema<'Invitation'>;
 type PendingInvitation = Schema<'PendingInvitation'>;
@@ -36,6 +37,27 @@ export const INVITATION_TOKEN = /^service_inv_[0-9A-Za-z]{32}$/;
 const LIST_LIMIT = 1000;
 
 type InvitationRow = TableRow<'invitations'>;
+
+/** The columns of `invitations` (`SELECT *`). */
+const invitationColumns = columnsOf('invitations', {
+  id: text,
+  workspace_id: text,
+  email: text,
+  role: roleColumn,
+  token_hash: text,
+  invited_by: nullable(text),
+  created_at: date,
+  expires_at: date,
+  accepted_at: nullable(date),
+  revoked_at: nullable(date),
+  replaced_by: nullable(text),
+});
+
+/** Decodes a row of `invitations`. */
+export const invitationRow = row(invitationColumns);
+
+/** A role in a workspace, read by a subquery (null: not a member). */
+export const memberRoleRow = row({ role: roleColumn });
 
 /**
  * A new invitation, in the caller's transaction; the open invitation of the same email to the workspace (if
@@ -73,7 +95,9 @@ export async function issueInvitation(
  *   or no longer an owner for an owner's invitation; tenant_forbidden or payment_not_completed for the standing
  */
 export async function requireInvitationStillAllowed(db: Db | Tx, invitation: Pick<InvitationRow, 'workspace_id' | 'invited_by' | 'role'>): Promise<void> {
-  const [facts] = await db.query<StandingColumns & { inviter_role: string | null; inviter_totp: boolean | null }>(
+  const facts = await selectRow(
+    db,
+    row({ ...standingColumns, inviter_role: nullable(roleColumn), inviter_totp: nullable(bool) }),
     `SELECT ${STANDING_COLUMNS},
             (SELECT role FROM memberships WHERE workspace_id = w.id AND user_id = $2) AS inviter_role,
             (SELECT totp_enabled FROM users WHERE id = $2) AS inviter_totp
@@ -113,7 +137,9 @@ export function invitationEnded(reason: InvitationEnd): ServiceError {
 
 /** The invitations of the workspace that were neither accepted, revoked nor replaced, newest first. */
 export async function listInvitations(db: Db, clock: Clock, workspaceId: string): Promise<PendingInvitation[]> {
-  const rows = await db.query<Pick<InvitationRow, 'id' | 'email' | 'role' | 'created_at' | 'expires_at'>>(
+  const rows = await selectRows(
+    db,
+    row(columnsOf('invitations', { id: text, email: text, role: roleColumn, created_at: date, expires_at: date })),
     `SELECT id, email, role, created_at, expires_at FROM invitations
       WHERE workspace_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL ORDER BY created_at DESC, id LIMIT ${LIST_LIMIT}`,
     [workspaceId],
@@ -179,21 +205,23 @@ export async function revokeInvitation(db: Db, clock: Clock, input: InvitationAc
  */
 export async function previewInvitation(db: Db, clock: Clock, token: string): Promise<InvitationPreview> {
   if (!INVITATION_TOKEN.test(token)) throw fail('not_found', 'No invitation has this token.');
-  const [row] = await db.query<InvitationRow & { workspace_name: string; has_account: boolean }>(
+  const found = await selectRow(
+    db,
+    row({ ...invitationColumns, workspace_name: text, has_account: bool }),
     `SELECT i.*, w.name AS workspace_name, EXISTS (SELECT 1 FROM users u WHERE lower(u.email) = i.email) AS has_account
        FROM invitations i JOIN workspaces w ON w.id = i.workspace_id WHERE i.token_hash = $1`,
     [sha256Hex(token)],
   );
-  if (!row) throw fail('not_found', 'No invitation has this token.');
-  const ended = invitationEnd(row, clock.now());
+  if (!found) throw fail('not_found', 'No invitation has this token.');
+  const ended = invitationEnd(found, clock.now());
   if (ended) throw invitationEnded(ended);
-  await requireInvitationStillAllowed(db, row);
+  await requireInvitationStillAllowed(db, found);
   return {
-    workspaceName: row.workspace_name,
-    email: row.email,
-    role: zRole.parse(row.role),
-    expiresAt: row.expires_at.toISOString(),
-    hasAccount: row.has_account,
+    workspaceName: found.workspace_name,
+    email: found.email,
+    role: zRole.parse(found.role),
+    expiresAt: found.expires_at.toISOString(),
+    hasAccount: found.has_account,
   };
 }
 
@@ -202,21 +230,18 @@ export async function previewInvitation(db: Db, clock: Clock, token: string): Pr
  * needs it not accepted.
  */
 async function lockOpenInvitation(tx: Tx, input: InvitationAction, action: 'resend' | 'revoke'): Promise<InvitationRow> {
-  const [row] = await tx.query<InvitationRow>(`SELECT * FROM invitations WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [
+  const found = await selectRow(tx, invitationRow, `SELECT * FROM invitations WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, [
     input.invitationId,
     input.workspaceId,
   ]);
-  if (!row) throw fail('not_found', 'No invitation of this workspace has this id.');
-  if (row.accepted_at) throw fail('not_found', 'This invitation was accepted; the person is a member now.');
-  if (action === 'resend' && row.revoked_at) throw fail('not_found', 'This invitation was revoked or replaced; invite the person again.');
-  return row;
+  if (!found) throw fail('not_found', 'No invitation of this workspace has this id.');
+  if (found.accepted_at) throw fail('not_found', 'This invitation was accepted; the person is a member now.');
+  if (action === 'resend' && found.revoked_at) throw fail('not_found', 'This invitation was revoked or replaced; invite the person again.');
+  return found;
 }
 
 /** @throws role_forbidden unless the actor is an owner of the workspace (read in the caller's transaction) */
 async function requireOwner(tx: Tx, input: InvitationAction, message: string): Promise<void> {
-  const [actor] = await tx.query<Pick<TableRow<'memberships'>, 'role'>>(`SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [
-    input.workspaceId,
-    input.actorId,
-  ]);
+  const actor = await selectRow(tx, memberRoleRow, `SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [input.workspaceId, input.actorId]);
   if (actor?.role !== 'owner') throw fail('role_forbidden', message);
 }

@@ -8,7 +8,7 @@ import { sha256Hex } from '../../crypto.ts';
 import { fail, retryHints } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
+import { bool, columnsOf, date, int, nullable, row, selectRow, text } from '../../store/rows.ts';
 import { type AuditContext, recordAudit, recordAuditForUser } from '../audit/index.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { csrfTokenOf } from './csrf.ts';
@@ -52,7 +52,11 @@ export interface LoginResult {
 }
 
 /** The user columns sign-in reads (generated/db.ts, from the migrations). */
-type UserRow = Pick<TableRow<'users'>, 'id' | 'email' | 'password_hash' | 'totp_secret' | 'totp_enabled'>;
+const userRow = row(columnsOf('users', { id: text, email: text, password_hash: text, totp_secret: nullable(text), totp_enabled: bool }));
+type UserRow = ReturnType<typeof userRow>;
+
+/** The failed attempts within the window: of this email from this address, from this address, at this email. */
+const tallyRow = row({ pair: int, by_source: int, by_email: int, pair_oldest: nullable(date), source_oldest: nullable(date) });
 
 /**
  * @throws too_many_attempts past one of LOGIN_LIMITS within 15 minutes (with Retry-After),
@@ -112,7 +116,9 @@ async function countAttempt(db: Db, email: string, source: string, now: Date): P
   await db.query(`DELETE FROM login_attempts WHERE (email = $1 OR source = $2) AND attempted_at <= $3`, [email, source, windowStart]);
   const attemptId = newId('att');
   await db.query(`INSERT INTO login_attempts (id, email, source, attempted_at) VALUES ($1, $2, $3, $4)`, [attemptId, email, source, now]);
-  const [tally] = await db.query<{ pair: number; by_source: number; by_email: number; pair_oldest: Date; source_oldest: Date }>(
+  const tally = await selectRow(
+    db,
+    tallyRow,
     `SELECT count(*) FILTER (WHERE email = $1 AND source = $2)::int AS pair,
             count(*) FILTER (WHERE source = $2)::int AS by_source,
             count(*) FILTER (WHERE email = $1)::int AS by_email,
@@ -150,7 +156,7 @@ async function verifyCredentials(
   now: Date,
 ): Promise<{ user: UserRow } | { failure: 'wrong' | 'code_reused'; userId: string | null }> {
   const { db } = deps;
-  const [user] = await db.query<UserRow>(`SELECT id, email, password_hash, totp_secret, totp_enabled FROM users WHERE lower(email) = $1`, [email]);
+  const user = await selectRow(db, userRow, `SELECT id, email, password_hash, totp_secret, totp_enabled FROM users WHERE lower(email) = $1`, [email]);
   // An unknown email still pays for one scrypt, so timing does not reveal which emails exist.
   const passwordOk = await verifyPassword(credentials.password, user?.password_hash ?? DUMMY_HASH);
   if (!user || !passwordOk) return { failure: 'wrong', userId: user?.id ?? null };

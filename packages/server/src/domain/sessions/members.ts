@@ -14,12 +14,20 @@ import type { Schema } from '../../contract.ts';
 import { sha256Hex } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import type { Db, Tx } from '../../store/db.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
+import { bool, columnsOf, date, row, selectRow, selectRows, tableRow, text } from '../../store/rows.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
-import { INVITATION_TOKEN, invitationEnd, invitationEnded, issueInvitation, requireInvitationStillAllowed } from './invitations.ts';
+import {
+  INVITATION_TOKEN,
+  invitationEnd,
+  invitationEnded,
+  invitationRow,
+  issueInvitation,
+  memberRoleRow,
+  requireInvitationStillAllowed,
+} from './invitations.ts';
 import { verifyPassword } from './password.ts';
 import { confirmSetupCode, setupTotpSecret } from './totp-secret.ts';
-import { addMembership, createUser, normalizeEmail, type Role, zRole } from './users.ts';
+import { addMembership, createUser, normalizeEmail, type Role, roleColumn, zRole } from './users.ts';
 import { type AuditContext, recordAudit } from '../audit/index.ts';
 
 type Member = Schema<'Member'>;
@@ -27,7 +35,11 @@ type Invitation = Schema<'Invitation'>;
 type InvitationAccepted = Schema<'InvitationAccepted'>;
 type TwoStepSetup = Schema<'TwoStepSetup'>;
 
-type MemberRow = Pick<TableRow<'memberships'>, 'user_id' | 'role' | 'created_at'> & Pick<TableRow<'users'>, 'email' | 'totp_enabled'>;
+const memberRow = row({
+  ...columnsOf('memberships', { user_id: text, role: roleColumn, created_at: date }),
+  ...columnsOf('users', { email: text, totp_enabled: bool }),
+});
+type MemberRow = ReturnType<typeof memberRow>;
 
 const MEMBER_COLUMNS = `m.user_id, m.role, m.created_at, u.email, u.totp_enabled`;
 
@@ -40,7 +52,9 @@ function toMember(row: MemberRow): Member {
 }
 
 export async function listMembers(db: Db, workspaceId: string): Promise<Member[]> {
-  const rows = await db.query<MemberRow>(
+  const rows = await selectRows(
+    db,
+    memberRow,
     `SELECT ${MEMBER_COLUMNS} FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 ORDER BY m.created_at, m.user_id`,
     [workspaceId],
   );
@@ -55,7 +69,9 @@ const RANK: Record<Role, number> = { member: 0, admin: 1, owner: 2 };
  * @throws member_not_found when the user is not a member of the workspace
  */
 async function lockMembers(tx: Tx, workspaceId: string, userId: string, actorId: string): Promise<{ target: MemberRow; actor: Role; owners: number }> {
-  const rows = await tx.query<MemberRow>(
+  const rows = await selectRows(
+    tx,
+    memberRow,
     `SELECT ${MEMBER_COLUMNS} FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 ORDER BY m.user_id FOR UPDATE OF m`,
     [workspaceId],
   );
@@ -129,7 +145,7 @@ export async function createInvitation(
   audit?: AuditContext,
 ): Promise<Invitation> {
   if (input.role === 'owner') {
-    const [inviter] = await db.query<Pick<TableRow<'memberships'>, 'role'>>(`SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [
+    const inviter = await selectRow(db, memberRoleRow, `SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2`, [
       input.workspaceId,
       input.invitedBy,
     ]);
@@ -167,13 +183,13 @@ export async function acceptInvitation(
   if (!INVITATION_TOKEN.test(input.token)) throw fail('not_found', 'No invitation has this token.');
   return db.transaction(async (tx): Promise<AcceptOutcome> => {
     const now = clock.now();
-    const [invitation] = await tx.query<TableRow<'invitations'>>(`SELECT * FROM invitations WHERE token_hash = $1 FOR UPDATE`, [sha256Hex(input.token)]);
+    const invitation = await selectRow(tx, invitationRow, `SELECT * FROM invitations WHERE token_hash = $1 FOR UPDATE`, [sha256Hex(input.token)]);
     if (!invitation) throw fail('not_found', 'No invitation has this token.');
     const ended = invitationEnd(invitation, now);
     if (ended) throw invitationEnded(ended);
     await requireInvitationStillAllowed(tx, invitation);
     const role = zRole.parse(invitation.role);
-    const [existing] = await tx.query<Pick<TableRow<'users'>, 'id' | 'password_hash'>>(`SELECT id, password_hash FROM users WHERE lower(email) = $1`, [
+    const existing = await selectRow(tx, tableRow('users', { id: text, password_hash: text }), `SELECT id, password_hash FROM users WHERE lower(email) = $1`, [
       invitation.email,
     ]);
     let totpSecret: string | null = null;

@@ -27,17 +27,32 @@ import { sha256Hex } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
+import { bool, columnsOf, date, int, nullable, oneOf, row, selectRow, tableRow, text } from '../../store/rows.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { confirmSetupCode, setupTotpSecret } from './totp-secret.ts';
-import { normalizeEmail, type Role, zRole } from './users.ts';
+import { normalizeEmail, type Role, roleColumn, zRole } from './users.ts';
 import { type AuditContext, recordAudit, recordAuditForUser } from '../audit/index.ts';
-import { requireGoodStanding, STANDING_COLUMNS, type StandingColumns, standingOf } from '../standing/index.ts';
+import { requireGoodStanding, STANDING_COLUMNS, standingColumns, standingOf } from '../standing/index.ts';
 
 export type AccountReset = Schema<'AccountReset'>;
 export type AccountResetKind = Schema<'AccountResetKind'>;
 type AccountResetRedeemed = Schema<'AccountResetRedeemed'>;
 type AccountResetPreview = Schema<'AccountResetPreview'>;
+
+/** The columns of `account_resets` (`SELECT *`). */
+const resetColumns = columnsOf('account_resets', {
+  id: text,
+  user_id: text,
+  workspace_id: nullable(text),
+  kind: oneOf(zAccountResetKind.options),
+  token_hash: text,
+  created_by: nullable(text),
+  created_at: date,
+  expires_at: date,
+  used_at: nullable(date),
+  failed_attempts: int,
+});
 type TwoStepSetup = Schema<'TwoStepSetup'>;
 
 export const RESET_TTL_MS = 24 * 3_600_000;
@@ -57,7 +72,9 @@ export async function resetMember(
   audit?: AuditContext,
 ): Promise<AccountReset> {
   return db.transaction(async (tx) => {
-    const [target] = await tx.query<Pick<TableRow<'memberships'>, 'role'> & Pick<TableRow<'users'>, 'email'> & { workspaces: number }>(
+    const target = await selectRow(
+      tx,
+      row({ ...columnsOf('memberships', { role: roleColumn }), ...columnsOf('users', { email: text }), workspaces: int }),
       `SELECT m.role, u.email, (SELECT count(*)::int FROM memberships o WHERE o.user_id = u.id) AS workspaces
          FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 AND m.user_id = $2 FOR UPDATE OF m`,
       [input.workspaceId, input.userId],
@@ -117,7 +134,9 @@ function resetRefusal(facts: ResetFacts): string | null {
  */
 async function requireResetStillAllowed(db: Db | Tx, reset: Pick<TableRow<'account_resets'>, 'workspace_id' | 'created_by' | 'user_id'>): Promise<void> {
   if (reset.workspace_id === null || reset.created_by === null) return;
-  const [facts] = await db.query<StandingColumns & { actor_role: string | null; actor_totp: boolean | null; target_role: string | null; workspaces: number }>(
+  const facts = await selectRow(
+    db,
+    row({ ...standingColumns, actor_role: nullable(roleColumn), actor_totp: nullable(bool), target_role: nullable(roleColumn), workspaces: int }),
     `SELECT ${STANDING_COLUMNS},
             (SELECT role FROM memberships WHERE workspace_id = w.id AND user_id = $2) AS actor_role,
             (SELECT totp_enabled FROM users WHERE id = $2) AS actor_totp,
@@ -142,7 +161,7 @@ async function requireResetStillAllowed(db: Db | Tx, reset: Pick<TableRow<'accou
 /** The operator's reset of any account, by email. @throws not_found when no account has the email */
 export async function resetUserByEmail(db: Db, clock: Clock, input: { email: string; reset: AccountResetKind }, audit?: AuditContext): Promise<AccountReset> {
   return db.transaction(async (tx) => {
-    const [user] = await tx.query<Pick<TableRow<'users'>, 'id' | 'email'>>(`SELECT id, email FROM users WHERE lower(email) = $1 FOR UPDATE`, [
+    const user = await selectRow(tx, tableRow('users', { id: text, email: text }), `SELECT id, email FROM users WHERE lower(email) = $1 FOR UPDATE`, [
       normalizeEmail(input.email),
     ]);
     if (!user) throw fail('not_found', 'No account has this email.');
@@ -196,11 +215,13 @@ export async function redeemAccountReset(
   if (!RESET_TOKEN.test(input.token)) throw fail('not_found', 'No reset has this token.');
   const verdict = await db.transaction(async (tx): Promise<RedeemOutcome | { wrongPassword: string }> => {
     const now = clock.now();
-    const [reset] = await tx.query<TableRow<'account_resets'>>(`SELECT * FROM account_resets WHERE token_hash = $1 FOR UPDATE`, [sha256Hex(input.token)]);
+    const reset = await selectRow(tx, row(resetColumns), `SELECT * FROM account_resets WHERE token_hash = $1 FOR UPDATE`, [sha256Hex(input.token)]);
     if (!reset) throw fail('not_found', 'No reset has this token.');
     if (reset.used_at || reset.expires_at <= now) throw fail('expired', 'This reset link has expired, was replaced or was already used.');
     const kind = zAccountResetKind.parse(reset.kind);
-    const [user] = await tx.query<Pick<TableRow<'users'>, 'id' | 'email' | 'password_hash'>>(
+    const user = await selectRow(
+      tx,
+      tableRow('users', { id: text, email: text, password_hash: text }),
       `SELECT id, email, password_hash FROM users WHERE id = $1 FOR UPDATE`,
       [reset.user_id],
     );
@@ -254,16 +275,26 @@ export async function redeemAccountReset(
  */
 export async function previewAccountReset(db: Db, clock: Clock, token: string): Promise<AccountResetPreview> {
   if (!RESET_TOKEN.test(token)) throw fail('not_found', 'No reset has this token.');
-  const [row] = await db.query<
-    Pick<TableRow<'account_resets'>, 'kind' | 'used_at' | 'expires_at' | 'workspace_id' | 'created_by' | 'user_id'> & Pick<TableRow<'users'>, 'email'>
-  >(
+  const found = await selectRow(
+    db,
+    row({
+      ...columnsOf('account_resets', {
+        kind: resetColumns.kind,
+        used_at: resetColumns.used_at,
+        expires_at: resetColumns.expires_at,
+        workspace_id: resetColumns.workspace_id,
+        created_by: resetColumns.created_by,
+        user_id: resetColumns.user_id,
+      }),
+      ...columnsOf('users', { email: text }),
+    }),
     `SELECT r.kind, r.used_at, r.expires_at, r.workspace_id, r.created_by, r.user_id, u.email FROM account_resets r JOIN users u ON u.id = r.user_id WHERE r.token_hash = $1`,
     [sha256Hex(token)],
   );
-  if (!row) throw fail('not_found', 'No reset has this token.');
-  if (row.used_at || row.expires_at <= clock.now()) throw fail('expired', 'This reset link has expired, was replaced or was already used.');
-  await requireResetStillAllowed(db, row);
-  return { email: row.email, reset: zAccountResetKind.parse(row.kind), expiresAt: row.expires_at.toISOString() };
+  if (!found) throw fail('not_found', 'No reset has this token.');
+  if (found.used_at || found.expires_at <= clock.now()) throw fail('expired', 'This reset link has expired, was replaced or was already used.');
+  await requireResetStillAllowed(db, found);
+  return { email: found.email, reset: zAccountResetKind.parse(found.kind), expiresAt: found.expires_at.toISOString() };
 }
 
 function resetEntry(created: AccountReset) {

@@ -4,9 +4,9 @@
  * directory's key file, as the webhook secrets are) and opened only to check a code.
  * `sealClearTotpSecrets` seals the rows an earlier version stored in clear, at every start.
  */
-import type { TableRow } from '../../../../../generated/db.ts';
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
+import { row, selectRows, text } from '../../store/rows.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { base32Encode, matchingStep } from './totp.ts';
 
@@ -20,7 +20,10 @@ export function openTotpSecret(box: SecretBox, stored: string): string {
 /** Seals every TOTP secret still stored in clear; returns how many. Idempotent. */
 export async function sealClearTotpSecrets(db: Db, box: SecretBox): Promise<number> {
   // totp_secret IS NOT NULL: the stored column is nullable, these rows are not.
-  const clear = await db.query<Pick<TableRow<'users'>, 'id'> & { totp_secret: NonNullable<TableRow<'users'>['totp_secret']> }>(
+  const clear = await selectRows(
+    db,
+    // Not null: the statement selects only set secrets.
+    row({ id: text, totp_secret: text }),
     `SELECT id, totp_secret FROM users WHERE totp_secret IS NOT NULL AND totp_secret !~ '^v[0-9]+[.]'`,
   );
   for (const row of clear) {

@@ -6,9 +6,9 @@
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
 import { type Schema, zWorkspaceRole } from '../../contract.ts';
 import type { Db, Tx } from '../../store/db.ts';
+import { bool, columnsOf, oneOf, row, selectRows, text } from '../../store/rows.ts';
 import { hashPassword } from './password.ts';
 import { generateTotpSecret } from './totp.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
@@ -16,6 +16,15 @@ import type { SecretBox } from '../webhooks/secret-box.ts';
 /** The contract's roles (WorkspaceRole); a stored role is parsed with it. */
 export const zRole = zWorkspaceRole;
 export type Role = (typeof zRole.options)[number];
+
+/** Reads a stored role (`memberships.role`, whose CHECK lists the contract's roles). */
+export const roleColumn = oneOf(zRole.options);
+
+/** A member of a workspace: the account and the role. */
+const memberRow = row({ ...columnsOf('users', { id: text, email: text, totp_enabled: bool }), ...columnsOf('memberships', { role: roleColumn }) });
+
+/** A workspace of a user's, with the role there. */
+const userWorkspaceRow = row({ ...columnsOf('workspaces', { id: text, name: text }), ...columnsOf('memberships', { role: roleColumn }) });
 
 interface NewUser {
   email: string;
@@ -72,12 +81,14 @@ interface UserRecord {
 }
 
 export async function listUsers(db: Db, workspaceId: string): Promise<UserRecord[]> {
-  const rows = await db.query<Pick<TableRow<'users'>, 'id' | 'email' | 'totp_enabled'> & Pick<TableRow<'memberships'>, 'role'>>(
+  const rows = await selectRows(
+    db,
+    memberRow,
     `SELECT u.id, u.email, m.role, u.totp_enabled FROM memberships m JOIN users u ON u.id = m.user_id
       WHERE m.workspace_id = $1 ORDER BY m.created_at, u.id`,
     [workspaceId],
   );
-  return rows.map((r) => ({ id: r.id, email: r.email, role: zRole.parse(r.role), twoFactorEnabled: r.totp_enabled }));
+  return rows.map((r) => ({ id: r.id, email: r.email, role: r.role, twoFactorEnabled: r.totp_enabled }));
 }
 
 /** A membership; adding one that exists changes nothing. */
@@ -94,12 +105,14 @@ export type UserWorkspace = Schema<'UserWorkspaces'>[number];
 
 /** The workspaces of a user with the role in each, oldest membership first. */
 export async function userWorkspaces(db: Db, userId: string): Promise<UserWorkspace[]> {
-  const rows = await db.query<{ id: string; name: string; role: string }>(
+  const rows = await selectRows(
+    db,
+    userWorkspaceRow,
     `SELECT w.id, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id
       WHERE m.user_id = $1 ORDER BY m.created_at, w.id`,
     [userId],
   );
-  return rows.map((r) => ({ id: r.id, name: r.name, role: zRole.parse(r.role) }));
+  return rows.map((r) => ({ id: r.id, name: r.name, role: r.role }));
 }
 
 /** Accounts left without any workspace (after a workspace was deleted) are deleted with their sessions. */

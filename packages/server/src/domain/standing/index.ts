@@ -11,6 +11,7 @@
  */
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
+import { int, nullable, row, selectRow, text } from '../../store/rows.ts';
 
 /** Requests per minute of a workspace whose operator set no ceiling (the spec's 600). */
 export const DEFAULT_RPM_LIMIT = 600;
@@ -28,12 +29,17 @@ export interface WorkspaceStanding {
 export const STANDING_COLUMNS =
   'w.status AS workspace_status, w.payment AS workspace_payment, w.rpm_limit AS workspace_rpm_limit, w.ip_rpm_limit AS workspace_ip_rpm_limit';
 
-export interface StandingColumns {
-  workspace_status: string;
-  workspace_payment: string;
-  workspace_rpm_limit: number | null;
-  workspace_ip_rpm_limit: number | null;
-}
+/** Readers of STANDING_COLUMNS: spread them into the decoder of a credential's lookup. */
+export const standingColumns = {
+  workspace_status: text,
+  workspace_payment: text,
+  workspace_rpm_limit: nullable(int),
+  workspace_ip_rpm_limit: nullable(int),
+};
+
+const standingRow = row(standingColumns);
+
+export type StandingColumns = ReturnType<typeof standingRow>;
 
 export function standingOf(row: StandingColumns): WorkspaceStanding {
   return {
@@ -55,7 +61,7 @@ export function requireGoodStanding(standing: WorkspaceStanding): void {
  * session that starts a run from the panel: it may read, but spends only while the workspace may).
  */
 export async function loadStanding(db: Db, workspaceId: string): Promise<WorkspaceStanding> {
-  const [row] = await db.query<StandingColumns>(`SELECT ${STANDING_COLUMNS} FROM workspaces w WHERE w.id = $1`, [workspaceId]);
-  if (!row) throw fail('not_authenticated');
-  return standingOf(row);
+  const found = await selectRow(db, standingRow, `SELECT ${STANDING_COLUMNS} FROM workspaces w WHERE w.id = $1`, [workspaceId]);
+  if (!found) throw fail('not_authenticated');
+  return standingOf(found);
 }

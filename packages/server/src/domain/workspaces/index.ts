@@ -9,6 +9,7 @@ import type { Schema } from '../../contract.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
+import { date, int, nullable, oneOf, selectRow, selectRows, tableRow, text } from '../../store/rows.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { getPlanSettings, setPlan, setQuotaOverride } from '../agents/settings.ts';
 import { invalidateKeyCaches } from '../keys/index.ts';
@@ -21,6 +22,18 @@ export type OperatorWorkspace = Schema<'OperatorWorkspace'>;
 export type WorkspaceUpdate = Schema<'UpdateWorkspaceRequest'>;
 
 type WorkspaceRow = TableRow<'workspaces'>;
+
+/** Decodes a row of `workspaces` (`SELECT *`, `RETURNING *`). */
+const workspaceRow = tableRow('workspaces', {
+  id: text,
+  name: text,
+  created_at: date,
+  status: oneOf(['active', 'suspended']),
+  payment: oneOf(['pending', 'completed']),
+  rpm_limit: nullable(int),
+  updated_at: nullable(date),
+  ip_rpm_limit: nullable(int),
+});
 
 interface Workspace {
   id: string;
@@ -41,19 +54,23 @@ export async function createWorkspace(db: Db | Tx, clock: Clock, name: string, o
 }
 
 export async function listWorkspaces(db: Db): Promise<Workspace[]> {
-  const rows = await db.query<Pick<WorkspaceRow, 'id' | 'name' | 'created_at'>>(`SELECT id, name, created_at FROM workspaces ORDER BY created_at, id`);
+  const rows = await selectRows(
+    db,
+    tableRow('workspaces', { id: text, name: text, created_at: date }),
+    `SELECT id, name, created_at FROM workspaces ORDER BY created_at, id`,
+  );
   return rows.map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at.toISOString() }));
 }
 
 /** Every workspace as the operator sees it, oldest first. */
 export async function listOperatorWorkspaces(db: Db): Promise<OperatorWorkspace[]> {
-  const rows = await db.query<WorkspaceRow>(`SELECT * FROM workspaces ORDER BY created_at, id`);
+  const rows = await selectRows(db, workspaceRow, `SELECT * FROM workspaces ORDER BY created_at, id`);
   return Promise.all(rows.map((row) => toOperatorWorkspace(db, row)));
 }
 
 /** @throws not_found for an unknown id */
 export async function getOperatorWorkspace(db: Db, id: string): Promise<OperatorWorkspace> {
-  const [row] = await db.query<WorkspaceRow>(`SELECT * FROM workspaces WHERE id = $1`, [id]);
+  const row = await selectRow(db, workspaceRow, `SELECT * FROM workspaces WHERE id = $1`, [id]);
   if (!row) throw fail('not_found', 'No workspace with this id.');
   return toOperatorWorkspace(db, row);
 }
@@ -66,7 +83,9 @@ export async function getOperatorWorkspace(db: Db, id: string): Promise<Operator
 export async function updateWorkspace(db: Db, clock: Clock, id: string, update: WorkspaceUpdate, audit?: AuditContext): Promise<OperatorWorkspace> {
   return db.transaction(async (tx) => {
     const now = clock.now();
-    const [row] = await tx.query<WorkspaceRow>(
+    const row = await selectRow(
+      tx,
+      workspaceRow,
       `UPDATE workspaces SET name = COALESCE($2, name), status = COALESCE($3, status), payment = COALESCE($4, payment),
               rpm_limit = COALESCE($5, rpm_limit), updated_at = $6,
               ip_rpm_limit = CASE WHEN $7::boolean THEN $8::integer ELSE ip_rpm_limit END

@@ -6,7 +6,7 @@ import { type AuditContext, recordAudit } from '../audit/index.ts';
 import type { Clock } from '../../clock.ts';
 import { randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
-import type { TableRow } from '../../../../../generated/db.ts';
+import { selectRow, tableRow, text } from '../../store/rows.ts';
 import { ISSUABLE_SCOPES, issueKey } from '../keys/index.ts';
 import { createUser } from '../sessions/users.ts';
 import { createWorkspace, getOperatorWorkspace } from './index.ts';
@@ -63,7 +63,7 @@ export async function initWorkspace(db: Db, clock: Clock, options: InitOptions):
     if (options.firstOnly) {
       // Held until the transaction ends: a concurrent init waits here, then sees this workspace.
       await tx.query(`SELECT pg_advisory_xact_lock(hashtext('service-init'))`);
-      const [existing] = await tx.query<Pick<TableRow<'workspaces'>, 'id'>>(`SELECT id FROM workspaces ORDER BY created_at, id LIMIT 1`);
+      const existing = await selectRow(tx, tableRow('workspaces', { id: text }), `SELECT id FROM workspaces ORDER BY created_at, id LIMIT 1`);
       if (existing) throw new AlreadyInitialised(existing.id);
     }
     const workspace = await createWorkspace(tx, clock, options.workspaceName ?? 'Default workspace', { pendingPayment: options.pendingPayment ?? false });
