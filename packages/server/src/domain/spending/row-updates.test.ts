@@ -10,10 +10,17 @@
  * first start alone, the 49 that waited behind it in one statement, 4 rows each) and 0.2 for the closes, 0.36
  * in all. One statement per run, each updating the period, two windows and a counter, is about 9 (the code
  * before: starts 4.0 and closes 5.0 on both stores; it fails here).
+ *
+ * Which invocations share a statement depends on when each arrives, so the test fixes it: the burst's first start
+ * (alone, nothing in flight) is held until the other 49 wait behind it, and so is its first close. The count is
+ * then the same however loaded the machine is: 2 start statements and 2 close statements for the 50.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { until } from '@service/testing/cli-processes';
 import { testBackends, type TestStore } from '@service/testing/store';
+import type { OpenDb } from '../../store/db.ts';
+import { startsOf } from './start-batch.ts';
 
 /** The shared rows an invocation (its start and its close) may update at most, on average over the 50. */
 const UPDATES_PER_INVOCATION = 0.5;
@@ -22,9 +29,30 @@ describe.each(testBackends())('row updates per invocation on $name', ({ open }) 
   let store: TestStore;
   let t: TestApp;
   let key: string;
+  /** Armed for the burst: its first start and its first close wait until the other 49 wait behind them. */
+  let holdFirst = false;
 
   beforeEach(async () => {
     store = await open();
+    holdFirst = false;
+    let startHeld = false;
+    let closeHeld = false;
+    const db: OpenDb = new Proxy(store.db, {
+      get: (target, name) =>
+        name === 'query'
+          ? async (sql: string, ...rest: unknown[]) => {
+              if (holdFirst && !startHeld && /^SELECT start_runs\(/.test(sql)) {
+                startHeld = true;
+                await until(() => startsOf(db).waiting() === 49, 'the other starts to wait', 60_000);
+              }
+              if (holdFirst && !closeHeld && /FROM finish_run\(/.test(sql)) {
+                closeHeld = true;
+                await until(() => t.services.runs.closesWaiting() === 49, 'the other closes to wait', 60_000);
+              }
+              return (target.query as (...args: unknown[]) => Promise<unknown>).call(target, sql, ...rest);
+            }
+          : Reflect.get(target, name),
+    });
     await store.db.exec(`
       CREATE TABLE test_row_updates (tbl text NOT NULL, path text NOT NULL);
       CREATE FUNCTION test_row_update() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -42,7 +70,7 @@ describe.each(testBackends())('row updates per invocation on $name', ({ open }) 
       CREATE TRIGGER test_windows_updated AFTER UPDATE ON usage_windows FOR EACH ROW EXECUTE FUNCTION test_row_update();
       CREATE TRIGGER test_counts_updated AFTER INSERT OR UPDATE ON run_counts FOR EACH ROW EXECUTE FUNCTION test_row_update();
     `);
-    t = await createTestApp({ db: store.db, deps: { config: { trustProxy: 1 } } });
+    t = await createTestApp({ db, deps: { config: { trustProxy: 1 } } });
     key = await t.keyWith('orchestrator:invoke');
   });
   afterEach(async () => {
@@ -62,6 +90,7 @@ describe.each(testBackends())('row updates per invocation on $name', ({ open }) 
     expect((await invoke(0)).status).toBe(200);
     await store.db.query(`DELETE FROM test_row_updates`);
 
+    holdFirst = true;
     const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => invoke(i + 1)));
     expect(answers.map((res) => res.status)).toEqual(Array(50).fill(200));
     for (const res of answers) expect(await res.json()).toMatchObject({ runId: expect.stringMatching(/^run_/) });
