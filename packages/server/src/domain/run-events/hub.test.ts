@@ -23,7 +23,9 @@ function collect(hub: RunEventHub, runId: string, after: number, count: number):
   });
   const stop = hub.follow(runId, after, (event) => {
     events.push(event);
-    if (events.length === count) resolve(events);
+    // The first `count`: a follower may hear an event twice (a watch and a rewatch both answered; the reader
+    // drops what it already has, by sequence), after the promise resolved and before its awaiter resumed.
+    if (events.length === count) resolve(events.slice(0, count));
   });
   return { events, done, stop };
 }
