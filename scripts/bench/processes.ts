@@ -271,6 +271,27 @@ function benchRedisUrl(redisUrl: string): string {
   return url.href;
 }
 
+/**
+ * A new workspace of the running service (`workspaces create` over its operator API, on the enterprise plan, its
+ * ceiling and quota raised as the first one's): its API key. The peer scenarios take one each, so that none runs
+ * into the hour's kill switch (10 M STU an hour per workspace, the spec's) that the ones before it spent: at
+ * 1,000 invocations a second of 360 STU each, one workspace's hour is spent in under 30 s.
+ */
+export function freshWorkspace(service: Pick<ServiceUnderTest, 'url' | 'operatorToken'>, name: string, rpm: number): string {
+  const remote = ['--url', service.url, '--operator-token', service.operatorToken];
+  const run = (...args: string[]): string => {
+    const result = spawnSync(process.execPath, [COMPILED_CLI, ...args, ...remote], { cwd: ROOT, encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`service ${args[0]} ${args[1]} failed: ${result.stderr}`);
+    return result.stdout;
+  };
+  const created = JSON.parse(run('workspaces', 'create', '--name', name, '--admin-email', `${name}@bench.example`, '--plan', 'enterprise', '--json')) as {
+    workspaceId: string;
+    apiKey: string;
+  };
+  run('workspaces', 'update', created.workspaceId, '--rpm', String(rpm), '--quota-stu', '1000000000000');
+  return created.apiKey;
+}
+
 export async function startService(options: ServiceOptions): Promise<ServiceUnderTest> {
   const workers = options.workers ?? 1;
   const dataDir = join(options.dir, `data-${options.store}${workers > 1 ? `-workers-${workers}` : ''}`);
