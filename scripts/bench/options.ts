@@ -18,7 +18,7 @@ time to the first SSE byte and to \`event: end\`), inbound signed events, outbou
 loopback HTTPS receiver, start-up time to the first /healthz 200 (compiled and tsx), and with --soak
 the server's RSS over a soak.
 
-Against the gateway users would pick instead (issue 23): a loopback OpenAI-compatible model server
+Against the gateway users would pick instead: a loopback OpenAI-compatible model server
 (scripts/bench/upstream-server.ts), Portkey's gateway (@portkey-ai/gateway, installed on demand with npm
 into ~/.cache/service-bench/portkey, or BENCH_PORTKEY_DIR; its rows are left out when it cannot be
 installed), and this service's openai-compatible engine, all in front of that model server: sync and
