@@ -6,7 +6,9 @@
  * nothing (or for its turn), and under load a statement carries what arrived while the last one
  * ran. Each writer's promise settles with its statement: resolved with the statement's result once
  * it committed, rejected if it failed. Used by the delivery worker's records
- * (worker/deliveries.ts) and the runs' closes (domain/runs/close-batch.ts).
+ * (worker/deliveries.ts); `groupCommitEach`, whose writes each get a result of their own and are sent again
+ * one by one after a failed statement, by the runs' starts and closes (domain/spending/start-batch.ts,
+ * domain/runs/close-batch.ts).
  *
  * A statement carries several writers' writes, so it waits in the store's queue as a party of its own
  * ({@link GROUP_PARTY}, store/fair-queue.ts), not as whoever's statement happened to run before it: a quiet
@@ -58,6 +60,52 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: { 
       else if (waiting.length === 1) setImmediate(next);
     });
   return Object.assign(submit, { waiting: () => waiting.length });
+}
+
+/**
+ * A group commit whose writes each get a result of their own (the runs' starts and closes): `many` carries a
+ * group in one statement and answers one result per item, in order; an item alone goes through `one`, the
+ * statement it always ran (one write at a time waits for nothing). When the store answers the group's statement
+ * with an error ({@link answeredByStore}: nothing of it was committed), each item is sent again alone, so the one
+ * that fails fails alone and each caller sees what its lone statement answers. A failure with no answer may have
+ * come after the commit: nothing is sent again (a second write could charge twice), and every item of the group
+ * gets that failure.
+ */
+export function groupCommitEach<T, R>(
+  many: (items: T[]) => Promise<R[]>,
+  one: (item: T) => Promise<R>,
+  options: { maxItems?: number } = {},
+): GroupCommit<T, R> {
+  type Outcome = { value: R } | { error: unknown };
+  /** Each call's own wrapper: its outcome is found by identity, even for an item given twice. */
+  type Call = { item: T };
+  const alone = (item: T): Promise<Outcome> =>
+    one(item).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+  const submit = groupCommit<Call, Map<Call, Outcome>>(
+    async (calls) => {
+      if (calls.length === 1) return new Map([[calls[0]!, await alone(calls[0]!.item)]]);
+      let values: R[];
+      try {
+        values = await many(calls.map((c) => c.item));
+      } catch (err) {
+        if (!answeredByStore(err)) throw err;
+        const outcomes = await Promise.all(calls.map((c) => alone(c.item)));
+        return new Map(calls.map((c, i) => [c, outcomes[i]!]));
+      }
+      return new Map(calls.map((c, i) => [c, { value: values[i]! }]));
+    },
+    { ...(options.maxItems === undefined ? {} : { maxItems: options.maxItems }), waitForTurn: false },
+  );
+  const each = async (item: T): Promise<R> => {
+    const call = { item };
+    const outcome = (await submit(call)).get(call)!;
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
+  };
+  return Object.assign(each, { waiting: submit.waiting });
 }
 
 /**

@@ -20,7 +20,7 @@
  * approvals, run-ended hooks) do not come here: close.ts runs them in their transaction.
  */
 import type { Db } from '../../store/db.ts';
-import { answeredByStore, groupCommit } from '../../store/group-commit.ts';
+import { groupCommitEach } from '../../store/group-commit.ts';
 import { type FinishedRun, type FinishRunArgs, finishRun, finishRuns } from './queries.ts';
 
 /** At most this many closes in one statement; the rest wait for the next one. */
@@ -33,48 +33,19 @@ export interface CloseBatcher {
   waiting(): number;
 }
 
-/** What one close came to: the run's row, or the failure of its own statement. */
-type Closed = { row: FinishedRun } | { error: unknown };
-
 export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH): CloseBatcher {
-  const alone = (close: FinishRunArgs): Promise<Closed> =>
-    finishRun(db, close).then(
-      (row) => ({ row }),
-      (error: unknown) => ({ error }),
-    );
-
-  /** The closes of one statement, by run id (a run closed twice in it has a row for each, in order). */
-  async function send(batch: FinishRunArgs[]): Promise<Map<string, Closed[]>> {
-    const closed = new Map<string, Closed[]>();
-    const add = (runId: string, outcome: Closed) => {
-      closed.set(runId, [...(closed.get(runId) ?? []), outcome]);
-    };
-    if (batch.length === 1) {
-      add(batch[0]!.run_id, await alone(batch[0]!));
-      return closed;
-    }
-    let rows: FinishedRun[];
-    try {
-      rows = await finishRuns(db, batch);
-    } catch (err) {
-      // No answer from the store: the commit may have happened, so nothing is sent again (each caller fails).
-      if (!answeredByStore(err)) throw err;
-      // Nothing was committed: each close alone, so that the one that failed fails alone.
-      const outcomes = await Promise.all(batch.map(alone));
-      for (const [i, close] of batch.entries()) add(close.run_id, outcomes[i]!);
-      return closed;
-    }
-    for (const row of rows) add(row.id, { row });
-    return closed;
+  /** The batch's rows in the order of its closes (a run closed twice in it has a row for each, in order). */
+  async function many(batch: FinishRunArgs[]): Promise<(FinishedRun | undefined)[]> {
+    const byRun = new Map<string, FinishedRun[]>();
+    for (const row of await finishRuns(db, batch)) byRun.set(row.id, [...(byRun.get(row.id) ?? []), row]);
+    return batch.map((close) => byRun.get(close.run_id)?.shift());
   }
-
-  const submit = groupCommit(send, { maxItems: maxBatch, waitForTurn: false });
+  const submit = groupCommitEach(many, (close: FinishRunArgs) => finishRun(db, close), { maxItems: maxBatch });
   return {
     async finish(close) {
-      const outcome = (await submit(close)).get(close.run_id)?.shift();
-      if (!outcome) throw new Error(`finish_runs answered no row for run ${close.run_id}`);
-      if ('error' in outcome) throw outcome.error;
-      return outcome.row;
+      const row = await submit(close);
+      if (!row) throw new Error(`finish_runs answered no row for run ${close.run_id}`);
+      return row;
     },
     waiting: submit.waiting,
   };

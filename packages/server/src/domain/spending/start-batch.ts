@@ -18,7 +18,7 @@
  * One batcher per store handle (PGlite's one connection, or PostgreSQL's pool): `startsOf(db)`.
  */
 import type { Db } from '../../store/db.ts';
-import { answeredByStore, groupCommit } from '../../store/group-commit.ts';
+import { groupCommitEach } from '../../store/group-commit.ts';
 import { type StartDecision, type StartRunInput, startRuns } from './queries.ts';
 
 /**
@@ -34,42 +34,13 @@ export interface StartBatcher {
   waiting(): number;
 }
 
-/** What one start came to: its decision, or the failure of its own statement. */
-type Started = { decision: StartDecision } | { error: unknown };
-
 export function createStartBatcher(db: Db, maxBatch = MAX_START_BATCH): StartBatcher {
-  const alone = (input: StartRunInput): Promise<Started> =>
-    startRuns(db, [input]).then(
-      ([decision]) => ({ decision: decision! }),
-      (error: unknown) => ({ error }),
-    );
-
-  /** The starts of one statement, by run id. */
-  async function send(batch: StartRunInput[]): Promise<Map<string, Started>> {
-    if (batch.length === 1) return new Map([[batch[0]!.runId, await alone(batch[0]!)]]);
-    let decisions: StartDecision[];
-    try {
-      decisions = await startRuns(db, batch);
-    } catch (err) {
-      // No answer from the store: the commit may have happened, so nothing is sent again (each caller fails).
-      if (!answeredByStore(err)) throw err;
-      // Nothing was committed: each start alone, so that the one that failed fails alone.
-      const outcomes = await Promise.all(batch.map(alone));
-      return new Map(batch.map((input, i) => [input.runId, outcomes[i]!]));
-    }
-    return new Map(batch.map((input, i) => [input.runId, { decision: decisions[i]! }]));
-  }
-
-  const submit = groupCommit(send, { maxItems: maxBatch, waitForTurn: false });
-  return {
-    async start(input) {
-      const outcome = (await submit(input)).get(input.runId);
-      if (!outcome) throw new Error(`start_runs answered no decision for run ${input.runId}`);
-      if ('error' in outcome) throw outcome.error;
-      return outcome.decision;
-    },
-    waiting: submit.waiting,
-  };
+  const submit = groupCommitEach(
+    (batch: StartRunInput[]) => startRuns(db, batch),
+    async (input: StartRunInput) => (await startRuns(db, [input]))[0]!,
+    { maxItems: maxBatch },
+  );
+  return { start: submit, waiting: submit.waiting };
 }
 
 const batchers = new WeakMap<Db, StartBatcher>();
