@@ -8,6 +8,7 @@ import { inboundRunExecutor } from '../domain/runs/index.ts';
 import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { storeParty } from '../store/fair-queue.ts';
 import { HAND_OVER_LEASE_MS, handOverInboundRuns, type InboundRun } from './inbound-runs.ts';
 
 describe.each(testBackends())('inbound run hand-over on $name', ({ open }) => {
@@ -56,6 +57,19 @@ describe.each(testBackends())('inbound run hand-over on $name', ({ open }) => {
       `SELECT agent_input, run_started_at FROM inbound_events WHERE event_id = 'lead-1'`,
     );
     expect(event).toEqual({ agent_input: null, run_started_at: expect.any(Date) });
+  });
+
+  it("runs as its workspace's party in the store's fair queue, not as the background's", async () => {
+    const runId = await ingest('{"name":"Lee Park"}', 'lead-party');
+    const real = inboundRunExecutor(t.services.runs, () => {});
+    const parties: string[] = [];
+    const execute = async (run: InboundRun) => {
+      parties.push(storeParty());
+      await real(run);
+    };
+    expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute })).toBe(1);
+    expect(parties).toEqual([t.workspaceId]);
+    expect(await t.services.runs.waitForTerminal(t.workspaceId, runId, 30_000)).toMatchObject({ id: runId, status: 'completed' });
   });
 
   it('a hand-over that fails is retried after its lease, not before', async () => {

@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../clock.ts';
 import type { Db } from '../store/db.ts';
+import { asStoreParty } from '../store/fair-queue.ts';
 import { claimWaitingInboundEvents, markInboundRunStarted, postponeInboundRun, type WaitingInboundEvent } from '../domain/inbound-webhooks/run-queue.ts';
 import { InboundRunWaits } from '../domain/runs/index.ts';
 
@@ -72,16 +73,20 @@ export async function startInboundHandOvers(
 
 async function handOver(deps: HandOverDeps, row: WaitingInboundEvent): Promise<boolean> {
   try {
-    await deps.execute({
-      runId: row.run_id,
-      workspaceId: row.workspace_id,
-      agentSlug: row.agent_slug,
-      alias: row.alias,
-      // Forgotten only once the run has ended; such a run is not adopted again.
-      content: row.agent_input ?? '',
-      eventId: row.event_id,
-      recoveries: row.recoveries,
-    });
+    // The run's statements are its workspace's in the store's fair queue (store/fair-queue.ts), as a request's are:
+    // one workspace's inbound backlog waits behind its own statements, not in front of everyone's background work.
+    await asStoreParty(row.workspace_id, () =>
+      deps.execute({
+        runId: row.run_id,
+        workspaceId: row.workspace_id,
+        agentSlug: row.agent_slug,
+        alias: row.alias,
+        // Forgotten only once the run has ended; such a run is not adopted again.
+        content: row.agent_input ?? '',
+        eventId: row.event_id,
+        recoveries: row.recoveries,
+      }),
+    );
   } catch (error) {
     // Not taken over. A run that must wait: its claim's lease becomes the wait, and the first tick after it tries
     // again. Any other failure: the lease runs out and the hand-over is tried again.
