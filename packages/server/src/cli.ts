@@ -23,8 +23,12 @@ import { createSecretBox } from './domain/webhooks/secret-box.ts';
 import { resolveSecretKey } from './runtime/secret-key.ts';
 import { totpCode } from './domain/sessions/totp.ts';
 import { createUser, listUsers, type Role } from './domain/sessions/users.ts';
+import { isOneOf } from './vocabulary/one-of.ts';
 import { randomBase62 } from './random.ts';
 import { ServiceError } from './errors.ts';
+
+/** The roles `users create --role` takes. */
+const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 
 const COMMON = { 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
 const KEYS_COMMON = { ...COMMON, workspace: { type: 'string' }, json: { type: 'boolean' } } as const;
@@ -196,12 +200,12 @@ async function run(command: Command, values: Flags, positionals: string[], print
     switch (command) {
       case 'users add': {
         const role = str(values.role) ?? 'admin';
-        if (!['owner', 'admin', 'member'].includes(role)) throw new UsageError(`--role is owner, admin or member.`);
+        if (!isOneOf(ROLES, role)) throw new UsageError(`--role is owner, admin or member.`);
         const password = str(values.password) ?? randomBase62(24);
         const user = await createUser(store.db, systemClock, workspaceId, {
           email: required(values.email, '--email', command),
           password,
-          role: role as Role,
+          role,
           withTotp: values['no-totp'] !== true,
           secretBox: await secretBox(),
         });

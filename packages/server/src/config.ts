@@ -14,6 +14,7 @@ import { parseCorsOrigins } from './middleware/cors/index.ts';
 import { MIN_ENV_TOKEN_LENGTH } from './domain/operators/index.ts';
 import { readStuRates, type StuRates } from './domain/usage/rates.ts';
 import { readEngineConfig, type EngineConfig } from './engine/config.ts';
+import { messageOf } from './caught.ts';
 
 export interface ServerConfig {
   /** PGlite data directory (absolute); unused when databaseUrl is set. */
@@ -160,7 +161,7 @@ function setting<T>(read: () => T): T {
   try {
     return read();
   } catch (err) {
-    throw new ConfigError((err as Error).message);
+    throw new ConfigError(messageOf(err));
   }
 }
 

@@ -8,6 +8,7 @@
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { UsageError } from './usage.ts';
+import { messageOf } from '../caught.ts';
 
 export type Flags = Record<string, string | boolean | undefined>;
 export type Print = (line: string) => void;
@@ -83,7 +84,7 @@ export function parseCommandArgs(spec: CommandSpec, args: string[]): { values: F
       positionals: string[];
     };
   } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n\n${spec.help}`);
+    throw new UsageError(`${messageOf(err)}\n\n${spec.help}`);
   }
 }
 

@@ -19,6 +19,7 @@ import { flushLogOnCrash } from '../log/index.ts';
 import { reportListening, workersLine } from './cluster.ts';
 import { firstStartLines, initialiseOnFirstStart } from './first-start.ts';
 import { gracefulStop } from './shutdown.ts';
+import { errnoOf } from '../caught.ts';
 
 interface RunningServer {
   url: string;
@@ -172,7 +173,7 @@ async function readPem(file: string, what: string): Promise<Buffer> {
   try {
     return await readFile(file);
   } catch (err) {
-    throw new ConfigError(`Cannot read the TLS ${what} ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'}).`);
+    throw new ConfigError(`Cannot read the TLS ${what} ${file} (${errnoOf(err) ?? 'error'}).`);
   }
 }
 

@@ -20,6 +20,7 @@ import { bodyFromFlags, wholeNumber } from './flags.ts';
 import { resolveSecretKey } from '../runtime/secret-key.ts';
 import { openCliStore } from '../runtime/store.ts';
 import { UsageError } from './usage.ts';
+import { messageOf } from '../caught.ts';
 
 type Created = Schema<'WorkspaceCreated'>;
 type CreateBody = Schema<'CreateWorkspaceRequest'>;
@@ -246,7 +247,7 @@ export async function operatorCall<T>(baseUrl: string, token: string, method: st
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   }).catch((err: unknown) => {
-    throw new UsageError(`Could not reach ${baseUrl}: ${(err as Error).message}`);
+    throw new UsageError(`Could not reach ${baseUrl}: ${messageOf(err)}`);
   });
   if (res.status === 204) return undefined as T;
   const answer = (await res.json().catch(() => ({}))) as { error?: string; message?: string; requestId?: string };

@@ -16,6 +16,7 @@
 import { Writable } from 'node:stream';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { redactText } from '../redact/index.ts';
+import { isOneOf } from '../vocabulary/one-of.ts';
 
 export type { Logger } from 'pino';
 
@@ -50,17 +51,27 @@ const CENSOR_DEPTH = 2;
  * writes it.
  */
 export function censorSecrets(fields: Record<string, unknown>): Record<string, unknown> {
-  return censor(fields, CENSOR_DEPTH) as Record<string, unknown>;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, field] of Object.entries(fields)) {
+    const next = censorField(key, field, CENSOR_DEPTH);
+    if (next !== field) (copy ??= { ...fields })[key] = next;
+  }
+  return copy ?? fields;
+}
+
+/** A field's value as the line shows it: censored, searched (a copy where something inside was), or as it is. */
+function censorField(key: string, field: unknown, depth: number): unknown {
+  if (SECRET_FIELDS.has(key)) return CENSORED;
+  return depth > 0 && isSearched(field) ? censor(field, depth - 1) : field;
 }
 
 function censor(value: object, depth: number): object {
-  let copy: Record<string, unknown> | undefined;
-  for (const key of Object.keys(value)) {
-    const field = (value as Record<string, unknown>)[key];
-    const next = SECRET_FIELDS.has(key) ? CENSORED : depth > 0 && isSearched(field) ? censor(field, depth - 1) : field;
+  let copy: object | undefined;
+  for (const [key, field] of Object.entries(value)) {
+    const next = censorField(key, field, depth);
     if (next === field) continue;
-    copy ??= (Array.isArray(value) ? [...value] : { ...value }) as Record<string, unknown>;
-    copy[key] = next;
+    copy ??= Array.isArray(value) ? [...value] : { ...value };
+    Reflect.set(copy, key, next);
   }
   return copy ?? value;
 }
@@ -135,10 +146,10 @@ export const silentLogger: Logger = pino({ level: 'silent' });
 /** Reads LOG_LEVEL and LOG_FORMAT; a wrong value is refused with a readable message. */
 export function readLogSettings(env: NodeJS.ProcessEnv): { level: LogLevel; format: LogFormat } {
   const level = (env.LOG_LEVEL || 'info').toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}: ${env.LOG_LEVEL}`);
+  if (!isOneOf(LOG_LEVELS, level)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}: ${env.LOG_LEVEL}`);
   const format = (env.LOG_FORMAT || 'json').toLowerCase();
   if (format !== 'json' && format !== 'pretty') throw new Error(`LOG_FORMAT must be json or pretty: ${env.LOG_FORMAT}`);
-  return { level: level as LogLevel, format };
+  return { level, format };
 }
 
 /**
@@ -181,7 +192,9 @@ function prettyStream(): DestinationStream {
 
 export function prettyLine(line: string): string {
   try {
-    const { time, level, msg, ...rest } = JSON.parse(line) as Record<string, unknown>;
+    const parsed: unknown = JSON.parse(line);
+    if (typeof parsed !== 'object' || parsed === null) return line;
+    const { time, level, msg, ...rest }: { time?: unknown; level?: unknown; msg?: unknown } = parsed;
     const clock = typeof time === 'string' ? time.slice(11, 23) : '';
     const extra = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : '';
     return `${clock} ${String(level).toUpperCase().padEnd(5)} ${String(msg ?? '')}${extra}`;

@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../clock.ts';
+import { errnoOf } from '../caught.ts';
 
 interface LockOwner {
   pid: number;
@@ -57,7 +58,7 @@ export async function lockDataDir(dataDir: string, command: string, clock: Clock
         },
       };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (errnoOf(err) !== 'EEXIST') throw err;
       const holder = await readOwner(file);
       if (holder && isAlive(holder.pid)) throw new DataDirLockedError(dataDir, holder);
       // The holder is gone (crash, kill -9): its lock is stale.
@@ -82,7 +83,7 @@ function isAlive(pid: number): boolean {
     return true;
   } catch (err) {
     // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    return errnoOf(err) === 'EPERM';
   }
 }
 

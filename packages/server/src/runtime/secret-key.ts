@@ -13,6 +13,7 @@ import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, type ServerConfig } from '../config.ts';
 import { randomBase62 } from '../random.ts';
+import { errnoOf } from '../caught.ts';
 
 /** The one line a command prints (exit 2) when DATABASE_URL is set without SECRET_KEY. */
 const SECRET_KEY_REQUIRED =
@@ -34,7 +35,7 @@ export async function resolveSecretKey(config: ServerConfig): Promise<string> {
     await writeFile(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
     return key;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return (await readFile(file, 'utf8')).trim();
+    if (errnoOf(error) === 'EEXIST') return (await readFile(file, 'utf8')).trim();
     throw error;
   }
 }
@@ -49,7 +50,7 @@ export async function readKeyFile(dataDir: string): Promise<string | undefined> 
   try {
     return (await readFile(keyFilePath(dataDir), 'utf8')).trim();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (errnoOf(error) === 'ENOENT') return undefined;
     throw error;
   }
 }

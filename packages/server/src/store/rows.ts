@@ -13,6 +13,7 @@
  */
 import type { Tables } from '../../../../generated/db.ts';
 import type { Db, QueryOptions, Tx } from './db.ts';
+import { isOneOf } from '../vocabulary/one-of.ts';
 
 /** A row as the driver returns it, before it is decoded. */
 export type RawRow = Readonly<Record<string, unknown>>;
@@ -56,7 +57,7 @@ export const jsonObject: Reader<Record<string, unknown>> = reader(
 
 /** One of `values` (a text column whose CHECK lists them: generated/db.ts types it as their union). */
 export function oneOf<const V extends string>(values: readonly V[]): Reader<V> {
-  return reader(values.map((v) => `'${v}'`).join(' | '), (value): value is V => typeof value === 'string' && (values as readonly string[]).includes(value));
+  return reader(values.map((v) => `'${v}'`).join(' | '), (value): value is V => isOneOf(values, value));
 }
 
 /** The same reader, or null. */

@@ -36,14 +36,22 @@ export function rpcError(id: JsonRpcId | null, code: number, message: string): J
 /** A JSON-RPC 2.0 request object, or `null` when the message is not one (answered with -32600). */
 export function asRequest(message: unknown): JsonRpcRequest | null {
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return null;
-  const m = message as Record<string, unknown>;
+  const m: { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: unknown } = message;
   if (m.jsonrpc !== '2.0') return null;
   if (typeof m.method !== 'string' || m.method.length === 0) return null;
-  if ('id' in m && m.id !== undefined && !isId(m.id)) return null;
-  if ('params' in m && m.params !== undefined && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))) {
-    return null;
-  }
-  return m as unknown as JsonRpcRequest;
+  if (m.id !== undefined && !isId(m.id)) return null;
+  if (m.params !== undefined && !isParams(m.params)) return null;
+  return {
+    jsonrpc: '2.0',
+    method: m.method,
+    ...(m.id !== undefined && { id: m.id }),
+    ...(m.params !== undefined && { params: m.params }),
+  };
+}
+
+/** By-name parameters (an object); by-position ones (an array) are not used by MCP. */
+function isParams(params: unknown): params is Record<string, unknown> {
+  return typeof params === 'object' && params !== null && !Array.isArray(params);
 }
 
 /** The id of a malformed message when it has a usable one; `null` otherwise, as JSON-RPC says. */

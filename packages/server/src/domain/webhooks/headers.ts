@@ -11,11 +11,9 @@ export type HeaderBag = Headers | Readonly<Record<string, string | readonly stri
  * exactly as fetch does, so a duplicated signature header never passes a strict format check.
  */
 export function readHeader(headers: HeaderBag, name: string): string | undefined {
-  if (typeof (headers as Headers).get === 'function') {
-    return (headers as Headers).get(name) ?? undefined;
-  }
+  if (headers instanceof Headers) return headers.get(name) ?? undefined;
   const wanted = name.toLowerCase();
-  for (const [key, value] of Object.entries(headers as Record<string, string | readonly string[] | undefined>)) {
+  for (const [key, value] of Object.entries(headers)) {
     if (key.toLowerCase() !== wanted || value === undefined) continue;
     return typeof value === 'string' ? value : value.join(', ');
   }

@@ -6,6 +6,7 @@
  */
 import { Context, Liquid, type FS, type Template } from 'liquidjs';
 import { ServiceError } from '../../errors.ts';
+import { messageOf } from '../../caught.ts';
 
 /** The longest template a webhook may configure, in characters. */
 const MAX_TEMPLATE_LENGTH = 20_000;
@@ -107,7 +108,7 @@ export function checkTemplate(template: string): string | undefined {
     createSandboxedEngine().parse(template);
     return undefined;
   } catch (error) {
-    return `The template does not parse: ${(error as Error).message}`;
+    return `The template does not parse: ${messageOf(error)}`;
   }
 }
 
@@ -127,7 +128,7 @@ async function renderWithLimits(engine: Liquid, template: Template[], payload: u
     const output: unknown = await engine.render(template, context);
     return String(output);
   } catch (error) {
-    throw new PayloadInvalidError('template_error', (error as Error).message);
+    throw new PayloadInvalidError('template_error', messageOf(error));
   }
 }
 
@@ -164,7 +165,7 @@ function parsedTemplate(engine: Liquid, cache: Map<string, Template[]>, template
   try {
     tpl = engine.parse(template);
   } catch (error) {
-    throw new PayloadInvalidError('template_error', (error as Error).message);
+    throw new PayloadInvalidError('template_error', messageOf(error));
   }
   if (cache.size >= 256) cache.clear();
   cache.set(template, tpl);

@@ -30,7 +30,7 @@ import type { RouteSpec } from '../../routes/route-spec.ts';
 import type { Services } from '../../services.ts';
 import { clientIp, clientKey, enforceRateLimit } from '../rate-limit/index.ts';
 import { requireGoodStanding } from '../../domain/standing/index.ts';
-import { checkHeaders, checkPart, parseJsonBody, type ValidateVariables } from '../validate/index.ts';
+import { checkFields, checkHeaders, checkPart, parseJsonBody, type ValidateVariables } from '../validate/index.ts';
 
 /** An inbound event as this front verified it. */
 interface VerifiedInbound {
@@ -87,10 +87,10 @@ export function inboundWebhook(
     });
     // Told only to a sender who holds the webhook's secret: the workspace is suspended or unpaid.
     requireGoodStanding(webhook.standing);
-    const headers = checkHeaders(c, request.headers) as Record<string, unknown>;
+    const headers = checkHeaders(c, request.headers);
     const parsed = parseJsonBody(rawBody, c.req.header('content-type'), body, { unparsable: 'payload_invalid', refuseNul: true });
     const valid = checkPart('body', body.schema, parsed);
-    c.set('valid', { params: checkPart('params', request.params, c.req.param()) as Record<string, unknown>, query: {}, headers, body: valid });
+    c.set('valid', { params: checkFields('params', request.params, c.req.param()), query: {}, headers, body: valid });
     // The template sees the payload exactly as sent, not as the schema would reshape it.
     c.set('inbound', { webhook, rawBody, payload: parsed, signedAtMs: timestampMs });
     await next();

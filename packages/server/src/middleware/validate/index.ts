@@ -27,9 +27,9 @@ type Part = 'params' | 'query' | 'headers' | 'body';
 export function validate(request: RouteSpec['request']): MiddlewareHandler<{ Variables: ValidateVariables }> {
   return async function validate(c, next) {
     const valid: Valid = {
-      params: checkPart('params', request.params, c.req.param()) as Record<string, unknown>,
-      query: checkPart('query', request.query, c.req.query()) as Record<string, unknown>,
-      headers: checkHeaders(c, request.headers) as Record<string, unknown>,
+      params: checkFields('params', request.params, c.req.param()),
+      query: checkFields('query', request.query, c.req.query()),
+      headers: checkHeaders(c, request.headers),
       body: undefined,
     };
     if (request.body) {
@@ -44,8 +44,14 @@ export function validate(request: RouteSpec['request']): MiddlewareHandler<{ Var
 }
 
 /** The headers an operation declares, checked by its schema (`400 invalid_request`). */
-export function checkHeaders(c: Context, schema: ZodType | undefined): unknown {
-  return checkPart('headers', schema, headerValues(c, schema));
+export function checkHeaders(c: Context, schema: ZodType | undefined): Record<string, unknown> {
+  return checkFields('headers', schema, headerValues(c, schema));
+}
+
+/** A part made of named fields (path, query, headers), checked by its schema (an object schema): its fields. */
+export function checkFields(part: Exclude<Part, 'body'>, schema: ZodType | undefined, input: Record<string, string>): Record<string, unknown> {
+  const checked = checkPart(part, schema, input);
+  return typeof checked === 'object' && checked !== null ? { ...checked } : {};
 }
 
 /** One request part checked by its schema: `400 invalid_body` for the body, `400 invalid_request` otherwise. */
