@@ -9,14 +9,14 @@
  * | anything else         | 500 `internal_error`                                 | `internal_error`      |
  */
 import { fail, retryHints, type ServiceError } from '../../errors.ts';
-import { killSwitchError, killSwitchWindows, type KillSwitchKind } from '../usage/index.ts';
+import { killSwitchError, killSwitchOfReason, killSwitchWindows } from '../usage/index.ts';
 import type { Run } from './store.ts';
 
 const ENGINE_RETRY_AFTER_SEC = 30;
 
 export function runFailureError(run: Run, now: Date): ServiceError {
   const reason = run.failureReason ?? 'internal_error';
-  const kind = /^kill_switch:(run|hour|day|manual)$/.exec(reason)?.[1] as KillSwitchKind | undefined;
+  const kind = killSwitchOfReason(reason);
   if (kind) {
     const windows = killSwitchWindows(now);
     const end = kind === 'hour' ? windows.hour.end : kind === 'day' ? windows.day.end : null;

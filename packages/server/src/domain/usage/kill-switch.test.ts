@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../clock.ts';
-import { activeKillSwitch, KILL_SWITCH_LIMITS, killSwitchError, killSwitchReason, killSwitchWindows } from './kill-switch.ts';
+import { activeKillSwitch, KILL_SWITCH_LIMITS, killSwitchError, killSwitchOfReason, killSwitchReason, killSwitchWindows } from './kill-switch.ts';
 
 describe('kill switches', () => {
   it('has the spec limits', () => {
@@ -9,6 +9,15 @@ describe('kill switches', () => {
 
   it.each(['run', 'hour', 'day', 'manual'] as const)('reason for %s', (scope) => {
     expect(killSwitchReason(scope)).toBe(`kill_switch:${scope}`);
+  });
+});
+
+describe('killSwitchOfReason', () => {
+  it('reads back the kill switch of every reason killSwitchReason writes, and nothing else', () => {
+    for (const kind of ['run', 'hour', 'day', 'manual'] as const) expect(killSwitchOfReason(killSwitchReason(kind))).toBe(kind);
+    for (const other of ['engine_error', 'kill_switch:', 'kill_switch:week', 'kill_switch:hour ', 'xkill_switch:hour', 'internal_error']) {
+      expect(killSwitchOfReason(other)).toBeUndefined();
+    }
   });
 });
 

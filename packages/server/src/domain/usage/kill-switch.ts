@@ -10,6 +10,7 @@
  * windows); here are the limits, the windows, the margin and the answers of an active switch.
  */
 import { fail, retryHints, type ServiceError } from '../../errors.ts';
+import { isOneOf } from '../../vocabulary/one-of.ts';
 
 const KILL_SWITCH_KINDS = ['run', 'hour', 'day', 'manual'] as const;
 export type KillSwitchKind = (typeof KILL_SWITCH_KINDS)[number];
@@ -30,6 +31,12 @@ export const TRIP_MARGIN = 0.01;
 /** The `run.failed` reason of a run stopped by a switch (`manual` when an operator pulls it mid-run). */
 export function killSwitchReason(kind: KillSwitchKind): `kill_switch:${KillSwitchKind}` {
   return `kill_switch:${kind}`;
+}
+
+/** The kill switch a failure reason names (`kill_switch:hour` → `hour`), or undefined for any other reason. */
+export function killSwitchOfReason(reason: string): KillSwitchKind | undefined {
+  const kind = reason.startsWith('kill_switch:') ? reason.slice('kill_switch:'.length) : undefined;
+  return isOneOf(KILL_SWITCH_KINDS, kind) ? kind : undefined;
 }
 
 interface Window {
