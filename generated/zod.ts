@@ -1990,7 +1990,7 @@ export const zAccountResetRedeemed = z.strictObject({
  * `destination.paused`, `destination.resumed`, `destination.pinged`, `destination.test_sent` (a test event of
  * another type than `ping`), `destination.replayed`. Inbound webhooks:
  * `inbound_webhook.created`, `inbound_webhook.paused`, `inbound_webhook.resumed`, `inbound_webhook.revoked`.
- * `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`; `kill_switch.engaged`,
+ * `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`, `agent.configured` (instructions, step limit, tools or approvals); `kill_switch.engaged`,
  * `kill_switch.released` (the manual switch). Members: `member.invited`, `invitation.resent`, `invitation.revoked`,
  * `invitation.accepted`, `member.role_changed`, `member.removed`, `member.reset` (a password or two-step reset link
  * made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
@@ -2017,6 +2017,7 @@ export const zAuditAction = z.enum([
     'integration.connected',
     'agent.paused',
     'agent.resumed',
+    'agent.configured',
     'kill_switch.engaged',
     'kill_switch.released',
     'member.invited',

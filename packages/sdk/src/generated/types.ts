@@ -3903,7 +3903,7 @@ export interface components {
          *     `destination.paused`, `destination.resumed`, `destination.pinged`, `destination.test_sent` (a test event of
          *     another type than `ping`), `destination.replayed`. Inbound webhooks:
          *     `inbound_webhook.created`, `inbound_webhook.paused`, `inbound_webhook.resumed`, `inbound_webhook.revoked`.
-         *     `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`; `kill_switch.engaged`,
+         *     `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`, `agent.configured` (instructions, step limit, tools or approvals); `kill_switch.engaged`,
          *     `kill_switch.released` (the manual switch). Members: `member.invited`, `invitation.resent`, `invitation.revoked`,
          *     `invitation.accepted`, `member.role_changed`, `member.removed`, `member.reset` (a password or two-step reset link
          *     made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
@@ -3911,7 +3911,7 @@ export interface components {
          * @example key.created
          * @enum {string}
          */
-        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.test_sent" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "agent.paused" | "agent.resumed" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "workspace.created" | "workspace.updated";
+        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.test_sent" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "agent.paused" | "agent.resumed" | "agent.configured" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "workspace.created" | "workspace.updated";
         /**
          * AuditActor
          * @description Who made the change, as the credential proved it (never as a body said). `user`: a person signed in (or, for
