@@ -15,8 +15,13 @@ export interface AgentDefinitions {
   get(workspaceId: string, slug: string): Promise<AgentDefinition>;
 }
 
-export function createAgentDefinitions(deps: { db: Db }): AgentDefinitions {
-  const cache = createWorkspaceCache({ db: deps.db, channel: AGENT_DEFINITIONS_CHANNEL, version: definitionsVersion, load: readDefinitions });
+/**
+ * `version` is this process's count of its own changes (definitions.ts); a test that plays two
+ * instances in one process gives one of them a count of its own, so that only the notification
+ * reaches it, as it would another process.
+ */
+export function createAgentDefinitions(deps: { db: Db; version?: () => number }): AgentDefinitions {
+  const cache = createWorkspaceCache({ db: deps.db, channel: AGENT_DEFINITIONS_CHANNEL, version: deps.version ?? definitionsVersion, load: readDefinitions });
   return {
     async get(workspaceId, slug) {
       if (!getAgent(slug)) throw fail('agent_not_found', `No agent '${slug}' in the catalog.`);

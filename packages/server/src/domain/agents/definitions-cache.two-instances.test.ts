@@ -15,6 +15,7 @@ import { openStore } from '../../store/open.ts';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { httpCaller } from '@service/testing/panel-sessions';
+import { createAgentDefinitions } from './definitions-cache.ts';
 import { defaultInstructions } from './instructions.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -57,7 +58,11 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)("agents' definitions across two ins
   it("B serves its cached definition until A's change notifies it, then the new one", async () => {
     const call = httpCaller(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     const admin = await a.login();
-    const onB = () => b.services.agentDefinitions.get(a.workspaceId, 'finance');
+    // B's reader as another process has it: this process's own changes (A's) do not reach it, only the notification.
+    const onB = (() => {
+      const reader = createAgentDefinitions({ db: secondDb, version: () => 0 });
+      return () => reader.get(a.workspaceId, 'finance');
+    })();
     expect(await onB()).toMatchObject({ instructions: defaultInstructions('finance'), stepLimit: 8 });
 
     // A row written behind B's back, without a notification: B still answers from memory.
@@ -81,5 +86,7 @@ describe.skipIf(!DATABASE_URL || !REDIS_URL)("agents' definitions across two ins
     expect(await onB()).toEqual({ slug: 'finance', instructions, stepLimit: 12, tools: ['ledger'], approvals: { 'ledger.post': 'required' } });
     // A's own reader has it at once (this process's change).
     expect((await a.services.agentDefinitions.get(a.workspaceId, 'finance')).stepLimit).toBe(12);
+    // And the app's own reader on B (built by buildServices) too.
+    expect((await b.services.agentDefinitions.get(a.workspaceId, 'finance')).stepLimit).toBe(12);
   });
 });
