@@ -16,6 +16,15 @@ export interface Tables {
     used_at: Date | null;
     failed_attempts: number;
   };
+  agent_definitions: {
+    workspace_id: string;
+    agent_slug: string;
+    instructions: string | null;
+    step_limit: number;
+    tools: unknown | null;
+    approvals: unknown;
+    updated_at: Date;
+  };
   api_key_revocations: {
     id: number;
     version: number;

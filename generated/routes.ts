@@ -11,6 +11,7 @@ import {
   zAccountResetPreview,
   zAccountResetRedeemed,
   zAdminSession,
+  zAgentConfiguration,
   zAgentError,
   zAgentList,
   zAgentNotFoundError,
@@ -62,11 +63,17 @@ import {
   zDeleteWorkspacePath,
   zDeliveryAccepted,
   zDeliveryList,
+  zDraft,
   zDraftCreatedEvent,
   zDraftCreatedEventWebhookRequest,
+  zDraftList,
   zExpiredError,
+  zGetAgentConfigurationHeaders,
+  zGetAgentConfigurationPath,
   zGetCurrentUsageHeaders,
   zGetDailyUsageHeaders,
+  zGetDraftHeaders,
+  zGetDraftPath,
   zGetKillSwitchesHeaders,
   zGetRunEventsHeaders,
   zGetRunEventsPath,
@@ -115,6 +122,8 @@ import {
   zListDestinationDeliveriesHeaders,
   zListDestinationDeliveriesPath,
   zListDestinationDeliveriesQuery,
+  zListDraftsHeaders,
+  zListDraftsQuery,
   zListInboundWebhooksHeaders,
   zListInvitationsHeaders,
   zListMembersHeaders,
@@ -235,6 +244,9 @@ import {
   zTenantForbiddenError,
   zTooManyAttemptsError,
   zTwoStepSetup,
+  zUpdateAgentConfigurationBody,
+  zUpdateAgentConfigurationHeaders,
+  zUpdateAgentConfigurationPath,
   zUpdateMemberBody,
   zUpdateMemberHeaders,
   zUpdateMemberPath,
@@ -335,6 +347,10 @@ export type OperationId =
   | 'listWorkspaceAgents'
   | 'pauseAgent'
   | 'resumeAgent'
+  | 'getAgentConfiguration'
+  | 'updateAgentConfiguration'
+  | 'listDrafts'
+  | 'getDraft'
   | 'getKillSwitches'
   | 'setManualKillSwitch'
   | 'getDailyUsage'
@@ -519,6 +535,22 @@ export interface Operations {
   resumeAgent: {
     input: { params: z.output<typeof zResumeAgentPath>; query: Record<string, never>; headers: z.output<typeof zResumeAgentHeaders>; body: undefined };
     success: { 200: { json: z.input<typeof zWorkspaceAgent> } };
+  };
+  getAgentConfiguration: {
+    input: { params: z.output<typeof zGetAgentConfigurationPath>; query: Record<string, never>; headers: z.output<typeof zGetAgentConfigurationHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zAgentConfiguration> } };
+  };
+  updateAgentConfiguration: {
+    input: { params: z.output<typeof zUpdateAgentConfigurationPath>; query: Record<string, never>; headers: z.output<typeof zUpdateAgentConfigurationHeaders>; body: z.output<typeof zUpdateAgentConfigurationBody> };
+    success: { 200: { json: z.input<typeof zAgentConfiguration> } };
+  };
+  listDrafts: {
+    input: { params: Record<string, never>; query: z.output<typeof zListDraftsQuery>; headers: z.output<typeof zListDraftsHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zDraftList> } };
+  };
+  getDraft: {
+    input: { params: z.output<typeof zGetDraftPath>; query: Record<string, never>; headers: z.output<typeof zGetDraftHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zDraft> } };
   };
   getKillSwitches: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetKillSwitchesHeaders>; body: undefined };
@@ -1309,6 +1341,75 @@ export const routes: readonly RouteSpec[] = [
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
       '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
       '404': { contentType: 'application/json', schema: zAgentNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/agents/{slug}/configuration',
+    operationId: 'getAgentConfiguration',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { params: zGetAgentConfigurationPath, headers: zGetAgentConfigurationHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zAgentConfiguration },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '404': { contentType: 'application/json', schema: zAgentNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'put',
+    path: '/agents/{slug}/configuration',
+    operationId: 'updateAgentConfiguration',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
+    request: { params: zUpdateAgentConfigurationPath, headers: zUpdateAgentConfigurationHeaders, body: { contentType: 'application/json', schema: zUpdateAgentConfigurationBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zAgentConfiguration },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zAgentNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/drafts',
+    operationId: 'listDrafts',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { query: zListDraftsQuery, headers: zListDraftsHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zDraftList },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/drafts/{draft_id}',
+    operationId: 'getDraft',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: true, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { params: zGetDraftPath, headers: zGetDraftHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zDraft },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },

@@ -1444,6 +1444,88 @@ export const zAgentNotFoundError = zError.and(z.object({
 }));
 
 /**
+ * AgentToolSelection
+ *
+ * The tools the agent may use: null for every tool of the workspace's connected integrations (and the built-in draft tool); else a list of tool names (`crm.update`) or whole integrations (`crm`). Tools that are not connected are never offered.
+ */
+export const zAgentToolSelection = z.array(z.string().min(1).max(129).regex(/^[a-z0-9_-]{1,64}(\.[a-z0-9_-]{1,64})?$/)).max(200).nullable();
+
+/**
+ * AgentApprovalPolicy
+ *
+ * Per tool name (`<area>.<verb>`): `required` (every call waits for a person's decision) or `not_required`. A tool not listed needs approval unless its server marks it read-only. At most 200 entries.
+ */
+export const zAgentApprovalPolicy = z.record(z.string(), z.enum(['required', 'not_required']));
+
+/**
+ * AgentConfiguration
+ *
+ * What an agent of the workspace is when it runs on a model: its instructions, how many model calls a run may make, the tools it may use and which of them wait for a person's approval. An agent never configured has the defaults: its department's instructions, 8 steps, every connected tool, and approval for every tool that acts (a tool its server marks read-only needs none).
+ */
+export const zAgentConfiguration = z.strictObject({
+    slug: zAgentSlug,
+    instructions: z.string(),
+    customInstructions: z.boolean(),
+    defaultInstructions: z.string(),
+    stepLimit: z.int().gte(1).lte(32),
+    tools: zAgentToolSelection,
+    approvals: zAgentApprovalPolicy,
+    updatedAt: z.iso.datetime({ offset: true }).nullable()
+});
+
+/**
+ * AgentConfigurationUpdate
+ *
+ * The whole configuration of an agent, replacing the one in force. `instructions` null returns to the department's default; `tools` null allows every connected tool.
+ */
+export const zAgentConfigurationUpdate = z.strictObject({
+    instructions: z.string().min(1).max(20000).regex(/\S/).nullable(),
+    stepLimit: z.int().gte(1).lte(32),
+    tools: zAgentToolSelection,
+    approvals: zAgentApprovalPolicy
+});
+
+/**
+ * DraftId
+ *
+ * Draft identifier, `drf_` followed by 16 to 32 base62 characters.
+ */
+export const zDraftId = z.string().min(20).max(36).regex(/^drf_[A-Za-z0-9]{16,32}$/);
+
+/**
+ * Draft
+ *
+ * Something an agent wrote for a person to review and send (an email, a proposal, a reply), kept when its run completed. The service never sends a draft; subject and body are redacted.
+ */
+export const zDraft = z.strictObject({
+    id: zDraftId,
+    runId: zRunId,
+    agentSlug: zAgentSlug,
+    kind: z.enum([
+        'email',
+        'proposal',
+        'reply',
+        'message',
+        'document'
+    ]),
+    subject: z.string(),
+    body: z.string(),
+    createdAt: z.iso.datetime({ offset: true })
+});
+
+/**
+ * DraftList
+ *
+ * One page of the workspace's drafts, newest first.
+ */
+export const zDraftList = z.strictObject({
+    data: z.array(zDraft),
+    total: z.int().gte(0),
+    limit: z.int().gte(1).lte(200),
+    offset: z.int().gte(0)
+});
+
+/**
  * KillSwitch
  *
  * One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money. What runs in progress hold (`reservedStu`) never engages a switch: an invocation that does not fit beside it answers `429 budget_reserved`. Worst-case overshoot (`x-overshoot-bound`): `run` 0; `hour` and `day` 0 except the charges of runs canceled while executing (each within its reservation); `manual` lets runs in progress finish, each within its reservation.
@@ -1908,7 +1990,7 @@ export const zAccountResetRedeemed = z.strictObject({
  * `destination.paused`, `destination.resumed`, `destination.pinged`, `destination.test_sent` (a test event of
  * another type than `ping`), `destination.replayed`. Inbound webhooks:
  * `inbound_webhook.created`, `inbound_webhook.paused`, `inbound_webhook.resumed`, `inbound_webhook.revoked`.
- * `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`; `kill_switch.engaged`,
+ * `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`, `agent.configured` (instructions, step limit, tools or approvals); `kill_switch.engaged`,
  * `kill_switch.released` (the manual switch). Members: `member.invited`, `invitation.resent`, `invitation.revoked`,
  * `invitation.accepted`, `member.role_changed`, `member.removed`, `member.reset` (a password or two-step reset link
  * made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
@@ -1935,6 +2017,7 @@ export const zAuditAction = z.enum([
     'integration.connected',
     'agent.paused',
     'agent.resumed',
+    'agent.configured',
     'kill_switch.engaged',
     'kill_switch.released',
     'member.invited',
@@ -2374,13 +2457,6 @@ export const zApprovalDecidedEvent = zEventEnvelope.and(z.object({
 }));
 
 /**
- * DraftId
- *
- * Draft identifier, `drf_` followed by 16 to 32 base62 characters.
- */
-export const zDraftId = z.string().min(20).max(36).regex(/^drf_[A-Za-z0-9]{16,32}$/);
-
-/**
  * DraftCreatedData
  *
  * An agent produced a draft (email, proposal, reply, ...) awaiting human review.
@@ -2607,6 +2683,21 @@ export const zDeliveryStatusQuery = z.enum([
  * Slug of the agent to message, for example `sales`.
  */
 export const zAgentSlugPath = zAgentSlug;
+
+/**
+ * Only what this run produced.
+ */
+export const zRunIdQuery = zRunIdParameter;
+
+/**
+ * Only drafts written by this agent.
+ */
+export const zDraftAgentSlugQuery = zAgentSlug;
+
+/**
+ * The draft identifier (`drf_…`).
+ */
+export const zDraftIdPath = zDraftId;
 
 /**
  * Only approvals in this state: `pending` (the default: waiting for a decision and not expired), `approved`, `rejected`, `expired` (a pending request whose `expiresAt` has passed), or `all`.
@@ -3167,6 +3258,64 @@ export const zResumeAgentPath = z.object({
  * The agent, active again (or `not_in_plan`).
  */
 export const zResumeAgentResponse = zWorkspaceAgent;
+
+export const zGetAgentConfigurationHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zGetAgentConfigurationPath = z.object({
+    slug: zAgentSlug
+});
+
+/**
+ * The agent's configuration.
+ */
+export const zGetAgentConfigurationResponse = zAgentConfiguration;
+
+export const zUpdateAgentConfigurationBody = zAgentConfigurationUpdate;
+
+export const zUpdateAgentConfigurationHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zUpdateAgentConfigurationPath = z.object({
+    slug: zAgentSlug
+});
+
+/**
+ * The agent's configuration as it now is.
+ */
+export const zUpdateAgentConfigurationResponse = zAgentConfiguration;
+
+export const zListDraftsHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zListDraftsQuery = z.object({
+    run_id: zRunIdParameter.optional(),
+    agent_slug: zAgentSlug.optional(),
+    limit: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(1).lte(200)).optional().default(50),
+    offset: z.string().regex(/^-?[0-9]+$/).pipe(z.coerce.number<string>().int().gte(0)).optional().default(0)
+});
+
+/**
+ * A page of drafts.
+ */
+export const zListDraftsResponse = zDraftList;
+
+export const zGetDraftHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zGetDraftPath = z.object({
+    draft_id: zDraftId
+});
+
+/**
+ * The draft.
+ */
+export const zGetDraftResponse = zDraft;
 
 export const zGetKillSwitchesHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

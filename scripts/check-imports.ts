@@ -56,6 +56,7 @@ export const FLOORS: readonly (readonly string[])[] = [
     'domain/run-events',
     'domain/runs',
     'domain/approvals',
+    'domain/drafts',
     'domain/inbound-webhooks',
     'domain/mcp',
   ],

@@ -9,8 +9,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, csrfHeader, ok, setCsrfToken } from './api.ts';
 import { linkScreen } from './link-screens.tsx';
 import { navigate, useRoute } from './router.ts';
+import { AgentConfigurationScreen } from './screens/agent-configuration.tsx';
 import { AgentsScreen } from './screens/agents.tsx';
 import { ApprovalsScreen } from './screens/approvals.tsx';
+import { DraftScreen, DraftsScreen } from './screens/drafts.tsx';
 import { AuditScreen } from './screens/audit.tsx';
 import { KeysScreen } from './screens/keys.tsx';
 import { MembersScreen } from './screens/members.tsx';
@@ -36,6 +38,7 @@ const SCREENS: Screen[] = [
   { path: '/runs', title: 'Runs', admin: false },
   { path: '/try', title: 'Try an agent', admin: false },
   { path: '/approvals', title: 'Approvals', admin: false },
+  { path: '/drafts', title: 'Drafts', admin: false },
   { path: '/agents', title: 'Agents', admin: false },
   { path: '/keys', title: 'API keys', admin: true },
   { path: '/webhooks', title: 'Webhooks', admin: true },
@@ -102,7 +105,8 @@ function Shell({ session, setSession }: { session: Session; setSession(next: Ses
   const [error, setError] = useState<unknown>(undefined);
   const admin = isAdmin(session);
   const visible = SCREENS.filter((s) => admin || !s.admin);
-  const screen = visible.find((s) => s.path === route) ?? (route.startsWith('/runs/') ? SCREENS[1] : undefined);
+  // A run, a draft or an agent's configuration is shown under its list's entry.
+  const screen = visible.find((s) => s.path === route) ?? visible.find((s) => s.path !== '' && route.startsWith(`${s.path}/`));
 
   async function signOut() {
     try {
@@ -183,6 +187,8 @@ function Shell({ session, setSession }: { session: Session; setSession(next: Ses
 
 function render(route: string, admin: boolean) {
   if (route.startsWith('/runs/')) return <RunDetailScreen runId={decodeURIComponent(route.slice('/runs/'.length))} />;
+  if (route.startsWith('/drafts/')) return <DraftScreen draftId={decodeURIComponent(route.slice('/drafts/'.length))} />;
+  if (route.startsWith('/agents/')) return <AgentConfigurationScreen slug={decodeURIComponent(route.slice('/agents/'.length))} />;
   switch (route) {
     case '':
       return <OverviewScreen />;
@@ -192,6 +198,8 @@ function render(route: string, admin: boolean) {
       return <TryScreen />;
     case '/approvals':
       return <ApprovalsScreen />;
+    case '/drafts':
+      return <DraftsScreen />;
     case '/agents':
       return <AgentsScreen />;
     case '/keys':

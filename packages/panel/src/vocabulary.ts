@@ -56,6 +56,7 @@ export const AUDIT_ACTIONS: Schemas['AuditAction'][] = [
   'integration.connected',
   'agent.paused',
   'agent.resumed',
+  'agent.configured',
   'kill_switch.engaged',
   'kill_switch.released',
   'member.invited',

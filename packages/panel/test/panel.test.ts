@@ -488,6 +488,64 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await expect.poll(() => page.getByRole('row').filter({ hasText: 'email.send' }).textContent(), SLOW).toMatch(/approved.*by you/s);
   });
 
+  it('reads the draft a run wrote: listed under Drafts, opened to its subject and text, linked to its run', async () => {
+    const asked = await fetch(`${h.url}/v1/inference`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ agentSlug: 'marketing', alias: 'Sonata', messages: [{ role: 'user', content: 'Write a proposal for the spring campaign.' }] }),
+    });
+    expect(asked.status).toBe(200);
+    const { runId } = (await asked.json()) as { runId: string };
+    await open('Drafts');
+    await page.getByLabel('Agent').selectOption('marketing');
+    const row = page.getByRole('table', { name: 'Drafts, newest first' }).getByRole('row').filter({ hasText: runId });
+    await row.waitFor();
+    await expect.poll(() => row.textContent(), SLOW).toContain('proposal');
+    await expectAccessible('drafts');
+    await row.getByRole('link').first().click();
+    await expect.poll(() => page.locator('dl.facts').textContent(), SLOW).toContain(runId);
+    expect(await page.locator('pre.content').textContent()).not.toBe('');
+    await expectAccessible('draft');
+  });
+
+  it('configures an agent: its own instructions, step limit, tools and an approval rule, saved and read back; the default again', async () => {
+    await open('Agents');
+    await page.getByRole('link', { name: 'Configure Sales' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), SLOW).toBe('Sales: configuration');
+    await expect.poll(() => page.getByRole('checkbox', { name: "Use the department's default instructions" }).isChecked(), SLOW).toBe(true);
+    await expectAccessible('agent configuration');
+    await page.getByRole('checkbox', { name: "Use the department's default instructions" }).uncheck();
+    await page.getByLabel('Instructions', { exact: true }).fill('You are the Sales agent. Qualify leads only.');
+    await page.getByLabel('Step limit').fill('5');
+    await page.getByRole('checkbox', { name: 'Every connected tool' }).uncheck();
+    await page.getByLabel('Allowed tools').fill('crm\nemail.draft');
+    await page.getByRole('button', { name: 'Add an approval rule' }).click();
+    await page.getByLabel('Tool of rule 1').fill('crm.update');
+    await page.getByRole('button', { name: 'Save configuration' }).click();
+    await expect.poll(() => page.getByRole('status').textContent(), SLOW).toContain('Configuration saved');
+    const saved = (await (
+      await fetch(`${h.url}/agents/sales/configuration`, {
+        headers: { cookie: (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ') },
+      })
+    ).json()) as Record<string, unknown>;
+    expect(saved).toMatchObject({
+      instructions: 'You are the Sales agent. Qualify leads only.',
+      customInstructions: true,
+      stepLimit: 5,
+      tools: ['crm', 'email.draft'],
+      approvals: { 'crm.update': 'required' },
+    });
+    // A step limit past 32 is refused by the server, named.
+    await page.getByLabel('Step limit').evaluate((input) => input.removeAttribute('max'));
+    await page.getByLabel('Step limit').fill('40');
+    await page.getByRole('button', { name: 'Save configuration' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), SLOW).toContain('stepLimit');
+    await page.getByLabel('Step limit').fill('8');
+    await page.getByRole('checkbox', { name: "Use the department's default instructions" }).check();
+    await page.getByRole('button', { name: 'Save configuration' }).click();
+    await expect.poll(() => page.getByRole('status').textContent(), SLOW).toContain('Configuration saved');
+  });
+
   it('tries an agent: the answer streams in, a second message continues the conversation, and the runs are listed under Runs', async () => {
     await open('Try an agent');
     await page.getByLabel('Agent', { exact: true }).selectOption('finance');

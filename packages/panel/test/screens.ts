@@ -92,6 +92,22 @@ export const SCREENS: Screen[] = [
     shows: () => [],
   },
   {
+    name: 'drafts',
+    async open(page) {
+      await openPath(page, '/panel/drafts', 'Drafts');
+      await page.getByRole('table', { name: 'Drafts, newest first' }).getByRole('row').filter({ hasText: 'email' }).first().waitFor(WAIT);
+    },
+    shows: () => [],
+  },
+  {
+    name: 'agent-configuration',
+    async open(page) {
+      await openPath(page, '/panel/agents/sales', 'Sales: configuration');
+      await page.getByRole('button', { name: 'Save configuration' }).waitFor(WAIT);
+    },
+    shows: () => [],
+  },
+  {
     name: 'api-keys',
     async open(page, world) {
       await openPath(page, '/panel/keys', 'API keys');

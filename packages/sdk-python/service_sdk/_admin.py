@@ -1,4 +1,5 @@
-"""The admin surface of a client from ``login``: API keys, webhook settings, approvals (sync and async)."""
+"""The admin surface of a client from ``login``: API keys, webhook settings, approvals, the agents'
+configuration and the drafts agents wrote (sync and async)."""
 
 from __future__ import annotations
 
@@ -91,6 +92,35 @@ class Approvals:
         return self._ops.decide_approval(approval_id=approval_id, body=body)
 
 
+class Drafts:
+    """What the workspace's agents wrote for people to review (any member's session reads them)."""
+
+    def __init__(self, ops: Operations) -> None:
+        self._ops = ops
+
+    def list(self, *, run_id: str | None = None, agent_slug: str | None = None, limit: int | None = None, offset: int | None = None) -> models.DraftList:
+        """A page of drafts, newest first, by run and by agent."""
+        return self._ops.list_drafts(query=_query(run_id=run_id, agent_slug=agent_slug, limit=limit, offset=offset))
+
+    def retrieve(self, draft_id: str) -> models.Draft:
+        """One draft; another workspace's, or none, raises ``NotFoundError``."""
+        return self._ops.get_draft(draft_id=draft_id)
+
+
+class AgentConfigurations:
+    """An agent's instructions, step limit, tools and approval policy (members read; an owner or admin changes)."""
+
+    def __init__(self, ops: Operations) -> None:
+        self._ops = ops
+
+    def retrieve(self, slug: str) -> models.AgentConfiguration:
+        return self._ops.get_agent_configuration(slug=slug)
+
+    def update(self, slug: str, body: models.AgentConfigurationUpdate) -> models.AgentConfiguration:
+        """Replaces the whole configuration; ``instructions: None`` returns to the department's default."""
+        return self._ops.update_agent_configuration(slug=slug, body=body)
+
+
 class AsyncApiKeys:
     def __init__(self, ops: AsyncOperations) -> None:
         self._ops = ops
@@ -170,3 +200,32 @@ class AsyncApprovals:
 
     async def decide(self, approval_id: str, body: models.ApprovalDecision) -> Any:
         return await self._ops.decide_approval(approval_id=approval_id, body=body)
+
+
+class AsyncDrafts:
+    def __init__(self, ops: AsyncOperations) -> None:
+        self._ops = ops
+
+    async def list(
+        self, *, run_id: str | None = None, agent_slug: str | None = None, limit: int | None = None, offset: int | None = None
+    ) -> models.DraftList:
+        return await self._ops.list_drafts(query=_query(run_id=run_id, agent_slug=agent_slug, limit=limit, offset=offset))
+
+    async def retrieve(self, draft_id: str) -> models.Draft:
+        return await self._ops.get_draft(draft_id=draft_id)
+
+
+class AsyncAgentConfigurations:
+    def __init__(self, ops: AsyncOperations) -> None:
+        self._ops = ops
+
+    async def retrieve(self, slug: str) -> models.AgentConfiguration:
+        return await self._ops.get_agent_configuration(slug=slug)
+
+    async def update(self, slug: str, body: models.AgentConfigurationUpdate) -> models.AgentConfiguration:
+        return await self._ops.update_agent_configuration(slug=slug, body=body)
+
+
+def _query(**params: Any) -> dict[str, Any]:
+    """The query parameters that were given."""
+    return {name: value for name, value in params.items() if value is not None}

@@ -13,7 +13,18 @@ from typing import Any
 
 import httpx
 
-from ._admin import Approvals, ApiKeys, AsyncApiKeys, AsyncApprovals, AsyncWebhooks, Webhooks
+from ._admin import (
+    AgentConfigurations,
+    Approvals,
+    ApiKeys,
+    AsyncAgentConfigurations,
+    AsyncApiKeys,
+    AsyncApprovals,
+    AsyncDrafts,
+    AsyncWebhooks,
+    Drafts,
+    Webhooks,
+)
 from ._errors import ServiceError
 from ._generated import models
 from ._generated.operations import OPERATIONS, AsyncOperations, Operations
@@ -76,6 +87,8 @@ class Client(Operations):
         self.api_keys = ApiKeys(self)
         self.webhooks = Webhooks(self)
         self.approvals = Approvals(self)
+        self.drafts = Drafts(self)
+        self.agent_configurations = AgentConfigurations(self)
 
     @property
     def base_url(self) -> str:
@@ -157,6 +170,8 @@ class AsyncClient(AsyncOperations):
         self.api_keys = AsyncApiKeys(self)
         self.webhooks = AsyncWebhooks(self)
         self.approvals = AsyncApprovals(self)
+        self.drafts = AsyncDrafts(self)
+        self.agent_configurations = AsyncAgentConfigurations(self)
 
     @property
     def base_url(self) -> str:

@@ -199,3 +199,22 @@ def test_the_audit_log_lists_a_change_with_its_actor_and_never_a_secret(admin: s
     assert admin.session is not None
     assert page["data"][0]["actor"] == {"type": "user", "id": admin.session["user"]["id"], "label": admin.session["user"]["email"]}
     assert created["secret"] not in json.dumps(page)
+
+
+def test_drafts_of_a_run_and_an_agents_configuration(admin: service_sdk.Client, client: service_sdk.Client) -> None:
+    answer = client.agents.message("sales", {"alias": "Sonata", "messages": [{"role": "user", "content": "Write an email to the new lead."}]})
+    page = admin.drafts.list(run_id=answer["runId"])
+    assert (page["total"], page["limit"], page["offset"]) == (1, 50, 0)
+    draft = page["data"][0]
+    assert (draft["runId"], draft["agentSlug"], draft["kind"]) == (answer["runId"], "sales", "email")
+    assert admin.drafts.retrieve(draft["id"]) == draft
+    with pytest.raises(service_sdk.NotFoundError):
+        admin.drafts.retrieve("drf_0000000000000000AAAA")
+
+    configuration = admin.agent_configurations.retrieve("marketing")
+    assert (configuration["customInstructions"], configuration["stepLimit"], configuration["tools"]) == (False, 8, None)
+    changed = admin.agent_configurations.update("marketing", {"instructions": "Plan campaigns.", "stepLimit": 3, "tools": ["cms"], "approvals": {}})
+    assert (changed["instructions"], changed["customInstructions"], changed["stepLimit"]) == ("Plan campaigns.", True, 3)
+    with pytest.raises(service_sdk.InvalidRequestError) as refused:
+        admin.agent_configurations.update("marketing", {"instructions": None, "stepLimit": 0, "tools": None, "approvals": {}})
+    assert refused.value.code == "invalid_body"

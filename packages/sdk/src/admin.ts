@@ -1,9 +1,9 @@
 /**
  * @module The admin surface, open to a client from `ServiceClient.login`: API keys, webhook settings,
- * approvals and integrations. Every call carries the session cookie; writes carry `X-CSRF-Token`.
+ * approvals, integrations, the agents' configuration and the drafts agents wrote. Every call carries the session cookie; writes carry `X-CSRF-Token`.
  */
 import type { RequestOptions } from './core/transport.ts';
-import type { Operations, Schemas } from './generated/operations.ts';
+import type { OperationInputs, Operations, Schemas } from './generated/operations.ts';
 
 export class ApiKeys {
   constructor(private readonly ops: Operations) {}
@@ -85,5 +85,30 @@ export class Approvals {
   constructor(private readonly ops: Operations) {}
   decide(approvalId: string, body: Schemas['ApprovalDecision'], options?: RequestOptions) {
     return this.ops.decideApproval({ path: { approval_id: approvalId }, body }, options);
+  }
+}
+
+/** What the workspace's agents wrote for people to review (any member's session reads them). */
+export class Drafts {
+  constructor(private readonly ops: Operations) {}
+  /** A page of drafts, newest first; filters `run_id` and `agent_slug`, pages `limit`/`offset`. */
+  list(query: NonNullable<OperationInputs['listDrafts']['query']> = {}, options?: RequestOptions): Promise<Schemas['DraftList']> {
+    return this.ops.listDrafts({ query }, options);
+  }
+  /** One draft; another workspace's, or none, throws `NotFoundError`. */
+  retrieve(draftId: string, options?: RequestOptions): Promise<Schemas['Draft']> {
+    return this.ops.getDraft({ path: { draft_id: draftId } }, options);
+  }
+}
+
+/** An agent's instructions, step limit, tools and approval policy (any member reads; an owner or admin changes). */
+export class AgentConfigurations {
+  constructor(private readonly ops: Operations) {}
+  retrieve(slug: string, options?: RequestOptions): Promise<Schemas['AgentConfiguration']> {
+    return this.ops.getAgentConfiguration({ path: { slug } }, options);
+  }
+  /** Replaces the whole configuration; `instructions: null` returns to the department's default. */
+  update(slug: string, body: Schemas['AgentConfigurationUpdate'], options?: RequestOptions): Promise<Schemas['AgentConfiguration']> {
+    return this.ops.updateAgentConfiguration({ path: { slug }, body }, options);
   }
 }

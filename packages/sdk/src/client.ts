@@ -3,7 +3,7 @@
  * usage; `ServiceClient.login` opens an admin session whose client also manages keys, webhooks and approvals.
  * Every operation of the contract is also reachable as `client.operations.<operationId>(input)`.
  */
-import { ApiKeys, Approvals, Webhooks } from './admin.ts';
+import { AgentConfigurations, ApiKeys, Approvals, Drafts, Webhooks } from './admin.ts';
 import { ServiceError } from './core/errors.ts';
 import { Transport, type RequestOptions, type TransportConfig } from './core/transport.ts';
 import { OPERATIONS, type OperationInputs, Operations, SERVERS, type Schemas } from './generated/operations.ts';
@@ -54,6 +54,10 @@ export class ServiceClient {
   readonly webhooks: Webhooks;
   /** Admin session only. */
   readonly approvals: Approvals;
+  /** Admin session only (any member): what the workspace's agents wrote for review. */
+  readonly drafts: Drafts;
+  /** Admin session only: an agent's instructions, step limit, tools and approval policy (members read, admins change). */
+  readonly agentConfigurations: AgentConfigurations;
   /** Admin session only. */
   readonly integrations: { create(body: Schemas['CreateIntegrationRequest'], options?: RequestOptions): Promise<Schemas['Integration']> };
   /**
@@ -91,6 +95,8 @@ export class ServiceClient {
     this.apiKeys = new ApiKeys(ops);
     this.webhooks = new Webhooks(ops);
     this.approvals = new Approvals(ops);
+    this.drafts = new Drafts(ops);
+    this.agentConfigurations = new AgentConfigurations(ops);
     this.integrations = { create: (body, o) => ops.createIntegration({ body }, o) };
     this.auditEvents = { list: (query = {}, o) => ops.listAuditEvents({ query }, o) };
   }

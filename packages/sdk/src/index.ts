@@ -36,6 +36,6 @@ export {
   type PollOptions,
 } from './runs.ts';
 export { TERMINAL_EVENT_TYPES, isTerminalRunEvent, type RunEvent, type RunEventType, type RunEventsOptions, type TerminalRunEvent } from './run-events.ts';
-export { ApiKeys, Approvals, Webhooks, InboundWebhooks, WebhookDestinations } from './admin.ts';
+export { AgentConfigurations, ApiKeys, Approvals, Drafts, Webhooks, InboundWebhooks, WebhookDestinations } from './admin.ts';
 export { OPERATIONS, SERVERS, Operations, type OperationId, type OperationInputs, type OperationOutputs, type Schemas } from './generated/operations.ts';
 export * from './webhooks/index.ts';

@@ -454,6 +454,24 @@ describe('admin session', () => {
     expect(await caught(client.auditEvents.list())).toMatchObject({ status: 401 });
   });
 
+  it("reads the drafts a run wrote, and an agent's configuration, which an admin changes", async () => {
+    const answer = await client.agents.message('sales', { alias: 'Sonata', messages: [{ role: 'user', content: 'Write an email to the new lead.' }] });
+    const page = await admin.drafts.list({ run_id: answer.runId });
+    expect(page).toMatchObject({ total: 1, limit: 50, offset: 0 });
+    expect(page.data[0]).toMatchObject({ runId: answer.runId, agentSlug: 'sales', kind: 'email' });
+    expect(await admin.drafts.retrieve(page.data[0]!.id)).toEqual(page.data[0]);
+    expect(await caught(admin.drafts.retrieve('drf_0000000000000000AAAA'))).toBeInstanceOf(NotFoundError);
+
+    const before = await admin.agentConfigurations.retrieve('sales');
+    expect(before).toMatchObject({ slug: 'sales', customInstructions: false, stepLimit: 8, tools: null });
+    const after = await admin.agentConfigurations.update('sales', { instructions: 'Qualify leads.', stepLimit: 4, tools: ['crm'], approvals: {} });
+    expect(after).toMatchObject({ instructions: 'Qualify leads.', customInstructions: true, stepLimit: 4, tools: ['crm'] });
+    expect(await caught(admin.agentConfigurations.update('sales', { instructions: null, stepLimit: 40, tools: null, approvals: {} }))).toBeInstanceOf(
+      InvalidRequestError,
+    );
+    expect(await caught(admin.agentConfigurations.retrieve('travel'))).toMatchObject({ status: 404, code: 'agent_not_found' });
+  });
+
   it('a destination receives a real delivery that verifyWebhook accepts, and refuses replayed later without its webhook-* headers', async () => {
     const destination = await admin.webhooks.destinations.create({ url: `${receiver.origin}/hooks`, events: ['run.completed'] });
     webhookSecret = destination.secret;

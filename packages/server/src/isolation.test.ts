@@ -36,7 +36,7 @@ type Session = { cookie: string; csrfToken: string };
 type Credential = { bearer: string } | { session: Session } | 'none';
 
 /** A's resources, as B would name them in a path. */
-type Resource = 'run' | 'queuedRun' | 'key' | 'inbound' | 'destination' | 'approval' | 'invitation';
+type Resource = 'run' | 'queuedRun' | 'key' | 'inbound' | 'destination' | 'approval' | 'invitation' | 'draft';
 
 interface Tenant {
   label: 'a' | 'b';
@@ -49,7 +49,7 @@ interface Tenant {
   receiver: HttpsTestReceiver;
   destinationSecret: string;
   inboundSecret: string;
-  /** One resource of each kind; `run` completed with steps, tool calls and a pending approval; `invitation` pending. */
+  /** One resource of each kind; `run` completed with steps, tool calls, a draft and a pending approval; `invitation` pending. */
   ids: Record<Resource, string>;
 }
 
@@ -74,7 +74,7 @@ type Check = (ctx: Ctx) => Promise<void>;
 type IsolationCase = Classification &
   (
     | { kind: 'resource'; resource: Resource; body?: unknown }
-    | { kind: 'list'; resource: 'run' | 'key' | 'inbound' | 'destination' | 'approval' | 'invitation' }
+    | { kind: 'list'; resource: 'run' | 'key' | 'inbound' | 'destination' | 'approval' | 'invitation' | 'draft' }
     | { kind: 'own' | 'inbound' | 'public'; check: Check }
   );
 
@@ -292,6 +292,20 @@ const MATRIX = {
     pathParameter: 'an agent slug of the catalog, the same in every workspace',
     check: (ctx) => agentSwitchIsOwn(ctx, 'resume'),
   },
+  getAgentConfiguration: {
+    kind: 'own',
+    pathParameter: 'an agent slug of the catalog, the same in every workspace',
+    check: (ctx) => agentConfigurationIsOwn(ctx),
+  },
+  updateAgentConfiguration: {
+    kind: 'own',
+    pathParameter: 'an agent slug of the catalog, the same in every workspace',
+    check: (ctx) => agentConfigurationIsOwn(ctx),
+  },
+
+  // What agents wrote for review (session).
+  listDrafts: { kind: 'list', resource: 'draft' },
+  getDraft: { kind: 'resource', resource: 'draft' },
 
   // The spending kill switches (session): per workspace.
   getKillSwitches: { kind: 'own', check: (ctx) => manualSwitchIsOwn(ctx) },
@@ -625,6 +639,16 @@ async function agentSwitchIsOwn({ A, B, call }: Ctx, action: 'pause' | 'resume')
   if (action === 'pause') expect((await call('POST', `/agents/${slug}/resume`, { session: B.admin })).status).toBe(200);
 }
 
+/** B configures `hr`: B reads its own instructions back, A's `hr` keeps the default. */
+async function agentConfigurationIsOwn({ A, B, call }: Ctx): Promise<void> {
+  const instructions = `B's own HR instructions ${randomBase62(6)}`;
+  const res = await call('PUT', '/agents/hr/configuration', { session: B.admin }, { instructions, stepLimit: 3, tools: ['crm'], approvals: {} });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect((await call('GET', '/agents/hr/configuration', { session: B.admin })).body).toMatchObject({ instructions, stepLimit: 3 });
+  const ofA = (await call('GET', '/agents/hr/configuration', { session: A.admin })).body;
+  expect(ofA).toMatchObject({ customInstructions: false, stepLimit: 8, tools: null, updatedAt: null });
+}
+
 /** A's owner, named by B on a member route: member_not_found, as for a made-up id; A's owner unchanged. */
 async function memberIsOwn({ A, B, call }: Pick<Ctx, 'A' | 'B' | 'call'>, method: string, body?: unknown): Promise<void> {
   const aMembers = (await call('GET', '/workspace/members', { session: A.admin })).body.data as { userId: string; role: string }[];
@@ -854,6 +878,8 @@ describe.each(testBackends())('tenant isolation on $name', ({ open }) => {
     expect(detail.toolCalls.length).toBeGreaterThan(0);
     const [approval] = await store.db.query<{ id: string }>(`SELECT id FROM approvals WHERE run_id = $1 AND status = 'pending'`, [invoked.runId]);
     expect(approval).toBeDefined();
+    const [draft] = await store.db.query<{ id: string }>(`SELECT id FROM drafts WHERE run_id = $1`, [invoked.runId]);
+    expect(draft).toBeDefined();
     const inbound = ok(await call('POST', '/inbound-webhooks', { session: admin }, { slug: `${label}-crm-leads`, agentSlug: 'sales' }), 201);
     tenant.inboundSecret = inbound.secret;
     // Without the worker the inbound run stays queued, in_progress: the target of the cancel cases.
@@ -878,6 +904,7 @@ describe.each(testBackends())('tenant isolation on $name', ({ open }) => {
       destination: destination.id,
       approval: approval!.id,
       invitation: invitation.id,
+      draft: draft!.id,
     };
     return tenant;
   }
@@ -922,6 +949,11 @@ describe.each(testBackends())('tenant isolation on $name', ({ open }) => {
         const { runId } = await created(call('POST', '/v1/inference', { bearer: tenant.key }, ask('Send an email to the new lead', { agentSlug: 'sales' })));
         const [approval] = await store.db.query<{ id: string }>(`SELECT id FROM approvals WHERE run_id = $1`, [runId]);
         return approval!.id;
+      }
+      case 'draft': {
+        const { runId } = await created(call('POST', '/v1/inference', { bearer: tenant.key }, ask('Send an email to the new lead', { agentSlug: 'sales' })));
+        const [draft] = await store.db.query<{ id: string }>(`SELECT id FROM drafts WHERE run_id = $1`, [runId]);
+        return draft!.id;
       }
       case 'queuedRun': {
         const raw = JSON.stringify({ event: 'lead.created', n: randomBase62(8) });

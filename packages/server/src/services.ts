@@ -6,9 +6,11 @@
  */
 import { systemClock, type Clock } from './clock.ts';
 import { createAgentService, type AgentService } from './domain/agents/service.ts';
+import { createAgentDefinitions, type AgentDefinitions } from './domain/agents/definitions-cache.ts';
 import { createAgentSettingsCache } from './domain/agents/settings-cache.ts';
 import { createApprovalService, type ApprovalService } from './domain/approvals/service.ts';
 import { createAuditService, type AuditService } from './domain/audit/index.ts';
+import { createDraftService, type DraftService } from './domain/drafts/index.ts';
 import { createInboundIngestService, type InboundIngestService } from './domain/inbound-webhooks/ingest-service.ts';
 import { createIntegrationService, type IntegrationService } from './domain/integrations/service.ts';
 import { createKeyService, type KeyService } from './domain/keys/index.ts';
@@ -113,6 +115,10 @@ export interface Services {
   usage: UsageService;
   /** The workspace's agents: the active ones, and the panel's pause and resume. */
   agents: AgentService;
+  /** Each agent's definition (instructions, step limit, tools, approvals) from memory, kept current by notifications: what the agent loop reads. */
+  agentDefinitions: AgentDefinitions;
+  /** What agents wrote for people to review. */
+  drafts: DraftService;
   /** Members, invitations and account resets of a workspace. */
   members: MemberService;
   approvals: ApprovalService;
@@ -184,6 +190,8 @@ export function buildServices(deps: Deps): Services {
     budget,
     usage,
     agents: createAgentService({ db, clock }),
+    agentDefinitions: createAgentDefinitions({ db }),
+    drafts: createDraftService({ db }),
     members: createMemberService({ db, clock, secretBox }),
     approvals: createApprovalService({ db, clock }),
     audit: createAuditService({ db }),

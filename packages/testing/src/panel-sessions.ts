@@ -21,6 +21,15 @@ export interface Answer {
 
 /** Calls the app as the session (cookie and X-CSRF-Token), or with no credential. */
 export function caller(t: TestApp) {
+  return sessionCaller((path, init) => t.app.request(path, init));
+}
+
+/** The same caller over real HTTP, to a server listening at `base` (`http://127.0.0.1:<port>`). */
+export function httpCaller(base: string) {
+  return sessionCaller((path, init) => fetch(`${base}${path}`, init));
+}
+
+function sessionCaller(request: (path: string, init: RequestInit) => Response | Promise<Response>) {
   return async function call(
     session: Session | undefined,
     method: string,
@@ -28,7 +37,7 @@ export function caller(t: TestApp) {
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<Answer> {
-    const res = await t.app.request(path, {
+    const res = await request(path, {
       method,
       headers: {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),

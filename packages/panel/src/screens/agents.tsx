@@ -1,9 +1,11 @@
 /**
  * @module Agents: the plan's catalog with each agent's alias and state; owners and admins pause an agent with a
- * reason (its callers read it in `403 agent_disabled`) and resume it.
+ * reason (its callers read it in `403 agent_disabled`) and resume it. Each agent's configuration (instructions,
+ * tools, step limit, approvals) opens on a screen of its own (agent-configuration.tsx).
  */
 import { useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
+import { navigate } from '../router.ts';
 import { isAdmin, useSession } from '../session.ts';
 import { Badge, ErrorNote, type Loaded, useLoad, when } from '../ui.tsx';
 
@@ -48,6 +50,16 @@ export function AgentsScreen() {
               <tr key={a.slug}>
                 <td>
                   <strong>{a.name}</strong> <code>{a.slug}</code>
+                  <br />
+                  <a
+                    href={`/panel/agents/${a.slug}`}
+                    onClick={(e) => {
+                      e.preventDefault();
+                      navigate(`/agents/${a.slug}`);
+                    }}
+                  >
+                    {admin ? 'Configure' : 'Configuration of'} {a.name}
+                  </a>
                 </td>
                 <td>{a.description}</td>
                 <td>{a.alias}</td>

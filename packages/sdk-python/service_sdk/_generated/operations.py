@@ -65,6 +65,10 @@ OPERATIONS: dict[str, OperationSpec] = {
     "listWorkspaceAgents": {"id": "listWorkspaceAgents", "method": "GET", "path": "/agents", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "pauseAgent": {"id": "pauseAgent", "method": "POST", "path": "/agents/{slug}/pause", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "resumeAgent": {"id": "resumeAgent", "method": "POST", "path": "/agents/{slug}/resume", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "getAgentConfiguration": {"id": "getAgentConfiguration", "method": "GET", "path": "/agents/{slug}/configuration", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "updateAgentConfiguration": {"id": "updateAgentConfiguration", "method": "PUT", "path": "/agents/{slug}/configuration", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "listDrafts": {"id": "listDrafts", "method": "GET", "path": "/drafts", "auth": "adminSession", "path_params": (), "query_params": ("run_id", "agent_slug", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "getDraft": {"id": "getDraft", "method": "GET", "path": "/drafts/{draft_id}", "auth": "adminSession", "path_params": ("draft_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "getKillSwitches": {"id": "getKillSwitches", "method": "GET", "path": "/kill-switches", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "setManualKillSwitch": {"id": "setManualKillSwitch", "method": "PUT", "path": "/kill-switches/manual", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "getDailyUsage": {"id": "getDailyUsage", "method": "GET", "path": "/usage/daily", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
@@ -250,6 +254,22 @@ class Operations:
     def resume_agent(self, *, slug: str) -> models.WorkspaceAgent:
         """POST /agents/{slug}/resume: Resume an agent"""
         return self._call("resumeAgent", path={"slug": slug})  # type: ignore[no-any-return]
+
+    def get_agent_configuration(self, *, slug: str) -> models.AgentConfiguration:
+        """GET /agents/{slug}/configuration: Read an agent's configuration"""
+        return self._call("getAgentConfiguration", path={"slug": slug})  # type: ignore[no-any-return]
+
+    def update_agent_configuration(self, *, slug: str, body: models.AgentConfigurationUpdate) -> models.AgentConfiguration:
+        """PUT /agents/{slug}/configuration: Change an agent's configuration"""
+        return self._call("updateAgentConfiguration", path={"slug": slug}, body=body)  # type: ignore[no-any-return]
+
+    def list_drafts(self, *, query: Mapping[str, Any] | None = None) -> models.DraftList:
+        """GET /drafts: List drafts"""
+        return self._call("listDrafts", query=query)  # type: ignore[no-any-return]
+
+    def get_draft(self, *, draft_id: str) -> models.Draft:
+        """GET /drafts/{draft_id}: Read a draft"""
+        return self._call("getDraft", path={"draft_id": draft_id})  # type: ignore[no-any-return]
 
     def get_kill_switches(self) -> models.KillSwitches:
         """GET /kill-switches: Get the spending kill switches"""
@@ -557,6 +577,22 @@ class AsyncOperations:
     async def resume_agent(self, *, slug: str) -> models.WorkspaceAgent:
         """POST /agents/{slug}/resume: Resume an agent"""
         return await self._call("resumeAgent", path={"slug": slug})  # type: ignore[no-any-return]
+
+    async def get_agent_configuration(self, *, slug: str) -> models.AgentConfiguration:
+        """GET /agents/{slug}/configuration: Read an agent's configuration"""
+        return await self._call("getAgentConfiguration", path={"slug": slug})  # type: ignore[no-any-return]
+
+    async def update_agent_configuration(self, *, slug: str, body: models.AgentConfigurationUpdate) -> models.AgentConfiguration:
+        """PUT /agents/{slug}/configuration: Change an agent's configuration"""
+        return await self._call("updateAgentConfiguration", path={"slug": slug}, body=body)  # type: ignore[no-any-return]
+
+    async def list_drafts(self, *, query: Mapping[str, Any] | None = None) -> models.DraftList:
+        """GET /drafts: List drafts"""
+        return await self._call("listDrafts", query=query)  # type: ignore[no-any-return]
+
+    async def get_draft(self, *, draft_id: str) -> models.Draft:
+        """GET /drafts/{draft_id}: Read a draft"""
+        return await self._call("getDraft", path={"draft_id": draft_id})  # type: ignore[no-any-return]
 
     async def get_kill_switches(self) -> models.KillSwitches:
         """GET /kill-switches: Get the spending kill switches"""

@@ -49,6 +49,10 @@ export const OPERATIONS = {
   listWorkspaceAgents: { id: 'listWorkspaceAgents', method: 'GET', path: '/agents', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   pauseAgent: { id: 'pauseAgent', method: 'POST', path: '/agents/{slug}/pause', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   resumeAgent: { id: 'resumeAgent', method: 'POST', path: '/agents/{slug}/resume', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  getAgentConfiguration: { id: 'getAgentConfiguration', method: 'GET', path: '/agents/{slug}/configuration', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  updateAgentConfiguration: { id: 'updateAgentConfiguration', method: 'PUT', path: '/agents/{slug}/configuration', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  listDrafts: { id: 'listDrafts', method: 'GET', path: '/drafts', auth: 'adminSession', pathParams: [], queryParams: ['run_id', 'agent_slug', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  getDraft: { id: 'getDraft', method: 'GET', path: '/drafts/{draft_id}', auth: 'adminSession', pathParams: ['draft_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   getKillSwitches: { id: 'getKillSwitches', method: 'GET', path: '/kill-switches', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   setManualKillSwitch: { id: 'setManualKillSwitch', method: 'PUT', path: '/kill-switches/manual', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   getDailyUsage: { id: 'getDailyUsage', method: 'GET', path: '/usage/daily', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
@@ -130,6 +134,10 @@ export interface OperationInputs {
   listWorkspaceAgents: Record<string, never>;
   pauseAgent: { path: Params<'pauseAgent', 'path'>; body: JsonBody<'pauseAgent'> };
   resumeAgent: { path: Params<'resumeAgent', 'path'> };
+  getAgentConfiguration: { path: Params<'getAgentConfiguration', 'path'> };
+  updateAgentConfiguration: { path: Params<'updateAgentConfiguration', 'path'>; body: JsonBody<'updateAgentConfiguration'> };
+  listDrafts: { query?: Params<'listDrafts', 'query'> };
+  getDraft: { path: Params<'getDraft', 'path'> };
   getKillSwitches: Record<string, never>;
   setManualKillSwitch: { body: JsonBody<'setManualKillSwitch'> };
   getDailyUsage: Record<string, never>;
@@ -209,6 +217,10 @@ export interface OperationOutputs {
   listWorkspaceAgents: JsonAnswer<'listWorkspaceAgents', 200>;
   pauseAgent: JsonAnswer<'pauseAgent', 200>;
   resumeAgent: JsonAnswer<'resumeAgent', 200>;
+  getAgentConfiguration: JsonAnswer<'getAgentConfiguration', 200>;
+  updateAgentConfiguration: JsonAnswer<'updateAgentConfiguration', 200>;
+  listDrafts: JsonAnswer<'listDrafts', 200>;
+  getDraft: JsonAnswer<'getDraft', 200>;
   getKillSwitches: JsonAnswer<'getKillSwitches', 200>;
   setManualKillSwitch: JsonAnswer<'setManualKillSwitch', 200>;
   getDailyUsage: JsonAnswer<'getDailyUsage', 200>;
@@ -424,6 +436,26 @@ export class Operations {
   /** POST /agents/{slug}/resume: Resume an agent */
   resumeAgent(input: OperationInputs['resumeAgent'], options?: RequestOptions): Promise<OperationOutputs['resumeAgent']> {
     return this.transport.call(OPERATIONS.resumeAgent, input, options) as Promise<OperationOutputs['resumeAgent']>;
+  }
+
+  /** GET /agents/{slug}/configuration: Read an agent's configuration */
+  getAgentConfiguration(input: OperationInputs['getAgentConfiguration'], options?: RequestOptions): Promise<OperationOutputs['getAgentConfiguration']> {
+    return this.transport.call(OPERATIONS.getAgentConfiguration, input, options) as Promise<OperationOutputs['getAgentConfiguration']>;
+  }
+
+  /** PUT /agents/{slug}/configuration: Change an agent's configuration */
+  updateAgentConfiguration(input: OperationInputs['updateAgentConfiguration'], options?: RequestOptions): Promise<OperationOutputs['updateAgentConfiguration']> {
+    return this.transport.call(OPERATIONS.updateAgentConfiguration, input, options) as Promise<OperationOutputs['updateAgentConfiguration']>;
+  }
+
+  /** GET /drafts: List drafts */
+  listDrafts(input: OperationInputs['listDrafts'] = {}, options?: RequestOptions): Promise<OperationOutputs['listDrafts']> {
+    return this.transport.call(OPERATIONS.listDrafts, input, options) as Promise<OperationOutputs['listDrafts']>;
+  }
+
+  /** GET /drafts/{draft_id}: Read a draft */
+  getDraft(input: OperationInputs['getDraft'], options?: RequestOptions): Promise<OperationOutputs['getDraft']> {
+    return this.transport.call(OPERATIONS.getDraft, input, options) as Promise<OperationOutputs['getDraft']>;
   }
 
   /** GET /kill-switches: Get the spending kill switches */

@@ -634,6 +634,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{slug}/configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an agent's configuration
+         * @description The agent's instructions (the workspace's own or its department's default, which is shown too), its step limit, the tools it may use and its approval policy. Readable with the session of any member of the workspace (any role).
+         */
+        get: operations["getAgentConfiguration"];
+        /**
+         * Change an agent's configuration
+         * @description Replaces the agent's configuration in this workspace: instructions (null for the department's default, at most 20,000 characters), step limit (1 to 32), tools (null for every connected tool, else tool names or whole integrations) and approval policy. Runs that start afterwards use it, on every instance. Recorded in the audit log (`agent.configured`). Needs an admin session (owner or admin, two-step verification active).
+         */
+        put: operations["updateAgentConfiguration"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drafts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List drafts
+         * @description The drafts the workspace's agents wrote for people to review (emails, proposals, replies), newest first, a page at a time. The filters `run_id` and `agent_slug` combine. The service never sends a draft. Readable with the session of any member of the workspace (any role). API clients follow drafts as the run's `draft` events and the `draft.created` webhook.
+         */
+        get: operations["listDrafts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/drafts/{draft_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a draft
+         * @description One draft with its kind, subject, body, the agent that wrote it, its run and when. A draft of another workspace, or none, answers `404 not_found`. Readable with the session of any member of the workspace (any role).
+         */
+        get: operations["getDraft"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/kill-switches": {
         parameters: {
             query?: never;
@@ -3242,6 +3306,131 @@ export interface components {
             error: "agent_not_found";
         };
         /**
+         * AgentToolSelection
+         * @description The tools the agent may use: null for every tool of the workspace's connected integrations (and the built-in draft tool); else a list of tool names (`crm.update`) or whole integrations (`crm`). Tools that are not connected are never offered.
+         * @example [
+         *       "crm",
+         *       "email.draft"
+         *     ]
+         */
+        AgentToolSelection: null | string[];
+        /**
+         * AgentApprovalPolicy
+         * @description Per tool name (`<area>.<verb>`): `required` (every call waits for a person's decision) or `not_required`. A tool not listed needs approval unless its server marks it read-only. At most 200 entries.
+         * @example {
+         *       "crm.update": "required",
+         *       "crm.search": "not_required"
+         *     }
+         */
+        AgentApprovalPolicy: {
+            [key: string]: "required" | "not_required";
+        };
+        /**
+         * AgentConfiguration
+         * @description What an agent of the workspace is when it runs on a model: its instructions, how many model calls a run may make, the tools it may use and which of them wait for a person's approval. An agent never configured has the defaults: its department's instructions, 8 steps, every connected tool, and approval for every tool that acts (a tool its server marks read-only needs none).
+         * @example {
+         *       "slug": "sales",
+         *       "instructions": "You are the Sales agent of this company. Qualify leads and prepare quotes and follow-ups.",
+         *       "customInstructions": true,
+         *       "defaultInstructions": "You are the Sales agent of this company. You qualify leads, prepare quotes and follow-ups, and keep the pipeline moving.",
+         *       "stepLimit": 8,
+         *       "tools": [
+         *         "crm",
+         *         "email.draft"
+         *       ],
+         *       "approvals": {
+         *         "crm.update": "required",
+         *         "crm.search": "not_required"
+         *       },
+         *       "updatedAt": "2026-11-22T08:00:00Z"
+         *     }
+         */
+        AgentConfiguration: {
+            slug: components["schemas"]["AgentSlug"];
+            /** @description The instructions in force (the workspace's own, or the department's default). */
+            instructions: string;
+            /** @description Whether `instructions` are the workspace's own (false while the department's default applies). */
+            customInstructions: boolean;
+            /** @description The department's default instructions, for comparison and to start from. */
+            defaultInstructions: string;
+            /** @description Model calls a run of this agent may make. */
+            stepLimit: number;
+            tools: components["schemas"]["AgentToolSelection"];
+            approvals: components["schemas"]["AgentApprovalPolicy"];
+            /**
+             * Format: date-time
+             * @description When an admin last changed the configuration; null while it is the default.
+             */
+            updatedAt: string | null;
+        };
+        /**
+         * AgentConfigurationUpdate
+         * @description The whole configuration of an agent, replacing the one in force. `instructions` null returns to the department's default; `tools` null allows every connected tool.
+         * @example {
+         *       "instructions": "You are the Sales agent of this company. Qualify leads and prepare quotes and follow-ups.",
+         *       "stepLimit": 8,
+         *       "tools": [
+         *         "crm",
+         *         "email.draft"
+         *       ],
+         *       "approvals": {
+         *         "crm.update": "required",
+         *         "crm.search": "not_required"
+         *       }
+         *     }
+         */
+        AgentConfigurationUpdate: {
+            /** @description The agent's instructions, at most 20,000 characters; null for the department's default. */
+            instructions: string | null;
+            /** @description Model calls a run of this agent may make, 1 to 32. */
+            stepLimit: number;
+            tools: components["schemas"]["AgentToolSelection"];
+            approvals: components["schemas"]["AgentApprovalPolicy"];
+        };
+        /**
+         * DraftId
+         * @description Draft identifier, `drf_` followed by 16 to 32 base62 characters.
+         * @example drf_3Jv9Xc5Mq1Lt7Rb4Wz
+         */
+        DraftId: string;
+        /**
+         * Draft
+         * @description Something an agent wrote for a person to review and send (an email, a proposal, a reply), kept when its run completed. The service never sends a draft; subject and body are redacted.
+         * @example {
+         *       "id": "drf_3Jv9Xc5Mq1Lt7Rb4Wz",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "agentSlug": "sales",
+         *       "kind": "email",
+         *       "subject": "Your Q4 renewal",
+         *       "body": "Hi Dana, thanks for Tuesday's call. As discussed, the Q4 renewal keeps your current pricing for twelve months.",
+         *       "createdAt": "2026-11-22T09:14:06Z"
+         *     }
+         */
+        Draft: {
+            id: components["schemas"]["DraftId"];
+            runId: components["schemas"]["RunId"];
+            agentSlug: components["schemas"]["AgentSlug"];
+            /** @enum {string} */
+            kind: "email" | "proposal" | "reply" | "message" | "document";
+            /** @description Redacted subject line. */
+            subject: string;
+            /** @description Redacted text of the draft. */
+            body: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
+         * DraftList
+         * @description One page of the workspace's drafts, newest first.
+         */
+        DraftList: {
+            data: components["schemas"]["Draft"][];
+            /** @description Number of drafts that match the filters, across all pages. */
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        /**
          * KillSwitch
          * @description One spending kill switch of the workspace. `run` stops a single run that would spend more than its limit (it is never engaged for the workspace as a whole); `hour` and `day` engage when the window's spend reaches the limit and refuse new invocations (`429 kill_switch`) until the window ends; `manual` is turned on and off by an admin (or `service kill-switch`). Figures are STU, never money. What runs in progress hold (`reservedStu`) never engages a switch: an invocation that does not fit beside it answers `429 budget_reserved`. Worst-case overshoot (`x-overshoot-bound`): `run` 0; `hour` and `day` 0 except the charges of runs canceled while executing (each within its reservation); `manual` lets runs in progress finish, each within its reservation.
          */
@@ -3714,7 +3903,7 @@ export interface components {
          *     `destination.paused`, `destination.resumed`, `destination.pinged`, `destination.test_sent` (a test event of
          *     another type than `ping`), `destination.replayed`. Inbound webhooks:
          *     `inbound_webhook.created`, `inbound_webhook.paused`, `inbound_webhook.resumed`, `inbound_webhook.revoked`.
-         *     `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`; `kill_switch.engaged`,
+         *     `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`, `agent.configured` (instructions, step limit, tools or approvals); `kill_switch.engaged`,
          *     `kill_switch.released` (the manual switch). Members: `member.invited`, `invitation.resent`, `invitation.revoked`,
          *     `invitation.accepted`, `member.role_changed`, `member.removed`, `member.reset` (a password or two-step reset link
          *     made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
@@ -3722,7 +3911,7 @@ export interface components {
          * @example key.created
          * @enum {string}
          */
-        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.test_sent" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "agent.paused" | "agent.resumed" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "workspace.created" | "workspace.updated";
+        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.test_sent" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "agent.paused" | "agent.resumed" | "agent.configured" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "workspace.created" | "workspace.updated";
         /**
          * AuditActor
          * @description Who made the change, as the credential proved it (never as a body said). `user`: a person signed in (or, for
@@ -4179,12 +4368,6 @@ export interface components {
             type?: "approval.decided";
             data?: components["schemas"]["ApprovalDecidedData"];
         };
-        /**
-         * DraftId
-         * @description Draft identifier, `drf_` followed by 16 to 32 base62 characters.
-         * @example drf_3Jv9Xc5Mq1Lt7Rb4Wz
-         */
-        DraftId: string;
         /**
          * DraftCreatedData
          * @description An agent produced a draft (email, proposal, reply, ...) awaiting human review.
@@ -4965,6 +5148,21 @@ export interface components {
          * @example sales
          */
         AgentSlugPath: components["schemas"]["AgentSlug"];
+        /**
+         * @description Only what this run produced.
+         * @example run_7Hk2Lm9QvX4pT8sW3nB6
+         */
+        RunIdQuery: components["schemas"]["RunIdParameter"];
+        /**
+         * @description Only drafts written by this agent.
+         * @example sales
+         */
+        DraftAgentSlugQuery: components["schemas"]["AgentSlug"];
+        /**
+         * @description The draft identifier (`drf_…`).
+         * @example drf_3Jv9Xc5Mq1Lt7Rb4Wz
+         */
+        DraftIdPath: components["schemas"]["DraftId"];
         /**
          * @description Only approvals in this state: `pending` (the default: waiting for a decision and not expired), `approved`, `rejected`, `expired` (a pending request whose `expiresAt` has passed), or `all`.
          * @example pending
@@ -6713,6 +6911,199 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["AgentNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAgentConfiguration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Slug of the agent to message, for example `sales`.
+                 * @example sales
+                 */
+                slug: components["parameters"]["AgentSlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent's configuration. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentConfiguration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            404: components["responses"]["AgentNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateAgentConfiguration: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description Slug of the agent to message, for example `sales`.
+                 * @example sales
+                 */
+                slug: components["parameters"]["AgentSlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentConfigurationUpdate"];
+            };
+        };
+        responses: {
+            /** @description The agent's configuration as it now is. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentConfiguration"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["AgentNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDrafts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only what this run produced.
+                 * @example run_7Hk2Lm9QvX4pT8sW3nB6
+                 */
+                run_id?: components["parameters"]["RunIdQuery"];
+                /**
+                 * @description Only drafts written by this agent.
+                 * @example sales
+                 */
+                agent_slug?: components["parameters"]["DraftAgentSlugQuery"];
+                /**
+                 * @description Page size, 1 to 200.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["LimitQuery"];
+                /**
+                 * @description Number of runs to skip, 0 or more.
+                 * @example 0
+                 */
+                offset?: components["parameters"]["OffsetQuery"];
+            };
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of drafts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DraftList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDraft: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The draft identifier (`drf_…`).
+                 * @example drf_3Jv9Xc5Mq1Lt7Rb4Wz
+                 */
+                draft_id: components["parameters"]["DraftIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The draft. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Draft"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

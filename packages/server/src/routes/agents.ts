@@ -1,7 +1,9 @@
 /**
  * @module listAgents (GET /v1/agents, API key): the active agents of the workspace (its plan minus
  * paused agents) with the alias assigned to each. For the panel (session): listWorkspaceAgents (any
- * member) shows every agent with its state; pauseAgent and resumeAgent (an admin) switch one.
+ * member) shows every agent with its state; pauseAgent and resumeAgent (an admin) switch one;
+ * getAgentConfiguration (any member) and updateAgentConfiguration (an admin) read and replace its
+ * instructions, step limit, tools and approval policy.
  */
 import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
 
@@ -29,4 +31,21 @@ const resumeAgent: Handler<'resumeAgent'> = async (c, { params }, services) => {
   return { status: 200, body: await services.agents.resume(workspaceId, params.slug, auditOf(c, services)) };
 };
 
-export const agentHandlers = { listAgents, listWorkspaceAgents, pauseAgent, resumeAgent } satisfies Partial<Handlers>;
+const getAgentConfiguration: Handler<'getAgentConfiguration'> = async (c, { params }, { agents }) => {
+  const { workspaceId } = authOf(c, 'adminSession');
+  return { status: 200, body: await agents.configuration(workspaceId, params.slug) };
+};
+
+const updateAgentConfiguration: Handler<'updateAgentConfiguration'> = async (c, { params, body }, services) => {
+  const { workspaceId } = authOf(c, 'adminSession');
+  return { status: 200, body: await services.agents.configure(workspaceId, params.slug, body, auditOf(c, services)) };
+};
+
+export const agentHandlers = {
+  listAgents,
+  listWorkspaceAgents,
+  pauseAgent,
+  resumeAgent,
+  getAgentConfiguration,
+  updateAgentConfiguration,
+} satisfies Partial<Handlers>;

@@ -8,6 +8,7 @@ import { approvalHandlers } from './approvals.ts';
 import { auditEventHandlers } from './audit-events.ts';
 import { authHandlers } from './auth.ts';
 import { authSessionHandlers } from './auth-session.ts';
+import { draftHandlers } from './drafts.ts';
 import type { Handlers } from './handler.ts';
 import { inboundWebhookHandlers } from './inbound-webhooks.ts';
 import { inferenceHandlers } from './inference.ts';
@@ -36,7 +37,8 @@ export const handlers: Handlers = {
   ...runHandlers, // getRun, listRuns, cancelRun, Set A and Set B
   ...runEventHandlers, // getRunEvents, Set A and Set B
   ...usageHandlers, // getCurrentUsage, getUsageV1
-  ...agentHandlers, // listAgents
+  ...agentHandlers, // listAgents, the panel's agents: pause, resume, configuration
+  ...draftHandlers, // listDrafts, getDraft (what agents wrote for review)
   ...memberHandlers, // the members of the session's workspace, invitations
   ...auditEventHandlers, // listAuditEvents (the workspace's audit log)
   ...operatorHandlers, // the operator API: workspaces

@@ -20,6 +20,7 @@ import { describe, expect, it } from 'vitest';
 const TABLE_OWNERS: Record<string, string> = {
   api_key_revocations: 'domain/keys',
   api_keys: 'domain/keys',
+  agent_definitions: 'domain/agents',
   approvals: 'domain/approvals',
   audit_events: 'domain/audit',
   conversation_turns: 'domain/runs',

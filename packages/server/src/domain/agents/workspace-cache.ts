@@ -1,0 +1,68 @@
+/**
+ * @module A workspace's agent data held in memory, so an invocation reads no row for it: the settings
+ * (settings-cache.ts) and the agents' definitions (definitions-cache.ts) are each one of these.
+ *
+ * Kept current the way the key cache is (domain/keys/invalidation.ts): every change notifies the
+ * cache's channel with the workspace's id in the statement that makes it, and PostgreSQL hands the
+ * notification to every instance's listener when it commits; this instance drops the workspace's
+ * entry then. A change made in this process also drops every entry at once (its `version` moves),
+ * before its writer returns. Entries are used only while the listener is up: while it is down or
+ * reconnecting (news may be lost) every read goes to the store, and the cache starts empty when it is
+ * back. The embedded store hears its own notifications in process.
+ */
+import type { Db } from '../../store/db.ts';
+
+/** Entries beyond this drop the oldest first (a deployment with more active workspaces reads some). */
+const MAX_ENTRIES = 10_000;
+
+export interface WorkspaceCache<T> {
+  /** The workspace's value: from memory while it is known current, else read (and kept). */
+  read(workspaceId: string): Promise<T>;
+}
+
+export function createWorkspaceCache<T>(options: {
+  db: Db;
+  /** Notified with a workspace's id by every change (any instance). */
+  channel: string;
+  /** This process's count of its own changes (bumped by each writer after its statement). */
+  version: () => number;
+  load: (db: Db, workspaceId: string) => Promise<T>;
+}): WorkspaceCache<T> {
+  const { db, channel, version: currentVersion, load } = options;
+  const entries = new Map<string, { value: T; version: number }>();
+  let listening = false;
+  /** Bumped by every drop: a read that began before one is not kept. */
+  let generation = 0;
+  let subscribed: Promise<void> | undefined;
+  const drop = (workspaceId?: string) => {
+    generation += 1;
+    if (workspaceId === undefined) entries.clear();
+    else entries.delete(workspaceId);
+  };
+  const subscribe = () =>
+    db
+      .listen?.(channel, {
+        message: (workspaceId) => drop(workspaceId),
+        state: (up) => {
+          listening = up;
+          drop();
+        },
+      })
+      .catch(() => {});
+  return {
+    async read(workspaceId) {
+      // The first read waits for the listener (once), so what it reads can be kept.
+      await (subscribed ??= subscribe() ?? Promise.resolve());
+      const version = currentVersion();
+      const entry = listening ? entries.get(workspaceId) : undefined;
+      if (entry && entry.version === version) return entry.value;
+      const started = generation;
+      const value = await load(db, workspaceId);
+      if (listening && started === generation && version === currentVersion()) {
+        if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
+        entries.set(workspaceId, { value, version });
+      }
+      return value;
+    },
+  };
+}
