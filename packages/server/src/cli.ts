@@ -23,7 +23,7 @@ import { createSecretBox } from './domain/webhooks/secret-box.ts';
 import { resolveSecretKey } from './runtime/secret-key.ts';
 import { totpCode } from './domain/sessions/totp.ts';
 import { createUser, listUsers, type Role } from './domain/sessions/users.ts';
-import { isOneOf } from './vocabulary/one-of.ts';
+import { isOneOf } from './one-of.ts';
 import { randomBase62 } from './random.ts';
 import { ServiceError } from './errors.ts';
 

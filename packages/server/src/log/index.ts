@@ -16,7 +16,7 @@
 import { Writable } from 'node:stream';
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { redactText } from '../redact/index.ts';
-import { isOneOf } from '../vocabulary/one-of.ts';
+import { isOneOf } from '../one-of.ts';
 
 export type { Logger } from 'pino';
 

@@ -13,7 +13,7 @@
  */
 import type { Tables } from '../../../../generated/db.ts';
 import type { Db, QueryOptions, Tx } from './db.ts';
-import { isOneOf } from '../vocabulary/one-of.ts';
+import { isOneOf } from '../one-of.ts';
 
 /** A row as the driver returns it, before it is decoded. */
 export type RawRow = Readonly<Record<string, unknown>>;

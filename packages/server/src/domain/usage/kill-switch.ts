@@ -10,7 +10,7 @@
  * windows); here are the limits, the windows, the margin and the answers of an active switch.
  */
 import { fail, retryHints, type ServiceError } from '../../errors.ts';
-import { isOneOf } from '../../vocabulary/one-of.ts';
+import { isOneOf } from '../../one-of.ts';
 
 const KILL_SWITCH_KINDS = ['run', 'hour', 'day', 'manual'] as const;
 export type KillSwitchKind = (typeof KILL_SWITCH_KINDS)[number];
