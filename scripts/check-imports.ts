@@ -54,6 +54,7 @@ export const FLOORS: readonly (readonly string[])[] = [
     'domain/integrations',
     'domain/spending',
     'domain/run-events',
+    'domain/agent-loop',
     'domain/runs',
     'domain/approvals',
     'domain/inbound-webhooks',
