@@ -263,7 +263,8 @@ async function callTools(
 
 /** What the model reads of an outcome: the result or the error, redacted (a tool's output is never trusted), bounded. */
 function resultText(outcome: ToolOutcome, redact: (text: string) => string): string {
-  const text = redact(outcome.ok ? outcome.content : `Error: ${outcome.error}`);
+  // An error is said as the tool's failure (a line starting `Error:` reads as an error dump to the redactor).
+  const text = redact(outcome.ok ? outcome.content : `The tool failed: ${outcome.error}`);
   return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS - 1)}…` : text;
 }
 
