@@ -171,7 +171,14 @@ export function scripted(answers: readonly ScriptedAnswer[]): Handler {
     next += 1;
     const model = String(request.body.model ?? 'model');
     const content = answer.content ?? '';
-    if (request.body.stream === true) sendStream(res, model, content.split(/(?<= )/).filter((f) => f !== ''), answer.usage, answer.toolCalls);
+    if (request.body.stream === true)
+      sendStream(
+        res,
+        model,
+        content.split(/(?<= )/).filter((f) => f !== ''),
+        answer.usage,
+        answer.toolCalls,
+      );
     else sendCompletion(res, model, content === '' && answer.toolCalls?.length ? null : content, answer.usage, answer.toolCalls);
   };
 }

@@ -139,7 +139,10 @@ export async function countTextTokensAsync(text: string, pace: Pace = createPace
 
 /** Input tokens of a conversation: each message's role and content (and tool calls) plus chat framing. */
 export function countMessageTokens(messages: readonly ConversationMessage[]): number {
-  return messages.reduce((sum, message) => sum + TOKENS_PER_MESSAGE + countTextTokens(message.role) + countTextTokens(message.content) + framingOf(message), TOKENS_PER_REPLY);
+  return messages.reduce(
+    (sum, message) => sum + TOKENS_PER_MESSAGE + countTextTokens(message.role) + countTextTokens(message.content) + framingOf(message),
+    TOKENS_PER_REPLY,
+  );
 }
 
 /** {@link countMessageTokens}, pausing for the event loop. */

@@ -62,7 +62,9 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
     await store.cleanup();
   });
 
-  async function start(options: { tools?: AgentTool[]; agent?: Partial<AgentDefinition>; limits?: KillSwitchLimits; toolTimeoutMs?: number } = {}): Promise<void> {
+  async function start(
+    options: { tools?: AgentTool[]; agent?: Partial<AgentDefinition>; limits?: KillSwitchLimits; toolTimeoutMs?: number } = {},
+  ): Promise<void> {
     const engines = createEngines({
       aliases: { Prelude: 'local', Sonata: 'local', Symphony: 'openai-compatible', Concerto: 'local' },
       openaiCompatible: { baseURL: fake.baseURL, apiKey: 'sk-test', models: { Symphony: MODEL } },
@@ -102,84 +104,91 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
     expect(res.status).toBe(200);
     return parseSseWithIds(await res.text()).map((e) => zRunEvent.parse(e.data));
   };
-  const toolMessages = (index: number) => (fake.requests[index]!.body.messages as { role: string; content: string; tool_call_id?: string }[]).filter((m) => m.role === 'tool');
+  const toolMessages = (index: number) =>
+    (fake.requests[index]!.body.messages as { role: string; content: string; tool_call_id?: string }[]).filter((m) => m.role === 'tool');
 
-  it.each([false, true])(
-    'gives the model the instructions and the tools, feeds a result back, and records the steps (streamed: %s)',
-    async (stream) => {
-      const ledger = connectedTool('ledger.search', () => ({ ok: true, content: 'Northwind: 2 invoices open, 4,200 EUR.' }));
-      await start({ tools: [ledger] });
-      fake.handle = scripted([
-        { toolCalls: [{ id: 'call_1', name: 'ledger__search', arguments: { query: 'Northwind' } }], usage: { prompt_tokens: 400, completion_tokens: 12 } },
-        { content: 'We owe Northwind 4,200 EUR on 2 invoices.', usage: { prompt_tokens: 430, completion_tokens: 11 } },
-      ]);
-      const res = await invoke({ stream });
-      expect(res.status).toBe(200);
-      let runId: string;
-      let content: string;
-      if (stream) {
-        const sse = parseSseWithIds(await res.text());
-        expect(sse.at(-1)?.event).toBe('end');
-        content = sse
-          .filter((e) => e.event !== 'end')
-          .map((e) => (e.data as { delta: string }).delta)
-          .join('');
-        runId = (sse.at(-1)!.data as { runId: string }).runId;
-      } else {
-        const body = zInferenceResponse.parse(await res.json());
-        expect(body.usage).toEqual({ inputTokens: 830, outputTokens: 23 });
-        ({ runId, content } = body);
-      }
-      expect(content).toBe('We owe Northwind 4,200 EUR on 2 invoices.');
+  it.each([false, true])('gives the model the instructions and the tools, feeds a result back, and records the steps (streamed: %s)', async (stream) => {
+    const ledger = connectedTool('ledger.search', () => ({ ok: true, content: 'Northwind: 2 invoices open, 4,200 EUR.' }));
+    await start({ tools: [ledger] });
+    fake.handle = scripted([
+      { toolCalls: [{ id: 'call_1', name: 'ledger__search', arguments: { query: 'Northwind' } }], usage: { prompt_tokens: 400, completion_tokens: 12 } },
+      { content: 'We owe Northwind 4,200 EUR on 2 invoices.', usage: { prompt_tokens: 430, completion_tokens: 11 } },
+    ]);
+    const res = await invoke({ stream });
+    expect(res.status).toBe(200);
+    let runId: string;
+    let content: string;
+    if (stream) {
+      const sse = parseSseWithIds(await res.text());
+      expect(sse.at(-1)?.event).toBe('end');
+      content = sse
+        .filter((e) => e.event !== 'end')
+        .map((e) => (e.data as { delta: string }).delta)
+        .join('');
+      runId = (sse.at(-1)!.data as { runId: string }).runId;
+    } else {
+      const body = zInferenceResponse.parse(await res.json());
+      expect(body.usage).toEqual({ inputTokens: 830, outputTokens: 23 });
+      ({ runId, content } = body);
+    }
+    expect(content).toBe('We owe Northwind 4,200 EUR on 2 invoices.');
 
-      // The first call: the instructions first, the built-in tools and the connected one, names mapped.
-      expect(fake.requests).toHaveLength(2);
-      const first = fake.requests[0]!.body as { messages: { role: string; content: string }[]; tools: { function: { name: string } }[]; stream?: boolean };
-      expect(first.stream ?? false).toBe(stream);
-      expect(first.messages).toEqual([{ role: 'system', content: INSTRUCTIONS }, ...MESSAGES]);
-      expect(first.tools.map((tool) => tool.function.name)).toEqual([
-        'draft__create',
-        'email__send',
-        'crm__update',
-        'calendar__create',
-        'payment__initiate',
-        'content__publish',
-        'contract__sign',
-        'access__grant',
-        'record__delete',
-        'ledger__search',
-      ]);
-      // The tool was called once with the model's arguments; its result went back with the call's id.
-      expect(ledger.calls).toEqual([{ query: 'Northwind' }]);
-      expect(toolMessages(1)).toEqual([{ role: 'tool', tool_call_id: 'call_1', content: 'Northwind: 2 invoices open, 4,200 EUR.' }]);
+    // The first call: the instructions first, the built-in tools and the connected one, names mapped.
+    expect(fake.requests).toHaveLength(2);
+    const first = fake.requests[0]!.body as { messages: { role: string; content: string }[]; tools: { function: { name: string } }[]; stream?: boolean };
+    expect(first.stream ?? false).toBe(stream);
+    expect(first.messages).toEqual([{ role: 'system', content: INSTRUCTIONS }, ...MESSAGES]);
+    expect(first.tools.map((tool) => tool.function.name)).toEqual([
+      'draft__create',
+      'email__send',
+      'crm__update',
+      'calendar__create',
+      'payment__initiate',
+      'content__publish',
+      'contract__sign',
+      'access__grant',
+      'record__delete',
+      'ledger__search',
+    ]);
+    // The tool was called once with the model's arguments; its result went back with the call's id.
+    expect(ledger.calls).toEqual([{ query: 'Northwind' }]);
+    expect(toolMessages(1)).toEqual([{ role: 'tool', tool_call_id: 'call_1', content: 'Northwind: 2 invoices open, 4,200 EUR.' }]);
 
-      const detail = await detailOf(runId);
-      expect(detail.run).toMatchObject({ status: 'completed', content, usage: { inputTokens: 830, outputTokens: 23, stu: 853 * RATE } });
-      expect(detail.steps.map((s) => [s.index, s.kind, s.summary])).toEqual([
-        [0, 'model_call', 'Symphony asked for ledger.search as Finance.'],
-        [1, 'tool_call', 'Called ledger.search.'],
-        [2, 'model_call', 'Symphony answered as Finance.'],
-      ]);
-      expect(detail.toolCalls).toEqual([
-        expect.objectContaining({ stepIndex: 1, name: 'ledger.search', arguments: { query: 'Northwind' }, result: 'Northwind: 2 invoices open, 4,200 EUR.', status: 'completed' }),
-      ]);
-      const log = await eventsOf(runId);
-      expect(log.filter((e) => e.type === 'tool.called')).toEqual([expect.objectContaining({ name: 'ledger.search', summary: 'Called ledger.search.' })]);
-      expect(
-        log
-          .filter((e) => e.type === 'text.delta')
-          .map((e) => (e.type === 'text.delta' ? e.delta : ''))
-          .join(''),
-      ).toBe(content);
-    },
-  );
+    const detail = await detailOf(runId);
+    expect(detail.run).toMatchObject({ status: 'completed', content, usage: { inputTokens: 830, outputTokens: 23, stu: 853 * RATE } });
+    expect(detail.steps.map((s) => [s.index, s.kind, s.summary])).toEqual([
+      [0, 'model_call', 'Symphony asked for ledger.search as Finance.'],
+      [1, 'tool_call', 'Called ledger.search.'],
+      [2, 'model_call', 'Symphony answered as Finance.'],
+    ]);
+    expect(detail.toolCalls).toEqual([
+      expect.objectContaining({
+        stepIndex: 1,
+        name: 'ledger.search',
+        arguments: { query: 'Northwind' },
+        result: 'Northwind: 2 invoices open, 4,200 EUR.',
+        status: 'completed',
+      }),
+    ]);
+    const log = await eventsOf(runId);
+    expect(log.filter((e) => e.type === 'tool.called')).toEqual([expect.objectContaining({ name: 'ledger.search', summary: 'Called ledger.search.' })]);
+    expect(
+      log
+        .filter((e) => e.type === 'text.delta')
+        .map((e) => (e.type === 'text.delta' ? e.delta : ''))
+        .join(''),
+    ).toBe(content);
+  });
 
   it('redacts a tool’s result and a tool’s error before the model, the records and the log see them', async () => {
     const leaky = connectedTool('crm.search', () => ({ ok: true, content: `Found it. Key ${SECRET}, served by ${MODEL}.` }));
     const broken = connectedTool('ledger.search', () => ({ ok: false, error: `upstream ${MODEL} refused key ${SECRET}` }));
     await start({ tools: [leaky, broken] });
     fake.handle = scripted([
-      { toolCalls: [toolCall('c1', 'crm__search', { query: 'a' }), toolCall('c2', 'ledger__search', { query: 'b' })], usage: { prompt_tokens: 50, completion_tokens: 10 } },
+      {
+        toolCalls: [toolCall('c1', 'crm__search', { query: 'a' }), toolCall('c2', 'ledger__search', { query: 'b' })],
+        usage: { prompt_tokens: 50, completion_tokens: 10 },
+      },
       { content: 'Done.', usage: { prompt_tokens: 60, completion_tokens: 2 } },
     ]);
     const { runId } = zInferenceResponse.parse(await (await invoke()).json());
@@ -200,14 +209,18 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
 
   it('tells the model of an unknown tool and of a tool that does not answer in time', async () => {
     const slow = connectedTool('crm.search', () => ({ ok: true, content: 'never' }));
-    slow.call = (_args, { signal }) => new Promise((resolve) => signal.addEventListener('abort', () => setTimeout(() => resolve({ ok: true, content: 'late' }), 50)));
+    slow.call = (_args, { signal }) =>
+      new Promise((resolve) => signal.addEventListener('abort', () => setTimeout(() => resolve({ ok: true, content: 'late' }), 50)));
     await start({ tools: [slow], toolTimeoutMs: 20 });
     fake.handle = scripted([
       { toolCalls: [toolCall('c1', 'nothing__here', {}), toolCall('c2', 'crm__search', { query: 'x' })], usage: { prompt_tokens: 50, completion_tokens: 10 } },
       { content: 'Sorry.', usage: { prompt_tokens: 60, completion_tokens: 2 } },
     ]);
     const { runId } = zInferenceResponse.parse(await (await invoke()).json());
-    expect(toolMessages(1).map((m) => m.content)).toEqual(['The tool failed: No tool named nothing__here is available.', 'The tool failed: The tool did not answer in time.']);
+    expect(toolMessages(1).map((m) => m.content)).toEqual([
+      'The tool failed: No tool named nothing__here is available.',
+      'The tool failed: The tool did not answer in time.',
+    ]);
     const detail = await detailOf(runId);
     expect(detail.run.status).toBe('completed');
     expect(detail.toolCalls.map((c) => [c.name, c.status, c.result])).toEqual([['crm.search', 'failed', 'The tool did not answer in time.']]);

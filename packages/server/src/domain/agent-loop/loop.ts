@@ -269,7 +269,15 @@ function resultText(outcome: ToolOutcome, redact: (text: string) => string): str
 }
 
 /** The call's step (a `draft` step for a draft written) and its `tool.called` event (and `draft.created`). */
-function record(io: LoopIO, state: LoopState, agentSlug: string, call: ToolCallRequest, tool: AgentTool | null, outcome: ToolOutcome, redact: (text: string) => string): void {
+function record(
+  io: LoopIO,
+  state: LoopState,
+  agentSlug: string,
+  call: ToolCallRequest,
+  tool: AgentTool | null,
+  outcome: ToolOutcome,
+  redact: (text: string) => string,
+): void {
   const name = call.name;
   const toolCall = {
     name,

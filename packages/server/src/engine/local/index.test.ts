@@ -96,7 +96,9 @@ describe('local engine', () => {
   });
 
   it('routes an orchestrator request to the department itself', async () => {
-    const result = await collect(engine.stream(ask('Three invoices are overdue, what about our cash flow?', { tools: [lookup('ledger.search'), lookup('crm.search')] })));
+    const result = await collect(
+      engine.stream(ask('Three invoices are overdue, what about our cash flow?', { tools: [lookup('ledger.search'), lookup('crm.search')] })),
+    );
     expect(result.toolCalls.map((call) => call.name)).toEqual(['ledger.search']);
     const answer = await collect(engine.stream(ask('Three invoices are overdue, what about our cash flow?')));
     expect(DEPARTMENT_VOICES.finance.openers.some((o) => answer.content.startsWith(o))).toBe(true);
@@ -110,7 +112,11 @@ describe('local engine', () => {
     expect(list[1]).toEqual({ type: 'tool_call', id: 'call_1_2', name: 'email.send', arguments: { summary: 'Send the drafted email to its recipients.' } });
     const calls = list.flatMap((e) => (e.type === 'tool_call' ? [{ id: e.id, name: e.name, arguments: e.arguments }] : []));
     const usage = list.at(-1);
-    expect(usage).toEqual({ type: 'usage', inputTokens: countMessageTokens(request.messages), outputTokens: calls.reduce((n, c) => n + countToolCallTokens(c), 0) });
+    expect(usage).toEqual({
+      type: 'usage',
+      inputTokens: countMessageTokens(request.messages),
+      outputTokens: calls.reduce((n, c) => n + countToolCallTokens(c), 0),
+    });
     const answer = await collect(
       engine.stream({
         ...request,

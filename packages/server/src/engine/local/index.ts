@@ -111,7 +111,6 @@ async function plan(request: EngineRequest, trigger: Trigger | null, pace: Pace)
   const latest = withoutTriggers(latestUserText(request.messages));
   const spoken = request.messages.flatMap((m) => (m.role === 'user' || m.role === 'system' ? [{ role: m.role, content: withoutTriggers(m.content) }] : []));
   const department: DepartmentSlug = isDepartmentSlug(request.agentSlug) ? request.agentSlug : routeRequest(spoken).agentSlug;
-  const voice = DEPARTMENT_VOICES[department];
   const topic = topicOf(latest);
   const results = resultsSinceLatestUser(request.messages);
   if (results.length === 0 && trigger === null) {
