@@ -152,10 +152,23 @@ describe('local engine', () => {
     expect(none.usage.outputTokens).toBeLessThanOrEqual(first - 1);
   });
 
-  it('answers a request with a trigger at once, without tool calls', async () => {
+  it('asks for its tools first; [[fail-mid-stream]] acts on the call that answers with text', async () => {
+    const request = ask('Send an email to the lead [[fail-mid-stream]]', { agentSlug: 'sales', tools: BUILT_IN });
+    const first = await collect(engine.stream(request));
+    expect(first.toolCalls.map((call) => call.name)).toEqual(['draft.create', 'email.send']);
     const seen: EngineEvent[] = [];
-    await failure(ask('Send an email to the lead [[fail-mid-stream]]', { agentSlug: 'sales', tools: BUILT_IN }), seen);
-    expect(seen.some((e) => e.type === 'tool_call')).toBe(false);
+    const error = await failure(
+      {
+        ...request,
+        messages: [
+          ...request.messages,
+          { role: 'assistant', content: '', toolCalls: first.toolCalls },
+          ...first.toolCalls.map((call) => ({ role: 'tool' as const, toolCallId: call.id, name: call.name, content: 'ok' })),
+        ],
+      },
+      seen,
+    );
+    expect(error.reason).toBe('engine_error');
     expect(seen.some((e) => e.type === 'text')).toBe(true);
   });
 

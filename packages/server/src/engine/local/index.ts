@@ -14,8 +14,9 @@
  * Knobs: `effort` sets how many points the answer makes (low 1 … max 6) and `low` effort skips the
  * lookup; `powerMode: low` halves the points, drops the closing and skips the lookup; `maxTokens`
  * is a budget on all output: tool calls are kept while they fit (when none fits it answers at
- * once), the text is cut to it. Failure triggers (./triggers.ts): a request with a trigger is
- * answered at once, without tool calls.
+ * once), the text is cut to it. Failure triggers (./triggers.ts): `[[fail]]` and `[[timeout]]` fail
+ * the call at once; `[[fail-mid-stream]]` and `[[hang]]` act on the call that answers with text (the
+ * tool calls before it go through).
  */
 import { isDepartmentSlug, type DepartmentSlug } from '../../vocabulary/catalog.ts';
 import { routeRequest } from '../../vocabulary/router.ts';
@@ -69,7 +70,7 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
   const pace = createPace();
   // It reads the conversation: its input is the conversation's tokens (instructions and tool definitions are not counted).
   const inputTokens = await countMessageTokensAsync(request.messages, pace);
-  const output = await plan(request, trigger, pace);
+  const output = await plan(request, pace);
   // Text is counted as a whole (BPE merges across fragment boundaries), tool calls one by one.
   let emitted = '';
   let structuredTokens = 0;
@@ -107,13 +108,13 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
 }
 
 /** Everything the answer will contain, decided up front so the token budget can be applied. */
-async function plan(request: EngineRequest, trigger: Trigger | null, pace: Pace): Promise<Output> {
+async function plan(request: EngineRequest, pace: Pace): Promise<Output> {
   const latest = withoutTriggers(latestUserText(request.messages));
   const spoken = request.messages.flatMap((m) => (m.role === 'user' || m.role === 'system' ? [{ role: m.role, content: withoutTriggers(m.content) }] : []));
   const department: DepartmentSlug = isDepartmentSlug(request.agentSlug) ? request.agentSlug : routeRequest(spoken).agentSlug;
   const topic = topicOf(latest);
   const results = resultsSinceLatestUser(request.messages);
-  if (results.length === 0 && trigger === null) {
+  if (results.length === 0) {
     const calls = toolCallsFor(request, department, latest, topic);
     if (calls.length > 0) return { text: '', textTokens: 0, toolCalls: calls };
   }
