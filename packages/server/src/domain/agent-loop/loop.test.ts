@@ -63,12 +63,12 @@ describe('agent loop', () => {
     const saved: LoopState = JSON.parse(
       JSON.stringify({
         turns: [asked],
-        steps: [whole.state.steps[0]],
+        steps: [whole.state.steps[0]!],
         modelCalls: 1,
         text: '',
         billed: { inputTokens: 17, outputTokens: 100 },
         reported: { inputTokens: 17, outputTokens: 100 },
-        pending: asked.toolCalls,
+        pending: [...asked.toolCalls],
         cut: false,
         done: false,
       } satisfies LoopState),
