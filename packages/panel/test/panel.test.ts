@@ -711,7 +711,13 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     const started = await fetch(`${h.url}/v1/inference`, {
       method: 'POST',
       headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ agentSlug: 'strategy', alias: 'Sonata', stream: true, messages: [{ role: 'user', content: 'Update the roadmap [[hang]]' }] }),
+      // It writes the draft first (draft.create, a tool call), then answers: one fragment, then it hangs.
+      body: JSON.stringify({
+        agentSlug: 'strategy',
+        alias: 'Sonata',
+        stream: true,
+        messages: [{ role: 'user', content: 'Write a memo about the roadmap [[hang]]' }],
+      }),
     });
     expect(started.status).toBe(200);
     const reader = started.body!.getReader();

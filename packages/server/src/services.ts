@@ -26,6 +26,7 @@ import { createOperatorWorkspaceService, type OperatorWorkspaceService } from '.
 import { createStandingService, type StandingService } from './domain/standing/service.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from './domain/usage/index.ts';
 import { createEngines, type Engines } from './engine/index.ts';
+import type { AgentDefinitions, ToolSource } from './domain/agent-loop/index.ts';
 import { createRedactor, type Redactor } from './redact/index.ts';
 import { silentLogger, type Logger } from './log/index.ts';
 import type { Metrics } from './metrics/index.ts';
@@ -62,6 +63,12 @@ export interface Deps {
   webhooks?: WebhookDeps;
   /** Alias -> engine; every alias on the local engine when absent. */
   engines?: Engines;
+  /** The tools of a workspace's connected integrations (the agent loop); none when absent. */
+  tools?: ToolSource;
+  /** The agents' definitions (instructions, tools, approvals, step limit); each agent's default when absent. */
+  agents?: AgentDefinitions;
+  /** How long an agent's tool call may take; 30 s when absent. */
+  toolTimeoutMs?: number;
   /**
    * More names the redactor removes beside the engines' own (`confidentialTerms`: model names,
    * provider host, key), e.g. internal host names (REDACT_TERMS).
@@ -171,6 +178,9 @@ export function buildServices(deps: Deps): Services {
     ...(deps.streamResumeMs !== undefined ? { streamResumeMs: deps.streamResumeMs } : {}),
     cancelBus: deps.cancelBus,
     runEvents: deps.runEvents,
+    tools: deps.tools,
+    agents: deps.agents,
+    toolTimeoutMs: deps.toolTimeoutMs,
   });
   const { secretBox } = webhooks;
   return {

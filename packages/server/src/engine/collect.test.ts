@@ -9,22 +9,22 @@ async function* events(list: EngineEvent[], thenThrow?: Error): AsyncGenerator<E
 }
 
 describe('collect', () => {
-  it('joins text and gathers structured events and usage', async () => {
+  it('joins text and gathers the tool calls asked for and usage', async () => {
     const result = await collect(
       events([
-        { type: 'tool_call', name: 'crm.search', arguments: { query: 'x' }, result: 'found' },
         { type: 'text', delta: 'Hel' },
         { type: 'text', delta: 'lo' },
-        { type: 'draft', kind: 'email', subject: 's', body: 'b' },
-        { type: 'approval_request', action: 'email.send', summary: 'Send it.' },
+        { type: 'tool_call', id: 'c1', name: 'crm.search', arguments: { query: 'x' } },
+        { type: 'tool_call', id: 'c2', name: 'email.send', arguments: {} },
         { type: 'usage', inputTokens: 3, outputTokens: 4 },
       ]),
     );
     expect(result).toEqual({
       content: 'Hello',
-      toolCalls: [{ name: 'crm.search', arguments: { query: 'x' }, result: 'found' }],
-      drafts: [{ kind: 'email', subject: 's', body: 'b' }],
-      approvals: [{ action: 'email.send', summary: 'Send it.' }],
+      toolCalls: [
+        { id: 'c1', name: 'crm.search', arguments: { query: 'x' } },
+        { id: 'c2', name: 'email.send', arguments: {} },
+      ],
       usage: { inputTokens: 3, outputTokens: 4 },
     });
   });

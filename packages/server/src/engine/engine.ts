@@ -1,8 +1,12 @@
 /**
- * @module The Engine interface behind the aliases. A run asks an engine for events; which engine
- * (and which real model) serves an alias is server configuration only. Nothing an engine yields or
- * throws names a provider or a model.
+ * @module The Engine interface behind the aliases: one model call. A request carries the agent's
+ * instructions, the conversation (which may hold earlier tool calls and their results) and the
+ * definitions of the tools the model may ask for; the engine answers text and tool calls, and
+ * reports usage. An engine never executes a tool: the agent loop (domain/agent-loop) does, and
+ * calls the engine again with the results. Which engine (and which real model) serves an alias is
+ * server configuration only. Nothing an engine yields or throws names a provider or a model.
  */
+import type { ToolDefinition } from '../domain/agent-loop/tool.ts';
 import type { Alias } from '../vocabulary/alias.ts';
 import type { components } from '../../../../generated/types.ts';
 
@@ -15,12 +19,33 @@ export type PowerMode = NonNullable<components['schemas']['InferenceRequest']['p
 /** A message of the conversation, as the contract's `Message`. */
 export type EngineMessage = Readonly<components['schemas']['Message']>;
 
+/** A tool call the model asks for; `id` pairs it with its result in the next call. */
+export interface ToolCallRequest {
+  readonly id: string;
+  /** A name of one of the request's `tools` (`<area>.<verb>`), or anything the model made up. */
+  readonly name: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A message of the agent loop's conversation (internal; the contract's `Message` is unchanged): a
+ * contract message, an assistant turn that asked for tool calls, or the result of one of them.
+ */
+export type ConversationMessage =
+  | EngineMessage
+  | { readonly role: 'assistant'; readonly content: string; readonly toolCalls: readonly ToolCallRequest[] }
+  | { readonly role: 'tool'; readonly toolCallId: string; readonly name: string; readonly content: string };
+
 export interface EngineRequest {
   readonly alias: Alias;
   /** The agent that answers (a department, or `orchestrator`). */
   readonly agentSlug: string;
+  /** The agent's instructions (a system message before the conversation); none when absent. */
+  readonly instructions?: string;
+  /** The tools the model may ask for; none when absent or empty. */
+  readonly tools?: readonly ToolDefinition[];
   /** The conversation so far, earlier turns first. */
-  readonly messages: readonly EngineMessage[];
+  readonly messages: readonly ConversationMessage[];
   /** Cap on output tokens (1–32,000). */
   readonly maxTokens?: number;
   readonly effort?: Effort;
@@ -38,16 +63,8 @@ export interface TokenUsage {
 
 export type EngineEvent =
   | { readonly type: 'text'; readonly delta: string }
-  /** A tool the agent called, `name` of the form `<area>.<verb>`; `result` is null when not reported. */
-  | {
-      readonly type: 'tool_call';
-      readonly name: string;
-      readonly arguments: Readonly<Record<string, unknown>>;
-      readonly result: string | null;
-    }
-  | { readonly type: 'draft'; readonly kind: DraftKind; readonly subject: string; readonly body: string }
-  /** A sensitive action the agent wants a person to approve; `action` has the form `<area>.<verb>`. */
-  | { readonly type: 'approval_request'; readonly action: string; readonly summary: string }
+  /** A tool call the model asks for (the engine does not execute it), after the text of the answer. */
+  | ({ readonly type: 'tool_call' } & ToolCallRequest)
   /** Always the last event of a successful stream. */
   | { readonly type: 'usage'; readonly inputTokens: number; readonly outputTokens: number };
 
@@ -58,7 +75,8 @@ export interface Engine {
    */
   readonly confidentialTerms?: readonly string[];
   /**
-   * Streams the answer. Ends with one `usage` event, or throws `EngineError`. Breaking out of the
+   * Streams one model call's answer: text, then the tool calls it asks for. Ends with one `usage`
+   * event (tool calls count as output), or throws `EngineError`. Breaking out of the
    * loop stops the work (the caller then bills what it received, see `countTextTokens`).
    */
   stream(request: EngineRequest): AsyncIterable<EngineEvent>;

@@ -14,7 +14,8 @@
 import { createRequire } from 'node:module';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { createTextMemo } from '../memo.ts';
-import type { EngineMessage } from './engine.ts';
+import type { ConversationMessage, ToolCallRequest } from './engine.ts';
+import type { ToolDefinition } from '../domain/agent-loop/tool.ts';
 
 type Tokenizer = typeof import('gpt-tokenizer');
 let tokenizer: Tokenizer | undefined;
@@ -136,15 +137,38 @@ export async function countTextTokensAsync(text: string, pace: Pace = createPace
   return total;
 }
 
-/** Input tokens of a conversation: each message's role and content plus chat framing. */
-export function countMessageTokens(messages: readonly EngineMessage[]): number {
-  return messages.reduce((sum, message) => sum + TOKENS_PER_MESSAGE + countTextTokens(message.role) + countTextTokens(message.content), TOKENS_PER_REPLY);
+/** Input tokens of a conversation: each message's role and content (and tool calls) plus chat framing. */
+export function countMessageTokens(messages: readonly ConversationMessage[]): number {
+  return messages.reduce(
+    (sum, message) => sum + TOKENS_PER_MESSAGE + countTextTokens(message.role) + countTextTokens(message.content) + framingOf(message),
+    TOKENS_PER_REPLY,
+  );
 }
 
 /** {@link countMessageTokens}, pausing for the event loop. */
-export async function countMessageTokensAsync(messages: readonly EngineMessage[], pace: Pace = createPace()): Promise<number> {
+export async function countMessageTokensAsync(messages: readonly ConversationMessage[], pace: Pace = createPace()): Promise<number> {
   let total = TOKENS_PER_REPLY;
-  for (const message of messages) total += TOKENS_PER_MESSAGE + countTextTokens(message.role) + (await countTextTokensAsync(message.content, pace));
+  for (const message of messages)
+    total += TOKENS_PER_MESSAGE + countTextTokens(message.role) + (await countTextTokensAsync(message.content, pace)) + framingOf(message);
+  return total;
+}
+
+/** The tool calls of an assistant turn, or the name of a tool result: short texts. */
+function framingOf(message: ConversationMessage): number {
+  if ('toolCalls' in message) return message.toolCalls.reduce((sum, call) => sum + countToolCallTokens(call), 0);
+  if ('toolCallId' in message) return countTextTokens(message.name);
+  return 0;
+}
+
+/** Output tokens of a tool call a model asks for: its name and its arguments as JSON. */
+export function countToolCallTokens(call: Pick<ToolCallRequest, 'name' | 'arguments'>): number {
+  return countTextTokens(call.name) + countTextTokens(JSON.stringify(call.arguments));
+}
+
+/** Input tokens of what a model call carries besides the conversation: the instructions and the tool definitions. */
+export function countPreambleTokens(instructions: string | undefined, tools: readonly ToolDefinition[] | undefined): number {
+  let total = instructions ? TOKENS_PER_MESSAGE + countTextTokens('system') + countTextTokens(instructions) : 0;
+  for (const tool of tools ?? []) total += countTextTokens(tool.name) + countTextTokens(tool.description) + countTextTokens(JSON.stringify(tool.inputSchema));
   return total;
 }
 

@@ -70,7 +70,9 @@ describe('synchronous invocation', () => {
     expect(detail.steps[0]).toMatchObject({ index: 0, kind: 'routing', agentSlug: 'orchestrator' });
     expect(detail.steps[0]!.summary).toMatch(/Routed to Finance/);
     expect(detail.steps[1]).toMatchObject({ index: 1, kind: 'model_call', agentSlug: 'finance' });
-    expect(detail.toolCalls[0]).toMatchObject({ name: 'ledger.search', status: 'completed' });
+    // No connected integration offers a lookup, and the question asks for no draft nor action: one model call.
+    expect(detail.steps).toHaveLength(2);
+    expect(detail.toolCalls).toEqual([]);
     expect(detail.run.completedAt).not.toBeNull();
 
     const events = await outbox();
@@ -83,8 +85,14 @@ describe('synchronous invocation', () => {
     expect(res.status).toBe(200);
     const { runId } = zInferenceResponse.parse(await res.json());
     const detail = zRunDetail.parse(await (await get(`/v1/runs/${runId}`)).json());
-    expect(detail.steps.map((s) => s.kind)).toEqual(['model_call', 'tool_call', 'draft', 'approval']);
+    // The agent loop: the first model call asks for draft.create and email.send, the second answers.
+    expect(detail.steps.map((s) => s.kind)).toEqual(['model_call', 'draft', 'approval', 'model_call']);
+    expect(detail.toolCalls.map((c) => [c.stepIndex, c.name, c.status])).toEqual([
+      [1, 'draft.create', 'completed'],
+      [2, 'email.send', 'pending_approval'],
+    ]);
     expect(detail.toolCalls.find((c) => c.status === 'pending_approval')).toMatchObject({ name: 'email.send', result: null });
+    expect(detail.run.content).toContain("email.send: Waiting for a person's approval; not performed yet.");
 
     const events = await outbox();
     expect(events.map((e) => e.type).sort()).toEqual(['approval.created', 'draft.created', 'run.completed']);
@@ -373,8 +381,8 @@ describe('conversations', () => {
     const detail = zRunDetail.parse(await (await get(`/runs/${second.runId}`)).json());
     expect(detail.steps[0]!.summary).toMatch(/earlier turns/);
     expect(detail.run.conversationId).toBe('c-1');
-    const alone = zInferenceResponse.parse(await (await post('/v1/inference', ask('And what should we do next?'))).json());
-    expect(alone.agentSlug).toBe('customer-care');
+    const alone = zInferenceResponse.parse(await (await post('/v1/inference', ask('And what should we do next?', { agentSlug: 'finance' }))).json());
+    expect(alone.agentSlug).toBe('finance');
     expect(second.usage.inputTokens).toBeGreaterThan(alone.usage.inputTokens);
   });
 });

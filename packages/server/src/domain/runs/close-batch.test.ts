@@ -55,7 +55,7 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
     t.app.request('/v1/inference', {
       method: 'POST',
       headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', maxTokens: 64, messages: [{ role: 'user', content: `Follow up with lead ${i}` }] }),
+      body: JSON.stringify({ alias: 'Prelude', agentSlug: 'finance', maxTokens: 64, messages: [{ role: 'user', content: `Follow up with lead ${i}` }] }),
     });
 
   /** `n` invocations whose closes, but the first, wait behind the first; `meanwhile` runs before it is let go. */

@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Engines, TokenUsage } from '../../engine/index.ts';
+import type { AgentDefinitions, ToolSource } from '../agent-loop/index.ts';
 import type { CloseBatcher } from './close-batch.ts';
 import type { ConversationCache } from './conversation.ts';
 import type { WorkspaceAgents } from '../agents/availability.ts';
@@ -57,11 +58,17 @@ export interface CloseContext {
   closes: CloseBatcher;
 }
 
-/** What executing a run uses besides closing it (execute.ts): the engines, its log, its lease. */
+/** What executing a run uses besides closing it (execute.ts): the engines, the agents and their tools, its log, its lease. */
 export interface ExecuteContext {
   clock: Clock;
   engines: Engines;
   redactor: Redactor;
+  /** The tools of a workspace's connected integrations (from memory). */
+  tools: ToolSource;
+  /** An agent's definition: instructions, tools, approvals, step limit (from memory). */
+  agents: AgentDefinitions;
+  /** How long a tool call may take (agent-loop TOOL_TIMEOUT_MS when absent). */
+  toolTimeoutMs?: number | undefined;
   /** How long a streamed run goes on after its client left, waiting for a reader of its events. */
   streamResumeMs: number;
   logError?: ((error: unknown) => void) | undefined;

@@ -8,8 +8,9 @@
  *   start(input)  -> checks (agent, plan, alias, kill switches, quota), reserves the budget and
  *                    inserts the run; or replays an idempotent request; or a run that crossed a
  *                    limit before the engine was called (already `failed`).
- *   execute(run)  -> drives the engine (each text fragment through the stream redactor to
- *                    `onDelta`) and closes the run. It never throws for an engine failure.
+ *   execute(run)  -> runs the agent loop (model calls and tool calls; each text fragment through
+ *                    the stream redactor to `onDelta`) and closes the run. It never throws for an
+ *                    engine failure.
  * `createRun` does both in the background, for runs started by an inbound webhook.
  */
 import type { CancelBus } from './cancel-bus.ts';
@@ -17,6 +18,7 @@ import type { Clock } from '../../clock.ts';
 import type { Redactor } from '../../redact/index.ts';
 import type { Engines } from '../../engine/index.ts';
 import { ServiceError } from '../../errors.ts';
+import { type AgentDefinitions, defaultAgentDefinitions, noConnectedTools, type ToolSource } from '../agent-loop/index.ts';
 import type { Db } from '../../store/db.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import type { BudgetSettings } from '../spending/budget.ts';
@@ -96,6 +98,12 @@ interface RunServiceDeps {
   cancelBus?: CancelBus | undefined;
   /** The live event logs (run-events/hub.ts), joined to the other instances' with PostgreSQL; this instance's alone when absent. */
   runEvents?: RunEventHub | undefined;
+  /** The tools of a workspace's connected integrations; none when absent. */
+  tools?: ToolSource | undefined;
+  /** The agents' definitions; the default one of each agent when absent (agent-loop/agents.ts). */
+  agents?: AgentDefinitions | undefined;
+  /** How long a tool call may take; agent-loop's TOOL_TIMEOUT_MS when absent. */
+  toolTimeoutMs?: number | undefined;
 }
 
 const POLL_MS = 50;
@@ -115,6 +123,9 @@ export function createRunService(deps: RunServiceDeps): RunService {
     clock,
     engines: deps.engines,
     redactor: deps.redactor,
+    tools: deps.tools ?? noConnectedTools,
+    agents: deps.agents ?? defaultAgentDefinitions,
+    toolTimeoutMs: deps.toolTimeoutMs,
     budget: deps.budget,
     leaseMs,
     streamResumeMs: deps.streamResumeMs ?? STREAM_RESUME_MS,

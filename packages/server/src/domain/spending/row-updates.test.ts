@@ -82,7 +82,7 @@ describe.each(testBackends())('row updates per invocation on $name', ({ open }) 
     t.app.request('/v1/inference', {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-forwarded-for': `10.2.0.${i}` },
-      body: JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', maxTokens: 64, messages: [{ role: 'user', content: `Follow up with lead ${i}` }] }),
+      body: JSON.stringify({ alias: 'Prelude', agentSlug: 'finance', maxTokens: 64, messages: [{ role: 'user', content: `Follow up with lead ${i}` }] }),
     });
 
   it('50 concurrent invocations of one workspace: their starts and closes update the period, windows and counters well under once each', async () => {

@@ -10,10 +10,8 @@ interface DepartmentVoice {
   /** At least six, so the highest effort has enough to say. */
   readonly points: readonly string[];
   readonly closings: readonly string[];
-  /** The lookup the agent makes before answering, `<area>.<verb>`. */
+  /** The lookup the agent asks for before answering, `<area>.<verb>`, when a connected integration offers it. */
   readonly tool: string;
-  /** What that lookup reports back. */
-  readonly toolResult: string;
 }
 
 export const DEPARTMENT_VOICES: Readonly<Record<DepartmentSlug, DepartmentVoice>> = {
@@ -30,7 +28,6 @@ export const DEPARTMENT_VOICES: Readonly<Record<DepartmentSlug, DepartmentVoice>
     ],
     closings: ['I can prepare the follow-up as soon as you confirm.', 'Tell me the account and I will update the pipeline.'],
     tool: 'crm.search',
-    toolResult: '3 matching contacts, 1 open deal in the proposal stage.',
   },
   marketing: {
     team: 'Marketing',
@@ -45,7 +42,6 @@ export const DEPARTMENT_VOICES: Readonly<Record<DepartmentSlug, DepartmentVoice>
     ],
     closings: ['I can draft the copy next.', 'Shall I put this into the content calendar?'],
     tool: 'campaigns.list',
-    toolResult: '2 active campaigns, 1 scheduled for next month.',
   },
   finance: {
     team: 'Finance',
@@ -60,7 +56,6 @@ export const DEPARTMENT_VOICES: Readonly<Record<DepartmentSlug, DepartmentVoice>
     ],
     closings: ['Send me the figures and I will prepare the summary.', 'I can produce the reconciliation report next.'],
     tool: 'ledger.search',
-    toolResult: '4 matching entries, 2 invoices open.',
   },
   legal: {
     team: 'Legal',
@@ -75,7 +70,6 @@ export const DEPARTMENT_VOICES: Readonly<Record<DepartmentSlug, DepartmentVoice>
     ],
     closings: ['Share the document and I will mark up the clauses.', 'I can prepare a redline for counsel.'],
     tool: 'documents.search',
-    toolResult: '1 matching agreement on file, last amended this year.',
   },
   hr: {
     team: 'HR',
@@ -90,7 +84,6 @@ export const DEPARTMENT_VOICES: Readonly<Record<DepartmentSlug, DepartmentVoice>
     ],
     closings: ['I can prepare the letter or checklist next.', 'Tell me the role or person and I will tailor this.'],
     tool: 'policies.search',
-    toolResult: '2 applicable policies found.',
   },
   operations: {
     team: 'Operations',
@@ -105,7 +98,6 @@ export const DEPARTMENT_VOICES: Readonly<Record<DepartmentSlug, DepartmentVoice>
     ],
     closings: ['I can raise the purchase order once you approve.', 'Shall I schedule a check-in with the supplier?'],
     tool: 'inventory.check',
-    toolResult: 'Stock covers about three weeks; 1 purchase order open.',
   },
   analytics: {
     team: 'Analytics',
@@ -120,7 +112,6 @@ export const DEPARTMENT_VOICES: Readonly<Record<DepartmentSlug, DepartmentVoice>
     ],
     closings: ['I can build the dashboard next.', 'Tell me the period and I will run the numbers.'],
     tool: 'metrics.query',
-    toolResult: '12 weeks of data available for the requested metric.',
   },
   strategy: {
     team: 'Strategy',
@@ -135,7 +126,6 @@ export const DEPARTMENT_VOICES: Readonly<Record<DepartmentSlug, DepartmentVoice>
     ],
     closings: ['I can turn this into a one-page plan.', 'Shall I prepare the options for the leadership meeting?'],
     tool: 'market.research',
-    toolResult: '5 competitors tracked in this segment.',
   },
   it: {
     team: 'IT',
@@ -150,7 +140,6 @@ export const DEPARTMENT_VOICES: Readonly<Record<DepartmentSlug, DepartmentVoice>
     ],
     closings: ['I can open the ticket for you.', 'Tell me the device and I will check the asset record.'],
     tool: 'assets.lookup',
-    toolResult: '1 device and 1 account registered to the requester.',
   },
   'customer-care': {
     team: 'Customer care',
@@ -165,6 +154,5 @@ export const DEPARTMENT_VOICES: Readonly<Record<DepartmentSlug, DepartmentVoice>
     ],
     closings: ['I can draft the reply now.', 'Tell me the ticket and I will follow it up.'],
     tool: 'helpdesk.search',
-    toolResult: '1 open ticket and 2 closed ones for this customer.',
   },
 };

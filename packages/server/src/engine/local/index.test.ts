@@ -1,13 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { BUILT_IN_TOOLS } from '../../domain/agent-loop/built-in-tools.ts';
+import type { ToolDefinition } from '../../domain/agent-loop/tool.ts';
 import { DEPARTMENT_SLUGS } from '../../vocabulary/catalog.ts';
 import { collect } from '../collect.ts';
 import type { EngineEvent, EngineRequest } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';
-import { countMessageTokens, countTextTokens } from '../tokens.ts';
+import { countMessageTokens, countTextTokens, countToolCallTokens } from '../tokens.ts';
 import { DEPARTMENT_VOICES } from './departments.ts';
 import { createLocalEngine } from './index.ts';
 
 const engine = createLocalEngine();
+const BUILT_IN: readonly ToolDefinition[] = BUILT_IN_TOOLS.map((tool) => tool.definition);
+const lookup = (name: string): ToolDefinition => ({ name, description: 'Looks things up.', inputSchema: { type: 'object' } });
 const ask = (content: string, extra: Partial<EngineRequest> = {}): EngineRequest => ({
   alias: 'Sonata',
   agentSlug: 'orchestrator',
@@ -48,8 +52,8 @@ describe('local engine', () => {
     const result = await collect(engine.stream(request));
     expect(result.content).toBe(texts.map((e) => e.delta).join(''));
     expect(result.usage.inputTokens).toBe(countMessageTokens(request.messages));
-    const structured = result.toolCalls.reduce((n, c) => n + countTextTokens(c.name) + countTextTokens(JSON.stringify(c.arguments)), 0);
-    expect(result.usage.outputTokens).toBe(countTextTokens(result.content) + structured);
+    expect(result.toolCalls).toEqual([]);
+    expect(result.usage.outputTokens).toBe(countTextTokens(result.content));
   });
 
   it('answers a call that is not streamed in one text piece, with the same text, events and usage', async () => {
@@ -63,38 +67,112 @@ describe('local engine', () => {
     expect(whole.filter((e) => e.type !== 'text')).toEqual(streamed.filter((e) => e.type !== 'text'));
   });
 
-  it.each(DEPARTMENT_SLUGS.map((slug) => [slug] as const))('%s answers in its own voice and consults its tool', async (slug) => {
+  it.each(DEPARTMENT_SLUGS.map((slug) => [slug] as const))('%s answers in its own voice, or first asks for its lookup when offered', async (slug) => {
     const voice = DEPARTMENT_VOICES[slug];
-    const result = await collect(engine.stream(ask('Can you help me with this?', { agentSlug: slug })));
-    expect(voice.openers.some((opener) => result.content.startsWith(opener))).toBe(true);
-    expect(result.content).toMatch(/\n1\. .+\n2\. .+\n3\. .+/);
-    expect(result.toolCalls).toEqual([{ name: voice.tool, arguments: { query: 'Can you help me with this' }, result: voice.toolResult }]);
     // the contract's ToolCall.name pattern
     expect(voice.tool).toMatch(/^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/);
+    const plain = await collect(engine.stream(ask('Can you help me with this?', { agentSlug: slug })));
+    expect(voice.openers.some((opener) => plain.content.startsWith(opener))).toBe(true);
+    expect(plain.content).toMatch(/\n1\. .+\n2\. .+\n3\. .+/);
+    expect(plain.toolCalls).toEqual([]);
+
+    const request = ask('Can you help me with this?', { agentSlug: slug, tools: [lookup(voice.tool), lookup('other.tool')] });
+    const first = await collect(engine.stream(request));
+    expect(first.content).toBe('');
+    expect(first.toolCalls).toEqual([{ id: 'call_1_1', name: voice.tool, arguments: { query: 'Can you help me with this' } }]);
+    const answer = await collect(
+      engine.stream({
+        ...request,
+        messages: [
+          ...request.messages,
+          { role: 'assistant', content: '', toolCalls: first.toolCalls },
+          { role: 'tool', toolCallId: 'call_1_1', name: voice.tool, content: 'Found 7 matching records.' },
+        ],
+      }),
+    );
+    expect(answer.toolCalls).toEqual([]);
+    expect(voice.openers.some((opener) => answer.content.startsWith(opener))).toBe(true);
+    expect(answer.content).toContain(`${voice.tool}: Found 7 matching records.`);
   });
 
   it('routes an orchestrator request to the department itself', async () => {
-    const result = await collect(engine.stream(ask('Three invoices are overdue, what about our cash flow?')));
-    expect(result.toolCalls[0]?.name).toBe('ledger.search');
-    expect(DEPARTMENT_VOICES.finance.openers.some((o) => result.content.startsWith(o))).toBe(true);
+    const result = await collect(
+      engine.stream(ask('Three invoices are overdue, what about our cash flow?', { tools: [lookup('ledger.search'), lookup('crm.search')] })),
+    );
+    expect(result.toolCalls.map((call) => call.name)).toEqual(['ledger.search']);
+    const answer = await collect(engine.stream(ask('Three invoices are overdue, what about our cash flow?')));
+    expect(DEPARTMENT_VOICES.finance.openers.some((o) => answer.content.startsWith(o))).toBe(true);
   });
 
-  it('drafts an email and asks approval to send it', async () => {
-    const list = await events(ask('Send an email to the new lead about our quote', { agentSlug: 'sales' }));
-    const draft = list.find((e) => e.type === 'draft');
-    const approval = list.find((e) => e.type === 'approval_request');
-    expect(draft).toMatchObject({ type: 'draft', kind: 'email', subject: 'Following up from the Sales team' });
-    expect(approval).toEqual({ type: 'approval_request', action: 'email.send', summary: 'Send the drafted email to its recipients.' });
-    expect(list.map((e) => e.type)).toEqual(['tool_call', ...list.filter((e) => e.type === 'text').map(() => 'text'), 'draft', 'approval_request', 'usage']);
+  it('asks for draft.create and email.send, without text, then answers mentioning their results', async () => {
+    const request = ask('Send an email to the new lead about our quote', { agentSlug: 'sales', tools: BUILT_IN });
+    const list = await events(request);
+    expect(list.map((e) => e.type)).toEqual(['tool_call', 'tool_call', 'usage']);
+    expect(list[0]).toMatchObject({ type: 'tool_call', name: 'draft.create', arguments: { kind: 'email', subject: 'Following up from the Sales team' } });
+    expect(list[1]).toEqual({ type: 'tool_call', id: 'call_1_2', name: 'email.send', arguments: { summary: 'Send the drafted email to its recipients.' } });
+    const calls = list.flatMap((e) => (e.type === 'tool_call' ? [{ id: e.id, name: e.name, arguments: e.arguments }] : []));
+    const usage = list.at(-1);
+    expect(usage).toEqual({
+      type: 'usage',
+      inputTokens: countMessageTokens(request.messages),
+      outputTokens: calls.reduce((n, c) => n + countToolCallTokens(c), 0),
+    });
+    const answer = await collect(
+      engine.stream({
+        ...request,
+        messages: [
+          ...request.messages,
+          { role: 'assistant', content: '', toolCalls: calls },
+          { role: 'tool', toolCallId: calls[0]!.id, name: 'draft.create', content: 'Draft saved.' },
+          { role: 'tool', toolCallId: calls[1]!.id, name: 'email.send', content: "Waiting for a person's approval; not performed yet." },
+        ],
+      }),
+    );
+    expect(answer.toolCalls).toEqual([]);
+    expect(answer.content).toContain('draft.create: Draft saved.');
+    expect(answer.content).toContain("email.send: Waiting for a person's approval; not performed yet.");
   });
 
-  it('asks no approval for a plain question', async () => {
-    const result = await collect(engine.stream(ask('What is our churn by cohort?')));
-    expect(result.approvals).toEqual([]);
-    expect(result.drafts).toEqual([]);
+  it('asks for no tool on a plain question, and for none that is not offered', async () => {
+    expect((await collect(engine.stream(ask('What is our churn by cohort?', { tools: BUILT_IN })))).toolCalls).toEqual([]);
+    const unoffered = await collect(engine.stream(ask('Send an email to the new lead', { agentSlug: 'sales', tools: [lookup('draft.create')] })));
+    expect(unoffered.toolCalls.map((call) => call.name)).toEqual(['draft.create']);
   });
 
-  it.each([1, 5, 20, 60, 150])('honours maxTokens %i as a budget on all output', async (maxTokens) => {
+  it('keeps the tool calls that fit maxTokens, and answers at once when none fits', async () => {
+    const request = ask('Send an email to the new lead about our quote', { agentSlug: 'sales', tools: BUILT_IN });
+    const all = await collect(engine.stream(request));
+    const first = countToolCallTokens(all.toolCalls[0]!);
+    const one = await collect(engine.stream({ ...request, maxTokens: first }));
+    expect(one.toolCalls.map((call) => call.name)).toEqual(['draft.create']);
+    expect(one.usage.outputTokens).toBe(first);
+    const none = await collect(engine.stream({ ...request, maxTokens: first - 1 }));
+    expect(none.toolCalls).toEqual([]);
+    expect(none.content).not.toBe('');
+    expect(none.usage.outputTokens).toBeLessThanOrEqual(first - 1);
+  });
+
+  it('asks for its tools first; [[fail-mid-stream]] acts on the call that answers with text', async () => {
+    const request = ask('Send an email to the lead [[fail-mid-stream]]', { agentSlug: 'sales', tools: BUILT_IN });
+    const first = await collect(engine.stream(request));
+    expect(first.toolCalls.map((call) => call.name)).toEqual(['draft.create', 'email.send']);
+    const seen: EngineEvent[] = [];
+    const error = await failure(
+      {
+        ...request,
+        messages: [
+          ...request.messages,
+          { role: 'assistant', content: '', toolCalls: first.toolCalls },
+          ...first.toolCalls.map((call) => ({ role: 'tool' as const, toolCallId: call.id, name: call.name, content: 'ok' })),
+        ],
+      },
+      seen,
+    );
+    expect(error.reason).toBe('engine_error');
+    expect(seen.some((e) => e.type === 'text')).toBe(true);
+  });
+
+  it.each([1, 5, 20, 60])('honours maxTokens %i as a budget on all output', async (maxTokens) => {
     const request = ask('Send an email to the new lead about our quote', { agentSlug: 'sales' });
     const full = await collect(engine.stream(request));
     const cut = await collect(engine.stream({ ...request, maxTokens }));
@@ -122,9 +200,10 @@ describe('local engine', () => {
     const normal = await collect(engine.stream(ask('Review the NDA clause', { agentSlug: 'legal', effort: 'max' })));
     const low = await collect(engine.stream(ask('Review the NDA clause', { agentSlug: 'legal', effort: 'max', powerMode: 'low' })));
     expect(low.usage.outputTokens).toBeLessThan(normal.usage.outputTokens);
-    expect(low.toolCalls).toEqual([]);
-    expect(normal.toolCalls).toHaveLength(1);
     expect(low.content.match(/^\d\. /gm)).toHaveLength(3);
+    const tools = [lookup('documents.search')];
+    expect((await collect(engine.stream(ask('Review the NDA clause', { agentSlug: 'legal', powerMode: 'low', tools })))).toolCalls).toEqual([]);
+    expect((await collect(engine.stream(ask('Review the NDA clause', { agentSlug: 'legal', tools })))).toolCalls).toHaveLength(1);
   });
 
   it.each([

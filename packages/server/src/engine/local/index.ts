@@ -1,20 +1,29 @@
 /**
- * @module The local engine: the embedded default behind every alias. No network; the same request
- * always gives the same events. It answers in the voice of the department (routing an
- * `orchestrator` request itself), consults a department tool, writes drafts, asks approval for
- * sensitive actions, streams in fragments and counts tokens with a real tokenizer.
+ * @module The local engine: the embedded default behind every alias, a deterministic model that
+ * speaks the engine protocol (engine.ts). No network; the same request always gives the same
+ * events. It answers in the voice of the department (routing an `orchestrator` request itself),
+ * streams in fragments and counts tokens with a real tokenizer.
+ *
+ * Tools, by fixed rules (./actions.ts), only among the tools the request offers: on a new request
+ * (no tool result since the latest user message) it asks for the department's lookup (`crm.search`,
+ * `ledger.search`, …) when offered, `draft.create` for the draft the request asks for (or the
+ * department's everyday one), and the tool named after each sensitive action the request asks for
+ * (`email.send`, `payment.initiate`, …). It then stops, without text. Once the results are in, it
+ * answers, mentioning each result. Without any tool to ask for, it answers at once.
  *
  * Knobs: `effort` sets how many points the answer makes (low 1 … max 6) and `low` effort skips the
- * tool lookup; `powerMode: low` halves the points, drops the closing and skips the lookup;
- * `maxTokens` is a budget on all output: the text is cut to it, then approvals, the draft and the
- * tool call are kept only while they still fit. Failure triggers: see ./triggers.ts.
+ * lookup; `powerMode: low` halves the points, drops the closing and skips the lookup; `maxTokens`
+ * is a budget on all output: tool calls are kept while they fit (when none fits it answers at
+ * once), the text is cut to it. Failure triggers (./triggers.ts): `[[fail]]` and `[[timeout]]` fail
+ * the call at once; `[[fail-mid-stream]]` and `[[hang]]` act on the call that answers with text (the
+ * tool calls before it go through).
  */
 import { isDepartmentSlug, type DepartmentSlug } from '../../vocabulary/catalog.ts';
 import { routeRequest } from '../../vocabulary/router.ts';
-import type { Engine, EngineEvent, EngineRequest, TokenUsage } from '../engine.ts';
+import type { ConversationMessage, Engine, EngineEvent, EngineRequest, TokenUsage, ToolCallRequest } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';
-import { countMessageTokensAsync, countTextTokens, countTextTokensAsync, createPace, truncateToTokens, type Pace } from '../tokens.ts';
-import { approvalsFor, draftFor, type ApprovalRequest, type Draft } from './actions.ts';
+import { countMessageTokensAsync, countTextTokensAsync, countToolCallTokens, createPace, truncateToTokens, type Pace } from '../tokens.ts';
+import { approvalsFor, draftFor } from './actions.ts';
 import { composeAnswer, topicOf } from './answer.ts';
 import { DEPARTMENT_VOICES } from './departments.ts';
 import { latestUserText, triggerOf, withoutTriggers, type Trigger } from './triggers.ts';
@@ -50,21 +59,19 @@ interface Output {
   readonly text: string;
   /** Tokens of `text`, counted once. */
   readonly textTokens: number;
-  readonly toolCall: { name: string; arguments: Record<string, unknown>; result: string } | null;
-  readonly draft: Draft | null;
-  readonly approvals: readonly ApprovalRequest[];
+  readonly toolCalls: readonly ToolCallRequest[];
 }
 
 async function* localStream(request: EngineRequest, settings: Settings): AsyncGenerator<EngineEvent> {
   const trigger: Trigger | null = settings.triggers ? triggerOf(request.messages) : null;
   if (trigger === 'fail') throw new EngineError('engine_error');
   if (trigger === 'timeout') throw new EngineError('timeout');
-
   // A request may hold megabytes of text: counting pauses for the event loop (see tokens.ts).
   const pace = createPace();
+  // It reads the conversation: its input is the conversation's tokens (instructions and tool definitions are not counted).
   const inputTokens = await countMessageTokensAsync(request.messages, pace);
   const output = await plan(request, pace);
-  // Text is counted as a whole (BPE merges across fragment boundaries), structured output per item.
+  // Text is counted as a whole (BPE merges across fragment boundaries), tool calls one by one.
   let emitted = '';
   let structuredTokens = 0;
   const usage = async (): Promise<TokenUsage> => ({
@@ -80,14 +87,7 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
     else if (yields) await new Promise<void>((resolve) => setImmediate(resolve));
     if (request.signal?.aborted) throw new EngineError('aborted', await usage());
   };
-
   if (request.signal?.aborted) throw new EngineError('aborted');
-  if (output.toolCall) {
-    yield { type: 'tool_call', ...output.toolCall };
-    structuredTokens += toolCallTokens(output.toolCall);
-    await pause();
-  }
-
   // Not streamed: the text in one piece (EngineRequest.stream), unless a trigger needs fragments.
   const whole = request.stream === false && trigger === null && settings.fragmentDelayMs === 0;
   const fragments = whole ? [output.text].filter((t) => t !== '') : fragmentsOf(output.text, settings.fragmentWords);
@@ -99,15 +99,9 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
     if (trigger === 'hang') await hang(settings.hangLimitMs, request.signal, usage);
     await pause();
   }
-
-  if (output.draft) {
-    yield { type: 'draft', ...output.draft };
-    structuredTokens += draftTokens(output.draft);
-    await pause();
-  }
-  for (const approval of output.approvals) {
-    yield { type: 'approval_request', ...approval };
-    structuredTokens += approvalTokens(approval);
+  for (const call of output.toolCalls) {
+    yield { type: 'tool_call', ...call };
+    structuredTokens += countToolCallTokens(call);
     await pause();
   }
   yield { type: 'usage', ...(await usage()) };
@@ -116,38 +110,57 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
 /** Everything the answer will contain, decided up front so the token budget can be applied. */
 async function plan(request: EngineRequest, pace: Pace): Promise<Output> {
   const latest = withoutTriggers(latestUserText(request.messages));
-  const department: DepartmentSlug = isDepartmentSlug(request.agentSlug)
-    ? request.agentSlug
-    : routeRequest(request.messages.map((m) => ({ role: m.role, content: withoutTriggers(m.content) }))).agentSlug;
-  const voice = DEPARTMENT_VOICES[department];
+  const spoken = request.messages.flatMap((m) => (m.role === 'user' || m.role === 'system' ? [{ role: m.role, content: withoutTriggers(m.content) }] : []));
+  const department: DepartmentSlug = isDepartmentSlug(request.agentSlug) ? request.agentSlug : routeRequest(spoken).agentSlug;
   const topic = topicOf(latest);
-  const draft = draftFor(latest, department, voice.team);
-  const approvals = approvalsFor(latest);
-  const extras = [
-    ...(draft ? [`I have prepared a draft ${draft.kind} for your review.`] : []),
-    ...approvals.map((a) => `Waiting for approval before I act: ${a.summary}`),
-  ];
-  const brief = request.effort === 'low' || request.powerMode === 'low';
-  const toolCall = brief ? null : { name: voice.tool, arguments: { query: topic ?? '' }, result: voice.toolResult };
-  const full = composeAnswer(request, department, topic, extras).text;
-
-  if (request.maxTokens === undefined) return { text: full, textTokens: await countTextTokensAsync(full, pace), toolCall, draft, approvals };
-  let budget = request.maxTokens;
-  const text = await truncateToTokens(full, budget, pace);
-  const textTokens = await countTextTokensAsync(text, pace);
-  budget -= textTokens;
-  const kept: ApprovalRequest[] = [];
-  for (const approval of approvals) {
-    if (approvalTokens(approval) > budget) break;
-    budget -= approvalTokens(approval);
-    kept.push(approval);
+  const results = resultsSinceLatestUser(request.messages);
+  if (results.length === 0) {
+    const calls = toolCallsFor(request, department, latest, topic);
+    if (calls.length > 0) return { text: '', textTokens: 0, toolCalls: calls };
   }
-  const keepDraft = draft !== null && draftTokens(draft) <= budget;
-  if (keepDraft) budget -= draftTokens(draft);
-  const keepTool = toolCall !== null && toolCallTokens(toolCall) <= budget;
-  return { text, textTokens, toolCall: keepTool ? toolCall : null, draft: keepDraft ? draft : null, approvals: kept };
+  const extras = results.map((result) => `${result.name}: ${shortened(result.content)}`);
+  const full = composeAnswer(request, department, topic, extras).text;
+  if (request.maxTokens === undefined) return { text: full, textTokens: await countTextTokensAsync(full, pace), toolCalls: [] };
+  const text = await truncateToTokens(full, request.maxTokens, pace);
+  return { text, textTokens: await countTextTokensAsync(text, pace), toolCalls: [] };
 }
 
+/** The calls a new request asks for among the offered tools, in order, kept while they fit `maxTokens`. */
+function toolCallsFor(request: EngineRequest, department: DepartmentSlug, latest: string, topic: string | null): ToolCallRequest[] {
+  const offered = new Set((request.tools ?? []).map((tool) => tool.name));
+  if (offered.size === 0) return [];
+  const voice = DEPARTMENT_VOICES[department];
+  const wanted: { name: string; arguments: Record<string, unknown> }[] = [];
+  const brief = request.effort === 'low' || request.powerMode === 'low';
+  if (!brief) wanted.push({ name: voice.tool, arguments: { query: topic ?? '' } });
+  const draft = draftFor(latest, department, voice.team);
+  if (draft) wanted.push({ name: 'draft.create', arguments: { kind: draft.kind, subject: draft.subject, body: draft.body } });
+  for (const approval of approvalsFor(latest)) wanted.push({ name: approval.action, arguments: { summary: approval.summary } });
+  // Ids unique within the conversation: the turn's number, then the call's.
+  const turn = request.messages.filter((m) => 'toolCalls' in m).length + 1;
+  let budget = request.maxTokens ?? Infinity;
+  const calls: ToolCallRequest[] = [];
+  for (const call of wanted.filter((c) => offered.has(c.name))) {
+    const tokens = countToolCallTokens(call);
+    if (tokens > budget) break;
+    budget -= tokens;
+    calls.push({ id: `call_${turn}_${calls.length + 1}`, ...call });
+  }
+  return calls;
+}
+
+/** The tool results after the latest user message (an earlier turn's results are answered already). */
+function resultsSinceLatestUser(messages: readonly ConversationMessage[]): Extract<ConversationMessage, { role: 'tool' }>[] {
+  let start = 0;
+  for (const [index, message] of messages.entries()) if (message.role === 'user') start = index + 1;
+  return messages.slice(start).filter((m): m is Extract<ConversationMessage, { role: 'tool' }> => m.role === 'tool');
+}
+
+/** A result as the answer mentions it: one line, at most 200 characters. */
+function shortened(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
 /** Splits on word boundaries; the fragments join back to exactly the text. */
 function fragmentsOf(text: string, wordsPerFragment: number): string[] {
   const pieces = text.split(/(?<=\s)(?=\S)/);
@@ -156,19 +169,6 @@ function fragmentsOf(text: string, wordsPerFragment: number): string[] {
     fragments.push(pieces.slice(i, i + wordsPerFragment).join(''));
   }
   return fragments.filter((f) => f !== '');
-}
-
-/** The call is model output; its result is tool output the model reads, so it is not billed here. */
-function toolCallTokens(call: { name: string; arguments: Record<string, unknown> }): number {
-  return countTextTokens(call.name) + countTextTokens(JSON.stringify(call.arguments));
-}
-
-function draftTokens(draft: Draft): number {
-  return countTextTokens(draft.kind) + countTextTokens(draft.subject) + countTextTokens(draft.body);
-}
-
-function approvalTokens(approval: ApprovalRequest): number {
-  return countTextTokens(approval.action) + countTextTokens(approval.summary);
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

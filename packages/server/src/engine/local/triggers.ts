@@ -10,7 +10,7 @@
  * | `[[timeout]]`         | EngineError `timeout` before any event                            |
  * | `[[hang]]`            | one fragment, then waits for the abort signal (or the hang limit) |
  */
-import type { EngineMessage } from '../engine.ts';
+import type { ConversationMessage } from '../engine.ts';
 
 export const TRIGGERS = ['fail', 'fail-mid-stream', 'timeout', 'hang'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
@@ -18,7 +18,7 @@ export type Trigger = (typeof TRIGGERS)[number];
 const PATTERN = /\[\[(fail-mid-stream|fail|timeout|hang)\]\]/g;
 
 /** The trigger of the latest user message, if any (the first one written wins). */
-export function triggerOf(messages: readonly EngineMessage[]): Trigger | null {
+export function triggerOf(messages: readonly ConversationMessage[]): Trigger | null {
   const latest = latestUserText(messages);
   const match = /\[\[(fail-mid-stream|fail|timeout|hang)\]\]/.exec(latest);
   return match ? (match[1] as Trigger) : null;
@@ -32,6 +32,6 @@ export function withoutTriggers(text: string): string {
     .trim();
 }
 
-export function latestUserText(messages: readonly EngineMessage[]): string {
+export function latestUserText(messages: readonly ConversationMessage[]): string {
   return messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
 }

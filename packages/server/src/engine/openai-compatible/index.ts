@@ -9,14 +9,21 @@
  * Usage comes from the server's usage block (streams ask for it with `stream_options.include_usage`),
  * else it is counted with the tokenizer. Only the answer text is streamed: reasoning fields and raw
  * provider payloads are never forwarded. Provider text is not redacted here; the redactor does that.
+ *
+ * Tools: the instructions go first as a system message; the offered tools as function tools, their
+ * names mapped into what every server accepts (./tool-names.ts); an assistant turn's tool calls as
+ * `tool_calls`, their results as `tool` messages. The tool calls of the answer are read whole, or
+ * from a stream's deltas (accumulated by `index`), and yielded after the text, with their names
+ * mapped back.
  */
 import OpenAI from 'openai';
-import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
+import type { ChatCompletionCreateParamsBase, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Alias } from '../../vocabulary/alias.ts';
-import type { Effort, Engine, EngineEvent, EngineRequest } from '../engine.ts';
+import type { ConversationMessage, Effort, Engine, EngineEvent, EngineRequest, ToolCallRequest } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';
-import { countMessageTokensAsync, countTextTokens } from '../tokens.ts';
+import { countMessageTokensAsync, countPreambleTokens, countTextTokens, countToolCallTokens } from '../tokens.ts';
 import { toEngineError } from './errors.ts';
+import { toolNames, type ToolNames } from './tool-names.ts';
 
 export interface OpenAICompatibleOptions {
   /** e.g. `http://127.0.0.1:11434/v1`. */
@@ -84,29 +91,46 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
   const model = options.models[request.alias];
   // A configuration gap (createEngines refuses it at start-up), reported like any engine failure.
   if (!model) throw new EngineError('engine_error');
-  const params = requestParams(model, options, request);
-  const inputEstimate = await countMessageTokensAsync(request.messages);
+  const names = toolNames(request.tools ?? []);
+  const params = requestParams(model, options, request, names);
+  const inputEstimate = (await countMessageTokensAsync(request.messages)) + countPreambleTokens(request.instructions, request.tools);
   let text = '';
+  let calls: ToolCallRequest[] = [];
   const spent = () => ({ inputTokens: text === '' ? 0 : inputEstimate, outputTokens: countTextTokens(text) });
 
   try {
     if (request.stream === false || options.stream === false) {
       const completion = await client.chat.completions.create({ ...params, stream: false }, { signal: request.signal });
-      text = completion.choices[0]?.message?.content ?? '';
+      const message = completion.choices[0]?.message;
+      text = message?.content ?? '';
+      calls = (message?.tool_calls ?? []).flatMap((call, index) =>
+        call.type === 'function' ? [toolCallOf(call.id, call.function.name, call.function.arguments, index, names)] : [],
+      );
       if (text !== '') yield { type: 'text', delta: text };
-      yield usageEvent(completion.usage, inputEstimate, text);
+      for (const call of calls) yield { type: 'tool_call', ...call };
+      yield usageEvent(completion.usage, inputEstimate, text, calls);
       return;
     }
     const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal: request.signal });
     let usage: OpenAI.CompletionUsage | undefined;
     let chunks = 0;
+    // A tool call arrives in pieces: its id and name first, its arguments' JSON in fragments, by index.
+    const pending = new Map<number, { id: string; name: string; arguments: string }>();
     for await (const chunk of stream) {
       chunks += 1;
       if (chunk.usage) usage = chunk.usage;
-      const delta = chunk.choices[0]?.delta?.content;
-      if (typeof delta === 'string' && delta !== '') {
-        text += delta;
-        yield { type: 'text', delta };
+      const delta = chunk.choices[0]?.delta;
+      for (const piece of delta?.tool_calls ?? []) {
+        const call = pending.get(piece.index) ?? { id: '', name: '', arguments: '' };
+        if (piece.id) call.id = piece.id;
+        if (piece.function?.name) call.name += piece.function.name;
+        if (piece.function?.arguments) call.arguments += piece.function.arguments;
+        pending.set(piece.index, call);
+      }
+      const content = delta?.content;
+      if (typeof content === 'string' && content !== '') {
+        text += content;
+        yield { type: 'text', delta: content };
       }
     }
     // The client ends an aborted stream quietly; an aborted run must not look complete.
@@ -114,17 +138,38 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
     // A 200 whose body holds no event at all (an HTML error page, plain text): the client parses
     // nothing from it and ends quietly, but no answer came, so the run must fail, not complete empty.
     if (chunks === 0) throw new EngineError('engine_error');
-    yield usageEvent(usage, inputEstimate, text);
+    calls = [...pending.entries()].sort(([a], [b]) => a - b).map(([index, call]) => toolCallOf(call.id, call.name, call.arguments, index, names));
+    for (const call of calls) yield { type: 'tool_call', ...call };
+    yield usageEvent(usage, inputEstimate, text, calls);
   } catch (error) {
     throw toEngineError(error, spent(), request.signal);
   }
 }
 
-function requestParams(model: string, options: OpenAICompatibleOptions, request: EngineRequest): ChatCompletionCreateParamsBase {
-  const params: ChatCompletionCreateParamsBase = {
-    model,
-    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
-  };
+/** A tool call of the answer: its name mapped back, its arguments parsed (a non-object or broken JSON is `{}`). */
+function toolCallOf(id: string | undefined, wireName: string, args: string, index: number, names: ToolNames): ToolCallRequest {
+  return { id: id || `call_${index}`, name: names.fromWire(wireName), arguments: parseArguments(args) };
+}
+
+function parseArguments(json: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(json || '{}');
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function requestParams(model: string, options: OpenAICompatibleOptions, request: EngineRequest, names: ToolNames): ChatCompletionCreateParamsBase {
+  const messages: ChatCompletionMessageParam[] = request.messages.map((m) => messageOf(m, names));
+  if (request.instructions) messages.unshift({ role: 'system', content: request.instructions });
+  const params: ChatCompletionCreateParamsBase = { model, messages };
+  if (request.tools && request.tools.length > 0) {
+    params.tools = request.tools.map((tool) => ({
+      type: 'function' as const,
+      function: { name: names.toWire(tool.name), description: tool.description, parameters: { ...tool.inputSchema } },
+    }));
+  }
   if (request.maxTokens !== undefined) {
     if (options.maxTokensParam === 'max_completion_tokens') params.max_completion_tokens = request.maxTokens;
     else params.max_tokens = request.maxTokens;
@@ -134,10 +179,26 @@ function requestParams(model: string, options: OpenAICompatibleOptions, request:
   return params;
 }
 
-function usageEvent(usage: OpenAI.CompletionUsage | null | undefined, inputEstimate: number, text: string): EngineEvent {
+function messageOf(message: ConversationMessage, names: ToolNames): ChatCompletionMessageParam {
+  if ('toolCalls' in message) {
+    return {
+      role: 'assistant',
+      content: message.content === '' ? null : message.content,
+      tool_calls: message.toolCalls.map((call) => ({
+        id: call.id,
+        type: 'function' as const,
+        function: { name: names.toWire(call.name), arguments: JSON.stringify(call.arguments) },
+      })),
+    };
+  }
+  if ('toolCallId' in message) return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  return { role: message.role, content: message.content };
+}
+
+function usageEvent(usage: OpenAI.CompletionUsage | null | undefined, inputEstimate: number, text: string, calls: readonly ToolCallRequest[]): EngineEvent {
   return {
     type: 'usage',
     inputTokens: usage?.prompt_tokens ?? inputEstimate,
-    outputTokens: usage?.completion_tokens ?? countTextTokens(text),
+    outputTokens: usage?.completion_tokens ?? countTextTokens(text) + calls.reduce((sum, call) => sum + countToolCallTokens(call), 0),
   };
 }

@@ -1,0 +1,319 @@
+/**
+ * The agent loop over real HTTP, against a loopback Chat Completions server scripted to ask for
+ * tool calls (streamed and not): what reaches the model (instructions, tool definitions, results),
+ * what is recorded (steps, tool calls, run events), what is billed over many steps (the reservation,
+ * the per-run kill switch, the shared output cap), what is redacted, and the step limit. On PGlite
+ * and (with DATABASE_URL) on PostgreSQL.
+ */
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { zInferenceResponse, zRunDetail, zRunEvent, zUsage } from '../../../../../generated/zod.ts';
+import { KILL_SWITCH_LIMITS, type KillSwitchLimits } from '../usage/index.ts';
+import { countMessageTokens, createEngines } from '../../engine/index.ts';
+import { scripted, startFakeChatServer, type FakeChatServer, type ScriptedAnswer } from '@service/testing/fake-chat-server';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import { parseSseWithIds } from '@service/testing/sse';
+import type { AgentDefinitions } from './agents.ts';
+import type { AgentDefinition, AgentTool, ToolOutcome } from './tool.ts';
+
+const MODEL = 'loopback-model';
+/** A Stripe live key: the redactor's fixed rules remove it. */
+const SECRET = `sk_live_${'a1B2c3D4e5F6g7H8i9J0k1L2'}`;
+const MESSAGES = [{ role: 'user' as const, content: 'How much do we owe Northwind?' }];
+const INSTRUCTIONS = 'You are the Finance agent. Look things up before answering.';
+/** Symphony's STU per token. */
+const RATE = 10;
+
+/** A connected tool (as an integration provides it) that records its calls and answers `answer`. */
+function connectedTool(name: string, answer: (args: Readonly<Record<string, unknown>>) => ToolOutcome, readOnly = true): AgentTool & { calls: unknown[] } {
+  const calls: unknown[] = [];
+  return {
+    calls,
+    definition: { name, description: `The ${name} tool.`, inputSchema: { type: 'object', properties: { query: { type: 'string' } } } },
+    readOnly,
+    integrationId: 'int_test',
+    async call(args) {
+      calls.push(args);
+      return answer(args);
+    },
+  };
+}
+
+const toolCall = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, arguments: args });
+
+describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, ({ open }) => {
+  let store: TestStore;
+  let fake: FakeChatServer;
+  let t: TestApp;
+  let server: ServerType;
+  let base: string;
+  let key: string;
+
+  beforeEach(async () => {
+    store = await open();
+    fake = await startFakeChatServer();
+  });
+  afterEach(async () => {
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await fake.stop();
+    await t?.close();
+    await store.cleanup();
+  });
+
+  async function start(
+    options: { tools?: AgentTool[]; agent?: Partial<AgentDefinition>; limits?: KillSwitchLimits; toolTimeoutMs?: number } = {},
+  ): Promise<void> {
+    const engines = createEngines({
+      aliases: { Prelude: 'local', Sonata: 'local', Symphony: 'openai-compatible', Concerto: 'local' },
+      openaiCompatible: { baseURL: fake.baseURL, apiKey: 'sk-test', models: { Symphony: MODEL } },
+    });
+    const agents: AgentDefinitions = {
+      async get(_workspaceId, slug) {
+        return { slug, instructions: INSTRUCTIONS, stepLimit: 8, tools: null, approvals: {}, ...options.agent };
+      },
+    };
+    const tools = options.tools ?? [];
+    t = await createTestApp({
+      db: store.db,
+      deps: {
+        engines,
+        agents,
+        tools: { toolsOf: async () => tools },
+        killSwitchLimits: options.limits ?? KILL_SWITCH_LIMITS,
+        ...(options.toolTimeoutMs ? { toolTimeoutMs: options.toolTimeoutMs } : {}),
+      },
+    });
+    key = await t.keyWith('orchestrator:invoke', 'usage:read', 'tenant:read');
+    server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  const invoke = (body: Record<string, unknown> = {}) =>
+    fetch(`${base}/v1/inference`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ alias: 'Symphony', agentSlug: 'finance', messages: MESSAGES, ...body }),
+    });
+  const get = async (path: string) => (await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } })).json();
+  const detailOf = async (runId: string) => zRunDetail.parse(await get(`/v1/runs/${runId}`));
+  const eventsOf = async (runId: string) => {
+    const res = await fetch(`${base}/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    return parseSseWithIds(await res.text()).map((e) => zRunEvent.parse(e.data));
+  };
+  const toolMessages = (index: number) =>
+    (fake.requests[index]!.body.messages as { role: string; content: string; tool_call_id?: string }[]).filter((m) => m.role === 'tool');
+
+  it.each([false, true])('gives the model the instructions and the tools, feeds a result back, and records the steps (streamed: %s)', async (stream) => {
+    const ledger = connectedTool('ledger.search', () => ({ ok: true, content: 'Northwind: 2 invoices open, 4,200 EUR.' }));
+    await start({ tools: [ledger] });
+    fake.handle = scripted([
+      { toolCalls: [{ id: 'call_1', name: 'ledger__search', arguments: { query: 'Northwind' } }], usage: { prompt_tokens: 400, completion_tokens: 12 } },
+      { content: 'We owe Northwind 4,200 EUR on 2 invoices.', usage: { prompt_tokens: 430, completion_tokens: 11 } },
+    ]);
+    const res = await invoke({ stream });
+    expect(res.status).toBe(200);
+    let runId: string;
+    let content: string;
+    if (stream) {
+      const sse = parseSseWithIds(await res.text());
+      expect(sse.at(-1)?.event).toBe('end');
+      content = sse
+        .filter((e) => e.event !== 'end')
+        .map((e) => (e.data as { delta: string }).delta)
+        .join('');
+      runId = (sse.at(-1)!.data as { runId: string }).runId;
+    } else {
+      const body = zInferenceResponse.parse(await res.json());
+      expect(body.usage).toEqual({ inputTokens: 830, outputTokens: 23 });
+      ({ runId, content } = body);
+    }
+    expect(content).toBe('We owe Northwind 4,200 EUR on 2 invoices.');
+
+    // The first call: the instructions first, the built-in tools and the connected one, names mapped.
+    expect(fake.requests).toHaveLength(2);
+    const first = fake.requests[0]!.body as { messages: { role: string; content: string }[]; tools: { function: { name: string } }[]; stream?: boolean };
+    expect(first.stream ?? false).toBe(stream);
+    expect(first.messages).toEqual([{ role: 'system', content: INSTRUCTIONS }, ...MESSAGES]);
+    expect(first.tools.map((tool) => tool.function.name)).toEqual([
+      'draft__create',
+      'email__send',
+      'crm__update',
+      'calendar__create',
+      'payment__initiate',
+      'content__publish',
+      'contract__sign',
+      'access__grant',
+      'record__delete',
+      'ledger__search',
+    ]);
+    // The tool was called once with the model's arguments; its result went back with the call's id.
+    expect(ledger.calls).toEqual([{ query: 'Northwind' }]);
+    expect(toolMessages(1)).toEqual([{ role: 'tool', tool_call_id: 'call_1', content: 'Northwind: 2 invoices open, 4,200 EUR.' }]);
+
+    const detail = await detailOf(runId);
+    expect(detail.run).toMatchObject({ status: 'completed', content, usage: { inputTokens: 830, outputTokens: 23, stu: 853 * RATE } });
+    expect(detail.steps.map((s) => [s.index, s.kind, s.summary])).toEqual([
+      [0, 'model_call', 'Symphony asked for ledger.search as Finance.'],
+      [1, 'tool_call', 'Called ledger.search.'],
+      [2, 'model_call', 'Symphony answered as Finance.'],
+    ]);
+    expect(detail.toolCalls).toEqual([
+      expect.objectContaining({
+        stepIndex: 1,
+        name: 'ledger.search',
+        arguments: { query: 'Northwind' },
+        result: 'Northwind: 2 invoices open, 4,200 EUR.',
+        status: 'completed',
+      }),
+    ]);
+    const log = await eventsOf(runId);
+    expect(log.filter((e) => e.type === 'tool.called')).toEqual([expect.objectContaining({ name: 'ledger.search', summary: 'Called ledger.search.' })]);
+    expect(
+      log
+        .filter((e) => e.type === 'text.delta')
+        .map((e) => (e.type === 'text.delta' ? e.delta : ''))
+        .join(''),
+    ).toBe(content);
+  });
+
+  it('redacts a tool’s result and a tool’s error before the model, the records and the log see them', async () => {
+    const leaky = connectedTool('crm.search', () => ({ ok: true, content: `Found it. Key ${SECRET}, served by ${MODEL}.` }));
+    const broken = connectedTool('ledger.search', () => ({ ok: false, error: `upstream ${MODEL} refused key ${SECRET}` }));
+    await start({ tools: [leaky, broken] });
+    fake.handle = scripted([
+      {
+        toolCalls: [toolCall('c1', 'crm__search', { query: 'a' }), toolCall('c2', 'ledger__search', { query: 'b' })],
+        usage: { prompt_tokens: 50, completion_tokens: 10 },
+      },
+      { content: 'Done.', usage: { prompt_tokens: 60, completion_tokens: 2 } },
+    ]);
+    const { runId } = zInferenceResponse.parse(await (await invoke()).json());
+    const fedBack = toolMessages(1);
+    expect(fedBack.map((m) => m.tool_call_id)).toEqual(['c1', 'c2']);
+    expect(fedBack[0]!.content).toMatch(/^Found it\. Key \[redacted\], served by \[redacted\]\.$/);
+    expect(fedBack[1]!.content).toMatch(/^The tool failed: upstream \[redacted\] refused key \[redacted\]$/);
+    const detail = await detailOf(runId);
+    expect(detail.toolCalls.map((c) => [c.name, c.status])).toEqual([
+      ['crm.search', 'completed'],
+      ['ledger.search', 'failed'],
+    ]);
+    const stored = JSON.stringify([detail, await eventsOf(runId)]);
+    expect(stored).not.toContain(SECRET);
+    expect(stored).not.toContain(MODEL);
+    expect(detail.toolCalls[1]!.result).toBe('upstream [redacted] refused key [redacted]');
+  });
+
+  it('tells the model of an unknown tool and of a tool that does not answer in time', async () => {
+    const slow = connectedTool('crm.search', () => ({ ok: true, content: 'never' }));
+    slow.call = (_args, { signal }) =>
+      new Promise((resolve) => signal.addEventListener('abort', () => setTimeout(() => resolve({ ok: true, content: 'late' }), 50)));
+    await start({ tools: [slow], toolTimeoutMs: 20 });
+    fake.handle = scripted([
+      { toolCalls: [toolCall('c1', 'nothing__here', {}), toolCall('c2', 'crm__search', { query: 'x' })], usage: { prompt_tokens: 50, completion_tokens: 10 } },
+      { content: 'Sorry.', usage: { prompt_tokens: 60, completion_tokens: 2 } },
+    ]);
+    const { runId } = zInferenceResponse.parse(await (await invoke()).json());
+    expect(toolMessages(1).map((m) => m.content)).toEqual([
+      'The tool failed: No tool named nothing__here is available.',
+      'The tool failed: The tool did not answer in time.',
+    ]);
+    const detail = await detailOf(runId);
+    expect(detail.run.status).toBe('completed');
+    expect(detail.toolCalls.map((c) => [c.name, c.status, c.result])).toEqual([['crm.search', 'failed', 'The tool did not answer in time.']]);
+  });
+
+  it('stops at the step limit: the last call it allows is offered no tools, and the run completes', async () => {
+    const ledger = connectedTool('ledger.search', () => ({ ok: true, content: 'more data' }));
+    await start({ tools: [ledger], agent: { stepLimit: 3 } });
+    // A model that always wants one more lookup.
+    fake.handle = scripted([
+      { content: 'Looking.', toolCalls: [toolCall('c', 'ledger__search', { query: 'q' })], usage: { prompt_tokens: 40, completion_tokens: 8 } },
+    ]);
+    const body = zInferenceResponse.parse(await (await invoke()).json());
+    expect(fake.requests).toHaveLength(3);
+    expect(fake.requests.map((r) => (r.body.tools as unknown[] | undefined)?.length ?? 0)).toEqual([10, 10, 0]);
+    expect(ledger.calls).toHaveLength(2);
+    // Each step's text follows the one before, a blank line apart.
+    expect(body.content).toBe('Looking.\n\nLooking.\n\nLooking.');
+    const detail = await detailOf(body.runId);
+    expect(detail.run.status).toBe('completed');
+    expect(detail.steps.map((s) => s.kind)).toEqual(['model_call', 'tool_call', 'model_call', 'tool_call', 'model_call']);
+    expect(detail.run.usage).toEqual({ inputTokens: 120, outputTokens: 24, stu: 144 * RATE });
+  });
+
+  it('bills a 10-step loop exactly, up to the per-run kill switch and not one token more', async () => {
+    const ledger = connectedTool('ledger.search', () => ({ ok: true, content: 'ok' }));
+    // The per-run limit holds 2,000 tokens at Symphony's rate: the reservation is shrunk to it.
+    const limits = { ...KILL_SWITCH_LIMITS, run: 2_000 * RATE };
+    await start({ tools: [ledger], agent: { stepLimit: 10 }, limits });
+    const steps: ScriptedAnswer[] = Array.from({ length: 9 }, (_, i) => ({
+      toolCalls: [toolCall(`c${i}`, 'ledger__search', { query: String(i) })],
+      usage: { prompt_tokens: 60 + i, completion_tokens: 20 },
+    }));
+    const spentBefore = steps.reduce((n, s) => n + s.usage!.prompt_tokens + s.usage!.completion_tokens, 0);
+    // The tenth answer takes exactly what is left of the reservation.
+    steps.push({ content: 'Here it is.', usage: { prompt_tokens: 2_000 - spentBefore - 5, completion_tokens: 5 } });
+    fake.handle = scripted(steps);
+    const body = zInferenceResponse.parse(await (await invoke()).json());
+    expect(fake.requests).toHaveLength(10);
+    // Each call may produce at most what the earlier ones left of the output cap (and of the reservation).
+    const outputCap = 2_000 - countMessageTokens(MESSAGES);
+    expect(fake.requests[0]!.body.max_tokens).toBe(outputCap);
+    expect(fake.requests.map((req, i) => (req.body.max_tokens as number) <= outputCap - 20 * i)).toEqual(Array(10).fill(true));
+    const inputs = steps.reduce((n, s) => n + s.usage!.prompt_tokens, 0);
+    expect(body.usage).toEqual({ inputTokens: inputs, outputTokens: 185 });
+    const detail = await detailOf(body.runId);
+    expect(detail.run).toMatchObject({ status: 'completed', usage: { inputTokens: inputs, outputTokens: 185, stu: 2_000 * RATE } });
+    expect(detail.steps.filter((s) => s.kind === 'model_call')).toHaveLength(10);
+    expect(detail.toolCalls).toHaveLength(9);
+    // The period was charged exactly that, and nothing stays reserved.
+    const usage = zUsage.parse(await get('/v1/usage'));
+    expect(usage.consumedStu).toBe(2_000 * RATE);
+  });
+
+  it('stops a loop about to cross the per-run kill switch: kill_switch:run, billed within the reservation', async () => {
+    const ledger = connectedTool('ledger.search', () => ({ ok: true, content: 'ok' }));
+    const limits = { ...KILL_SWITCH_LIMITS, run: 2_000 * RATE };
+    await start({ tools: [ledger], agent: { stepLimit: 10 }, limits });
+    fake.handle = scripted([{ toolCalls: [toolCall('c', 'ledger__search', { query: 'q' })], usage: { prompt_tokens: 300, completion_tokens: 50 } }]);
+    const res = await invoke();
+    expect(res.status).toBe(429);
+    expect(await res.json()).toMatchObject({ error: 'kill_switch', kind: 'run' });
+    // 350 tokens a step: the sixth call would not fit in what the first five left.
+    expect(fake.requests.length).toBeLessThan(10);
+    const runs = (await get('/v1/runs')) as { data: { id: string }[] };
+    const detail = await detailOf(runs.data[0]!.id);
+    expect(detail.run.status).toBe('failed');
+    expect(detail.run.failureReason).toBe('kill_switch:run');
+    expect(detail.run.usage.stu).toBeLessThanOrEqual(2_000 * RATE);
+    expect(zUsage.parse(await get('/v1/usage')).consumedStu).toBe(detail.run.usage.stu);
+  });
+
+  it('shares the output cap across steps: a later answer is cut at what the earlier ones left', async () => {
+    const ledger = connectedTool('ledger.search', () => ({ ok: true, content: 'ok' }));
+    await start({ tools: [ledger] });
+    const flood = 'The quarterly numbers look strong across every region we track. '.repeat(50);
+    fake.handle = scripted([
+      { toolCalls: [toolCall('c', 'ledger__search', { query: 'q' })], usage: { prompt_tokens: 10, completion_tokens: 25 } },
+      { content: flood, usage: { prompt_tokens: 60, completion_tokens: 600 } },
+    ]);
+    const body = zInferenceResponse.parse(await (await invoke({ maxTokens: 200 })).json());
+    // The second call's conversation, as the loop counts it before the call.
+    const second = countMessageTokens([
+      ...MESSAGES,
+      { role: 'assistant', content: '', toolCalls: [{ id: 'c', name: 'ledger.search', arguments: { query: 'q' } }] },
+      { role: 'tool', toolCallId: 'c', name: 'ledger.search', content: 'ok' },
+    ]);
+    const left = Math.min(200 - 25, countMessageTokens(MESSAGES) + 200 - 10 - 25 - second);
+    expect(fake.requests.map((r) => r.body.max_tokens)).toEqual([200, left]);
+    expect(body.usage.outputTokens).toBe(25 + left);
+    expect(body.usage.outputTokens).toBeLessThanOrEqual(200);
+    expect(flood.startsWith(body.content)).toBe(true);
+    expect(body.content.length).toBeLessThan(flood.length);
+    expect((await detailOf(body.runId)).run.status).toBe('completed');
+  });
+});

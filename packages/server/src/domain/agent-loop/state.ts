@@ -1,0 +1,42 @@
+/**
+ * @module The agent loop's state: a plain object (JSON in and out), so a run can be checkpointed
+ * between two steps and continued from it (loop.ts `continueAgentLoop`), on this instance or
+ * another. It holds what the loop added; the run's own messages stay with the run.
+ */
+import type { ConversationMessage, TokenUsage, ToolCallRequest } from '../../engine/index.ts';
+import type { StepDraft } from '../runs/steps.ts';
+
+export interface LoopState {
+  /** The loop's turns after the run's messages: the assistant turns that asked for tools, and the results. */
+  turns: ConversationMessage[];
+  /** The steps the loop recorded (model calls, tool calls, drafts, approvals), written when the run closes. */
+  steps: StepDraft[];
+  /** Model calls made so far (the agent's `stepLimit` bounds them). */
+  modelCalls: number;
+  /** The answer so far, every step's text (raw: redacted when it is sent and stored). */
+  text: string;
+  /** What the run is billed so far: within its reservation. */
+  billed: TokenUsage;
+  /** What the engine reported (or what was counted); beyond `billed` it is recorded, not billed. */
+  reported: TokenUsage;
+  /** The calls the last model call asked for that have no result yet (the loop executes them next). */
+  pending: ToolCallRequest[];
+  /** The reservation or the output cap was reached: the loop stopped as an answer cut at its cap does. */
+  cut: boolean;
+  /** The loop has its answer (or was stopped): nothing more to do. */
+  done: boolean;
+}
+
+export function initialLoopState(): LoopState {
+  return {
+    turns: [],
+    steps: [],
+    modelCalls: 0,
+    text: '',
+    billed: { inputTokens: 0, outputTokens: 0 },
+    reported: { inputTokens: 0, outputTokens: 0 },
+    pending: [],
+    cut: false,
+    done: false,
+  };
+}
