@@ -148,10 +148,7 @@ export async function markResumed(db: Db | Tx, checkpointId: string, now: Date):
 
 /** Gives a claim back (its resume could not reserve yet, or its instance stopped before it did): claimable again. */
 export async function releaseClaim(db: Db | Tx, checkpointId: string, now: Date): Promise<void> {
-  await db.query(`UPDATE run_checkpoints SET claimed_at = NULL, claimed_by = NULL, updated_at = $2 WHERE id = $1 AND resumed_at IS NULL`, [
-    checkpointId,
-    now,
-  ]);
+  await db.query(`UPDATE run_checkpoints SET claimed_at = NULL, claimed_by = NULL, updated_at = $2 WHERE id = $1 AND resumed_at IS NULL`, [checkpointId, now]);
 }
 
 /**

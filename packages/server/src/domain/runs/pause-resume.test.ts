@@ -165,7 +165,10 @@ describe.each(testBackends())('approvals pause and resume runs on $name', ({ nam
 
     const r = resumed(await claim('a'));
     expect(r.decision.status).toBe('approved');
-    expect(r.checkpoint).toMatchObject({ loopState: LOOP_STATE, call: { id: 'call_1', name: 'email.send', arguments: { to: 'dana@example.com' }, status: 'approved' } });
+    expect(r.checkpoint).toMatchObject({
+      loopState: LOOP_STATE,
+      call: { id: 'call_1', name: 'email.send', arguments: { to: 'dana@example.com' }, status: 'approved' },
+    });
     expect(r.reservation.reservedStu).toBeGreaterThan(0);
     expect((await money()).reserved).toBe(r.reservation.reservedStu * 4); // period, day, hour, run
     expect(await claim('b')).toBeUndefined();
@@ -181,12 +184,24 @@ describe.each(testBackends())('approvals pause and resume runs on $name', ({ nam
     const total = stuOf(USED) + stuOf(AFTER);
     expect(await money()).toEqual({ ledger: total, period: total, runs: total, reserved: 0 });
     expect(await store.db.query(`SELECT stu FROM usage_ledger ORDER BY stu`)).toHaveLength(2);
-    expect((await getRun(run.runId)).usage).toEqual({ inputTokens: USED.inputTokens + AFTER.inputTokens, outputTokens: USED.outputTokens + AFTER.outputTokens, stu: total });
+    expect((await getRun(run.runId)).usage).toEqual({
+      inputTokens: USED.inputTokens + AFTER.inputTokens,
+      outputTokens: USED.outputTokens + AFTER.outputTokens,
+      stu: total,
+    });
 
     const res = await t.app.request(`/runs/${run.runId}/events`, { headers: { authorization: `Bearer ${t.apiKey}` } });
     expect(res.status).toBe(200);
     const events = parseSseWithIds(await res.text()).map((e) => zRunEvent.parse(e.data));
-    expect(events.map((e) => e.type)).toEqual(['run.created', 'run.routed', 'approval.requested', 'approval.decided', 'run.resumed', 'run.usage', 'run.completed']);
+    expect(events.map((e) => e.type)).toEqual([
+      'run.created',
+      'run.routed',
+      'approval.requested',
+      'approval.decided',
+      'run.resumed',
+      'run.usage',
+      'run.completed',
+    ]);
     expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(events[2]).toMatchObject({ approvalId: paused.waitingFor.id, expiresAt: paused.waitingFor.expiresAt });
     expect(events[3]).toMatchObject({ approvalId: paused.waitingFor.id, decision: 'approved' });

@@ -92,7 +92,16 @@ export async function pauseRun(ctx: PauseContext, input: PauseInput): Promise<Pa
     });
     await pauseRunRow(tx, run.runId, { ...input.usage, stu, now });
     const approvalId = newId('apr');
-    await insertApprovalRequest(tx, { id: approvalId, workspaceId: run.workspaceId, runId: run.runId, agentSlug: run.answeredBy, action, summary, expiresAt, createdAt: now });
+    await insertApprovalRequest(tx, {
+      id: approvalId,
+      workspaceId: run.workspaceId,
+      runId: run.runId,
+      agentSlug: run.answeredBy,
+      action,
+      summary,
+      expiresAt,
+      createdAt: now,
+    });
     await approvalCreatedEvent(tx, now, { workspaceId: run.workspaceId, approvalId, runId: run.runId, agent: run.answeredBy, action, summary, expiresAt });
     const sequence = Math.max(FIRST_EXECUTION_SEQUENCE - 1, ...input.log.map((e) => e.sequence)) + 1;
     const event = {

@@ -95,7 +95,9 @@ export async function claimResumption(ctx: ResumeContext, input: { instance: str
       await appendRunLog(tx, {
         runId: run.id,
         workspaceId: run.workspaceId,
-        events: [{ sequence, type: 'approval.decided', runId: run.id, at: now.toISOString(), approvalId: checkpoint.approvalId, decision: checkpoint.decision }],
+        events: [
+          { sequence, type: 'approval.decided', runId: run.id, at: now.toISOString(), approvalId: checkpoint.approvalId, decision: checkpoint.decision },
+        ],
         now,
       });
     }
