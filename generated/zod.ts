@@ -62,6 +62,7 @@ export const zInferenceRequest = z.strictObject({
         'max'
     ]).optional(),
     stream: z.boolean().optional().default(false),
+    background: z.boolean().optional().default(false),
     conversationId: z.string().min(1).max(200).regex(/^[^\x00-\x1F\x7F]+$/).optional()
 });
 
@@ -152,6 +153,32 @@ export const zStreamError = z.strictObject({
     message: z.string().optional(),
     runId: zRunId,
     requestId: z.string().optional()
+});
+
+/**
+ * RunStatus
+ *
+ * `in_progress` (the initial state: keep polling), then one of the terminal states `completed`, `failed` or
+ * `canceled`, which never change again. `in_progress` → `completed` when execution succeeds (event
+ * `run.completed`); → `failed` on an error or a spending kill switch (event `run.failed`, redacted
+ * `failureReason`); → `canceled` by `POST /runs/{run_id}/cancel` before completion.
+ *
+ */
+export const zRunStatus = z.enum([
+    'in_progress',
+    'completed',
+    'failed',
+    'canceled'
+]);
+
+/**
+ * RunAccepted
+ *
+ * An invocation with `background: true`, accepted: its run executes detached from the request. Poll `GET /runs/{run_id}` (the `Location` header) or follow `GET /runs/{run_id}/events` for its answer.
+ */
+export const zRunAccepted = z.strictObject({
+    runId: zRunId,
+    status: zRunStatus
 });
 
 /**
@@ -435,22 +462,6 @@ export const zServerError = zError.and(z.object({
     ]),
     requestId: z.string()
 }));
-
-/**
- * RunStatus
- *
- * `in_progress` (the initial state: keep polling), then one of the terminal states `completed`, `failed` or
- * `canceled`, which never change again. `in_progress` → `completed` when execution succeeds (event
- * `run.completed`); → `failed` on an error or a spending kill switch (event `run.failed`, redacted
- * `failureReason`); → `canceled` by `POST /runs/{run_id}/cancel` before completion.
- *
- */
-export const zRunStatus = z.enum([
-    'in_progress',
-    'completed',
-    'failed',
-    'canceled'
-]);
 
 /**
  * RunUsage
@@ -2170,6 +2181,7 @@ export const zAgentMessageRequest = z.strictObject({
         'max'
     ]).optional(),
     stream: z.boolean().optional().default(false),
+    background: z.boolean().optional().default(false),
     conversationId: z.string().min(1).max(200).regex(/^[^\x00-\x1F\x7F]+$/).optional()
 });
 
@@ -2769,10 +2781,10 @@ export const zCreateInferenceHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
 
-/**
- * The answer. JSON by default; `text/event-stream` when `stream` is true.
- */
-export const zCreateInferenceResponse = zInferenceResponse;
+export const zCreateInferenceResponse = z.union([
+    zInferenceResponse,
+    zRunAccepted
+]);
 
 export const zListRunsHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
@@ -3573,10 +3585,10 @@ export const zSendAgentMessagePath = z.object({
     slug: zAgentSlug
 });
 
-/**
- * The answer. JSON by default; `text/event-stream` when `stream` is true.
- */
-export const zSendAgentMessageResponse = zInferenceResponse;
+export const zSendAgentMessageResponse = z.union([
+    zInferenceResponse,
+    zRunAccepted
+]);
 
 export const zSendOrchestratorMessageBody = zAgentMessageRequest;
 
@@ -3585,10 +3597,10 @@ export const zSendOrchestratorMessageHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
 
-/**
- * The answer. JSON by default; `text/event-stream` when `stream` is true.
- */
-export const zSendOrchestratorMessageResponse = zInferenceResponse;
+export const zSendOrchestratorMessageResponse = z.union([
+    zInferenceResponse,
+    zRunAccepted
+]);
 
 export const zListRunsV1Headers = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

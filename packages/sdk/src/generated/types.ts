@@ -1587,6 +1587,11 @@ export interface components {
              * @default false
              */
             stream?: boolean;
+            /**
+             * @description When true the run executes detached from the request: the answer is `202` with the run's id and a `Location` at once, after the same checks and reservation as any invocation (a refusal is still answered as JSON). Poll `GET /runs/{run_id}` or follow `GET /runs/{run_id}/events`. Not with `stream` (`400 invalid_body`).
+             * @default false
+             */
+            background?: boolean;
             /** @description Groups turns into a thread; earlier turns of the same conversation are given to the agent. Up to 200 characters, without control characters. */
             conversationId?: string;
         };
@@ -1705,6 +1710,29 @@ export interface components {
             message?: string;
             runId: components["schemas"]["RunId"];
             requestId?: string;
+        };
+        /**
+         * RunStatus
+         * @description `in_progress` (the initial state: keep polling), then one of the terminal states `completed`, `failed` or
+         *     `canceled`, which never change again. `in_progress` → `completed` when execution succeeds (event
+         *     `run.completed`); → `failed` on an error or a spending kill switch (event `run.failed`, redacted
+         *     `failureReason`); → `canceled` by `POST /runs/{run_id}/cancel` before completion.
+         * @example completed
+         * @enum {string}
+         */
+        RunStatus: "in_progress" | "completed" | "failed" | "canceled";
+        /**
+         * RunAccepted
+         * @description An invocation with `background: true`, accepted: its run executes detached from the request. Poll `GET /runs/{run_id}` (the `Location` header) or follow `GET /runs/{run_id}/events` for its answer.
+         * @example {
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "status": "in_progress"
+         *     }
+         */
+        RunAccepted: {
+            runId: components["schemas"]["RunId"];
+            /** @description `in_progress` (it executes, or waits for an approval), or already terminal when a retried request (same `Idempotency-Key`) names a run that ended. */
+            status: components["schemas"]["RunStatus"];
         };
         /**
          * ErrorCode
@@ -1916,16 +1944,6 @@ export interface components {
             error: "internal_error" | "not_implemented" | "service_unavailable";
             requestId: string;
         };
-        /**
-         * RunStatus
-         * @description `in_progress` (the initial state: keep polling), then one of the terminal states `completed`, `failed` or
-         *     `canceled`, which never change again. `in_progress` → `completed` when execution succeeds (event
-         *     `run.completed`); → `failed` on an error or a spending kill switch (event `run.failed`, redacted
-         *     `failureReason`); → `canceled` by `POST /runs/{run_id}/cancel` before completion.
-         * @example completed
-         * @enum {string}
-         */
-        RunStatus: "in_progress" | "completed" | "failed" | "canceled";
         /**
          * RunUsage
          * @description Tokens and STU consumed by a run so far.
@@ -4034,6 +4052,11 @@ export interface components {
              * @default false
              */
             stream?: boolean;
+            /**
+             * @description When true the run executes detached from the request: the answer is `202` with the run's id and a `Location` at once, after the same checks and reservation as any invocation (a refusal is still answered as JSON). Poll `GET /runs/{run_id}` or follow `GET /runs/{run_id}/events`. Not with `stream` (`400 invalid_body`).
+             * @default false
+             */
+            background?: boolean;
             /** @description Groups turns into a thread. Up to 200 characters, without control characters. */
             conversationId?: string;
         };
@@ -5146,6 +5169,8 @@ export interface components {
          * @example 1795161660
          */
         "X-RateLimit-Reset": number;
+        /** @description Where the accepted run is read (`/runs/{run_id}`; its events at `/runs/{run_id}/events`). */
+        Location: string;
         /**
          * @description Milliseconds to wait before retrying: the same wait as `Retry-After`, or a more precise one where the service knows it (the time until the rate-limit window admits again, until the quota period or a kill-switch window ends, until a login lock lifts). Sent wherever `Retry-After` is, so on `429` and `503` only. `Retry-After` is that wait rounded up to whole seconds (at least 1). Clients prefer this header (the name Stainless-generated clients read), then `Retry-After`.
          * @example 11250
@@ -5221,6 +5246,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["InferenceResponse"];
                     "text/event-stream": string;
+                };
+            };
+            /** @description Accepted (`background: true`): the run executes detached from the request; read it at `Location`. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Run-Id": components["headers"]["X-Run-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunAccepted"];
                 };
             };
             400: components["responses"]["BodyBadRequest"];
@@ -8097,6 +8137,21 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description Accepted (`background: true`): the run executes detached from the request; read it at `Location`. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Run-Id": components["headers"]["X-Run-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunAccepted"];
+                };
+            };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
@@ -8148,6 +8203,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["InferenceResponse"];
                     "text/event-stream": string;
+                };
+            };
+            /** @description Accepted (`background: true`): the run executes detached from the request; read it at `Location`. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Run-Id": components["headers"]["X-Run-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunAccepted"];
                 };
             };
             400: components["responses"]["BodyBadRequest"];

@@ -54,6 +54,8 @@ export interface RunService {
    * `failed` when it crossed a spending limit); rejects with the ServiceError of a refused run.
    */
   createRun(input: RunInput): Promise<{ runId: string }>;
+  /** Executes a started run detached from its caller (an invocation with `background: true`), as `createRun` does. */
+  executeDetached(run: PendingRun): void;
   /** Resolves once the run is terminal (polling the store), or with its current state after `timeoutMs`. */
   waitForTerminal(workspaceId: string, runId: string, timeoutMs?: number): Promise<Run>;
   getRun(workspaceId: string, runId: string): Promise<RunDetail>;
@@ -163,8 +165,12 @@ export function createRunService(deps: RunServiceDeps): RunService {
     }
     if (started.kind === 'replay') return { runId: started.runId };
     if (started.kind === 'ended') return { runId: started.run.id };
-    void execute(started.run).catch((err: unknown) => deps.logError?.(err));
+    executeDetached(started.run);
     return { runId: started.run.runId };
+  }
+
+  function executeDetached(run: PendingRun): void {
+    void execute(run).catch((err: unknown) => deps.logError?.(err));
   }
 
   async function failRefused(input: RunInput, runId: string, code: string): Promise<void> {
@@ -208,6 +214,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     start,
     execute,
     createRun,
+    executeDetached,
     waitForTerminal,
     getRun: (workspaceId, runId) => readRunDetail(db, workspaceId, runId),
     listRuns: (workspaceId, filters) => listRunRows(db, workspaceId, filters),
