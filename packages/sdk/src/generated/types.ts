@@ -1677,7 +1677,7 @@ export interface components {
         };
         /**
          * StreamEnd
-         * @description The closing event of a stream: `event: end` with this JSON as `data`. With `waitingFor`, the run stopped to wait for an approval (an `approval.requested` event came just before): the stream ends here while the run stays `in_progress`; follow `GET /runs/{run_id}/events` with `Last-Event-ID` for `approval.decided`, `run.resumed` and the rest of the answer.
+         * @description The closing event of a stream: `event: end` with this JSON as `data`. With `waitingFor`, the run stopped to wait for an approval (the `id:` of this event is the sequence of `approval.requested` in the run's log): the stream ends here while the run stays `in_progress`; follow `GET /runs/{run_id}/events` with `Last-Event-ID` for `approval.decided`, `run.resumed` and the rest of the answer.
          * @example {
          *       "done": true,
          *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",

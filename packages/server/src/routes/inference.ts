@@ -165,8 +165,10 @@ const SESSION_INVOKE_SCOPE = 'orchestrator:invoke';
 /** The synchronous answer, first or replayed; a run that failed answers the spec's error for its reason. */
 function answerOutcome({ run, answeredBy, content, usage }: RunOutcome, now: Date): Answer<Invocation> {
   if (run.status === 'failed') throw runFailureError(run, now);
-  // A run canceled while it ran answers what it produced before the cancel (GET /runs shows `canceled`).
-  return { status: 200, body: { runId: run.id, agentSlug: answeredBy, alias: run.alias, content, usage } };
+  // A run canceled while it ran answers what it produced before the cancel (GET /runs shows `canceled`); a run
+  // that waits for an approval (domain/runs/pause.ts) answers what it said so far and the approval it waits for.
+  const waiting = run.waitingFor ? { waitingFor: run.waitingFor } : {};
+  return { status: 200, body: { runId: run.id, agentSlug: answeredBy, alias: run.alias, content, usage, ...waiting } };
 }
 
 /**
@@ -197,7 +199,7 @@ function replayStream(c: Context<AppEnv>, runs: Services['runs'], workspaceId: s
 
 async function closeStream(
   stream: { writeSSE(message: { data: string; event?: string; id?: string }): Promise<void> },
-  run: Pick<Run, 'id' | 'status' | 'failureReason'> & Partial<Pick<Run, 'usage'>>,
+  run: Pick<Run, 'id' | 'status' | 'failureReason'> & Partial<Pick<Run, 'usage' | 'waitingFor'>>,
   requestId: string,
   sequence?: number,
 ): Promise<void> {
@@ -206,7 +208,13 @@ async function closeStream(
     await stream.writeSSE({ ...id, event: 'error', data: JSON.stringify(streamErrorOf(run, requestId)) });
     return;
   }
-  await stream.writeSSE({ ...id, event: 'end', data: JSON.stringify({ done: true, runId: run.id, usage: tokensOf(run.usage) } satisfies StreamEnd) });
+  // A run that waits for an approval ends the stream here (its `id:` is `approval.requested`'s); the client follows its events.
+  const waiting = run.waitingFor ? { waitingFor: run.waitingFor } : {};
+  await stream.writeSSE({
+    ...id,
+    event: 'end',
+    data: JSON.stringify({ done: true, runId: run.id, usage: tokensOf(run.usage), ...waiting } satisfies StreamEnd),
+  });
 }
 
 function tokensOf(usage: Pick<Run['usage'], 'inputTokens' | 'outputTokens'>): TokenUsage {
