@@ -207,6 +207,40 @@ describe.each(testBackends())('approvals pause and resume runs on $name', ({ nam
     expect(events[3]).toMatchObject({ approvalId: paused.waitingFor.id, decision: 'approved' });
   });
 
+  it('a reader of a waiting run gets what was stored, then follows it through the resume to its end', async () => {
+    const run = await start();
+    const paused = await pause(run);
+    const res = await t.app.request(`/runs/${run.runId}/events`, { headers: { authorization: `Bearer ${t.apiKey}` } });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let raw = '';
+    while (!raw.includes('event: approval.requested')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      raw += decoder.decode(value, { stream: true });
+    }
+    expect(raw).toContain('event: approval.requested');
+    await decide(paused.waitingFor.id, 'approved');
+    const r = resumed(await claim());
+    await closeResumed(continuation(run, r));
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      raw += decoder.decode(value, { stream: true });
+    }
+    const events = parseSseWithIds(raw).map((e) => zRunEvent.parse(e.data));
+    expect(events.map((e) => e.type)).toEqual([
+      'run.created',
+      'run.routed',
+      'approval.requested',
+      'approval.decided',
+      'run.resumed',
+      'run.usage',
+      'run.completed',
+    ]);
+  });
+
   it('two concurrent decisions: one wins, and the run resumes with it', async () => {
     const run = await start();
     const paused = await pause(run);
