@@ -235,6 +235,26 @@ export interface Tables {
     reason: string;
     paused_at: Date;
   };
+  run_checkpoints: {
+    id: string;
+    run_id: string;
+    workspace_id: string;
+    approval_id: string;
+    loop_state: unknown;
+    call_id: string;
+    call_name: string;
+    call_arguments: unknown;
+    call_status: 'pending_approval' | 'approved' | 'rejected' | 'expired' | 'calling' | 'completed' | 'failed' | 'unknown';
+    call_result: string | null;
+    next_input_tokens: number;
+    next_output_tokens: number;
+    last_sequence: number;
+    created_at: Date;
+    claimed_at: Date | null;
+    claimed_by: string | null;
+    resumed_at: Date | null;
+    updated_at: Date;
+  };
   run_counts: {
     workspace_id: string;
     status: string;

@@ -204,6 +204,7 @@ import {
   zRotateWebhookDestinationSecretHeaders,
   zRotateWebhookDestinationSecretPath,
   zRun,
+  zRunAccepted,
   zRunCompletedEvent,
   zRunCompletedEventWebhookRequest,
   zRunDetail,
@@ -402,7 +403,7 @@ export type OperationId =
 export interface Operations {
   createInference: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateInferenceHeaders>; body: z.output<typeof zCreateInferenceBody> };
-    success: { 200: { json: z.input<typeof zInferenceResponse>; stream: true } };
+    success: { 200: { json: z.input<typeof zInferenceResponse>; stream: true }; 202: { json: z.input<typeof zRunAccepted> } };
   };
   listRuns: {
     input: { params: Record<string, never>; query: z.output<typeof zListRunsQuery>; headers: z.output<typeof zListRunsHeaders>; body: undefined };
@@ -662,11 +663,11 @@ export interface Operations {
   };
   sendAgentMessage: {
     input: { params: z.output<typeof zSendAgentMessagePath>; query: Record<string, never>; headers: z.output<typeof zSendAgentMessageHeaders>; body: z.output<typeof zSendAgentMessageBody> };
-    success: { 200: { json: z.input<typeof zInferenceResponse>; stream: true } };
+    success: { 200: { json: z.input<typeof zInferenceResponse>; stream: true }; 202: { json: z.input<typeof zRunAccepted> } };
   };
   sendOrchestratorMessage: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zSendOrchestratorMessageHeaders>; body: z.output<typeof zSendOrchestratorMessageBody> };
-    success: { 200: { json: z.input<typeof zInferenceResponse>; stream: true } };
+    success: { 200: { json: z.input<typeof zInferenceResponse>; stream: true }; 202: { json: z.input<typeof zRunAccepted> } };
   };
   listRunsV1: {
     input: { params: Record<string, never>; query: z.output<typeof zListRunsV1Query>; headers: z.output<typeof zListRunsV1Headers>; body: undefined };
@@ -728,6 +729,7 @@ export const routes: readonly RouteSpec[] = [
     request: { headers: zCreateInferenceHeaders, body: { contentType: 'application/json', schema: zCreateInferenceBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
+      '202': { contentType: 'application/json', schema: zRunAccepted },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -1918,6 +1920,7 @@ export const routes: readonly RouteSpec[] = [
     request: { params: zSendAgentMessagePath, headers: zSendAgentMessageHeaders, body: { contentType: 'application/json', schema: zSendAgentMessageBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
+      '202': { contentType: 'application/json', schema: zRunAccepted },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: z.union([zApiKeyAuthError, zSessionAuthError]) },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
@@ -1938,6 +1941,7 @@ export const routes: readonly RouteSpec[] = [
     request: { headers: zSendOrchestratorMessageHeaders, body: { contentType: 'application/json', schema: zSendOrchestratorMessageBody, required: true, maxBytes: 4194304 } },
     responses: {
       '200': { contentType: 'application/json', schema: zInferenceResponse, alternatives: [{ contentType: 'text/event-stream', schema: z.string(), events: { 'message': zStreamFragment, 'end': zStreamEnd, 'error': zStreamError } }] },
+      '202': { contentType: 'application/json', schema: zRunAccepted },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zApiKeyAuthError },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },

@@ -1569,9 +1569,9 @@ export interface components {
     schemas: {
         /**
          * RunEvent
-         * @description One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened, then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. A run started by an inbound webhook whose execution stopped midway has `run.restarted` before the events of its new execution: discard what came between `run.routed` and it. `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
+         * @description One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened, then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. A run started by an inbound webhook whose execution stopped midway has `run.restarted` before the events of its new execution: discard what came between `run.routed` and it. A run that waits for an approval has `approval.requested` (with the approval's id) and then nothing until the decision: `approval.decided`, then `run.resumed` and the rest of its answer (or `run.failed` when its budget is refused at the resume). `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
          */
-        RunEvent: components["schemas"]["RunEventCreated"] | components["schemas"]["RunEventRouted"] | components["schemas"]["RunEventText"] | components["schemas"]["RunEventToolCall"] | components["schemas"]["RunEventApproval"] | components["schemas"]["RunEventDraft"] | components["schemas"]["RunEventUsage"] | components["schemas"]["RunEventCompleted"] | components["schemas"]["RunEventFailed"] | components["schemas"]["RunEventCanceled"] | components["schemas"]["RunEventRestarted"];
+        RunEvent: components["schemas"]["RunEventCreated"] | components["schemas"]["RunEventRouted"] | components["schemas"]["RunEventText"] | components["schemas"]["RunEventToolCall"] | components["schemas"]["RunEventApproval"] | components["schemas"]["RunEventDraft"] | components["schemas"]["RunEventUsage"] | components["schemas"]["RunEventCompleted"] | components["schemas"]["RunEventFailed"] | components["schemas"]["RunEventCanceled"] | components["schemas"]["RunEventRestarted"] | components["schemas"]["RunEventApprovalDecided"] | components["schemas"]["RunEventResumed"];
         /**
          * ModelAlias
          * @description A musical alias: the only way to select a model. `Prelude` is fast and cheap with the lowest capacity,
@@ -1651,6 +1651,11 @@ export interface components {
              * @default false
              */
             stream?: boolean;
+            /**
+             * @description When true the run executes detached from the request: the answer is `202` with the run's id and a `Location` at once, after the same checks and reservation as any invocation (a refusal is still answered as JSON). Poll `GET /runs/{run_id}` or follow `GET /runs/{run_id}/events`. Not with `stream` (`400 invalid_body`).
+             * @default false
+             */
+            background?: boolean;
             /** @description Groups turns into a thread; earlier turns of the same conversation are given to the agent. Up to 200 characters, without control characters. */
             conversationId?: string;
         };
@@ -1673,8 +1678,36 @@ export interface components {
             outputTokens: number;
         };
         /**
+         * ApprovalId
+         * @description Approval request identifier, `apr_` followed by 16 to 32 base62 characters.
+         * @example apr_6Wm1Kp8Zt3Qx7Nv2Lb
+         */
+        ApprovalId: string;
+        /**
+         * PendingApproval
+         * @description The approval a run waits for: the run stays `in_progress`, holds no budget, and resumes once the approval is decided (`POST /approvals/{approval_id}/decision`) or expires (then as rejected). Its answer so far is in the run's `content` once it ends; follow `GET /runs/{run_id}/events` for `approval.decided`, `run.resumed` and the rest of the answer.
+         * @example {
+         *       "id": "apr_6Wm1Kp8Zt3Qx7Nv2Lb",
+         *       "action": "send_email",
+         *       "summary": "Send the renewal email to Dana Whitfield.",
+         *       "expiresAt": "2026-11-25T09:14:03Z"
+         *     }
+         */
+        PendingApproval: {
+            id: components["schemas"]["ApprovalId"];
+            /** @description What the agent asks to do (the tool it would call). */
+            action: string;
+            /** @description What the call would do, redacted. */
+            summary: string;
+            /**
+             * Format: date-time
+             * @description When the request expires unanswered; the run then resumes as if it was rejected.
+             */
+            expiresAt: string;
+        };
+        /**
          * InferenceResponse
-         * @description The synchronous result of an invocation. `content` is redacted.
+         * @description The synchronous result of an invocation. `content` is redacted. When the agent stops to wait for an approval, the answer comes at once with what it said so far in `content`, the usage so far, and `waitingFor`: the run stays `in_progress` and resumes after the decision; follow `GET /runs/{run_id}/events` or poll `GET /runs/{run_id}` for the rest.
          * @example {
          *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
          *       "agentSlug": "sales",
@@ -1694,6 +1727,7 @@ export interface components {
             /** @description The agent's answer, redacted. */
             content: string;
             usage: components["schemas"]["TokenUsage"];
+            waitingFor?: components["schemas"]["PendingApproval"];
         };
         /**
          * StreamFragment
@@ -1707,7 +1741,7 @@ export interface components {
         };
         /**
          * StreamEnd
-         * @description The closing event of a stream: `event: end` with this JSON as `data`.
+         * @description The closing event of a stream: `event: end` with this JSON as `data`. With `waitingFor`, the run stopped to wait for an approval (the `id:` of this event is the sequence of `approval.requested` in the run's log): the stream ends here while the run stays `in_progress`; follow `GET /runs/{run_id}/events` with `Last-Event-ID` for `approval.decided`, `run.resumed` and the rest of the answer.
          * @example {
          *       "done": true,
          *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
@@ -1722,6 +1756,7 @@ export interface components {
             done: true;
             runId: components["schemas"]["RunId"];
             usage: components["schemas"]["TokenUsage"];
+            waitingFor?: components["schemas"]["PendingApproval"];
         };
         /**
          * StreamError
@@ -1739,6 +1774,29 @@ export interface components {
             message?: string;
             runId: components["schemas"]["RunId"];
             requestId?: string;
+        };
+        /**
+         * RunStatus
+         * @description `in_progress` (the initial state: keep polling), then one of the terminal states `completed`, `failed` or
+         *     `canceled`, which never change again. `in_progress` → `completed` when execution succeeds (event
+         *     `run.completed`); → `failed` on an error or a spending kill switch (event `run.failed`, redacted
+         *     `failureReason`); → `canceled` by `POST /runs/{run_id}/cancel` before completion.
+         * @example completed
+         * @enum {string}
+         */
+        RunStatus: "in_progress" | "completed" | "failed" | "canceled";
+        /**
+         * RunAccepted
+         * @description An invocation with `background: true`, accepted: its run executes detached from the request. Poll `GET /runs/{run_id}` (the `Location` header) or follow `GET /runs/{run_id}/events` for its answer.
+         * @example {
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "status": "in_progress"
+         *     }
+         */
+        RunAccepted: {
+            runId: components["schemas"]["RunId"];
+            /** @description `in_progress` (it executes, or waits for an approval), or already terminal when a retried request (same `Idempotency-Key`) names a run that ended. */
+            status: components["schemas"]["RunStatus"];
         };
         /**
          * ErrorCode
@@ -1951,16 +2009,6 @@ export interface components {
             requestId: string;
         };
         /**
-         * RunStatus
-         * @description `in_progress` (the initial state: keep polling), then one of the terminal states `completed`, `failed` or
-         *     `canceled`, which never change again. `in_progress` → `completed` when execution succeeds (event
-         *     `run.completed`); → `failed` on an error or a spending kill switch (event `run.failed`, redacted
-         *     `failureReason`); → `canceled` by `POST /runs/{run_id}/cancel` before completion.
-         * @example completed
-         * @enum {string}
-         */
-        RunStatus: "in_progress" | "completed" | "failed" | "canceled";
-        /**
          * RunUsage
          * @description Tokens and STU consumed by a run so far.
          * @example {
@@ -2009,6 +2057,8 @@ export interface components {
              * @description When the run reached a terminal state.
              */
             completedAt: string | null;
+            /** @description Present while the run waits for an approval (it stays `in_progress`, holding no budget): the approval to decide. Absent otherwise. */
+            waitingFor?: components["schemas"]["PendingApproval"];
         };
         /**
          * RunList
@@ -2229,7 +2279,7 @@ export interface components {
         };
         /**
          * RunEventApproval
-         * @description `approval.requested`: the agent asks for an approval; the approval is created when the run completes (`GET /approvals`).
+         * @description `approval.requested`: the agent asks for an approval. With `approvalId`, the run waits for it (the approval exists at once, `GET /approvals`; the run stays `in_progress` with `waitingFor` until the decision or the expiry). Without it, the approval is created when the run completes.
          * @example {
          *       "sequence": 5,
          *       "type": "approval.requested",
@@ -2255,6 +2305,12 @@ export interface components {
             at: string;
             action: string;
             summary: string;
+            approvalId?: components["schemas"]["ApprovalId"];
+            /**
+             * Format: date-time
+             * @description When the approval the run waits for expires unanswered.
+             */
+            expiresAt?: string;
         };
         /**
          * RunEventDraft
@@ -3514,12 +3570,6 @@ export interface components {
             }[];
         };
         /**
-         * ApprovalId
-         * @description Approval request identifier, `apr_` followed by 16 to 32 base62 characters.
-         * @example apr_6Wm1Kp8Zt3Qx7Nv2Lb
-         */
-        ApprovalId: string;
-        /**
          * Approval
          * @description A request by an agent to perform a sensitive action, and its decision.
          * @example {
@@ -4191,6 +4241,11 @@ export interface components {
              * @default false
              */
             stream?: boolean;
+            /**
+             * @description When true the run executes detached from the request: the answer is `202` with the run's id and a `Location` at once, after the same checks and reservation as any invocation (a refusal is still answered as JSON). Poll `GET /runs/{run_id}` or follow `GET /runs/{run_id}/events`. Not with `stream` (`400 invalid_body`).
+             * @default false
+             */
+            background?: boolean;
             /** @description Groups turns into a thread. Up to 200 characters, without control characters. */
             conversationId?: string;
         };
@@ -4429,6 +4484,63 @@ export interface components {
             /** @constant */
             type?: "ping";
             data?: components["schemas"]["PingData"];
+        };
+        /**
+         * RunEventApprovalDecided
+         * @description `approval.decided`: the approval the run waited for was decided, or expired unanswered (`expired`, which the run takes as a rejection). `run.resumed` follows once an instance took the run up again.
+         * @example {
+         *       "sequence": 6,
+         *       "type": "approval.decided",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T10:02:11Z",
+         *       "approvalId": "apr_6Wm1Kp8Zt3Qx7Nv2Lb",
+         *       "decision": "approved"
+         *     }
+         */
+        RunEventApprovalDecided: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "approval.decided";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            approvalId: components["schemas"]["ApprovalId"];
+            /** @enum {string} */
+            decision: "approved" | "rejected" | "expired";
+        };
+        /**
+         * RunEventResumed
+         * @description `run.resumed`: the run that waited for an approval executes again, its budget reserved again (as a new invocation's would be). When the reservation is refused (the quota's hard stop, a kill switch), the run fails instead (`run.failed` with that reason) and this event is not sent.
+         * @example {
+         *       "sequence": 7,
+         *       "type": "run.resumed",
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
+         *       "at": "2026-11-22T10:02:12Z",
+         *       "approvalId": "apr_6Wm1Kp8Zt3Qx7Nv2Lb"
+         *     }
+         */
+        RunEventResumed: {
+            /** @description The event's place in the run's log (1, 2, ...; gaps may occur). Sent as the SSE `id:`. */
+            sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.resumed";
+            runId: components["schemas"]["RunId"];
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            at: string;
+            approvalId: components["schemas"]["ApprovalId"];
         };
     };
     responses: {
@@ -5255,6 +5367,8 @@ export interface components {
          * @example 1795161660
          */
         "X-RateLimit-Reset": number;
+        /** @description Where the accepted run is read (`/runs/{run_id}`; its events at `/runs/{run_id}/events`). */
+        Location: string;
         /**
          * @description Milliseconds to wait before retrying: the same wait as `Retry-After`, or a more precise one where the service knows it (the time until the rate-limit window admits again, until the quota period or a kill-switch window ends, until a login lock lifts). Sent wherever `Retry-After` is, so on `429` and `503` only. `Retry-After` is that wait rounded up to whole seconds (at least 1). Clients prefer this header (the name Stainless-generated clients read), then `Retry-After`.
          * @example 11250
@@ -5330,6 +5444,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["InferenceResponse"];
                     "text/event-stream": string;
+                };
+            };
+            /** @description Accepted (`background: true`): the run executes detached from the request; read it at `Location`. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Run-Id": components["headers"]["X-Run-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunAccepted"];
                 };
             };
             400: components["responses"]["BodyBadRequest"];
@@ -8399,6 +8528,21 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description Accepted (`background: true`): the run executes detached from the request; read it at `Location`. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Run-Id": components["headers"]["X-Run-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunAccepted"];
+                };
+            };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["ReadUnauthorized"];
             402: components["responses"]["PaymentRequired"];
@@ -8450,6 +8594,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["InferenceResponse"];
                     "text/event-stream": string;
+                };
+            };
+            /** @description Accepted (`background: true`): the run executes detached from the request; read it at `Location`. */
+            202: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Run-Id": components["headers"]["X-Run-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunAccepted"];
                 };
             };
             400: components["responses"]["BodyBadRequest"];

@@ -62,6 +62,7 @@ export const zInferenceRequest = z.strictObject({
         'max'
     ]).optional(),
     stream: z.boolean().optional().default(false),
+    background: z.boolean().optional().default(false),
     conversationId: z.string().min(1).max(200).regex(/^[^\x00-\x1F\x7F]+$/).optional()
 });
 
@@ -83,16 +84,36 @@ export const zTokenUsage = z.strictObject({
 });
 
 /**
+ * ApprovalId
+ *
+ * Approval request identifier, `apr_` followed by 16 to 32 base62 characters.
+ */
+export const zApprovalId = z.string().min(20).max(36).regex(/^apr_[A-Za-z0-9]{16,32}$/);
+
+/**
+ * PendingApproval
+ *
+ * The approval a run waits for: the run stays `in_progress`, holds no budget, and resumes once the approval is decided (`POST /approvals/{approval_id}/decision`) or expires (then as rejected). Its answer so far is in the run's `content` once it ends; follow `GET /runs/{run_id}/events` for `approval.decided`, `run.resumed` and the rest of the answer.
+ */
+export const zPendingApproval = z.strictObject({
+    id: zApprovalId,
+    action: z.string(),
+    summary: z.string(),
+    expiresAt: z.iso.datetime({ offset: true })
+});
+
+/**
  * InferenceResponse
  *
- * The synchronous result of an invocation. `content` is redacted.
+ * The synchronous result of an invocation. `content` is redacted. When the agent stops to wait for an approval, the answer comes at once with what it said so far in `content`, the usage so far, and `waitingFor`: the run stays `in_progress` and resumes after the decision; follow `GET /runs/{run_id}/events` or poll `GET /runs/{run_id}` for the rest.
  */
 export const zInferenceResponse = z.strictObject({
     runId: zRunId,
     agentSlug: zAgentSlug,
     alias: zModelAlias,
     content: z.string(),
-    usage: zTokenUsage
+    usage: zTokenUsage,
+    waitingFor: zPendingApproval.optional()
 });
 
 /**
@@ -107,12 +128,13 @@ export const zStreamFragment = z.strictObject({
 /**
  * StreamEnd
  *
- * The closing event of a stream: `event: end` with this JSON as `data`.
+ * The closing event of a stream: `event: end` with this JSON as `data`. With `waitingFor`, the run stopped to wait for an approval (the `id:` of this event is the sequence of `approval.requested` in the run's log): the stream ends here while the run stays `in_progress`; follow `GET /runs/{run_id}/events` with `Last-Event-ID` for `approval.decided`, `run.resumed` and the rest of the answer.
  */
 export const zStreamEnd = z.strictObject({
     done: z.literal(true),
     runId: zRunId,
-    usage: zTokenUsage
+    usage: zTokenUsage,
+    waitingFor: zPendingApproval.optional()
 });
 
 /**
@@ -131,6 +153,32 @@ export const zStreamError = z.strictObject({
     message: z.string().optional(),
     runId: zRunId,
     requestId: z.string().optional()
+});
+
+/**
+ * RunStatus
+ *
+ * `in_progress` (the initial state: keep polling), then one of the terminal states `completed`, `failed` or
+ * `canceled`, which never change again. `in_progress` → `completed` when execution succeeds (event
+ * `run.completed`); → `failed` on an error or a spending kill switch (event `run.failed`, redacted
+ * `failureReason`); → `canceled` by `POST /runs/{run_id}/cancel` before completion.
+ *
+ */
+export const zRunStatus = z.enum([
+    'in_progress',
+    'completed',
+    'failed',
+    'canceled'
+]);
+
+/**
+ * RunAccepted
+ *
+ * An invocation with `background: true`, accepted: its run executes detached from the request. Poll `GET /runs/{run_id}` (the `Location` header) or follow `GET /runs/{run_id}/events` for its answer.
+ */
+export const zRunAccepted = z.strictObject({
+    runId: zRunId,
+    status: zRunStatus
 });
 
 /**
@@ -416,22 +464,6 @@ export const zServerError = zError.and(z.object({
 }));
 
 /**
- * RunStatus
- *
- * `in_progress` (the initial state: keep polling), then one of the terminal states `completed`, `failed` or
- * `canceled`, which never change again. `in_progress` → `completed` when execution succeeds (event
- * `run.completed`); → `failed` on an error or a spending kill switch (event `run.failed`, redacted
- * `failureReason`); → `canceled` by `POST /runs/{run_id}/cancel` before completion.
- *
- */
-export const zRunStatus = z.enum([
-    'in_progress',
-    'completed',
-    'failed',
-    'canceled'
-]);
-
-/**
  * RunUsage
  *
  * Tokens and STU consumed by a run so far.
@@ -466,7 +498,8 @@ export const zRun = z.strictObject({
     usage: zRunUsage,
     createdAt: z.iso.datetime({ offset: true }),
     updatedAt: z.iso.datetime({ offset: true }),
-    completedAt: z.iso.datetime({ offset: true }).nullable()
+    completedAt: z.iso.datetime({ offset: true }).nullable(),
+    waitingFor: zPendingApproval.optional()
 });
 
 /**
@@ -624,7 +657,7 @@ export const zRunEventToolCall = z.strictObject({
 /**
  * RunEventApproval
  *
- * `approval.requested`: the agent asks for an approval; the approval is created when the run completes (`GET /approvals`).
+ * `approval.requested`: the agent asks for an approval. With `approvalId`, the run waits for it (the approval exists at once, `GET /approvals`; the run stays `in_progress` with `waitingFor` until the decision or the expiry). Without it, the approval is created when the run completes.
  */
 export const zRunEventApproval = z.strictObject({
     sequence: z.int().gte(1),
@@ -632,7 +665,9 @@ export const zRunEventApproval = z.strictObject({
     runId: zRunId,
     at: z.iso.datetime({ offset: true }),
     action: z.string(),
-    summary: z.string()
+    summary: z.string(),
+    approvalId: zApprovalId.optional(),
+    expiresAt: z.iso.datetime({ offset: true }).optional()
 });
 
 /**
@@ -726,47 +761,6 @@ export const zRunEventRestarted = z.strictObject({
     attempt: z.int().gte(1).lte(3),
     reason: z.enum(['interrupted'])
 });
-
-/**
- * RunEvent
- *
- * One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened, then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. A run started by an inbound webhook whose execution stopped midway has `run.restarted` before the events of its new execution: discard what came between `run.routed` and it. `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
- */
-export const zRunEvent = z.union([
-    z.object({
-        type: z.literal('run.created')
-    }).and(zRunEventCreated),
-    z.object({
-        type: z.literal('run.routed')
-    }).and(zRunEventRouted),
-    z.object({
-        type: z.literal('text.delta')
-    }).and(zRunEventText),
-    z.object({
-        type: z.literal('tool.called')
-    }).and(zRunEventToolCall),
-    z.object({
-        type: z.literal('approval.requested')
-    }).and(zRunEventApproval),
-    z.object({
-        type: z.literal('draft.created')
-    }).and(zRunEventDraft),
-    z.object({
-        type: z.literal('run.usage')
-    }).and(zRunEventUsage),
-    z.object({
-        type: z.literal('run.completed')
-    }).and(zRunEventCompleted),
-    z.object({
-        type: z.literal('run.failed')
-    }).and(zRunEventFailed),
-    z.object({
-        type: z.literal('run.canceled')
-    }).and(zRunEventCanceled),
-    z.object({
-        type: z.literal('run.restarted')
-    }).and(zRunEventRestarted)
-]);
 
 /**
  * Usage
@@ -1593,13 +1587,6 @@ export const zDailyUsage = z.strictObject({
 });
 
 /**
- * ApprovalId
- *
- * Approval request identifier, `apr_` followed by 16 to 32 base62 characters.
- */
-export const zApprovalId = z.string().min(20).max(36).regex(/^apr_[A-Za-z0-9]{16,32}$/);
-
-/**
  * Approval
  *
  * A request by an agent to perform a sensitive action, and its decision.
@@ -2277,6 +2264,7 @@ export const zAgentMessageRequest = z.strictObject({
         'max'
     ]).optional(),
     stream: z.boolean().optional().default(false),
+    background: z.boolean().optional().default(false),
     conversationId: z.string().min(1).max(200).regex(/^[^\x00-\x1F\x7F]+$/).optional()
 });
 
@@ -2532,6 +2520,84 @@ export const zPingEvent = zEventEnvelope.and(z.object({
     type: z.literal('ping').optional(),
     data: zPingData.optional()
 }));
+
+/**
+ * RunEventApprovalDecided
+ *
+ * `approval.decided`: the approval the run waited for was decided, or expired unanswered (`expired`, which the run takes as a rejection). `run.resumed` follows once an instance took the run up again.
+ */
+export const zRunEventApprovalDecided = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('approval.decided'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true }),
+    approvalId: zApprovalId,
+    decision: z.enum([
+        'approved',
+        'rejected',
+        'expired'
+    ])
+});
+
+/**
+ * RunEventResumed
+ *
+ * `run.resumed`: the run that waited for an approval executes again, its budget reserved again (as a new invocation's would be). When the reservation is refused (the quota's hard stop, a kill switch), the run fails instead (`run.failed` with that reason) and this event is not sent.
+ */
+export const zRunEventResumed = z.strictObject({
+    sequence: z.int().gte(1),
+    type: z.literal('run.resumed'),
+    runId: zRunId,
+    at: z.iso.datetime({ offset: true }),
+    approvalId: zApprovalId
+});
+
+/**
+ * RunEvent
+ *
+ * One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened, then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. A run started by an inbound webhook whose execution stopped midway has `run.restarted` before the events of its new execution: discard what came between `run.routed` and it. A run that waits for an approval has `approval.requested` (with the approval's id) and then nothing until the decision: `approval.decided`, then `run.resumed` and the rest of its answer (or `run.failed` when its budget is refused at the resume). `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
+ */
+export const zRunEvent = z.union([
+    z.object({
+        type: z.literal('run.created')
+    }).and(zRunEventCreated),
+    z.object({
+        type: z.literal('run.routed')
+    }).and(zRunEventRouted),
+    z.object({
+        type: z.literal('text.delta')
+    }).and(zRunEventText),
+    z.object({
+        type: z.literal('tool.called')
+    }).and(zRunEventToolCall),
+    z.object({
+        type: z.literal('approval.requested')
+    }).and(zRunEventApproval),
+    z.object({
+        type: z.literal('draft.created')
+    }).and(zRunEventDraft),
+    z.object({
+        type: z.literal('run.usage')
+    }).and(zRunEventUsage),
+    z.object({
+        type: z.literal('run.completed')
+    }).and(zRunEventCompleted),
+    z.object({
+        type: z.literal('run.failed')
+    }).and(zRunEventFailed),
+    z.object({
+        type: z.literal('run.canceled')
+    }).and(zRunEventCanceled),
+    z.object({
+        type: z.literal('run.restarted')
+    }).and(zRunEventRestarted),
+    z.object({
+        type: z.literal('approval.decided')
+    }).and(zRunEventApprovalDecided),
+    z.object({
+        type: z.literal('run.resumed')
+    }).and(zRunEventResumed)
+]);
 
 /**
  * Makes a retried invocation safe. A request that repeats a key already used with the same credential within
@@ -2806,10 +2872,10 @@ export const zCreateInferenceHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
 
-/**
- * The answer. JSON by default; `text/event-stream` when `stream` is true.
- */
-export const zCreateInferenceResponse = zInferenceResponse;
+export const zCreateInferenceResponse = z.union([
+    zInferenceResponse,
+    zRunAccepted
+]);
 
 export const zListRunsHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
@@ -3668,10 +3734,10 @@ export const zSendAgentMessagePath = z.object({
     slug: zAgentSlug
 });
 
-/**
- * The answer. JSON by default; `text/event-stream` when `stream` is true.
- */
-export const zSendAgentMessageResponse = zInferenceResponse;
+export const zSendAgentMessageResponse = z.union([
+    zInferenceResponse,
+    zRunAccepted
+]);
 
 export const zSendOrchestratorMessageBody = zAgentMessageRequest;
 
@@ -3680,10 +3746,10 @@ export const zSendOrchestratorMessageHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
 
-/**
- * The answer. JSON by default; `text/event-stream` when `stream` is true.
- */
-export const zSendOrchestratorMessageResponse = zInferenceResponse;
+export const zSendOrchestratorMessageResponse = z.union([
+    zInferenceResponse,
+    zRunAccepted
+]);
 
 export const zListRunsV1Headers = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
-RunEvent: TypeAlias = "RunEventCreated | RunEventRouted | RunEventText | RunEventToolCall | RunEventApproval | RunEventDraft | RunEventUsage | RunEventCompleted | RunEventFailed | RunEventCanceled | RunEventRestarted"
+RunEvent: TypeAlias = "RunEventCreated | RunEventRouted | RunEventText | RunEventToolCall | RunEventApproval | RunEventDraft | RunEventUsage | RunEventCompleted | RunEventFailed | RunEventCanceled | RunEventRestarted | RunEventApprovalDecided | RunEventResumed"
 ModelAlias = Literal["Prelude", "Sonata", "Symphony", "Concerto"]
 AgentSlug = str
 RunId = str
+ApprovalId = str
+RunStatus = Literal["in_progress", "completed", "failed", "canceled"]
 ErrorCode = Literal["missing_bearer", "not_authenticated", "api_key_not_found", "api_key_invalid", "signature_invalid", "payment_not_completed", "tenant_forbidden", "forbidden", "role_forbidden", "scope_required", "agent_disabled", "agent_unknown", "agent_not_in_plan", "agent_not_allowed", "not_a_member", "not_found", "agent_not_found", "member_not_found", "webhook_not_found", "webhook_unavailable", "invalid_request", "invalid_body", "payload_invalid", "method_not_allowed", "expired", "payload_too_large", "request_header_fields_too_large", "quota_exceeded", "kill_switch", "budget_reserved", "rate_limit_exceeded", "rate_limited", "too_many_attempts", "internal_error", "not_implemented", "service_unavailable"]
 QuotaPolicy = Literal["green", "warning", "critical", "overage", "grace", "hardstop"]
-RunStatus = Literal["in_progress", "completed", "failed", "canceled"]
 RunIdParameter = str
 StepId = str
 ToolCallId = str
@@ -35,7 +36,6 @@ PlanName = Literal["starter", "growth", "enterprise"]
 AgentToolSelection = None | list[str]
 AgentApprovalPolicy = dict[str, Any]
 DraftId = str
-ApprovalId = str
 EmailAddress = str
 AccountResetKind = Literal["password", "totp", "both"]
 AuditAction = Literal["key.created", "key.rotated", "key.revoked", "mcp_token.created", "destination.created", "destination.secret_rotated", "destination.paused", "destination.resumed", "destination.pinged", "destination.test_sent", "destination.replayed", "inbound_webhook.created", "inbound_webhook.paused", "inbound_webhook.resumed", "inbound_webhook.revoked", "approval.decided", "integration.connected", "agent.paused", "agent.resumed", "agent.configured", "kill_switch.engaged", "kill_switch.released", "member.invited", "invitation.resent", "invitation.revoked", "invitation.accepted", "member.role_changed", "member.removed", "member.reset", "account_reset.redeemed", "session.signed_in", "session.sign_in_failed", "session.signed_out", "workspace.created", "workspace.updated"]
@@ -64,6 +64,7 @@ InferenceRequest = TypedDict(
         "maxTokens": "NotRequired[int]",
         "effort": "NotRequired[Literal[\"low\", \"medium\", \"high\", \"x-high\", \"max\"]]",
         "stream": "NotRequired[bool]",
+        "background": "NotRequired[bool]",
         "conversationId": "NotRequired[str]",
     },
 )
@@ -77,7 +78,18 @@ TokenUsage = TypedDict(
     },
 )
 
-# InferenceResponse: The synchronous result of an invocation. `content` is redacted.
+# PendingApproval: The approval a run waits for: the run stays `in_progress`, holds no budget, and resumes once the approval is decided (`POST /approvals/{approval_id}/decision`) or expires (then as rejected). Its answer so far is in the run's `content` once it ends; follow `GET /runs/{run_id}/events` for `approval.decided`, `run.resumed` and the rest of the answer.
+PendingApproval = TypedDict(
+    "PendingApproval",
+    {
+        "id": "ApprovalId",
+        "action": "str",
+        "summary": "str",
+        "expiresAt": "str",
+    },
+)
+
+# InferenceResponse: The synchronous result of an invocation. `content` is redacted. When the agent stops to wait for an approval, the answer comes at once with what it said so far in `content`, the usage so far, and `waitingFor`: the run stays `in_progress` and resumes after the decision; follow `GET /runs/{run_id}/events` or poll `GET /runs/{run_id}` for the rest.
 InferenceResponse = TypedDict(
     "InferenceResponse",
     {
@@ -86,6 +98,7 @@ InferenceResponse = TypedDict(
         "alias": "ModelAlias",
         "content": "str",
         "usage": "TokenUsage",
+        "waitingFor": "NotRequired[PendingApproval]",
     },
 )
 
@@ -97,13 +110,14 @@ StreamFragment = TypedDict(
     },
 )
 
-# StreamEnd: The closing event of a stream: `event: end` with this JSON as `data`.
+# StreamEnd: The closing event of a stream: `event: end` with this JSON as `data`. With `waitingFor`, the run stopped to wait for an approval (the `id:` of this event is the sequence of `approval.requested` in the run's log): the stream ends here while the run stays `in_progress`; follow `GET /runs/{run_id}/events` with `Last-Event-ID` for `approval.decided`, `run.resumed` and the rest of the answer.
 StreamEnd = TypedDict(
     "StreamEnd",
     {
         "done": "Literal[True]",
         "runId": "RunId",
         "usage": "TokenUsage",
+        "waitingFor": "NotRequired[PendingApproval]",
     },
 )
 
@@ -115,6 +129,15 @@ StreamError = TypedDict(
         "message": "NotRequired[str]",
         "runId": "RunId",
         "requestId": "NotRequired[str]",
+    },
+)
+
+# RunAccepted: An invocation with `background: true`, accepted: its run executes detached from the request. Poll `GET /runs/{run_id}` (the `Location` header) or follow `GET /runs/{run_id}/events` for its answer.
+RunAccepted = TypedDict(
+    "RunAccepted",
+    {
+        "runId": "RunId",
+        "status": "RunStatus",
     },
 )
 
@@ -316,6 +339,7 @@ Run = TypedDict(
         "createdAt": "str",
         "updatedAt": "str",
         "completedAt": "str | None",
+        "waitingFor": "NotRequired[PendingApproval]",
     },
 )
 
@@ -428,7 +452,7 @@ RunEventToolCall = TypedDict(
     },
 )
 
-# RunEventApproval: `approval.requested`: the agent asks for an approval; the approval is created when the run completes (`GET /approvals`).
+# RunEventApproval: `approval.requested`: the agent asks for an approval. With `approvalId`, the run waits for it (the approval exists at once, `GET /approvals`; the run stays `in_progress` with `waitingFor` until the decision or the expiry). Without it, the approval is created when the run completes.
 RunEventApproval = TypedDict(
     "RunEventApproval",
     {
@@ -438,6 +462,8 @@ RunEventApproval = TypedDict(
         "at": "str",
         "action": "str",
         "summary": "str",
+        "approvalId": "NotRequired[ApprovalId]",
+        "expiresAt": "NotRequired[str]",
     },
 )
 
@@ -1503,6 +1529,7 @@ AgentMessageRequest = TypedDict(
         "maxTokens": "NotRequired[int]",
         "effort": "NotRequired[Literal[\"low\", \"medium\", \"high\", \"x-high\", \"max\"]]",
         "stream": "NotRequired[bool]",
+        "background": "NotRequired[bool]",
         "conversationId": "NotRequired[str]",
     },
 )
@@ -1729,4 +1756,29 @@ PingEvent = TypedDict(
     },
 )
 
-__all__ = ["RunEvent", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunStatus", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "RunEventRestarted", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "SendTestEventRequest", "DeliveryHeader", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "AgentToolSelection", "AgentApprovalPolicy", "AgentConfiguration", "AgentConfigurationUpdate", "DraftId", "Draft", "DraftList", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "ApprovalId", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "TwoStepSetup", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "AuditAction", "AuditActor", "AuditTarget", "AuditDetails", "AuditEvent", "AuditEventList", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent"]
+# RunEventApprovalDecided: `approval.decided`: the approval the run waited for was decided, or expired unanswered (`expired`, which the run takes as a rejection). `run.resumed` follows once an instance took the run up again.
+RunEventApprovalDecided = TypedDict(
+    "RunEventApprovalDecided",
+    {
+        "sequence": "int",
+        "type": "Literal[\"approval.decided\"]",
+        "runId": "RunId",
+        "at": "str",
+        "approvalId": "ApprovalId",
+        "decision": "Literal[\"approved\", \"rejected\", \"expired\"]",
+    },
+)
+
+# RunEventResumed: `run.resumed`: the run that waited for an approval executes again, its budget reserved again (as a new invocation's would be). When the reservation is refused (the quota's hard stop, a kill switch), the run fails instead (`run.failed` with that reason) and this event is not sent.
+RunEventResumed = TypedDict(
+    "RunEventResumed",
+    {
+        "sequence": "int",
+        "type": "Literal[\"run.resumed\"]",
+        "runId": "RunId",
+        "at": "str",
+        "approvalId": "ApprovalId",
+    },
+)
+
+__all__ = ["RunEvent", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "ApprovalId", "PendingApproval", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "RunStatus", "RunAccepted", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "RunEventRestarted", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "SendTestEventRequest", "DeliveryHeader", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "AgentToolSelection", "AgentApprovalPolicy", "AgentConfiguration", "AgentConfigurationUpdate", "DraftId", "Draft", "DraftList", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "Approval", "ApprovalList", "ApprovalDecision", "CreateIntegrationRequest", "Integration", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "TwoStepSetup", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "AuditAction", "AuditActor", "AuditTarget", "AuditDetails", "AuditEvent", "AuditEventList", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent", "RunEventApprovalDecided", "RunEventResumed"]

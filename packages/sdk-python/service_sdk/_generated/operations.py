@@ -119,7 +119,7 @@ class Operations:
     def _call(self, operation_id: str, *, path: Mapping[str, Any] | None = None, query: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None, body: Any = None, idempotency_key: str | None = None) -> Any:
         raise NotImplementedError
 
-    def create_inference(self, *, body: models.InferenceRequest, idempotency_key: str | None = None) -> models.InferenceResponse:
+    def create_inference(self, *, body: models.InferenceRequest, idempotency_key: str | None = None) -> models.InferenceResponse | models.RunAccepted:
         """POST /v1/inference: Invoke an agent and create a run"""
         return self._call("createInference", body=body, idempotency_key=idempotency_key)  # type: ignore[no-any-return]
 
@@ -379,11 +379,11 @@ class Operations:
         """GET /v1/agents: List the active agents"""
         return self._call("listAgents")  # type: ignore[no-any-return]
 
-    def send_agent_message(self, *, slug: str, body: models.AgentMessageRequest, idempotency_key: str | None = None) -> models.InferenceResponse:
+    def send_agent_message(self, *, slug: str, body: models.AgentMessageRequest, idempotency_key: str | None = None) -> models.InferenceResponse | models.RunAccepted:
         """POST /v1/agents/{slug}/messages: Send a message to one agent"""
         return self._call("sendAgentMessage", path={"slug": slug}, body=body, idempotency_key=idempotency_key)  # type: ignore[no-any-return]
 
-    def send_orchestrator_message(self, *, body: models.AgentMessageRequest, idempotency_key: str | None = None) -> models.InferenceResponse:
+    def send_orchestrator_message(self, *, body: models.AgentMessageRequest, idempotency_key: str | None = None) -> models.InferenceResponse | models.RunAccepted:
         """POST /v1/orchestrator/messages: Talk to the orchestrator"""
         return self._call("sendOrchestratorMessage", body=body, idempotency_key=idempotency_key)  # type: ignore[no-any-return]
 
@@ -442,7 +442,7 @@ class AsyncOperations:
     async def _call(self, operation_id: str, *, path: Mapping[str, Any] | None = None, query: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None, body: Any = None, idempotency_key: str | None = None) -> Any:
         raise NotImplementedError
 
-    async def create_inference(self, *, body: models.InferenceRequest, idempotency_key: str | None = None) -> models.InferenceResponse:
+    async def create_inference(self, *, body: models.InferenceRequest, idempotency_key: str | None = None) -> models.InferenceResponse | models.RunAccepted:
         """POST /v1/inference: Invoke an agent and create a run"""
         return await self._call("createInference", body=body, idempotency_key=idempotency_key)  # type: ignore[no-any-return]
 
@@ -702,11 +702,11 @@ class AsyncOperations:
         """GET /v1/agents: List the active agents"""
         return await self._call("listAgents")  # type: ignore[no-any-return]
 
-    async def send_agent_message(self, *, slug: str, body: models.AgentMessageRequest, idempotency_key: str | None = None) -> models.InferenceResponse:
+    async def send_agent_message(self, *, slug: str, body: models.AgentMessageRequest, idempotency_key: str | None = None) -> models.InferenceResponse | models.RunAccepted:
         """POST /v1/agents/{slug}/messages: Send a message to one agent"""
         return await self._call("sendAgentMessage", path={"slug": slug}, body=body, idempotency_key=idempotency_key)  # type: ignore[no-any-return]
 
-    async def send_orchestrator_message(self, *, body: models.AgentMessageRequest, idempotency_key: str | None = None) -> models.InferenceResponse:
+    async def send_orchestrator_message(self, *, body: models.AgentMessageRequest, idempotency_key: str | None = None) -> models.InferenceResponse | models.RunAccepted:
         """POST /v1/orchestrator/messages: Talk to the orchestrator"""
         return await self._call("sendOrchestratorMessage", body=body, idempotency_key=idempotency_key)  # type: ignore[no-any-return]
 

@@ -183,7 +183,7 @@ export interface OperationInputs {
 
 /** What each operation resolves with: its JSON answer (one of them, where 2xx answers differ), `void` for an empty one, the `Response` of an event stream. */
 export interface OperationOutputs {
-  createInference: JsonAnswer<'createInference', 200>;
+  createInference: JsonAnswer<'createInference', 200> | JsonAnswer<'createInference', 202>;
   listRuns: JsonAnswer<'listRuns', 200>;
   getRun: JsonAnswer<'getRun', 200>;
   cancelRun: JsonAnswer<'cancelRun', 200>;
@@ -248,8 +248,8 @@ export interface OperationOutputs {
   updateWorkspace: JsonAnswer<'updateWorkspace', 200>;
   createUserReset: JsonAnswer<'createUserReset', 201>;
   listAgents: JsonAnswer<'listAgents', 200>;
-  sendAgentMessage: JsonAnswer<'sendAgentMessage', 200>;
-  sendOrchestratorMessage: JsonAnswer<'sendOrchestratorMessage', 200>;
+  sendAgentMessage: JsonAnswer<'sendAgentMessage', 200> | JsonAnswer<'sendAgentMessage', 202>;
+  sendOrchestratorMessage: JsonAnswer<'sendOrchestratorMessage', 200> | JsonAnswer<'sendOrchestratorMessage', 202>;
   listRunsV1: JsonAnswer<'listRunsV1', 200>;
   getRunV1: JsonAnswer<'getRunV1', 200>;
   cancelRunV1: JsonAnswer<'cancelRunV1', 200>;

@@ -7,7 +7,8 @@
  * whose stream drops resumes it with GET /v1/runs/{run_id}/events (routes/run-events.ts).
  * The JSON errors of a refused invocation (agent, scope, plan, quota, kill switch) come before
  * any stream begins. An API key invokes (source `api`), or a member's session from the panel (source
- * `panel`, with the CSRF header the auth middleware requires on every session write).
+ * `panel`, with the CSRF header the auth middleware requires on every session write). With `background: true`,
+ * `202` with the run's id and a `Location` once it started; it executes detached from the request.
  */
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
@@ -46,6 +47,7 @@ async function invoke(
   agentSlug: string,
   operation: string,
 ): Promise<Answer<Invocation>> {
+  if (body.background && body.stream) throw fail('invalid_body', "'background' and 'stream' cannot both be true.");
   const caller = await invokerOf(c, standing);
   // A client that closed its connection while its request waited (for the store, the limits) is
   // gone: nothing would read the answer, so no run is started and nothing is spent.
@@ -67,6 +69,7 @@ async function invoke(
 
   if (started.kind === 'ended') throw runFailureError(started.run, clock.now());
   c.header('X-Run-Id', started.kind === 'replay' ? started.runId : started.run.runId);
+  if (body.background) return accepted(c, runs, caller.workspaceId, started);
   if (started.kind === 'replay') {
     if (body.stream) return replayStream(c, runs, caller.workspaceId, started.runId);
     return answerOutcome(await runs.replay(caller.workspaceId, started.runId), clock.now());
@@ -113,6 +116,23 @@ async function invoke(
   return { status: 200, stream };
 }
 
+/**
+ * `background: true`: the run executes detached from the request, on the same path as an inbound run's
+ * (`executeDetached`); the answer is `202` with its id and where to read it. A retried request names its first run.
+ */
+async function accepted(
+  c: Context<AppEnv>,
+  runs: Services['runs'],
+  workspaceId: string,
+  started: Exclude<Awaited<ReturnType<Services['runs']['start']>>, { kind: 'ended' }>,
+): Promise<Answer<Invocation>> {
+  const runId = started.kind === 'replay' ? started.runId : started.run.runId;
+  if (started.kind === 'started') runs.executeDetached(started.run);
+  const status = started.kind === 'replay' ? (await runs.getRun(workspaceId, runId)).run.status : 'in_progress';
+  c.header('Location', `/runs/${runId}`);
+  return { status: 202, body: { runId, status } };
+}
+
 /** The answer (never read) of a request whose client left before its run started. */
 const CLIENT_GONE_MESSAGE = 'The connection was closed before the run started; no run was made.';
 
@@ -145,8 +165,10 @@ const SESSION_INVOKE_SCOPE = 'orchestrator:invoke';
 /** The synchronous answer, first or replayed; a run that failed answers the spec's error for its reason. */
 function answerOutcome({ run, answeredBy, content, usage }: RunOutcome, now: Date): Answer<Invocation> {
   if (run.status === 'failed') throw runFailureError(run, now);
-  // A run canceled while it ran answers what it produced before the cancel (GET /runs shows `canceled`).
-  return { status: 200, body: { runId: run.id, agentSlug: answeredBy, alias: run.alias, content, usage } };
+  // A run canceled while it ran answers what it produced before the cancel (GET /runs shows `canceled`); a run
+  // that waits for an approval (domain/runs/pause.ts) answers what it said so far and the approval it waits for.
+  const waiting = run.waitingFor ? { waitingFor: run.waitingFor } : {};
+  return { status: 200, body: { runId: run.id, agentSlug: answeredBy, alias: run.alias, content, usage, ...waiting } };
 }
 
 /**
@@ -177,7 +199,7 @@ function replayStream(c: Context<AppEnv>, runs: Services['runs'], workspaceId: s
 
 async function closeStream(
   stream: { writeSSE(message: { data: string; event?: string; id?: string }): Promise<void> },
-  run: Pick<Run, 'id' | 'status' | 'failureReason'> & Partial<Pick<Run, 'usage'>>,
+  run: Pick<Run, 'id' | 'status' | 'failureReason'> & Partial<Pick<Run, 'usage' | 'waitingFor'>>,
   requestId: string,
   sequence?: number,
 ): Promise<void> {
@@ -186,7 +208,13 @@ async function closeStream(
     await stream.writeSSE({ ...id, event: 'error', data: JSON.stringify(streamErrorOf(run, requestId)) });
     return;
   }
-  await stream.writeSSE({ ...id, event: 'end', data: JSON.stringify({ done: true, runId: run.id, usage: tokensOf(run.usage) } satisfies StreamEnd) });
+  // A run that waits for an approval ends the stream here (its `id:` is `approval.requested`'s); the client follows its events.
+  const waiting = run.waitingFor ? { waitingFor: run.waitingFor } : {};
+  await stream.writeSSE({
+    ...id,
+    event: 'end',
+    data: JSON.stringify({ done: true, runId: run.id, usage: tokensOf(run.usage), ...waiting } satisfies StreamEnd),
+  });
 }
 
 function tokensOf(usage: Pick<Run['usage'], 'inputTokens' | 'outputTokens'>): TokenUsage {

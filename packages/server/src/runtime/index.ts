@@ -27,6 +27,9 @@ import type { Services } from '../services.ts';
 import { startWorker, type Worker } from '../worker/index.ts';
 import { logDeliveryAttempt } from '../worker/attempt-log.ts';
 import type { InboundRunExecutor } from '../worker/inbound-runs.ts';
+import { startResumer, type Resumer } from '../worker/resumer.ts';
+import type { ResumeRun } from '../domain/runs/index.ts';
+import { randomBase62 } from '../random.ts';
 import { resolveSecretKey } from './secret-key.ts';
 import { unopenableSecret } from './sealed-secrets.ts';
 import { openCliStore, type CliStore } from './store.ts';
@@ -50,7 +53,15 @@ interface Runtime {
   abort(): Promise<void>;
 }
 
-export async function createRuntime(config: ServerConfig, clock: Clock = systemClock): Promise<Runtime> {
+export interface RuntimeOptions {
+  /**
+   * The continuation of a run resumed after an approval (the agent loop's). Given, this instance's resumer claims
+   * the runs whose approval was decided or expired (worker/resumer.ts); absent, none is resumed here.
+   */
+  resume?: ResumeRun;
+}
+
+export async function createRuntime(config: ServerConfig, clock: Clock = systemClock, options: RuntimeOptions = {}): Promise<Runtime> {
   // Before the store is opened: with DATABASE_URL and no SECRET_KEY nothing is touched.
   const secretKey = await resolveSecretKey(config);
   const store = await openCliStore(config, 'serve');
@@ -58,6 +69,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
   const logger = createLogger(config.log);
   const metrics = config.metricsPort !== undefined ? createMetrics({ db: store.db, clock }) : undefined;
   let worker: Worker | undefined;
+  let resumer: Resumer | undefined;
   try {
     // Several instances share PostgreSQL: a cancel answered by one reaches the one executing the run.
     let cancelBus: CancelBus | undefined;
@@ -119,6 +131,18 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       sweepInterruptedRuns: interruptedRunSweeper(store.db, services, logger, config.runEventRetentionHours, config.auditRetentionDays),
     });
     const started = worker;
+    if (options.resume) {
+      // Named in the checkpoints it claims (run_checkpoints.claimed_by); never shown to a client.
+      const instance = `inst_${randomBase62(12)}`;
+      resumer = await startResumer({
+        db: store.db,
+        claim: () => services.runs.claimResumption(instance),
+        releaseLostClaims: () => services.runs.releaseLostClaims(),
+        resume: options.resume,
+        logError: (error) => logger.error({ err: error }, 'resuming a run failed'),
+      });
+    }
+    const resuming = resumer;
     return {
       app,
       services,
@@ -129,6 +153,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       worker: started,
       unopenableSecret: unopenable,
       async close() {
+        await resuming?.stop();
         await redis?.quit().catch(() => {});
         await store.close();
         logger.info({}, 'stopped');
@@ -136,12 +161,14 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
         flushLog(logger);
       },
       async abort() {
+        await resuming?.stop();
         await started.stop();
         redis?.disconnect();
         await store.close();
       },
     };
   } catch (err) {
+    await resumer?.stop();
     await worker?.stop();
     redis?.disconnect();
     await store.close();

@@ -43,6 +43,7 @@ const TABLE_OWNERS: Record<string, string> = {
   run_counts: 'domain/runs',
   run_events: 'domain/run-events',
   run_steps: 'domain/runs',
+  run_checkpoints: 'domain/runs',
   runs: 'domain/runs',
   schema_functions: 'store',
   schema_migrations: 'store',

@@ -1,15 +1,23 @@
 /**
  * @module The decision on a pending approval, by an admin. The approval changes and
- * `approval.decided` (with `decided_by`) is queued in one transaction: both or neither.
+ * `approval.decided` (with `decided_by`) is queued in one transaction: both or neither. The same
+ * transaction notifies every instance (`APPROVAL_DECIDED_CHANNEL`, at its commit): the run that waits for
+ * the approval, if any (domain/runs/pause.ts), is resumed by whichever instance claims it first
+ * (worker/resumer.ts). Two concurrent decisions take turns on the approval's row: the second finds it
+ * decided (`400 invalid_body`).
  */
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import type { TableRow } from '../../../../../generated/db.ts';
 import { zApproval } from '../../contract.ts';
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { columnsOf, date, nullable, oneOf, row, selectRow, text } from '../../store/rows.ts';
 import { enqueueEvent } from '../events/outbox.ts';
+import { notify } from '../../store/listen.ts';
 import { type AuditContext, recordAudit } from '../audit/index.ts';
+
+/** The channel (store/listen.ts) on which a decision tells every instance that a run may resume; the payload is the approval's id. */
+export const APPROVAL_DECIDED_CHANNEL = 'service_approval_decided';
 
 /** The contract's Approval record. */
 export interface Approval {
@@ -83,10 +91,19 @@ export async function decideApproval(db: Db, clock: Clock, input: DecideApproval
       },
       { now },
     );
+    await notify(tx, APPROVAL_DECIDED_CHANNEL, input.approvalId);
     const target = { type: 'approval' as const, id: input.approvalId, label: current.action };
     await recordAudit(tx, audit, input.workspaceId, { action: 'approval.decided', target, details: { decision: input.decision, runId: current.run_id } }, now);
     return toRecord(updated!);
   });
+}
+
+/**
+ * A pending approval past its expiry, as the resume of the run that waited for it claims it
+ * (domain/runs/resume.ts): stored `expired`, in the caller's transaction. The run takes it as a rejection.
+ */
+export async function expireApproval(tx: Tx, approvalId: string, now: Date): Promise<void> {
+  await tx.query(`UPDATE approvals SET status = 'expired' WHERE id = $1 AND status = 'pending' AND expires_at <= $2`, [approvalId, now]);
 }
 
 /** The contract's record of a stored approval; a pending one past its expiry reads as `expired` at `now`. */

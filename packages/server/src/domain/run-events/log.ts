@@ -22,7 +22,10 @@ export type RunEvent = Schema<'RunEvent'>;
 export type RunEventType = RunEvent['type'];
 
 /** The events only the execution sees, as the closing statement stores them. */
-export type ExecutionEvent = Extract<RunEvent, { type: 'run.restarted' | 'text.delta' | 'tool.called' | 'approval.requested' | 'draft.created' }>;
+export type ExecutionEvent = Extract<
+  RunEvent,
+  { type: 'run.restarted' | 'text.delta' | 'tool.called' | 'approval.requested' | 'draft.created' | 'approval.decided' | 'run.resumed' }
+>;
 
 /** An execution event before the log gives it its place and time. */
 export type ExecutionEventBody = ExecutionEvent extends infer E ? (E extends ExecutionEvent ? Omit<E, 'sequence' | 'runId' | 'at'> : never) : never;

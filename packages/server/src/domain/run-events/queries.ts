@@ -3,7 +3,7 @@
  * the execution writes it in the run's closing statement (`finish_runs`), a reader reads it with the run's
  * row (runs/queries.ts's readRunLog), and the retention merges it here.
  */
-import type { Db } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 
 /**
  * Merges the `text.delta` events of up to `limit` logs written before `before` into one (at the
@@ -27,4 +27,28 @@ export async function compactRunLogs(db: Db, before: Date, now: Date, limit: num
     [before, now, limit],
   );
   return rows.length;
+}
+
+/**
+ * Appends `events` (each with its sequence) to the run's stored log, creating it when missing: what a run that waits
+ * for an approval stored at its pause (domain/runs/pause.ts), then the decision and the resume (resume.ts). The
+ * resumed execution's close appends the rest (finish_runs). In the caller's transaction.
+ */
+export async function appendRunLog(tx: Tx, input: { runId: string; workspaceId: string; events: readonly unknown[]; now: Date }): Promise<void> {
+  await tx.query(
+    `INSERT INTO run_events (run_id, workspace_id, events, written_at) VALUES ($1, $2, $3::jsonb, $4)
+     ON CONFLICT (run_id) DO UPDATE SET events = run_events.events || EXCLUDED.events, written_at = EXCLUDED.written_at,
+       last_sequence = CASE WHEN run_events.compacted_at IS NULL THEN NULL
+                            ELSE GREATEST(run_events.last_sequence, (SELECT max((v->>'sequence')::integer) FROM jsonb_array_elements(EXCLUDED.events) AS v)) END`,
+    [input.runId, input.workspaceId, JSON.stringify(input.events), input.now],
+  );
+}
+
+/** The highest sequence of the run's stored log (0 when nothing is stored), its row locked until the transaction ends. */
+export async function lastStoredSequence(tx: Tx, runId: string): Promise<number> {
+  const [found] = await tx.query<{ last: number | null }>(
+    `SELECT (SELECT max((v->>'sequence')::integer) FROM jsonb_array_elements(e.events) AS v) AS last FROM run_events e WHERE e.run_id = $1 FOR UPDATE`,
+    [runId],
+  );
+  return Number(found?.last ?? 0);
 }

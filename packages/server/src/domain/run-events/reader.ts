@@ -8,7 +8,9 @@
  * ran, its instance died, or it was canceled before it started); then it is replayed from there.
  * Otherwise the head comes from the run's row and the rest live; the store is read again every
  * POLL_MS while nothing arrives, which also catches a lost notification, an instance that died
- * mid-run (the sweeper ends its run) and an inbound run still waiting for its hand-over.
+ * mid-run (the sweeper ends its run) and an inbound run still waiting for its hand-over. A run that waits for an
+ * approval has a stored log while still in progress (its events up to `approval.requested`, then
+ * `approval.decided` and `run.resumed`): those are sent, then the resumed execution's events live.
  */
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
@@ -63,7 +65,14 @@ export async function* followRunEvents(
       if (!found) throw fail('not_found', 'Run not found.');
       const { run, leaseUntil, stored, lastSequence } = found;
       const executing = leaseUntil !== null && leaseUntil > clock.now();
-      if (stored !== null || (run.status !== 'in_progress' && !executing)) {
+      if (stored !== null && run.status === 'in_progress') {
+        // Waited for an approval (domain/runs/pause.ts): what the pause, the decision and the resume stored, then live.
+        for (const event of [...headEvents(run), ...(stored as ExecutionEvent[])]) {
+          if (event.sequence <= last) continue;
+          last = event.sequence;
+          yield event;
+        }
+      } else if (stored !== null || (run.status !== 'in_progress' && !executing)) {
         // Nothing stored (no execution stored it): the tail follows what this reader already has.
         const log = stored === null ? storedLog(run, [], last) : storedLog(run, stored as ExecutionEvent[], lastSequence ?? 0);
         for (const event of log) if (event.sequence > last) yield event;

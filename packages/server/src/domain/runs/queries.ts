@@ -221,12 +221,12 @@ export async function resetForHandOver(tx: Tx, runId: string, now: Date): Promis
 
 // ---- leases -------------------------------------------------------------------------------------
 
-/** Renews the lease of the runs still in progress among `runIds`; answers their ids. */
+/** Renews the lease of the runs still in progress among `runIds` (not one paused for an approval: it holds none); answers their ids. */
 export async function renewLeases(db: Db | Tx, runIds: readonly string[], until: Date): Promise<string[]> {
-  const rows = await db.query<Pick<RunRow, 'id'>>(`UPDATE runs SET lease_until = $2 WHERE id = ANY ($1::text[]) AND status = 'in_progress' RETURNING id`, [
-    runIds,
-    until,
-  ]);
+  const rows = await db.query<Pick<RunRow, 'id'>>(
+    `UPDATE runs SET lease_until = $2 WHERE id = ANY ($1::text[]) AND status = 'in_progress' AND started_at IS NOT NULL RETURNING id`,
+    [runIds, until],
+  );
   return rows.map((row) => row.id);
 }
 

@@ -8,7 +8,8 @@
  * the reservation is released (nothing is charged: what the engine produced was never delivered)
  * and the run fails with the reason `interrupted`, with its `run.failed` event. A run started by an
  * inbound webhook was acknowledged to its sender, so it is handed over again instead, up to
- * `MAX_RECOVERIES` times, and only then fails. Bound: a run stays `in_progress` at most
+ * `MAX_RECOVERIES` times, and only then fails. A run resumed after an approval waits again for any instance to
+ * resume it from its checkpoint (resume.ts), a tool call it was making recorded `unknown`, as often. Bound: a run stays `in_progress` at most
  * `RUN_LEASE_MS` plus one worker poll after its instance died, once any instance is serving.
  */
 import type { Clock } from '../../clock.ts';
@@ -18,6 +19,7 @@ import type { KillSwitchLimits } from '../usage/index.ts';
 import { settleRun } from '../spending/budget.ts';
 import { runFailedEvent } from './events.ts';
 import { runEnded, runInterrupted } from './run-hooks.ts';
+import { lockLatestCheckpoint, reopenCheckpoint } from './checkpoints.ts';
 import { endRunRow, expiredLeases, lockExpiredRun, resetForHandOver, type RunRecord } from './queries.ts';
 import { lockRunRecord, readRunRecord, toRun, type Run } from './store.ts';
 
@@ -65,6 +67,7 @@ export async function sweepInterruptedRuns(deps: { db: Db; clock: Clock; limits:
       // Checked again under the lock: its instance may have renewed or ended it meanwhile.
       const row = await lockExpiredRun(tx, id, now);
       if (!row) return null;
+      if (row.recoveries < maxRecoveries && (await resumeAgain(tx, row, now, deps.limits))) return 'retried';
       if (row.source === 'inbound_webhook' && row.recoveries < maxRecoveries && (await handOverAgain(tx, row, now, deps.limits))) return 'retried';
       await end(tx, row, now, { status: 'failed', reason: INTERRUPTED, limits: deps.limits });
       return 'failed';
@@ -72,6 +75,21 @@ export async function sweepInterruptedRuns(deps: { db: Db; clock: Clock; limits:
     if (outcome) result[outcome] += 1;
   }
   return result;
+}
+
+/**
+ * A run resumed after an approval (resume.ts) whose instance stopped: its checkpoint is claimable again and the
+ * run waits as it did after its pause (its reservation released, nothing charged for the lost execution), so any
+ * instance resumes it from the checkpoint; a tool call that was `calling` is recorded `unknown` and never made
+ * again. False for a run that never paused.
+ */
+async function resumeAgain(tx: Tx, row: RunRecord, now: Date, limits: KillSwitchLimits): Promise<boolean> {
+  const checkpoint = await lockLatestCheckpoint(tx, row.id);
+  if (!checkpoint || checkpoint.claimedAt === null) return false;
+  await release(tx, row, now, limits);
+  await resetForHandOver(tx, row.id, now);
+  await reopenCheckpoint(tx, checkpoint.id, now);
+  return true;
 }
 
 /** Puts an interrupted inbound run back in the hand-over queue; false when its input is gone. */

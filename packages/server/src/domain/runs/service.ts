@@ -31,6 +31,9 @@ import { createRunEventHub, followRunEvents, type FollowOptions, type RunEvent, 
 import { randomBase62 } from '../../random.ts';
 import { runFailedEvent } from './events.ts';
 import { executeRun, type ExecuteOptions, type RunOutcome } from './execute.ts';
+import { closeRun, type RunResult } from './close.ts';
+import { pauseRun, type PauseInput, type PauseResult } from './pause.ts';
+import { beginApprovedCall, type Checkpoint, claimResumption, type ClaimOutcome, endApprovedCall, releaseLostClaims } from './resume.ts';
 import { endRun, RUN_LEASE_MS } from './recovery.ts';
 import { runEnded } from './run-hooks.ts';
 import { startRun, type PendingRun, type RunInput, type StartResult } from './start.ts';
@@ -39,6 +42,9 @@ import { listRunRows, readRunDetail, readRunRecord, toRun, type Run, type RunDet
 
 export { DEFAULT_OUTPUT_TOKENS, type PendingRun, type RunInput, type StartResult } from './start.ts';
 export type { ExecuteOptions, RunOutcome } from './execute.ts';
+export type { RunResult } from './close.ts';
+export type { PauseInput, PauseResult } from './pause.ts';
+export type { Checkpoint, ClaimOutcome, Resumption, ResumeRun } from './resume.ts';
 export { APPROVAL_TTL_MS } from './steps.ts';
 
 export interface RunService {
@@ -50,6 +56,8 @@ export interface RunService {
    * `failed` when it crossed a spending limit); rejects with the ServiceError of a refused run.
    */
   createRun(input: RunInput): Promise<{ runId: string }>;
+  /** Executes a started run detached from its caller (an invocation with `background: true`), as `createRun` does. */
+  executeDetached(run: PendingRun): void;
   /** Resolves once the run is terminal (polling the store), or with its current state after `timeoutMs`. */
   waitForTerminal(workspaceId: string, runId: string, timeoutMs?: number): Promise<Run>;
   getRun(workspaceId: string, runId: string): Promise<RunDetail>;
@@ -70,6 +78,17 @@ export interface RunService {
   events(workspaceId: string, runId: string, options: FollowOptions): AsyncGenerator<RunEvent, void, undefined>;
   /** Closes waiting for the closing statement in flight to return (close-batch.ts; tests and metrics). */
   closesWaiting(): number;
+  /** Closes an execution (close.ts): a run resumed after an approval is closed by its continuation this way. */
+  close(run: PendingRun, result: RunResult): Promise<Run>;
+  /** Pauses an executing run for an approval (pause.ts). */
+  pause(input: PauseInput): Promise<PauseResult>;
+  /** Claims one resumable run for `instance` and reserves its budget again (resume.ts). */
+  claimResumption(instance: string): Promise<ClaimOutcome | undefined>;
+  /** Gives back claims whose instance stopped before their reservation (resume.ts). */
+  releaseLostClaims(): Promise<number>;
+  /** The approved call: `calling` before the tool is called (false: it must not be called), then its outcome. */
+  beginApprovedCall(checkpoint: Pick<Checkpoint, 'id'>): Promise<boolean>;
+  endApprovedCall(checkpoint: Pick<Checkpoint, 'id'>, outcome: { status: 'completed' | 'failed'; result: string }): Promise<boolean>;
 }
 
 interface RunServiceDeps {
@@ -157,8 +176,12 @@ export function createRunService(deps: RunServiceDeps): RunService {
     }
     if (started.kind === 'replay') return { runId: started.runId };
     if (started.kind === 'ended') return { runId: started.run.id };
-    void execute(started.run).catch((err: unknown) => deps.logError?.(err));
+    executeDetached(started.run);
     return { runId: started.run.runId };
+  }
+
+  function executeDetached(run: PendingRun): void {
+    void execute(run).catch((err: unknown) => deps.logError?.(err));
   }
 
   async function failRefused(input: RunInput, runId: string, code: string): Promise<void> {
@@ -202,6 +225,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     start,
     execute,
     createRun,
+    executeDetached,
     waitForTerminal,
     getRun: (workspaceId, runId) => readRunDetail(db, workspaceId, runId),
     listRuns: (workspaceId, filters) => listRunRows(db, workspaceId, filters),
@@ -214,5 +238,11 @@ export function createRunService(deps: RunServiceDeps): RunService {
     },
     events: (workspaceId, runId, options) => followRunEvents({ readLog: readStoredLog, hub: ctx.runEvents, clock }, workspaceId, runId, options),
     closesWaiting: () => ctx.closes.waiting(),
+    close: (run, result) => closeRun(ctx, run, result),
+    pause: (input) => pauseRun(ctx, input),
+    claimResumption: (instance) => claimResumption(ctx, { instance }),
+    releaseLostClaims: () => releaseLostClaims(ctx),
+    beginApprovedCall: (checkpoint) => beginApprovedCall(ctx, checkpoint),
+    endApprovedCall: (checkpoint, outcome) => endApprovedCall(ctx, checkpoint, outcome),
   };
 }

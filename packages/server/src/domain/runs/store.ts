@@ -6,6 +6,7 @@ import { fail } from '../../errors.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { zRun, zRunStatus, zStep, zToolCall, type Schema } from '../../contract.ts';
 import { toAlias } from '../../vocabulary/alias.ts';
+import { readWaitingFor } from './checkpoints.ts';
 import { countRunsInRange, lockRun, pageRunsInRange, pageRunsOfClass, readRun, readSteps, readToolCalls, type RunRecord, type RunView } from './queries.ts';
 
 export type { RunRecord, RunView } from './queries.ts';
@@ -57,8 +58,10 @@ export async function readRunDetail(db: Db, workspaceId: string, runId: string):
   const run = await readRunRecord(db, workspaceId, runId);
   const steps = await readSteps(db, runId);
   const calls = await readToolCalls(db, runId);
+  // A run that waits for an approval says which (pause.ts): until its resume is claimed.
+  const waiting = run.status === 'in_progress' && run.startedAt === null ? await readWaitingFor(db, workspaceId, runId) : undefined;
   return {
-    run: toRun(run),
+    run: waiting ? { ...toRun(run), waitingFor: { ...waiting, expiresAt: waiting.expiresAt.toISOString() } } : toRun(run),
     steps: steps.map((s) => ({
       id: s.id,
       index: s.index,

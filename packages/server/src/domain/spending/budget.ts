@@ -55,7 +55,17 @@ import type { Db, Tx } from '../../store/db.ts';
 import { fail, retryHints, type ServiceError } from '../../errors.ts';
 import type { IdempotencyClaim } from '../runs/idempotency.ts';
 import { startsOf } from './start-batch.ts';
-import { engageManualSwitch, readManualSwitch, readWindow, releaseManualSwitch, settleRuns, unbilledStu, type StartingRun, type Windows } from './queries.ts';
+import {
+  engageManualSwitch,
+  insertLedgerLine,
+  readManualSwitch,
+  readWindow,
+  releaseManualSwitch,
+  settleRuns,
+  unbilledStu,
+  type StartingRun,
+  type Windows,
+} from './queries.ts';
 
 export type { Windows } from './queries.ts';
 
@@ -215,6 +225,59 @@ export async function settleRun(
       crossed: input.crossed,
       now: input.now,
       quota_stu: null,
+      limit_hour: limits.hour,
+      limit_day: limits.day,
+      trip_margin: TRIP_MARGIN,
+    },
+  ]);
+}
+
+/**
+ * Inside the transaction that pauses a run for an approval (domain/runs/pause.ts), which locked the run's row:
+ * settles what the run consumed so far as a close would (`settle_runs`: its reservation released, `stu` charged
+ * to the period of `now`, created when missing, and to its windows, which trip at their limits) and writes its
+ * ledger line, so the ledger, the period and the runs' `stu` stay equal. The resume reserves again
+ * (`reserveRun`, adopting the run) and the final close charges only what came after.
+ */
+export async function settlePause(
+  tx: Tx,
+  input: {
+    workspaceId: string;
+    runId: string;
+    alias: string;
+    windows: Windows;
+    reservedStu: number;
+    usage: { inputTokens: number; outputTokens: number };
+    stu: number;
+    quotaStu: number;
+    now: Date;
+    limits: KillSwitchLimits;
+    ledgerId: string;
+  },
+): Promise<void> {
+  const { windows, limits, usage } = input;
+  if (input.stu !== 0 || usage.inputTokens !== 0 || usage.outputTokens !== 0) {
+    await insertLedgerLine(tx, {
+      id: input.ledgerId,
+      workspaceId: input.workspaceId,
+      runId: input.runId,
+      alias: input.alias,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      stu: input.stu,
+      now: input.now,
+    });
+  }
+  await settleRuns(tx, [
+    {
+      workspace_id: input.workspaceId,
+      window_day: windows.day,
+      window_hour: windows.hour,
+      reserved_stu: input.reservedStu,
+      stu: input.stu,
+      crossed: null,
+      now: input.now,
+      quota_stu: input.quotaStu,
       limit_hour: limits.hour,
       limit_day: limits.day,
       trip_margin: TRIP_MARGIN,

@@ -210,6 +210,18 @@ export async function settleRuns(tx: Tx, settlements: readonly Settlement[]): Pr
   await tx.query(`SELECT settle_runs($1)`, [functionArgument(settlements)]);
 }
 
+/** A ledger line: what a run consumed in the period of `now` (a pause's part; a close writes its own in finish_runs). */
+export async function insertLedgerLine(
+  tx: Tx,
+  line: { id: string; workspaceId: string; runId: string; alias: string; inputTokens: number; outputTokens: number; stu: number; now: Date },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO usage_ledger (id, workspace_id, run_id, period, alias, input_tokens, output_tokens, stu, created_at)
+     VALUES ($1, $2, $3, to_char($8::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM'), $4, $5, $6, $7, $8)`,
+    [line.id, line.workspaceId, line.runId, line.alias, line.inputTokens, line.outputTokens, line.stu, line.now],
+  );
+}
+
 // ---- the manual kill switch ---------------------------------------------------------------------
 
 /** Turns the manual switch on from `now`; already on, it stays on since the first time and a new reason replaces the old one. */

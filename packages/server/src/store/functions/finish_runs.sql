@@ -12,7 +12,9 @@
 -- gives back its reservation; a ledger line is written for what it consumed; steps are written (those with
 -- no `keptIndex` only for a completed run); a completed run's turns are appended to its conversation
 -- (notified to the other instances, `instance` being this one); the event of its outcome (`events`, one per
--- `when`) is enqueued (outbox_enqueue); its execution's event log (`log`) is written to run_events.
+-- `when`) is enqueued (outbox_enqueue); its execution's event log (`log`) is written to run_events. A run that
+-- paused for an approval and was resumed (domain/runs/pause.ts, resume.ts) adds this execution's tokens, STU and
+-- events to what the pause charged and stored: the pause billed its part, this close bills only the rest.
 --
 -- Then the batch is settled at once (store/functions/settle_runs.sql): per workspace, each period and
 -- window row the batch touches is updated once with the sums of what its runs release and are charged,
@@ -111,9 +113,11 @@ BEGIN
     IF r.status <> 'in_progress' THEN v_status := r.status; END IF;
     v_reason := CASE WHEN v_status = 'failed' THEN COALESCE(r.failure_reason, v_reason, 'internal_error') ELSE r.failure_reason END;
     UPDATE runs SET status = v_status, content = CASE WHEN v_status = 'completed' THEN a.content END, failure_reason = v_reason,
-                    input_tokens = a.input_tokens, output_tokens = a.output_tokens, stu = a.stu,
+                    -- Added to what a pause charged before (domain/runs/pause.ts); zero for a run that never paused.
+                    input_tokens = r.input_tokens + a.input_tokens, output_tokens = r.output_tokens + a.output_tokens, stu = r.stu + a.stu,
                     reserved_stu = 0, lease_until = NULL, updated_at = a.now, completed_at = COALESCE(completed_at, a.now),
-                    unbilled_input_tokens = a.unbilled_input, unbilled_output_tokens = a.unbilled_output, unbilled_stu = a.unbilled_stu
+                    unbilled_input_tokens = r.unbilled_input_tokens + a.unbilled_input, unbilled_output_tokens = r.unbilled_output_tokens + a.unbilled_output,
+                    unbilled_stu = r.unbilled_stu + a.unbilled_stu
      WHERE id = a.run_id;
 
     -- The settlement of its budget, with the batch's (below); the ledger line in the period of its charge.
@@ -153,9 +157,12 @@ BEGIN
       PERFORM outbox_enqueue(e.id, a.workspace_id, e.type, e.data, e.body, a.now, a.delivery_ids);
     END LOOP;
 
-    -- What the execution saw of the run's event log (domain/runs/run-events.ts).
+    -- What the execution saw of the run's event log (domain/runs/run-events.ts), after what a pause stored
+    -- (domain/runs/pause.ts: the events before it, the decision and the resume, each with its sequence).
     INSERT INTO run_events (run_id, workspace_id, events, written_at) VALUES (a.run_id, a.workspace_id, COALESCE(a.log, '[]'), a.now)
-      ON CONFLICT (run_id) DO NOTHING;
+      ON CONFLICT (run_id) DO UPDATE SET events = run_events.events || EXCLUDED.events, written_at = EXCLUDED.written_at,
+        last_sequence = CASE WHEN run_events.compacted_at IS NULL THEN NULL
+                             ELSE GREATEST(run_events.last_sequence, (SELECT max((v->>'sequence')::integer) FROM jsonb_array_elements(EXCLUDED.events) AS v)) END;
     RETURN QUERY SELECT * FROM runs WHERE id = a.run_id;
   END LOOP;
 
