@@ -26,7 +26,7 @@ import { createOperatorWorkspaceService, type OperatorWorkspaceService } from '.
 import { createStandingService, type StandingService } from './domain/standing/service.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from './domain/usage/index.ts';
 import { createEngines, type Engines } from './engine/index.ts';
-import type { AgentDefinitions, ToolSource } from './domain/agent-loop/index.ts';
+import type { ToolSource } from './domain/agent-loop/index.ts';
 import { createRedactor, type Redactor } from './redact/index.ts';
 import { silentLogger, type Logger } from './log/index.ts';
 import type { Metrics } from './metrics/index.ts';
@@ -65,7 +65,7 @@ export interface Deps {
   engines?: Engines;
   /** The tools of a workspace's connected integrations (the agent loop); none when absent. */
   tools?: ToolSource;
-  /** The agents' definitions (instructions, tools, approvals, step limit); each agent's default when absent. */
+  /** The agents' definitions (instructions, tools, approvals, step limit); the stored ones when absent. */
   agents?: AgentDefinitions;
   /** How long an agent's tool call may take; 30 s when absent. */
   toolTimeoutMs?: number;
@@ -163,6 +163,8 @@ export function buildServices(deps: Deps): Services {
   // Each workspace's current period in memory, moved by the ledger's writes (notifications).
   const usageTally = createUsageTally(db);
   const usage = createUsageService({ db, clock, limits: budget.limits, settings: agentSettings, tally: usageTally });
+  // The agents' definitions (instructions, tools, approvals, step limit), from memory (domain/agents).
+  const agentDefinitions = deps.agents ?? createAgentDefinitions({ db });
   const runs = createRunService({
     db,
     agentSettings,
@@ -179,7 +181,7 @@ export function buildServices(deps: Deps): Services {
     cancelBus: deps.cancelBus,
     runEvents: deps.runEvents,
     tools: deps.tools,
-    agents: deps.agents,
+    agents: agentDefinitions,
     toolTimeoutMs: deps.toolTimeoutMs,
   });
   const { secretBox } = webhooks;
@@ -200,7 +202,7 @@ export function buildServices(deps: Deps): Services {
     budget,
     usage,
     agents: createAgentService({ db, clock }),
-    agentDefinitions: createAgentDefinitions({ db }),
+    agentDefinitions,
     drafts: createDraftService({ db }),
     members: createMemberService({ db, clock, secretBox }),
     approvals: createApprovalService({ db, clock }),

@@ -3,7 +3,7 @@
  * and approval requests within one run. runs/ owns the run's lifecycle and calls the loop.
  */
 export * from './tool.ts';
-export { type AgentDefinitions, DEFAULT_STEP_LIMIT, defaultAgentDefinitions, defaultDefinition, noConnectedTools } from './agents.ts';
+export { type AgentDefinitions, noConnectedTools } from './agents.ts';
 export { AWAITING_APPROVAL, requestApproval } from './approval.ts';
 export { ACTION_TOOLS, BUILT_IN_TOOLS, DRAFT_TOOL } from './built-in-tools.ts';
 export { continueAgentLoop, type LoopContext, type LoopIO, type LoopOutcome, type LoopRun, runAgentLoop, TOOL_TIMEOUT_MS } from './loop.ts';

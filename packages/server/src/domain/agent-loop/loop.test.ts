@@ -2,12 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { createEngines } from '../../engine/index.ts';
 import { createRedactor } from '../../redact/index.ts';
 import type { ExecutionEventBody } from '../run-events/log.ts';
-import { defaultAgentDefinitions, noConnectedTools } from './agents.ts';
+import { type AgentDefinitions, noConnectedTools } from './agents.ts';
 import { AWAITING_APPROVAL } from './approval.ts';
 import { continueAgentLoop, type LoopContext, type LoopIO, type LoopRun, runAgentLoop } from './loop.ts';
 import type { LoopState } from './state.ts';
 
-const ctx: LoopContext = { engines: createEngines(), redactor: createRedactor(), tools: noConnectedTools, agents: defaultAgentDefinitions };
+/** Every agent with plain instructions, every tool, no approval rules and the default step limit. */
+const agents: AgentDefinitions = {
+  async get(_workspaceId, slug) {
+    return { slug, instructions: `You are the ${slug} agent.`, stepLimit: 8, tools: null, approvals: {} };
+  },
+};
+const ctx: LoopContext = { engines: createEngines(), redactor: createRedactor(), tools: noConnectedTools, agents };
 const run: LoopRun = {
   workspaceId: 'ws_1',
   answeredBy: 'sales',

@@ -6,20 +6,18 @@
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
 import { getAgent, type AgentSlug } from '../../vocabulary/catalog.ts';
-import type { AgentDefinition } from '../agent-loop/tool.ts';
+import type { AgentDefinitions } from '../agent-loop/agents.ts';
 import { AGENT_DEFINITIONS_CHANNEL, definitionsVersion, readDefinitions } from './definitions.ts';
 import { createWorkspaceCache } from './workspace-cache.ts';
 
-export interface AgentDefinitions {
-  /** The agent's definition in the workspace. @throws ServiceError agent_not_found for a slug that is no agent */
-  get(workspaceId: string, slug: string): Promise<AgentDefinition>;
-}
+export type { AgentDefinitions };
 
 /**
  * `version` is this process's count of its own changes (definitions.ts); a test that plays two
  * instances in one process gives one of them a count of its own, so that only the notification
  * reaches it, as it would another process.
  */
+/** The agent's definition in the workspace (`get` throws ServiceError agent_not_found for a slug that is no agent). */
 export function createAgentDefinitions(deps: { db: Db; version?: () => number }): AgentDefinitions {
   const cache = createWorkspaceCache({ db: deps.db, channel: AGENT_DEFINITIONS_CHANNEL, version: deps.version ?? definitionsVersion, load: readDefinitions });
   return {

@@ -18,7 +18,7 @@ import type { Clock } from '../../clock.ts';
 import type { Redactor } from '../../redact/index.ts';
 import type { Engines } from '../../engine/index.ts';
 import { ServiceError } from '../../errors.ts';
-import { type AgentDefinitions, defaultAgentDefinitions, noConnectedTools, type ToolSource } from '../agent-loop/index.ts';
+import { type AgentDefinitions, noConnectedTools, type ToolSource } from '../agent-loop/index.ts';
 import type { Db } from '../../store/db.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import type { BudgetSettings } from '../spending/budget.ts';
@@ -120,7 +120,7 @@ interface RunServiceDeps {
   /** The tools of a workspace's connected integrations; none when absent. */
   tools?: ToolSource | undefined;
   /** The agents' definitions; the default one of each agent when absent (agent-loop/agents.ts). */
-  agents?: AgentDefinitions | undefined;
+  agents: AgentDefinitions;
   /** How long a tool call may take; agent-loop's TOOL_TIMEOUT_MS when absent. */
   toolTimeoutMs?: number | undefined;
 }
@@ -143,7 +143,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     engines: deps.engines,
     redactor: deps.redactor,
     tools: deps.tools ?? noConnectedTools,
-    agents: deps.agents ?? defaultAgentDefinitions,
+    agents: deps.agents,
     toolTimeoutMs: deps.toolTimeoutMs,
     budget: deps.budget,
     leaseMs,
