@@ -1,20 +1,16 @@
 /**
  * @module `requestApproval`: the one place where a tool call that needs a person's approval goes
- * (`needsApproval` in tool.ts, and every built-in action). For now it records the request, as
- * drafts and approvals are recorded: an `approval` step (its tool call `pending_approval`) and the
- * `approval.requested` run event; the approval and `approval.created` are written when the run
- * completes. The model is told the action waits and was not performed, and the loop goes on.
- *
- * This function is where a durable pause takes over: checkpoint the loop's state (state.ts), settle
- * what was spent, and continue the loop (`continueAgentLoop`) with the decision as the call's result.
+ * (`needsApproval` in tool.ts, and every built-in action). It records the `approval` step (its tool
+ * call `pending_approval`) and stops the loop at that call (`state.waiting`): the run then pauses
+ * (domain/runs/pause.ts writes the approval, `approval.created` and `approval.requested`, and
+ * settles what was spent) and holds nothing until the decision. `settleWaitingCall` takes the
+ * decision's outcome as the call's result when the run resumes (domain/runs/resume-run.ts), and
+ * the loop goes on (`continueAgentLoop`).
  */
 import type { ToolCallRequest } from '../../engine/index.ts';
-import type { ExecutionEventBody } from '../run-events/log.ts';
 import type { LoopState } from './state.ts';
 import type { AgentTool, ToolOutcome } from './tool.ts';
 
-/** What the model is told of an action that waits for a decision. */
-export const AWAITING_APPROVAL = "Waiting for a person's approval; not performed yet.";
 const MAX_SUMMARY_CHARS = 500;
 
 export interface ApprovalRequest {
@@ -23,12 +19,9 @@ export interface ApprovalRequest {
   /** The agent that asks. */
   readonly agentSlug: string;
   readonly state: LoopState;
-  /** Adds an event to the run's log (redacted by the caller). */
-  readonly record: (body: ExecutionEventBody) => void;
-  readonly redact: (text: string) => string;
 }
 
-export async function requestApproval(request: ApprovalRequest): Promise<ToolOutcome> {
+export function requestApproval(request: ApprovalRequest): void {
   const { call, tool, agentSlug, state } = request;
   const summary = summaryOf(call, tool);
   state.steps.push({
@@ -36,10 +29,37 @@ export async function requestApproval(request: ApprovalRequest): Promise<ToolOut
     agentSlug,
     summary: `Asked for approval: ${summary}`,
     toolCall: { name: tool.definition.name, arguments: { ...call.arguments }, result: null, status: 'pending_approval' },
-    approval: { action: tool.definition.name, summary },
   });
-  request.record({ type: 'approval.requested', action: request.redact(tool.definition.name), summary: request.redact(summary) });
-  return { ok: true, content: AWAITING_APPROVAL };
+  state.waiting = { call, action: tool.definition.name, summary };
+}
+
+/** What the model and the run's record are told of a waiting call once it is decided (and, if approved, made). */
+export type Decided =
+  | { readonly status: 'approved'; readonly outcome: ToolOutcome }
+  | { readonly status: 'rejected' | 'expired' | 'unknown' };
+
+/** The result the model reads for a decision that did not let the call be made. */
+const NOT_MADE: Record<'rejected' | 'expired' | 'unknown', string> = {
+  rejected: 'A person rejected this action; it was not performed.',
+  expired: 'Nobody decided on this action in time; it was not performed.',
+  unknown: 'The outcome of this action is unknown: the service stopped while it was being performed. It was not performed again.',
+};
+
+/**
+ * The waiting call's outcome: its approval step records it (`completed` or `failed`, with the result), the
+ * model reads it as the call's result (redacted), and the loop goes on with the calls after it.
+ */
+export function settleWaitingCall(state: LoopState, decided: Decided, redact: (text: string) => string): ToolOutcome {
+  const waiting = state.waiting;
+  if (!waiting) throw new Error('no call waits for a decision');
+  const outcome: ToolOutcome = decided.status === 'approved' ? decided.outcome : { ok: false, error: NOT_MADE[decided.status] };
+  const text = redact(outcome.ok ? outcome.content : outcome.error);
+  const step = state.steps.findLast((s) => s.kind === 'approval' && s.toolCall?.status === 'pending_approval');
+  if (step?.toolCall) step.toolCall = { ...step.toolCall, result: text, status: outcome.ok ? 'completed' : 'failed' };
+  state.turns.push({ role: 'tool', toolCallId: waiting.call.id, name: waiting.call.name, content: outcome.ok ? text : `The tool failed: ${text}` });
+  state.pending = state.pending.filter((call) => call.id !== waiting.call.id);
+  state.waiting = null;
+  return outcome;
 }
 
 /** The call's own `summary` when it gives one, else what the tool does; one line, bounded. */

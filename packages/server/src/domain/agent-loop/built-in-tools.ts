@@ -82,9 +82,10 @@ function actionTool(name: string, description: string): AgentTool {
     },
     readOnly: false,
     integrationId: null,
-    // The loop never calls it (it always asks for approval): the service itself performs nothing.
+    // Called only once a person approved it (every call of it asks): the service itself performs nothing; the
+    // workspace's own systems act on `approval.decided`.
     async call(): Promise<ToolOutcome> {
-      return { ok: false, error: 'This action is performed by the workspace after a person approves it.' };
+      return { ok: true, content: "Approved by a person and handed to the workspace's own systems to perform." };
     },
   };
 }

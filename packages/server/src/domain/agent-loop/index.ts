@@ -4,7 +4,7 @@
  */
 export * from './tool.ts';
 export { type AgentDefinitions, noConnectedTools } from './agents.ts';
-export { AWAITING_APPROVAL, requestApproval } from './approval.ts';
+export { type Decided, requestApproval, settleWaitingCall } from './approval.ts';
 export { ACTION_TOOLS, BUILT_IN_TOOLS, DRAFT_TOOL } from './built-in-tools.ts';
-export { continueAgentLoop, type LoopContext, type LoopIO, type LoopOutcome, type LoopRun, runAgentLoop, TOOL_TIMEOUT_MS } from './loop.ts';
-export { initialLoopState, type LoopState } from './state.ts';
+export { callWaitingTool, continueAgentLoop, type LoopContext, type LoopIO, type LoopOutcome, type LoopRun, runAgentLoop, TOOL_TIMEOUT_MS } from './loop.ts';
+export { initialLoopState, type LoopState, type WaitingCall } from './state.ts';

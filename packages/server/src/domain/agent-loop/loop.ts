@@ -97,7 +97,7 @@ export async function continueAgentLoop(ctx: LoopContext, run: LoopRun, io: Loop
     const agent = await ctx.agents.get(run.workspaceId, run.answeredBy);
     const tools = offeredTools(await ctx.tools.toolsOf(run.workspaceId), agent);
     const byName = new Map(tools.map((tool) => [tool.definition.name, tool]));
-    while (!state.done) {
+    while (!state.done && state.waiting === null) {
       if (state.pending.length > 0) {
         await callTools(ctx, run, io, state, agent, byName);
         continue;
@@ -109,6 +109,23 @@ export async function continueAgentLoop(ctx: LoopContext, run: LoopRun, io: Loop
   } catch (failure) {
     state.done = true;
     return { state, failure };
+  }
+}
+
+/**
+ * Makes the call that waited for a decision, now approved (the run resumed: domain/runs/resume-run.ts): the tool of
+ * that name the agent is offered now, within the run's signal and the timeout. Never throws.
+ */
+export async function callWaitingTool(ctx: LoopContext, run: LoopRun, io: LoopIO, state: LoopState): Promise<ToolOutcome> {
+  const waiting = state.waiting;
+  if (!waiting) throw new Error('no call waits for a decision');
+  try {
+    const agent = await ctx.agents.get(run.workspaceId, run.answeredBy);
+    const tool = offeredTools(await ctx.tools.toolsOf(run.workspaceId), agent).find((t) => t.definition.name === waiting.call.name);
+    if (!tool) return { ok: false, error: `No tool named ${waiting.call.name} is available.` };
+    return await callTool(tool, waiting.call.arguments, io.signal, ctx.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
+  } catch {
+    return { ok: false, error: 'The tool failed.' };
   }
 }
 
@@ -249,7 +266,9 @@ async function callTools(
     if (!tool) {
       outcome = { ok: false, error: `No tool named ${call.name} is available.` };
     } else if (isBuiltInAction(tool) || needsApproval(tool, agent)) {
-      outcome = await requestApproval({ call, tool, agentSlug: run.answeredBy, state, record: io.record, redact });
+      // The loop stops at this call: the run pauses until a person decides (approval.ts).
+      requestApproval({ call, tool, agentSlug: run.answeredBy, state });
+      return;
     } else {
       outcome = await callTool(tool, call.arguments, io.signal, ctx.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
       if (io.signal.aborted) throw new EngineError('aborted');

@@ -25,6 +25,18 @@ export interface LoopState {
   cut: boolean;
   /** The loop has its answer (or was stopped): nothing more to do. */
   done: boolean;
+  /**
+   * The call (the first of `pending`) that waits for a person's decision (approval.ts): the loop stopped there, and
+   * the run pauses (domain/runs/pause.ts) until the decision lets it go on (`settleWaitingCall`).
+   */
+  waiting: WaitingCall | null;
+}
+
+/** A call that waits for a decision: the action the person approves or rejects, and what it would do. */
+export interface WaitingCall {
+  call: ToolCallRequest;
+  action: string;
+  summary: string;
 }
 
 export function initialLoopState(): LoopState {
@@ -38,5 +50,6 @@ export function initialLoopState(): LoopState {
     pending: [],
     cut: false,
     done: false,
+    waiting: null,
   };
 }

@@ -39,6 +39,11 @@ export interface LiveRun {
   executionEvents(): readonly ExecutionEvent[];
   /** The run closed as `run` says: its usage and terminal events end the log; answers the terminal's sequence. */
   end(run: Parameters<typeof tailEvents>[0]): number;
+  /**
+   * The run paused for an approval (domain/runs/pause.ts stored its log with `approval.requested`): that event ends
+   * this execution's log; readers go on from the stored log (run-events/reader.ts) until the resumed execution's.
+   */
+  pause(event: RunEvent): void;
   /** Resolves true as soon as a reader (here, or on another instance) follows the run; false after `ms` without one, or once it ended. */
   whenFollowed(ms: number): Promise<boolean>;
 }
@@ -47,9 +52,9 @@ export interface RunEventHub {
   /**
    * The run starts executing here. With `restart`: an inbound run handed over again after its instance stopped
    * (`attempt`: its `runs.recoveries`); its log says `run.restarted` first, numbered above what the executions
-   * before it sent.
+   * before it sent. With `resumed`: a run resumed after an approval; its events are numbered after `after`.
    */
-  begin(runId: string, restart?: { attempt: number; at: Date }): LiveRun;
+  begin(runId: string, restart?: { attempt: number; at: Date }, resumed?: { after: number }): LiveRun;
   /**
    * Calls `listener` with the run's events after `after` as they happen (those this instance
    * already holds first); wherever the run executes. Answers the unsubscribe.
@@ -95,7 +100,7 @@ export function createRunEventHub(db: Db, options: { logError?: ((error: unknown
   const hub: HubState = { db, logError: options.logError, live: new Map(), remote: new Map(), watches: new Map(), pieces: new Map(), bus: false };
   return {
     listenToBus: () => listenToBus(hub),
-    begin: (runId, restart) => beginRun(hub, runId, restart),
+    begin: (runId, restart, resumed) => beginRun(hub, runId, restart, resumed),
     follow: (runId, after, listener) => followRun(hub, runId, after, listener),
     rewatch(runId, after) {
       if (!hub.live.has(runId)) watch(hub, runId, after);
@@ -104,7 +109,7 @@ export function createRunEventHub(db: Db, options: { logError?: ((error: unknown
 }
 
 /** The run starts executing here (RunEventHub.begin). */
-function beginRun(hub: Pick<HubState, 'live' | 'watches'> & Bus, runId: string, restart?: { attempt: number; at: Date }): LiveRun {
+function beginRun(hub: Pick<HubState, 'live' | 'watches'> & Bus, runId: string, restart?: { attempt: number; at: Date }, resumed?: { after: number }): LiveRun {
   const remembered = hub.watches.get(runId);
   hub.watches.delete(runId);
   const entry: Live = {
@@ -116,7 +121,8 @@ function beginRun(hub: Pick<HubState, 'live' | 'watches'> & Bus, runId: string, 
     followed: new Set(),
   };
   hub.live.set(runId, entry);
-  let next = firstExecutionSequence(restart?.attempt ?? 0);
+  // A resumed execution numbers its events after what the pause, the decision and the resume stored.
+  let next = resumed ? resumed.after + 1 : firstExecutionSequence(restart?.attempt ?? 0);
   const emit = (event: RunEvent) => {
     entry.events.push(event);
     for (const listener of entry.listeners) listener(event);
@@ -137,6 +143,11 @@ function beginRun(hub: Pick<HubState, 'live' | 'watches'> & Bus, runId: string, 
       hub.live.delete(runId);
       for (const resolve of entry.followed) resolve(false);
       return tail.at(-1)!.sequence;
+    },
+    pause(event) {
+      emit(event);
+      hub.live.delete(runId);
+      for (const resolve of entry.followed) resolve(false);
     },
     whenFollowed: (ms) => whenFollowed(entry, ms),
   };

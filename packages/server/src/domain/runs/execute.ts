@@ -6,8 +6,10 @@
  * It never throws for an engine failure; a closing transaction that fails ends the run with a
  * smaller one (or the sweeper does) and rethrows.
  */
-import { EngineError, type TokenUsage } from '../../engine/index.ts';
-import { runAgentLoop } from '../agent-loop/index.ts';
+import { countMessageTokensAsync, EngineError, type TokenUsage } from '../../engine/index.ts';
+import { continueAgentLoop, initialLoopState, type LoopIO, type LoopRun, type LoopState } from '../agent-loop/index.ts';
+import { type CheckpointState, savedRunOf } from './checkpoint-state.ts';
+import { pauseRun } from './pause.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
 import { closeRun, type RunResult } from './close.ts';
 import type { ExecuteContext, RunContext } from './context.ts';
@@ -41,7 +43,18 @@ export interface RunOutcome {
 
 export async function executeRun(ctx: RunContext, run: PendingRun, options: ExecuteOptions = {}): Promise<RunOutcome> {
   const execution = beginExecution(ctx, run, options);
-  const produced = await driveLoop(ctx, run, execution, options);
+  return endExecution(ctx, run, execution, await driveLoop(ctx, run, execution, options, initialLoopState()));
+}
+
+/**
+ * Ends what the loop produced: a run whose loop stopped at a call that needs a person's decision pauses
+ * (pause.ts: what it spent is settled, the run waits holding nothing); any other closes (close.ts).
+ */
+export async function endExecution(ctx: RunContext, run: PendingRun, execution: Execution, produced: Produced): Promise<RunOutcome> {
+  if (produced.state.waiting !== null && produced.failure === undefined) {
+    const paused = await pauseExecution(ctx, run, execution, produced.state);
+    if (paused) return paused;
+  }
   const { reported, failure } = produced;
   const billed = withinReservation(run, produced.billed);
   if (failure !== undefined && !(failure instanceof EngineError)) ctx.logError?.(failure);
@@ -53,8 +66,32 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
   return { run: final, answeredBy: run.answeredBy, content, usage: billed, lastSequence };
 }
 
+/**
+ * Pauses the run at its waiting call (pause.ts): the loop's state and what the run needs to go on are checkpointed,
+ * what it spent is settled, and its log ends at `approval.requested`. Undefined when the run is no longer this
+ * execution's (canceled meanwhile): it closes as usual.
+ */
+async function pauseExecution(ctx: RunContext, run: PendingRun, execution: Execution, state: LoopState): Promise<RunOutcome | undefined> {
+  const waiting = state.waiting!;
+  const usage = withinReservation(run, state.billed);
+  const checkpoint: CheckpointState = { state, run: savedRunOf(run) };
+  const result = await pauseRun(ctx, {
+    run,
+    usage,
+    approval: { action: waiting.action, summary: waiting.summary },
+    call: { id: waiting.call.id, name: waiting.call.name, arguments: { ...waiting.call.arguments } },
+    loopState: checkpoint,
+    // The resume reserves for the next model call: the conversation so far, and the output the run asked for.
+    next: { inputTokens: await countMessageTokensAsync([...run.request.messages, ...state.turns]), desiredOutput: run.request.maxTokens ?? run.outputCap },
+    log: execution.log.executionEvents(),
+  });
+  if (result.kind !== 'waiting') return undefined;
+  execution.log.pause(result.event);
+  return { run: result.run, answeredBy: run.answeredBy, content: ctx.redactor.text(state.text), usage, lastSequence: result.event.sequence };
+}
+
 /** A run executing here: its engine's stop, its event log, and what ends its registration. */
-interface Execution {
+export interface Execution {
   controller: AbortController;
   log: LiveRun;
   /** The run no longer executes here: its lease is no longer renewed, the caller's signals no longer heard. */
@@ -66,10 +103,11 @@ interface Execution {
  * event log, and hears the caller's signals: `signal` stops the engine, `left` stops it after `streamResumeMs`
  * unless a reader follows the run.
  */
-function beginExecution(
+export function beginExecution(
   ctx: Pick<ExecuteContext, 'clock' | 'executing' | 'heartbeat' | 'runEvents' | 'streamResumeMs'>,
   run: PendingRun,
   options: ExecuteOptions,
+  resumed?: { after: number },
 ): Execution {
   const controller = new AbortController();
   const abort = () => controller.abort();
@@ -78,7 +116,7 @@ function beginExecution(
   ctx.executing.set(run.runId, controller);
   ctx.heartbeat.start();
   // The run's event log while it executes (run-events/hub.ts); the closing statement stores it.
-  const log = ctx.runEvents.begin(run.runId, run.recoveries > 0 ? { attempt: run.recoveries, at: ctx.clock.now() } : undefined);
+  const log = ctx.runEvents.begin(run.runId, run.recoveries > 0 ? { attempt: run.recoveries, at: ctx.clock.now() } : undefined, resumed);
   const left = () => {
     void log.whenFollowed(ctx.streamResumeMs).then((followed) => {
       if (!followed) controller.abort();
@@ -97,7 +135,7 @@ function beginExecution(
 }
 
 /** What the loop produced: the raw text within the caps, its usage, the steps, and its failure. */
-interface Produced {
+export interface Produced {
   raw: string;
   /** Billed within the reservation, step by step. */
   billed: TokenUsage;
@@ -107,36 +145,41 @@ interface Produced {
   /** The loop stopped at the output cap or the reservation. */
   cut: boolean;
   steps: StepDraft[];
+  /** The loop's state: `waiting` when it stopped at a call that needs a person's decision. */
+  state: LoopState;
 }
 
-/** Runs the agent loop for the run: its text to the log and `onDelta`, its other events to the log. Never throws. */
-async function driveLoop(ctx: ExecuteContext, run: PendingRun, execution: Execution, options: ExecuteOptions): Promise<Produced> {
-  const { controller, log } = execution;
-  const { clock } = ctx;
+/**
+ * Runs the agent loop for the run from `from` (a fresh state, or a resumed one): its text to the log and
+ * `onDelta`, its other events to the log. Never throws.
+ */
+export async function driveLoop(ctx: ExecuteContext, run: PendingRun, execution: Execution, options: ExecuteOptions, from: LoopState): Promise<Produced> {
   try {
-    const { state, failure } = await runAgentLoop(
-      ctx,
-      {
-        workspaceId: run.workspaceId,
-        answeredBy: run.answeredBy,
-        request: run.request,
-        reservedTokens: run.inputTokens + run.outputCap,
-        outputCap: run.outputCap,
-      },
-      {
-        signal: controller.signal,
-        stream: Boolean(options.onDelta),
-        record: (body) => void log.push(body, clock.now()),
-        async fragment(out) {
-          const sequence = log.push({ type: 'text.delta', delta: out }, clock.now());
-          if (options.onDelta) await options.onDelta(out, sequence);
-        },
-      },
-    );
-    return { raw: state.text, billed: state.billed, reported: state.reported, failure, cut: state.cut, steps: [...run.steps, ...state.steps] };
+    const { state, failure } = await continueAgentLoop(ctx, loopRunOf(run), loopIO(ctx, execution, options), from);
+    return { raw: state.text, billed: state.billed, reported: state.reported, failure, cut: state.cut, steps: [...run.steps, ...state.steps], state };
   } finally {
     execution.done();
   }
+}
+
+/** What the loop needs of the run. */
+export function loopRunOf(run: PendingRun): LoopRun {
+  return { workspaceId: run.workspaceId, answeredBy: run.answeredBy, request: run.request, reservedTokens: run.inputTokens + run.outputCap, outputCap: run.outputCap };
+}
+
+/** Where the loop's output goes: text to the log and `onDelta`, other events to the log. */
+export function loopIO(ctx: Pick<ExecuteContext, 'clock'>, execution: Execution, options: ExecuteOptions): LoopIO {
+  const { controller, log } = execution;
+  const { clock } = ctx;
+  return {
+    signal: controller.signal,
+    stream: Boolean(options.onDelta),
+    record: (body) => void log.push(body, clock.now()),
+    async fragment(out) {
+      const sequence = log.push({ type: 'text.delta', delta: out }, clock.now());
+      if (options.onDelta) await options.onDelta(out, sequence);
+    },
+  };
 }
 
 /** How the run ends: failed (and why), canceled, crossed a spending limit at its cap, or completed. */
