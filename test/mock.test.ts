@@ -127,7 +127,11 @@ const calls: Record<string, Call> = {
   getLiveness: (c, h) => c.GET('/healthz', { headers: h }),
   getReadiness: (c, h) => c.GET('/readyz', { headers: h }),
   createIntegration: (c, h) =>
-    c.POST('/integrations', { params: { header: csrf }, body: { integration: 'crm', provider: 'hubspot' }, headers: { ...session, ...h } }),
+    c.POST('/integrations', {
+      params: { header: csrf },
+      body: { integration: 'crm', url: 'https://mcp.crm.northwind.example/mcp' },
+      headers: { ...session, ...h },
+    }),
   selectWorkspace: (c, h) => c.POST('/auth/workspace', { params: { header: csrf }, body: { workspaceId: WORKSPACE_ID }, headers: { ...session, ...h } }),
   listMembers: (c, h) => c.GET('/workspace/members', { headers: { ...session, ...h } }),
   updateMember: (c, h) =>

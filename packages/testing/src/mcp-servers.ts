@@ -64,7 +64,12 @@ const CRM_TOOLS: ToolSpec[] = [
     answer: (args) =>
       args.email === 'missing@example.com'
         ? { content: [{ type: 'text', text: 'No contact with that email.' }], isError: true }
-        : { content: [{ type: 'text', text: `Contact: Ada Lovelace <${String(args.email)}>` }, { type: 'text', text: 'Plan: enterprise' }] },
+        : {
+            content: [
+              { type: 'text', text: `Contact: Ada Lovelace <${String(args.email)}>` },
+              { type: 'text', text: 'Plan: enterprise' },
+            ],
+          },
   },
 ];
 
@@ -96,7 +101,7 @@ export function startMailServer(options: McpTestServerOptions = {}): Promise<Mcp
 
 async function startMcpTestServer(name: string, tools: ToolSpec[], options: McpTestServerOptions): Promise<McpTestServer> {
   const certificate = createSelfSignedCertificate();
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<import('node:stream').Duplex>();
   const state: McpTestServer = {
     url: '',
     ca: certificate.cert,
@@ -121,7 +126,9 @@ async function startMcpTestServer(name: string, tools: ToolSpec[], options: McpT
     if (state.mode === 'slow') await new Promise((resolve) => setTimeout(resolve, options.slowMs ?? 5_000));
     if (res.destroyed) return;
     if (state.mode === 'fail') {
-      res.writeHead(500, { 'content-type': 'text/plain' }).end(`Error: connect ECONNREFUSED ${INTERNAL_HOST_IN_ERRORS}:5432\n    at TCPConnectWrap.afterConnect`);
+      res
+        .writeHead(500, { 'content-type': 'text/plain' })
+        .end(`Error: connect ECONNREFUSED ${INTERNAL_HOST_IN_ERRORS}:5432\n    at TCPConnectWrap.afterConnect`);
       return;
     }
     const body = raw === '' ? undefined : (JSON.parse(raw) as { id?: unknown; method?: string });
@@ -132,7 +139,12 @@ async function startMcpTestServer(name: string, tools: ToolSpec[], options: McpT
     }
     const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema, ...(tool.annotations ? { annotations: tool.annotations } : {}) })),
+      tools: tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        ...(tool.annotations ? { annotations: tool.annotations } : {}),
+      })),
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const args = (request.params.arguments ?? {}) as Record<string, unknown>;

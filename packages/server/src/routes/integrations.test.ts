@@ -59,8 +59,7 @@ describe.each(testBackends())('integrations on $name', ({ open }) => {
 
   let crmId: string;
   let mailId: string;
-  const adminUserId = async () =>
-    (await store.db.query<{ id: string }>(`SELECT id FROM users WHERE email = $1`, [t.admin.email]))[0]!.id;
+  const adminUserId = async () => (await store.db.query<{ id: string }>(`SELECT id FROM users WHERE email = $1`, [t.admin.email]))[0]!.id;
 
   it('connects a server that passes the check: recorded with its tools, integration.connected emitted, the header sealed', async () => {
     const res = await call('POST', '/integrations', { integration: 'crm', url: crm.url, authHeader: { name: 'Authorization', value: CRM_TOKEN } });
@@ -88,7 +87,9 @@ describe.each(testBackends())('integrations on $name', ({ open }) => {
     expect(row!.auth_header_encrypted).not.toContain('crm-secret-token');
     expect(t.services.webhooks.secretBox.open(row!.auth_header_encrypted)).toBe(CRM_TOKEN);
 
-    const events = await store.db.query<{ data: unknown }>(`SELECT data FROM outbox_events WHERE tenant_id = $1 AND type = 'integration.connected'`, [t.workspaceId]);
+    const events = await store.db.query<{ data: unknown }>(`SELECT data FROM outbox_events WHERE tenant_id = $1 AND type = 'integration.connected'`, [
+      t.workspaceId,
+    ]);
     expect(events.map((e) => e.data)).toEqual([{ integration: 'crm', provider: 'mcp', connected_by: userId }]);
     expect(await count(`audit_events WHERE workspace_id = $1 AND action = 'integration.connected' AND target_id = $2`, [t.workspaceId, crmId])).toBe(1);
 
@@ -106,7 +107,11 @@ describe.each(testBackends())('integrations on $name', ({ open }) => {
     const before = await count(`integrations WHERE workspace_id = $1`, [t.workspaceId]);
     const eventsBefore = await count(`outbox_events WHERE tenant_id = $1`, [t.workspaceId]);
 
-    const wrongHeader = await call('POST', '/integrations', { integration: 'crm2', url: crm.url, authHeader: { name: 'Authorization', value: 'Bearer wrong' } });
+    const wrongHeader = await call('POST', '/integrations', {
+      integration: 'crm2',
+      url: crm.url,
+      authHeader: { name: 'Authorization', value: 'Bearer wrong' },
+    });
     expect(wrongHeader.status).toBe(400);
     expect(wrongHeader.body).toMatchObject({ error: 'invalid_body', message: 'The connection check failed: The integration refused the credentials.' });
 
@@ -189,9 +194,10 @@ describe.each(testBackends())('integrations on $name', ({ open }) => {
     expect((await call('GET', `/integrations/${mailId}`)).status).toBe(404);
     expect(await count(`integrations WHERE id = $1`, [mailId])).toBe(0);
 
-    const actions = await store.db.query<{ action: string }>(`SELECT action FROM audit_events WHERE workspace_id = $1 AND target_type = 'integration' ORDER BY created_at, action`, [
-      t.workspaceId,
-    ]);
+    const actions = await store.db.query<{ action: string }>(
+      `SELECT action FROM audit_events WHERE workspace_id = $1 AND target_type = 'integration' ORDER BY created_at, action`,
+      [t.workspaceId],
+    );
     expect(new Set(actions.map((a) => a.action))).toEqual(
       new Set(['integration.connected', 'integration.tested', 'integration.paused', 'integration.resumed', 'integration.removed']),
     );
@@ -239,8 +245,14 @@ describe.each(testBackends())('integrations on $name', ({ open }) => {
       expect(mailAgain.calls.map((c) => c.tool)).toEqual(['send_email', 'Draft Reply']);
 
       const lookup = tools.find((tool) => tool.definition.name === 'flaky.lookup_contact')!;
-      expect(await lookup.call({ email: 'ada@example.com' }, { signal })).toEqual({ ok: true, content: 'Contact: Ada Lovelace <ada@example.com>\nPlan: enterprise' });
-      expect(await lookup.call({ email: 'missing@example.com' }, { signal })).toEqual({ ok: false, error: 'The tool reported an error. No contact with that email.' });
+      expect(await lookup.call({ email: 'ada@example.com' }, { signal })).toEqual({
+        ok: true,
+        content: 'Contact: Ada Lovelace <ada@example.com>\nPlan: enterprise',
+      });
+      expect(await lookup.call({ email: 'missing@example.com' }, { signal })).toEqual({
+        ok: false,
+        error: 'The tool reported an error. No contact with that email.',
+      });
 
       for (const [mode, error] of [
         ['slow', 'The integration did not answer in time.'],
@@ -257,7 +269,10 @@ describe.each(testBackends())('integrations on $name', ({ open }) => {
       // A paused integration's tools are not offered; resumed, they are again.
       const flakyId = (await call('GET', '/integrations', undefined, as)).body.data.find((i: { integration: string }) => i.integration === 'flaky').id;
       await call('POST', `/integrations/${flakyId}/pause`, undefined, as);
-      expect((await app.services.integrationTools.toolsOf(app.workspaceId)).map((tool) => tool.definition.name).sort()).toEqual(['mail.draft_reply', 'mail.send_email']);
+      expect((await app.services.integrationTools.toolsOf(app.workspaceId)).map((tool) => tool.definition.name).sort()).toEqual([
+        'mail.draft_reply',
+        'mail.send_email',
+      ]);
       await call('POST', `/integrations/${flakyId}/resume`, undefined, as);
       expect((await app.services.integrationTools.toolsOf(app.workspaceId)).map((tool) => tool.definition.name)).toContain('flaky.lookup_contact');
     } finally {

@@ -21,7 +21,10 @@ export function createConnectionSlots(perWorkspace: number = DEFAULT_CONNECTIONS
     const entry = workspaces.get(workspaceId);
     if (!entry) return;
     const next = entry.waiting.shift();
-    if (next) return next(); // the slot passes straight to the next waiter
+    if (next) {
+      next(); // the slot passes straight to the next waiter
+      return;
+    }
     entry.used -= 1;
     if (entry.used === 0) workspaces.delete(workspaceId);
   }

@@ -77,7 +77,12 @@ export function createMcpConnector(options: McpConnectorOptions): McpConnector {
   const fetch = createPinnedFetch({ policy: options.policy, ...(options.ca !== undefined ? { ca: options.ca } : {}) });
 
   /** A session of `endpoint` for `work`, within the workspace's slots and the whole budget. */
-  async function withSession<T>(workspaceId: string, endpoint: McpEndpoint, outer: AbortSignal | undefined, work: (client: Client, signal: AbortSignal) => Promise<T>) {
+  async function withSession<T>(
+    workspaceId: string,
+    endpoint: McpEndpoint,
+    outer: AbortSignal | undefined,
+    work: (client: Client, signal: AbortSignal) => Promise<T>,
+  ) {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new McpFailure('timeout')), connectTimeoutMs + callTimeoutMs);
     const signal = outer ? AbortSignal.any([outer, deadline.signal]) : deadline.signal;
@@ -143,7 +148,12 @@ function classify(error: unknown, signal: AbortSignal): McpFailure {
   if (http && (http.code === 401 || http.code === 403)) return new McpFailure('unauthorized');
   // The SDK's own request timeout (McpError -32001).
   if (found.some((e) => (e as { code?: unknown }).code === -32001)) return new McpFailure('timeout');
-  if (found.some((e) => typeof (e as { code?: unknown }).code === 'string' && /^(E[A-Z]+|ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED)/.test((e as { code: string }).code))) {
+  if (
+    found.some(
+      (e) =>
+        typeof (e as { code?: unknown }).code === 'string' && /^(E[A-Z]+|ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED)/.test((e as { code: string }).code),
+    )
+  ) {
     return new McpFailure('unreachable');
   }
   return new McpFailure('protocol');

@@ -109,7 +109,12 @@ export function insertIntegration(tx: Tx, input: NewIntegration): Promise<Integr
  * Records a check: a passing one refreshes the tools and makes a failing integration active; a failing one marks an
  * active one failing. A paused integration stays paused either way.
  */
-export function recordCheck(db: Db | Tx, row: Pick<IntegrationRow, 'id' | 'workspace_id'>, check: { ok: true; tools: CachedTool[] } | { ok: false; error: string }, now: Date) {
+export function recordCheck(
+  db: Db | Tx,
+  row: Pick<IntegrationRow, 'id' | 'workspace_id'>,
+  check: { ok: true; tools: CachedTool[] } | { ok: false; error: string },
+  now: Date,
+) {
   if (check.ok) {
     return selectRow(
       db,

@@ -60,7 +60,10 @@ export interface IntegrationDeps {
 /** The endpoint of a stored integration, its header opened. */
 export function endpointOf(row: IntegrationRow, secretBox: SecretBox): McpEndpoint {
   if (row.url === null) throw new Error('integration without a server');
-  const header = row.auth_header_name !== null && row.auth_header_encrypted !== null ? { name: row.auth_header_name, value: secretBox.open(row.auth_header_encrypted) } : null;
+  const header =
+    row.auth_header_name !== null && row.auth_header_encrypted !== null
+      ? { name: row.auth_header_name, value: secretBox.open(row.auth_header_encrypted) }
+      : null;
   return { url: row.url, header };
 }
 
@@ -132,7 +135,11 @@ export function createIntegrationService(deps: IntegrationDeps) {
           now,
         });
         if (!row) throw fail('invalid_body', `An integration named ${input.integration} is already connected.`);
-        await enqueueEvent(tx, { tenantId: workspaceId, type: 'integration.connected', data: { integration: row.integration, provider, connected_by: connectedBy } }, { now });
+        await enqueueEvent(
+          tx,
+          { tenantId: workspaceId, type: 'integration.connected', data: { integration: row.integration, provider, connected_by: connectedBy } },
+          { now },
+        );
         await audited(audit, tx, row, 'integration.connected', { provider, tools: check.tools.length });
         return toIntegration(row);
       });
