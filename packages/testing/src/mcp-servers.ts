@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createSelfSignedCertificate } from './https-receiver.ts';
+import { createSelfSignedCertificate, type TestCertificate } from './https-receiver.ts';
 
 /** How the server answers: normally, after a wait, with `500`, or with results that are not MCP. */
 export type McpServerMode = 'ok' | 'slow' | 'fail' | 'malformed';
@@ -99,8 +99,12 @@ export function startMailServer(options: McpTestServerOptions = {}): Promise<Mcp
   return startMcpTestServer('mail', MAIL_TOOLS, options);
 }
 
+/** One certificate for every server of the process (making one costs an RSA key). */
+let shared: TestCertificate | undefined;
+
 async function startMcpTestServer(name: string, tools: ToolSpec[], options: McpTestServerOptions): Promise<McpTestServer> {
-  const certificate = createSelfSignedCertificate();
+  shared ??= createSelfSignedCertificate();
+  const certificate = shared;
   const sockets = new Set<import('node:stream').Duplex>();
   const state: McpTestServer = {
     url: '',

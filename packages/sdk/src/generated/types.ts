@@ -3520,29 +3520,6 @@ export interface components {
         /**
          * Integration
          * @description A connector linked in the workspace: an MCP server (Streamable HTTP) whose tools the workspace's agents may call. Its auth header's value is never shown.
-         * @example {
-         *       "id": "int_3Fg7Hj1Kl5Zx9Cv2Bn",
-         *       "integration": "crm",
-         *       "provider": "mcp",
-         *       "connectedBy": "usr_8Tb2Nq6Xk4Lm9Vc1Rz",
-         *       "connectedAt": "2026-11-22T08:30:00Z",
-         *       "url": "https://mcp.crm.northwind.example/mcp",
-         *       "authHeaderName": "Authorization",
-         *       "status": "active",
-         *       "tools": [
-         *         {
-         *           "name": "crm.lookup_contact",
-         *           "description": "Find a contact by email.",
-         *           "readOnly": true
-         *         }
-         *       ],
-         *       "toolsRefreshedAt": "2026-11-22T08:30:00Z",
-         *       "lastCheck": {
-         *         "at": "2026-11-22T08:30:00Z",
-         *         "ok": true,
-         *         "error": null
-         *       }
-         *     }
          */
         Integration: {
             id: components["schemas"]["IntegrationId"];
