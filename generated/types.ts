@@ -7325,7 +7325,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -7421,7 +7422,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
