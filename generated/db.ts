@@ -175,6 +175,15 @@ export interface Tables {
     provider: string;
     connected_by: string;
     connected_at: Date;
+    url: string | null;
+    auth_header_name: string | null;
+    auth_header_encrypted: string | null;
+    status: 'active' | 'paused' | 'failing' | 'not_connected';
+    tools: unknown;
+    tools_refreshed_at: Date | null;
+    last_check_at: Date | null;
+    last_check_ok: boolean | null;
+    last_check_error: string | null;
   };
   invitations: {
     id: string;

@@ -74,6 +74,8 @@ import {
   zGetDailyUsageHeaders,
   zGetDraftHeaders,
   zGetDraftPath,
+  zGetIntegrationHeaders,
+  zGetIntegrationPath,
   zGetKillSwitchesHeaders,
   zGetRunEventsHeaders,
   zGetRunEventsPath,
@@ -105,6 +107,7 @@ import {
   zIntegration,
   zIntegrationConnectedEvent,
   zIntegrationConnectedEventWebhookRequest,
+  zIntegrationList,
   zInvitation,
   zInvitationAccepted,
   zInvitationExpiredError,
@@ -125,6 +128,7 @@ import {
   zListDraftsHeaders,
   zListDraftsQuery,
   zListInboundWebhooksHeaders,
+  zListIntegrationsHeaders,
   zListInvitationsHeaders,
   zListMembersHeaders,
   zListRunsHeaders,
@@ -155,6 +159,8 @@ import {
   zPauseAgentPath,
   zPauseInboundWebhookHeaders,
   zPauseInboundWebhookPath,
+  zPauseIntegrationHeaders,
+  zPauseIntegrationPath,
   zPauseWebhookDestinationHeaders,
   zPauseWebhookDestinationPath,
   zPayloadTooLargeError,
@@ -173,6 +179,8 @@ import {
   zReadiness,
   zRedeemAccountResetBody,
   zRedeemAccountResetHeaders,
+  zRemoveIntegrationHeaders,
+  zRemoveIntegrationPath,
   zRemoveMemberHeaders,
   zRemoveMemberPath,
   zReplayWebhookDestinationHeaders,
@@ -186,6 +194,8 @@ import {
   zResumeAgentPath,
   zResumeInboundWebhookHeaders,
   zResumeInboundWebhookPath,
+  zResumeIntegrationHeaders,
+  zResumeIntegrationPath,
   zResumeWebhookDestinationHeaders,
   zResumeWebhookDestinationPath,
   zRevokeApiKeyHeaders,
@@ -243,6 +253,8 @@ import {
   zStreamError,
   zStreamFragment,
   zTenantForbiddenError,
+  zTestIntegrationHeaders,
+  zTestIntegrationPath,
   zTooManyAttemptsError,
   zTwoStepSetup,
   zUpdateAgentConfigurationBody,
@@ -357,7 +369,13 @@ export type OperationId =
   | 'getDailyUsage'
   | 'listApprovals'
   | 'decideApproval'
+  | 'listIntegrations'
   | 'createIntegration'
+  | 'getIntegration'
+  | 'removeIntegration'
+  | 'testIntegration'
+  | 'pauseIntegration'
+  | 'resumeIntegration'
   | 'selectWorkspace'
   | 'listMembers'
   | 'removeMember'
@@ -573,9 +591,33 @@ export interface Operations {
     input: { params: z.output<typeof zDecideApprovalPath>; query: Record<string, never>; headers: z.output<typeof zDecideApprovalHeaders>; body: z.output<typeof zDecideApprovalBody> };
     success: { 200: { json: z.input<typeof zApproval> } };
   };
+  listIntegrations: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zListIntegrationsHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zIntegrationList> } };
+  };
   createIntegration: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateIntegrationHeaders>; body: z.output<typeof zCreateIntegrationBody> };
     success: { 201: { json: z.input<typeof zIntegration> } };
+  };
+  getIntegration: {
+    input: { params: z.output<typeof zGetIntegrationPath>; query: Record<string, never>; headers: z.output<typeof zGetIntegrationHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zIntegration> } };
+  };
+  removeIntegration: {
+    input: { params: z.output<typeof zRemoveIntegrationPath>; query: Record<string, never>; headers: z.output<typeof zRemoveIntegrationHeaders>; body: undefined };
+    success: { 204: { empty: true } };
+  };
+  testIntegration: {
+    input: { params: z.output<typeof zTestIntegrationPath>; query: Record<string, never>; headers: z.output<typeof zTestIntegrationHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zIntegration> } };
+  };
+  pauseIntegration: {
+    input: { params: z.output<typeof zPauseIntegrationPath>; query: Record<string, never>; headers: z.output<typeof zPauseIntegrationHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zIntegration> } };
+  };
+  resumeIntegration: {
+    input: { params: z.output<typeof zResumeIntegrationPath>; query: Record<string, never>; headers: z.output<typeof zResumeIntegrationHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zIntegration> } };
   };
   selectWorkspace: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zSelectWorkspaceHeaders>; body: z.output<typeof zSelectWorkspaceBody> };
@@ -1504,6 +1546,23 @@ export const routes: readonly RouteSpec[] = [
     },
   },
   {
+    method: 'get',
+    path: '/integrations',
+    operationId: 'listIntegrations',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { headers: zListIntegrationsHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zIntegrationList, customerData: ['data.*.provider', 'data.*.tools.*.description', 'data.*.tools.*.name', 'data.*.url'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
     method: 'post',
     path: '/integrations',
     operationId: 'createIntegration',
@@ -1511,12 +1570,104 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zCreateIntegrationHeaders, body: { contentType: 'application/json', schema: zCreateIntegrationBody, required: true, maxBytes: 65536 } },
     responses: {
-      '201': { contentType: 'application/json', schema: zIntegration, customerData: ['provider'] },
+      '201': { contentType: 'application/json', schema: zIntegration, customerData: ['provider', 'tools.*.description', 'tools.*.name', 'url'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },
       '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/integrations/{id}',
+    operationId: 'getIntegration',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { params: zGetIntegrationPath, headers: zGetIntegrationHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zIntegration, customerData: ['provider', 'tools.*.description', 'tools.*.name', 'url'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/integrations/{id}',
+    operationId: 'removeIntegration',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
+    request: { params: zRemoveIntegrationPath, headers: zRemoveIntegrationHeaders },
+    responses: {
+      '204': {  },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/integrations/{id}/test',
+    operationId: 'testIntegration',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { params: zTestIntegrationPath, headers: zTestIntegrationHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zIntegration, customerData: ['provider', 'tools.*.description', 'tools.*.name', 'url'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/integrations/{id}/pause',
+    operationId: 'pauseIntegration',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: true, ipLimitClass: 'admin' },
+    request: { params: zPauseIntegrationPath, headers: zPauseIntegrationHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zIntegration, customerData: ['provider', 'tools.*.description', 'tools.*.name', 'url'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/integrations/{id}/resume',
+    operationId: 'resumeIntegration',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { params: zResumeIntegrationPath, headers: zResumeIntegrationHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zIntegration, customerData: ['provider', 'tools.*.description', 'tools.*.name', 'url'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },

@@ -805,13 +805,101 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List connected integrations
+         * @description The workspace's integrations, newest first, each with its status and its server's tools as last listed (an auth header's value is never shown). Needs an admin session (owner or admin, two-step verification active).
+         */
+        get: operations["listIntegrations"];
+        put?: never;
+        /**
+         * Connect an integration
+         * @description Connects an MCP server (Streamable HTTP) as the workspace's integration `integration`: its tools are offered to the workspace's agents as `<integration>.<tool>`. The URL passes the same guard as webhook destinations (plain `http://`, credentials in the URL, private, loopback, link-local or metadata addresses answer `400 invalid_body`, unless the server's allow-list names them). The optional auth header is sealed at rest and never shown again. The server is checked first (MCP `initialize`, then `tools/list`, each within a time limit): a server that fails the check answers `400 invalid_body` and nothing is recorded; one that passes is recorded with its tools and `integration.connected` is emitted. A name already connected in the workspace answers `400 invalid_body`. Needs an admin session (owner or admin, two-step verification active).
+         */
+        post: operations["createIntegration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/integrations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a connected integration
+         * @description The integration with its status and its server's tools as last listed (the auth header's value is never shown). Another workspace's integration answers `404 not_found`. Needs an admin session (owner or admin, two-step verification active).
+         */
+        get: operations["getIntegration"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove an integration
+         * @description Removes the integration: its tools are no longer offered to agents, from the next run on, and its sealed auth header is deleted. Another workspace's integration answers `404 not_found`. Needs an admin session (owner or admin, two-step verification active).
+         */
+        delete: operations["removeIntegration"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/integrations/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
         get?: never;
         put?: never;
         /**
-         * Record a connected integration
-         * @description Records that a connector was linked in the workspace and emits `integration.connected`. Needs an admin session (owner or admin, two-step verification active).
+         * Check an integration's connection
+         * @description Runs the connection check now (MCP `initialize`, then `tools/list`) and refreshes the tools list when it passes. A server that fails, does not answer in time or answers something that is not MCP is no error of the request: the answer is `200` with `lastCheck.ok: false`, a general reason, and `status: failing` (a paused integration stays paused). A check that passes makes a failing integration active again. Needs an admin session (owner or admin, two-step verification active).
          */
-        post: operations["createIntegration"];
+        post: operations["testIntegration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/integrations/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause an integration
+         * @description Its tools are no longer offered to agents until it is resumed. Pausing a paused integration answers it unchanged. Needs an admin session (owner or admin, two-step verification active).
+         */
+        post: operations["pauseIntegration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/integrations/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume an integration
+         * @description Its tools are offered to agents again (`active`; `failing` again after the next check that fails). Resuming an active integration answers it unchanged. Needs an admin session (owner or admin, two-step verification active).
+         */
+        post: operations["resumeIntegration"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3624,37 +3712,119 @@ export interface components {
             decision: "approved" | "rejected";
         };
         /**
-         * CreateIntegrationRequest
-         * @description Record a connector as linked; emits `integration.connected`.
+         * IntegrationId
+         * @description Connected integration identifier, `int_` followed by 16 to 32 base62 characters.
+         * @example int_3Fg7Hj1Kl5Zx9Cv2Bn
+         */
+        IntegrationId: string;
+        /**
+         * IntegrationName
+         * @description The integration's name, which is also its tool area (its tools are offered to agents as `<name>.<tool>`), for example `crm` or `mail`. Lowercase letters, digits and `-`; unique among the workspace's connected integrations.
+         * @example crm
+         */
+        IntegrationName: string;
+        /**
+         * IntegrationTool
+         * @description A tool the integration's MCP server offers, as agents see it.
          * @example {
-         *       "integration": "crm",
-         *       "provider": "hubspot"
+         *       "name": "crm.lookup_contact",
+         *       "description": "Find a contact by email.",
+         *       "readOnly": true
          *     }
          */
-        CreateIntegrationRequest: {
-            /** @enum {string} */
-            integration: "mail" | "chat" | "crm" | "calendar" | "storage" | "helpdesk";
-            provider: string;
+        IntegrationTool: {
+            /** @description `<integration>.<tool>`: the tool part is the server's tool name in lowercase, every character other than `a-z`, `0-9`, `_` and `-` replaced by `_`. */
+            name: string;
+            /** @description The server's description of the tool (cut at 1,024 characters; empty when it gave none). */
+            description: string;
+            /** @description The server annotates the tool `readOnlyHint: true`. A tool that is not read-only needs an approval before an agent calls it, unless the agent's definition says otherwise. */
+            readOnly: boolean;
+        };
+        /**
+         * IntegrationCheck
+         * @description The last connection check of an integration: MCP `initialize`, then `tools/list`.
+         * @example {
+         *       "at": "2026-11-22T08:30:00Z",
+         *       "ok": true,
+         *       "error": null
+         *     }
+         */
+        IntegrationCheck: {
+            /** Format: date-time */
+            at: string;
+            ok: boolean;
+            /** @description Why the check failed, in general words (never the server's own answer); null when it passed. */
+            error: string | null;
         };
         /**
          * Integration
-         * @description A connector linked in the workspace.
-         * @example {
-         *       "id": "int_3Fg7Hj1Kl5Zx9Cv2Bn",
-         *       "integration": "crm",
-         *       "provider": "hubspot",
-         *       "connectedBy": "usr_8Tb2Nq6Xk4Lm9Vc1Rz",
-         *       "connectedAt": "2026-11-22T08:30:00Z"
-         *     }
+         * @description A connector linked in the workspace: an MCP server (Streamable HTTP) whose tools the workspace's agents may call. Its auth header's value is never shown.
          */
         Integration: {
-            id: string;
-            /** @enum {string} */
-            integration: "mail" | "chat" | "crm" | "calendar" | "storage" | "helpdesk";
+            id: components["schemas"]["IntegrationId"];
+            integration: components["schemas"]["IntegrationName"];
             provider: string;
             connectedBy: components["schemas"]["UserId"];
             /** Format: date-time */
             connectedAt: string;
+            /**
+             * Format: uri
+             * @description The MCP server's URL as the admin gave it; null for an integration recorded before integrations were connected to a server (it provides no tools).
+             */
+            url: string | null;
+            /** @description The name of the header sent with every request to the server, or null; its value is never shown. */
+            authHeaderName: string | null;
+            /**
+             * @description `active`: its tools are offered to agents. `paused` by an admin: none are. `failing`: the last connection check failed; its last known tools are still offered (a call to a server that does not answer is an error the agent is told) until a check passes or an admin pauses it. `not_connected`: recorded without a server.
+             * @enum {string}
+             */
+            status: "active" | "paused" | "failing" | "not_connected";
+            /** @description The server's tools as of `toolsRefreshedAt`. */
+            tools: components["schemas"]["IntegrationTool"][];
+            /** Format: date-time */
+            toolsRefreshedAt: string | null;
+            lastCheck: components["schemas"]["IntegrationCheck"] | null;
+        };
+        /**
+         * IntegrationList
+         * @description The workspace's connected integrations, newest first.
+         */
+        IntegrationList: {
+            data: components["schemas"]["Integration"][];
+        };
+        /**
+         * IntegrationAuthHeader
+         * @description A header sent with every request to the MCP server (for example `Authorization` with `Bearer …`). The value is sealed at rest and never shown again.
+         * @example {
+         *       "name": "Authorization",
+         *       "value": "Bearer crm-token-123"
+         *     }
+         */
+        IntegrationAuthHeader: {
+            /** @description The header's name. Not one the transport sets itself (`Host`, `Content-Type`, `Content-Length`, `Accept`, `Connection`, `Mcp-Session-Id`, `Mcp-Protocol-Version`, ...). */
+            name: string;
+            /** @description The header's value, printable ASCII. */
+            value: string;
+        };
+        /**
+         * CreateIntegrationRequest
+         * @description Connect an MCP server (Streamable HTTP). The URL must be `https://`; private, loopback, link-local and metadata addresses are refused (also after DNS resolution, again at every connection) unless the server's allow-list names them, as for webhook destinations. The server is checked first (MCP `initialize`, then `tools/list`); only a server that passes is recorded, and recording it emits `integration.connected`.
+         * @example {
+         *       "integration": "crm",
+         *       "url": "https://mcp.crm.northwind.example/mcp",
+         *       "authHeader": {
+         *         "name": "Authorization",
+         *         "value": "Bearer crm-token-123"
+         *       }
+         *     }
+         */
+        CreateIntegrationRequest: {
+            integration: components["schemas"]["IntegrationName"];
+            /** @description The connector's vendor, for example `hubspot`; `mcp` when absent. */
+            provider?: string;
+            /** Format: uri */
+            url: string;
+            authHeader?: components["schemas"]["IntegrationAuthHeader"];
         };
         /**
          * SelectWorkspaceRequest
@@ -3953,7 +4123,9 @@ export interface components {
          *     `destination.paused`, `destination.resumed`, `destination.pinged`, `destination.test_sent` (a test event of
          *     another type than `ping`), `destination.replayed`. Inbound webhooks:
          *     `inbound_webhook.created`, `inbound_webhook.paused`, `inbound_webhook.resumed`, `inbound_webhook.revoked`.
-         *     `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`, `agent.configured` (instructions, step limit, tools or approvals); `kill_switch.engaged`,
+         *     `approval.decided`. Integrations: `integration.connected`, `integration.tested`, `integration.paused`,
+         *     `integration.resumed`, `integration.removed`. `agent.paused`, `agent.resumed`, `agent.configured` (instructions,
+         *     step limit, tools or approvals); `kill_switch.engaged`,
          *     `kill_switch.released` (the manual switch). Members: `member.invited`, `invitation.resent`, `invitation.revoked`,
          *     `invitation.accepted`, `member.role_changed`, `member.removed`, `member.reset` (a password or two-step reset link
          *     made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
@@ -3961,7 +4133,7 @@ export interface components {
          * @example key.created
          * @enum {string}
          */
-        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.test_sent" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "agent.paused" | "agent.resumed" | "agent.configured" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "workspace.created" | "workspace.updated";
+        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.test_sent" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "integration.tested" | "integration.paused" | "integration.resumed" | "integration.removed" | "agent.paused" | "agent.resumed" | "agent.configured" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "workspace.created" | "workspace.updated";
         /**
          * AuditActor
          * @description Who made the change, as the credential proved it (never as a body said). `user`: a person signed in (or, for
@@ -4450,11 +4622,8 @@ export interface components {
          * @description A connector (mail, chat, CRM, ...) was linked in the workspace.
          */
         IntegrationConnectedData: {
-            /**
-             * @description Kind of connector.
-             * @enum {string}
-             */
-            integration: "mail" | "chat" | "crm" | "calendar" | "storage" | "helpdesk";
+            /** @description The integration's name, its tool area (for example `crm` or `mail`). */
+            integration: string;
             /** @description The connector's vendor, for example `hubspot` or `slack`. */
             provider: string;
             connected_by: components["schemas"]["UserId"];
@@ -5285,6 +5454,11 @@ export interface components {
          * @example apr_6Wm1Kp8Zt3Qx7Nv2Lb
          */
         ApprovalIdPath: components["schemas"]["ApprovalId"];
+        /**
+         * @description The integration identifier.
+         * @example int_3Fg7Hj1Kl5Zx9Cv2Bn
+         */
+        IntegrationIdPath: components["schemas"]["IntegrationId"];
         /**
          * @description The member's user identifier.
          * @example usr_8Tb2Nq6Xk4Lm9Vc1Rz
@@ -7459,6 +7633,42 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listIntegrations: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The integrations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntegrationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminReadForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createIntegration: {
         parameters: {
             query?: never;
@@ -7483,7 +7693,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The recorded integration. */
+            /** @description The connected integration. */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7501,6 +7711,241 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["AdminWriteForbidden"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getIntegration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The integration identifier.
+                 * @example int_3Fg7Hj1Kl5Zx9Cv2Bn
+                 */
+                id: components["parameters"]["IntegrationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The integration. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminReadForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeIntegration: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The integration identifier.
+                 * @example int_3Fg7Hj1Kl5Zx9Cv2Bn
+                 */
+                id: components["parameters"]["IntegrationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testIntegration: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The integration identifier.
+                 * @example int_3Fg7Hj1Kl5Zx9Cv2Bn
+                 */
+                id: components["parameters"]["IntegrationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The integration after the check. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pauseIntegration: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The integration identifier.
+                 * @example int_3Fg7Hj1Kl5Zx9Cv2Bn
+                 */
+                id: components["parameters"]["IntegrationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The paused integration. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeIntegration: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The integration identifier.
+                 * @example int_3Fg7Hj1Kl5Zx9Cv2Bn
+                 */
+                id: components["parameters"]["IntegrationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resumed integration. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Integration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1631,40 +1631,94 @@ export const zApprovalDecision = z.strictObject({
 });
 
 /**
- * CreateIntegrationRequest
+ * IntegrationId
  *
- * Record a connector as linked; emits `integration.connected`.
+ * Connected integration identifier, `int_` followed by 16 to 32 base62 characters.
  */
-export const zCreateIntegrationRequest = z.strictObject({
-    integration: z.enum([
-        'mail',
-        'chat',
-        'crm',
-        'calendar',
-        'storage',
-        'helpdesk'
-    ]),
-    provider: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9-]*$/)
+export const zIntegrationId = z.string().min(20).max(36).regex(/^int_[A-Za-z0-9]{16,32}$/);
+
+/**
+ * IntegrationName
+ *
+ * The integration's name, which is also its tool area (its tools are offered to agents as `<name>.<tool>`), for example `crm` or `mail`. Lowercase letters, digits and `-`; unique among the workspace's connected integrations.
+ */
+export const zIntegrationName = z.string().min(1).max(32).regex(/^[a-z0-9][a-z0-9-]*$/);
+
+/**
+ * IntegrationTool
+ *
+ * A tool the integration's MCP server offers, as agents see it.
+ */
+export const zIntegrationTool = z.strictObject({
+    name: z.string().max(97).regex(/^[a-z0-9][a-z0-9-]*\.[a-z0-9_-]+$/),
+    description: z.string().max(1024),
+    readOnly: z.boolean()
+});
+
+/**
+ * IntegrationCheck
+ *
+ * The last connection check of an integration: MCP `initialize`, then `tools/list`.
+ */
+export const zIntegrationCheck = z.strictObject({
+    at: z.iso.datetime({ offset: true }),
+    ok: z.boolean(),
+    error: z.string().max(200).nullable()
 });
 
 /**
  * Integration
  *
- * A connector linked in the workspace.
+ * A connector linked in the workspace: an MCP server (Streamable HTTP) whose tools the workspace's agents may call. Its auth header's value is never shown.
  */
 export const zIntegration = z.object({
-    id: z.string().regex(/^int_[A-Za-z0-9]{16,32}$/),
-    integration: z.enum([
-        'mail',
-        'chat',
-        'crm',
-        'calendar',
-        'storage',
-        'helpdesk'
-    ]),
+    id: zIntegrationId,
+    integration: zIntegrationName,
     provider: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9-]*$/),
     connectedBy: zUserId,
-    connectedAt: z.iso.datetime({ offset: true })
+    connectedAt: z.iso.datetime({ offset: true }),
+    url: z.url().max(2048).nullable(),
+    authHeaderName: z.string().max(64).nullable(),
+    status: z.enum([
+        'active',
+        'paused',
+        'failing',
+        'not_connected'
+    ]),
+    tools: z.array(zIntegrationTool).max(128),
+    toolsRefreshedAt: z.iso.datetime({ offset: true }).nullable(),
+    lastCheck: zIntegrationCheck.nullable()
+});
+
+/**
+ * IntegrationList
+ *
+ * The workspace's connected integrations, newest first.
+ */
+export const zIntegrationList = z.strictObject({
+    data: z.array(zIntegration)
+});
+
+/**
+ * IntegrationAuthHeader
+ *
+ * A header sent with every request to the MCP server (for example `Authorization` with `Bearer …`). The value is sealed at rest and never shown again.
+ */
+export const zIntegrationAuthHeader = z.strictObject({
+    name: z.string().min(1).max(64).regex(/^[A-Za-z0-9-]+$/),
+    value: z.string().min(1).max(4096).regex(/^[\x20-\x7E]+$/)
+});
+
+/**
+ * CreateIntegrationRequest
+ *
+ * Connect an MCP server (Streamable HTTP). The URL must be `https://`; private, loopback, link-local and metadata addresses are refused (also after DNS resolution, again at every connection) unless the server's allow-list names them, as for webhook destinations. The server is checked first (MCP `initialize`, then `tools/list`); only a server that passes is recorded, and recording it emits `integration.connected`.
+ */
+export const zCreateIntegrationRequest = z.strictObject({
+    integration: zIntegrationName,
+    provider: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9-]*$/).optional(),
+    url: z.url().max(2048).regex(/^https:\/\//),
+    authHeader: zIntegrationAuthHeader.optional()
 });
 
 /**
@@ -1977,7 +2031,9 @@ export const zAccountResetRedeemed = z.strictObject({
  * `destination.paused`, `destination.resumed`, `destination.pinged`, `destination.test_sent` (a test event of
  * another type than `ping`), `destination.replayed`. Inbound webhooks:
  * `inbound_webhook.created`, `inbound_webhook.paused`, `inbound_webhook.resumed`, `inbound_webhook.revoked`.
- * `approval.decided`; `integration.connected`; `agent.paused`, `agent.resumed`, `agent.configured` (instructions, step limit, tools or approvals); `kill_switch.engaged`,
+ * `approval.decided`. Integrations: `integration.connected`, `integration.tested`, `integration.paused`,
+ * `integration.resumed`, `integration.removed`. `agent.paused`, `agent.resumed`, `agent.configured` (instructions,
+ * step limit, tools or approvals); `kill_switch.engaged`,
  * `kill_switch.released` (the manual switch). Members: `member.invited`, `invitation.resent`, `invitation.revoked`,
  * `invitation.accepted`, `member.role_changed`, `member.removed`, `member.reset` (a password or two-step reset link
  * made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
@@ -2002,6 +2058,10 @@ export const zAuditAction = z.enum([
     'inbound_webhook.revoked',
     'approval.decided',
     'integration.connected',
+    'integration.tested',
+    'integration.paused',
+    'integration.resumed',
+    'integration.removed',
     'agent.paused',
     'agent.resumed',
     'agent.configured',
@@ -2479,14 +2539,7 @@ export const zDraftCreatedEvent = zEventEnvelope.and(z.object({
  * A connector (mail, chat, CRM, ...) was linked in the workspace.
  */
 export const zIntegrationConnectedData = z.strictObject({
-    integration: z.enum([
-        'mail',
-        'chat',
-        'crm',
-        'calendar',
-        'storage',
-        'helpdesk'
-    ]),
+    integration: z.string().max(32).regex(/^[a-z0-9][a-z0-9-]*$/),
     provider: z.string().max(64),
     connected_by: zUserId
 });
@@ -2780,6 +2833,11 @@ export const zApprovalStatusQuery = z.enum([
  * The approval identifier.
  */
 export const zApprovalIdPath = zApprovalId;
+
+/**
+ * The integration identifier.
+ */
+export const zIntegrationIdPath = zIntegrationId;
 
 /**
  * The member's user identifier.
@@ -3450,6 +3508,15 @@ export const zDecideApprovalPath = z.object({
  */
 export const zDecideApprovalResponse = zApproval;
 
+export const zListIntegrationsHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The integrations.
+ */
+export const zListIntegrationsResponse = zIntegrationList;
+
 export const zCreateIntegrationBody = zCreateIntegrationRequest;
 
 export const zCreateIntegrationHeaders = z.object({
@@ -3458,9 +3525,78 @@ export const zCreateIntegrationHeaders = z.object({
 });
 
 /**
- * The recorded integration.
+ * The connected integration.
  */
 export const zCreateIntegrationResponse = zIntegration;
+
+export const zRemoveIntegrationHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zRemoveIntegrationPath = z.object({
+    id: zIntegrationId
+});
+
+/**
+ * Removed.
+ */
+export const zRemoveIntegrationResponse = z.void();
+
+export const zGetIntegrationHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zGetIntegrationPath = z.object({
+    id: zIntegrationId
+});
+
+/**
+ * The integration.
+ */
+export const zGetIntegrationResponse = zIntegration;
+
+export const zTestIntegrationHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zTestIntegrationPath = z.object({
+    id: zIntegrationId
+});
+
+/**
+ * The integration after the check.
+ */
+export const zTestIntegrationResponse = zIntegration;
+
+export const zPauseIntegrationHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zPauseIntegrationPath = z.object({
+    id: zIntegrationId
+});
+
+/**
+ * The paused integration.
+ */
+export const zPauseIntegrationResponse = zIntegration;
+
+export const zResumeIntegrationHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zResumeIntegrationPath = z.object({
+    id: zIntegrationId
+});
+
+/**
+ * The resumed integration.
+ */
+export const zResumeIntegrationResponse = zIntegration;
 
 export const zSelectWorkspaceBody = zSelectWorkspaceRequest;
 

@@ -60,6 +60,7 @@ export const FLOORS: readonly (readonly string[])[] = [
     'domain/drafts',
     'domain/inbound-webhooks',
     'domain/mcp',
+    'domain/agent-loop',
   ],
   // 5. The services handlers receive, and the worker.
   ['services', 'webhook-services', 'worker'],

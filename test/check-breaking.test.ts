@@ -478,7 +478,14 @@ describe('the script against the real contract', () => {
       /: response field "conversationId" removed or renamed (\(new beside it: [^)]+\) )?\(#\/components\/schemas\/Run\/properties\/conversationId\)$/,
     );
     expect(lines.length).toBeGreaterThan(1);
-    expect(lines.every((line) => line.includes('"conversationId" removed or renamed'))).toBe(true);
+    // Breaks the contract already has against the release (declared by a new major in CHANGELOG.md) are not this one's.
+    const already = new Set(
+      run('--changelog', plainChangelog)
+        .stderr.split('\n')
+        .filter((l) => l.startsWith('  - ')),
+    );
+    expect(lines.filter((l) => !already.has(l)).every((l) => l.includes('"conversationId" removed or renamed'))).toBe(true);
+    expect(lines.some((l) => !already.has(l))).toBe(true);
     expect(result.stderr).toContain(`## [${release.version.major + 1}.0.0]`);
   });
 

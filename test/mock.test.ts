@@ -34,6 +34,7 @@ const message = { alias: 'Sonata' as const, effort: 'high' as const, messages: [
 const newKey = { name: 'CRM integration', scopes: ['orchestrator:invoke', 'usage:read'], expiresInDays: 365 };
 const lead = { event: 'lead.created', id: 'lead_000184', contact: { name: 'Dana Whitfield' } };
 const DST_ID = 'dst_5Lx2Qw8Nm4Rt7Vb1K';
+const INT_ID = 'int_3Fg7Hj1Kl5Zx9Cv2Bn';
 const hook = { slug: 'crm-leads', agentSlug: 'sales', algorithm: 'sha256' as const, timestampRequired: true };
 const destination = { url: 'https://hooks.northwind.example/agent-events', events: ['run.completed' as const] };
 const rpc = { jsonrpc: '2.0' as const, id: 1, method: 'tools/list' };
@@ -127,7 +128,17 @@ const calls: Record<string, Call> = {
   getLiveness: (c, h) => c.GET('/healthz', { headers: h }),
   getReadiness: (c, h) => c.GET('/readyz', { headers: h }),
   createIntegration: (c, h) =>
-    c.POST('/integrations', { params: { header: csrf }, body: { integration: 'crm', provider: 'hubspot' }, headers: { ...session, ...h } }),
+    c.POST('/integrations', {
+      params: { header: csrf },
+      body: { integration: 'crm', url: 'https://mcp.crm.northwind.example/mcp' },
+      headers: { ...session, ...h },
+    }),
+  listIntegrations: (c, h) => c.GET('/integrations', { headers: { ...session, ...h } }),
+  getIntegration: (c, h) => c.GET('/integrations/{id}', { params: { path: { id: INT_ID } }, headers: { ...session, ...h } }),
+  testIntegration: (c, h) => c.POST('/integrations/{id}/test', { params: { path: { id: INT_ID }, header: csrf }, headers: { ...session, ...h } }),
+  pauseIntegration: (c, h) => c.POST('/integrations/{id}/pause', { params: { path: { id: INT_ID }, header: csrf }, headers: { ...session, ...h } }),
+  resumeIntegration: (c, h) => c.POST('/integrations/{id}/resume', { params: { path: { id: INT_ID }, header: csrf }, headers: { ...session, ...h } }),
+  removeIntegration: (c, h) => c.DELETE('/integrations/{id}', { params: { path: { id: INT_ID }, header: csrf }, headers: { ...session, ...h } }),
   selectWorkspace: (c, h) => c.POST('/auth/workspace', { params: { header: csrf }, body: { workspaceId: WORKSPACE_ID }, headers: { ...session, ...h } }),
   listMembers: (c, h) => c.GET('/workspace/members', { headers: { ...session, ...h } }),
   updateMember: (c, h) =>

@@ -23,6 +23,7 @@ import { SpendingScreen } from './screens/spending.tsx';
 import { type SignInNotice, SignIn } from './screens/sign-in.tsx';
 import { TryScreen } from './screens/try.tsx';
 import { WebhooksScreen } from './screens/webhooks.tsx';
+import { IntegrationsScreen } from './screens/integrations.tsx';
 import { isAdmin, readSession, type Session, SessionCtx } from './session.ts';
 import { useSessionWatch } from './session-watch.ts';
 import { ErrorNote } from './ui.tsx';
@@ -42,6 +43,7 @@ const SCREENS: Screen[] = [
   { path: '/agents', title: 'Agents', admin: false },
   { path: '/keys', title: 'API keys', admin: true },
   { path: '/webhooks', title: 'Webhooks', admin: true },
+  { path: '/integrations', title: 'Integrations', admin: true },
   { path: '/spending', title: 'Spending', admin: true },
   { path: '/members', title: 'Members', admin: true },
   { path: '/audit', title: 'Audit', admin: true },
@@ -206,6 +208,8 @@ function render(route: string, admin: boolean) {
       return admin ? <KeysScreen /> : <NotForRole />;
     case '/webhooks':
       return admin ? <WebhooksScreen /> : <NotForRole />;
+    case '/integrations':
+      return admin ? <IntegrationsScreen /> : <NotForRole />;
     case '/members':
       return admin ? <MembersScreen /> : <NotForRole />;
     case '/spending':

@@ -152,6 +152,14 @@ export const SCREENS: Screen[] = [
     shows: () => [],
   },
   {
+    name: 'integrations',
+    async open(page) {
+      await openPath(page, '/panel/integrations', 'Integrations');
+      await page.getByRole('button', { name: 'Connect an MCP server' }).waitFor(WAIT);
+    },
+    shows: () => [],
+  },
+  {
     name: 'members',
     async open(page) {
       await openPath(page, '/panel/members', 'Members');

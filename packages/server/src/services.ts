@@ -12,7 +12,10 @@ import { createApprovalService, type ApprovalService } from './domain/approvals/
 import { createAuditService, type AuditService } from './domain/audit/index.ts';
 import { createDraftService, type DraftService } from './domain/drafts/index.ts';
 import { createInboundIngestService, type InboundIngestService } from './domain/inbound-webhooks/ingest-service.ts';
+import { createConnectionSlots } from './domain/integrations/connection-slots.ts';
+import { createMcpConnector } from './domain/integrations/mcp-client.ts';
 import { createIntegrationService, type IntegrationService } from './domain/integrations/service.ts';
+import { createIntegrationTools, type IntegrationTools } from './domain/integrations/tool-source.ts';
 import { createKeyService, type KeyService } from './domain/keys/index.ts';
 import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens/index.ts';
 import { createOperatorService, type OperatorService } from './domain/operators/index.ts';
@@ -61,6 +64,8 @@ export interface Deps {
   logError?: (entry: { requestId: string; method: string; path: string; error: unknown; message?: string }) => void;
   /** Webhook secrets key, outbound allow-list, worker wake-up (see webhook-services.ts). */
   webhooks?: WebhookDeps;
+  /** The MCP client of connected integrations: time limits, connections per workspace, tools TTL, test trust roots. */
+  integrations?: IntegrationOptions;
   /** Alias -> engine; every alias on the local engine when absent. */
   engines?: Engines;
   /** The tools of a workspace's connected integrations (the agent loop); none when absent. */
@@ -102,6 +107,20 @@ export interface Deps {
   saturation?: Saturation;
 }
 
+/** How the MCP client of connected integrations behaves (defaults in domain/integrations). */
+export interface IntegrationOptions {
+  /** Time for a session to open (`initialize`); 10 s when absent. */
+  connectTimeoutMs?: number;
+  /** Time for each call after it (`tools/list`, `tools/call`); 30 s when absent. */
+  callTimeoutMs?: number;
+  /** Connections a workspace may have open to its integrations at once; 4 when absent. */
+  connectionsPerWorkspace?: number;
+  /** How long a tools list is used before it is listed again; 5 minutes when absent. */
+  toolsTtlMs?: number;
+  /** Extra trust roots (a test server's self-signed certificate); the system's (and NODE_EXTRA_CA_CERTS) otherwise. */
+  ca?: string | readonly string[];
+}
+
 export interface Services {
   clock: Clock;
   config: AppConfig;
@@ -132,6 +151,8 @@ export interface Services {
   /** The workspace's audit log (the events are recorded by the other services, in their changes' transactions). */
   audit: AuditService;
   integrations: IntegrationService;
+  /** The tools of the workspace's connected integrations, for the agent loop (`ToolSource`). */
+  integrationTools: IntegrationTools;
   /** A workspace's standing by its id (a session's invocation). */
   standing: StandingService;
   logger: Logger;
@@ -185,6 +206,15 @@ export function buildServices(deps: Deps): Services {
     toolTimeoutMs: deps.toolTimeoutMs,
   });
   const { secretBox } = webhooks;
+  const integrationOptions = deps.integrations ?? {};
+  // Connectors pass the webhook destinations' guard and allow-list (WEBHOOK_ALLOW_HOSTS).
+  const connector = createMcpConnector({
+    policy: { allowList: webhooks.allowList },
+    ...(integrationOptions.ca !== undefined ? { ca: [integrationOptions.ca].flat() } : {}),
+    ...(integrationOptions.connectTimeoutMs !== undefined ? { connectTimeoutMs: integrationOptions.connectTimeoutMs } : {}),
+    ...(integrationOptions.callTimeoutMs !== undefined ? { callTimeoutMs: integrationOptions.callTimeoutMs } : {}),
+    slots: createConnectionSlots(integrationOptions.connectionsPerWorkspace),
+  });
   return {
     clock,
     config: { ...DEFAULT_APP_CONFIG, ...deps.config },
@@ -207,7 +237,15 @@ export function buildServices(deps: Deps): Services {
     members: createMemberService({ db, clock, secretBox }),
     approvals: createApprovalService({ db, clock }),
     audit: createAuditService({ db }),
-    integrations: createIntegrationService({ db, clock }),
+    integrations: createIntegrationService({ db, clock, secretBox, policy: { allowList: webhooks.allowList }, connector }),
+    integrationTools: createIntegrationTools({
+      db,
+      clock,
+      secretBox,
+      connector,
+      ...(integrationOptions.toolsTtlMs !== undefined ? { toolsTtlMs: integrationOptions.toolsTtlMs } : {}),
+      logError: (error) => logger.error({ err: error }, 'integration tools refresh failed'),
+    }),
     standing: createStandingService({ db }),
     logger,
     metrics: deps.metrics,

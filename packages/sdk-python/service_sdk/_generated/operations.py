@@ -74,7 +74,13 @@ OPERATIONS: dict[str, OperationSpec] = {
     "getDailyUsage": {"id": "getDailyUsage", "method": "GET", "path": "/usage/daily", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listApprovals": {"id": "listApprovals", "method": "GET", "path": "/approvals", "auth": "adminSession", "path_params": (), "query_params": ("status", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "decideApproval": {"id": "decideApproval", "method": "POST", "path": "/approvals/{approval_id}/decision", "auth": "adminSession", "path_params": ("approval_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "listIntegrations": {"id": "listIntegrations", "method": "GET", "path": "/integrations", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "createIntegration": {"id": "createIntegration", "method": "POST", "path": "/integrations", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "getIntegration": {"id": "getIntegration", "method": "GET", "path": "/integrations/{id}", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "removeIntegration": {"id": "removeIntegration", "method": "DELETE", "path": "/integrations/{id}", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": True},
+    "testIntegration": {"id": "testIntegration", "method": "POST", "path": "/integrations/{id}/test", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "pauseIntegration": {"id": "pauseIntegration", "method": "POST", "path": "/integrations/{id}/pause", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "resumeIntegration": {"id": "resumeIntegration", "method": "POST", "path": "/integrations/{id}/resume", "auth": "adminSession", "path_params": ("id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "selectWorkspace": {"id": "selectWorkspace", "method": "POST", "path": "/auth/workspace", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "listMembers": {"id": "listMembers", "method": "GET", "path": "/workspace/members", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "removeMember": {"id": "removeMember", "method": "DELETE", "path": "/workspace/members/{user_id}", "auth": "adminSession", "path_params": ("user_id",), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": True},
@@ -291,9 +297,33 @@ class Operations:
         """POST /approvals/{approval_id}/decision: Decide an approval"""
         return self._call("decideApproval", path={"approval_id": approval_id}, body=body)  # type: ignore[no-any-return]
 
+    def list_integrations(self) -> models.IntegrationList:
+        """GET /integrations: List connected integrations"""
+        return self._call("listIntegrations")  # type: ignore[no-any-return]
+
     def create_integration(self, *, body: models.CreateIntegrationRequest) -> models.Integration:
-        """POST /integrations: Record a connected integration"""
+        """POST /integrations: Connect an integration"""
         return self._call("createIntegration", body=body)  # type: ignore[no-any-return]
+
+    def get_integration(self, *, id: str) -> models.Integration:
+        """GET /integrations/{id}: Read a connected integration"""
+        return self._call("getIntegration", path={"id": id})  # type: ignore[no-any-return]
+
+    def remove_integration(self, *, id: str) -> None:
+        """DELETE /integrations/{id}: Remove an integration"""
+        return self._call("removeIntegration", path={"id": id})  # type: ignore[no-any-return]
+
+    def test_integration(self, *, id: str) -> models.Integration:
+        """POST /integrations/{id}/test: Check an integration's connection"""
+        return self._call("testIntegration", path={"id": id})  # type: ignore[no-any-return]
+
+    def pause_integration(self, *, id: str) -> models.Integration:
+        """POST /integrations/{id}/pause: Pause an integration"""
+        return self._call("pauseIntegration", path={"id": id})  # type: ignore[no-any-return]
+
+    def resume_integration(self, *, id: str) -> models.Integration:
+        """POST /integrations/{id}/resume: Resume an integration"""
+        return self._call("resumeIntegration", path={"id": id})  # type: ignore[no-any-return]
 
     def select_workspace(self, *, body: models.SelectWorkspaceRequest) -> models.SessionWorkspaces:
         """POST /auth/workspace: Select the session's workspace"""
@@ -614,9 +644,33 @@ class AsyncOperations:
         """POST /approvals/{approval_id}/decision: Decide an approval"""
         return await self._call("decideApproval", path={"approval_id": approval_id}, body=body)  # type: ignore[no-any-return]
 
+    async def list_integrations(self) -> models.IntegrationList:
+        """GET /integrations: List connected integrations"""
+        return await self._call("listIntegrations")  # type: ignore[no-any-return]
+
     async def create_integration(self, *, body: models.CreateIntegrationRequest) -> models.Integration:
-        """POST /integrations: Record a connected integration"""
+        """POST /integrations: Connect an integration"""
         return await self._call("createIntegration", body=body)  # type: ignore[no-any-return]
+
+    async def get_integration(self, *, id: str) -> models.Integration:
+        """GET /integrations/{id}: Read a connected integration"""
+        return await self._call("getIntegration", path={"id": id})  # type: ignore[no-any-return]
+
+    async def remove_integration(self, *, id: str) -> None:
+        """DELETE /integrations/{id}: Remove an integration"""
+        return await self._call("removeIntegration", path={"id": id})  # type: ignore[no-any-return]
+
+    async def test_integration(self, *, id: str) -> models.Integration:
+        """POST /integrations/{id}/test: Check an integration's connection"""
+        return await self._call("testIntegration", path={"id": id})  # type: ignore[no-any-return]
+
+    async def pause_integration(self, *, id: str) -> models.Integration:
+        """POST /integrations/{id}/pause: Pause an integration"""
+        return await self._call("pauseIntegration", path={"id": id})  # type: ignore[no-any-return]
+
+    async def resume_integration(self, *, id: str) -> models.Integration:
+        """POST /integrations/{id}/resume: Resume an integration"""
+        return await self._call("resumeIntegration", path={"id": id})  # type: ignore[no-any-return]
 
     async def select_workspace(self, *, body: models.SelectWorkspaceRequest) -> models.SessionWorkspaces:
         """POST /auth/workspace: Select the session's workspace"""

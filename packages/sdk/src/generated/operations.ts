@@ -58,7 +58,13 @@ export const OPERATIONS = {
   getDailyUsage: { id: 'getDailyUsage', method: 'GET', path: '/usage/daily', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listApprovals: { id: 'listApprovals', method: 'GET', path: '/approvals', auth: 'adminSession', pathParams: [], queryParams: ['status', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   decideApproval: { id: 'decideApproval', method: 'POST', path: '/approvals/{approval_id}/decision', auth: 'adminSession', pathParams: ['approval_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  listIntegrations: { id: 'listIntegrations', method: 'GET', path: '/integrations', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   createIntegration: { id: 'createIntegration', method: 'POST', path: '/integrations', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  getIntegration: { id: 'getIntegration', method: 'GET', path: '/integrations/{id}', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  removeIntegration: { id: 'removeIntegration', method: 'DELETE', path: '/integrations/{id}', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: true },
+  testIntegration: { id: 'testIntegration', method: 'POST', path: '/integrations/{id}/test', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  pauseIntegration: { id: 'pauseIntegration', method: 'POST', path: '/integrations/{id}/pause', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  resumeIntegration: { id: 'resumeIntegration', method: 'POST', path: '/integrations/{id}/resume', auth: 'adminSession', pathParams: ['id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   selectWorkspace: { id: 'selectWorkspace', method: 'POST', path: '/auth/workspace', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   listMembers: { id: 'listMembers', method: 'GET', path: '/workspace/members', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   removeMember: { id: 'removeMember', method: 'DELETE', path: '/workspace/members/{user_id}', auth: 'adminSession', pathParams: ['user_id'], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: true },
@@ -143,7 +149,13 @@ export interface OperationInputs {
   getDailyUsage: Record<string, never>;
   listApprovals: { query?: Params<'listApprovals', 'query'> };
   decideApproval: { path: Params<'decideApproval', 'path'>; body: JsonBody<'decideApproval'> };
+  listIntegrations: Record<string, never>;
   createIntegration: { body: JsonBody<'createIntegration'> };
+  getIntegration: { path: Params<'getIntegration', 'path'> };
+  removeIntegration: { path: Params<'removeIntegration', 'path'> };
+  testIntegration: { path: Params<'testIntegration', 'path'> };
+  pauseIntegration: { path: Params<'pauseIntegration', 'path'> };
+  resumeIntegration: { path: Params<'resumeIntegration', 'path'> };
   selectWorkspace: { body: JsonBody<'selectWorkspace'> };
   listMembers: Record<string, never>;
   removeMember: { path: Params<'removeMember', 'path'> };
@@ -226,7 +238,13 @@ export interface OperationOutputs {
   getDailyUsage: JsonAnswer<'getDailyUsage', 200>;
   listApprovals: JsonAnswer<'listApprovals', 200>;
   decideApproval: JsonAnswer<'decideApproval', 200>;
+  listIntegrations: JsonAnswer<'listIntegrations', 200>;
   createIntegration: JsonAnswer<'createIntegration', 201>;
+  getIntegration: JsonAnswer<'getIntegration', 200>;
+  removeIntegration: void;
+  testIntegration: JsonAnswer<'testIntegration', 200>;
+  pauseIntegration: JsonAnswer<'pauseIntegration', 200>;
+  resumeIntegration: JsonAnswer<'resumeIntegration', 200>;
   selectWorkspace: JsonAnswer<'selectWorkspace', 200>;
   listMembers: JsonAnswer<'listMembers', 200>;
   removeMember: void;
@@ -483,9 +501,39 @@ export class Operations {
     return this.transport.call(OPERATIONS.decideApproval, input, options) as Promise<OperationOutputs['decideApproval']>;
   }
 
-  /** POST /integrations: Record a connected integration */
+  /** GET /integrations: List connected integrations */
+  listIntegrations(input: OperationInputs['listIntegrations'] = {}, options?: RequestOptions): Promise<OperationOutputs['listIntegrations']> {
+    return this.transport.call(OPERATIONS.listIntegrations, input, options) as Promise<OperationOutputs['listIntegrations']>;
+  }
+
+  /** POST /integrations: Connect an integration */
   createIntegration(input: OperationInputs['createIntegration'], options?: RequestOptions): Promise<OperationOutputs['createIntegration']> {
     return this.transport.call(OPERATIONS.createIntegration, input, options) as Promise<OperationOutputs['createIntegration']>;
+  }
+
+  /** GET /integrations/{id}: Read a connected integration */
+  getIntegration(input: OperationInputs['getIntegration'], options?: RequestOptions): Promise<OperationOutputs['getIntegration']> {
+    return this.transport.call(OPERATIONS.getIntegration, input, options) as Promise<OperationOutputs['getIntegration']>;
+  }
+
+  /** DELETE /integrations/{id}: Remove an integration */
+  removeIntegration(input: OperationInputs['removeIntegration'], options?: RequestOptions): Promise<OperationOutputs['removeIntegration']> {
+    return this.transport.call(OPERATIONS.removeIntegration, input, options) as Promise<OperationOutputs['removeIntegration']>;
+  }
+
+  /** POST /integrations/{id}/test: Check an integration's connection */
+  testIntegration(input: OperationInputs['testIntegration'], options?: RequestOptions): Promise<OperationOutputs['testIntegration']> {
+    return this.transport.call(OPERATIONS.testIntegration, input, options) as Promise<OperationOutputs['testIntegration']>;
+  }
+
+  /** POST /integrations/{id}/pause: Pause an integration */
+  pauseIntegration(input: OperationInputs['pauseIntegration'], options?: RequestOptions): Promise<OperationOutputs['pauseIntegration']> {
+    return this.transport.call(OPERATIONS.pauseIntegration, input, options) as Promise<OperationOutputs['pauseIntegration']>;
+  }
+
+  /** POST /integrations/{id}/resume: Resume an integration */
+  resumeIntegration(input: OperationInputs['resumeIntegration'], options?: RequestOptions): Promise<OperationOutputs['resumeIntegration']> {
+    return this.transport.call(OPERATIONS.resumeIntegration, input, options) as Promise<OperationOutputs['resumeIntegration']>;
   }
 
   /** POST /auth/workspace: Select the session's workspace */

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inboundRunExecutor } from '../domain/runs/index.ts';
 import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from '@service/testing/https-receiver';
+import { startCrmServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { until } from '@service/testing/cli-processes';
 import type { OpenDb } from '../store/db.ts';
 import { openStore } from '../store/open.ts';
@@ -66,6 +67,7 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL outage', () => {
   let proxied: OpenDb;
   let proxy: Awaited<ReturnType<typeof startCuttableProxy>>;
   let receiver: HttpsTestReceiver;
+  let mcp: McpTestServer;
   let t: TestApp;
   let worker: Worker | undefined;
 
@@ -81,7 +83,8 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL outage', () => {
     proxied = await openStore({ databaseUrl: url.toString(), schema: schema!.schema });
     const certificate = createSelfSignedCertificate();
     receiver = await startHttpsTestReceiver(certificate);
-    t = await createTestApp({ db: proxied, deps: { webhooks: { allowList: ['127.0.0.1'] } } });
+    mcp = await startCrmServer();
+    t = await createTestApp({ db: proxied, deps: { webhooks: { allowList: ['127.0.0.1'] }, integrations: { ca: mcp.ca } } });
   }, 60_000);
 
   afterAll(async () => {
@@ -89,6 +92,7 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL outage', () => {
     await t?.close();
     await proxy?.close();
     await receiver?.close();
+    await mcp?.close();
     await store?.cleanup();
   });
 
@@ -105,7 +109,7 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL outage', () => {
     const connected = await t.app.request('/integrations', {
       method: 'POST',
       headers: admin,
-      body: JSON.stringify({ integration: 'crm', provider: 'hubspot' }),
+      body: JSON.stringify({ integration: 'crm', provider: 'hubspot', url: mcp.url }),
     });
     expect(connected.status).toBe(201);
     const [queued] = await store.db.query<{ event_id: string }>(`SELECT event_id FROM deliveries WHERE status = 'pending'`);

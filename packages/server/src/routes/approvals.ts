@@ -1,7 +1,6 @@
 /**
- * @module Approvals and integrations: listApprovals (any member's session reads them),
- * decideApproval (an admin; emits `approval.decided`), createIntegration (an admin; emits
- * `integration.connected`).
+ * @module Approvals: listApprovals (any member's session reads them), decideApproval (an admin;
+ * emits `approval.decided`).
  */
 import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
 
@@ -19,12 +18,4 @@ const listApprovals: Handler<'listApprovals'> = async (c, { query }, { approvals
   return { status: 200, body: await approvals.list({ workspaceId, status: query.status ?? 'pending', limit: query.limit, offset: query.offset }) };
 };
 
-const createIntegration: Handler<'createIntegration'> = async (c, { body }, services) => {
-  const { integrations, webhooks } = services;
-  const { workspaceId, userId } = authOf(c, 'adminSession');
-  const integration = await integrations.record({ workspaceId, ...body, connectedBy: userId }, auditOf(c, services));
-  webhooks.wake();
-  return { status: 201, body: integration };
-};
-
-export const approvalHandlers = { listApprovals, decideApproval, createIntegration } satisfies Partial<Handlers>;
+export const approvalHandlers = { listApprovals, decideApproval } satisfies Partial<Handlers>;

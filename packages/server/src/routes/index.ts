@@ -5,6 +5,7 @@
 import { agentHandlers } from './agents.ts';
 import { apiKeyHandlers } from './api-keys.ts';
 import { approvalHandlers } from './approvals.ts';
+import { integrationHandlers } from './integrations.ts';
 import { auditEventHandlers } from './audit-events.ts';
 import { authHandlers } from './auth.ts';
 import { authSessionHandlers } from './auth-session.ts';
@@ -32,7 +33,8 @@ export const handlers: Handlers = {
   ...mcpHandlers, // openMcpStream, callMcpRpc (the tenant MCP bridge)
   ...inboundWebhookHandlers, // inbound ingestion (Set A and B) and inbound webhook settings
   ...webhookDestinationHandlers, // outbound destinations
-  ...approvalHandlers, // decideApproval, createIntegration
+  ...approvalHandlers, // listApprovals, decideApproval
+  ...integrationHandlers, // connected integrations (MCP servers)
   ...inferenceHandlers, // createInference, sendAgentMessage, sendOrchestratorMessage
   ...runHandlers, // getRun, listRuns, cancelRun, Set A and Set B
   ...runEventHandlers, // getRunEvents, Set A and Set B

@@ -20,6 +20,8 @@ const ALLOWED = new Set([
   'revokeInboundWebhook',
   'pauseInboundWebhook',
   'pauseWebhookDestination',
+  'pauseIntegration',
+  'removeIntegration',
   'pauseAgent',
   'setManualKillSwitch',
   'removeMember',

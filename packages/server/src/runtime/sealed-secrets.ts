@@ -12,6 +12,8 @@ export const SEALED_COLUMNS = [
   ['webhook_destinations', 'id', 'previous_secret_encrypted'],
   ['inbound_webhooks', 'id', 'secret_encrypted'],
   ['users', 'id', 'totp_secret'],
+  // An integration's auth header value (migration 0540).
+  ['integrations', 'id', 'auth_header_encrypted'],
 ] as const;
 
 /**

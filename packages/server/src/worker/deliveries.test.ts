@@ -14,6 +14,7 @@ import { createSecretBox, SealedSecretUnreadable } from '../domain/webhooks/secr
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '@service/testing/https-receiver';
 import { countingDb, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { startMailServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { recordDeliveredAttempts } from '../domain/events/deliveries.ts';
 import { claimDueDeliveries, runDeliveryBatch, type DeliveryWorkerDeps } from './deliveries.ts';
 
@@ -26,16 +27,19 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
   let adminUserId: string;
   let receiver: HttpsTestReceiver;
   let answer: (path: string) => ReceiverAnswer = () => ({ status: 200 });
+  let mcp: McpTestServer;
 
   beforeAll(async () => {
     store = await open();
-    t = await createTestApp({ db: store.db, deps: { webhooks: { allowList: ['127.0.0.1'] } } });
+    mcp = await startMailServer();
+    t = await createTestApp({ db: store.db, deps: { webhooks: { allowList: ['127.0.0.1'] }, integrations: { ca: mcp.ca } } });
     admin = await t.login();
     adminUserId = (await store.db.query<{ id: string }>(`SELECT user_id AS id FROM memberships WHERE workspace_id = $1`, [t.workspaceId]))[0]!.id;
     receiver = await startHttpsTestReceiver(certificate, (request) => answer(request.path));
   });
   afterAll(async () => {
     await receiver?.close();
+    await mcp?.close();
     await t?.close();
     await store?.cleanup();
   });
@@ -235,7 +239,7 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     const decided = await adminCall('POST', '/approvals/apr_decideAAAAAAAAAAAAAAA/decision', { decision: 'approved' });
     expect(decided.status).toBe(200);
     expect(decided.body).toMatchObject({ id: 'apr_decideAAAAAAAAAAAAAAA', status: 'approved', decidedBy: adminUserId, decidedAt: t.clock.now().toISOString() });
-    const integration = await adminCall('POST', '/integrations', { integration: 'crm', provider: 'hubspot' });
+    const integration = await adminCall('POST', '/integrations', { integration: 'crm', provider: 'hubspot', url: mcp.url });
     expect(integration.status).toBe(201);
     expect(integration.body).toMatchObject({ id: expect.stringMatching(/^int_/), integration: 'crm', provider: 'hubspot', connectedBy: adminUserId });
 
@@ -454,7 +458,7 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
   it('410 Gone gives a delivery up at once and pauses the destination (gone); resume and replay send it again', async () => {
     const dest = await createDestination('/gone', ['integration.connected']);
     answer = (path) => (path === '/gone' ? { status: 410 } : { status: 200 });
-    await adminCall('POST', '/integrations', { integration: 'mail', provider: 'imap' });
+    expect((await adminCall('POST', '/integrations', { integration: 'mail', provider: 'imap', url: mcp.url })).status).toBe(201);
     await drain();
     const [row] = await store.db.query<{ status: string; attempts: number }>(`SELECT status, attempts FROM deliveries WHERE destination_id = $1`, [dest.id]);
     expect(row).toEqual({ status: 'failed', attempts: 1 });
@@ -468,7 +472,7 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
       lastFailure: { at: t.clock.now().toISOString(), errorKind: 'http_status', httpStatus: 410 },
     });
     // Paused for gone: later events are not queued for it (the receiver said it wants none).
-    await adminCall('POST', '/integrations', { integration: 'chat', provider: 'matrix' });
+    expect((await adminCall('POST', '/integrations', { integration: 'chat', provider: 'matrix', url: mcp.url })).status).toBe(201);
     expect(await store.db.query(`SELECT id FROM deliveries WHERE destination_id = $1`, [dest.id])).toHaveLength(1);
     // A replay while paused waits for the resume.
     answer = () => ({ status: 204 });

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../../sdk/src/index.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver, type ReceiverAnswer } from '@service/testing/https-receiver';
+import { startCrmServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { openStore } from '../store/open.ts';
 import { DEFAULT_DELIVERY_LANES } from './deliveries.ts';
 import { cliProcesses, until, type CliProcesses } from '@service/testing/cli-processes';
@@ -28,13 +29,16 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
   let secret: string;
   let admin: { email: string; password: string; totpSecret: string };
   let cli: CliProcesses;
+  let mcp: McpTestServer;
   const run = (...args: string[]) => cli.run(...args);
   const serve = () => cli.serve();
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'durability-'));
     const certificate = createSelfSignedCertificate();
-    writeFileSync(join(dir, 'receiver-ca.pem'), certificate.cert);
+    mcp = await startCrmServer();
+    // The receiver's and the MCP server's certificates.
+    writeFileSync(join(dir, 'receiver-ca.pem'), `${certificate.cert}\n${mcp.ca}`);
     receiver = await startHttpsTestReceiver(certificate, () => answer());
     env = { ...process.env };
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY']) delete env[name];
@@ -42,7 +46,7 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
       WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
       WEBHOOK_POLL_MS: '100',
       WEBHOOK_DELIVERY_TIMEOUT_MS: '4000',
-      // The receiver's self-signed certificate, trusted the standard way; verification stays on.
+      // The receiver's and the MCP server's self-signed certificates, trusted the standard way; verification stays on.
       NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem'),
     });
     cli = cliProcesses(dir, env);
@@ -59,6 +63,7 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
   afterAll(async () => {
     cli?.killAll();
     await receiver?.close();
+    await mcp?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -79,7 +84,7 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
       const res = await fetch(`${first.url}/integrations`, {
         method: 'POST',
         headers: { cookie: session.cookie, 'x-csrf-token': session.csrfToken, 'content-type': 'application/json' },
-        body: JSON.stringify({ integration: 'crm', provider: `provider-${i}` }),
+        body: JSON.stringify({ integration: `crm-${i}`, provider: `provider-${i}`, url: mcp.url }),
       });
       expect(res.status).toBe(201);
     };

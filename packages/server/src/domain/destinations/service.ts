@@ -125,7 +125,7 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
 
   return {
     async create(workspaceId, input, audit) {
-      await guard(input.url, policy);
+      await guardDestinationUrl(input.url, policy);
       const secret = newSigningSecret();
       return audited(audit, workspaceId, 'destination.created', async (tx) => {
         const row = await selectRow(
@@ -210,9 +210,10 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
 /**
  * The creation-time guard: the URL itself, then its current addresses. A name that does not
  * resolve yet is accepted (it is checked again at every delivery); one that resolves to a refused
- * address is not.
+ * address is not. Answers `400 invalid_body` with the refusal's reason. Connected integrations
+ * (domain/integrations) pass the same guard.
  */
-async function guard(url: string, policy: DestinationPolicy): Promise<void> {
+export async function guardDestinationUrl(url: string, policy: DestinationPolicy): Promise<void> {
   try {
     checkDestinationUrl(url, policy);
     await resolveDestination(url, policy);

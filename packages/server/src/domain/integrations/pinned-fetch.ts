@@ -1,0 +1,74 @@
+/**
+ * @module The `fetch` the MCP client's transport uses: every request passes the SSRF guard of webhook
+ * destinations (domain/webhooks/ssrf-guard.ts) again, connects to the address the guard checked (a DNS rebind
+ * between the check and the connect cannot reach a refused address), follows no redirect, and reads at most
+ * {@link MAX_RESPONSE_BYTES} of an answer.
+ */
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { Readable, Transform } from 'node:stream';
+import type { SecureContextOptions } from 'node:tls';
+import { resolveDestination, type DestinationPolicy } from '../webhooks/ssrf-guard.ts';
+
+/** What one answer of a server may weigh (a tools list with large schemas fits; a flood does not). */
+export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/** The transport's fetch: `(url, init) => Response`. */
+export type PinnedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** A server's answer went past {@link MAX_RESPONSE_BYTES}. */
+export class ResponseTooLarge extends Error {
+  override readonly name = 'ResponseTooLarge';
+}
+
+export function createPinnedFetch(options: { policy: DestinationPolicy; ca?: SecureContextOptions['ca'] }): PinnedFetch {
+  return async (input, init = {}) => {
+    const pinned = await resolveDestination(String(input), options.policy);
+    const { url } = pinned;
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((value, name) => {
+      headers[name] = value;
+    });
+    // The MCP transport sends its messages as JSON text.
+    const body = typeof init.body === 'string' ? init.body : undefined;
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    return new Promise<Response>((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          hostname: host,
+          port: url.port === '' ? 443 : Number(url.port),
+          path: `${url.pathname}${url.search}`,
+          method: init.method ?? 'GET',
+          headers,
+          // The socket connects to the address the guard checked, whatever DNS says now.
+          lookup: pinned.lookup as never,
+          servername: isIP(host) === 0 ? host : undefined,
+          agent: false,
+          ...(options.ca !== undefined ? { ca: options.ca } : {}),
+          ...(init.signal ? { signal: init.signal } : {}),
+        },
+        (res) => {
+          const responseHeaders = new Headers();
+          for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+          const status = res.statusCode ?? 502;
+          const empty = status === 204 || status === 304 || (status >= 100 && status < 200) || init.method === 'HEAD';
+          let seen = 0;
+          const bounded = new Transform({
+            transform(chunk: Buffer, _encoding, callback) {
+              seen += chunk.length;
+              if (seen > MAX_RESPONSE_BYTES) callback(new ResponseTooLarge('The answer is too large.'));
+              else callback(null, chunk);
+            },
+          });
+          res.on('error', (error) => bounded.destroy(error));
+          if (empty) res.resume();
+          const stream = empty ? null : (Readable.toWeb(res.pipe(bounded)) as ReadableStream<Uint8Array>);
+          resolve(new Response(stream, { status: status < 200 || status > 599 ? 502 : status, headers: responseHeaders }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  };
+}

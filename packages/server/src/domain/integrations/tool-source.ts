@@ -1,0 +1,86 @@
+/**
+ * @module The tools a workspace's integrations provide to the agent loop (`ToolSource`, domain/agent-loop/tool.ts):
+ * each tool of each connected integration that is not paused, named `<integration>.<tool>`, read-only when its server
+ * annotates it `readOnlyHint: true`, called through MCP `tools/call` (text content joined; `isError` is an `ok: false`
+ * outcome). Tools lists come from the cache in the store, refreshed by every connection check and, in the
+ * background, once older than the TTL; the tools offered meanwhile are the cached ones. A call never throws: a
+ * failing, slow or lying server is an `ok: false` outcome with general words.
+ */
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../store/db.ts';
+import type { AgentTool, ToolOutcome, ToolSource } from '../agent-loop/tool.ts';
+import type { SecretBox } from '../webhooks/secret-box.ts';
+import { McpFailure, type McpConnector, type McpEndpoint } from './mcp-client.ts';
+import { type IntegrationRow, offeredIntegrations, recordCheck, toolsOf } from './records.ts';
+import { checkConnection, endpointOf } from './service.ts';
+import type { CachedTool } from './tool-names.ts';
+
+/** How long a tools list is used before it is listed again (MCP_TOOLS_TTL_MS); 5 minutes when absent. */
+export const DEFAULT_TOOLS_TTL_MS = 5 * 60_000;
+
+const CALL_FAILED = 'The integration call failed.';
+const TOOL_ERROR = 'The tool reported an error.';
+
+export interface IntegrationTools extends ToolSource {
+  /** Background refreshes under way (tests wait for them). */
+  settled(): Promise<void>;
+}
+
+export function createIntegrationTools(deps: {
+  db: Db;
+  clock: Clock;
+  secretBox: SecretBox;
+  connector: McpConnector;
+  toolsTtlMs?: number;
+  logError?: (error: unknown) => void;
+}): IntegrationTools {
+  const { db, clock, secretBox, connector } = deps;
+  const ttlMs = deps.toolsTtlMs ?? DEFAULT_TOOLS_TTL_MS;
+  const refreshing = new Map<string, Promise<void>>();
+
+  function refresh(row: IntegrationRow, endpoint: McpEndpoint): void {
+    if (refreshing.has(row.id)) return;
+    const done = (async () => {
+      const check = await checkConnection(connector, row.workspace_id, row.integration, endpoint);
+      await recordCheck(db, row, check, clock.now());
+    })()
+      .catch((error: unknown) => deps.logError?.(error))
+      .finally(() => refreshing.delete(row.id));
+    refreshing.set(row.id, done);
+  }
+
+  function toolOf(row: IntegrationRow, endpoint: McpEndpoint, tool: CachedTool): AgentTool {
+    return {
+      definition: { name: tool.name, description: tool.description, inputSchema: tool.inputSchema },
+      readOnly: tool.readOnly,
+      integrationId: row.id,
+      async call(args, options): Promise<ToolOutcome> {
+        try {
+          const result = await connector.callTool(row.workspace_id, endpoint, tool.mcpName, { ...args }, options.signal);
+          if (result.isError) return { ok: false, error: result.text === '' ? TOOL_ERROR : `${TOOL_ERROR} ${result.text}` };
+          return { ok: true, content: result.text };
+        } catch (error) {
+          if (error instanceof McpFailure) return { ok: false, error: error.message };
+          deps.logError?.(error);
+          return { ok: false, error: CALL_FAILED };
+        }
+      },
+    };
+  }
+
+  return {
+    async toolsOf(workspaceId) {
+      const now = clock.now().getTime();
+      const tools: AgentTool[] = [];
+      for (const row of await offeredIntegrations(db, workspaceId)) {
+        const endpoint = endpointOf(row, secretBox);
+        if (row.tools_refreshed_at === null || now - row.tools_refreshed_at.getTime() >= ttlMs) refresh(row, endpoint);
+        for (const tool of toolsOf(row)) tools.push(toolOf(row, endpoint, tool));
+      }
+      return tools;
+    },
+    async settled() {
+      await Promise.all([...refreshing.values()]);
+    },
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * @module Real MCP servers on loopback for tests, built with the official SDK (`Server` over the Streamable HTTP
+ * transport, stateless, on HTTPS with a self-signed certificate trusted through `ca`): `crm` (a read-only
+ * `lookup_contact`, annotated `readOnlyHint: true`) and `mail` (`send_email`, not annotated, and `Draft Reply`, whose
+ * name needs sanitizing). Every `tools/call` is recorded. A server can be made slow, failing (`500` naming an internal
+ * host, which must never reach a client), malformed (`tools/list` and `tools/call` answer JSON-RPC results that are not
+ * MCP), and can require an auth header. Not used by the service itself.
+ */
+import { createServer, type Server as HttpsServer } from 'node:https';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { createSelfSignedCertificate, type TestCertificate } from './https-receiver.ts';
+
+/** How the server answers: normally, after a wait, with `500`, or with results that are not MCP. */
+export type McpServerMode = 'ok' | 'slow' | 'fail' | 'malformed';
+
+export interface McpTestServerOptions {
+  mode?: McpServerMode;
+  /** The wait of `slow` (default 5 s; every request waits it). */
+  slowMs?: number;
+  /** A header every request must carry (else `401`). */
+  requiredHeader?: { name: string; value: string };
+}
+
+/** One `tools/call` as the server saw it. */
+export interface RecordedCall {
+  tool: string;
+  args: Record<string, unknown>;
+  headers: IncomingHttpHeaders;
+}
+
+export interface McpTestServer {
+  /** `https://127.0.0.1:<port>/mcp` */
+  url: string;
+  /** The certificate to trust (`ca`). */
+  ca: string;
+  calls: RecordedCall[];
+  /** Every request's headers, in order. */
+  requests: IncomingHttpHeaders[];
+  mode: McpServerMode;
+  close(): Promise<void>;
+}
+
+/** A name that must never leave the service (the failing server puts it in its answer). */
+export const INTERNAL_HOST_IN_ERRORS = 'db-primary.corp.internal';
+
+interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+  answer(args: Record<string, unknown>): { content: { type: 'text'; text: string }[]; isError?: boolean };
+}
+
+const CRM_TOOLS: ToolSpec[] = [
+  {
+    name: 'lookup_contact',
+    description: 'Find a contact by email.',
+    inputSchema: { type: 'object', properties: { email: { type: 'string' } }, required: ['email'] },
+    annotations: { readOnlyHint: true },
+    answer: (args) =>
+      args.email === 'missing@example.com'
+        ? { content: [{ type: 'text', text: 'No contact with that email.' }], isError: true }
+        : {
+            content: [
+              { type: 'text', text: `Contact: Ada Lovelace <${String(args.email)}>` },
+              { type: 'text', text: 'Plan: enterprise' },
+            ],
+          },
+  },
+];
+
+const MAIL_TOOLS: ToolSpec[] = [
+  {
+    name: 'send_email',
+    description: 'Send an email.',
+    inputSchema: { type: 'object', properties: { to: { type: 'string' }, subject: { type: 'string' } }, required: ['to'] },
+    answer: (args) => ({ content: [{ type: 'text', text: `Sent to ${String(args.to)}` }] }),
+  },
+  {
+    name: 'Draft Reply',
+    description: 'Draft a reply.',
+    inputSchema: { type: 'object', properties: {} },
+    annotations: { readOnlyHint: false },
+    answer: () => ({ content: [{ type: 'text', text: 'Drafted.' }] }),
+  },
+];
+
+/** The read-only CRM server. */
+export function startCrmServer(options: McpTestServerOptions = {}): Promise<McpTestServer> {
+  return startMcpTestServer('crm', CRM_TOOLS, options);
+}
+
+/** The mail server, whose `send_email` acts. */
+export function startMailServer(options: McpTestServerOptions = {}): Promise<McpTestServer> {
+  return startMcpTestServer('mail', MAIL_TOOLS, options);
+}
+
+/** One certificate for every server of the process (making one costs an RSA key). */
+let shared: TestCertificate | undefined;
+
+async function startMcpTestServer(name: string, tools: ToolSpec[], options: McpTestServerOptions): Promise<McpTestServer> {
+  shared ??= createSelfSignedCertificate();
+  const certificate = shared;
+  const sockets = new Set<import('node:stream').Duplex>();
+  const state: McpTestServer = {
+    url: '',
+    ca: certificate.cert,
+    calls: [],
+    requests: [],
+    mode: options.mode ?? 'ok',
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => https.close(() => resolve()));
+    },
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    state.requests.push(req.headers);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    if (options.requiredHeader && req.headers[options.requiredHeader.name.toLowerCase()] !== options.requiredHeader.value) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
+      return;
+    }
+    if (state.mode === 'slow') await new Promise((resolve) => setTimeout(resolve, options.slowMs ?? 5_000));
+    if (res.destroyed) return;
+    if (state.mode === 'fail') {
+      res
+        .writeHead(500, { 'content-type': 'text/plain' })
+        .end(`Error: connect ECONNREFUSED ${INTERNAL_HOST_IN_ERRORS}:5432\n    at TCPConnectWrap.afterConnect`);
+      return;
+    }
+    const body = raw === '' ? undefined : (JSON.parse(raw) as { id?: unknown; method?: string });
+    if (state.mode === 'malformed' && body && (body.method === 'tools/list' || body.method === 'tools/call')) {
+      const result = body.method === 'tools/list' ? { tools: [{ title: 'no name' }] } : { content: 'not a list' };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
+      return;
+    }
+    const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        ...(tool.annotations ? { annotations: tool.annotations } : {}),
+      })),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      state.calls.push({ tool: request.params.name, args, headers: req.headers });
+      const tool = tools.find((t) => t.name === request.params.name);
+      if (!tool) return { content: [{ type: 'text' as const, text: 'Unknown tool.' }], isError: true };
+      return tool.answer(args);
+    });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
+  const https: HttpsServer = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
+    });
+  });
+  https.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', () => resolve()));
+  state.url = `https://127.0.0.1:${(https.address() as AddressInfo).port}/mcp`;
+  return state;
+}
