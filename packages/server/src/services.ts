@@ -68,7 +68,7 @@ export interface Deps {
   integrations?: IntegrationOptions;
   /** Alias -> engine; every alias on the local engine when absent. */
   engines?: Engines;
-  /** The tools of a workspace's connected integrations (the agent loop); none when absent. */
+  /** The tools of a workspace's connected integrations (the agent loop); the connected MCP servers' when absent. */
   tools?: ToolSource;
   /** The agents' definitions (instructions, tools, approvals, step limit); the stored ones when absent. */
   agents?: AgentDefinitions;
@@ -184,6 +184,25 @@ export function buildServices(deps: Deps): Services {
   // Each workspace's current period in memory, moved by the ledger's writes (notifications).
   const usageTally = createUsageTally(db);
   const usage = createUsageService({ db, clock, limits: budget.limits, settings: agentSettings, tally: usageTally });
+  const { secretBox } = webhooks;
+  const integrationOptions = deps.integrations ?? {};
+  // Connectors pass the webhook destinations' guard and allow-list (WEBHOOK_ALLOW_HOSTS).
+  const connector = createMcpConnector({
+    policy: { allowList: webhooks.allowList },
+    ...(integrationOptions.ca !== undefined ? { ca: [integrationOptions.ca].flat() } : {}),
+    ...(integrationOptions.connectTimeoutMs !== undefined ? { connectTimeoutMs: integrationOptions.connectTimeoutMs } : {}),
+    ...(integrationOptions.callTimeoutMs !== undefined ? { callTimeoutMs: integrationOptions.callTimeoutMs } : {}),
+    slots: createConnectionSlots(integrationOptions.connectionsPerWorkspace),
+  });
+  // The tools of the workspaces' connected integrations (MCP servers), offered to their agents.
+  const integrationTools = createIntegrationTools({
+    db,
+    clock,
+    secretBox,
+    connector,
+    ...(integrationOptions.toolsTtlMs !== undefined ? { toolsTtlMs: integrationOptions.toolsTtlMs } : {}),
+    logError: (error) => logger.error({ err: error }, 'integration tools refresh failed'),
+  });
   // The agents' definitions (instructions, tools, approvals, step limit), from memory (domain/agents).
   const agentDefinitions = deps.agents ?? createAgentDefinitions({ db });
   const runs = createRunService({
@@ -201,19 +220,9 @@ export function buildServices(deps: Deps): Services {
     ...(deps.streamResumeMs !== undefined ? { streamResumeMs: deps.streamResumeMs } : {}),
     cancelBus: deps.cancelBus,
     runEvents: deps.runEvents,
-    tools: deps.tools,
+    tools: deps.tools ?? integrationTools,
     agents: agentDefinitions,
     toolTimeoutMs: deps.toolTimeoutMs,
-  });
-  const { secretBox } = webhooks;
-  const integrationOptions = deps.integrations ?? {};
-  // Connectors pass the webhook destinations' guard and allow-list (WEBHOOK_ALLOW_HOSTS).
-  const connector = createMcpConnector({
-    policy: { allowList: webhooks.allowList },
-    ...(integrationOptions.ca !== undefined ? { ca: [integrationOptions.ca].flat() } : {}),
-    ...(integrationOptions.connectTimeoutMs !== undefined ? { connectTimeoutMs: integrationOptions.connectTimeoutMs } : {}),
-    ...(integrationOptions.callTimeoutMs !== undefined ? { callTimeoutMs: integrationOptions.callTimeoutMs } : {}),
-    slots: createConnectionSlots(integrationOptions.connectionsPerWorkspace),
   });
   return {
     clock,
@@ -238,14 +247,7 @@ export function buildServices(deps: Deps): Services {
     approvals: createApprovalService({ db, clock }),
     audit: createAuditService({ db }),
     integrations: createIntegrationService({ db, clock, secretBox, policy: { allowList: webhooks.allowList }, connector }),
-    integrationTools: createIntegrationTools({
-      db,
-      clock,
-      secretBox,
-      connector,
-      ...(integrationOptions.toolsTtlMs !== undefined ? { toolsTtlMs: integrationOptions.toolsTtlMs } : {}),
-      logError: (error) => logger.error({ err: error }, 'integration tools refresh failed'),
-    }),
+    integrationTools,
     standing: createStandingService({ db }),
     logger,
     metrics: deps.metrics,

@@ -55,8 +55,9 @@ interface Runtime {
 
 export interface RuntimeOptions {
   /**
-   * The continuation of a run resumed after an approval (the agent loop's). Given, this instance's resumer claims
-   * the runs whose approval was decided or expired (worker/resumer.ts); absent, none is resumed here.
+   * The continuation of a run resumed after an approval: the run service's (`runs.resume`: the agent loop goes on)
+   * unless a test gives its own. This instance's resumer claims the runs whose approval was decided or expired
+   * (worker/resumer.ts).
    */
   resume?: ResumeRun;
 }
@@ -131,17 +132,16 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       sweepInterruptedRuns: interruptedRunSweeper(store.db, services, logger, config.runEventRetentionHours, config.auditRetentionDays),
     });
     const started = worker;
-    if (options.resume) {
-      // Named in the checkpoints it claims (run_checkpoints.claimed_by); never shown to a client.
-      const instance = `inst_${randomBase62(12)}`;
-      resumer = await startResumer({
-        db: store.db,
-        claim: () => services.runs.claimResumption(instance),
-        releaseLostClaims: () => services.runs.releaseLostClaims(),
-        resume: options.resume,
-        logError: (error) => logger.error({ err: error }, 'resuming a run failed'),
-      });
-    }
+    // Runs whose approval was decided (on any instance) or expired go on here when this instance claims them first.
+    // Named in the checkpoints it claims (run_checkpoints.claimed_by); never shown to a client.
+    const instance = `inst_${randomBase62(12)}`;
+    resumer = await startResumer({
+      db: store.db,
+      claim: () => services.runs.claimResumption(instance),
+      releaseLostClaims: () => services.runs.releaseLostClaims(),
+      resume: options.resume ?? ((resumption) => services.runs.resume(resumption)),
+      logError: (error) => logger.error({ err: error }, 'resuming a run failed'),
+    });
     const resuming = resumer;
     return {
       app,

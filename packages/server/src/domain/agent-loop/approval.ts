@@ -34,9 +34,7 @@ export function requestApproval(request: ApprovalRequest): void {
 }
 
 /** What the model and the run's record are told of a waiting call once it is decided (and, if approved, made). */
-export type Decided =
-  | { readonly status: 'approved'; readonly outcome: ToolOutcome }
-  | { readonly status: 'rejected' | 'expired' | 'unknown' };
+export type Decided = { readonly status: 'approved'; readonly outcome: ToolOutcome } | { readonly status: 'rejected' | 'expired' | 'unknown' };
 
 /** The result the model reads for a decision that did not let the call be made. */
 const NOT_MADE: Record<'rejected' | 'expired' | 'unknown', string> = {

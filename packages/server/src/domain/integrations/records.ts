@@ -6,7 +6,27 @@ import type { TableRow } from '../../../../../generated/db.ts';
 import type { Schema } from '../../contract.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { bool, date, json, nullable, oneOf, selectRow, selectRows, tableRow, text } from '../../store/rows.ts';
+import { notify } from '../../store/listen.ts';
 import type { CachedTool } from './tool-names.ts';
+
+/**
+ * Notified with a workspace's id after every change of its integrations (any instance): the agent loop's tool
+ * source holds each workspace's offered integrations in memory (tool-source.ts) and drops them then.
+ */
+export const INTEGRATIONS_CHANNEL = 'service_integrations';
+
+/** This process's count of its own changes: its tool source drops what it holds at once, before the writer returns. */
+let version = 0;
+export function integrationsVersion(): number {
+  return version;
+}
+
+/** Tells every instance (at commit, inside a transaction) and this process (at once) that a workspace's integrations changed. */
+async function changed<T>(db: Db | Tx, workspaceId: string, result: T): Promise<T> {
+  await notify(db, INTEGRATIONS_CHANNEL, workspaceId);
+  version += 1;
+  return result;
+}
 
 export type IntegrationRow = TableRow<'integrations'>;
 
@@ -81,8 +101,8 @@ export interface NewIntegration {
 }
 
 /** Inserts a checked integration; undefined when the workspace already has one of that name. */
-export function insertIntegration(tx: Tx, input: NewIntegration): Promise<IntegrationRow | undefined> {
-  return selectRow(
+export async function insertIntegration(tx: Tx, input: NewIntegration): Promise<IntegrationRow | undefined> {
+  const row = await selectRow(
     tx,
     integrationRow,
     `INSERT INTO integrations (id, workspace_id, integration, provider, connected_by, connected_at, url, auth_header_name,
@@ -103,13 +123,23 @@ export function insertIntegration(tx: Tx, input: NewIntegration): Promise<Integr
       JSON.stringify(input.tools),
     ],
   );
+  return changed(tx, input.workspaceId, row);
 }
 
 /**
  * Records a check: a passing one refreshes the tools and makes a failing integration active; a failing one marks an
  * active one failing. A paused integration stays paused either way.
  */
-export function recordCheck(
+export async function recordCheck(
+  db: Db | Tx,
+  row: Pick<IntegrationRow, 'id' | 'workspace_id'>,
+  check: { ok: true; tools: CachedTool[] } | { ok: false; error: string },
+  now: Date,
+) {
+  return changed(db, row.workspace_id, await writeCheck(db, row, check, now));
+}
+
+function writeCheck(
   db: Db | Tx,
   row: Pick<IntegrationRow, 'id' | 'workspace_id'>,
   check: { ok: true; tools: CachedTool[] } | { ok: false; error: string },
@@ -135,9 +165,9 @@ export function recordCheck(
   );
 }
 
-export function setPaused(tx: Tx, workspaceId: string, id: string, paused: boolean): Promise<IntegrationRow | undefined> {
+export async function setPaused(tx: Tx, workspaceId: string, id: string, paused: boolean): Promise<IntegrationRow | undefined> {
   // Resuming returns to `failing` when the last check failed, else `active`.
-  return selectRow(
+  const row = await selectRow(
     tx,
     integrationRow,
     paused
@@ -146,9 +176,10 @@ export function setPaused(tx: Tx, workspaceId: string, id: string, paused: boole
          WHERE id = $1 AND workspace_id = $2 AND url IS NOT NULL RETURNING *`,
     [id, workspaceId],
   );
+  return changed(tx, workspaceId, row);
 }
 
 export async function deleteIntegration(tx: Tx, workspaceId: string, id: string): Promise<boolean> {
   const rows = await tx.query(`DELETE FROM integrations WHERE id = $1 AND workspace_id = $2 RETURNING id`, [id, workspaceId]);
-  return rows.length > 0;
+  return changed(tx, workspaceId, rows.length > 0);
 }

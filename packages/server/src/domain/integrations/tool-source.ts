@@ -11,7 +11,8 @@ import type { Db } from '../../store/db.ts';
 import type { AgentTool, ToolOutcome, ToolSource } from '../agent-loop/tool.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { McpFailure, type McpConnector, type McpEndpoint } from './mcp-client.ts';
-import { type IntegrationRow, offeredIntegrations, recordCheck, toolsOf } from './records.ts';
+import { createWorkspaceCache } from '../agents/workspace-cache.ts';
+import { INTEGRATIONS_CHANNEL, type IntegrationRow, integrationsVersion, offeredIntegrations, recordCheck, toolsOf } from './records.ts';
 import { checkConnection, endpointOf } from './service.ts';
 import type { CachedTool } from './tool-names.ts';
 
@@ -37,6 +38,8 @@ export function createIntegrationTools(deps: {
   const { db, clock, secretBox, connector } = deps;
   const ttlMs = deps.toolsTtlMs ?? DEFAULT_TOOLS_TTL_MS;
   const refreshing = new Map<string, Promise<void>>();
+  // Each workspace's offered integrations from memory, dropped on every change (records.ts): an invocation reads no row.
+  const offered = createWorkspaceCache({ db, channel: INTEGRATIONS_CHANNEL, version: integrationsVersion, load: offeredIntegrations });
 
   function refresh(row: IntegrationRow, endpoint: McpEndpoint): void {
     if (refreshing.has(row.id)) return;
@@ -72,7 +75,7 @@ export function createIntegrationTools(deps: {
     async toolsOf(workspaceId) {
       const now = clock.now().getTime();
       const tools: AgentTool[] = [];
-      for (const row of await offeredIntegrations(db, workspaceId)) {
+      for (const row of await offered.read(workspaceId)) {
         const endpoint = endpointOf(row, secretBox);
         if (row.tools_refreshed_at === null || now - row.tools_refreshed_at.getTime() >= ttlMs) refresh(row, endpoint);
         for (const tool of toolsOf(row)) tools.push(toolOf(row, endpoint, tool));

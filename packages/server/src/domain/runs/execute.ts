@@ -164,7 +164,13 @@ export async function driveLoop(ctx: ExecuteContext, run: PendingRun, execution:
 
 /** What the loop needs of the run. */
 export function loopRunOf(run: PendingRun): LoopRun {
-  return { workspaceId: run.workspaceId, answeredBy: run.answeredBy, request: run.request, reservedTokens: run.inputTokens + run.outputCap, outputCap: run.outputCap };
+  return {
+    workspaceId: run.workspaceId,
+    answeredBy: run.answeredBy,
+    request: run.request,
+    reservedTokens: run.inputTokens + run.outputCap,
+    outputCap: run.outputCap,
+  };
 }
 
 /** Where the loop's output goes: text to the log and `onDelta`, other events to the log. */

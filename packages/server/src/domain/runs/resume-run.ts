@@ -30,7 +30,13 @@ export async function resumeRun(ctx: RunContext, resumption: Resumption): Promis
 }
 
 /** The waiting call's outcome: made now when approved (once), else the decision that kept it from being made. */
-async function decide(ctx: RunContext, run: PendingRun, execution: Execution, state: Parameters<typeof callWaitingTool>[3], checkpoint: Checkpoint): Promise<Decided> {
+async function decide(
+  ctx: RunContext,
+  run: PendingRun,
+  execution: Execution,
+  state: Parameters<typeof callWaitingTool>[3],
+  checkpoint: Checkpoint,
+): Promise<Decided> {
   const { call } = checkpoint;
   switch (call.status) {
     case 'rejected':
@@ -40,7 +46,10 @@ async function decide(ctx: RunContext, run: PendingRun, execution: Execution, st
     case 'completed':
     case 'failed':
       // Made before its instance stopped, and recorded: its result, not a second call.
-      return { status: 'approved', outcome: call.status === 'completed' ? { ok: true, content: call.result ?? '' } : { ok: false, error: call.result ?? 'The tool failed.' } };
+      return {
+        status: 'approved',
+        outcome: call.status === 'completed' ? { ok: true, content: call.result ?? '' } : { ok: false, error: call.result ?? 'The tool failed.' },
+      };
     case 'approved': {
       if (!(await beginApprovedCall(ctx, checkpoint))) return { status: 'unknown' };
       const io = loopIO(ctx, execution, {});

@@ -33,7 +33,8 @@ import { runFailedEvent } from './events.ts';
 import { executeRun, type ExecuteOptions, type RunOutcome } from './execute.ts';
 import { closeRun, type RunResult } from './close.ts';
 import { pauseRun, type PauseInput, type PauseResult } from './pause.ts';
-import { beginApprovedCall, type Checkpoint, claimResumption, type ClaimOutcome, endApprovedCall, releaseLostClaims } from './resume.ts';
+import { beginApprovedCall, type Checkpoint, claimResumption, type ClaimOutcome, endApprovedCall, releaseLostClaims, type Resumption } from './resume.ts';
+import { resumeRun } from './resume-run.ts';
 import { endRun, RUN_LEASE_MS } from './recovery.ts';
 import { runEnded } from './run-hooks.ts';
 import { startRun, type PendingRun, type RunInput, type StartResult } from './start.ts';
@@ -89,6 +90,8 @@ export interface RunService {
   /** The approved call: `calling` before the tool is called (false: it must not be called), then its outcome. */
   beginApprovedCall(checkpoint: Pick<Checkpoint, 'id'>): Promise<boolean>;
   endApprovedCall(checkpoint: Pick<Checkpoint, 'id'>, outcome: { status: 'completed' | 'failed'; result: string }): Promise<boolean>;
+  /** Goes on with a claimed run (resume-run.ts): the call it waited for settled, the agent loop to its end or next pause. */
+  resume(resumption: Resumption): Promise<void>;
 }
 
 interface RunServiceDeps {
@@ -244,5 +247,8 @@ export function createRunService(deps: RunServiceDeps): RunService {
     releaseLostClaims: () => releaseLostClaims(ctx),
     beginApprovedCall: (checkpoint) => beginApprovedCall(ctx, checkpoint),
     endApprovedCall: (checkpoint, outcome) => endApprovedCall(ctx, checkpoint, outcome),
+    async resume(resumption) {
+      await resumeRun(ctx, resumption);
+    },
   };
 }
