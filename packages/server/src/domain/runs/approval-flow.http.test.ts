@@ -1,0 +1,137 @@
+/**
+ * An agent's call that needs a person's approval, end to end on both stores: a model (a loopback Chat Completions
+ * server scripted to ask for a tool) calls a tool of a real MCP server the workspace connected; the run pauses
+ * (the synchronous answer names the approval, the run stays `in_progress`, the tool is not called); the decision
+ * over the API makes it resumable, the continuation makes the call once (never again, whoever claims later) or, when
+ * rejected, tells the model; the run completes with every step and is billed once for all of it.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { zInferenceResponse, zRunDetail } from '../../../../../generated/zod.ts';
+import { createEngines } from '../../engine/index.ts';
+import { scripted, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
+import { startMailServer, type McpTestServer } from '@service/testing/mcp-servers';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
+
+/** Symphony's STU per token. */
+const RATE = 10;
+const ASK = { toolCalls: [{ id: 'call_1', name: 'mail__send_email', arguments: { to: 'dana@example.com', subject: 'Renewal' } }], usage: { prompt_tokens: 300, completion_tokens: 20 } };
+const ANSWER = { content: 'Done: the renewal email went to Dana.', usage: { prompt_tokens: 350, completion_tokens: 9 } };
+
+describe.each(testBackends())('an approval pauses a run and the decision resumes it, on $name', { timeout: 120_000 }, ({ open }) => {
+  let store: TestStore;
+  let fake: FakeChatServer;
+  let mail: McpTestServer;
+  let t: TestApp;
+  let key: string;
+  let admin: { cookie: string; csrfToken: string };
+
+  beforeEach(async () => {
+    store = await open();
+    fake = await startFakeChatServer();
+    mail = await startMailServer();
+    const engines = createEngines({
+      aliases: { Prelude: 'local', Sonata: 'local', Symphony: 'openai-compatible', Concerto: 'local' },
+      openaiCompatible: { baseURL: fake.baseURL, apiKey: 'sk-test', models: { Symphony: 'loopback-model' } },
+    });
+    t = await createTestApp({
+      db: store.db,
+      deps: { engines, webhooks: { allowList: ['127.0.0.1'] }, integrations: { ca: [mail.ca], toolsTtlMs: 3_600_000 } },
+    });
+    admin = await t.login();
+    const connected = await session('POST', '/integrations', { integration: 'mail', url: mail.url });
+    expect(connected.status, JSON.stringify(connected.body)).toBe(201);
+    key = await t.keyWith('orchestrator:invoke', 'usage:read', 'tenant:read');
+  });
+  afterEach(async () => {
+    await fake.stop();
+    await mail.close();
+    await t?.close();
+    await store.cleanup();
+  });
+
+  async function session(method: string, path: string, body?: unknown) {
+    const res = await t.app.request(path, {
+      method,
+      headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+  const invoke = () =>
+    t.app.request('/v1/inference', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ alias: 'Symphony', agentSlug: 'sales', messages: [{ role: 'user', content: 'Send Dana the renewal email.' }] }),
+    });
+  const detailOf = async (runId: string) =>
+    zRunDetail.parse(await (await t.app.request(`/v1/runs/${runId}`, { headers: { authorization: `Bearer ${key}` } })).json());
+  /** Claims what is resumable and goes on with it, as an instance's resumer does. */
+  async function resumeAll(instance = 'inst_test'): Promise<number> {
+    let resumed = 0;
+    for (;;) {
+      const outcome = await t.services.runs.claimResumption(instance);
+      if (outcome === undefined) return resumed;
+      expect(outcome.kind).toBe('resumed');
+      if (outcome.kind === 'resumed') await t.services.runs.resume(outcome.resumption);
+      resumed += 1;
+    }
+  }
+  async function money() {
+    const [row] = await store.db.query<{ ledger: number; runs: number; reserved: number }>(
+      `SELECT (SELECT COALESCE(sum(stu), 0)::float8 FROM usage_ledger) AS ledger, (SELECT COALESCE(sum(stu), 0)::float8 FROM runs) AS runs,
+              (SELECT COALESCE(sum(reserved_stu), 0)::float8 FROM runs) + (SELECT COALESCE(sum(reserved_stu), 0)::float8 FROM usage_periods) AS reserved`,
+    );
+    return { ledger: Number(row!.ledger), runs: Number(row!.runs), reserved: Number(row!.reserved) };
+  }
+
+  async function pausedRun() {
+    const res = await invoke();
+    expect(res.status).toBe(200);
+    const body = zInferenceResponse.parse(await res.json());
+    expect(body.waitingFor).toMatchObject({ action: 'mail.send_email' });
+    // Waiting: nothing was sent, the run holds no reservation, and nothing resumes before a decision.
+    expect(mail.calls).toEqual([]);
+    const waiting = await detailOf(body.runId);
+    expect(waiting.run).toMatchObject({ status: 'in_progress', waitingFor: { id: body.waitingFor!.id, action: 'mail.send_email' } });
+    expect(await money()).toEqual({ ledger: 320 * RATE, runs: 320 * RATE, reserved: 0 });
+    expect(await resumeAll()).toBe(0);
+    return { runId: body.runId, approvalId: body.waitingFor!.id };
+  }
+
+  it('approved: the tool is called once, after the decision; the run completes with every step, billed once', async () => {
+    fake.handle = scripted([ASK, ANSWER]);
+    const { runId, approvalId } = await pausedRun();
+    const decided = await session('POST', `/approvals/${approvalId}/decision`, { decision: 'approved' });
+    expect(decided.status).toBe(200);
+    expect(await resumeAll()).toBe(1);
+    expect(mail.calls.map((c) => [c.tool, c.args])).toEqual([['send_email', { to: 'dana@example.com', subject: 'Renewal' }]]);
+    // The model read the tool's result after the call it asked for.
+    const results = (fake.requests[1]!.body.messages as { role: string; content: string; tool_call_id?: string }[]).filter((m) => m.role === 'tool');
+    expect(results).toEqual([{ role: 'tool', tool_call_id: 'call_1', content: 'Sent to dana@example.com' }]);
+
+    const detail = await detailOf(runId);
+    expect(detail.run).toMatchObject({ status: 'completed', usage: { inputTokens: 650, outputTokens: 29, stu: 679 * RATE } });
+    expect(detail.run.waitingFor).toBeUndefined();
+    expect(detail.steps.map((s) => s.kind)).toEqual(['model_call', 'approval', 'model_call']);
+    expect(detail.toolCalls).toEqual([expect.objectContaining({ name: 'mail.send_email', status: 'completed', result: 'Sent to dana@example.com' })]);
+    expect(await money()).toEqual({ ledger: 679 * RATE, runs: 679 * RATE, reserved: 0 });
+    // Nothing left to resume, and the tool is never called again.
+    expect(await resumeAll('inst_other')).toBe(0);
+    expect(mail.calls).toHaveLength(1);
+  });
+
+  it('rejected: the tool is never called, the model is told, and the run completes', async () => {
+    fake.handle = scripted([ASK, { content: 'Understood: the email was not sent.', usage: { prompt_tokens: 340, completion_tokens: 8 } }]);
+    const { runId, approvalId } = await pausedRun();
+    expect((await session('POST', `/approvals/${approvalId}/decision`, { decision: 'rejected' })).status).toBe(200);
+    expect(await resumeAll()).toBe(1);
+    expect(mail.calls).toEqual([]);
+    const results = (fake.requests[1]!.body.messages as { role: string; content: string }[]).filter((m) => m.role === 'tool');
+    expect(results).toEqual([expect.objectContaining({ content: 'The tool failed: A person rejected this action; it was not performed.' })]);
+    const detail = await detailOf(runId);
+    expect(detail.run).toMatchObject({ status: 'completed', content: expect.stringContaining('Understood: the email was not sent.') });
+    expect(detail.toolCalls).toEqual([expect.objectContaining({ name: 'mail.send_email', status: 'failed' })]);
+    expect(await money()).toEqual({ ledger: 668 * RATE, runs: 668 * RATE, reserved: 0 });
+  });
+});
