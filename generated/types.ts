@@ -648,7 +648,7 @@ export interface paths {
         get: operations["getAgentConfiguration"];
         /**
          * Change an agent's configuration
-         * @description Replaces the agent's configuration in this workspace: instructions (null for the department's default, at most 20,000 characters), step limit (1 to 32), tools (null for every connected tool, else tool names or whole integrations) and approval policy. Runs that start afterwards use it, on every instance. Recorded in the audit log (`agent.configured`). Needs an admin session (owner or admin, two-step verification active).
+         * @description Replaces the agent's configuration in this workspace: instructions (null for the department's default, at most 20,000 characters), step limit (1 to 32), tools (null for every connected tool, else tool names or whole integrations) and approval policy. Runs that start afterwards use it, on every instance. Refused while the workspace is suspended (`403 tenant_forbidden`) or its payment is pending (`402 payment_not_completed`), as other writes that extend what the workspace does. Recorded in the audit log (`agent.configured`). Needs an admin session (owner or admin, two-step verification active).
          */
         put: operations["updateAgentConfiguration"];
         post?: never;
@@ -7306,7 +7306,8 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["SessionUnauthorized"];
-            403: components["responses"]["AdminForbidden"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
             404: components["responses"]["AgentNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];

@@ -80,27 +80,33 @@ describe('synchronous invocation', () => {
     expect(events[0]!.data).toMatchObject({ run_id: body.runId, status: 'completed', alias: 'Sonata' });
   });
 
-  it('writes drafts and approval requests with their events', async () => {
+  it('writes the draft and pauses for the approval of the send, with their events; the run waits', async () => {
     const res = await post('/v1/inference', ask('Draft a follow-up email to Dana about the Q4 renewal and send it', { agentSlug: 'sales' }));
     expect(res.status).toBe(200);
-    const { runId } = zInferenceResponse.parse(await res.json());
+    const answer = zInferenceResponse.parse(await res.json());
+    const { runId } = answer;
+    expect(answer.waitingFor).toMatchObject({
+      action: 'email.send',
+      summary: 'Send the drafted email to its recipients.',
+      expiresAt: '2026-06-04T09:00:00.000Z',
+    });
     const detail = zRunDetail.parse(await (await get(`/v1/runs/${runId}`)).json());
-    // The agent loop: the first model call asks for draft.create and email.send, the second answers.
-    expect(detail.steps.map((s) => s.kind)).toEqual(['model_call', 'draft', 'approval', 'model_call']);
-    expect(detail.toolCalls.map((c) => [c.stepIndex, c.name, c.status])).toEqual([
-      [1, 'draft.create', 'completed'],
-      [2, 'email.send', 'pending_approval'],
-    ]);
-    expect(detail.toolCalls.find((c) => c.status === 'pending_approval')).toMatchObject({ name: 'email.send', result: null });
-    expect(detail.run.content).toContain("email.send: Waiting for a person's approval; not performed yet.");
+    expect(detail.run).toMatchObject({ status: 'in_progress', waitingFor: { id: answer.waitingFor!.id, action: 'email.send' } });
 
     const events = await outbox();
-    expect(events.map((e) => e.type).sort()).toEqual(['approval.created', 'draft.created', 'run.completed']);
+    // The draft is for a person to review now; the run completes only once the send is decided.
+    expect(events.map((e) => e.type).sort()).toEqual(['approval.created', 'draft.created']);
     const draft = events.find((e) => e.type === 'draft.created')!.data;
     expect(draft).toMatchObject({ run_id: runId, agent: 'sales', kind: 'email' });
     expect(String(draft.draft_id)).toMatch(/^drf_/);
     const approval = events.find((e) => e.type === 'approval.created')!.data;
-    expect(approval).toMatchObject({ run_id: runId, agent: 'sales', action: 'email.send', expires_at: '2026-06-04T09:00:00.000Z' });
+    expect(approval).toMatchObject({
+      approval_id: answer.waitingFor!.id,
+      run_id: runId,
+      agent: 'sales',
+      action: 'email.send',
+      expires_at: '2026-06-04T09:00:00.000Z',
+    });
     const [stored] = await t.db.query<{ status: string }>(`SELECT status FROM approvals WHERE id = $1`, [approval.approval_id]);
     expect(stored?.status).toBe('pending');
   });

@@ -15,7 +15,10 @@ import { createTestApp, type TestApp } from '@service/testing/app';
 
 /** Symphony's STU per token. */
 const RATE = 10;
-const ASK = { toolCalls: [{ id: 'call_1', name: 'mail__send_email', arguments: { to: 'dana@example.com', subject: 'Renewal' } }], usage: { prompt_tokens: 300, completion_tokens: 20 } };
+const ASK = {
+  toolCalls: [{ id: 'call_1', name: 'mail__send_email', arguments: { to: 'dana@example.com', subject: 'Renewal' } }],
+  usage: { prompt_tokens: 300, completion_tokens: 20 },
+};
 const ANSWER = { content: 'Done: the renewal email went to Dana.', usage: { prompt_tokens: 350, completion_tokens: 9 } };
 
 describe.each(testBackends())('an approval pauses a run and the decision resumes it, on $name', { timeout: 120_000 }, ({ open }) => {

@@ -59,6 +59,7 @@ describe.each(testBackends())('approvals pause and resume runs on $name', ({ nam
       loopState: LOOP_STATE,
       next: { inputTokens: 200, desiredOutput: 300 },
       log: [],
+      drafts: [],
     });
     if (paused.kind !== 'waiting') throw new Error(paused.kind);
     return paused;
