@@ -277,6 +277,7 @@ const PATH_VALUES: { path: RegExp; name: string; unknown: string; malformed: str
   { path: /\/webhook-destinations\/\{id\}/, name: 'id', unknown: 'dst_5Lx2Qw8Nm4Rt7Vb1K', malformed: 'dst-5Lx2' },
   { path: /\/integrations\/\{id\}/, name: 'id', unknown: 'int_3Fg7Hj1Kl5Zx9Cv2Bn', malformed: 'int-3Fg7' },
   { path: /\/approvals\/\{approval_id\}/, name: 'approval_id', unknown: 'apr_6Wm1Kp8Zt3Qx7Nv2Lb', malformed: 'apr-6Wm1' },
+  { path: /\/drafts\/\{draft_id\}/, name: 'draft_id', unknown: 'drf_3Jv9Xc5Mq1Lt7Rb4Wz', malformed: 'drf-3Jv9' },
   { path: /^\/inbound-webhooks\/\{slug\}/, name: 'slug', unknown: 'no-such-hook', malformed: 'No_Such_Hook' },
   { path: /\/workspace\/members\/\{user_id\}/, name: 'user_id', unknown: 'usr_AAAAAAAAAAAAAAAAAAAA', malformed: 'usr-AAAA' },
   { path: /\/workspace\/invitations\/\{invitation_id\}/, name: 'invitation_id', unknown: 'inv_AAAAAAAAAAAAAAAAAAAA', malformed: 'inv-AAAA' },
@@ -325,6 +326,7 @@ const VALID_BODIES: Record<string, unknown> = {
   createUserReset: { email: 'nobody-at-all@example.com', reset: 'password' },
   updateWorkspace: { rpmLimit: 600 },
   pauseAgent: { reason: 'Month-end close' },
+  updateAgentConfiguration: { instructions: null, stepLimit: 8, tools: null, approvals: {} },
   setManualKillSwitch: { engaged: false },
   sendWebhookDestinationTestEvent: { type: 'run.completed' },
 };
@@ -421,7 +423,7 @@ interface Provoker {
 const INVOCATIONS = new Set(['createInference', 'sendAgentMessage', 'sendOrchestratorMessage']);
 const INBOUND = (route: RouteSpec) => schemeOf(route) === 'inboundSignature';
 const invocation = (route: RouteSpec) => INVOCATIONS.has(route.operationId);
-const ENTITY_PATH = /\{(run_id|id|approval_id|workspace_id|invitation_id)\}|^\/inbound-webhooks\/\{slug\}/;
+const ENTITY_PATH = /\{(run_id|id|approval_id|draft_id|workspace_id|invitation_id)\}|^\/inbound-webhooks\/\{slug\}/;
 /** The routes a workspace's own credentials call: its standing (suspended, unpaid) decides them. */
 const TENANT_CREDENTIAL = (route: RouteSpec) => ['apiKey', 'mcpToken', 'inboundSignature'].includes(schemeOf(route));
 

@@ -114,6 +114,15 @@ const calls: Record<string, Call> = {
   pauseAgent: (c, h) =>
     c.POST('/agents/{slug}/pause', { params: { path: { slug: 'finance' }, header: csrf }, body: { reason: 'Month-end close' }, headers: { ...session, ...h } }),
   resumeAgent: (c, h) => c.POST('/agents/{slug}/resume', { params: { path: { slug: 'finance' }, header: csrf }, headers: { ...session, ...h } }),
+  getAgentConfiguration: (c, h) => c.GET('/agents/{slug}/configuration', { params: { path: { slug: 'sales' } }, headers: { ...session, ...h } }),
+  updateAgentConfiguration: (c, h) =>
+    c.PUT('/agents/{slug}/configuration', {
+      params: { path: { slug: 'sales' }, header: csrf },
+      body: { instructions: null, stepLimit: 8, tools: null, approvals: { 'crm.update': 'required' } },
+      headers: { ...session, ...h },
+    }),
+  listDrafts: (c, h) => c.GET('/drafts', { params: { query: { limit: 20 } }, headers: { ...session, ...h } }),
+  getDraft: (c, h) => c.GET('/drafts/{draft_id}', { params: { path: { draft_id: 'drf_3Jv9Xc5Mq1Lt7Rb4Wz' } }, headers: { ...session, ...h } }),
   getDailyUsage: (c, h) => c.GET('/usage/daily', { headers: { ...session, ...h } }),
   getKillSwitches: (c, h) => c.GET('/kill-switches', { headers: { ...session, ...h } }),
   setManualKillSwitch: (c, h) =>

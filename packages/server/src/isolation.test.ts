@@ -218,7 +218,7 @@ const MATRIX = {
   createInference: {
     kind: 'own',
     check: async (ctx) => {
-      await invocationIsOwn('/v1/inference', 'Send an email to the new lead', 'conv-a')(ctx);
+      await invocationIsOwn('/v1/inference', 'Draft an email to the new lead', 'conv-a')(ctx);
       // A's exact seed request under A's Idempotency-Key: keys are per credential, so B gets a run of its own, not A's.
       const { A, B, call } = ctx;
       // (B's seed key used it already, for B's own seed: a key B has not used it with.)
@@ -888,7 +888,8 @@ describe.each(testBackends())('tenant isolation on $name', ({ open }) => {
     const invoked = ok(await call('POST', '/v1/inference', { bearer: tenant.key }, seedRequest(label), { 'Idempotency-Key': SEED_IDEMPOTENCY_KEY }), 200);
     ok(await call('POST', '/v1/inference', { bearer: tenant.key }, secondRequest(label)), 200);
     const detail = ok(await call('GET', `/runs/${invoked.runId}`, { bearer: tenant.key }), 200);
-    expect(detail.run.status).toBe('completed');
+    // It wrote a draft and waits for the approval of the send (the approval cases' target).
+    expect(detail.run).toMatchObject({ status: 'in_progress', waitingFor: { action: 'email.send' } });
     expect(detail.steps.length).toBeGreaterThan(0);
     expect(detail.toolCalls.length).toBeGreaterThan(0);
     const [approval] = await store.db.query<{ id: string }>(`SELECT id FROM approvals WHERE run_id = $1 AND status = 'pending'`, [invoked.runId]);

@@ -3472,22 +3472,6 @@ export interface components {
         /**
          * AgentConfiguration
          * @description What an agent of the workspace is when it runs on a model: its instructions, how many model calls a run may make, the tools it may use and which of them wait for a person's approval. An agent never configured has the defaults: its department's instructions, 8 steps, every connected tool, and approval for every tool that acts (a tool its server marks read-only needs none).
-         * @example {
-         *       "slug": "sales",
-         *       "instructions": "You are the Sales agent of this company. Qualify leads and prepare quotes and follow-ups.",
-         *       "customInstructions": true,
-         *       "defaultInstructions": "You are the Sales agent of this company. You qualify leads, prepare quotes and follow-ups, and keep the pipeline moving.",
-         *       "stepLimit": 8,
-         *       "tools": [
-         *         "crm",
-         *         "email.draft"
-         *       ],
-         *       "approvals": {
-         *         "crm.update": "required",
-         *         "crm.search": "not_required"
-         *       },
-         *       "updatedAt": "2026-11-22T08:00:00Z"
-         *     }
          */
         AgentConfiguration: {
             slug: components["schemas"]["AgentSlug"];
@@ -3540,15 +3524,6 @@ export interface components {
         /**
          * Draft
          * @description Something an agent wrote for a person to review and send (an email, a proposal, a reply), kept when its run completed. The service never sends a draft; subject and body are redacted.
-         * @example {
-         *       "id": "drf_3Jv9Xc5Mq1Lt7Rb4Wz",
-         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6",
-         *       "agentSlug": "sales",
-         *       "kind": "email",
-         *       "subject": "Your Q4 renewal",
-         *       "body": "Hi Dana, thanks for Tuesday's call. As discussed, the Q4 renewal keeps your current pricing for twelve months.",
-         *       "createdAt": "2026-11-22T09:14:06Z"
-         *     }
          */
         Draft: {
             id: components["schemas"]["DraftId"];

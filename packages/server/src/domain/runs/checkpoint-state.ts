@@ -12,8 +12,11 @@ import type { PendingRun } from './start.ts';
 export type SavedRun = Pick<PendingRun, 'agentSlug' | 'answeredBy' | 'source' | 'request' | 'newMessages' | 'conversationId' | 'steps'>;
 
 export interface CheckpointState {
+  /** The loop's state, without the steps the pause wrote. */
   state: LoopState;
   run: SavedRun;
+  /** How many steps the run has written: the approval's step, the last of them, is `stepsWritten - 1`. */
+  stepsWritten: number;
 }
 
 export function savedRunOf(run: PendingRun): SavedRun {
@@ -25,11 +28,21 @@ export function savedRunOf(run: PendingRun): SavedRun {
 export function isCheckpointState(value: unknown): value is CheckpointState {
   if (typeof value !== 'object' || value === null || !('state' in value) || !('run' in value)) return false;
   const { state, run } = value;
-  return typeof state === 'object' && state !== null && 'turns' in state && 'waiting' in state && typeof run === 'object' && run !== null && 'request' in run;
+  return (
+    typeof state === 'object' &&
+    state !== null &&
+    'turns' in state &&
+    'waiting' in state &&
+    typeof run === 'object' &&
+    run !== null &&
+    'request' in run &&
+    'stepsWritten' in value &&
+    typeof value.stepsWritten === 'number'
+  );
 }
 
 /** The resumed execution's run: the saved run under its new reservation (its start is the resume's). */
-export function resumedRunOf(saved: SavedRun, resumption: Resumption): PendingRun {
+export function resumedRunOf(saved: SavedRun, stepsWritten: number, resumption: Resumption): PendingRun {
   const { run, reservation } = resumption;
   return {
     ...saved,
@@ -44,5 +57,6 @@ export function resumedRunOf(saved: SavedRun, resumption: Resumption): PendingRu
     limitedBy: reservation.limitedBy,
     createdAt: reservation.startedAt,
     recoveries: 0,
+    firstStepIndex: stepsWritten,
   };
 }

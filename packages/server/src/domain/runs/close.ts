@@ -96,7 +96,7 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     limit_day: budget.limits.day,
     trip_margin: TRIP_MARGIN,
     ledger_id: newId('led'),
-    steps: JSON.parse(stepRows(result.steps, redactor)),
+    steps: JSON.parse(stepRows(result.steps, redactor, run.firstStepIndex ?? 0)),
     turn_roles: turns.map((turn) => turn.role),
     turn_contents: turns.map((turn) => turn.content),
     events,

@@ -74,10 +74,14 @@ export async function endExecution(ctx: RunContext, run: PendingRun, execution: 
 async function pauseExecution(ctx: RunContext, run: PendingRun, execution: Execution, state: LoopState): Promise<RunOutcome | undefined> {
   const waiting = state.waiting!;
   const usage = withinReservation(run, state.billed);
-  // The drafts so far are stored by the pause; the checkpoint keeps their steps without them (written once).
-  const drafts = state.steps.filter((step) => step.draft !== undefined);
-  const steps = state.steps.map(({ draft: _stored, ...step }) => step);
-  const checkpoint: CheckpointState = { state: { ...state, steps }, run: savedRunOf(run) };
+  // The steps so far are written by the pause (a waiting run shows them); the checkpoint keeps the loop without them.
+  const steps = [...run.steps, ...state.steps];
+  const firstStepIndex = run.firstStepIndex ?? 0;
+  const checkpoint: CheckpointState = {
+    state: { ...state, steps: [] },
+    run: { ...savedRunOf(run), steps: [] },
+    stepsWritten: firstStepIndex + steps.length,
+  };
   const result = await pauseRun(ctx, {
     run,
     usage,
@@ -87,7 +91,8 @@ async function pauseExecution(ctx: RunContext, run: PendingRun, execution: Execu
     // The resume reserves for the next model call: the conversation so far, and the output the run asked for.
     next: { inputTokens: await countMessageTokensAsync([...run.request.messages, ...state.turns]), desiredOutput: run.request.maxTokens ?? run.outputCap },
     log: execution.log.executionEvents(),
-    drafts,
+    steps,
+    firstStepIndex,
   });
   if (result.kind !== 'waiting') return undefined;
   execution.log.pause(result.event);

@@ -59,7 +59,8 @@ describe.each(testBackends())('approvals pause and resume runs on $name', ({ nam
       loopState: LOOP_STATE,
       next: { inputTokens: 200, desiredOutput: 300 },
       log: [],
-      drafts: [],
+      steps: [],
+      firstStepIndex: 0,
     });
     if (paused.kind !== 'waiting') throw new Error(paused.kind);
     return paused;

@@ -10,7 +10,7 @@
  *                           (`started_at` null): the sweeper of interrupted runs leaves it alone;
  *                         - the approval (`pending`, expiring after APPROVAL_TTL_MS) and `approval.created`;
  *                         - the run's event log so far, with `approval.requested` (its approval's id and expiry);
- *                         - the drafts written so far, with `draft.created`;
+ *                         - the steps so far, with the drafts among them (`draft.created`);
  *                         - the checkpoint (checkpoints.ts): the loop's state as given (a plain JSON object), the
  *                           pending call (id, name, arguments), its state `pending_approval`, and what the resume
  *                           will reserve (the next model call's input estimate and output cap).
@@ -33,7 +33,7 @@ import { insertCheckpoint, pauseRunRow } from './checkpoints.ts';
 import type { RunContext } from './context.ts';
 import { approvalCreatedEvent } from './events.ts';
 import type { PendingRun } from './start.ts';
-import { APPROVAL_TTL_MS, type StepDraft, writeDeliverables } from './steps.ts';
+import { APPROVAL_TTL_MS, type StepDraft, writeSteps } from './steps.ts';
 import { lockRunRecord, readRunRecord, toRun, type Run } from './store.ts';
 
 export type PauseContext = Pick<RunContext, 'db' | 'clock' | 'budget' | 'redactor' | 'usageCharged'>;
@@ -53,8 +53,12 @@ export interface PauseInput {
   next: { inputTokens: number; desiredOutput: number };
   /** The execution's events so far (its LiveRun's `executionEvents()`), stored now. */
   log: readonly ExecutionEvent[];
-  /** The steps that wrote drafts before the pause: their drafts are stored now, with `draft.created`. */
-  drafts: readonly StepDraft[];
+  /**
+   * The steps so far, written now from `firstStepIndex` (a waiting run shows them), with the drafts among them and
+   * `draft.created`; the approval's step is the last one, its call `pending_approval` until the resume records it.
+   */
+  steps: readonly StepDraft[];
+  firstStepIndex: number;
 }
 
 export interface PendingApproval {
@@ -106,8 +110,8 @@ export async function pauseRun(ctx: PauseContext, input: PauseInput): Promise<Pa
       createdAt: now,
     });
     await approvalCreatedEvent(tx, now, { workspaceId: run.workspaceId, approvalId, runId: run.runId, agent: run.answeredBy, action, summary, expiresAt });
-    // The drafts written so far are for a person to review now, not once the run ends.
-    if (input.drafts.length > 0) await writeDeliverables(tx, run.runId, input.drafts, now, run.workspaceId, redactor);
+    // The steps so far, and the drafts among them for a person to review now, not once the run ends.
+    await writeSteps(tx, run.runId, input.steps, now, { workspaceId: run.workspaceId }, redactor, input.firstStepIndex);
     const sequence = Math.max(FIRST_EXECUTION_SEQUENCE - 1, ...input.log.map((e) => e.sequence)) + 1;
     const event = {
       sequence,

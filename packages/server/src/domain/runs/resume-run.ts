@@ -13,6 +13,7 @@ import { isCheckpointState, resumedRunOf } from './checkpoint-state.ts';
 import type { RunContext } from './context.ts';
 import { beginExecution, driveLoop, endExecution, loopIO, loopRunOf, type Execution, type RunOutcome } from './execute.ts';
 import { beginApprovedCall, endApprovedCall, type Checkpoint, type Resumption } from './resume.ts';
+import { recordDecidedCall } from './steps.ts';
 import type { PendingRun } from './start.ts';
 
 const NOTHING: TokenUsage = { inputTokens: 0, outputTokens: 0 };
@@ -20,12 +21,15 @@ const NOTHING: TokenUsage = { inputTokens: 0, outputTokens: 0 };
 export async function resumeRun(ctx: RunContext, resumption: Resumption): Promise<RunOutcome> {
   const saved = resumption.checkpoint.loopState;
   if (!isCheckpointState(saved)) throw new Error(`checkpoint ${resumption.checkpoint.id} holds no loop state this version reads`);
-  const run = resumedRunOf(saved.run, resumption);
+  const run = resumedRunOf(saved.run, saved.stepsWritten, resumption);
   // What the execution before the pause consumed was billed by the pause: this one bills only its own.
   const state = { ...saved.state, billed: NOTHING, reported: NOTHING };
   const execution = beginExecution(ctx, run, {}, { after: resumption.lastSequence });
   const decided = await decide(ctx, run, execution, state, resumption.checkpoint);
-  settleWaitingCall(state, decided, ctx.redactor.text);
+  const outcome = settleWaitingCall(state, decided, ctx.redactor.text);
+  // The approval's step (the last the pause wrote) records what became of its call.
+  const result = ctx.redactor.text(outcome.ok ? outcome.content : outcome.error);
+  await recordDecidedCall(ctx.db, run.runId, saved.stepsWritten - 1, { status: outcome.ok ? 'completed' : 'failed', result });
   return endExecution(ctx, run, execution, await driveLoop(ctx, run, execution, {}, state));
 }
 

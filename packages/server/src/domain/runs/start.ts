@@ -77,6 +77,8 @@ export interface PendingRun {
   readonly createdAt: Date;
   /** Steps recorded before the engine was called (the routing step). */
   readonly steps: readonly StepDraft[];
+  /** Steps an earlier execution already wrote (a run resumed after a pause): this one's are numbered after them. */
+  readonly firstStepIndex?: number;
   /** An inbound run handed over again after its instance stopped: how many times (its event log restarts). */
   readonly recoveries: number;
 }

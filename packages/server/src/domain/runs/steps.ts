@@ -6,7 +6,7 @@
 import type { DraftKind } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
 import type { Redactor } from '../../redact/index.ts';
-import type { Tx } from '../../store/db.ts';
+import type { Db, Tx } from '../../store/db.ts';
 import { insertApprovalRequest } from '../approvals/requests.ts';
 import { approvalCreatedEvent, draftCreatedEvent } from './events.ts';
 import { insertDraft, insertSteps, insertToolCall } from './queries.ts';
@@ -25,7 +25,10 @@ export interface StepDraft {
   approval?: { action: string; summary: string };
 }
 
-/** Writes the steps in order (one statement for all of them); with `events`, also their drafts and approvals and those events. Text passes `redactor`. */
+/**
+ * Writes the steps in order (one statement for all of them), numbered from `first` (the steps an earlier execution of
+ * the run wrote come before); with `events`, also their drafts and approvals and those events. Text passes `redactor`.
+ */
 export async function writeSteps(
   tx: Tx,
   runId: string,
@@ -33,6 +36,7 @@ export async function writeSteps(
   now: Date,
   events: { workspaceId: string } | undefined,
   redactor: Redactor,
+  first = 0,
 ): Promise<void> {
   const redactText = redactor.text;
   if (steps.length > 0) {
@@ -40,15 +44,15 @@ export async function writeSteps(
       tx,
       runId,
       now,
-      steps.map((step, index) => ({ id: newId('stp'), index, kind: step.kind, agentSlug: step.agentSlug, summary: redactText(step.summary) })),
+      steps.map((step, i) => ({ id: newId('stp'), index: first + i, kind: step.kind, agentSlug: step.agentSlug, summary: redactText(step.summary) })),
     );
   }
-  for (const [index, step] of steps.entries()) {
+  for (const [i, step] of steps.entries()) {
     if (step.toolCall) {
       await insertToolCall(tx, {
         id: newId('tc'),
         runId,
-        stepIndex: index,
+        stepIndex: first + i,
         name: step.toolCall.name,
         arguments: redactor.value(step.toolCall.arguments),
         result: step.toolCall.result === null ? null : redactText(step.toolCall.result),
@@ -67,14 +71,15 @@ export function deliveredOnly(step: StepDraft): boolean {
 
 /**
  * The steps as `finish_run` writes them (one jsonb parameter), text redacted: `index` when the run
- * completed, `keptIndex` otherwise (absent for a draft or approval, which only a completed run keeps).
+ * completed, `keptIndex` otherwise (absent for a draft or approval, which only a completed run keeps);
+ * both from `first` (what a pause of the run wrote before).
  */
-export function stepRows(steps: readonly StepDraft[], redactor: Redactor): string {
-  let kept = 0;
+export function stepRows(steps: readonly StepDraft[], redactor: Redactor, first = 0): string {
+  let kept = first;
   return JSON.stringify(
-    steps.map((step, index) => ({
+    steps.map((step, i) => ({
       id: newId('stp'),
-      index,
+      index: first + i,
       keptIndex: deliveredOnly(step) ? null : kept++,
       kind: step.kind,
       agentSlug: step.agentSlug,
@@ -137,4 +142,19 @@ export async function writeDeliverables(tx: Tx, runId: string, steps: readonly S
       });
     }
   }
+}
+
+/** The call of an approval's step once decided (and, if approved, made): its status and result (redacted by the caller). */
+export async function recordDecidedCall(
+  db: Db | Tx,
+  runId: string,
+  stepIndex: number,
+  call: { status: 'completed' | 'failed'; result: string },
+): Promise<void> {
+  await db.query(`UPDATE tool_calls SET status = $3, result = $4 WHERE run_id = $1 AND step_index = $2 AND status = 'pending_approval'`, [
+    runId,
+    stepIndex,
+    call.status,
+    call.result,
+  ]);
 }
