@@ -55,11 +55,11 @@ describe('crash recovery: kill -9 with runs in flight, restart, every run ends',
 
   it('no run stays in_progress, no reservation is left, and the budgets add up to the recorded usage', async () => {
     const first = await serve();
-    // Synchronous runs that hang in the engine until their instance dies.
+    // Synchronous runs that hang in the engine until their instance dies (finance: one model call, no draft first).
     for (let i = 0; i < HANGING_RUNS; i += 1) {
       void api(first.url, '/v1/inference', {
         method: 'POST',
-        body: JSON.stringify({ alias: 'Sonata', agentSlug: 'sales', messages: [{ role: 'user', content: `Call lead ${i} back [[hang]]` }] }),
+        body: JSON.stringify({ alias: 'Sonata', agentSlug: 'finance', messages: [{ role: 'user', content: `Check invoice ${i} [[hang]]` }] }),
       }).catch(() => {});
     }
     await until(
@@ -112,7 +112,7 @@ describe('crash recovery: kill -9 with runs in flight, restart, every run ends',
       API_POLL_MS,
     );
 
-    const hanging = (await (await api(second.url, `/runs?agent_slug=sales&status=failed&limit=200`)).json()) as {
+    const hanging = (await (await api(second.url, `/runs?agent_slug=finance&status=failed&limit=200`)).json()) as {
       data: { failureReason: string; source: string }[];
     };
     expect(hanging.data.filter((r) => r.source === 'api').map((r) => r.failureReason)).toEqual(Array(HANGING_RUNS).fill('interrupted'));

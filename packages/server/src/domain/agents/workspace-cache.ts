@@ -1,6 +1,7 @@
 /**
- * @module A workspace's agent data held in memory, so an invocation reads no row for it: the settings
- * (settings-cache.ts) and the agents' definitions (definitions-cache.ts) are each one of these.
+ * @module A workspace's data held in memory, so an invocation reads no row for it: the agents' settings
+ * (settings-cache.ts), the agents' definitions (definitions-cache.ts) and the offered integrations
+ * (domain/integrations/tool-source.ts) are each one of these.
  *
  * Kept current the way the key cache is (domain/keys/invalidation.ts): every change notifies the
  * cache's channel with the workspace's id in the statement that makes it, and PostgreSQL hands the
