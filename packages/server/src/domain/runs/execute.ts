@@ -52,7 +52,11 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
  */
 export async function endExecution(ctx: RunContext, run: PendingRun, execution: Execution, produced: Produced): Promise<RunOutcome> {
   if (produced.state.waiting !== null && produced.failure === undefined) {
-    const paused = await pauseExecution(ctx, run, execution, produced.state);
+    // A pause the store refused wrote nothing: the run then closes with what it has (its call still unmade).
+    const paused = await pauseExecution(ctx, run, execution, produced.state).catch((err: unknown) => {
+      ctx.logError?.(err);
+      return undefined;
+    });
     if (paused) return paused;
   }
   const { reported, failure } = produced;
