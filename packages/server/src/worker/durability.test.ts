@@ -45,7 +45,9 @@ describe('durability: kill -9 mid-delivery, restart, nothing lost', () => {
     Object.assign(env, {
       WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
       WEBHOOK_POLL_MS: '100',
-      WEBHOOK_DELIVERY_TIMEOUT_MS: '4000',
+      // Longer than recording the queued events takes beside the rest of the suite (each connects an MCP server
+      // first): an attempt that timed out sooner would free its lane and let a queued event out before the kill.
+      WEBHOOK_DELIVERY_TIMEOUT_MS: '15000',
       // The receiver's and the MCP server's self-signed certificates, trusted the standard way; verification stays on.
       NODE_EXTRA_CA_CERTS: join(dir, 'receiver-ca.pem'),
     });
