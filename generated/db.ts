@@ -449,6 +449,7 @@ export interface Composites {
     trip_margin: number | null;
     ledger_id: string | null;
     steps: unknown | null;
+    drafts: unknown | null;
     turn_roles: string[] | null;
     turn_contents: string[] | null;
     events: unknown | null;

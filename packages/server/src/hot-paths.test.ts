@@ -84,6 +84,21 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     expect(run[1]).toMatch(/^SELECT id, .* FROM finish_run\(/);
   });
 
+  it('runs an invocation whose agent writes a draft in the same two statements: the draft and draft.created are written by finish_run', async () => {
+    const body = JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', messages: [{ role: 'user', content: 'Summarise the open opportunities for next quarter.' }] });
+    const { res, run } = await counting('/v1/inference', { method: 'POST', body });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { runId: string };
+    // No transaction: a lock held across round trips would make every other party's statement wait for this run's.
+    expect(run).toHaveLength(2);
+    expect(run[0]).toMatch(/^SELECT start_runs\(/);
+    expect(run[1]).toMatch(/^SELECT id, .* FROM finish_run\(/);
+    const drafts = await db.query<{ agent_slug: string; kind: string }>(`SELECT agent_slug, kind FROM drafts WHERE run_id = $1`, [answer.runId]);
+    expect(drafts).toEqual([{ agent_slug: 'sales', kind: expect.any(String) }]);
+    const events = await db.query<{ type: string }>(`SELECT type FROM outbox_events WHERE data->>'run_id' = $1 ORDER BY created_at, id`, [answer.runId]);
+    expect(events.map((e) => e.type).sort()).toEqual(['draft.created', 'run.completed']);
+  });
+
   it('ingests a signed inbound event in two statements: the webhook by its slug, then ingest_inbound_event (and a repeat the same)', async () => {
     const { secret } = await t.services.webhooks.inbound.create(t.workspaceId, { slug: 'hot-leads', agentSlug: 'sales', template: 'Lead {{ contact.name }}' });
     const raw = JSON.stringify({ event: 'lead.created', contact: { name: 'Ada' } });

@@ -198,6 +198,33 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     await store.db.query(`UPDATE webhook_destinations SET status = 'paused' WHERE workspace_id = $1`, [t.workspaceId]);
   });
 
+
+  it("a run's draft.created, written by the same closing statement as its run.completed, gets deliveries of its own ids", async () => {
+    await store.db.query(`UPDATE webhook_destinations SET status = 'paused' WHERE workspace_id = $1`, [t.workspaceId]);
+    const destinations = [];
+    for (const path of ['/both-1', '/both-2']) destinations.push(await createDestination(path, ['run.completed', 'draft.created']));
+    const res = await t.app.request('/v1/inference', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', messages: [{ role: 'user', content: 'Summarise the open opportunities for next quarter.' }] }),
+    });
+    expect(res.status).toBe(200);
+    const { runId } = (await res.json()) as { runId: string };
+    const rows = await store.db.query<{ id: string; type: string; destination_id: string }>(
+      `SELECT d.id, e.type, d.destination_id FROM deliveries d JOIN outbox_events e ON e.id = d.event_id
+        WHERE e.data->>'run_id' = $1 ORDER BY e.type, d.destination_id`,
+      [runId],
+    );
+    const ids = destinations.map((d) => d.id).sort();
+    expect(rows.map((r) => [r.type, r.destination_id])).toEqual([
+      ['draft.created', ids[0]],
+      ['draft.created', ids[1]],
+      ['run.completed', ids[0]],
+      ['run.completed', ids[1]],
+    ]);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(4);
+    await store.db.query(`UPDATE webhook_destinations SET status = 'paused' WHERE workspace_id = $1`, [t.workspaceId]);
+  });
   it('delivers every subscribed event, signed, verified by verifyWebhook; unsubscribed types are not sent', async () => {
     // Only this test's destinations receive: earlier ones are set aside.
     await store.db.query(`UPDATE webhook_destinations SET status = 'paused' WHERE workspace_id = $1`, [t.workspaceId]);

@@ -6,6 +6,7 @@
 export {
   deliveryIds,
   enqueueEvent,
+  enqueuePrepared,
   enqueueTestEvent,
   prepareEvent,
   type PreparedEvent,

@@ -82,6 +82,11 @@ export function prepareEvent<T extends WorkspaceEventType>(input: EnqueueEventIn
   return { id: envelope.id, type: input.type, data: envelope.data, body: decoder.decode(serializeEnvelope(envelope)) };
 }
 
+/** Writes a prepared event and its deliveries in one statement (`outbox_enqueue`), in the caller's transaction or alone. */
+export async function enqueuePrepared(db: Db | Tx, tenantId: string, event: PreparedEvent, now: Date): Promise<void> {
+  await db.query(`SELECT outbox_enqueue($1, $2, $3, $4, $5, $6, NULL)`, [event.id, tenantId, event.type, JSON.stringify(event.data), event.body, now]);
+}
+
 /**
  * Delivery ids drawn ahead for `outbox_enqueue` (a workspace usually has at most this many
  * destinations per event; past them the store draws its own, from random()).

@@ -12,8 +12,8 @@
  * billed twice; and the manual kill switch, turned on since the run started, fails a run that would
  * complete (`kill_switch:manual`).
  *
- * A run with drafts or approval requests, or whose source has run-ended hooks (inbound runs),
- * closes in a transaction: the same statement, then those writes.
+ * A completed run's drafts and their `draft.created` are written by the same statement. A run whose source has
+ * run-ended hooks (inbound runs) closes in a transaction: the same statement, then the hooks' writes.
  */
 import type { TokenUsage } from '../../engine/index.ts';
 import { fail } from '../../errors.ts';
@@ -25,7 +25,7 @@ import type { RunContext } from './context.ts';
 import { preparedRunCompleted, preparedRunFailed } from './events.ts';
 import { hasRunEndedHooks, runEnded } from './run-hooks.ts';
 import type { PendingRun } from './start.ts';
-import { deliveredOnly, stepRows, writeDeliverables, type StepDraft } from './steps.ts';
+import { draftRows, stepRows, type StepDraft } from './steps.ts';
 import { type FinishedRun, type FinishRunArgs, finishRun } from './queries.ts';
 import { toRun, type Run } from './store.ts';
 import type { ExecutionEvent } from '../run-events/log.ts';
@@ -73,6 +73,9 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
       : []),
     ...(reason !== null ? [{ when: 'failed', ...preparedRunFailed(now, { ...event, reason }) }] : []),
   ];
+  // Its drafts, written by the same statement only if the run completes; their events after `run.completed`.
+  const drafts = status === 'completed' ? draftRows(result.steps, run, now, redactor) : { drafts: [], events: [] };
+  events.push(...drafts.events.map((prepared) => ({ when: 'completed', ...prepared })));
   const turns = run.conversationId && status === 'completed' ? [...run.newMessages, { role: 'assistant' as const, content: result.content }] : [];
   const close: FinishRunArgs = {
     run_id: run.runId,
@@ -97,6 +100,7 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     trip_margin: TRIP_MARGIN,
     ledger_id: newId('led'),
     steps: JSON.parse(stepRows(result.steps, redactor, run.firstStepIndex ?? 0)),
+    drafts: drafts.drafts,
     turn_roles: turns.map((turn) => turn.role),
     turn_contents: turns.map((turn) => turn.content),
     events,
@@ -137,18 +141,16 @@ async function closeWith(
   now: Date,
   finish: (db: Db | Tx, alone: boolean) => Promise<FinishedRun>,
 ): Promise<FinishedRun> {
-  const { db, redactor } = ctx;
-  const deliverables = result.steps.some(deliveredOnly);
+  const { db } = ctx;
   // The usage tally reads the workspace's period again before this run's answer leaves (spending/usage-tally.ts).
   const charged = () => ctx.usageCharged?.(run.workspaceId);
-  if (!deliverables && !hasRunEndedHooks(run.source)) return finish(db, true).finally(charged);
+  if (!hasRunEndedHooks(run.source)) return finish(db, true).finally(charged);
   return db
     .transaction(async (tx) => {
       const row = await finish(tx, false);
       // Handed over again since this execution began: the new one owns the run (finish_run left it alone).
       if (row.startedAt?.getTime() !== run.createdAt.getTime()) return row;
       await runEnded(tx, { runId: run.runId, workspaceId: run.workspaceId, source: row.source });
-      if (deliverables && row.status === 'completed') await writeDeliverables(tx, run.runId, result.steps, now, run.workspaceId, redactor);
       return row;
     })
     .finally(charged);

@@ -14,13 +14,12 @@ export async function runFailedEvent(tx: Tx, now: Date, run: { workspaceId: stri
   );
 }
 
-export async function draftCreatedEvent(
-  tx: Tx,
+/** `draft.created`, built for the statement that writes the draft (written only if the run's answer is delivered). */
+export function preparedDraftCreated(
   now: Date,
   draft: { workspaceId: string; draftId: string; runId: string; agent: string; kind: OutboundEventData['draft.created']['kind']; subject: string },
-): Promise<void> {
-  await enqueueEvent(
-    tx,
+): PreparedEvent {
+  return prepareEvent(
     {
       tenantId: draft.workspaceId,
       type: 'draft.created',

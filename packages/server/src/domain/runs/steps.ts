@@ -1,14 +1,13 @@
 /**
  * @module The steps of a run as they are stored: each step row, its tool call, and for an answer
- * that was delivered its draft (`draft.created`) and approval request (`approval.created`). Text is
- * redacted on the way in.
+ * that was delivered its drafts (`draft.created`). Text is redacted on the way in.
  */
 import type { DraftKind } from '../../engine/index.ts';
 import { newId } from '../../random.ts';
 import type { Redactor } from '../../redact/index.ts';
 import type { Db, Tx } from '../../store/db.ts';
-import { insertApprovalRequest } from '../approvals/requests.ts';
-import { approvalCreatedEvent, draftCreatedEvent } from './events.ts';
+import { enqueuePrepared, type PreparedEvent } from '../events/index.ts';
+import { preparedDraftCreated } from './events.ts';
 import { insertDraft, insertSteps, insertToolCall } from './queries.ts';
 import type { Step, ToolCall } from './store.ts';
 
@@ -22,12 +21,11 @@ export interface StepDraft {
   summary: string;
   toolCall?: { name: string; arguments: Record<string, unknown>; result: string | null; status: ToolCall['status'] };
   draft?: { kind: DraftKind; subject: string; body: string };
-  approval?: { action: string; summary: string };
 }
 
 /**
  * Writes the steps in order (one statement for all of them), numbered from `first` (the steps an earlier execution of
- * the run wrote come before); with `events`, also their drafts and approvals and those events. Text passes `redactor`.
+ * the run wrote come before); with `events`, also their drafts and `draft.created`. Text passes `redactor`.
  */
 export async function writeSteps(
   tx: Tx,
@@ -61,17 +59,17 @@ export async function writeSteps(
       });
     }
   }
-  if (events) await writeDeliverables(tx, runId, steps, now, events.workspaceId, redactor);
+  if (events) await writeDrafts(tx, { runId, workspaceId: events.workspaceId }, steps, now, redactor);
 }
 
-/** Whether a step is only kept for an answer that was delivered (a draft, an approval request). */
+/** Whether a step is only kept for an answer that was delivered (a draft's). */
 export function deliveredOnly(step: StepDraft): boolean {
-  return Boolean(step.draft || step.approval);
+  return step.draft !== undefined;
 }
 
 /**
  * The steps as `finish_run` writes them (one jsonb parameter), text redacted: `index` when the run
- * completed, `keptIndex` otherwise (absent for a draft or approval, which only a completed run keeps);
+ * completed, `keptIndex` otherwise (absent for a draft's, which only a completed run keeps);
  * both from `first` (what a pause of the run wrote before).
  */
 export function stepRows(steps: readonly StepDraft[], redactor: Redactor, first = 0): string {
@@ -97,50 +95,42 @@ export function stepRows(steps: readonly StepDraft[], redactor: Redactor, first 
   );
 }
 
-/** The drafts and approval requests of a delivered answer, with their events. */
-export async function writeDeliverables(tx: Tx, runId: string, steps: readonly StepDraft[], now: Date, workspaceId: string, redactor: Redactor): Promise<void> {
-  const redactText = redactor.text;
-  const events = { workspaceId };
+/** A draft as `finish_run` writes it (text redacted). */
+export interface DraftRow {
+  id: string;
+  agentSlug: string;
+  kind: DraftKind;
+  subject: string;
+  body: string;
+}
+
+/**
+ * The drafts of the steps (text redacted), each with its `draft.created`, prepared for a statement that writes them
+ * only if the run's answer is delivered: the closing statement (`finish_run`), or the pause's transaction.
+ */
+export function draftRows(
+  steps: readonly StepDraft[],
+  run: { runId: string; workspaceId: string },
+  now: Date,
+  redactor: Redactor,
+): { drafts: DraftRow[]; events: PreparedEvent[] } {
+  const drafts: DraftRow[] = [];
+  const events: PreparedEvent[] = [];
   for (const step of steps) {
-    if (step.draft) {
-      const draftId = newId('drf');
-      const subject = redactText(step.draft.subject);
-      await insertDraft(tx, {
-        id: draftId,
-        workspaceId: events.workspaceId,
-        runId,
-        agentSlug: step.agentSlug,
-        kind: step.draft.kind,
-        subject,
-        body: redactText(step.draft.body),
-        now,
-      });
-      await draftCreatedEvent(tx, now, { workspaceId: events.workspaceId, draftId, runId, agent: step.agentSlug, kind: step.draft.kind, subject });
-    }
-    if (step.approval) {
-      const approvalId = newId('apr');
-      const summary = redactText(step.approval.summary);
-      const expiresAt = new Date(now.getTime() + APPROVAL_TTL_MS);
-      await insertApprovalRequest(tx, {
-        id: approvalId,
-        workspaceId: events.workspaceId,
-        runId,
-        agentSlug: step.agentSlug,
-        action: step.approval.action,
-        summary,
-        expiresAt,
-        createdAt: now,
-      });
-      await approvalCreatedEvent(tx, now, {
-        workspaceId: events.workspaceId,
-        approvalId,
-        runId,
-        agent: step.agentSlug,
-        action: step.approval.action,
-        summary,
-        expiresAt,
-      });
-    }
+    if (!step.draft) continue;
+    const draft = { id: newId('drf'), agentSlug: step.agentSlug, kind: step.draft.kind, subject: redactor.text(step.draft.subject), body: redactor.text(step.draft.body) };
+    drafts.push(draft);
+    events.push(preparedDraftCreated(now, { workspaceId: run.workspaceId, draftId: draft.id, runId: run.runId, agent: draft.agentSlug, kind: draft.kind, subject: draft.subject }));
+  }
+  return { drafts, events };
+}
+
+/** Writes the drafts of the steps and their events in the caller's transaction. */
+async function writeDrafts(tx: Tx, run: { runId: string; workspaceId: string }, steps: readonly StepDraft[], now: Date, redactor: Redactor): Promise<void> {
+  const { drafts, events } = draftRows(steps, run, now, redactor);
+  for (const [i, draft] of drafts.entries()) {
+    await insertDraft(tx, { ...draft, workspaceId: run.workspaceId, runId: run.runId, now });
+    await enqueuePrepared(tx, run.workspaceId, events[i]!, now);
   }
 }
 

@@ -309,6 +309,7 @@ describe.each(testBackends())('the settlement against its model on $name', ({ op
             trip_margin: TRIP_MARGIN,
             ledger_id: newId('led'),
             steps: [],
+            drafts: [],
             turn_roles: [],
             turn_contents: [],
             events: [],

@@ -10,7 +10,7 @@
 -- terminal (a cancel that came first wins, its tokens still billed), or the manual switch was turned on
 -- since the run started (`manual_reason`, asked for a run that would complete). Its row takes its usage and
 -- gives back its reservation; a ledger line is written for what it consumed; steps are written (those with
--- no `keptIndex` only for a completed run); a completed run's turns are appended to its conversation
+-- no `keptIndex` only for a completed run), and a completed run's drafts; a completed run's turns are appended to its conversation
 -- (notified to the other instances, `instance` being this one); the event of its outcome (`events`, one per
 -- `when`) is enqueued (outbox_enqueue); its execution's event log (`log`) is written to run_events. A run that
 -- paused for an approval and was resumed (domain/runs/pause.ts, resume.ts) adds this execution's tokens, STU and
@@ -64,8 +64,11 @@ CREATE TYPE finish_run_args AS (
   -- The share of a limit within which a window a run crossed trips (domain/usage/kill-switch.ts `TRIP_MARGIN`).
   trip_margin     float8,
   ledger_id       text,
-  -- The steps as runs/steps.ts `stepRows` writes them (drafts and approvals have no `keptIndex`).
+  -- The steps as runs/steps.ts `stepRows` writes them (a draft's step has no `keptIndex`).
   steps           jsonb,
+  -- The drafts its steps wrote, as runs/steps.ts `draftRows` writes them, kept only for a completed run (their
+  -- `draft.created` events are among `events`, written for `completed`).
+  drafts          jsonb,
   turn_roles      text[],
   turn_contents   text[],
   -- The prepared events, each with the outcome it is written for (`when`: completed, failed, manual).
@@ -90,6 +93,7 @@ DECLARE
   v_when text;
   v_seq integer;
   v_settle jsonb := '[]';
+  v_first boolean;
   e record;
 BEGIN
   FOREACH v_id IN ARRAY ARRAY(SELECT o.run_id FROM unnest(v_args) AS o ORDER BY o.run_id COLLATE "C") LOOP
@@ -130,7 +134,7 @@ BEGIN
       VALUES (a.ledger_id, a.workspace_id, a.run_id, to_char(a.now AT TIME ZONE 'UTC', 'YYYY-MM'), a.alias, a.input_tokens, a.output_tokens, a.stu, a.now);
     END IF;
 
-    -- Steps: drafts and approvals (no keptIndex) only for an answer that was delivered.
+    -- Steps: a draft's (no keptIndex) only for an answer that was delivered, as the draft itself.
     INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at)
     SELECT s.id, a.run_id, CASE WHEN v_status = 'completed' THEN s.index ELSE s."keptIndex" END, s.kind, s."agentSlug", s.summary, a.now
       FROM jsonb_to_recordset(COALESCE(a.steps, '[]')) AS s(id text, index integer, "keptIndex" integer, kind text, "agentSlug" text, summary text)
@@ -139,6 +143,11 @@ BEGIN
     SELECT s."toolCallId", a.run_id, CASE WHEN v_status = 'completed' THEN s.index ELSE s."keptIndex" END, s.name, s.arguments, s.result, s."toolStatus", a.now
       FROM jsonb_to_recordset(COALESCE(a.steps, '[]')) AS s(index integer, "keptIndex" integer, "toolCallId" text, name text, arguments jsonb, result text, "toolStatus" text)
      WHERE s."toolCallId" IS NOT NULL AND (v_status = 'completed' OR s."keptIndex" IS NOT NULL);
+
+    INSERT INTO drafts (id, workspace_id, run_id, agent_slug, kind, subject, body, created_at)
+    SELECT d.id, a.workspace_id, a.run_id, d."agentSlug", d.kind, d.subject, d.body, a.now
+      FROM jsonb_to_recordset(COALESCE(a.drafts, '[]')) AS d(id text, "agentSlug" text, kind text, subject text, body text)
+     WHERE v_status = 'completed';
 
     IF v_status = 'completed' AND r.conversation_id IS NOT NULL AND cardinality(a.turn_roles) > 0 THEN
       -- Serialises appends to one thread, so two runs of the same conversation cannot take the same seq.
@@ -153,8 +162,12 @@ BEGIN
 
     -- The event of the outcome: completed, or failed when this close is what failed it.
     v_when := CASE WHEN v_status = 'completed' THEN 'completed' WHEN v_status = 'failed' AND r.status = 'in_progress' THEN v_when END;
+    -- A completed run's drafts' `draft.created` follow its `run.completed`; the delivery ids drawn ahead serve the
+    -- first event written, the others draw their own.
+    v_first := true;
     FOR e IN SELECT * FROM jsonb_to_recordset(COALESCE(a.events, '[]')) AS x("when" text, id text, type text, data jsonb, body text) WHERE x."when" = v_when LOOP
-      PERFORM outbox_enqueue(e.id, a.workspace_id, e.type, e.data, e.body, a.now, a.delivery_ids);
+      PERFORM outbox_enqueue(e.id, a.workspace_id, e.type, e.data, e.body, a.now, CASE WHEN v_first THEN a.delivery_ids END);
+      v_first := false;
     END LOOP;
 
     -- What the execution saw of the run's event log (domain/runs/run-events.ts), after what a pause stored
