@@ -85,7 +85,11 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
   });
 
   it('runs an invocation whose agent writes a draft in the same two statements: the draft and draft.created are written by finish_run', async () => {
-    const body = JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', messages: [{ role: 'user', content: 'Summarise the open opportunities for next quarter.' }] });
+    const body = JSON.stringify({
+      alias: 'Prelude',
+      agentSlug: 'sales',
+      messages: [{ role: 'user', content: 'Summarise the open opportunities for next quarter.' }],
+    });
     const { res, run } = await counting('/v1/inference', { method: 'POST', body });
     expect(res.status).toBe(200);
     const answer = (await res.json()) as { runId: string };

@@ -14,9 +14,17 @@ export function asStoreParty<T>(key: string, fn: () => T): T {
   return party.run(key, fn);
 }
 
-/** The party of the statement being sent; `''` outside any request's (the worker, health checks, start-up). */
+/** The party of the statement being sent; {@link BACKGROUND_PARTY} outside any request's (health checks, start-up). */
 export function storeParty(): string {
-  return party.getStore() ?? '';
+  return party.getStore() ?? BACKGROUND_PARTY;
+}
+
+/** The party of the background work (the delivery worker's claims and records, the resumer's claims, the sweeper). */
+export const BACKGROUND_PARTY = '';
+
+/** A workspace's party: its requests' statements (middleware/admission), its inbound runs' and resumed runs'. */
+export function workspaceParty(workspaceId: string): string {
+  return `ws:${workspaceId}`;
 }
 
 /** Items in one FIFO queue per party, taken from the parties in turn (round robin). */

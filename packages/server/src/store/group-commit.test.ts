@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { asStoreParty } from './fair-queue.ts';
 import { groupCommit } from './group-commit.ts';
 
 /** A flush that records each group and waits until `release` is called for it. */
@@ -73,5 +74,27 @@ describe('groupCommit', () => {
     release();
     await all;
     expect(groups).toEqual([[1, 2], [3, 4], [5]]);
+  });
+
+  it("fills a statement from the writers' parties in turn: a quiet workspace's write goes in the next statement, not behind a flood's", async () => {
+    const { groups, flush, release } = recordingFlush();
+    const submit = groupCommit(flush, { maxItems: 3 });
+    const first = asStoreParty('wksp_a', () => submit(1));
+    await turn();
+    // While the first statement runs, workspace A queues six more writes, then workspace B one.
+    const flood = asStoreParty('wksp_a', () => Promise.all([2, 3, 4, 5, 6, 7].map((n) => submit(n))));
+    const quiet = asStoreParty('wksp_b', () => submit(100));
+    release();
+    await first;
+    await turn();
+    expect(groups).toEqual([[1], [2, 100, 3]]);
+    release();
+    expect(await quiet).toEqual([20, 1000, 30]);
+    await turn();
+    release();
+    await turn();
+    release();
+    await flood;
+    expect(groups).toEqual([[1], [2, 100, 3], [4, 5, 6], [7]]);
   });
 });

@@ -10,11 +10,13 @@
  * one by one after a failed statement, by the runs' starts and closes (domain/spending/start-batch.ts,
  * domain/runs/close-batch.ts).
  *
- * A statement carries several writers' writes, so it waits in the store's queue as a party of its own
- * ({@link GROUP_PARTY}, store/fair-queue.ts), not as whoever's statement happened to run before it: a quiet
+ * The writes waiting for the next statement queue by their writer's party (the workspace, store/fair-queue.ts), and
+ * a statement takes them from the parties in turn: a quiet workspace's write goes in the next statement, however many
+ * a flooding workspace has queued. A statement carries several writers' writes, so it waits in the store's queue as
+ * a party of its own ({@link GROUP_PARTY}), not as whoever's statement happened to run before it: a quiet
  * workspace's close is not queued behind a flooding workspace's statements.
  */
-import { asStoreParty } from './fair-queue.ts';
+import { asStoreParty, FairQueue, storeParty } from './fair-queue.ts';
 
 /** The store party of a group's statement. */
 export const GROUP_PARTY = 'group-commit';
@@ -29,14 +31,15 @@ export interface GroupCommit<T, R> {
 export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: { maxItems?: number; waitForTurn?: boolean } = {}): GroupCommit<T, R> {
   const maxItems = options.maxItems ?? 500;
   const waitForTurn = options.waitForTurn ?? true;
-  let waiting: { item: T; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];
+  type Writer = { item: T; resolve: (result: R) => void; reject: (error: unknown) => void };
+  const waiting = new FairQueue<Writer>();
   let busy = false;
 
   function next(): void {
-    if (busy || waiting.length === 0) return;
+    if (busy || waiting.size === 0) return;
     busy = true;
-    const group = waiting.slice(0, maxItems);
-    waiting = waiting.slice(group.length);
+    const group: Writer[] = [];
+    while (group.length < maxItems && waiting.size > 0) group.push(waiting.shift()!);
     asStoreParty(GROUP_PARTY, () => flush(group.map((w) => w.item)))
       .then(
         (result) => {
@@ -54,12 +57,12 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: { 
 
   const submit = (item: T) =>
     new Promise<R>((resolve, reject) => {
-      waiting.push({ item, resolve, reject });
+      waiting.push(storeParty(), { item, resolve, reject });
       if (busy) return;
       if (!waitForTurn) next();
-      else if (waiting.length === 1) setImmediate(next);
+      else if (waiting.size === 1) setImmediate(next);
     });
-  return Object.assign(submit, { waiting: () => waiting.length });
+  return Object.assign(submit, { waiting: () => waiting.size });
 }
 
 /**

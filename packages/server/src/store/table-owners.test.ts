@@ -64,9 +64,9 @@ const FUNCTION_WRITES: Record<string, string[]> = {
   ensure_usage_period: ['usage_periods'],
   // A lone close: finish_runs with a batch of one.
   finish_run: [],
-  // domain/runs': the runs' rows, their ledger lines, steps, tool calls, conversation turns and event logs
+  // domain/runs': the runs' rows, their ledger lines, steps, tool calls, drafts, conversation turns and event logs
   // (the events through outbox_enqueue, the settlement through settle_runs).
-  finish_runs: ['runs', 'usage_ledger', 'run_steps', 'tool_calls', 'conversation_turns', 'run_events'],
+  finish_runs: ['runs', 'usage_ledger', 'run_steps', 'tool_calls', 'drafts', 'conversation_turns', 'run_events'],
   // domain/inbound-webhooks': the event (or its repeat's audit), its run, the webhook's last event time.
   ingest_inbound_event: ['inbound_events', 'runs', 'inbound_webhooks'],
   // domain/events': the event and its deliveries.

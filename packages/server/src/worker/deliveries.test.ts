@@ -198,7 +198,6 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     await store.db.query(`UPDATE webhook_destinations SET status = 'paused' WHERE workspace_id = $1`, [t.workspaceId]);
   });
 
-
   it("a run's draft.created, written by the same closing statement as its run.completed, gets deliveries of its own ids", async () => {
     await store.db.query(`UPDATE webhook_destinations SET status = 'paused' WHERE workspace_id = $1`, [t.workspaceId]);
     const destinations = [];
@@ -206,7 +205,11 @@ describe.each(testBackends())('outbound deliveries on $name', ({ open }) => {
     const res = await t.app.request('/v1/inference', {
       method: 'POST',
       headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ alias: 'Prelude', agentSlug: 'sales', messages: [{ role: 'user', content: 'Summarise the open opportunities for next quarter.' }] }),
+      body: JSON.stringify({
+        alias: 'Prelude',
+        agentSlug: 'sales',
+        messages: [{ role: 'user', content: 'Summarise the open opportunities for next quarter.' }],
+      }),
     });
     expect(res.status).toBe(200);
     const { runId } = (await res.json()) as { runId: string };

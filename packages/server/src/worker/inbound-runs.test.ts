@@ -8,7 +8,7 @@ import { inboundRunExecutor } from '../domain/runs/index.ts';
 import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
-import { storeParty } from '../store/fair-queue.ts';
+import { storeParty, workspaceParty } from '../store/fair-queue.ts';
 import { HAND_OVER_LEASE_MS, handOverInboundRuns, type InboundRun } from './inbound-runs.ts';
 
 describe.each(testBackends())('inbound run hand-over on $name', ({ open }) => {
@@ -68,7 +68,8 @@ describe.each(testBackends())('inbound run hand-over on $name', ({ open }) => {
       await real(run);
     };
     expect(await handOverInboundRuns({ db: store.db, clock: t.clock, execute })).toBe(1);
-    expect(parties).toEqual([t.workspaceId]);
+    // The party a request of the workspace has (middleware/admission), so the workspace's requests and inbound runs share one queue.
+    expect(parties).toEqual([workspaceParty(t.workspaceId)]);
     expect(await t.services.runs.waitForTerminal(t.workspaceId, runId, 30_000)).toMatchObject({ id: runId, status: 'completed' });
   });
 

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock.ts';
 import type { Db } from '../store/db.ts';
-import { asStoreParty } from '../store/fair-queue.ts';
+import { asStoreParty, workspaceParty } from '../store/fair-queue.ts';
 import { claimWaitingInboundEvents, markInboundRunStarted, postponeInboundRun, type WaitingInboundEvent } from '../domain/inbound-webhooks/run-queue.ts';
 import { InboundRunWaits } from '../domain/runs/index.ts';
 
@@ -75,7 +75,7 @@ async function handOver(deps: HandOverDeps, row: WaitingInboundEvent): Promise<b
   try {
     // The run's statements are its workspace's in the store's fair queue (store/fair-queue.ts), as a request's are:
     // one workspace's inbound backlog waits behind its own statements, not in front of everyone's background work.
-    await asStoreParty(row.workspace_id, () =>
+    await asStoreParty(workspaceParty(row.workspace_id), () =>
       deps.execute({
         runId: row.run_id,
         workspaceId: row.workspace_id,

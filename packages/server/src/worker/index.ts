@@ -13,6 +13,7 @@ import { createDeliveryAgents } from '../domain/webhooks/delivery-agents.ts';
 import { DEFAULT_DELIVERY_LANES, DELIVERY_CONCURRENCY, deliveredRecorder, releaseClaims, startDeliveries, type DeliveryWorkerDeps } from './deliveries.ts';
 import { INBOUND_CONCURRENCY, INBOUND_WORKSPACE_CONCURRENCY, startInboundHandOvers, type InboundRunExecutor } from './inbound-runs.ts';
 import { oneAtATime } from './one-at-a-time.ts';
+import { asStoreParty, BACKGROUND_PARTY } from '../store/fair-queue.ts';
 
 interface WorkerOptions extends DeliveryWorkerDeps {
   /** Time between polls when there is nothing to do. */
@@ -132,13 +133,18 @@ export function startWorker(options: WorkerOptions): Worker {
     pool.add(settled);
   }
 
-  async function tick(): Promise<void> {
-    // First, so an interrupted inbound run is handed over again in the same tick.
-    await options.sweepInterruptedRuns?.();
-    // Neither waits for what it started: a slow receiver or a slow hand-over holds only its own slot.
-    await fillHandOvers();
-    await fillDeliveries();
-  }
+  /**
+   * The worker's statements are the background party's in the store's fair queue, whoever woke it (a request that
+   * queued an event): a tick started in a flooding workspace's request would otherwise queue behind its statements.
+   */
+  const tick = (): Promise<void> =>
+    asStoreParty(BACKGROUND_PARTY, async () => {
+      // First, so an interrupted inbound run is handed over again in the same tick.
+      await options.sweepInterruptedRuns?.();
+      // Neither waits for what it started: a slow receiver or a slow hand-over holds only its own slot.
+      await fillHandOvers();
+      await fillDeliveries();
+    });
 
   async function idle(): Promise<void> {
     // A claim under way may still start attempts: it is waited for too.

@@ -17,6 +17,7 @@ import { APPROVAL_DECIDED_CHANNEL } from '../domain/approvals/decision.ts';
 import type { ClaimOutcome, ResumeRun } from '../domain/runs/resume.ts';
 import type { Db } from '../store/db.ts';
 import { oneAtATime } from './one-at-a-time.ts';
+import { asStoreParty, BACKGROUND_PARTY, workspaceParty } from '../store/fair-queue.ts';
 
 export interface ResumerOptions {
   db: Db;
@@ -53,7 +54,10 @@ export async function startResumer(options: ResumerOptions): Promise<Resumer> {
   const running = new Set<Promise<void>>();
   let stopped = false;
 
-  const pass = oneAtATime(async () => {
+  // Its claims are the background party's in the store's fair queue, whoever woke it (a notification heard in a
+  // request's context); each continuation runs as its run's workspace, as the run's first execution did.
+  const pass = oneAtATime(() => asStoreParty(BACKGROUND_PARTY, claimAll));
+  async function claimAll(): Promise<void> {
     if (stopped) return;
     await options.releaseLostClaims?.();
     while (!stopped && running.size < concurrency) {
@@ -63,8 +67,8 @@ export async function startResumer(options: ResumerOptions): Promise<Resumer> {
       // Given back for now (budget held by runs in progress): the next pass tries again.
       if (outcome.kind === 'later') return;
       if (outcome.kind !== 'resumed') continue;
-      const done: Promise<void> = options
-        .resume(outcome.resumption)
+      const { resumption } = outcome;
+      const done: Promise<void> = asStoreParty(workspaceParty(resumption.checkpoint.workspaceId), () => options.resume(resumption))
         .catch(logError)
         .finally(() => {
           running.delete(done);
@@ -72,7 +76,7 @@ export async function startResumer(options: ResumerOptions): Promise<Resumer> {
         });
       running.add(done);
     }
-  });
+  }
   const wake = () => {
     if (!stopped) pass().catch(logError);
   };

@@ -1,14 +1,14 @@
 /**
  * @module The reader of the agents' definitions the agent loop uses: every agent's definition of a
  * workspace held in memory (one read per workspace), kept current on every instance by
- * `AGENT_DEFINITIONS_CHANNEL` (workspace-cache.ts). An agent never configured has the defaults.
+ * `AGENT_DEFINITIONS_CHANNEL` (store/workspace-cache.ts). An agent never configured has the defaults.
  */
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
 import { getAgent, type AgentSlug } from '../../vocabulary/catalog.ts';
 import type { AgentDefinitions } from '../agent-loop/agents.ts';
 import { AGENT_DEFINITIONS_CHANNEL, definitionsVersion, readDefinitions } from './definitions.ts';
-import { createWorkspaceCache } from './workspace-cache.ts';
+import { createWorkspaceCache } from '../../store/workspace-cache.ts';
 
 export type { AgentDefinitions };
 

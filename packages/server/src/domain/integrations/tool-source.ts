@@ -11,7 +11,7 @@ import type { Db } from '../../store/db.ts';
 import type { AgentTool, ToolOutcome, ToolSource } from '../agent-loop/tool.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { McpFailure, type McpConnector, type McpEndpoint } from './mcp-client.ts';
-import { createWorkspaceCache } from '../agents/workspace-cache.ts';
+import { createWorkspaceCache } from '../../store/workspace-cache.ts';
 import { INTEGRATIONS_CHANNEL, type IntegrationRow, integrationsVersion, offeredIntegrations, recordCheck, toolsOf } from './records.ts';
 import { checkConnection, endpointOf } from './service.ts';
 import type { CachedTool } from './tool-names.ts';

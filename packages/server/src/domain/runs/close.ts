@@ -120,12 +120,12 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
   };
 
   const { conversationId } = run;
-  if (!conversationId) return toRun(await closeWith(ctx, run, result, now, finish));
+  if (!conversationId) return toRun(await closeWith(ctx, run, finish));
   // The thread held in memory gets the turns this close appends (conversation.ts).
   ctx.conversations.closing(run.workspaceId, conversationId);
   let row: Awaited<ReturnType<typeof finish>> | undefined;
   try {
-    row = await closeWith(ctx, run, result, now, finish);
+    row = await closeWith(ctx, run, finish);
     return toRun(row);
   } finally {
     const appended = row?.status === 'completed' && row.startedAt?.getTime() === run.createdAt.getTime() ? turns : row ? [] : null;
@@ -134,13 +134,7 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
 }
 
 /** The closing statement alone, or in a transaction with the writes it cannot make (see the module comment). */
-async function closeWith(
-  ctx: RunContext,
-  run: PendingRun,
-  result: RunResult,
-  now: Date,
-  finish: (db: Db | Tx, alone: boolean) => Promise<FinishedRun>,
-): Promise<FinishedRun> {
+async function closeWith(ctx: RunContext, run: PendingRun, finish: (db: Db | Tx, alone: boolean) => Promise<FinishedRun>): Promise<FinishedRun> {
   const { db } = ctx;
   // The usage tally reads the workspace's period again before this run's answer leaves (spending/usage-tally.ts).
   const charged = () => ctx.usageCharged?.(run.workspaceId);

@@ -118,9 +118,24 @@ export function draftRows(
   const events: PreparedEvent[] = [];
   for (const step of steps) {
     if (!step.draft) continue;
-    const draft = { id: newId('drf'), agentSlug: step.agentSlug, kind: step.draft.kind, subject: redactor.text(step.draft.subject), body: redactor.text(step.draft.body) };
+    const draft = {
+      id: newId('drf'),
+      agentSlug: step.agentSlug,
+      kind: step.draft.kind,
+      subject: redactor.text(step.draft.subject),
+      body: redactor.text(step.draft.body),
+    };
     drafts.push(draft);
-    events.push(preparedDraftCreated(now, { workspaceId: run.workspaceId, draftId: draft.id, runId: run.runId, agent: draft.agentSlug, kind: draft.kind, subject: draft.subject }));
+    events.push(
+      preparedDraftCreated(now, {
+        workspaceId: run.workspaceId,
+        draftId: draft.id,
+        runId: run.runId,
+        agent: draft.agentSlug,
+        kind: draft.kind,
+        subject: draft.subject,
+      }),
+    );
   }
   return { drafts, events };
 }

@@ -31,7 +31,7 @@ import { retryHints } from '../../errors.ts';
 import type { Auth, AuthVariables } from '../auth/index.ts';
 import { clientIp, clientKey } from '../rate-limit/client-ip.ts';
 import { isAcceptableRequestId, newRequestId, type RequestIdVariables } from '../request-id/index.ts';
-import { asStoreParty } from '../../store/fair-queue.ts';
+import { asStoreParty, workspaceParty } from '../../store/fair-queue.ts';
 import type { AdmissionShares, AdmissionRefusal, Party, Ticket } from './shares.ts';
 
 export { AdmissionShares, type AdmissionLimits, type AdmissionRefusal, type AdmissionSnapshot } from './shares.ts';
@@ -126,7 +126,7 @@ function admitted(c: Context<Env>, shares: AdmissionShares, party: Party, refuse
 function partyOf(auth: Auth | undefined): Party | undefined {
   if (!auth) return undefined;
   if (auth.scheme === 'operatorToken') return { kind: 'workspace', id: 'operator' };
-  return { kind: 'workspace', id: `ws:${auth.workspaceId}` };
+  return { kind: 'workspace', id: workspaceParty(auth.workspaceId) };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * @module A workspace's data held in memory, so an invocation reads no row for it: the agents' settings
- * (settings-cache.ts), the agents' definitions (definitions-cache.ts) and the offered integrations
+ * (domain/agents/settings-cache.ts), the agents' definitions (domain/agents/definitions-cache.ts) and the offered integrations
  * (domain/integrations/tool-source.ts) are each one of these.
  *
  * Kept current the way the key cache is (domain/keys/invalidation.ts): every change notifies the
@@ -11,7 +11,7 @@
  * reconnecting (news may be lost) every read goes to the store, and the cache starts empty when it is
  * back. The embedded store hears its own notifications in process.
  */
-import type { Db } from '../../store/db.ts';
+import type { Db } from './db.ts';
 
 /** Entries beyond this drop the oldest first (a deployment with more active workspaces reads some). */
 const MAX_ENTRIES = 10_000;
@@ -31,6 +31,8 @@ export function createWorkspaceCache<T>(options: {
 }): WorkspaceCache<T> {
   const { db, channel, version: currentVersion, load } = options;
   const entries = new Map<string, { value: T; version: number }>();
+  /** The loads under way, by workspace, with the generation and version they began at. */
+  const loading = new Map<string, { value: Promise<T>; generation: number; version: number }>();
   let listening = false;
   /** Bumped by every drop: a read that began before one is not kept. */
   let generation = 0;
@@ -57,12 +59,22 @@ export function createWorkspaceCache<T>(options: {
       const version = currentVersion();
       const entry = listening ? entries.get(workspaceId) : undefined;
       if (entry && entry.version === version) return entry.value;
+      // Reads that find it missing together share one load, unless a change was heard since that load began.
+      const shared = listening ? loading.get(workspaceId) : undefined;
+      if (shared && shared.generation === generation && shared.version === version) return shared.value;
       const started = generation;
-      const value = await load(db, workspaceId);
-      if (listening && started === generation && version === currentVersion()) {
-        if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
-        entries.set(workspaceId, { value, version });
-      }
+      const value = load(db, workspaceId).then((loaded) => {
+        if (listening && started === generation && version === currentVersion()) {
+          if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
+          entries.set(workspaceId, { value: loaded, version });
+        }
+        return loaded;
+      });
+      loading.set(workspaceId, { value, generation: started, version });
+      const forget = () => {
+        if (loading.get(workspaceId)?.value === value) loading.delete(workspaceId);
+      };
+      value.then(forget, forget);
       return value;
     },
   };
