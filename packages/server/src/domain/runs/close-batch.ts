@@ -16,15 +16,21 @@
  * each caller gets that failure, as a lone close that lost its connection would.
  *
  * One batcher per run service (its context's `closes`), over the service's store handle (PGlite's one
- * connection, or PostgreSQL's pool). Closes that must share a transaction with other writes (drafts,
- * approvals, run-ended hooks) do not come here: close.ts runs them in their transaction.
+ * connection, or PostgreSQL's pool). Closes that must share a transaction with other writes (an inbound
+ * run's run-ended hooks) do not come here: close.ts runs them in their transaction.
  */
 import type { Db } from '../../store/db.ts';
 import { groupCommitEach } from '../../store/group-commit.ts';
 import { type FinishedRun, type FinishRunArgs, finishRun, finishRuns } from './queries.ts';
 
-/** At most this many closes in one statement; the rest wait for the next one. */
-export const MAX_CLOSE_BATCH = 64;
+/**
+ * At most this many closes in one statement; the rest wait for the next one. A quiet workspace's close goes in the
+ * next statement (store/group-commit.ts takes the waiting closes from their workspaces in turn), so it waits for at
+ * most the statement in flight and its own: the bound keeps both short on the embedded store (16 closes of agent
+ * runs with drafts took about 80 ms of its thread under the fairness scenario's load; 64, about 400 ms), while the
+ * statement's fixed cost is still shared (docs/performance.md, "Fair group commits").
+ */
+export const MAX_CLOSE_BATCH = 16;
 
 export interface CloseBatcher {
   /** Runs `finish_run` with `close` (alone, or with the closes waiting beside it); its row once committed. */

@@ -22,10 +22,11 @@ import { groupCommitEach } from '../../store/group-commit.ts';
 import { type StartDecision, type StartRunInput, startRuns } from './queries.ts';
 
 /**
- * At most this many starts in one statement; the rest wait for the next one. A start of a quiet workspace
- * waits behind the statement in flight and goes in the next one unless more than this many wait before it.
+ * At most this many starts in one statement; the rest wait for the next one. A start of a quiet workspace waits
+ * behind the statement in flight and goes in the next one (store/group-commit.ts takes the waiting starts from their
+ * workspaces in turn); the bound keeps both statements short (domain/runs/close-batch.ts `MAX_CLOSE_BATCH`).
  */
-export const MAX_START_BATCH = 128;
+export const MAX_START_BATCH = 16;
 
 export interface StartBatcher {
   /** Runs `start_runs` for `input` (alone, or with the starts waiting beside it); its decision once committed. */
