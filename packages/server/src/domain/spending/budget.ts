@@ -200,7 +200,8 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
  * row: settles it in one statement, `settle_runs` (store/functions/settle_runs.sql, the rules a close
  * applies too): releases its reservation, charges `stu` to its windows (and, when not zero, to the period
  * of `now`), and trips a window it brings to its limit, or within `TRIP_MARGIN` of it for the scope it
- * `crossed`. No quota is given: a settlement that charges nothing creates no period row.
+ * `crossed`. Without a quota (a cancel, a sweep), a settlement that charges nothing creates no period row; the
+ * pause gives its run's (settlePause).
  */
 export async function settleRun(
   tx: Tx,
@@ -212,6 +213,8 @@ export async function settleRun(
     crossed: SpendingScope | null;
     now: Date;
     limits: KillSwitchLimits;
+    /** The workspace's quota, for a period row `settle_runs` creates (a charge in a month not started yet). */
+    quotaStu?: number;
   },
 ): Promise<void> {
   const { windows, limits } = input;
@@ -224,7 +227,7 @@ export async function settleRun(
       stu: input.stu,
       crossed: input.crossed,
       now: input.now,
-      quota_stu: null,
+      quota_stu: input.quotaStu ?? null,
       limit_hour: limits.hour,
       limit_day: limits.day,
       trip_margin: TRIP_MARGIN,
@@ -268,21 +271,16 @@ export async function settlePause(
       now: input.now,
     });
   }
-  await settleRuns(tx, [
-    {
-      workspace_id: input.workspaceId,
-      window_day: windows.day,
-      window_hour: windows.hour,
-      reserved_stu: input.reservedStu,
-      stu: input.stu,
-      crossed: null,
-      now: input.now,
-      quota_stu: input.quotaStu,
-      limit_hour: limits.hour,
-      limit_day: limits.day,
-      trip_margin: TRIP_MARGIN,
-    },
-  ]);
+  await settleRun(tx, {
+    workspaceId: input.workspaceId,
+    windows,
+    reservedStu: input.reservedStu,
+    stu: input.stu,
+    crossed: null,
+    now: input.now,
+    limits,
+    quotaStu: input.quotaStu,
+  });
 }
 
 /** The manual switch: on (from `now`) or off. Returns whether it is on afterwards. */
