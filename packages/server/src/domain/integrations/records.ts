@@ -4,7 +4,7 @@
  */
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { Schema } from '../../contract.ts';
-import type { Db, Tx } from '../../store/db.ts';
+import { type Db, inTransaction, type Tx } from '../../store/db.ts';
 import { bool, date, json, nullable, oneOf, selectRow, selectRows, tableRow, text } from '../../store/rows.ts';
 import { notify } from '../../store/listen.ts';
 import type { CachedTool } from './tool-names.ts';
@@ -21,8 +21,11 @@ export function integrationsVersion(): number {
   return version;
 }
 
-/** Tells every instance (at commit, inside a transaction) and this process (at once) that a workspace's integrations changed. */
-async function changed<T>(db: Db | Tx, workspaceId: string, result: T): Promise<T> {
+/**
+ * Tells every instance (when `tx` commits) and this process (at once) that a workspace's integrations changed: in the
+ * writer's transaction, so a change and its news cannot part.
+ */
+async function changed<T>(db: Tx, workspaceId: string, result: T): Promise<T> {
   await notify(db, INTEGRATIONS_CHANNEL, workspaceId);
   version += 1;
   return result;
@@ -136,7 +139,7 @@ export async function recordCheck(
   check: { ok: true; tools: CachedTool[] } | { ok: false; error: string },
   now: Date,
 ) {
-  return changed(db, row.workspace_id, await writeCheck(db, row, check, now));
+  return inTransaction(db, async (tx) => changed(tx, row.workspace_id, await writeCheck(tx, row, check, now)));
 }
 
 function writeCheck(
