@@ -22,6 +22,9 @@ export function storeParty(): string {
 /** The party of the background work (the delivery worker's claims and records, the resumer's claims, the sweeper). */
 export const BACKGROUND_PARTY = '';
 
+/** The party of the requests no credential names yet: anonymous routes, and every request while it authenticates. */
+export const UNAUTHENTICATED_PARTY = 'unauthenticated';
+
 /** A workspace's party: its requests' statements (middleware/admission), its inbound runs' and resumed runs'. */
 export function workspaceParty(workspaceId: string): string {
   return `ws:${workspaceId}`;

@@ -19,7 +19,8 @@
  *    cheaply; a failed authentication never takes a share.
  *
  * Once admitted, the rest of the request runs as its party's (`asStoreParty`): the embedded store sends its
- * statements from one queue per party in turn (store/fair-queue.ts).
+ * statements from one queue per party in turn (store/fair-queue.ts). Before stage two, as its credential's last
+ * workspace's, else as an unauthenticated request's.
  *
  * Refusals are counted (`refused`, the metrics) instead of logged one by one. A request holds its place from
  * its admission until its response begins: a stream that has sent its headers no longer counts (it holds a
@@ -31,7 +32,7 @@ import { retryHints } from '../../errors.ts';
 import type { Auth, AuthVariables } from '../auth/index.ts';
 import { clientIp, clientKey } from '../rate-limit/client-ip.ts';
 import { isAcceptableRequestId, newRequestId, type RequestIdVariables } from '../request-id/index.ts';
-import { asStoreParty, workspaceParty } from '../../store/fair-queue.ts';
+import { asStoreParty, UNAUTHENTICATED_PARTY, workspaceParty } from '../../store/fair-queue.ts';
 import type { AdmissionShares, AdmissionRefusal, Party, Ticket } from './shares.ts';
 
 export { AdmissionShares, type AdmissionLimits, type AdmissionRefusal, type AdmissionSnapshot } from './shares.ts';
@@ -73,7 +74,10 @@ export function admission(
     c.set('admission', ticket);
     if (credential !== undefined) c.set('admissionCredential', credential);
     try {
-      await next();
+      // Until stage two names its party, the request's statements (its authentication's reads) wait in the queue of
+      // the workspace its credential was last verified for, else the unauthenticated requests': never the background
+      // work's, where the delivery worker's claims wait.
+      await asStoreParty(hint ?? UNAUTHENTICATED_PARTY, next);
     } finally {
       shares.leave(ticket);
     }
@@ -99,7 +103,7 @@ export function admitAnonymous(shares: AdmissionShares, options: { trustProxy: n
     const party: Party = { kind: 'address', id: clientKey(clientIp(c, { trustProxy: options.trustProxy })) };
     if (!admitted(c, shares, party, options.refused)) return overShare(c, shares);
     // The unauthenticated requests share one queue of the store's, as they share one group of the shares.
-    await asStoreParty('unauthenticated', next);
+    await asStoreParty(UNAUTHENTICATED_PARTY, next);
   };
 }
 
