@@ -73,7 +73,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a run
-         * @description Moves an `in_progress` run to `canceled`; tokens already produced stay billed. Cancelling a run that is already terminal answers it unchanged. Needs `orchestrator:invoke` (an agent-bound key only for its agent's runs). From the panel, the session of any member of the workspace may cancel its workspace's runs, as it may start them (`POST /v1/inference`); it sends `X-CSRF-Token`, and without it the call answers `403 forbidden`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it.
+         * @description Moves an `in_progress` run to `canceled`; tokens already produced stay billed. Cancelling a run that is already terminal answers it unchanged. A run that waits for an approval (`waitingFor`) is never resumed, and in the same transaction its approval becomes `expired` (its `expiresAt` the time of the cancel); a decision on it then answers `400 invalid_body`. Needs `orchestrator:invoke` (an agent-bound key only for its agent's runs). From the panel, the session of any member of the workspace may cancel its workspace's runs, as it may start them (`POST /v1/inference`); it sends `X-CSRF-Token`, and without it the call answers `403 forbidden`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it.
          */
         post: operations["cancelRun"];
         delete?: never;
@@ -767,7 +767,7 @@ export interface paths {
         };
         /**
          * List approval requests
-         * @description The workspace's approval requests (an agent asking before a sensitive action), by state: pending ones by how soon they expire, the others newest first. A pending request past its `expiresAt` reads as `expired` and can no longer be decided. Readable with the session of any member of the workspace (any role, as in the panel); deciding (`POST /approvals/{approval_id}/decision`) needs an owner or admin.
+         * @description The workspace's approval requests (an agent asking before a sensitive action), by state: pending ones by how soon they expire, the others newest first. A pending request past its `expiresAt` reads as `expired` and can no longer be decided; so does one whose run was canceled while it waited (its `expiresAt` the time of the cancel). Readable with the session of any member of the workspace (any role, as in the panel); deciding (`POST /approvals/{approval_id}/decision`) needs an owner or admin.
          */
         get: operations["listApprovals"];
         put?: never;
@@ -789,7 +789,7 @@ export interface paths {
         put?: never;
         /**
          * Decide an approval
-         * @description Approves or rejects a pending approval request and emits `approval.decided` with `decided_by` set to the session's user. A decided or expired approval answers `400 invalid_body`. Needs an admin session (owner or admin, two-step verification active).
+         * @description Approves or rejects a pending approval request and emits `approval.decided` with `decided_by` set to the session's user. A decided or expired approval answers `400 invalid_body`; so does one whose run was canceled while it waited for the decision (the cancel made it `expired`, and the run is never resumed). Needs an admin session (owner or admin, two-step verification active).
          */
         post: operations["decideApproval"];
         delete?: never;
@@ -1337,7 +1337,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a run
-         * @description Moves an `in_progress` run to `canceled`; tokens already produced stay billed. Cancelling a run that is already terminal answers it unchanged. Needs `orchestrator:invoke` (an agent-bound key only for its agent's runs). During the private beta this route answers `404 not_found`.
+         * @description Moves an `in_progress` run to `canceled`; tokens already produced stay billed. Cancelling a run that is already terminal answers it unchanged. A run that waits for an approval (`waitingFor`) is never resumed, and in the same transaction its approval becomes `expired` (its `expiresAt` the time of the cancel); a decision on it then answers `400 invalid_body`. Needs `orchestrator:invoke` (an agent-bound key only for its agent's runs). During the private beta this route answers `404 not_found`.
          */
         post: operations["cancelRunV1"];
         delete?: never;

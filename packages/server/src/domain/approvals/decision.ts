@@ -4,7 +4,8 @@
  * transaction notifies every instance (`APPROVAL_DECIDED_CHANNEL`, at its commit): the run that waits for
  * the approval, if any (domain/runs/pause.ts), is resumed by whichever instance claims it first
  * (worker/resumer.ts). Two concurrent decisions take turns on the approval's row: the second finds it
- * decided (`400 invalid_body`).
+ * decided (`400 invalid_body`). A run canceled while it waits stores its approval `expired` in the cancel's
+ * transaction (`expireApprovalsOfEndedRun`), so a decision after it answers as on any expired approval.
  */
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
@@ -104,6 +105,18 @@ export async function decideApproval(db: Db, clock: Clock, input: DecideApproval
  */
 export async function expireApproval(tx: Tx, approvalId: string, now: Date): Promise<void> {
   await tx.query(`UPDATE approvals SET status = 'expired' WHERE id = $1 AND status = 'pending' AND expires_at <= $2`, [approvalId, now]);
+}
+
+/**
+ * The approvals a run waited for when it ended without resuming (canceled, domain/runs/recovery.ts): stored
+ * `expired` in the caller's transaction, their expiry brought forward to the end, so nobody decides a request
+ * whose run is gone (a decision then answers as on any expired approval). One already decided keeps its decision.
+ */
+export async function expireApprovalsOfEndedRun(tx: Tx, approvalIds: readonly string[], now: Date): Promise<void> {
+  await tx.query(`UPDATE approvals SET status = 'expired', expires_at = LEAST(expires_at, $2) WHERE id = ANY ($1::text[]) AND status = 'pending'`, [
+    approvalIds,
+    now,
+  ]);
 }
 
 /** The contract's record of a stored approval; a pending one past its expiry reads as `expired` at `now`. */

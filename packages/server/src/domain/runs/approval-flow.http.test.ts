@@ -3,10 +3,11 @@
  * server scripted to ask for a tool) calls a tool of a real MCP server the workspace connected; the run pauses
  * (the synchronous answer names the approval, the run stays `in_progress`, the tool is not called); the decision
  * over the API makes it resumable, the continuation makes the call once (never again, whoever claims later) or, when
- * rejected, tells the model; the run completes with every step and is billed once for all of it.
+ * rejected, tells the model; the run completes with every step and is billed once for all of it. A run canceled
+ * while it waits takes its approval with it: `expired` at once, never decided, never resumed.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { zInferenceResponse, zRunDetail } from '../../../../../generated/zod.ts';
+import { zApprovalList, zInferenceResponse, zRunDetail } from '../../../../../generated/zod.ts';
 import { createEngines } from '../../engine/index.ts';
 import { scripted, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { startMailServer, type McpTestServer } from '@service/testing/mcp-servers';
@@ -122,6 +123,52 @@ describe.each(testBackends())('an approval pauses a run and the decision resumes
     // Nothing left to resume, and the tool is never called again.
     expect(await resumeAll('inst_other')).toBe(0);
     expect(mail.calls).toHaveLength(1);
+  });
+
+  it('canceled while it waits: the approval expires at once, a decision is refused, nothing resumes it', async () => {
+    fake.handle = scripted([ASK, ANSWER]);
+    const { runId, approvalId } = await pausedRun();
+    const spent = await money();
+    const canceled = await t.app.request(`/runs/${runId}/cancel`, {
+      method: 'POST',
+      headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken },
+    });
+    expect(canceled.status).toBe(200);
+    expect(canceled.headers.get('x-request-id')).toBeTruthy();
+    const canceledAt = t.clock.now().toISOString();
+    expect(await canceled.json()).toMatchObject({ id: runId, status: 'canceled', usage: { inputTokens: 300, outputTokens: 20, stu: 320 * RATE } });
+
+    // The request reads `expired` (expiring at the cancel), no longer among the pending ones.
+    const expired = zApprovalList.parse((await session('GET', '/approvals?status=expired')).body);
+    expect(expired.data).toEqual([
+      expect.objectContaining({ id: approvalId, runId, status: 'expired', decidedBy: null, decidedAt: null, expiresAt: canceledAt }),
+    ]);
+    expect(zApprovalList.parse((await session('GET', '/approvals')).body).data).toEqual([]);
+
+    // Deciding it answers as on any expired approval, and nothing is emitted.
+    const late = await t.app.request(`/approvals/${approvalId}/decision`, {
+      method: 'POST',
+      headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approved' }),
+    });
+    expect(late.status).toBe(400);
+    expect(late.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await late.json()).toMatchObject({ error: 'invalid_body', message: 'This approval is no longer pending.' });
+    const decided = await store.db.query(`SELECT 1 FROM outbox_events WHERE type = 'approval.decided'`);
+    expect(decided).toEqual([]);
+
+    // No claim continues it, not even once the approval's original expiry has passed: its checkpoint is gone.
+    expect(await store.db.query(`SELECT id FROM run_checkpoints WHERE run_id = $1`, [runId])).toEqual([]);
+    expect(await resumeAll()).toBe(0);
+    t.clock.advance(73 * 3_600_000);
+    expect(await resumeAll('inst_other')).toBe(0);
+    expect(mail.calls).toEqual([]);
+    expect(fake.requests).toHaveLength(1);
+
+    const detail = await detailOf(runId);
+    expect(detail.run).toMatchObject({ status: 'canceled', usage: { inputTokens: 300, outputTokens: 20, stu: 320 * RATE } });
+    expect(detail.run.waitingFor).toBeUndefined();
+    expect(await money()).toEqual(spent);
   });
 
   it('rejected: the tool is never called, the model is told, and the run completes', async () => {

@@ -4,7 +4,8 @@
  * resume.ts claims it (one `UPDATE … WHERE claimed_at IS NULL … RETURNING`: whichever instance gets the row resumes
  * the run, the others get nothing) and moves its call along: `pending_approval` → `approved` | `rejected` |
  * `expired` (the claim) → `calling` (before the tool is called) → `completed` | `failed`, or `unknown` when the
- * instance stopped during the call (recovery.ts).
+ * instance stopped during the call (recovery.ts). A run that ends before its checkpoint is claimed (canceled while
+ * it waits) loses the checkpoint in the transaction that ends it (recovery.ts).
  */
 import type { TableRow } from '../../../../../generated/db.ts';
 import type { Db, Tx } from '../../store/db.ts';
@@ -199,6 +200,17 @@ export async function reopenCheckpoint(tx: Tx, checkpointId: string, now: Date):
       WHERE id = $1`,
     [checkpointId, now],
   );
+}
+
+/**
+ * The run ended while it waited (recovery.ts: a cancel, or any end outside its execution): its checkpoint not
+ * claimed yet is dropped, so no instance ever claims it. Answers the approvals those checkpoints waited for. A
+ * claimed checkpoint is its resume's: the claim took the decision (or the expiry) already, and its adoption of
+ * the ended run finds it gone.
+ */
+export async function dropUnclaimedCheckpoints(tx: Tx, runId: string): Promise<string[]> {
+  const rows = await tx.query<{ approval_id: string }>(`DELETE FROM run_checkpoints WHERE run_id = $1 AND claimed_at IS NULL RETURNING approval_id`, [runId]);
+  return rows.map((r) => r.approval_id);
 }
 
 /** The checkpoint by id, in its workspace. */

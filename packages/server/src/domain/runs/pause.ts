@@ -20,7 +20,8 @@
  *
  * After a `waiting` answer the execution ends here: it stops renewing the run's lease and ends its stream with
  * `event: end` carrying `waitingFor`. The decision (domain/approvals/decision.ts) or the expiry makes the run
- * resumable; resume.ts takes it up on whichever instance claims it first.
+ * resumable; resume.ts takes it up on whichever instance claims it first. A cancel before the claim ends the run
+ * for good (recovery.ts): its checkpoint is dropped and its approval stored `expired`.
  */
 import type { TokenUsage } from '../../engine/index.ts';
 import { newId } from '../../random.ts';

@@ -15,11 +15,12 @@
 import type { Clock } from '../../clock.ts';
 import { redactText } from '../../redact/index.ts';
 import type { Db, Tx } from '../../store/db.ts';
+import { expireApprovalsOfEndedRun } from '../approvals/decision.ts';
 import type { KillSwitchLimits } from '../usage/index.ts';
 import { settleRun } from '../spending/budget.ts';
 import { runFailedEvent } from './events.ts';
 import { runEnded, runInterrupted } from './run-hooks.ts';
-import { lockLatestCheckpoint, reopenCheckpoint } from './checkpoints.ts';
+import { dropUnclaimedCheckpoints, lockLatestCheckpoint, reopenCheckpoint } from './checkpoints.ts';
 import { endRunRow, expiredLeases, lockExpiredRun, resetForHandOver, type RunRecord } from './queries.ts';
 import { lockRunRecord, readRunRecord, toRun, type Run } from './store.ts';
 
@@ -32,8 +33,9 @@ export const INTERRUPTED = 'interrupted';
 
 /**
  * Ends an `in_progress` run as `failed` (with `reason`) or `canceled`, releasing its reservation,
- * in one transaction; a terminal run is answered unchanged. `404 not_found` for another
- * workspace's run.
+ * in one transaction; a terminal run is answered unchanged. A run that waits for an approval is
+ * never resumed: its checkpoint is dropped and its approval stored `expired` in the same transaction.
+ * `404 not_found` for another workspace's run.
  */
 export async function endRun(
   db: Db,
@@ -104,6 +106,10 @@ async function end(tx: Tx, row: RunRecord, now: Date, outcome: { status: 'failed
   await release(tx, row, now, outcome.limits);
   const reason = outcome.status === 'failed' ? redactText(outcome.reason) : null;
   await endRunRow(tx, row.id, { status: outcome.status, reason, now });
+  // A run that waited for an approval ends with it: no instance resumes it, nobody can decide it any more.
+  // The checkpoint first, then the approval: a claim locks them in that order too.
+  const waitedFor = await dropUnclaimedCheckpoints(tx, row.id);
+  if (waitedFor.length > 0) await expireApprovalsOfEndedRun(tx, waitedFor, now);
   await runEnded(tx, { runId: row.id, workspaceId: row.workspaceId, source: row.source });
   if (reason !== null) await runFailedEvent(tx, now, { workspaceId: row.workspaceId, runId: row.id, agent: row.agentSlug, reason });
 }
