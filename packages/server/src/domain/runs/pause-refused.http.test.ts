@@ -2,13 +2,13 @@
  * A pause the store refuses, end to end on both stores: a model (a loopback Chat Completions server scripted to ask
  * for a tool) asks for a call of a real MCP server that needs a person's approval; the store refuses the pause's
  * transaction (a trigger of the test's schema raises on the checkpoint's insert, so the whole pause rolls back:
- * nothing of it is written). The execution logs the error once and closes the run with what it has: the invocation
- * answers with a terminal run (no `waitingFor`, no trace of the store's error), billed once for the model call with
- * nothing left reserved; no approval, no checkpoint, and the tool is never called.
+ * nothing of it is written). The execution logs the error once and closes the run `failed` (`internal_error`) with
+ * what it has: the invocation answers the spec's 500 `internal_error` (no trace of the store's error), the run is
+ * billed once for the model call with nothing left reserved; no approval, no checkpoint, and the tool is never called.
  */
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { zInferenceResponse, zRunDetail, zRunEvent } from '../../../../../generated/zod.ts';
+import { zRunDetail, zRunEvent } from '../../../../../generated/zod.ts';
 import { createEngines } from '../../engine/index.ts';
 import { createLogger } from '../../log/index.ts';
 import { scripted, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
@@ -105,47 +105,57 @@ describe.each(testBackends())('a pause the store refuses closes the run, on $nam
   const count = async (table: string, runId: string) =>
     Number((await store.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE run_id = $1`, [runId]))[0]!.n);
 
-  it('the invocation answers with the run closed, billed once, nothing held, no approval, the tool never called; the error logged once', async () => {
+  it('the invocation answers internal_error, the run failed and billed once, nothing held, no approval, the tool never called; the error logged once', async () => {
     fake.handle = scripted([ASK]);
     const res = await invoke();
     const text = await res.text();
-    expect(res.status, text).toBe(200);
+    // The run did not do what it was asked (its call waits for nobody): it failed, as the spec's error table says.
+    expect(res.status, text).toBe(500);
     expect(text).not.toContain(REFUSAL);
-    const body = zInferenceResponse.parse(JSON.parse(text));
-    expect(body.waitingFor).toBeUndefined();
-    expect(body.usage).toEqual({ inputTokens: 300, outputTokens: 20 });
+    const error = JSON.parse(text) as { error: string; message: string; requestId: string };
+    expect(error).toEqual({ error: 'internal_error', message: expect.stringMatching(/^Run run_\w+ failed\.$/), requestId: res.headers.get('x-request-id') });
+    const runId = /^Run (run_\w+) failed\.$/.exec(error.message)![1]!;
     // The model was asked once; the tool waited for an approval that was never recorded, so it was never called.
     expect(fake.requests).toHaveLength(1);
     expect(mail.calls).toEqual([]);
 
-    const shown = await t.app.request(`/v1/runs/${body.runId}`, { headers: { authorization: `Bearer ${key}` } });
+    const shown = await t.app.request(`/v1/runs/${runId}`, { headers: { authorization: `Bearer ${key}` } });
     expect(shown.status).toBe(200);
     const detail = zRunDetail.parse(await shown.json());
-    // Closed with what it has: the model's one call (it asked for the tool, and said nothing else).
-    expect(detail.run).toMatchObject({ id: body.runId, status: 'completed', content: '', failureReason: null, usage: { ...body.usage, stu: 320 * RATE } });
+    // Closed with what it has: the model's one call, billed.
+    expect(detail.run).toMatchObject({
+      id: runId,
+      status: 'failed',
+      failureReason: 'internal_error',
+      content: null,
+      usage: { inputTokens: 300, outputTokens: 20, stu: 320 * RATE },
+    });
     expect(detail.run.waitingFor).toBeUndefined();
-    // Its log ends as a closed run's does, without `approval.requested`.
-    const log = await t.app.request(`/v1/runs/${body.runId}/events`, { headers: { authorization: `Bearer ${key}` } });
+    // Its log ends as a failed run's does, without `approval.requested`.
+    const log = await t.app.request(`/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${key}` } });
     expect(log.status).toBe(200);
     const events = parseSseWithIds(await log.text()).map((e) => zRunEvent.parse(e.data));
     expect(events.map((e) => e.type)).not.toContain('approval.requested');
-    expect(events.at(-1)?.type).toBe('run.completed');
+    expect(events.at(-1)).toMatchObject({ type: 'run.failed', reason: 'internal_error' });
 
     // Closed once, billed once: one ledger line, the period and the run agree, nothing reserved anywhere.
     expect(await money()).toEqual({ ledger: 320 * RATE, period: 320 * RATE, runs: 320 * RATE, reserved: 0 });
-    expect(await store.db.query(`SELECT run_id FROM usage_ledger`)).toEqual([{ run_id: body.runId }]);
+    expect(await store.db.query(`SELECT run_id FROM usage_ledger`)).toEqual([{ run_id: runId }]);
     const ends = await store.db.query<{ type: string }>(
       `SELECT type FROM outbox_events WHERE type IN ('run.completed', 'run.failed', 'run.canceled') AND data->>'run_id' = $1`,
-      [body.runId],
+      [runId],
     );
-    expect(ends).toEqual([{ type: 'run.completed' }]);
+    expect(ends).toEqual([{ type: 'run.failed' }]);
     // The refused pause wrote nothing.
-    expect(await count('approvals', body.runId)).toBe(0);
-    expect(await count('run_checkpoints', body.runId)).toBe(0);
+    expect(await count('approvals', runId)).toBe(0);
+    expect(await count('run_checkpoints', runId)).toBe(0);
     expect(await store.db.query(`SELECT id FROM outbox_events WHERE type = 'approval.created'`)).toEqual([]);
 
     // The store's refusal was logged, once (pino writes its lines a tick later).
     await new Promise((resolve) => setImmediate(resolve));
-    expect(errors).toEqual([expect.objectContaining({ level: 'error', msg: 'background run failed', err: expect.objectContaining({ message: REFUSAL }) })]);
+    // (Beside the request's own line, logged at error level for its 500.)
+    expect(errors.filter((line) => line.msg !== 'request')).toEqual([
+      expect.objectContaining({ level: 'error', msg: 'background run failed', err: expect.objectContaining({ message: REFUSAL }) }),
+    ]);
   });
 });
