@@ -48,18 +48,22 @@ export async function executeRun(ctx: RunContext, run: PendingRun, options: Exec
 
 /**
  * Ends what the loop produced: a run whose loop stopped at a call that needs a person's decision pauses
- * (pause.ts: what it spent is settled, the run waits holding nothing); any other closes (close.ts).
+ * (pause.ts: what it spent is settled, the run waits holding nothing); any other closes (close.ts), as does one
+ * whose pause the store refused (`failed`, `internal_error`).
  */
 export async function endExecution(ctx: RunContext, run: PendingRun, execution: Execution, produced: Produced): Promise<RunOutcome> {
+  let refused: Error | undefined;
   if (produced.state.waiting !== null && produced.failure === undefined) {
-    // A pause the store refused wrote nothing: the run then closes with what it has (its call still unmade).
+    // A pause the store refused wrote nothing: the run did not do what it was asked (its call waits for no one), so it
+    // closes `failed` (`internal_error`, the error logged below) with what it produced billed, its call never made.
     const paused = await pauseExecution(ctx, run, execution, produced.state).catch((err: unknown) => {
-      ctx.logError?.(err);
+      refused = err instanceof Error ? err : new Error(String(err));
       return undefined;
     });
     if (paused) return paused;
   }
-  const { reported, failure } = produced;
+  const { reported } = produced;
+  const failure = refused ?? produced.failure;
   const billed = withinReservation(run, produced.billed);
   if (failure !== undefined && !(failure instanceof EngineError)) ctx.logError?.(failure);
   const ending = endingOf(run, failure, billed, produced.cut);
