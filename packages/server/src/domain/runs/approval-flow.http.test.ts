@@ -13,6 +13,7 @@ import { scripted, startFakeChatServer, type FakeChatServer } from '@service/tes
 import { startMailServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { NOT_PERFORMED } from './steps.ts';
 
 /** Symphony's STU per token. */
 const RATE = 10;
@@ -168,6 +169,8 @@ describe.each(testBackends())('an approval pauses a run and the decision resumes
     const detail = await detailOf(runId);
     expect(detail.run).toMatchObject({ status: 'canceled', usage: { inputTokens: 300, outputTokens: 20, stu: 320 * RATE } });
     expect(detail.run.waitingFor).toBeUndefined();
+    // Its call was never made, and says so: nothing waits for a decision any more.
+    expect(detail.toolCalls).toEqual([expect.objectContaining({ name: 'mail.send_email', status: 'failed', result: NOT_PERFORMED })]);
     expect(await money()).toEqual(spent);
   });
 

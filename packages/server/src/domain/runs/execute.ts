@@ -15,7 +15,7 @@ import { closeRun, type RunResult } from './close.ts';
 import type { ExecuteContext, RunContext } from './context.ts';
 import { endRun } from './recovery.ts';
 import type { PendingRun } from './start.ts';
-import type { StepDraft } from './steps.ts';
+import { type StepDraft, withUnmadeCalls } from './steps.ts';
 import type { Run } from './store.ts';
 import type { LiveRun } from '../run-events/hub.ts';
 
@@ -68,7 +68,9 @@ export async function endExecution(ctx: RunContext, run: PendingRun, execution: 
   if (failure !== undefined && !(failure instanceof EngineError)) ctx.logError?.(failure);
   const ending = endingOf(run, failure, billed, produced.cut);
   const content = ctx.redactor.text(produced.raw);
-  const result: RunResult = { ...ending, usage: billed, reported, content, steps: produced.steps, log: execution.log.executionEvents() };
+  // A call that waited for the refused pause was never made, and its step says so.
+  const steps = refused ? withUnmadeCalls(produced.steps) : produced.steps;
+  const result: RunResult = { ...ending, usage: billed, reported, content, steps, log: execution.log.executionEvents() };
   const final = await closeExecution(ctx, run, result, execution.log);
   const lastSequence = execution.log.end(final);
   return { run: final, answeredBy: run.answeredBy, content, usage: billed, lastSequence };

@@ -16,6 +16,7 @@ import { startMailServer, type McpTestServer } from '@service/testing/mcp-server
 import { parseSseWithIds } from '@service/testing/sse';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { NOT_PERFORMED } from './steps.ts';
 
 /** Symphony's STU per token. */
 const RATE = 10;
@@ -131,6 +132,7 @@ describe.each(testBackends())('a pause the store refuses closes the run, on $nam
       usage: { inputTokens: 300, outputTokens: 20, stu: 320 * RATE },
     });
     expect(detail.run.waitingFor).toBeUndefined();
+    expect(detail.toolCalls).toEqual([expect.objectContaining({ name: 'mail.send_email', status: 'failed', result: NOT_PERFORMED })]);
     // Its log ends as a failed run's does, without `approval.requested`.
     const log = await t.app.request(`/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${key}` } });
     expect(log.status).toBe(200);

@@ -21,6 +21,7 @@ import { settleRun } from '../spending/budget.ts';
 import { runFailedEvent } from './events.ts';
 import { runEnded, runInterrupted } from './run-hooks.ts';
 import { dropUnclaimedCheckpoints, lockLatestCheckpoint, reopenCheckpoint } from './checkpoints.ts';
+import { recordUnmadeCalls } from './steps.ts';
 import { endRunRow, expiredLeases, lockExpiredRun, resetForHandOver, type RunRecord } from './queries.ts';
 import { lockRunRecord, readRunRecord, toRun, type Run } from './store.ts';
 
@@ -106,10 +107,14 @@ async function end(tx: Tx, row: RunRecord, now: Date, outcome: { status: 'failed
   await release(tx, row, now, outcome.limits);
   const reason = outcome.status === 'failed' ? redactText(outcome.reason) : null;
   await endRunRow(tx, row.id, { status: outcome.status, reason, now });
-  // A run that waited for an approval ends with it: no instance resumes it, nobody can decide it any more.
+  // A run that waited for an approval ends with it: no instance resumes it, nobody can decide it any more, and its
+  // call reads as not performed.
   // The checkpoint first, then the approval: a claim locks them in that order too.
   const waitedFor = await dropUnclaimedCheckpoints(tx, row.id);
-  if (waitedFor.length > 0) await expireApprovalsOfEndedRun(tx, waitedFor, now);
+  if (waitedFor.length > 0) {
+    await expireApprovalsOfEndedRun(tx, waitedFor, now);
+    await recordUnmadeCalls(tx, row.id);
+  }
   await runEnded(tx, { runId: row.id, workspaceId: row.workspaceId, source: row.source });
   if (reason !== null) await runFailedEvent(tx, now, { workspaceId: row.workspaceId, runId: row.id, agent: row.agentSlug, reason });
 }

@@ -149,6 +149,21 @@ async function writeDrafts(tx: Tx, run: { runId: string; workspaceId: string }, 
   }
 }
 
+/** The result of a call that waited for a decision and was never made: its run ended first. */
+export const NOT_PERFORMED = 'Not performed: the run ended before it was decided.';
+
+/** The steps with every call still waiting for a decision marked not performed (the run ends without making it). */
+export function withUnmadeCalls(steps: readonly StepDraft[]): StepDraft[] {
+  return steps.map((step) =>
+    step.toolCall?.status === 'pending_approval' ? { ...step, toolCall: { ...step.toolCall, status: 'failed', result: NOT_PERFORMED } } : step,
+  );
+}
+
+/** Marks the run's calls still waiting for a decision not performed: the run ended while they waited. */
+export async function recordUnmadeCalls(tx: Tx, runId: string): Promise<void> {
+  await tx.query(`UPDATE tool_calls SET status = 'failed', result = $2 WHERE run_id = $1 AND status = 'pending_approval'`, [runId, NOT_PERFORMED]);
+}
+
 /** The call of an approval's step once decided (and, if approved, made): its status and result (redacted by the caller). */
 export async function recordDecidedCall(
   db: Db | Tx,
