@@ -1440,14 +1440,14 @@ export const zAgentNotFoundError = zError.and(z.object({
 /**
  * AgentToolSelection
  *
- * The tools the agent may use: null for every tool of the workspace's connected integrations (and the built-in draft tool); else a list of tool names (`crm.update`) or whole integrations (`crm`). Tools that are not connected are never offered.
+ * The tools the agent may use: null for every tool of the workspace's connected integrations (and the built-in draft tool); else a list of tool names (`crm.update`) or whole integrations (`crm`). Tools that are not connected are never offered. Each entry is compared after the naming rule of `ToolCall.name`, so `help-desk` selects the integration `help-desk`, whose tools are offered as `help_desk.<tool>`, and `help-desk.send-email` its `help_desk.send_email`.
  */
 export const zAgentToolSelection = z.array(z.string().min(1).max(129).regex(/^[a-z0-9_-]{1,64}(\.[a-z0-9_-]{1,64})?$/)).max(200).nullable();
 
 /**
  * AgentApprovalPolicy
  *
- * Per tool name (`<area>.<verb>`): `required` (every call waits for a person's decision) or `not_required`. A tool not listed needs approval unless its server marks it read-only. At most 200 entries.
+ * Per tool name (`<area>.<verb>`): `required` (every call waits for a person's decision) or `not_required`. A tool not listed needs approval unless its server marks it read-only. At most 200 entries. A name is compared after the naming rule of `ToolCall.name` (`help-desk.send-email` is the policy of `help_desk.send_email`); an entry naming the tool exactly wins over one that only comes out alike.
  */
 export const zAgentApprovalPolicy = z.record(z.string(), z.enum(['required', 'not_required']));
 
@@ -1650,7 +1650,7 @@ export const zIntegrationName = z.string().min(1).max(32).regex(/^[a-z0-9][a-z0-
  * A tool the integration's MCP server offers, as agents see it.
  */
 export const zIntegrationTool = z.strictObject({
-    name: z.string().max(97).regex(/^[a-z0-9][a-z0-9-]*\.[a-z0-9_-]+$/),
+    name: z.string().max(97).regex(/^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/),
     description: z.string().max(1024),
     readOnly: z.boolean()
 });

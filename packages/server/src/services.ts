@@ -202,6 +202,7 @@ export function buildServices(deps: Deps): Services {
     connector,
     ...(integrationOptions.toolsTtlMs !== undefined ? { toolsTtlMs: integrationOptions.toolsTtlMs } : {}),
     logError: (error) => logger.error({ err: error }, 'integration tools refresh failed'),
+    logWarning: (fields, message) => logger.warn(fields, message),
   });
   // The agents' definitions (instructions, tools, approvals, step limit), from memory (domain/agents).
   const agentDefinitions = deps.agents ?? createAgentDefinitions({ db });
@@ -246,7 +247,14 @@ export function buildServices(deps: Deps): Services {
     members: createMemberService({ db, clock, secretBox }),
     approvals: createApprovalService({ db, clock }),
     audit: createAuditService({ db }),
-    integrations: createIntegrationService({ db, clock, secretBox, policy: { allowList: webhooks.allowList }, connector }),
+    integrations: createIntegrationService({
+      db,
+      clock,
+      secretBox,
+      policy: { allowList: webhooks.allowList },
+      connector,
+      logWarning: (fields, message) => logger.warn(fields, message),
+    }),
     integrationTools,
     standing: createStandingService({ db }),
     logger,

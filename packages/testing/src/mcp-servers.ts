@@ -2,7 +2,9 @@
  * @module Real MCP servers on loopback for tests, built with the official SDK (`Server` over the Streamable HTTP
  * transport, stateless, on HTTPS with a self-signed certificate trusted through `ca`): `crm` (a read-only
  * `lookup_contact`, annotated `readOnlyHint: true`) and `mail` (`send_email`, not annotated, and `Draft Reply`, whose
- * name needs sanitizing). Every `tools/call` is recorded. A server can be made slow, failing (`500` naming an internal
+ * name needs sanitizing), and `help-desk`, whose tools are named as real servers name them (`send-email`,
+ * `getContact`, `search.v2`, `360-view`) and two of which come out under the name of the first (`send_email`,
+ * `Send.Email`). Every `tools/call` is recorded. A server can be made slow, failing (`500` naming an internal
  * host, which must never reach a client), malformed (`tools/list` and `tools/call` answer JSON-RPC results that are not
  * MCP), and can require an auth header. Not used by the service itself.
  */
@@ -89,6 +91,49 @@ const MAIL_TOOLS: ToolSpec[] = [
   },
 ];
 
+/** A help desk whose tools' names fit no contract: each answer says which tool of the server answered. */
+const HELP_DESK_TOOLS: ToolSpec[] = [
+  {
+    name: 'send-email',
+    description: 'Send an email to a customer.',
+    inputSchema: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] },
+    answer: (args) => ({ content: [{ type: 'text', text: `send-email sent to ${String(args.to)}` }] }),
+  },
+  {
+    name: 'getContact',
+    description: 'Find a customer by email.',
+    inputSchema: { type: 'object', properties: { email: { type: 'string' } } },
+    annotations: { readOnlyHint: true },
+    answer: (args) => ({ content: [{ type: 'text', text: `getContact found ${String(args.email)}` }] }),
+  },
+  {
+    name: 'search.v2',
+    description: 'Search the tickets.',
+    inputSchema: { type: 'object', properties: { query: { type: 'string' } } },
+    annotations: { readOnlyHint: true },
+    answer: (args) => ({ content: [{ type: 'text', text: `search.v2 found 2 tickets about ${String(args.query)}` }] }),
+  },
+  {
+    name: '360-view',
+    description: "A customer's whole history.",
+    inputSchema: { type: 'object', properties: {} },
+    annotations: { readOnlyHint: true },
+    answer: () => ({ content: [{ type: 'text', text: '360-view: 3 tickets, 1 renewal' }] }),
+  },
+  {
+    name: 'send_email',
+    description: 'The older way to send an email.',
+    inputSchema: { type: 'object', properties: { to: { type: 'string' } } },
+    answer: (args) => ({ content: [{ type: 'text', text: `send_email sent to ${String(args.to)}` }] }),
+  },
+  {
+    name: 'Send.Email',
+    description: 'Yet another way to send an email.',
+    inputSchema: { type: 'object', properties: { to: { type: 'string' } } },
+    answer: (args) => ({ content: [{ type: 'text', text: `Send.Email sent to ${String(args.to)}` }] }),
+  },
+];
+
 /** The read-only CRM server. */
 export function startCrmServer(options: McpTestServerOptions = {}): Promise<McpTestServer> {
   return startMcpTestServer('crm', CRM_TOOLS, options);
@@ -97,6 +142,11 @@ export function startCrmServer(options: McpTestServerOptions = {}): Promise<McpT
 /** The mail server, whose `send_email` acts. */
 export function startMailServer(options: McpTestServerOptions = {}): Promise<McpTestServer> {
   return startMcpTestServer('mail', MAIL_TOOLS, options);
+}
+
+/** The help desk, whose tools' names need the naming rule (and collide under it). */
+export function startHelpDeskServer(options: McpTestServerOptions = {}): Promise<McpTestServer> {
+  return startMcpTestServer('help-desk', HELP_DESK_TOOLS, options);
 }
 
 /** One certificate for every server of the process (making one costs an RSA key). */

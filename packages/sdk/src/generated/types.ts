@@ -1783,7 +1783,7 @@ export interface components {
          */
         PendingApproval: {
             id: components["schemas"]["ApprovalId"];
-            /** @description What the agent asks to do (the tool it would call). */
+            /** @description What the agent asks to do (the tool it would call, named as in `ToolCall.name`). */
             action: string;
             /** @description What the call would do, redacted. */
             summary: string;
@@ -2217,7 +2217,7 @@ export interface components {
         ToolCall: {
             id: components["schemas"]["ToolCallId"];
             stepIndex: number;
-            /** @description Tool name, `<area>.<verb>`. */
+            /** @description Tool name, `<area>.<verb>`: a built-in tool's (`draft.create`, `email.send`, …) or `<integration>.<tool>` for a tool of a connected integration's MCP server. An integration's tools are named by one rule, so that every name fits this pattern whatever the server calls them: the integration's name and the server's tool name are each lowercased, every character other than `a-z`, `0-9` and `_` becomes `_`, a part that would not start with a letter gets `t_` before it, and the whole name is cut at 97 characters (`IntegrationTool.name`). The server's `send-email`, `getContact` and `2fa-reset` of the integration `help-desk` are `help_desk.send_email`, `help_desk.getcontact` and `help_desk.t_2fa_reset`; the call still reaches the server's tool under its own name. When two tools of one integration come out under the same name, the first the server lists is offered and the others are not. */
             name: string;
             /** @description Redacted arguments, a JSON object whose fields depend on the tool. */
             arguments: {
@@ -2362,6 +2362,7 @@ export interface components {
              * @description When it happened.
              */
             at: string;
+            /** @description The tool's name, as in the run's `toolCalls` (`ToolCall.name`), redacted. */
             name: string;
             summary: string;
         };
@@ -3451,7 +3452,7 @@ export interface components {
         };
         /**
          * AgentToolSelection
-         * @description The tools the agent may use: null for every tool of the workspace's connected integrations (and the built-in draft tool); else a list of tool names (`crm.update`) or whole integrations (`crm`). Tools that are not connected are never offered.
+         * @description The tools the agent may use: null for every tool of the workspace's connected integrations (and the built-in draft tool); else a list of tool names (`crm.update`) or whole integrations (`crm`). Tools that are not connected are never offered. Each entry is compared after the naming rule of `ToolCall.name`, so `help-desk` selects the integration `help-desk`, whose tools are offered as `help_desk.<tool>`, and `help-desk.send-email` its `help_desk.send_email`.
          * @example [
          *       "crm",
          *       "email.draft"
@@ -3460,7 +3461,7 @@ export interface components {
         AgentToolSelection: null | string[];
         /**
          * AgentApprovalPolicy
-         * @description Per tool name (`<area>.<verb>`): `required` (every call waits for a person's decision) or `not_required`. A tool not listed needs approval unless its server marks it read-only. At most 200 entries.
+         * @description Per tool name (`<area>.<verb>`): `required` (every call waits for a person's decision) or `not_required`. A tool not listed needs approval unless its server marks it read-only. At most 200 entries. A name is compared after the naming rule of `ToolCall.name` (`help-desk.send-email` is the policy of `help_desk.send_email`); an entry naming the tool exactly wins over one that only comes out alike.
          * @example {
          *       "crm.update": "required",
          *       "crm.search": "not_required"
@@ -3708,7 +3709,7 @@ export interface components {
          *     }
          */
         IntegrationTool: {
-            /** @description `<integration>.<tool>`: the tool part is the server's tool name in lowercase, every character other than `a-z`, `0-9`, `_` and `-` replaced by `_`. */
+            /** @description `<integration>.<tool>`, the name agents are offered and runs record (`ToolCall.name`, whose description gives the rule): the integration's name and the server's tool name, each lowercased, every character other than `a-z`, `0-9` and `_` replaced by `_`, `t_` before a part that would not start with a letter. Of two tools that come out alike, only the first the server lists is here. */
             name: string;
             /** @description The server's description of the tool (cut at 1,024 characters; empty when it gave none). */
             description: string;

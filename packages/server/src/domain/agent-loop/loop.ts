@@ -39,13 +39,12 @@ import { requestApproval } from './approval.ts';
 import { BUILT_IN_TOOLS, DRAFT_TOOL, draftOf, isBuiltInAction } from './built-in-tools.ts';
 import { initialLoopState, type LoopState } from './state.ts';
 import { type AgentDefinition, type AgentTool, needsApproval, type ToolOutcome, type ToolSource, toolsOfAgent } from './tool.ts';
+import { TOOL_NAME } from './tool-name.ts';
 
 /** How long a tool call may take before the model is told it did not answer. */
 export const TOOL_TIMEOUT_MS = 30_000;
 /** A tool's result is cut to this many characters before the model reads it. */
 const MAX_RESULT_CHARS = 20_000;
-/** The contract's tool name (`ToolCall.name`): only such names are recorded as tool calls. */
-const RECORDABLE_NAME = /^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/;
 
 export interface LoopContext {
   engines: Engines;
@@ -274,7 +273,8 @@ async function callTools(
       if (io.signal.aborted) throw new EngineError('aborted');
       record(io, state, run.answeredBy, call, tool, outcome, redact);
     }
-    if (!tool && RECORDABLE_NAME.test(call.name)) record(io, state, run.answeredBy, call, null, outcome, redact);
+    // Only a name of the contract's form is recorded as a tool call (every offered tool's is: tool-name.ts).
+    if (!tool && TOOL_NAME.test(call.name)) record(io, state, run.answeredBy, call, null, outcome, redact);
     state.turns.push({ role: 'tool', toolCallId: call.id, name: call.name, content: resultText(outcome, redact) });
     state.pending = state.pending.slice(1);
   }

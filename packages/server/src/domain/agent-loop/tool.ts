@@ -5,10 +5,11 @@
  * (domain/agent-loop) offers them to the model, asks for approval where the agent's definition says
  * so, and calls them. A tool's output is data from outside, never trusted: the loop redacts it.
  */
+import { selectedName } from './tool-name.ts';
 
 /** What the model is shown of a tool. */
 export interface ToolDefinition {
-  /** `<area>.<verb>`: the integration's name (or `draft` for the built-in one) and the tool's own name, `[a-z0-9_-]`. */
+  /** `<area>.<verb>`: the integration's name (or a built-in's area) and the tool's own name, under the rule of tool-name.ts. */
   readonly name: string;
   readonly description: string;
   /** A JSON Schema object for the arguments (MCP `inputSchema`). */
@@ -45,16 +46,22 @@ export interface AgentDefinition {
   readonly approvals: Readonly<Record<string, 'required' | 'not_required'>>;
 }
 
-/** The tools of `all` that `agent` may use. */
+/**
+ * The tools of `all` that `agent` may use. The definition's names are read under the naming rule, so one that names
+ * an integration as it is called (`help-desk`) or a tool as its server calls it still selects what is offered.
+ */
 export function toolsOfAgent(all: readonly AgentTool[], agent: Pick<AgentDefinition, 'tools'>): AgentTool[] {
   if (agent.tools === null) return [...all];
-  const allowed = new Set(agent.tools);
+  const allowed = new Set(agent.tools.map(selectedName));
   return all.filter((tool) => allowed.has(tool.definition.name) || allowed.has(tool.definition.name.split('.')[0] ?? ''));
 }
 
-/** Whether a call of `tool` by `agent` waits for a person's decision. */
+/** Whether a call of `tool` by `agent` waits for a person's decision; a policy naming the tool exactly comes first. */
 export function needsApproval(tool: Pick<AgentTool, 'definition' | 'readOnly'>, agent: Pick<AgentDefinition, 'approvals'>): boolean {
-  const policy = agent.approvals[tool.definition.name];
+  const name = tool.definition.name;
+  const policy = Object.hasOwn(agent.approvals, name)
+    ? agent.approvals[name]
+    : Object.entries(agent.approvals).find(([selected]) => selectedName(selected) === name)?.[1];
   if (policy !== undefined) return policy === 'required';
   return !tool.readOnly;
 }

@@ -55,6 +55,7 @@ export interface IntegrationDeps {
   secretBox: SecretBox;
   policy: DestinationPolicy;
   connector: McpConnector;
+  logWarning?: LogWarning;
 }
 
 /** The endpoint of a stored integration, its header opened. */
@@ -67,15 +68,27 @@ export function endpointOf(row: IntegrationRow, secretBox: SecretBox): McpEndpoi
   return { url: row.url, header };
 }
 
-/** The connection check: `initialize` and `tools/list`, as the cached tools of `integration`, or the failure's general words. */
+/** A warning line of the structured logger (fields chosen by the caller: ids and names, never a URL or a header). */
+export type LogWarning = (fields: Record<string, unknown>, message: string) => void;
+
+/**
+ * The connection check: `initialize` and `tools/list`, as the cached tools of `integration`, or the failure's general
+ * words. Tools left out because their names collide are one warning of the check (the workspace, the integration's
+ * name and the tools' names: never its URL or header).
+ */
 export async function checkConnection(
   connector: McpConnector,
   workspaceId: string,
   integration: string,
   endpoint: McpEndpoint,
+  logWarning?: LogWarning,
 ): Promise<{ ok: true; tools: CachedTool[] } | { ok: false; error: string }> {
   try {
-    return { ok: true, tools: toCachedTools(integration, await connector.listTools(workspaceId, endpoint)) };
+    const { tools, collisions } = toCachedTools(integration, await connector.listTools(workspaceId, endpoint));
+    if (collisions.length > 0) {
+      logWarning?.({ workspaceId, integration, collisions }, 'integration tools left out: their names collide with an earlier tool of the server');
+    }
+    return { ok: true, tools };
   } catch (error) {
     if (error instanceof McpFailure) return { ok: false, error: error.message };
     throw error;
@@ -83,7 +96,7 @@ export async function checkConnection(
 }
 
 export function createIntegrationService(deps: IntegrationDeps) {
-  const { db, clock, secretBox, policy, connector } = deps;
+  const { db, clock, secretBox, policy, connector, logWarning } = deps;
 
   async function load(workspaceId: string, id: string): Promise<IntegrationRow> {
     const row = await loadIntegration(db, workspaceId, id);
@@ -117,7 +130,7 @@ export function createIntegrationService(deps: IntegrationDeps) {
         throw fail('invalid_body', `An integration named ${input.integration} is already connected.`);
       }
       await guardDestinationUrl(input.url, policy);
-      const check = await checkConnection(connector, workspaceId, input.integration, { url: input.url, header });
+      const check = await checkConnection(connector, workspaceId, input.integration, { url: input.url, header }, logWarning);
       if (!check.ok) throw fail('invalid_body', `The connection check failed: ${check.error}`);
       const provider = input.provider ?? 'mcp';
       const now = clock.now();
@@ -154,7 +167,7 @@ export function createIntegrationService(deps: IntegrationDeps) {
     async test(workspaceId: string, id: string, audit?: AuditContext): Promise<Integration> {
       const row = await load(workspaceId, id);
       if (row.url === null) throw fail('invalid_body', 'This integration has no server to check.');
-      const check = await checkConnection(connector, workspaceId, row.integration, endpointOf(row, secretBox));
+      const check = await checkConnection(connector, workspaceId, row.integration, endpointOf(row, secretBox), logWarning);
       return db.transaction(async (tx) => {
         const checked = await recordCheck(tx, row, check, clock.now());
         if (!checked) throw fail('not_found', 'No such integration.');

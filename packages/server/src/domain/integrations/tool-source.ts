@@ -1,8 +1,8 @@
 /**
  * @module The tools a workspace's integrations provide to the agent loop (`ToolSource`, domain/agent-loop/tool.ts):
- * each tool of each connected integration that is not paused, named `<integration>.<tool>`, read-only when its server
- * annotates it `readOnlyHint: true`, called through MCP `tools/call` (text content joined; `isError` is an `ok: false`
- * outcome). Tools lists come from the cache in the store, refreshed by every connection check and, in the
+ * each tool of each connected integration that is not paused, named `<integration>.<tool>` (tool-names.ts), read-only
+ * when its server annotates it `readOnlyHint: true`, called through MCP `tools/call` under the server's own name (text
+ * content joined; `isError` is an `ok: false` outcome). Tools lists come from the cache in the store, refreshed by every connection check and, in the
  * background, once older than the TTL; the tools offered meanwhile are the cached ones. A call never throws: a
  * failing, slow or lying server is an `ok: false` outcome with general words.
  */
@@ -13,7 +13,7 @@ import type { SecretBox } from '../webhooks/secret-box.ts';
 import { McpFailure, type McpConnector, type McpEndpoint } from './mcp-client.ts';
 import { createWorkspaceCache } from '../../store/workspace-cache.ts';
 import { INTEGRATIONS_CHANNEL, type IntegrationRow, integrationsVersion, offeredIntegrations, recordCheck, toolsOf } from './records.ts';
-import { checkConnection, endpointOf } from './service.ts';
+import { checkConnection, endpointOf, type LogWarning } from './service.ts';
 import type { CachedTool } from './tool-names.ts';
 
 /** How long a tools list is used before it is listed again (MCP_TOOLS_TTL_MS); 5 minutes when absent. */
@@ -34,6 +34,7 @@ export function createIntegrationTools(deps: {
   connector: McpConnector;
   toolsTtlMs?: number;
   logError?: (error: unknown) => void;
+  logWarning?: LogWarning;
 }): IntegrationTools {
   const { db, clock, secretBox, connector } = deps;
   const ttlMs = deps.toolsTtlMs ?? DEFAULT_TOOLS_TTL_MS;
@@ -44,7 +45,7 @@ export function createIntegrationTools(deps: {
   function refresh(row: IntegrationRow, endpoint: McpEndpoint): void {
     if (refreshing.has(row.id)) return;
     const done = (async () => {
-      const check = await checkConnection(connector, row.workspace_id, row.integration, endpoint);
+      const check = await checkConnection(connector, row.workspace_id, row.integration, endpoint, deps.logWarning);
       await recordCheck(db, row, check, clock.now());
     })()
       .catch((error: unknown) => deps.logError?.(error))
