@@ -18,7 +18,7 @@ import { DEFAULT_STU_RATES, stuForRun } from '../usage/index.ts';
 import { startResumer } from '../../worker/resumer.ts';
 import { sweepInterruptedRuns } from './recovery.ts';
 import type { ClaimOutcome, PendingRun, Resumption } from './service.ts';
-import { APPROVAL_TTL_MS } from './steps.ts';
+import { APPROVAL_TTL_MS, NOT_PERFORMED, type StepDraft } from './steps.ts';
 
 const LEASE_MS = 5_000;
 const USED = { inputTokens: 120, outputTokens: 40 };
@@ -50,7 +50,7 @@ describe.each(testBackends())('approvals pause and resume runs on $name', ({ nam
     return started.run;
   }
 
-  async function pause(run: PendingRun, services = t.services) {
+  async function pause(run: PendingRun, services = t.services, steps: StepDraft[] = []) {
     const paused = await services.runs.pause({
       run,
       usage: USED,
@@ -59,7 +59,7 @@ describe.each(testBackends())('approvals pause and resume runs on $name', ({ nam
       loopState: LOOP_STATE,
       next: { inputTokens: 200, desiredOutput: 300 },
       log: [],
-      steps: [],
+      steps,
       firstStepIndex: 0,
     });
     if (paused.kind !== 'waiting') throw new Error(paused.kind);
@@ -273,13 +273,24 @@ describe.each(testBackends())('approvals pause and resume runs on $name', ({ nam
 
   it('a manual kill switch at the resume fails the run with its reason and run.failed', async () => {
     const run = await start();
-    const paused = await pause(run);
+    // The approval's step, as the loop records it: its call waits for the decision.
+    const paused = await pause(run, t.services, [
+      {
+        kind: 'approval',
+        agentSlug: run.answeredBy,
+        summary: 'Send the renewal email to Dana Whitfield.',
+        toolCall: { name: 'email.send', arguments: { to: 'dana@example.com' }, result: null, status: 'pending_approval' },
+      },
+    ]);
     await setManualKillSwitch(store.db, t.workspaceId, true, t.clock.now());
     await decide(paused.waitingFor.id, 'approved');
     expect(await claim()).toEqual({ kind: 'refused', runId: run.runId, reason: 'kill_switch:manual' });
     expect(await runRow(run.runId)).toMatchObject({ status: 'failed', failure_reason: 'kill_switch:manual' });
     const failed = await store.db.query<{ data: { reason: string } }>(`SELECT data FROM outbox_events WHERE type = 'run.failed'`);
     expect(failed.map((e) => e.data.reason)).toEqual(['kill_switch:manual']);
+    // The approved call was never made, and its record says so (not `pending_approval` on a failed run).
+    const calls = await store.db.query<{ status: string; result: string | null }>(`SELECT status, result FROM tool_calls WHERE run_id = $1`, [run.runId]);
+    expect(calls).toEqual([{ status: 'failed', result: NOT_PERFORMED }]);
     // What the pause charged stays charged, once; nothing is held.
     const charged = stuOf(USED);
     expect(await money()).toEqual({ ledger: charged, period: charged, runs: charged, reserved: 0 });

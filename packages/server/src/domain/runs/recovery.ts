@@ -41,12 +41,22 @@ export const INTERRUPTED = 'interrupted';
 export async function endRun(
   db: Db,
   now: Date,
-  input: { workspaceId: string; runId: string; status?: 'failed' | 'canceled'; reason?: string; limits: KillSwitchLimits },
+  input: {
+    workspaceId: string;
+    runId: string;
+    status?: 'failed' | 'canceled';
+    reason?: string;
+    limits: KillSwitchLimits;
+    /** The call its approval was for will not be made (a resume refused before the call): it reads not performed. */
+    callUnmade?: boolean;
+  },
 ): Promise<Run> {
   return db.transaction(async (tx) => {
     const row = await lockRunRecord(tx, input.workspaceId, input.runId);
-    if (row.status === 'in_progress')
+    if (row.status === 'in_progress') {
       await end(tx, row, now, { status: input.status ?? 'failed', reason: input.reason ?? 'internal_error', limits: input.limits });
+      if (input.callUnmade) await recordUnmadeCalls(tx, row.id);
+    }
     return toRun(await readRunRecord(tx, input.workspaceId, input.runId));
   });
 }

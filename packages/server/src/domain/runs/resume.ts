@@ -207,7 +207,14 @@ async function resumeClaimed(ctx: ResumeContext, run: RunRecord, checkpoint: Che
 async function refuse(ctx: ResumeContext, checkpoint: Checkpoint, reason: string): Promise<ClaimOutcome> {
   const now = ctx.clock.now();
   await markResumed(ctx.db, checkpoint.id, now);
-  await endRun(ctx.db, now, { workspaceId: checkpoint.workspaceId, runId: checkpoint.runId, status: 'failed', reason, limits: ctx.budget.limits });
+  await endRun(ctx.db, now, {
+    workspaceId: checkpoint.workspaceId,
+    runId: checkpoint.runId,
+    status: 'failed',
+    reason,
+    limits: ctx.budget.limits,
+    callUnmade: true,
+  });
   return { kind: 'refused', runId: checkpoint.runId, reason };
 }
 
