@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { get } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { cliProcesses, until, type CliProcesses } from '@service/testing/cli-processes';
 
 describe('graceful shutdown on SIGTERM', () => {
@@ -36,6 +36,12 @@ describe('graceful shutdown on SIGTERM', () => {
 
   it('finishes requests in flight, ends the open stream with service_unavailable and exits 0', { timeout: 120_000 }, async () => {
     const server = await cli.serve();
+    // This test has timed out a few times under the full suite's load (never alone): then the server's own account
+    // of its stop (its log) says which step it was still waiting for.
+    let step = 'started';
+    onTestFailed(() => {
+      console.error(`shutdown test failed at step "${step}"; the server's output ends with:\n${server.output().slice(-6000)}`);
+    });
     const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
     const invoke = (content: string, stream: boolean) =>
       fetch(`${server.url}/v1/inference`, {
@@ -57,6 +63,7 @@ describe('graceful shutdown on SIGTERM', () => {
     }
     const runId = /run_[A-Za-z0-9]+/.exec(streamed.headers.get('x-run-id') ?? text)?.[0];
 
+    step = 'stream open';
     // A synchronous invocation in flight when the signal arrives.
     const synchronous = invoke('Summarise the quarter for the sales team in a few sentences', false);
     // In flight means its run has started (a request still in the kernel's accept queue at SIGTERM
@@ -72,6 +79,7 @@ describe('graceful shutdown on SIGTERM', () => {
       30_000,
       100,
     );
+    step = 'sync in flight';
     const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
     // Closed: its output read to the end.
     const closed = new Promise<void>((resolve) => server.child.once('close', () => resolve()));
@@ -96,10 +104,12 @@ describe('graceful shutdown on SIGTERM', () => {
     );
     expect(refusal).toBe('ECONNREFUSED');
 
+    step = 'listener refused';
     const answer = await synchronous;
     expect(answer.status).toBe(200);
     expect(((await answer.json()) as { content: string }).content.length).toBeGreaterThan(0);
 
+    step = 'sync answered';
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
@@ -111,6 +121,7 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(error).toMatchObject({ error: 'service_unavailable', message: 'The server is restarting; retry the request.', requestId: expect.any(String) });
     expect(error.runId).toMatch(/^run_/);
 
+    step = 'stream ended';
     expect(await exited).toBe(0);
     await closed;
     expect(server.output()).toContain('shutting down');
@@ -124,6 +135,7 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(logLines.filter((line) => line.msg === 'request' && line.operationId === 'createInference').map((line) => line.status)).toEqual([200, 200]);
     expect(logLines.at(-1)?.msg).toBe('stopped');
 
+    step = 'exited';
     // After a restart the stopped run is not left running.
     const again = await cli.serve();
     const run = await fetch(`${again.url}/runs/${String(runId ?? error.runId)}`, { headers });
