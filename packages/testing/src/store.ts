@@ -234,3 +234,18 @@ export function countingDb(inner: OpenDb): { db: OpenDb; statements: string[] } 
   };
   return { db, statements };
 }
+
+/**
+ * The money path's sums over the whole store (a test's schema): the ledger, the periods' consumption and the runs'
+ * STU, which must stay equal, and what is still reserved anywhere (periods, windows, runs).
+ */
+export async function moneySums(db: Pick<OpenDb, 'query'>): Promise<{ ledger: number; period: number; runs: number; reserved: number }> {
+  const [row] = await db.query<{ ledger: number; period: number; runs: number; reserved: number }>(
+    `SELECT (SELECT COALESCE(sum(stu), 0)::float8 FROM usage_ledger) AS ledger,
+            (SELECT COALESCE(sum(consumed_stu), 0)::float8 FROM usage_periods) AS period,
+            (SELECT COALESCE(sum(stu), 0)::float8 FROM runs) AS runs,
+            (SELECT COALESCE(sum(reserved_stu), 0)::float8 FROM usage_periods) + (SELECT COALESCE(sum(reserved_stu), 0)::float8 FROM usage_windows)
+              + (SELECT COALESCE(sum(reserved_stu), 0)::float8 FROM runs) AS reserved`,
+  );
+  return { ledger: Number(row!.ledger), period: Number(row!.period), runs: Number(row!.runs), reserved: Number(row!.reserved) };
+}

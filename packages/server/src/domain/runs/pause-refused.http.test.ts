@@ -14,7 +14,7 @@ import { createLogger } from '../../log/index.ts';
 import { scripted, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { startMailServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { parseSseWithIds } from '@service/testing/sse';
-import { testBackends, type TestStore } from '@service/testing/store';
+import { moneySums, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { NOT_PERFORMED } from './steps.ts';
 
@@ -92,17 +92,7 @@ describe.each(testBackends())('a pause the store refuses closes the run, on $nam
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ alias: 'Symphony', agentSlug: 'sales', messages: [{ role: 'user', content: 'Send Dana the renewal email.' }] }),
     });
-  /** Ledger, period and runs' sums, and what is still reserved anywhere. */
-  async function money() {
-    const [row] = await store.db.query<{ ledger: number; period: number; runs: number; reserved: number }>(
-      `SELECT (SELECT COALESCE(sum(stu), 0)::float8 FROM usage_ledger) AS ledger,
-              (SELECT COALESCE(sum(consumed_stu), 0)::float8 FROM usage_periods) AS period,
-              (SELECT COALESCE(sum(stu), 0)::float8 FROM runs) AS runs,
-              (SELECT COALESCE(sum(reserved_stu), 0)::float8 FROM usage_periods) + (SELECT COALESCE(sum(reserved_stu), 0)::float8 FROM usage_windows)
-                + (SELECT COALESCE(sum(reserved_stu), 0)::float8 FROM runs) AS reserved`,
-    );
-    return { ledger: Number(row!.ledger), period: Number(row!.period), runs: Number(row!.runs), reserved: Number(row!.reserved) };
-  }
+  const money = () => moneySums(store.db);
   const count = async (table: string, runId: string) =>
     Number((await store.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE run_id = $1`, [runId]))[0]!.n);
 

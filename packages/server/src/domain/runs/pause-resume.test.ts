@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../app.ts';
 import { zRunDetail, zRunEvent } from '../../../../../generated/zod.ts';
 import { parseSseWithIds } from '@service/testing/sse';
-import { testBackends, type TestStore } from '@service/testing/store';
+import { moneySums, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { caller } from '@service/testing/panel-sessions';
 import { setManualKillSwitch } from '../spending/budget.ts';
@@ -71,17 +71,7 @@ describe.each(testBackends())('approvals pause and resume runs on $name', ({ nam
     return caller(app)(admin, 'POST', `/approvals/${approvalId}/decision`, { decision });
   }
 
-  /** Ledger, period and runs' sums, and what is still reserved anywhere. */
-  async function money() {
-    const [row] = await store.db.query<{ ledger: number; period: number; runs: number; reserved: number }>(
-      `SELECT (SELECT COALESCE(sum(stu), 0)::float8 FROM usage_ledger) AS ledger,
-              (SELECT COALESCE(sum(consumed_stu), 0)::float8 FROM usage_periods) AS period,
-              (SELECT COALESCE(sum(stu), 0)::float8 FROM runs) AS runs,
-              (SELECT COALESCE(sum(reserved_stu), 0)::float8 FROM usage_periods) + (SELECT COALESCE(sum(reserved_stu), 0)::float8 FROM usage_windows)
-                + (SELECT COALESCE(sum(reserved_stu), 0)::float8 FROM runs) AS reserved`,
-    );
-    return { ledger: Number(row!.ledger), period: Number(row!.period), runs: Number(row!.runs), reserved: Number(row!.reserved) };
-  }
+  const money = () => moneySums(store.db);
 
   async function runRow(runId: string) {
     const [row] = await store.db.query<{ status: string; failure_reason: string | null; started_at: Date | null; lease_until: Date | null }>(
