@@ -13,6 +13,9 @@
  *                                                                    interleaved with the untouched store
  *   BENCH_STORE=postgres DATABASE_URL=postgres://… …                 the same on PostgreSQL
  *   BENCH_INVOCATIONS=1000 BENCH_ROUNDS=3                            (the defaults)
+ *   BENCH_CONCURRENCY=16                                             statements mode: that many invocations in flight,
+ *                                                                    so starts and closes go in batches (group commits);
+ *                                                                    also prints each statement's mean batch
  *   BENCH_EXTRA_RUNS=100000                                          the workspace has that many finished runs first
  *
  * Marks: PGlite's clock_timestamp() has millisecond resolution (its WASM clock), so one interval says
@@ -34,6 +37,7 @@ helpFromModuleComment(import.meta.url);
 const MODE = process.env.BENCH_MODE ?? 'statements';
 const N = Number(process.env.BENCH_INVOCATIONS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 1);
 // PGlite's module, from the server package (the root has no dependency on it).
 type PgliteModule = typeof import('../../packages/server/node_modules/@electric-sql/pglite/dist/index.js');
 const pglite: PgliteModule = await import('../../packages/server/node_modules/@electric-sql/pglite/dist/index.js');
@@ -48,8 +52,9 @@ await db.query(`UPDATE workspaces SET rpm_limit = 1000000 WHERE id = $1`, [t.wor
 await t.services.keys.ready();
 const body = JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Which invoices are more than 60 days overdue?' }] });
 
-// Wall ms of each statement (by its prepared name, or its start), while `timing`.
+// Wall ms of each statement (by its prepared name, or its start), and how many ran, while `timing`.
 const spent = new Map<string, number>();
+const calls = new Map<string, number>();
 let timing = false;
 let prepare = false; // the prepared mode's B rounds
 // Each timed statement's Date.now() before and after (the clock PGlite's clock_timestamp() reads, to the ms).
@@ -64,6 +69,7 @@ db.query = (async (sql: string, params?: readonly unknown[], options?: { name?: 
   } finally {
     const key = options?.name ?? sql.replace(/\s+/g, ' ').slice(0, 60);
     if (timing) spent.set(key, (spent.get(key) ?? 0) + performance.now() - start);
+    if (timing) calls.set(key, (calls.get(key) ?? 0) + 1);
     if (timing) stamps.push({ key, before, after: Date.now() });
   }
 }) as OpenDb['query'];
@@ -81,15 +87,25 @@ async function invoke(): Promise<void> {
 }
 
 /** N invocations; wall ms per invocation of each statement, and CPU ms per invocation of the process. */
-async function round(): Promise<{ statements: Map<string, number>; cpu: number }> {
+async function round(): Promise<{ statements: Map<string, number>; cpu: number; wall: number }> {
   spent.clear();
+  calls.clear();
   stamps.length = 0;
   timing = true;
   const cpu = process.cpuUsage();
-  for (let i = 0; i < N; i += 1) await invoke();
+  const began = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < N) {
+      next += 1;
+      await invoke();
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const used = process.cpuUsage(cpu);
   timing = false;
-  return { statements: new Map([...spent].map(([k, ms]) => [k, ms / N])), cpu: (used.user + used.system) / 1000 / N };
+  const wall = (performance.now() - began) / N;
+  return { statements: new Map([...spent].map(([k, ms]) => [k, ms / N])), cpu: (used.user + used.system) / 1000 / N, wall };
 }
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -123,12 +139,7 @@ async function ablate(): Promise<void> {
       'ALTER TABLE usage_periods DISABLE TRIGGER usage_period_updated;',
       'ALTER TABLE usage_periods ENABLE TRIGGER usage_period_updated;',
     ],
-    [
-      'outbox_enqueue a no-op',
-      `CREATE OR REPLACE FUNCTION outbox_enqueue(p_id text, p_tenant_id text, p_type text, p_data jsonb, p_body text, p_now timestamptz, p_delivery_ids text[])
-         RETURNS void LANGUAGE plpgsql AS $$ BEGIN END $$;`,
-      outbox,
-    ],
+    ['outbox_enqueue a no-op', `CREATE OR REPLACE FUNCTION outbox_enqueue(p jsonb) RETURNS void LANGUAGE plpgsql AS $$ BEGIN END $$;`, outbox],
   ];
   const sums = new Map<string, { start: number; finish: number; cpu: number }[]>();
   for (let r = 1; r <= ROUNDS; r += 1) {
@@ -234,13 +245,14 @@ const MARKS: Record<string, [anchor: string, label: string, last?: boolean][]> =
   ],
   finish_runs: [
     ['BEGIN', 'finish_runs: lock the runs'],
-    ['a := v_args[v_i]', 'finish_runs: read the run, checks'],
-    ['UPDATE runs SET status', 'finish_runs: update the run'],
-    ['v_settle := v_settle ||', 'finish_runs: settlement item, ledger insert'],
+    ['v_closes := ARRAY(', 'finish_runs: decide the closes'],
+    ['RETURN QUERY\n  WITH closed', 'finish_runs: update the runs'],
+    ['INSERT INTO usage_ledger', 'finish_runs: ledger insert'],
     ['INSERT INTO run_steps', 'finish_runs: run_steps insert'],
     ['INSERT INTO tool_calls', 'finish_runs: tool_calls insert'],
-    ["IF v_status = 'completed' AND r.conversation_id", 'finish_runs: conversation turns'],
-    ['v_when := CASE', 'finish_runs: events loop'],
+    ['INSERT INTO drafts', 'finish_runs: drafts insert'],
+    ['FOR v_thread IN', 'finish_runs: conversation turns'],
+    ['PERFORM outbox_enqueue', 'finish_runs: events built'],
     ['INSERT INTO run_events', 'finish_runs: run_events insert'],
     ['PERFORM settle_runs', 'finish_runs: call of settle_runs', true],
   ],
@@ -252,7 +264,7 @@ const MARKS: Record<string, [anchor: string, label: string, last?: boolean][]> =
   outbox_enqueue: [
     ['BEGIN', 'outbox_enqueue: outbox_events insert'],
     ['INSERT INTO deliveries', 'outbox_enqueue: deliveries insert'],
-    ['END\n$', 'finish_runs: events loop', true],
+    ['END\n$', 'finish_runs: after outbox_enqueue', true],
   ],
   usage_period_changed: [
     ['BEGIN', 'tally trigger: version'],
@@ -356,8 +368,11 @@ async function marks(): Promise<void> {
 
 if (MODE === 'statements') {
   for (let r = 1; r <= ROUNDS; r += 1) {
-    const { statements, cpu } = await round();
-    say(`round ${r}: process CPU ${fmt(cpu)} ms/invocation; ${[...statements].map(([k, ms]) => `${k} ${fmt(ms)}`).join('; ')}`);
+    const { statements, cpu, wall } = await round();
+    say(
+      `round ${r}: wall ${fmt(wall)} ms/invocation, process CPU ${fmt(cpu)} ms/invocation; ${[...statements].map(([k, ms]) => `${k} ${fmt(ms)}`).join('; ')}`,
+    );
+    if (CONCURRENCY > 1) say(`  invocations per statement: ${[...calls].map(([k, n]) => `${k} ${(N / n).toFixed(1)}`).join('; ')}`);
   }
 } else if (MODE === 'ablate') {
   await ablate();

@@ -84,7 +84,8 @@ export function prepareEvent<T extends WorkspaceEventType>(input: EnqueueEventIn
 
 /** Writes a prepared event and its deliveries in one statement (`outbox_enqueue`), in the caller's transaction or alone. */
 export async function enqueuePrepared(db: Db | Tx, tenantId: string, event: PreparedEvent, now: Date): Promise<void> {
-  await db.query(`SELECT outbox_enqueue($1, $2, $3, $4, $5, $6, NULL)`, [event.id, tenantId, event.type, JSON.stringify(event.data), event.body, now]);
+  const row = { id: event.id, tenant_id: tenantId, type: event.type, data: event.data, body: event.body, now: now.toISOString() };
+  await db.query(`SELECT outbox_enqueue($1)`, [JSON.stringify([row])]);
 }
 
 /**

@@ -40,11 +40,10 @@ export interface CloseBatcher {
 }
 
 export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH): CloseBatcher {
-  /** The batch's rows in the order of its closes (a run closed twice in it has a row for each, in order). */
+  /** The batch's rows in the order of its closes (a run twice in a batch makes the statement fail: each is then closed alone). */
   async function many(batch: FinishRunArgs[]): Promise<(FinishedRun | undefined)[]> {
-    const byRun = new Map<string, FinishedRun[]>();
-    for (const row of await finishRuns(db, batch)) byRun.set(row.id, [...(byRun.get(row.id) ?? []), row]);
-    return batch.map((close) => byRun.get(close.run_id)?.shift());
+    const byRun = new Map((await finishRuns(db, batch)).map((row) => [row.id, row]));
+    return batch.map((close) => byRun.get(close.run_id));
   }
   const submit = groupCommitEach(many, (close: FinishRunArgs) => finishRun(db, close), { maxItems: maxBatch });
   return {

@@ -10,30 +10,33 @@
 -- terminal (a cancel that came first wins, its tokens still billed), or the manual switch was turned on
 -- since the run started (`manual_reason`, asked for a run that would complete). Its row takes its usage and
 -- gives back its reservation; a ledger line is written for what it consumed; steps are written (those with
--- no `keptIndex` only for a completed run), and a completed run's drafts; a completed run's turns are appended to its conversation
--- (notified to the other instances, `instance` being this one); the event of its outcome (`events`, one per
--- `when`) is enqueued (outbox_enqueue); its execution's event log (`log`) is written to run_events. A run that
--- paused for an approval and was resumed (domain/runs/pause.ts, resume.ts) adds this execution's tokens, STU and
--- events to what the pause charged and stored: the pause billed its part, this close bills only the rest.
+-- no `keptIndex` only for a completed run), and a completed run's drafts; a completed run's turns are appended
+-- to its conversation (notified to the other instances, `instance` being this one); the events of its outcome
+-- (`events`, each with its `when`) are enqueued (outbox_enqueue); its execution's event log (`log`) is written to
+-- run_events. A run that paused for an approval and was resumed (domain/runs/pause.ts, resume.ts) adds this
+-- execution's tokens, STU and events to what the pause charged and stored: the pause billed its part, this close
+-- bills only the rest.
 --
--- Then the batch is settled at once (store/functions/settle_runs.sql): per workspace, each period and
--- window row the batch touches is updated once with the sums of what its runs release and are charged,
--- and the trips are checked on those sums.
+-- Set-based: each table is written by one statement for the whole batch (the runs' rows, the ledger, the steps,
+-- the tool calls, the drafts, the events and their deliveries, the event logs), whatever the number of runs; only
+-- a conversation's turns are appended run by run (under the thread's lock). Then the batch is settled at once
+-- (store/functions/settle_runs.sql): per workspace, each period and window row the batch touches is updated once
+-- with the sums of what its runs release and are charged, and the trips are checked on those sums.
 --
--- Lock order: the batch's run rows first, all of them, each by its primary key (a cancel or the sweeper
--- locks a run's row, then its workspace's budget rows: taking a second run's row after a first run's
--- budget rows could deadlock with it); then, in settle_runs, per workspace in workspace-id order (byte
--- order), its period, day and hour rows. Two batches on two instances take them in the same order.
+-- Lock order: the batch's run rows first, all of them, in id order (a cancel or the sweeper locks a run's row,
+-- then its workspace's budget rows: taking a second run's row after a first run's budget rows could deadlock
+-- with it); then, in settle_runs, per workspace in workspace-id order (byte order), its period, day and hour
+-- rows. Two batches on two instances take them in the same order.
 --
--- The rows are locked one by one (`id = v_id`, the one shape whose plan is the key's index whatever the
--- size of `runs`): one statement for the set (`id IN (SELECT …)`) gets a plan that assumes about ten ids,
--- which PL/pgSQL keeps for the connection's life, made while `runs` was small (a sequential scan), and
--- PGlite never analyzes, so every batch read every run stored (close-lookup.test.ts counts the rows).
--- The run is read by its key alone and its workspace checked on the locked row for the same reason: a
--- run of another workspace raises `run_not_found`, which undoes the statement.
+-- `runs` is read by its primary key only (`id = ANY (…)`), and the function runs with `enable_seqscan` off:
+-- PL/pgSQL keeps a statement's plan for the connection's life, and a plan made while `runs` was small is a
+-- sequential scan, which PGlite (it never analyzes) would keep while the table grows, every batch reading every
+-- run stored (close-lookup.test.ts counts the rows). A run of another workspace is not found: it raises
+-- `run_not_found`, which undoes the statement.
 
--- The type is declared here, beside the one function that reads it, so that whenever it changes the function is
--- replaced with it (a session's compiled PL/pgSQL function keeps the types of its variables).
+-- The types are declared here, beside the one function that reads them, so that whenever they change the function
+-- is replaced with them (a session's compiled PL/pgSQL function keeps the types of its variables).
+DROP TYPE IF EXISTS finish_run_close;
 DROP TYPE IF EXISTS finish_run_args;
 CREATE TYPE finish_run_args AS (
   run_id          text,
@@ -80,105 +83,148 @@ CREATE TYPE finish_run_args AS (
   log             jsonb
 );
 
+-- A close as decided, once its run is locked: how the run ends, and what of its row the rest of the statement reads.
+CREATE TYPE finish_run_close AS (
+  a               finish_run_args,
+  -- completed, failed or canceled: the status the run ends with.
+  status          text,
+  -- Its failure_reason after the close.
+  reason          text,
+  -- Which of its prepared events are written (their `when`): completed, failed, manual, or none.
+  event           text,
+  -- The run's row as found: its conversation, and the windows and reservation its settlement releases.
+  conversation_id text,
+  window_day      timestamptz,
+  window_hour     timestamptz,
+  reserved_stu    float8
+);
+
 CREATE OR REPLACE FUNCTION finish_runs(p jsonb) RETURNS SETOF runs
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- Every statement below reads `runs` by its key: never let a plan made while the table was small scan it (see above).
+SET enable_seqscan = off
+AS $$
 DECLARE
   v_args finish_run_args[] := ARRAY(SELECT x FROM jsonb_populate_recordset(NULL::finish_run_args, p) AS x);
-  a finish_run_args;
-  r runs%ROWTYPE;
-  v_id text;
-  v_i integer;
-  v_status text;
-  v_reason text;
-  v_when text;
+  v_ids text[] := ARRAY(SELECT o.run_id FROM unnest(v_args) AS o);
+  v_runs runs[];
+  v_closes finish_run_close[];
   v_seq integer;
-  v_settle jsonb := '[]';
-  v_first boolean;
-  e record;
+  v_thread record;
 BEGIN
-  FOREACH v_id IN ARRAY ARRAY(SELECT o.run_id FROM unnest(v_args) AS o ORDER BY o.run_id COLLATE "C") LOOP
-    PERFORM 1 FROM runs WHERE id = v_id FOR UPDATE;
-  END LOOP;
+  -- The runs' rows, locked in id order, each of the workspace its close names: a run missing, of another workspace,
+  -- or twice in the batch undoes the statement (the caller then closes each run alone: close-batch.ts).
+  v_runs := ARRAY(SELECT r FROM runs AS r
+                   WHERE r.id = ANY (v_ids) AND (r.id, r.workspace_id) IN (SELECT a.run_id, a.workspace_id FROM unnest(v_args) AS a)
+                   ORDER BY r.id COLLATE "C" FOR UPDATE);
+  IF cardinality(v_runs) <> cardinality(v_args) THEN
+    RAISE EXCEPTION '%', CASE WHEN cardinality(v_ids) = (SELECT count(DISTINCT x) FROM unnest(v_ids) AS x)
+                              THEN 'run_not_found' ELSE 'run_closed_twice_in_batch' END;
+  END IF;
 
-  FOR v_i IN SELECT o.ordinality FROM unnest(v_args) WITH ORDINALITY AS o
-              ORDER BY o.workspace_id COLLATE "C", o.run_id COLLATE "C", o.ordinality LOOP
-    a := v_args[v_i];
-    SELECT * INTO r FROM runs WHERE id = a.run_id FOR UPDATE;
-    IF NOT FOUND OR r.workspace_id IS DISTINCT FROM a.workspace_id THEN RAISE EXCEPTION 'run_not_found'; END IF;
-    IF r.started_at IS DISTINCT FROM a.started_at THEN
-      RETURN NEXT r;
-      CONTINUE;
-    END IF;
-    v_status := a.status; v_reason := a.reason; v_when := a.status;
-    IF v_status = 'completed' AND a.manual_reason IS NOT NULL
-       AND EXISTS (SELECT 1 FROM kill_switches k WHERE k.workspace_id = a.workspace_id AND k.manual_since >= a.started_at) THEN
-      v_status := 'failed'; v_reason := a.manual_reason; v_when := 'manual';
-    END IF;
-    IF r.status <> 'in_progress' THEN v_status := r.status; END IF;
-    v_reason := CASE WHEN v_status = 'failed' THEN COALESCE(r.failure_reason, v_reason, 'internal_error') ELSE r.failure_reason END;
-    UPDATE runs SET status = v_status, content = CASE WHEN v_status = 'completed' THEN a.content END, failure_reason = v_reason,
+  -- How each run ends; a run handed over again since (another execution) is left alone (its row answered as it is).
+  v_closes := ARRAY(
+    SELECT ROW(a, s.status,
+               CASE WHEN s.status = 'failed' THEN COALESCE(r.failure_reason, CASE WHEN m.manual THEN a.manual_reason ELSE a.reason END, 'internal_error')
+                    ELSE r.failure_reason END,
+               CASE WHEN s.status = 'completed' THEN 'completed'
+                    WHEN s.status = 'failed' AND r.status = 'in_progress' THEN CASE WHEN m.manual THEN 'manual' ELSE a.status END END,
+               r.conversation_id, r.window_day, r.window_hour, r.reserved_stu)::finish_run_close
+      FROM unnest(v_args) AS a
+      JOIN unnest(v_runs) AS r ON r.id = a.run_id
+      LEFT JOIN kill_switches k ON k.workspace_id = a.workspace_id
+      CROSS JOIN LATERAL (SELECT COALESCE(a.status = 'completed' AND a.manual_reason IS NOT NULL AND k.manual_since >= a.started_at, false) AS manual) AS m
+      -- A cancel that came first wins (its tokens still billed); else the switch turned on since the start fails a completed run.
+      CROSS JOIN LATERAL (SELECT CASE WHEN r.status <> 'in_progress' THEN r.status WHEN m.manual THEN 'failed' ELSE a.status END AS status) AS s
+     WHERE r.started_at IS NOT DISTINCT FROM a.started_at
+     ORDER BY a.workspace_id COLLATE "C", a.run_id COLLATE "C");
+  IF cardinality(v_closes) < cardinality(v_runs) THEN
+    RETURN QUERY SELECT r.* FROM unnest(v_runs) AS r JOIN unnest(v_args) AS a ON a.run_id = r.id WHERE r.started_at IS DISTINCT FROM a.started_at;
+  END IF;
+
+  RETURN QUERY
+  WITH closed AS (
+    UPDATE runs SET status = c.status, content = CASE WHEN c.status = 'completed' THEN (c.a).content END, failure_reason = c.reason,
                     -- Added to what a pause charged before (domain/runs/pause.ts); zero for a run that never paused.
-                    input_tokens = r.input_tokens + a.input_tokens, output_tokens = r.output_tokens + a.output_tokens, stu = r.stu + a.stu,
-                    reserved_stu = 0, lease_until = NULL, updated_at = a.now, completed_at = COALESCE(completed_at, a.now),
-                    unbilled_input_tokens = r.unbilled_input_tokens + a.unbilled_input, unbilled_output_tokens = r.unbilled_output_tokens + a.unbilled_output,
-                    unbilled_stu = r.unbilled_stu + a.unbilled_stu
-     WHERE id = a.run_id;
+                    input_tokens = runs.input_tokens + (c.a).input_tokens, output_tokens = runs.output_tokens + (c.a).output_tokens,
+                    stu = runs.stu + (c.a).stu, reserved_stu = 0, lease_until = NULL, updated_at = (c.a).now,
+                    completed_at = COALESCE(runs.completed_at, (c.a).now),
+                    unbilled_input_tokens = runs.unbilled_input_tokens + (c.a).unbilled_input,
+                    unbilled_output_tokens = runs.unbilled_output_tokens + (c.a).unbilled_output,
+                    unbilled_stu = runs.unbilled_stu + (c.a).unbilled_stu
+      FROM unnest(v_closes) AS c
+     WHERE runs.id = ANY (v_ids) AND runs.id = (c.a).run_id
+    RETURNING runs.*)
+  SELECT * FROM closed;
 
-    -- The settlement of its budget, with the batch's (below); the ledger line in the period of its charge.
-    v_settle := v_settle || jsonb_build_object(
-      'workspace_id', a.workspace_id, 'window_day', r.window_day, 'window_hour', r.window_hour,
-      'reserved_stu', r.reserved_stu, 'stu', a.stu, 'crossed', a.crossed, 'now', a.now, 'quota_stu', a.quota_stu,
-      'limit_hour', a.limit_hour, 'limit_day', a.limit_day, 'trip_margin', a.trip_margin);
-    IF a.stu <> 0 OR a.input_tokens <> 0 OR a.output_tokens <> 0 THEN
-      INSERT INTO usage_ledger (id, workspace_id, run_id, period, alias, input_tokens, output_tokens, stu, created_at)
-      VALUES (a.ledger_id, a.workspace_id, a.run_id, to_char(a.now AT TIME ZONE 'UTC', 'YYYY-MM'), a.alias, a.input_tokens, a.output_tokens, a.stu, a.now);
-    END IF;
+  -- The ledger line, in the period of its charge.
+  INSERT INTO usage_ledger (id, workspace_id, run_id, period, alias, input_tokens, output_tokens, stu, created_at)
+  SELECT (c.a).ledger_id, (c.a).workspace_id, (c.a).run_id, to_char((c.a).now AT TIME ZONE 'UTC', 'YYYY-MM'), (c.a).alias,
+         (c.a).input_tokens, (c.a).output_tokens, (c.a).stu, (c.a).now
+    FROM unnest(v_closes) AS c
+   WHERE (c.a).stu <> 0 OR (c.a).input_tokens <> 0 OR (c.a).output_tokens <> 0;
 
-    -- Steps: a draft's (no keptIndex) only for an answer that was delivered, as the draft itself.
-    INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at)
-    SELECT s.id, a.run_id, CASE WHEN v_status = 'completed' THEN s.index ELSE s."keptIndex" END, s.kind, s."agentSlug", s.summary, a.now
-      FROM jsonb_to_recordset(COALESCE(a.steps, '[]')) AS s(id text, index integer, "keptIndex" integer, kind text, "agentSlug" text, summary text)
-     WHERE v_status = 'completed' OR s."keptIndex" IS NOT NULL;
-    INSERT INTO tool_calls (id, run_id, step_index, name, arguments, result, status, created_at)
-    SELECT s."toolCallId", a.run_id, CASE WHEN v_status = 'completed' THEN s.index ELSE s."keptIndex" END, s.name, s.arguments, s.result, s."toolStatus", a.now
-      FROM jsonb_to_recordset(COALESCE(a.steps, '[]')) AS s(index integer, "keptIndex" integer, "toolCallId" text, name text, arguments jsonb, result text, "toolStatus" text)
-     WHERE s."toolCallId" IS NOT NULL AND (v_status = 'completed' OR s."keptIndex" IS NOT NULL);
+  -- Steps: a draft's (no keptIndex) only for an answer that was delivered, as the draft itself.
+  INSERT INTO run_steps (id, run_id, index, kind, agent_slug, summary, created_at)
+  SELECT s.id, (c.a).run_id, CASE WHEN c.status = 'completed' THEN s.index ELSE s."keptIndex" END, s.kind, s."agentSlug", s.summary, (c.a).now
+    FROM unnest(v_closes) AS c
+    CROSS JOIN LATERAL jsonb_to_recordset(COALESCE((c.a).steps, '[]')) AS s(id text, index integer, "keptIndex" integer, kind text, "agentSlug" text, summary text)
+   WHERE c.status = 'completed' OR s."keptIndex" IS NOT NULL;
+  INSERT INTO tool_calls (id, run_id, step_index, name, arguments, result, status, created_at)
+  SELECT s."toolCallId", (c.a).run_id, CASE WHEN c.status = 'completed' THEN s.index ELSE s."keptIndex" END, s.name, s.arguments, s.result, s."toolStatus", (c.a).now
+    FROM unnest(v_closes) AS c
+    CROSS JOIN LATERAL jsonb_to_recordset(COALESCE((c.a).steps, '[]'))
+                    AS s(index integer, "keptIndex" integer, "toolCallId" text, name text, arguments jsonb, result text, "toolStatus" text)
+   WHERE s."toolCallId" IS NOT NULL AND (c.status = 'completed' OR s."keptIndex" IS NOT NULL);
+  INSERT INTO drafts (id, workspace_id, run_id, agent_slug, kind, subject, body, created_at)
+  SELECT d.id, (c.a).workspace_id, (c.a).run_id, d."agentSlug", d.kind, d.subject, d.body, (c.a).now
+    FROM unnest(v_closes) AS c
+    CROSS JOIN LATERAL jsonb_to_recordset(COALESCE((c.a).drafts, '[]')) AS d(id text, "agentSlug" text, kind text, subject text, body text)
+   WHERE c.status = 'completed';
 
-    INSERT INTO drafts (id, workspace_id, run_id, agent_slug, kind, subject, body, created_at)
-    SELECT d.id, a.workspace_id, a.run_id, d."agentSlug", d.kind, d.subject, d.body, a.now
-      FROM jsonb_to_recordset(COALESCE(a.drafts, '[]')) AS d(id text, "agentSlug" text, kind text, subject text, body text)
-     WHERE v_status = 'completed';
-
-    IF v_status = 'completed' AND r.conversation_id IS NOT NULL AND cardinality(a.turn_roles) > 0 THEN
-      -- Serialises appends to one thread, so two runs of the same conversation cannot take the same seq.
-      PERFORM pg_advisory_xact_lock(hashtext(a.workspace_id || ':' || r.conversation_id));
-      SELECT COALESCE(max(t.seq), -1) INTO v_seq FROM conversation_turns t WHERE t.workspace_id = a.workspace_id AND t.conversation_id = r.conversation_id;
-      INSERT INTO conversation_turns (workspace_id, conversation_id, seq, role, content, run_id, created_at)
-      SELECT a.workspace_id, r.conversation_id, v_seq + t.n::integer, t.role, t.content, a.run_id, a.now
-        FROM unnest(a.turn_roles, a.turn_contents) WITH ORDINALITY AS t(role, content, n);
-      -- Instances that hold the thread in memory drop it (domain/runs/conversation.ts; the channel as store/listen.ts names it).
-      PERFORM pg_notify('service_conversations.' || current_schema(), json_build_array(a.instance, a.workspace_id, r.conversation_id)::text);
-    END IF;
-
-    -- The event of the outcome: completed, or failed when this close is what failed it.
-    v_when := CASE WHEN v_status = 'completed' THEN 'completed' WHEN v_status = 'failed' AND r.status = 'in_progress' THEN v_when END;
-    -- A completed run's drafts' `draft.created` follow its `run.completed`; the delivery ids drawn ahead serve the
-    -- first event written, the others draw their own.
-    v_first := true;
-    FOR e IN SELECT * FROM jsonb_to_recordset(COALESCE(a.events, '[]')) AS x("when" text, id text, type text, data jsonb, body text) WHERE x."when" = v_when LOOP
-      PERFORM outbox_enqueue(e.id, a.workspace_id, e.type, e.data, e.body, a.now, CASE WHEN v_first THEN a.delivery_ids END);
-      v_first := false;
-    END LOOP;
-
-    -- What the execution saw of the run's event log (domain/runs/run-events.ts), after what a pause stored
-    -- (domain/runs/pause.ts: the events before it, the decision and the resume, each with its sequence).
-    INSERT INTO run_events (run_id, workspace_id, events, written_at) VALUES (a.run_id, a.workspace_id, COALESCE(a.log, '[]'), a.now)
-      ON CONFLICT (run_id) DO UPDATE SET events = run_events.events || EXCLUDED.events, written_at = EXCLUDED.written_at,
-        last_sequence = CASE WHEN run_events.compacted_at IS NULL THEN NULL
-                             ELSE GREATEST(run_events.last_sequence, (SELECT max((v->>'sequence')::integer) FROM jsonb_array_elements(EXCLUDED.events) AS v)) END;
-    RETURN QUERY SELECT * FROM runs WHERE id = a.run_id;
+  -- A completed run's turns, appended to its conversation.
+  FOR v_thread IN SELECT (x.a).workspace_id AS workspace_id, x.conversation_id, (x.a).run_id AS run_id, (x.a).now AS now,
+                  (x.a).turn_roles AS roles, (x.a).turn_contents AS contents, (x.a).instance AS instance
+             FROM unnest(v_closes) AS x
+            WHERE x.status = 'completed' AND x.conversation_id IS NOT NULL AND cardinality((x.a).turn_roles) > 0 LOOP
+    -- Serialises appends to one thread, so two runs of the same conversation cannot take the same seq.
+    PERFORM pg_advisory_xact_lock(hashtext(v_thread.workspace_id || ':' || v_thread.conversation_id));
+    SELECT COALESCE(max(t.seq), -1) INTO v_seq FROM conversation_turns t WHERE t.workspace_id = v_thread.workspace_id AND t.conversation_id = v_thread.conversation_id;
+    INSERT INTO conversation_turns (workspace_id, conversation_id, seq, role, content, run_id, created_at)
+    SELECT v_thread.workspace_id, v_thread.conversation_id, v_seq + t.n::integer, t.role, t.content, v_thread.run_id, v_thread.now
+      FROM unnest(v_thread.roles, v_thread.contents) WITH ORDINALITY AS t(role, content, n);
+    -- Instances that hold the thread in memory drop it (domain/runs/conversation.ts; the channel as store/listen.ts names it).
+    PERFORM pg_notify('service_conversations.' || current_schema(), json_build_array(v_thread.instance, v_thread.workspace_id, v_thread.conversation_id)::text);
   END LOOP;
 
-  PERFORM settle_runs(v_settle);
+  -- The events of each outcome (`event`: completed, or failed when this close is what failed it), in their order: a
+  -- completed run's drafts' `draft.created` follow its `run.completed`. The delivery ids drawn ahead serve each run's
+  -- first event written; the others draw their own.
+  PERFORM outbox_enqueue(COALESCE((
+    SELECT jsonb_agg(jsonb_build_object('id', e.id, 'tenant_id', e.workspace_id, 'type', e.type, 'data', e.data, 'body', e.body,
+                                        'now', e.now, 'delivery_ids', CASE WHEN e.k = 1 THEN to_jsonb(e.delivery_ids) END)
+                     ORDER BY e.workspace_id COLLATE "C", e.run_id COLLATE "C", e.n)
+      FROM (SELECT (c.a).workspace_id, (c.a).run_id, (c.a).now, (c.a).delivery_ids, x.*,
+                   row_number() OVER (PARTITION BY (c.a).run_id ORDER BY x.n) AS k
+              FROM unnest(v_closes) AS c
+              CROSS JOIN LATERAL ROWS FROM (jsonb_to_recordset(COALESCE((c.a).events, '[]')) AS ("when" text, id text, type text, data jsonb, body text))
+                                 WITH ORDINALITY AS x("when", id, type, data, body, n)
+             WHERE x."when" = c.event) AS e), '[]'));
+
+  -- What the execution saw of the run's event log (domain/runs/run-events.ts), after what a pause stored
+  -- (domain/runs/pause.ts: the events before it, the decision and the resume, each with its sequence).
+  INSERT INTO run_events (run_id, workspace_id, events, written_at)
+  SELECT (c.a).run_id, (c.a).workspace_id, COALESCE((c.a).log, '[]'), (c.a).now FROM unnest(v_closes) AS c
+    ON CONFLICT (run_id) DO UPDATE SET events = run_events.events || EXCLUDED.events, written_at = EXCLUDED.written_at,
+      last_sequence = CASE WHEN run_events.compacted_at IS NULL THEN NULL
+                           ELSE GREATEST(run_events.last_sequence, (SELECT max((v->>'sequence')::integer) FROM jsonb_array_elements(EXCLUDED.events) AS v)) END;
+
+  -- The settlement of the batch, at once (settle_runs.sql).
+  PERFORM settle_runs(COALESCE((
+    SELECT jsonb_agg(jsonb_build_object(
+             'workspace_id', (c.a).workspace_id, 'window_day', c.window_day, 'window_hour', c.window_hour,
+             'reserved_stu', c.reserved_stu, 'stu', (c.a).stu, 'crossed', (c.a).crossed, 'now', (c.a).now, 'quota_stu', (c.a).quota_stu,
+             'limit_hour', (c.a).limit_hour, 'limit_day', (c.a).limit_day, 'trip_margin', (c.a).trip_margin))
+      FROM unnest(v_closes) AS c), '[]'));
 END
 $$;
