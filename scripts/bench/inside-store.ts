@@ -1,7 +1,7 @@
 /**
  * @module Where an invocation's store time goes, inside the store: sync invocations (`POST /v1/inference`, local
  * engine) one after another through the app (`app.request`, no sockets, no request log), on a fresh store
- * (PGlite in memory, or a schema of DATABASE_URL with BENCH_STORE=postgres). Three modes:
+ * (PGlite in memory, or a schema of DATABASE_URL with BENCH_STORE=postgres). Four modes:
  *
  *   pnpm exec tsx scripts/bench/inside-store.ts                      statements: wall ms per invocation of each
  *                                                                    store statement, timed around Db.query
@@ -11,6 +11,8 @@
  *   BENCH_MODE=ablate pnpm exec tsx scripts/bench/inside-store.ts    one piece removed at a time (triggers
  *                                                                    disabled, outbox_enqueue a no-op), rounds
  *                                                                    interleaved with the untouched store
+ *   BENCH_MODE=prepared pnpm exec tsx scripts/bench/inside-store.ts  the named statements prepared (as served) or
+ *                                                                    not (their names dropped), rounds interleaved
  *   BENCH_STORE=postgres DATABASE_URL=postgres://… …                 the same on PostgreSQL
  *   BENCH_INVOCATIONS=1000 BENCH_ROUNDS=3                            (the defaults)
  *   BENCH_CONCURRENCY=16                                             statements mode: that many invocations in flight,
@@ -28,8 +30,6 @@
 import { createTestApp } from '../../packages/testing/src/app.ts';
 import { testBackends } from '../../packages/testing/src/store.ts';
 import type { OpenDb } from '../../packages/server/src/store/db.ts';
-import { migrated } from '../../packages/server/src/store/open.ts';
-import { pgliteSchemaStore, sharePglite } from '../../packages/server/src/store/pglite.ts';
 import { helpFromModuleComment } from './help.ts';
 
 helpFromModuleComment(import.meta.url);
@@ -38,14 +38,9 @@ const MODE = process.env.BENCH_MODE ?? 'statements';
 const N = Number(process.env.BENCH_INVOCATIONS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 1);
-// PGlite's module, from the server package (the root has no dependency on it).
-type PgliteModule = typeof import('../../packages/server/node_modules/@electric-sql/pglite/dist/index.js');
-const pglite: PgliteModule = await import('../../packages/server/node_modules/@electric-sql/pglite/dist/index.js');
-// The prepared mode drives the PGlite instance itself: one of its own, the store in its public schema.
-const raw = MODE === 'prepared' ? await pglite.PGlite.create() : undefined;
 const backend = testBackends().find((b) => b.name === (process.env.BENCH_STORE ?? 'pglite'));
 if (!backend) throw new Error('BENCH_STORE=postgres needs DATABASE_URL');
-const store = raw ? { db: await migrated(pgliteSchemaStore(sharePglite(raw), 'public')), cleanup: () => raw.close() } : await backend.open();
+const store = await backend.open();
 const db: OpenDb = store.db;
 const t = await createTestApp({ db });
 await db.query(`UPDATE workspaces SET rpm_limit = 1000000 WHERE id = $1`, [t.workspaceId]);
@@ -56,7 +51,7 @@ const body = JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', conten
 const spent = new Map<string, number>();
 const calls = new Map<string, number>();
 let timing = false;
-let prepare = false; // the prepared mode's B rounds
+let unnamed = false; // the prepared mode's rounds without names
 // Each timed statement's Date.now() before and after (the clock PGlite's clock_timestamp() reads, to the ms).
 const stamps: { key: string; before: number; after: number }[] = [];
 const query = db.query.bind(db);
@@ -64,8 +59,7 @@ db.query = (async (sql: string, params?: readonly unknown[], options?: { name?: 
   const start = performance.now();
   const before = Date.now();
   try {
-    if (prepare && options?.name && raw) return (await prepared(raw, options.name, sql, params ?? [])) as never;
-    return await query(sql, params, options);
+    return await query(sql, params, unnamed ? undefined : options);
   } finally {
     const key = options?.name ?? sql.replace(/\s+/g, ' ').slice(0, 60);
     if (timing) spent.set(key, (spent.get(key) ?? 0) + performance.now() - start);
@@ -164,47 +158,15 @@ async function ablate(): Promise<void> {
 
 // ---- prepared statements ------------------------------------------------------------------------
 
-/**
- * What PGlite's `query` would cost if it honoured `QueryOptions.name` as node-postgres does: the statement parsed once
- * (a named prepared statement), then each call one protocol exchange (bind, describe, execute, sync) instead of
- * `query`'s six (parse, describe, bind, describe, execute, sync, each a call into the WASM backend). A sketch for this
- * measurement only: outside transactions, one schema, no notices.
- */
-const statementTypes = new Map<string, number[]>();
-async function prepared(pg: InstanceType<PgliteModule['PGlite']>, name: string, sql: string, params: readonly unknown[]): Promise<unknown[]> {
-  const { serialize } = pglite.protocol;
-  let types = statementTypes.get(name);
-  if (!types) {
-    types = (await pg.describeQuery(sql)).queryParams.map((p) => p.dataTypeID);
-    await pg.execProtocol(concat(serialize.parse({ name, text: sql, types }), serialize.sync()));
-    statementTypes.set(name, types);
-  }
-  const values = params.map((v, i) => (v == null ? null : (pg.serializers[types[i]!] ?? String)(v)));
-  const message = concat(serialize.bind({ statement: name, values }), serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync());
-  const exchange = () => pg.execProtocol(message);
-  // As `query` does: after any transaction in progress, and alone.
-  const { messages } = await pg._runExclusiveTransaction(() => pg._runExclusiveQuery(exchange));
-  return pglite.parse.parseResults(messages, pg.parsers)[0]!.rows;
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
+/** The named statements (the money path's) prepared, as served, against the same statements run unnamed. */
 async function comparePrepared(): Promise<void> {
-  const rows: Record<string, number[][]> = { 'query (as today)': [], 'named prepared statements': [] };
+  const rows: Record<string, number[][]> = { 'unnamed (parsed each time)': [], 'named prepared statements': [] };
   for (let r = 1; r <= ROUNDS; r += 1) {
-    for (const [name, on] of [
-      ['query (as today)', false],
-      ['named prepared statements', true],
+    for (const [name, off] of [
+      ['unnamed (parsed each time)', true],
+      ['named prepared statements', false],
     ] as const) {
-      prepare = on;
+      unnamed = off;
       for (let i = 0; i < 50; i += 1) await invoke();
       const { statements, cpu } = await round();
       const row = [statements.get('start_runs') ?? 0, statements.get('finish_run') ?? 0, cpu];
@@ -212,7 +174,7 @@ async function comparePrepared(): Promise<void> {
       say(`round ${r} ${name.padEnd(26)} start_runs ${fmt(row[0]!)}  finish_run ${fmt(row[1]!)}  process CPU ${fmt(row[2]!)}`);
     }
   }
-  prepare = false;
+  unnamed = false;
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   say('median ms per invocation (wall, per statement; CPU of the process):');
   for (const [name, runs] of Object.entries(rows)) {

@@ -20,7 +20,8 @@ export interface QueryOptions {
 interface Statements {
   /**
    * One statement with `$1…` parameters; resolves to the rows it returns (empty for none). A hot
-   * statement may give `name`: PostgreSQL then prepares it once per connection (PGlite ignores it).
+   * statement may give `name`: PostgreSQL then prepares it once per connection, PGlite once per instance
+   * (outside transactions: store/pglite-prepared.ts).
    */
   query<T = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   /** Several statements without parameters (migrations, DDL). */

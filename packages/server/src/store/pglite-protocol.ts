@@ -10,7 +10,7 @@
 
 /** A statement, a transaction's end, a LISTEN, or the close. */
 export type StoreRequest =
-  | { id: number; op: 'query'; sql: string; params: readonly unknown[]; tx?: number }
+  | { id: number; op: 'query'; sql: string; params: readonly unknown[]; tx?: number; name?: string }
   | { id: number; op: 'exec'; sql: string; tx?: number }
   | { id: number; op: 'end'; tx: number; commit: boolean }
   | { id: number; op: 'listen'; channel: string; listener: number }

@@ -5,11 +5,13 @@
  * store/pglite-protocol.ts the messages).
  *
  * Node loads this file itself (from the sources, or as `pglite-thread.js` beside the built
- * `cli.js`), so it uses only erasable TypeScript and imports nothing of the server's but types and the channel's name.
+ * `cli.js`), so it uses only erasable TypeScript and imports nothing of the server's but types, the channel's name and
+ * the prepared statements (store/pglite-prepared.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { scopedChannel } from './channel.ts';
+import { preparedStatements } from './pglite-prepared.ts';
 import { ERROR_FIELDS, type StoreErrorFields, type StoreReply, type StoreRequest, type StoreThreadData } from './pglite-protocol.ts';
 
 const port = parentPort!;
@@ -63,6 +65,7 @@ async function main(): Promise<void> {
     post({ kind: 'unopenable', error: serialise(err) });
     return;
   }
+  const prepared = preparedStatements(pg);
   const transactions = new Map<number, OpenTransaction>();
   const transaction = (id: number) => {
     let open = transactions.get(id);
@@ -73,6 +76,8 @@ async function main(): Promise<void> {
   async function run(request: StoreRequest): Promise<unknown[]> {
     switch (request.op) {
       case 'query': {
+        // A named statement outside a transaction: parsed once, one exchange a call.
+        if (request.name !== undefined && request.tx === undefined) return prepared(request.name, request.sql, request.params);
         const on = request.tx === undefined ? pg : await transaction(request.tx);
         return (await on.query(request.sql, request.params as unknown[])).rows;
       }

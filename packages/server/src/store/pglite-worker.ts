@@ -166,7 +166,7 @@ export async function openPgliteWorker(dataDir?: string, options: PgliteWorkerOp
 
   return {
     driver: 'pglite',
-    query: (sql, params = []) => send({ op: 'query', sql, params }) as Promise<never[]>,
+    query: (sql, params = [], options) => send({ op: 'query', sql, params, name: options?.name }) as Promise<never[]>,
     exec: async (sql) => {
       await send({ op: 'exec', sql });
     },

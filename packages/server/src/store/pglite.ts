@@ -10,13 +10,17 @@
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { asTx, type OpenDb, type Tx } from './db.ts';
 import { scopedChannel } from './listen.ts';
+import { type PreparedQuery, preparedStatements } from './pglite-prepared.ts';
 import { quoteIdent } from './postgres.ts';
 
 export async function openPglite(dataDir?: string): Promise<OpenDb> {
   const pg = await PGlite.create(dataDir);
+  const prepared = preparedStatements(pg);
   return {
     driver: 'pglite',
-    async query(sql, params = []) {
+    async query(sql, params = [], options) {
+      // A named statement: parsed once (store/pglite-prepared.ts).
+      if (options?.name !== undefined) return (await prepared(options.name, sql, params)) as never[];
       return (await pg.query(sql, params as unknown[])).rows as never[];
     },
     transaction(fn) {
@@ -44,10 +48,12 @@ export interface SharedPglite {
   current: string | undefined;
   /** Serialises statements, so a schema switch and the statement it is for are never split. */
   tail: Promise<unknown>;
+  /** The instance's prepared statements (each store names its own after its schema). */
+  readonly prepared: PreparedQuery;
 }
 
 export function sharePglite(pg: PGlite): SharedPglite {
-  return { pg, current: undefined, tail: Promise.resolve() };
+  return { pg, current: undefined, tail: Promise.resolve(), prepared: preparedStatements(pg) };
 }
 
 /**
@@ -74,7 +80,12 @@ export function pgliteSchemaStore(shared: SharedPglite, schema: string, onClose:
   };
   return {
     driver: 'pglite',
-    query: (sql, params = []) => inSchema(async () => (await pg.query(sql, params as unknown[])).rows as never[]),
+    query: (sql, params = [], options) =>
+      inSchema(async () =>
+        options?.name !== undefined
+          ? ((await shared.prepared(`${schema}.${options.name}`, sql, params)) as never[])
+          : ((await pg.query(sql, params as unknown[])).rows as never[]),
+      ),
     transaction: (fn) => inSchema(() => pg.transaction((tx) => fn(transactionDb(tx)))),
     exec: (sql) => inSchema(() => pg.exec(sql).then(() => {})),
     async listen(channel, handler) {
