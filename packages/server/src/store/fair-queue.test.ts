@@ -25,6 +25,20 @@ describe('FairQueue', () => {
     while (queue.size > 0) out.push(queue.shift()!);
     expect(out).toEqual(['a1', 'b1', 'system1', 'a2', 'b2', 'a3', 'a4']);
   });
+
+  it('skips the parties it is told to: the first in turn not skipped is served, and keeps its place', () => {
+    const queue = new FairQueue<string>();
+    for (const item of ['a1', 'a2']) queue.push('a', item);
+    for (const item of ['b1', 'b2']) queue.push('b', item);
+    queue.push('c', 'c1');
+    expect(queue.shift(new Set(['a']))).toBe('b1');
+    expect(queue.shift(new Set(['a', 'b', 'c']))).toBeUndefined();
+    expect(queue.size).toBe(4);
+    const out: string[] = [];
+    while (queue.size > 0) out.push(queue.shift()!);
+    // a, whose turn it was, is still first; b went last when it was served.
+    expect(out).toEqual(['a1', 'c1', 'b2', 'a2']);
+  });
 });
 
 describe('group commit', () => {

@@ -51,10 +51,14 @@ export class FairQueue<T> {
     this.#size += 1;
   }
 
-  /** The next item: the oldest of the party whose turn it is; that party then goes last. */
-  shift(): T | undefined {
-    const key = this.#turns.shift();
-    if (key === undefined) return undefined;
+  /**
+   * The next item: the oldest of the party whose turn it is (the first in turn not in `skip`); that party then goes
+   * last. Undefined when every party with items is skipped.
+   */
+  shift(skip?: ReadonlySet<string>): T | undefined {
+    const at = skip === undefined || skip.size === 0 ? 0 : this.#turns.findIndex((key) => !skip.has(key));
+    if (at < 0 || at >= this.#turns.length) return undefined;
+    const [key] = this.#turns.splice(at, 1) as [string];
     const queue = this.#queues.get(key)!;
     const item = queue.shift()!;
     if (queue.length === 0) this.#queues.delete(key);

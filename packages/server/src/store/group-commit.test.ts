@@ -97,4 +97,41 @@ describe('groupCommit', () => {
     await flood;
     expect(groups).toEqual([[1], [2, 100, 3], [4, 5, 6], [7]]);
   });
+
+  it("with several statements allowed, a quiet workspace's write goes at once beside a flood's statement; a workspace has one in flight", async () => {
+    const { groups, flush, release } = recordingFlush();
+    const submit = groupCommit(flush, { maxItems: 3, waitForTurn: false, maxStatements: 2 });
+    const first = asStoreParty('wksp_a', () => submit(1));
+    // Workspace A's next writes wait for its statement in flight.
+    const flood = asStoreParty('wksp_a', () => Promise.all([2, 3, 4, 5].map((n) => submit(n))));
+    expect(groups).toEqual([[1]]);
+    // Workspace B's goes at once, in a statement of its own beside A's.
+    const quiet = asStoreParty('wksp_b', () => submit(100));
+    expect(groups).toEqual([[1], [100]]);
+    // Both statements are in flight: C's write waits, though no statement carries C.
+    const third = asStoreParty('wksp_c', () => submit(200));
+    expect(groups).toEqual([[1], [100]]);
+    // A's first statement returns: the free statement takes A's and C's writes in turn (A's queue came first).
+    release();
+    await first;
+    await turn();
+    expect(groups).toEqual([[1], [100], [2, 200, 3]]);
+    release(); // B's
+    expect(await quiet).toEqual([1000]);
+    await turn();
+    // A is in flight again (with C): its last writes wait, though a statement is free.
+    expect(groups).toHaveLength(3);
+    release();
+    expect(await third).toEqual([20, 2000, 30]);
+    await turn();
+    expect(groups).toEqual([[1], [100], [2, 200, 3], [4, 5]]);
+    release();
+    // Each writer is answered with its statement's result.
+    expect(await flood).toEqual([
+      [20, 2000, 30],
+      [20, 2000, 30],
+      [40, 50],
+      [40, 50],
+    ]);
+  });
 });

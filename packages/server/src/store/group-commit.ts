@@ -12,11 +12,22 @@
  *
  * The writes waiting for the next statement queue by their writer's party (the workspace, store/fair-queue.ts), and
  * a statement takes them from the parties in turn: a quiet workspace's write goes in the next statement, however many
- * a flooding workspace has queued. A statement carries several writers' writes, so it waits in the store's queue as
+ * a flooding workspace has queued. With `maxStatements` above one (the runs' starts and closes), a write whose party
+ * no statement in flight carries does not even wait for that: it goes at once, in a statement beside the one in
+ * flight (a workspace still has one statement in flight at a time, so its writes keep sharing statements). Two such
+ * statements never carry the same party, so on PostgreSQL they touch different workspaces' rows; on the embedded store
+ * they queue at its one connection, the quiet workspace's right behind the statement in flight. A statement carries several writers' writes, so it waits in the store's queue as
  * a party of its own ({@link GROUP_PARTY}), not as whoever's statement happened to run before it: a quiet
  * workspace's close is not queued behind a flooding workspace's statements.
  */
 import { asStoreParty, FairQueue, storeParty } from './fair-queue.ts';
+
+/**
+ * Statements of one group commit in flight at once for the runs' starts and closes (each carrying other workspaces'
+ * writes than the rest): one per workspace at a time, and on PostgreSQL at most this many of the pool's connections
+ * per batcher.
+ */
+export const MAX_GROUP_STATEMENTS = 3;
 
 /** The store party of a group's statement. */
 export const GROUP_PARTY = 'group-commit';
@@ -28,18 +39,51 @@ export interface GroupCommit<T, R> {
   waiting(): number;
 }
 
-export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: { maxItems?: number; waitForTurn?: boolean } = {}): GroupCommit<T, R> {
+export interface GroupCommitOptions {
+  /** At most this many writes a statement (default 500). */
+  maxItems?: number;
+  /** The first write waits for the end of the event loop's turn, so that the writes of the same turn join it (default). */
+  waitForTurn?: boolean;
+  /**
+   * At most this many statements in flight at once (default 1). Past the first, a statement carries only the writes of
+   * parties that none in flight carries: a workspace's writes wait for its statement in flight, another's go beside it.
+   */
+  maxStatements?: number;
+}
+
+export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: GroupCommitOptions = {}): GroupCommit<T, R> {
   const maxItems = options.maxItems ?? 500;
   const waitForTurn = options.waitForTurn ?? true;
-  type Writer = { item: T; resolve: (result: R) => void; reject: (error: unknown) => void };
+  const maxStatements = options.maxStatements ?? 1;
+  type Writer = { party: string; item: T; resolve: (result: R) => void; reject: (error: unknown) => void };
   const waiting = new FairQueue<Writer>();
-  let busy = false;
+  /** The parties of the statements in flight, each with how many of those statements carry it. */
+  const inFlight = new Map<string, number>();
+  let statements = 0;
+  /** Parties whose writes cannot go now: those in flight (a set view of `inFlight`). */
+  const busy = new Set<string>();
+  let scheduled = false;
 
   function next(): void {
-    if (busy || waiting.size === 0) return;
-    busy = true;
-    const group: Writer[] = [];
-    while (group.length < maxItems && waiting.size > 0) group.push(waiting.shift()!);
+    while (statements < maxStatements && waiting.size > 0) {
+      const group: Writer[] = [];
+      while (group.length < maxItems) {
+        const writer = waiting.shift(busy);
+        if (!writer) break;
+        group.push(writer);
+      }
+      if (group.length === 0) return;
+      send(group);
+    }
+  }
+
+  function send(group: Writer[]): void {
+    statements += 1;
+    const parties = new Set(group.map((w) => w.party));
+    for (const party of parties) {
+      inFlight.set(party, (inFlight.get(party) ?? 0) + 1);
+      busy.add(party);
+    }
     asStoreParty(GROUP_PARTY, () => flush(group.map((w) => w.item)))
       .then(
         (result) => {
@@ -50,17 +94,33 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: { 
         },
       )
       .finally(() => {
-        busy = false;
+        statements -= 1;
+        for (const party of parties) {
+          const left = inFlight.get(party)! - 1;
+          if (left > 0) inFlight.set(party, left);
+          else {
+            inFlight.delete(party);
+            busy.delete(party);
+          }
+        }
         next();
       });
   }
 
   const submit = (item: T) =>
     new Promise<R>((resolve, reject) => {
-      waiting.push(storeParty(), { item, resolve, reject });
-      if (busy) return;
+      const party = storeParty();
+      waiting.push(party, { party, item, resolve, reject });
+      // A write whose party is in flight, or with every statement taken, waits for a statement to return.
+      if (statements >= maxStatements || busy.has(party)) return;
       if (!waitForTurn) next();
-      else if (waiting.size === 1) setImmediate(next);
+      else if (!scheduled) {
+        scheduled = true;
+        setImmediate(() => {
+          scheduled = false;
+          next();
+        });
+      }
     });
   return Object.assign(submit, { waiting: () => waiting.size });
 }
@@ -77,7 +137,7 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: { 
 export function groupCommitEach<T, R>(
   many: (items: T[]) => Promise<R[]>,
   one: (item: T) => Promise<R>,
-  options: { maxItems?: number } = {},
+  options: Omit<GroupCommitOptions, 'waitForTurn'> = {},
 ): GroupCommit<T, R> {
   type Outcome = { value: R } | { error: unknown };
   /** Each call's own wrapper: its outcome is found by identity, even for an item given twice. */
@@ -100,7 +160,7 @@ export function groupCommitEach<T, R>(
       }
       return new Map(calls.map((c, i) => [c, { value: values[i]! }]));
     },
-    { ...(options.maxItems === undefined ? {} : { maxItems: options.maxItems }), waitForTurn: false },
+    { ...options, waitForTurn: false },
   );
   const each = async (item: T): Promise<R> => {
     const call = { item };

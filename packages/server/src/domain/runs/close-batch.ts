@@ -20,15 +20,14 @@
  * run's run-ended hooks) do not come here: close.ts runs them in their transaction.
  */
 import type { Db } from '../../store/db.ts';
-import { groupCommitEach } from '../../store/group-commit.ts';
+import { groupCommitEach, MAX_GROUP_STATEMENTS } from '../../store/group-commit.ts';
 import { type FinishedRun, type FinishRunArgs, finishRun, finishRuns } from './queries.ts';
 
 /**
- * At most this many closes in one statement; the rest wait for the next one. A quiet workspace's close goes in the
- * next statement (store/group-commit.ts takes the waiting closes from their workspaces in turn), so it waits for at
- * most the statement in flight and its own: the bound keeps both short on the embedded store (16 closes of agent
- * runs with drafts took about 80 ms of its thread under the fairness scenario's load; 64, about 400 ms), while the
- * statement's fixed cost is still shared (docs/performance.md, "Fair group commits").
+ * At most this many closes in one statement; the rest wait for the next one. A quiet workspace's close goes at once,
+ * in a statement beside the one in flight (store/group-commit.ts: one statement per workspace in flight, up to
+ * `MAX_GROUP_STATEMENTS`), so on the embedded store it waits for at most the statement in flight: the bound keeps that
+ * one short (docs/performance.md, "Fair group commits"), while the statement's fixed cost is still shared.
  */
 export const MAX_CLOSE_BATCH = 16;
 
@@ -45,7 +44,7 @@ export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH): CloseBat
     const byRun = new Map((await finishRuns(db, batch)).map((row) => [row.id, row]));
     return batch.map((close) => byRun.get(close.run_id));
   }
-  const submit = groupCommitEach(many, (close: FinishRunArgs) => finishRun(db, close), { maxItems: maxBatch });
+  const submit = groupCommitEach(many, (close: FinishRunArgs) => finishRun(db, close), { maxItems: maxBatch, maxStatements: MAX_GROUP_STATEMENTS });
   return {
     async finish(close) {
       const row = await submit(close);

@@ -18,13 +18,13 @@
  * One batcher per store handle (PGlite's one connection, or PostgreSQL's pool): `startsOf(db)`.
  */
 import type { Db } from '../../store/db.ts';
-import { groupCommitEach } from '../../store/group-commit.ts';
+import { groupCommitEach, MAX_GROUP_STATEMENTS } from '../../store/group-commit.ts';
 import { type StartDecision, type StartRunInput, startRuns } from './queries.ts';
 
 /**
- * At most this many starts in one statement; the rest wait for the next one. A start of a quiet workspace waits
- * behind the statement in flight and goes in the next one (store/group-commit.ts takes the waiting starts from their
- * workspaces in turn); the bound keeps both statements short (domain/runs/close-batch.ts `MAX_CLOSE_BATCH`).
+ * At most this many starts in one statement; the rest wait for the next one. A start of a quiet workspace goes at
+ * once, in a statement beside the one in flight (store/group-commit.ts `MAX_GROUP_STATEMENTS`); the bound keeps the
+ * statement in flight short (domain/runs/close-batch.ts `MAX_CLOSE_BATCH`).
  */
 export const MAX_START_BATCH = 16;
 
@@ -39,7 +39,7 @@ export function createStartBatcher(db: Db, maxBatch = MAX_START_BATCH): StartBat
   const submit = groupCommitEach(
     (batch: StartRunInput[]) => startRuns(db, batch),
     async (input: StartRunInput) => (await startRuns(db, [input]))[0]!,
-    { maxItems: maxBatch },
+    { maxItems: maxBatch, maxStatements: MAX_GROUP_STATEMENTS },
   );
   return { start: submit, waiting: submit.waiting };
 }
