@@ -456,6 +456,7 @@ export interface Composites {
     delivery_ids: string[] | null;
     instance: string | null;
     log: unknown | null;
+    answered_by: string | null;
   };
   settle_run_args: {
     workspace_id: string | null;

@@ -77,7 +77,10 @@ CREATE TYPE finish_run_args AS (
   -- This instance, named in the conversation notification (the others drop the thread they hold).
   instance        text,
   -- What the execution saw of the run's event log (runs/run-events.ts), written to run_events.
-  log             jsonb
+  log             jsonb,
+  -- The agent that answered, when the execution learned it (the last department a delegating orchestrator
+  -- consulted); null keeps the row's.
+  answered_by     text
 );
 
 CREATE OR REPLACE FUNCTION finish_runs(p jsonb) RETURNS SETOF runs
@@ -121,7 +124,7 @@ BEGIN
                     input_tokens = r.input_tokens + a.input_tokens, output_tokens = r.output_tokens + a.output_tokens, stu = r.stu + a.stu,
                     reserved_stu = 0, lease_until = NULL, updated_at = a.now, completed_at = COALESCE(completed_at, a.now),
                     unbilled_input_tokens = r.unbilled_input_tokens + a.unbilled_input, unbilled_output_tokens = r.unbilled_output_tokens + a.unbilled_output,
-                    unbilled_stu = r.unbilled_stu + a.unbilled_stu
+                    unbilled_stu = r.unbilled_stu + a.unbilled_stu, answered_by = COALESCE(a.answered_by, r.answered_by)
      WHERE id = a.run_id;
 
     -- The settlement of its budget, with the batch's (below); the ledger line in the period of its charge.
