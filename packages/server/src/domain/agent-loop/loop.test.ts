@@ -314,6 +314,34 @@ describe('agent loop: the orchestrator delegates', () => {
     expect(state.billed).toEqual({ inputTokens: 70, outputTokens: 14 });
   });
 
+  it('counts the departments’ calls in the step limit: a part keeps one call for the orchestrator, a handoff with no room is refused', async () => {
+    const limited = (orchestratorLimit: number): AgentDefinitions => ({
+      async get(_workspaceId, slug) {
+        return { slug, instructions: `You are the ${slug} agent.`, stepLimit: slug === 'orchestrator' ? orchestratorLimit : 8, tools: null, approvals: {} };
+      },
+    });
+    const handOff = { calls: [{ id: 'h1', name: 'handoff.finance', arguments: { request: 'Check.' } }], usage: { inputTokens: 10, outputTokens: 1 } };
+    // Three calls: the part gets one, offered no tools; the orchestrator answers with the last.
+    const three = scriptedEngines({
+      orchestrator: [handOff, { text: 'Checked by Finance.', usage: { inputTokens: 10, outputTokens: 1 } }],
+      finance: [{ text: 'Checked.', usage: { inputTokens: 10, outputTokens: 1 } }],
+    });
+    const a = await runAgentLoop({ ...ctx, engines: three.engines, agents: limited(3) }, orchestrated, io());
+    expect(three.requests.map((r) => [r.agentSlug, r.tools?.length ?? 0])).toEqual([
+      ['orchestrator', 12],
+      ['finance', 0],
+      ['orchestrator', 0],
+    ]);
+    expect(a.state).toMatchObject({ modelCalls: 3, text: 'Checked by Finance.', consulted: ['finance'] });
+    // Two calls: no room for a part and the answer after it; the model is told, and its answer stands (no fallback).
+    const two = scriptedEngines({ orchestrator: [handOff, { text: 'Finance could not be asked.', usage: { inputTokens: 10, outputTokens: 1 } }] });
+    const b = await runAgentLoop({ ...ctx, engines: two.engines, agents: limited(2) }, orchestrated, io());
+    expect(two.requests.map((r) => r.agentSlug)).toEqual(['orchestrator', 'orchestrator']);
+    expect(two.requests[1]!.messages.at(-1)).toMatchObject({ role: 'tool', content: 'The tool failed: The run has no model calls left to consult Finance.' });
+    expect(b.state.text).toBe('Finance could not be asked.');
+    expect(b.state.consulted).toBeUndefined();
+  });
+
   it('offers no handoff to a run without departments (an agent addressed directly answers alone)', async () => {
     const { engines, requests } = scriptedEngines({ finance: [{ text: 'Hello.', usage: { inputTokens: 5, outputTokens: 1 } }] });
     const { state } = await runAgentLoop({ ...ctx, engines }, { ...orchestrated, answeredBy: 'finance', departments: undefined }, io());
