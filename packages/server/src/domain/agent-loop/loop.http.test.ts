@@ -334,50 +334,69 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
         body: JSON.stringify({ alias: 'Symphony', messages: MESSAGES, ...body }),
       });
 
-    it('on a real model: handoff tools for the departments, each part as the department in the same run, routedTo the last that answered, one bill', async () => {
-      await start({ agents: ownInstructions });
-      fake.handle = scripted([
-        { toolCalls: [toolCall('h1', 'handoff__finance', { request: 'What do we owe Northwind?' })], usage: { prompt_tokens: 100, completion_tokens: 10 } },
-        { content: 'We owe 4,200 EUR.', usage: { prompt_tokens: 80, completion_tokens: 6 } },
-        { toolCalls: [toolCall('h2', 'handoff__legal', { request: 'May we pay late?' })], usage: { prompt_tokens: 120, completion_tokens: 10 } },
-        { content: 'Not without breaking clause 7.', usage: { prompt_tokens: 70, completion_tokens: 7 } },
-        { content: 'We owe Northwind 4,200 EUR, due on time (clause 7).', usage: { prompt_tokens: 150, completion_tokens: 14 } },
-      ]);
-      const res = await invokeWith(key, {});
-      expect(res.status).toBe(200);
-      const body = zInferenceResponse.parse(await res.json());
-      expect(body).toMatchObject({ agentSlug: 'legal', content: 'We owe Northwind 4,200 EUR, due on time (clause 7).' });
-      expect(body.usage).toEqual({ inputTokens: 520, outputTokens: 47 });
-      expect(fake.requests.map((_, i) => systemOf(i))).toEqual([
-        'You are the orchestrator agent.',
-        'You are the finance agent.',
-        'You are the orchestrator agent.',
-        'You are the legal agent.',
-        'You are the orchestrator agent.',
-      ]);
-      expect(handoffsOf(0)).toContain('handoff__finance');
-      expect(handoffsOf(1)).toEqual([]);
-      expect(toolMessages(2)).toEqual([{ role: 'tool', tool_call_id: 'h1', content: 'We owe 4,200 EUR.' }]);
-      const detail = await detailOf(body.runId);
-      expect(detail.run).toMatchObject({
-        status: 'completed',
-        agentSlug: 'orchestrator',
-        routedTo: 'legal',
-        usage: { inputTokens: 520, outputTokens: 47, stu: 567 * RATE },
-      });
-      expect(detail.steps.map((s) => [s.kind, s.agentSlug, s.summary])).toEqual([
-        ['model_call', 'orchestrator', 'Symphony asked for handoff.finance as Orchestrator.'],
-        ['routing', 'orchestrator', 'Handed a part of the request to Finance.'],
-        ['model_call', 'finance', 'Symphony answered as Finance.'],
-        ['model_call', 'orchestrator', 'Symphony asked for handoff.legal as Orchestrator.'],
-        ['routing', 'orchestrator', 'Handed a part of the request to Legal.'],
-        ['model_call', 'legal', 'Symphony answered as Legal.'],
-        ['model_call', 'orchestrator', 'Symphony answered as Orchestrator.'],
-      ]);
-      // The runs list finds it under the department that answered.
-      const listed = (await get(`/v1/runs?agent_slug=legal`)) as { data: { id: string }[] };
-      expect(listed.data.map((run) => run.id)).toEqual([body.runId]);
-    });
+    it.each([false, true])(
+      'on a real model: handoff tools for the departments, each part as the department in the same run, routedTo the last that answered, one bill (streamed: %s)',
+      async (stream) => {
+        await start({ agents: ownInstructions });
+        fake.handle = scripted([
+          { toolCalls: [toolCall('h1', 'handoff__finance', { request: 'What do we owe Northwind?' })], usage: { prompt_tokens: 100, completion_tokens: 10 } },
+          { content: 'We owe 4,200 EUR.', usage: { prompt_tokens: 80, completion_tokens: 6 } },
+          { toolCalls: [toolCall('h2', 'handoff__legal', { request: 'May we pay late?' })], usage: { prompt_tokens: 120, completion_tokens: 10 } },
+          { content: 'Not without breaking clause 7.', usage: { prompt_tokens: 70, completion_tokens: 7 } },
+          { content: 'We owe Northwind 4,200 EUR, due on time (clause 7).', usage: { prompt_tokens: 150, completion_tokens: 14 } },
+        ]);
+        const res = await invokeWith(key, { stream });
+        expect(res.status).toBe(200);
+        const answer = 'We owe Northwind 4,200 EUR, due on time (clause 7).';
+        let runId: string;
+        if (stream) {
+          // The caller's stream carries the orchestrator's answer only: the departments' text went to it.
+          const sse = parseSseWithIds(await res.text());
+          expect(sse.at(-1)?.event).toBe('end');
+          const deltas = sse.filter((e) => e.event !== 'end').map((e) => (e.data as { delta: string }).delta);
+          expect(deltas.join('')).toBe(answer);
+          runId = (sse.at(-1)!.data as { runId: string }).runId;
+        } else {
+          const body = zInferenceResponse.parse(await res.json());
+          expect(body).toMatchObject({ agentSlug: 'legal', content: answer });
+          expect(body.usage).toEqual({ inputTokens: 520, outputTokens: 47 });
+          runId = body.runId;
+        }
+        expect(fake.requests.map((_, i) => systemOf(i))).toEqual([
+          'You are the orchestrator agent.',
+          'You are the finance agent.',
+          'You are the orchestrator agent.',
+          'You are the legal agent.',
+          'You are the orchestrator agent.',
+        ]);
+        expect(handoffsOf(0)).toContain('handoff__finance');
+        expect(handoffsOf(1)).toEqual([]);
+        expect(toolMessages(2)).toEqual([{ role: 'tool', tool_call_id: 'h1', content: 'We owe 4,200 EUR.' }]);
+        const detail = await detailOf(runId);
+        expect(detail.run).toMatchObject({
+          status: 'completed',
+          agentSlug: 'orchestrator',
+          routedTo: 'legal',
+          content: answer,
+          usage: { inputTokens: 520, outputTokens: 47, stu: 567 * RATE },
+        });
+        expect(detail.steps.map((s) => [s.kind, s.agentSlug, s.summary])).toEqual([
+          ['model_call', 'orchestrator', 'Symphony asked for handoff.finance as Orchestrator.'],
+          ['routing', 'orchestrator', 'Handed a part of the request to Finance.'],
+          ['model_call', 'finance', 'Symphony answered as Finance.'],
+          ['model_call', 'orchestrator', 'Symphony asked for handoff.legal as Orchestrator.'],
+          ['routing', 'orchestrator', 'Handed a part of the request to Legal.'],
+          ['model_call', 'legal', 'Symphony answered as Legal.'],
+          ['model_call', 'orchestrator', 'Symphony answered as Orchestrator.'],
+        ]);
+        // The runs list finds it under the department that answered, and its log (read once it ended) names it.
+        const listed = (await get(`/v1/runs?agent_slug=legal`)) as { data: { id: string }[] };
+        expect(listed.data.map((run) => run.id)).toEqual([runId]);
+        const log = await eventsOf(runId);
+        expect(log.find((e) => e.type === 'run.routed')).toMatchObject({ agentSlug: 'legal' });
+        expect(log.filter((e) => e.type === 'tool.called').map((e) => (e.type === 'tool.called' ? e.name : ''))).toEqual(['handoff.finance', 'handoff.legal']);
+      },
+    );
 
     it('a key bound to one agent cannot reach another through the orchestrator', async () => {
       await start({ agents: ownInstructions });
