@@ -424,7 +424,7 @@ export interface Tables {
 /** The row of one table, e.g. `TableRow<'runs'>`. */
 export type TableRow<T extends keyof Tables> = Tables[T];
 
-/** The composite types of the store functions' arguments (store/functions/*.sql), as the JSON keys they read. */
+/** The composite types the store functions declare (store/functions/*.sql): their arguments, as the JSON keys they read, and what they keep. */
 export interface Composites {
   finish_run_args: {
     run_id: string | null;
@@ -456,6 +456,17 @@ export interface Composites {
     delivery_ids: string[] | null;
     instance: string | null;
     log: unknown | null;
+    answered_by: string | null;
+  };
+  finish_run_close: {
+    a: Composites['finish_run_args'] | null;
+    status: string | null;
+    reason: string | null;
+    event: string | null;
+    conversation_id: string | null;
+    window_day: Date | null;
+    window_hour: Date | null;
+    reserved_stu: number | null;
   };
   settle_run_args: {
     workspace_id: string | null;

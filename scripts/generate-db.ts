@@ -102,8 +102,12 @@ export async function generateDb(): Promise<string> {
     tables.set(column.table_name, fields);
   }
   const composites = new Map<string, string[]>();
+  const compositeNames = new Set(attributes.map((attribute) => attribute.type_name));
   for (const attribute of attributes) {
-    const type = tsType(attribute.attribute_udt_name, `${attribute.type_name}.${attribute.attribute_name}`);
+    // A composite holding another (finish_runs' decided close holds its argument) names it.
+    const type = compositeNames.has(attribute.attribute_udt_name)
+      ? `Composites['${attribute.attribute_udt_name}']`
+      : tsType(attribute.attribute_udt_name, `${attribute.type_name}.${attribute.attribute_name}`);
     const fields = composites.get(attribute.type_name) ?? [];
     fields.push(`    ${attribute.attribute_name}: ${type} | null;`);
     composites.set(attribute.type_name, fields);
@@ -119,7 +123,7 @@ export async function generateDb(): Promise<string> {
     "/** The row of one table, e.g. `TableRow<'runs'>`. */",
     'export type TableRow<T extends keyof Tables> = Tables[T];',
     '',
-    "/** The composite types of the store functions' arguments (store/functions/*.sql), as the JSON keys they read. */",
+    "/** The composite types the store functions declare (store/functions/*.sql): their arguments, as the JSON keys they read, and what they keep. */",
     'export interface Composites {',
     ...[...composites].flatMap(([name, fields]) => [`  ${name}: {`, ...fields, '  };']),
     '}',

@@ -1,6 +1,7 @@
 /**
- * @module A run that streams as slowly as the test says: an invocation on `Symphony`, whose engine is the harness's
- * fake Chat Completions server, held open until the test sends each fragment and then the end. And a count of the
+ * @module A run that streams as slowly as the test says: an invocation of Finance on `Symphony`, whose engine is the
+ * harness's fake Chat Completions server, held open until the test sends each fragment and then the end. (Addressed
+ * to the department: on a real model the orchestrator delegates, and its text waits until a department answered.) And a count of the
  * requests a page makes about one run, to tell following from polling.
  */
 import type { ServerResponse } from 'node:http';
@@ -28,7 +29,7 @@ export async function startPacedRun(h: Pick<Harness, 'url' | 'apiKey' | 'chat'>,
   const invocation = fetch(`${h.url}/v1/inference`, {
     method: 'POST',
     headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ alias: 'Symphony', stream: true, messages: [{ role: 'user', content: message }] }),
+    body: JSON.stringify({ alias: 'Symphony', agentSlug: 'finance', stream: true, messages: [{ role: 'user', content: message }] }),
   });
   const refused = invocation.then(async (response) => {
     if (response.status !== 200) throw new Error(`the invocation answered ${response.status}: ${await response.text()}`);

@@ -641,8 +641,8 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     const content = page.locator('pre.content');
     const facts = page.locator('dl.facts');
     const status = page.getByRole('status');
-    await expect.poll(() => facts.textContent(), SLOW).toMatch(/Routed tofinance/);
-    await expect.poll(() => status.textContent(), SLOW).toMatch(/^(Live: the page follows the run as it happens\.|Routed to finance\.)$/);
+    await expect.poll(() => facts.textContent(), SLOW).toMatch(/Agentfinance/);
+    await expect.poll(() => status.textContent(), SLOW).toMatch(/^(Live: the page follows the run as it happens\.|finance is answering\.)$/);
     expect(await facts.locator('.badge').textContent()).toBe('in progress');
     paced.fragment('Overdue by more than 60 days: ');
     await expect.poll(() => content.textContent(), SLOW).toContain('Overdue by more than 60');

@@ -356,7 +356,7 @@ RunList = TypedDict(
     },
 )
 
-# Step: One step of a run, in order. `routing` records the orchestrator's choice of department.
+# Step: One step of a run, in order. `routing` records the orchestrator's choice of department. On the local engine the orchestrator routes by keywords before the first model call (one `routing` step, then the department's steps). On an alias served by a real model it delegates: its model calls are offered one handoff tool per department the workspace may use (its plan, its agents not paused, and the departments the key may invoke), named `handoff.<department>` (`handoff.customer_care`), with one argument, `request`. Each handoff is a `routing` step ("Handed a part of the request to Finance."), then the department's own steps (`agentSlug` the department: its instructions, its tools, its approvals), and the department's answer goes back to the orchestrator, which may consult other departments and writes the run's answer. All of them are steps of the one run: one reservation, one usage, one step limit (the orchestrator's). When the model answers without choosing a department, that answer is set aside (billed, not delivered) and the department the keyword router picks answers instead, after a `routing` step that says so.
 Step = TypedDict(
     "Step",
     {
@@ -417,7 +417,7 @@ RunEventCreated = TypedDict(
     },
 )
 
-# RunEventRouted: `run.routed`: the agent that answers (the target, or where the orchestrator routed the run).
+# RunEventRouted: `run.routed`: the agent that answers (the target, or where the orchestrator routed the run: the run's `routedTo` as its record says when the log is read; the orchestrator itself while a run it delegates on a real model has not ended).
 RunEventRouted = TypedDict(
     "RunEventRouted",
     {

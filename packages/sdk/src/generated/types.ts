@@ -1809,7 +1809,7 @@ export interface components {
          */
         InferenceResponse: {
             runId: components["schemas"]["RunId"];
-            /** @description The agent that answered; for the orchestrator, the department it routed to. */
+            /** @description The agent that answered; for the orchestrator, the department it routed to (the last it consulted, when it delegates on a real model), or the orchestrator when it answered itself. */
             agentSlug: components["schemas"]["AgentSlug"];
             alias: components["schemas"]["ModelAlias"];
             /** @description The agent's answer, redacted. */
@@ -2120,7 +2120,7 @@ export interface components {
             status: components["schemas"]["RunStatus"];
             /** @description The agent the run was addressed to (the orchestrator when it routed the request; see `routedTo` and the steps). */
             agentSlug: components["schemas"]["AgentSlug"];
-            /** @description The department the orchestrator routed the run to, which answered it (`finance` for a question about overdue invoices addressed to `orchestrator`); `null` when the run was addressed to a department directly, when the orchestrator answered itself, and while an inbound run has not been routed yet. The runs list's `agent_slug` filter matches `agentSlug` or `routedTo`. */
+            /** @description The department the orchestrator routed the run to, which answered it (`finance` for a question about overdue invoices addressed to `orchestrator`); `null` when the run was addressed to a department directly, when the orchestrator answered itself, and while an inbound run has not been routed yet. On an alias served by a real model the orchestrator delegates as the run goes (see `Step`): it is then the last department that answered a part of the run, known once the run ends or pauses (`null` until then). The runs list's `agent_slug` filter matches `agentSlug` or `routedTo`. */
             routedTo: components["schemas"]["AgentSlug"] | null;
             alias: components["schemas"]["ModelAlias"];
             /**
@@ -2173,7 +2173,7 @@ export interface components {
         StepId: string;
         /**
          * Step
-         * @description One step of a run, in order. `routing` records the orchestrator's choice of department.
+         * @description One step of a run, in order. `routing` records the orchestrator's choice of department. On the local engine the orchestrator routes by keywords before the first model call (one `routing` step, then the department's steps). On an alias served by a real model it delegates: its model calls are offered one handoff tool per department the workspace may use (its plan, its agents not paused, and the departments the key may invoke), named `handoff.<department>` (`handoff.customer_care`), with one argument, `request`. Each handoff is a `routing` step ("Handed a part of the request to Finance."), then the department's own steps (`agentSlug` the department: its instructions, its tools, its approvals), and the department's answer goes back to the orchestrator, which may consult other departments and writes the run's answer. All of them are steps of the one run: one reservation, one usage, one step limit (the orchestrator's). When the model answers without choosing a department, that answer is set aside (billed, not delivered) and the department the keyword router picks answers instead, after a `routing` step that says so.
          * @example {
          *       "id": "stp_1Qa7Zs3Xd9Cf5Vg2Bh",
          *       "index": 0,
@@ -2284,7 +2284,7 @@ export interface components {
         };
         /**
          * RunEventRouted
-         * @description `run.routed`: the agent that answers (the target, or where the orchestrator routed the run).
+         * @description `run.routed`: the agent that answers (the target, or where the orchestrator routed the run: the run's `routedTo` as its record says when the log is read; the orchestrator itself while a run it delegates on a real model has not ended).
          * @example {
          *       "sequence": 2,
          *       "type": "run.routed",

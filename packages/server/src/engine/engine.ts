@@ -75,6 +75,12 @@ export interface Engine {
    */
   readonly confidentialTerms?: readonly string[];
   /**
+   * A real model that chooses: a run addressed to the orchestrator offers it the departments as handoff tools
+   * (domain/agent-loop/handoff.ts) instead of routing by keywords first. The local engine does not set it: the
+   * keyword router (vocabulary/router.ts) chooses for it.
+   */
+  readonly delegates?: boolean;
+  /**
    * Streams one model call's answer: text, then the tool calls it asks for. Ends with one `usage`
    * event (tool calls count as output), or throws `EngineError`. Breaking out of the
    * loop stops the work (the caller then bills what it received, see `countTextTokens`).

@@ -30,7 +30,7 @@ export function requestApproval(request: ApprovalRequest): void {
     summary: `Asked for approval: ${summary}`,
     toolCall: { name: tool.definition.name, arguments: { ...call.arguments }, result: null, status: 'pending_approval' },
   });
-  state.waiting = { call, action: tool.definition.name, summary };
+  state.waiting = { call, action: tool.definition.name, summary, agentSlug };
 }
 
 /** What the model and the run's record are told of a waiting call once it is decided (and, if approved, made). */
@@ -54,8 +54,10 @@ export function settleWaitingCall(state: LoopState, decided: Decided, redact: (t
   const text = redact(outcome.ok ? outcome.content : outcome.error);
   const step = state.steps.findLast((s) => s.kind === 'approval' && s.toolCall?.status === 'pending_approval');
   if (step?.toolCall) step.toolCall = { ...step.toolCall, result: text, status: outcome.ok ? 'completed' : 'failed' };
-  state.turns.push({ role: 'tool', toolCallId: waiting.call.id, name: waiting.call.name, content: outcome.ok ? text : `The tool failed: ${text}` });
-  state.pending = state.pending.filter((call) => call.id !== waiting.call.id);
+  // The call is the department's inside a part (loop.ts), else the run's agent's.
+  const frame = state.part ?? state;
+  frame.turns.push({ role: 'tool', toolCallId: waiting.call.id, name: waiting.call.name, content: outcome.ok ? text : `The tool failed: ${text}` });
+  frame.pending = frame.pending.filter((call) => call.id !== waiting.call.id);
   state.waiting = null;
   return outcome;
 }

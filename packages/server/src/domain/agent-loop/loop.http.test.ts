@@ -63,13 +63,13 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
   });
 
   async function start(
-    options: { tools?: AgentTool[]; agent?: Partial<AgentDefinition>; limits?: KillSwitchLimits; toolTimeoutMs?: number } = {},
+    options: { tools?: AgentTool[]; agent?: Partial<AgentDefinition>; limits?: KillSwitchLimits; toolTimeoutMs?: number; agents?: AgentDefinitions } = {},
   ): Promise<void> {
     const engines = createEngines({
       aliases: { Prelude: 'local', Sonata: 'local', Symphony: 'openai-compatible', Concerto: 'local' },
       openaiCompatible: { baseURL: fake.baseURL, apiKey: 'sk-test', models: { Symphony: MODEL } },
     });
-    const agents: AgentDefinitions = {
+    const agents: AgentDefinitions = options.agents ?? {
       async get(_workspaceId, slug) {
         return { slug, instructions: INSTRUCTIONS, stepLimit: 8, tools: null, approvals: {}, ...options.agent };
       },
@@ -315,5 +315,191 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
     expect(flood.startsWith(body.content)).toBe(true);
     expect(body.content.length).toBeLessThan(flood.length);
     expect((await detailOf(body.runId)).run.status).toBe('completed');
+  });
+
+  describe('the orchestrator delegates', () => {
+    /** Each agent's own instructions, so each model call shows whose it is. */
+    const ownInstructions: AgentDefinitions = {
+      async get(_workspaceId, slug) {
+        return { slug, instructions: `You are the ${slug} agent.`, stepLimit: 8, tools: null, approvals: {} };
+      },
+    };
+    const systemOf = (index: number) => (fake.requests[index]!.body.messages as { role: string; content: string }[])[0]!.content;
+    const handoffsOf = (index: number) =>
+      (fake.requests[index]!.body.tools as { function: { name: string } }[]).map((tool) => tool.function.name).filter((name) => name.startsWith('handoff__'));
+    const invokeWith = (apiKey: string, body: Record<string, unknown>) =>
+      fetch(`${base}/v1/inference`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ alias: 'Symphony', messages: MESSAGES, ...body }),
+      });
+
+    it.each([false, true])(
+      'on a real model: handoff tools for the departments, each part as the department in the same run, routedTo the last that answered, one bill (streamed: %s)',
+      async (stream) => {
+        await start({ agents: ownInstructions });
+        fake.handle = scripted([
+          { toolCalls: [toolCall('h1', 'handoff__finance', { request: 'What do we owe Northwind?' })], usage: { prompt_tokens: 100, completion_tokens: 10 } },
+          { content: 'We owe 4,200 EUR.', usage: { prompt_tokens: 80, completion_tokens: 6 } },
+          { toolCalls: [toolCall('h2', 'handoff__legal', { request: 'May we pay late?' })], usage: { prompt_tokens: 120, completion_tokens: 10 } },
+          { content: 'Not without breaking clause 7.', usage: { prompt_tokens: 70, completion_tokens: 7 } },
+          { content: 'We owe Northwind 4,200 EUR, due on time (clause 7).', usage: { prompt_tokens: 150, completion_tokens: 14 } },
+        ]);
+        const res = await invokeWith(key, { stream });
+        expect(res.status).toBe(200);
+        const answer = 'We owe Northwind 4,200 EUR, due on time (clause 7).';
+        let runId: string;
+        if (stream) {
+          // The caller's stream carries the orchestrator's answer only: the departments' text went to it.
+          const sse = parseSseWithIds(await res.text());
+          expect(sse.at(-1)?.event).toBe('end');
+          const deltas = sse.filter((e) => e.event !== 'end').map((e) => (e.data as { delta: string }).delta);
+          expect(deltas.join('')).toBe(answer);
+          runId = (sse.at(-1)!.data as { runId: string }).runId;
+        } else {
+          const body = zInferenceResponse.parse(await res.json());
+          expect(body).toMatchObject({ agentSlug: 'legal', content: answer });
+          expect(body.usage).toEqual({ inputTokens: 520, outputTokens: 47 });
+          runId = body.runId;
+        }
+        expect(fake.requests.map((_, i) => systemOf(i))).toEqual([
+          'You are the orchestrator agent.',
+          'You are the finance agent.',
+          'You are the orchestrator agent.',
+          'You are the legal agent.',
+          'You are the orchestrator agent.',
+        ]);
+        expect(handoffsOf(0)).toContain('handoff__finance');
+        expect(handoffsOf(1)).toEqual([]);
+        expect(toolMessages(2)).toEqual([{ role: 'tool', tool_call_id: 'h1', content: 'We owe 4,200 EUR.' }]);
+        const detail = await detailOf(runId);
+        expect(detail.run).toMatchObject({
+          status: 'completed',
+          agentSlug: 'orchestrator',
+          routedTo: 'legal',
+          content: answer,
+          usage: { inputTokens: 520, outputTokens: 47, stu: 567 * RATE },
+        });
+        expect(detail.steps.map((s) => [s.kind, s.agentSlug, s.summary])).toEqual([
+          ['model_call', 'orchestrator', 'Symphony asked for handoff.finance as Orchestrator.'],
+          ['routing', 'orchestrator', 'Handed a part of the request to Finance.'],
+          ['model_call', 'finance', 'Symphony answered as Finance.'],
+          ['model_call', 'orchestrator', 'Symphony asked for handoff.legal as Orchestrator.'],
+          ['routing', 'orchestrator', 'Handed a part of the request to Legal.'],
+          ['model_call', 'legal', 'Symphony answered as Legal.'],
+          ['model_call', 'orchestrator', 'Symphony answered as Orchestrator.'],
+        ]);
+        // The runs list finds it under the department that answered, and its log (read once it ended) names it.
+        const listed = (await get(`/v1/runs?agent_slug=legal`)) as { data: { id: string }[] };
+        expect(listed.data.map((run) => run.id)).toEqual([runId]);
+        const log = await eventsOf(runId);
+        expect(log.find((e) => e.type === 'run.routed')).toMatchObject({ agentSlug: 'legal' });
+        expect(log.filter((e) => e.type === 'tool.called').map((e) => (e.type === 'tool.called' ? e.name : ''))).toEqual(['handoff.finance', 'handoff.legal']);
+      },
+    );
+
+    it('a key bound to one agent cannot reach another through the orchestrator', async () => {
+      await start({ agents: ownInstructions });
+      const bound = await t.keyWith('orchestrator:invoke:agent:orchestrator', 'orchestrator:invoke:agent:finance');
+      fake.handle = scripted([
+        // The model asks for a department the key does not reach: it is not offered, and not reached.
+        { toolCalls: [toolCall('h1', 'handoff__legal', { request: 'Review the NDA.' })], usage: { prompt_tokens: 100, completion_tokens: 10 } },
+        { content: 'I can only reach Finance.', usage: { prompt_tokens: 110, completion_tokens: 6 } },
+        { content: 'Finance has no NDA to review.', usage: { prompt_tokens: 90, completion_tokens: 6 } },
+      ]);
+      const res = await invokeWith(bound, { messages: [{ role: 'user', content: 'Review the NDA clause' }] });
+      expect(res.status).toBe(200);
+      const body = zInferenceResponse.parse(await res.json());
+      expect(handoffsOf(0)).toEqual(['handoff__finance']);
+      expect(toolMessages(1)).toEqual([{ role: 'tool', tool_call_id: 'h1', content: 'The tool failed: No tool named handoff__legal is available.' }]);
+      // It then answered without choosing: the keyword router's choice among what the key reaches answers instead.
+      expect(fake.requests.map((_, i) => systemOf(i))).toEqual([
+        'You are the orchestrator agent.',
+        'You are the orchestrator agent.',
+        'You are the finance agent.',
+      ]);
+      expect(body).toMatchObject({ agentSlug: 'finance', content: 'Finance has no NDA to review.' });
+      const detail = await detailOf(body.runId);
+      expect(detail.steps.some((s) => s.agentSlug === 'legal')).toBe(false);
+      expect(detail.steps.map((s) => [s.kind, s.agentSlug, s.summary])).toEqual([
+        // (A name the model made up is recorded as it came.)
+        ['model_call', 'orchestrator', 'Symphony asked for handoff__legal as Orchestrator.'],
+        ['model_call', 'orchestrator', 'Symphony answered as Orchestrator.'],
+        ['routing', 'orchestrator', 'The model chose no department. No department matched the request; routed to Finance, the default.'],
+        ['model_call', 'finance', 'Symphony answered as Finance.'],
+      ]);
+      expect(detail.run).toMatchObject({ routedTo: 'finance', content: 'Finance has no NDA to review.' });
+
+      // The local engine's keyword router keeps to the same departments: a legal request goes to Finance, the one it may reach.
+      const local = await invokeWith(bound, { alias: 'Sonata', messages: [{ role: 'user', content: 'Review the NDA clause' }] });
+      expect(local.status).toBe(200);
+      const answered = zInferenceResponse.parse(await local.json());
+      expect(answered.agentSlug).toBe('finance');
+      expect((await detailOf(answered.runId)).run).toMatchObject({ agentSlug: 'orchestrator', routedTo: 'finance' });
+      // A key bound to the orchestrator alone reaches no department: the orchestrator answers itself.
+      const alone = await t.keyWith('orchestrator:invoke:agent:orchestrator');
+      const itself = zInferenceResponse.parse(
+        await (await invokeWith(alone, { alias: 'Sonata', messages: [{ role: 'user', content: 'Review the NDA clause' }] })).json(),
+      );
+      expect(itself.agentSlug).toBe('orchestrator');
+      expect((await detailOf(itself.runId)).steps[0]).toMatchObject({
+        kind: 'routing',
+        summary: 'No department is available; the orchestrator answered itself.',
+      });
+    });
+
+    it('a department’s call that needs approval pauses the run as the department; the decision resumes inside its part', async () => {
+      await start({ agents: ownInstructions });
+      fake.handle = scripted([
+        { toolCalls: [toolCall('h1', 'handoff__finance', { request: 'Pay Northwind.' })], usage: { prompt_tokens: 100, completion_tokens: 10 } },
+        { toolCalls: [toolCall('p1', 'payment__initiate', { summary: 'Pay Northwind 4,200 EUR.' })], usage: { prompt_tokens: 80, completion_tokens: 6 } },
+        { content: 'The payment was rejected.', usage: { prompt_tokens: 90, completion_tokens: 5 } },
+        { content: 'Finance did not pay Northwind: a person rejected it.', usage: { prompt_tokens: 130, completion_tokens: 11 } },
+      ]);
+      const res = await invokeWith(key, {});
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { runId: string; agentSlug: string; waitingFor?: { id: string; action: string } };
+      expect(body.waitingFor).toMatchObject({ action: 'payment.initiate' });
+      const approvals = await t.db.query<{ agent_slug: string; action: string }>(`SELECT agent_slug, action FROM approvals WHERE run_id = $1`, [body.runId]);
+      expect(approvals).toEqual([{ agent_slug: 'finance', action: 'payment.initiate' }]);
+      const waiting = await detailOf(body.runId);
+      expect(waiting.run).toMatchObject({ status: 'in_progress', routedTo: null });
+      expect(waiting.steps.at(-1)).toMatchObject({ kind: 'approval', agentSlug: 'finance' });
+
+      // Rejected: the resumed run goes on inside Finance's part, then back to the orchestrator.
+      const admin = await t.login();
+      const decided = await t.app.request(`/approvals/${body.waitingFor!.id}/decision`, {
+        method: 'POST',
+        headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'rejected' }),
+      });
+      expect(decided.status).toBe(200);
+      const claimed = await t.services.runs.claimResumption('inst_test');
+      if (claimed?.kind !== 'resumed') throw new Error('the run is not resumable');
+      await t.services.runs.resume(claimed.resumption);
+      expect(fake.requests.map((_, i) => systemOf(i))).toEqual([
+        'You are the orchestrator agent.',
+        'You are the finance agent.',
+        'You are the finance agent.',
+        'You are the orchestrator agent.',
+      ]);
+      expect(toolMessages(2)).toEqual([{ role: 'tool', tool_call_id: 'p1', content: 'The tool failed: A person rejected this action; it was not performed.' }]);
+      expect(toolMessages(3)).toEqual([{ role: 'tool', tool_call_id: 'h1', content: 'The payment was rejected.' }]);
+      const done = await detailOf(body.runId);
+      expect(done.run).toMatchObject({
+        status: 'completed',
+        routedTo: 'finance',
+        content: 'Finance did not pay Northwind: a person rejected it.',
+        usage: { inputTokens: 400, outputTokens: 32, stu: 432 * RATE },
+      });
+      expect(done.steps.map((s) => [s.kind, s.agentSlug])).toEqual([
+        ['model_call', 'orchestrator'],
+        ['routing', 'orchestrator'],
+        ['model_call', 'finance'],
+        ['approval', 'finance'],
+        ['model_call', 'finance'],
+        ['model_call', 'orchestrator'],
+      ]);
+    });
   });
 });

@@ -5,9 +5,21 @@
  * an `approval` step for a call that needs approval: approval.ts) with its record and its run event.
  * The text of every step goes through the stream redactor to the run's stream, in order.
  *
+ * The orchestrator delegates when its run lists departments (`LoopRun.departments`: on a real model, `Engine.delegates`):
+ * its calls offer one handoff tool per department (handoff.ts) besides its own tools. A handoff runs that part of the
+ * run as the department (`state.part`: its instructions, its tools, its approvals; the conversation, then what it is
+ * asked), as steps of the same run, and its answer, redacted, is the handoff's result the orchestrator reads; it may
+ * consult several departments, one after the other. The departments' text goes to the orchestrator, not to the
+ * caller; the orchestrator's text waits for its call's end until a department has answered, so that an answer
+ * choosing none is set aside: the keyword router (vocabulary/router.ts) picks the department, which answers the
+ * request in its place (a `routing` step says so), unless the step limit leaves no call for it. `state.consulted`
+ * lists who answered; the last is the run's `routedTo`.
+ *
  * Limits, all the run's, over the whole loop:
- * - The step limit (the agent's `stepLimit`) counts model calls. The last call it allows is offered
- *   no tools, so it answers in text; tool calls it still asks for are not performed.
+ * - The step limit (the agent's `stepLimit`) counts model calls, the departments' too. The last call it allows is
+ *   offered no tools, so it answers in text; tool calls it still asks for are not performed. A department's part
+ *   ends likewise at its own step limit, or where the run's leaves only the orchestrator's answer; a handoff the
+ *   limit leaves no room for is answered as a failed call.
  * - The output cap is shared: each call may produce at most what the earlier ones left of it.
  * - The reservation (the input estimate plus the output cap) covers every call: before each one,
  *   its conversation is counted, and each call may cost at most what is left; a call that would not
@@ -22,6 +34,7 @@
  * The loop's state is a plain object (state.ts): `continueAgentLoop` goes on from a saved one.
  */
 import {
+  type ConversationMessage,
   countMessageTokensAsync,
   countTextTokensAsync,
   EngineError,
@@ -31,14 +44,16 @@ import {
   type ToolCallRequest,
 } from '../../engine/index.ts';
 import type { Redactor } from '../../redact/index.ts';
-import { getAgent } from '../../vocabulary/catalog.ts';
+import { getAgent, isDepartmentSlug } from '../../vocabulary/catalog.ts';
+import { routeRequest } from '../../vocabulary/router.ts';
 import type { ExecutionEventBody } from '../run-events/log.ts';
 import { createOutputCap } from '../spending/output-cap.ts';
 import type { AgentDefinitions } from './agents.ts';
 import { requestApproval } from './approval.ts';
 import { BUILT_IN_TOOLS, DRAFT_TOOL, draftOf, isBuiltInAction } from './built-in-tools.ts';
-import { initialLoopState, type LoopState } from './state.ts';
-import { type AgentDefinition, type AgentTool, needsApproval, type ToolOutcome, type ToolSource, toolsOfAgent } from './tool.ts';
+import { handoffTools, requestOf } from './handoff.ts';
+import { type DelegatedPart, initialLoopState, type LoopState } from './state.ts';
+import { type AgentDefinition, type AgentTool, needsApproval, type ToolDefinition, type ToolOutcome, type ToolSource, toolsOfAgent } from './tool.ts';
 import { TOOL_NAME } from './tool-name.ts';
 
 /** How long a tool call may take before the model is told it did not answer. */
@@ -65,6 +80,11 @@ export interface LoopRun {
   readonly reservedTokens: number;
   /** Output tokens the whole loop may produce. */
   readonly outputCap: number;
+  /**
+   * The departments the orchestrator may delegate to (its handoff tools: handoff.ts), when the run is addressed to it
+   * on an engine that delegates; absent or empty otherwise (the agent answers alone).
+   */
+  readonly departments?: readonly string[] | undefined;
 }
 
 /** Where the loop's output goes while it runs. */
@@ -90,19 +110,53 @@ export function runAgentLoop(ctx: LoopContext, run: LoopRun, io: LoopIO): Promis
   return continueAgentLoop(ctx, run, io, initialLoopState());
 }
 
+/** Who speaks in a model call: an agent, its turns and pending calls (the state's, or a part's), its conversation and tools. */
+interface Speaker {
+  readonly slug: string;
+  readonly agent: AgentDefinition;
+  readonly frame: { turns: ConversationMessage[]; pending: ToolCallRequest[] };
+  /** The conversation before its turns. */
+  readonly messages: readonly ConversationMessage[];
+  readonly tools: readonly AgentTool[];
+  /** The handoff tools it is offered besides (the orchestrator's, when the run delegates), by name. */
+  readonly handoffs: Handoffs;
+}
+
+type Handoffs = ReturnType<typeof handoffTools>;
+const NO_HANDOFFS: Handoffs = new Map();
+
 /** Goes on from `state` (a fresh one, or one saved between two steps). Never throws. */
 export async function continueAgentLoop(ctx: LoopContext, run: LoopRun, io: LoopIO, state: LoopState): Promise<LoopOutcome> {
   try {
+    const connected = await ctx.tools.toolsOf(run.workspaceId);
     const agent = await ctx.agents.get(run.workspaceId, run.answeredBy);
-    const tools = offeredTools(await ctx.tools.toolsOf(run.workspaceId), agent);
-    const byName = new Map(tools.map((tool) => [tool.definition.name, tool]));
+    const handoffs = handoffTools(run.departments ?? []);
+    const tools = offeredTools(connected, agent).filter((tool) => !handoffs.has(tool.definition.name));
+    const self: Speaker = { slug: run.answeredBy, agent, frame: state, messages: run.request.messages, tools, handoffs };
     while (!state.done && state.waiting === null) {
+      if (state.part) {
+        await partStep(ctx, run, io, state, state.part, connected, agent.stepLimit);
+        continue;
+      }
       if (state.pending.length > 0) {
-        await callTools(ctx, run, io, state, agent, byName);
+        await callTools(ctx, io, state, self, agent.stepLimit);
         continue;
       }
       const last = state.modelCalls + 1 >= agent.stepLimit;
-      await modelCall(ctx, run, io, state, agent, last ? [] : tools);
+      // Until a department answered, the orchestrator's text waits for its call's end: an answer that chose none is
+      // set aside, and the keyword router's department answers in its place (while the step limit leaves a call).
+      const choosing = handoffs.size > 0 && !state.consulted?.length;
+      const { raw, answered } = await modelCall(ctx, run, io, state, self, last ? [] : definitionsOf(self), choosing ? 'hold' : 'speak');
+      if (choosing && answered && !state.cut && state.modelCalls < agent.stepLimit) {
+        fallBack(
+          run,
+          state,
+          [...handoffs.values()].map((handoff) => handoff.department),
+        );
+        continue;
+      }
+      if (choosing) await deliver(ctx, io, state, raw);
+      if (answered || state.cut) state.done = true;
     }
     return { state, failure: undefined };
   } catch (failure) {
@@ -112,14 +166,91 @@ export async function continueAgentLoop(ctx: LoopContext, run: LoopRun, io: Loop
 }
 
 /**
+ * One step of a department's part: its pending calls, or its next model call with its instructions and tools. Its
+ * last call is the one its step limit allows, or the run's (keeping one for the orchestrator to answer after it).
+ * Its answer goes back to the orchestrator as the handoff's result; the fallback's is the run's answer.
+ */
+async function partStep(
+  ctx: LoopContext,
+  run: LoopRun,
+  io: LoopIO,
+  state: LoopState,
+  part: DelegatedPart,
+  connected: readonly AgentTool[],
+  runLimit: number,
+): Promise<void> {
+  const agent = await ctx.agents.get(run.workspaceId, part.agentSlug);
+  const asked: ConversationMessage[] = part.request === null ? [] : [{ role: 'user', content: part.request }];
+  const speaker: Speaker = {
+    slug: part.agentSlug,
+    agent,
+    frame: part,
+    messages: [...run.request.messages, ...asked],
+    tools: offeredTools(connected, agent),
+    handoffs: NO_HANDOFFS,
+  };
+  if (part.pending.length > 0) {
+    await callTools(ctx, io, state, speaker, runLimit);
+    return;
+  }
+  const answersOrchestrator = part.callId !== null;
+  const last = part.modelCalls + 1 >= agent.stepLimit || state.modelCalls + (answersOrchestrator ? 2 : 1) >= runLimit;
+  const { raw, answered } = await modelCall(ctx, run, io, state, speaker, last ? [] : definitionsOf(speaker), answersOrchestrator ? 'hold' : 'speak');
+  part.modelCalls += 1;
+  if (answersOrchestrator && raw !== '') part.text += part.text === '' || /\s$/.test(part.text) ? raw : `\n\n${raw}`;
+  if (state.cut) {
+    // The run stops at its cap inside the part: what the department said so far is the answer.
+    if (answersOrchestrator) await deliver(ctx, io, state, part.text);
+    state.done = true;
+    return;
+  }
+  if (!answered) return;
+  state.consulted = [...(state.consulted ?? []), part.agentSlug];
+  state.part = null;
+  if (!answersOrchestrator) {
+    state.done = true;
+    return;
+  }
+  const call = state.pending.find((pending) => pending.id === part.callId);
+  state.turns.push({
+    role: 'tool',
+    toolCallId: part.callId!,
+    name: call?.name ?? 'handoff',
+    content: resultText({ ok: true, content: part.text }, ctx.redactor.text),
+  });
+  state.pending = state.pending.filter((pending) => pending.id !== part.callId);
+}
+
+/** The model answered without choosing a department: the keyword router's choice answers the request, recorded as a routing step. */
+function fallBack(run: LoopRun, state: LoopState, departments: readonly string[]): void {
+  const decision = routeRequest(run.request.messages, { candidates: departments.filter(isDepartmentSlug) });
+  state.steps.push({ kind: 'routing', agentSlug: run.answeredBy, summary: `The model chose no department. ${decision.rationale}` });
+  state.part = { agentSlug: decision.agentSlug, callId: null, request: null, turns: [], pending: [], modelCalls: 0, text: '' };
+}
+
+/** Sends text held back to the run's stream (redacted), after the text so far, a blank line apart. */
+async function deliver(ctx: LoopContext, io: LoopIO, state: LoopState, raw: string): Promise<void> {
+  if (raw === '') return;
+  const text = state.text !== '' && !/\s$/.test(state.text) ? `\n\n${raw}` : raw;
+  const redactor = ctx.redactor.stream();
+  const out = redactor.push(text) + redactor.end();
+  if (out !== '') await io.fragment(out);
+  state.text += text;
+}
+
+function definitionsOf(speaker: Speaker): ToolDefinition[] {
+  return [...speaker.tools.map((tool) => tool.definition), ...[...speaker.handoffs.values()].map((handoff) => handoff.definition)];
+}
+
+/**
  * Makes the call that waited for a decision, now approved (the run resumed: domain/runs/resume-run.ts): the tool of
- * that name the agent is offered now, within the run's signal and the timeout. Never throws.
+ * that name its agent (the department's, inside a part) is offered now, within the run's signal and the timeout. Never throws.
  */
 export async function callWaitingTool(ctx: LoopContext, run: LoopRun, io: LoopIO, state: LoopState): Promise<ToolOutcome> {
   const waiting = state.waiting;
   if (!waiting) throw new Error('no call waits for a decision');
   try {
-    const agent = await ctx.agents.get(run.workspaceId, run.answeredBy);
+    const agent = await ctx.agents.get(run.workspaceId, state.part?.agentSlug ?? run.answeredBy);
     const tool = offeredTools(await ctx.tools.toolsOf(run.workspaceId), agent).find((t) => t.definition.name === waiting.call.name);
     if (!tool) return { ok: false, error: `No tool named ${waiting.call.name} is available.` };
     return await callTool(tool, waiting.call.arguments, io.signal, ctx.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
@@ -135,19 +266,30 @@ function offeredTools(connected: readonly AgentTool[], agent: AgentDefinition): 
   return [...BUILT_IN_TOOLS.filter((tool) => !names.has(tool.definition.name)), ...own];
 }
 
-/** One model call: its text to the stream, its usage to the state, its tool calls to `pending`. */
-async function modelCall(ctx: LoopContext, run: LoopRun, io: LoopIO, state: LoopState, agent: AgentDefinition, tools: readonly AgentTool[]): Promise<void> {
-  const messages = [...run.request.messages, ...state.turns];
+/**
+ * One model call as `speaker`: its usage to the state, its tool calls to the speaker's `pending`, its text to the
+ * stream (`speak`), or only returned (`hold`: the caller decides). `answered`: it asked for no tool call.
+ */
+async function modelCall(
+  ctx: LoopContext,
+  run: LoopRun,
+  io: LoopIO,
+  state: LoopState,
+  speaker: Speaker,
+  tools: readonly ToolDefinition[],
+  voice: 'speak' | 'hold',
+): Promise<{ raw: string; answered: boolean }> {
+  const messages = [...speaker.messages, ...speaker.frame.turns];
   const estimate = await countMessageTokensAsync(messages);
   const room = run.reservedTokens - state.billed.inputTokens - state.billed.outputTokens;
   const maxTokens = Math.min(run.outputCap - state.billed.outputTokens, room - estimate);
   if (maxTokens < 1) {
     // The next call would cross the reservation: stop here, as an answer cut at its cap.
     state.cut = true;
-    state.done = true;
-    return;
+    return { raw: '', answered: true };
   }
   state.modelCalls += 1;
+  const speak = voice === 'speak';
   // The reservation is the ceiling of the run's cost: text beyond this call's share is cut here,
   // whatever the engine was told (a provider may ignore max_tokens).
   const cap = createOutputCap(maxTokens);
@@ -160,8 +302,10 @@ async function modelCall(ctx: LoopContext, run: LoopRun, io: LoopIO, state: Loop
   const send = async (text: string) => {
     const passed = cap.push(text);
     raw += passed;
-    const out = redactor.push(passed);
-    if (out !== '') await io.fragment(out);
+    if (speak) {
+      const out = redactor.push(passed);
+      if (out !== '') await io.fragment(out);
+    }
     // Stop the engine: what it would still produce can be neither delivered nor billed.
     if (cap.cut) stop.abort();
   };
@@ -169,9 +313,10 @@ async function modelCall(ctx: LoopContext, run: LoopRun, io: LoopIO, state: Loop
     try {
       const request: EngineRequest = {
         ...run.request,
+        agentSlug: speaker.slug,
         messages,
-        instructions: agent.instructions,
-        tools: tools.map((tool) => tool.definition),
+        instructions: speaker.agent.instructions,
+        tools,
         maxTokens,
         signal,
         stream: io.stream,
@@ -181,7 +326,7 @@ async function modelCall(ctx: LoopContext, run: LoopRun, io: LoopIO, state: Loop
         if (cap.cut && event.type !== 'usage') continue;
         if (event.type === 'text') {
           // Each step's text follows the one before it in the answer, a blank line apart.
-          if (raw === '' && state.text !== '' && !/\s$/.test(state.text)) await send('\n\n');
+          if (speak && raw === '' && state.text !== '' && !/\s$/.test(state.text)) await send('\n\n');
           await send(event.delta);
         } else if (event.type === 'tool_call') {
           calls.push({ id: event.id, name: event.name, arguments: event.arguments });
@@ -200,31 +345,32 @@ async function modelCall(ctx: LoopContext, run: LoopRun, io: LoopIO, state: Loop
     // A stream that stops without its usage event broke upstream; never a complete answer.
     if (!usage) throw new EngineError('engine_error');
   } catch (err) {
-    state.text += raw;
+    if (speak) state.text += raw;
     charge(state, await failedUsage(err, raw, estimate), room, maxTokens, false);
     throw err;
   }
-  const rest = redactor.end();
-  if (rest !== '') await io.fragment(rest);
-  state.text += raw;
+  if (speak) {
+    const rest = redactor.end();
+    if (rest !== '') await io.fragment(rest);
+    state.text += raw;
+  }
   charge(state, usage, room, maxTokens, cap.cut);
-  const name = getAgent(run.answeredBy)?.name ?? run.answeredBy;
+  const name = getAgent(speaker.slug)?.name ?? speaker.slug;
   const asked = cap.cut || tools.length === 0 ? [] : calls;
   state.steps.push({
     kind: 'model_call',
-    agentSlug: run.answeredBy,
+    agentSlug: speaker.slug,
     summary:
       asked.length > 0
         ? `${run.request.alias} asked for ${[...new Set(asked.map((call) => call.name))].join(', ')} as ${name}.`
         : `${run.request.alias} answered as ${name}.`,
   });
   if (cap.cut) state.cut = true;
-  if (asked.length === 0) {
-    state.done = true;
-    return;
+  if (asked.length > 0) {
+    speaker.frame.turns.push({ role: 'assistant', content: raw, toolCalls: asked });
+    speaker.frame.pending = asked;
   }
-  state.turns.push({ role: 'assistant', content: raw, toolCalls: asked });
-  state.pending = asked;
+  return { raw, answered: asked.length === 0 };
 }
 
 /** Adds a call's usage: reported as is, billed within what was left of the reservation (`room`) and the call's output share. */
@@ -247,36 +393,46 @@ async function failedUsage(failure: unknown, raw: string, estimate: number): Pro
   return { inputTokens: began ? Math.max(reported.inputTokens, estimate) : 0, outputTokens };
 }
 
-/** Executes the pending calls in order; each result (or error), redacted, becomes a tool turn. */
-async function callTools(
-  ctx: LoopContext,
-  run: LoopRun,
-  io: LoopIO,
-  state: LoopState,
-  agent: AgentDefinition,
-  byName: ReadonlyMap<string, AgentTool>,
-): Promise<void> {
+/**
+ * Executes the speaker's pending calls in order; each result (or error), redacted, becomes a tool turn. A handoff
+ * (the orchestrator's) starts the department's part and stops here: the part's answer is that call's result.
+ */
+async function callTools(ctx: LoopContext, io: LoopIO, state: LoopState, speaker: Speaker, runLimit: number): Promise<void> {
   const redact = ctx.redactor.text;
-  while (state.pending.length > 0) {
+  const { frame } = speaker;
+  const byName = new Map(speaker.tools.map((tool) => [tool.definition.name, tool]));
+  while (frame.pending.length > 0) {
     if (io.signal.aborted) throw new EngineError('aborted');
-    const call = state.pending[0]!;
+    const call = frame.pending[0]!;
+    const handoff = speaker.handoffs.get(call.name);
     const tool = byName.get(call.name);
     let outcome: ToolOutcome;
-    if (!tool) {
+    if (handoff) {
+      const name = getAgent(handoff.department)?.name ?? handoff.department;
+      // The part needs a model call, and the orchestrator one more to answer after it.
+      if (state.modelCalls + 2 <= runLimit) {
+        const summary = `Handed a part of the request to ${name}.`;
+        state.steps.push({ kind: 'routing', agentSlug: speaker.slug, summary });
+        io.record({ type: 'tool.called', name: call.name, summary });
+        state.part = { agentSlug: handoff.department, callId: call.id, request: requestOf(call.arguments), turns: [], pending: [], modelCalls: 0, text: '' };
+        return;
+      }
+      outcome = { ok: false, error: `The run has no model calls left to consult ${name}.` };
+    } else if (!tool) {
       outcome = { ok: false, error: `No tool named ${call.name} is available.` };
-    } else if (isBuiltInAction(tool) || needsApproval(tool, agent)) {
+    } else if (isBuiltInAction(tool) || needsApproval(tool, speaker.agent)) {
       // The loop stops at this call: the run pauses until a person decides (approval.ts).
-      requestApproval({ call, tool, agentSlug: run.answeredBy, state });
+      requestApproval({ call, tool, agentSlug: speaker.slug, state });
       return;
     } else {
       outcome = await callTool(tool, call.arguments, io.signal, ctx.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
       if (io.signal.aborted) throw new EngineError('aborted');
-      record(io, state, run.answeredBy, call, tool, outcome, redact);
+      record(io, state, speaker.slug, call, tool, outcome, redact);
     }
     // Only a name of the contract's form is recorded as a tool call (every offered tool's is: tool-name.ts).
-    if (!tool && TOOL_NAME.test(call.name)) record(io, state, run.answeredBy, call, null, outcome, redact);
-    state.turns.push({ role: 'tool', toolCallId: call.id, name: call.name, content: resultText(outcome, redact) });
-    state.pending = state.pending.slice(1);
+    if (!tool && !handoff && TOOL_NAME.test(call.name)) record(io, state, speaker.slug, call, null, outcome, redact);
+    frame.turns.push({ role: 'tool', toolCallId: call.id, name: call.name, content: resultText(outcome, redact) });
+    frame.pending = frame.pending.slice(1);
   }
 }
 

@@ -30,6 +30,33 @@ export interface LoopState {
    * the run pauses (domain/runs/pause.ts) until the decision lets it go on (`settleWaitingCall`).
    */
   waiting: WaitingCall | null;
+  /**
+   * The part of the run a department is doing for the orchestrator (a handoff: handoff.ts), or absent: the loop
+   * goes on inside it until the department answers, and a call in it may wait for a decision as any other.
+   */
+  part?: DelegatedPart | null;
+  /** The departments that answered a part of the run, in order; the last is the run's `routedTo`. Absent: none. */
+  consulted?: string[];
+}
+
+/**
+ * A department's part of an orchestrator's run: its own turns and calls (its conversation is the run's, then what
+ * it is asked), its model calls, and its answer so far. Its steps, usage and limits are the run's.
+ */
+export interface DelegatedPart {
+  agentSlug: string;
+  /**
+   * The orchestrator's handoff call this part answers (its answer is that call's result); null when the model chose
+   * no department and the keyword router's answers in its place (its text is the run's answer).
+   */
+  callId: string | null;
+  /** What the orchestrator asked it (a user turn after the conversation), or null. */
+  request: string | null;
+  turns: ConversationMessage[];
+  pending: ToolCallRequest[];
+  modelCalls: number;
+  /** Its answer so far (raw), for a part that answers the orchestrator. */
+  text: string;
 }
 
 /** A call that waits for a decision: the action the person approves or rejects, and what it would do. */
@@ -37,6 +64,8 @@ export interface WaitingCall {
   call: ToolCallRequest;
   action: string;
   summary: string;
+  /** The agent whose call it is (a department's, inside a part); absent: the run's. */
+  agentSlug?: string;
 }
 
 export function initialLoopState(): LoopState {

@@ -9,7 +9,7 @@ import type { Resumption } from './resume.ts';
 import type { PendingRun } from './start.ts';
 
 /** The run as the checkpoint keeps it: what a resumed execution needs beyond the run's row and its new reservation. */
-export type SavedRun = Pick<PendingRun, 'agentSlug' | 'answeredBy' | 'source' | 'request' | 'newMessages' | 'conversationId' | 'steps'>;
+export type SavedRun = Pick<PendingRun, 'agentSlug' | 'answeredBy' | 'departments' | 'source' | 'request' | 'newMessages' | 'conversationId' | 'steps'>;
 
 export interface CheckpointState {
   /** The loop's state, without the steps the pause wrote. */
@@ -20,8 +20,8 @@ export interface CheckpointState {
 }
 
 export function savedRunOf(run: PendingRun): SavedRun {
-  const { agentSlug, answeredBy, source, request, newMessages, conversationId, steps } = run;
-  return { agentSlug, answeredBy, source, request, newMessages, conversationId, steps };
+  const { agentSlug, answeredBy, departments, source, request, newMessages, conversationId, steps } = run;
+  return { agentSlug, answeredBy, ...(departments ? { departments } : {}), source, request, newMessages, conversationId, steps };
 }
 
 /** Whether a stored checkpoint has the shape this version writes (a checkpoint is never written by anyone else). */

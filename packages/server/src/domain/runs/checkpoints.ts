@@ -237,14 +237,19 @@ export async function readWaitingFor(
 
 /**
  * The paused run's row: what the pause charged added to its usage, its reservation given back, no lease, not
- * started (so the sweeper leaves it alone and the resume adopts it through start_runs, as a hand-over does).
+ * started (so the sweeper leaves it alone and the resume adopts it through start_runs, as a hand-over does), and
+ * who answered so far (a run the orchestrator delegates: the last department it consulted).
  */
-export async function pauseRunRow(tx: Tx, runId: string, charged: { inputTokens: number; outputTokens: number; stu: number; now: Date }): Promise<void> {
+export async function pauseRunRow(
+  tx: Tx,
+  runId: string,
+  charged: { inputTokens: number; outputTokens: number; stu: number; now: Date; answeredBy: string },
+): Promise<void> {
   await tx.query(
     `UPDATE runs SET input_tokens = input_tokens + $2, output_tokens = output_tokens + $3, stu = stu + $4,
-                     reserved_stu = 0, lease_until = NULL, started_at = NULL, updated_at = $5
+                     reserved_stu = 0, lease_until = NULL, started_at = NULL, updated_at = $5, answered_by = $6
       WHERE id = $1`,
-    [runId, charged.inputTokens, charged.outputTokens, charged.stu, charged.now],
+    [runId, charged.inputTokens, charged.outputTokens, charged.stu, charged.now, charged.answeredBy],
   );
 }
 

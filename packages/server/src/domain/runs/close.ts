@@ -107,6 +107,7 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     delivery_ids: deliveryIds(),
     instance: ctx.conversations.instance,
     log: result.log,
+    answered_by: run.answeredBy,
   };
   // Alone (outside a transaction), the statement may carry other runs' closes too (close-batch.ts).
   const finish = async (tx: Db | Tx, alone: boolean) => {

@@ -63,6 +63,7 @@ export async function endExecution(ctx: RunContext, run: PendingRun, execution: 
     if (paused) return paused;
   }
   const { reported } = produced;
+  const answered = answeredIn(run, produced.state);
   const failure = refused ?? produced.failure;
   const billed = withinReservation(run, produced.billed);
   if (failure !== undefined && !(failure instanceof EngineError)) ctx.logError?.(failure);
@@ -71,9 +72,9 @@ export async function endExecution(ctx: RunContext, run: PendingRun, execution: 
   // A call that waited for the refused pause was never made, and its step says so.
   const steps = refused ? withUnmadeCalls(produced.steps) : produced.steps;
   const result: RunResult = { ...ending, usage: billed, reported, content, steps, log: execution.log.executionEvents() };
-  const final = await closeExecution(ctx, run, result, execution.log);
+  const final = await closeExecution(ctx, answered, result, execution.log);
   const lastSequence = execution.log.end(final);
-  return { run: final, answeredBy: run.answeredBy, content, usage: billed, lastSequence };
+  return { run: final, answeredBy: answered.answeredBy, content, usage: billed, lastSequence };
 }
 
 /**
@@ -92,21 +93,35 @@ async function pauseExecution(ctx: RunContext, run: PendingRun, execution: Execu
     run: { ...savedRunOf(run), steps: [] },
     stepsWritten: firstStepIndex + steps.length,
   };
+  const answered = answeredIn(run, state);
   const result = await pauseRun(ctx, {
-    run,
+    run: answered,
     usage,
-    approval: { action: waiting.action, summary: waiting.summary },
+    approval: { action: waiting.action, summary: waiting.summary, agentSlug: waiting.agentSlug },
     call: { id: waiting.call.id, name: waiting.call.name, arguments: { ...waiting.call.arguments } },
     loopState: checkpoint,
     // The resume reserves for the next model call: the conversation so far, and the output the run asked for.
-    next: { inputTokens: await countMessageTokensAsync([...run.request.messages, ...state.turns]), desiredOutput: run.request.maxTokens ?? run.outputCap },
+    next: {
+      // (Inside a department's part, its turns too: an estimate that may count more than the next call reads.)
+      inputTokens: await countMessageTokensAsync([...run.request.messages, ...state.turns, ...(state.part?.turns ?? [])]),
+      desiredOutput: run.request.maxTokens ?? run.outputCap,
+    },
     log: execution.log.executionEvents(),
     steps,
     firstStepIndex,
   });
   if (result.kind !== 'waiting') return undefined;
   execution.log.pause(result.event);
-  return { run: result.run, answeredBy: run.answeredBy, content: ctx.redactor.text(state.text), usage, lastSequence: result.event.sequence };
+  return { run: result.run, answeredBy: answered.answeredBy, content: ctx.redactor.text(state.text), usage, lastSequence: result.event.sequence };
+}
+
+/**
+ * The run as it ends or pauses: answered by the last department the orchestrator consulted when it delegated
+ * (agent-loop/loop.ts `consulted`), else by the agent it started with.
+ */
+function answeredIn(run: PendingRun, state: LoopState): PendingRun {
+  const last = state.consulted?.at(-1);
+  return last === undefined ? run : { ...run, answeredBy: last };
 }
 
 /** A run executing here: its engine's stop, its event log, and what ends its registration. */
@@ -186,6 +201,7 @@ export function loopRunOf(run: PendingRun): LoopRun {
   return {
     workspaceId: run.workspaceId,
     answeredBy: run.answeredBy,
+    departments: run.departments,
     request: run.request,
     reservedTokens: run.inputTokens + run.outputCap,
     outputCap: run.outputCap,

@@ -44,8 +44,11 @@ export interface PauseInput {
   run: PendingRun;
   /** What the execution consumed so far, within its reservation: billed now. */
   usage: TokenUsage;
-  /** The approval asked for: the action (the tool's name as the panel shows it) and what it would do (redacted here). */
-  approval: { action: string; summary: string };
+  /**
+   * The approval asked for: the action (the tool's name as the panel shows it), what it would do (redacted here), and
+   * the agent that asks (a department the orchestrator delegated to; absent: the run's).
+   */
+  approval: { action: string; summary: string; agentSlug?: string | undefined };
   /** The tool call that waits for the decision (its arguments as the model gave them). */
   call: { id: string; name: string; arguments: Record<string, unknown> };
   /** The agent loop's state (conversation with its tool calls, steps, usage, step count): serialisable as JSON. */
@@ -80,6 +83,7 @@ export async function pauseRun(ctx: PauseContext, input: PauseInput): Promise<Pa
   const stu = stuForRun({ alias: run.alias, ...input.usage }, budget.rates);
   const summary = redactor.text(input.approval.summary);
   const action = input.approval.action;
+  const asking = input.approval.agentSlug ?? run.answeredBy;
   const expiresAt = new Date(now.getTime() + APPROVAL_TTL_MS);
   const result = await db.transaction(async (tx): Promise<PauseResult> => {
     const row = await lockRunRecord(tx, run.workspaceId, run.runId);
@@ -98,19 +102,19 @@ export async function pauseRun(ctx: PauseContext, input: PauseInput): Promise<Pa
       limits: budget.limits,
       ledgerId: newId('led'),
     });
-    await pauseRunRow(tx, run.runId, { ...input.usage, stu, now });
+    await pauseRunRow(tx, run.runId, { ...input.usage, stu, now, answeredBy: run.answeredBy });
     const approvalId = newId('apr');
     await insertApprovalRequest(tx, {
       id: approvalId,
       workspaceId: run.workspaceId,
       runId: run.runId,
-      agentSlug: run.answeredBy,
+      agentSlug: asking,
       action,
       summary,
       expiresAt,
       createdAt: now,
     });
-    await approvalCreatedEvent(tx, now, { workspaceId: run.workspaceId, approvalId, runId: run.runId, agent: run.answeredBy, action, summary, expiresAt });
+    await approvalCreatedEvent(tx, now, { workspaceId: run.workspaceId, approvalId, runId: run.runId, agent: asking, action, summary, expiresAt });
     // The steps so far, and the drafts among them for a person to review now, not once the run ends.
     await writeSteps(tx, run.runId, input.steps, now, { workspaceId: run.workspaceId }, redactor, input.firstStepIndex);
     const sequence = Math.max(FIRST_EXECUTION_SEQUENCE - 1, ...input.log.map((e) => e.sequence)) + 1;

@@ -12,7 +12,8 @@ import { newId } from '../../random.ts';
 import type { Alias } from '../../vocabulary/alias.ts';
 import { assertAgentAvailable, routingCandidates, type WorkspaceAgents } from '../agents/availability.ts';
 import { fail, retryHints } from '../../errors.ts';
-import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
+import { type DepartmentSlug, ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
+import { mayInvokeAgent } from '../keys/index.ts';
 import { routeRequest } from '../../vocabulary/router.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
 import { assertAliasInPlan, assertMayInvokeAgent } from './access.ts';
@@ -58,8 +59,13 @@ export interface PendingRun {
   readonly runId: string;
   readonly workspaceId: string;
   readonly agentSlug: string;
-  /** The agent that answers: the target, or the department the orchestrator routed to. */
+  /**
+   * The agent that answers: the target, or the department the orchestrator routed to (or the orchestrator itself,
+   * which delegates as the run goes: `departments`; execute.ts records who answered when the run ends or pauses).
+   */
   readonly answeredBy: string;
+  /** The departments the orchestrator may delegate to on a real model (agent-loop/handoff.ts); absent otherwise. */
+  readonly departments?: readonly string[] | undefined;
   readonly alias: Alias;
   readonly source: RunSource;
   /** The workspace's quota in STU per period (the plan's, or the operator's override). */
@@ -144,7 +150,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
     prepared = await prepare(ctx, input, target, settings);
     reservation = await reserve(prepared);
   }
-  const { messages, steps, answeredBy, inputTokens } = prepared;
+  const { messages, steps, answeredBy, departments, inputTokens } = prepared;
   switch (reservation.outcome) {
     case 'replay':
       return { kind: 'replay', runId: reservation.runId };
@@ -164,6 +170,7 @@ export async function startRun(ctx: RunContext, input: RunInput): Promise<StartR
     workspaceId: input.workspaceId,
     agentSlug: target,
     answeredBy,
+    ...(departments ? { departments } : {}),
     alias: input.alias,
     source: input.source,
     quotaStu: settings.quotaStu,
@@ -213,6 +220,8 @@ interface Prepared {
   messages: EngineMessage[];
   steps: StepDraft[];
   answeredBy: string;
+  /** The departments the orchestrator delegates to as the run goes (a real model chooses), or undefined. */
+  departments?: DepartmentSlug[];
   inputTokens: number;
   /** The thread's length the messages were built from (null without a conversation). */
   conversationTurns: number | null;
@@ -223,9 +232,14 @@ async function prepare(ctx: RunContext, input: RunInput, target: string, setting
   const messages = [...(thread?.turns ?? []), ...input.messages];
   const steps: StepDraft[] = [];
   let answeredBy = target;
+  let departments: DepartmentSlug[] | undefined;
   if (target === ORCHESTRATOR_SLUG) {
-    const candidates = routingCandidates(settings);
-    if (candidates.length > 0) {
+    // What the plan offers and no pause holds, and what the key may invoke: the orchestrator reaches nothing else.
+    const candidates = routingCandidates(settings).filter((slug) => input.scopes === undefined || mayInvokeAgent(input.scopes, slug));
+    if (candidates.length > 0 && ctx.engines[input.alias].delegates) {
+      // A real model chooses as the run goes (agent-loop/loop.ts); the keyword router is its fallback there.
+      departments = candidates;
+    } else if (candidates.length > 0) {
       const decision = routeRequest(messages, { candidates });
       answeredBy = decision.agentSlug;
       steps.push({ kind: 'routing', agentSlug: ORCHESTRATOR_SLUG, summary: decision.rationale });
@@ -235,7 +249,7 @@ async function prepare(ctx: RunContext, input: RunInput, target: string, setting
   }
   // Pauses for the event loop: a request may hold megabytes of text.
   const inputTokens = await countMessageTokensAsync(messages);
-  return { messages, steps, answeredBy, inputTokens, conversationTurns: thread?.length ?? null };
+  return { messages, steps, answeredBy, ...(departments ? { departments } : {}), inputTokens, conversationTurns: thread?.length ?? null };
 }
 
 /**

@@ -67,6 +67,7 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleOptions): 
     logLevel: 'off',
   });
   return {
+    delegates: true,
     confidentialTerms: confidentialTerms(options),
     stream(request) {
       return completionEvents(client, options, request);

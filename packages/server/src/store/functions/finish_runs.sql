@@ -80,7 +80,10 @@ CREATE TYPE finish_run_args AS (
   -- This instance, named in the conversation notification (the others drop the thread they hold).
   instance        text,
   -- What the execution saw of the run's event log (runs/run-events.ts), written to run_events.
-  log             jsonb
+  log             jsonb,
+  -- The agent that answered, when the execution learned it (the last department a delegating orchestrator
+  -- consulted); null keeps the row's.
+  answered_by     text
 );
 
 -- A close as decided, once its run is locked: how the run ends, and what of its row the rest of the statement reads.
@@ -151,7 +154,8 @@ BEGIN
                     completed_at = COALESCE(runs.completed_at, (c.a).now),
                     unbilled_input_tokens = runs.unbilled_input_tokens + (c.a).unbilled_input,
                     unbilled_output_tokens = runs.unbilled_output_tokens + (c.a).unbilled_output,
-                    unbilled_stu = runs.unbilled_stu + (c.a).unbilled_stu
+                    unbilled_stu = runs.unbilled_stu + (c.a).unbilled_stu,
+                    answered_by = COALESCE((c.a).answered_by, runs.answered_by)
       FROM unnest(v_closes) AS c
      WHERE runs.id = ANY (v_ids) AND runs.id = (c.a).run_id
     RETURNING runs.*)
