@@ -11,7 +11,6 @@
  *   every failure -> error mapper (the spec's error body)
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from './app-env.ts';
 import { routes as contractRoutes } from './contract.ts';
 import { fail } from './errors.ts';

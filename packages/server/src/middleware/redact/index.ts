@@ -18,7 +18,7 @@
  * engine output: the fields the contract marks `x-customer-data` (`customerData` of each response in
  * generated/routes.ts) are left as they are, so "Claude's team" stays "Claude's team".
  */
-import type { Context, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
 import { createRedactor, type Redactor } from '../../redact/index.ts';
 import type { RouteVariables } from '../route/index.ts';
 import { redactedJson, type KeepTree } from './json.ts';
