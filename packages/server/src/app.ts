@@ -11,7 +11,6 @@
  *   every failure -> error mapper (the spec's error body)
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
 import type { AppEnv } from './app-env.ts';
 import { routes as contractRoutes } from './contract.ts';
 import { fail } from './errors.ts';
@@ -227,8 +226,8 @@ function limitClassOf(route: RouteSpec): RouteLimitClass {
 function respond(c: Context<AppEnv>, answer: LooseAnswer): Response {
   if (answer instanceof Response) return answer;
   if (answer.stream) return answer.stream;
-  if ('body' in answer) return c.json(answer.body as object, answer.status as ContentfulStatusCode);
-  return c.body(null, answer.status as StatusCode);
+  if ('body' in answer) return c.json(answer.body, answer.status);
+  return c.body(null, answer.status);
 }
 
 const passThrough: MiddlewareHandler<AppEnv> = async function passThrough(_c, next) {

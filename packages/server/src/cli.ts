@@ -6,7 +6,7 @@
  */
 import { systemClock } from './clock.ts';
 import { agentCommands } from './cli/agents.ts';
-import { type CommandTable, commandTable, dispatch, type Flags, type Print } from './cli/commands.ts';
+import { type CommandTable, commandTable, commandsOf, dispatch, type Flags, type Print } from './cli/commands.ts';
 import { formatKeys, keyCommands, resolveWorkspace } from './cli/keys.ts';
 import { DataDirLockedError } from './runtime/lock.ts';
 import { startServer } from './cli/serve.ts';
@@ -75,12 +75,11 @@ type Command = keyof typeof OPTIONS;
 const mainCommands: CommandTable = {
   // `service keys` or `service users` alone shows the list of every command.
   groups: { keys: HELP.main!, users: HELP.main! },
-  commands: Object.fromEntries(
-    (Object.keys(OPTIONS) as Command[]).map((command) => [
-      command,
-      { options: OPTIONS[command], help: HELP[command]!, run: ({ values, positionals, print, env }) => run(command, values, positionals, print, env) },
-    ]),
-  ),
+  commands: commandsOf(OPTIONS, (command) => ({
+    options: OPTIONS[command],
+    help: HELP[command]!,
+    run: ({ values, positionals, print, env }) => run(command, values, positionals, print, env),
+  })),
 };
 
 /** Every command of the `service` command line. */

@@ -16,6 +16,7 @@ export {
   zDelivery,
   zDeliveryAttempt,
   zDeliveryErrorKind,
+  zDraft,
   zInboundSlugPath,
   zInboundWebhook,
   zMessage,

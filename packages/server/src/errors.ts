@@ -23,6 +23,9 @@ type FailArgs<C extends ErrorCode> =
     ? [message?: string, extras?: ErrorExtrasOf<C>, headers?: Record<string, string>]
     : [message: string | undefined, extras: ErrorExtrasOf<C>, headers?: Record<string, string>];
 
+/** The statuses of the contract's error table: every one has a body. */
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
+
 export class ServiceError<C extends ErrorCode = ErrorCode> extends Error {
   override readonly name = 'ServiceError';
 
@@ -35,7 +38,7 @@ export class ServiceError<C extends ErrorCode = ErrorCode> extends Error {
    */
   constructor(
     readonly code: C,
-    readonly status: number,
+    readonly status: ErrorStatus,
     message: string | undefined,
     readonly extras: ErrorExtrasOf<C>,
     readonly headers: Record<string, string> = {},

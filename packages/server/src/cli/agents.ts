@@ -15,7 +15,7 @@ import { killSwitchStatus, setManualKillSwitchAudited, unbilledInWindows } from 
 import { KILL_SWITCH_LIMITS } from '../domain/usage/index.ts';
 import { resolveWorkspace } from './keys.ts';
 import { openCliStore } from '../runtime/store.ts';
-import type { CommandTable, Flags, Print } from './commands.ts';
+import { type CommandTable, commandsOf, type Flags, type Print } from './commands.ts';
 import { UsageError, WORKSPACE_COMMAND_OPTIONS } from './usage.ts';
 
 const COMMON = WORKSPACE_COMMAND_OPTIONS;
@@ -97,16 +97,11 @@ ${WHERE}`,
 /** `agents …`, `plan …` and `kill-switch …` in the command table. */
 export const agentCommands: CommandTable = {
   groups: { agents: AGENT_HELP.agents, plan: AGENT_HELP.plan, 'kill-switch': AGENT_HELP['kill-switch'] },
-  commands: Object.fromEntries(
-    (Object.keys(OPTIONS) as Command[]).map((command) => [
-      command,
-      {
-        options: OPTIONS[command],
-        help: AGENT_HELP[command],
-        run: ({ values, positionals, print, env }) => runAgentCommand(command, values, positionals, print, env),
-      },
-    ]),
-  ),
+  commands: commandsOf(OPTIONS, (command) => ({
+    options: OPTIONS[command],
+    help: AGENT_HELP[command],
+    run: ({ values, positionals, print, env }) => runAgentCommand(command, values, positionals, print, env),
+  })),
 };
 
 async function runAgentCommand(command: Command, values: Flags, positionals: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {

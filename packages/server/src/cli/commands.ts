@@ -46,6 +46,16 @@ export function commandTable(...parts: CommandTable[]): CommandTable {
   return table;
 }
 
+/**
+ * The entries of every command of an options table (keyed by command), each made by `spec` from its
+ * name, typed as that table's key (`for…in` over a generic object gives its keys as such).
+ */
+export function commandsOf<T extends object>(options: T, spec: (command: Extract<keyof T, string>) => CommandSpec): Record<string, CommandSpec> {
+  const commands: Record<string, CommandSpec> = {};
+  for (const command in options) commands[command] = spec(command);
+  return commands;
+}
+
 const MAX_WORDS = 3;
 
 export async function dispatch(argv: string[], table: CommandTable, mainHelp: string, print: Print, env: NodeJS.ProcessEnv): Promise<number> {

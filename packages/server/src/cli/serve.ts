@@ -7,7 +7,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
-import type { Server } from 'node:http';
 import { serve as serveNode, type ServerType } from '@hono/node-server';
 import { ConfigError, type ServerConfig } from '../config.ts';
 import { AlreadyInitialised } from '../domain/workspaces/init.ts';
@@ -101,8 +100,14 @@ function listen(
   tls: { cert: Buffer; key: Buffer } | undefined,
 ): Promise<ServerType> {
   return new Promise((resolve, reject) => {
+    // Slow clients cannot hold a connection: headers, the whole request and idle keep-alive are bounded.
     // Node checks the header and request timeouts every `connectionsCheckingInterval` (30 s by default).
-    const timeouts = { connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs) };
+    const timeouts = {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      keepAliveTimeout: config.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs),
+    };
     const server = serveNode({
       fetch,
       port: config.port,
@@ -112,11 +117,6 @@ function listen(
         : { serverOptions: timeouts }),
     });
     server.on('clientError', answerClientError);
-    // Slow clients cannot hold a connection: headers, the whole request and idle keep-alive are bounded.
-    const http = server as Server;
-    http.headersTimeout = config.headersTimeoutMs;
-    http.requestTimeout = config.requestTimeoutMs;
-    http.keepAliveTimeout = config.keepAliveTimeoutMs;
     server.once('listening', () => resolve(server));
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(

@@ -10,7 +10,6 @@
  *
  * The caller then closes Redis and the store, and the process exits 0.
  */
-import type { ServerType } from '@hono/node-server';
 import type { Logger } from '../log/index.ts';
 import type { Services } from '../services.ts';
 import type { Worker } from '../worker/index.ts';
@@ -18,6 +17,7 @@ import type { Worker } from '../worker/index.ts';
 /** Time given to ended streams to flush their last event before their connections are cut. */
 const STREAM_FLUSH_MS = 1_000;
 
+/** What the stop uses of the HTTP server (Node's, plain or TLS). */
 interface Closable {
   close(callback?: (err?: Error) => void): unknown;
   closeIdleConnections?: () => void;
@@ -25,7 +25,7 @@ interface Closable {
 }
 
 export function gracefulStop(deps: {
-  server: ServerType;
+  server: Closable;
   services: Pick<Services, 'health' | 'streams'>;
   worker: Worker | undefined;
   graceMs: number;
@@ -38,8 +38,7 @@ export function gracefulStop(deps: {
   };
 
   async function run(): Promise<void> {
-    const { services, logger, graceMs } = deps;
-    const server = deps.server as unknown as Closable;
+    const { server, services, logger, graceMs } = deps;
     // A duration, not a date: the monotonic clock, whatever happens to the wall clock meanwhile.
     const deadline = performance.now() + graceMs;
     services.health.beginShutdown();

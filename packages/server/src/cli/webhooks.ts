@@ -15,7 +15,7 @@ import { createWebhookServices } from '../webhook-services.ts';
 import { resolveWorkspace } from './keys.ts';
 import { resolveSecretKey } from '../runtime/secret-key.ts';
 import { openCliStore } from '../runtime/store.ts';
-import type { CommandTable, Flags, Print } from './commands.ts';
+import { type CommandTable, commandsOf, type Flags, type Print } from './commands.ts';
 import { UsageError, WORKSPACE_COMMAND_OPTIONS } from './usage.ts';
 import { bodyFromFlags, wholeNumber } from './flags.ts';
 import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
@@ -159,16 +159,11 @@ export const webhookCommands: CommandTable = {
     'webhooks outbound': WEBHOOK_HELP.webhooks,
     approvals: WEBHOOK_HELP.webhooks,
   },
-  commands: Object.fromEntries(
-    (Object.keys(OPTIONS) as Command[]).map((command) => [
-      command,
-      {
-        options: OPTIONS[command],
-        help: WEBHOOK_HELP[command],
-        run: ({ values, positionals, print, env }) => runWebhookCommand(command, values, positionals, print, env),
-      },
-    ]),
-  ),
+  commands: commandsOf(OPTIONS, (command) => ({
+    options: OPTIONS[command],
+    help: WEBHOOK_HELP[command],
+    run: ({ values, positionals, print, env }) => runWebhookCommand(command, values, positionals, print, env),
+  })),
 };
 
 async function runWebhookCommand(command: Command, values: Flags, positionals: string[], print: Print, env: NodeJS.ProcessEnv): Promise<number> {

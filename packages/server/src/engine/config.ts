@@ -18,7 +18,8 @@
  *
  * Errors here are for the operator at start-up, so they may name variables; they never reach a client.
  */
-import { ALIASES, type Alias } from '../vocabulary/alias.ts';
+import { isOneOf } from '../one-of.ts';
+import { ALIASES, byAlias, type Alias } from '../vocabulary/alias.ts';
 import type { LocalEngineOptions } from './local/index.ts';
 import type { OpenAICompatibleOptions } from './openai-compatible/index.ts';
 
@@ -42,18 +43,17 @@ export class EngineConfigError extends Error {
 }
 
 export function readEngineConfig(env: Readonly<Record<string, string | undefined>>): EngineConfig {
-  const aliases = {} as Record<Alias, EngineKind>;
   const models: Partial<Record<Alias, string>> = {};
-  for (const alias of ALIASES) {
+  const aliases = byAlias((alias) => {
     const upper = alias.toUpperCase();
     const kind = env[`ENGINE_${upper}`] || 'local';
-    if (!(ENGINE_KINDS as readonly string[]).includes(kind)) {
+    if (!isOneOf(ENGINE_KINDS, kind)) {
       throw new EngineConfigError(`ENGINE_${upper} must be one of ${ENGINE_KINDS.join(', ')}`);
     }
-    aliases[alias] = kind as EngineKind;
     const model = env[`OPENAI_COMPATIBLE_MODEL_${upper}`];
     if (model) models[alias] = model;
-  }
+    return kind;
+  });
   const local: LocalEngineOptions = {
     fragmentDelayMs: integer(env, 'LOCAL_ENGINE_FRAGMENT_DELAY_MS', 0),
     triggers: flag(env, 'LOCAL_ENGINE_TRIGGERS', true),

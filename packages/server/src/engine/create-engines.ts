@@ -2,7 +2,7 @@
  * @module createEngines: the alias → engine map the app receives in its Deps. Aliases on the same
  * kind share one engine instance (one HTTP client for the remote server).
  */
-import { ALIASES, type Alias } from '../vocabulary/alias.ts';
+import { byAlias, type Alias } from '../vocabulary/alias.ts';
 import { DEFAULT_ENGINE_CONFIG, EngineConfigError, type EngineConfig } from './config.ts';
 import type { Engine } from './engine.ts';
 import { createLocalEngine } from './local/index.ts';
@@ -13,15 +13,10 @@ export type Engines = Readonly<Record<Alias, Engine>>;
 export function createEngines(config: EngineConfig = DEFAULT_ENGINE_CONFIG): Engines {
   let local: Engine | undefined;
   let remote: Engine | undefined;
-  const engines = {} as Record<Alias, Engine>;
-  for (const alias of ALIASES) {
-    if (config.aliases[alias] === 'local') {
-      engines[alias] = local ??= createLocalEngine(config.local);
-      continue;
-    }
+  return byAlias((alias) => {
+    if (config.aliases[alias] === 'local') return (local ??= createLocalEngine(config.local));
     const options = config.openaiCompatible;
     if (!options?.models[alias]) throw new EngineConfigError(`no openai-compatible model configured for ${alias}`);
-    engines[alias] = remote ??= createOpenAICompatibleEngine(options);
-  }
-  return engines;
+    return (remote ??= createOpenAICompatibleEngine(options));
+  });
 }

@@ -6,6 +6,7 @@
  * and the error mapper gives them the spec's status and body.
  */
 import type { Context } from 'hono';
+import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
 import type { AppEnv, Auth } from '../app-env.ts';
 import type { OperationId, Operations } from '../contract.ts';
 import { fail } from '../errors.ts';
@@ -44,8 +45,8 @@ export type Handlers = {
 
 type AnswerUnion<Successes> = { [S in keyof Successes]: AnswerOf<S, Successes[S]> }[keyof Successes];
 
-/** Answers of an untyped handler: any status, JSON, stream or nothing, or a ready `Response`. */
-export type LooseAnswer = { status: number; body?: unknown; stream?: Response } | Response;
+/** Answers of an untyped handler: JSON with a status that has a body, a stream or nothing, or a ready `Response`. */
+export type LooseAnswer = { status: ContentfulStatusCode; body: object; stream?: never } | { status: StatusCode; stream?: Response } | Response;
 /** The form the app mounts every handler in (tests add synthetic routes with such handlers). */
 export type LooseHandler = (c: Context<AppEnv>, input: never, services: Services) => LooseAnswer | Promise<LooseAnswer>;
 
@@ -53,9 +54,13 @@ export type LooseHandler = (c: Context<AppEnv>, input: never, services: Services
 export function authOf<S extends Auth['scheme']>(c: Context<AppEnv>, scheme: S): Extract<Auth, { scheme: S }> {
   const auth = c.get('auth');
   // Unreachable when the route's security is mounted; refuse rather than act without identity.
-  if (auth?.scheme !== scheme) throw fail('not_authenticated');
-  // Checked just above; TypeScript does not narrow a union by a generic discriminant.
-  return auth as Extract<Auth, { scheme: S }>;
+  if (!isScheme(auth, scheme)) throw fail('not_authenticated');
+  return auth;
+}
+
+/** Whether the caller was authenticated by `scheme` (TypeScript does not narrow a union by a generic discriminant). */
+function isScheme<S extends Auth['scheme']>(auth: Auth | undefined, scheme: S): auth is Extract<Auth, { scheme: S }> {
+  return auth?.scheme === scheme;
 }
 
 /** The workspace a route acts on: the credential's (an API key, an MCP token, or a session's selected workspace). */

@@ -179,6 +179,7 @@ export function groupCommitEach<T, R>(
  */
 export function answeredByStore(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
-  const { severity, code } = err as Error & { severity?: unknown; code?: unknown };
+  const severity: unknown = Reflect.get(err, 'severity');
+  const code: unknown = Reflect.get(err, 'code');
   return typeof severity === 'string' && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }

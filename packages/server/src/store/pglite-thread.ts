@@ -28,9 +28,8 @@ interface OpenTransaction {
 function serialise(err: unknown): StoreErrorFields {
   if (!(err instanceof Error)) return { name: 'Error', message: String(err), fields: {} };
   const fields: Record<string, string | number> = {};
-  const source = err as unknown as Record<string, unknown>;
   for (const name of ERROR_FIELDS) {
-    const value = source[name];
+    const value: unknown = Reflect.get(err, name);
     if (typeof value === 'string' || typeof value === 'number') fields[name] = value;
   }
   return { name: err.name, message: err.message, fields };

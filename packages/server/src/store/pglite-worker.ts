@@ -120,7 +120,7 @@ export async function openPgliteWorker(dataDir?: string, options: PgliteWorkerOp
   function send(request: Unnumbered<StoreRequest>): Promise<unknown[]> {
     if (ended || closing) return Promise.reject(new Error(CLOSED, ended ? { cause: ended } : {}));
     const id = nextId++;
-    const numbered = { ...request, id } as StoreRequest;
+    const numbered: StoreRequest = { ...request, id };
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject });
       if (pending.size === 1) worker.ref();

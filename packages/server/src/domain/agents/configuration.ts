@@ -68,6 +68,7 @@ function sorted(record: Readonly<Record<string, string>>): [string, string][] {
 }
 
 function known(slug: string): AgentSlug {
-  if (!getAgent(slug)) throw fail('agent_not_found', `No agent '${slug}' in the catalog.`);
-  return slug as AgentSlug;
+  const agent = getAgent(slug);
+  if (!agent) throw fail('agent_not_found', `No agent '${slug}' in the catalog.`);
+  return agent.slug;
 }

@@ -5,7 +5,7 @@
  */
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
-import { getAgent, type AgentSlug } from '../../vocabulary/catalog.ts';
+import { getAgent } from '../../vocabulary/catalog.ts';
 import type { AgentDefinitions } from '../agent-loop/agents.ts';
 import { AGENT_DEFINITIONS_CHANNEL, definitionsVersion, readDefinitions } from './definitions.ts';
 import { createWorkspaceCache } from '../../store/workspace-cache.ts';
@@ -22,8 +22,9 @@ export function createAgentDefinitions(deps: { db: Db; version?: () => number })
   const cache = createWorkspaceCache({ db: deps.db, channel: AGENT_DEFINITIONS_CHANNEL, version: deps.version ?? definitionsVersion, load: readDefinitions });
   return {
     async get(workspaceId, slug) {
-      if (!getAgent(slug)) throw fail('agent_not_found', `No agent '${slug}' in the catalog.`);
-      return (await cache.read(workspaceId)).get(slug as AgentSlug)!;
+      const agent = getAgent(slug);
+      if (!agent) throw fail('agent_not_found', `No agent '${slug}' in the catalog.`);
+      return (await cache.read(workspaceId)).get(agent.slug)!;
     },
   };
 }

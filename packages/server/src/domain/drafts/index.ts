@@ -4,10 +4,10 @@
  * written by domain/runs when a run completes (steps.ts), redacted; this module only reads them.
  * Another workspace's draft is `404 not_found`.
  */
-import type { Schema } from '../../contract.ts';
+import { type Schema, zDraft } from '../../contract.ts';
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
-import { date, int, row, selectRow, selectRows, text } from '../../store/rows.ts';
+import { date, int, oneOf, row, selectRow, selectRows, text } from '../../store/rows.ts';
 
 type Draft = Schema<'Draft'>;
 
@@ -32,7 +32,7 @@ export function createDraftService(deps: { db: Db }) {
 }
 
 const COLUMNS = 'id, run_id, agent_slug, kind, subject, body, created_at';
-const draftColumns = { id: text, run_id: text, agent_slug: text, kind: text, subject: text, body: text, created_at: date };
+const draftColumns = { id: text, run_id: text, agent_slug: text, kind: oneOf(zDraft.shape.kind.options), subject: text, body: text, created_at: date };
 const FILTER = `workspace_id = $1 AND ($2::text IS NULL OR run_id = $2) AND ($3::text IS NULL OR agent_slug = $3)`;
 
 async function listDrafts(db: Db, filter: DraftFilter): Promise<{ data: Draft[]; total: number; limit: number; offset: number }> {
@@ -57,12 +57,12 @@ async function getDraft(db: Db, workspaceId: string, draftId: string): Promise<D
   return toDraft(found);
 }
 
-function toDraft(r: { id: string; run_id: string; agent_slug: string; kind: string; subject: string; body: string; created_at: Date }): Draft {
+function toDraft(r: { id: string; run_id: string; agent_slug: string; kind: Draft['kind']; subject: string; body: string; created_at: Date }): Draft {
   return {
     id: r.id,
     runId: r.run_id,
     agentSlug: r.agent_slug,
-    kind: r.kind as Draft['kind'],
+    kind: r.kind,
     subject: r.subject,
     body: r.body,
     createdAt: r.created_at.toISOString(),

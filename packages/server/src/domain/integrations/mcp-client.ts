@@ -117,7 +117,7 @@ export function createMcpConnector(options: McpConnectorOptions): McpConnector {
         let cursor: string | undefined;
         for (let page = 0; page < MAX_LIST_PAGES; page += 1) {
           const listed = await client.listTools(cursor ? { cursor } : undefined, { timeout: callTimeoutMs, signal: within });
-          tools.push(...(listed.tools as ListedTool[]));
+          tools.push(...listed.tools);
           cursor = listed.nextCursor;
           if (!cursor) break;
         }

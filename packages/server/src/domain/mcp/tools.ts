@@ -138,12 +138,12 @@ const getUsage: Tool<typeof noArguments> = {
   },
 };
 
-export const TOOLS: readonly Tool[] = [listAgents, invokeAgent, getRun, getUsage] as Tool[];
+export const TOOLS: readonly Tool[] = [listAgents, invokeAgent, getRun, getUsage];
 
 /** The `tools/list` entries: name, description and the JSON Schema of the arguments. */
 export function toolDescriptions(): { name: string; description: string; inputSchema: Record<string, unknown> }[] {
   return TOOLS.map((tool) => {
-    const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(tool.arguments) as Record<string, unknown>;
+    const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(tool.arguments);
     return { name: tool.name, description: tool.description, inputSchema };
   });
 }

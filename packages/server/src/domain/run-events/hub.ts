@@ -129,7 +129,7 @@ function beginRun(hub: Pick<HubState, 'live' | 'watches'> & Bus, runId: string, 
     if (entry.watched) publish(hub, runId, entry, [event]);
   };
   const push = (body: ExecutionEventBody, at: Date) => {
-    const event = { ...body, sequence: next++, runId, at: at.toISOString() } as ExecutionEvent;
+    const event: ExecutionEvent = { ...body, sequence: next++, runId, at: at.toISOString() };
     emit(event);
     return event.sequence;
   };

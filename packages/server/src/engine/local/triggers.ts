@@ -10,6 +10,7 @@
  * | `[[timeout]]`         | EngineError `timeout` before any event                            |
  * | `[[hang]]`            | one fragment, then waits for the abort signal (or the hang limit) |
  */
+import { isOneOf } from '../../one-of.ts';
 import type { ConversationMessage } from '../engine.ts';
 
 export const TRIGGERS = ['fail', 'fail-mid-stream', 'timeout', 'hang'] as const;
@@ -20,8 +21,8 @@ const PATTERN = /\[\[(fail-mid-stream|fail|timeout|hang)\]\]/g;
 /** The trigger of the latest user message, if any (the first one written wins). */
 export function triggerOf(messages: readonly ConversationMessage[]): Trigger | null {
   const latest = latestUserText(messages);
-  const match = /\[\[(fail-mid-stream|fail|timeout|hang)\]\]/.exec(latest);
-  return match ? (match[1] as Trigger) : null;
+  const found = /\[\[(fail-mid-stream|fail|timeout|hang)\]\]/.exec(latest)?.[1];
+  return isOneOf(TRIGGERS, found) ? found : null;
 }
 
 /** The text with every trigger removed. */

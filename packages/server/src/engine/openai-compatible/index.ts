@@ -155,10 +155,14 @@ function toolCallOf(id: string | undefined, wireName: string, args: string, inde
 function parseArguments(json: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(json || '{}');
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return isJsonObject(value) ? value : {};
   } catch {
     return {};
   }
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function requestParams(model: string, options: OpenAICompatibleOptions, request: EngineRequest, names: ToolNames): ChatCompletionCreateParamsBase {

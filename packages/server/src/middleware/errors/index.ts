@@ -11,7 +11,6 @@
 import { fallbackLogger } from '../../log/index.ts';
 import type { Context, ErrorHandler, MiddlewareHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { fail, retryHints, ServiceError, type ErrorCode } from '../../errors.ts';
 import { keepUnredacted } from '../redact/index.ts';
 import { newRequestId } from '../request-id/index.ts';
@@ -94,16 +93,17 @@ function renderError(c: Context, err: ServiceError): Response {
   const body: Record<string, unknown> = { error: err.code };
   if (err.publicMessage !== undefined) body.message = err.publicMessage;
   if (err.status >= 500) {
-    body.requestId = requestIdOf(c);
+    const requestId = requestIdOf(c);
+    body.requestId = requestId;
     // The caller's own id, echoed: the redactor must leave it equal to the X-Request-Id header.
-    keepUnredacted(c, body.requestId as string);
+    keepUnredacted(c, requestId);
   }
   for (const [name, value] of Object.entries(err.extras)) {
     // The request id is the context's, whatever an extra says; undefined extras are left out.
     if (value !== undefined && name !== 'requestId' && name !== 'error') body[name] = value;
   }
   for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
-  return c.json(body, err.status as ContentfulStatusCode);
+  return c.json(body, err.status);
 }
 
 /**

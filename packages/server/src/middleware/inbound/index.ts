@@ -28,7 +28,7 @@ import { zInboundSlugPath } from '../../contract.ts';
 import { assertInboundSignature } from '../../domain/webhooks/inbound-signature.ts';
 import type { RouteSpec } from '../../routes/route-spec.ts';
 import type { Services } from '../../services.ts';
-import { clientIp, clientKey, enforceRateLimit } from '../rate-limit/index.ts';
+import { clientIp, clientKey, enforceRateLimit, type RateLimitVariables } from '../rate-limit/index.ts';
 import { requireGoodStanding } from '../../domain/standing/index.ts';
 import { checkFields, checkHeaders, checkPart, parseJsonBody, type ValidateVariables } from '../validate/index.ts';
 
@@ -45,7 +45,8 @@ interface VerifiedInbound {
 /** Context variables this front provides; it leaves `valid` too, as `validate` does on the other routes. */
 export type InboundVariables = { inbound?: VerifiedInbound };
 
-type Env = { Variables: InboundVariables & ValidateVariables };
+/** What this front sets: its own variables, `valid`, and the limits' (its per-webhook limit). */
+type Env = { Variables: InboundVariables & ValidateVariables & RateLimitVariables };
 
 /** The per-IP limit for slugs that name no usable webhook (they have no configuration of their own). */
 const UNKNOWN_SLUG_RPM = 60;

@@ -70,6 +70,17 @@ export type RateLimitVariables = { rateLimit?: RateLimitState; pendingHits?: Pen
 /** What the middleware reads besides its own: `requestId` when present (request-id middleware). */
 type Variables = RateLimitVariables & { requestId?: string };
 
+/**
+ * What the limits use of a request's context, whatever else the app keeps there (a route's own
+ * limit is enforced from contexts typed by that route's front).
+ */
+type RateLimitContext = Pick<Context, 'header' | 'res'> & {
+  get(key: 'rateLimit'): RateLimitState | undefined;
+  get(key: 'pendingHits'): PendingHit[] | undefined;
+  set(key: 'rateLimit', value: RateLimitState): void;
+  get(key: 'requestId'): unknown;
+};
+
 /** A hit held back to be made with the later ones of the request (`made` once it was). */
 export interface PendingHit {
   hit: Hit;
@@ -151,7 +162,7 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler<{ Variab
  * Counts this request against one limit and sets the headers; throws the 429 (or the 503 of a
  * failed backend) as a ServiceError. Usable from a route (the inbound webhook's own limit).
  */
-export async function enforceRateLimit(c: Context, options: EnforceOptions): Promise<void> {
+export async function enforceRateLimit(c: RateLimitContext, options: EnforceOptions): Promise<void> {
   if (options.key === undefined) return;
   const { key, limit, windowMs, ...rest } = options;
   await makeHits(c, [{ hit: { key, limit, windowMs: windowMs ?? WINDOW_MS }, options: rest, made: false }], { refuse: true });
@@ -161,13 +172,13 @@ export async function enforceRateLimit(c: Context, options: EnforceOptions): Pro
  * Makes the hits still pending on the context. `refuse`: throws the 429 of a refused binding hit
  * (a failed authentication answers it rather than its own error); otherwise only counts them.
  */
-export async function makePendingHits(c: Context, how: { refuse: boolean }): Promise<void> {
-  const pending = ((c.get('pendingHits') as PendingHit[] | undefined) ?? []).filter((p) => !p.made);
+export async function makePendingHits(c: RateLimitContext, how: { refuse: boolean }): Promise<void> {
+  const pending = (c.get('pendingHits') ?? []).filter((p) => !p.made);
   if (pending.length > 0) await makeHits(c, pending, how);
 }
 
 /** The hits in one step of the limiter, in order; the headers, then the 429 of the first refused binding hit. */
-async function makeHits(c: Context, entries: PendingHit[], how: { refuse: boolean }): Promise<void> {
+async function makeHits(c: RateLimitContext, entries: PendingHit[], how: { refuse: boolean }): Promise<void> {
   const { limiter } = entries[0]!.options;
   let results: (RateLimitResult | undefined)[];
   try {
@@ -200,7 +211,7 @@ async function makeHits(c: Context, entries: PendingHit[], how: { refuse: boolea
     entry.made = true;
     const result = results[i];
     if (result === undefined) return;
-    const current = entry.resetsHeaders ? undefined : (c.get('rateLimit') as RateLimitState | undefined);
+    const current = entry.resetsHeaders ? undefined : c.get('rateLimit');
     c.set('rateLimit', tighter(current, result));
     if (!result.allowed && entry.hit.binding !== false) refusal ??= { entry, result };
   });
@@ -222,8 +233,8 @@ function tighter(current: RateLimitState | undefined, next: RateLimitResult): Ra
   return candidate.limit < current.limit ? candidate : current;
 }
 
-function writeHeaders(c: Context): void {
-  const state = c.get('rateLimit') as RateLimitState | undefined;
+function writeHeaders(c: RateLimitContext): void {
+  const state = c.get('rateLimit');
   if (state === undefined) return;
   c.header('X-RateLimit-Limit', String(state.limit));
   c.header('X-RateLimit-Remaining', String(state.remaining));

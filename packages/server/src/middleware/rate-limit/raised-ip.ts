@@ -17,10 +17,10 @@
  * With Redis the buckets are shared by every instance, as the default one is.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Auth } from '../auth/index.ts';
+import type { AuthVariables } from '../auth/index.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Limiter } from '../../rate-limits/index.ts';
-import { makePendingHits, type PendingHit, type RateLimitState } from './index.ts';
+import { makePendingHits, type PendingHit, type RateLimitVariables } from './index.ts';
 
 interface RaisedIpOptions {
   limiter: Limiter;
@@ -32,18 +32,21 @@ interface RaisedIpOptions {
   observer?: { refused?(): void; backendFailed?(): void };
 }
 
-export function raisedIpCeiling<E extends { Variables: object }>(authenticate: MiddlewareHandler<E>, options: RaisedIpOptions): MiddlewareHandler<E> {
+/** What the wrapper reads and sets: the authentication's result and the limits' variables. */
+type RaisedIpEnv = { Variables: AuthVariables & RateLimitVariables & { requestId?: string } };
+
+export function raisedIpCeiling(authenticate: MiddlewareHandler<{ Variables: AuthVariables }>, options: RaisedIpOptions): MiddlewareHandler<RaisedIpEnv> {
   return async function raisedIpCeiling(c, next) {
     let authenticated = false;
     try {
       await authenticate(c, async () => {
         authenticated = true;
-        judge(c as unknown as Context, options);
+        judge(c, options);
         await next();
       });
     } catch (err) {
       // A failed authentication of a refused address answers the 429, not the credential's error.
-      if (!authenticated) await makePendingHits(c as unknown as Context, { refuse: true });
+      if (!authenticated) await makePendingHits(c, { refuse: true });
       throw err;
     }
   };
@@ -52,15 +55,15 @@ export function raisedIpCeiling<E extends { Variables: object }>(authenticate: M
 const WINDOW_MS = 60_000;
 
 /** Adds the raised bucket to the held-back hits when the workspace's ceiling is above the default. */
-function judge(c: Context, options: RaisedIpOptions): void {
-  const auth = c.get('auth') as Auth | undefined;
+function judge(c: Context<RaisedIpEnv>, options: RaisedIpOptions): void {
+  const auth = c.get('auth');
   const ceiling = auth && 'ipRpmLimit' in auth ? auth.ipRpmLimit : null;
   const key = ceiling !== null && auth && 'workspaceId' in auth ? options.key(c, auth.workspaceId) : undefined;
   if (ceiling === null || key === undefined || ceiling <= options.defaultLimitOf(c)) return;
-  const pending = (c.get('pendingHits') as PendingHit[] | undefined) ?? [];
+  const pending = c.get('pendingHits') ?? [];
   // The default's count no longer binds this caller: its headers give way to the raised ceiling's.
   for (const hit of pending) if (!hit.made) hit.hit = { ...hit.hit, binding: false };
-  if (pending.some((hit) => hit.made)) c.set('rateLimit', undefined as RateLimitState | undefined);
+  if (pending.some((hit) => hit.made)) c.set('rateLimit', undefined);
   const raised: PendingHit = {
     hit: { key, limit: ceiling, windowMs: WINDOW_MS },
     options: { limiter: options.limiter, logger: options.logger, observer: options.observer },

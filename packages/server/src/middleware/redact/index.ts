@@ -18,7 +18,7 @@
  * engine output: the fields the contract marks `x-customer-data` (`customerData` of each response in
  * generated/routes.ts) are left as they are, so "Claude's team" stays "Claude's team".
  */
-import type { Context, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
 import { createRedactor, type Redactor } from '../../redact/index.ts';
 import type { RouteVariables } from '../route/index.ts';
 import { redactedJson, type KeepTree } from './json.ts';
@@ -53,16 +53,22 @@ function toTree(paths: readonly string[]): KeepTree {
       else {
         const next = node[part];
         if (next === true) return;
-        node = (next as Record<string, KeepTree> | undefined) ?? (node[part] = {});
+        node = next ?? (node[part] = {});
       }
     });
   }
   return root;
 }
 
+/** What {@link keepUnredacted} uses of a request's context, whatever else the app keeps there. */
+interface KeepContext {
+  get(key: 'redactKeep'): Set<string> | undefined;
+  set(key: 'redactKeep', value: Set<string>): void;
+}
+
 /** Leaves these exact string values of this response's JSON body as they are. */
-export function keepUnredacted(c: Context, ...values: string[]): void {
-  const keep = (c.get('redactKeep') as Set<string> | undefined) ?? new Set<string>();
+export function keepUnredacted(c: KeepContext, ...values: string[]): void {
+  const keep = c.get('redactKeep') ?? new Set<string>();
   for (const value of values) keep.add(value);
   c.set('redactKeep', keep);
 }

@@ -157,7 +157,7 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let current = input;
   for (const segment of path) {
     if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<PropertyKey, unknown>)[segment];
+    current = Reflect.get(current, segment);
   }
   return current;
 }
