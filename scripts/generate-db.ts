@@ -123,7 +123,7 @@ export async function generateDb(): Promise<string> {
     "/** The row of one table, e.g. `TableRow<'runs'>`. */",
     'export type TableRow<T extends keyof Tables> = Tables[T];',
     '',
-    "/** The composite types the store functions declare (store/functions/*.sql): their arguments, as the JSON keys they read, and what they keep. */",
+    '/** The composite types the store functions declare (store/functions/*.sql): their arguments, as the JSON keys they read, and what they keep. */',
     'export interface Composites {',
     ...[...composites].flatMap(([name, fields]) => [`  ${name}: {`, ...fields, '  };']),
     '}',

@@ -185,11 +185,9 @@ function scriptedEngines(script: Record<string, Scripted[]>): { engines: Engines
 
 describe('agent loop: the orchestrator delegates', () => {
   const orchestrated: LoopRun = {
-    workspaceId: 'ws_1',
+    ...run,
     answeredBy: 'orchestrator',
     request: { alias: 'Symphony', agentSlug: 'orchestrator', messages: [{ role: 'user', content: 'How much do we owe Northwind, and may we pay late?' }] },
-    reservedTokens: 20_000,
-    outputCap: 4_096,
     departments: ['finance', 'legal', 'customer-care'],
   };
   const ledger = {
