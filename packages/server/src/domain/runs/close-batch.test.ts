@@ -10,7 +10,7 @@ import { countingDb, testBackends, type TestStore } from '@service/testing/store
 import { createTestApp, type TestApp } from '@service/testing/app';
 import type { OpenDb } from '../../store/db.ts';
 import { createCloseBatcher } from './close-batch.ts';
-import type { FinishRunArgs } from './queries.ts';
+import type { FinishRunArgs } from './queries/close.ts';
 
 describe.each(testBackends())('closes batched on $name', ({ open }) => {
   let store: TestStore;

@@ -21,7 +21,7 @@
  */
 import type { Db } from '../../store/db.ts';
 import { groupCommitEach, MAX_GROUP_STATEMENTS } from '../../store/group-commit.ts';
-import { type FinishedRun, type FinishRunArgs, finishRun, finishRuns } from './queries.ts';
+import { type FinishedRun, type FinishRunArgs, finishRun, finishRuns } from './queries/close.ts';
 
 /**
  * At most this many closes in one statement; the rest wait for the next one. A quiet workspace's close goes at once,

@@ -26,7 +26,7 @@ import { preparedRunCompleted, preparedRunFailed } from './events.ts';
 import { hasRunEndedHooks, runEnded } from './run-hooks.ts';
 import type { PendingRun } from './start.ts';
 import { draftRows, stepRows, type StepDraft } from './steps.ts';
-import { type FinishedRun, type FinishRunArgs, finishRun } from './queries.ts';
+import { type FinishedRun, type FinishRunArgs, finishRun } from './queries/close.ts';
 import { toRun, type Run } from './store.ts';
 import type { ExecutionEvent } from '../run-events/log.ts';
 

@@ -12,7 +12,7 @@ import type { WorkspaceAgents } from '../agents/availability.ts';
 import type { Redactor } from '../../redact/index.ts';
 import type { Db } from '../../store/db.ts';
 import type { BudgetSettings } from '../spending/budget.ts';
-import { renewLeases } from './queries.ts';
+import { renewLeases } from './queries/run-row.ts';
 import type { RunEventHub } from '../run-events/hub.ts';
 
 interface Heartbeat {

@@ -5,7 +5,7 @@
  */
 import { zMessage } from '../../contract.ts';
 import type { Db } from '../../store/db.ts';
-import { recentTurns } from './queries.ts';
+import { recentTurns } from './queries/conversation.ts';
 import type { EngineMessage } from '../../engine/index.ts';
 
 /** Bounded history: the most recent turns only, so a long thread cannot grow a request without end. */

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { fail } from '../../errors.ts';
 import type { Db, Tx } from '../../store/db.ts';
-import { deleteClaim, insertClaim, readClaim } from './queries.ts';
+import { deleteClaim, insertClaim, readClaim } from './queries/idempotency.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 

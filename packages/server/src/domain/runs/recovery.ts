@@ -22,7 +22,7 @@ import { runFailedEvent } from './events.ts';
 import { runEnded, runInterrupted } from './run-hooks.ts';
 import { dropUnclaimedCheckpoints, lockLatestCheckpoint, reopenCheckpoint } from './checkpoints.ts';
 import { recordUnmadeCalls } from './steps.ts';
-import { endRunRow, expiredLeases, lockExpiredRun, resetForHandOver, type RunRecord } from './queries.ts';
+import { endRunRow, expiredLeases, lockExpiredRun, resetForHandOver, type RunRecord } from './queries/run-row.ts';
 import { lockRunRecord, readRunRecord, toRun, type Run } from './store.ts';
 
 /** Lease of a run being executed, renewed every quarter of it (RUN_LEASE_MS). */

@@ -38,7 +38,8 @@ import { resumeRun } from './resume-run.ts';
 import { endRun, RUN_LEASE_MS } from './recovery.ts';
 import { runEnded } from './run-hooks.ts';
 import { startRun, type PendingRun, type RunInput, type StartResult } from './start.ts';
-import { failRefusedRun, readRunLog } from './queries.ts';
+import { failRefusedRun } from './queries/run-row.ts';
+import { readRunLog } from './queries/run-log.ts';
 import { listRunRows, readRunDetail, readRunRecord, toRun, type Run, type RunDetail, type RunFilters, type RunList } from './store.ts';
 
 export { DEFAULT_OUTPUT_TOKENS, type PendingRun, type RunInput, type StartResult } from './start.ts';

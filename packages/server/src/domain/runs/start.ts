@@ -23,7 +23,7 @@ import { claimKey, claimLost, findClaim, IDEMPOTENCY_TTL_MS, type IdempotencyCla
 import type { RunContext } from './context.ts';
 import { runEnded } from './run-hooks.ts';
 import { writeSteps, type StepDraft } from './steps.ts';
-import { failWaitingRunAtOnce, insertFailedRun } from './queries.ts';
+import { failWaitingRunAtOnce, insertFailedRun } from './queries/run-row.ts';
 import { readRunRecord, toRun, type Run, type RunSource } from './store.ts';
 import { requestPreview } from './request-preview.ts';
 

@@ -8,7 +8,7 @@ import type { Redactor } from '../../redact/index.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { enqueuePrepared, type PreparedEvent } from '../events/index.ts';
 import { preparedDraftCreated } from './events.ts';
-import { insertDraft, insertSteps, insertToolCall } from './queries.ts';
+import { insertDraft, insertSteps, insertToolCall } from './queries/steps.ts';
 import type { Step, ToolCall } from './store.ts';
 
 /** How long an approval request waits for a decision. */

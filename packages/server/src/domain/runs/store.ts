@@ -7,9 +7,11 @@ import type { Db, Tx } from '../../store/db.ts';
 import { zRun, zRunStatus, zStep, zToolCall, type Schema } from '../../contract.ts';
 import { toAlias } from '../../vocabulary/alias.ts';
 import { readWaitingFor } from './checkpoints.ts';
-import { countRunsInRange, lockRun, pageRunsInRange, pageRunsOfClass, readRun, readSteps, readToolCalls, type RunRecord, type RunView } from './queries.ts';
+import { countRunsInRange, pageRunsInRange, pageRunsOfClass } from './queries/list.ts';
+import { lockRun, readRun, type RunRecord, type RunView } from './queries/run-row.ts';
+import { readSteps, readToolCalls } from './queries/steps.ts';
 
-export type { RunRecord, RunView } from './queries.ts';
+export type { RunRecord, RunView } from './queries/run-row.ts';
 
 type RunStatus = Schema<'RunStatus'>;
 export type Run = Schema<'Run'>;

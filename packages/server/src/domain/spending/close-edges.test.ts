@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
-import { type FinishRunArgs, finishRuns } from '../runs/queries.ts';
+import { type FinishRunArgs, finishRuns } from '../runs/queries/close.ts';
 
 describe.each(testBackends())('closing a run on $name', ({ open }) => {
   let store: TestStore;

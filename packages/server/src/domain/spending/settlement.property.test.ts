@@ -17,7 +17,7 @@ import { testBackends, type TestStore } from '@service/testing/store';
 import { fixedClock } from '../../clock.ts';
 import { ServiceError } from '../../errors.ts';
 import { newId } from '../../random.ts';
-import { finishRun, finishRuns, type FinishRunArgs } from '../runs/queries.ts';
+import { finishRun, finishRuns, type FinishRunArgs } from '../runs/queries/close.ts';
 import { endRun } from '../runs/recovery.ts';
 import { DEFAULT_STU_RATES, killSwitchWindows, periodOf, TRIP_MARGIN, type KillSwitchLimits, type SpendingScope } from '../usage/index.ts';
 import { createWorkspace } from '../workspaces/index.ts';
