@@ -42,6 +42,10 @@ export interface McpTestServer {
   calls: RecordedCall[];
   /** Every request's headers, in order. */
   requests: IncomingHttpHeaders[];
+  /** Connections (TLS) opened to the server so far. */
+  connections: number;
+  /** Closes the connections it holds open (as a server closes idle kept-alive ones), and goes on listening. */
+  dropConnections(): void;
   mode: McpServerMode;
   close(): Promise<void>;
 }
@@ -161,7 +165,11 @@ async function startMcpTestServer(name: string, tools: ToolSpec[], options: McpT
     ca: certificate.cert,
     calls: [],
     requests: [],
+    connections: 0,
     mode: options.mode ?? 'ok',
+    dropConnections: () => {
+      for (const socket of sockets) socket.destroy();
+    },
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => https.close(() => resolve()));
@@ -223,6 +231,7 @@ async function startMcpTestServer(name: string, tools: ToolSpec[], options: McpT
     });
   });
   https.on('connection', (socket) => {
+    state.connections += 1;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });

@@ -3,8 +3,14 @@
  * destinations (domain/webhooks/ssrf-guard.ts) again, connects to the address the guard checked (a DNS rebind
  * between the check and the connect cannot reach a refused address), follows no redirect, and reads at most
  * {@link MAX_RESPONSE_BYTES} of an answer.
+ *
+ * Connections are kept alive between requests, in one pool per address the guard checked (and port and server
+ * name): a session's requests (`initialize`, its call, its close) and the next sessions reuse one TLS connection
+ * instead of opening one each, and a connection only ever carries requests pinned to the address it was opened to.
+ * An idle connection is closed after {@link IDLE_MS}; a request whose reused connection the server had closed
+ * meanwhile (the reset of a kept-alive connection, before the request was read) is sent once more on a new one.
  */
-import { request as httpsRequest } from 'node:https';
+import { Agent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { Readable, Transform } from 'node:stream';
 import type { SecureContextOptions } from 'node:tls';
@@ -12,6 +18,13 @@ import { resolveDestination, type DestinationPolicy } from '../webhooks/ssrf-gua
 
 /** What one answer of a server may weigh (a tools list with large schemas fits; a flood does not). */
 export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/** How long an idle connection is kept: under the 5 s after which Node's servers close one by default. */
+export const IDLE_MS = 4_000;
+/** Pools kept at once (addresses); past it the oldest is closed. */
+const MAX_POOLS = 64;
+/** Connections at once to one address. */
+const MAX_SOCKETS = 8;
 
 /** The transport's fetch: `(url, init) => Response`. */
 export type PinnedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -22,6 +35,23 @@ export class ResponseTooLarge extends Error {
 }
 
 export function createPinnedFetch(options: { policy: DestinationPolicy; ca?: SecureContextOptions['ca'] }): PinnedFetch {
+  const pools = new Map<string, Agent>();
+  /** The pool of connections to the checked address `address` (port, server name). */
+  function poolOf(address: string, port: number, servername: string | undefined): Agent {
+    const key = `${address}|${port}|${servername ?? ''}`;
+    let pool = pools.get(key);
+    if (!pool) {
+      if (pools.size >= MAX_POOLS) {
+        const [oldest, agent] = pools.entries().next().value!;
+        agent.destroy();
+        pools.delete(oldest);
+      }
+      pool = new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, timeout: IDLE_MS, ...(options.ca !== undefined ? { ca: options.ca } : {}) });
+      pools.set(key, pool);
+    }
+    return pool;
+  }
+
   return async (input, init = {}) => {
     const pinned = await resolveDestination(String(input), options.policy);
     const { url } = pinned;
@@ -33,42 +63,50 @@ export function createPinnedFetch(options: { policy: DestinationPolicy; ca?: Sec
     // The MCP transport sends its messages as JSON text.
     const body = typeof init.body === 'string' ? init.body : undefined;
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-    return new Promise<Response>((resolve, reject) => {
-      const req = httpsRequest(
-        {
-          hostname: host,
-          port: url.port === '' ? 443 : Number(url.port),
-          path: `${url.pathname}${url.search}`,
-          method: init.method ?? 'GET',
-          headers,
-          // The socket connects to the address the guard checked, whatever DNS says now.
-          lookup: pinned.lookup as never,
-          servername: isIP(host) === 0 ? host : undefined,
-          agent: false,
-          ...(options.ca !== undefined ? { ca: options.ca } : {}),
-          ...(init.signal ? { signal: init.signal } : {}),
-        },
-        (res) => {
-          const responseHeaders = new Headers();
-          for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
-          const status = res.statusCode ?? 502;
-          const empty = status === 204 || status === 304 || (status >= 100 && status < 200) || init.method === 'HEAD';
-          let seen = 0;
-          const bounded = new Transform({
-            transform(chunk: Buffer, _encoding, callback) {
-              seen += chunk.length;
-              if (seen > MAX_RESPONSE_BYTES) callback(new ResponseTooLarge('The answer is too large.'));
-              else callback(null, chunk);
-            },
-          });
-          res.on('error', (error) => bounded.destroy(error));
-          if (empty) res.resume();
-          const stream = empty ? null : (Readable.toWeb(res.pipe(bounded)) as ReadableStream<Uint8Array>);
-          resolve(new Response(stream, { status: status < 200 || status > 599 ? 502 : status, headers: responseHeaders }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+    const port = url.port === '' ? 443 : Number(url.port);
+    const servername = isIP(host) === 0 ? host : undefined;
+    const send = (retry: boolean) =>
+      new Promise<Response>((resolve, reject) => {
+        const req = httpsRequest(
+          {
+            hostname: host,
+            port,
+            path: `${url.pathname}${url.search}`,
+            method: init.method ?? 'GET',
+            headers,
+            // The socket connects to the address the guard checked, whatever DNS says now.
+            lookup: pinned.lookup as never,
+            servername,
+            agent: poolOf(pinned.address, port, servername),
+            ...(options.ca !== undefined ? { ca: options.ca } : {}),
+            ...(init.signal ? { signal: init.signal } : {}),
+          },
+          (res) => {
+            const responseHeaders = new Headers();
+            for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+            const status = res.statusCode ?? 502;
+            const empty = status === 204 || status === 304 || (status >= 100 && status < 200) || init.method === 'HEAD';
+            let seen = 0;
+            const bounded = new Transform({
+              transform(chunk: Buffer, _encoding, callback) {
+                seen += chunk.length;
+                if (seen > MAX_RESPONSE_BYTES) callback(new ResponseTooLarge('The answer is too large.'));
+                else callback(null, chunk);
+              },
+            });
+            res.on('error', (error) => bounded.destroy(error));
+            if (empty) res.resume();
+            const stream = empty ? null : (Readable.toWeb(res.pipe(bounded)) as ReadableStream<Uint8Array>);
+            resolve(new Response(stream, { status: status < 200 || status > 599 ? 502 : status, headers: responseHeaders }));
+          },
+        );
+        req.on('error', (error: NodeJS.ErrnoException) => {
+          // A kept-alive connection the server closed as this request went out: nothing was read, send it again.
+          if (retry && req.reusedSocket && error.code === 'ECONNRESET' && !init.signal?.aborted) resolve(send(false));
+          else reject(error);
+        });
+        req.end(body);
+      });
+    return send(true);
   };
 }
