@@ -21,10 +21,8 @@ export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /** How long an idle connection is kept: under the 5 s after which Node's servers close one by default. */
 export const IDLE_MS = 4_000;
-/** Pools kept at once (addresses); past it the oldest is closed. */
+/** Pools kept at once (addresses); past it the oldest is forgotten (its connections end when idle). */
 const MAX_POOLS = 64;
-/** Connections at once to one address. */
-const MAX_SOCKETS = 8;
 
 /** The transport's fetch: `(url, init) => Response`. */
 export type PinnedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -41,12 +39,11 @@ export function createPinnedFetch(options: { policy: DestinationPolicy; ca?: Sec
     const key = `${address}|${port}|${servername ?? ''}`;
     let pool = pools.get(key);
     if (!pool) {
-      if (pools.size >= MAX_POOLS) {
-        const [oldest, agent] = pools.entries().next().value!;
-        agent.destroy();
-        pools.delete(oldest);
-      }
-      pool = new Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, timeout: IDLE_MS, ...(options.ca !== undefined ? { ca: options.ca } : {}) });
+      // Forgotten, not destroyed: requests under way on its connections finish, and its idle ones time out.
+      if (pools.size >= MAX_POOLS) pools.delete(pools.keys().next().value!);
+      // No cap on connections: a pool only reuses idle ones, so one workspace's calls never queue another's behind
+      // them (each workspace's sessions are bounded by its connection slots, connection-slots.ts).
+      pool = new Agent({ keepAlive: true, timeout: IDLE_MS, ...(options.ca !== undefined ? { ca: options.ca } : {}) });
       pools.set(key, pool);
     }
     return pool;
