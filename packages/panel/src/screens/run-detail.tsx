@@ -214,8 +214,8 @@ function Requested({ live }: { live: LiveRun }) {
     <>
       {live.approvals.length > 0 ? (
         <>
-          <h2>Approvals requested</h2>
-          <ul class="steps">
+          <h2 id="approvals-requested">Approvals requested</h2>
+          <ul class="steps" aria-labelledby="approvals-requested">
             {live.approvals.map((a) => (
               <li key={a.sequence}>
                 <code>{a.action}</code> {a.summary} <ApprovalState approval={a} waiting={live.waiting} />
