@@ -24,7 +24,11 @@ export interface FollowOptions {
 /** Waits before resuming: 1 s, doubling up to 15 s, back to 1 s once an event arrives. */
 const FIRST_WAIT_MS = 1000;
 const LONGEST_WAIT_MS = 15_000;
-/** Drops in a row without a single new event before giving up (about two minutes of waiting). */
+/**
+ * Drops in a row without reaching the server before giving up (about two minutes of waiting). A stream the server
+ * opened counts as reaching it, events or not: a run that waits for an approval sends nothing until the decision,
+ * which may take days, and a proxy may cut a quiet stream at its own limit; the page follows it all the same.
+ */
 const MOST_DROPS = 10;
 
 export function isTerminal(event: RunEvent): event is TerminalRunEvent {
@@ -34,7 +38,8 @@ export function isTerminal(event: RunEvent): event is TerminalRunEvent {
 /**
  * Follows the run until its terminal event, which it resolves with. A drop (network error, a stream that ends
  * before the terminal event, 429 or 5xx) is resumed after the last `sequence` received, so no fragment is shown
- * twice; any other refusal (404, 401, …) is thrown as an ApiError.
+ * twice; any other refusal (404, 401, …) is thrown as an ApiError, and so is a server not reached MOST_DROPS times
+ * in a row.
  */
 export async function followRunEvents(runId: string, options: FollowOptions): Promise<TerminalRunEvent | undefined> {
   let last = options.after ?? 0;
@@ -59,6 +64,7 @@ export async function followRunEvents(runId: string, options: FollowOptions): Pr
         retryAfterMs = refusal.retryAfterSec ? refusal.retryAfterSec * 1000 : undefined;
       } else {
         options.onConnection('live');
+        drops = 0;
         for await (const message of readSse(body)) {
           const event = JSON.parse(message.data) as RunEvent;
           // A resumed stream starts after `last`; an event at or before it would repeat text already shown.

@@ -876,7 +876,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     expect((await fetch(`${h.url}/panel`)).status).toBe(200);
   });
 
-  it('a member sees no admin controls, and a forged admin write from their session is refused', async () => {
+  it('a member sees no admin controls (nor the decision of a run waiting for an approval), and a forged admin write from their session is refused', async () => {
     const { context, page: memberPage } = await h.newPage({ width: 390, height: 844 });
     const login = memberPage.waitForResponse((r) => r.url().endsWith('/auth/login'));
     await signIn(memberPage, member!);
@@ -893,6 +893,20 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     // A deep link to an admin screen: the session is restored, the screen is not offered to a member.
     await memberPage.goto('/panel/keys');
     await memberPage.getByRole('heading', { name: 'Not available', level: 1 }).waitFor();
+    // A run waiting for an approval: the member sees it wait, and who decides it, but no decision of their own.
+    const asked = await fetch(`${h.url}/v1/inference`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ agentSlug: 'sales', alias: 'Sonata', messages: [{ role: 'user', content: 'Please send the renewal email to Dana.' }] }),
+    });
+    expect(asked.status).toBe(200);
+    const { runId } = (await asked.json()) as { runId: string };
+    await memberPage.goto(`/panel/runs/${runId}`);
+    const waiting = memberPage.getByRole('region', { name: 'Waiting for an approval' });
+    await waiting.waitFor();
+    await expect.poll(() => waiting.textContent(), SLOW).toContain('An owner or admin of the workspace decides it');
+    expect(await waiting.getByRole('button').count()).toBe(0);
+    await expect.poll(() => memberPage.getByRole('status').textContent(), SLOW).toBe('Waiting for an approval: email.send.');
     // The member's own session cookie and CSRF token, used for an admin write the panel never offers them.
     const forged = await memberPage.evaluate(async (token) => {
       const res = await fetch('/api-keys', {

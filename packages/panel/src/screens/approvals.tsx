@@ -4,27 +4,28 @@
  * the deciding user.
  */
 import { useState } from 'preact/hooks';
-import { api, csrfHeader, ok } from '../api.ts';
+import { api, ok } from '../api.ts';
+import { canDecide, type Decision, DecisionButtons, decideApproval } from '../approval-decision.tsx';
 import { navigate } from '../router.ts';
-import { isAdmin, useSession } from '../session.ts';
-import { Badge, ConfirmButton, ErrorNote, Field, useLoad, when } from '../ui.tsx';
+import { useSession } from '../session.ts';
+import { Badge, ErrorNote, Field, useLoad, when } from '../ui.tsx';
 
 type Status = 'pending' | 'approved' | 'rejected' | 'expired' | 'all';
 const STATUSES: Status[] = ['pending', 'approved', 'rejected', 'expired', 'all'];
 
 export function ApprovalsScreen() {
   const { session } = useSession();
-  const admin = isAdmin(session);
+  const admin = canDecide(session);
   const [status, setStatus] = useState<Status>('pending');
   const list = useLoad(() => ok(api.GET('/approvals', { params: { query: { status, limit: 50 } } })), [status]);
   const [error, setError] = useState<unknown>(undefined);
   const [note, setNote] = useState('');
 
-  async function decide(id: string, action: string, decision: 'approved' | 'rejected') {
+  async function decide(id: string, action: string, decision: Decision) {
     setError(undefined);
     setNote('');
     try {
-      await ok(api.POST('/approvals/{approval_id}/decision', { params: { path: { approval_id: id }, header: csrfHeader() }, body: { decision } }));
+      await decideApproval(id, decision);
       setNote(`${action} ${decision}.`);
       list.reload();
     } catch (err) {
@@ -91,23 +92,7 @@ export function ApprovalsScreen() {
                 </td>
                 {admin ? (
                   <td class="actions">
-                    {a.status === 'pending' ? (
-                      <>
-                        <ConfirmButton
-                          label={`Approve ${a.action}`}
-                          confirmLabel="Approve now"
-                          question={`Approve ${a.action}? The agent goes ahead.`}
-                          onConfirm={() => decide(a.id, a.action, 'approved')}
-                        />
-                        <ConfirmButton
-                          danger
-                          label={`Reject ${a.action}`}
-                          confirmLabel="Reject now"
-                          question={`Reject ${a.action}?`}
-                          onConfirm={() => decide(a.id, a.action, 'rejected')}
-                        />
-                      </>
-                    ) : null}
+                    {a.status === 'pending' ? <DecisionButtons action={a.action} onDecide={(decision) => decide(a.id, a.action, decision)} /> : null}
                   </td>
                 ) : null}
               </tr>

@@ -3,13 +3,18 @@
  * confirmed: `cancelRun` with the session and its CSRF token). An `in_progress` run is followed live through its
  * event log (`getRunEvents`, see ../run-events.ts) rather than read again and again: the answer grows fragment by
  * fragment, the routed agent, tool calls, approvals requested and drafts appear as they happen, and after the
- * terminal event the run is read once more for its final state.
+ * terminal event the run is read once more for its final state. A run that waits for an approval (`waitingFor`)
+ * stays followed while it waits, says so, and offers an owner or admin Approve / Reject right there (the Approvals
+ * screen's decision, ../approval-decision.tsx); the decision, the run resuming and the rest of its answer then
+ * arrive as events.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
-import { applyConnection, applyRunEvent, type LiveRun, NOT_YET_LIVE, statusAfter, stopped } from '../live-run.ts';
+import { canDecide, DecisionButtons, decideApproval } from '../approval-decision.tsx';
+import { applyConnection, applyRunEvent, type LiveApproval, type LiveRun, startLive, statusAfter, stopped, type Waiting } from '../live-run.ts';
 import { navigate } from '../router.ts';
 import { followRunEvents } from '../run-events.ts';
+import { useSession } from '../session.ts';
 import { Badge, ConfirmButton, ErrorNote, when } from '../ui.tsx';
 import { StatusBadge } from './runs.tsx';
 
@@ -33,7 +38,9 @@ export function RunDetailScreen({ runId }: { runId: string }) {
         setDetail(first);
         setError(undefined);
         if (first.run.status !== 'in_progress') return;
-        setLive(NOT_YET_LIVE);
+        // A waiting run is followed too: its log replays up to `approval.requested`, then stays open (kept alive by
+        // the server, resumed after a drop) until the decision's events and the rest of the run arrive.
+        setLive(startLive(first.run.waitingFor));
         const end = await followRunEvents(runId, {
           signal,
           onEvent: (event) => setLive((current) => current && applyRunEvent(current, event)),
@@ -59,6 +66,7 @@ export function RunDetailScreen({ runId }: { runId: string }) {
   const routedTo = run?.routedTo ?? (live?.routedTo && live.routedTo !== run?.agentSlug ? live.routedTo : null);
   const usage = following && live.usage ? live.usage : run?.usage;
   const flowing = following && !live.end && live.connection !== 'stopped';
+  const waiting = following && !live.end ? live.waiting : undefined;
   return (
     <section aria-labelledby="run-title">
       <p>
@@ -140,6 +148,15 @@ export function RunDetailScreen({ runId }: { runId: string }) {
               />
             </p>
           ) : null}
+          {waiting ? (
+            <WaitingApproval
+              waiting={waiting}
+              onDecided={() => {
+                // The live view shows the decision as it arrives; one that stopped is started again to see it.
+                if (live?.connection === 'stopped') setAttempt((n) => n + 1);
+              }}
+            />
+          ) : null}
           <h2>Content (redacted)</h2>
           {/* Text only: whatever the answer holds is shown as characters, never as markup. */}
           <pre class="content" aria-busy={flowing}>
@@ -197,11 +214,11 @@ function Requested({ live }: { live: LiveRun }) {
     <>
       {live.approvals.length > 0 ? (
         <>
-          <h2>Approvals requested</h2>
-          <ul class="steps">
+          <h2 id="approvals-requested">Approvals requested</h2>
+          <ul class="steps" aria-labelledby="approvals-requested">
             {live.approvals.map((a) => (
               <li key={a.sequence}>
-                <code>{a.action}</code> {a.summary}
+                <code>{a.action}</code> {a.summary} <ApprovalState approval={a} waiting={live.waiting} />
               </li>
             ))}
           </ul>
@@ -221,4 +238,45 @@ function Requested({ live }: { live: LiveRun }) {
       ) : null}
     </>
   );
+}
+
+/** The approval the run waits for: what it is, until when, and for an owner or admin, the decision right here. */
+function WaitingApproval({ waiting, onDecided }: { waiting: Waiting; onDecided(): void }) {
+  const { session } = useSession();
+  const [error, setError] = useState<unknown>(undefined);
+  return (
+    <section class="waiting" aria-labelledby="waiting-title">
+      <h2 id="waiting-title">Waiting for an approval</h2>
+      <p>
+        <code>{waiting.action}</code> {waiting.summary}
+        {waiting.expiresAt ? <span class="muted"> Expires {when(waiting.expiresAt)}; unanswered, it counts as rejected.</span> : null}
+      </p>
+      <ErrorNote error={error} />
+      {canDecide(session) ? (
+        <p class="actions">
+          <DecisionButtons
+            action={waiting.action}
+            onDecide={async (decision) => {
+              setError(undefined);
+              try {
+                await decideApproval(waiting.approvalId, decision);
+                onDecided();
+              } catch (err) {
+                setError(err);
+              }
+            }}
+          />
+        </p>
+      ) : (
+        <p class="muted">An owner or admin of the workspace decides it, here or under Approvals.</p>
+      )}
+    </section>
+  );
+}
+
+/** How an approval requested stands: decided (and how), waited for, or, without an id, created when the run ends. */
+function ApprovalState({ approval, waiting }: { approval: LiveApproval; waiting: Waiting | undefined }) {
+  if (approval.decision) return <Badge tone={approval.decision === 'approved' ? 'green' : 'grey'}>{approval.decision}</Badge>;
+  if (approval.approvalId !== undefined && approval.approvalId === waiting?.approvalId) return <Badge tone="amber">waiting</Badge>;
+  return null;
 }
