@@ -1,9 +1,9 @@
 /**
  * @module The MCP client of connected integrations, through the official SDK (`Client` over
  * `StreamableHTTPClientTransport`): each use opens a session (`initialize`), does its one thing (`tools/list` or
- * `tools/call`) and closes it. Every request goes through the SSRF guard with the address pinned (pinned-fetch.ts),
- * the connect and every call have a time limit, and a workspace has at most its share of connections open at once
- * (connection-slots.ts). Whatever the server does (fails, hangs, answers something that is not MCP, refuses the
+ * `tools/call`) and closes it. Every request goes through the SSRF guard with the address pinned (pinned-fetch.ts,
+ * over connections kept alive per checked address), the connect and every call have a time limit, and a workspace has
+ * at most its share of connections open at once (connection-slots.ts). Whatever the server does (fails, hangs, answers something that is not MCP, refuses the
  * credentials) is an {@link McpFailure} whose message is general: never the server's own words, its host or a stack.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
