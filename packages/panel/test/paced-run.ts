@@ -105,3 +105,14 @@ export async function eventsSoFar(h: Pick<Harness, 'url' | 'apiKey'>, runId: str
     controller.abort();
   }
 }
+
+/** A sync invocation of `agentSlug` (alias Sonata, the local engine) over the API, answered `200`; its run's id. */
+export async function invokeAgent(h: Pick<Harness, 'url' | 'apiKey'>, agentSlug: string, content: string): Promise<string> {
+  const res = await fetch(`${h.url}/v1/inference`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agentSlug, alias: 'Sonata', messages: [{ role: 'user', content }] }),
+  });
+  if (res.status !== 200) throw new Error(`the invocation answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { runId: string }).runId;
+}

@@ -24,7 +24,7 @@ import {
   submitSignIn,
   type User,
 } from './harness.ts';
-import { countRunRequests, eventsSoFar, startPacedRun } from './paced-run.ts';
+import { countRunRequests, eventsSoFar, invokeAgent, startPacedRun } from './paced-run.ts';
 import { completeTwoStep } from '@service/testing/two-step';
 
 // In CI the browser suite must run (.ci/run installs chromium); elsewhere it is skipped, saying why.
@@ -465,16 +465,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
   });
 
   it('approves a pending approval; the decision names the deciding user', async () => {
-    const asked = await fetch(`${h.url}/v1/inference`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        agentSlug: 'sales',
-        alias: 'Sonata',
-        messages: [{ role: 'user', content: 'Please send the follow-up email to Dana about the renewal.' }],
-      }),
-    });
-    expect(asked.status).toBe(200);
+    await invokeAgent(h, 'sales', 'Please send the follow-up email to Dana about the renewal.');
     await open('Approvals');
     const row = page.getByRole('row').filter({ hasText: 'email.send' });
     await row.waitFor();
@@ -489,13 +480,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
   });
 
   it('reads the draft a run wrote: listed under Drafts, opened to its subject and text, linked to its run', async () => {
-    const asked = await fetch(`${h.url}/v1/inference`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ agentSlug: 'marketing', alias: 'Sonata', messages: [{ role: 'user', content: 'Write a proposal for the spring campaign.' }] }),
-    });
-    expect(asked.status).toBe(200);
-    const { runId } = (await asked.json()) as { runId: string };
+    const runId = await invokeAgent(h, 'marketing', 'Write a proposal for the spring campaign.');
     await open('Drafts');
     await page.getByLabel('Agent').selectOption('marketing');
     const row = page.getByRole('table', { name: 'Drafts, newest first' }).getByRole('row').filter({ hasText: runId });
@@ -894,13 +879,7 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     await memberPage.goto('/panel/keys');
     await memberPage.getByRole('heading', { name: 'Not available', level: 1 }).waitFor();
     // A run waiting for an approval: the member sees it wait, and who decides it, but no decision of their own.
-    const asked = await fetch(`${h.url}/v1/inference`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ agentSlug: 'sales', alias: 'Sonata', messages: [{ role: 'user', content: 'Please send the renewal email to Dana.' }] }),
-    });
-    expect(asked.status).toBe(200);
-    const { runId } = (await asked.json()) as { runId: string };
+    const runId = await invokeAgent(h, 'sales', 'Please send the renewal email to Dana.');
     await memberPage.goto(`/panel/runs/${runId}`);
     const waiting = memberPage.getByRole('region', { name: 'Waiting for an approval' });
     await waiting.waitFor();

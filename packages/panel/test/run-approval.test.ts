@@ -8,7 +8,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, chromiumAvailable, type Harness, shot, signIn, startHarness } from './harness.ts';
-import { countRunRequests } from './paced-run.ts';
+import { countRunRequests, invokeAgent } from './paced-run.ts';
 
 if (!chromiumAvailable && process.env.CI) throw new Error('/usr/bin/chromium is missing: the panel suite cannot run (apt-get install chromium).');
 
@@ -30,17 +30,7 @@ describe.skipIf(!chromiumAvailable)('an approval decided on the run page', { tim
   });
 
   it('a run waiting for an approval says so live; the admin approves it there and sees the run go on to completion', async () => {
-    const asked = await fetch(`${h.url}/v1/inference`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${h.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        agentSlug: 'sales',
-        alias: 'Sonata',
-        messages: [{ role: 'user', content: 'Please send the follow-up email to Dana about the renewal.' }],
-      }),
-    });
-    expect(asked.status).toBe(200);
-    const { runId } = (await asked.json()) as { runId: string };
+    const runId = await invokeAgent(h, 'sales', 'Please send the follow-up email to Dana about the renewal.');
     const read = await fetch(`${h.url}/runs/${runId}`, { headers: { authorization: `Bearer ${h.apiKey}` } });
     expect(read.status).toBe(200);
     const waitingRun = (await read.json()) as { run: { status: string; waitingFor?: { action: string } } };
