@@ -16,9 +16,8 @@
  */
 import { startCrmServer } from '../../packages/testing/src/mcp-servers.ts';
 import { scripted, startFakeChatServer } from '../../packages/testing/src/fake-chat-server.ts';
-import { createTestApp } from '../../packages/testing/src/app.ts';
+import { createAgentTestApp } from '../../packages/testing/src/agent-app.ts';
 import { testBackends } from '../../packages/testing/src/store.ts';
-import { createEngines } from '../../packages/server/src/engine/index.ts';
 import { helpFromModuleComment } from './help.ts';
 
 helpFromModuleComment(import.meta.url);
@@ -34,22 +33,8 @@ if (!backend) throw new Error('BENCH_STORE=postgres needs DATABASE_URL');
 const store = await backend.open();
 const fake = await startFakeChatServer();
 const crm = await startCrmServer();
-const engines = createEngines({
-  aliases: { Prelude: 'local', Sonata: 'local', Symphony: 'openai-compatible', Concerto: 'local' },
-  openaiCompatible: { baseURL: fake.baseURL, apiKey: 'sk-bench', models: { Symphony: 'loopback-model' } },
-});
-const t = await createTestApp({
-  db: store.db,
-  deps: { engines, webhooks: { allowList: ['127.0.0.1'] }, integrations: { ca: [crm.ca], toolsTtlMs: 3_600_000 } },
-});
+const { t } = await createAgentTestApp({ db: store.db, model: fake, mcp: crm, integration: 'crm' });
 await store.db.query(`UPDATE workspaces SET rpm_limit = 1000000 WHERE id = $1`, [t.workspaceId]);
-const admin = await t.login();
-const connected = await t.app.request('/integrations', {
-  method: 'POST',
-  headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-  body: JSON.stringify({ integration: 'crm', url: crm.url }),
-});
-if (connected.status !== 201) throw new Error(`connecting the CRM server answered ${connected.status}: ${await connected.text()}`);
 const key = await t.keyWith('orchestrator:invoke');
 
 // The model: a tool call until the conversation holds `steps` tool results, then the answer.

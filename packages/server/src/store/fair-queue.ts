@@ -55,7 +55,7 @@ export class FairQueue<T> {
    * The next item: the oldest of the party whose turn it is (the first in turn not in `skip`); that party then goes
    * last. Undefined when every party with items is skipped.
    */
-  shift(skip?: ReadonlySet<string>): T | undefined {
+  shift(skip?: { readonly size: number; has(key: string): boolean }): T | undefined {
     const at = skip === undefined || skip.size === 0 ? 0 : this.#turns.findIndex((key) => !skip.has(key));
     if (at < 0 || at >= this.#turns.length) return undefined;
     const [key] = this.#turns.splice(at, 1) as [string];

@@ -57,18 +57,16 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: Gr
   const maxStatements = options.maxStatements ?? 1;
   type Writer = { party: string; item: T; resolve: (result: R) => void; reject: (error: unknown) => void };
   const waiting = new FairQueue<Writer>();
-  /** The parties of the statements in flight, each with how many of those statements carry it. */
+  /** The parties of the statements in flight (their writes wait), each with how many of those statements carry it. */
   const inFlight = new Map<string, number>();
   let statements = 0;
-  /** Parties whose writes cannot go now: those in flight (a set view of `inFlight`). */
-  const busy = new Set<string>();
   let scheduled = false;
 
   function next(): void {
     while (statements < maxStatements && waiting.size > 0) {
       const group: Writer[] = [];
       while (group.length < maxItems) {
-        const writer = waiting.shift(busy);
+        const writer = waiting.shift(inFlight);
         if (!writer) break;
         group.push(writer);
       }
@@ -80,10 +78,7 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: Gr
   function send(group: Writer[]): void {
     statements += 1;
     const parties = new Set(group.map((w) => w.party));
-    for (const party of parties) {
-      inFlight.set(party, (inFlight.get(party) ?? 0) + 1);
-      busy.add(party);
-    }
+    for (const party of parties) inFlight.set(party, (inFlight.get(party) ?? 0) + 1);
     asStoreParty(GROUP_PARTY, () => flush(group.map((w) => w.item)))
       .then(
         (result) => {
@@ -98,10 +93,7 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: Gr
         for (const party of parties) {
           const left = inFlight.get(party)! - 1;
           if (left > 0) inFlight.set(party, left);
-          else {
-            inFlight.delete(party);
-            busy.delete(party);
-          }
+          else inFlight.delete(party);
         }
         next();
       });
@@ -112,7 +104,7 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: Gr
       const party = storeParty();
       waiting.push(party, { party, item, resolve, reject });
       // A write whose party is in flight, or with every statement taken, waits for a statement to return.
-      if (statements >= maxStatements || busy.has(party)) return;
+      if (statements >= maxStatements || inFlight.has(party)) return;
       if (!waitForTurn) next();
       else if (!scheduled) {
         scheduled = true;

@@ -9,12 +9,12 @@
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { zApprovalList, zInferenceResponse, zIntegration, zRunDetail, zRunEvent } from '../../../../../generated/zod.ts';
-import { createEngines } from '../../engine/index.ts';
 import { createLogger } from '../../log/index.ts';
 import { scripted, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { startHelpDeskServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { testBackends, type TestStore } from '@service/testing/store';
-import { createTestApp, type TestApp } from '@service/testing/app';
+import type { TestApp } from '@service/testing/app';
+import { createAgentTestApp } from '@service/testing/agent-app';
 import { parseSseWithIds } from '@service/testing/sse';
 
 /** `ToolCall.name`'s pattern in the contract. */
@@ -44,23 +44,13 @@ describe.each(testBackends())('tools named as their servers name them, on $name'
         done();
       },
     });
-    const engines = createEngines({
-      aliases: { Prelude: 'local', Sonata: 'local', Symphony: 'openai-compatible', Concerto: 'local' },
-      openaiCompatible: { baseURL: fake.baseURL, apiKey: 'sk-test', models: { Symphony: 'loopback-model' } },
-    });
-    t = await createTestApp({
+    ({ t, admin, integrationId } = await createAgentTestApp({
       db: store.db,
-      deps: {
-        engines,
-        logger: createLogger({ level: 'warn', destination }),
-        webhooks: { allowList: ['127.0.0.1'] },
-        integrations: { ca: [desk.ca], toolsTtlMs: 3_600_000 },
-      },
-    });
-    admin = await t.login();
-    const connected = await session('POST', '/integrations', { integration: 'help-desk', url: desk.url });
-    expect(connected.status, JSON.stringify(connected.body)).toBe(201);
-    integrationId = String(connected.body.id);
+      model: fake,
+      mcp: desk,
+      integration: 'help-desk',
+      logger: createLogger({ level: 'warn', destination }),
+    }));
     key = await t.keyWith('orchestrator:invoke', 'usage:read', 'tenant:read');
   });
   afterEach(async () => {

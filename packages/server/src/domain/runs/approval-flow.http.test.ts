@@ -8,11 +8,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { zApprovalList, zInferenceResponse, zRunDetail } from '../../../../../generated/zod.ts';
-import { createEngines } from '../../engine/index.ts';
 import { scripted, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { startMailServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { testBackends, type TestStore } from '@service/testing/store';
-import { createTestApp, type TestApp } from '@service/testing/app';
+import type { TestApp } from '@service/testing/app';
+import { createAgentTestApp } from '@service/testing/agent-app';
 import { NOT_PERFORMED } from './steps.ts';
 
 /** Symphony's STU per token. */
@@ -35,17 +35,7 @@ describe.each(testBackends())('an approval pauses a run and the decision resumes
     store = await open();
     fake = await startFakeChatServer();
     mail = await startMailServer();
-    const engines = createEngines({
-      aliases: { Prelude: 'local', Sonata: 'local', Symphony: 'openai-compatible', Concerto: 'local' },
-      openaiCompatible: { baseURL: fake.baseURL, apiKey: 'sk-test', models: { Symphony: 'loopback-model' } },
-    });
-    t = await createTestApp({
-      db: store.db,
-      deps: { engines, webhooks: { allowList: ['127.0.0.1'] }, integrations: { ca: [mail.ca], toolsTtlMs: 3_600_000 } },
-    });
-    admin = await t.login();
-    const connected = await session('POST', '/integrations', { integration: 'mail', url: mail.url });
-    expect(connected.status, JSON.stringify(connected.body)).toBe(201);
+    ({ t, admin } = await createAgentTestApp({ db: store.db, model: fake, mcp: mail, integration: 'mail' }));
     key = await t.keyWith('orchestrator:invoke', 'usage:read', 'tenant:read');
   });
   afterEach(async () => {

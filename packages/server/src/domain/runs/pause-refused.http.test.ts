@@ -9,13 +9,13 @@
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { zRunDetail, zRunEvent } from '../../../../../generated/zod.ts';
-import { createEngines } from '../../engine/index.ts';
 import { createLogger } from '../../log/index.ts';
 import { scripted, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { startMailServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { parseSseWithIds } from '@service/testing/sse';
 import { moneySums, testBackends, type TestStore } from '@service/testing/store';
-import { createTestApp, type TestApp } from '@service/testing/app';
+import type { TestApp } from '@service/testing/app';
+import { createAgentTestApp } from '@service/testing/agent-app';
 import { NOT_PERFORMED } from './steps.ts';
 
 /** Symphony's STU per token. */
@@ -41,34 +41,21 @@ describe.each(testBackends())('a pause the store refuses closes the run, on $nam
     fake = await startFakeChatServer();
     mail = await startMailServer();
     errors = [];
-    const engines = createEngines({
-      aliases: { Prelude: 'local', Sonata: 'local', Symphony: 'openai-compatible', Concerto: 'local' },
-      openaiCompatible: { baseURL: fake.baseURL, apiKey: 'sk-test', models: { Symphony: 'loopback-model' } },
-    });
-    t = await createTestApp({
+    ({ t } = await createAgentTestApp({
       db: store.db,
-      deps: {
-        engines,
-        webhooks: { allowList: ['127.0.0.1'] },
-        integrations: { ca: [mail.ca], toolsTtlMs: 3_600_000 },
-        logger: createLogger({
-          level: 'error',
-          destination: new Writable({
-            write(chunk: Buffer, _encoding, done) {
-              for (const line of chunk.toString().split('\n').filter(Boolean)) errors.push(JSON.parse(line) as Record<string, unknown>);
-              done();
-            },
-          }),
+      model: fake,
+      mcp: mail,
+      integration: 'mail',
+      logger: createLogger({
+        level: 'error',
+        destination: new Writable({
+          write(chunk: Buffer, _encoding, done) {
+            for (const line of chunk.toString().split('\n').filter(Boolean)) errors.push(JSON.parse(line) as Record<string, unknown>);
+            done();
+          },
         }),
-      },
-    });
-    const admin = await t.login();
-    const connected = await t.app.request('/integrations', {
-      method: 'POST',
-      headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-      body: JSON.stringify({ integration: 'mail', url: mail.url }),
-    });
-    expect(connected.status, await connected.clone().text()).toBe(201);
+      }),
+    }));
     key = await t.keyWith('orchestrator:invoke', 'usage:read', 'tenant:read');
     // The store refuses every checkpoint: the pause's transaction fails at its last write and rolls back whole.
     await store.db.exec(`

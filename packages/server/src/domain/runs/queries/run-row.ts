@@ -134,15 +134,8 @@ export async function lockRun(tx: Tx, workspaceId: string, runId: string): Promi
 }
 
 /** A run that ends before the engine is called, as `start_runs` would have inserted it but `failed` with `reason`; nothing reserved. */
-export interface FailedAtOnce {
+export interface FailedAtOnce extends Pick<RunRecord, 'workspaceId' | 'agentSlug' | 'answeredBy' | 'alias' | 'source' | 'conversationId' | 'requestPreview'> {
   runId: string;
-  workspaceId: string;
-  agentSlug: string;
-  answeredBy: string;
-  alias: string;
-  source: string;
-  conversationId: string | null;
-  requestPreview: string | null;
   reason: string;
   windows: { hour: Date; day: Date };
   now: Date;
