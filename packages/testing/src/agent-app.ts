@@ -16,6 +16,8 @@ export interface AgentTestApp {
   admin: { cookie: string; csrfToken: string };
   /** The connected integration's id. */
   integrationId: string;
+  /** A call of the admin's session: its status and JSON body. */
+  session(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
 }
 
 /** The model every test of the agent loop talks to: `loopback-model` behind Symphony. */
@@ -44,12 +46,15 @@ export async function createAgentTestApp(options: {
     },
   });
   const admin = await t.login();
-  const connected = await t.app.request('/integrations', {
-    method: 'POST',
-    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ integration: options.integration, url: options.mcp.url }),
-  });
-  if (connected.status !== 201) throw new Error(`connecting ${options.integration} answered ${connected.status}: ${await connected.text()}`);
-  const { id } = (await connected.json()) as { id: string };
-  return { t, admin, integrationId: id };
+  const session: AgentTestApp['session'] = async (method, path, body) => {
+    const res = await t.app.request(path, {
+      method,
+      headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const connected = await session('POST', '/integrations', { integration: options.integration, url: options.mcp.url });
+  if (connected.status !== 201) throw new Error(`connecting ${options.integration} answered ${connected.status}: ${JSON.stringify(connected.body)}`);
+  return { t, admin, integrationId: String(connected.body.id), session };
 }

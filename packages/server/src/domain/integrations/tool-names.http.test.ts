@@ -14,7 +14,7 @@ import { scripted, startFakeChatServer, type FakeChatServer } from '@service/tes
 import { startHelpDeskServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { testBackends, type TestStore } from '@service/testing/store';
 import type { TestApp } from '@service/testing/app';
-import { createAgentTestApp } from '@service/testing/agent-app';
+import { type AgentTestApp, createAgentTestApp } from '@service/testing/agent-app';
 import { parseSseWithIds } from '@service/testing/sse';
 
 /** `ToolCall.name`'s pattern in the contract. */
@@ -29,7 +29,7 @@ describe.each(testBackends())('tools named as their servers name them, on $name'
   let desk: McpTestServer;
   let t: TestApp;
   let key: string;
-  let admin: { cookie: string; csrfToken: string };
+  let session: AgentTestApp['session'];
   let integrationId: string;
   let logLines: Record<string, unknown>[];
 
@@ -44,7 +44,7 @@ describe.each(testBackends())('tools named as their servers name them, on $name'
         done();
       },
     });
-    ({ t, admin, integrationId } = await createAgentTestApp({
+    ({ t, session, integrationId } = await createAgentTestApp({
       db: store.db,
       model: fake,
       mcp: desk,
@@ -60,14 +60,6 @@ describe.each(testBackends())('tools named as their servers name them, on $name'
     await store.cleanup();
   });
 
-  async function session(method: string, path: string, body?: unknown) {
-    const res = await t.app.request(path, {
-      method,
-      headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }
   const invoke = () =>
     t.app.request('/v1/inference', {
       method: 'POST',

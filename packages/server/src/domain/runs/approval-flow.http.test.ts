@@ -12,7 +12,7 @@ import { scripted, startFakeChatServer, type FakeChatServer } from '@service/tes
 import { startMailServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { testBackends, type TestStore } from '@service/testing/store';
 import type { TestApp } from '@service/testing/app';
-import { createAgentTestApp } from '@service/testing/agent-app';
+import { type AgentTestApp, createAgentTestApp } from '@service/testing/agent-app';
 import { NOT_PERFORMED } from './steps.ts';
 
 /** Symphony's STU per token. */
@@ -29,13 +29,14 @@ describe.each(testBackends())('an approval pauses a run and the decision resumes
   let mail: McpTestServer;
   let t: TestApp;
   let key: string;
-  let admin: { cookie: string; csrfToken: string };
+  let admin: AgentTestApp['admin'];
+  let session: AgentTestApp['session'];
 
   beforeEach(async () => {
     store = await open();
     fake = await startFakeChatServer();
     mail = await startMailServer();
-    ({ t, admin } = await createAgentTestApp({ db: store.db, model: fake, mcp: mail, integration: 'mail' }));
+    ({ t, admin, session } = await createAgentTestApp({ db: store.db, model: fake, mcp: mail, integration: 'mail' }));
     key = await t.keyWith('orchestrator:invoke', 'usage:read', 'tenant:read');
   });
   afterEach(async () => {
@@ -45,14 +46,6 @@ describe.each(testBackends())('an approval pauses a run and the decision resumes
     await store.cleanup();
   });
 
-  async function session(method: string, path: string, body?: unknown) {
-    const res = await t.app.request(path, {
-      method,
-      headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrfToken, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }
   const invoke = () =>
     t.app.request('/v1/inference', {
       method: 'POST',
