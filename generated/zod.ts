@@ -209,8 +209,8 @@ export const zRunAccepted = z.strictObject({
  * | `member_not_found` | 404 | the member does not exist | |
  * | `webhook_not_found` | 404 | inbound slug does not exist or is revoked | |
  * | `webhook_unavailable` | 404 | inbound slug is paused | |
- * | `invalid_request` | 400 | path, query or header parameters fail validation | |
- * | `invalid_body` | 400 | the body fails validation | |
+ * | `invalid_request` | 400 | path, query or header parameters fail validation | `param` (the parameter at fault) |
+ * | `invalid_body` | 400 | the body fails validation | `param` (the field at fault, when one is) |
  * | `payload_invalid` | 400 | inbound body is not JSON, or the template does not render | |
  * | `method_not_allowed` | 405 | the route exists with other methods | header `Allow` |
  * | `expired` | 410 | single-use token or link already expired | `reason` on an invitation: `expired`, `used`, `revoked`, `replaced` |
@@ -280,10 +280,11 @@ export const zError = z.object({
 /**
  * ValidationError
  *
- * Parameters (`invalid_request`) or the body (`invalid_body`) fail validation; `message` names the field.
+ * Parameters (`invalid_request`) or the body (`invalid_body`) fail validation. `param` names the parameter or body field at fault, and `message` says which rule it breaks (the allowed values, the range, the length or the form the contract sets), never the value sent.
  */
 export const zValidationError = zError.and(z.object({
-    error: z.enum(['invalid_request', 'invalid_body'])
+    error: z.enum(['invalid_request', 'invalid_body']),
+    param: z.string().max(200).optional()
 }));
 
 /**

@@ -189,10 +189,10 @@ describe('parameter validation', () => {
     const auth = { Authorization: `Bearer ${t.apiKey}` };
     const query = await call('/runs?limit=0', { headers: auth });
     expect(query.status).toBe(400);
-    expect(query.body).toEqual({ error: 'invalid_request', message: "Invalid query parameter 'limit'." });
+    expect(query.body).toEqual({ error: 'invalid_request', message: "Invalid query parameter 'limit': must be at least 1.", param: 'limit' });
     const header = await call('/runs', { headers: { ...auth, 'X-Request-Id': 'x'.repeat(201) } });
     expect(header.status).toBe(400);
-    expect(header.body).toEqual({ error: 'invalid_request', message: "Invalid header 'x-request-id'." });
+    expect(header.body).toEqual({ error: 'invalid_request', message: "Invalid header 'x-request-id': must be at most 200 characters.", param: 'x-request-id' });
     expect(header.text).not.toContain('x'.repeat(201));
     expectCommonHeaders(header.headers);
   });
@@ -282,7 +282,7 @@ describe('API key authentication', () => {
     expect(short.body!.expiresAt).toBe(new Date(t.clock.now().getTime() + 120_000).toISOString());
     const bad = await call(tokens, { method: 'POST', headers: auth, body: JSON.stringify({ expiresInSeconds: 10 }) });
     expect(bad.status).toBe(400);
-    expect(bad.body).toEqual({ error: 'invalid_body', message: "Invalid body field 'expiresInSeconds'." });
+    expect(bad.body).toEqual({ error: 'invalid_body', message: "Invalid body field 'expiresInSeconds': must be at least 60.", param: 'expiresInSeconds' });
   });
 });
 
@@ -348,7 +348,7 @@ describe('admin session and key management', () => {
       body: JSON.stringify({ email: t.admin.email, password: 'p', totpCode: '12ab56' }),
     });
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ error: 'invalid_body', message: "Invalid body field 'totpCode'." });
+    expect(r.body).toEqual({ error: 'invalid_body', message: "Invalid body field 'totpCode': must match the pattern ^[0-9]{6}$.", param: 'totpCode' });
     const broken = await call('/auth/login', { method: 'POST', headers: JSON_HEADERS, body: '{"email": ' });
     expect(broken.status).toBe(400);
     expect(broken.body).toEqual({ error: 'invalid_body', message: 'The request body is not valid JSON.' });
@@ -471,23 +471,27 @@ describe('admin session and key management', () => {
   it('validates key creation and names the field, never the value', async () => {
     const { cookie, csrfToken } = await t.login();
     const write = { Cookie: cookie, 'X-CSRF-Token': csrfToken, ...JSON_HEADERS };
-    const cases: [unknown, string][] = [
-      [{}, "Missing body field 'name'."],
-      [{ name: 'x', scopes: [] }, "Invalid body field 'scopes'."],
-      [{ name: 'x', scopes: ['usage:read'], expiresInDays: 731 }, "Invalid body field 'expiresInDays'."],
-      [{ name: 'x', scopes: ['usage:read'], owner: 'wksp_evil' }, "Unknown body field 'owner'."],
-      [{ name: 'x', scopes: ['*:*'] }, "Invalid body field 'scopes[0]'."],
-      [{ name: 'x', scopes: ['usage:read', 'secret<script>'] }, "Invalid body field 'scopes[1]'."],
+    const cases: [unknown, string, string | undefined][] = [
+      [{}, "Missing body field 'name'.", 'name'],
+      [{ name: 'x', scopes: [] }, "Invalid body field 'scopes': must hold at least 1 item.", 'scopes'],
+      [{ name: 'x', scopes: ['usage:read'], expiresInDays: 731 }, "Invalid body field 'expiresInDays': must be at most 730.", 'expiresInDays'],
+      [{ name: 'x', scopes: ['usage:read'], expiresInDays: 'soon' }, "Invalid body field 'expiresInDays': must be a number.", 'expiresInDays'],
+      [{ name: 'x', scopes: ['usage:read'], owner: 'wksp_evil' }, "Unknown body field 'owner'.", 'owner'],
+      [{ name: 'x', scopes: ['usage:read'], 'own<script>': 1 }, 'Unknown body field.', undefined],
+      [{ name: 'x', scopes: ['*:*'] }, "Invalid body field 'scopes[0]': must match the pattern the contract sets.", 'scopes[0]'],
+      [{ name: 'x', scopes: ['usage:read', 'secret<script>'] }, "Invalid body field 'scopes[1]': must match the pattern the contract sets.", 'scopes[1]'],
+      [[1], 'The request body is invalid: it must be an object.', undefined],
     ];
-    for (const [body, message] of cases) {
+    for (const [body, message, param] of cases) {
       const r = await call('/api-keys', { method: 'POST', headers: write, body: JSON.stringify(body) });
       expect(r.status).toBe(400);
-      expect(r.body).toEqual({ error: 'invalid_body', message });
+      expect(r.body).toEqual({ error: 'invalid_body', message, ...(param ? { param } : {}) });
       expect(r.text).not.toContain('<script>');
+      expect(r.text).not.toContain('soon');
     }
     const badId = await call('/api-keys/not-a-key-id', { method: 'DELETE', headers: write });
     expect(badId.status).toBe(400);
-    expect(badId.body).toEqual({ error: 'invalid_request', message: "Invalid path parameter 'id'." });
+    expect(badId.body).toEqual({ error: 'invalid_request', message: "Invalid path parameter 'id': must be at least 20 characters.", param: 'id' });
   });
 
   it('logs out: 204, the cookie is cleared and the session no longer works', async () => {

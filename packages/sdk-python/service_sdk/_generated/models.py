@@ -153,13 +153,14 @@ Error = TypedDict(
     },
 )
 
-# ValidationError: Parameters (`invalid_request`) or the body (`invalid_body`) fail validation; `message` names the field.
+# ValidationError: Parameters (`invalid_request`) or the body (`invalid_body`) fail validation. `param` names the parameter or body field at fault, and `message` says which rule it breaks (the allowed values, the range, the length or the form the contract sets), never the value sent.
 ValidationError = TypedDict(
     "ValidationError",
     {
         "error": "Literal[\"invalid_request\", \"invalid_body\"]",
         "message": "str",
         "requestId": "NotRequired[str]",
+        "param": "NotRequired[str]",
     },
 )
 

@@ -1913,8 +1913,8 @@ export interface components {
          *     | `member_not_found` | 404 | the member does not exist | |
          *     | `webhook_not_found` | 404 | inbound slug does not exist or is revoked | |
          *     | `webhook_unavailable` | 404 | inbound slug is paused | |
-         *     | `invalid_request` | 400 | path, query or header parameters fail validation | |
-         *     | `invalid_body` | 400 | the body fails validation | |
+         *     | `invalid_request` | 400 | path, query or header parameters fail validation | `param` (the parameter at fault) |
+         *     | `invalid_body` | 400 | the body fails validation | `param` (the field at fault, when one is) |
          *     | `payload_invalid` | 400 | inbound body is not JSON, or the template does not render | |
          *     | `method_not_allowed` | 405 | the route exists with other methods | header `Allow` |
          *     | `expired` | 410 | single-use token or link already expired | `reason` on an invitation: `expired`, `used`, `revoked`, `replaced` |
@@ -1947,11 +1947,13 @@ export interface components {
         };
         /**
          * ValidationError
-         * @description Parameters (`invalid_request`) or the body (`invalid_body`) fail validation; `message` names the field.
+         * @description Parameters (`invalid_request`) or the body (`invalid_body`) fail validation. `param` names the parameter or body field at fault, and `message` says which rule it breaks (the allowed values, the range, the length or the form the contract sets), never the value sent.
          */
         ValidationError: components["schemas"]["Error"] & {
             /** @enum {string} */
             error: "invalid_request" | "invalid_body";
+            /** @description The parameter or body field at fault: a body field as its path (`messages[0].content`), a path, query or header parameter by its name (`limit`, `x-request-id`). Absent when the fault is not one field's: a body that is not JSON or not `application/json`, a body missing as a whole, a rule that binds several fields together, or an unknown field whose name is not a plain one (it is never repeated back). */
+            param?: string;
         };
         /**
          * ApiKeyAuthError
@@ -4689,7 +4691,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The body fails validation (`invalid_body`: not JSON, not `application/json`, or a field breaks its rule), or a path, query or header parameter does (`invalid_request`, checked first). `message` names the offending field and nothing else. */
+        /** @description The body fails validation (`invalid_body`: not JSON, not `application/json`, or a field breaks its rule), or a path, query or header parameter does (`invalid_request`, checked first). `param` names the offending field and `message` the rule it breaks; the value sent is never repeated. */
         BodyBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4823,7 +4825,7 @@ export interface components {
                 "application/json": components["schemas"]["ServerError"];
             };
         };
-        /** @description A path, query or header parameter fails validation (the operation takes no body). `message` names the offending parameter and nothing else. */
+        /** @description A path, query or header parameter fails validation (the operation takes no body). `param` names the offending parameter and `message` the rule it breaks; the value sent is never repeated. */
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];

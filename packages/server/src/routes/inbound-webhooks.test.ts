@@ -97,7 +97,8 @@ describe.each(testBackends())('inbound webhooks on $name', ({ open }) => {
   it('refuses to create a webhook for an unknown agent', async () => {
     const r = await adminCall('POST', '/inbound-webhooks', { slug: 'nowhere-hook', agentSlug: 'procurement' });
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({ error: 'invalid_body', message: "Unknown agent 'procurement'." });
+    expect(r.body).toEqual({ error: 'invalid_body', message: "Invalid body field 'agentSlug': must be one of the workspace's agents.", param: 'agentSlug' });
+    expect(JSON.stringify(r.body)).not.toContain('procurement');
     const list = await adminCall('GET', '/inbound-webhooks');
     expect((list.body.data as { slug: string }[]).map((w) => w.slug)).not.toContain('nowhere-hook');
   });

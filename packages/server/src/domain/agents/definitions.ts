@@ -58,9 +58,11 @@ export async function readConfiguration(db: Db | Tx, workspaceId: string, slug: 
  * names and size). @throws ServiceError invalid_body naming the field
  */
 export function checkUpdate(update: AgentConfigurationUpdate): void {
-  if (update.tools !== null && new Set(update.tools).size !== update.tools.length) throw fail('invalid_body', "Invalid body field 'tools'.");
+  if (update.tools !== null && new Set(update.tools).size !== update.tools.length)
+    throw fail('invalid_body', "Invalid body field 'tools': must not name a tool twice.", { param: 'tools' });
   const names = Object.keys(update.approvals);
-  if (names.length > MAX_APPROVALS || names.some((name) => !TOOL_NAME.test(name))) throw fail('invalid_body', "Invalid body field 'approvals'.");
+  if (names.length > MAX_APPROVALS || names.some((name) => !TOOL_NAME.test(name)))
+    throw fail('invalid_body', "Invalid body field 'approvals'.", { param: 'approvals' });
 }
 
 /** Replaces the agent's definition, in the caller's transaction; every instance hears of it when it commits. */

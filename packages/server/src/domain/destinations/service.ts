@@ -220,7 +220,7 @@ export async function guardDestinationUrl(url: string, policy: DestinationPolicy
   } catch (error) {
     if (!(error instanceof DestinationRefusedError)) throw error;
     if (error.reason === 'dns_failed') return;
-    throw fail('invalid_body', REFUSALS[error.reason] ?? 'The url is refused.');
+    throw fail('invalid_body', REFUSALS[error.reason] ?? 'The url is refused.', { param: 'url' });
   }
 }
 

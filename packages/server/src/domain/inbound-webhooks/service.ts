@@ -114,10 +114,11 @@ export function createInboundWebhookService(deps: { db: Db; clock: Clock; secret
 
   return {
     async create(workspaceId, input, audit) {
-      if (input.agentSlug !== undefined && !isAgentSlug(input.agentSlug)) throw fail('invalid_body', `Unknown agent '${input.agentSlug}'.`);
+      if (input.agentSlug !== undefined && !isAgentSlug(input.agentSlug))
+        throw fail('invalid_body', "Invalid body field 'agentSlug': must be one of the workspace's agents.", { param: 'agentSlug' });
       if (input.template !== undefined) {
         const problem = checkTemplate(input.template);
-        if (problem) throw fail('invalid_body', problem);
+        if (problem) throw fail('invalid_body', problem, { param: 'template' });
       }
       const secret = newSigningSecret();
       return db.transaction(async (tx) => {
@@ -144,7 +145,7 @@ export function createInboundWebhookService(deps: { db: Db; clock: Clock; secret
           ],
         );
         // Slugs are unique across the service (they are the URL); a taken one, even revoked, stays taken.
-        if (!row) throw fail('invalid_body', `The slug '${input.slug}' is already taken.`);
+        if (!row) throw fail('invalid_body', `The slug '${input.slug}' is already taken.`, { param: 'slug' });
         const details = { agentSlug: row.agent_slug, alias: row.alias };
         await recordAudit(
           tx,

@@ -124,14 +124,14 @@ export function createIntegrationService(deps: IntegrationDeps) {
     async connect(workspaceId: string, connectedBy: string, input: CreateIntegrationRequest, audit?: AuditContext): Promise<Integration> {
       const header = input.authHeader ?? null;
       if (header && RESERVED_HEADERS.has(header.name.toLowerCase())) {
-        throw fail('invalid_body', `The header ${header.name} is set by the connection itself; choose another name.`);
+        throw fail('invalid_body', `The header ${header.name} is set by the connection itself; choose another name.`, { param: 'authHeader.name' });
       }
       if ((await listIntegrations(db, workspaceId)).some((row) => row.integration === input.integration && row.url !== null)) {
-        throw fail('invalid_body', `An integration named ${input.integration} is already connected.`);
+        throw fail('invalid_body', `An integration named ${input.integration} is already connected.`, { param: 'integration' });
       }
       await guardDestinationUrl(input.url, policy);
       const check = await checkConnection(connector, workspaceId, input.integration, { url: input.url, header }, logWarning);
-      if (!check.ok) throw fail('invalid_body', `The connection check failed: ${check.error}`);
+      if (!check.ok) throw fail('invalid_body', `The connection check failed: ${check.error}`, { param: 'url' });
       const provider = input.provider ?? 'mcp';
       const now = clock.now();
       return db.transaction(async (tx) => {
@@ -147,7 +147,7 @@ export function createIntegrationService(deps: IntegrationDeps) {
           tools: check.tools,
           now,
         });
-        if (!row) throw fail('invalid_body', `An integration named ${input.integration} is already connected.`);
+        if (!row) throw fail('invalid_body', `An integration named ${input.integration} is already connected.`, { param: 'integration' });
         await enqueueEvent(
           tx,
           { tenantId: workspaceId, type: 'integration.connected', data: { integration: row.integration, provider, connected_by: connectedBy } },

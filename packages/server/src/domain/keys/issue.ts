@@ -74,14 +74,14 @@ export async function insertKeyRow(tx: Tx, clock: Clock, workspaceId: string, in
 
 function validateName(name: string): string {
   if (typeof name !== 'string' || name.length < 1 || name.length > 100) {
-    throw fail('invalid_body', "'name' must be 1 to 100 characters");
+    throw fail('invalid_body', "'name' must be 1 to 100 characters", { param: 'name' });
   }
   return name;
 }
 
 function validateExpiry(days: number): number {
   if (!Number.isInteger(days) || days < 1 || days > MAX_EXPIRY_DAYS) {
-    throw fail('invalid_body', "'expiresInDays' must be an integer from 1 to 730");
+    throw fail('invalid_body', "'expiresInDays' must be an integer from 1 to 730", { param: 'expiresInDays' });
   }
   return days;
 }

@@ -20,11 +20,11 @@ export function agentScope(slug: string): string {
  * @throws invalid_body naming the first scope that cannot be issued
  */
 export function validateScopes(scopes: readonly string[]): string[] {
-  if (scopes.length === 0) throw fail('invalid_body', "'scopes' needs at least one scope");
+  if (scopes.length === 0) throw fail('invalid_body', "'scopes' needs at least one scope", { param: 'scopes' });
   scopes.forEach((scope, i) => {
-    if (scope === '*:*') throw fail('invalid_body', `'scopes[${i}]': the full wildcard is never issued`);
+    if (scope === '*:*') throw fail('invalid_body', `'scopes[${i}]': the full wildcard is never issued`, { param: `scopes[${i}]` });
     // The index, not the value: an error never echoes what the caller sent.
-    if (!isIssuable(scope)) throw fail('invalid_body', `'scopes[${i}]' is not a scope that can be issued`);
+    if (!isIssuable(scope)) throw fail('invalid_body', `'scopes[${i}]' is not a scope that can be issued`, { param: `scopes[${i}]` });
   });
   return [...new Set(scopes)];
 }

@@ -37,7 +37,7 @@ export async function findClaim(db: Db, claim: IdempotencyClaim, now: Date): Pro
     return null;
   }
   if (stored.requestHash !== claim.requestHash) {
-    throw fail('invalid_request', "'idempotency-key' was already used with a different request.");
+    throw fail('invalid_request', "'idempotency-key' was already used with a different request.", { param: 'idempotency-key' });
   }
   return stored.runId;
 }

@@ -156,7 +156,7 @@ export async function createInvitation(
     input.workspaceId,
     email,
   ]);
-  if (member.length > 0) throw fail('invalid_body', `'email' is already a member of this workspace`);
+  if (member.length > 0) throw fail('invalid_body', `'email' is already a member of this workspace`, { param: 'email' });
   // The open invitation of the same email, if any, is replaced: one link per person is live.
   return db.transaction((tx) => issueInvitation(tx, clock, { ...input, email }, { context: audit, action: 'member.invited' }));
 }

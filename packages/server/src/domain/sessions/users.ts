@@ -49,12 +49,12 @@ const MIN_PASSWORD_LENGTH = 12;
 
 export async function createUser(db: Db | Tx, clock: Clock, workspaceId: string, input: NewUser): Promise<CreatedUser> {
   const email = normalizeEmail(input.email);
-  if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw fail('invalid_body', "'email' is not an email address");
+  if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 254) throw fail('invalid_body', "'email' is not an email address", { param: 'email' });
   if (input.password.length < MIN_PASSWORD_LENGTH) {
-    throw fail('invalid_body', `'password' needs at least ${MIN_PASSWORD_LENGTH} characters`);
+    throw fail('invalid_body', `'password' needs at least ${MIN_PASSWORD_LENGTH} characters`, { param: 'password' });
   }
   const taken = await db.query(`SELECT 1 FROM users WHERE lower(email) = $1`, [email]);
-  if (taken.length > 0) throw fail('invalid_body', "'email' is already in use");
+  if (taken.length > 0) throw fail('invalid_body', "'email' is already in use", { param: 'email' });
   const id = newId('usr');
   const totpSecret = input.withTotp ? (input.totpSecret ?? generateTotpSecret()) : null;
   await db.query(`INSERT INTO users (id, email, password_hash, totp_secret, totp_enabled, created_at) VALUES ($1, $2, $3, $4, $5, $6)`, [

@@ -159,7 +159,7 @@ export async function reserveRun(db: Db, run: RunToStart): Promise<Reservation> 
     case 'crossed':
       return { outcome: 'crossed', windows, scope: decision.scope };
     case 'idempotency_mismatch':
-      throw fail('invalid_request', "'idempotency-key' was already used with a different request.");
+      throw fail('invalid_request', "'idempotency-key' was already used with a different request.", { param: 'idempotency-key' });
     case 'quota_exceeded': {
       const used = { quotaStu: decision.allowanceStu, rolloverStu: 0, consumedStu: decision.consumedStu };
       const refused = {

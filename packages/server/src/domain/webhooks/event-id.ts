@@ -38,7 +38,7 @@ export function resolveInboundEventId(headers: HeaderBag, rawBody: Uint8Array): 
     const value = readHeader(headers, name);
     if (value === undefined) continue;
     if (!isValidEventId(value)) {
-      throw fail('invalid_request', `${name} must be 1 to ${MAX_EVENT_ID_LENGTH} visible ASCII characters (no spaces)`);
+      throw fail('invalid_request', `${name} must be 1 to ${MAX_EVENT_ID_LENGTH} visible ASCII characters (no spaces)`, { param: name });
     }
     return { eventId: value, source: name };
   }

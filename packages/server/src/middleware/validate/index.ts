@@ -1,13 +1,14 @@
 /**
  * @module Request validation against the contract's zod schemas, for one route. Parameters that
- * fail give `400 invalid_request`, a body that fails gives `400 invalid_body`; the message names
- * the first failing field and nothing else (never the value sent, never the schema's internals).
- * Parsed values (with defaults applied) are left in `c.get('valid')`.
+ * fail give `400 invalid_request`, a body that fails gives `400 invalid_body`; `param` names the
+ * first failing field and the message says which of the contract's rules it breaks (./rule.ts),
+ * never the value sent. Parsed values (with defaults applied) are left in `c.get('valid')`.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { z, type ZodType } from 'zod';
 import { fail, type ErrorCode } from '../../errors.ts';
 import type { RouteSpec } from '../../routes/route-spec.ts';
+import { brokenRule } from './rule.ts';
 import { findTextFault, MAX_JSON_DEPTH } from './text.ts';
 import { readBodyWithLimit } from '../../domain/webhooks/body-limit.ts';
 
@@ -59,7 +60,8 @@ export function checkPart(part: Part, schema: ZodType | undefined, input: unknow
   if (!schema) return input ?? {};
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  throw fail(part === 'body' ? 'invalid_body' : 'invalid_request', describe(part, result.error.issues[0], input));
+  const { message, param } = describe(part, result.error.issues[0], input);
+  throw fail(part === 'body' ? 'invalid_body' : 'invalid_request', message, param === undefined ? {} : { param });
 }
 
 /** Header parameters by the names the schema declares; HTTP header names ignore case. */
@@ -133,20 +135,32 @@ const PART_NAMES: Record<Part, string> = {
   body: 'body field',
 };
 
-/** "Missing body field 'name'.", "Invalid query parameter 'limit'.", "Unknown body field 'x'." */
-function describe(part: Part, issue: z.core.$ZodIssue | undefined, input: unknown): string {
+/** "Missing body field 'alias'.", "Invalid query parameter 'limit': must be at most 200.", "Unknown body field 'x'." */
+function describe(part: Part, issue: z.core.$ZodIssue | undefined, input: unknown): { message: string; param?: string } {
   const noun = PART_NAMES[part];
-  if (!issue) return `Invalid ${noun}.`;
+  if (!issue) return { message: `Invalid ${noun}.` };
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0] ?? '';
     const where = fieldName([...issue.path, key]);
     // Only a plain name is repeated back; anything odd is not echoed.
-    return /^[A-Za-z0-9_.[\]-]{1,80}$/.test(where) ? `Unknown ${noun} '${where}'.` : `Unknown ${noun}.`;
+    return PLAIN_NAME.test(where) ? { message: `Unknown ${noun} '${where}'.`, param: where } : { message: `Unknown ${noun}.` };
   }
-  if (issue.path.length === 0) return part === 'body' ? 'The request body is invalid.' : `Invalid ${noun}s.`;
+  if (issue.path.length === 0) {
+    const rule = brokenRule(issue);
+    if (part === 'body') return { message: rule ? `The request body is invalid: it ${rule}.` : 'The request body is invalid.' };
+    return { message: `Invalid ${noun}s.` };
+  }
+  const where = fieldName(issue.path);
   const missing = valueAt(input, issue.path) === undefined;
-  return `${missing ? 'Missing' : 'Invalid'} ${noun} '${fieldName(issue.path)}'.`;
+  const rule = missing ? undefined : brokenRule(issue);
+  // A path through a caller's own keys (a map's) is repeated back only when plain.
+  const named = PLAIN_NAME.test(where);
+  const head = `${missing ? 'Missing' : 'Invalid'} ${noun}${named ? ` '${where}'` : ''}`;
+  return { message: rule ? `${head}: ${rule}.` : `${head}.`, ...(named ? { param: where } : {}) };
 }
+
+/** A field name that may be repeated back as it is. */
+const PLAIN_NAME = /^[A-Za-z0-9_.[\]-]{1,80}$/;
 
 /** `messages[0].content` */
 function fieldName(path: readonly PropertyKey[]): string {
