@@ -13,7 +13,7 @@ import { createAuditService, type AuditService } from './domain/audit/index.ts';
 import { createDraftService, type DraftService } from './domain/drafts/index.ts';
 import { createInboundIngestService, type InboundIngestService } from './domain/inbound-webhooks/ingest-service.ts';
 import { createConnectionSlots } from './domain/integrations/connection-slots.ts';
-import { createMcpConnector } from './domain/integrations/mcp-client.ts';
+import { createMcpConnector, type McpConnector } from './domain/integrations/mcp-client.ts';
 import { createIntegrationService, type IntegrationService } from './domain/integrations/service.ts';
 import { createIntegrationTools, type IntegrationTools } from './domain/integrations/tool-source.ts';
 import { createKeyService, type KeyService } from './domain/keys/index.ts';
@@ -153,6 +153,8 @@ export interface Services {
   integrations: IntegrationService;
   /** The tools of the workspace's connected integrations, for the agent loop (`ToolSource`). */
   integrationTools: IntegrationTools;
+  /** The MCP client of the integrations, whose kept sessions are closed at shutdown. */
+  mcpConnector: McpConnector;
   /** A workspace's standing by its id (a session's invocation). */
   standing: StandingService;
   logger: Logger;
@@ -256,6 +258,7 @@ export function buildServices(deps: Deps): Services {
       logWarning: (fields, message) => logger.warn(fields, message),
     }),
     integrationTools,
+    mcpConnector: connector,
     standing: createStandingService({ db }),
     logger,
     metrics: deps.metrics,

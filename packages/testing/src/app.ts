@@ -58,6 +58,7 @@ export async function createTestApp(options: { db?: OpenDb; deps?: Partial<Deps>
       return (await services.keys.create(init.workspaceId, { name: 'test', scopes })).secret;
     },
     async close() {
+      await services.mcpConnector.close();
       if (!options.db) await db.close();
     },
   };

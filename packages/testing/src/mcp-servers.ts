@@ -8,6 +8,7 @@
  * host, which must never reach a client), malformed (`tools/list` and `tools/call` answer JSON-RPC results that are not
  * MCP), and can require an auth header. Not used by the service itself.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server as HttpsServer } from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,8 +17,11 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createSelfSignedCertificate, type TestCertificate } from './https-receiver.ts';
 
-/** How the server answers: normally, after a wait, with `500`, or with results that are not MCP. */
-export type McpServerMode = 'ok' | 'slow' | 'fail' | 'malformed';
+/**
+ * How the server answers: normally, after a wait, with `500`, with results that are not MCP, or (`cut`) by performing a
+ * `tools/call` and cutting the connection instead of answering it.
+ */
+export type McpServerMode = 'ok' | 'slow' | 'fail' | 'malformed' | 'cut';
 
 export interface McpTestServerOptions {
   mode?: McpServerMode;
@@ -25,6 +29,8 @@ export interface McpTestServerOptions {
   slowMs?: number;
   /** A header every request must carry (else `401`). */
   requiredHeader?: { name: string; value: string };
+  /** Stateful: sessions named by `Mcp-Session-Id` (stateless when absent). */
+  sessions?: boolean;
 }
 
 /** One `tools/call` as the server saw it. */
@@ -46,6 +52,16 @@ export interface McpTestServer {
   connections: number;
   /** Closes the connections it holds open (as a server closes idle kept-alive ones), and goes on listening. */
   dropConnections(): void;
+  /** Cuts the next `count` connections as they open, before their TLS handshake (as a server that is down). */
+  refuseConnections(count: number): void;
+  /** `initialize` requests answered so far. */
+  initializes: number;
+  /** Sessions open now (`sessions` only). */
+  openSessions: number;
+  /** Sessions a client ended with `DELETE` (`sessions` only). */
+  endedSessions: number;
+  /** Forgets every session (as a restarted server does): requests naming one are `404` from now on. */
+  forgetSessions(): void;
   mode: McpServerMode;
   close(): Promise<void>;
 }
@@ -160,21 +176,59 @@ async function startMcpTestServer(name: string, tools: ToolSpec[], options: McpT
   shared ??= createSelfSignedCertificate();
   const certificate = shared;
   const sockets = new Set<import('node:stream').Duplex>();
+  /** The open sessions of a stateful server, by id. */
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  let refusing = 0;
   const state: McpTestServer = {
     url: '',
     ca: certificate.cert,
     calls: [],
     requests: [],
     connections: 0,
+    initializes: 0,
+    get openSessions() {
+      return sessions.size;
+    },
+    endedSessions: 0,
+    forgetSessions: () => {
+      const forgotten = [...sessions.values()];
+      sessions.clear();
+      for (const transport of forgotten) void transport.close();
+    },
     mode: options.mode ?? 'ok',
     dropConnections: () => {
       for (const socket of sockets) socket.destroy();
     },
+    refuseConnections: (count) => {
+      refusing = count;
+    },
     close: async () => {
+      state.forgetSessions();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => https.close(() => resolve()));
     },
   };
+
+  /** An SDK server of these tools: its `tools/call` is recorded with the headers of the request that carried it. */
+  function mcpServer(): Server {
+    const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        ...(tool.annotations ? { annotations: tool.annotations } : {}),
+      })),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      state.calls.push({ tool: request.params.name, args, headers: (extra.requestInfo?.headers ?? {}) as IncomingHttpHeaders });
+      const tool = tools.find((t) => t.name === request.params.name);
+      if (!tool) return { content: [{ type: 'text' as const, text: 'Unknown tool.' }], isError: true };
+      return tool.answer(args);
+    });
+    return server;
+  }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     state.requests.push(req.headers);
@@ -193,28 +247,25 @@ async function startMcpTestServer(name: string, tools: ToolSpec[], options: McpT
         .end(`Error: connect ECONNREFUSED ${INTERNAL_HOST_IN_ERRORS}:5432\n    at TCPConnectWrap.afterConnect`);
       return;
     }
-    const body = raw === '' ? undefined : (JSON.parse(raw) as { id?: unknown; method?: string });
+    const body = raw === '' ? undefined : (JSON.parse(raw) as { id?: unknown; method?: string; params?: Record<string, unknown> });
+    if (body?.method === 'initialize') state.initializes += 1;
     if (state.mode === 'malformed' && body && (body.method === 'tools/list' || body.method === 'tools/call')) {
       const result = body.method === 'tools/list' ? { tools: [{ title: 'no name' }] } : { content: 'not a list' };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
       return;
     }
-    const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: tools.map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        inputSchema: tool.inputSchema,
-        ...(tool.annotations ? { annotations: tool.annotations } : {}),
-      })),
-    }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-      state.calls.push({ tool: request.params.name, args, headers: req.headers });
-      const tool = tools.find((t) => t.name === request.params.name);
-      if (!tool) return { content: [{ type: 'text' as const, text: 'Unknown tool.' }], isError: true };
-      return tool.answer(args);
-    });
+    if (state.mode === 'cut' && body?.method === 'tools/call') {
+      // Performed, then the connection is cut before the answer: the client cannot know it was done.
+      const params = body.params ?? {};
+      state.calls.push({ tool: String(params.name), args: (params.arguments ?? {}) as Record<string, unknown>, headers: req.headers });
+      req.socket.destroy();
+      return;
+    }
+    if (options.sessions) {
+      await handleStateful(req, res, body);
+      return;
+    }
+    const server = mcpServer();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
@@ -224,13 +275,47 @@ async function startMcpTestServer(name: string, tools: ToolSpec[], options: McpT
     await transport.handleRequest(req, res, body);
   }
 
+  /** A stateful server's request: `initialize` opens a session; any other names one it knows, else `404`. */
+  async function handleStateful(req: IncomingMessage, res: ServerResponse, body: { method?: string } | undefined): Promise<void> {
+    const id = req.headers['mcp-session-id'];
+    if (typeof id === 'string') {
+      const transport = sessions.get(id);
+      if (!transport) {
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+        return;
+      }
+      if (req.method === 'DELETE') {
+        sessions.delete(id);
+        state.endedSessions += 1;
+      }
+      await transport.handleRequest(req, res, body);
+      return;
+    }
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      enableJsonResponse: true,
+      onsessioninitialized: (opened) => {
+        sessions.set(opened, transport);
+      },
+    });
+    await mcpServer().connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+
   const https: HttpsServer = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
     handle(req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500).end();
       else res.destroy();
     });
   });
-  https.on('connection', (socket) => {
+  https.on('connection', (socket: import('node:net').Socket) => {
+    if (refusing > 0) {
+      refusing -= 1;
+      socket.destroy();
+      return;
+    }
     state.connections += 1;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));

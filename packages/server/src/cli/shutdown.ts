@@ -8,7 +8,7 @@
  * 4. the worker stops (its tick in flight finishes within what is left of the grace) and gives back the
  *    deliveries it still holds, so another instance sends them at once.
  *
- * The caller then closes Redis and the store, and the process exits 0.
+ * The caller then closes the kept MCP sessions of integrations, Redis and the store, and the process exits 0.
  */
 import type { Logger } from '../log/index.ts';
 import type { Services } from '../services.ts';

@@ -47,7 +47,7 @@ interface Runtime {
   worker: Worker;
   /** The column holding a secret the configured SECRET_KEY cannot open, if any (said at start). */
   unopenableSecret: string | undefined;
-  /** After the graceful stop (cli/shutdown.ts), which stopped the worker: closes Redis and the store. */
+  /** After the graceful stop (cli/shutdown.ts), which stopped the worker: closes the kept MCP sessions, Redis and the store. */
   close(): Promise<void>;
   /** A start that failed half-way: stops the worker and drops the connections at once. */
   abort(): Promise<void>;
@@ -154,6 +154,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       unopenableSecret: unopenable,
       async close() {
         await resuming?.stop();
+        await services.mcpConnector.close();
         await redis?.quit().catch(() => {});
         await store.close();
         logger.info({}, 'stopped');
@@ -163,6 +164,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       async abort() {
         await resuming?.stop();
         await started.stop();
+        await services.mcpConnector.close();
         redis?.disconnect();
         await store.close();
       },

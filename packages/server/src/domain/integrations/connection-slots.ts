@@ -1,7 +1,8 @@
 /**
- * @module The connections a workspace may have open to its integrations at once: a fair share, so one workspace's
- * slow connector holds its own slots and never everyone's. A call that finds its workspace's slots taken waits for
- * one until its own deadline.
+ * @module The calls a workspace may have under way to its integrations at once, each on a connection of its own while
+ * it runs (the sessions kept between calls hold none, mcp-client.ts): a fair share, so one workspace's slow connector
+ * holds its own slots and never everyone's. A call that finds its workspace's slots taken waits for one until its own
+ * deadline.
  */
 
 export interface ConnectionSlots {

@@ -8,7 +8,12 @@
  * name): a session's requests (`initialize`, its call, its close) and the next sessions reuse one TLS connection
  * instead of opening one each, and a connection only ever carries requests pinned to the address it was opened to.
  * An idle connection is closed after {@link IDLE_MS}; a request whose reused connection the server had closed
- * meanwhile (the reset of a kept-alive connection, before the request was read) is sent once more on a new one.
+ * meanwhile (the reset of a kept-alive connection, before the request was read) is sent once more on a new one,
+ * unless the caller says it must not be (`resend: false`: the reset may also be a server that read it and failed).
+ *
+ * A request that failed before any of it could reach the server (its new connection failed before its TLS handshake
+ * completed: refused, unreachable, reset, a certificate refused) fails with {@link RequestNotSent}: the MCP client
+ * retries only what it knows was never received (mcp-client.ts).
  */
 import { Agent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
@@ -24,12 +29,23 @@ export const IDLE_MS = 4_000;
 /** Pools kept at once (addresses); past it the oldest is forgotten (its connections end when idle). */
 const MAX_POOLS = 64;
 
-/** The transport's fetch: `(url, init) => Response`. */
-export type PinnedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+/**
+ * The transport's fetch: `(url, init) => Response`. `resend: false` (a request that acts, such as a `tools/call`) is
+ * never sent a second time, not even after the reset of a reused connection: the server may have read it.
+ */
+export type PinnedFetch = (url: string | URL, init?: RequestInit, options?: { resend?: boolean }) => Promise<Response>;
 
 /** A server's answer went past {@link MAX_RESPONSE_BYTES}. */
 export class ResponseTooLarge extends Error {
   override readonly name = 'ResponseTooLarge';
+}
+
+/** A request failed before any of it could reach the server; `cause` is the failure. */
+export class RequestNotSent extends Error {
+  override readonly name = 'RequestNotSent';
+  constructor(cause: unknown) {
+    super('The request was not sent.', { cause });
+  }
 }
 
 export function createPinnedFetch(options: { policy: DestinationPolicy; ca?: SecureContextOptions['ca'] }): PinnedFetch {
@@ -49,7 +65,7 @@ export function createPinnedFetch(options: { policy: DestinationPolicy; ca?: Sec
     return pool;
   }
 
-  return async (input, init = {}) => {
+  return async (input, init = {}, sending = {}) => {
     const pinned = await resolveDestination(String(input), options.policy);
     const { url } = pinned;
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -97,13 +113,20 @@ export function createPinnedFetch(options: { policy: DestinationPolicy; ca?: Sec
             resolve(new Response(stream, { status: status < 200 || status > 599 ? 502 : status, headers: responseHeaders }));
           },
         );
+        // Whether the request's bytes may have reached the server: once it has a connection whose TLS handshake is
+        // done (a reused one already was); before that nothing of it was sent.
+        let connected = false;
+        req.once('socket', (socket) => {
+          if (req.reusedSocket) connected = true;
+          else socket.once('secureConnect', () => (connected = true));
+        });
         req.on('error', (error: NodeJS.ErrnoException) => {
           // A kept-alive connection the server closed as this request went out: nothing was read, send it again.
           if (retry && req.reusedSocket && error.code === 'ECONNRESET' && !init.signal?.aborted) resolve(send(false));
-          else reject(error);
+          else reject(connected ? error : new RequestNotSent(error));
         });
         req.end(body);
       });
-    return send(true);
+    return send(sending.resend !== false);
   };
 }

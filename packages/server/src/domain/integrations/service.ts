@@ -2,7 +2,9 @@
  * @module Connected integrations, as admins manage them: connect (the URL behind the SSRF guard of webhook
  * destinations, the auth header sealed, then the connection check; only a server that passes is recorded, with
  * `integration.connected` emitted in the same transaction), list, read, check again, pause, resume and remove.
- * Every change is audited in its own transaction. Another workspace's integration is `404 not_found`.
+ * Every change is audited in its own transaction. Another workspace's integration is `404 not_found`. Pausing or
+ * removing one closes its kept MCP session in this process (mcp-client.ts; other instances close theirs when their
+ * tool source next reads the workspace's integrations, tool-source.ts).
  */
 import type { Clock } from '../../clock.ts';
 import type { Schema } from '../../contract.ts';
@@ -58,14 +60,14 @@ export interface IntegrationDeps {
   logWarning?: LogWarning;
 }
 
-/** The endpoint of a stored integration, its header opened. */
+/** The endpoint of a stored integration, its header opened (its MCP session is kept for its later calls, mcp-client.ts). */
 export function endpointOf(row: IntegrationRow, secretBox: SecretBox): McpEndpoint {
   if (row.url === null) throw new Error('integration without a server');
   const header =
     row.auth_header_name !== null && row.auth_header_encrypted !== null
       ? { name: row.auth_header_name, value: secretBox.open(row.auth_header_encrypted) }
       : null;
-  return { url: row.url, header };
+  return { url: row.url, header, integrationId: row.id };
 }
 
 /** A warning line of the structured logger (fields chosen by the caller: ids and names, never a URL or a header). */
@@ -111,12 +113,14 @@ export function createIntegrationService(deps: IntegrationDeps) {
   async function pauseOrResume(workspaceId: string, id: string, paused: boolean, audit: AuditContext | undefined): Promise<Integration> {
     const before = await load(workspaceId, id);
     if (before.url === null) throw fail('invalid_body', 'This integration has no server to pause or resume.');
-    return db.transaction(async (tx) => {
+    const integration = await db.transaction(async (tx) => {
       const row = await setPaused(tx, workspaceId, id, paused);
       if (!row) throw fail('not_found', 'No such integration.');
       await audited(audit, tx, row, paused ? 'integration.paused' : 'integration.resumed');
       return toIntegration(row);
     });
+    if (paused) connector.forget(workspaceId, id);
+    return integration;
   }
 
   return {
@@ -183,6 +187,7 @@ export function createIntegrationService(deps: IntegrationDeps) {
         if (!(await deleteIntegration(tx, workspaceId, id))) throw fail('not_found', 'No such integration.');
         await audited(audit, tx, row, 'integration.removed');
       });
+      connector.forget(workspaceId, id);
     },
   };
 }

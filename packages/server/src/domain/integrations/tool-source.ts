@@ -40,7 +40,18 @@ export function createIntegrationTools(deps: {
   const ttlMs = deps.toolsTtlMs ?? DEFAULT_TOOLS_TTL_MS;
   const refreshing = new Map<string, Promise<void>>();
   // Each workspace's offered integrations from memory, dropped on every change (records.ts): an invocation reads no row.
-  const offered = createWorkspaceCache({ db, channel: INTEGRATIONS_CHANNEL, version: integrationsVersion, load: offeredIntegrations });
+  // Each read from the store closes the kept MCP sessions of the workspace's integrations no longer offered (paused or
+  // removed, on any instance).
+  const offered = createWorkspaceCache({
+    db,
+    channel: INTEGRATIONS_CHANNEL,
+    version: integrationsVersion,
+    load: async (from, workspaceId) => {
+      const rows = await offeredIntegrations(from, workspaceId);
+      connector.retain(workspaceId, new Set(rows.map((row) => row.id)));
+      return rows;
+    },
+  });
 
   function refresh(row: IntegrationRow, endpoint: McpEndpoint): void {
     if (refreshing.has(row.id)) return;
