@@ -31,7 +31,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed, `agentSlug`, or the department the orchestrator routed the run to, `routedTo`), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed, `agentSlug`, or the department the orchestrator routed the run to, `routedTo`), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine. A run that waits for an approval is listed `in_progress` with `waitingFor`, the approval to decide (`GET /approvals?status=pending` lists those approvals).
          */
         get: operations["listRuns"];
         put?: never;
@@ -1295,7 +1295,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed, `agentSlug`, or the department the orchestrator routed the run to, `routedTo`), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed, `agentSlug`, or the department the orchestrator routed the run to, `routedTo`), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine. A run that waits for an approval is listed `in_progress` with `waitingFor`, the approval to decide (`GET /approvals?status=pending` lists those approvals).
          */
         get: operations["listRunsV1"];
         put?: never;
@@ -2120,7 +2120,7 @@ export interface components {
             status: components["schemas"]["RunStatus"];
             /** @description The agent the run was addressed to (the orchestrator when it routed the request; see `routedTo` and the steps). */
             agentSlug: components["schemas"]["AgentSlug"];
-            /** @description The department the orchestrator routed the run to, which answered it (`finance` for a question about overdue invoices addressed to `orchestrator`); `null` when the run was addressed to a department directly, when the orchestrator answered itself, and while an inbound run has not been routed yet. On an alias served by a real model the orchestrator delegates as the run goes (see `Step`): it is then the last department that answered a part of the run, known once the run ends or pauses (`null` until then). The runs list's `agent_slug` filter matches `agentSlug` or `routedTo`. */
+            /** @description The department the orchestrator routed the run to, which answered it (`finance` for a question about overdue invoices addressed to `orchestrator`); `null` when the run was addressed to a department directly, when the orchestrator answered itself, and while an inbound run has not been routed yet. On an alias served by a real model the orchestrator delegates as the run goes (see `Step`): it is then the last department it handed a part of the run to, recorded at the handoff, so a run still executing or waiting for an approval inside a department's part names that department (`null` until the first handoff). The runs list's `agent_slug` filter matches `agentSlug` or `routedTo`. */
             routedTo: components["schemas"]["AgentSlug"] | null;
             alias: components["schemas"]["ModelAlias"];
             /**
@@ -2145,7 +2145,7 @@ export interface components {
              * @description When the run reached a terminal state.
              */
             completedAt: string | null;
-            /** @description Present while the run waits for an approval (it stays `in_progress`, holding no budget): the approval to decide. Absent otherwise. */
+            /** @description Present while the run waits for an approval (it stays `in_progress`, holding no budget): the approval to decide, in a run read alone and in the runs list alike. Absent otherwise. */
             waitingFor?: components["schemas"]["PendingApproval"];
         };
         /**
@@ -2284,7 +2284,7 @@ export interface components {
         };
         /**
          * RunEventRouted
-         * @description `run.routed`: the agent that answers (the target, or where the orchestrator routed the run: the run's `routedTo` as its record says when the log is read; the orchestrator itself while a run it delegates on a real model has not ended).
+         * @description `run.routed`: the agent that answers (the target, or where the orchestrator routed the run: the run's `routedTo` as its record says when the log is read; for a run the orchestrator delegates on a real model, the department it last handed a part to, or the orchestrator itself before its first handoff).
          * @example {
          *       "sequence": 2,
          *       "type": "run.routed",

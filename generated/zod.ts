@@ -617,7 +617,7 @@ export const zRunEventCreated = z.strictObject({
 /**
  * RunEventRouted
  *
- * `run.routed`: the agent that answers (the target, or where the orchestrator routed the run: the run's `routedTo` as its record says when the log is read; the orchestrator itself while a run it delegates on a real model has not ended).
+ * `run.routed`: the agent that answers (the target, or where the orchestrator routed the run: the run's `routedTo` as its record says when the log is read; for a run the orchestrator delegates on a real model, the department it last handed a part to, or the orchestrator itself before its first handoff).
  */
 export const zRunEventRouted = z.strictObject({
     sequence: z.int().gte(1),
