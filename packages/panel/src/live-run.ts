@@ -60,7 +60,8 @@ export function applyRunEvent(live: LiveRun, event: RunEvent): LiveRun {
     case 'run.created':
       return { ...live, agentSlug: event.agentSlug };
     case 'run.routed':
-      // Sent for every run: the orchestrator's choice, or the addressed department itself.
+      // Sent for every run: the orchestrator's choice, or the addressed department itself; again at each handoff of a
+      // run the orchestrator delegates (the department taking that part).
       return {
         ...live,
         routedTo: event.agentSlug,

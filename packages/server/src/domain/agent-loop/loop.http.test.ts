@@ -437,6 +437,10 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
       const choosing = await inProgress();
       expect(choosing.listed.routedTo).toBeNull();
       expect(choosing.detail.run).toMatchObject({ status: 'in_progress', agentSlug: 'orchestrator', routedTo: null });
+      // Someone follows the run's events from before the handoff (as its page does).
+      const following = await fetch(`${base}/v1/runs/${choosing.listed.id}/events`, { headers: { authorization: `Bearer ${key}` } });
+      expect(following.status).toBe(200);
+      expect(following.headers.get('content-type')).toMatch(/^text\/event-stream/);
       held[0]!.release();
 
       await held[1]!.reached;
@@ -452,6 +456,21 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
       const body = zInferenceResponse.parse(await res.json());
       expect(body).toMatchObject({ runId: delegated.listed.id, agentSlug: 'finance', content: 'We owe Northwind 4,200 EUR.' });
       expect((await detailOf(body.runId)).run).toMatchObject({ status: 'completed', routedTo: 'finance' });
+      // The follower heard the handoff as it happened; the stored log says the same after the head read from the record.
+      const routing = (events: ReturnType<typeof zRunEvent.parse>[]) =>
+        events.flatMap((e) => (e.type === 'run.routed' ? [[e.type, e.agentSlug]] : e.type === 'tool.called' ? [[e.type, e.name]] : []));
+      const live = parseSseWithIds(await following.text()).map((e) => zRunEvent.parse(e.data));
+      expect(routing(live)).toEqual([
+        ['run.routed', 'orchestrator'],
+        ['tool.called', 'handoff.finance'],
+        ['run.routed', 'finance'],
+      ]);
+      expect(live.at(-1)?.type).toBe('run.completed');
+      expect(routing(await eventsOf(body.runId))).toEqual([
+        ['run.routed', 'finance'],
+        ['tool.called', 'handoff.finance'],
+        ['run.routed', 'finance'],
+      ]);
     });
 
     it('a key bound to one agent cannot reach another through the orchestrator', async () => {

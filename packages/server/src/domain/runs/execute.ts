@@ -211,15 +211,17 @@ export function loopRunOf(run: PendingRun): LoopRun {
 }
 
 /**
- * Where the loop's output goes: text to the log and `onDelta`, other events to the log; a handoff to the run's row
- * (its `routedTo`, while it runs: one statement per handoff, none for a run that does not delegate). A store that
- * refuses that write is logged, not the run's failure: its close or pause writes who answered anyway.
+ * Where the loop's output goes: text to the log and `onDelta`, other events to the log; a handoff to the log
+ * (`run.routed`, for those following the run) and to the run's row (its `routedTo`, for those reading it: one
+ * statement per handoff, none for a run that does not delegate). A store that refuses that write is logged, not the
+ * run's failure: its close or pause writes who answered anyway.
  */
 export function loopIO(ctx: Pick<RunContext, 'clock' | 'db' | 'logError'>, run: PendingRun, execution: Execution, options: ExecuteOptions): LoopIO {
   const { controller, log } = execution;
   const { clock, db } = ctx;
   return {
     async routed(department) {
+      log.push({ type: 'run.routed', agentSlug: department }, clock.now());
       await routeExecutingRun(db, { runId: run.runId, workspaceId: run.workspaceId, startedAt: run.createdAt }, department, clock.now()).catch((err: unknown) =>
         ctx.logError?.(err),
       );
