@@ -5,7 +5,7 @@
  * decision, then the run going on.
  */
 import { describe, expect, it } from 'vitest';
-import { applyRunEvent, type LiveRun, NOT_YET_LIVE, startLive } from './live-run.ts';
+import { applyRunEvent, type LiveRun, NOT_YET_LIVE, routedToShown, startLive } from './live-run.ts';
 import type { RunEvent } from './run-events.ts';
 
 const runId = 'run_7Hk2Lm9QvX4pT8sW3nB6';
@@ -39,6 +39,15 @@ describe('the live run', () => {
     const states = events.map((_, i) => events.slice(0, i + 1).reduce(applyRunEvent, NOT_YET_LIVE));
     expect(states[1]).toMatchObject({ routedTo: 'orchestrator', said: 'orchestrator is answering.' });
     expect(states[3]).toMatchObject({ agentSlug: 'orchestrator', routedTo: 'finance', said: 'Routed to finance.' });
+
+    // The page names the latest handoff while it follows, over what the run's record said when it was read.
+    const legal = applyRunEvent(states[3]!, { sequence: 5, type: 'run.routed', runId, at, agentSlug: 'legal' });
+    const read = { agentSlug: 'orchestrator', routedTo: 'finance' };
+    expect(routedToShown(read, legal)).toBe('legal');
+    expect(routedToShown(read, states[1])).toBe('finance');
+    expect(routedToShown({ agentSlug: 'orchestrator', routedTo: null }, states[1])).toBeNull();
+    expect(routedToShown(read, undefined)).toBe('finance');
+    expect(routedToShown(undefined, undefined)).toBeNull();
   });
 
   describe('a run that waits for an approval', () => {
