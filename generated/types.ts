@@ -31,7 +31,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed, `agentSlug`, or the department the orchestrator routed the run to, `routedTo`), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed, `agentSlug`, or the department the orchestrator routed the run to, `routedTo`), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine. A run that waits for an approval is listed `in_progress` with `waitingFor`, the approval to decide (`GET /approvals?status=pending` lists those approvals).
          */
         get: operations["listRuns"];
         put?: never;
@@ -1295,7 +1295,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed, `agentSlug`, or the department the orchestrator routed the run to, `routedTo`), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine.
+         * @description Readable with an API key or with the session of any member of the workspace (any role, as in the panel). A page of the workspace's runs, newest first, with filters. `total` counts every match. Needs `orchestrator:invoke` (a key bound to one agent with `orchestrator:invoke:agent:<slug>` sees only that agent's runs) or `tenant:read`. During the private beta this route answers `404 not_found` to API keys; a session still reaches it. The filters `status`, `agent_slug` (the agent addressed, `agentSlug`, or the department the orchestrator routed the run to, `routedTo`), `alias`, `source` and the creation time range `createdAfter` (inclusive) to `createdBefore` (exclusive) combine. A run that waits for an approval is listed `in_progress` with `waitingFor`, the approval to decide (`GET /approvals?status=pending` lists those approvals).
          */
         get: operations["listRunsV1"];
         put?: never;
@@ -1657,7 +1657,7 @@ export interface components {
     schemas: {
         /**
          * RunEvent
-         * @description One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened, then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. A run started by an inbound webhook whose execution stopped midway has `run.restarted` before the events of its new execution: discard what came between `run.routed` and it. A run that waits for an approval has `approval.requested` (with the approval's id) and then nothing until the decision: `approval.decided`, then `run.resumed` and the rest of its answer (or `run.failed` when its budget is refused at the resume). `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
+         * @description One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened (and, on a run the orchestrator delegates, a `run.routed` at each handoff), then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. A run started by an inbound webhook whose execution stopped midway has `run.restarted` before the events of its new execution: discard what came between `run.routed` and it. A run that waits for an approval has `approval.requested` (with the approval's id) and then nothing until the decision: `approval.decided`, then `run.resumed` and the rest of its answer (or `run.failed` when its budget is refused at the resume). `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
          */
         RunEvent: components["schemas"]["RunEventCreated"] | components["schemas"]["RunEventRouted"] | components["schemas"]["RunEventText"] | components["schemas"]["RunEventToolCall"] | components["schemas"]["RunEventApproval"] | components["schemas"]["RunEventDraft"] | components["schemas"]["RunEventUsage"] | components["schemas"]["RunEventCompleted"] | components["schemas"]["RunEventFailed"] | components["schemas"]["RunEventCanceled"] | components["schemas"]["RunEventRestarted"] | components["schemas"]["RunEventApprovalDecided"] | components["schemas"]["RunEventResumed"];
         /**
@@ -2122,7 +2122,7 @@ export interface components {
             status: components["schemas"]["RunStatus"];
             /** @description The agent the run was addressed to (the orchestrator when it routed the request; see `routedTo` and the steps). */
             agentSlug: components["schemas"]["AgentSlug"];
-            /** @description The department the orchestrator routed the run to, which answered it (`finance` for a question about overdue invoices addressed to `orchestrator`); `null` when the run was addressed to a department directly, when the orchestrator answered itself, and while an inbound run has not been routed yet. On an alias served by a real model the orchestrator delegates as the run goes (see `Step`): it is then the last department that answered a part of the run, known once the run ends or pauses (`null` until then). The runs list's `agent_slug` filter matches `agentSlug` or `routedTo`. */
+            /** @description The department the orchestrator routed the run to, which answered it (`finance` for a question about overdue invoices addressed to `orchestrator`); `null` when the run was addressed to a department directly, when the orchestrator answered itself, and while an inbound run has not been routed yet. On an alias served by a real model the orchestrator delegates as the run goes (see `Step`): it is then the last department it handed a part of the run to, recorded at the handoff, so a run still executing or waiting for an approval inside a department's part names that department (`null` until the first handoff). The runs list's `agent_slug` filter matches `agentSlug` or `routedTo`. */
             routedTo: components["schemas"]["AgentSlug"] | null;
             alias: components["schemas"]["ModelAlias"];
             /**
@@ -2147,7 +2147,7 @@ export interface components {
              * @description When the run reached a terminal state.
              */
             completedAt: string | null;
-            /** @description Present while the run waits for an approval (it stays `in_progress`, holding no budget): the approval to decide. Absent otherwise. */
+            /** @description Present while the run waits for an approval (it stays `in_progress`, holding no budget): the approval to decide, in a run read alone and in the runs list alike. Absent otherwise. */
             waitingFor?: components["schemas"]["PendingApproval"];
         };
         /**
@@ -2286,7 +2286,7 @@ export interface components {
         };
         /**
          * RunEventRouted
-         * @description `run.routed`: the agent that answers (the target, or where the orchestrator routed the run: the run's `routedTo` as its record says when the log is read; the orchestrator itself while a run it delegates on a real model has not ended).
+         * @description `run.routed`: the agent that answers (the target, or where the orchestrator routed the run: the run's `routedTo` as its record says when the log is read; for a run the orchestrator delegates on a real model, the department it last handed a part to, or the orchestrator itself before its first handoff). Such a run also has a `run.routed` at each handoff, after the handoff's `tool.called`, naming the department that takes that part: the latest one says where the run is.
          * @example {
          *       "sequence": 2,
          *       "type": "run.routed",

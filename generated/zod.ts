@@ -618,7 +618,7 @@ export const zRunEventCreated = z.strictObject({
 /**
  * RunEventRouted
  *
- * `run.routed`: the agent that answers (the target, or where the orchestrator routed the run: the run's `routedTo` as its record says when the log is read; the orchestrator itself while a run it delegates on a real model has not ended).
+ * `run.routed`: the agent that answers (the target, or where the orchestrator routed the run: the run's `routedTo` as its record says when the log is read; for a run the orchestrator delegates on a real model, the department it last handed a part to, or the orchestrator itself before its first handoff). Such a run also has a `run.routed` at each handoff, after the handoff's `tool.called`, naming the department that takes that part: the latest one says where the run is.
  */
 export const zRunEventRouted = z.strictObject({
     sequence: z.int().gte(1),
@@ -2609,7 +2609,7 @@ export const zRunEventResumed = z.strictObject({
 /**
  * RunEvent
  *
- * One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened, then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. A run started by an inbound webhook whose execution stopped midway has `run.restarted` before the events of its new execution: discard what came between `run.routed` and it. A run that waits for an approval has `approval.requested` (with the approval's id) and then nothing until the decision: `approval.decided`, then `run.resumed` and the rest of its answer (or `run.failed` when its budget is refused at the resume). `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
+ * One event of a run's log, in order of `sequence`: `run.created`, `run.routed`, then the answer's `text.delta` fragments with the `tool.called`, `approval.requested` and `draft.created` events where they happened (and, on a run the orchestrator delegates, a `run.routed` at each handoff), then `run.usage` and one terminal event (`run.completed`, `run.failed` or `run.canceled`). Every run's log ends with exactly one terminal event. A run started by an inbound webhook whose execution stopped midway has `run.restarted` before the events of its new execution: discard what came between `run.routed` and it. A run that waits for an approval has `approval.requested` (with the approval's id) and then nothing until the decision: `approval.decided`, then `run.resumed` and the rest of its answer (or `run.failed` when its budget is refused at the resume). `GET /runs/{run_id}/events` sends each as an SSE event whose `event:` is its `type` and whose `id:` is its `sequence`.
  */
 export const zRunEvent = z.union([
     z.object({

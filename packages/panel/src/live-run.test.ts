@@ -1,10 +1,11 @@
 /**
  * What the run page shows while it follows a run's events: the answer grows with each fragment, a restart of the
- * run (an inbound run handed over to a new execution) drops what the first execution showed, and a run that waits
- * for an approval shows it waiting, then the decision, then the run going on.
+ * run (an inbound run handed over to a new execution) drops what the first execution showed, a handoff of the
+ * orchestrator's routes the run to the department, and a run that waits for an approval shows it waiting, then the
+ * decision, then the run going on.
  */
 import { describe, expect, it } from 'vitest';
-import { applyRunEvent, type LiveRun, NOT_YET_LIVE, startLive } from './live-run.ts';
+import { applyRunEvent, type LiveRun, NOT_YET_LIVE, routedToShown, startLive } from './live-run.ts';
 import type { RunEvent } from './run-events.ts';
 
 const runId = 'run_7Hk2Lm9QvX4pT8sW3nB6';
@@ -26,6 +27,27 @@ describe('the live run', () => {
     expect(states[4]).toMatchObject({ answer: '', toolCalls: [], approvals: [], drafts: [], routedTo: 'sales' });
     expect(states[4]!.said).toMatch(/started again/);
     expect(states[6]).toMatchObject({ answer: 'The answer, whole.', toolCalls: [] });
+  });
+
+  it('follows the orchestrator’s handoffs: each run.routed names the department the run is routed to now', () => {
+    const events: RunEvent[] = [
+      { sequence: 1, type: 'run.created', runId, at, agentSlug: 'orchestrator', alias: 'Symphony', source: 'panel', conversationId: null },
+      { sequence: 2, type: 'run.routed', runId, at, agentSlug: 'orchestrator' },
+      { sequence: 3, type: 'tool.called', runId, at, name: 'handoff.finance', summary: 'Handed a part of the request to Finance.' },
+      { sequence: 4, type: 'run.routed', runId, at, agentSlug: 'finance' },
+    ];
+    const states = events.map((_, i) => events.slice(0, i + 1).reduce(applyRunEvent, NOT_YET_LIVE));
+    expect(states[1]).toMatchObject({ routedTo: 'orchestrator', said: 'orchestrator is answering.' });
+    expect(states[3]).toMatchObject({ agentSlug: 'orchestrator', routedTo: 'finance', said: 'Routed to finance.' });
+
+    // The page names the latest handoff while it follows, over what the run's record said when it was read.
+    const legal = applyRunEvent(states[3]!, { sequence: 5, type: 'run.routed', runId, at, agentSlug: 'legal' });
+    const read = { agentSlug: 'orchestrator', routedTo: 'finance' };
+    expect(routedToShown(read, legal)).toBe('legal');
+    expect(routedToShown(read, states[1])).toBe('finance');
+    expect(routedToShown({ agentSlug: 'orchestrator', routedTo: null }, states[1])).toBeNull();
+    expect(routedToShown(read, undefined)).toBe('finance');
+    expect(routedToShown(undefined, undefined)).toBeNull();
   });
 
   describe('a run that waits for an approval', () => {

@@ -60,7 +60,8 @@ export function applyRunEvent(live: LiveRun, event: RunEvent): LiveRun {
     case 'run.created':
       return { ...live, agentSlug: event.agentSlug };
     case 'run.routed':
-      // Sent for every run: the orchestrator's choice, or the addressed department itself.
+      // Sent for every run: the orchestrator's choice, or the addressed department itself; again at each handoff of a
+      // run the orchestrator delegates (the department taking that part).
       return {
         ...live,
         routedTo: event.agentSlug,
@@ -123,6 +124,15 @@ const DECIDED: Record<Decision, string> = {
   rejected: 'Rejected by a person; the run goes on without that action.',
   expired: 'The approval expired unanswered; the run goes on without that action.',
 };
+
+/**
+ * The department the run page names: the run's record (`routedTo`) as last read, unless the run is followed (`live`)
+ * and its latest `run.routed` names another agent than the one addressed (a handoff since that read).
+ */
+export function routedToShown(run: Pick<Schemas['Run'], 'agentSlug' | 'routedTo'> | undefined, live: LiveRun | undefined): Schemas['AgentSlug'] | null {
+  if (live?.routedTo && live.routedTo !== (run?.agentSlug ?? live.agentSlug)) return live.routedTo;
+  return run?.routedTo ?? null;
+}
 
 /** Where the page starts following: the approval the run already waits for, as its last read says. */
 export function startLive(waitingFor: Schemas['PendingApproval'] | undefined): LiveRun {

@@ -2,8 +2,8 @@
  * @module An approval decided on the run's own page, in the browser (Debian's Chromium through playwright-core, a real
  * `service serve`): a run of the local engine asked to send an email pauses for a person's approval (`email.send`, one
  * of its fixed rules); its page, followed live, says it waits and offers the admin Approve and Reject; the admin
- * approves there, and the same live view shows the decision, then the run completing, without a reload. axe-core on
- * the waiting page.
+ * approves there, and the same live view shows the decision, then the run completing, without a reload. The Runs
+ * list marks the waiting run and links to that page. axe-core on the waiting page.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,8 +36,14 @@ describe.skipIf(!chromiumAvailable)('an approval decided on the run page', { tim
     const waitingRun = (await read.json()) as { run: { status: string; waitingFor?: { action: string } } };
     expect(waitingRun.run).toMatchObject({ status: 'in_progress', waitingFor: { action: 'email.send' } });
 
+    // The Runs list marks it waiting (not a plain "in progress") and links to its page, where it is decided.
+    await page.goto('/panel/runs');
+    const row = page.getByRole('row').filter({ hasText: runId });
+    await row.waitFor();
+    expect(await row.locator('.badge').textContent()).toBe('waiting for approval');
     const requests = countRunRequests(page, runId);
-    await page.goto(`/panel/runs/${runId}`);
+    await row.getByRole('link', { name: 'Review email.send' }).click();
+    await page.waitForURL(`**/panel/runs/${runId}`);
     await page.getByRole('heading', { name: /Run run_/, level: 1 }).waitFor();
     const status = page.getByRole('status');
     const facts = page.locator('dl.facts');

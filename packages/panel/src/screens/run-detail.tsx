@@ -11,7 +11,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, csrfHeader, ok, type Schemas } from '../api.ts';
 import { canDecide, DecisionButtons, decideApproval } from '../approval-decision.tsx';
-import { applyConnection, applyRunEvent, type LiveApproval, type LiveRun, startLive, statusAfter, stopped, type Waiting } from '../live-run.ts';
+import { applyConnection, applyRunEvent, type LiveApproval, type LiveRun, routedToShown, startLive, statusAfter, stopped, type Waiting } from '../live-run.ts';
 import { navigate } from '../router.ts';
 import { followRunEvents } from '../run-events.ts';
 import { useSession } from '../session.ts';
@@ -63,7 +63,7 @@ export function RunDetailScreen({ runId }: { runId: string }) {
   // Live until the run is read in a final state (the terminal event's read, or a cancel's answer).
   const following = live !== undefined && run?.status === 'in_progress';
   const status = run && following && live.end ? statusAfter(live.end) : run?.status;
-  const routedTo = run?.routedTo ?? (live?.routedTo && live.routedTo !== run?.agentSlug ? live.routedTo : null);
+  const routedTo = routedToShown(run, following ? live : undefined);
   const usage = following && live.usage ? live.usage : run?.usage;
   const flowing = following && !live.end && live.connection !== 'stopped';
   const waiting = following && !live.end ? live.waiting : undefined;

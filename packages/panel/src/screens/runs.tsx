@@ -1,12 +1,14 @@
 /**
  * @module Runs: a paginated list filtered as the filters change (status, agent, alias, source, date), each row with
  * the agent that answered, how long it took, its STU and when it started (the viewer's time zone, relative, UTC on
- * hover); with no run yet, how to make one. A run's page is in ./run-detail.tsx.
+ * hover); a run that waits for an approval is marked so, with a link to its page where it is decided; with no run
+ * yet, how to make one. A run's page is in ./run-detail.tsx.
  */
 import { useState } from 'preact/hooks';
 import { api, ok, type operations, type Schemas } from '../api.ts';
 import { navigate } from '../router.ts';
 import { Badge, duration, ErrorNote, Field, Time, useLoad, utcDayBounds } from '../ui.tsx';
+import { shownStatus } from '../run-status.ts';
 import { AGENT_SLUGS, ALIASES, RUN_SOURCES as SOURCES, RUN_STATUSES as STATUSES } from '../vocabulary.ts';
 
 const PAGE = 20;
@@ -119,7 +121,7 @@ export function RunsScreen() {
                 </td>
                 <td>{run.requestPreview ? <span class="request-preview">{run.requestPreview}</span> : <span class="muted">—</span>}</td>
                 <td>
-                  <StatusBadge status={run.status} />
+                  <RunStatus run={run} />
                 </td>
                 <td>
                   {/* A run addressed to the orchestrator shows the department it was routed to, which answered. */}
@@ -131,7 +133,7 @@ export function RunsScreen() {
                 <td>
                   <Time iso={run.createdAt} />
                 </td>
-                <td>{run.completedAt ? duration(run.createdAt, run.completedAt) : <span class="muted">running</span>}</td>
+                <td>{run.completedAt ? duration(run.createdAt, run.completedAt) : <span class="muted">{run.waitingFor ? 'waiting' : 'running'}</span>}</td>
                 <td>{run.usage.stu}</td>
               </tr>
             ))}
@@ -169,8 +171,28 @@ function queryOf(filters: Filters, offset: number): RunsQuery {
 }
 
 export function StatusBadge({ status }: { status: Schemas['RunStatus'] }) {
-  const tone = { in_progress: 'blue', completed: 'green', failed: 'red', canceled: 'grey' }[status];
-  return <Badge tone={tone}>{status.replace('_', ' ')}</Badge>;
+  const { label, tone } = shownStatus({ status });
+  return <Badge tone={tone}>{label}</Badge>;
+}
+
+/** A row's status: a run that waits for an approval says so, with a link to its page, where it is decided. */
+function RunStatus({ run }: { run: Schemas['Run'] }) {
+  const { label, tone, waitingOn } = shownStatus(run);
+  if (waitingOn === undefined) return <Badge tone={tone}>{label}</Badge>;
+  return (
+    <>
+      <Badge tone={tone}>{label}</Badge>{' '}
+      <a
+        href={`/panel/runs/${run.id}`}
+        onClick={(e) => {
+          e.preventDefault();
+          navigate(`/runs/${run.id}`);
+        }}
+      >
+        Review {waitingOn}
+      </a>
+    </>
+  );
 }
 
 /** The empty list of a new workspace: how a run is made, from the panel or with a key. */

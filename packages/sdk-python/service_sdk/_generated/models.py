@@ -418,7 +418,7 @@ RunEventCreated = TypedDict(
     },
 )
 
-# RunEventRouted: `run.routed`: the agent that answers (the target, or where the orchestrator routed the run: the run's `routedTo` as its record says when the log is read; the orchestrator itself while a run it delegates on a real model has not ended).
+# RunEventRouted: `run.routed`: the agent that answers (the target, or where the orchestrator routed the run: the run's `routedTo` as its record says when the log is read; for a run the orchestrator delegates on a real model, the department it last handed a part to, or the orchestrator itself before its first handoff). Such a run also has a `run.routed` at each handoff, after the handoff's `tool.called`, naming the department that takes that part: the latest one says where the run is.
 RunEventRouted = TypedDict(
     "RunEventRouted",
     {

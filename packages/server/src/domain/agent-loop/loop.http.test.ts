@@ -7,7 +7,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { zInferenceResponse, zRunDetail, zRunEvent, zUsage } from '../../../../../generated/zod.ts';
 import { KILL_SWITCH_LIMITS, type KillSwitchLimits } from '../usage/index.ts';
 import { countMessageTokens, createEngines } from '../../engine/index.ts';
@@ -42,6 +42,15 @@ function connectedTool(name: string, answer: (args: Readonly<Record<string, unkn
 }
 
 const toolCall = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, arguments: args });
+
+/** A point a scripted answer waits at: `reached` once the request arrived, answered once `release` is called. */
+function gate() {
+  let reach = () => {};
+  let release = () => {};
+  const reached = new Promise<void>((resolve) => (reach = resolve));
+  const released = new Promise<void>((resolve) => (release = resolve));
+  return { reach, reached, release, released };
+}
 
 describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, ({ open }) => {
   let store: TestStore;
@@ -398,6 +407,72 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
       },
     );
 
+    it('says which department it handed a part to while that part runs: GET /v1/runs/{id} and the list, before the run ends', async () => {
+      await start({ agents: ownInstructions });
+      const answers = scripted([
+        { toolCalls: [toolCall('h1', 'handoff__finance', { request: 'What do we owe Northwind?' })], usage: { prompt_tokens: 100, completion_tokens: 10 } },
+        { content: 'We owe 4,200 EUR.', usage: { prompt_tokens: 80, completion_tokens: 6 } },
+        { content: 'We owe Northwind 4,200 EUR.', usage: { prompt_tokens: 150, completion_tokens: 9 } },
+      ]);
+      // The model holds its first two answers (the orchestrator's choice, then Finance's step) until the test reads the run.
+      const held = [gate(), gate()];
+      // (A failed assertion must not leave the model holding an answer: the server would wait for it to close.)
+      onTestFinished(() => {
+        for (const hold of held) hold.release();
+      });
+      fake.handle = (request, res) => {
+        const hold = held[fake.requests.length - 1];
+        if (!hold) return answers(request, res);
+        hold.reach();
+        void hold.released.then(() => answers(request, res));
+      };
+      const running = invokeWith(key, {});
+      const inProgress = async () => {
+        const page = (await get('/v1/runs?status=in_progress')) as { data: { id: string; routedTo: string | null }[] };
+        expect(page.data).toHaveLength(1);
+        return { listed: page.data[0]!, detail: await detailOf(page.data[0]!.id) };
+      };
+
+      await held[0]!.reached;
+      const choosing = await inProgress();
+      expect(choosing.listed.routedTo).toBeNull();
+      expect(choosing.detail.run).toMatchObject({ status: 'in_progress', agentSlug: 'orchestrator', routedTo: null });
+      // Someone follows the run's events from before the handoff (as its page does).
+      const following = await fetch(`${base}/v1/runs/${choosing.listed.id}/events`, { headers: { authorization: `Bearer ${key}` } });
+      expect(following.status).toBe(200);
+      expect(following.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      held[0]!.release();
+
+      await held[1]!.reached;
+      const delegated = await inProgress();
+      expect(systemOf(1)).toBe('You are the finance agent.');
+      expect(delegated.listed.routedTo).toBe('finance');
+      expect(delegated.detail.run).toMatchObject({ status: 'in_progress', agentSlug: 'orchestrator', routedTo: 'finance' });
+      expect(((await get('/v1/runs?agent_slug=finance')) as { data: { id: string }[] }).data.map((run) => run.id)).toEqual([delegated.listed.id]);
+      held[1]!.release();
+
+      const res = await running;
+      expect(res.status).toBe(200);
+      const body = zInferenceResponse.parse(await res.json());
+      expect(body).toMatchObject({ runId: delegated.listed.id, agentSlug: 'finance', content: 'We owe Northwind 4,200 EUR.' });
+      expect((await detailOf(body.runId)).run).toMatchObject({ status: 'completed', routedTo: 'finance' });
+      // The follower heard the handoff as it happened; the stored log says the same after the head read from the record.
+      const routing = (events: ReturnType<typeof zRunEvent.parse>[]) =>
+        events.flatMap((e) => (e.type === 'run.routed' ? [[e.type, e.agentSlug]] : e.type === 'tool.called' ? [[e.type, e.name]] : []));
+      const live = parseSseWithIds(await following.text()).map((e) => zRunEvent.parse(e.data));
+      expect(routing(live)).toEqual([
+        ['run.routed', 'orchestrator'],
+        ['tool.called', 'handoff.finance'],
+        ['run.routed', 'finance'],
+      ]);
+      expect(live.at(-1)?.type).toBe('run.completed');
+      expect(routing(await eventsOf(body.runId))).toEqual([
+        ['run.routed', 'finance'],
+        ['tool.called', 'handoff.finance'],
+        ['run.routed', 'finance'],
+      ]);
+    });
+
     it('a key bound to one agent cannot reach another through the orchestrator', async () => {
       await start({ agents: ownInstructions });
       const bound = await t.keyWith('orchestrator:invoke:agent:orchestrator', 'orchestrator:invoke:agent:finance');
@@ -462,9 +537,12 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
       expect(body.waitingFor).toMatchObject({ action: 'payment.initiate' });
       const approvals = await t.db.query<{ agent_slug: string; action: string }>(`SELECT agent_slug, action FROM approvals WHERE run_id = $1`, [body.runId]);
       expect(approvals).toEqual([{ agent_slug: 'finance', action: 'payment.initiate' }]);
+      // It waits inside Finance's part: the run says so, and the runs list finds it under Finance.
       const waiting = await detailOf(body.runId);
-      expect(waiting.run).toMatchObject({ status: 'in_progress', routedTo: null });
+      expect(waiting.run).toMatchObject({ status: 'in_progress', routedTo: 'finance' });
       expect(waiting.steps.at(-1)).toMatchObject({ kind: 'approval', agentSlug: 'finance' });
+      const listed = (await get(`/v1/runs?agent_slug=finance`)) as { data: { id: string; routedTo: string | null }[] };
+      expect(listed.data).toMatchObject([{ id: body.runId, routedTo: 'finance' }]);
 
       // Rejected: the resumed run goes on inside Finance's part, then back to the orchestrator.
       const admin = await t.login();

@@ -38,6 +38,7 @@ function io(): LoopIO & { events: ExecutionEventBody[]; text: string } {
       sink.text += text;
       sink.events.push({ type: 'text.delta', delta: text });
     },
+    async routed() {},
   };
   return sink;
 }

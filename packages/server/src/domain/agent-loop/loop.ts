@@ -13,7 +13,8 @@
  * caller; the orchestrator's text waits for its call's end until a department has answered, so that an answer
  * choosing none is set aside: the keyword router (vocabulary/router.ts) picks the department, which answers the
  * request in its place (a `routing` step says so), unless the step limit leaves no call for it. `state.consulted`
- * lists who answered; the last is the run's `routedTo`.
+ * lists who answered; the run's `routedTo` is the department whose part runs, else the last that answered
+ * (state.ts `routedToOf`), and each part's start is told to the run (`LoopIO.routed`), so it says so while it runs.
  *
  * Limits, all the run's, over the whole loop:
  * - The step limit (the agent's `stepLimit`) counts model calls, the departments' too. The last call it allows is
@@ -97,6 +98,8 @@ export interface LoopIO {
   record(body: ExecutionEventBody): void;
   /** Sends a redacted text fragment (to the run's log and the caller's stream). */
   fragment(text: string): Promise<void>;
+  /** The orchestrator handed a part of the run to `department`, whose part starts now: the run's `routedTo` from here on. */
+  routed(department: string): Promise<void>;
 }
 
 export interface LoopOutcome {
@@ -148,8 +151,9 @@ export async function continueAgentLoop(ctx: LoopContext, run: LoopRun, io: Loop
       const choosing = handoffs.size > 0 && !state.consulted?.length;
       const { raw, answered } = await modelCall(ctx, run, io, state, self, last ? [] : definitionsOf(self), choosing ? 'hold' : 'speak');
       if (choosing && answered && !state.cut && state.modelCalls < agent.stepLimit) {
-        fallBack(
+        await fallBack(
           run,
+          io,
           state,
           [...handoffs.values()].map((handoff) => handoff.department),
         );
@@ -222,10 +226,16 @@ async function partStep(
 }
 
 /** The model answered without choosing a department: the keyword router's choice answers the request, recorded as a routing step. */
-function fallBack(run: LoopRun, state: LoopState, departments: readonly string[]): void {
+async function fallBack(run: LoopRun, io: LoopIO, state: LoopState, departments: readonly string[]): Promise<void> {
   const decision = routeRequest(run.request.messages, { candidates: departments.filter(isDepartmentSlug) });
   state.steps.push({ kind: 'routing', agentSlug: run.answeredBy, summary: `The model chose no department. ${decision.rationale}` });
-  state.part = { agentSlug: decision.agentSlug, callId: null, request: null, turns: [], pending: [], modelCalls: 0, text: '' };
+  await beginPart(io, state, { agentSlug: decision.agentSlug, callId: null, request: null });
+}
+
+/** A department's part of the run begins (a handoff, or the fallback's): the run is routed to it from now on. */
+async function beginPart(io: LoopIO, state: LoopState, part: Pick<DelegatedPart, 'agentSlug' | 'callId' | 'request'>): Promise<void> {
+  state.part = { ...part, turns: [], pending: [], modelCalls: 0, text: '' };
+  await io.routed(part.agentSlug);
 }
 
 /** Sends text held back to the run's stream (redacted), after the text so far, a blank line apart. */
@@ -414,7 +424,7 @@ async function callTools(ctx: LoopContext, io: LoopIO, state: LoopState, speaker
         const summary = `Handed a part of the request to ${name}.`;
         state.steps.push({ kind: 'routing', agentSlug: speaker.slug, summary });
         io.record({ type: 'tool.called', name: call.name, summary });
-        state.part = { agentSlug: handoff.department, callId: call.id, request: requestOf(call.arguments), turns: [], pending: [], modelCalls: 0, text: '' };
+        await beginPart(io, state, { agentSlug: handoff.department, callId: call.id, request: requestOf(call.arguments) });
         return;
       }
       outcome = { ok: false, error: `The run has no model calls left to consult ${name}.` };

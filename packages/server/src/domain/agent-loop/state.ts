@@ -35,8 +35,17 @@ export interface LoopState {
    * goes on inside it until the department answers, and a call in it may wait for a decision as any other.
    */
   part?: DelegatedPart | null;
-  /** The departments that answered a part of the run, in order; the last is the run's `routedTo`. Absent: none. */
+  /** The departments that answered a part of the run, in order (the last one answered, `routedTo` unless a part runs). Absent: none. */
   consulted?: string[];
+}
+
+/**
+ * The department the orchestrator routed the run to so far (the run's `routedTo`): the one whose part runs or waits
+ * for a decision, else the last that answered a part; undefined before the first handoff (and for a run that does
+ * not delegate).
+ */
+export function routedToOf(state: LoopState): string | undefined {
+  return state.part?.agentSlug ?? state.consulted?.at(-1);
 }
 
 /**

@@ -2,7 +2,8 @@
  * @module The run's event log (the contract's `RunEvent`), in order of `sequence`:
  *
  *   1 `run.created`, 2 `run.routed`          read from the run's row
- *   3… `text.delta`, `tool.called`,          what only the execution sees ("execution events"),
+ *   3… `text.delta`, `tool.called`,          what only the execution sees ("execution events"; a delegating
+ *      `run.routed` (a handoff),              run's handoffs too),
  *      (`run.restarted` first, from          after a restart of an inbound run: firstExecutionSequence)
  *      1,000,003 on, after a restart)
  *      `approval.requested`, `draft.created`  written by the closing statement (its argument's `log`,
@@ -24,7 +25,9 @@ export type RunEventType = RunEvent['type'];
 /** The events only the execution sees, as the closing statement stores them. */
 export type ExecutionEvent = Extract<
   RunEvent,
-  { type: 'run.restarted' | 'text.delta' | 'tool.called' | 'approval.requested' | 'draft.created' | 'approval.decided' | 'run.resumed' }
+  {
+    type: 'run.restarted' | 'text.delta' | 'tool.called' | 'run.routed' | 'approval.requested' | 'draft.created' | 'approval.decided' | 'run.resumed';
+  }
 >;
 
 /** An execution event before the log gives it its place and time. */

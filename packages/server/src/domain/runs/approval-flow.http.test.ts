@@ -7,7 +7,7 @@
  * while it waits takes its approval with it: `expired` at once, never decided, never resumed.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { zApprovalList, zInferenceResponse, zRunDetail } from '../../../../../generated/zod.ts';
+import { zApprovalList, zInferenceResponse, zRunDetail, zRunList } from '../../../../../generated/zod.ts';
 import { scripted, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { startMailServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { testBackends, type TestStore } from '@service/testing/store';
@@ -107,6 +107,48 @@ describe.each(testBackends())('an approval pauses a run and the decision resumes
     // Nothing left to resume, and the tool is never called again.
     expect(await resumeAll('inst_other')).toBe(0);
     expect(mail.calls).toHaveLength(1);
+  });
+
+  it('the runs list gives a waiting run its approval (waitingFor), by key and by session, paged by class or by date, until it resumes', async () => {
+    fake.handle = scripted([ASK, ANSWER, ANSWER]);
+    const { runId, approvalId } = await pausedRun();
+    // A run that does not wait: listed without waitingFor.
+    const plain = zInferenceResponse.parse(await (await invoke()).json());
+    expect(plain.waitingFor).toBeUndefined();
+    // (The app's clock is the test's: the range starts at the waiting run.)
+    const since = (await detailOf(runId)).run.createdAt;
+    const lists = {
+      key: (query: string) => t.app.request(`/v1/runs${query}`, { headers: { authorization: `Bearer ${key}` } }),
+      session: (query: string) => t.app.request(`/runs${query}`, { headers: { cookie: admin.cookie } }),
+    };
+    const listed = async (by: keyof typeof lists, query: string) => {
+      const res = await lists[by](query);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      return zRunList.parse(await res.json());
+    };
+    const waitingFor = { id: approvalId, action: 'mail.send_email', summary: expect.any(String), expiresAt: expect.any(String) };
+    for (const by of ['key', 'session'] as const) {
+      for (const query of ['', '?status=in_progress', `?createdAfter=${encodeURIComponent(since)}`]) {
+        const page = await listed(by, query);
+        const waiting = page.data.find((run) => run.id === runId);
+        expect(waiting, `${by} ${query}`).toMatchObject({ status: 'in_progress', waitingFor });
+        const done = page.data.find((run) => run.id === plain.runId);
+        if (query.includes('status')) expect(done).toBeUndefined();
+        else {
+          expect(done, `${by} ${query}`).toMatchObject({ status: 'completed' });
+          expect(done!.waitingFor, `${by} ${query}`).toBeUndefined();
+        }
+      }
+    }
+    // The same approval the run's own page shows.
+    expect((await detailOf(runId)).run.waitingFor).toEqual((await listed('key', '')).data.find((run) => run.id === runId)!.waitingFor);
+
+    expect((await session('POST', `/approvals/${approvalId}/decision`, { decision: 'approved' })).status).toBe(200);
+    expect(await resumeAll()).toBe(1);
+    const after = await listed('key', '');
+    expect(after.data.find((run) => run.id === runId)).toMatchObject({ status: 'completed' });
+    expect(after.data.every((run) => run.waitingFor === undefined)).toBe(true);
   });
 
   it('canceled while it waits: the approval expires at once, a decision is refused, nothing resumes it', async () => {

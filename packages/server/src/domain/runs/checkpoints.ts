@@ -219,20 +219,47 @@ export async function readCheckpoint(db: Db | Tx, workspaceId: string, checkpoin
   return found && toCheckpoint(found);
 }
 
+/** The approval a run waits for, as a run read alone and the runs list show it (`waitingFor`). */
+export interface WaitingApproval {
+  id: string;
+  action: string;
+  summary: string;
+  expiresAt: Date;
+}
+
+/**
+ * The statement (a subquery) of the approval the run `runId` of `workspaceId` (SQL expressions) waits for: its latest
+ * checkpoint not claimed yet (claimed: its resume took the decision). At most one row: `waiting_id`,
+ * `waiting_action`, `waiting_summary`, `waiting_expires_at`.
+ */
+export function waitingForSql(runId: string, workspaceId: string): string {
+  return `SELECT a.id AS waiting_id, a.action AS waiting_action, a.summary AS waiting_summary, a.expires_at AS waiting_expires_at
+            FROM run_checkpoints c JOIN approvals a ON a.id = c.approval_id
+           WHERE c.run_id = ${runId} AND c.workspace_id = ${workspaceId} AND c.claimed_at IS NULL ORDER BY c.created_at DESC LIMIT 1`;
+}
+
+/** The columns of `waitingForSql`, all null when the run waits for nothing. */
+export interface WaitingForColumns {
+  waiting_id: string | null;
+  waiting_action: string | null;
+  waiting_summary: string | null;
+  waiting_expires_at: Date | null;
+}
+
+export function decodeWaitingFor(found: WaitingForColumns): WaitingApproval | undefined {
+  if (found.waiting_id === null) return undefined;
+  return { id: found.waiting_id, action: found.waiting_action!, summary: found.waiting_summary!, expiresAt: found.waiting_expires_at! };
+}
+
 /** The approval a run waits for (its checkpoint not claimed yet), as GET /runs/{id} shows it. */
-export async function readWaitingFor(
-  db: Db | Tx,
-  workspaceId: string,
-  runId: string,
-): Promise<{ id: string; action: string; summary: string; expiresAt: Date } | undefined> {
+export async function readWaitingFor(db: Db | Tx, workspaceId: string, runId: string): Promise<WaitingApproval | undefined> {
   const [found] = await selectRows(
     db,
-    row({ id: text, action: text, summary: text, expires_at: date }),
-    `SELECT a.id, a.action, a.summary, a.expires_at FROM run_checkpoints c JOIN approvals a ON a.id = c.approval_id
-      WHERE c.run_id = $1 AND c.workspace_id = $2 AND c.claimed_at IS NULL ORDER BY c.created_at DESC LIMIT 1`,
+    row({ waiting_id: text, waiting_action: text, waiting_summary: text, waiting_expires_at: date }),
+    waitingForSql('$1', '$2'),
     [runId, workspaceId],
   );
-  return found && { id: found.id, action: found.action, summary: found.summary, expiresAt: found.expires_at };
+  return found && decodeWaitingFor(found);
 }
 
 /**

@@ -7,12 +7,13 @@
  * smaller one (or the sweeper does) and rethrows.
  */
 import { countMessageTokensAsync, EngineError, type TokenUsage } from '../../engine/index.ts';
-import { continueAgentLoop, initialLoopState, type LoopIO, type LoopRun, type LoopState } from '../agent-loop/index.ts';
+import { continueAgentLoop, initialLoopState, type LoopIO, type LoopRun, type LoopState, routedToOf } from '../agent-loop/index.ts';
 import { type CheckpointState, savedRunOf } from './checkpoint-state.ts';
 import { pauseRun } from './pause.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
 import { closeRun, type RunResult } from './close.ts';
 import type { ExecuteContext, RunContext } from './context.ts';
+import { routeExecutingRun } from './queries/run-row.ts';
 import { endRun } from './recovery.ts';
 import type { PendingRun } from './start.ts';
 import { type StepDraft, withUnmadeCalls } from './steps.ts';
@@ -116,12 +117,13 @@ async function pauseExecution(ctx: RunContext, run: PendingRun, execution: Execu
 }
 
 /**
- * The run as it ends or pauses: answered by the last department the orchestrator consulted when it delegated
- * (agent-loop/loop.ts `consulted`), else by the agent it started with.
+ * The run as it ends or pauses: answered by the department the orchestrator routed it to when it delegated
+ * (agent-loop/state.ts `routedToOf`: the one whose part runs, else the last that answered), else by the agent it
+ * started with. The same department the run's row names from the handoff on (`loopIO`'s `routed`).
  */
 function answeredIn(run: PendingRun, state: LoopState): PendingRun {
-  const last = state.consulted?.at(-1);
-  return last === undefined ? run : { ...run, answeredBy: last };
+  const routed = routedToOf(state);
+  return routed === undefined ? run : { ...run, answeredBy: routed };
 }
 
 /** A run executing here: its engine's stop, its event log, and what ends its registration. */
@@ -187,9 +189,9 @@ export interface Produced {
  * Runs the agent loop for the run from `from` (a fresh state, or a resumed one): its text to the log and
  * `onDelta`, its other events to the log. Never throws.
  */
-export async function driveLoop(ctx: ExecuteContext, run: PendingRun, execution: Execution, options: ExecuteOptions, from: LoopState): Promise<Produced> {
+export async function driveLoop(ctx: RunContext, run: PendingRun, execution: Execution, options: ExecuteOptions, from: LoopState): Promise<Produced> {
   try {
-    const { state, failure } = await continueAgentLoop(ctx, loopRunOf(run), loopIO(ctx, execution, options), from);
+    const { state, failure } = await continueAgentLoop(ctx, loopRunOf(run), loopIO(ctx, run, execution, options), from);
     return { raw: state.text, billed: state.billed, reported: state.reported, failure, cut: state.cut, steps: [...run.steps, ...state.steps], state };
   } finally {
     execution.done();
@@ -208,11 +210,22 @@ export function loopRunOf(run: PendingRun): LoopRun {
   };
 }
 
-/** Where the loop's output goes: text to the log and `onDelta`, other events to the log. */
-export function loopIO(ctx: Pick<ExecuteContext, 'clock'>, execution: Execution, options: ExecuteOptions): LoopIO {
+/**
+ * Where the loop's output goes: text to the log and `onDelta`, other events to the log; a handoff to the log
+ * (`run.routed`, for those following the run) and to the run's row (its `routedTo`, for those reading it: one
+ * statement per handoff, none for a run that does not delegate). A store that refuses that write is logged, not the
+ * run's failure: its close or pause writes who answered anyway.
+ */
+export function loopIO(ctx: Pick<RunContext, 'clock' | 'db' | 'logError'>, run: PendingRun, execution: Execution, options: ExecuteOptions): LoopIO {
   const { controller, log } = execution;
-  const { clock } = ctx;
+  const { clock, db } = ctx;
   return {
+    async routed(department) {
+      log.push({ type: 'run.routed', agentSlug: department }, clock.now());
+      await routeExecutingRun(db, { runId: run.runId, workspaceId: run.workspaceId, startedAt: run.createdAt }, department, clock.now()).catch((err: unknown) =>
+        ctx.logError?.(err),
+      );
+    },
     signal: controller.signal,
     stream: Boolean(options.onDelta),
     record: (body) => void log.push(body, clock.now()),

@@ -56,7 +56,7 @@ async function decide(
       };
     case 'approved': {
       if (!(await beginApprovedCall(ctx, checkpoint))) return { status: 'unknown' };
-      const io = loopIO(ctx, execution, {});
+      const io = loopIO(ctx, run, execution, {});
       const outcome = await callWaitingTool(ctx, loopRunOf(run), io, state);
       const result = ctx.redactor.text(outcome.ok ? outcome.content : outcome.error);
       await endApprovedCall(ctx, checkpoint, { status: outcome.ok ? 'completed' : 'failed', result });

@@ -6,7 +6,7 @@ import { fail } from '../../errors.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { zRun, zRunStatus, zStep, zToolCall, type Schema } from '../../contract.ts';
 import { toAlias } from '../../vocabulary/alias.ts';
-import { readWaitingFor } from './checkpoints.ts';
+import { readWaitingFor, type WaitingApproval } from './checkpoints.ts';
 import { countRunsInRange, pageRunsInRange, pageRunsOfClass } from './queries/list.ts';
 import { lockRun, readRun, type RunRecord, type RunView } from './queries/run-row.ts';
 import { readSteps, readToolCalls } from './queries/steps.ts';
@@ -21,8 +21,9 @@ export type ToolCall = Schema<'ToolCall'>;
 export type RunDetail = Schema<'RunDetail'>;
 export type RunList = Schema<'RunList'>;
 
-export function toRun(run: RunView): Run {
-  return {
+/** The contract's Run; with `waiting`, the approval it waits for (`waitingFor`). */
+export function toRun(run: RunView, waiting?: WaitingApproval): Run {
+  const shown: Run = {
     id: run.id,
     status: zRunStatus.parse(run.status),
     agentSlug: run.agentSlug,
@@ -39,6 +40,7 @@ export function toRun(run: RunView): Run {
     updatedAt: run.updatedAt.toISOString(),
     completedAt: run.completedAt ? run.completedAt.toISOString() : null,
   };
+  return waiting ? { ...shown, waitingFor: { ...waiting, expiresAt: waiting.expiresAt.toISOString() } } : shown;
 }
 
 /** The run, or `404 not_found` when it does not exist in this workspace. */
@@ -63,7 +65,7 @@ export async function readRunDetail(db: Db, workspaceId: string, runId: string):
   // A run that waits for an approval says which (pause.ts): until its resume is claimed.
   const waiting = run.status === 'in_progress' && run.startedAt === null ? await readWaitingFor(db, workspaceId, runId) : undefined;
   return {
-    run: waiting ? { ...toRun(run), waitingFor: { ...waiting, expiresAt: waiting.expiresAt.toISOString() } } : toRun(run),
+    run: toRun(run, waiting),
     steps: steps.map((s) => ({
       id: s.id,
       index: s.index,
@@ -104,18 +106,19 @@ export interface RunFilters {
  * Without a time range the total is a sum over the workspace's counters per class (`run_counts`,
  * kept per statement by triggers on `runs`: store/functions/run_counts.sql), so it costs the same for a million runs as for a
  * hundred; the page comes from the `(workspace_id, created_at, seq)` index. A list bounded by
- * `createdAfter` or `createdBefore` counts the runs in its range instead.
+ * `createdAfter` or `createdBefore` counts the runs in its range instead. A run of the page that waits for an
+ * approval carries it (`waitingFor`), read by the same statement.
  */
 export async function listRunRows(db: Db, workspaceId: string, filters: RunFilters): Promise<RunList> {
   const match = { status: filters.status ?? null, agentSlug: filters.agentSlug ?? null, alias: filters.alias ?? null, source: filters.source ?? null };
   const page = { limit: filters.limit, offset: filters.offset };
   if (!filters.createdAfter && !filters.createdBefore) {
     const { runs, total } = await pageRunsOfClass(db, workspaceId, match, page);
-    return { data: runs.map(toRun), total, limit: filters.limit, offset: filters.offset };
+    return { data: runs.map(({ run, waitingFor }) => toRun(run, waitingFor)), total, limit: filters.limit, offset: filters.offset };
   }
   const inRange = { ...match, createdAfter: filters.createdAfter ?? null, createdBefore: filters.createdBefore ?? null };
   const { runs, total } = await pageRunsInRange(db, workspaceId, inRange, page);
   // A page past the end has no row to carry the total: only then is it counted apart.
   const all = total ?? (filters.offset > 0 ? await countRunsInRange(db, workspaceId, inRange) : 0);
-  return { data: runs.map(toRun), total: all, limit: filters.limit, offset: filters.offset };
+  return { data: runs.map(({ run, waitingFor }) => toRun(run, waitingFor)), total: all, limit: filters.limit, offset: filters.offset };
 }

@@ -4,7 +4,24 @@
  * One typed function per statement (the policy files of domain/runs call these and hold no SQL).
  */
 import type { Db, Tx } from '../../../store/db.ts';
+import { decodeWaitingFor, type WaitingApproval, type WaitingForColumns, waitingForSql } from '../checkpoints.ts';
 import { decodeRunView, type RunRow, type RunView } from './run-row.ts';
+
+/** A run of a page, with the approval it waits for, if any. */
+export interface ListedRun {
+  run: RunView;
+  waitingFor: WaitingApproval | undefined;
+}
+
+/**
+ * Joins each run of `page` (a relation of `runs` rows) to the approval it waits for: only a run in progress and not
+ * started (paused, or an inbound run not adopted yet) is looked up.
+ */
+const WAITING_JOIN = `LEFT JOIN LATERAL (${waitingForSql('page.id', 'page.workspace_id')}) waiting ON page.status = 'in_progress' AND page.started_at IS NULL`;
+
+type ListedRow = RunRow & WaitingForColumns;
+
+const decodeListed = (row: ListedRow): ListedRun => ({ run: decodeRunView(row), waitingFor: decodeWaitingFor(row) });
 
 /** The filters on a run's class; an absent one is null and matches every run. */
 export interface RunClass {
@@ -35,15 +52,15 @@ export async function pageRunsOfClass(
   workspaceId: string,
   match: RunClass,
   page: { limit: number; offset: number },
-): Promise<{ runs: RunView[]; total: number }> {
-  const rows = await db.query<RunRow & { total: number }>(
+): Promise<{ runs: ListedRun[]; total: number }> {
+  const rows = await db.query<ListedRow & { total: number }>(
     `WITH total AS (SELECT coalesce(sum(runs), 0)::int AS total FROM run_counts WHERE workspace_id = $1 AND ${CLASS_MATCHES}),
           page AS (SELECT * FROM runs WHERE workspace_id = $1 AND ${CLASS_MATCHES} ORDER BY created_at DESC, seq DESC LIMIT $6 OFFSET $7)
-     SELECT page.*, total.total FROM total LEFT JOIN page ON true ORDER BY page.created_at DESC, page.seq DESC`,
+     SELECT page.*, waiting.*, total.total FROM total LEFT JOIN page ON true ${WAITING_JOIN} ORDER BY page.created_at DESC, page.seq DESC`,
     [...classParams(workspaceId, match), page.limit, page.offset],
   );
   // A page past the end is the total's row alone, its run columns null.
-  const runs = rows.filter((row) => row.id !== null).map(decodeRunView);
+  const runs = rows.filter((row) => row.id !== null).map(decodeListed);
   return { runs, total: rows[0]?.total ?? 0 };
 }
 
@@ -56,12 +73,13 @@ export async function pageRunsInRange(
   workspaceId: string,
   match: RunClass & { createdAfter: Date | null; createdBefore: Date | null },
   page: { limit: number; offset: number },
-): Promise<{ runs: RunView[]; total: number | undefined }> {
-  const rows = await db.query<RunRow & { total: number }>(
-    `SELECT *, count(*) OVER ()::int AS total FROM runs WHERE ${RANGE_MATCHES} ORDER BY created_at DESC, seq DESC LIMIT $8 OFFSET $9`,
+): Promise<{ runs: ListedRun[]; total: number | undefined }> {
+  const rows = await db.query<ListedRow & { total: number }>(
+    `WITH page AS (SELECT *, count(*) OVER ()::int AS total FROM runs WHERE ${RANGE_MATCHES} ORDER BY created_at DESC, seq DESC LIMIT $8 OFFSET $9)
+     SELECT page.*, waiting.* FROM page ${WAITING_JOIN} ORDER BY page.created_at DESC, page.seq DESC`,
     [...classParams(workspaceId, match), match.createdAfter, match.createdBefore, page.limit, page.offset],
   );
-  return { runs: rows.map(decodeRunView), total: rows[0]?.total };
+  return { runs: rows.map(decodeListed), total: rows[0]?.total };
 }
 
 /** How many runs of a class the workspace created in a range. */

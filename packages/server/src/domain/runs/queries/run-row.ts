@@ -164,6 +164,23 @@ export async function insertFailedRun(tx: Tx, run: FailedAtOnce): Promise<void> 
   );
 }
 
+/**
+ * Routes the run executing since `startedAt` to `answeredBy` (the department the orchestrator just handed a part to),
+ * so that it says so while it runs; nothing when the run is no longer that execution's (canceled, swept, handed over).
+ */
+export async function routeExecutingRun(
+  db: Db | Tx,
+  run: { runId: string; workspaceId: string; startedAt: Date },
+  answeredBy: string,
+  now: Date,
+): Promise<void> {
+  await db.query(
+    `UPDATE runs SET answered_by = $4, updated_at = $5
+      WHERE id = $1 AND workspace_id = $2 AND status = 'in_progress' AND started_at = $3 AND answered_by <> $4`,
+    [run.runId, run.workspaceId, run.startedAt, answeredBy, now],
+  );
+}
+
 /** Fails at once the inbound run to adopt, if it is still waiting (not started); false when it is not. */
 export async function failWaitingRunAtOnce(
   tx: Tx,
