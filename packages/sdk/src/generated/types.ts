@@ -1716,16 +1716,9 @@ export interface components {
             alias: components["schemas"]["ModelAlias"];
             /** @description The conversation, 1 to 100 messages. */
             messages: components["schemas"]["Message"][];
-            /**
-             * @description Target agent; the orchestrator by default. The key needs `orchestrator:invoke`, or `orchestrator:invoke:agent:<slug>` for exactly this agent, otherwise `403 scope_required`.
-             * @default orchestrator
-             */
+            /** @description Target agent; the orchestrator by default. The key needs `orchestrator:invoke`, or `orchestrator:invoke:agent:<slug>` for exactly this agent, otherwise `403 scope_required`. */
             agentSlug?: components["schemas"]["AgentSlug"];
-            /**
-             * @description `low` asks for shorter, cheaper answers.
-             * @default normal
-             * @enum {string}
-             */
+            /** @description `low` asks for shorter, cheaper answers. Default `normal`. */
             powerMode?: "normal" | "low";
             /** @description Upper bound of output tokens, 1 to 32,000. */
             maxTokens?: number;
@@ -1734,15 +1727,9 @@ export interface components {
              * @enum {string}
              */
             effort?: "low" | "medium" | "high" | "x-high" | "max";
-            /**
-             * @description When true the response is `text/event-stream` (fragments, then the `end` event).
-             * @default false
-             */
+            /** @description When true the response is `text/event-stream` (fragments, then the `end` event). Default `false`. */
             stream?: boolean;
-            /**
-             * @description When true the run executes detached from the request: the answer is `202` with the run's id and a `Location` at once, after the same checks and reservation as any invocation (a refusal is still answered as JSON). Poll `GET /runs/{run_id}` or follow `GET /runs/{run_id}/events`. Not with `stream` (`400 invalid_body`).
-             * @default false
-             */
+            /** @description When true the run executes detached from the request: the answer is `202` with the run's id and a `Location` at once, after the same checks and reservation as any invocation (a refusal is still answered as JSON). Poll `GET /runs/{run_id}` or follow `GET /runs/{run_id}/events`. Not with `stream` (`400 invalid_body`). Default `false`. */
             background?: boolean;
             /** @description Groups turns into a thread; earlier turns of the same conversation are given to the agent. Up to 200 characters, without control characters. */
             conversationId?: string;
@@ -2782,7 +2769,7 @@ export interface components {
          *     }
          */
         CreateMcpTokenRequest: {
-            /** @default 3600 */
+            /** @description Default `3600`. */
             expiresInSeconds?: number;
         };
         /**
@@ -2876,10 +2863,7 @@ export interface components {
             name: string;
             /** @description At least one scope. A scope listed twice is kept once. */
             scopes: components["schemas"]["Scope"][];
-            /**
-             * @description Lifetime in days, 1 to 730 (default 365).
-             * @default 365
-             */
+            /** @description Lifetime in days, 1 to 730 (default 365). */
             expiresInDays?: number;
         };
         /**
@@ -3044,27 +3028,17 @@ export interface components {
         CreateInboundWebhookRequest: {
             /** @description Used in the URL `/webhooks/inbound/{slug}`; unique across the service. */
             slug: string;
-            /** @default orchestrator */
+            /** @description Default `orchestrator`. */
             agentSlug?: components["schemas"]["AgentSlug"];
-            /** @default Sonata */
+            /** @description Default `Sonata`. */
             alias?: components["schemas"]["ModelAlias"];
-            /** @default X-SERVICE-Signature */
+            /** @description Default `X-SERVICE-Signature`. */
             signatureHeader?: string;
-            /**
-             * @description HMAC-SHA256 (64 hex characters) or HMAC-SHA512 (128).
-             * @default sha256
-             * @enum {string}
-             */
+            /** @description HMAC-SHA256 (64 hex characters) or HMAC-SHA512 (128). Default `sha256`. */
             algorithm?: "sha256" | "sha512";
-            /**
-             * @description Whether `X-SERVICE-Timestamp` must be sent.
-             * @default false
-             */
+            /** @description Whether `X-SERVICE-Timestamp` must be sent. Default `false`. */
             timestampRequired?: boolean;
-            /**
-             * @description Requests per minute per IP.
-             * @default 60
-             */
+            /** @description Requests per minute per IP. Default `60`. */
             requestsPerMinute?: number;
             /** @description A Liquid template (logic-less subset: no file access) rendering the JSON body into the agent's input. Without one, the body is given as compact JSON. */
             template?: string;
@@ -3897,7 +3871,7 @@ export interface components {
          */
         CreateInvitationRequest: {
             email: components["schemas"]["EmailAddress"];
-            /** @default member */
+            /** @description Default `member`. */
             role?: components["schemas"]["WorkspaceRole"];
         };
         /**
@@ -4279,10 +4253,7 @@ export interface components {
             /** @description The first admin's email, unique in the deployment. Default `owner-<8 random characters>@workspace.invalid`. */
             adminEmail?: components["schemas"]["EmailAddress"];
             plan?: components["schemas"]["PlanName"];
-            /**
-             * @description Create the workspace with `payment: pending`; its credentials answer `402 payment_not_completed` until the payment is recorded.
-             * @default false
-             */
+            /** @description "Create the workspace with `payment: pending`; its credentials answer `402 payment_not_completed` until the payment is recorded." Default `false`. */
             pendingPayment?: boolean;
         };
         /**
@@ -4373,11 +4344,7 @@ export interface components {
             alias: components["schemas"]["ModelAlias"];
             /** @description The conversation, 1 to 100 messages. */
             messages: components["schemas"]["Message"][];
-            /**
-             * @description `low` asks for shorter, cheaper answers.
-             * @default normal
-             * @enum {string}
-             */
+            /** @description `low` asks for shorter, cheaper answers. Default `normal`. */
             powerMode?: "normal" | "low";
             /** @description Upper bound of output tokens, 1 to 32,000. */
             maxTokens?: number;
@@ -4386,15 +4353,9 @@ export interface components {
              * @enum {string}
              */
             effort?: "low" | "medium" | "high" | "x-high" | "max";
-            /**
-             * @description When true the response is `text/event-stream`.
-             * @default false
-             */
+            /** @description When true the response is `text/event-stream`. Default `false`. */
             stream?: boolean;
-            /**
-             * @description When true the run executes detached from the request: the answer is `202` with the run's id and a `Location` at once, after the same checks and reservation as any invocation (a refusal is still answered as JSON). Poll `GET /runs/{run_id}` or follow `GET /runs/{run_id}/events`. Not with `stream` (`400 invalid_body`).
-             * @default false
-             */
+            /** @description When true the run executes detached from the request: the answer is `202` with the run's id and a `Location` at once, after the same checks and reservation as any invocation (a refusal is still answered as JSON). Poll `GET /runs/{run_id}` or follow `GET /runs/{run_id}/events`. Not with `stream` (`400 invalid_body`). Default `false`. */
             background?: boolean;
             /** @description Groups turns into a thread. Up to 200 characters, without control characters. */
             conversationId?: string;
