@@ -738,8 +738,8 @@ async function slugsAreDeploymentWide({ A, B, call }: Ctx): Promise<void> {
   const taken = await call('POST', '/inbound-webhooks', { session: B.admin }, { slug: A.ids.inbound });
   const ownTaken = await call('POST', '/inbound-webhooks', { session: B.admin }, { slug: B.ids.inbound });
   expect(taken.status).toBe(400);
-  expect(omitRequestId(taken.body)).toEqual({ error: 'invalid_body', message: `The slug '${A.ids.inbound}' is already taken.` });
-  expect(omitRequestId(ownTaken.body)).toEqual({ error: 'invalid_body', message: `The slug '${B.ids.inbound}' is already taken.` });
+  expect(omitRequestId(taken.body)).toEqual({ error: 'invalid_body', message: `The slug '${A.ids.inbound}' is already taken.`, param: 'slug' });
+  expect(omitRequestId(ownTaken.body)).toEqual({ error: 'invalid_body', message: `The slug '${B.ids.inbound}' is already taken.`, param: 'slug' });
   const fresh = await call('POST', '/inbound-webhooks', { session: B.admin }, { slug: `b-fresh-${randomBase62(6).toLowerCase()}` });
   expect(fresh.status).toBe(201);
 }

@@ -13,6 +13,12 @@ describe('the rule a value broke, in the contract’s terms', () => {
   it.each([
     ['an enum', z.enum(['normal', 'low']), 'fast', 'must be one of normal, low'],
     ['a literal', z.literal('approved'), 'maybe', 'must be approved'],
+    [
+      'a long enum, not spelled out',
+      z.enum(Array.from({ length: 40 }, (_, i) => `audit_action_${i}.changed`) as [string, ...string[]]),
+      'x',
+      'must be one of the 40 values the contract lists',
+    ],
     ['a type', z.boolean(), 'yes', 'must be true or false'],
     ['an array type', z.array(z.string()), 'x', 'must be an array'],
     ['a minimum', z.int().min(1), 0, 'must be at least 1'],

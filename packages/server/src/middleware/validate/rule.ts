@@ -13,7 +13,7 @@ export function brokenRule(issue: Issue): string | undefined {
     case 'invalid_type':
       return TYPES[issue.expected] ? `must be ${TYPES[issue.expected]}` : undefined;
     case 'invalid_value':
-      return issue.values.length === 1 ? `must be ${show(issue.values[0])}` : `must be one of ${issue.values.map(show).join(', ')}`;
+      return valuesRule(issue.values);
     case 'too_small':
       return bound(issue.origin, 'least', issue.minimum, issue.inclusive !== false, issue.exact === true);
     case 'too_big':
@@ -28,6 +28,15 @@ export function brokenRule(issue: Issue): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** Lists of allowed values longer than this are not spelled out (the error's message has 500 characters at most). */
+const MAX_VALUES_TEXT = 200;
+
+function valuesRule(values: readonly unknown[]): string {
+  if (values.length === 1) return `must be ${show(values[0])}`;
+  const list = values.map(show).join(', ');
+  return list.length <= MAX_VALUES_TEXT ? `must be one of ${list}` : `must be one of the ${values.length} values the contract lists`;
 }
 
 /** Patterns longer than this are not quoted (the contract has them); none of ours is. */
