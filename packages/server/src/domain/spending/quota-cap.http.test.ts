@@ -153,7 +153,8 @@ describe.each(testBackends())('the quota caps the output on $name', { timeout: 1
     const now = await usage();
     expect(body).toEqual({
       error: 'quota_exceeded',
-      message: "What is left of this period's quota before its hard stop does not cover this request's input and one output token; a shorter request may fit.",
+      message:
+        "What is left of this period's quota before its hard stop does not cover this request's input (its messages, and the agent's instructions and tool definitions the model is given) and one output token; a shorter request may fit.",
       policy: now.level,
       pctConsumed: now.pctConsumed,
       resetAt: expect.any(String),
