@@ -3509,7 +3509,7 @@ export interface components {
          *     }
          */
         AgentConfigurationUpdate: {
-            /** @description The agent's instructions, at most 20,000 characters; null for the department's default. */
+            /** @description The agent's instructions, at most 20,000 characters; null for the department's default. A real model reads them in every model call of the agent, so they count as input: in each run's reservation (with the definitions of the tools the agent is offered) and in its usage. */
             instructions: string | null;
             /** @description Model calls a run of this agent may make, 1 to 32. */
             stepLimit: number;

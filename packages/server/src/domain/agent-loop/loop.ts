@@ -21,13 +21,16 @@
  *   ends likewise at its own step limit, or where the run's leaves only the orchestrator's answer; a handoff the
  *   limit leaves no room for is answered as a failed call.
  * - The output cap is shared: each call may produce at most what the earlier ones left of it.
- * - The reservation (the input estimate plus the output cap) covers every call: before each one,
- *   its conversation is counted, and each call may cost at most what is left; a call that would not
- *   fit is not made. Either way the loop stops as an answer cut at its cap (`cut`): the run ends
- *   with the text so far, or fails with the kill switch whose limit shrank its reservation. Each
- *   step is billed what its engine reported, within what was left; the rest is recorded unbilled.
- *   (What an engine counts beyond the conversation, such as the instructions and the tool
- *   definitions, is billed the same way, within the reservation.)
+ * - The reservation covers every call. Reserved up front (runs/start.ts): the first call's whole input (`firstCallInput`:
+ *   the agent's instructions, the tool definitions it is offered, the orchestrator's handoffs, the conversation), counted
+ *   as its engine reads it (engine/model-input.ts), plus the output cap. Checked per step: before each later call (after
+ *   tool results, a department's part with the department's own instructions and tools), its whole input is counted the
+ *   same way, from the value its request is built from (`inputOf`), and the call may produce at most
+ *   `min(output cap − output billed, reservation − billed − its input)`; a call for which that is under one token is
+ *   not made. Either way the loop stops as an answer cut at its cap (`cut`): the run ends with the text so far, or fails
+ *   with the kill switch whose limit shrank its reservation. Each step is billed what its engine reported, within what
+ *   was left; the rest is recorded unbilled. So later calls' inputs draw on what the output cap left, never beyond the
+ *   reservation.
  * - The run's abort signal stops the engine and the tool under way; each tool call also has a
  *   timeout (an `ok: false` outcome the model is told).
  *
