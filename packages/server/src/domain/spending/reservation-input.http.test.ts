@@ -8,12 +8,12 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { zInferenceResponse, zKillSwitches } from '../../../../../generated/zod.ts';
-import { sendCompletion, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
+import { scripted, sendCompletion, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { startCrmServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { testBackends, type TestStore } from '@service/testing/store';
 import type { TestApp } from '@service/testing/app';
 import { type AgentTestApp, createAgentTestApp } from '@service/testing/agent-app';
-import { countMessageTokens, countRequestTokens, type ModelInput } from '../../engine/index.ts';
+import { type ConversationMessage, countMessageTokens, countPreambleTokens, countRequestTokens, type ModelInput } from '../../engine/index.ts';
 import { PLANS } from '../../vocabulary/plans.ts';
 import { hardstopStu } from '../usage/index.ts';
 
@@ -127,6 +127,42 @@ describe.each(testBackends())('the reservation counts the instructions and the t
     const instructionsOf = (input: ModelInput) => countRequestTokens({ ...input, tools: [], messages: [] });
     expect(after - before).toBe(((await instructionsOf(second)) - (await instructionsOf(first))) * RATE);
     expect(after - before).toBeGreaterThan(2_500 * RATE);
+  });
+
+  it('a run resumed after an approval reserves its next call as the model reads it: the instructions and tools too', async () => {
+    const ask = { id: 'call_1', name: 'email__send', arguments: { summary: 'Mail Dana the renewal terms.' } };
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let arrived!: () => void;
+    const resumedCall = new Promise<void>((resolve) => (arrived = resolve));
+    const first = scripted([{ toolCalls: [ask], usage: { prompt_tokens: 900, completion_tokens: 12 } }]);
+    fake.handle = (request, res) => {
+      if (fake.requests.length === 1) return first(request, res);
+      arrived();
+      void released.then(() => sendCompletion(res, 'loopback-model', 'Drafted and waiting.', { prompt_tokens: 950, completion_tokens: 5 }));
+    };
+    const paused = zInferenceResponse.parse(await (await invoke({ maxTokens: MAX_TOKENS })).json());
+    expect(paused.waitingFor).toMatchObject({ action: 'email.send' });
+    expect(await reservedNow()).toBe(0);
+    expect((await session('POST', `/approvals/${paused.waitingFor!.id}/decision`, { decision: 'rejected' })).status).toBe(200);
+    const claimed = await t.services.runs.claimResumption('inst_test');
+    if (claimed?.kind !== 'resumed') throw new Error('the run is not resumable');
+    const resumed = t.services.runs.resume(claimed.resumption);
+    // (A resume that reserved too little for the call ends without making it: nothing is held then.)
+    await Promise.race([resumedCall, resumed]);
+    const reserved = await reservedNow();
+    release();
+    await resumed;
+    // The next call's conversation as the pause saw it (the call that waited, not yet its result), and what the
+    // resumed call was sent besides: the agent's instructions and tools.
+    const conversation: ConversationMessage[] = [
+      ...MESSAGES,
+      { role: 'assistant', content: '', toolCalls: [{ id: ask.id, name: 'email.send', arguments: ask.arguments }] },
+    ];
+    const { instructions, tools } = sentInput(1);
+    expect(tools!.length).toBeGreaterThan(0);
+    expect(reserved).toBe((countMessageTokens(conversation) + countPreambleTokens(instructions, tools) + MAX_TOKENS) * RATE);
+    expect(await reservedNow()).toBe(0);
   });
 
   it('refuses 429 quota_exceeded near the hard stop when the messages fit but the instructions and tools do not', async () => {
