@@ -267,7 +267,7 @@ RateLimitExceededError = TypedDict(
     },
 )
 
-# QuotaExceededError: The STU quota of the period is exhausted (`policy: hardstop`), or what is left of it before the hard stop does not cover this request's input and one output token (`policy` is then the period's level, as `GET /usage/current` reads it, and the message says so: a shorter request may fit). Wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
+# QuotaExceededError: The STU quota of the period is exhausted (`policy: hardstop`), or what is left of it before the hard stop does not cover this request's input and one output token (its input: the messages, with the earlier turns of its conversation, plus the instructions and the tool definitions the model is given, those of the agent addressed, and for the orchestrator on a real model its handoff tools too; `policy` is then the period's level, as `GET /usage/current` reads it, and the message says so: a shorter request may fit). Wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
 QuotaExceededError = TypedDict(
     "QuotaExceededError",
     {

@@ -1720,7 +1720,7 @@ export interface components {
             agentSlug?: components["schemas"]["AgentSlug"];
             /** @description `low` asks for shorter, cheaper answers. Default `normal`. */
             powerMode?: "normal" | "low";
-            /** @description Upper bound of output tokens, 1 to 32,000. */
+            /** @description Upper bound of output tokens, 1 to 32,000 (4,096 when absent). Before the model is called the run reserves its worst case: the input of its first model call (the messages, the agent's instructions and the definitions of the tools it is offered, as a real model reads them) plus this many output tokens. Every later model call of the run (after a tool call, a department's part) is counted the same way before it is made, and must fit in what is left of that reservation. */
             maxTokens?: number;
             /**
              * @description Reasoning effort; higher effort may use more tokens.
@@ -2040,7 +2040,7 @@ export interface components {
         QuotaPolicy: "green" | "warning" | "critical" | "overage" | "grace" | "hardstop";
         /**
          * QuotaExceededError
-         * @description The STU quota of the period is exhausted (`policy: hardstop`), or what is left of it before the hard stop does not cover this request's input and one output token (`policy` is then the period's level, as `GET /usage/current` reads it, and the message says so: a shorter request may fit). Wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
+         * @description The STU quota of the period is exhausted (`policy: hardstop`), or what is left of it before the hard stop does not cover this request's input and one output token (its input: the messages, with the earlier turns of its conversation, plus the instructions and the tool definitions the model is given, those of the agent addressed, and for the orchestrator on a real model its handoff tools too; `policy` is then the period's level, as `GET /usage/current` reads it, and the message says so: a shorter request may fit). Wait for `resetAt` (`Retry-After` counts the seconds until then) or review consumption, do not loop.
          */
         QuotaExceededError: components["schemas"]["Error"] & {
             /** @enum {string} */
@@ -3485,7 +3485,7 @@ export interface components {
          *     }
          */
         AgentConfigurationUpdate: {
-            /** @description The agent's instructions, at most 20,000 characters; null for the department's default. */
+            /** @description The agent's instructions, at most 20,000 characters; null for the department's default. A real model reads them in every model call of the agent, so they count as input: in each run's reservation (with the definitions of the tools the agent is offered) and in its usage. */
             instructions: string | null;
             /** @description Model calls a run of this agent may make, 1 to 32. */
             stepLimit: number;
@@ -4346,7 +4346,7 @@ export interface components {
             messages: components["schemas"]["Message"][];
             /** @description `low` asks for shorter, cheaper answers. Default `normal`. */
             powerMode?: "normal" | "low";
-            /** @description Upper bound of output tokens, 1 to 32,000. */
+            /** @description Upper bound of output tokens, 1 to 32,000 (4,096 when absent). Before the model is called the run reserves its worst case: the input of its first model call (the messages, the agent's instructions and the definitions of the tools it is offered, as a real model reads them) plus this many output tokens. Every later model call of the run (after a tool call, a department's part) is counted the same way before it is made, and must fit in what is left of that reservation. */
             maxTokens?: number;
             /**
              * @description Reasoning effort.

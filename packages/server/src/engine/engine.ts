@@ -81,6 +81,12 @@ export interface Engine {
    */
   readonly delegates?: boolean;
   /**
+   * What of a request this engine reads as its input, and reports as `inputTokens`: the whole request (absent or
+   * `request`: the instructions, the tool definitions and the conversation, as a real model reads them), or only the
+   * conversation (the local engine). The reservation counts a call's input the same way (model-input.ts).
+   */
+  readonly reads?: 'request' | 'conversation';
+  /**
    * Streams one model call's answer: text, then the tool calls it asks for. Ends with one `usage`
    * event (tool calls count as output), or throws `EngineError`. Breaking out of the
    * loop stops the work (the caller then bills what it received, see `countTextTokens`).

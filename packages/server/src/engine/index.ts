@@ -5,6 +5,7 @@ export * from './engine.ts';
 export * from './engine-error.ts';
 export * from './collect.ts';
 export * from './tokens.ts';
+export * from './model-input.ts';
 export * from './config.ts';
 export * from './create-engines.ts';
 export { createLocalEngine, type LocalEngineOptions } from './local/index.ts';

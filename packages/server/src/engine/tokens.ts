@@ -15,7 +15,6 @@ import { createRequire } from 'node:module';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { createTextMemo } from '../memo.ts';
 import type { ConversationMessage, ToolCallRequest } from './engine.ts';
-import type { ToolDefinition } from '../domain/agent-loop/tool.ts';
 
 type Tokenizer = typeof import('gpt-tokenizer');
 let tokenizer: Tokenizer | undefined;
@@ -37,7 +36,7 @@ const decode: Tokenizer['decode'] = (tokens) => loadTokenizer().decode(tokens);
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
 /** Per-message framing of chat formats (role and separators), and the reply's priming. */
-const TOKENS_PER_MESSAGE = 3;
+export const TOKENS_PER_MESSAGE = 3;
 const TOKENS_PER_REPLY = 3;
 
 /**
@@ -163,13 +162,6 @@ function framingOf(message: ConversationMessage): number {
 /** Output tokens of a tool call a model asks for: its name and its arguments as JSON. */
 export function countToolCallTokens(call: Pick<ToolCallRequest, 'name' | 'arguments'>): number {
   return countTextTokens(call.name) + countTextTokens(JSON.stringify(call.arguments));
-}
-
-/** Input tokens of what a model call carries besides the conversation: the instructions and the tool definitions. */
-export function countPreambleTokens(instructions: string | undefined, tools: readonly ToolDefinition[] | undefined): number {
-  let total = instructions ? TOKENS_PER_MESSAGE + countTextTokens('system') + countTextTokens(instructions) : 0;
-  for (const tool of tools ?? []) total += countTextTokens(tool.name) + countTextTokens(tool.description) + countTextTokens(JSON.stringify(tool.inputSchema));
-  return total;
 }
 
 /**

@@ -11,7 +11,9 @@ import { serve, type ServerType } from '@hono/node-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { zKillSwitches } from '../../../../generated/zod.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, stuForRun } from '../domain/usage/index.ts';
-import { countMessageTokens, createEngines } from '../engine/index.ts';
+import { countRequestTokens, createEngines } from '../engine/index.ts';
+import { BUILT_IN_TOOLS } from '../domain/agent-loop/index.ts';
+import { defaultInstructions } from '../domain/agents/instructions.ts';
 import { openStream, sendCompletion, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
@@ -20,8 +22,14 @@ import { parseSse } from '@service/testing/sse';
 const MODEL = 'loopback-model';
 const MESSAGES = [{ role: 'user' as const, content: 'Draft the renewal note' }];
 const MAX_TOKENS = 300;
+/** The first model call's whole input: Sales's instructions and tools, and the messages. */
+const INPUT = await countRequestTokens({
+  instructions: defaultInstructions('sales'),
+  tools: BUILT_IN_TOOLS.map((tool) => tool.definition),
+  messages: MESSAGES,
+});
 /** One run's worst case at Symphony's rate. */
-const RESERVATION = stuForRun({ alias: 'Symphony', inputTokens: countMessageTokens(MESSAGES), outputTokens: MAX_TOKENS }, DEFAULT_STU_RATES);
+const RESERVATION = stuForRun({ alias: 'Symphony', inputTokens: INPUT, outputTokens: MAX_TOKENS }, DEFAULT_STU_RATES);
 const IN_FLIGHT = 3;
 
 describe.each(testBackends())('reservations in flight on $name', { timeout: 120_000 }, ({ open }) => {

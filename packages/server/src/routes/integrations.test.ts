@@ -236,6 +236,10 @@ describe.each(testBackends())('integrations on $name', ({ open }) => {
       ]);
       const send = tools.find((tool) => tool.definition.name === 'mail.send_email')!;
       expect(send.definition.inputSchema).toMatchObject({ type: 'object', required: ['to'] });
+      // The same definition objects while the tools list stands: a model input's count of each is kept by the object.
+      const again = await app.services.integrationTools.toolsOf(app.workspaceId);
+      expect(again.map((tool) => tool.definition.name)).toEqual(tools.map((tool) => tool.definition.name));
+      for (const [i, tool] of again.entries()) expect(tool.definition).toBe(tools[i]!.definition);
       const signal = new AbortController().signal;
       expect(await send.call({ to: 'ada@example.com', subject: 'Hi' }, { signal })).toEqual({ ok: true, content: 'Sent to ada@example.com' });
       expect(mailAgain.calls).toEqual([{ tool: 'send_email', args: { to: 'ada@example.com', subject: 'Hi' }, headers: expect.any(Object) }]);

@@ -13,7 +13,9 @@ import { zInferenceResponse, zKillSwitches, zRunDetail, zStreamEnd, zStreamError
 import { setQuotaOverride } from '../domain/agents/settings.ts';
 import { unbilledInWindows } from '../domain/spending/index.ts';
 import { DEFAULT_STU_RATES, KILL_SWITCH_LIMITS, stuForRun, type KillSwitchLimits } from '../domain/usage/index.ts';
-import { countMessageTokens, countTextTokens, createEngines } from '../engine/index.ts';
+import { countRequestTokens, countTextTokens, createEngines } from '../engine/index.ts';
+import { BUILT_IN_TOOLS } from '../domain/agent-loop/index.ts';
+import { defaultInstructions } from '../domain/agents/instructions.ts';
 import { openStream, sendCompletion, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
@@ -24,7 +26,16 @@ const MODEL = 'loopback-model';
 const FLOOD = 'The quarterly numbers look strong across every region we track. '.repeat(470).slice(0, 30_000);
 const REPORTED = { prompt_tokens: 9_000, completion_tokens: 6_000 };
 const MESSAGES = [{ role: 'user' as const, content: 'Summarise the quarter for the board' }];
-const INPUT_ESTIMATE = countMessageTokens(MESSAGES);
+/** The first model call's whole input as the reservation counts it: Finance's instructions and tools, and the messages. */
+const INPUT_ESTIMATE = await countRequestTokens({
+  instructions: defaultInstructions('finance'),
+  tools: BUILT_IN_TOOLS.map((tool) => tool.definition),
+  messages: MESSAGES,
+});
+/** Symphony's STU per token. */
+const RATE = DEFAULT_STU_RATES.Symphony;
+/** The per-run limit of the last two tests: the input and a few output tokens, far below the 6,000 reported. */
+const RUN_LIMIT = (INPUT_ESTIMATE + 4) * RATE;
 
 describe.each(testBackends())('the reservation caps what a run costs on $name', { timeout: 120_000 }, ({ open }) => {
   let store: TestStore;
@@ -62,8 +73,8 @@ describe.each(testBackends())('the reservation caps what a run costs on $name', 
     t = await createTestApp({ db: store.db, deps: { engines, killSwitchLimits: limits } });
     key = await t.keyWith('orchestrator:invoke', 'usage:read', 'tenant:read');
     ({ cookie } = await t.login());
-    // A tiny quota: 6,000 reported output tokens at 10 STU would be 6,000 % of it.
-    await setQuotaOverride(t.db, t.clock, t.workspaceId, 1_000);
+    // A tiny quota, room for the input and a hundred output tokens: the 6,000 reported output tokens would be many times it.
+    await setQuotaOverride(t.db, t.clock, t.workspaceId, (INPUT_ESTIMATE + 100) * RATE);
     server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -142,8 +153,7 @@ describe.each(testBackends())('the reservation caps what a run costs on $name', 
   });
 
   it('a run that reaches the per-run limit mid-stream fails kill_switch:run with event: error, billed within its reservation', async () => {
-    // 400 STU per run at 10 STU a token: the input and a few output tokens, far below the 6,000 reported.
-    await start({ ...KILL_SWITCH_LIMITS, run: 400 });
+    await start({ ...KILL_SWITCH_LIMITS, run: RUN_LIMIT });
     const res = await invoke({ maxTokens: 1_000, stream: true });
     expect(res.status).toBe(200);
     const events = parseSse(await res.text());
@@ -154,15 +164,15 @@ describe.each(testBackends())('the reservation caps what a run costs on $name', 
       .filter((e) => e.event === 'message')
       .map((e) => (e.data as { delta: string }).delta)
       .join('');
-    expect(countTextTokens(delivered)).toBeLessThanOrEqual(40 - INPUT_ESTIMATE);
+    expect(countTextTokens(delivered)).toBeLessThanOrEqual(RUN_LIMIT / RATE - INPUT_ESTIMATE);
     const { run } = zRunDetail.parse(await get(`/runs/${error.runId}`));
     expect(run).toMatchObject({ status: 'failed', failureReason: 'kill_switch:run' });
-    expect(run.usage.stu).toBeLessThanOrEqual(400);
+    expect(run.usage.stu).toBeLessThanOrEqual(RUN_LIMIT);
     await expectConsistent(run.usage.stu);
   });
 
   it('a synchronous run that reaches the per-run limit answers 429 kill_switch run, billed within the limit', async () => {
-    await start({ ...KILL_SWITCH_LIMITS, run: 400 });
+    await start({ ...KILL_SWITCH_LIMITS, run: RUN_LIMIT });
     const res = await invoke({ maxTokens: 1_000 });
     expect(res.status).toBe(429);
     expect(await res.json()).toMatchObject({ error: 'kill_switch', kind: 'run' });
@@ -170,7 +180,8 @@ describe.each(testBackends())('the reservation caps what a run costs on $name', 
       `SELECT stu::float8 AS stu, status, failure_reason AS reason FROM runs`,
     );
     expect(row).toMatchObject({ status: 'failed', reason: 'kill_switch:run' });
-    expect(Number(row!.stu)).toBeLessThanOrEqual(400);
+    expect(Number(row!.stu)).toBeLessThanOrEqual(RUN_LIMIT);
+    expect(Number(row!.stu)).toBeGreaterThan(0);
     await expectConsistent(Number(row!.stu));
   });
 });

@@ -15,21 +15,32 @@ const AREA = 'handoff';
 export function handoffTools(departments: readonly string[]): Map<string, { department: string; definition: ToolDefinition }> {
   return new Map(
     departments.map((department) => {
-      const name = toolName(AREA, department);
-      const agent = getAgent(department);
-      const description = `Hand a part of the request to ${agent?.name ?? department}${agent ? ` (${agent.description.replace(/\.$/, '')})` : ''}. It reads the conversation and what you ask it here, works with its own tools, and its answer comes back as this tool's result.`;
-      const definition: ToolDefinition = {
-        name,
-        description,
-        inputSchema: {
-          type: 'object',
-          properties: { request: { type: 'string', description: 'What the department is asked to do, in full.' } },
-          required: ['request'],
-        },
-      };
-      return [name, { department, definition }];
+      const definition = definitionOf(department);
+      return [definition.name, { department, definition }];
     }),
   );
+}
+
+/** Each department's handoff definition, made once: the same object every run, so its token count is kept (engine/model-input.ts). */
+const DEFINITIONS = new Map<string, ToolDefinition>();
+
+function definitionOf(department: string): ToolDefinition {
+  let definition = DEFINITIONS.get(department);
+  if (definition) return definition;
+  const agent = getAgent(department);
+  const description = `Hand a part of the request to ${agent?.name ?? department}${agent ? ` (${agent.description.replace(/\.$/, '')})` : ''}. It reads the conversation and what you ask it here, works with its own tools, and its answer comes back as this tool's result.`;
+  definition = {
+    name: toolName(AREA, department),
+    description,
+    inputSchema: {
+      type: 'object',
+      properties: { request: { type: 'string', description: 'What the department is asked to do, in full.' } },
+      required: ['request'],
+    },
+  };
+  // Only the catalog's departments are kept (the run's are always among them): the map stays as small as the catalog.
+  if (agent) DEFINITIONS.set(department, definition);
+  return definition;
 }
 
 /** What the department is asked: the call's `request`, or null when the model gave none. */

@@ -6,6 +6,18 @@ export * from './tool.ts';
 export { type AgentDefinitions, noConnectedTools } from './agents.ts';
 export { type Decided, requestApproval, settleWaitingCall } from './approval.ts';
 export { ACTION_TOOLS, BUILT_IN_TOOLS, DRAFT_TOOL } from './built-in-tools.ts';
-export { callWaitingTool, continueAgentLoop, type LoopContext, type LoopIO, type LoopOutcome, type LoopRun, runAgentLoop, TOOL_TIMEOUT_MS } from './loop.ts';
+export {
+  callWaitingTool,
+  continueAgentLoop,
+  type CallingRun,
+  firstCallInput,
+  nextCallInput,
+  type LoopContext,
+  type LoopIO,
+  type LoopOutcome,
+  type LoopRun,
+  runAgentLoop,
+  TOOL_TIMEOUT_MS,
+} from './loop.ts';
 export { handoffTools } from './handoff.ts';
 export { type DelegatedPart, initialLoopState, type LoopState, routedToOf, type WaitingCall } from './state.ts';

@@ -10,7 +10,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { zInferenceResponse, zRunDetail, zRunEvent, zUsage } from '../../../../../generated/zod.ts';
 import { KILL_SWITCH_LIMITS, type KillSwitchLimits } from '../usage/index.ts';
-import { countMessageTokens, createEngines } from '../../engine/index.ts';
+import { countMessageTokens, countRequestTokens, createEngines, type ModelInput } from '../../engine/index.ts';
 import { scripted, startFakeChatServer, type FakeChatServer, type ScriptedAnswer } from '@service/testing/fake-chat-server';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
@@ -112,6 +112,22 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
     const res = await fetch(`${base}/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(200);
     return parseSseWithIds(await res.text()).map((e) => zRunEvent.parse(e.data));
+  };
+  /**
+   * What the model was sent in request `index`, read back from the wire as the loop's input (the system message as the
+   * instructions, the tools under their names): its plain messages only (no tool turns).
+   */
+  const sentInput = (index: number): ModelInput => {
+    const body = fake.requests[index]!.body as {
+      messages: { role: 'system' | 'user' | 'assistant'; content: string }[];
+      tools?: { function: { name: string; description: string; parameters: Record<string, unknown> } }[];
+    };
+    const [system, ...messages] = body.messages;
+    return {
+      instructions: system!.content,
+      tools: (body.tools ?? []).map(({ function: f }) => ({ name: f.name.replace('__', '.'), description: f.description, inputSchema: f.parameters })),
+      messages: messages.map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content })),
+    };
   };
   const toolMessages = (index: number) =>
     (fake.requests[index]!.body.messages as { role: string; content: string; tool_call_id?: string }[]).filter((m) => m.role === 'tool');
@@ -269,8 +285,9 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
     fake.handle = scripted(steps);
     const body = zInferenceResponse.parse(await (await invoke()).json());
     expect(fake.requests).toHaveLength(10);
-    // Each call may produce at most what the earlier ones left of the output cap (and of the reservation).
-    const outputCap = 2_000 - countMessageTokens(MESSAGES);
+    // Each call may produce at most what the earlier ones left of the output cap (and of the reservation). The
+    // reservation counted the first call's whole input: its instructions and tool definitions too.
+    const outputCap = 2_000 - (await countRequestTokens(sentInput(0)));
     expect(fake.requests[0]!.body.max_tokens).toBe(outputCap);
     expect(fake.requests.map((req, i) => (req.body.max_tokens as number) <= outputCap - 20 * i)).toEqual(Array(10).fill(true));
     const inputs = steps.reduce((n, s) => n + s.usage!.prompt_tokens, 0);
@@ -300,6 +317,35 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
     expect(detail.run.failureReason).toBe('kill_switch:run');
     expect(detail.run.usage.stu).toBeLessThanOrEqual(2_000 * RATE);
     expect(zUsage.parse(await get('/v1/usage')).consumedStu).toBe(detail.run.usage.stu);
+  });
+
+  it('reserves the instructions and the tool definitions: a request whose messages fit the per-run limit but not with them fails kill_switch:run before any model call', async () => {
+    const ledger = connectedTool('ledger.search', () => ({ ok: true, content: 'ok' }));
+    // The messages and 50 output tokens fit the per-run limit; the agent's instructions and its ten tools do not.
+    const limits = { ...KILL_SWITCH_LIMITS, run: (countMessageTokens(MESSAGES) + 50) * RATE };
+    await start({ tools: [ledger], limits });
+    fake.handle = scripted([{ content: 'Never asked.', usage: { prompt_tokens: 700, completion_tokens: 3 } }]);
+    const res = await invoke();
+    expect(res.status).toBe(429);
+    expect(await res.json()).toMatchObject({ error: 'kill_switch', kind: 'run' });
+    // Refused as any run whose input does not fit its limit: failed at once, no model call, nothing billed or held.
+    expect(fake.requests).toHaveLength(0);
+    const runs = (await get('/v1/runs')) as { data: { id: string }[] };
+    const detail = await detailOf(runs.data[0]!.id);
+    expect(detail.run).toMatchObject({ status: 'failed', failureReason: 'kill_switch:run', usage: { inputTokens: 0, outputTokens: 0, stu: 0 } });
+    expect(zUsage.parse(await get('/v1/usage')).consumedStu).toBe(0);
+  });
+
+  it('caps the first call at what the per-run limit leaves after its whole input: the messages, the instructions and the tools', async () => {
+    const ledger = connectedTool('ledger.search', () => ({ ok: true, content: 'ok' }));
+    await start({ tools: [ledger], limits: { ...KILL_SWITCH_LIMITS, run: 1_500 * RATE } });
+    fake.handle = scripted([{ content: 'Short.', usage: { prompt_tokens: 600, completion_tokens: 2 } }]);
+    const res = await invoke();
+    expect(res.status).toBe(200);
+    // What the model was sent, counted as the reservation counted it: exactly what the limit left for the output.
+    const input = await countRequestTokens(sentInput(0));
+    expect(input).toBeGreaterThan(countMessageTokens(MESSAGES) + 600);
+    expect(fake.requests[0]!.body.max_tokens).toBe(1_500 - input);
   });
 
   it('shares the output cap across steps: a later answer is cut at what the earlier ones left', async () => {
@@ -471,6 +517,66 @@ describe.each(testBackends())('the agent loop on $name', { timeout: 120_000 }, (
         ['tool.called', 'handoff.finance'],
         ['run.routed', 'finance'],
       ]);
+    });
+
+    it('counts a department’s instructions and tools before its part’s call: it may cost only what is left after them', async () => {
+      const limits = { ...KILL_SWITCH_LIMITS, run: 4_000 * RATE };
+      await start({ agents: ownInstructions, limits });
+      // The orchestrator's call reports its whole input (as a model does): the part's call has what it left.
+      const first = { prompt: 0, completion: 10 };
+      fake.handle = async (request, res) => {
+        if (fake.requests.length === 1) first.prompt = await countRequestTokens(sentInput(0));
+        const answers = [
+          {
+            toolCalls: [toolCall('h1', 'handoff__finance', { request: 'What do we owe Northwind?' })],
+            usage: { prompt_tokens: first.prompt, completion_tokens: first.completion },
+          },
+          { content: 'We owe 4,200 EUR.', usage: { prompt_tokens: 50, completion_tokens: 6 } },
+          { content: 'We owe Northwind 4,200 EUR.', usage: { prompt_tokens: 60, completion_tokens: 8 } },
+        ];
+        scripted([answers[Math.min(fake.requests.length - 1, 2)]!])(request, res);
+      };
+      const res = await invokeWith(key, {});
+      expect(res.status).toBe(200);
+      expect(fake.requests.map((_, i) => systemOf(i))).toEqual([
+        'You are the orchestrator agent.',
+        'You are the finance agent.',
+        'You are the orchestrator agent.',
+      ]);
+      // Reserved: the orchestrator's first call (its instructions, its tools and handoffs, the messages) and the rest
+      // of the per-run limit as the output cap. The part's call: what is left after its own instructions and tools.
+      const outputCap = 4_000 - first.prompt;
+      const part = await countRequestTokens(sentInput(1));
+      expect(sentInput(1).tools!.length).toBeGreaterThan(0);
+      const left = 4_000 - first.prompt - first.completion - part;
+      expect(left).toBeLessThan(outputCap - first.completion);
+      expect(fake.requests[1]!.body.max_tokens).toBe(left);
+    });
+
+    it('does not make a department’s call whose instructions and tools do not fit in what is left: the run stops at its limit', async () => {
+      // A department whose instructions are long (an admin may write 20,000 characters).
+      const long = `You are the finance agent. ${'Check every ledger line twice before answering. '.repeat(400)}`;
+      const agents: AgentDefinitions = {
+        async get(workspaceId, slug) {
+          const own = await ownInstructions.get(workspaceId, slug);
+          return slug === 'finance' ? { ...own, instructions: long } : own;
+        },
+      };
+      const limits = { ...KILL_SWITCH_LIMITS, run: 3_000 * RATE };
+      await start({ agents, limits });
+      fake.handle = scripted([
+        { toolCalls: [toolCall('h1', 'handoff__finance', { request: 'What do we owe Northwind?' })], usage: { prompt_tokens: 100, completion_tokens: 10 } },
+        { content: 'We owe 4,200 EUR.', usage: { prompt_tokens: 50, completion_tokens: 6 } },
+      ]);
+      const res = await invokeWith(key, {});
+      // The part's call would cross the per-run limit: not made; the run stops as an answer cut at its cap does.
+      expect(res.status).toBe(429);
+      expect(await res.json()).toMatchObject({ error: 'kill_switch', kind: 'run' });
+      expect(fake.requests).toHaveLength(1);
+      const runs = (await get('/v1/runs')) as { data: { id: string }[] };
+      const detail = await detailOf(runs.data[0]!.id);
+      expect(detail.run).toMatchObject({ status: 'failed', failureReason: 'kill_switch:run', usage: { inputTokens: 100, outputTokens: 10, stu: 110 * RATE } });
+      expect(zUsage.parse(await get('/v1/usage')).consumedStu).toBe(110 * RATE);
     });
 
     it('a key bound to one agent cannot reach another through the orchestrator', async () => {

@@ -22,13 +22,16 @@
  *   ends likewise at its own step limit, or where the run's leaves only the orchestrator's answer; a handoff the
  *   limit leaves no room for is answered as a failed call.
  * - The output cap is shared: each call may produce at most what the earlier ones left of it.
- * - The reservation (the input estimate plus the output cap) covers every call: before each one,
- *   its conversation is counted, and each call may cost at most what is left; a call that would not
- *   fit is not made. Either way the loop stops as an answer cut at its cap (`cut`): the run ends
- *   with the text so far, or fails with the kill switch whose limit shrank its reservation. Each
- *   step is billed what its engine reported, within what was left; the rest is recorded unbilled.
- *   (What an engine counts beyond the conversation, such as the instructions and the tool
- *   definitions, is billed the same way, within the reservation.)
+ * - The reservation covers every call. Reserved up front (runs/start.ts): the first call's whole input (`firstCallInput`:
+ *   the agent's instructions, the tool definitions it is offered, the orchestrator's handoffs, the conversation), counted
+ *   as its engine reads it (engine/model-input.ts), plus the output cap. Checked per step: before each later call (after
+ *   tool results, a department's part with the department's own instructions and tools), its whole input is counted the
+ *   same way, from the value its request is built from (`inputOf`), and the call may produce at most
+ *   `min(output cap − output billed, reservation − billed − its input)`; a call for which that is under one token is
+ *   not made. Either way the loop stops as an answer cut at its cap (`cut`): the run ends with the text so far, or fails
+ *   with the kill switch whose limit shrank its reservation. Each step is billed what its engine reported, within what
+ *   was left; the rest is recorded unbilled. So later calls' inputs draw on what the output cap left, never beyond the
+ *   reservation.
  * - The run's abort signal stops the engine and the tool under way; each tool call also has a
  *   timeout (an `ok: false` outcome the model is told).
  *
@@ -36,11 +39,12 @@
  */
 import {
   type ConversationMessage,
-  countMessageTokensAsync,
+  countModelInputTokens,
   countTextTokensAsync,
   EngineError,
   type Engines,
   type EngineRequest,
+  type ModelInput,
   type TokenUsage,
   type ToolCallRequest,
 } from '../../engine/index.ts';
@@ -132,10 +136,8 @@ const NO_HANDOFFS: Handoffs = new Map();
 export async function continueAgentLoop(ctx: LoopContext, run: LoopRun, io: LoopIO, state: LoopState): Promise<LoopOutcome> {
   try {
     const connected = await ctx.tools.toolsOf(run.workspaceId);
-    const agent = await ctx.agents.get(run.workspaceId, run.answeredBy);
-    const handoffs = handoffTools(run.departments ?? []);
-    const tools = offeredTools(connected, agent).filter((tool) => !handoffs.has(tool.definition.name));
-    const self: Speaker = { slug: run.answeredBy, agent, frame: state, messages: run.request.messages, tools, handoffs };
+    const self = await runSpeaker(ctx, run, state, connected);
+    const { agent, handoffs } = self;
     while (!state.done && state.waiting === null) {
       if (state.part) {
         await partStep(ctx, run, io, state, state.part, connected, agent.stepLimit);
@@ -145,11 +147,10 @@ export async function continueAgentLoop(ctx: LoopContext, run: LoopRun, io: Loop
         await callTools(ctx, io, state, self, agent.stepLimit);
         continue;
       }
-      const last = state.modelCalls + 1 >= agent.stepLimit;
       // Until a department answered, the orchestrator's text waits for its call's end: an answer that chose none is
       // set aside, and the keyword router's department answers in its place (while the step limit leaves a call).
       const choosing = handoffs.size > 0 && !state.consulted?.length;
-      const { raw, answered } = await modelCall(ctx, run, io, state, self, last ? [] : definitionsOf(self), choosing ? 'hold' : 'speak');
+      const { raw, answered } = await modelCall(ctx, run, io, state, self, offeredDefinitions(self, runCallIsLast(state, agent)), choosing ? 'hold' : 'speak');
       if (choosing && answered && !state.cut && state.modelCalls < agent.stepLimit) {
         await fallBack(
           run,
@@ -183,23 +184,14 @@ async function partStep(
   connected: readonly AgentTool[],
   runLimit: number,
 ): Promise<void> {
-  const agent = await ctx.agents.get(run.workspaceId, part.agentSlug);
-  const asked: ConversationMessage[] = part.request === null ? [] : [{ role: 'user', content: part.request }];
-  const speaker: Speaker = {
-    slug: part.agentSlug,
-    agent,
-    frame: part,
-    messages: [...run.request.messages, ...asked],
-    tools: offeredTools(connected, agent),
-    handoffs: NO_HANDOFFS,
-  };
+  const speaker = await partSpeaker(ctx, run, part, connected);
   if (part.pending.length > 0) {
     await callTools(ctx, io, state, speaker, runLimit);
     return;
   }
   const answersOrchestrator = part.callId !== null;
-  const last = part.modelCalls + 1 >= agent.stepLimit || state.modelCalls + (answersOrchestrator ? 2 : 1) >= runLimit;
-  const { raw, answered } = await modelCall(ctx, run, io, state, speaker, last ? [] : definitionsOf(speaker), answersOrchestrator ? 'hold' : 'speak');
+  const last = partCallIsLast(state, part, speaker.agent, runLimit);
+  const { raw, answered } = await modelCall(ctx, run, io, state, speaker, offeredDefinitions(speaker, last), answersOrchestrator ? 'hold' : 'speak');
   part.modelCalls += 1;
   if (answersOrchestrator && raw !== '') part.text += part.text === '' || /\s$/.test(part.text) ? raw : `\n\n${raw}`;
   if (state.cut) {
@@ -248,8 +240,77 @@ async function deliver(ctx: LoopContext, io: LoopIO, state: LoopState, raw: stri
   state.text += text;
 }
 
-function definitionsOf(speaker: Speaker): ToolDefinition[] {
+/** The tool definitions a call of `speaker` is offered: its tools and handoffs, or none for the last call its limits allow. */
+function offeredDefinitions(speaker: Speaker, last: boolean): ToolDefinition[] {
+  if (last) return [];
   return [...speaker.tools.map((tool) => tool.definition), ...[...speaker.handoffs.values()].map((handoff) => handoff.definition)];
+}
+
+/** Whether the run's agent's next call is the last its step limit allows. */
+function runCallIsLast(state: LoopState, agent: AgentDefinition): boolean {
+  return state.modelCalls + 1 >= agent.stepLimit;
+}
+
+/** Whether a department's next call is the last: its own step limit's, or the run's (keeping one for the orchestrator to answer after it). */
+function partCallIsLast(state: LoopState, part: DelegatedPart, agent: AgentDefinition, runLimit: number): boolean {
+  return part.modelCalls + 1 >= agent.stepLimit || state.modelCalls + (part.callId !== null ? 2 : 1) >= runLimit;
+}
+
+/** The run's agent as it speaks: its own turns (`frame`), the run's conversation, its tools and (the orchestrator's) handoffs. */
+async function runSpeaker(ctx: Pick<LoopContext, 'agents'>, run: CallingRun, frame: Speaker['frame'], connected: readonly AgentTool[]): Promise<Speaker> {
+  const agent = await ctx.agents.get(run.workspaceId, run.answeredBy);
+  const handoffs = handoffTools(run.departments ?? []);
+  const tools = offeredTools(connected, agent).filter((tool) => !handoffs.has(tool.definition.name));
+  return { slug: run.answeredBy, agent, frame, messages: run.request.messages, tools, handoffs };
+}
+
+/** A department as it speaks in its part: the run's conversation then what it is asked, its own tools, no handoffs. */
+async function partSpeaker(ctx: Pick<LoopContext, 'agents'>, run: CallingRun, part: DelegatedPart, connected: readonly AgentTool[]): Promise<Speaker> {
+  const agent = await ctx.agents.get(run.workspaceId, part.agentSlug);
+  const asked: ConversationMessage[] = part.request === null ? [] : [{ role: 'user', content: part.request }];
+  return {
+    slug: part.agentSlug,
+    agent,
+    frame: part,
+    messages: [...run.request.messages, ...asked],
+    tools: offeredTools(connected, agent),
+    handoffs: NO_HANDOFFS,
+  };
+}
+
+/** What a model call of `speaker` reads and the engine is sent: its instructions, `tools`, its conversation and turns. */
+function inputOf(speaker: Speaker, tools: readonly ToolDefinition[]): ModelInput & { agentSlug: string } {
+  return { agentSlug: speaker.slug, instructions: speaker.agent.instructions, tools, messages: [...speaker.messages, ...speaker.frame.turns] };
+}
+
+/** What of the run the model input is made from. */
+export type CallingRun = Pick<LoopRun, 'workspaceId' | 'answeredBy' | 'departments'> & { readonly request: Pick<LoopRun['request'], 'messages'> };
+
+/**
+ * What the run's first model call reads, built as the loop builds it: the agent's instructions, the tools it is
+ * offered (the built-in ones, the connected ones it may use, the orchestrator's handoffs), and the conversation. The
+ * reservation counts it (domain/runs/start.ts).
+ */
+export async function firstCallInput(ctx: Pick<LoopContext, 'agents' | 'tools'>, run: CallingRun): Promise<ModelInput> {
+  const state = initialLoopState();
+  const self = await runSpeaker(ctx, run, state, await ctx.tools.toolsOf(run.workspaceId));
+  return inputOf(self, offeredDefinitions(self, runCallIsLast(state, self.agent)));
+}
+
+/**
+ * What the next model call of a loop stopped at `state` reads (a run paused for a decision: its resume reserves for
+ * it, domain/runs/execute.ts): the run's agent's, or the department's inside a part, with the tools it is offered, and
+ * the conversation so far (without the result of the call that waits).
+ */
+export async function nextCallInput(ctx: Pick<LoopContext, 'agents' | 'tools'>, run: CallingRun, state: LoopState): Promise<ModelInput> {
+  const connected = await ctx.tools.toolsOf(run.workspaceId);
+  if (state.part) {
+    const speaker = await partSpeaker(ctx, run, state.part, connected);
+    const runLimit = (await ctx.agents.get(run.workspaceId, run.answeredBy)).stepLimit;
+    return inputOf(speaker, offeredDefinitions(speaker, partCallIsLast(state, state.part, speaker.agent, runLimit)));
+  }
+  const self = await runSpeaker(ctx, run, state, connected);
+  return inputOf(self, offeredDefinitions(self, runCallIsLast(state, self.agent)));
 }
 
 /**
@@ -289,8 +350,11 @@ async function modelCall(
   tools: readonly ToolDefinition[],
   voice: 'speak' | 'hold',
 ): Promise<{ raw: string; answered: boolean }> {
-  const messages = [...speaker.messages, ...speaker.frame.turns];
-  const estimate = await countMessageTokensAsync(messages);
+  const input = inputOf(speaker, tools);
+  const engine = ctx.engines[run.request.alias];
+  // The call's whole input as its engine reads it (the instructions and the tool definitions too): counted before
+  // it is made, from the value the request is built from.
+  const estimate = await countModelInputTokens(engine, input);
   const room = run.reservedTokens - state.billed.inputTokens - state.billed.outputTokens;
   const maxTokens = Math.min(run.outputCap - state.billed.outputTokens, room - estimate);
   if (maxTokens < 1) {
@@ -321,17 +385,8 @@ async function modelCall(
   };
   try {
     try {
-      const request: EngineRequest = {
-        ...run.request,
-        agentSlug: speaker.slug,
-        messages,
-        instructions: speaker.agent.instructions,
-        tools,
-        maxTokens,
-        signal,
-        stream: io.stream,
-      };
-      for await (const event of ctx.engines[run.request.alias].stream(request)) {
+      const request: EngineRequest = { ...run.request, ...input, maxTokens, signal, stream: io.stream };
+      for await (const event of engine.stream(request)) {
         // Once cut, only the engine's usage report is still read (recorded, not billed beyond the cap).
         if (cap.cut && event.type !== 'usage') continue;
         if (event.type === 'text') {

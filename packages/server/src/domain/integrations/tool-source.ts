@@ -8,7 +8,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
-import type { AgentTool, ToolOutcome, ToolSource } from '../agent-loop/tool.ts';
+import type { AgentTool, ToolDefinition, ToolOutcome, ToolSource } from '../agent-loop/tool.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { McpFailure, type McpConnector, type McpEndpoint } from './mcp-client.ts';
 import { createWorkspaceCache } from '../../store/workspace-cache.ts';
@@ -64,9 +64,21 @@ export function createIntegrationTools(deps: {
     refreshing.set(row.id, done);
   }
 
+  // One definition per cached tool, the same object until the tools list is replaced (a refresh, a change): the
+  // model input's count of it is kept by the object (engine/model-input.ts).
+  const definitions = new WeakMap<CachedTool, ToolDefinition>();
+  function definitionOf(tool: CachedTool): ToolDefinition {
+    let definition = definitions.get(tool);
+    if (!definition) {
+      definition = { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
+      definitions.set(tool, definition);
+    }
+    return definition;
+  }
+
   function toolOf(row: IntegrationRow, endpoint: McpEndpoint, tool: CachedTool): AgentTool {
     return {
-      definition: { name: tool.name, description: tool.description, inputSchema: tool.inputSchema },
+      definition: definitionOf(tool),
       readOnly: tool.readOnly,
       integrationId: row.id,
       async call(args, options): Promise<ToolOutcome> {

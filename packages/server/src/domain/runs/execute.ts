@@ -6,8 +6,8 @@
  * It never throws for an engine failure; a closing transaction that fails ends the run with a
  * smaller one (or the sweeper does) and rethrows.
  */
-import { countMessageTokensAsync, EngineError, type TokenUsage } from '../../engine/index.ts';
-import { continueAgentLoop, initialLoopState, type LoopIO, type LoopRun, type LoopState, routedToOf } from '../agent-loop/index.ts';
+import { countModelInputTokens, EngineError, type TokenUsage } from '../../engine/index.ts';
+import { continueAgentLoop, initialLoopState, nextCallInput, type LoopIO, type LoopRun, type LoopState, routedToOf } from '../agent-loop/index.ts';
 import { type CheckpointState, savedRunOf } from './checkpoint-state.ts';
 import { pauseRun } from './pause.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
@@ -101,10 +101,10 @@ async function pauseExecution(ctx: RunContext, run: PendingRun, execution: Execu
     approval: { action: waiting.action, summary: waiting.summary, agentSlug: waiting.agentSlug },
     call: { id: waiting.call.id, name: waiting.call.name, arguments: { ...waiting.call.arguments } },
     loopState: checkpoint,
-    // The resume reserves for the next model call: the conversation so far, and the output the run asked for.
+    // The resume reserves for the next model call: its input as the loop will build it (the speaker's instructions
+    // and tools, the conversation so far: inside a department's part, the department's), and the output the run asked for.
     next: {
-      // (Inside a department's part, its turns too: an estimate that may count more than the next call reads.)
-      inputTokens: await countMessageTokensAsync([...run.request.messages, ...state.turns, ...(state.part?.turns ?? [])]),
+      inputTokens: await countModelInputTokens(ctx.engines[run.alias], await nextCallInput(ctx, run, state)),
       desiredOutput: run.request.maxTokens ?? run.outputCap,
     },
     log: execution.log.executionEvents(),

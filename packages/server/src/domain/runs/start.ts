@@ -7,7 +7,8 @@
  */
 import type { EngineMessage, EngineRequest, Effort, PowerMode } from '../../engine/index.ts';
 import type { Db } from '../../store/db.ts';
-import { countMessageTokensAsync } from '../../engine/index.ts';
+import { countModelInputTokens } from '../../engine/index.ts';
+import { firstCallInput } from '../agent-loop/index.ts';
 import { newId } from '../../random.ts';
 import type { Alias } from '../../vocabulary/alias.ts';
 import { assertAgentAvailable, routingCandidates, type WorkspaceAgents } from '../agents/availability.ts';
@@ -247,8 +248,12 @@ async function prepare(ctx: RunContext, input: RunInput, target: string, setting
       steps.push({ kind: 'routing', agentSlug: ORCHESTRATOR_SLUG, summary: 'No department is available; the orchestrator answered itself.' });
     }
   }
-  // Pauses for the event loop: a request may hold megabytes of text.
-  const inputTokens = await countMessageTokensAsync(messages);
+  // The first model call's whole input, as the loop builds it and the engine reads it: the conversation and the
+  // answering agent's instructions and tool definitions (the orchestrator's handoffs too), from memory. Counting
+  // pauses for the event loop (a request may hold megabytes of text); the instructions' and the definitions' counts
+  // are kept (engine/model-input.ts).
+  const firstCall = await firstCallInput(ctx, { workspaceId: input.workspaceId, answeredBy, departments, request: { messages } });
+  const inputTokens = await countModelInputTokens(ctx.engines[input.alias], firstCall);
   return { messages, steps, answeredBy, ...(departments ? { departments } : {}), inputTokens, conversationTurns: thread?.length ?? null };
 }
 

@@ -3,7 +3,9 @@
  * windows of the kill switches, the per-run limit, and the period's hard stop.
  *
  * A run *reserves* its worst case (input tokens plus its output cap, at the alias's STU rate)
- * before the engine is called, on the period row and the hour and day rows. The check and the
+ * before the engine is called, on the period row and the hour and day rows. Its input is its first model call's as
+ * the engine reads it: the conversation, and the agent's instructions and tool definitions (runs/start.ts counts it,
+ * engine/model-input.ts; each later call is checked against what is left, agent-loop/loop.ts). The check and the
  * reservation are one statement, `start_runs` (store/functions/start_runs.sql), which also
  * inserts the run: it locks the period row, then the day and hour rows (always in that order, so no
  * deadlock), for the length of that statement only, never across a round trip nor while the engine
@@ -89,7 +91,7 @@ export type Reservation =
 
 /** The message of `429 quota_exceeded` below the hard stop. */
 const QUOTA_INPUT_TOO_LARGE =
-  "What is left of this period's quota before its hard stop does not cover this request's input and one output token; a shorter request may fit.";
+  "What is left of this period's quota before its hard stop does not cover this request's input (its messages, and the agent's instructions and tool definitions the model is given) and one output token; a shorter request may fit.";
 
 /** `Retry-After` of `429 budget_reserved`: reservations are freed as runs end, within seconds for most. */
 const BUDGET_RESERVED_RETRY_AFTER_SEC = 5;

@@ -12,7 +12,9 @@ import { serve, type ServerType } from '@hono/node-server';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
-import { countMessageTokens, countTextTokens, createEngines } from '../../engine/index.ts';
+import { countMessageTokens, countRequestTokens, countTextTokens, createEngines } from '../../engine/index.ts';
+import { BUILT_IN_TOOLS } from '../agent-loop/index.ts';
+import { defaultInstructions } from '../agents/instructions.ts';
 import { sendCompletion, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { PLANS } from '../../vocabulary/plans.ts';
 import { setPlan, setQuotaOverride } from '../agents/settings.ts';
@@ -124,9 +126,15 @@ describe.each(testBackends())('the quota caps the output on $name', { timeout: 1
   });
 
   it('cuts an answer longer than what fits at the cap: 200, charged up to the hard stop and not past it', async () => {
-    const room = hardstopStu(QUOTA) - CONSUMED;
+    // A real model reads the agent's instructions and tools too: room for them, the message and about 600 output tokens.
+    const content = 'Plan the follow-ups for this week';
+    const tools = BUILT_IN_TOOLS.map((tool) => tool.definition);
+    const input = await countRequestTokens({ instructions: defaultInstructions('sales'), tools, messages: [{ role: 'user', content }] });
+    const consumed = hardstopStu(QUOTA) - (input + 600) * RATE;
+    await store.db.query(`UPDATE usage_periods SET consumed_stu = $2 WHERE workspace_id = $1`, [t.workspaceId, consumed]);
+    const room = hardstopStu(QUOTA) - consumed;
     expect(countTextTokens(LONG_ANSWER) * RATE).toBeGreaterThan(room);
-    const res = await invoke('Plan the follow-ups for this week', 'Symphony');
+    const res = await invoke(content, 'Symphony');
     expect(res.status).toBe(200);
     const body = (await res.json()) as { runId: string; content: string; usage: { inputTokens: number; outputTokens: number } };
     // Cut on a token boundary: shorter than what the provider sent.
@@ -136,9 +144,11 @@ describe.each(testBackends())('the quota caps the output on $name', { timeout: 1
     expect(run!.status).toBe('completed');
     const stu = Number(run!.stu);
     expect(stu).toBeLessThanOrEqual(room);
+    // Cut at what the hard stop left after the whole input.
+    expect(body.usage.outputTokens).toBeLessThanOrEqual(600);
     // The period at most at its hard stop, nothing held.
-    expect(await period()).toEqual({ consumed: CONSUMED + stu, reserved: 0 });
-    expect(CONSUMED + stu).toBeLessThanOrEqual(hardstopStu(QUOTA));
+    expect(await period()).toEqual({ consumed: consumed + stu, reserved: 0 });
+    expect(consumed + stu).toBeLessThanOrEqual(hardstopStu(QUOTA));
   });
 
   it('answers 429 quota_exceeded with usage level and a message that says why when not even the input fits', async () => {
@@ -153,7 +163,8 @@ describe.each(testBackends())('the quota caps the output on $name', { timeout: 1
     const now = await usage();
     expect(body).toEqual({
       error: 'quota_exceeded',
-      message: "What is left of this period's quota before its hard stop does not cover this request's input and one output token; a shorter request may fit.",
+      message:
+        "What is left of this period's quota before its hard stop does not cover this request's input (its messages, and the agent's instructions and tool definitions the model is given) and one output token; a shorter request may fit.",
       policy: now.level,
       pctConsumed: now.pctConsumed,
       resetAt: expect.any(String),

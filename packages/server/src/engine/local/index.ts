@@ -47,6 +47,8 @@ export function createLocalEngine(options: LocalEngineOptions = {}): Engine {
     triggers: options.triggers ?? true,
   };
   return {
+    // Told the instructions and the tools, it answers from the conversation: that is its input (see localStream).
+    reads: 'conversation',
     stream(request) {
       return localStream(request, settings);
     },

@@ -21,7 +21,8 @@ import type { ChatCompletionCreateParamsBase, ChatCompletionMessageParam } from 
 import type { Alias } from '../../vocabulary/alias.ts';
 import type { ConversationMessage, Effort, Engine, EngineEvent, EngineRequest, ToolCallRequest } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';
-import { countMessageTokensAsync, countPreambleTokens, countTextTokens, countToolCallTokens } from '../tokens.ts';
+import { countRequestTokens } from '../model-input.ts';
+import { countTextTokens, countToolCallTokens } from '../tokens.ts';
 import { toEngineError } from './errors.ts';
 import { toolNames, type ToolNames } from './tool-names.ts';
 
@@ -94,7 +95,7 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
   if (!model) throw new EngineError('engine_error');
   const names = toolNames(request.tools ?? []);
   const params = requestParams(model, options, request, names);
-  const inputEstimate = (await countMessageTokensAsync(request.messages)) + countPreambleTokens(request.instructions, request.tools);
+  const inputEstimate = await countRequestTokens(request);
   let text = '';
   let calls: ToolCallRequest[] = [];
   const spent = () => ({ inputTokens: text === '' ? 0 : inputEstimate, outputTokens: countTextTokens(text) });

@@ -3,7 +3,8 @@ import { scripted, startFakeChatServer, type FakeChatServer } from '@service/tes
 import type { ToolDefinition } from '../../domain/agent-loop/tool.ts';
 import { collect } from '../collect.ts';
 import type { EngineRequest } from '../engine.ts';
-import { countMessageTokens, countPreambleTokens, countTextTokens, countToolCallTokens } from '../tokens.ts';
+import { countPreambleTokens } from '../model-input.ts';
+import { countMessageTokens, countTextTokens, countToolCallTokens } from '../tokens.ts';
 import { createOpenAICompatibleEngine } from './index.ts';
 import { toolNames } from './tool-names.ts';
 
