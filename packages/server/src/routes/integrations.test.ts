@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as zod from '../../../../generated/zod.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { until } from '@service/testing/cli-processes';
 import { INTERNAL_HOST_IN_ERRORS, startCrmServer, startMailServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { testBackends, type TestStore } from '@service/testing/store';
 
@@ -237,9 +238,23 @@ describe.each(testBackends())('integrations on $name', ({ open }) => {
       const send = tools.find((tool) => tool.definition.name === 'mail.send_email')!;
       expect(send.definition.inputSchema).toMatchObject({ type: 'object', required: ['to'] });
       // The same definition objects while the tools list stands: a model input's count of each is kept by the object.
+      // (On PostgreSQL the two connections' change notifications may still be arriving, each dropping the cache once:
+      // wait until two reads agree, which never happens if every read makes new objects.)
+      let stood = tools;
+      await until(
+        async () => {
+          const next = await app.services.integrationTools.toolsOf(app.workspaceId);
+          const same = next.length === stood.length && next.every((tool, i) => tool.definition === stood[i]!.definition);
+          stood = next;
+          return same;
+        },
+        'the tools list to stand',
+        10_000,
+        100,
+      );
       const again = await app.services.integrationTools.toolsOf(app.workspaceId);
-      expect(again.map((tool) => tool.definition.name)).toEqual(tools.map((tool) => tool.definition.name));
-      for (const [i, tool] of again.entries()) expect(tool.definition).toBe(tools[i]!.definition);
+      expect(again.map((tool) => tool.definition.name)).toEqual(stood.map((tool) => tool.definition.name));
+      for (const [i, tool] of again.entries()) expect(tool.definition).toBe(stood[i]!.definition);
       const signal = new AbortController().signal;
       expect(await send.call({ to: 'ada@example.com', subject: 'Hi' }, { signal })).toEqual({ ok: true, content: 'Sent to ada@example.com' });
       expect(mailAgain.calls).toEqual([{ tool: 'send_email', args: { to: 'ada@example.com', subject: 'Hi' }, headers: expect.any(Object) }]);
