@@ -128,6 +128,9 @@ describe('redactText keeps', () => {
     // Found by the contract fuzzer: a header name "5j4pu--o4" lost its "o4". An o-series token joined to an
     // identifier by "-" or "_" is part of that identifier, not a model name.
     ['o-series letters inside a hyphenated identifier', 'X-Sig--o4 and build_o3'],
+    // Found in the delivery log, which shows a signature's first characters: "v1,O9/lRyDkOlc4…" lost its "O9". Letters
+    // and digits joined by "/" or "+" are base64 (a signature, a key), not a model name.
+    ['o-series letters inside base64', 'v1,O9/lRyDkOlc4… and v1,Ab+o3/Kx9… and v1,Zk/o4…'],
   ])('%s', (_name, input) => {
     expect(redactText(input)).toBe(input);
   });

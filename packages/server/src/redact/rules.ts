@@ -199,8 +199,9 @@ function nameRules(): Pattern[] {
 }
 
 // "o1", "o3-mini", "o4-mini-high". Only as a word of its own: joined to what precedes it by "-" or "_"
-// ("X-Sig--o4", "build_o3") it is part of an identifier, and two letters are too common to take it away.
-const reasoningModel = seq(behind('(?<![a-z0-9_-])'), lit('o'), atom('[1-9]'), endOfToken, versions, ahead(NOT_WORD_AFTER));
+// ("X-Sig--o4", "build_o3") it is part of an identifier, and joined to its neighbours by "/" or "+" it is base64
+// (a signature's first characters in the delivery log, "v1,O9/lRy…"); two letters are too common to take it away.
+const reasoningModel = seq(behind('(?<![a-z0-9_/+-])'), lit('o'), atom('[1-9]'), ahead('(?![/+])'), endOfToken, versions, ahead(NOT_WORD_AFTER));
 // "Command R", "command-r-plus", "Command R+".
 const commandR = seq(
   behind(NOT_WORD_BEFORE),
