@@ -34,6 +34,7 @@ import {
   type SlowModel,
   type StoreKind,
   freshWorkspace,
+  databaseCpuSeconds,
   serviceAndDatabaseCpuSeconds,
   startBaseline,
   startService,
@@ -386,16 +387,17 @@ async function measureWorkers(
     const scenario = `sync invocation, --workers ${WORKERS}`;
     // CPU per invocation of each side: its server process(es) and PostgreSQL's (the bench runs alone).
     const cpuOf = (service: ServiceUnderTest) => () => serviceAndDatabaseCpuSeconds(service.child.pid);
-    const cpuText = (ms: number | undefined) => (ms === undefined ? '' : `, ${ms.toFixed(2)} ms CPU each`);
+    const cpuText = (ms: number | undefined, database: number | undefined) =>
+      ms === undefined ? '' : `, ${ms.toFixed(2)} ms CPU each${database === undefined ? '' : ` (PostgreSQL ${database.toFixed(2)})`}`;
     const [server, one] = await measureRounds(
       [
-        { label: 'service', spec: request(several, opts.seconds, opts.connections), cpuSeconds: cpuOf(several) },
-        { label: 'one process', spec: request(single, opts.seconds, opts.connections), cpuSeconds: cpuOf(single) },
+        { label: 'service', spec: request(several, opts.seconds, opts.connections), cpuSeconds: cpuOf(several), databaseCpuSeconds },
+        { label: 'one process', spec: request(single, opts.seconds, opts.connections), cpuSeconds: cpuOf(single), databaseCpuSeconds },
       ],
       opts.rounds,
       (r, [s, o]) =>
         progress(
-          `[postgres] ${scenario} round ${r + 1}/${opts.rounds}: ${fmt(s!.rps)} req/s${cpuText(s!.cpuMsPerRequest)}; one process ${fmt(o!.rps)} req/s${cpuText(o!.cpuMsPerRequest)}`,
+          `[postgres] ${scenario} round ${r + 1}/${opts.rounds}: ${fmt(s!.rps)} req/s${cpuText(s!.cpuMsPerRequest, s!.databaseCpuMsPerRequest)}; one process ${fmt(o!.rps)} req/s${cpuText(o!.cpuMsPerRequest, o!.databaseCpuMsPerRequest)}`,
         ),
     );
     return {
@@ -415,6 +417,8 @@ async function measureWorkers(
       baselineRounds: one!.rounds,
       ...(server!.cpuMsPerRequest !== undefined ? { cpuMsPerRequest: server!.cpuMsPerRequest } : {}),
       ...(one!.cpuMsPerRequest !== undefined ? { baselineCpuMsPerRequest: one!.cpuMsPerRequest } : {}),
+      ...(server!.databaseCpuMsPerRequest !== undefined ? { databaseCpuMsPerRequest: server!.databaseCpuMsPerRequest } : {}),
+      ...(one!.databaseCpuMsPerRequest !== undefined ? { baselineDatabaseCpuMsPerRequest: one!.databaseCpuMsPerRequest } : {}),
     };
   } finally {
     await several.stop();

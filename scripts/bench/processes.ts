@@ -83,7 +83,11 @@ export async function watchListening(child: ChildProcess, url: string, label: st
 const USER_HZ = 100;
 
 /** Every process's parent, command name and CPU seconds (user + system), from /proc (Linux); empty elsewhere. */
-function processTable(): { pid: number; ppid: number; comm: string; cpu: number }[] {
+/**
+ * Every process's CPU seconds so far (utime + stime) and those of its children that ended and were waited for
+ * (cutime + cstime: a database backend that closed is counted in its postmaster's).
+ */
+function processTable(): { pid: number; ppid: number; comm: string; cpu: number; endedChildrenCpu: number }[] {
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
@@ -94,13 +98,31 @@ function processTable(): { pid: number; ppid: number; comm: string; cpu: number 
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      // After the command name: state is the 3rd field, ppid the 4th, utime the 14th, stime the 15th.
+      // After the command name: state is the 3rd field, ppid the 4th, utime the 14th, stime the 15th, cutime and cstime
+      // the 16th and 17th.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return [{ pid: Number(pid), ppid: Number(fields[1]), comm, cpu: (Number(fields[11]) + Number(fields[12])) / USER_HZ }];
+      const ticks = (i: number) => Number(fields[i]);
+      return [{ pid: Number(pid), ppid: Number(fields[1]), comm, cpu: (ticks(11) + ticks(12)) / USER_HZ, endedChildrenCpu: (ticks(13) + ticks(14)) / USER_HZ }];
     } catch {
       return []; // ended meanwhile
     }
   });
+}
+
+/**
+ * CPU seconds used so far by PostgreSQL: its live processes, and through its postmaster's children's times the
+ * backends that ended (a pool's idle connection closed between two readings would otherwise take its CPU with it).
+ */
+function postgresCpu(table: ReturnType<typeof processTable>): number {
+  const postgres = table.filter((p) => p.comm === 'postgres');
+  const pids = new Set(postgres.map((p) => p.pid));
+  return postgres.reduce((sum, p) => sum + p.cpu + (pids.has(p.ppid) ? 0 : p.endedChildrenCpu), 0);
+}
+
+/** CPU seconds used so far by PostgreSQL's processes (its backends included, ended ones too); undefined without /proc. */
+export function databaseCpuSeconds(): number | undefined {
+  const table = processTable();
+  return table.length === 0 ? undefined : postgresCpu(table);
 }
 
 /**
@@ -119,7 +141,7 @@ export function serviceAndDatabaseCpuSeconds(root: number | undefined): number |
     for (const child of children.get(pid) ?? []) walk(child);
   };
   walk(root);
-  return table.filter((p) => tree.has(p.pid) || p.comm === 'postgres').reduce((sum, p) => sum + p.cpu, 0);
+  return table.filter((p) => tree.has(p.pid) && p.comm !== 'postgres').reduce((sum, p) => sum + p.cpu, 0) + postgresCpu(table);
 }
 
 function handle(child: ChildProcess, url: string, output: () => string): Listening {

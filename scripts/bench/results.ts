@@ -32,6 +32,9 @@ export interface ScenarioResult {
   /** CPU ms per request of the server's processes and PostgreSQL's, and of its baseline's (the `workers` scenario). */
   cpuMsPerRequest?: number;
   baselineCpuMsPerRequest?: number;
+  /** The part of those of PostgreSQL's processes alone. */
+  databaseCpuMsPerRequest?: number;
+  baselineDatabaseCpuMsPerRequest?: number;
 }
 
 export interface StoreProbes {

@@ -12,6 +12,8 @@ export interface Side {
   spec: LoadSpec;
   /** CPU seconds used so far by what this side measures: given, each round's CPU per request is kept too. */
   cpuSeconds?: () => number | undefined;
+  /** CPU seconds of the database's processes so far (part of `cpuSeconds`): given, its share per request is kept. */
+  databaseCpuSeconds?: () => number | undefined;
 }
 
 export interface Measured {
@@ -24,17 +26,21 @@ export interface Measured {
   rounds: LoadResult[];
   /** Median over the rounds of the CPU milliseconds per request, when the side gives `cpuSeconds`. */
   cpuMsPerRequest?: number;
+  /** The same for the database's processes alone, when the side gives `databaseCpuSeconds`. */
+  databaseCpuMsPerRequest?: number;
 }
 
 /** `rounds` rounds over `sides` (the first is the one measured, the rest its comparisons); `onRound` after each. */
 export async function measureRounds(sides: readonly Side[], rounds: number, onRound: (round: number, results: Measured[]) => void): Promise<Measured[]> {
   const runs: LoadResult[][] = sides.map(() => []);
   const cpu: number[][] = sides.map(() => []);
+  const databaseCpu: number[][] = sides.map(() => []);
   const summary = (): Measured[] =>
     sides.map((side, i) => {
       const done = runs[i]!;
       return {
         ...(cpu[i]!.length > 0 ? { cpuMsPerRequest: median(cpu[i]!) } : {}),
+        ...(databaseCpu[i]!.length > 0 ? { databaseCpuMsPerRequest: median(databaseCpu[i]!) } : {}),
         label: side.label,
         rps: median(done.map((x) => x.rps)),
         p50Ms: median(done.map((x) => x.p50Ms)),
@@ -48,10 +54,15 @@ export async function measureRounds(sides: readonly Side[], rounds: number, onRo
     for (let k = 0; k < sides.length; k += 1) {
       const i = (k + r) % sides.length;
       const before = sides[i]!.cpuSeconds?.();
+      const databaseBefore = sides[i]!.databaseCpuSeconds?.();
       const result = await runLoad(sides[i]!.spec);
       const after = sides[i]!.cpuSeconds?.();
+      const databaseAfter = sides[i]!.databaseCpuSeconds?.();
       runs[i]!.push(result);
       if (before !== undefined && after !== undefined && result.requests > 0) cpu[i]!.push(((after - before) * 1000) / result.requests);
+      if (databaseBefore !== undefined && databaseAfter !== undefined && result.requests > 0) {
+        databaseCpu[i]!.push(((databaseAfter - databaseBefore) * 1000) / result.requests);
+      }
     }
     onRound(
       r,
