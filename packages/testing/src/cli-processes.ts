@@ -142,3 +142,18 @@ export async function until(condition: () => boolean | Promise<boolean>, what: s
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * A call of a server's API with `apiKey` (read when called: a test's key is made in its set-up), each from another
+ * forwarded address in `net` (`10.8`): with the server's `TRUST_PROXY=1` the per-IP limit is not what the test is about.
+ */
+export function spreadApi(apiKey: () => string, net: string): (url: string, path: string, init?: RequestInit) => Promise<Response> {
+  let ip = 0;
+  return (url, path, init = {}) => {
+    ip += 1;
+    return fetch(`${url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${apiKey()}`, 'content-type': 'application/json', 'x-forwarded-for': `${net}.${ip % 250}.${ip % 199}` },
+    });
+  };
+}

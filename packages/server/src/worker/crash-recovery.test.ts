@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
 import { openStore } from '../store/open.ts';
-import { cliProcesses, until, type CliProcesses } from '@service/testing/cli-processes';
+import { cliProcesses, spreadApi, until, type CliProcesses } from '@service/testing/cli-processes';
 
 const HANGING_RUNS = 20;
 const INBOUND_EVENTS = 120;
@@ -45,13 +45,8 @@ describe('crash recovery: kill -9 with runs in flight, restart, every run ends',
     rmSync(dir, { recursive: true, force: true });
   });
 
-  let ip = 0;
-  const api = (url: string, path: string, init: RequestInit = {}) =>
-    fetch(`${url}${path}`, {
-      ...init,
-      // Spread over addresses (TRUST_PROXY=1): the per-IP limit is not what this test is about.
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'x-forwarded-for': `10.9.${(ip += 1) % 250}.${ip % 199}` },
-    });
+  // Spread over addresses (TRUST_PROXY=1): the per-IP limit is not what this test is about.
+  const api = spreadApi(() => apiKey, '10.9');
 
   it('no run stays in_progress, no reservation is left, and the budgets add up to the recorded usage', async () => {
     const first = await serve();

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliProcesses, until, type CliProcesses } from '@service/testing/cli-processes';
+import { cliProcesses, spreadApi, until, type CliProcesses } from '@service/testing/cli-processes';
 import { zInferenceResponse, zRunDetail } from '../../../../../generated/zod.ts';
 
 describe('a run waiting for an approval, kill -9 and restarts', { timeout: 180_000 }, () => {
@@ -31,13 +31,8 @@ describe('a run waiting for an approval, kill -9 and restarts', { timeout: 180_0
     rmSync(dir, { recursive: true, force: true });
   });
 
-  let ip = 0;
-  const api = (url: string, path: string, init: RequestInit = {}) =>
-    fetch(`${url}${path}`, {
-      ...init,
-      // Spread over addresses (TRUST_PROXY=1): the per-IP limit is not what this test is about.
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'x-forwarded-for': `10.8.${(ip += 1) % 250}.${ip % 199}` },
-    });
+  // Spread over addresses (TRUST_PROXY=1): the per-IP limit is not what this test is about.
+  const api = spreadApi(() => apiKey, '10.8');
   const detailOf = async (url: string, runId: string) => {
     const res = await api(url, `/v1/runs/${runId}`);
     expect(res.status).toBe(200);
