@@ -53,6 +53,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({}, { MAX_STORE_QUEUE: 'many' })).toThrow('MAX_STORE_QUEUE must be a whole number from 0 (no bound) to 1000000: many');
   });
 
+  it("sizes each process's PostgreSQL pool at 10 connections (DATABASE_POOL_SIZE), settable from 1 to 1000", () => {
+    expect(loadConfig({}, {}).databasePoolSize).toBe(10);
+    expect(loadConfig({}, { DATABASE_POOL_SIZE: '4' }).databasePoolSize).toBe(4);
+    for (const value of ['0', '1001', '2.5', 'many', '-3']) expect(() => loadConfig({}, { DATABASE_POOL_SIZE: value })).toThrow(ConfigError);
+    expect(() => loadConfig({}, { DATABASE_POOL_SIZE: '0' })).toThrow('DATABASE_POOL_SIZE must be a whole number of connections from 1 to 1000: 0');
+  });
+
   it('gives an inbound body 10 s to arrive (INBOUND_BODY_TIMEOUT_MS), settable', () => {
     expect(loadConfig({}, {}).inboundBodyTimeoutMs).toBe(10_000);
     expect(loadConfig({}, { INBOUND_BODY_TIMEOUT_MS: '2500' }).inboundBodyTimeoutMs).toBe(2_500);

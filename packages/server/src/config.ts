@@ -15,11 +15,14 @@ import { MIN_ENV_TOKEN_LENGTH } from './domain/operators/index.ts';
 import { readStuRates, type StuRates } from './domain/usage/rates.ts';
 import { readEngineConfig, type EngineConfig } from './engine/config.ts';
 import { messageOf } from './caught.ts';
+import { DEFAULT_POOL_SIZE } from './store/postgres.ts';
 
 export interface ServerConfig {
   /** PGlite data directory (absolute); unused when databaseUrl is set. */
   dataDir: string;
   databaseUrl: string | undefined;
+  /** PostgreSQL connections of each server process's pool (DATABASE_POOL_SIZE, default 10); plus one listener each. */
+  databasePoolSize: number;
   redisUrl: string | undefined;
   port: number;
   host: string;
@@ -119,6 +122,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   return {
     dataDir: resolve(cwd, flags['data-dir'] ?? env.DATA_DIR ?? './data'),
     databaseUrl: env.DATABASE_URL || undefined,
+    databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
     redisUrl: env.REDIS_URL || undefined,
     port: parsePort(flags.port ?? env.PORT),
     workers: parseWorkers(flags.workers ?? env.WORKERS, Boolean(env.DATABASE_URL && env.REDIS_URL)),
@@ -202,6 +206,14 @@ function parseCount(value: string | undefined): number {
   if (value === 'true') return 1;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new ConfigError(`TRUST_PROXY must be a number of proxies: ${value}`);
+  return n;
+}
+
+/** DATABASE_POOL_SIZE: 1 to 1,000 connections per process. */
+function parsePoolSize(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_POOL_SIZE;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1_000) throw new ConfigError(`DATABASE_POOL_SIZE must be a whole number of connections from 1 to 1000: ${value}`);
   return n;
 }
 

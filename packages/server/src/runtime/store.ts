@@ -20,8 +20,8 @@ export interface CliStore {
 
 export async function openCliStore(config: ServerConfig, command: string): Promise<CliStore> {
   if (config.databaseUrl) {
-    const db = await openStore({ databaseUrl: config.databaseUrl });
-    return { db, description: 'PostgreSQL (DATABASE_URL)', close: () => db.close() };
+    const db = await openStore({ databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
+    return { db, description: `PostgreSQL (DATABASE_URL, a pool of ${config.databasePoolSize} connections)`, close: () => db.close() };
   }
   await restrictDataDir(config.dataDir);
   const lock = await lockDataDir(config.dataDir, command);

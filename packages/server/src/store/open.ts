@@ -13,6 +13,8 @@ interface StoreOptions {
   databaseUrl?: string | undefined;
   /** PGlite data directory; in memory when absent. */
   dataDir?: string | undefined;
+  /** Connections of the PostgreSQL pool (DATABASE_POOL_SIZE); 10 when absent. */
+  poolSize?: number | undefined;
   /** PostgreSQL schema to work in (tests). */
   schema?: string | undefined;
   /** First reconnect delay of PostgreSQL's LISTEN connection (tests hold it down with a long one). */
@@ -30,6 +32,7 @@ export async function openStore(options: StoreOptions = {}): Promise<OpenDb> {
   const db = options.databaseUrl
     ? await openPostgres({
         url: options.databaseUrl,
+        ...(options.poolSize ? { max: options.poolSize } : {}),
         ...(options.schema ? { schema: options.schema } : {}),
         ...(options.listenRetryMs ? { listenRetryMs: options.listenRetryMs } : {}),
       })

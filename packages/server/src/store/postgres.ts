@@ -11,6 +11,9 @@ import { asTx, type OpenDb, type Tx } from './db.ts';
 import { FairQueue, storeParty } from './fair-queue.ts';
 import { awaitListeners, createPgListener } from './listen.ts';
 
+/** Connections of the pool when none is asked for (DATABASE_POOL_SIZE). */
+export const DEFAULT_POOL_SIZE = 10;
+
 interface PostgresOptions {
   url: string;
   /** Every connection gets `search_path = <schema>`; the schema must exist. */
@@ -22,14 +25,14 @@ interface PostgresOptions {
 
 export async function openPostgres(options: PostgresOptions): Promise<OpenDb> {
   const searchPath = options.schema ? { options: `-c search_path=${quoteIdent(options.schema)}` } : {};
-  const pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10, ...searchPath });
+  const pool = new pg.Pool({ connectionString: options.url, max: options.max ?? DEFAULT_POOL_SIZE, ...searchPath });
   // Its own connection, opened by the first `listen` (a one-off CLI command never opens it).
   let listener: ReturnType<typeof createPgListener> | undefined;
   // An idle client that loses its connection emits 'error'; without a listener that kills the process.
   pool.on('error', () => {});
   // Fail at start, not on the first request, when the database is unreachable.
   await pool.query('SELECT 1');
-  const turns = fairTurns(options.max ?? 10);
+  const turns = fairTurns(options.max ?? DEFAULT_POOL_SIZE);
   const store: OpenDb = {
     driver: 'postgres',
     query: (sql, params = [], options) =>
