@@ -8,7 +8,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
-import type { AgentTool, ToolDefinition, ToolOutcome, ToolSource } from '../agent-loop/tool.ts';
+import type { AgentTool, ToolOutcome, ToolSource } from '../agent-loop/tool.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { McpFailure, type McpConnector, type McpEndpoint } from './mcp-client.ts';
 import { createWorkspaceCache } from '../../store/workspace-cache.ts';
@@ -64,21 +64,23 @@ export function createIntegrationTools(deps: {
     refreshing.set(row.id, done);
   }
 
-  // One definition per cached tool, the same object until the tools list is replaced (a refresh, a change): the
-  // model input's count of it is kept by the object (engine/model-input.ts).
-  const definitions = new WeakMap<CachedTool, ToolDefinition>();
-  function definitionOf(tool: CachedTool): ToolDefinition {
-    let definition = definitions.get(tool);
-    if (!definition) {
-      definition = { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
-      definitions.set(tool, definition);
+  // Each offered row's endpoint (its auth header opened) and tools, made once per row read from the store: the rows are
+  // replaced on every change, so an invocation opens no sealed header, and a tool's definition stays the same object
+  // while its list stands (a model input's count of it is kept by the object, engine/model-input.ts).
+  const built = new WeakMap<IntegrationRow, { endpoint: McpEndpoint; tools: AgentTool[] }>();
+  function builtOf(row: IntegrationRow): { endpoint: McpEndpoint; tools: AgentTool[] } {
+    let entry = built.get(row);
+    if (!entry) {
+      const endpoint = endpointOf(row, secretBox);
+      entry = { endpoint, tools: toolsOf(row).map((tool) => toolOf(row, endpoint, tool)) };
+      built.set(row, entry);
     }
-    return definition;
+    return entry;
   }
 
   function toolOf(row: IntegrationRow, endpoint: McpEndpoint, tool: CachedTool): AgentTool {
     return {
-      definition: definitionOf(tool),
+      definition: { name: tool.name, description: tool.description, inputSchema: tool.inputSchema },
       readOnly: tool.readOnly,
       integrationId: row.id,
       async call(args, options): Promise<ToolOutcome> {
@@ -100,9 +102,9 @@ export function createIntegrationTools(deps: {
       const now = clock.now().getTime();
       const tools: AgentTool[] = [];
       for (const row of await offered.read(workspaceId)) {
-        const endpoint = endpointOf(row, secretBox);
+        const { endpoint, tools: rowTools } = builtOf(row);
         if (row.tools_refreshed_at === null || now - row.tools_refreshed_at.getTime() >= ttlMs) refresh(row, endpoint);
-        for (const tool of toolsOf(row)) tools.push(toolOf(row, endpoint, tool));
+        tools.push(...rowTools);
       }
       return tools;
     },
