@@ -206,7 +206,12 @@ async function streamIsOwn(ctx: Ctx, owner: Tenant, other: Tenant): Promise<void
  */
 async function httpSessionIsOwn(ctx: Ctx, owner: Tenant, other: Tenant): Promise<void> {
   const endpoint = '/v1/mcp/tenant';
-  const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'isolation', version: '1' } } };
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'isolation', version: '1' } },
+  };
   const opened = await ctx.call('POST', endpoint, { bearer: owner.mcpToken }, initialize);
   expect(opened.status).toBe(200);
   const sessionId = opened.headers.get('mcp-session-id')!;
