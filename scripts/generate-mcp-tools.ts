@@ -14,7 +14,7 @@
  * operation's API key scopes (its `apiKey` alternatives) and `x-agent-targeted`, which the bridge applies as the
  * route would. Both transports of the bridge serve this one list, so REST, MCP and the SDKs share one source.
  */
-import { type Json, componentName, deref, operationsOf, pascal, tsHeader, writeGenerated } from './generate-common.ts';
+import { type Json, deref, operationsOf, pascal, tsHeader, writeGenerated } from './generate-common.ts';
 
 const SCRIPT = 'generate-mcp-tools.ts';
 
