@@ -283,7 +283,8 @@ export function buildServices(deps: Deps): Services {
         runs,
         usage,
         redactor,
-        logError: (error) => logger.error({ err: error, operationId: 'callMcpRpc' }, 'MCP tool call failed'),
+        // Either transport; the request's own log line names its operation.
+        logError: (error) => logger.error({ err: error }, 'MCP tool call failed'),
       }),
       sessions: createMcpSessions(),
       httpSessions: createMcpHttpSessions(clock, deps.mcpSessionLimits),
