@@ -274,7 +274,7 @@ describe.each(testBackends())('the MCP bridge over Streamable HTTP on $name', ({
     await onA.client.close();
   });
 
-  it('transport rules: GET 405, a request without its session 400, an unknown revision 400, a notification 202', async () => {
+  it('transport rules: GET 405, a request without its session 400, an unknown revision 400, a batch 400, a notification 202', async () => {
     const { client, transport } = await connect(a.base, token);
     try {
       const auth = { authorization: `Bearer ${token}` };
@@ -295,6 +295,10 @@ describe.each(testBackends())('the MCP bridge over Streamable HTTP on $name', ({
       const revision = await post({ jsonrpc: '2.0', id: 2, method: 'ping' }, { ...session, 'mcp-protocol-version': '1999-01-01' });
       expect(revision.status).toBe(400);
       expect(await revision.json()).toMatchObject({ error: 'invalid_request', param: 'mcp-protocol-version' });
+
+      const batch = await post([{ jsonrpc: '2.0', id: 4, method: 'ping' }], session);
+      expect(batch.status).toBe(400);
+      expect(await batch.json()).toMatchObject({ error: 'invalid_body' });
 
       const notification = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9 } }, session);
       expect(notification.status).toBe(202);
