@@ -2762,6 +2762,12 @@ export interface components {
             retryAfterSec: number;
         };
         /**
+         * McpSessionId
+         * @description A session of the MCP bridge's Streamable HTTP transport as a client sends it back (visible ASCII, as the transport allows); the ones this server issues are `mcs_` and 32 base62 characters.
+         * @example mcs_9Xv2Lq7Tn4Rb8Kc1Zw5Hd3Mf6Ps0YaQe
+         */
+        McpSessionId: string;
+        /**
          * McpProtocolVersion
          * @description A revision of the Model Context Protocol that the tenant bridge speaks, newest first. `initialize` answers the
          *     revision the client asked for when it is one of these, the newest otherwise; over Streamable HTTP the client then
@@ -2773,8 +2779,9 @@ export interface components {
         /**
          * JsonRpcRequest
          * @description A JSON-RPC 2.0 request of the Model Context Protocol. Methods: `initialize`, `tools/list`, `tools/call`
-         *     and `ping`. Tools of the bridge: `list_agents`, `invoke_agent` (`{ alias, agentSlug?, message }`),
-         *     `get_run` (`{ runId }`) and `get_usage`. A request without `id` is a notification and gets `202` with no body.
+         *     and `ping`. The tools of the bridge are the operations marked `x-mcp-tool`: `invoke_agent`
+         *     (`McpInvokeAgentArguments`), `list_agents`, `get_run` (`McpGetRunArguments`) and `get_usage`. A request without
+         *     `id` is a notification and gets `202` with no body.
          * @example {
          *       "jsonrpc": "2.0",
          *       "id": 1,
@@ -2794,7 +2801,10 @@ export interface components {
             jsonrpc: "2.0";
             id?: string | number;
             method: string;
-            params?: Record<string, never>;
+            /** @description The method's parameters by name (`initialize`, `tools/call`), as the Model Context Protocol defines them. */
+            params?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * JsonRpcResponse
@@ -5424,15 +5434,20 @@ export interface components {
         /** @description Alternative name for the event id, read when `X-SERVICE-Event-Id` is absent. */
         InboundXHookId: string;
         /**
-         * @description The session of the Streamable HTTP transport, as the `initialize` answer's `Mcp-Session-Id` header gave it. Required on every request but `initialize`. A session this server does not hold (ended, closed after being idle, evicted, or held by another instance) answers `404 not_found`; the client then sends `initialize` again, without this header, for a new session.
+         * @description The session of the Streamable HTTP transport, as the `initialize` answer's `Mcp-Session-Id` header gave it. Required on every message but `initialize` (`400 invalid_request` without it). A session this server does not hold (ended, closed after being idle, evicted, or held by another instance) answers `404 not_found`; the client then sends `initialize` again, without this header, for a new session.
          * @example mcs_9Xv2Lq7Tn4Rb8Kc1Zw5Hd3Mf6Ps0YaQe
          */
-        McpSessionIdHeader: string;
+        McpSessionIdHeader: components["schemas"]["McpSessionId"];
         /**
          * @description The protocol revision agreed at `initialize`, which the client sends on every later request of the session. A revision the bridge does not speak answers `400 invalid_request`; absent, the request is served.
          * @example 2025-06-18
          */
         McpProtocolVersionHeader: components["schemas"]["McpProtocolVersion"];
+        /**
+         * @description The session to end, as the `initialize` answer's `Mcp-Session-Id` header gave it. A session this server does not hold for the token's workspace answers `404 not_found`.
+         * @example mcs_9Xv2Lq7Tn4Rb8Kc1Zw5Hd3Mf6Ps0YaQe
+         */
+        McpSessionIdToEnd: components["schemas"]["McpSessionId"];
         /**
          * @description The session of an open MCP stream (from its `endpoint` event). When it names an open stream of the same workspace, the JSON-RPC response is also sent there as a `message` event; otherwise it is only answered directly.
          * @example mcs_4Kd9Lm2Qx7Vb1Nz8
@@ -6033,7 +6048,7 @@ export interface operations {
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description The session of the Streamable HTTP transport, as the `initialize` answer's `Mcp-Session-Id` header gave it. Required on every request but `initialize`. A session this server does not hold (ended, closed after being idle, evicted, or held by another instance) answers `404 not_found`; the client then sends `initialize` again, without this header, for a new session.
+                 * @description The session of the Streamable HTTP transport, as the `initialize` answer's `Mcp-Session-Id` header gave it. Required on every message but `initialize` (`400 invalid_request` without it). A session this server does not hold (ended, closed after being idle, evicted, or held by another instance) answers `404 not_found`; the client then sends `initialize` again, without this header, for a new session.
                  * @example mcs_9Xv2Lq7Tn4Rb8Kc1Zw5Hd3Mf6Ps0YaQe
                  */
                 "Mcp-Session-Id"?: components["parameters"]["McpSessionIdHeader"];
@@ -6091,17 +6106,17 @@ export interface operations {
     endMcpSession: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /**
                  * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
                  * @example req_client_7f3a9c
                  */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
                 /**
-                 * @description The session of the Streamable HTTP transport, as the `initialize` answer's `Mcp-Session-Id` header gave it. Required on every request but `initialize`. A session this server does not hold (ended, closed after being idle, evicted, or held by another instance) answers `404 not_found`; the client then sends `initialize` again, without this header, for a new session.
+                 * @description The session to end, as the `initialize` answer's `Mcp-Session-Id` header gave it. A session this server does not hold for the token's workspace answers `404 not_found`.
                  * @example mcs_9Xv2Lq7Tn4Rb8Kc1Zw5Hd3Mf6Ps0YaQe
                  */
-                "Mcp-Session-Id"?: components["parameters"]["McpSessionIdHeader"];
+                "Mcp-Session-Id": components["parameters"]["McpSessionIdToEnd"];
                 /**
                  * @description The protocol revision agreed at `initialize`, which the client sends on every later request of the session. A revision the bridge does not speak answers `400 invalid_request`; absent, the request is served.
                  * @example 2025-06-18

@@ -891,6 +891,13 @@ export const zInboundRateLimitedError = zError.and(z.object({
 }));
 
 /**
+ * McpSessionId
+ *
+ * A session of the MCP bridge's Streamable HTTP transport as a client sends it back (visible ASCII, as the transport allows); the ones this server issues are `mcs_` and 32 base62 characters.
+ */
+export const zMcpSessionId = z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/);
+
+/**
  * McpProtocolVersion
  *
  * A revision of the Model Context Protocol that the tenant bridge speaks, newest first. `initialize` answers the
@@ -908,8 +915,9 @@ export const zMcpProtocolVersion = z.enum([
  * JsonRpcRequest
  *
  * A JSON-RPC 2.0 request of the Model Context Protocol. Methods: `initialize`, `tools/list`, `tools/call`
- * and `ping`. Tools of the bridge: `list_agents`, `invoke_agent` (`{ alias, agentSlug?, message }`),
- * `get_run` (`{ runId }`) and `get_usage`. A request without `id` is a notification and gets `202` with no body.
+ * and `ping`. The tools of the bridge are the operations marked `x-mcp-tool`: `invoke_agent`
+ * (`McpInvokeAgentArguments`), `list_agents`, `get_run` (`McpGetRunArguments`) and `get_usage`. A request without
+ * `id` is a notification and gets `202` with no body.
  *
  */
 export const zJsonRpcRequest = z.object({
@@ -2807,14 +2815,19 @@ export const zInboundXWebhookId = z.string().min(1).max(200).regex(/^[\x21-\x7E]
 export const zInboundXHookId = z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/);
 
 /**
- * The session of the Streamable HTTP transport, as the `initialize` answer's `Mcp-Session-Id` header gave it. Required on every request but `initialize`. A session this server does not hold (ended, closed after being idle, evicted, or held by another instance) answers `404 not_found`; the client then sends `initialize` again, without this header, for a new session.
+ * The session of the Streamable HTTP transport, as the `initialize` answer's `Mcp-Session-Id` header gave it. Required on every message but `initialize` (`400 invalid_request` without it). A session this server does not hold (ended, closed after being idle, evicted, or held by another instance) answers `404 not_found`; the client then sends `initialize` again, without this header, for a new session.
  */
-export const zMcpSessionIdHeader = z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/);
+export const zMcpSessionIdHeader = zMcpSessionId;
 
 /**
  * The protocol revision agreed at `initialize`, which the client sends on every later request of the session. A revision the bridge does not speak answers `400 invalid_request`; absent, the request is served.
  */
 export const zMcpProtocolVersionHeader = zMcpProtocolVersion;
+
+/**
+ * The session to end, as the `initialize` answer's `Mcp-Session-Id` header gave it. A session this server does not hold for the token's workspace answers `404 not_found`.
+ */
+export const zMcpSessionIdToEnd = zMcpSessionId;
 
 /**
  * The session of an open MCP stream (from its `endpoint` event). When it names an open stream of the same workspace, the JSON-RPC response is also sent there as a `message` event; otherwise it is only answered directly.
@@ -3091,7 +3104,7 @@ export const zIngestInboundEventResponse = zInboundAccepted;
 
 export const zEndMcpSessionHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional(),
-    'mcp-session-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional(),
+    'mcp-session-id': zMcpSessionId,
     'mcp-protocol-version': zMcpProtocolVersion.optional()
 });
 
@@ -3104,7 +3117,7 @@ export const zPostMcpMessageBody = zJsonRpcRequest;
 
 export const zPostMcpMessageHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional(),
-    'mcp-session-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional(),
+    'mcp-session-id': zMcpSessionId.optional(),
     'mcp-protocol-version': zMcpProtocolVersion.optional()
 });
 

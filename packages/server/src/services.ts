@@ -184,6 +184,9 @@ export function buildServices(deps: Deps): Services {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? silentLogger;
   const { db } = deps;
+  const mcpSessions = createMcpSessions();
+  const mcpHttpSessions = createMcpHttpSessions(clock, deps.mcpSessionLimits);
+  deps.metrics?.observeMcpSessions({ sse: () => mcpSessions.size, streamableHttp: () => mcpHttpSessions.count() });
   const budget: BudgetSettings = { rates: deps.stuRates ?? DEFAULT_STU_RATES, limits: deps.killSwitchLimits ?? KILL_SWITCH_LIMITS };
   // One secret box seals webhook secrets and TOTP secrets alike.
   const webhooks = createWebhookServices({ db, clock, webhooks: deps.webhooks });
@@ -286,8 +289,8 @@ export function buildServices(deps: Deps): Services {
         // Either transport; the request's own log line names its operation.
         logError: (error) => logger.error({ err: error }, 'MCP tool call failed'),
       }),
-      sessions: createMcpSessions(),
-      httpSessions: createMcpHttpSessions(clock, deps.mcpSessionLimits),
+      sessions: mcpSessions,
+      httpSessions: mcpHttpSessions,
       keepAliveMs: deps.mcpKeepAliveMs ?? MCP_KEEP_ALIVE_MS,
     },
   };

@@ -5,7 +5,8 @@
  *   its id in `Mcp-Session-Id`; any other message names its session in `Mcp-Session-Id` (missing: `400
  *   invalid_request`; one this instance does not hold for the token's workspace: `404 not_found`, and the
  *   client initialises again). A request answers its JSON-RPC response as JSON (200), a notification `202`.
- * - endMcpSession (DELETE): ends the session named by `Mcp-Session-Id` (204; `404 not_found` as above).
+ * - endMcpSession (DELETE): ends the session named by `Mcp-Session-Id` (204; `404 not_found` as above; the
+ *   contract requires the header, so its absence is the validator's `400 invalid_request`).
  * - GET answers `405` (the app's answer to a method the contract does not list): the bridge sends nothing of
  *   its own, so it offers no stream.
  *
@@ -38,9 +39,8 @@ const postMcpMessage: Handler<'postMcpMessage'> = async (c, { body, headers }, {
 
 const endMcpSession: Handler<'endMcpSession'> = (c, { headers }, { mcp }) => {
   const { workspaceId } = authOf(c, 'mcpToken');
-  const sessionId = headers['mcp-session-id'];
-  if (sessionId === undefined) throw fail('invalid_request', "Missing header 'Mcp-Session-Id': name the session to end.", { param: 'mcp-session-id' });
-  if (!mcp.httpSessions.end(sessionId, workspaceId)) throw fail('not_found', SESSION_GONE);
+  // The contract requires the header here (400 invalid_request without it).
+  if (!mcp.httpSessions.end(headers['mcp-session-id'], workspaceId)) throw fail('not_found', SESSION_GONE);
   return { status: 204 };
 };
 
