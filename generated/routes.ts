@@ -67,6 +67,7 @@ import {
   zDraftCreatedEvent,
   zDraftCreatedEventWebhookRequest,
   zDraftList,
+  zEndMcpSessionHeaders,
   zExpiredError,
   zGetAgentConfigurationHeaders,
   zGetAgentConfigurationPath,
@@ -170,6 +171,8 @@ import {
   zPingEventWebhookRequest,
   zPingWebhookDestinationHeaders,
   zPingWebhookDestinationPath,
+  zPostMcpMessageBody,
+  zPostMcpMessageHeaders,
   zPreviewAccountResetBody,
   zPreviewAccountResetHeaders,
   zPreviewInvitationBody,
@@ -333,6 +336,8 @@ export type OperationId =
   | 'getRunEvents'
   | 'getCurrentUsage'
   | 'ingestInboundEvent'
+  | 'postMcpMessage'
+  | 'endMcpSession'
   | 'openMcpStream'
   | 'callMcpRpc'
   | 'createMcpToken'
@@ -446,6 +451,14 @@ export interface Operations {
   ingestInboundEvent: {
     input: { params: z.output<typeof zIngestInboundEventPath>; query: Record<string, never>; headers: z.output<typeof zIngestInboundEventHeaders>; body: z.output<typeof zIngestInboundEventBody> };
     success: { 200: { json: z.input<typeof zInboundAccepted> } };
+  };
+  postMcpMessage: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zPostMcpMessageHeaders>; body: z.output<typeof zPostMcpMessageBody> };
+    success: { 200: { json: z.input<typeof zJsonRpcResponse> }; 202: { empty: true } };
+  };
+  endMcpSession: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zEndMcpSessionHeaders>; body: undefined };
+    success: { 204: { empty: true } };
   };
   openMcpStream: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zOpenMcpStreamHeaders>; body: undefined };
@@ -894,6 +907,46 @@ export const routes: readonly RouteSpec[] = [
       '404': { contentType: 'application/json', schema: zWebhookNotFoundError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: zInboundRateLimitedError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/mcp/tenant',
+    operationId: 'postMcpMessage',
+    security: [{ scheme: 'mcpToken', scopes: ['mcp:tenant'] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'mcp' },
+    request: { headers: zPostMcpMessageHeaders, body: { contentType: 'application/json', schema: zPostMcpMessageBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zJsonRpcResponse },
+      '202': {  },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zMcpAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: zTenantForbiddenError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/v1/mcp/tenant',
+    operationId: 'endMcpSession',
+    security: [{ scheme: 'mcpToken', scopes: ['mcp:tenant'] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'mcp' },
+    request: { headers: zEndMcpSessionHeaders },
+    responses: {
+      '204': {  },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zMcpAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: zTenantForbiddenError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },
     },

@@ -142,6 +142,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/mcp/tenant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a JSON-RPC message to the MCP bridge (Streamable HTTP transport)
+         * @description The Streamable HTTP transport of the per-tenant MCP bridge (MCP revisions 2025-03-26 and 2025-06-18): one
+         *     endpoint, one JSON-RPC message per `POST`. `initialize` opens a session and answers its id in the
+         *     `Mcp-Session-Id` header; every later request of the session sends it back, with `MCP-Protocol-Version`. A
+         *     request answers its JSON-RPC response as `application/json` (the bridge never streams an answer and sends no
+         *     request of its own), a notification `202` with no body. Methods and tools are those of the SSE transport
+         *     (`tools/list` lists the operations of this contract marked `x-mcp-tool`); tools act with the workspace of
+         *     the MCP token and the scopes of the key that issued it.
+         *
+         *     Sessions live in the memory of the instance that opened them: a session it does not hold (ended with
+         *     `DELETE`, closed after 30 minutes unused, evicted, or opened on another instance) answers `404 not_found`,
+         *     and the client starts a new one with `initialize`. A workspace holds at most 32 sessions per instance;
+         *     opening one more closes its least recently used. `GET` on this endpoint answers `405`: the bridge offers no
+         *     stream of its own.
+         */
+        post: operations["postMcpMessage"];
+        /**
+         * End an MCP session (Streamable HTTP transport)
+         * @description Ends the session named by `Mcp-Session-Id`; a later request naming it answers `404 not_found`. Only the workspace that opened a session can end it; another workspace's session reads as absent (`404 not_found`).
+         */
+        delete: operations["endMcpSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/mcp/tenant/sse": {
         parameters: {
             query?: never;
@@ -1661,6 +1697,38 @@ export interface components {
          */
         RunEvent: components["schemas"]["RunEventCreated"] | components["schemas"]["RunEventRouted"] | components["schemas"]["RunEventText"] | components["schemas"]["RunEventToolCall"] | components["schemas"]["RunEventApproval"] | components["schemas"]["RunEventDraft"] | components["schemas"]["RunEventUsage"] | components["schemas"]["RunEventCompleted"] | components["schemas"]["RunEventFailed"] | components["schemas"]["RunEventCanceled"] | components["schemas"]["RunEventRestarted"] | components["schemas"]["RunEventApprovalDecided"] | components["schemas"]["RunEventResumed"];
         /**
+         * McpNoArguments
+         * @description The arguments of an MCP tool that takes none (`list_agents`, `get_usage`); any field is refused.
+         * @example {}
+         */
+        McpNoArguments: Record<string, never>;
+        /**
+         * McpInvokeAgentArguments
+         * @description The arguments of the MCP tool `invoke_agent` (the bridge's form of `POST /v1/inference`, one user message).
+         * @example {
+         *       "alias": "Prelude",
+         *       "agentSlug": "finance",
+         *       "message": "What is our outstanding receivables total?"
+         *     }
+         */
+        McpInvokeAgentArguments: {
+            alias: components["schemas"]["ModelAlias"];
+            /** @description The agent to ask; the orchestrator (which routes to a department) when absent. */
+            agentSlug?: components["schemas"]["AgentSlug"];
+            /** @description The message to the agent, 1 to 500,000 characters. */
+            message: string;
+        };
+        /**
+         * McpGetRunArguments
+         * @description The arguments of the MCP tool `get_run` (the bridge's form of `GET /v1/runs/{run_id}`).
+         * @example {
+         *       "runId": "run_7Hk2Lm9QvX4pT8sW3nB6"
+         *     }
+         */
+        McpGetRunArguments: {
+            runId: components["schemas"]["RunId"];
+        };
+        /**
          * ModelAlias
          * @description A musical alias: the only way to select a model. `Prelude` is fast and cheap with the lowest capacity,
          *     `Sonata` balances cost and quality, `Symphony` has maximum capacity, `Concerto` has maximum capacity (on a
@@ -2694,11 +2762,50 @@ export interface components {
             retryAfterSec: number;
         };
         /**
-         * McpEndpoint
-         * @description The `data` of the MCP stream's first event (`event: endpoint`): the relative URL, with the session id, to which the client POSTs JSON-RPC requests.
-         * @example /v1/mcp/tenant/rpc?sessionId=mcs_4Kd9Lm2Qx7Vb1Nz8
+         * McpSessionId
+         * @description A session of the MCP bridge's Streamable HTTP transport as a client sends it back (visible ASCII, as the transport allows); the ones this server issues are `mcs_` and 32 base62 characters.
+         * @example mcs_9Xv2Lq7Tn4Rb8Kc1Zw5Hd3Mf6Ps0YaQe
          */
-        McpEndpoint: string;
+        McpSessionId: string;
+        /**
+         * McpProtocolVersion
+         * @description A revision of the Model Context Protocol that the tenant bridge speaks, newest first. `initialize` answers the
+         *     revision the client asked for when it is one of these, the newest otherwise; over Streamable HTTP the client then
+         *     sends it in `MCP-Protocol-Version` on every request.
+         * @example 2025-06-18
+         * @enum {string}
+         */
+        McpProtocolVersion: "2025-06-18" | "2025-03-26" | "2024-11-05";
+        /**
+         * JsonRpcRequest
+         * @description A JSON-RPC 2.0 request of the Model Context Protocol. Methods: `initialize`, `tools/list`, `tools/call`
+         *     and `ping`. The tools of the bridge are the operations marked `x-mcp-tool`: `invoke_agent`
+         *     (`McpInvokeAgentArguments`), `list_agents`, `get_run` (`McpGetRunArguments`) and `get_usage`. A request without
+         *     `id` is a notification and gets `202` with no body.
+         * @example {
+         *       "jsonrpc": "2.0",
+         *       "id": 1,
+         *       "method": "tools/call",
+         *       "params": {
+         *         "name": "invoke_agent",
+         *         "arguments": {
+         *           "alias": "Prelude",
+         *           "agentSlug": "finance",
+         *           "message": "What is our outstanding receivables total?"
+         *         }
+         *       }
+         *     }
+         */
+        JsonRpcRequest: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id?: string | number;
+            method: string;
+            /** @description The method's parameters by name (`initialize`, `tools/call`), as the Model Context Protocol defines them. */
+            params?: {
+                [key: string]: unknown;
+            };
+        };
         /**
          * JsonRpcResponse
          * @description A JSON-RPC 2.0 response; exactly one of `result` and `error`. Tool output is redacted.
@@ -2736,31 +2843,11 @@ export interface components {
             error: "missing_bearer" | "not_authenticated";
         };
         /**
-         * JsonRpcRequest
-         * @description A JSON-RPC 2.0 request of the Model Context Protocol. Methods: `initialize`, `tools/list`, `tools/call`
-         *     and `ping`. Tools of the bridge: `list_agents`, `invoke_agent` (`{ alias, agentSlug?, message }`),
-         *     `get_run` (`{ runId }`) and `get_usage`. A request without `id` is a notification and gets `202` with no body.
-         * @example {
-         *       "jsonrpc": "2.0",
-         *       "id": 1,
-         *       "method": "tools/call",
-         *       "params": {
-         *         "name": "invoke_agent",
-         *         "arguments": {
-         *           "alias": "Prelude",
-         *           "agentSlug": "finance",
-         *           "message": "What is our outstanding receivables total?"
-         *         }
-         *       }
-         *     }
+         * McpEndpoint
+         * @description The `data` of the MCP stream's first event (`event: endpoint`): the relative URL, with the session id, to which the client POSTs JSON-RPC requests.
+         * @example /v1/mcp/tenant/rpc?sessionId=mcs_4Kd9Lm2Qx7Vb1Nz8
          */
-        JsonRpcRequest: {
-            /** @constant */
-            jsonrpc: "2.0";
-            id?: string | number;
-            method: string;
-            params?: Record<string, never>;
-        };
+        McpEndpoint: string;
         /**
          * CreateMcpTokenRequest
          * @description Optional lifetime of the MCP token.
@@ -4939,6 +5026,19 @@ export interface components {
                 "application/json": components["schemas"]["McpAuthError"];
             };
         };
+        /** @description The session named by `Mcp-Session-Id` is not held by this server (ended, closed after being idle, evicted, opened on another instance, or another workspace's). Send `initialize` again, without `Mcp-Session-Id`, to start a new one. */
+        McpSessionNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["NotFoundError"];
+            };
+        };
         /** @description The API key is missing, unknown, revoked, expired or wrong. */
         ApiKeyUnauthorized: {
             headers: {
@@ -5334,6 +5434,21 @@ export interface components {
         /** @description Alternative name for the event id, read when `X-SERVICE-Event-Id` is absent. */
         InboundXHookId: string;
         /**
+         * @description The session of the Streamable HTTP transport, as the `initialize` answer's `Mcp-Session-Id` header gave it. Required on every message but `initialize` (`400 invalid_request` without it). A session this server does not hold (ended, closed after being idle, evicted, or held by another instance) answers `404 not_found`; the client then sends `initialize` again, without this header, for a new session.
+         * @example mcs_9Xv2Lq7Tn4Rb8Kc1Zw5Hd3Mf6Ps0YaQe
+         */
+        McpSessionIdHeader: components["schemas"]["McpSessionId"];
+        /**
+         * @description The protocol revision agreed at `initialize`, which the client sends on every later request of the session. A revision the bridge does not speak answers `400 invalid_request`; absent, the request is served.
+         * @example 2025-06-18
+         */
+        McpProtocolVersionHeader: components["schemas"]["McpProtocolVersion"];
+        /**
+         * @description The session to end, as the `initialize` answer's `Mcp-Session-Id` header gave it. A session this server does not hold for the token's workspace answers `404 not_found`.
+         * @example mcs_9Xv2Lq7Tn4Rb8Kc1Zw5Hd3Mf6Ps0YaQe
+         */
+        McpSessionIdToEnd: components["schemas"]["McpSessionId"];
+        /**
          * @description The session of an open MCP stream (from its `endpoint` event). When it names an open stream of the same workspace, the JSON-RPC response is also sent there as a `message` event; otherwise it is only answered directly.
          * @example mcs_4Kd9Lm2Qx7Vb1Nz8
          */
@@ -5497,6 +5612,11 @@ export interface components {
          * @example 12
          */
         "Retry-After": number;
+        /**
+         * @description On the answer to `initialize` only, the new session of the Streamable HTTP transport (`mcs_` and 32 base62 characters); the client sends it back in `Mcp-Session-Id` on every later request.
+         * @example mcs_9Xv2Lq7Tn4Rb8Kc1Zw5Hd3Mf6Ps0YaQe
+         */
+        "Mcp-Session-Id": string;
         /**
          * @description `no-store`: the answer carries a secret of the session (its `csrfToken`), so no browser or proxy cache keeps a copy of it.
          * @example no-store
@@ -5914,6 +6034,117 @@ export interface operations {
             404: components["responses"]["InboundNotFound"];
             413: components["responses"]["InboundTooLarge"];
             429: components["responses"]["InboundRateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postMcpMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description The session of the Streamable HTTP transport, as the `initialize` answer's `Mcp-Session-Id` header gave it. Required on every message but `initialize` (`400 invalid_request` without it). A session this server does not hold (ended, closed after being idle, evicted, or held by another instance) answers `404 not_found`; the client then sends `initialize` again, without this header, for a new session.
+                 * @example mcs_9Xv2Lq7Tn4Rb8Kc1Zw5Hd3Mf6Ps0YaQe
+                 */
+                "Mcp-Session-Id"?: components["parameters"]["McpSessionIdHeader"];
+                /**
+                 * @description The protocol revision agreed at `initialize`, which the client sends on every later request of the session. A revision the bridge does not speak answers `400 invalid_request`; absent, the request is served.
+                 * @example 2025-06-18
+                 */
+                "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersionHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JsonRpcRequest"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response. On `initialize`, the new session's id in `Mcp-Session-Id`. */
+            200: {
+                headers: {
+                    "Mcp-Session-Id": components["headers"]["Mcp-Session-Id"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcResponse"];
+                };
+            };
+            /** @description A notification (no `id`) was accepted; no body. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["McpUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TenantForbidden"];
+            404: components["responses"]["McpSessionNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    endMcpSession: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /**
+                 * @description The session to end, as the `initialize` answer's `Mcp-Session-Id` header gave it. A session this server does not hold for the token's workspace answers `404 not_found`.
+                 * @example mcs_9Xv2Lq7Tn4Rb8Kc1Zw5Hd3Mf6Ps0YaQe
+                 */
+                "Mcp-Session-Id": components["parameters"]["McpSessionIdToEnd"];
+                /**
+                 * @description The protocol revision agreed at `initialize`, which the client sends on every later request of the session. A revision the bridge does not speak answers `400 invalid_request`; absent, the request is served.
+                 * @example 2025-06-18
+                 */
+                "MCP-Protocol-Version"?: components["parameters"]["McpProtocolVersionHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session ended. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["McpUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TenantForbidden"];
+            404: components["responses"]["McpSessionNotFound"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -4,6 +4,13 @@
 import * as z from 'zod';
 
 /**
+ * McpNoArguments
+ *
+ * The arguments of an MCP tool that takes none (`list_agents`, `get_usage`); any field is refused.
+ */
+export const zMcpNoArguments = z.strictObject({});
+
+/**
  * ModelAlias
  *
  * A musical alias: the only way to select a model. `Prelude` is fast and cheap with the lowest capacity,
@@ -44,6 +51,17 @@ export const zMessage = z.strictObject({
 export const zAgentSlug = z.string().min(1).max(64).regex(/^[a-z][a-z0-9-]*$/);
 
 /**
+ * McpInvokeAgentArguments
+ *
+ * The arguments of the MCP tool `invoke_agent` (the bridge's form of `POST /v1/inference`, one user message).
+ */
+export const zMcpInvokeAgentArguments = z.strictObject({
+    alias: zModelAlias,
+    agentSlug: zAgentSlug.optional(),
+    message: z.string().min(1).max(500000)
+});
+
+/**
  * InferenceRequest
  *
  * Invocation of an agent of the caller's workspace. The workspace and user come from the API key, never from the body.
@@ -72,6 +90,15 @@ export const zInferenceRequest = z.strictObject({
  * Run identifier, `run_` followed by 16 to 32 base62 characters.
  */
 export const zRunId = z.string().min(20).max(36).regex(/^run_[A-Za-z0-9]{16,32}$/);
+
+/**
+ * McpGetRunArguments
+ *
+ * The arguments of the MCP tool `get_run` (the bridge's form of `GET /v1/runs/{run_id}`).
+ */
+export const zMcpGetRunArguments = z.strictObject({
+    runId: zRunId
+});
 
 /**
  * TokenUsage
@@ -864,11 +891,44 @@ export const zInboundRateLimitedError = zError.and(z.object({
 }));
 
 /**
- * McpEndpoint
+ * McpSessionId
  *
- * The `data` of the MCP stream's first event (`event: endpoint`): the relative URL, with the session id, to which the client POSTs JSON-RPC requests.
+ * A session of the MCP bridge's Streamable HTTP transport as a client sends it back (visible ASCII, as the transport allows); the ones this server issues are `mcs_` and 32 base62 characters.
  */
-export const zMcpEndpoint = z.string().regex(/^\/v1\/mcp\/tenant\/rpc\?sessionId=mcs_[A-Za-z0-9]{16}$/);
+export const zMcpSessionId = z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/);
+
+/**
+ * McpProtocolVersion
+ *
+ * A revision of the Model Context Protocol that the tenant bridge speaks, newest first. `initialize` answers the
+ * revision the client asked for when it is one of these, the newest otherwise; over Streamable HTTP the client then
+ * sends it in `MCP-Protocol-Version` on every request.
+ *
+ */
+export const zMcpProtocolVersion = z.enum([
+    '2025-06-18',
+    '2025-03-26',
+    '2024-11-05'
+]);
+
+/**
+ * JsonRpcRequest
+ *
+ * A JSON-RPC 2.0 request of the Model Context Protocol. Methods: `initialize`, `tools/list`, `tools/call`
+ * and `ping`. The tools of the bridge are the operations marked `x-mcp-tool`: `invoke_agent`
+ * (`McpInvokeAgentArguments`), `list_agents`, `get_run` (`McpGetRunArguments`) and `get_usage`. A request without
+ * `id` is a notification and gets `202` with no body.
+ *
+ */
+export const zJsonRpcRequest = z.object({
+    jsonrpc: z.literal('2.0'),
+    id: z.union([
+        z.string(),
+        z.int()
+    ]).optional(),
+    method: z.string().min(1).max(100),
+    params: z.record(z.string(), z.unknown()).optional()
+});
 
 /**
  * JsonRpcResponse
@@ -899,22 +959,11 @@ export const zMcpAuthError = zError.and(z.object({
 }));
 
 /**
- * JsonRpcRequest
+ * McpEndpoint
  *
- * A JSON-RPC 2.0 request of the Model Context Protocol. Methods: `initialize`, `tools/list`, `tools/call`
- * and `ping`. Tools of the bridge: `list_agents`, `invoke_agent` (`{ alias, agentSlug?, message }`),
- * `get_run` (`{ runId }`) and `get_usage`. A request without `id` is a notification and gets `202` with no body.
- *
+ * The `data` of the MCP stream's first event (`event: endpoint`): the relative URL, with the session id, to which the client POSTs JSON-RPC requests.
  */
-export const zJsonRpcRequest = z.object({
-    jsonrpc: z.literal('2.0'),
-    id: z.union([
-        z.string(),
-        z.int()
-    ]).optional(),
-    method: z.string().min(1).max(100),
-    params: z.record(z.string(), z.unknown()).optional()
-});
+export const zMcpEndpoint = z.string().regex(/^\/v1\/mcp\/tenant\/rpc\?sessionId=mcs_[A-Za-z0-9]{16}$/);
 
 /**
  * CreateMcpTokenRequest
@@ -2766,6 +2815,21 @@ export const zInboundXWebhookId = z.string().min(1).max(200).regex(/^[\x21-\x7E]
 export const zInboundXHookId = z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/);
 
 /**
+ * The session of the Streamable HTTP transport, as the `initialize` answer's `Mcp-Session-Id` header gave it. Required on every message but `initialize` (`400 invalid_request` without it). A session this server does not hold (ended, closed after being idle, evicted, or held by another instance) answers `404 not_found`; the client then sends `initialize` again, without this header, for a new session.
+ */
+export const zMcpSessionIdHeader = zMcpSessionId;
+
+/**
+ * The protocol revision agreed at `initialize`, which the client sends on every later request of the session. A revision the bridge does not speak answers `400 invalid_request`; absent, the request is served.
+ */
+export const zMcpProtocolVersionHeader = zMcpProtocolVersion;
+
+/**
+ * The session to end, as the `initialize` answer's `Mcp-Session-Id` header gave it. A session this server does not hold for the token's workspace answers `404 not_found`.
+ */
+export const zMcpSessionIdToEnd = zMcpSessionId;
+
+/**
  * The session of an open MCP stream (from its `endpoint` event). When it names an open stream of the same workspace, the JSON-RPC response is also sent there as a `message` event; otherwise it is only answered directly.
  */
 export const zMcpSessionIdQuery = z.string().regex(/^mcs_[A-Za-z0-9]{16}$/);
@@ -3037,6 +3101,30 @@ export const zIngestInboundEventPath = z.object({
  * Ingested, or a duplicate of an event already received.
  */
 export const zIngestInboundEventResponse = zInboundAccepted;
+
+export const zEndMcpSessionHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional(),
+    'mcp-session-id': zMcpSessionId,
+    'mcp-protocol-version': zMcpProtocolVersion.optional()
+});
+
+/**
+ * The session ended.
+ */
+export const zEndMcpSessionResponse = z.void();
+
+export const zPostMcpMessageBody = zJsonRpcRequest;
+
+export const zPostMcpMessageHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional(),
+    'mcp-session-id': zMcpSessionId.optional(),
+    'mcp-protocol-version': zMcpProtocolVersion.optional()
+});
+
+export const zPostMcpMessageResponse = z.union([
+    zJsonRpcResponse,
+    z.unknown()
+]);
 
 export const zOpenMcpStreamHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

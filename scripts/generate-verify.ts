@@ -1,6 +1,6 @@
 /**
  * @module Last step of `pnpm generate`: imports the generated modules and checks what generating
- * cannot prove: every operation is in the route table, every closed object of the contract refuses unknown
+ * cannot prove: every operation is in the route table, every MCP tool names a route and checks its arguments strictly, every closed object of the contract refuses unknown
  * fields, numeric parameters are coerced, header names are lowercase, and errors.ts has every code.
  */
 import { pathToFileURL } from 'node:url';
@@ -39,6 +39,12 @@ export async function verifyGenerated(doc: Json): Promise<string> {
         if (part === 'headers' && key !== key.toLowerCase()) problems.push(`${route.operationId} header ${key} is not lowercase`);
       }
     }
+  }
+
+  const { mcpTools } = (await import(pathToFileURL(join(GENERATED, 'mcp-tools.ts')).href)) as { mcpTools: Json[] };
+  for (const tool of mcpTools) {
+    if (!routed.has(`${tool.method} ${tool.path} ${tool.operationId}`)) problems.push(`mcp-tools.ts names ${tool.operationId}, which routes.ts lacks`);
+    if (!isStrictObject(tool.arguments)) problems.push(`mcp-tools.ts: the arguments of ${tool.name} are not a strict object`);
   }
 
   const codes: string[] = doc.components?.schemas?.ErrorCode?.enum ?? [];

@@ -13,6 +13,7 @@ import { generateDb } from './generate-db.ts';
 import { generateDocs } from './generate-docs.ts';
 import { generateErrors } from './generate-errors.ts';
 import { generateEventsPage } from './generate-events-page.ts';
+import { generateMcpTools } from './generate-mcp-tools.ts';
 import { generateRoutes } from './generate-routes.ts';
 import { generateSdk } from './generate-sdk.ts';
 import { generateSdkPython } from './generate-sdk-python.ts';
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
   });
   await step('routes      generated/routes.ts', () => generateRoutes(doc, zodSource));
   await step('errors      generated/errors.ts', () => generateErrors(doc));
+  await step('mcp-tools   generated/mcp-tools.ts (the MCP bridge tools: operations marked x-mcp-tool)', () => generateMcpTools(doc, zodSource));
   await step("sdk         packages/sdk/src/generated/ (the TypeScript SDK's operation layer)", () => generateSdk(doc));
   await step('sdk-python  packages/sdk-python/service_sdk/_generated/ (TypedDicts and operations)', () => generateSdkPython(doc));
   await step('db          generated/db.ts (row types from the SQL migrations)', () => generateDb());

@@ -32,9 +32,11 @@ describe('contract fuzzing of the server (in-process)', () => {
         errorStatus: ERROR_STATUS,
         // A documented 400 invalid_body for an otherwise valid body: a slug already in use (createInboundWebhook); a
         // server that fails the connection check (createIntegration: the examples' hosts do not exist here); both
-        // `background` and `stream` true (the invocations: a cross-field rule the schema cannot say to the generator).
+        // `background` and `stream` true (the invocations: a cross-field rule the schema cannot say to the generator); a
+        // message other than `initialize` without its `Mcp-Session-Id` (postMcpMessage: the header is required by the
+        // body's method, which a header schema cannot say).
         positiveStatusesByOperation: Object.fromEntries(
-          ['createInboundWebhook', 'createIntegration', 'createInference', 'sendAgentMessage', 'sendOrchestratorMessage'].map((op) => [
+          ['createInboundWebhook', 'createIntegration', 'createInference', 'sendAgentMessage', 'sendOrchestratorMessage', 'postMcpMessage'].map((op) => [
             op,
             ['2xx', '400', '401', '403', '404'],
           ]),

@@ -38,6 +38,13 @@ const INT_ID = 'int_3Fg7Hj1Kl5Zx9Cv2Bn';
 const hook = { slug: 'crm-leads', agentSlug: 'sales', algorithm: 'sha256' as const, timestampRequired: true };
 const destination = { url: 'https://hooks.northwind.example/agent-events', events: ['run.completed' as const] };
 const rpc = { jsonrpc: '2.0' as const, id: 1, method: 'tools/list' };
+const toolCall = {
+  jsonrpc: '2.0' as const,
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'invoke_agent', arguments: { alias: 'Prelude', agentSlug: 'finance', message: 'What is our outstanding receivables total?' } },
+};
+const MCP_SESSION = 'mcs_9Xv2Lq7Tn4Rb8Kc1Zw5Hd3Mf6Ps0YaQe';
 
 type Call = (
   client: ReturnType<typeof createClient<paths>>,
@@ -59,6 +66,8 @@ const calls: Record<string, Call> = {
   ingestInboundEvent: (c, h) => c.POST('/webhooks/inbound/{slug}', { params: { path: { slug: 'crm-leads' } }, body: lead, headers: { ...signed, ...h } }),
   openMcpStream: (c, h) => c.GET('/v1/mcp/tenant/sse', { headers: { ...mcp, ...h }, parseAs: 'text' }),
   callMcpRpc: (c, h) => c.POST('/v1/mcp/tenant/rpc', { body: rpc, headers: { ...mcp, ...h } }),
+  postMcpMessage: (c, h) => c.POST('/v1/mcp/tenant', { params: { header: { 'Mcp-Session-Id': MCP_SESSION } }, body: toolCall, headers: { ...mcp, ...h } }),
+  endMcpSession: (c, h) => c.DELETE('/v1/mcp/tenant', { params: { header: { 'Mcp-Session-Id': MCP_SESSION } }, headers: { ...mcp, ...h } }),
   createMcpToken: (c, h) => c.POST('/v1/mcp/tenant/tokens', { body: { expiresInSeconds: 3600 }, headers: { ...bearer, ...h } }),
   listApiKeys: (c, h) => c.GET('/api-keys', { headers: { ...session, ...h } }),
   createApiKey: (c, h) => c.POST('/api-keys', { params: { header: csrf }, body: newKey, headers: { ...session, ...h } }),

@@ -6,6 +6,7 @@
 import type { components } from '../../../generated/types.ts';
 
 export { routes, type OperationId, type Operations } from '../../../generated/routes.ts';
+export { mcpTools, type McpToolName } from '../../../generated/mcp-tools.ts';
 export {
   zAccountResetKind,
   zAdminSession,
@@ -19,6 +20,7 @@ export {
   zDraft,
   zInboundSlugPath,
   zInboundWebhook,
+  zMcpProtocolVersion,
   zMessage,
   zModelAlias,
   zRun,

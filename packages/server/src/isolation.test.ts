@@ -199,6 +199,46 @@ async function streamIsOwn(ctx: Ctx, owner: Tenant, other: Tenant): Promise<void
   }
 }
 
+/**
+ * `owner` opens a Streamable HTTP session; `other` naming it (a message, then DELETE) is answered exactly as for a
+ * made-up session, `404 not_found`, and the owner's session still works; in it, the owner reads the other's run
+ * as a run that does not exist. Then the owner ends it, and it is gone.
+ */
+async function httpSessionIsOwn(ctx: Ctx, owner: Tenant, other: Tenant): Promise<void> {
+  const endpoint = '/v1/mcp/tenant';
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'isolation', version: '1' } },
+  };
+  const opened = await ctx.call('POST', endpoint, { bearer: owner.mcpToken }, initialize);
+  expect(opened.status).toBe(200);
+  const sessionId = opened.headers.get('mcp-session-id')!;
+  expect(sessionId).toMatch(/^mcs_[A-Za-z0-9]{32}$/);
+  const send = (tenant: Tenant, session: string, message: Record<string, unknown>) =>
+    ctx.call('POST', endpoint, { bearer: tenant.mcpToken }, { jsonrpc: '2.0', ...message }, { 'mcp-session-id': session });
+  const end = (tenant: Tenant, session: string) => ctx.call('DELETE', endpoint, { bearer: tenant.mcpToken }, undefined, { 'mcp-session-id': session });
+  const madeUp = `mcs_${randomBase62(32)}`;
+
+  const intruding = await send(other, sessionId, { id: 1, method: 'ping' });
+  expect(intruding.status).toBe(404);
+  expect(intruding.body).toEqual((await send(other, madeUp, { id: 1, method: 'ping' })).body);
+  const ending = await end(other, sessionId);
+  expect(ending.status).toBe(404);
+  expect(ending.body).toEqual((await end(other, madeUp)).body);
+
+  const getRun = (runId: string) => send(owner, sessionId, { id: 2, method: 'tools/call', params: { name: 'get_run', arguments: { runId } } });
+  const foreign = await getRun(other.ids.run);
+  expect(foreign.status).toBe(200);
+  expect(foreign.body.result).toMatchObject({ isError: true, structuredContent: { error: 'not_found' } });
+  expect(foreign.body).toEqual((await getRun(madeUpLike(other.ids.run))).body);
+  expect((await getRun(owner.ids.run)).body.result).toMatchObject({ isError: false, structuredContent: { run: { id: owner.ids.run } } });
+
+  expect((await end(owner, sessionId)).status).toBe(204);
+  expect((await send(owner, sessionId, { id: 3, method: 'ping' })).status).toBe(404);
+}
+
 /** B's MCP token reads A's run exactly as a run that does not exist; its own run as a run. */
 const mcpToolsAreOwn: Check = async (ctx) => {
   const { A, B } = ctx;
@@ -331,6 +371,8 @@ const MATRIX = {
   },
   callMcpRpc: { kind: 'own', check: mcpToolsAreOwn },
   openMcpStream: { kind: 'own', check: (ctx) => streamIsOwn(ctx, ctx.B, ctx.A) },
+  postMcpMessage: { kind: 'own', check: (ctx) => httpSessionIsOwn(ctx, ctx.B, ctx.A) },
+  endMcpSession: { kind: 'own', check: (ctx) => httpSessionIsOwn(ctx, ctx.A, ctx.B) },
 
   // API keys (admin session), Set A and Set B
   listApiKeys: { kind: 'list', resource: 'key' },

@@ -19,7 +19,16 @@ import { createIntegrationTools, type IntegrationTools } from './domain/integrat
 import { createKeyService, type KeyService } from './domain/keys/index.ts';
 import { createMcpTokenService, type McpTokenService } from './domain/mcp-tokens/index.ts';
 import { createOperatorService, type OperatorService } from './domain/operators/index.ts';
-import { createMcpDispatcher, createMcpSessions, MCP_KEEP_ALIVE_MS, type McpDispatcher, type McpSessions } from './domain/mcp/index.ts';
+import {
+  createMcpDispatcher,
+  createMcpHttpSessions,
+  createMcpSessions,
+  MCP_KEEP_ALIVE_MS,
+  type McpDispatcher,
+  type McpHttpSessionLimits,
+  type McpHttpSessions,
+  type McpSessions,
+} from './domain/mcp/index.ts';
 import type { CancelBus } from './domain/runs/cancel-bus.ts';
 import type { RunEventHub } from './domain/run-events/index.ts';
 import { createRunService, type RunService } from './domain/runs/index.ts';
@@ -85,6 +94,8 @@ export interface Deps {
   killSwitchLimits?: KillSwitchLimits;
   /** Interval of the MCP stream's `: keep-alive` comment; 15 s when absent (tests shorten it). */
   mcpKeepAliveMs?: number;
+  /** Limits of the bridge's Streamable HTTP sessions (per workspace, per instance, idle time); MCP_HTTP_SESSION_LIMITS when absent. */
+  mcpSessionLimits?: Partial<McpHttpSessionLimits>;
   /** Lease of a run being executed (RUN_LEASE_MS); 60 s when absent. */
   runLeaseMs?: number;
   /** How long a streamed run goes on after its client left (STREAM_RESUME_MS); 10 s when absent. */
@@ -165,14 +176,17 @@ export interface Services {
   streams: OpenStreams;
   /** Liveness and readiness (`/healthz`, `/readyz`); `serve` marks the shutdown. */
   health: Health;
-  /** The tenant MCP bridge: JSON-RPC dispatcher and this process's open SSE sessions. */
-  mcp: { dispatcher: McpDispatcher; sessions: McpSessions; keepAliveMs: number };
+  /** The tenant MCP bridge: JSON-RPC dispatcher, this process's open SSE sessions and its Streamable HTTP sessions. */
+  mcp: { dispatcher: McpDispatcher; sessions: McpSessions; httpSessions: McpHttpSessions; keepAliveMs: number };
 }
 
 export function buildServices(deps: Deps): Services {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? silentLogger;
   const { db } = deps;
+  const mcpSessions = createMcpSessions();
+  const mcpHttpSessions = createMcpHttpSessions(clock, deps.mcpSessionLimits);
+  deps.metrics?.observeMcpSessions({ sse: () => mcpSessions.size, streamableHttp: () => mcpHttpSessions.count() });
   const budget: BudgetSettings = { rates: deps.stuRates ?? DEFAULT_STU_RATES, limits: deps.killSwitchLimits ?? KILL_SWITCH_LIMITS };
   // One secret box seals webhook secrets and TOTP secrets alike.
   const webhooks = createWebhookServices({ db, clock, webhooks: deps.webhooks });
@@ -272,9 +286,11 @@ export function buildServices(deps: Deps): Services {
         runs,
         usage,
         redactor,
-        logError: (error) => logger.error({ err: error, operationId: 'callMcpRpc' }, 'MCP tool call failed'),
+        // Either transport; the request's own log line names its operation.
+        logError: (error) => logger.error({ err: error }, 'MCP tool call failed'),
       }),
-      sessions: createMcpSessions(),
+      sessions: mcpSessions,
+      httpSessions: mcpHttpSessions,
       keepAliveMs: deps.mcpKeepAliveMs ?? MCP_KEEP_ALIVE_MS,
     },
   };

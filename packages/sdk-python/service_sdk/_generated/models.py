@@ -20,6 +20,8 @@ StepId = str
 ToolCallId = str
 InboundEventBody = dict[str, Any]
 InboundAccepted: TypeAlias = "InboundIngested | InboundDuplicate"
+McpSessionId = str
+McpProtocolVersion = Literal["2025-06-18", "2025-03-26", "2024-11-05"]
 McpEndpoint = str
 KeyId = str
 ApiKeyPrefix = str
@@ -45,6 +47,31 @@ AuditDetails = dict[str, Any]
 WorkspaceStatus = Literal["active", "suspended"]
 WorkspacePayment = Literal["pending", "completed"]
 DependencyStatus = Literal["ok", "failing", "not_configured"]
+
+# McpNoArguments: The arguments of an MCP tool that takes none (`list_agents`, `get_usage`); any field is refused.
+McpNoArguments = TypedDict(
+    "McpNoArguments",
+    {
+    },
+)
+
+# McpInvokeAgentArguments: The arguments of the MCP tool `invoke_agent` (the bridge's form of `POST /v1/inference`, one user message).
+McpInvokeAgentArguments = TypedDict(
+    "McpInvokeAgentArguments",
+    {
+        "alias": "ModelAlias",
+        "agentSlug": "NotRequired[AgentSlug]",
+        "message": "str",
+    },
+)
+
+# McpGetRunArguments: The arguments of the MCP tool `get_run` (the bridge's form of `GET /v1/runs/{run_id}`).
+McpGetRunArguments = TypedDict(
+    "McpGetRunArguments",
+    {
+        "runId": "RunId",
+    },
+)
 
 # Message: One turn of the conversation sent to the agent.
 Message = TypedDict(
@@ -621,6 +648,17 @@ InboundRateLimitedError = TypedDict(
     },
 )
 
+# JsonRpcRequest: A JSON-RPC 2.0 request of the Model Context Protocol. Methods: `initialize`, `tools/list`, `tools/call`
+JsonRpcRequest = TypedDict(
+    "JsonRpcRequest",
+    {
+        "jsonrpc": "Literal[\"2.0\"]",
+        "id": "NotRequired[str | int]",
+        "method": "str",
+        "params": "NotRequired[dict[str, Any]]",
+    },
+)
+
 # JsonRpcResponse: A JSON-RPC 2.0 response; exactly one of `result` and `error`. Tool output is redacted.
 JsonRpcResponse = TypedDict(
     "JsonRpcResponse",
@@ -639,17 +677,6 @@ McpAuthError = TypedDict(
         "error": "Literal[\"missing_bearer\", \"not_authenticated\"]",
         "message": "NotRequired[str]",
         "requestId": "NotRequired[str]",
-    },
-)
-
-# JsonRpcRequest: A JSON-RPC 2.0 request of the Model Context Protocol. Methods: `initialize`, `tools/list`, `tools/call`
-JsonRpcRequest = TypedDict(
-    "JsonRpcRequest",
-    {
-        "jsonrpc": "Literal[\"2.0\"]",
-        "id": "NotRequired[str | int]",
-        "method": "str",
-        "params": "NotRequired[dict[str, Any]]",
     },
 )
 
@@ -1829,4 +1856,4 @@ RunEventResumed = TypedDict(
     },
 )
 
-__all__ = ["RunEvent", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "ApprovalId", "PendingApproval", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "RunStatus", "RunAccepted", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "RunEventRestarted", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpEndpoint", "JsonRpcResponse", "McpAuthError", "JsonRpcRequest", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "SendTestEventRequest", "DeliveryHeader", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "AgentToolSelection", "AgentApprovalPolicy", "AgentConfiguration", "AgentConfigurationUpdate", "DraftId", "Draft", "DraftList", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "Approval", "ApprovalList", "ApprovalDecision", "IntegrationId", "IntegrationName", "IntegrationTool", "IntegrationCheck", "Integration", "IntegrationList", "IntegrationAuthHeader", "CreateIntegrationRequest", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "TwoStepSetup", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "AuditAction", "AuditActor", "AuditTarget", "AuditDetails", "AuditEvent", "AuditEventList", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent", "RunEventApprovalDecided", "RunEventResumed"]
+__all__ = ["RunEvent", "McpNoArguments", "McpInvokeAgentArguments", "McpGetRunArguments", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "ApprovalId", "PendingApproval", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "RunStatus", "RunAccepted", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "RunEventRestarted", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpSessionId", "McpProtocolVersion", "JsonRpcRequest", "JsonRpcResponse", "McpAuthError", "McpEndpoint", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "SendTestEventRequest", "DeliveryHeader", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "AgentToolSelection", "AgentApprovalPolicy", "AgentConfiguration", "AgentConfigurationUpdate", "DraftId", "Draft", "DraftList", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "Approval", "ApprovalList", "ApprovalDecision", "IntegrationId", "IntegrationName", "IntegrationTool", "IntegrationCheck", "Integration", "IntegrationList", "IntegrationAuthHeader", "CreateIntegrationRequest", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "TwoStepSetup", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "AuditAction", "AuditActor", "AuditTarget", "AuditDetails", "AuditEvent", "AuditEventList", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent", "RunEventApprovalDecided", "RunEventResumed"]

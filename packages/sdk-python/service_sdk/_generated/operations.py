@@ -38,6 +38,8 @@ OPERATIONS: dict[str, OperationSpec] = {
     "getRunEvents": {"id": "getRunEvents", "method": "GET", "path": "/runs/{run_id}/events", "auth": "apiKey", "path_params": ("run_id",), "query_params": ("after",), "header_params": ("Last-Event-ID",), "body": "none", "status": 200, "response": "sse", "streamable": False, "idempotency_key": False, "csrf": False},
     "getCurrentUsage": {"id": "getCurrentUsage", "method": "GET", "path": "/usage/current", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "ingestInboundEvent": {"id": "ingestInboundEvent", "method": "POST", "path": "/webhooks/inbound/{slug}", "auth": "inboundSignature", "path_params": ("slug",), "query_params": (), "header_params": ("X-SERVICE-Timestamp", "X-SERVICE-Event-Id", "X-Event-Id", "X-Webhook-Id", "X-Hook-Id"), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "postMcpMessage": {"id": "postMcpMessage", "method": "POST", "path": "/v1/mcp/tenant", "auth": "mcpToken", "path_params": (), "query_params": (), "header_params": ("Mcp-Session-Id", "MCP-Protocol-Version"), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "endMcpSession": {"id": "endMcpSession", "method": "DELETE", "path": "/v1/mcp/tenant", "auth": "mcpToken", "path_params": (), "query_params": (), "header_params": ("Mcp-Session-Id", "MCP-Protocol-Version"), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": False},
     "openMcpStream": {"id": "openMcpStream", "method": "GET", "path": "/v1/mcp/tenant/sse", "auth": "mcpToken", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "sse", "streamable": False, "idempotency_key": False, "csrf": False},
     "callMcpRpc": {"id": "callMcpRpc", "method": "POST", "path": "/v1/mcp/tenant/rpc", "auth": "mcpToken", "path_params": (), "query_params": ("sessionId",), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "createMcpToken": {"id": "createMcpToken", "method": "POST", "path": "/v1/mcp/tenant/tokens", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "optional", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
@@ -152,6 +154,14 @@ class Operations:
     def ingest_inbound_event(self, *, slug: str, body: models.InboundEventBody, headers: Mapping[str, str] | None = None) -> models.InboundAccepted:
         """POST /webhooks/inbound/{slug}: Ingest a signed inbound event"""
         return self._call("ingestInboundEvent", path={"slug": slug}, body=body, headers=headers)  # type: ignore[no-any-return]
+
+    def post_mcp_message(self, *, body: models.JsonRpcRequest, headers: Mapping[str, str] | None = None) -> models.JsonRpcResponse:
+        """POST /v1/mcp/tenant: Send a JSON-RPC message to the MCP bridge (Streamable HTTP transport)"""
+        return self._call("postMcpMessage", body=body, headers=headers)  # type: ignore[no-any-return]
+
+    def end_mcp_session(self, *, headers: Mapping[str, str] | None = None) -> None:
+        """DELETE /v1/mcp/tenant: End an MCP session (Streamable HTTP transport)"""
+        return self._call("endMcpSession", headers=headers)  # type: ignore[no-any-return]
 
     def open_mcp_stream(self) -> Any:
         """GET /v1/mcp/tenant/sse: Open the MCP bridge stream (SSE transport)"""
@@ -499,6 +509,14 @@ class AsyncOperations:
     async def ingest_inbound_event(self, *, slug: str, body: models.InboundEventBody, headers: Mapping[str, str] | None = None) -> models.InboundAccepted:
         """POST /webhooks/inbound/{slug}: Ingest a signed inbound event"""
         return await self._call("ingestInboundEvent", path={"slug": slug}, body=body, headers=headers)  # type: ignore[no-any-return]
+
+    async def post_mcp_message(self, *, body: models.JsonRpcRequest, headers: Mapping[str, str] | None = None) -> models.JsonRpcResponse:
+        """POST /v1/mcp/tenant: Send a JSON-RPC message to the MCP bridge (Streamable HTTP transport)"""
+        return await self._call("postMcpMessage", body=body, headers=headers)  # type: ignore[no-any-return]
+
+    async def end_mcp_session(self, *, headers: Mapping[str, str] | None = None) -> None:
+        """DELETE /v1/mcp/tenant: End an MCP session (Streamable HTTP transport)"""
+        return await self._call("endMcpSession", headers=headers)  # type: ignore[no-any-return]
 
     async def open_mcp_stream(self) -> Any:
         """GET /v1/mcp/tenant/sse: Open the MCP bridge stream (SSE transport)"""

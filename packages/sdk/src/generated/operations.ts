@@ -22,6 +22,8 @@ export const OPERATIONS = {
   getRunEvents: { id: 'getRunEvents', method: 'GET', path: '/runs/{run_id}/events', auth: 'apiKey', pathParams: ['run_id'], queryParams: ['after'], headerParams: ['Last-Event-ID'], body: 'none', status: 200, response: 'sse', streamable: false, idempotencyKey: false, csrf: false },
   getCurrentUsage: { id: 'getCurrentUsage', method: 'GET', path: '/usage/current', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   ingestInboundEvent: { id: 'ingestInboundEvent', method: 'POST', path: '/webhooks/inbound/{slug}', auth: 'inboundSignature', pathParams: ['slug'], queryParams: [], headerParams: ['X-SERVICE-Timestamp', 'X-SERVICE-Event-Id', 'X-Event-Id', 'X-Webhook-Id', 'X-Hook-Id'], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  postMcpMessage: { id: 'postMcpMessage', method: 'POST', path: '/v1/mcp/tenant', auth: 'mcpToken', pathParams: [], queryParams: [], headerParams: ['Mcp-Session-Id', 'MCP-Protocol-Version'], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  endMcpSession: { id: 'endMcpSession', method: 'DELETE', path: '/v1/mcp/tenant', auth: 'mcpToken', pathParams: [], queryParams: [], headerParams: ['Mcp-Session-Id', 'MCP-Protocol-Version'], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: false },
   openMcpStream: { id: 'openMcpStream', method: 'GET', path: '/v1/mcp/tenant/sse', auth: 'mcpToken', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'sse', streamable: false, idempotencyKey: false, csrf: false },
   callMcpRpc: { id: 'callMcpRpc', method: 'POST', path: '/v1/mcp/tenant/rpc', auth: 'mcpToken', pathParams: [], queryParams: ['sessionId'], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   createMcpToken: { id: 'createMcpToken', method: 'POST', path: '/v1/mcp/tenant/tokens', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'optional', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
@@ -113,6 +115,8 @@ export interface OperationInputs {
   getRunEvents: { path: Params<'getRunEvents', 'path'>; query?: Params<'getRunEvents', 'query'>; headers?: Partial<Params<'getRunEvents', 'header'>> };
   getCurrentUsage: Record<string, never>;
   ingestInboundEvent: { path: Params<'ingestInboundEvent', 'path'>; headers?: Partial<Params<'ingestInboundEvent', 'header'>>; body: JsonBody<'ingestInboundEvent'> };
+  postMcpMessage: { headers?: Partial<Params<'postMcpMessage', 'header'>>; body: JsonBody<'postMcpMessage'> };
+  endMcpSession: { headers?: Partial<Params<'endMcpSession', 'header'>> };
   openMcpStream: Record<string, never>;
   callMcpRpc: { query?: Params<'callMcpRpc', 'query'>; body: JsonBody<'callMcpRpc'> };
   createMcpToken: { body?: JsonBody<'createMcpToken'> };
@@ -202,6 +206,8 @@ export interface OperationOutputs {
   getRunEvents: Response;
   getCurrentUsage: JsonAnswer<'getCurrentUsage', 200>;
   ingestInboundEvent: JsonAnswer<'ingestInboundEvent', 200>;
+  postMcpMessage: JsonAnswer<'postMcpMessage', 200>;
+  endMcpSession: void;
   openMcpStream: Response;
   callMcpRpc: JsonAnswer<'callMcpRpc', 200>;
   createMcpToken: JsonAnswer<'createMcpToken', 201>;
@@ -319,6 +325,16 @@ export class Operations {
   /** POST /webhooks/inbound/{slug}: Ingest a signed inbound event */
   ingestInboundEvent(input: OperationInputs['ingestInboundEvent'], options?: RequestOptions): Promise<OperationOutputs['ingestInboundEvent']> {
     return this.transport.call(OPERATIONS.ingestInboundEvent, input, options) as Promise<OperationOutputs['ingestInboundEvent']>;
+  }
+
+  /** POST /v1/mcp/tenant: Send a JSON-RPC message to the MCP bridge (Streamable HTTP transport) */
+  postMcpMessage(input: OperationInputs['postMcpMessage'], options?: RequestOptions): Promise<OperationOutputs['postMcpMessage']> {
+    return this.transport.call(OPERATIONS.postMcpMessage, input, options) as Promise<OperationOutputs['postMcpMessage']>;
+  }
+
+  /** DELETE /v1/mcp/tenant: End an MCP session (Streamable HTTP transport) */
+  endMcpSession(input: OperationInputs['endMcpSession'] = {}, options?: RequestOptions): Promise<OperationOutputs['endMcpSession']> {
+    return this.transport.call(OPERATIONS.endMcpSession, input, options) as Promise<OperationOutputs['endMcpSession']>;
   }
 
   /** GET /v1/mcp/tenant/sse: Open the MCP bridge stream (SSE transport) */

@@ -1,6 +1,6 @@
 /**
  * Metrics: requests by operationId and status, latency, in-flight, runs by status and alias, STU,
- * outbox depth and age, limiter refusals and backend errors, in Prometheus text; served on their own
+ * outbox depth and age, MCP bridge sessions, limiter refusals and backend errors, in Prometheus text; served on their own
  * listener. Labels carry no run id, no raw path and no secret.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -54,11 +54,34 @@ describe('metrics', () => {
     expect(sample(text, 'service_stu_consumed', 'alias="Sonata"')).toBeGreaterThan(0);
     expect(sample(text, 'service_outbox_pending_deliveries')).toBe(0);
     expect(sample(text, 'service_outbox_oldest_pending_age_seconds')).toBe(0);
+    expect(sample(text, 'service_mcp_sessions', 'transport="sse"')).toBe(0);
+    expect(sample(text, 'service_mcp_sessions', 'transport="streamable_http"')).toBe(0);
     // Bounded labels only: no run id, no raw path, no key.
     expect(text).not.toContain(runId);
     expect(text).not.toContain('/runs/');
     expect(text).not.toContain('secret-ish');
     expect(text).not.toContain(t.apiKey);
+  });
+
+  it('show the MCP bridge sessions open on this instance, by transport', async () => {
+    const { t, metrics } = await appWithMetrics();
+    const issued = await t.app.request('/v1/mcp/tenant/tokens', { method: 'POST', headers: { authorization: `Bearer ${await t.keyWith('mcp:tenant')}` } });
+    const { token } = (await issued.json()) as { token: string };
+    const initialize = () =>
+      t.app.request('/v1/mcp/tenant', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18' } }),
+      });
+    const first = (await initialize()).headers.get('mcp-session-id')!;
+    await initialize();
+    expect(sample(await metrics.render(), 'service_mcp_sessions', 'transport="streamable_http"')).toBe(2);
+    const ended = await t.app.request('/v1/mcp/tenant', { method: 'DELETE', headers: { authorization: `Bearer ${token}`, 'mcp-session-id': first } });
+    expect(ended.status).toBe(204);
+    const text = await metrics.render();
+    expect(sample(text, 'service_mcp_sessions', 'transport="streamable_http"')).toBe(1);
+    expect(sample(text, 'service_mcp_sessions', 'transport="sse"')).toBe(0);
+    expect(text).not.toContain(first);
   });
 
   it('count limiter refusals and backend (Redis) failures', async () => {

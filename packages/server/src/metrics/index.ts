@@ -23,6 +23,8 @@ export interface Metrics {
   backendErrors: Counter<'backend'>;
   /** Admission control's places and shares, read at each scrape (createApp hands them over). */
   observeAdmission(source: AdmissionSource): void;
+  /** The MCP bridge's open sessions, read at each scrape (buildServices hands them over). */
+  observeMcpSessions(source: McpSessionsSource): void;
   /** The Prometheus text of every metric. */
   render(): Promise<string>;
 }
@@ -30,6 +32,12 @@ export interface Metrics {
 /** What admission control tells the scrape (middleware/admission/shares.ts `snapshot`); no workspace id. */
 export interface AdmissionSource {
   snapshot(): AdmissionSnapshot;
+}
+
+/** The open sessions of the tenant MCP bridge on this instance, by transport. */
+export interface McpSessionsSource {
+  sse(): number;
+  streamableHttp(): number;
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -111,6 +119,18 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
     },
   });
   let admission: AdmissionSource | undefined;
+  let mcpSessions: McpSessionsSource | undefined;
+  new Gauge({
+    name: 'service_mcp_sessions',
+    help: 'Open sessions of the tenant MCP bridge on this instance, by transport: sse (open streams), streamable_http (Mcp-Session-Id sessions not yet ended or idle).',
+    labelNames: ['transport'],
+    registers,
+    collect() {
+      if (!mcpSessions) return;
+      this.set({ transport: 'sse' }, mcpSessions.sse());
+      this.set({ transport: 'streamable_http' }, mcpSessions.streamableHttp());
+    },
+  });
   new Gauge({
     name: 'service_admission_in_flight',
     help: 'Requests holding a place of MAX_REQUESTS_IN_FLIGHT, by party: authenticating (credential being verified), workspace, unauthenticated (by client address).',
@@ -182,6 +202,9 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
     backendErrors,
     observeAdmission(source) {
       admission = source;
+    },
+    observeMcpSessions(source) {
+      mcpSessions = source;
     },
     render: () => registry.metrics(),
   };

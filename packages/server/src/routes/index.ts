@@ -14,6 +14,7 @@ import type { Handlers } from './handler.ts';
 import { inboundWebhookHandlers } from './inbound-webhooks.ts';
 import { inferenceHandlers } from './inference.ts';
 import { mcpHandlers } from './mcp.ts';
+import { mcpStreamableHttpHandlers } from './mcp-streamable-http.ts';
 import { mcpTokenHandlers } from './mcp-tokens.ts';
 import { memberHandlers } from './members.ts';
 import { operatorHandlers } from './operator.ts';
@@ -30,7 +31,8 @@ export const handlers: Handlers = {
   ...authSessionHandlers, // getSession (who am I)
   ...apiKeyHandlers, // key management, Set A and Set B
   ...mcpTokenHandlers, // createMcpToken
-  ...mcpHandlers, // openMcpStream, callMcpRpc (the tenant MCP bridge)
+  ...mcpHandlers, // openMcpStream, callMcpRpc (the tenant MCP bridge, HTTP+SSE transport)
+  ...mcpStreamableHttpHandlers, // postMcpMessage, endMcpSession (the same bridge over Streamable HTTP)
   ...inboundWebhookHandlers, // inbound ingestion (Set A and B) and inbound webhook settings
   ...webhookDestinationHandlers, // outbound destinations
   ...approvalHandlers, // listApprovals, decideApproval

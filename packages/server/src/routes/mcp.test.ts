@@ -89,9 +89,9 @@ describe('MCP methods', () => {
     expect(r.body).toEqual({ jsonrpc: '2.0', id: 'p-1', result: {} });
   });
 
-  it('tools/list names the four tools, each with a JSON Schema of its arguments', async () => {
+  it("tools/list names the four tools in the contract's order, each with a JSON Schema of its arguments", async () => {
     const { tools } = (await rpc('tools/list')).body!.result as { tools: { name: string; inputSchema: any; description: string }[] };
-    expect(tools.map((tool) => tool.name)).toEqual(['list_agents', 'invoke_agent', 'get_run', 'get_usage']);
+    expect(tools.map((tool) => tool.name)).toEqual(['invoke_agent', 'list_agents', 'get_run', 'get_usage']);
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe('object');
       expect(tool.description.length).toBeGreaterThan(10);
@@ -99,7 +99,8 @@ describe('MCP methods', () => {
     const invoke = tools.find((tool) => tool.name === 'invoke_agent')!.inputSchema;
     expect(invoke.required).toEqual(['alias', 'message']);
     expect(invoke.properties.alias.enum).toEqual(['Prelude', 'Sonata', 'Symphony', 'Concerto']);
-    expect(invoke.properties.agentSlug.pattern).toBe('^[a-z][a-z0-9-]{0,63}$');
+    // The contract's AgentSlug, as POST /v1/inference takes it.
+    expect(invoke.properties.agentSlug).toMatchObject({ type: 'string', pattern: '^[a-z][a-z0-9-]*$', maxLength: 64 });
     expect(invoke.additionalProperties).toBe(false);
     expect(tools.find((tool) => tool.name === 'get_run')!.inputSchema.required).toEqual(['runId']);
   });

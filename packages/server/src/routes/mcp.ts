@@ -10,6 +10,7 @@
  *   the response is also pushed there.
  *
  * Responses are redacted by the dispatcher: the SSE push does not pass the HTTP body redactor.
+ * The same bridge over Streamable HTTP, the current transport: routes/mcp-streamable-http.ts.
  */
 import { streamSSE } from 'hono/streaming';
 import { authOf, type Handler, type Handlers } from './handler.ts';

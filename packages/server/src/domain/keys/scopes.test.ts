@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../errors.ts';
-import { grants, mayInvokeAgent, requireScope, validateScopes } from './scopes.ts';
+import { grants, mayInvokeAgent, requireOneOf, requireScope, validateScopes } from './scopes.ts';
 
 describe('scopes', () => {
   it.each([
@@ -51,6 +51,17 @@ describe('scopes', () => {
     const err = catchError(() => requireScope(['tenant:read'], 'usage:read'));
     expect(err).toMatchObject({ code: 'scope_required', status: 403 });
     expect(err.publicMessage).toContain('usage:read');
+  });
+
+  it('requireOneOf: any one alternative, an agent-bound scope only where the operation is agent-targeted, every missing one named', () => {
+    const getRun = [['orchestrator:invoke'], ['tenant:read']];
+    expect(() => requireOneOf(['tenant:read'], getRun)).not.toThrow();
+    expect(() => requireOneOf(['orchestrator:*'], getRun)).not.toThrow();
+    const agentBound = catchError(() => requireOneOf(['orchestrator:invoke:agent:sales'], getRun));
+    expect(agentBound.publicMessage).toBe("This credential lacks the scope 'orchestrator:invoke' or 'tenant:read'.");
+    expect(() => requireOneOf(['orchestrator:invoke:agent:sales'], [['orchestrator:invoke']], { agentTargeted: true })).not.toThrow();
+    const holder = catchError(() => requireOneOf(['mcp:tenant'], [['usage:read']], { holder: 'The API key that issued this MCP token' }));
+    expect(holder).toMatchObject({ code: 'scope_required', publicMessage: "The API key that issued this MCP token lacks the scope 'usage:read'." });
   });
 });
 

@@ -52,6 +52,26 @@ export function mayInvokeAgent(granted: readonly string[], slug: string): boolea
   return grants(granted, agentScope(slug));
 }
 
+/**
+ * Passes when `granted` covers every scope of at least one alternative (a route's `security` list for one
+ * scheme, or an MCP tool's, which are its operation's). With `agentTargeted` (`x-agent-targeted`), a scope
+ * bound to one agent (`orchestrator:invoke:agent:<slug>`) stands for `orchestrator:invoke`; the target agent is
+ * then checked with `mayInvokeAgent`.
+ * @throws scope_required naming the missing scopes, `holder` being what lacks them
+ */
+export function requireOneOf(
+  granted: readonly string[],
+  alternatives: readonly (readonly string[])[],
+  options: { agentTargeted?: boolean; holder?: string } = {},
+): void {
+  const covers = (needed: string) =>
+    grants(granted, needed) || (options.agentTargeted === true && needed === 'orchestrator:invoke' && granted.some((s) => AGENT_SCOPE.test(s)));
+  if (alternatives.some((scopes) => scopes.every(covers))) return;
+  const missing = alternatives.map((scopes) => scopes.filter((s) => !covers(s)).join(' and '));
+  const named = missing.map((s) => `'${s}'`).join(' or ');
+  throw fail('scope_required', `${options.holder ?? 'This credential'} lacks the scope ${named}.`);
+}
+
 /** @throws scope_required naming the scope when `granted` does not cover `needed` */
 export function requireScope(granted: readonly string[], needed: string): void {
   if (!grants(granted, needed)) throw fail('scope_required', `This API key lacks the scope '${needed}'.`);

@@ -7,14 +7,15 @@
  * unknown tool) -32602. A tool that fails (quota, kill switch, unknown agent, run not found) is not a
  * protocol error: it answers a tool result with `isError: true` and the service's neutral message.
  */
-import { fail, ServiceError } from '../../errors.ts';
-import { grants } from '../keys/scopes.ts';
+import { zMcpProtocolVersion } from '../../contract.ts';
+import { ServiceError } from '../../errors.ts';
+import { requireOneOf } from '../keys/scopes.ts';
 import type { Redactor } from '../../redact/index.ts';
 import { asRequest, idOf, JSON_RPC_ERRORS, rpcError, rpcResult, type JsonRpcId, type JsonRpcResponse } from './json-rpc.ts';
-import { TOOLS, toolDescriptions, type McpCaller, type McpDeps, type ToolResult } from './tools.ts';
+import { findTool, runTool, toolDescriptions, type McpCaller, type McpDeps, type ToolResult } from './tools.ts';
 
-/** Protocol revisions this bridge speaks; the first is answered when the client asks for another. */
-export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'] as const;
+/** Protocol revisions this bridge speaks (the contract's `McpProtocolVersion`); the first is answered when the client asks for another. */
+export const PROTOCOL_VERSIONS = zMcpProtocolVersion.options;
 /** A neutral name: never a provider's or a model's. */
 export const SERVER_INFO = { name: 'agent-invocation-service', version: '1.0.0' } as const;
 
@@ -64,7 +65,7 @@ async function answer(id: JsonRpcId, method: string, params: Record<string, unkn
 async function callTool(id: JsonRpcId, params: Record<string, unknown>, caller: McpCaller, deps: McpDispatcherDeps): Promise<JsonRpcResponse> {
   const { name } = params;
   if (typeof name !== 'string') return rpcError(id, JSON_RPC_ERRORS.invalidParams, 'Invalid params: `name` is required.');
-  const tool = TOOLS.find((t) => t.name === name);
+  const tool = findTool(name);
   if (!tool) return rpcError(id, JSON_RPC_ERRORS.invalidParams, `Unknown tool: ${name.slice(0, 100)}`);
   const parsed = tool.arguments.safeParse(params.arguments ?? {});
   if (!parsed.success) {
@@ -74,10 +75,9 @@ async function callTool(id: JsonRpcId, params: Record<string, unknown>, caller: 
     return rpcError(id, JSON_RPC_ERRORS.invalidParams, `Invalid arguments for ${tool.name}: \`${field}\` is invalid.`);
   }
   try {
-    if (!tool.scopes.some((scope) => holds(caller.keyScopes, scope))) {
-      throw fail('scope_required', `The API key that issued this MCP token lacks the scope '${tool.scopes[0]}'.`);
-    }
-    return rpcResult(id, { ...(await tool.run(parsed.data, caller, deps)) });
+    // The scopes of the tool's operation, as its route checks them for an API key.
+    requireOneOf(caller.keyScopes, tool.scopes, { agentTargeted: tool.agentTargeted, holder: 'The API key that issued this MCP token' });
+    return rpcResult(id, { ...(await runTool(tool, parsed.data, caller, deps)) });
   } catch (error) {
     return rpcResult(id, { ...toolFailure(error, deps) });
   }
@@ -90,10 +90,4 @@ function toolFailure(error: unknown, deps: McpDispatcherDeps): ToolResult {
   }
   deps.logError?.(error);
   return { content: [{ type: 'text', text: 'The tool failed; try again later.' }], isError: true };
-}
-
-/** `orchestrator:invoke:agent:*` stands for any agent-bound invocation scope. */
-function holds(keyScopes: readonly string[], scope: string): boolean {
-  if (scope === 'orchestrator:invoke:agent:*') return keyScopes.some((granted) => granted.startsWith('orchestrator:invoke:agent:'));
-  return grants(keyScopes, scope);
 }

@@ -1,20 +1,22 @@
 /**
- * @module The tools of the tenant MCP bridge. Each acts with the workspace of the MCP token:
+ * @module The tools of the tenant MCP bridge: what each does. Which tools exist, their names, descriptions,
+ * argument schemas and scopes are the contract's (the operations marked `x-mcp-tool`, generated into
+ * generated/mcp-tools.ts); here is one runner per tool, each acting with the workspace of the MCP token:
  *
- * - `list_agents`: the active agents, as `GET /v1/agents` answers them.
- * - `invoke_agent` `{ alias, agentSlug?, message }`: a run through the run service (`source: 'mcp'`);
- *   answers the redacted answer and the run id.
- * - `get_run` `{ runId }`: one run of the workspace (another workspace's run is not found).
- * - `get_usage`: the usage of the current period, as `GET /v1/usage` answers it.
+ * - `list_agents` (listAgents): the active agents, as `GET /v1/agents` answers them.
+ * - `invoke_agent` (createInference) `{ alias, agentSlug?, message }`: a run through the run service
+ *   (`source: 'mcp'`); answers the redacted answer and the run id.
+ * - `get_run` (getRunV1) `{ runId }`: one run of the workspace (another workspace's run is not found).
+ * - `get_usage` (getUsageV1): the usage of the current period, as `GET /v1/usage` answers it.
  *
- * Arguments are checked with zod; `inputSchema` (for `tools/list`) is derived from the same schema,
- * so the two cannot disagree. A tool acts within the scopes of the API key that issued the token, as
- * the matching HTTP route would (`mcp:tenant` opens the bridge, it grants nothing else).
+ * A tool acts within the scopes of the API key that issued the token, as its operation would
+ * (`mcp:tenant` opens the bridge, it grants nothing else): the dispatcher checks them before the runner.
+ * A tool of the contract without a runner here, or a runner without a tool, fails `tsc`.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
+import { mcpTools, type McpToolName } from '../../contract.ts';
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
-import { ALIASES } from '../../vocabulary/alias.ts';
 import { activeAgents } from '../agents/availability.ts';
 import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import { workspaceAgents } from '../agents/settings.ts';
@@ -42,47 +44,21 @@ export interface McpCaller {
   keyScopes: readonly string[];
 }
 
-interface Tool<A extends z.ZodType = z.ZodType> {
-  name: string;
-  description: string;
-  arguments: A;
-  /** The scopes of the matching HTTP route: any one of them lets the tool run. */
-  scopes: readonly string[];
-  run(args: z.infer<A>, caller: McpCaller, deps: McpDeps): Promise<ToolResult>;
-}
+/** One tool of the contract (generated/mcp-tools.ts). */
+export type McpTool = (typeof mcpTools)[number];
 
-const noArguments = z.object({}).strict();
+type ToolArguments<N extends McpToolName> = z.output<Extract<McpTool, { name: N }>['arguments']>;
 
-const listAgents: Tool<typeof noArguments> = {
-  name: 'list_agents',
-  description: 'List the active agents of the workspace, with the alias assigned to each.',
-  arguments: noArguments,
-  scopes: ['departments:read'],
-  async run(_args, { workspaceId }, { db }) {
+type Runner<N extends McpToolName> = (args: ToolArguments<N>, caller: McpCaller, deps: McpDeps) => Promise<ToolResult>;
+
+const RUNNERS: { [N in McpToolName]: Runner<N> } = {
+  async list_agents(_args, { workspaceId }, { db }) {
     const agents = activeAgents(await workspaceAgents(db, workspaceId));
     const data = agents.map((a) => ({ slug: a.slug, name: a.name, kind: a.kind, description: a.description, alias: a.defaultAlias }));
     return structured({ data });
   },
-};
 
-const invokeArguments = z
-  .object({
-    alias: z.enum(ALIASES).describe('Model alias: Prelude, Sonata, Symphony or Concerto.'),
-    agentSlug: z
-      .string()
-      .regex(/^[a-z][a-z0-9-]{0,63}$/)
-      .optional()
-      .describe('The agent to ask; the orchestrator (which routes to a department) when absent.'),
-    message: z.string().min(1).max(500_000).describe('The message to the agent.'),
-  })
-  .strict();
-
-const invokeAgent: Tool<typeof invokeArguments> = {
-  name: 'invoke_agent',
-  description: 'Send a message to an agent of the workspace and answer its reply and the run id.',
-  arguments: invokeArguments,
-  scopes: ['orchestrator:invoke', 'orchestrator:invoke:agent:*'],
-  async run(args, { workspaceId, keyScopes }, { runs, clock }) {
+  async invoke_agent(args, { workspaceId, keyScopes }, { runs, clock }) {
     const started = await runs.start({
       workspaceId,
       // The run service applies the agent rule: a key bound to one agent reaches that agent only.
@@ -107,45 +83,29 @@ const invokeAgent: Tool<typeof invokeArguments> = {
       isError: false,
     };
   },
-};
 
-const getRunArguments = z
-  .object({
-    runId: z
-      .string()
-      .regex(/^run_[A-Za-z0-9]{16,32}$/)
-      .describe('The run id, run_ followed by 16 to 32 base62 characters.'),
-  })
-  .strict();
-
-const getRun: Tool<typeof getRunArguments> = {
-  name: 'get_run',
-  description: 'Read one run of the workspace: status, agent, alias, answer and usage.',
-  arguments: getRunArguments,
-  scopes: ['orchestrator:invoke', 'orchestrator:invoke:agent:*', 'tenant:read'],
-  async run(args, { workspaceId }, { runs }) {
+  async get_run(args, { workspaceId }, { runs }) {
     return structured({ ...(await runs.getRun(workspaceId, args.runId)) });
   },
-};
 
-const getUsage: Tool<typeof noArguments> = {
-  name: 'get_usage',
-  description: 'Read the usage of the current period in STU, with the quota level.',
-  arguments: noArguments,
-  scopes: ['usage:read'],
-  async run(_args, { workspaceId }, { usage }) {
+  async get_usage(_args, { workspaceId }, { usage }) {
     return structured({ ...(await usage.current(workspaceId)) });
   },
 };
 
-export const TOOLS: readonly Tool[] = [listAgents, invokeAgent, getRun, getUsage];
+/** The tool of this name, or undefined. */
+export function findTool(name: string): McpTool | undefined {
+  return mcpTools.find((tool) => tool.name === name);
+}
 
-/** The `tools/list` entries: name, description and the JSON Schema of the arguments. */
-export function toolDescriptions(): { name: string; description: string; inputSchema: Record<string, unknown> }[] {
-  return TOOLS.map((tool) => {
-    const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(tool.arguments);
-    return { name: tool.name, description: tool.description, inputSchema };
-  });
+/** Runs a tool with arguments its own schema has parsed. */
+export function runTool(tool: McpTool, args: unknown, caller: McpCaller, deps: McpDeps): Promise<ToolResult> {
+  return (RUNNERS[tool.name] as Runner<McpToolName>)(args as never, caller, deps);
+}
+
+/** The `tools/list` entries: name, description and the JSON Schema of the arguments, as the contract gives them. */
+export function toolDescriptions(): { name: string; description: string; inputSchema: McpTool['inputSchema'] }[] {
+  return mcpTools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
 }
 
 function structured(data: Record<string, unknown>): ToolResult {

@@ -18,7 +18,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { fail } from '../../errors.ts';
-import { grants, type KeyService } from '../../domain/keys/index.ts';
+import { requireOneOf, type KeyService } from '../../domain/keys/index.ts';
 import type { McpTokenService } from '../../domain/mcp-tokens/index.ts';
 import type { OperatorService } from '../../domain/operators/index.ts';
 import { requireGoodStanding } from '../../domain/standing/index.ts';
@@ -68,7 +68,6 @@ interface AuthenticateOptions {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const AGENT_SCOPE_PREFIX = 'orchestrator:invoke:agent:';
 
 export function authenticate(services: AuthServices, options: AuthenticateOptions): MiddlewareHandler<{ Variables: AuthVariables }> {
   const { security } = options;
@@ -89,14 +88,14 @@ export function authenticate(services: AuthServices, options: AuthenticateOption
           ipRpmLimit: key.standing.ipRpmLimit,
         });
         requireGoodStanding(key.standing);
-        requireOneOf(key.scopes, alternatives, options.agentTargeted ?? false);
+        requireOneOf(key.scopes, alternatives, { agentTargeted: options.agentTargeted ?? false });
         break;
       }
       case 'mcpToken': {
         const { standing, ...token } = await services.mcpTokens.verify(c.req.header('authorization'));
         c.set('auth', { scheme, ...token, rpmLimit: standing.rpmLimit, ipRpmLimit: standing.ipRpmLimit });
         requireGoodStanding(standing);
-        requireOneOf(token.scopes, alternatives, false);
+        requireOneOf(token.scopes, alternatives);
         break;
       }
       case 'adminSession': {
@@ -143,14 +142,4 @@ function pickScheme(c: Context, schemes: SecurityScheme[]): SecurityScheme {
   if (schemes.includes('apiKey') && /^Bearer\s/i.test(bearer)) return 'apiKey';
   if (schemes.includes('adminSession') && getCookie(c, SESSION_COOKIE)) return 'adminSession';
   return schemes[0]!;
-}
-
-/** Passes when the granted scopes cover every scope of at least one alternative. */
-function requireOneOf(granted: readonly string[], alternatives: string[][], agentTargeted: boolean): void {
-  const covers = (needed: string) =>
-    grants(granted, needed) || (agentTargeted && needed === 'orchestrator:invoke' && granted.some((s) => s.startsWith(AGENT_SCOPE_PREFIX)));
-  if (alternatives.some((scopes) => scopes.every(covers))) return;
-  const missing = alternatives.map((scopes) => scopes.filter((s) => !covers(s)).join(' and '));
-  const named = missing.map((s) => `'${s}'`).join(' or ');
-  throw fail('scope_required', `This credential lacks the scope ${named}.`);
 }

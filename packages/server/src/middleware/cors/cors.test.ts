@@ -63,7 +63,7 @@ describe('CORS with CORS_ORIGINS', () => {
       'access-control-allow-origin': PANEL,
       'access-control-allow-credentials': 'true',
       'access-control-allow-methods': 'GET, HEAD',
-      'access-control-allow-headers': 'Authorization, Content-Type, Idempotency-Key, X-CSRF-Token, X-Request-Id',
+      'access-control-allow-headers': 'Authorization, Content-Type, Idempotency-Key, X-CSRF-Token, X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version',
       'access-control-max-age': '600',
     });
     // Not counted against the per-IP limit: no rate-limit headers on a preflight.
@@ -83,7 +83,7 @@ describe('CORS with CORS_ORIGINS', () => {
     expect(ok.headers.get('access-control-allow-origin')).toBe(PANEL);
     expect(ok.headers.get('access-control-allow-credentials')).toBe('true');
     expect(ok.headers.get('access-control-expose-headers')).toBe(
-      'X-Request-Id, Retry-After, Retry-After-Ms, X-Should-Retry, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset',
+      'X-Request-Id, Retry-After, Retry-After-Ms, X-Should-Retry, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Mcp-Session-Id',
     );
     expect(ok.headers.get('vary')).toContain('Origin');
     const refused = await t.app.request('/v1/agents', { headers: { origin: PANEL } });

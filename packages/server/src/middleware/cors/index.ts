@@ -16,9 +16,19 @@ import type { MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 
 /** Request headers the contract's operations read (names are case-insensitive). */
-const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-CSRF-Token', 'X-Request-Id'];
+const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-CSRF-Token', 'X-Request-Id', 'Mcp-Session-Id', 'MCP-Protocol-Version'];
 /** Response headers a browser client may read. */
-const EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'Retry-After-Ms', 'X-Should-Retry', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'Retry-After',
+  'Retry-After-Ms',
+  'X-Should-Retry',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  // The MCP bridge's Streamable HTTP session, answered to initialize.
+  'Mcp-Session-Id',
+];
 const MAX_AGE_SECONDS = 600;
 
 interface CorsOptions {
