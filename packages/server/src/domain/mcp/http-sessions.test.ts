@@ -33,6 +33,17 @@ describe('Streamable HTTP sessions', () => {
     expect(sessions.count()).toBe(4);
   });
 
+  it("past the instance cap, a workspace whose only session is the one closed keeps the new one", () => {
+    const sessions = createMcpHttpSessions(fixedClock(), { total: 2 });
+    sessions.open('wksp_A');
+    sessions.open('wksp_B');
+    // A's only session is the least recently used of all: opening A's next one closes it.
+    const next = sessions.open('wksp_A');
+    expect(sessions.count('wksp_A')).toBe(1);
+    expect(sessions.use(next.id, 'wksp_A')).toBe(next);
+    expect(sessions.end(next.id, 'wksp_A')).toBe(true);
+  });
+
   it('past the instance cap the least recently used of all closes', () => {
     const sessions = createMcpHttpSessions(fixedClock(), { total: 2 });
     const a = sessions.open('wksp_A');

@@ -79,9 +79,10 @@ export function createMcpHttpSessions(clock: Clock, limits: Partial<McpHttpSessi
       const at = now();
       closeIdle(at);
       const own = byWorkspace.get(workspaceId) ?? new Map<string, McpHttpSession>();
-      byWorkspace.set(workspaceId, own);
       while (own.size >= perWorkspace) remove(own.values().next().value!);
       while (all.size >= total) remove(all.values().next().value!);
+      // Set after the closes: closing the workspace's last session removes its map.
+      byWorkspace.set(workspaceId, own);
       const session: McpHttpSession = { id: `mcs_${randomBase62(32)}`, workspaceId, lastUsedAt: at };
       all.set(session.id, session);
       own.set(session.id, session);
