@@ -39,7 +39,7 @@ const HELP = `Usage: npm start [-- <serve flags>]   (or: node scripts/bootstrap.
        npm test  [-- <vitest args>]    (or: node scripts/bootstrap.mjs test [args])
 
 With only the system's Node (18 or later) and npm: installs Node ${NODE_MAJOR} LTS and pnpm ${PNPM_MAJOR} into
-~/.cache/service-node24 when they are not there (from the npm registry, about 60 MB once), runs \`pnpm install\`, then
+~/.cache/service-node24 when they are not there (from the npm registry, once), runs \`pnpm install\`, then
   start   builds the server if its sources changed and serves it (\`pnpm run ${REAL_SCRIPTS.start}\`)
   test    every check and test suite (\`pnpm run ${REAL_SCRIPTS.test}\`)
 Run by pnpm on Node 22.12+ (\`pnpm start\`, \`pnpm test\`) it only runs the real script.
@@ -173,7 +173,7 @@ async function cachedTools() {
   const node = join(bin, 'node');
   const nodeVersion = () => (existsSync(node) ? (spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout ?? '') : '');
   if (majorOf(nodeVersion()) !== NODE_MAJOR) {
-    say(`installing Node ${NODE_MAJOR} LTS into ${tilde(CACHE)} (npm package ${pkg}@${NODE_MAJOR}, a download of about 30 MB)`);
+    say(`installing Node ${NODE_MAJOR} LTS into ${tilde(CACHE)} (npm package ${pkg}@${NODE_MAJOR})`);
     const ms = await runNpm(
       ['install', '--prefix', CACHE, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `${pkg}@${NODE_MAJOR}`],
       `Node ${NODE_MAJOR}`,
