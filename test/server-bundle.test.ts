@@ -1,14 +1,16 @@
 /**
  * The deployable server bundle (scripts/build-server-bundle.ts) as an operator uses it: built (from the test run's
  * fresh server build), copied out of the repository into an empty temporary folder keeping its symbolic links, and
- * started there with `node service.mjs serve` on the embedded store, with no environment but PATH and HOME. Its first
- * start's credentials then call the API; SIGTERM stops it cleanly. The Dockerfile runs the same folder the same way.
+ * started there with `node service.mjs serve` on the embedded store (the test run's migrated template, as other suites),
+ * with no environment but PATH and HOME. Its first start's credentials then call the API; SIGTERM stops it cleanly. The
+ * Dockerfile runs the same folder the same way.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { CLI_BUILD_ENV } from '@service/testing/cli-processes';
+import { seedDataDir } from '@service/testing/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServerBundle } from '../scripts/build-server-bundle.ts';
 
@@ -36,6 +38,10 @@ beforeAll(async () => {
   copy = mkdtempSync(join(tmpdir(), 'server-bundle-'));
   // As `cp -a` copies it: links stay links, relative as written.
   cpSync(BUNDLE, copy, { recursive: true, verbatimSymlinks: true });
+  // The test run's migrated, empty store (as every suite that spawns the server starts from), in the bundle's default
+  // data directory: `serve` still reads the bundle's migrations against it, and its first start still makes the first
+  // workspace, without the CPU of migrating from nothing while the other suites run.
+  seedDataDir(join(copy, 'data'));
   child = spawn(process.execPath, ['service.mjs', 'serve', '--port', '0'], { cwd: copy, env: { PATH: dirname(process.execPath), HOME: copy } });
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
