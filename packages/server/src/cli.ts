@@ -283,7 +283,14 @@ export function describeFailure(err: unknown): { code: number; message: string }
   return { code: 1, message: `Unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}` };
 }
 
-const invokedDirectly = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
-if (invokedDirectly) {
+/**
+ * The `service` process: this command line with the process's arguments, environment and streams, then its exit
+ * code. Run when this module is the one `node` started, and by the server bundle's `service.mjs`
+ * (`scripts/build-server-bundle.ts`).
+ */
+export function main(): void {
   runCommandLine(process.argv.slice(2), process.env, process).then((code) => process.exit(code));
 }
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (invokedDirectly) main();

@@ -22,9 +22,12 @@ const PANEL_DIST = panelDist();
 
 /**
  * `packages/panel/dist/`, seen from this module in the sources (`packages/server/src/routes/`) or
- * bundled into the compiled build (`packages/server/dist/cli.js`), which sit at different depths.
+ * bundled into the compiled build (`packages/server/dist/cli.js`), which sit at different depths; in the
+ * self-contained server bundle (`server/cli.js`, see scripts/build-server-bundle.ts), its `panel/` folder.
  */
 function panelDist(): string {
+  const bundled = fileURLToPath(new URL('../panel/', import.meta.url));
+  if (existsSync(join(bundled, 'index.html'))) return bundled;
   for (const up of ['../../../panel/', '../../panel/']) {
     const dir = fileURLToPath(new URL(up, import.meta.url));
     if (existsSync(join(dir, 'package.json'))) return join(dir, 'dist') + sep;
