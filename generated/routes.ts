@@ -2003,7 +2003,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zGetSsoSettingsHeaders },
     responses: {
-      '200': { contentType: 'application/json', schema: zSsoSettings },
+      '200': { contentType: 'application/json', schema: zSsoSettings, customerData: ['allowedDomains.*', 'clientId', 'issuer'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '403': { contentType: 'application/json', schema: zRoleForbiddenError },
@@ -2021,7 +2021,7 @@ export const routes: readonly RouteSpec[] = [
     policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
     request: { headers: zUpdateSsoSettingsHeaders, body: { contentType: 'application/json', schema: zUpdateSsoSettingsBody, required: true, maxBytes: 65536 } },
     responses: {
-      '200': { contentType: 'application/json', schema: zSsoSettings },
+      '200': { contentType: 'application/json', schema: zSsoSettings, customerData: ['allowedDomains.*', 'clientId', 'issuer'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
       '402': { contentType: 'application/json', schema: zPaymentRequiredError },

@@ -1,7 +1,8 @@
 /**
  * @module The OpenID Connect relying party (openid-client): discovery of the workspace's identity provider, the
  * authorization URL (code flow, PKCE S256, state and nonce), and the code's exchange with the ID token's checks
- * (signature, issuer, audience, expiry, nonce). Every request to the identity provider goes through the pinned fetch of
+ * (signature, issuer, audience, expiry, nonce); the email is the ID token's, or the UserInfo endpoint's for the same
+ * subject when the provider keeps it out of the ID token. Every request to the identity provider goes through the pinned fetch of
  * integrations (domain/integrations/pinned-fetch.ts): HTTPS only, the webhook destinations' address rules at every
  * request with the address pinned for the connection (WEBHOOK_ALLOW_HOSTS admits a loopback provider in tests), no
  * redirect followed, a bounded answer.
@@ -91,7 +92,16 @@ export async function exchangeCode(
   }
   const claims = tokens.claims();
   if (!claims) throw fail('not_authenticated', 'The identity provider answered no ID token.');
-  return { email: typeof claims.email === 'string' ? claims.email : undefined, emailVerified: claims.email_verified === true };
+  if (typeof claims.email === 'string') return { email: claims.email, emailVerified: claims.email_verified === true };
+  // A provider that keeps the scope's claims out of the ID token answers them at its UserInfo endpoint, for the
+  // same subject (openid-client checks it).
+  let info: Awaited<ReturnType<typeof client.fetchUserInfo>>;
+  try {
+    info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+  } catch (error) {
+    throw refusal(error);
+  }
+  return { email: typeof info.email === 'string' ? info.email : undefined, emailVerified: info.email_verified === true };
 }
 
 /** What went wrong at the identity provider, in words safe to show (its error code, never its description). */
@@ -103,12 +113,20 @@ function refusal(error: unknown): Error {
     return fail('not_authenticated', `The identity provider refused the sign-in's code (${safeCode(error.error)}); start again.`);
   }
   const code = (error as { code?: unknown }).code;
-  const claim = ((error as { cause?: { claim?: unknown } }).cause ?? {}).claim;
-  if (code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' && claim === 'nonce') {
+  if (code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' && claimOf(error) === 'nonce') {
     return fail('not_authenticated', "The identity provider's ID token belongs to another sign-in (its nonce differs); start again.");
   }
   if (typeof code === 'string' && code.startsWith('OAUTH_')) return fail('not_authenticated', "The identity provider's answer did not check out; start again.");
   return fail('service_unavailable', "The workspace's identity provider cannot be reached; try again later.", {}, retryHints(5_000, true));
+}
+
+/** The ID token claim a comparison failed on, from the error's chain of causes (openid-client wraps oauth4webapi's). */
+function claimOf(error: unknown): unknown {
+  for (let at: unknown = error, depth = 0; at && typeof at === 'object' && depth < 4; at = (at as { cause?: unknown }).cause, depth++) {
+    const claim = (at as { claim?: unknown }).claim;
+    if (claim !== undefined) return claim;
+  }
+  return undefined;
 }
 
 /** An OAuth error code as the provider sent it, if it has the standard's shape. */
