@@ -40,9 +40,11 @@ describe.skipIf(!chromiumAvailable)('single sign-on in the browser', { timeout: 
 
   /** A browser of its own (no cookie of the owner's) that accepts the provider's self-signed certificate. */
   async function newBrowser(): Promise<Page> {
+    // bypassCSP only so that axe-core can be injected, as the harness's own pages do.
     const context = await h.browser.newContext({
       viewport: WIDE,
       ignoreHTTPSErrors: true,
+      bypassCSP: true,
       baseURL: h.url,
       extraHTTPHeaders: { 'x-forwarded-for': clientAddress() },
     });
