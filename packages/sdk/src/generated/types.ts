@@ -3055,7 +3055,7 @@ export interface components {
          * SsoStart
          * @description Where to send the browser next, the identity provider's authorization endpoint with this sign-in's `state`, `nonce` and PKCE challenge.
          * @example {
-         *       "authorizationUrl": "https://login.northwind.example/authorize?client_id=agent-service&response_type=code&scope=openid+email&state=Yq3…&nonce=Lk8…&code_challenge=Ep0…&code_challenge_method=S256&redirect_uri=https%3A%2F%2Fservice.example.com%2Fpanel%2Fsso%2Fcallback"
+         *       "authorizationUrl": "https://login.northwind.example/authorize?client_id=agent-service&response_type=code&scope=openid+email&state=Yq3vWb9Lm2Xr7Tn4&nonce=Lk8qT2vNb7Xw4Rm1&code_challenge=Ep0Hk3vQ9sLw2Xr7Tn4Bm8Yp1ZcQe5Wd6&code_challenge_method=S256&redirect_uri=https%3A%2F%2Fservice.example.com%2Fpanel%2Fsso%2Fcallback"
          *     }
          */
         SsoStart: {
