@@ -5706,7 +5706,7 @@ export interface components {
         "Set-Cookie": string;
         /**
          * @description The sign-in's own cookie `service_sso` (HttpOnly; Secure; SameSite=Strict; Path=/auth/sso; Max-Age=600): the sealed `state`, `nonce` and PKCE verifier of this sign-in, read back by `POST /auth/sso/callback` and cleared there.
-         * @example service_sso=djEuYWJj…; HttpOnly; Secure; SameSite=Strict; Path=/auth/sso; Max-Age=600
+         * @example service_sso=v1.Qm9yZWFsaXMtc3NvLWZsb3c; HttpOnly; Secure; SameSite=Strict; Path=/auth/sso; Max-Age=600
          */
         "Set-Cookie-Sso": string;
     };
