@@ -337,6 +337,19 @@ export interface Tables {
     created_at: Date;
     expires_at: Date;
     workspace_id: string;
+    sso_workspace_id: string | null;
+  };
+  sso_settings: {
+    workspace_id: string;
+    issuer: string;
+    client_id: string;
+    client_secret_encrypted: string;
+    allowed_domains: string[];
+    jit_membership: boolean;
+    default_role: 'member' | 'admin';
+    sso_required: boolean;
+    created_at: Date;
+    updated_at: Date;
   };
   tool_calls: {
     id: string;

@@ -69,6 +69,8 @@ import {
   zDraftList,
   zEndMcpSessionHeaders,
   zExpiredError,
+  zFinishSsoSignInBody,
+  zFinishSsoSignInHeaders,
   zGetAgentConfigurationHeaders,
   zGetAgentConfigurationPath,
   zGetCurrentUsageHeaders,
@@ -89,6 +91,7 @@ import {
   zGetRunV1Headers,
   zGetRunV1Path,
   zGetSessionHeaders,
+  zGetSsoSettingsHeaders,
   zGetUsageV1Headers,
   zGetWorkspaceHeaders,
   zGetWorkspacePath,
@@ -186,6 +189,7 @@ import {
   zRemoveIntegrationPath,
   zRemoveMemberHeaders,
   zRemoveMemberPath,
+  zRemoveSsoSettingsHeaders,
   zReplayWebhookDestinationHeaders,
   zReplayWebhookDestinationPath,
   zResendInvitationHeaders,
@@ -252,6 +256,10 @@ import {
   zSetManualKillSwitchBody,
   zSetManualKillSwitchHeaders,
   zSignatureInvalidError,
+  zSsoSettings,
+  zSsoStart,
+  zStartSsoSignInBody,
+  zStartSsoSignInHeaders,
   zStreamEnd,
   zStreamError,
   zStreamFragment,
@@ -266,6 +274,8 @@ import {
   zUpdateMemberBody,
   zUpdateMemberHeaders,
   zUpdateMemberPath,
+  zUpdateSsoSettingsBody,
+  zUpdateSsoSettingsHeaders,
   zUpdateWorkspaceBody,
   zUpdateWorkspaceHeaders,
   zUpdateWorkspacePath,
@@ -348,6 +358,8 @@ export type OperationId =
   | 'login'
   | 'logout'
   | 'getSession'
+  | 'startSsoSignIn'
+  | 'finishSsoSignIn'
   | 'listInboundWebhooks'
   | 'createInboundWebhook'
   | 'revokeInboundWebhook'
@@ -394,6 +406,9 @@ export type OperationId =
   | 'resetMember'
   | 'previewAccountReset'
   | 'redeemAccountReset'
+  | 'getSsoSettings'
+  | 'updateSsoSettings'
+  | 'removeSsoSettings'
   | 'listAuditEvents'
   | 'listWorkspaces'
   | 'createWorkspace'
@@ -498,6 +513,14 @@ export interface Operations {
   };
   getSession: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetSessionHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zAdminSession> } };
+  };
+  startSsoSignIn: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zStartSsoSignInHeaders>; body: z.output<typeof zStartSsoSignInBody> };
+    success: { 200: { json: z.input<typeof zSsoStart> } };
+  };
+  finishSsoSignIn: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zFinishSsoSignInHeaders>; body: z.output<typeof zFinishSsoSignInBody> };
     success: { 200: { json: z.input<typeof zAdminSession> } };
   };
   listInboundWebhooks: {
@@ -683,6 +706,18 @@ export interface Operations {
   redeemAccountReset: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zRedeemAccountResetHeaders>; body: z.output<typeof zRedeemAccountResetBody> };
     success: { 200: { json: z.input<typeof zAccountResetRedeemed> }; 202: { json: z.input<typeof zTwoStepSetup> } };
+  };
+  getSsoSettings: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zGetSsoSettingsHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zSsoSettings> } };
+  };
+  updateSsoSettings: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zUpdateSsoSettingsHeaders>; body: z.output<typeof zUpdateSsoSettingsBody> };
+    success: { 200: { json: z.input<typeof zSsoSettings> } };
+  };
+  removeSsoSettings: {
+    input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zRemoveSsoSettingsHeaders>; body: undefined };
+    success: { 204: { empty: true } };
   };
   listAuditEvents: {
     input: { params: Record<string, never>; query: z.output<typeof zListAuditEventsQuery>; headers: z.output<typeof zListAuditEventsHeaders>; body: undefined };
@@ -1126,6 +1161,42 @@ export const routes: readonly RouteSpec[] = [
       '200': { contentType: 'application/json', schema: zAdminSession, customerData: ['user.email', 'workspaces.*.name'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/auth/sso/start',
+    operationId: 'startSsoSignIn',
+    security: [],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { headers: zStartSsoSignInHeaders, body: { contentType: 'application/json', schema: zStartSsoSignInBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zSsoStart },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/auth/sso/callback',
+    operationId: 'finishSsoSignIn',
+    security: [],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { headers: zFinishSsoSignInHeaders, body: { contentType: 'application/json', schema: zFinishSsoSignInBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zAdminSession, customerData: ['user.email', 'workspaces.*.name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: zTenantForbiddenError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },
@@ -1972,6 +2043,62 @@ export const routes: readonly RouteSpec[] = [
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '410': { contentType: 'application/json', schema: zExpiredError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/workspace/sso',
+    operationId: 'getSsoSettings',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { headers: zGetSsoSettingsHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zSsoSettings, customerData: ['allowedDomains.*', 'clientId', 'issuer'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '403': { contentType: 'application/json', schema: zRoleForbiddenError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'put',
+    path: '/workspace/sso',
+    operationId: 'updateSsoSettings',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { headers: zUpdateSsoSettingsHeaders, body: { contentType: 'application/json', schema: zUpdateSsoSettingsBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zSsoSettings, customerData: ['allowedDomains.*', 'clientId', 'issuer'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/workspace/sso',
+    operationId: 'removeSsoSettings',
+    security: [{ scheme: 'adminSession', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'admin' },
+    request: { headers: zRemoveSsoSettingsHeaders },
+    responses: {
+      '204': {  },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zSessionAuthError },
+      '402': { contentType: 'application/json', schema: zPaymentRequiredError },
+      '403': { contentType: 'application/json', schema: z.union([zRoleForbiddenError, zTenantForbiddenError]) },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },

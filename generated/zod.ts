@@ -1165,6 +1165,45 @@ export const zTooManyAttemptsError = zError.and(z.object({
 }));
 
 /**
+ * EmailAddress
+ *
+ * A plain `local@domain.tld` email address, compared without regard to case.
+ */
+export const zEmailAddress = z.string().min(6).max(254).regex(/^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/);
+
+/**
+ * SsoStartRequest
+ *
+ * Who signs in: their email address, whose domain names the workspace. When several workspaces sign in addresses of that domain, `workspaceId` names one.
+ */
+export const zSsoStartRequest = z.strictObject({
+    email: zEmailAddress,
+    workspaceId: zWorkspaceId.optional()
+});
+
+/**
+ * SsoStart
+ *
+ * Where to send the browser next, the identity provider's authorization endpoint with this sign-in's `state`, `nonce` and PKCE challenge.
+ */
+export const zSsoStart = z.strictObject({
+    authorizationUrl: z.url()
+});
+
+/**
+ * SsoCallbackRequest
+ *
+ * The query parameters the identity provider sent the browser back with, as they were.
+ */
+export const zSsoCallbackRequest = z.strictObject({
+    state: z.string().min(1).max(512),
+    code: z.string().min(1).max(4096).optional(),
+    iss: z.string().max(2048).optional(),
+    error: z.string().min(1).max(256).optional(),
+    errorDescription: z.string().max(1024).optional()
+});
+
+/**
  * InboundWebhook
  *
  * An inbound webhook of the workspace. Its signing secret is never shown again after creation.
@@ -1792,13 +1831,6 @@ export const zSessionWorkspaces = z.strictObject({
 });
 
 /**
- * EmailAddress
- *
- * A plain `local@domain.tld` email address, compared without regard to case.
- */
-export const zEmailAddress = z.string().min(6).max(254).regex(/^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/);
-
-/**
  * Member
  *
  * A user who belongs to the workspace, with their role in it.
@@ -2074,6 +2106,45 @@ export const zAccountResetRedeemed = z.strictObject({
 });
 
 /**
+ * SsoMemberRole
+ *
+ * The role a person gets when single sign-on makes them a member (`member` or `admin`; never `owner`).
+ */
+export const zSsoMemberRole = z.enum(['member', 'admin']);
+
+/**
+ * SsoSettings
+ *
+ * The workspace's single sign-on with its identity provider (OpenID Connect, authorization code with PKCE). The client secret is sealed at rest and never shown again: `clientSecretSet` only says that one is stored.
+ */
+export const zSsoSettings = z.strictObject({
+    issuer: z.url(),
+    clientId: z.string(),
+    clientSecretSet: z.boolean(),
+    allowedDomains: z.array(z.string()),
+    jitMembership: z.boolean(),
+    defaultRole: zSsoMemberRole,
+    ssoRequired: z.boolean(),
+    redirectPath: z.string(),
+    updatedAt: z.iso.datetime({ offset: true })
+});
+
+/**
+ * SsoSettingsUpdate
+ *
+ * Sets the workspace's single sign-on. The issuer must be `https://`; private, loopback, link-local and metadata addresses are refused (also after DNS resolution, again at every request to it) unless the server's allow-list names them, as for webhook destinations. `clientSecret` is required the first time; when it is absent later the stored one is kept.
+ */
+export const zSsoSettingsUpdate = z.strictObject({
+    issuer: z.url().max(2048).regex(/^https:\/\//),
+    clientId: z.string().min(1).max(255).regex(/^[\x21-\x7E]+$/),
+    clientSecret: z.string().min(1).max(1024).regex(/^[\x20-\x7E]+$/).optional(),
+    allowedDomains: z.array(z.string().min(3).max(253).regex(/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/)).min(1).max(50),
+    jitMembership: z.boolean().optional().default(false),
+    defaultRole: zSsoMemberRole.optional().default('member'),
+    ssoRequired: z.boolean().optional().default(false)
+});
+
+/**
  * AuditAction
  *
  * What was changed, as `<thing>.<change>`. Keys: `key.created`, `key.rotated`, `key.revoked`; `mcp_token.created`
@@ -2087,7 +2158,9 @@ export const zAccountResetRedeemed = z.strictObject({
  * `kill_switch.released` (the manual switch). Members: `member.invited`, `invitation.resent`, `invitation.revoked`,
  * `invitation.accepted`, `member.role_changed`, `member.removed`, `member.reset` (a password or two-step reset link
  * made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
- * `session.sign_in_failed`, `session.signed_out`. The operator: `workspace.created`, `workspace.updated`.
+ * `session.sign_in_failed`, `session.signed_out` (`session.signed_in` has `method: sso` in its details
+ * after a single sign-on). Single sign-on: `sso.configured`, `sso.updated`, `sso.removed`, `member.joined_by_sso` (a
+ * person made a member at their first single sign-on). The operator: `workspace.created`, `workspace.updated`.
  *
  */
 export const zAuditAction = z.enum([
@@ -2128,6 +2201,10 @@ export const zAuditAction = z.enum([
     'session.signed_in',
     'session.sign_in_failed',
     'session.signed_out',
+    'sso.configured',
+    'sso.updated',
+    'sso.removed',
+    'member.joined_by_sso',
     'workspace.created',
     'workspace.updated'
 ]);
@@ -3240,6 +3317,28 @@ export const zGetSessionHeaders = z.object({
  */
 export const zGetSessionResponse = zAdminSession;
 
+export const zStartSsoSignInBody = zSsoStartRequest;
+
+export const zStartSsoSignInHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * Open `authorizationUrl` in the browser. The answer is not cached (`Cache-Control: no-store`).
+ */
+export const zStartSsoSignInResponse = zSsoStart;
+
+export const zFinishSsoSignInBody = zSsoCallbackRequest;
+
+export const zFinishSsoSignInHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The session, as `POST /auth/login` answers it; the cookie is in `Set-Cookie` (and `service_sso` is cleared). Not cached (`Cache-Control: no-store`).
+ */
+export const zFinishSsoSignInResponse = zAdminSession;
+
 export const zListInboundWebhooksHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
 });
@@ -3846,6 +3945,37 @@ export const zRedeemAccountResetResponse = z.union([
     zAccountResetRedeemed,
     zTwoStepSetup
 ]);
+
+export const zRemoveSsoSettingsHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * Removed.
+ */
+export const zRemoveSsoSettingsResponse = z.void();
+
+export const zGetSsoSettingsHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The settings.
+ */
+export const zGetSsoSettingsResponse = zSsoSettings;
+
+export const zUpdateSsoSettingsBody = zSsoSettingsUpdate;
+
+export const zUpdateSsoSettingsHeaders = z.object({
+    'x-csrf-token': z.string().min(16).max(128).regex(/^[A-Za-z0-9_-]+$/),
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+/**
+ * The settings now.
+ */
+export const zUpdateSsoSettingsResponse = zSsoSettings;
 
 export const zListAuditEventsHeaders = z.object({
     'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()

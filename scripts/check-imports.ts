@@ -48,6 +48,7 @@ export const FLOORS: readonly (readonly string[])[] = [
     'domain/mcp-tokens',
     'domain/operators',
     'domain/sessions',
+    'domain/sso',
     'domain/workspaces',
     'domain/destinations',
     'domain/webhooks',

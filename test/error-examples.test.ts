@@ -26,6 +26,8 @@ import type { RouteSpec } from '../packages/server/src/routes/route-spec.ts';
 import type { OpenDb } from '../packages/server/src/store/db.ts';
 import { openStore } from '../packages/server/src/store/open.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
+import { createSelfSignedCertificate } from '@service/testing/https-receiver';
+import { startTestIdentityProvider, type TestIdentityProvider } from '@service/testing/oidc-provider';
 import { completeTwoStep } from '@service/testing/two-step';
 import { compileResponseValidator, type Bundle } from './support/bundle.ts';
 
@@ -137,6 +139,8 @@ let mcpToken: string;
 let inboundSecrets: Record<string, string>;
 /** A second workspace whose standing the 402 and tenant_forbidden cases change: its key, MCP token and inbound webhook. */
 let other: TestApp;
+/** The identity provider of `t`'s single sign-on cases, on loopback. */
+let idp: TestIdentityProvider;
 let otherMcpToken: string;
 const OPERATOR_TOKEN = 'the-operator-token-of-this-test-deployment';
 
@@ -149,7 +153,13 @@ function nextAddress(): string {
 
 beforeAll(async () => {
   faults = faultable((store = await openStore()));
-  t = await createTestApp({ db: faults.db, deps: { config: { trustProxy: 1 }, operatorToken: OPERATOR_TOKEN } });
+  const certificate = createSelfSignedCertificate();
+  idp = await startTestIdentityProvider({ certificate, redirectUris: ['http://localhost/panel/sso/callback'] });
+  // Its single sign-on reaches the loopback provider (allowed and trusted as the tests' receivers are).
+  t = await createTestApp({
+    db: faults.db,
+    deps: { config: { trustProxy: 1 }, operatorToken: OPERATOR_TOKEN, webhooks: { allowList: ['127.0.0.1'] }, sso: { ca: certificate.cert } },
+  });
   other = await createTestApp({ db: faults.db, deps: { config: { trustProxy: 1 } } });
   beta = await createTestApp({ db: faults.db, deps: { config: { trustProxy: 1, privateBeta: true } } });
   admin = { ...(await t.login()), at: t.clock.now().getTime() };
@@ -204,6 +214,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await idp?.close();
   await other?.close();
   await beta?.close();
   await t?.close();
@@ -329,6 +340,9 @@ const VALID_BODIES: Record<string, unknown> = {
   updateAgentConfiguration: { instructions: null, stepLimit: 8, tools: null, approvals: {} },
   setManualKillSwitch: { engaged: false },
   sendWebhookDestinationTestEvent: { type: 'run.completed' },
+  updateSsoSettings: { issuer: 'https://login.northwind.example', clientId: 'agent-service', clientSecret: 'a secret', allowedDomains: ['northwind.example'] },
+  startSsoSignIn: { email: 'dana@nobody-signs-in.example' },
+  finishSsoSignIn: { state: 'a-state-of-no-sign-in', code: 'a-code' },
 };
 
 /** A body the validator refuses, naming a field. */
@@ -351,6 +365,9 @@ const INVALID_BODIES: Record<string, unknown> = {
   sendWebhookDestinationTestEvent: { type: 'run.exploded' },
   createUserReset: { email: 'not an email', reset: 'password' },
   selectWorkspace: { workspaceId: 'nope' },
+  updateSsoSettings: { issuer: 'http://login.northwind.example', clientId: 'agent-service', allowedDomains: ['northwind.example'] },
+  startSsoSignIn: { email: 'not an email' },
+  finishSsoSignIn: { state: '' },
 };
 
 type Scheme = 'apiKey' | 'adminSession' | 'mcpToken' | 'inboundSignature' | 'operatorToken' | 'none';
@@ -463,6 +480,56 @@ async function linkUsedIn(route: RouteSpec, standing: { status: string; payment:
     return await send(call);
   } finally {
     await t.db.query(`UPDATE workspaces SET status = 'active', payment = 'completed' WHERE id = $1`, [t.workspaceId]);
+  }
+}
+
+let ssoPeople = 0;
+
+/**
+ * A single sign-on of a new person of `t`'s workspace (which makes members at sign-in) started and returned by the
+ * provider; `finish` sends the callback with its flow cookie, while the workspace has `standing` and inside `around`
+ * (a store fault). The settings are removed afterwards.
+ */
+async function ssoFinish(
+  standing: { status: string; payment: string },
+  around: (send: () => Promise<Response>) => Promise<Response> = (f) => f(),
+): Promise<Response> {
+  ssoPeople += 1;
+  const email = `jit-${ssoPeople}@sso.example`;
+  idp.user = { email, emailVerified: true };
+  const set = await adminRequest('PUT', '/workspace/sso', {
+    issuer: idp.issuer,
+    clientId: idp.clientId,
+    clientSecret: idp.clientSecret,
+    allowedDomains: ['sso.example'],
+    jitMembership: true,
+  });
+  expect(set.status, await set.clone().text()).toBe(200);
+  try {
+    const started = await t.app.request('/auth/sso/start', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': nextAddress() },
+      body: JSON.stringify({ email }),
+    });
+    const { authorizationUrl } = (await started.json()) as { authorizationUrl: string };
+    const returned = await idp.follow(authorizationUrl);
+    const call = withBody(
+      {
+        method: 'POST',
+        path: '/auth/sso/callback',
+        query: {},
+        headers: { 'x-forwarded-for': nextAddress(), cookie: started.headers.get('set-cookie')!.split(';')[0]! },
+      },
+      JSON.stringify({ state: returned.searchParams.get('state'), code: returned.searchParams.get('code'), iss: returned.searchParams.get('iss') }),
+    );
+    await t.db.query(`UPDATE workspaces SET status = $2, payment = $3 WHERE id = $1`, [t.workspaceId, standing.status, standing.payment]);
+    try {
+      return await around(() => send(call));
+    } finally {
+      await t.db.query(`UPDATE workspaces SET status = 'active', payment = 'completed' WHERE id = $1`, [t.workspaceId]);
+    }
+  } finally {
+    await adminRequest('DELETE', '/workspace/sso');
   }
 }
 
@@ -654,6 +721,34 @@ const PROVOKERS: Provoker[] = [
     async provoke(route) {
       return send(await baseCall(route, { body: { email: t.admin.email, password: 'not the password', totpCode: '000000' } }));
     },
+  },
+  {
+    status: 401,
+    code: 'not_authenticated',
+    on: (route) => route.operationId === 'finishSsoSignIn',
+    how: 'no service_sso cookie: no sign-in was started in this browser',
+    provoke: (route) => baseCall(route).then(send),
+  },
+  {
+    status: 402,
+    code: 'payment_not_completed',
+    on: (route) => route.operationId === 'finishSsoSignIn',
+    how: 'a single sign-on that would make a member while the workspace payment is pending',
+    provoke: () => ssoFinish({ status: 'active', payment: 'pending' }),
+  },
+  {
+    status: 403,
+    code: 'tenant_forbidden',
+    on: (route) => route.operationId === 'finishSsoSignIn',
+    how: 'a single sign-on that would make a member while the operator has suspended the workspace',
+    provoke: () => ssoFinish({ status: 'suspended', payment: 'completed' }),
+  },
+  {
+    status: 404,
+    code: 'not_found',
+    on: (route) => ['getSsoSettings', 'removeSsoSettings', 'startSsoSignIn'].includes(route.operationId),
+    how: 'a workspace without single sign-on; an email of a domain no workspace signs in',
+    provoke: (route) => baseCall(route).then(send),
   },
   {
     status: 401,
@@ -1041,7 +1136,21 @@ const PROVOKERS: Provoker[] = [
   {
     status: 500,
     code: 'internal_error',
-    on: (route) => !route.policy.operations,
+    on: (route) => route.operationId === 'finishSsoSignIn',
+    how: 'the store throws an unexpected error once the provider returned (the flow cookie read, before any store)',
+    provoke: () => ssoFinish({ status: 'active', payment: 'completed' }, (f) => faults.failing(new Error('unexpected failure inside the store'), f)),
+  },
+  {
+    status: 503,
+    code: 'service_unavailable',
+    on: (route) => route.operationId === 'finishSsoSignIn',
+    how: 'the store cannot be reached once the provider returned',
+    provoke: () => ssoFinish({ status: 'active', payment: 'completed' }, (f) => faults.failing(new Error('Connection terminated unexpectedly'), f)),
+  },
+  {
+    status: 500,
+    code: 'internal_error',
+    on: (route) => !route.policy.operations && route.operationId !== 'finishSsoSignIn',
     how: 'the store throws an unexpected error',
     async provoke(route) {
       const call = await baseCall(route);
@@ -1051,6 +1160,7 @@ const PROVOKERS: Provoker[] = [
   {
     status: 503,
     code: 'service_unavailable',
+    on: (route) => route.operationId !== 'finishSsoSignIn',
     how: 'the store cannot be reached',
     async provoke(route) {
       const call = await baseCall(route);

@@ -76,6 +76,16 @@ const calls: Record<string, Call> = {
   login: (c, h) => c.POST('/auth/login', { body: { email: 'admin@northwind.example', password: 'correct-horse', totpCode: '492039' }, headers: h }),
   logout: (c, h) => c.POST('/auth/logout', { params: { header: csrf }, headers: { ...session, ...h } }),
   getSession: (c, h) => c.GET('/auth/session', { headers: { ...session, ...h } }),
+  startSsoSignIn: (c, h) => c.POST('/auth/sso/start', { body: { email: 'dana@northwind.example' }, headers: h }),
+  finishSsoSignIn: (c, h) => c.POST('/auth/sso/callback', { body: { state: 'Yq3vWb9Lm2Xr7Tn4', code: '4Tn8Rb3Pw7Lk2Qm9Xv' }, headers: h }),
+  getSsoSettings: (c, h) => c.GET('/workspace/sso', { headers: { ...session, ...h } }),
+  updateSsoSettings: (c, h) =>
+    c.PUT('/workspace/sso', {
+      params: { header: csrf },
+      body: { issuer: 'https://login.northwind.example', clientId: 'agent-service', allowedDomains: ['northwind.example'] },
+      headers: { ...session, ...h },
+    }),
+  removeSsoSettings: (c, h) => c.DELETE('/workspace/sso', { params: { header: csrf }, headers: { ...session, ...h } }),
   listAgents: (c, h) => c.GET('/v1/agents', { headers: { ...bearer, ...h } }),
   sendAgentMessage: (c, h) => c.POST('/v1/agents/{slug}/messages', { params: { path: { slug: 'sales' } }, body: message, headers: { ...bearer, ...h } }),
   sendOrchestratorMessage: (c, h) => c.POST('/v1/orchestrator/messages', { body: message, headers: { ...bearer, ...h } }),

@@ -19,6 +19,7 @@ import { MembersScreen } from './screens/members.tsx';
 import { OverviewScreen } from './screens/overview.tsx';
 import { RunDetailScreen } from './screens/run-detail.tsx';
 import { RunsScreen } from './screens/runs.tsx';
+import { SettingsScreen } from './screens/settings.tsx';
 import { SpendingScreen } from './screens/spending.tsx';
 import { type SignInNotice, SignIn } from './screens/sign-in.tsx';
 import { TryScreen } from './screens/try.tsx';
@@ -32,6 +33,8 @@ interface Screen {
   path: string;
   title: string;
   admin: boolean;
+  /** Shown to owners alone (the API refuses the others in any case). */
+  owner?: boolean;
 }
 
 const SCREENS: Screen[] = [
@@ -47,6 +50,7 @@ const SCREENS: Screen[] = [
   { path: '/spending', title: 'Spending', admin: true },
   { path: '/members', title: 'Members', admin: true },
   { path: '/audit', title: 'Audit', admin: true },
+  { path: '/settings', title: 'Settings', admin: true, owner: true },
 ];
 
 type State = { phase: 'restoring' } | { phase: 'signed-out'; notice?: SignInNotice } | { phase: 'signed-in'; session: Session };
@@ -106,7 +110,8 @@ function Shell({ session, setSession }: { session: Session; setSession(next: Ses
   const route = useRoute();
   const [error, setError] = useState<unknown>(undefined);
   const admin = isAdmin(session);
-  const visible = SCREENS.filter((s) => admin || !s.admin);
+  const owner = session.role === 'owner';
+  const visible = SCREENS.filter((s) => (admin || !s.admin) && (owner || !s.owner));
   // A run, a draft or an agent's configuration is shown under its list's entry.
   const screen = visible.find((s) => s.path === route) ?? visible.find((s) => s.path !== '' && route.startsWith(`${s.path}/`));
 
@@ -181,13 +186,13 @@ function Shell({ session, setSession }: { session: Session; setSession(next: Ses
       </nav>
       <main id="main" key={session.workspaceId}>
         <ErrorNote error={error} />
-        {render(route, admin)}
+        {render(route, admin, owner)}
       </main>
     </div>
   );
 }
 
-function render(route: string, admin: boolean) {
+function render(route: string, admin: boolean, owner: boolean) {
   if (route.startsWith('/runs/')) return <RunDetailScreen runId={decodeURIComponent(route.slice('/runs/'.length))} />;
   if (route.startsWith('/drafts/')) return <DraftScreen draftId={decodeURIComponent(route.slice('/drafts/'.length))} />;
   if (route.startsWith('/agents/')) return <AgentConfigurationScreen slug={decodeURIComponent(route.slice('/agents/'.length))} />;
@@ -216,6 +221,8 @@ function render(route: string, admin: boolean) {
       return admin ? <SpendingScreen /> : <NotForRole />;
     case '/audit':
       return admin ? <AuditScreen /> : <NotForRole />;
+    case '/settings':
+      return owner ? <SettingsScreen /> : <NotForRole />;
     default:
       return (
         <section>

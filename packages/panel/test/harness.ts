@@ -13,7 +13,13 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { totpCode } from '../../server/src/domain/sessions/totp.ts';
 import { type FakeChatServer, sendStream, startFakeChatServer } from '@service/testing/fake-chat-server';
-import { createSelfSignedCertificate, type HttpsTestReceiver, type ReceiverAnswer, startHttpsTestReceiver } from '@service/testing/https-receiver';
+import {
+  createSelfSignedCertificate,
+  type HttpsTestReceiver,
+  type ReceiverAnswer,
+  startHttpsTestReceiver,
+  type TestCertificate,
+} from '@service/testing/https-receiver';
 import { type CliProcesses, cliProcesses } from '@service/testing/cli-processes';
 import { completeTwoStep } from '@service/testing/two-step';
 
@@ -39,6 +45,8 @@ export interface Harness {
   admin: User;
   cli: CliProcesses;
   browser: Browser;
+  /** The loopback certificate the server trusts (NODE_EXTRA_CA_CERTS), for another test server on loopback. */
+  certificate: TestCertificate;
   /** A receiver that answers 200, one that answers 503, and one that answers 410 Gone. */
   healthy: HttpsTestReceiver;
   failing: HttpsTestReceiver;
@@ -98,6 +106,7 @@ export async function startHarness(): Promise<Harness> {
     admin: init.admin,
     cli,
     browser,
+    certificate,
     healthy,
     failing,
     gone,

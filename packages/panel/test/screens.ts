@@ -191,6 +191,15 @@ export const SCREENS: Screen[] = [
     shows: (t) => [t.workspace, t.key, t.newKey, t.agentReason, t.killSwitchReason],
   },
   {
+    name: 'settings',
+    async open(page) {
+      // Owners only: single sign-on, off in the seeded workspace.
+      await openPath(page, '/panel/settings', 'Settings');
+      await page.getByText('Single sign-on is off.').waitFor(WAIT);
+    },
+    shows: () => [],
+  },
+  {
     name: 'invitation',
     signedOut: true,
     open: (page, world) => openPath(page, world.invitationLink, /^Join /),

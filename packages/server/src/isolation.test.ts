@@ -483,6 +483,76 @@ const MATRIX = {
   removeIntegration: { kind: 'resource', resource: 'integration' },
 
   // Members (admin session): the people of the session's own workspace only
+  getSsoSettings: {
+    kind: 'own',
+    // B's single sign-on is B's: A's owner reads none (404), B's reads B's issuer, never a secret.
+    check: async ({ A, B, call }) => {
+      const set = await call(
+        'PUT',
+        '/workspace/sso',
+        { session: B.admin },
+        { issuer: 'https://login.b.example', clientId: 'b', clientSecret: 'b-secret-value', allowedDomains: ['b.example'] },
+      );
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+      try {
+        expect((await call('GET', '/workspace/sso', { session: A.admin })).status).toBe(404);
+        const b = await call('GET', '/workspace/sso', { session: B.admin });
+        expect(b.body).toMatchObject({ issuer: 'https://login.b.example', clientSecretSet: true });
+        expect(JSON.stringify(b.body)).not.toContain('b-secret-value');
+      } finally {
+        expect((await call('DELETE', '/workspace/sso', { session: B.admin })).status).toBe(204);
+      }
+    },
+  },
+  updateSsoSettings: {
+    kind: 'own',
+    // B's write sets B's single sign-on alone; A's stays unset.
+    check: async ({ A, B, call }) => {
+      const set = await call(
+        'PUT',
+        '/workspace/sso',
+        { session: B.admin },
+        { issuer: 'https://login.b.example', clientId: 'b', clientSecret: 'b-secret-value', allowedDomains: ['b.example'] },
+      );
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+      expect((await call('GET', '/workspace/sso', { session: A.admin })).status).toBe(404);
+      expect((await call('DELETE', '/workspace/sso', { session: B.admin })).status).toBe(204);
+    },
+  },
+  removeSsoSettings: {
+    kind: 'own',
+    // B removes B's single sign-on only: A's stays.
+    check: async ({ A, B, call }) => {
+      const set = await call(
+        'PUT',
+        '/workspace/sso',
+        { session: A.admin },
+        { issuer: 'https://login.a.example', clientId: 'a', clientSecret: 'a-secret-value', allowedDomains: ['a.example'] },
+      );
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+      expect((await call('DELETE', '/workspace/sso', { session: B.admin })).status).toBe(404);
+      expect((await call('GET', '/workspace/sso', { session: A.admin })).status).toBe(200);
+      expect((await call('DELETE', '/workspace/sso', { session: A.admin })).status).toBe(204);
+    },
+  },
+  startSsoSignIn: {
+    kind: 'public',
+    // The email's domain decides the workspace; a domain no workspace signs in is 404 for anyone.
+    check: async ({ call }) => {
+      const res = await call('POST', '/auth/sso/start', 'none', { email: 'someone@nobody-signs-in.example' });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ error: 'not_found' });
+    },
+  },
+  finishSsoSignIn: {
+    kind: 'public',
+    // The sealed flow cookie decides the workspace; without one nothing signs in.
+    check: async ({ call }) => {
+      const res = await call('POST', '/auth/sso/callback', 'none', { state: 'a-state', code: 'a-code' });
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({ error: 'not_authenticated' });
+    },
+  },
   selectWorkspace: {
     kind: 'own',
     // B's admin is no member of A: selecting A is tenant_forbidden, and the session stays on B.

@@ -45,6 +45,7 @@ import type { Metrics } from './metrics/index.ts';
 import { createOpenStreams, type OpenStreams } from './domain/health/open-streams.ts';
 import { createHealth, type Health, type Pingable, type Saturation } from './domain/health/index.ts';
 import { createSessionService, type SessionService } from './domain/sessions/index.ts';
+import { createSsoService, type SsoService } from './domain/sso/index.ts';
 import { createMemoryLimiter, type Limiter } from './rate-limits/index.ts';
 import type { Db } from './store/db.ts';
 import type { AdmissionLimits } from './middleware/admission/index.ts';
@@ -75,6 +76,8 @@ export interface Deps {
   webhooks?: WebhookDeps;
   /** The MCP client of connected integrations: time limits, connections per workspace, tools TTL, test trust roots. */
   integrations?: IntegrationOptions;
+  /** Single sign-on's requests to identity providers: extra trust roots (a test provider's self-signed certificate). */
+  sso?: { ca?: string | readonly string[] };
   /** Alias -> engine; every alias on the local engine when absent. */
   engines?: Engines;
   /** The tools of a workspace's connected integrations (the agent loop); the connected MCP servers' when absent. */
@@ -138,6 +141,8 @@ export interface Services {
   limiter: Limiter;
   keys: KeyService;
   sessions: SessionService;
+  /** Single sign-on with the workspaces' identity providers: the owner's settings, the sign-in. */
+  sso: SsoService;
   mcpTokens: McpTokenService;
   /** Verifies the operator's token (middleware/auth). */
   operators: OperatorService;
@@ -241,6 +246,16 @@ export function buildServices(deps: Deps): Services {
     agents: agentDefinitions,
     toolTimeoutMs: deps.toolTimeoutMs,
   });
+  const sessions = createSessionService({ db, clock, secretBox });
+  // Identity providers pass the webhook destinations' guard and allow-list too (WEBHOOK_ALLOW_HOSTS).
+  const sso = createSsoService({
+    db,
+    clock,
+    secretBox,
+    policy: { allowList: webhooks.allowList },
+    sessions,
+    ...(deps.sso?.ca !== undefined ? { ca: [deps.sso.ca].flat() } : {}),
+  });
   return {
     clock,
     config: { ...DEFAULT_APP_CONFIG, ...deps.config },
@@ -248,7 +263,8 @@ export function buildServices(deps: Deps): Services {
     limiter: deps.limiter ?? createMemoryLimiter({ now: () => clock.now().getTime() }),
     // Listens for revocations (LISTEN/NOTIFY), so a cache hit costs no query.
     keys: createKeyService({ db, clock, listen: true }),
-    sessions: createSessionService({ db, clock, secretBox }),
+    sessions,
+    sso,
     mcpTokens: createMcpTokenService({ db, clock }),
     operators: createOperatorService({ db, envToken: deps.operatorToken }),
     operator: createOperatorWorkspaceService({ db, clock, secretBox }),

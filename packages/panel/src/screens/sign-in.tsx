@@ -1,6 +1,6 @@
 /**
  * @module Sign in: email, password and the six-digit TOTP code (POST /auth/login), then the session read back
- * from the cookie (GET /auth/session), which proves the browser kept it. Says why the panel is here when a session
+ * from the cookie (GET /auth/session), which proves the browser kept it; or with SSO, by the work address's domain. Says why the panel is here when a session
  * ended (expired, signed out elsewhere), and that the panel needs HTTPS (or localhost) where the browser would drop
  * the `Secure` session cookie.
  */
@@ -74,7 +74,55 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn(session: Session): v
         </button>
         <SignInError error={error} />
       </form>
+      <SingleSignOn />
     </main>
+  );
+}
+
+/**
+ * Sign in with SSO: the work address's domain names the workspace whose identity provider signs the person in
+ * (`POST /auth/sso/start`); the browser goes there and comes back to `/panel/sso/callback`.
+ */
+function SingleSignOn() {
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+
+  async function start(event: Event) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    setBusy(true);
+    setError(undefined);
+    try {
+      const { authorizationUrl } = await ok(api.POST('/auth/sso/start', { body: { email: String(form.get('ssoEmail')) } }));
+      window.location.assign(authorizationUrl);
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  }
+
+  return (
+    <section class="sso" aria-labelledby="sso-title">
+      <h2 id="sso-title">Sign in with SSO</h2>
+      <form onSubmit={start} aria-describedby="sso-help">
+        <p id="sso-help" class="muted">
+          If your workspace signs you in with its identity provider, give your work address: its domain finds the workspace.
+        </p>
+        <Field label="Work address">
+          <input name="ssoEmail" type="email" autoComplete="username" required />
+        </Field>
+        <button type="submit" disabled={busy}>
+          {busy ? 'Opening your identity provider…' : 'Continue with your identity provider'}
+        </button>
+        {error instanceof ApiError && error.code === 'not_found' ? (
+          <div class="error" role="alert">
+            <strong>No workspace signs in addresses of this domain with SSO.</strong> Sign in with your password above, or ask your workspace&apos;s owner.
+          </div>
+        ) : (
+          <ErrorNote error={error} />
+        )}
+      </form>
+    </section>
   );
 }
 

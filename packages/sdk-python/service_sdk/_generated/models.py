@@ -31,6 +31,7 @@ UserId = str
 WorkspaceRole = Literal["owner", "admin", "member"]
 WorkspaceId = str
 UserWorkspaces = list[dict[str, Any]]
+EmailAddress = str
 DestinationId = str
 DeliveryErrorKind = Literal["http_status", "timeout", "dns", "tls", "connection_refused", "connection_reset", "network", "ssrf_refused", "internal"]
 EventId = str
@@ -40,9 +41,9 @@ AgentApprovalPolicy = dict[str, Any]
 DraftId = str
 IntegrationId = str
 IntegrationName = str
-EmailAddress = str
 AccountResetKind = Literal["password", "totp", "both"]
-AuditAction = Literal["key.created", "key.rotated", "key.revoked", "mcp_token.created", "destination.created", "destination.secret_rotated", "destination.paused", "destination.resumed", "destination.pinged", "destination.test_sent", "destination.replayed", "inbound_webhook.created", "inbound_webhook.paused", "inbound_webhook.resumed", "inbound_webhook.revoked", "approval.decided", "integration.connected", "integration.tested", "integration.paused", "integration.resumed", "integration.removed", "agent.paused", "agent.resumed", "agent.configured", "kill_switch.engaged", "kill_switch.released", "member.invited", "invitation.resent", "invitation.revoked", "invitation.accepted", "member.role_changed", "member.removed", "member.reset", "account_reset.redeemed", "session.signed_in", "session.sign_in_failed", "session.signed_out", "workspace.created", "workspace.updated"]
+SsoMemberRole = Literal["member", "admin"]
+AuditAction = Literal["key.created", "key.rotated", "key.revoked", "mcp_token.created", "destination.created", "destination.secret_rotated", "destination.paused", "destination.resumed", "destination.pinged", "destination.test_sent", "destination.replayed", "inbound_webhook.created", "inbound_webhook.paused", "inbound_webhook.resumed", "inbound_webhook.revoked", "approval.decided", "integration.connected", "integration.tested", "integration.paused", "integration.resumed", "integration.removed", "agent.paused", "agent.resumed", "agent.configured", "kill_switch.engaged", "kill_switch.released", "member.invited", "invitation.resent", "invitation.revoked", "invitation.accepted", "member.role_changed", "member.removed", "member.reset", "account_reset.redeemed", "session.signed_in", "session.sign_in_failed", "session.signed_out", "sso.configured", "sso.updated", "sso.removed", "member.joined_by_sso", "workspace.created", "workspace.updated"]
 AuditDetails = dict[str, Any]
 WorkspaceStatus = Literal["active", "suspended"]
 WorkspacePayment = Literal["pending", "completed"]
@@ -783,6 +784,35 @@ TooManyAttemptsError = TypedDict(
     },
 )
 
+# SsoStartRequest: Who signs in: their email address, whose domain names the workspace. When several workspaces sign in addresses of that domain, `workspaceId` names one.
+SsoStartRequest = TypedDict(
+    "SsoStartRequest",
+    {
+        "email": "EmailAddress",
+        "workspaceId": "NotRequired[WorkspaceId]",
+    },
+)
+
+# SsoStart: Where to send the browser next, the identity provider's authorization endpoint with this sign-in's `state`, `nonce` and PKCE challenge.
+SsoStart = TypedDict(
+    "SsoStart",
+    {
+        "authorizationUrl": "str",
+    },
+)
+
+# SsoCallbackRequest: The query parameters the identity provider sent the browser back with, as they were.
+SsoCallbackRequest = TypedDict(
+    "SsoCallbackRequest",
+    {
+        "state": "str",
+        "code": "NotRequired[str]",
+        "iss": "NotRequired[str]",
+        "error": "NotRequired[str]",
+        "errorDescription": "NotRequired[str]",
+    },
+)
+
 # InboundWebhook: An inbound webhook of the workspace. Its signing secret is never shown again after creation.
 InboundWebhook = TypedDict(
     "InboundWebhook",
@@ -1447,6 +1477,36 @@ AccountResetRedeemed = TypedDict(
     },
 )
 
+# SsoSettings: The workspace's single sign-on with its identity provider (OpenID Connect, authorization code with PKCE). The client secret is sealed at rest and never shown again: `clientSecretSet` only says that one is stored.
+SsoSettings = TypedDict(
+    "SsoSettings",
+    {
+        "issuer": "str",
+        "clientId": "str",
+        "clientSecretSet": "bool",
+        "allowedDomains": "list[str]",
+        "jitMembership": "bool",
+        "defaultRole": "SsoMemberRole",
+        "ssoRequired": "bool",
+        "redirectPath": "str",
+        "updatedAt": "str",
+    },
+)
+
+# SsoSettingsUpdate: Sets the workspace's single sign-on. The issuer must be `https://`; private, loopback, link-local and metadata addresses are refused (also after DNS resolution, again at every request to it) unless the server's allow-list names them, as for webhook destinations. `clientSecret` is required the first time; when it is absent later the stored one is kept.
+SsoSettingsUpdate = TypedDict(
+    "SsoSettingsUpdate",
+    {
+        "issuer": "str",
+        "clientId": "str",
+        "clientSecret": "NotRequired[str]",
+        "allowedDomains": "list[str]",
+        "jitMembership": "NotRequired[bool]",
+        "defaultRole": "NotRequired[SsoMemberRole]",
+        "ssoRequired": "NotRequired[bool]",
+    },
+)
+
 # AuditActor: Who made the change, as the credential proved it (never as a body said). `user`: a person signed in (or, for
 AuditActor = TypedDict(
     "AuditActor",
@@ -1856,4 +1916,4 @@ RunEventResumed = TypedDict(
     },
 )
 
-__all__ = ["RunEvent", "McpNoArguments", "McpInvokeAgentArguments", "McpGetRunArguments", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "ApprovalId", "PendingApproval", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "RunStatus", "RunAccepted", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "RunEventRestarted", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpSessionId", "McpProtocolVersion", "JsonRpcRequest", "JsonRpcResponse", "McpAuthError", "McpEndpoint", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "SendTestEventRequest", "DeliveryHeader", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "AgentToolSelection", "AgentApprovalPolicy", "AgentConfiguration", "AgentConfigurationUpdate", "DraftId", "Draft", "DraftList", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "Approval", "ApprovalList", "ApprovalDecision", "IntegrationId", "IntegrationName", "IntegrationTool", "IntegrationCheck", "Integration", "IntegrationList", "IntegrationAuthHeader", "CreateIntegrationRequest", "SelectWorkspaceRequest", "SessionWorkspaces", "EmailAddress", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "TwoStepSetup", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "AuditAction", "AuditActor", "AuditTarget", "AuditDetails", "AuditEvent", "AuditEventList", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent", "RunEventApprovalDecided", "RunEventResumed"]
+__all__ = ["RunEvent", "McpNoArguments", "McpInvokeAgentArguments", "McpGetRunArguments", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "ApprovalId", "PendingApproval", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "RunStatus", "RunAccepted", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "RunEventRestarted", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpSessionId", "McpProtocolVersion", "JsonRpcRequest", "JsonRpcResponse", "McpAuthError", "McpEndpoint", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "EmailAddress", "SsoStartRequest", "SsoStart", "SsoCallbackRequest", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "SendTestEventRequest", "DeliveryHeader", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "AgentToolSelection", "AgentApprovalPolicy", "AgentConfiguration", "AgentConfigurationUpdate", "DraftId", "Draft", "DraftList", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "Approval", "ApprovalList", "ApprovalDecision", "IntegrationId", "IntegrationName", "IntegrationTool", "IntegrationCheck", "Integration", "IntegrationList", "IntegrationAuthHeader", "CreateIntegrationRequest", "SelectWorkspaceRequest", "SessionWorkspaces", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "TwoStepSetup", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "SsoMemberRole", "SsoSettings", "SsoSettingsUpdate", "AuditAction", "AuditActor", "AuditTarget", "AuditDetails", "AuditEvent", "AuditEventList", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent", "RunEventApprovalDecided", "RunEventResumed"]

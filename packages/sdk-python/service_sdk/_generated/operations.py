@@ -50,6 +50,8 @@ OPERATIONS: dict[str, OperationSpec] = {
     "login": {"id": "login", "method": "POST", "path": "/auth/login", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "logout": {"id": "logout", "method": "POST", "path": "/auth/logout", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": True},
     "getSession": {"id": "getSession", "method": "GET", "path": "/auth/session", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "startSsoSignIn": {"id": "startSsoSignIn", "method": "POST", "path": "/auth/sso/start", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "finishSsoSignIn": {"id": "finishSsoSignIn", "method": "POST", "path": "/auth/sso/callback", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listInboundWebhooks": {"id": "listInboundWebhooks", "method": "GET", "path": "/inbound-webhooks", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "createInboundWebhook": {"id": "createInboundWebhook", "method": "POST", "path": "/inbound-webhooks", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "revokeInboundWebhook": {"id": "revokeInboundWebhook", "method": "DELETE", "path": "/inbound-webhooks/{slug}", "auth": "adminSession", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
@@ -96,6 +98,9 @@ OPERATIONS: dict[str, OperationSpec] = {
     "resetMember": {"id": "resetMember", "method": "POST", "path": "/workspace/members/{user_id}/reset", "auth": "adminSession", "path_params": ("user_id",), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
     "previewAccountReset": {"id": "previewAccountReset", "method": "POST", "path": "/account-resets/preview", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "redeemAccountReset": {"id": "redeemAccountReset", "method": "POST", "path": "/account-resets/redeem", "auth": "none", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "getSsoSettings": {"id": "getSsoSettings", "method": "GET", "path": "/workspace/sso", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "updateSsoSettings": {"id": "updateSsoSettings", "method": "PUT", "path": "/workspace/sso", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": True},
+    "removeSsoSettings": {"id": "removeSsoSettings", "method": "DELETE", "path": "/workspace/sso", "auth": "adminSession", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": True},
     "listAuditEvents": {"id": "listAuditEvents", "method": "GET", "path": "/audit-events", "auth": "adminSession", "path_params": (), "query_params": ("action", "actor", "target", "since", "until", "limit", "offset"), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listWorkspaces": {"id": "listWorkspaces", "method": "GET", "path": "/operator/workspaces", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "createWorkspace": {"id": "createWorkspace", "method": "POST", "path": "/operator/workspaces", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
@@ -202,6 +207,14 @@ class Operations:
     def get_session(self) -> models.AdminSession:
         """GET /auth/session: Read the current session (who am I)"""
         return self._call("getSession")  # type: ignore[no-any-return]
+
+    def start_sso_sign_in(self, *, body: models.SsoStartRequest) -> models.SsoStart:
+        """POST /auth/sso/start: Start a single sign-on"""
+        return self._call("startSsoSignIn", body=body)  # type: ignore[no-any-return]
+
+    def finish_sso_sign_in(self, *, body: models.SsoCallbackRequest) -> models.AdminSession:
+        """POST /auth/sso/callback: Finish a single sign-on"""
+        return self._call("finishSsoSignIn", body=body)  # type: ignore[no-any-return]
 
     def list_inbound_webhooks(self) -> models.InboundWebhookList:
         """GET /inbound-webhooks: List inbound webhooks"""
@@ -387,6 +400,18 @@ class Operations:
         """POST /account-resets/redeem: Redeem a password or two-step reset"""
         return self._call("redeemAccountReset", body=body)  # type: ignore[no-any-return]
 
+    def get_sso_settings(self) -> models.SsoSettings:
+        """GET /workspace/sso: Read the workspace's single sign-on"""
+        return self._call("getSsoSettings")  # type: ignore[no-any-return]
+
+    def update_sso_settings(self, *, body: models.SsoSettingsUpdate) -> models.SsoSettings:
+        """PUT /workspace/sso: Set the workspace's single sign-on"""
+        return self._call("updateSsoSettings", body=body)  # type: ignore[no-any-return]
+
+    def remove_sso_settings(self) -> None:
+        """DELETE /workspace/sso: Turn the workspace's single sign-on off"""
+        return self._call("removeSsoSettings")  # type: ignore[no-any-return]
+
     def list_audit_events(self, *, query: Mapping[str, Any] | None = None) -> models.AuditEventList:
         """GET /audit-events: List the audit events"""
         return self._call("listAuditEvents", query=query)  # type: ignore[no-any-return]
@@ -557,6 +582,14 @@ class AsyncOperations:
     async def get_session(self) -> models.AdminSession:
         """GET /auth/session: Read the current session (who am I)"""
         return await self._call("getSession")  # type: ignore[no-any-return]
+
+    async def start_sso_sign_in(self, *, body: models.SsoStartRequest) -> models.SsoStart:
+        """POST /auth/sso/start: Start a single sign-on"""
+        return await self._call("startSsoSignIn", body=body)  # type: ignore[no-any-return]
+
+    async def finish_sso_sign_in(self, *, body: models.SsoCallbackRequest) -> models.AdminSession:
+        """POST /auth/sso/callback: Finish a single sign-on"""
+        return await self._call("finishSsoSignIn", body=body)  # type: ignore[no-any-return]
 
     async def list_inbound_webhooks(self) -> models.InboundWebhookList:
         """GET /inbound-webhooks: List inbound webhooks"""
@@ -741,6 +774,18 @@ class AsyncOperations:
     async def redeem_account_reset(self, *, body: models.RedeemAccountResetRequest) -> models.AccountResetRedeemed | models.TwoStepSetup:
         """POST /account-resets/redeem: Redeem a password or two-step reset"""
         return await self._call("redeemAccountReset", body=body)  # type: ignore[no-any-return]
+
+    async def get_sso_settings(self) -> models.SsoSettings:
+        """GET /workspace/sso: Read the workspace's single sign-on"""
+        return await self._call("getSsoSettings")  # type: ignore[no-any-return]
+
+    async def update_sso_settings(self, *, body: models.SsoSettingsUpdate) -> models.SsoSettings:
+        """PUT /workspace/sso: Set the workspace's single sign-on"""
+        return await self._call("updateSsoSettings", body=body)  # type: ignore[no-any-return]
+
+    async def remove_sso_settings(self) -> None:
+        """DELETE /workspace/sso: Turn the workspace's single sign-on off"""
+        return await self._call("removeSsoSettings")  # type: ignore[no-any-return]
 
     async def list_audit_events(self, *, query: Mapping[str, Any] | None = None) -> models.AuditEventList:
         """GET /audit-events: List the audit events"""

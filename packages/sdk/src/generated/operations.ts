@@ -34,6 +34,8 @@ export const OPERATIONS = {
   login: { id: 'login', method: 'POST', path: '/auth/login', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   logout: { id: 'logout', method: 'POST', path: '/auth/logout', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: true },
   getSession: { id: 'getSession', method: 'GET', path: '/auth/session', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  startSsoSignIn: { id: 'startSsoSignIn', method: 'POST', path: '/auth/sso/start', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  finishSsoSignIn: { id: 'finishSsoSignIn', method: 'POST', path: '/auth/sso/callback', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listInboundWebhooks: { id: 'listInboundWebhooks', method: 'GET', path: '/inbound-webhooks', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   createInboundWebhook: { id: 'createInboundWebhook', method: 'POST', path: '/inbound-webhooks', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   revokeInboundWebhook: { id: 'revokeInboundWebhook', method: 'DELETE', path: '/inbound-webhooks/{slug}', auth: 'adminSession', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
@@ -80,6 +82,9 @@ export const OPERATIONS = {
   resetMember: { id: 'resetMember', method: 'POST', path: '/workspace/members/{user_id}/reset', auth: 'adminSession', pathParams: ['user_id'], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
   previewAccountReset: { id: 'previewAccountReset', method: 'POST', path: '/account-resets/preview', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   redeemAccountReset: { id: 'redeemAccountReset', method: 'POST', path: '/account-resets/redeem', auth: 'none', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  getSsoSettings: { id: 'getSsoSettings', method: 'GET', path: '/workspace/sso', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  updateSsoSettings: { id: 'updateSsoSettings', method: 'PUT', path: '/workspace/sso', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: true },
+  removeSsoSettings: { id: 'removeSsoSettings', method: 'DELETE', path: '/workspace/sso', auth: 'adminSession', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: true },
   listAuditEvents: { id: 'listAuditEvents', method: 'GET', path: '/audit-events', auth: 'adminSession', pathParams: [], queryParams: ['action', 'actor', 'target', 'since', 'until', 'limit', 'offset'], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listWorkspaces: { id: 'listWorkspaces', method: 'GET', path: '/operator/workspaces', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   createWorkspace: { id: 'createWorkspace', method: 'POST', path: '/operator/workspaces', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
@@ -127,6 +132,8 @@ export interface OperationInputs {
   login: { body: JsonBody<'login'> };
   logout: Record<string, never>;
   getSession: Record<string, never>;
+  startSsoSignIn: { body: JsonBody<'startSsoSignIn'> };
+  finishSsoSignIn: { body: JsonBody<'finishSsoSignIn'> };
   listInboundWebhooks: Record<string, never>;
   createInboundWebhook: { body: JsonBody<'createInboundWebhook'> };
   revokeInboundWebhook: { path: Params<'revokeInboundWebhook', 'path'> };
@@ -173,6 +180,9 @@ export interface OperationInputs {
   resetMember: { path: Params<'resetMember', 'path'>; body: JsonBody<'resetMember'> };
   previewAccountReset: { body: JsonBody<'previewAccountReset'> };
   redeemAccountReset: { body: JsonBody<'redeemAccountReset'> };
+  getSsoSettings: Record<string, never>;
+  updateSsoSettings: { body: JsonBody<'updateSsoSettings'> };
+  removeSsoSettings: Record<string, never>;
   listAuditEvents: { query?: Params<'listAuditEvents', 'query'> };
   listWorkspaces: Record<string, never>;
   createWorkspace: { body: JsonBody<'createWorkspace'> };
@@ -218,6 +228,8 @@ export interface OperationOutputs {
   login: JsonAnswer<'login', 200>;
   logout: void;
   getSession: JsonAnswer<'getSession', 200>;
+  startSsoSignIn: JsonAnswer<'startSsoSignIn', 200>;
+  finishSsoSignIn: JsonAnswer<'finishSsoSignIn', 200>;
   listInboundWebhooks: JsonAnswer<'listInboundWebhooks', 200>;
   createInboundWebhook: JsonAnswer<'createInboundWebhook', 201>;
   revokeInboundWebhook: JsonAnswer<'revokeInboundWebhook', 200>;
@@ -264,6 +276,9 @@ export interface OperationOutputs {
   resetMember: JsonAnswer<'resetMember', 201>;
   previewAccountReset: JsonAnswer<'previewAccountReset', 200>;
   redeemAccountReset: JsonAnswer<'redeemAccountReset', 200> | JsonAnswer<'redeemAccountReset', 202>;
+  getSsoSettings: JsonAnswer<'getSsoSettings', 200>;
+  updateSsoSettings: JsonAnswer<'updateSsoSettings', 200>;
+  removeSsoSettings: void;
   listAuditEvents: JsonAnswer<'listAuditEvents', 200>;
   listWorkspaces: JsonAnswer<'listWorkspaces', 200>;
   createWorkspace: JsonAnswer<'createWorkspace', 201>;
@@ -385,6 +400,16 @@ export class Operations {
   /** GET /auth/session: Read the current session (who am I) */
   getSession(input: OperationInputs['getSession'] = {}, options?: RequestOptions): Promise<OperationOutputs['getSession']> {
     return this.transport.call(OPERATIONS.getSession, input, options) as Promise<OperationOutputs['getSession']>;
+  }
+
+  /** POST /auth/sso/start: Start a single sign-on */
+  startSsoSignIn(input: OperationInputs['startSsoSignIn'], options?: RequestOptions): Promise<OperationOutputs['startSsoSignIn']> {
+    return this.transport.call(OPERATIONS.startSsoSignIn, input, options) as Promise<OperationOutputs['startSsoSignIn']>;
+  }
+
+  /** POST /auth/sso/callback: Finish a single sign-on */
+  finishSsoSignIn(input: OperationInputs['finishSsoSignIn'], options?: RequestOptions): Promise<OperationOutputs['finishSsoSignIn']> {
+    return this.transport.call(OPERATIONS.finishSsoSignIn, input, options) as Promise<OperationOutputs['finishSsoSignIn']>;
   }
 
   /** GET /inbound-webhooks: List inbound webhooks */
@@ -615,6 +640,21 @@ export class Operations {
   /** POST /account-resets/redeem: Redeem a password or two-step reset */
   redeemAccountReset(input: OperationInputs['redeemAccountReset'], options?: RequestOptions): Promise<OperationOutputs['redeemAccountReset']> {
     return this.transport.call(OPERATIONS.redeemAccountReset, input, options) as Promise<OperationOutputs['redeemAccountReset']>;
+  }
+
+  /** GET /workspace/sso: Read the workspace's single sign-on */
+  getSsoSettings(input: OperationInputs['getSsoSettings'] = {}, options?: RequestOptions): Promise<OperationOutputs['getSsoSettings']> {
+    return this.transport.call(OPERATIONS.getSsoSettings, input, options) as Promise<OperationOutputs['getSsoSettings']>;
+  }
+
+  /** PUT /workspace/sso: Set the workspace's single sign-on */
+  updateSsoSettings(input: OperationInputs['updateSsoSettings'], options?: RequestOptions): Promise<OperationOutputs['updateSsoSettings']> {
+    return this.transport.call(OPERATIONS.updateSsoSettings, input, options) as Promise<OperationOutputs['updateSsoSettings']>;
+  }
+
+  /** DELETE /workspace/sso: Turn the workspace's single sign-on off */
+  removeSsoSettings(input: OperationInputs['removeSsoSettings'] = {}, options?: RequestOptions): Promise<OperationOutputs['removeSsoSettings']> {
+    return this.transport.call(OPERATIONS.removeSsoSettings, input, options) as Promise<OperationOutputs['removeSsoSettings']>;
   }
 
   /** GET /audit-events: List the audit events */

@@ -313,7 +313,7 @@ export interface paths {
         put?: never;
         /**
          * Log in as an admin
-         * @description Opens an admin session with email, password and the current TOTP code (RFC 6238). Sets the `service_session` cookie and returns a `csrfToken` for admin writes. Wrong credentials of any kind answer `401 not_authenticated` without saying which part was wrong. Failed attempts within 15 minutes lock further attempts with `429 too_many_attempts` (and `Retry-After`): 5 for one email from one client address, 20 from one address over any emails. Past 100 failures for one email from all addresses together the email is under attack, which locks nobody out but leaves each address one attempt at that email (instead of 5) until the failures leave the window. A login from an address with no failure at the email is judged by its own counts, so the right password and TOTP code sign in whatever happens elsewhere; a TOTP code sent a second time is refused but not counted.
+         * @description Opens an admin session with email, password and the current TOTP code (RFC 6238). Sets the `service_session` cookie and returns a `csrfToken` for admin writes. Wrong credentials of any kind answer `401 not_authenticated` without saying which part was wrong. Failed attempts within 15 minutes lock further attempts with `429 too_many_attempts` (and `Retry-After`): 5 for one email from one client address, 20 from one address over any emails. Past 100 failures for one email from all addresses together the email is under attack, which locks nobody out but leaves each address one attempt at that email (instead of 5) until the failures leave the window. A login from an address with no failure at the email is judged by its own counts, so the right password and TOTP code sign in whatever happens elsewhere; a TOTP code sent a second time is refused but not counted. A workspace whose single sign-on is required is not opened by a password to its members, only to its owners (their way back in when the identity provider fails): the session starts on the user's first workspace that admits the password, and a user whose every workspace requires single sign-on answers `401 not_authenticated` saying so.
          */
         post: operations["login"];
         delete?: never;
@@ -356,6 +356,46 @@ export interface paths {
         get: operations["getSession"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sso/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a single sign-on
+         * @description Starts signing in with the identity provider of the workspace whose single sign-on admits the email's domain (or of `workspaceId` when several do). Answers the identity provider's authorization URL, for the browser to open, and sets the `service_sso` cookie with this sign-in's sealed `state`, `nonce` and PKCE verifier (10 minutes). An email whose domain no workspace signs in answers `404 not_found`; an identity provider that cannot be reached or whose discovery document is unusable answers `503 service_unavailable`.
+         */
+        post: operations["startSsoSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sso/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a single sign-on
+         * @description Finishes the sign-in the `service_sso` cookie started: the panel's page at the redirect URI (`/panel/sso/callback`) sends the parameters the identity provider returned. The `state` must be this sign-in's, the code is exchanged with the PKCE verifier, and the ID token's signature, issuer, audience and `nonce` are checked; its `email` must be verified (`email_verified`) and of an allowed domain. A person of such a domain who is not a member becomes one when the workspace makes members at sign-in (with its default role, recorded as `member.joined_by_sso`), unless the workspace is suspended or unpaid. The answer is the login's: the same session, cookie and `csrfToken` (recorded as `session.signed_in` with `method: sso`). The session acts on this workspace only and cannot select another. Any check that fails answers `401 not_authenticated` with what failed, and no session; `403 tenant_forbidden` when the person is not a member and the workspace does not make members (or is suspended), `402 payment_not_completed` when it would make one while its payment is pending.
+         */
+        post: operations["finishSsoSignIn"];
         delete?: never;
         options?: never;
         head?: never;
@@ -953,7 +993,7 @@ export interface paths {
         put?: never;
         /**
          * Select the session's workspace
-         * @description Makes the session act on another workspace the user belongs to, with their role there. A workspace the user is not a member of answers `403 tenant_forbidden`, and the session stays as it was.
+         * @description Makes the session act on another workspace the user belongs to, with their role there. A workspace the user is not a member of answers `403 tenant_forbidden`, and the session stays as it was. So does a workspace whose single sign-on is required, from a password session of a member who is not its owner, and any other workspace from a session opened by single sign-on (it acts on its identity provider's workspace only).
          */
         post: operations["selectWorkspace"];
         delete?: never;
@@ -1165,6 +1205,34 @@ export interface paths {
          */
         post: operations["redeemAccountReset"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the workspace's single sign-on
+         * @description The workspace's single sign-on settings, without the client secret (never answered once set). Only an owner reads them: an admin or a member answers `403 role_forbidden`. A workspace without single sign-on answers `404 not_found`.
+         */
+        get: operations["getSsoSettings"];
+        /**
+         * Set the workspace's single sign-on
+         * @description Sets single sign-on with the workspace's OpenID Connect identity provider: issuer, client id and secret, the email domains whose people may sign in, whether a person of those domains becomes a member at their first sign-in (and with which role: member or admin, never owner), and whether members must sign in this way. Only an owner sets it (`403 role_forbidden` otherwise). The client secret is sealed at rest and never answered; it is required the first time and kept when absent later. The issuer passes the rules of webhook destinations (`400 invalid_body` with `param: issuer`). Recorded in the audit log (`sso.configured`, then `sso.updated`).
+         */
+        put: operations["updateSsoSettings"];
+        post?: never;
+        /**
+         * Turn the workspace's single sign-on off
+         * @description Removes the workspace's single sign-on settings and their sealed secret; members sign in with their password again. Sessions already open stay open. Only an owner removes it (`403 role_forbidden` otherwise); a workspace without single sign-on answers `404 not_found`. Recorded in the audit log (`sso.removed`).
+         */
+        delete: operations["removeSsoSettings"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3055,6 +3123,49 @@ export interface components {
             retryAfterSec: number;
         };
         /**
+         * EmailAddress
+         * @description A plain `local@domain.tld` email address, compared without regard to case.
+         */
+        EmailAddress: string;
+        /**
+         * SsoStartRequest
+         * @description Who signs in: their email address, whose domain names the workspace. When several workspaces sign in addresses of that domain, `workspaceId` names one.
+         * @example {
+         *       "email": "dana@northwind.example"
+         *     }
+         */
+        SsoStartRequest: {
+            email: components["schemas"]["EmailAddress"];
+            workspaceId?: components["schemas"]["WorkspaceId"];
+        };
+        /**
+         * SsoStart
+         * @description Where to send the browser next, the identity provider's authorization endpoint with this sign-in's `state`, `nonce` and PKCE challenge.
+         * @example {
+         *       "authorizationUrl": "https://login.northwind.example/authorize?client_id=agent-service&response_type=code&scope=openid+email&state=Yq3vWb9Lm2Xr7Tn4&nonce=Lk8qT2vNb7Xw4Rm1&code_challenge=Ep0Hk3vQ9sLw2Xr7Tn4Bm8Yp1ZcQe5Wd6&code_challenge_method=S256&redirect_uri=https%3A%2F%2Fservice.example.com%2Fpanel%2Fsso%2Fcallback"
+         *     }
+         */
+        SsoStart: {
+            /** Format: uri */
+            authorizationUrl: string;
+        };
+        /**
+         * SsoCallbackRequest
+         * @description The query parameters the identity provider sent the browser back with, as they were.
+         * @example {
+         *       "state": "Yq3vWb9Lm2Xr7Tn4Bm8Yp1ZcQe5",
+         *       "code": "4Tn8Rb3Pw7Lk2Qm9Xv"
+         *     }
+         */
+        SsoCallbackRequest: {
+            state: string;
+            code?: string;
+            iss?: string;
+            /** @description The identity provider's error code (`access_denied`, …), when it did not sign the person in. */
+            error?: string;
+            errorDescription?: string;
+        };
+        /**
          * InboundWebhook
          * @description An inbound webhook of the workspace. Its signing secret is never shown again after creation.
          */
@@ -3882,11 +3993,6 @@ export interface components {
             workspaces: components["schemas"]["UserWorkspaces"];
         };
         /**
-         * EmailAddress
-         * @description A plain `local@domain.tld` email address, compared without regard to case.
-         */
-        EmailAddress: string;
-        /**
          * Member
          * @description A user who belongs to the workspace, with their role in it.
          */
@@ -4156,6 +4262,82 @@ export interface components {
             totpSecret: string | null;
         };
         /**
+         * SsoMemberRole
+         * @description The role a person gets when single sign-on makes them a member (`member` or `admin`; never `owner`).
+         * @enum {string}
+         */
+        SsoMemberRole: "member" | "admin";
+        /**
+         * SsoSettings
+         * @description The workspace's single sign-on with its identity provider (OpenID Connect, authorization code with PKCE). The client secret is sealed at rest and never shown again: `clientSecretSet` only says that one is stored.
+         * @example {
+         *       "issuer": "https://login.northwind.example",
+         *       "clientId": "agent-service",
+         *       "clientSecretSet": true,
+         *       "allowedDomains": [
+         *         "northwind.example"
+         *       ],
+         *       "jitMembership": true,
+         *       "defaultRole": "member",
+         *       "ssoRequired": false,
+         *       "redirectPath": "/panel/sso/callback",
+         *       "updatedAt": "2026-11-22T09:30:00Z"
+         *     }
+         */
+        SsoSettings: {
+            /**
+             * Format: uri
+             * @description The identity provider's issuer URL; its discovery document is read from `<issuer>/.well-known/openid-configuration`.
+             */
+            issuer: string;
+            clientId: string;
+            /** @description Always `true`, a client secret is stored. Its value is never answered. */
+            clientSecretSet: boolean;
+            /** @description The email domains whose people may sign in (compared without regard to case). */
+            allowedDomains: string[];
+            /** @description Whether a person of an allowed domain who is not yet a member becomes one at their first sign-in, with `defaultRole`. */
+            jitMembership: boolean;
+            defaultRole: components["schemas"]["SsoMemberRole"];
+            /** @description Whether the workspace's members (owners excepted) must sign in with single sign-on; their password sign-in does not open this workspace. Owners keep the password sign-in as the way back in when the identity provider fails. */
+            ssoRequired: boolean;
+            /** @description The path of the redirect URI to register at the identity provider, on the address the panel is opened at (`https://service.example.com/panel/sso/callback`). */
+            redirectPath: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * SsoSettingsUpdate
+         * @description Sets the workspace's single sign-on. The issuer must be `https://`; private, loopback, link-local and metadata addresses are refused (also after DNS resolution, again at every request to it) unless the server's allow-list names them, as for webhook destinations. `clientSecret` is required the first time; when it is absent later the stored one is kept.
+         * @example {
+         *       "issuer": "https://login.northwind.example",
+         *       "clientId": "agent-service",
+         *       "clientSecret": "s3cr3t-from-the-identity-provider",
+         *       "allowedDomains": [
+         *         "northwind.example"
+         *       ],
+         *       "jitMembership": true,
+         *       "defaultRole": "member",
+         *       "ssoRequired": false
+         *     }
+         */
+        SsoSettingsUpdate: {
+            /** Format: uri */
+            issuer: string;
+            clientId: string;
+            /**
+             * Format: password
+             * @description The client secret the identity provider issued; sealed at rest and never answered.
+             */
+            clientSecret?: string;
+            allowedDomains: string[];
+            /** @description Make a person of an allowed domain a member at their first sign-in. Default `false`. */
+            jitMembership?: boolean;
+            /** @description The role of a member made at sign-in. Default `member`. */
+            defaultRole?: components["schemas"]["SsoMemberRole"];
+            /** @description Members (owners excepted) must sign in with single sign-on. Default `false`. */
+            ssoRequired?: boolean;
+        };
+        /**
          * AuditAction
          * @description What was changed, as `<thing>.<change>`. Keys: `key.created`, `key.rotated`, `key.revoked`; `mcp_token.created`
          *     (an API key exchanged for an MCP token). Outbound destinations: `destination.created`, `destination.secret_rotated`,
@@ -4168,11 +4350,13 @@ export interface components {
          *     `kill_switch.released` (the manual switch). Members: `member.invited`, `invitation.resent`, `invitation.revoked`,
          *     `invitation.accepted`, `member.role_changed`, `member.removed`, `member.reset` (a password or two-step reset link
          *     made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
-         *     `session.sign_in_failed`, `session.signed_out`. The operator: `workspace.created`, `workspace.updated`.
+         *     `session.sign_in_failed`, `session.signed_out` (`session.signed_in` has `method: sso` in its details
+         *     after a single sign-on). Single sign-on: `sso.configured`, `sso.updated`, `sso.removed`, `member.joined_by_sso` (a
+         *     person made a member at their first single sign-on). The operator: `workspace.created`, `workspace.updated`.
          * @example key.created
          * @enum {string}
          */
-        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.test_sent" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "integration.tested" | "integration.paused" | "integration.resumed" | "integration.removed" | "agent.paused" | "agent.resumed" | "agent.configured" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "workspace.created" | "workspace.updated";
+        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.test_sent" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "integration.tested" | "integration.paused" | "integration.resumed" | "integration.removed" | "agent.paused" | "agent.resumed" | "agent.configured" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "sso.configured" | "sso.updated" | "sso.removed" | "member.joined_by_sso" | "workspace.created" | "workspace.updated";
         /**
          * AuditActor
          * @description Who made the change, as the credential proved it (never as a body said). `user`: a person signed in (or, for
@@ -5147,6 +5331,19 @@ export interface components {
                 "application/json": components["schemas"]["RoleForbiddenError"];
             };
         };
+        /** @description The single sign-on did not establish who signs in, and no session was opened: no or an expired `service_sso` cookie, a `state` that is not this sign-in's, an error of the identity provider, a code it did not accept, an ID token whose signature, issuer, audience or `nonce` does not check out, an email that is not verified or of a domain the workspace does not allow. The `message` says which. */
+        SsoUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["SessionAuthError"];
+            };
+        };
         /** @description The slug names no agent of the catalog. */
         AgentNotFound: {
             headers: {
@@ -5627,6 +5824,11 @@ export interface components {
          * @example service_session=Qm9yZWFsaXMtc2Vzc2lvbi10b2tlbi0wMDAx; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200
          */
         "Set-Cookie": string;
+        /**
+         * @description The sign-in's own cookie `service_sso` (HttpOnly; Secure; SameSite=Strict; Path=/auth/sso; Max-Age=600): the sealed `state`, `nonce` and PKCE verifier of this sign-in, read back by `POST /auth/sso/callback` and cleared there.
+         * @example service_sso=v1.Qm9yZWFsaXMtc3NvLWZsb3c; HttpOnly; Secure; SameSite=Strict; Path=/auth/sso; Max-Age=600
+         */
+        "Set-Cookie-Sso": string;
     };
     pathItems: never;
 }
@@ -6580,6 +6782,92 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["SessionUnauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startSsoSignIn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoStartRequest"];
+            };
+        };
+        responses: {
+            /** @description Open `authorizationUrl` in the browser. The answer is not cached (`Cache-Control: no-store`). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "Set-Cookie": components["headers"]["Set-Cookie-Sso"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoStart"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    finishSsoSignIn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoCallbackRequest"];
+            };
+        };
+        responses: {
+            /** @description The session, as `POST /auth/login` answers it; the cookie is in `Set-Cookie` (and `service_sso` is cleared). Not cached (`Cache-Control: no-store`). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Cache-Control": components["headers"]["Cache-Control-No-Store"];
+                    "Set-Cookie": components["headers"]["Set-Cookie"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminSession"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SsoUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["TenantForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8731,6 +9019,131 @@ export interface operations {
             404: components["responses"]["NotFound"];
             410: components["responses"]["Expired"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSsoSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            403: components["responses"]["AdminReadForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateSsoSettings: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The settings now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoSettings"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeSsoSettings: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The `csrfToken` returned by `POST /auth/login`. Required on every admin write; a missing or wrong token answers `403 role_forbidden`.
+                 * @example csrf_Hk3vQ9sLw2Xr7Tn4Bm8Yp1Zc
+                 */
+                "X-CSRF-Token": components["parameters"]["CsrfToken"];
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionUnauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["AdminWriteForbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

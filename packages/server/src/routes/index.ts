@@ -21,6 +21,7 @@ import { operatorHandlers } from './operator.ts';
 import { operationsHandlers } from './operations.ts';
 import { runHandlers } from './runs.ts';
 import { runEventHandlers } from './run-events.ts';
+import { ssoHandlers } from './sso.ts';
 import { usageHandlers } from './usage.ts';
 import { webhookDestinationHandlers } from './webhook-destinations.ts';
 
@@ -29,6 +30,7 @@ export type { Handler, Handlers } from './handler.ts';
 export const handlers: Handlers = {
   ...authHandlers, // login, logout, selectWorkspace
   ...authSessionHandlers, // getSession (who am I)
+  ...ssoHandlers, // single sign-on: the owner's settings, the sign-in's start and finish
   ...apiKeyHandlers, // key management, Set A and Set B
   ...mcpTokenHandlers, // createMcpToken
   ...mcpHandlers, // openMcpStream, callMcpRpc (the tenant MCP bridge, HTTP+SSE transport)

@@ -14,6 +14,8 @@ export const SEALED_COLUMNS = [
   ['users', 'id', 'totp_secret'],
   // An integration's auth header value (migration 0540).
   ['integrations', 'id', 'auth_header_encrypted'],
+  // A workspace's single sign-on client secret (migration 0560).
+  ['sso_settings', 'workspace_id', 'client_secret_encrypted'],
 ] as const;
 
 /**

@@ -38,6 +38,7 @@ const TABLE_OWNERS: Record<string, string> = {
   invitations: 'domain/sessions',
   account_resets: 'domain/sessions',
   operator_tokens: 'domain/operators',
+  sso_settings: 'domain/sso',
   outbox_events: 'domain/events',
   paused_agents: 'domain/agents',
   run_counts: 'domain/runs',

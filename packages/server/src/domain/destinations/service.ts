@@ -210,17 +210,17 @@ export function createDestinationService(deps: { db: Db; clock: Clock; secretBox
 /**
  * The creation-time guard: the URL itself, then its current addresses. A name that does not
  * resolve yet is accepted (it is checked again at every delivery); one that resolves to a refused
- * address is not. Answers `400 invalid_body` with the refusal's reason. Connected integrations
- * (domain/integrations) pass the same guard.
+ * address is not. Answers `400 invalid_body` with the refusal's reason (`param`: the field). Connected integrations
+ * (domain/integrations) and single sign-on's issuers (domain/sso) pass the same guard.
  */
-export async function guardDestinationUrl(url: string, policy: DestinationPolicy): Promise<void> {
+export async function guardDestinationUrl(url: string, policy: DestinationPolicy, param = 'url'): Promise<void> {
   try {
     checkDestinationUrl(url, policy);
     await resolveDestination(url, policy);
   } catch (error) {
     if (!(error instanceof DestinationRefusedError)) throw error;
     if (error.reason === 'dns_failed') return;
-    throw fail('invalid_body', REFUSALS[error.reason] ?? 'The url is refused.', { param: 'url' });
+    throw fail('invalid_body', (REFUSALS[error.reason] ?? 'The url is refused.').replace('The url', `The ${param}`), { param });
   }
 }
 

@@ -73,8 +73,8 @@ export function createPinnedFetch(options: { policy: DestinationPolicy; ca?: Sec
     new Headers(init.headers).forEach((value, name) => {
       headers[name] = value;
     });
-    // The MCP transport sends its messages as JSON text.
-    const body = typeof init.body === 'string' ? init.body : undefined;
+    // The MCP transport sends its messages as JSON text; an OpenID Connect token request is a form.
+    const body = typeof init.body === 'string' ? init.body : init.body instanceof URLSearchParams ? init.body.toString() : undefined;
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
     const port = url.port === '' ? 443 : Number(url.port);
     const servername = isIP(host) === 0 ? host : undefined;

@@ -8,6 +8,7 @@ import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
 import { bool, columnsOf, row, selectRow, text } from '../../store/rows.ts';
 import { STANDING_COLUMNS, standingColumns, standingOf, type WorkspaceStanding } from '../standing/index.ts';
+import { ssoAdmits } from './sso-rule.ts';
 import { type Role, roleColumn } from './users.ts';
 
 /** What a session cookie proves. */
@@ -16,6 +17,7 @@ export interface AdminSession {
   userId: string;
   workspaceId: string;
   role: Role;
+  /** Two-step verification active, or the session opened by the workspace's identity provider. */
   totpEnabled: boolean;
   csrfHash: string;
   /** The workspace's requests-per-minute ceiling: its sessions share the counter with its keys. */
@@ -40,12 +42,16 @@ export async function authenticate(deps: { db: Db; clock: Clock }, sessionToken:
   const found = await selectRow(
     deps.db,
     sessionRow,
-    // The role is the user's in the session's workspace; a removed member's sessions there are gone.
-    `SELECT s.id, s.user_id, s.csrf_hash, s.workspace_id, m.role, u.totp_enabled, ${STANDING_COLUMNS}
+    // The role is the user's in the session's workspace; a removed member's sessions there are gone. A session that
+    // single sign-on no longer admits there (sso-rule.ts) is refused from its next request. The identity provider's
+    // sign-in stands for the two-step verification that admin rights need.
+    `SELECT s.id, s.user_id, s.csrf_hash, s.workspace_id, m.role,
+            (u.totp_enabled OR s.sso_workspace_id IS NOT NULL) AS totp_enabled, ${STANDING_COLUMNS}
      FROM sessions s JOIN users u ON u.id = s.user_id
        JOIN memberships m ON m.user_id = s.user_id AND m.workspace_id = s.workspace_id
        JOIN workspaces w ON w.id = s.workspace_id
-     WHERE s.token_hash = $1 AND s.expires_at > $2`,
+     WHERE s.token_hash = $1 AND s.expires_at > $2
+       AND ${ssoAdmits({ ssoWorkspace: 's.sso_workspace_id', workspace: 's.workspace_id', role: 'm.role' })}`,
     [sha256Hex(sessionToken), deps.clock.now()],
   );
   if (!found) throw fail('not_authenticated', 'The session is unknown or has expired; sign in again.');

@@ -3,10 +3,11 @@
  * the session's own CSRF token (csrf.ts), so a reloaded panel, a new tab or a deep link restores itself from the
  * cookie instead of asking for a password and a fresh TOTP code.
  */
+import { sessionWorkspaces } from './sso-rule.ts';
 import { sha256Hex } from '../../crypto.ts';
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
-import { bool, columnsOf, date, row, selectRow, text } from '../../store/rows.ts';
+import { bool, columnsOf, date, nullable, row, selectRow, text } from '../../store/rows.ts';
 import { csrfTokenOf } from './csrf.ts';
 import { type Role, type UserWorkspace, userWorkspaces, zRole } from './users.ts';
 
@@ -27,14 +28,17 @@ export interface Authenticated {
   role: string;
 }
 
-const currentRow = row({ ...columnsOf('sessions', { expires_at: date, csrf_hash: text }), ...columnsOf('users', { email: text, totp_enabled: bool }) });
+const currentRow = row({
+  ...columnsOf('sessions', { expires_at: date, csrf_hash: text, sso_workspace_id: nullable(text) }),
+  ...columnsOf('users', { email: text, totp_enabled: bool }),
+});
 
 /** @throws not_authenticated when the session ended since it was authenticated (a sign-out elsewhere, a reset) */
 export async function currentSession(db: Db, session: Authenticated, sessionToken: string): Promise<CurrentSession> {
   const found = await selectRow(
     db,
     currentRow,
-    `SELECT s.expires_at, s.csrf_hash, u.email, u.totp_enabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = $1`,
+    `SELECT s.expires_at, s.csrf_hash, s.sso_workspace_id, u.email, u.totp_enabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = $1`,
     [session.sessionId],
   );
   if (!found) throw fail('not_authenticated', 'The session is unknown or has expired; sign in again.');
@@ -49,6 +53,6 @@ export async function currentSession(db: Db, session: Authenticated, sessionToke
     expiresAt: new Date(found.expires_at),
     user: { id: session.userId, email: found.email, role: zRole.parse(session.role), twoFactorEnabled: found.totp_enabled },
     workspaceId: session.workspaceId,
-    workspaces: await userWorkspaces(db, session.userId),
+    workspaces: sessionWorkspaces(await userWorkspaces(db, session.userId), found.sso_workspace_id),
   };
 }

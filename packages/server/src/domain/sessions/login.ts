@@ -12,6 +12,7 @@ import { bool, columnsOf, date, int, nullable, row, selectRow, text } from '../.
 import { type AuditContext, recordAudit, recordAuditForUser } from '../audit/index.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { csrfTokenOf } from './csrf.ts';
+import { ssoAdmits } from './sso-rule.ts';
 import { DUMMY_HASH, verifyPassword } from './password.ts';
 import { matchingStep } from './totp.ts';
 import { openTotpSecret } from './totp-secret.ts';
@@ -89,11 +90,19 @@ export async function login(
     throw fail('not_authenticated', 'Email, password or code is incorrect.');
   }
   const user = verdict.user;
-  // The session starts on the user's first workspace; a user who belongs to none cannot sign in.
+  // The session starts on the user's first workspace that a password opens (sso-rule.ts); a user who belongs to none
+  // cannot sign in.
   const workspaces = await userWorkspaces(db, user.id);
-  const first = workspaces[0];
-  if (!first) throw fail('not_authenticated', 'Email, password or code is incorrect.');
+  if (workspaces.length === 0) throw fail('not_authenticated', 'Email, password or code is incorrect.');
+  const admitted = await db.query<{ workspace_id: string }>(
+    `SELECT m.workspace_id FROM memberships m
+      WHERE m.user_id = $1 AND ${ssoAdmits({ ssoWorkspace: 'CAST(NULL AS text)', workspace: 'm.workspace_id', role: 'm.role' })}`,
+    [user.id],
+  );
+  const first = workspaces.find((w) => admitted.some((a) => a.workspace_id === w.id));
   await db.query(`DELETE FROM login_attempts WHERE email = $1 AND source = $2`, [email, source]);
+  // The password and code were right, so this is no failure to count; but every workspace requires single sign-on.
+  if (!first) throw fail('not_authenticated', 'Your workspace requires single sign-on: use "Sign in with SSO".');
   // Housekeeping where it is cheap: this user's ended sessions go when a new one starts.
   await db.query(`DELETE FROM sessions WHERE user_id = $1 AND expires_at <= $2`, [user.id, now]);
   const session = await startSession(db, { id: user.id, email: user.email, workspaceId: first.id }, now, audit);
@@ -171,31 +180,32 @@ async function verifyCredentials(
   return claimed.length > 0 ? { user } : { failure: 'code_reused', userId: user.id };
 }
 
-/** Opens the session (its cookie value and CSRF token, stored as hashes) and audits it, in one transaction. */
-async function startSession(
+/**
+ * Opens the session (its cookie value and CSRF token, stored as hashes) and audits it, in one transaction; `sso` when
+ * the workspace's identity provider signed the person in (the session then acts on that workspace only).
+ */
+export async function startSession(
   db: Db,
   user: { id: string; email: string; workspaceId: string },
   now: Date,
   audit: AuditContext | undefined,
+  via: 'password' | 'sso' = 'password',
 ): Promise<Pick<LoginResult, 'sessionToken' | 'csrfToken' | 'expiresAt'>> {
   const sessionToken = randomBase62(43);
   const csrfToken = csrfTokenOf(sessionToken);
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
   const sessionId = newId('ses');
   await db.transaction(async (tx) => {
-    await tx.query(`INSERT INTO sessions (id, user_id, workspace_id, token_hash, csrf_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
-      sessionId,
-      user.id,
-      user.workspaceId,
-      sha256Hex(sessionToken),
-      sha256Hex(csrfToken),
-      now,
-      expiresAt,
-    ]);
+    await tx.query(
+      `INSERT INTO sessions (id, user_id, workspace_id, token_hash, csrf_hash, created_at, expires_at, sso_workspace_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [sessionId, user.id, user.workspaceId, sha256Hex(sessionToken), sha256Hex(csrfToken), now, expiresAt, via === 'sso' ? user.workspaceId : null],
+    );
     const entry = {
       action: 'session.signed_in' as const,
       actor: { type: 'user' as const, id: user.id, label: user.email },
       target: { type: 'session' as const, id: sessionId, label: user.email },
+      ...(via === 'sso' ? { details: { method: 'sso' } } : {}),
     };
     await recordAudit(tx, audit, user.workspaceId, entry, now);
   });

@@ -15,8 +15,9 @@ import { type Authenticated, currentSession } from './current.ts';
 import { type Credentials, login, type LoginResult } from './login.ts';
 import { logout } from './logout.ts';
 import { selectWorkspace } from './select-workspace.ts';
+import { signInBySso, type SsoIdentity } from './sso-sign-in.ts';
 
-export { LOGIN_LIMITS, SESSION_TTL_MS } from './login.ts';
+export { LOGIN_LIMITS, type LoginResult, SESSION_TTL_MS } from './login.ts';
 
 export const SESSION_COOKIE = 'service_session';
 
@@ -30,6 +31,13 @@ export function createSessionService(deps: { db: Db; clock: Clock; secretBox: Se
      *   not_authenticated when the email, password or code is wrong
      */
     login: (credentials: Credentials, from?: { source: string }, audit?: AuditContext): Promise<LoginResult> => login(deps, credentials, from, audit),
+
+    /**
+     * The session of a person their workspace's identity provider signed in (domain/sso checked the ID token), a
+     * member made first when the workspace makes members at sign-in.
+     * @throws tenant_forbidden not a member and none made (or suspended), payment_not_completed (unpaid, none made)
+     */
+    signInBySso: (identity: SsoIdentity, audit?: AuditContext): Promise<LoginResult> => signInBySso(deps, identity, audit),
 
     /** @throws not_authenticated when the cookie names no live session */
     authenticate: (sessionToken: string | undefined): Promise<AdminSession> => authenticate(deps, sessionToken),
