@@ -17,6 +17,7 @@ import { webhookCommands } from './cli/webhooks.ts';
 import { userCommands } from './cli/users.ts';
 import { workspaceCommands } from './cli/workspaces.ts';
 import { secretKeyCommands } from './cli/secret-key-rotate.ts';
+import { storeCommands } from './cli/store-copy.ts';
 import { ConfigError, loadConfig, type ServerConfig } from './config.ts';
 import { AlreadyInitialised, initWorkspace } from './domain/workspaces/init.ts';
 import { createSecretBox } from './domain/webhooks/secret-box.ts';
@@ -83,7 +84,15 @@ const mainCommands: CommandTable = {
 };
 
 /** Every command of the `service` command line. */
-export const COMMANDS: CommandTable = commandTable(mainCommands, webhookCommands, agentCommands, workspaceCommands, userCommands, secretKeyCommands);
+export const COMMANDS: CommandTable = commandTable(
+  mainCommands,
+  webhookCommands,
+  agentCommands,
+  workspaceCommands,
+  userCommands,
+  secretKeyCommands,
+  storeCommands,
+);
 
 /** Runs one command line; `print` receives each output line, `env` stands for the process environment. */
 export function runCli(argv: string[], print: Print = printLine, env: NodeJS.ProcessEnv = process.env): Promise<number> {

@@ -38,6 +38,7 @@ Commands:
   workspaces create|list|update|delete   The operator's workspaces (tenants): plan, ceiling, suspension, payment
   operator-token create         Issue another operator token (for the operator API)
   secret-key rotate             Re-seal the secrets at rest under a new SECRET_KEY
+  store copy --to URL           Copy the embedded store into an empty PostgreSQL database
 
 Run \`service <command> --help\` for the options of a command.
 
