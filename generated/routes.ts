@@ -53,6 +53,9 @@ import {
   zCreateUserResetHeaders,
   zCreateWebhookDestinationBody,
   zCreateWebhookDestinationHeaders,
+  zCreateWorkspaceApiKeyBody,
+  zCreateWorkspaceApiKeyHeaders,
+  zCreateWorkspaceApiKeyPath,
   zCreateWorkspaceBody,
   zCreateWorkspaceHeaders,
   zDailyUsage,
@@ -90,6 +93,8 @@ import {
   zGetSessionHeaders,
   zGetUsageV1Headers,
   zGetWorkspaceHeaders,
+  zGetWorkspaceKillSwitchesHeaders,
+  zGetWorkspaceKillSwitchesPath,
   zGetWorkspacePath,
   zInboundAccepted,
   zInboundPayloadError,
@@ -137,6 +142,8 @@ import {
   zListRunsV1Query,
   zListWebhookDestinationsHeaders,
   zListWorkspaceAgentsHeaders,
+  zListWorkspaceApiKeysHeaders,
+  zListWorkspaceApiKeysPath,
   zListWorkspacesHeaders,
   zLiveness,
   zLoginBody,
@@ -206,6 +213,8 @@ import {
   zRevokeInboundWebhookPath,
   zRevokeInvitationHeaders,
   zRevokeInvitationPath,
+  zRevokeWorkspaceApiKeyHeaders,
+  zRevokeWorkspaceApiKeyPath,
   zRoleForbiddenError,
   zRotateApiKeyHeaders,
   zRotateApiKeyPath,
@@ -213,6 +222,8 @@ import {
   zRotateApiKeyV1Path,
   zRotateWebhookDestinationSecretHeaders,
   zRotateWebhookDestinationSecretPath,
+  zRotateWorkspaceApiKeyHeaders,
+  zRotateWorkspaceApiKeyPath,
   zRun,
   zRunAccepted,
   zRunCompletedEvent,
@@ -248,6 +259,9 @@ import {
   zSessionWorkspaces,
   zSetManualKillSwitchBody,
   zSetManualKillSwitchHeaders,
+  zSetWorkspaceManualKillSwitchBody,
+  zSetWorkspaceManualKillSwitchHeaders,
+  zSetWorkspaceManualKillSwitchPath,
   zSignatureInvalidError,
   zStreamEnd,
   zStreamError,
@@ -395,6 +409,12 @@ export type OperationId =
   | 'getWorkspace'
   | 'deleteWorkspace'
   | 'updateWorkspace'
+  | 'listWorkspaceApiKeys'
+  | 'createWorkspaceApiKey'
+  | 'revokeWorkspaceApiKey'
+  | 'rotateWorkspaceApiKey'
+  | 'getWorkspaceKillSwitches'
+  | 'setWorkspaceManualKillSwitch'
   | 'createUserReset'
   | 'listAgents'
   | 'sendAgentMessage'
@@ -694,6 +714,30 @@ export interface Operations {
   updateWorkspace: {
     input: { params: z.output<typeof zUpdateWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zUpdateWorkspaceHeaders>; body: z.output<typeof zUpdateWorkspaceBody> };
     success: { 200: { json: z.input<typeof zOperatorWorkspace> } };
+  };
+  listWorkspaceApiKeys: {
+    input: { params: z.output<typeof zListWorkspaceApiKeysPath>; query: Record<string, never>; headers: z.output<typeof zListWorkspaceApiKeysHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zApiKeyList> } };
+  };
+  createWorkspaceApiKey: {
+    input: { params: z.output<typeof zCreateWorkspaceApiKeyPath>; query: Record<string, never>; headers: z.output<typeof zCreateWorkspaceApiKeyHeaders>; body: z.output<typeof zCreateWorkspaceApiKeyBody> };
+    success: { 201: { json: z.input<typeof zApiKeyCreated> } };
+  };
+  revokeWorkspaceApiKey: {
+    input: { params: z.output<typeof zRevokeWorkspaceApiKeyPath>; query: Record<string, never>; headers: z.output<typeof zRevokeWorkspaceApiKeyHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zApiKey> } };
+  };
+  rotateWorkspaceApiKey: {
+    input: { params: z.output<typeof zRotateWorkspaceApiKeyPath>; query: Record<string, never>; headers: z.output<typeof zRotateWorkspaceApiKeyHeaders>; body: undefined };
+    success: { 201: { json: z.input<typeof zApiKeyCreated> } };
+  };
+  getWorkspaceKillSwitches: {
+    input: { params: z.output<typeof zGetWorkspaceKillSwitchesPath>; query: Record<string, never>; headers: z.output<typeof zGetWorkspaceKillSwitchesHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zKillSwitches> } };
+  };
+  setWorkspaceManualKillSwitch: {
+    input: { params: z.output<typeof zSetWorkspaceManualKillSwitchPath>; query: Record<string, never>; headers: z.output<typeof zSetWorkspaceManualKillSwitchHeaders>; body: z.output<typeof zSetWorkspaceManualKillSwitchBody> };
+    success: { 200: { json: z.input<typeof zKillSwitches> } };
   };
   createUserReset: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateUserResetHeaders>; body: z.output<typeof zCreateUserResetBody> };
@@ -2017,6 +2061,110 @@ export const routes: readonly RouteSpec[] = [
     request: { params: zUpdateWorkspacePath, headers: zUpdateWorkspaceHeaders, body: { contentType: 'application/json', schema: zUpdateWorkspaceBody, required: true, maxBytes: 65536 } },
     responses: {
       '200': { contentType: 'application/json', schema: zOperatorWorkspace, customerData: ['name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/operator/workspaces/{workspace_id}/api-keys',
+    operationId: 'listWorkspaceApiKeys',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zListWorkspaceApiKeysPath, headers: zListWorkspaceApiKeysHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zApiKeyList, customerData: ['data.*.name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/api-keys',
+    operationId: 'createWorkspaceApiKey',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zCreateWorkspaceApiKeyPath, headers: zCreateWorkspaceApiKeyHeaders, body: { contentType: 'application/json', schema: zCreateWorkspaceApiKeyBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '201': { contentType: 'application/json', schema: zApiKeyCreated, customerData: ['name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/operator/workspaces/{workspace_id}/api-keys/{id}',
+    operationId: 'revokeWorkspaceApiKey',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zRevokeWorkspaceApiKeyPath, headers: zRevokeWorkspaceApiKeyHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zApiKey, customerData: ['name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/api-keys/{id}/rotate',
+    operationId: 'rotateWorkspaceApiKey',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zRotateWorkspaceApiKeyPath, headers: zRotateWorkspaceApiKeyHeaders },
+    responses: {
+      '201': { contentType: 'application/json', schema: zApiKeyCreated, customerData: ['name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/operator/workspaces/{workspace_id}/kill-switches',
+    operationId: 'getWorkspaceKillSwitches',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zGetWorkspaceKillSwitchesPath, headers: zGetWorkspaceKillSwitchesHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zKillSwitches, customerData: ['day.reason', 'hour.reason', 'manual.reason', 'run.reason'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'put',
+    path: '/operator/workspaces/{workspace_id}/kill-switches/manual',
+    operationId: 'setWorkspaceManualKillSwitch',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zSetWorkspaceManualKillSwitchPath, headers: zSetWorkspaceManualKillSwitchHeaders, body: { contentType: 'application/json', schema: zSetWorkspaceManualKillSwitchBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zKillSwitches, customerData: ['day.reason', 'hour.reason', 'manual.reason', 'run.reason'] },
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zOperatorAuthError },
       '404': { contentType: 'application/json', schema: zNotFoundError },
