@@ -121,6 +121,8 @@ import {
   zKillSwitchError,
   zKillSwitches,
   zListAgentsHeaders,
+  zListAgentsOfWorkspaceHeaders,
+  zListAgentsOfWorkspacePath,
   zListApiKeysHeaders,
   zListApiKeysV1Headers,
   zListApprovalsHeaders,
@@ -163,6 +165,9 @@ import {
   zOperatorWorkspaceList,
   zPauseAgentBody,
   zPauseAgentHeaders,
+  zPauseAgentOfWorkspaceBody,
+  zPauseAgentOfWorkspaceHeaders,
+  zPauseAgentOfWorkspacePath,
   zPauseAgentPath,
   zPauseInboundWebhookHeaders,
   zPauseInboundWebhookPath,
@@ -198,6 +203,8 @@ import {
   zResetMemberHeaders,
   zResetMemberPath,
   zResumeAgentHeaders,
+  zResumeAgentOfWorkspaceHeaders,
+  zResumeAgentOfWorkspacePath,
   zResumeAgentPath,
   zResumeInboundWebhookHeaders,
   zResumeInboundWebhookPath,
@@ -415,6 +422,9 @@ export type OperationId =
   | 'rotateWorkspaceApiKey'
   | 'getWorkspaceKillSwitches'
   | 'setWorkspaceManualKillSwitch'
+  | 'listAgentsOfWorkspace'
+  | 'pauseAgentOfWorkspace'
+  | 'resumeAgentOfWorkspace'
   | 'createUserReset'
   | 'listAgents'
   | 'sendAgentMessage'
@@ -738,6 +748,18 @@ export interface Operations {
   setWorkspaceManualKillSwitch: {
     input: { params: z.output<typeof zSetWorkspaceManualKillSwitchPath>; query: Record<string, never>; headers: z.output<typeof zSetWorkspaceManualKillSwitchHeaders>; body: z.output<typeof zSetWorkspaceManualKillSwitchBody> };
     success: { 200: { json: z.input<typeof zKillSwitches> } };
+  };
+  listAgentsOfWorkspace: {
+    input: { params: z.output<typeof zListAgentsOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zListAgentsOfWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWorkspaceAgentList> } };
+  };
+  pauseAgentOfWorkspace: {
+    input: { params: z.output<typeof zPauseAgentOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zPauseAgentOfWorkspaceHeaders>; body: z.output<typeof zPauseAgentOfWorkspaceBody> };
+    success: { 200: { json: z.input<typeof zWorkspaceAgent> } };
+  };
+  resumeAgentOfWorkspace: {
+    input: { params: z.output<typeof zResumeAgentOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zResumeAgentOfWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWorkspaceAgent> } };
   };
   createUserReset: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateUserResetHeaders>; body: z.output<typeof zCreateUserResetBody> };
@@ -2169,6 +2191,58 @@ export const routes: readonly RouteSpec[] = [
       '401': { contentType: 'application/json', schema: zOperatorAuthError },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/operator/workspaces/{workspace_id}/agents',
+    operationId: 'listAgentsOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zListAgentsOfWorkspacePath, headers: zListAgentsOfWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceAgentList, customerData: ['data.*.pausedReason'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/agents/{slug}/pause',
+    operationId: 'pauseAgentOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zPauseAgentOfWorkspacePath, headers: zPauseAgentOfWorkspaceHeaders, body: { contentType: 'application/json', schema: zPauseAgentOfWorkspaceBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceAgent, customerData: ['pausedReason'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zAgentNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/agents/{slug}/resume',
+    operationId: 'resumeAgentOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zResumeAgentOfWorkspacePath, headers: zResumeAgentOfWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceAgent, customerData: ['pausedReason'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zAgentNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },

@@ -3923,6 +3923,49 @@ export const zSetWorkspaceManualKillSwitchPath = z.object({
  */
 export const zSetWorkspaceManualKillSwitchResponse = zKillSwitches;
 
+export const zListAgentsOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zListAgentsOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The plan and the agents.
+ */
+export const zListAgentsOfWorkspaceResponse = zWorkspaceAgentList;
+
+export const zPauseAgentOfWorkspaceBody = zPauseAgentRequest;
+
+export const zPauseAgentOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zPauseAgentOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    slug: zAgentSlug
+});
+
+/**
+ * The paused agent.
+ */
+export const zPauseAgentOfWorkspaceResponse = zWorkspaceAgent;
+
+export const zResumeAgentOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zResumeAgentOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    slug: zAgentSlug
+});
+
+/**
+ * The agent, active again (or `not_in_plan`).
+ */
+export const zResumeAgentOfWorkspaceResponse = zWorkspaceAgent;
+
 export const zCreateUserResetBody = zOperatorUserResetRequest;
 
 export const zCreateUserResetHeaders = z.object({

@@ -650,6 +650,21 @@ const MATRIX = {
     pathParameter: 'the operator names any workspace; no tenant credential opens the route',
     check: (ctx) => operatorOnly(ctx, 'PUT', `/operator/workspaces/${ctx.A.workspaceId}/kill-switches/manual`, { engaged: true }),
   },
+  listAgentsOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'GET', `/operator/workspaces/${ctx.A.workspaceId}/agents`),
+  },
+  pauseAgentOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/agents/sales/pause`, { reason: 'Forged' }),
+  },
+  resumeAgentOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/agents/legal/resume`),
+  },
 } satisfies Record<OperationId, IsolationCase>;
 
 /** B turns its manual kill switch on: B's invocations are refused, A's switch stays off (A's runs are left as seeded); then B turns it off. */

@@ -106,6 +106,9 @@ OPERATIONS: dict[str, OperationSpec] = {
     "rotateWorkspaceApiKey": {"id": "rotateWorkspaceApiKey", "method": "POST", "path": "/operator/workspaces/{workspace_id}/api-keys/{id}/rotate", "auth": "operatorToken", "path_params": ("workspace_id", "id"), "query_params": (), "header_params": (), "body": "none", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "getWorkspaceKillSwitches": {"id": "getWorkspaceKillSwitches", "method": "GET", "path": "/operator/workspaces/{workspace_id}/kill-switches", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "setWorkspaceManualKillSwitch": {"id": "setWorkspaceManualKillSwitch", "method": "PUT", "path": "/operator/workspaces/{workspace_id}/kill-switches/manual", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listAgentsOfWorkspace": {"id": "listAgentsOfWorkspace", "method": "GET", "path": "/operator/workspaces/{workspace_id}/agents", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "pauseAgentOfWorkspace": {"id": "pauseAgentOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/agents/{slug}/pause", "auth": "operatorToken", "path_params": ("workspace_id", "slug"), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "resumeAgentOfWorkspace": {"id": "resumeAgentOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/agents/{slug}/resume", "auth": "operatorToken", "path_params": ("workspace_id", "slug"), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "createUserReset": {"id": "createUserReset", "method": "POST", "path": "/operator/users/resets", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listAgents": {"id": "listAgents", "method": "GET", "path": "/v1/agents", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "sendAgentMessage": {"id": "sendAgentMessage", "method": "POST", "path": "/v1/agents/{slug}/messages", "auth": "apiKey", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": True},
@@ -430,6 +433,18 @@ class Operations:
     def set_workspace_manual_kill_switch(self, *, workspace_id: str, body: models.SetManualKillSwitchRequest) -> models.KillSwitches:
         """PUT /operator/workspaces/{workspace_id}/kill-switches/manual: Turn a workspace's manual kill switch on or off"""
         return self._call("setWorkspaceManualKillSwitch", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    def list_agents_of_workspace(self, *, workspace_id: str) -> models.WorkspaceAgentList:
+        """GET /operator/workspaces/{workspace_id}/agents: List the agents of a workspace"""
+        return self._call("listAgentsOfWorkspace", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    def pause_agent_of_workspace(self, *, workspace_id: str, slug: str, body: models.PauseAgentRequest) -> models.WorkspaceAgent:
+        """POST /operator/workspaces/{workspace_id}/agents/{slug}/pause: Pause an agent of a workspace"""
+        return self._call("pauseAgentOfWorkspace", path={"workspace_id": workspace_id, "slug": slug}, body=body)  # type: ignore[no-any-return]
+
+    def resume_agent_of_workspace(self, *, workspace_id: str, slug: str) -> models.WorkspaceAgent:
+        """POST /operator/workspaces/{workspace_id}/agents/{slug}/resume: Resume an agent of a workspace"""
+        return self._call("resumeAgentOfWorkspace", path={"workspace_id": workspace_id, "slug": slug})  # type: ignore[no-any-return]
 
     def create_user_reset(self, *, body: models.OperatorUserResetRequest) -> models.AccountReset:
         """POST /operator/users/resets: Reset an account's password or two-step verification"""
@@ -801,6 +816,18 @@ class AsyncOperations:
     async def set_workspace_manual_kill_switch(self, *, workspace_id: str, body: models.SetManualKillSwitchRequest) -> models.KillSwitches:
         """PUT /operator/workspaces/{workspace_id}/kill-switches/manual: Turn a workspace's manual kill switch on or off"""
         return await self._call("setWorkspaceManualKillSwitch", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    async def list_agents_of_workspace(self, *, workspace_id: str) -> models.WorkspaceAgentList:
+        """GET /operator/workspaces/{workspace_id}/agents: List the agents of a workspace"""
+        return await self._call("listAgentsOfWorkspace", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    async def pause_agent_of_workspace(self, *, workspace_id: str, slug: str, body: models.PauseAgentRequest) -> models.WorkspaceAgent:
+        """POST /operator/workspaces/{workspace_id}/agents/{slug}/pause: Pause an agent of a workspace"""
+        return await self._call("pauseAgentOfWorkspace", path={"workspace_id": workspace_id, "slug": slug}, body=body)  # type: ignore[no-any-return]
+
+    async def resume_agent_of_workspace(self, *, workspace_id: str, slug: str) -> models.WorkspaceAgent:
+        """POST /operator/workspaces/{workspace_id}/agents/{slug}/resume: Resume an agent of a workspace"""
+        return await self._call("resumeAgentOfWorkspace", path={"workspace_id": workspace_id, "slug": slug})  # type: ignore[no-any-return]
 
     async def create_user_reset(self, *, body: models.OperatorUserResetRequest) -> models.AccountReset:
         """POST /operator/users/resets: Reset an account's password or two-step verification"""

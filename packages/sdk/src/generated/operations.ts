@@ -90,6 +90,9 @@ export const OPERATIONS = {
   rotateWorkspaceApiKey: { id: 'rotateWorkspaceApiKey', method: 'POST', path: '/operator/workspaces/{workspace_id}/api-keys/{id}/rotate', auth: 'operatorToken', pathParams: ['workspace_id', 'id'], queryParams: [], headerParams: [], body: 'none', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   getWorkspaceKillSwitches: { id: 'getWorkspaceKillSwitches', method: 'GET', path: '/operator/workspaces/{workspace_id}/kill-switches', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   setWorkspaceManualKillSwitch: { id: 'setWorkspaceManualKillSwitch', method: 'PUT', path: '/operator/workspaces/{workspace_id}/kill-switches/manual', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listAgentsOfWorkspace: { id: 'listAgentsOfWorkspace', method: 'GET', path: '/operator/workspaces/{workspace_id}/agents', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  pauseAgentOfWorkspace: { id: 'pauseAgentOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/agents/{slug}/pause', auth: 'operatorToken', pathParams: ['workspace_id', 'slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  resumeAgentOfWorkspace: { id: 'resumeAgentOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/agents/{slug}/resume', auth: 'operatorToken', pathParams: ['workspace_id', 'slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   createUserReset: { id: 'createUserReset', method: 'POST', path: '/operator/users/resets', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listAgents: { id: 'listAgents', method: 'GET', path: '/v1/agents', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   sendAgentMessage: { id: 'sendAgentMessage', method: 'POST', path: '/v1/agents/{slug}/messages', auth: 'apiKey', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: true },
@@ -187,6 +190,9 @@ export interface OperationInputs {
   rotateWorkspaceApiKey: { path: Params<'rotateWorkspaceApiKey', 'path'> };
   getWorkspaceKillSwitches: { path: Params<'getWorkspaceKillSwitches', 'path'> };
   setWorkspaceManualKillSwitch: { path: Params<'setWorkspaceManualKillSwitch', 'path'>; body: JsonBody<'setWorkspaceManualKillSwitch'> };
+  listAgentsOfWorkspace: { path: Params<'listAgentsOfWorkspace', 'path'> };
+  pauseAgentOfWorkspace: { path: Params<'pauseAgentOfWorkspace', 'path'>; body: JsonBody<'pauseAgentOfWorkspace'> };
+  resumeAgentOfWorkspace: { path: Params<'resumeAgentOfWorkspace', 'path'> };
   createUserReset: { body: JsonBody<'createUserReset'> };
   listAgents: Record<string, never>;
   sendAgentMessage: { path: Params<'sendAgentMessage', 'path'>; body: JsonBody<'sendAgentMessage'> };
@@ -282,6 +288,9 @@ export interface OperationOutputs {
   rotateWorkspaceApiKey: JsonAnswer<'rotateWorkspaceApiKey', 201>;
   getWorkspaceKillSwitches: JsonAnswer<'getWorkspaceKillSwitches', 200>;
   setWorkspaceManualKillSwitch: JsonAnswer<'setWorkspaceManualKillSwitch', 200>;
+  listAgentsOfWorkspace: JsonAnswer<'listAgentsOfWorkspace', 200>;
+  pauseAgentOfWorkspace: JsonAnswer<'pauseAgentOfWorkspace', 200>;
+  resumeAgentOfWorkspace: JsonAnswer<'resumeAgentOfWorkspace', 200>;
   createUserReset: JsonAnswer<'createUserReset', 201>;
   listAgents: JsonAnswer<'listAgents', 200>;
   sendAgentMessage: JsonAnswer<'sendAgentMessage', 200> | JsonAnswer<'sendAgentMessage', 202>;
@@ -677,6 +686,21 @@ export class Operations {
   /** PUT /operator/workspaces/{workspace_id}/kill-switches/manual: Turn a workspace's manual kill switch on or off */
   setWorkspaceManualKillSwitch(input: OperationInputs['setWorkspaceManualKillSwitch'], options?: RequestOptions): Promise<OperationOutputs['setWorkspaceManualKillSwitch']> {
     return this.transport.call(OPERATIONS.setWorkspaceManualKillSwitch, input, options) as Promise<OperationOutputs['setWorkspaceManualKillSwitch']>;
+  }
+
+  /** GET /operator/workspaces/{workspace_id}/agents: List the agents of a workspace */
+  listAgentsOfWorkspace(input: OperationInputs['listAgentsOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['listAgentsOfWorkspace']> {
+    return this.transport.call(OPERATIONS.listAgentsOfWorkspace, input, options) as Promise<OperationOutputs['listAgentsOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/agents/{slug}/pause: Pause an agent of a workspace */
+  pauseAgentOfWorkspace(input: OperationInputs['pauseAgentOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['pauseAgentOfWorkspace']> {
+    return this.transport.call(OPERATIONS.pauseAgentOfWorkspace, input, options) as Promise<OperationOutputs['pauseAgentOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/agents/{slug}/resume: Resume an agent of a workspace */
+  resumeAgentOfWorkspace(input: OperationInputs['resumeAgentOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['resumeAgentOfWorkspace']> {
+    return this.transport.call(OPERATIONS.resumeAgentOfWorkspace, input, options) as Promise<OperationOutputs['resumeAgentOfWorkspace']>;
   }
 
   /** POST /operator/users/resets: Reset an account's password or two-step verification */

@@ -1310,6 +1310,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/operator/workspaces/{workspace_id}/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the agents of a workspace
+         * @description The plan of the workspace named in the path and every agent of the catalog with its state, as `GET /agents` answers its members. `service agents list --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        get: operations["listAgentsOfWorkspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/agents/{slug}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause an agent of a workspace
+         * @description Pauses the agent in the workspace named in the path, as `POST /agents/{slug}/pause` does (the same switch): invoking it answers `403 agent_disabled` with this `reason`. In the audit log its actor is the operator. `service agents pause --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["pauseAgentOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/agents/{slug}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume an agent of a workspace
+         * @description Resumes a paused agent of the workspace named in the path, as `POST /agents/{slug}/resume` does. `service agents resume --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["resumeAgentOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/operator/users/resets": {
         parameters: {
             query?: never;
@@ -9152,6 +9212,147 @@ export interface operations {
             401: components["responses"]["OperatorUnauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAgentsOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan and the agents. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceAgentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pauseAgentOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+                /**
+                 * @description Slug of the agent to message, for example `sales`.
+                 * @example sales
+                 */
+                slug: components["parameters"]["AgentSlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PauseAgentRequest"];
+            };
+        };
+        responses: {
+            /** @description The paused agent. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceAgent"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["AgentNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeAgentOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+                /**
+                 * @description Slug of the agent to message, for example `sales`.
+                 * @example sales
+                 */
+                slug: components["parameters"]["AgentSlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent, active again (or `not_in_plan`). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceAgent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["AgentNotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -2,8 +2,8 @@
  * @module `service agents list|pause|resume`, `service plan show|set` and `service kill-switch
  * on|off|status`: the operator's controls of agents, plans and the manual spending switch. They work
  * on the store directly (like `keys`), so with the embedded store they run while the server is
- * stopped; against PostgreSQL every running instance sees the change at its next request. `plan …` and
- * `kill-switch …` also go through a running server's operator API with `--url` (cli/operator-api.ts).
+ * stopped; against PostgreSQL every running instance sees the change at its next request. Each also goes
+ * through a running server's operator API with `--url` (cli/operator-api.ts).
  */
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
@@ -22,15 +22,17 @@ import type { OperatorWorkspace } from '../domain/workspaces/index.ts';
 import type { Schema } from '../contract.ts';
 
 type KillSwitches = Schema<'KillSwitches'>;
+type WorkspaceAgentList = Schema<'WorkspaceAgentList'>;
+type WorkspaceAgent = Schema<'WorkspaceAgent'>;
 import { UsageError, WORKSPACE_COMMAND_OPTIONS } from './usage.ts';
 
 const COMMON = WORKSPACE_COMMAND_OPTIONS;
 const REMOTE = { ...COMMON, ...OPERATOR_API_OPTIONS } as const;
 
 const OPTIONS = {
-  'agents list': COMMON,
-  'agents pause': { ...COMMON, reason: { type: 'string' } },
-  'agents resume': COMMON,
+  'agents list': REMOTE,
+  'agents pause': { ...REMOTE, reason: { type: 'string' } },
+  'agents resume': REMOTE,
   'plan show': REMOTE,
   'plan set': REMOTE,
   'kill-switch on': REMOTE,
@@ -39,8 +41,7 @@ const OPTIONS = {
 } as const;
 
 /** The commands that also go through a running server's operator API (`--url`). */
-type RemoteCommand = 'plan show' | 'plan set' | 'kill-switch on' | 'kill-switch off' | 'kill-switch status';
-const REMOTE_COMMANDS: readonly string[] = ['plan show', 'plan set', 'kill-switch on', 'kill-switch off', 'kill-switch status'] satisfies RemoteCommand[];
+type RemoteCommand = Command;
 
 type Command = keyof typeof OPTIONS;
 
@@ -66,20 +67,20 @@ const AGENT_HELP: Record<'agents' | 'plan' | 'kill-switch' | Command, string> = 
   kill-switch on        Turn the manual spending switch on: new invocations answer 429 kill_switch (kind manual)
   kill-switch off       Turn it off
   kill-switch status    The manual switch and this hour's and day's consumption against their limits`,
-  'agents list': `Usage: service agents list [--workspace W] [--json] [--data-dir D]
+  'agents list': `Usage: service agents list [--workspace W] [--json] [--data-dir D] [--url U]
 
 Lists the agents with their slug, default alias, and state: active, paused (reason) or not in the plan.
-${WHERE}`,
-  'agents pause': `Usage: service agents pause <slug> --reason R [--workspace W] [--json] [--data-dir D]
+${REMOTE_WHERE}`,
+  'agents pause': `Usage: service agents pause <slug> --reason R [--workspace W] [--json] [--data-dir D] [--url U]
 
 Pauses the agent. Invocations of it answer 403 agent_disabled with agentSlug and this reason, and the
 orchestrator stops routing to it. Pausing a paused agent changes its reason.
   --reason R      why, shown to callers (required)
-${WHERE}`,
-  'agents resume': `Usage: service agents resume <slug> [--workspace W] [--json] [--data-dir D]
+${REMOTE_WHERE}`,
+  'agents resume': `Usage: service agents resume <slug> [--workspace W] [--json] [--data-dir D] [--url U]
 
 Resumes a paused agent.
-${WHERE}`,
+${REMOTE_WHERE}`,
   'plan show': `Usage: service plan show [--workspace W] [--json] [--data-dir D] [--url U]
 
 Shows the workspace's plan (growth until one is set).
@@ -131,10 +132,12 @@ async function runAgentCommand(command: Command, values: Flags, positionals: str
   if (command === 'plan set' && !isPlanName(target)) throw new UsageError(`The plan is one of ${PLAN_NAMES.join(', ')}.`);
 
   const config = loadConfig({ 'data-dir': typeof values['data-dir'] === 'string' ? values['data-dir'] : undefined }, env);
-  const api = REMOTE_COMMANDS.includes(command) ? operatorApi(values, config) : undefined;
+  const reason = typeof values.reason === 'string' ? values.reason.trim() : '';
+  if (command === 'agents pause' && reason === '') throw new UsageError(`--reason is required.\n\n${AGENT_HELP[command]}`);
+  const api = operatorApi(values, config);
   if (api) {
     const workspaceId = await operatorWorkspace(api, typeof values.workspace === 'string' ? values.workspace : undefined);
-    return remoteCommand(command as RemoteCommand, api, workspaceId, target, values.json === true, print);
+    return remoteCommand(command, api, workspaceId, target, reason, values.json === true, print);
   }
   const store = await openCliStore(config, command);
   try {
@@ -150,23 +153,16 @@ async function runAgentCommand(command: Command, values: Flags, positionals: str
           const state = !(plan.agents as readonly string[]).includes(a.slug) ? 'not_in_plan' : paused.has(a.slug) ? 'paused' : 'active';
           return { slug: a.slug, name: a.name, alias: a.defaultAlias, state, reason: paused.get(a.slug) ?? null };
         });
-        if (json) print(JSON.stringify({ plan: plan.name, data: agents }));
-        else {
-          print(`Plan: ${plan.name}`);
-          for (const a of agents) print(`${a.slug.padEnd(14)} ${a.alias.padEnd(9)} ${a.state}${a.reason ? ` (${a.reason})` : ''}`);
-        }
+        printAgents(plan.name, agents, json, print);
         return 0;
       }
       case 'agents pause': {
-        const reason = typeof values.reason === 'string' ? values.reason.trim() : '';
-        if (reason === '') throw new UsageError(`--reason is required.\n\n${AGENT_HELP[command]}`);
         await db.transaction((tx) => pauseAgentAudited(tx, clock, workspaceId, target, reason, COMMAND_LINE));
-        print(json ? JSON.stringify({ slug: target, state: 'paused', reason }) : `Paused ${target}: ${reason}`);
+        printPaused(target, reason, json, print);
         return 0;
       }
       case 'agents resume': {
-        const was = await db.transaction((tx) => resumeAgentAudited(tx, clock, workspaceId, target, COMMAND_LINE));
-        print(json ? JSON.stringify({ slug: target, state: 'active', wasPaused: was }) : was ? `Resumed ${target}.` : `${target} was not paused.`);
+        printResumed(target, await db.transaction((tx) => resumeAgentAudited(tx, clock, workspaceId, target, COMMAND_LINE)), json, print);
         return 0;
       }
       case 'plan show': {
@@ -209,9 +205,36 @@ async function runAgentCommand(command: Command, values: Flags, positionals: str
   }
 }
 
-/** `plan …` and `kill-switch …` through the operator API: the workspace's settings and its kill switches. */
-async function remoteCommand(command: RemoteCommand, api: OperatorApi, workspaceId: string, target: string, json: boolean, print: Print): Promise<number> {
+/** `agents …`, `plan …` and `kill-switch …` through the operator API: the workspace's agents, settings and kill switches. */
+async function remoteCommand(
+  command: RemoteCommand,
+  api: OperatorApi,
+  workspaceId: string,
+  target: string,
+  reason: string,
+  json: boolean,
+  print: Print,
+): Promise<number> {
   switch (command) {
+    case 'agents list': {
+      const list = await api.call<WorkspaceAgentList>('GET', workspacePath(workspaceId, 'agents'));
+      const agents = list.data.map((a) => ({ slug: a.slug, name: a.name, alias: a.alias, state: a.state, reason: a.pausedReason }));
+      printAgents(list.plan, agents, json, print);
+      return 0;
+    }
+    case 'agents pause': {
+      await api.call<WorkspaceAgent>('POST', workspacePath(workspaceId, 'agents', target, 'pause'), { reason });
+      printPaused(target, reason, json, print);
+      return 0;
+    }
+    case 'agents resume': {
+      // Whether it was paused, as on the store: read before the change.
+      const before = await api.call<WorkspaceAgentList>('GET', workspacePath(workspaceId, 'agents'));
+      const was = before.data.some((a) => a.slug === target && a.pausedAt !== null);
+      await api.call<WorkspaceAgent>('POST', workspacePath(workspaceId, 'agents', target, 'resume'));
+      printResumed(target, was, json, print);
+      return 0;
+    }
     case 'plan show': {
       const workspace = await api.call<OperatorWorkspace>('GET', workspacePath(workspaceId));
       printPlan(PLANS[workspace.plan], json, print);
@@ -256,4 +279,25 @@ function printPlan(plan: (typeof PLANS)[keyof typeof PLANS], json: boolean, prin
 /** The manual switch after `kill-switch on|off`: on since when, or off. */
 function printManual(since: string | null, json: boolean, print: Print): void {
   print(json ? JSON.stringify({ manual: since !== null, activeSince: since }) : since ? `Manual kill switch on since ${since}.` : 'Manual kill switch off.');
+}
+
+function printAgents(
+  plan: string,
+  agents: { slug: string; name: string; alias: string; state: string; reason: string | null }[],
+  json: boolean,
+  print: Print,
+): void {
+  if (json) print(JSON.stringify({ plan, data: agents }));
+  else {
+    print(`Plan: ${plan}`);
+    for (const a of agents) print(`${a.slug.padEnd(14)} ${a.alias.padEnd(9)} ${a.state}${a.reason ? ` (${a.reason})` : ''}`);
+  }
+}
+
+function printPaused(slug: string, reason: string, json: boolean, print: Print): void {
+  print(json ? JSON.stringify({ slug, state: 'paused', reason }) : `Paused ${slug}: ${reason}`);
+}
+
+function printResumed(slug: string, wasPaused: boolean, json: boolean, print: Print): void {
+  print(json ? JSON.stringify({ slug, state: 'active', wasPaused }) : wasPaused ? `Resumed ${slug}.` : `${slug} was not paused.`);
 }

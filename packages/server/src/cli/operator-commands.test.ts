@@ -1,7 +1,7 @@
 /**
  * The workspace commands against a running server on the embedded store, through its operator API: with
- * SERVICE_URL and OPERATOR_TOKEN, `keys create|list|rotate|revoke`, `kill-switch on|status|off` and
- * `plan set|show` change the served workspace while the server holds the store's lock, each change seen at
+ * SERVICE_URL and OPERATOR_TOKEN, `keys create|list|rotate|revoke`, `kill-switch on|status|off`,
+ * `agents pause|list|resume` and `plan set|show` change the served workspace while the server holds the store's lock, each change seen at
  * once over the API; without an address the same command is refused by the lock, and the refusal says to give
  * one; an address without the token is said plainly.
  */
@@ -93,6 +93,24 @@ describe('workspace commands through the operator API of a running server', { ti
     expect(status.manual.engaged).toBe(true);
     expect((await operator.run('kill-switch', 'off')).trim()).toBe('Manual kill switch off.');
     expect((await withKey(first.apiKey, 'POST', '/v1/inference', ask)).status).toBe(200);
+  });
+
+  it('agents pause refuses the agent with the reason, list shows it, resume lets it through again', async () => {
+    const paused = JSON.parse(await operator.run('agents', 'pause', 'sales', '--reason', 'Quarter close', '--json'));
+    expect(paused).toEqual({ slug: 'sales', state: 'paused', reason: 'Quarter close' });
+    const refused = await withKey(first.apiKey, 'POST', '/v1/inference', ask);
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: 'agent_disabled', agentSlug: 'sales', reason: 'Quarter close' });
+    const listed = JSON.parse(await operator.run('agents', 'list', '--json')) as {
+      plan: string;
+      data: { slug: string; state: string; reason: string | null }[];
+    };
+    expect(listed.data.find((a) => a.slug === 'sales')).toMatchObject({ state: 'paused', reason: 'Quarter close' });
+    expect(await operator.run('agents', 'list')).toMatch(/^sales +\S+ +paused \(Quarter close\)$/m);
+    expect((await operator.run('agents', 'resume', 'sales')).trim()).toBe('Resumed sales.');
+    expect((await operator.run('agents', 'resume', 'sales')).trim()).toBe('sales was not paused.');
+    expect((await withKey(first.apiKey, 'POST', '/v1/inference', ask)).status).toBe(200);
+    await expect(operator.run('agents', 'pause', 'sales')).rejects.toThrow(/--reason is required/);
   });
 
   it('plan set changes the plan the server applies; plan show reads it back', async () => {

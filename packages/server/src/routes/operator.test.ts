@@ -12,6 +12,8 @@ import {
   zKillSwitches,
   zOperatorWorkspace,
   zOperatorWorkspaceList,
+  zWorkspaceAgent,
+  zWorkspaceAgentList,
   zWorkspaceCreated,
 } from '../../../../generated/zod.ts';
 import { createOperatorToken } from '../domain/operators/index.ts';
@@ -314,6 +316,26 @@ describe("a workspace's keys and kill switches, by the operator", () => {
     const off = await operator('PUT', `/operator/workspaces/${b.workspaceId}/kill-switches/manual`, { engaged: false });
     expect(zKillSwitches.parse(await off.json()).manual.engaged).toBe(false);
     expect((await withKey(b.apiKey, 'POST', '/v1/inference', ask)).status).toBe(200);
+  });
+
+  it('pauses and resumes an agent of the named workspace only, its audit naming the operator', async () => {
+    const b = await newWorkspace({ name: 'Agents by the operator' });
+    const c = await newWorkspace({ name: 'Agents left alone' });
+    const paused = await operator('POST', `/operator/workspaces/${b.workspaceId}/agents/sales/pause`, { reason: 'Operator pause' });
+    expect(paused.status).toBe(200);
+    expect(zWorkspaceAgent.parse(await paused.json())).toMatchObject({ slug: 'sales', state: 'paused', pausedReason: 'Operator pause' });
+    expect((await withKey(b.apiKey, 'POST', '/v1/inference', ask)).status).toBe(403);
+    expect((await withKey(c.apiKey, 'POST', '/v1/inference', ask)).status).toBe(200);
+    const listed = zWorkspaceAgentList.parse(await (await operator('GET', `/operator/workspaces/${b.workspaceId}/agents`)).json());
+    expect(listed.data.find((a) => a.slug === 'sales')).toMatchObject({ state: 'paused' });
+    const events = await t.db.query<{ actor_type: string }>(`SELECT actor_type FROM audit_events WHERE workspace_id = $1 AND action LIKE 'agent.%'`, [
+      b.workspaceId,
+    ]);
+    expect(events).toEqual([{ actor_type: 'operator' }]);
+    const resumed = await operator('POST', `/operator/workspaces/${b.workspaceId}/agents/sales/resume`);
+    expect(zWorkspaceAgent.parse(await resumed.json())).toMatchObject({ state: 'active' });
+    expect((await withKey(b.apiKey, 'POST', '/v1/inference', ask)).status).toBe(200);
+    expect((await operator('POST', `/operator/workspaces/wksp_AAAAAAAAAAAAAAAAAAAA/agents/sales/pause`, { reason: 'x' })).status).toBe(404);
   });
 
   it('answers 404 not_found for an unknown workspace, and for a key of another workspace; tenants get 401', async () => {

@@ -2,7 +2,8 @@
  * @module The operator API (operator token): listWorkspaces, createWorkspace, getWorkspace,
  * updateWorkspace, deleteWorkspace; createUserReset (an account's recovery, by email); within a workspace
  * its API keys (listWorkspaceApiKeys, createWorkspaceApiKey, revokeWorkspaceApiKey, rotateWorkspaceApiKey)
- * and its kill switches (getWorkspaceKillSwitches, setWorkspaceManualKillSwitch), the same services as the
+ * its kill switches (getWorkspaceKillSwitches, setWorkspaceManualKillSwitch) and its agents
+ * (listAgentsOfWorkspace, pauseAgentOfWorkspace, resumeAgentOfWorkspace), the same services as the
  * admins' routes. The workspace is the one named in the path, never the caller's; an unknown one answers
  * `404 not_found` before anything is done.
  */
@@ -93,7 +94,25 @@ const setWorkspaceManualKillSwitch: Handler<'setWorkspaceManualKillSwitch'> = as
   return { status: 200, body: await services.usage.killSwitches(workspaceId) };
 };
 
+const listAgentsOfWorkspace: Handler<'listAgentsOfWorkspace'> = async (c, { params }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  return { status: 200, body: await services.agents.list(workspaceId) };
+};
+
+const pauseAgentOfWorkspace: Handler<'pauseAgentOfWorkspace'> = async (c, { params, body }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  return { status: 200, body: await services.agents.pause(workspaceId, params.slug, body.reason, auditOf(c, services)) };
+};
+
+const resumeAgentOfWorkspace: Handler<'resumeAgentOfWorkspace'> = async (c, { params }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  return { status: 200, body: await services.agents.resume(workspaceId, params.slug, auditOf(c, services)) };
+};
+
 export const operatorHandlers = {
+  listAgentsOfWorkspace,
+  pauseAgentOfWorkspace,
+  resumeAgentOfWorkspace,
   listWorkspaceApiKeys,
   createWorkspaceApiKey,
   revokeWorkspaceApiKey,
