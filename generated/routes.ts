@@ -53,6 +53,9 @@ import {
   zCreateUserResetHeaders,
   zCreateWebhookDestinationBody,
   zCreateWebhookDestinationHeaders,
+  zCreateWorkspaceApiKeyBody,
+  zCreateWorkspaceApiKeyHeaders,
+  zCreateWorkspaceApiKeyPath,
   zCreateWorkspaceBody,
   zCreateWorkspaceHeaders,
   zDailyUsage,
@@ -94,6 +97,8 @@ import {
   zGetSsoSettingsHeaders,
   zGetUsageV1Headers,
   zGetWorkspaceHeaders,
+  zGetWorkspaceKillSwitchesHeaders,
+  zGetWorkspaceKillSwitchesPath,
   zGetWorkspacePath,
   zInboundAccepted,
   zInboundPayloadError,
@@ -120,6 +125,8 @@ import {
   zKillSwitchError,
   zKillSwitches,
   zListAgentsHeaders,
+  zListAgentsOfWorkspaceHeaders,
+  zListAgentsOfWorkspacePath,
   zListApiKeysHeaders,
   zListApiKeysV1Headers,
   zListApprovalsHeaders,
@@ -141,6 +148,8 @@ import {
   zListRunsV1Query,
   zListWebhookDestinationsHeaders,
   zListWorkspaceAgentsHeaders,
+  zListWorkspaceApiKeysHeaders,
+  zListWorkspaceApiKeysPath,
   zListWorkspacesHeaders,
   zLiveness,
   zLoginBody,
@@ -160,6 +169,9 @@ import {
   zOperatorWorkspaceList,
   zPauseAgentBody,
   zPauseAgentHeaders,
+  zPauseAgentOfWorkspaceBody,
+  zPauseAgentOfWorkspaceHeaders,
+  zPauseAgentOfWorkspacePath,
   zPauseAgentPath,
   zPauseInboundWebhookHeaders,
   zPauseInboundWebhookPath,
@@ -198,6 +210,8 @@ import {
   zResetMemberHeaders,
   zResetMemberPath,
   zResumeAgentHeaders,
+  zResumeAgentOfWorkspaceHeaders,
+  zResumeAgentOfWorkspacePath,
   zResumeAgentPath,
   zResumeInboundWebhookHeaders,
   zResumeInboundWebhookPath,
@@ -213,6 +227,8 @@ import {
   zRevokeInboundWebhookPath,
   zRevokeInvitationHeaders,
   zRevokeInvitationPath,
+  zRevokeWorkspaceApiKeyHeaders,
+  zRevokeWorkspaceApiKeyPath,
   zRoleForbiddenError,
   zRotateApiKeyHeaders,
   zRotateApiKeyPath,
@@ -220,6 +236,8 @@ import {
   zRotateApiKeyV1Path,
   zRotateWebhookDestinationSecretHeaders,
   zRotateWebhookDestinationSecretPath,
+  zRotateWorkspaceApiKeyHeaders,
+  zRotateWorkspaceApiKeyPath,
   zRun,
   zRunAccepted,
   zRunCompletedEvent,
@@ -255,6 +273,9 @@ import {
   zSessionWorkspaces,
   zSetManualKillSwitchBody,
   zSetManualKillSwitchHeaders,
+  zSetWorkspaceManualKillSwitchBody,
+  zSetWorkspaceManualKillSwitchHeaders,
+  zSetWorkspaceManualKillSwitchPath,
   zSignatureInvalidError,
   zSsoSettings,
   zSsoStart,
@@ -415,6 +436,15 @@ export type OperationId =
   | 'getWorkspace'
   | 'deleteWorkspace'
   | 'updateWorkspace'
+  | 'listWorkspaceApiKeys'
+  | 'createWorkspaceApiKey'
+  | 'revokeWorkspaceApiKey'
+  | 'rotateWorkspaceApiKey'
+  | 'getWorkspaceKillSwitches'
+  | 'setWorkspaceManualKillSwitch'
+  | 'listAgentsOfWorkspace'
+  | 'pauseAgentOfWorkspace'
+  | 'resumeAgentOfWorkspace'
   | 'createUserReset'
   | 'listAgents'
   | 'sendAgentMessage'
@@ -742,6 +772,42 @@ export interface Operations {
   updateWorkspace: {
     input: { params: z.output<typeof zUpdateWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zUpdateWorkspaceHeaders>; body: z.output<typeof zUpdateWorkspaceBody> };
     success: { 200: { json: z.input<typeof zOperatorWorkspace> } };
+  };
+  listWorkspaceApiKeys: {
+    input: { params: z.output<typeof zListWorkspaceApiKeysPath>; query: Record<string, never>; headers: z.output<typeof zListWorkspaceApiKeysHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zApiKeyList> } };
+  };
+  createWorkspaceApiKey: {
+    input: { params: z.output<typeof zCreateWorkspaceApiKeyPath>; query: Record<string, never>; headers: z.output<typeof zCreateWorkspaceApiKeyHeaders>; body: z.output<typeof zCreateWorkspaceApiKeyBody> };
+    success: { 201: { json: z.input<typeof zApiKeyCreated> } };
+  };
+  revokeWorkspaceApiKey: {
+    input: { params: z.output<typeof zRevokeWorkspaceApiKeyPath>; query: Record<string, never>; headers: z.output<typeof zRevokeWorkspaceApiKeyHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zApiKey> } };
+  };
+  rotateWorkspaceApiKey: {
+    input: { params: z.output<typeof zRotateWorkspaceApiKeyPath>; query: Record<string, never>; headers: z.output<typeof zRotateWorkspaceApiKeyHeaders>; body: undefined };
+    success: { 201: { json: z.input<typeof zApiKeyCreated> } };
+  };
+  getWorkspaceKillSwitches: {
+    input: { params: z.output<typeof zGetWorkspaceKillSwitchesPath>; query: Record<string, never>; headers: z.output<typeof zGetWorkspaceKillSwitchesHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zKillSwitches> } };
+  };
+  setWorkspaceManualKillSwitch: {
+    input: { params: z.output<typeof zSetWorkspaceManualKillSwitchPath>; query: Record<string, never>; headers: z.output<typeof zSetWorkspaceManualKillSwitchHeaders>; body: z.output<typeof zSetWorkspaceManualKillSwitchBody> };
+    success: { 200: { json: z.input<typeof zKillSwitches> } };
+  };
+  listAgentsOfWorkspace: {
+    input: { params: z.output<typeof zListAgentsOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zListAgentsOfWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWorkspaceAgentList> } };
+  };
+  pauseAgentOfWorkspace: {
+    input: { params: z.output<typeof zPauseAgentOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zPauseAgentOfWorkspaceHeaders>; body: z.output<typeof zPauseAgentOfWorkspaceBody> };
+    success: { 200: { json: z.input<typeof zWorkspaceAgent> } };
+  };
+  resumeAgentOfWorkspace: {
+    input: { params: z.output<typeof zResumeAgentOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zResumeAgentOfWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWorkspaceAgent> } };
   };
   createUserReset: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateUserResetHeaders>; body: z.output<typeof zCreateUserResetBody> };
@@ -2201,6 +2267,162 @@ export const routes: readonly RouteSpec[] = [
       '401': { contentType: 'application/json', schema: zOperatorAuthError },
       '404': { contentType: 'application/json', schema: zNotFoundError },
       '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/operator/workspaces/{workspace_id}/api-keys',
+    operationId: 'listWorkspaceApiKeys',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zListWorkspaceApiKeysPath, headers: zListWorkspaceApiKeysHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zApiKeyList, customerData: ['data.*.name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/api-keys',
+    operationId: 'createWorkspaceApiKey',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zCreateWorkspaceApiKeyPath, headers: zCreateWorkspaceApiKeyHeaders, body: { contentType: 'application/json', schema: zCreateWorkspaceApiKeyBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '201': { contentType: 'application/json', schema: zApiKeyCreated, customerData: ['name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/operator/workspaces/{workspace_id}/api-keys/{id}',
+    operationId: 'revokeWorkspaceApiKey',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zRevokeWorkspaceApiKeyPath, headers: zRevokeWorkspaceApiKeyHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zApiKey, customerData: ['name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/api-keys/{id}/rotate',
+    operationId: 'rotateWorkspaceApiKey',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zRotateWorkspaceApiKeyPath, headers: zRotateWorkspaceApiKeyHeaders },
+    responses: {
+      '201': { contentType: 'application/json', schema: zApiKeyCreated, customerData: ['name'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/operator/workspaces/{workspace_id}/kill-switches',
+    operationId: 'getWorkspaceKillSwitches',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zGetWorkspaceKillSwitchesPath, headers: zGetWorkspaceKillSwitchesHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zKillSwitches, customerData: ['day.reason', 'hour.reason', 'manual.reason', 'run.reason'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'put',
+    path: '/operator/workspaces/{workspace_id}/kill-switches/manual',
+    operationId: 'setWorkspaceManualKillSwitch',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zSetWorkspaceManualKillSwitchPath, headers: zSetWorkspaceManualKillSwitchHeaders, body: { contentType: 'application/json', schema: zSetWorkspaceManualKillSwitchBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zKillSwitches, customerData: ['day.reason', 'hour.reason', 'manual.reason', 'run.reason'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/operator/workspaces/{workspace_id}/agents',
+    operationId: 'listAgentsOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zListAgentsOfWorkspacePath, headers: zListAgentsOfWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceAgentList, customerData: ['data.*.pausedReason'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/agents/{slug}/pause',
+    operationId: 'pauseAgentOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zPauseAgentOfWorkspacePath, headers: zPauseAgentOfWorkspaceHeaders, body: { contentType: 'application/json', schema: zPauseAgentOfWorkspaceBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceAgent, customerData: ['pausedReason'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zAgentNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/agents/{slug}/resume',
+    operationId: 'resumeAgentOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zResumeAgentOfWorkspacePath, headers: zResumeAgentOfWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceAgent, customerData: ['pausedReason'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zAgentNotFoundError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },

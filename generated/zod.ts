@@ -4057,6 +4057,133 @@ export const zUpdateWorkspacePath = z.object({
  */
 export const zUpdateWorkspaceResponse = zOperatorWorkspace;
 
+export const zListWorkspaceApiKeysHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zListWorkspaceApiKeysPath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The keys.
+ */
+export const zListWorkspaceApiKeysResponse = zApiKeyList;
+
+export const zCreateWorkspaceApiKeyBody = zCreateApiKeyRequest;
+
+export const zCreateWorkspaceApiKeyHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zCreateWorkspaceApiKeyPath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The new key with its secret, shown once.
+ */
+export const zCreateWorkspaceApiKeyResponse = zApiKeyCreated;
+
+export const zRevokeWorkspaceApiKeyHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zRevokeWorkspaceApiKeyPath = z.object({
+    workspace_id: zWorkspaceId,
+    id: zKeyId
+});
+
+/**
+ * The revoked key.
+ */
+export const zRevokeWorkspaceApiKeyResponse = zApiKey;
+
+export const zRotateWorkspaceApiKeyHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zRotateWorkspaceApiKeyPath = z.object({
+    workspace_id: zWorkspaceId,
+    id: zKeyId
+});
+
+/**
+ * The new key with its secret, shown once.
+ */
+export const zRotateWorkspaceApiKeyResponse = zApiKeyCreated;
+
+export const zGetWorkspaceKillSwitchesHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zGetWorkspaceKillSwitchesPath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The four switches.
+ */
+export const zGetWorkspaceKillSwitchesResponse = zKillSwitches;
+
+export const zSetWorkspaceManualKillSwitchBody = zSetManualKillSwitchRequest;
+
+export const zSetWorkspaceManualKillSwitchHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zSetWorkspaceManualKillSwitchPath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The four switches after the change.
+ */
+export const zSetWorkspaceManualKillSwitchResponse = zKillSwitches;
+
+export const zListAgentsOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zListAgentsOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The plan and the agents.
+ */
+export const zListAgentsOfWorkspaceResponse = zWorkspaceAgentList;
+
+export const zPauseAgentOfWorkspaceBody = zPauseAgentRequest;
+
+export const zPauseAgentOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zPauseAgentOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    slug: zAgentSlug
+});
+
+/**
+ * The paused agent.
+ */
+export const zPauseAgentOfWorkspaceResponse = zWorkspaceAgent;
+
+export const zResumeAgentOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zResumeAgentOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    slug: zAgentSlug
+});
+
+/**
+ * The agent, active again (or `not_in_plan`).
+ */
+export const zResumeAgentOfWorkspaceResponse = zWorkspaceAgent;
+
 export const zCreateUserResetBody = zOperatorUserResetRequest;
 
 export const zCreateUserResetHeaders = z.object({

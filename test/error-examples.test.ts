@@ -337,6 +337,9 @@ const VALID_BODIES: Record<string, unknown> = {
   createUserReset: { email: 'nobody-at-all@example.com', reset: 'password' },
   updateWorkspace: { rpmLimit: 600 },
   pauseAgent: { reason: 'Month-end close' },
+  pauseAgentOfWorkspace: { reason: 'Month-end close' },
+  createWorkspaceApiKey: { name: 'CRM integration', scopes: ['usage:read'] },
+  setWorkspaceManualKillSwitch: { engaged: false },
   updateAgentConfiguration: { instructions: null, stepLimit: 8, tools: null, approvals: {} },
   setManualKillSwitch: { engaged: false },
   sendWebhookDestinationTestEvent: { type: 'run.completed' },
@@ -948,9 +951,9 @@ const PROVOKERS: Provoker[] = [
   {
     status: 404,
     code: 'agent_not_found',
-    on: (route) => route.path.startsWith('/agents/{slug}/'),
-    how: 'a slug that names no agent of the catalog',
-    provoke: async (route) => send(await baseCall(route, { path: { slug: 'travel' } })),
+    on: (route) => route.path.startsWith('/agents/{slug}/') || route.path.startsWith('/operator/workspaces/{workspace_id}/agents/{slug}/'),
+    how: "a slug that names no agent of the catalog (for the operator's route, in the test app's workspace)",
+    provoke: async (route) => send(await baseCall(route, { path: { slug: 'travel', workspace_id: t.workspaceId } })),
   },
   // 410
   {

@@ -207,6 +207,41 @@ const calls: Record<string, Call> = {
     }),
   deleteWorkspace: (c, h) =>
     c.DELETE('/operator/workspaces/{workspace_id}', { params: { path: { workspace_id: WORKSPACE_ID } }, headers: { ...operator, ...h } }),
+  listWorkspaceApiKeys: (c, h) =>
+    c.GET('/operator/workspaces/{workspace_id}/api-keys', { params: { path: { workspace_id: WORKSPACE_ID } }, headers: { ...operator, ...h } }),
+  createWorkspaceApiKey: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/api-keys', { params: { path: { workspace_id: WORKSPACE_ID } }, body: newKey, headers: { ...operator, ...h } }),
+  revokeWorkspaceApiKey: (c, h) =>
+    c.DELETE('/operator/workspaces/{workspace_id}/api-keys/{id}', {
+      params: { path: { workspace_id: WORKSPACE_ID, id: KEY_ID } },
+      headers: { ...operator, ...h },
+    }),
+  rotateWorkspaceApiKey: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/api-keys/{id}/rotate', {
+      params: { path: { workspace_id: WORKSPACE_ID, id: KEY_ID } },
+      headers: { ...operator, ...h },
+    }),
+  getWorkspaceKillSwitches: (c, h) =>
+    c.GET('/operator/workspaces/{workspace_id}/kill-switches', { params: { path: { workspace_id: WORKSPACE_ID } }, headers: { ...operator, ...h } }),
+  setWorkspaceManualKillSwitch: (c, h) =>
+    c.PUT('/operator/workspaces/{workspace_id}/kill-switches/manual', {
+      params: { path: { workspace_id: WORKSPACE_ID } },
+      body: { engaged: true, reason: 'Unexpected spend' },
+      headers: { ...operator, ...h },
+    }),
+  listAgentsOfWorkspace: (c, h) =>
+    c.GET('/operator/workspaces/{workspace_id}/agents', { params: { path: { workspace_id: WORKSPACE_ID } }, headers: { ...operator, ...h } }),
+  pauseAgentOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/agents/{slug}/pause', {
+      params: { path: { workspace_id: WORKSPACE_ID, slug: 'finance' } },
+      body: { reason: 'Month-end close' },
+      headers: { ...operator, ...h },
+    }),
+  resumeAgentOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/agents/{slug}/resume', {
+      params: { path: { workspace_id: WORKSPACE_ID, slug: 'finance' } },
+      headers: { ...operator, ...h },
+    }),
 };
 
 const operations = Object.entries(bundle.paths).flatMap(([path, item]) =>

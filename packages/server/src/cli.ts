@@ -7,7 +7,8 @@
 import { systemClock } from './clock.ts';
 import { agentCommands } from './cli/agents.ts';
 import { type CommandTable, commandTable, commandsOf, dispatch, type Flags, type Print } from './cli/commands.ts';
-import { formatKeys, keyCommands, resolveWorkspace } from './cli/keys.ts';
+import { formatKeys, type KeyCommands, keyCommands, operatorKeyCommands, resolveWorkspace } from './cli/keys.ts';
+import { OPERATOR_API_OPTIONS, operatorApi, operatorWorkspace } from './cli/operator-api.ts';
 import { DataDirLockedError } from './runtime/lock.ts';
 import { startServer } from './cli/serve.ts';
 import { assertWorkersPossible, isClusterPrimary, runPrimary, workerConfig, workerIndex } from './cli/cluster.ts';
@@ -17,6 +18,7 @@ import { webhookCommands } from './cli/webhooks.ts';
 import { userCommands } from './cli/users.ts';
 import { workspaceCommands } from './cli/workspaces.ts';
 import { secretKeyCommands } from './cli/secret-key-rotate.ts';
+import { storeCommands } from './cli/store-copy.ts';
 import { ConfigError, loadConfig, type ServerConfig } from './config.ts';
 import { AlreadyInitialised, initWorkspace } from './domain/workspaces/init.ts';
 import { createSecretBox } from './domain/webhooks/secret-box.ts';
@@ -32,6 +34,8 @@ const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 
 const COMMON = { 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
 const KEYS_COMMON = { ...COMMON, workspace: { type: 'string' }, json: { type: 'boolean' } } as const;
+/** The `keys` commands also go through a running server's operator API. */
+const KEYS_REMOTE = { ...KEYS_COMMON, ...OPERATOR_API_OPTIONS } as const;
 
 const OPTIONS = {
   init: {
@@ -42,12 +46,12 @@ const OPTIONS = {
     'workspace-name': { type: 'string' },
   },
   'keys create': {
-    ...KEYS_COMMON,
+    ...KEYS_REMOTE,
     name: { type: 'string' },
     scopes: { type: 'string' },
     'expires-in-days': { type: 'string' },
   },
-  'keys list': KEYS_COMMON,
+  'keys list': KEYS_REMOTE,
   'users add': {
     ...KEYS_COMMON,
     email: { type: 'string' },
@@ -57,8 +61,8 @@ const OPTIONS = {
   },
   'users list': KEYS_COMMON,
   totp: { help: { type: 'boolean', short: 'h' } },
-  'keys revoke': KEYS_COMMON,
-  'keys rotate': KEYS_COMMON,
+  'keys revoke': KEYS_REMOTE,
+  'keys rotate': KEYS_REMOTE,
   serve: {
     ...COMMON,
     port: { type: 'string' },
@@ -83,7 +87,15 @@ const mainCommands: CommandTable = {
 };
 
 /** Every command of the `service` command line. */
-export const COMMANDS: CommandTable = commandTable(mainCommands, webhookCommands, agentCommands, workspaceCommands, userCommands, secretKeyCommands);
+export const COMMANDS: CommandTable = commandTable(
+  mainCommands,
+  webhookCommands,
+  agentCommands,
+  workspaceCommands,
+  userCommands,
+  secretKeyCommands,
+  storeCommands,
+);
 
 /** Runs one command line; `print` receives each output line, `env` stands for the process environment. */
 export function runCli(argv: string[], print: Print = printLine, env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -160,6 +172,12 @@ async function run(command: Command, values: Flags, positionals: string[], print
     return 0;
   }
 
+  if (command.startsWith('keys ')) {
+    const api = operatorApi(values, config);
+    if (api)
+      return keyCommand(command as KeyCommand, operatorKeyCommands(api, await operatorWorkspace(api, str(values.workspace))), values, positionals, print);
+  }
+
   // TOTP secrets are sealed at rest with the same key as the webhook secrets. The key is resolved
   // before the store is opened: with DATABASE_URL and no SECRET_KEY nothing is touched.
   const box = command === 'init' || command === 'users add' ? createSecretBox(await resolveSecretKey(config)) : undefined;
@@ -195,7 +213,6 @@ async function run(command: Command, values: Flags, positionals: string[], print
     }
 
     const workspaceId = await resolveWorkspace(store.db, str(values.workspace));
-    const keys = keyCommands(store.db, systemClock, workspaceId);
     switch (command) {
       case 'users add': {
         const role = str(values.role) ?? 'admin';
@@ -225,35 +242,49 @@ async function run(command: Command, values: Flags, positionals: string[], print
         );
         return 0;
       }
-      case 'keys create': {
-        const name = required(values.name, '--name', command);
-        const scopes = required(values.scopes, '--scopes', command)
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
-        const days = values['expires-in-days'] === undefined ? undefined : Number(values['expires-in-days']);
-        const key = await keys.create(name, scopes, days);
-        print(json ? JSON.stringify(key) : `${key.id}\n${key.secret}   (shown once)\nexpires ${key.expiresAt}`);
-        return 0;
-      }
-      case 'keys list': {
-        const list = await keys.list();
-        print(json ? JSON.stringify({ data: list }) : formatKeys(list));
-        return 0;
-      }
-      case 'keys revoke': {
-        const key = await keys.revoke(onePositional(positionals, command));
-        print(json ? JSON.stringify(key) : `Revoked ${key.id} (${key.prefix}…).`);
-        return 0;
-      }
-      case 'keys rotate': {
-        const key = await keys.rotate(onePositional(positionals, command));
-        print(json ? JSON.stringify(key) : `${key.id} replaces ${key.replaces}\n${key.secret}   (shown once)`);
-        return 0;
-      }
+      case 'keys create':
+      case 'keys list':
+      case 'keys revoke':
+      case 'keys rotate':
+        return await keyCommand(command, keyCommands(store.db, systemClock, workspaceId), values, positionals, print);
     }
   } finally {
     await store.close();
+  }
+}
+
+type KeyCommand = 'keys create' | 'keys list' | 'keys revoke' | 'keys rotate';
+
+/** `keys …` on the store or through the operator API: the same output either way. */
+async function keyCommand(command: KeyCommand, keys: KeyCommands, values: Flags, positionals: string[], print: Print): Promise<number> {
+  const json = values.json === true;
+  switch (command) {
+    case 'keys create': {
+      const name = required(values.name, '--name', command);
+      const scopes = required(values.scopes, '--scopes', command)
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const days = values['expires-in-days'] === undefined ? undefined : Number(values['expires-in-days']);
+      const key = await keys.create(name, scopes, days);
+      print(json ? JSON.stringify(key) : `${key.id}\n${key.secret}   (shown once)\nexpires ${key.expiresAt}`);
+      return 0;
+    }
+    case 'keys list': {
+      const list = await keys.list();
+      print(json ? JSON.stringify({ data: list }) : formatKeys(list));
+      return 0;
+    }
+    case 'keys revoke': {
+      const key = await keys.revoke(onePositional(positionals, command));
+      print(json ? JSON.stringify(key) : `Revoked ${key.id} (${key.prefix}…).`);
+      return 0;
+    }
+    case 'keys rotate': {
+      const key = await keys.rotate(onePositional(positionals, command));
+      print(json ? JSON.stringify(key) : `${key.id} replaces ${key.replaces}\n${key.secret}   (shown once)`);
+      return 0;
+    }
   }
 }
 

@@ -732,6 +732,51 @@ const MATRIX = {
     pathParameter: 'the operator names any workspace; no tenant credential opens the route',
     check: (ctx) => operatorOnly(ctx, 'DELETE', `/operator/workspaces/${ctx.A.workspaceId}`),
   },
+  listWorkspaceApiKeys: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'GET', `/operator/workspaces/${ctx.A.workspaceId}/api-keys`),
+  },
+  createWorkspaceApiKey: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/api-keys`, { name: 'Forged', scopes: ['usage:read'] }),
+  },
+  revokeWorkspaceApiKey: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'DELETE', `/operator/workspaces/${ctx.A.workspaceId}/api-keys/${ctx.A.ids.key}`),
+  },
+  rotateWorkspaceApiKey: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/api-keys/${ctx.A.ids.key}/rotate`),
+  },
+  getWorkspaceKillSwitches: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'GET', `/operator/workspaces/${ctx.A.workspaceId}/kill-switches`),
+  },
+  setWorkspaceManualKillSwitch: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'PUT', `/operator/workspaces/${ctx.A.workspaceId}/kill-switches/manual`, { engaged: true }),
+  },
+  listAgentsOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'GET', `/operator/workspaces/${ctx.A.workspaceId}/agents`),
+  },
+  pauseAgentOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/agents/sales/pause`, { reason: 'Forged' }),
+  },
+  resumeAgentOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/agents/legal/resume`),
+  },
 } satisfies Record<OperationId, IsolationCase>;
 
 /** B turns its manual kill switch on: B's invocations are refused, A's switch stays off (A's runs are left as seeded); then B turns it off. */

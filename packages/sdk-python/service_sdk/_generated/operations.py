@@ -107,6 +107,15 @@ OPERATIONS: dict[str, OperationSpec] = {
     "getWorkspace": {"id": "getWorkspace", "method": "GET", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "deleteWorkspace": {"id": "deleteWorkspace", "method": "DELETE", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 204, "response": "empty", "streamable": False, "idempotency_key": False, "csrf": False},
     "updateWorkspace": {"id": "updateWorkspace", "method": "PATCH", "path": "/operator/workspaces/{workspace_id}", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listWorkspaceApiKeys": {"id": "listWorkspaceApiKeys", "method": "GET", "path": "/operator/workspaces/{workspace_id}/api-keys", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "createWorkspaceApiKey": {"id": "createWorkspaceApiKey", "method": "POST", "path": "/operator/workspaces/{workspace_id}/api-keys", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "revokeWorkspaceApiKey": {"id": "revokeWorkspaceApiKey", "method": "DELETE", "path": "/operator/workspaces/{workspace_id}/api-keys/{id}", "auth": "operatorToken", "path_params": ("workspace_id", "id"), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "rotateWorkspaceApiKey": {"id": "rotateWorkspaceApiKey", "method": "POST", "path": "/operator/workspaces/{workspace_id}/api-keys/{id}/rotate", "auth": "operatorToken", "path_params": ("workspace_id", "id"), "query_params": (), "header_params": (), "body": "none", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "getWorkspaceKillSwitches": {"id": "getWorkspaceKillSwitches", "method": "GET", "path": "/operator/workspaces/{workspace_id}/kill-switches", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "setWorkspaceManualKillSwitch": {"id": "setWorkspaceManualKillSwitch", "method": "PUT", "path": "/operator/workspaces/{workspace_id}/kill-switches/manual", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listAgentsOfWorkspace": {"id": "listAgentsOfWorkspace", "method": "GET", "path": "/operator/workspaces/{workspace_id}/agents", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "pauseAgentOfWorkspace": {"id": "pauseAgentOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/agents/{slug}/pause", "auth": "operatorToken", "path_params": ("workspace_id", "slug"), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "resumeAgentOfWorkspace": {"id": "resumeAgentOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/agents/{slug}/resume", "auth": "operatorToken", "path_params": ("workspace_id", "slug"), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "createUserReset": {"id": "createUserReset", "method": "POST", "path": "/operator/users/resets", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listAgents": {"id": "listAgents", "method": "GET", "path": "/v1/agents", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "sendAgentMessage": {"id": "sendAgentMessage", "method": "POST", "path": "/v1/agents/{slug}/messages", "auth": "apiKey", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": True},
@@ -435,6 +444,42 @@ class Operations:
     def update_workspace(self, *, workspace_id: str, body: models.UpdateWorkspaceRequest) -> models.OperatorWorkspace:
         """PATCH /operator/workspaces/{workspace_id}: Update a workspace"""
         return self._call("updateWorkspace", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    def list_workspace_api_keys(self, *, workspace_id: str) -> models.ApiKeyList:
+        """GET /operator/workspaces/{workspace_id}/api-keys: List a workspace's API keys"""
+        return self._call("listWorkspaceApiKeys", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    def create_workspace_api_key(self, *, workspace_id: str, body: models.CreateApiKeyRequest) -> models.ApiKeyCreated:
+        """POST /operator/workspaces/{workspace_id}/api-keys: Create an API key in a workspace"""
+        return self._call("createWorkspaceApiKey", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    def revoke_workspace_api_key(self, *, workspace_id: str, id: str) -> models.ApiKey:
+        """DELETE /operator/workspaces/{workspace_id}/api-keys/{id}: Revoke an API key of a workspace"""
+        return self._call("revokeWorkspaceApiKey", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    def rotate_workspace_api_key(self, *, workspace_id: str, id: str) -> models.ApiKeyCreated:
+        """POST /operator/workspaces/{workspace_id}/api-keys/{id}/rotate: Rotate an API key of a workspace"""
+        return self._call("rotateWorkspaceApiKey", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    def get_workspace_kill_switches(self, *, workspace_id: str) -> models.KillSwitches:
+        """GET /operator/workspaces/{workspace_id}/kill-switches: Get a workspace's spending kill switches"""
+        return self._call("getWorkspaceKillSwitches", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    def set_workspace_manual_kill_switch(self, *, workspace_id: str, body: models.SetManualKillSwitchRequest) -> models.KillSwitches:
+        """PUT /operator/workspaces/{workspace_id}/kill-switches/manual: Turn a workspace's manual kill switch on or off"""
+        return self._call("setWorkspaceManualKillSwitch", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    def list_agents_of_workspace(self, *, workspace_id: str) -> models.WorkspaceAgentList:
+        """GET /operator/workspaces/{workspace_id}/agents: List the agents of a workspace"""
+        return self._call("listAgentsOfWorkspace", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    def pause_agent_of_workspace(self, *, workspace_id: str, slug: str, body: models.PauseAgentRequest) -> models.WorkspaceAgent:
+        """POST /operator/workspaces/{workspace_id}/agents/{slug}/pause: Pause an agent of a workspace"""
+        return self._call("pauseAgentOfWorkspace", path={"workspace_id": workspace_id, "slug": slug}, body=body)  # type: ignore[no-any-return]
+
+    def resume_agent_of_workspace(self, *, workspace_id: str, slug: str) -> models.WorkspaceAgent:
+        """POST /operator/workspaces/{workspace_id}/agents/{slug}/resume: Resume an agent of a workspace"""
+        return self._call("resumeAgentOfWorkspace", path={"workspace_id": workspace_id, "slug": slug})  # type: ignore[no-any-return]
 
     def create_user_reset(self, *, body: models.OperatorUserResetRequest) -> models.AccountReset:
         """POST /operator/users/resets: Reset an account's password or two-step verification"""
@@ -810,6 +855,42 @@ class AsyncOperations:
     async def update_workspace(self, *, workspace_id: str, body: models.UpdateWorkspaceRequest) -> models.OperatorWorkspace:
         """PATCH /operator/workspaces/{workspace_id}: Update a workspace"""
         return await self._call("updateWorkspace", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    async def list_workspace_api_keys(self, *, workspace_id: str) -> models.ApiKeyList:
+        """GET /operator/workspaces/{workspace_id}/api-keys: List a workspace's API keys"""
+        return await self._call("listWorkspaceApiKeys", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    async def create_workspace_api_key(self, *, workspace_id: str, body: models.CreateApiKeyRequest) -> models.ApiKeyCreated:
+        """POST /operator/workspaces/{workspace_id}/api-keys: Create an API key in a workspace"""
+        return await self._call("createWorkspaceApiKey", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    async def revoke_workspace_api_key(self, *, workspace_id: str, id: str) -> models.ApiKey:
+        """DELETE /operator/workspaces/{workspace_id}/api-keys/{id}: Revoke an API key of a workspace"""
+        return await self._call("revokeWorkspaceApiKey", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    async def rotate_workspace_api_key(self, *, workspace_id: str, id: str) -> models.ApiKeyCreated:
+        """POST /operator/workspaces/{workspace_id}/api-keys/{id}/rotate: Rotate an API key of a workspace"""
+        return await self._call("rotateWorkspaceApiKey", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    async def get_workspace_kill_switches(self, *, workspace_id: str) -> models.KillSwitches:
+        """GET /operator/workspaces/{workspace_id}/kill-switches: Get a workspace's spending kill switches"""
+        return await self._call("getWorkspaceKillSwitches", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    async def set_workspace_manual_kill_switch(self, *, workspace_id: str, body: models.SetManualKillSwitchRequest) -> models.KillSwitches:
+        """PUT /operator/workspaces/{workspace_id}/kill-switches/manual: Turn a workspace's manual kill switch on or off"""
+        return await self._call("setWorkspaceManualKillSwitch", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    async def list_agents_of_workspace(self, *, workspace_id: str) -> models.WorkspaceAgentList:
+        """GET /operator/workspaces/{workspace_id}/agents: List the agents of a workspace"""
+        return await self._call("listAgentsOfWorkspace", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    async def pause_agent_of_workspace(self, *, workspace_id: str, slug: str, body: models.PauseAgentRequest) -> models.WorkspaceAgent:
+        """POST /operator/workspaces/{workspace_id}/agents/{slug}/pause: Pause an agent of a workspace"""
+        return await self._call("pauseAgentOfWorkspace", path={"workspace_id": workspace_id, "slug": slug}, body=body)  # type: ignore[no-any-return]
+
+    async def resume_agent_of_workspace(self, *, workspace_id: str, slug: str) -> models.WorkspaceAgent:
+        """POST /operator/workspaces/{workspace_id}/agents/{slug}/resume: Resume an agent of a workspace"""
+        return await self._call("resumeAgentOfWorkspace", path={"workspace_id": workspace_id, "slug": slug})  # type: ignore[no-any-return]
 
     async def create_user_reset(self, *, body: models.OperatorUserResetRequest) -> models.AccountReset:
         """POST /operator/users/resets: Reset an account's password or two-step verification"""

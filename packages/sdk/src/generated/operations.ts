@@ -91,6 +91,15 @@ export const OPERATIONS = {
   getWorkspace: { id: 'getWorkspace', method: 'GET', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   deleteWorkspace: { id: 'deleteWorkspace', method: 'DELETE', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 204, response: 'empty', streamable: false, idempotencyKey: false, csrf: false },
   updateWorkspace: { id: 'updateWorkspace', method: 'PATCH', path: '/operator/workspaces/{workspace_id}', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listWorkspaceApiKeys: { id: 'listWorkspaceApiKeys', method: 'GET', path: '/operator/workspaces/{workspace_id}/api-keys', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  createWorkspaceApiKey: { id: 'createWorkspaceApiKey', method: 'POST', path: '/operator/workspaces/{workspace_id}/api-keys', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  revokeWorkspaceApiKey: { id: 'revokeWorkspaceApiKey', method: 'DELETE', path: '/operator/workspaces/{workspace_id}/api-keys/{id}', auth: 'operatorToken', pathParams: ['workspace_id', 'id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  rotateWorkspaceApiKey: { id: 'rotateWorkspaceApiKey', method: 'POST', path: '/operator/workspaces/{workspace_id}/api-keys/{id}/rotate', auth: 'operatorToken', pathParams: ['workspace_id', 'id'], queryParams: [], headerParams: [], body: 'none', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  getWorkspaceKillSwitches: { id: 'getWorkspaceKillSwitches', method: 'GET', path: '/operator/workspaces/{workspace_id}/kill-switches', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  setWorkspaceManualKillSwitch: { id: 'setWorkspaceManualKillSwitch', method: 'PUT', path: '/operator/workspaces/{workspace_id}/kill-switches/manual', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listAgentsOfWorkspace: { id: 'listAgentsOfWorkspace', method: 'GET', path: '/operator/workspaces/{workspace_id}/agents', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  pauseAgentOfWorkspace: { id: 'pauseAgentOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/agents/{slug}/pause', auth: 'operatorToken', pathParams: ['workspace_id', 'slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  resumeAgentOfWorkspace: { id: 'resumeAgentOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/agents/{slug}/resume', auth: 'operatorToken', pathParams: ['workspace_id', 'slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   createUserReset: { id: 'createUserReset', method: 'POST', path: '/operator/users/resets', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listAgents: { id: 'listAgents', method: 'GET', path: '/v1/agents', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   sendAgentMessage: { id: 'sendAgentMessage', method: 'POST', path: '/v1/agents/{slug}/messages', auth: 'apiKey', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: true },
@@ -189,6 +198,15 @@ export interface OperationInputs {
   getWorkspace: { path: Params<'getWorkspace', 'path'> };
   deleteWorkspace: { path: Params<'deleteWorkspace', 'path'> };
   updateWorkspace: { path: Params<'updateWorkspace', 'path'>; body: JsonBody<'updateWorkspace'> };
+  listWorkspaceApiKeys: { path: Params<'listWorkspaceApiKeys', 'path'> };
+  createWorkspaceApiKey: { path: Params<'createWorkspaceApiKey', 'path'>; body: JsonBody<'createWorkspaceApiKey'> };
+  revokeWorkspaceApiKey: { path: Params<'revokeWorkspaceApiKey', 'path'> };
+  rotateWorkspaceApiKey: { path: Params<'rotateWorkspaceApiKey', 'path'> };
+  getWorkspaceKillSwitches: { path: Params<'getWorkspaceKillSwitches', 'path'> };
+  setWorkspaceManualKillSwitch: { path: Params<'setWorkspaceManualKillSwitch', 'path'>; body: JsonBody<'setWorkspaceManualKillSwitch'> };
+  listAgentsOfWorkspace: { path: Params<'listAgentsOfWorkspace', 'path'> };
+  pauseAgentOfWorkspace: { path: Params<'pauseAgentOfWorkspace', 'path'>; body: JsonBody<'pauseAgentOfWorkspace'> };
+  resumeAgentOfWorkspace: { path: Params<'resumeAgentOfWorkspace', 'path'> };
   createUserReset: { body: JsonBody<'createUserReset'> };
   listAgents: Record<string, never>;
   sendAgentMessage: { path: Params<'sendAgentMessage', 'path'>; body: JsonBody<'sendAgentMessage'> };
@@ -285,6 +303,15 @@ export interface OperationOutputs {
   getWorkspace: JsonAnswer<'getWorkspace', 200>;
   deleteWorkspace: void;
   updateWorkspace: JsonAnswer<'updateWorkspace', 200>;
+  listWorkspaceApiKeys: JsonAnswer<'listWorkspaceApiKeys', 200>;
+  createWorkspaceApiKey: JsonAnswer<'createWorkspaceApiKey', 201>;
+  revokeWorkspaceApiKey: JsonAnswer<'revokeWorkspaceApiKey', 200>;
+  rotateWorkspaceApiKey: JsonAnswer<'rotateWorkspaceApiKey', 201>;
+  getWorkspaceKillSwitches: JsonAnswer<'getWorkspaceKillSwitches', 200>;
+  setWorkspaceManualKillSwitch: JsonAnswer<'setWorkspaceManualKillSwitch', 200>;
+  listAgentsOfWorkspace: JsonAnswer<'listAgentsOfWorkspace', 200>;
+  pauseAgentOfWorkspace: JsonAnswer<'pauseAgentOfWorkspace', 200>;
+  resumeAgentOfWorkspace: JsonAnswer<'resumeAgentOfWorkspace', 200>;
   createUserReset: JsonAnswer<'createUserReset', 201>;
   listAgents: JsonAnswer<'listAgents', 200>;
   sendAgentMessage: JsonAnswer<'sendAgentMessage', 200> | JsonAnswer<'sendAgentMessage', 202>;
@@ -685,6 +712,51 @@ export class Operations {
   /** PATCH /operator/workspaces/{workspace_id}: Update a workspace */
   updateWorkspace(input: OperationInputs['updateWorkspace'], options?: RequestOptions): Promise<OperationOutputs['updateWorkspace']> {
     return this.transport.call(OPERATIONS.updateWorkspace, input, options) as Promise<OperationOutputs['updateWorkspace']>;
+  }
+
+  /** GET /operator/workspaces/{workspace_id}/api-keys: List a workspace's API keys */
+  listWorkspaceApiKeys(input: OperationInputs['listWorkspaceApiKeys'], options?: RequestOptions): Promise<OperationOutputs['listWorkspaceApiKeys']> {
+    return this.transport.call(OPERATIONS.listWorkspaceApiKeys, input, options) as Promise<OperationOutputs['listWorkspaceApiKeys']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/api-keys: Create an API key in a workspace */
+  createWorkspaceApiKey(input: OperationInputs['createWorkspaceApiKey'], options?: RequestOptions): Promise<OperationOutputs['createWorkspaceApiKey']> {
+    return this.transport.call(OPERATIONS.createWorkspaceApiKey, input, options) as Promise<OperationOutputs['createWorkspaceApiKey']>;
+  }
+
+  /** DELETE /operator/workspaces/{workspace_id}/api-keys/{id}: Revoke an API key of a workspace */
+  revokeWorkspaceApiKey(input: OperationInputs['revokeWorkspaceApiKey'], options?: RequestOptions): Promise<OperationOutputs['revokeWorkspaceApiKey']> {
+    return this.transport.call(OPERATIONS.revokeWorkspaceApiKey, input, options) as Promise<OperationOutputs['revokeWorkspaceApiKey']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/api-keys/{id}/rotate: Rotate an API key of a workspace */
+  rotateWorkspaceApiKey(input: OperationInputs['rotateWorkspaceApiKey'], options?: RequestOptions): Promise<OperationOutputs['rotateWorkspaceApiKey']> {
+    return this.transport.call(OPERATIONS.rotateWorkspaceApiKey, input, options) as Promise<OperationOutputs['rotateWorkspaceApiKey']>;
+  }
+
+  /** GET /operator/workspaces/{workspace_id}/kill-switches: Get a workspace's spending kill switches */
+  getWorkspaceKillSwitches(input: OperationInputs['getWorkspaceKillSwitches'], options?: RequestOptions): Promise<OperationOutputs['getWorkspaceKillSwitches']> {
+    return this.transport.call(OPERATIONS.getWorkspaceKillSwitches, input, options) as Promise<OperationOutputs['getWorkspaceKillSwitches']>;
+  }
+
+  /** PUT /operator/workspaces/{workspace_id}/kill-switches/manual: Turn a workspace's manual kill switch on or off */
+  setWorkspaceManualKillSwitch(input: OperationInputs['setWorkspaceManualKillSwitch'], options?: RequestOptions): Promise<OperationOutputs['setWorkspaceManualKillSwitch']> {
+    return this.transport.call(OPERATIONS.setWorkspaceManualKillSwitch, input, options) as Promise<OperationOutputs['setWorkspaceManualKillSwitch']>;
+  }
+
+  /** GET /operator/workspaces/{workspace_id}/agents: List the agents of a workspace */
+  listAgentsOfWorkspace(input: OperationInputs['listAgentsOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['listAgentsOfWorkspace']> {
+    return this.transport.call(OPERATIONS.listAgentsOfWorkspace, input, options) as Promise<OperationOutputs['listAgentsOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/agents/{slug}/pause: Pause an agent of a workspace */
+  pauseAgentOfWorkspace(input: OperationInputs['pauseAgentOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['pauseAgentOfWorkspace']> {
+    return this.transport.call(OPERATIONS.pauseAgentOfWorkspace, input, options) as Promise<OperationOutputs['pauseAgentOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/agents/{slug}/resume: Resume an agent of a workspace */
+  resumeAgentOfWorkspace(input: OperationInputs['resumeAgentOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['resumeAgentOfWorkspace']> {
+    return this.transport.call(OPERATIONS.resumeAgentOfWorkspace, input, options) as Promise<OperationOutputs['resumeAgentOfWorkspace']>;
   }
 
   /** POST /operator/users/resets: Reset an account's password or two-step verification */

@@ -34,6 +34,7 @@ describe('the command table', () => {
         'plan show',
         'secret-key rotate',
         'serve',
+        'store copy',
         'totp',
         'users add',
         'users list',

@@ -38,6 +38,7 @@ Commands:
   workspaces create|list|update|delete   The operator's workspaces (tenants): plan, ceiling, suspension, payment
   operator-token create         Issue another operator token (for the operator API)
   secret-key rotate             Re-seal the secrets at rest under a new SECRET_KEY
+  store copy --to URL           Copy the embedded store into an empty PostgreSQL database
 
 Run \`service <command> --help\` for the options of a command.
 
@@ -48,8 +49,8 @@ SECRET_KEY (seals webhook secrets; required with DATABASE_URL), WEBHOOK_ALLOW_HO
 that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_TIMEOUT_MS, RUN_LEASE_MS,
 STREAM_RESUME_MS, RUN_EVENT_RETENTION_HOURS, AUDIT_RETENTION_DAYS,
 CORS_ORIGINS (browser origins allowed to call the API; none by default), OPERATOR_TOKEN (an operator
-token the server accepts, at least 32 characters), SERVICE_URL (the running server the \`workspaces\`
-and \`users reset-…\` commands call), METRICS_PORT, METRICS_HOST, SHUTDOWN_GRACE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
+token the server accepts, at least 32 characters), SERVICE_URL (the running server the \`workspaces\`,
+\`keys\`, \`kill-switch\`, \`plan\`, \`agents\` and \`users reset-…\` commands call), METRICS_PORT, METRICS_HOST, SHUTDOWN_GRACE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
 KEEP_ALIVE_TIMEOUT_MS, LOG_LEVEL, LOG_FORMAT, WORKERS (see docs/operations.md).`,
 
   init: `Usage: service init [--json] [--email E] [--password P] [--workspace-name N] [--data-dir D]
@@ -66,7 +67,7 @@ empty store.)
 Refuses to run when a workspace already exists: add more with \`service workspaces create\`.
 With DATABASE_URL, SECRET_KEY must be set (the same key as every instance's): the TOTP secret is sealed with it.`,
 
-  'keys create': `Usage: service keys create --name N --scopes a,b [--expires-in-days D] [--workspace W] [--json]
+  'keys create': `Usage: service keys create --name N --scopes a,b [--expires-in-days D] [--workspace W] [--json] [--url U]
 
   --name N              label, 1 to 100 characters
   --scopes a,b          comma-separated scopes: orchestrator:invoke, orchestrator:invoke:agent:<slug>,
@@ -76,20 +77,29 @@ With DATABASE_URL, SECRET_KEY must be set (the same key as every instance's): th
   --workspace W         the workspace (default: the only one)
   --json                print {"id","secret","prefix","scopes","expiresAt"}
   --data-dir D          embedded store directory (default ./data, or DATA_DIR)
-The secret is shown once; only its hash is stored.`,
+  --url U               a running server (or SERVICE_URL): go through its operator API instead of the store
+  --operator-token T    the operator token for --url (or OPERATOR_TOKEN; prefer the variable)
+The secret is shown once; only its hash is stored. Without --url the command works on the store, which the
+embedded store allows only while the server is stopped.`,
 
-  'keys list': `Usage: service keys list [--workspace W] [--json] [--data-dir D]
+  'keys list': `Usage: service keys list [--workspace W] [--json] [--data-dir D] [--url U]
 
-Lists the workspace's keys, newest first, with their visible prefix and status (never a secret).`,
+Lists the workspace's keys, newest first, with their visible prefix and status (never a secret).
+  --url U               a running server (or SERVICE_URL): go through its operator API instead of the store
+  --operator-token T    the operator token for --url (or OPERATOR_TOKEN; prefer the variable)`,
 
-  'keys revoke': `Usage: service keys revoke <key id> [--workspace W] [--json] [--data-dir D]
+  'keys revoke': `Usage: service keys revoke <key id> [--workspace W] [--json] [--data-dir D] [--url U]
 
-Revokes the key at once (a soft delete: it stays listed as revoked).`,
+Revokes the key at once (a soft delete: it stays listed as revoked).
+  --url U               a running server (or SERVICE_URL): go through its operator API instead of the store
+  --operator-token T    the operator token for --url (or OPERATOR_TOKEN; prefer the variable)`,
 
-  'keys rotate': `Usage: service keys rotate <key id> [--workspace W] [--json] [--data-dir D]
+  'keys rotate': `Usage: service keys rotate <key id> [--workspace W] [--json] [--data-dir D] [--url U]
 
 Issues a new key with the same name, scopes and lifetime, and revokes the old one at once.
-Prints the new secret once.`,
+Prints the new secret once.
+  --url U               a running server (or SERVICE_URL): go through its operator API instead of the store
+  --operator-token T    the operator token for --url (or OPERATOR_TOKEN; prefer the variable)`,
 
   'users add': `Usage: service users add --email E [--role owner|admin|member] [--password P] [--no-totp] [--workspace W] [--json]
 

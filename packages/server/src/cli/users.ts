@@ -15,7 +15,8 @@ import type { CommandRun, CommandTable, Flags } from './commands.ts';
 import { bodyFromFlags } from './flags.ts';
 import { openCliStore } from '../runtime/store.ts';
 import { UsageError } from './usage.ts';
-import { operatorCall, str } from './workspaces.ts';
+import { operatorApi } from './operator-api.ts';
+import { str } from './workspaces.ts';
 
 const OPTIONS = {
   email: { type: 'string' },
@@ -73,12 +74,8 @@ export const userCommands: CommandTable = {
 
 async function createReset(values: Flags, env: NodeJS.ProcessEnv, body: { email: string; reset: AccountResetKind }): Promise<AccountReset> {
   const config = loadConfig({ 'data-dir': str(values['data-dir']) }, env);
-  const url = str(values.url) ?? config.serviceUrl;
-  if (url) {
-    const token = str(values['operator-token']) ?? config.operatorToken;
-    if (!token) throw new UsageError('--url needs the operator token: OPERATOR_TOKEN (or --operator-token T).');
-    return operatorCall<AccountReset>(url, token, 'POST', 'operator/users/resets', body);
-  }
+  const api = operatorApi(values, config);
+  if (api) return api.call<AccountReset>('POST', 'operator/users/resets', body);
   const store = await openCliStore(config, 'users');
   try {
     return await resetUserByEmail(store.db, systemClock, body, COMMAND_LINE);

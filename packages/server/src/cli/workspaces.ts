@@ -17,10 +17,10 @@ import { createCustomerWorkspace } from '../domain/workspaces/init.ts';
 import { ServiceError } from '../errors.ts';
 import type { CommandTable, Flags } from './commands.ts';
 import { bodyFromFlags, wholeNumber } from './flags.ts';
+import { type OperatorApi, operatorApi } from './operator-api.ts';
 import { resolveSecretKey } from '../runtime/secret-key.ts';
 import { openCliStore } from '../runtime/store.ts';
 import { UsageError } from './usage.ts';
-import { messageOf } from '../caught.ts';
 
 type Created = Schema<'WorkspaceCreated'>;
 type CreateBody = Schema<'CreateWorkspaceRequest'>;
@@ -215,12 +215,8 @@ export const workspaceCommands: CommandTable = {
 /** `seals`: the action seals a secret (the new owner's TOTP secret), so the key is needed before the store is opened. */
 async function withOperations<T>(values: Flags, env: NodeJS.ProcessEnv, act: (ops: Operations) => Promise<T>, { seals = false } = {}): Promise<T> {
   const config = loadConfig({ 'data-dir': str(values['data-dir']) }, env);
-  const url = str(values.url) ?? config.serviceUrl;
-  if (url) {
-    const token = str(values['operator-token']) ?? config.operatorToken;
-    if (!token) throw new UsageError('--url needs the operator token: --operator-token T or OPERATOR_TOKEN.');
-    return act(httpOperations(url, token));
-  }
+  const api = operatorApi(values, config);
+  if (api) return act(httpOperations(api));
   const sealing = seals ? createSecretBox(await resolveSecretKey(config)) : undefined;
   const store = await openCliStore(config, 'workspaces');
   try {
@@ -240,27 +236,7 @@ async function withOperations<T>(values: Flags, env: NodeJS.ProcessEnv, act: (op
   }
 }
 
-/** One call to a running server's operator API; its refusals become a plain UsageError line. */
-export async function operatorCall<T>(baseUrl: string, token: string, method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(new URL(path, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`), {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  }).catch((err: unknown) => {
-    throw new UsageError(`Could not reach ${baseUrl}: ${messageOf(err)}`);
-  });
-  if (res.status === 204) return undefined as T;
-  const answer = (await res.json().catch(() => ({}))) as { error?: string; message?: string; requestId?: string };
-  if (!res.ok) {
-    throw new UsageError(
-      `${method} ${path} answered ${res.status} ${answer.error ?? ''}: ${answer.message ?? ''}${answer.requestId ? ` (request ${answer.requestId})` : ''}`,
-    );
-  }
-  return answer as T;
-}
-
-function httpOperations(baseUrl: string, token: string): Operations {
-  const call = <T>(method: string, path: string, body?: unknown) => operatorCall<T>(baseUrl, token, method, path, body);
+function httpOperations({ call }: OperatorApi): Operations {
   return {
     list: async () => (await call<{ data: OperatorWorkspace[] }>('GET', 'operator/workspaces')).data,
     create: (body) => call<Created>('POST', 'operator/workspaces', body),

@@ -5,7 +5,17 @@
  * per-workspace ceiling in the headers and in force, the quota override, and deletion with every row.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { zOperatorWorkspace, zOperatorWorkspaceList, zWorkspaceCreated } from '../../../../generated/zod.ts';
+import {
+  zApiKey,
+  zApiKeyCreated,
+  zApiKeyList,
+  zKillSwitches,
+  zOperatorWorkspace,
+  zOperatorWorkspaceList,
+  zWorkspaceAgent,
+  zWorkspaceAgentList,
+  zWorkspaceCreated,
+} from '../../../../generated/zod.ts';
 import { createOperatorToken } from '../domain/operators/index.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
 import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
@@ -263,3 +273,91 @@ async function signIn(admin: { email: string; password: string; totpSecret: stri
   const { csrfToken } = (await res.json()) as { csrfToken: string };
   return { cookie, csrfToken };
 }
+
+describe("a workspace's keys and kill switches, by the operator", () => {
+  it('lists, creates, rotates and revokes the keys of the workspace named in the path, its audit naming the operator', async () => {
+    const b = await newWorkspace({ name: 'Keys by the operator' });
+    const base = `/operator/workspaces/${b.workspaceId}/api-keys`;
+    const listed = zApiKeyList.parse(await (await operator('GET', base)).json());
+    expect(listed.data).toHaveLength(1);
+
+    const created = await operator('POST', base, { name: 'reporting', scopes: ['usage:read'], expiresInDays: 30 });
+    expect(created.status).toBe(201);
+    const key = zApiKeyCreated.parse(await created.json());
+    expect((await withKey(key.secret, 'GET', '/usage/current')).status).toBe(200);
+    const events = await t.db.query<{ actor_type: string; action: string }>(
+      `SELECT actor_type, action FROM audit_events WHERE workspace_id = $1 AND target_id = $2`,
+      [b.workspaceId, key.id],
+    );
+    expect(events).toEqual([{ actor_type: 'operator', action: 'key.created' }]);
+
+    const rotated = await operator('POST', `${base}/${key.id}/rotate`);
+    expect(rotated.status).toBe(201);
+    const next = zApiKeyCreated.parse(await rotated.json());
+    expect((await withKey(key.secret, 'GET', '/usage/current')).status).toBe(401);
+    expect((await withKey(next.secret, 'GET', '/usage/current')).status).toBe(200);
+
+    const revoked = await operator('DELETE', `${base}/${next.id}`);
+    expect(revoked.status).toBe(200);
+    expect(zApiKey.parse(await revoked.json())).toMatchObject({ id: next.id, status: 'revoked' });
+    expect((await withKey(next.secret, 'GET', '/usage/current')).status).toBe(401);
+  });
+
+  it('turns the manual kill switch of the named workspace on and off; the other workspace keeps invoking', async () => {
+    const b = await newWorkspace({ name: 'Switch by the operator' });
+    const c = await newWorkspace({ name: 'Switch left alone' });
+    const on = await operator('PUT', `/operator/workspaces/${b.workspaceId}/kill-switches/manual`, { engaged: true, reason: 'Operator stop' });
+    expect(on.status).toBe(200);
+    expect(zKillSwitches.parse(await on.json()).manual).toMatchObject({ engaged: true, reason: 'Operator stop' });
+    expect((await withKey(b.apiKey, 'POST', '/v1/inference', ask)).status).toBe(429);
+    expect((await withKey(c.apiKey, 'POST', '/v1/inference', ask)).status).toBe(200);
+    const read = zKillSwitches.parse(await (await operator('GET', `/operator/workspaces/${b.workspaceId}/kill-switches`)).json());
+    expect(read.manual.engaged).toBe(true);
+    const off = await operator('PUT', `/operator/workspaces/${b.workspaceId}/kill-switches/manual`, { engaged: false });
+    expect(zKillSwitches.parse(await off.json()).manual.engaged).toBe(false);
+    expect((await withKey(b.apiKey, 'POST', '/v1/inference', ask)).status).toBe(200);
+  });
+
+  it('pauses and resumes an agent of the named workspace only, its audit naming the operator', async () => {
+    const b = await newWorkspace({ name: 'Agents by the operator' });
+    const c = await newWorkspace({ name: 'Agents left alone' });
+    const paused = await operator('POST', `/operator/workspaces/${b.workspaceId}/agents/sales/pause`, { reason: 'Operator pause' });
+    expect(paused.status).toBe(200);
+    expect(zWorkspaceAgent.parse(await paused.json())).toMatchObject({ slug: 'sales', state: 'paused', pausedReason: 'Operator pause' });
+    expect((await withKey(b.apiKey, 'POST', '/v1/inference', ask)).status).toBe(403);
+    expect((await withKey(c.apiKey, 'POST', '/v1/inference', ask)).status).toBe(200);
+    const listed = zWorkspaceAgentList.parse(await (await operator('GET', `/operator/workspaces/${b.workspaceId}/agents`)).json());
+    expect(listed.data.find((a) => a.slug === 'sales')).toMatchObject({ state: 'paused' });
+    const events = await t.db.query<{ actor_type: string }>(`SELECT actor_type FROM audit_events WHERE workspace_id = $1 AND action LIKE 'agent.%'`, [
+      b.workspaceId,
+    ]);
+    expect(events).toEqual([{ actor_type: 'operator' }]);
+    const resumed = await operator('POST', `/operator/workspaces/${b.workspaceId}/agents/sales/resume`);
+    expect(zWorkspaceAgent.parse(await resumed.json())).toMatchObject({ state: 'active' });
+    expect((await withKey(b.apiKey, 'POST', '/v1/inference', ask)).status).toBe(200);
+    expect((await operator('POST', `/operator/workspaces/wksp_AAAAAAAAAAAAAAAAAAAA/agents/sales/pause`, { reason: 'x' })).status).toBe(404);
+  });
+
+  it('answers 404 not_found for an unknown workspace, and for a key of another workspace; tenants get 401', async () => {
+    const b = await newWorkspace({ name: 'Not found' });
+    const otherKey = zApiKeyList.parse(await (await operator('GET', `/operator/workspaces/${b.workspaceId}/api-keys`)).json()).data[0]!.id;
+    const unknown = 'wksp_AAAAAAAAAAAAAAAAAAAA';
+    for (const [method, path, body] of [
+      ['GET', `/operator/workspaces/${unknown}/api-keys`],
+      ['POST', `/operator/workspaces/${unknown}/api-keys`, { name: 'x', scopes: ['usage:read'] }],
+      ['DELETE', `/operator/workspaces/${unknown}/api-keys/${otherKey}`],
+      ['POST', `/operator/workspaces/${unknown}/api-keys/${otherKey}/rotate`],
+      ['GET', `/operator/workspaces/${unknown}/kill-switches`],
+      ['PUT', `/operator/workspaces/${unknown}/kill-switches/manual`, { engaged: true }],
+    ] as const) {
+      const res = await operator(method, path, body);
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(await res.json()).toMatchObject({ error: 'not_found' });
+    }
+    // B's key through the first workspace's path: not found there, and still active.
+    const [first] = zOperatorWorkspaceList.parse(await (await operator('GET', '/operator/workspaces')).json()).data;
+    expect((await operator('DELETE', `/operator/workspaces/${first!.id}/api-keys/${otherKey}`)).status).toBe(404);
+    expect((await withKey(b.apiKey, 'GET', '/usage/current')).status).toBe(200);
+    expect((await withKey(t.apiKey, 'GET', `/operator/workspaces/${b.workspaceId}/api-keys`)).status).toBe(401);
+  });
+});

@@ -1,9 +1,14 @@
 /**
  * @module The operator API (operator token): listWorkspaces, createWorkspace, getWorkspace,
- * updateWorkspace, deleteWorkspace; createUserReset (an account's recovery, by email). The workspace is
- * the one named in the path, never the caller's.
+ * updateWorkspace, deleteWorkspace; createUserReset (an account's recovery, by email); within a workspace
+ * its API keys (listWorkspaceApiKeys, createWorkspaceApiKey, revokeWorkspaceApiKey, rotateWorkspaceApiKey)
+ * its kill switches (getWorkspaceKillSwitches, setWorkspaceManualKillSwitch) and its agents
+ * (listAgentsOfWorkspace, pauseAgentOfWorkspace, resumeAgentOfWorkspace), the same services as the
+ * admins' routes. The workspace is the one named in the path, never the caller's; an unknown one answers
+ * `404 not_found` before anything is done.
  */
 import { keepUnredacted } from '../middleware/redact/index.ts';
+import type { Services } from '../services.ts';
 import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
 
 const listWorkspaces: Handler<'listWorkspaces'> = async (c, _input, { operator }) => {
@@ -47,7 +52,73 @@ const createUserReset: Handler<'createUserReset'> = async (c, { body }, services
   return { status: 201, body: created };
 };
 
+/** The workspace named in the path, once it is known to exist (`404 not_found` otherwise). */
+async function namedWorkspace(c: Parameters<Handler<'getWorkspace'>>[0], workspaceId: string, { operator }: Pick<Services, 'operator'>): Promise<string> {
+  authOf(c, 'operatorToken');
+  await operator.getWorkspace(workspaceId);
+  return workspaceId;
+}
+
+const listWorkspaceApiKeys: Handler<'listWorkspaceApiKeys'> = async (c, { params }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  return { status: 200, body: { data: await services.keys.list(workspaceId) } };
+};
+
+const createWorkspaceApiKey: Handler<'createWorkspaceApiKey'> = async (c, { params, body }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  const key = await services.keys.create(workspaceId, body, auditOf(c, services));
+  keepUnredacted(c, key.secret);
+  return { status: 201, body: key };
+};
+
+const revokeWorkspaceApiKey: Handler<'revokeWorkspaceApiKey'> = async (c, { params }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  return { status: 200, body: await services.keys.revoke(workspaceId, params.id, auditOf(c, services)) };
+};
+
+const rotateWorkspaceApiKey: Handler<'rotateWorkspaceApiKey'> = async (c, { params }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  const key = await services.keys.rotate(workspaceId, params.id, auditOf(c, services));
+  keepUnredacted(c, key.secret);
+  return { status: 201, body: key };
+};
+
+const getWorkspaceKillSwitches: Handler<'getWorkspaceKillSwitches'> = async (c, { params }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  return { status: 200, body: await services.usage.killSwitches(workspaceId) };
+};
+
+const setWorkspaceManualKillSwitch: Handler<'setWorkspaceManualKillSwitch'> = async (c, { params, body }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  await services.usage.setManualKillSwitch(workspaceId, body.engaged, { reason: body.reason }, auditOf(c, services));
+  return { status: 200, body: await services.usage.killSwitches(workspaceId) };
+};
+
+const listAgentsOfWorkspace: Handler<'listAgentsOfWorkspace'> = async (c, { params }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  return { status: 200, body: await services.agents.list(workspaceId) };
+};
+
+const pauseAgentOfWorkspace: Handler<'pauseAgentOfWorkspace'> = async (c, { params, body }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  return { status: 200, body: await services.agents.pause(workspaceId, params.slug, body.reason, auditOf(c, services)) };
+};
+
+const resumeAgentOfWorkspace: Handler<'resumeAgentOfWorkspace'> = async (c, { params }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  return { status: 200, body: await services.agents.resume(workspaceId, params.slug, auditOf(c, services)) };
+};
+
 export const operatorHandlers = {
+  listAgentsOfWorkspace,
+  pauseAgentOfWorkspace,
+  resumeAgentOfWorkspace,
+  listWorkspaceApiKeys,
+  createWorkspaceApiKey,
+  revokeWorkspaceApiKey,
+  rotateWorkspaceApiKey,
+  getWorkspaceKillSwitches,
+  setWorkspaceManualKillSwitch,
   createUserReset,
   listWorkspaces,
   createWorkspace,

@@ -26,7 +26,8 @@ export class DataDirLockedError extends Error {
       `The data directory ${dataDir} is in use by \`service ${owner.command}\` (pid ${owner.pid}, since ${owner.since}).\n` +
         'Embedded PGlite allows one process at a time, so nothing was changed. ' +
         (owner.command === 'serve'
-          ? 'Stop the server first (Ctrl-C), or manage keys through its HTTP API (/api-keys with an admin session).'
+          ? 'Stop the server first (Ctrl-C), or go through its operator API: give --url (or SERVICE_URL) and OPERATOR_TOKEN ' +
+            '(keys, kill-switch, plan, agents, workspaces and users reset-… take them).'
           : 'Wait for that command to finish.') +
         '\nWith PostgreSQL (DATABASE_URL) the server and the CLI can run side by side.',
     );

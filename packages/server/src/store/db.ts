@@ -72,6 +72,11 @@ export function asTx(handle: Statements): Tx {
 export interface OpenDb extends Db {
   close(): Promise<void>;
   readonly driver: 'pglite' | 'postgres';
+  /**
+   * The embedded store in this thread only: the text output of `COPY (<query>) TO STDOUT` (PGlite's
+   * `/dev/blob`), for `service store copy`.
+   */
+  copyOut?(query: string): Promise<Uint8Array>;
 }
 
 /**

@@ -35,6 +35,10 @@ export async function openPglite(dataDir?: string): Promise<OpenDb> {
       await pg.listen(scopedChannel(channel, row!.schema), (payload) => handler.message(payload));
       handler.state(true);
     },
+    async copyOut(query) {
+      const { blob } = await pg.query(`COPY (${query}) TO '/dev/blob'`);
+      return new Uint8Array(blob ? await blob.arrayBuffer() : new ArrayBuffer(0));
+    },
     async close() {
       if (!pg.closed) await pg.close();
     },
