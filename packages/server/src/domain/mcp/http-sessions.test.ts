@@ -33,7 +33,7 @@ describe('Streamable HTTP sessions', () => {
     expect(sessions.count()).toBe(4);
   });
 
-  it("past the instance cap, a workspace whose only session is the one closed keeps the new one", () => {
+  it('past the instance cap, a workspace whose only session is the one closed keeps the new one', () => {
     const sessions = createMcpHttpSessions(fixedClock(), { total: 2 });
     sessions.open('wksp_A');
     sessions.open('wksp_B');
