@@ -9,7 +9,7 @@
  * "Traces"). `gen-ai.ts` holds the GenAI conventions' spans, `statement.ts` the store's, `middleware/trace` the
  * requests'.
  */
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import { context, propagation, type SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 
 export { SpanKind, type Span } from '@opentelemetry/api';

@@ -20,14 +20,19 @@ export interface StartedTracing {
 export const TRACER_NAME = 'agent-invocation-service';
 
 export async function startTracing(settings: TraceSettings): Promise<StartedTracing> {
-  const [{ TracerProvider, BatchSpanProcessor, AlwaysOnSampler, AlwaysOffSampler, ParentBasedSampler, TraceIdRatioBasedSampler }, { OTLPTraceExporter }, { resourceFromAttributes }, { W3CTraceContextPropagator }, { AsyncLocalStorageContextManager }] =
-    await Promise.all([
-      import('@opentelemetry/sdk-trace'),
-      import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/resources'),
-      import('@opentelemetry/core'),
-      import('@opentelemetry/context-async-hooks'),
-    ]);
+  const [
+    { TracerProvider, BatchSpanProcessor, AlwaysOnSampler, AlwaysOffSampler, ParentBasedSampler, TraceIdRatioBasedSampler },
+    { OTLPTraceExporter },
+    { resourceFromAttributes },
+    { W3CTraceContextPropagator },
+    { AsyncLocalStorageContextManager },
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/context-async-hooks'),
+  ]);
   const root = (): Sampler => {
     if (settings.sampler.endsWith('always_off')) return new AlwaysOffSampler();
     if (settings.sampler.endsWith('traceidratio')) return new TraceIdRatioBasedSampler(settings.samplerRatio);

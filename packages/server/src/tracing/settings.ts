@@ -25,7 +25,14 @@ export interface TraceSettings {
 
 export const DEFAULT_SERVICE_NAME = 'agent-invocation-service';
 const DEFAULT_ENDPOINT = 'http://localhost:4318';
-const SAMPLERS: readonly TraceSamplerName[] = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'];
+const SAMPLERS: readonly TraceSamplerName[] = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+];
 
 /** The trace settings, or `undefined` when traces are off. Throws an `Error` with one readable line on a wrong value. */
 export function readTraceSettings(env: NodeJS.ProcessEnv): TraceSettings | undefined {
@@ -37,9 +44,11 @@ export function readTraceSettings(env: NodeJS.ProcessEnv): TraceSettings | undef
   if (exporter !== undefined && exporter !== 'otlp') throw new Error(`OTEL_TRACES_EXPORTER must be otlp or none (traces are sent over OTLP/HTTP): ${exporter}`);
   if (exporter === undefined && tracesEndpoint === undefined && endpoint === undefined) return undefined;
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim() || 'http/json';
-  if (protocol !== 'http/json') throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/json (the OTLP/HTTP JSON encoding, which collectors accept on port 4318): ${protocol}`);
+  if (protocol !== 'http/json')
+    throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/json (the OTLP/HTTP JSON encoding, which collectors accept on port 4318): ${protocol}`);
   const url = tracesEndpoint ?? `${(endpoint ?? DEFAULT_ENDPOINT).replace(/\/+$/, '')}/v1/traces`;
-  if (!/^https?:\/\/[^/\s]+/i.test(url)) throw new Error("The OTLP traces endpoint (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT) must be an http(s) URL.");
+  if (!/^https?:\/\/[^/\s]+/i.test(url))
+    throw new Error('The OTLP traces endpoint (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT) must be an http(s) URL.');
   const sampler = (env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || 'parentbased_always_on') as TraceSamplerName;
   if (!SAMPLERS.includes(sampler)) throw new Error(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(', ')}: ${sampler}`);
   const resource = resourceAttributes(env.OTEL_RESOURCE_ATTRIBUTES);

@@ -17,7 +17,13 @@ import { inSpan, tracer } from './index.ts';
  * Runs `statement(store, argument)` inside a `db` client span when traces are on; else calls it, nothing more (no
  * closure, no attributes: the call sites pass the function and its two arguments).
  */
-export function traceStatement<S, A, T>(procedure: string, batchSize: number, statement: (store: S, argument: A) => Promise<T>, store: S, argument: A): Promise<T> {
+export function traceStatement<S, A, T>(
+  procedure: string,
+  batchSize: number,
+  statement: (store: S, argument: A) => Promise<T>,
+  store: S,
+  argument: A,
+): Promise<T> {
   const active = tracer();
   if (active === undefined) return statement(store, argument);
   return inSpan(

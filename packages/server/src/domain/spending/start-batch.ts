@@ -39,7 +39,10 @@ export interface StartBatcher {
 export function createStartBatcher(db: Db, maxBatch = MAX_START_BATCH): StartBatcher {
   // One `start_runs` span per statement when traces are on (tracing/statement.ts); off, the statement alone.
   const traced = (batch: readonly StartRunInput[]) => traceStatement('start_runs', batch.length, startRuns, db, batch);
-  const submit = groupCommitEach(traced, async (input: StartRunInput) => (await traced([input]))[0]!, { maxItems: maxBatch, maxStatements: MAX_GROUP_STATEMENTS });
+  const submit = groupCommitEach(traced, async (input: StartRunInput) => (await traced([input]))[0]!, {
+    maxItems: maxBatch,
+    maxStatements: MAX_GROUP_STATEMENTS,
+  });
   return { start: submit, waiting: submit.waiting };
 }
 
