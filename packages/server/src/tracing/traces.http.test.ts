@@ -45,14 +45,14 @@ const PARENT_SPAN_ID = '00f067aa0ba902b7';
 const SERVER_SPAN = 2;
 const CLIENT_SPAN = 3;
 
-function valueOf(attribute: OtlpAttribute): unknown {
+function attributeValue(attribute: OtlpAttribute): unknown {
   const { value } = attribute;
   if (value.intValue !== undefined) return Number(value.intValue);
   return value.stringValue ?? value.boolValue ?? value.doubleValue ?? value.arrayValue;
 }
 
 function attributesOf(span: { attributes?: OtlpAttribute[] }): Record<string, unknown> {
-  return Object.fromEntries((span.attributes ?? []).map((attribute) => [attribute.key, valueOf(attribute)]));
+  return Object.fromEntries((span.attributes ?? []).map((attribute) => [attribute.key, attributeValue(attribute)]));
 }
 
 describe('traces over OTLP/HTTP', () => {
@@ -112,7 +112,18 @@ registerHooks({ resolve(specifier, context, next) {
     cli = cliProcesses(dir, env);
     apiKey = (JSON.parse(await cli.run('init', '--json')) as { apiKey: string }).apiKey;
     destinationSecret = (
-      JSON.parse(await cli.run('webhooks', 'outbound', 'create', '--url', `${receiver.origin}/hooks/private-path?token=tenant-token-123`, '--events', 'run.completed', '--json')) as {
+      JSON.parse(
+        await cli.run(
+          'webhooks',
+          'outbound',
+          'create',
+          '--url',
+          `${receiver.origin}/hooks/private-path?token=tenant-token-123`,
+          '--events',
+          'run.completed',
+          '--json',
+        ),
+      ) as {
         secret: string;
       }
     ).secret;
@@ -151,7 +162,9 @@ registerHooks({ resolve(specifier, context, next) {
     return server.output();
   }
 
-  it('on: the spans of one invocation arrive in the caller trace, named and attributed, with nothing confidential; the provider and the receiver get traceparent', { timeout: 120_000 }, async () => {
+  it('on: the spans of one invocation arrive in the caller trace, named and attributed, with nothing confidential; the provider and the receiver get traceparent', {
+    timeout: 120_000,
+  }, async () => {
     const cliOn = cliProcesses(dir, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_SERVICE_NAME: 'ais-test', OTEL_BSP_SCHEDULE_DELAY: '100' });
     const server = await cliOn.serve();
     let output: string;
@@ -173,7 +186,12 @@ registerHooks({ resolve(specifier, context, next) {
     // The request's server span continues the caller's trace.
     const [request] = named('POST /v1/inference');
     expect(request).toMatchObject({ traceId: TRACE_ID, parentSpanId: PARENT_SPAN_ID, kind: SERVER_SPAN });
-    expect(attributesOf(request!)).toEqual({ 'http.request.method': 'POST', 'http.route': '/v1/inference', 'http.response.status_code': 200, 'url.scheme': 'http' });
+    expect(attributesOf(request!)).toEqual({
+      'http.request.method': 'POST',
+      'http.route': '/v1/inference',
+      'http.response.status_code': 200,
+      'url.scheme': 'http',
+    });
 
     // The run, its two model calls, its tool call, its two statements: the same trace, under the request.
     const [agent] = named('invoke_agent sales');
@@ -183,7 +201,11 @@ registerHooks({ resolve(specifier, context, next) {
     expect(chats).toHaveLength(2);
     for (const chat of chats) expect(chat).toMatchObject({ traceId: TRACE_ID, parentSpanId: agent!.spanId, kind: CLIENT_SPAN });
     expect(chats.map((chat) => attributesOf(chat)['gen_ai.usage.input_tokens']).sort()).toEqual([120, 180]);
-    expect(attributesOf(chats[0]!)).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'Sonata', 'gen_ai.usage.output_tokens': expect.any(Number) });
+    expect(attributesOf(chats[0]!)).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'Sonata',
+      'gen_ai.usage.output_tokens': expect.any(Number),
+    });
     const [tool] = named('execute_tool draft.create');
     expect(tool).toMatchObject({ traceId: TRACE_ID, parentSpanId: agent!.spanId });
     expect(attributesOf(tool!)).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'draft.create' });
@@ -206,7 +228,12 @@ registerHooks({ resolve(specifier, context, next) {
     // The delivery attempt's span: its number and status code, and the receiver got its context.
     const delivery = named('POST').find((span) => span.kind === CLIENT_SPAN);
     expect(delivery).toBeDefined();
-    expect(attributesOf(delivery!)).toEqual({ 'http.request.method': 'POST', 'http.request.resend_count': 0, 'service.delivery.attempt': 1, 'http.response.status_code': 200 });
+    expect(attributesOf(delivery!)).toEqual({
+      'http.request.method': 'POST',
+      'http.request.resend_count': 0,
+      'service.delivery.attempt': 1,
+      'http.response.status_code': 200,
+    });
     expect(receiver.received[0]!.headers.traceparent).toBe(`00-${delivery!.traceId}-${delivery!.spanId}-01`);
 
     const resource = attributesOf(exports[0]!.resourceSpans[0]!.resource ?? {});
@@ -218,7 +245,22 @@ registerHooks({ resolve(specifier, context, next) {
       ...exports.flatMap((e) => e.resourceSpans.flatMap((r) => Object.values(attributesOf(r.resource ?? {})))),
     ].map((value) => JSON.stringify(value));
     const port = new URL(fake.baseURL).port;
-    const forbidden = [MODEL, 'acme', PROVIDER_KEY, '127.0.0.1', 'localhost', port, apiKey, destinationSecret, 'private-path', 'tenant-token-123', 'INV-77123', ANSWER, 'Dear customer', 'openai'];
+    const forbidden = [
+      MODEL,
+      'acme',
+      PROVIDER_KEY,
+      '127.0.0.1',
+      'localhost',
+      port,
+      apiKey,
+      destinationSecret,
+      'private-path',
+      'tenant-token-123',
+      'INV-77123',
+      ANSWER,
+      'Dear customer',
+      'openai',
+    ];
     for (const value of values) for (const word of forbidden) expect(value.toLowerCase().includes(word.toLowerCase()), `${word} in ${value}`).toBe(false);
   });
 
