@@ -327,7 +327,11 @@ export async function callWaitingTool(ctx: LoopContext, run: LoopRun, io: LoopIO
     const agent = await ctx.agents.get(run.workspaceId, state.part?.agentSlug ?? run.answeredBy);
     const tool = offeredTools(await ctx.tools.toolsOf(run.workspaceId), agent).find((t) => t.definition.name === waiting.call.name);
     if (!tool) return { ok: false, error: `No tool named ${waiting.call.name} is available.` };
-    return await callTool(tool, waiting.call.arguments, io.signal, ctx.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
+    const timeoutMs = ctx.toolTimeoutMs ?? TOOL_TIMEOUT_MS;
+    const traces = tracer();
+    return traces === undefined
+      ? await callTool(tool, waiting.call.arguments, io.signal, timeoutMs)
+      : await tracedToolCall(traces, ctx.redactor.text(waiting.call.name), tool, waiting.call.arguments, io.signal, timeoutMs);
   } catch {
     return { ok: false, error: 'The tool failed.' };
   }
