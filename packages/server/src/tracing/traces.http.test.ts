@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliProcesses, until, type CliProcesses } from '@service/testing/cli-processes';
 import { scripted, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { createSelfSignedCertificate, startHttpsTestReceiver, type HttpsTestReceiver } from '@service/testing/https-receiver';
+import { signInboundBody } from '../domain/webhooks/inbound-signature.ts';
 
 /** A span as OTLP/HTTP JSON carries it (ids in hex). */
 interface OtlpSpan {
@@ -42,6 +43,10 @@ const PROMPT = 'Draft a reply about the overdue invoice INV-77123.';
 const ANSWER = 'I drafted the reply about the invoice for your review.';
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_SPAN_ID = '00f067aa0ba902b7';
+/** The inbound event's and the run read's traces. */
+const INBOUND_TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
+const READ_TRACE_ID = '5b8efff798038103d269b633813fc60c';
+const QUERY_TOKEN = 'query-token-Zx81';
 const SERVER_SPAN = 2;
 const CLIENT_SPAN = 3;
 
@@ -66,6 +71,7 @@ describe('traces over OTLP/HTTP', () => {
   let env: NodeJS.ProcessEnv;
   let apiKey: string;
   let destinationSecret: string;
+  let inboundSecret: string;
   let cli: CliProcesses;
 
   beforeAll(async () => {
@@ -127,6 +133,12 @@ registerHooks({ resolve(specifier, context, next) {
         secret: string;
       }
     ).secret;
+    // An inbound webhook whose runs the local engine answers (Prelude): its event's ingestion is traced.
+    inboundSecret = (
+      JSON.parse(await cli.run('webhooks', 'inbound', 'create', '--slug', 'crm-leads', '--agent', 'sales', '--alias', 'Prelude', '--json')) as {
+        secret: string;
+      }
+    ).secret;
   }, 60_000);
 
   afterAll(async () => {
@@ -152,7 +164,9 @@ registerHooks({ resolve(specifier, context, next) {
       body: JSON.stringify({ alias: 'Sonata', agentSlug: 'sales', messages: [{ role: 'user', content: PROMPT }] }),
     });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ agentSlug: 'sales', alias: 'Sonata', content: ANSWER });
+    const answer = (await res.json()) as { runId: string };
+    expect(answer).toMatchObject({ agentSlug: 'sales', alias: 'Sonata', content: ANSWER });
+    return answer.runId;
   }
 
   async function stop(server: Awaited<ReturnType<CliProcesses['serve']>>): Promise<string> {
@@ -168,11 +182,29 @@ registerHooks({ resolve(specifier, context, next) {
     const cliOn = cliProcesses(dir, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_SERVICE_NAME: 'ais-test', OTEL_BSP_SCHEDULE_DELAY: '3000000' });
     const server = await cliOn.serve();
     let output: string;
+    let runId = '';
     try {
       expect(server.output()).toContain('Traces: sent over OTLP/HTTP');
       fake.requests.length = 0;
-      await invoke(server.url, `00-${TRACE_ID}-${PARENT_SPAN_ID}-01`);
+      runId = await invoke(server.url, `00-${TRACE_ID}-${PARENT_SPAN_ID}-01`);
       await until(() => receiver.received.length > 0, 'the run.completed delivery');
+      // A read whose path holds the run's id and whose query holds a token, then a signed inbound event.
+      const read = await fetch(`${server.url}/runs/${runId}?token=${QUERY_TOKEN}`, {
+        headers: { authorization: `Bearer ${apiKey}`, traceparent: `00-${READ_TRACE_ID}-${PARENT_SPAN_ID}-01` },
+      });
+      expect(read.status).toBe(200);
+      const inbound = JSON.stringify({ event: 'lead.created', contact: { name: 'Ada Lovelace' } });
+      const ingested = await fetch(`${server.url}/webhooks/inbound/crm-leads`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-service-event-id': 'evt-trace-1',
+          'x-service-signature': signInboundBody(inbound, inboundSecret),
+          traceparent: `00-${INBOUND_TRACE_ID}-${PARENT_SPAN_ID}-01`,
+        },
+        body: inbound,
+      });
+      expect(ingested.status).toBe(200);
       // The batch processor waits 50 minutes between exports here: what arrives is what the graceful stop sent.
       expect(exports).toHaveLength(0);
       output = await stop(server);
@@ -183,7 +215,8 @@ registerHooks({ resolve(specifier, context, next) {
 
     const spans = exports.flatMap((e) => e.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)));
     expect(exportHeaders.every((type) => type.startsWith('application/json'))).toBe(true);
-    const named = (name: string) => spans.filter((span) => span.name === name);
+    // The invocation's trace (the inbound event's run, on another trace, has spans of the same names).
+    const named = (name: string) => spans.filter((span) => span.name === name && span.traceId === TRACE_ID);
 
     // The request's server span continues the caller's trace.
     const [request] = named('POST /v1/inference');
@@ -227,8 +260,32 @@ registerHooks({ resolve(specifier, context, next) {
     expect(fake.requests).toHaveLength(2);
     expect(fake.requests.map((r) => r.headers.traceparent).sort()).toEqual(chats.map((chat) => `00-${TRACE_ID}-${chat.spanId}-01`).sort());
 
+    // The read: its route as the contract writes it (no run id, no query), its status.
+    const [read] = spans.filter((span) => span.traceId === READ_TRACE_ID);
+    expect(read).toMatchObject({ name: 'GET /runs/{run_id}', parentSpanId: PARENT_SPAN_ID, kind: SERVER_SPAN });
+    expect(attributesOf(read!)).toEqual({
+      'http.request.method': 'GET',
+      'http.route': '/runs/{run_id}',
+      'http.response.status_code': 200,
+      'url.scheme': 'http',
+    });
+
+    // The inbound event: its request, and its ingestion's statement under it.
+    const inboundSpans = spans.filter((span) => span.traceId === INBOUND_TRACE_ID);
+    const inboundRequest = inboundSpans.find((span) => span.name === 'POST /webhooks/inbound/{slug}');
+    expect(inboundRequest).toMatchObject({ parentSpanId: PARENT_SPAN_ID, kind: SERVER_SPAN });
+    expect(attributesOf(inboundRequest!)).toMatchObject({ 'http.route': '/webhooks/inbound/{slug}', 'http.response.status_code': 200 });
+    const ingestion = inboundSpans.find((span) => span.name === 'ingest_inbound_event');
+    expect(ingestion).toMatchObject({ parentSpanId: inboundRequest!.spanId, kind: CLIENT_SPAN });
+    expect(attributesOf(ingestion!)).toMatchObject({
+      'db.system': 'postgresql',
+      'db.stored_procedure.name': 'ingest_inbound_event',
+      'db.operation.batch.size': 1,
+    });
+
     // The delivery attempt's span: its number and status code, and the receiver got its context.
-    const delivery = named('POST').find((span) => span.kind === CLIENT_SPAN);
+    const sent = receiver.received[0]!.headers.traceparent;
+    const delivery = spans.find((span) => span.name === 'POST' && span.kind === CLIENT_SPAN && sent === `00-${span.traceId}-${span.spanId}-01`);
     expect(delivery).toBeDefined();
     expect(attributesOf(delivery!)).toEqual({
       'http.request.method': 'POST',
@@ -236,7 +293,6 @@ registerHooks({ resolve(specifier, context, next) {
       'service.delivery.attempt': 1,
       'http.response.status_code': 200,
     });
-    expect(receiver.received[0]!.headers.traceparent).toBe(`00-${delivery!.traceId}-${delivery!.spanId}-01`);
 
     const resource = attributesOf(exports[0]!.resourceSpans[0]!.resource ?? {});
     expect(resource['service.name']).toBe('ais-test');
@@ -262,6 +318,11 @@ registerHooks({ resolve(specifier, context, next) {
       ANSWER,
       'Dear customer',
       'openai',
+      runId,
+      QUERY_TOKEN,
+      'crm-leads',
+      inboundSecret,
+      'Ada Lovelace',
     ];
     for (const value of values) for (const word of forbidden) expect(value.toLowerCase().includes(word.toLowerCase()), `${word} in ${value}`).toBe(false);
   });
