@@ -177,7 +177,7 @@ registerHooks({ resolve(specifier, context, next) {
   }
 
   it('on: the spans of one invocation arrive in the caller trace, named and attributed, with nothing confidential; the provider and the receiver get traceparent', {
-    timeout: 120_000,
+    timeout: 240_000,
   }, async () => {
     const cliOn = cliProcesses(dir, { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_SERVICE_NAME: 'ais-test', OTEL_BSP_SCHEDULE_DELAY: '3000000' });
     const server = await cliOn.serve();
@@ -327,7 +327,7 @@ registerHooks({ resolve(specifier, context, next) {
     for (const value of values) for (const word of forbidden) expect(value.toLowerCase().includes(word.toLowerCase()), `${word} in ${value}`).toBe(false);
   });
 
-  it('off (no OTEL_* variable): nothing is sent, no traceparent goes out, and the SDK is never loaded', { timeout: 120_000 }, async () => {
+  it('off (no OTEL_* variable): nothing is sent, no traceparent goes out, and the SDK is never loaded', { timeout: 240_000 }, async () => {
     const before = exports.length;
     const server = await cli.serve();
     expect(server.output()).toContain('Traces: off');
