@@ -6,9 +6,13 @@
 import { SpanKind, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_REQUEST_RESEND_COUNT, ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 
-/** Starts attempt number `attempt` (1 for the first) of a delivery, a child of the active span (none: a root). */
+/**
+ * Starts attempt number `attempt` (1 for the first) of a delivery: always the root of a trace of its own, never a child
+ * of whatever woke the worker (another workspace's request may have), since its context goes to the tenant's receiver.
+ */
 export function startDeliverySpan(tracer: Tracer, attempt: number): Span {
   return tracer.startSpan('POST', {
+    root: true,
     kind: SpanKind.CLIENT,
     attributes: { [ATTR_HTTP_REQUEST_METHOD]: 'POST', [ATTR_HTTP_REQUEST_RESEND_COUNT]: attempt - 1, 'service.delivery.attempt': attempt },
   });

@@ -205,6 +205,8 @@ registerHooks({ resolve(specifier, context, next) {
         body: inbound,
       });
       expect(ingested.status).toBe(200);
+      // Its run (the worker's, on the local engine) ends before the stop: its run.completed is the second delivery.
+      await until(() => receiver.received.length >= 2, "the inbound run's delivery");
       // The batch processor waits 50 minutes between exports here: what arrives is what the graceful stop sent.
       expect(exports).toHaveLength(0);
       output = await stop(server);
@@ -287,6 +289,9 @@ registerHooks({ resolve(specifier, context, next) {
     const sent = receiver.received[0]!.headers.traceparent;
     const delivery = spans.find((span) => span.name === 'POST' && span.kind === CLIENT_SPAN && sent === `00-${span.traceId}-${span.spanId}-01`);
     expect(delivery).toBeDefined();
+    // A trace of its own: whatever woke the worker, the receiver never sees another request's trace.
+    expect(delivery!.parentSpanId ?? '').toBe('');
+    expect(delivery!.traceId).not.toBe(TRACE_ID);
     expect(attributesOf(delivery!)).toEqual({
       'http.request.method': 'POST',
       'http.request.resend_count': 0,
