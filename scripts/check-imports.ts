@@ -28,8 +28,8 @@ export const SERVER_SRC = join(ROOT, 'packages', 'server', 'src');
  * forms (check 2). Every folder must be listed: a new folder (or top-level file) fails until it is given a floor.
  */
 export const FLOORS: readonly (readonly string[])[] = [
-  // 0. Leaves: clock, randomness, crypto, errors and caught values, named lists, the contract's generated types, redaction, logs, metrics, the text memo.
-  ['clock', 'random', 'crypto', 'errors', 'caught', 'one-of', 'contract', 'redact', 'log', 'metrics', 'memo'],
+  // 0. Leaves: clock, randomness, crypto, errors and caught values, named lists, the contract's generated types, redaction, logs, metrics, traces, the text memo.
+  ['clock', 'random', 'crypto', 'errors', 'caught', 'one-of', 'contract', 'redact', 'log', 'metrics', 'tracing', 'memo'],
   // 1. Storage: the database handle and its migrations; rate-limit counters (memory, Redis).
   ['store', 'rate-limits'],
   // 2. The shared vocabulary: aliases, the department catalog, the router's keywords and rules, plans.

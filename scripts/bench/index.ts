@@ -47,6 +47,7 @@ import type { ScenarioResult, SlowStreamRun, Soak, StoreProbes } from './results
 import { type Measured, measureRounds, type Side } from './rounds.ts';
 import { fragmentSummary, type SlowStreamResult } from './slow-streams.ts';
 import { runSoak } from './soak.ts';
+import { measureTraces } from './traces.ts';
 import { fmt } from './stats.ts';
 import { evaluate, peerTargets, workersTargets } from './targets.ts';
 
@@ -235,6 +236,9 @@ async function main(argv: string[]): Promise<number> {
         }
         if (has('workers') && store === 'postgres')
           results.push(await measureWorkers(service, { dir, receiverOrigin: receiver.origin, receiverCaFile: caFile, upstreamUrl: upstream.url }, opts));
+        // What sending traces costs: the same request on a server with traces on (scripts/bench/traces.ts).
+        if (has('traces'))
+          results.push(await measureTraces(store, service, { dir, receiverOrigin: receiver.origin, receiverCaFile: caFile, upstreamUrl: upstream.url }, opts));
         if (has('core')) {
           // Last: every accepted event leaves a run for the worker, which would load later scenarios.
           const inboundBody = JSON.stringify({ event: 'lead.created', contact: { name: 'Dana', company: 'Northwind' } });

@@ -42,11 +42,16 @@ Options:
   --json FILE       also write the results as JSON (default bench-results.json in the current directory)
   --soak            add the RSS soak (10 minutes of mixed load on the embedded store)
   --soak-minutes M  length of the soak (default 10)
-  --scenarios LIST  core,peer,slow,workers,fairness (default all): core is every scenario above the
-                    Portkey paragraph, peer the comparison with Portkey, slow the many long streams,
-                    workers the sync invocation on \`serve --workers 2\` against one process (PostgreSQL
-                    only; also the CPU per invocation of each, its server processes' and PostgreSQL's
-                    from /proc: run it alone), fairness the two workspaces below
+  --scenarios LIST  core,peer,slow,workers,fairness,traces (default all but traces): core is every
+                    scenario above the Portkey paragraph, peer the comparison with Portkey, slow the
+                    many long streams, workers the sync invocation on \`serve --workers 2\` against one
+                    process (PostgreSQL only; also the CPU per invocation of each, its server processes'
+                    and PostgreSQL's from /proc: run it alone), fairness the two workspaces below,
+                    traces (only when named) the sync invocation on a server sending its traces over
+                    OTLP/HTTP to a loopback collector in the bench (OTEL_EXPORTER_OTLP_ENDPOINT, every
+                    span sampled, batches every second) against the same server with traces off, per
+                    store: requests/s, p50, the CPU ms per invocation of each server process, and the
+                    spans the collector received per invocation
   --fairness-seconds S  length of each half of the fairness scenario (default 20)
   --fairness-flood N    the flooding workspace's concurrent connections (default 400)
   --fairness-slow N     its slow inbound bodies from one address (default 1100, above MAX_REQUESTS_IN_FLIGHT)
@@ -61,7 +66,9 @@ Options:
                     exits 1 on any failure (Portkey missing is not one). CI runs it.
   -h, --help        this text`;
 
-export const SCENARIO_GROUPS = ['core', 'peer', 'slow', 'workers', 'fairness'] as const;
+export const SCENARIO_GROUPS = ['core', 'peer', 'slow', 'workers', 'fairness', 'traces'] as const;
+/** What runs without --scenarios: every group but traces (a cost measured when asked). */
+const DEFAULT_SCENARIOS: readonly ScenarioGroup[] = SCENARIO_GROUPS.filter((group) => group !== 'traces');
 export type ScenarioGroup = (typeof SCENARIO_GROUPS)[number];
 
 export interface BenchOptions {
@@ -118,7 +125,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
   const stores = (values.stores ?? (withPostgres ? 'embedded,postgres' : 'embedded')).split(',').map((s) => s.trim());
   for (const store of stores) if (store !== 'embedded' && store !== 'postgres') throw new BenchUsageError(`Unknown store ${store}: embedded or postgres.`);
   if (stores.includes('postgres') && !withPostgres) throw new BenchUsageError('The postgres store needs DATABASE_URL and REDIS_URL.');
-  const scenarios = (values.scenarios ?? SCENARIO_GROUPS.join(',')).split(',').map((s) => s.trim());
+  const scenarios = (values.scenarios ?? DEFAULT_SCENARIOS.join(',')).split(',').map((s) => s.trim());
   for (const group of scenarios)
     if (!(SCENARIO_GROUPS as readonly string[]).includes(group)) throw new BenchUsageError(`Unknown scenarios ${group}: ${SCENARIO_GROUPS.join(', ')}.`);
   return {

@@ -246,6 +246,9 @@ export interface ServiceOptions {
   upstreamUrl: string;
   /** Server processes (`serve --workers`); 1 unless the scenario measures more. */
   workers?: number;
+  /** More environment for the server (the `traces` scenario's `OTEL_*`), and a name for its data directory. */
+  env?: Readonly<Record<string, string>>;
+  label?: string;
 }
 
 // pg is a dependency of packages/server; resolve it from there.
@@ -316,10 +319,12 @@ export function freshWorkspace(service: Pick<ServiceUnderTest, 'url' | 'operator
 
 export async function startService(options: ServiceOptions): Promise<ServiceUnderTest> {
   const workers = options.workers ?? 1;
-  const dataDir = join(options.dir, `data-${options.store}${workers > 1 ? `-workers-${workers}` : ''}`);
+  const dataDir = join(options.dir, `data-${options.store}${workers > 1 ? `-workers-${workers}` : ''}${options.label ? `-${options.label}` : ''}`);
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) if (/^(ENGINE_|OPENAI_COMPATIBLE_|LOCAL_ENGINE_)/.test(name)) delete env[name];
   for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY', 'OPERATOR_TOKEN', 'METRICS_PORT']) delete env[name];
+  // Traces off unless the scenario turns them on (options.env).
+  for (const name of Object.keys(env)) if (name.startsWith('OTEL_')) delete env[name];
   Object.assign(env, {
     TRUST_PROXY: '1',
     WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
@@ -328,6 +333,7 @@ export async function startService(options: ServiceOptions): Promise<ServiceUnde
     // The deliveries probe holds the receiver's answers while it queues a backlog (about 10 s).
     WEBHOOK_DELIVERY_TIMEOUT_MS: '60000',
     ...openAICompatibleEnv(options.upstreamUrl),
+    ...options.env,
   });
   let database: { url: string; drop(): Promise<void> } | undefined;
   if (options.store === 'postgres') {

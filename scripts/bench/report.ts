@@ -53,7 +53,7 @@ export function report({ command, machine, results, probes, engine, startup, soa
             fmt(r.p99Ms, 2),
             r.baselineRps === null
               ? '-'
-              : `${fmt(r.baselineRps)} (${r.baseline === 'Portkey' || r.baseline === 'one process' ? r.baseline : `bare Hono ${r.baseline}`})`,
+              : `${fmt(r.baselineRps)} (${r.baseline === 'Portkey' || r.baseline === 'one process' || r.baseline === 'traces off' ? r.baseline : `bare Hono ${r.baseline}`})`,
             r.ratio === null ? '-' : `${(r.ratio * 100).toFixed(1)}%`,
             `${r.non2xx} / ${r.errors}`,
           ]),
@@ -174,7 +174,7 @@ export function smokeVerdict(
     checks.push([`${p.store}: the queued pings were delivered`, p.deliveries.delivered > 0 && Number.isFinite(p.deliveries.perSecond)]);
   }
   for (const r of results) {
-    if (r.baseline === 'Portkey' || r.baseline === 'one process')
+    if (r.baseline === 'Portkey' || r.baseline === 'one process' || r.baseline === 'traces off')
       checks.push([
         `${r.store}: ${r.baseline} answered 2xx next to ${r.scenario}`,
         r.baselineRounds.every((x) => x.requests > 0 && x.non2xx === 0 && x.errors === 0),

@@ -17,9 +17,10 @@ export interface ScenarioResult {
   p99Ms: number;
   /**
    * What the scenario is compared with: bare Hono `GET` or `POST`, `Portkey` (→ the same upstream), or
-   * `one process` (the same request on `serve --workers 1`, for `serve --workers 2`).
+   * `one process` (the same request on `serve --workers 1`, for `serve --workers 2`), or `traces off` (the same
+   * request on the server without traces, for the one sending them to a loopback collector).
    */
-  baseline: 'GET' | 'POST' | 'Portkey' | 'one process' | null;
+  baseline: 'GET' | 'POST' | 'Portkey' | 'one process' | 'traces off' | null;
   baselineRps: number | null;
   baselineP50Ms: number | null;
   ratio: number | null;

@@ -2,6 +2,7 @@
  * @module The HTTP app, built from the contract: every route of generated/routes.ts is mounted
  * with its authentication, limits and validators in front of its handler.
  *
+ *   [traces on: the request's server span (middleware/trace)]
  *   admission (503 at once past the in-flight bound; not on health routes)
  *   -> request-id -> redaction of every body -> error boundary -> [route] its metadata (operationId, per-IP class)
  *   -> without a credential: the client address's admission share (503) -> per-IP rate limit of its class
@@ -28,6 +29,8 @@ import { observe } from './middleware/observe/index.ts';
 import { routeMetadata, type RouteLimitClass } from './middleware/route/index.ts';
 import { validate } from './middleware/validate/index.ts';
 import { cors } from './middleware/cors/index.ts';
+import { traceRequests } from './middleware/trace/index.ts';
+import { tracer } from './tracing/index.ts';
 import { inboundWebhook } from './middleware/inbound/index.ts';
 import { handlers } from './routes/index.ts';
 import { mountPanel } from './routes/panel.ts';
@@ -58,6 +61,13 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   const app = new Hono<AppEnv>();
   const refused = refusalCounter(services);
 
+  // With traces on (tracing/sdk.ts, started before the app), the server span of every request, around all the rest;
+  // off, no middleware at all.
+  const traces = tracer();
+  if (traces) {
+    const paths = new Map(routes.map((route) => [route.operationId, route.path]));
+    app.use(traceRequests(traces, (operationId) => paths.get(operationId)));
+  }
   // First: past the hard bound, a request answers 503 at once instead of waiting in a queue; its party's share
   // is taken once the party is known (admitAnonymous, admitCaller below).
   if (shares) {

@@ -16,6 +16,7 @@ import { readStuRates, type StuRates } from './domain/usage/rates.ts';
 import { readEngineConfig, type EngineConfig } from './engine/config.ts';
 import { messageOf } from './caught.ts';
 import { DEFAULT_POOL_SIZE } from './store/postgres.ts';
+import { readTraceSettings, type TraceSettings } from './tracing/settings.ts';
 
 export interface ServerConfig {
   /** PGlite data directory (absolute); unused when databaseUrl is set. */
@@ -92,6 +93,8 @@ export interface ServerConfig {
   serviceUrl: string | undefined;
   /** The key in use until now, for `secret-key rotate` (OLD_SECRET_KEY); the key file when unset. */
   oldSecretKey: string | undefined;
+  /** Traces over OTLP/HTTP (the standard `OTEL_*` variables; tracing/settings.ts); undefined when off, the default. */
+  traces: TraceSettings | undefined;
 }
 
 interface ConfigFlags {
@@ -157,6 +160,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     stuRates: setting(() => readStuRates(env)),
     serviceUrl: env.SERVICE_URL || undefined,
     oldSecretKey: env.OLD_SECRET_KEY || undefined,
+    traces: setting(() => readTraceSettings(env)),
   };
 }
 

@@ -50,6 +50,11 @@ export async function startServer(config: ServerConfig, say: (line: string) => v
     say(`Store: ${store.description}.`);
     if (options.worker === undefined) say(workersLine(config));
     say(metricsServer ? `Metrics: ${metricsServer.url} (Prometheus; METRICS_PORT).` : 'Metrics: off (set METRICS_PORT to serve /metrics).');
+    say(
+      runtime.traces
+        ? 'Traces: sent over OTLP/HTTP (OTEL_* variables).'
+        : 'Traces: off (set OTEL_TRACES_EXPORTER=otlp or OTEL_EXPORTER_OTLP_ENDPOINT to send them).',
+    );
     say(`Rate limits: ${redis ? 'shared through Redis (REDIS_URL)' : 'in memory (this process only)'}.`);
     if (redis && !(await answers(redis))) {
       say(

@@ -54,6 +54,11 @@ export interface EngineRequest {
   readonly signal?: AbortSignal;
   /** Hint: false lets an engine answer in one piece (synchronous calls). Default true. */
   readonly stream?: boolean;
+  /**
+   * The W3C trace context of this model call's `chat` span (`traceparent`, and `tracestate` when there is one), when
+   * traces are on: an engine that calls a provider over HTTP sends them as request headers. Absent when off.
+   */
+  readonly traceHeaders?: Readonly<Record<string, string>>;
 }
 
 export interface TokenUsage {

@@ -47,6 +47,8 @@ interface Runtime {
   worker: Worker;
   /** The column holding a secret the configured SECRET_KEY cannot open, if any (said at start). */
   unopenableSecret: string | undefined;
+  /** Whether spans are sent (the `OTEL_*` settings turned traces on; said at start). */
+  traces: boolean;
   /** After the graceful stop (cli/shutdown.ts), which stopped the worker: closes the kept MCP sessions, Redis and the store. */
   close(): Promise<void>;
   /** A start that failed half-way: stops the worker and drops the connections at once. */
@@ -65,6 +67,9 @@ export interface RuntimeOptions {
 export async function createRuntime(config: ServerConfig, clock: Clock = systemClock, options: RuntimeOptions = {}): Promise<Runtime> {
   // Before the store is opened: with DATABASE_URL and no SECRET_KEY nothing is touched.
   const secretKey = await resolveSecretKey(config);
+  // Traces first, so the app's request spans and the statements' spans are on from the first request; with traces
+  // off (the default) the SDK is never imported and every call site finds no tracer.
+  const tracing = config.traces ? await (await import('../tracing/sdk.ts')).startTracing(config.traces) : undefined;
   const store = await openCliStore(config, 'serve');
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
   const logger = createLogger(config.log);
@@ -152,11 +157,14 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       logger,
       worker: started,
       unopenableSecret: unopenable,
+      traces: tracing !== undefined,
       async close() {
         await resuming?.stop();
         await services.mcpConnector.close();
         await redis?.quit().catch(() => {});
         await store.close();
+        // The spans still queued (the last requests', the worker's) go out before the process exits.
+        await tracing?.stop();
         logger.info({}, 'stopped');
         // The log is written asynchronously: what is still queued goes out before the process exits.
         flushLog(logger);
@@ -167,6 +175,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
         await services.mcpConnector.close();
         redis?.disconnect();
         await store.close();
+        await tracing?.stop();
       },
     };
   } catch (err) {
@@ -174,6 +183,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
     await worker?.stop();
     redis?.disconnect();
     await store.close();
+    await tracing?.stop();
     throw err;
   }
 }

@@ -31,6 +31,8 @@ import { deliveryErrorKind, type DeliveryErrorKind } from '../domain/webhooks/fa
 import { nextAttemptAt, type RandomSource } from '../domain/webhooks/retry-schedule.ts';
 import type { SecretBox } from '../domain/webhooks/secret-box.ts';
 import type { DestinationPolicy } from '../domain/webhooks/ssrf-guard.ts';
+import { traceHeaders, tracer } from '../tracing/index.ts';
+import { endDeliverySpan, startDeliverySpan } from '../tracing/delivery.ts';
 
 export interface DeliveryWorkerDeps {
   db: Db;
@@ -191,6 +193,10 @@ async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<
   let outcome: DeliveryOutcome;
   // Wall time, not the injected clock: how long the receiver really took.
   const startedAt = performance.now();
+  // Traces on: the attempt's client span (its number and status code, never the URL: the destination is the
+  // tenant's), its context sent to the receiver as `traceparent`.
+  const traces = tracer();
+  const span = traces === undefined ? undefined : startDeliverySpan(traces, row.attempts + 1);
   try {
     outcome = await send(
       // The destination's current URL and secret: a rotation applies to retries too (and the previous
@@ -202,6 +208,7 @@ async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<
         body: encoder.encode(row.body),
         eventId: row.event_id,
         eventType: row.type,
+        traceHeaders: span === undefined ? undefined : traceHeaders(span),
       },
       {
         policy: deps.policy,
@@ -217,6 +224,7 @@ async function attempt(deps: DeliveryWorkerDeps, row: ClaimedDelivery): Promise<
     deps.logError?.(error);
     outcome = { result: 'retry', reason: 'network_error', detail: 'internal' };
   }
+  if (span !== undefined) endDeliverySpan(span, outcome);
   const durationMs = Math.max(0, Math.round(performance.now() - startedAt));
   // A test event is attempted once: a failure is its end, not a retry.
   if (row.test && outcome.result === 'retry') outcome = { ...outcome, result: 'give_up' };

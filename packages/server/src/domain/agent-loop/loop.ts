@@ -60,6 +60,9 @@ import { handoffTools, requestOf } from './handoff.ts';
 import { type DelegatedPart, initialLoopState, type LoopState } from './state.ts';
 import { type AgentDefinition, type AgentTool, needsApproval, type ToolDefinition, type ToolOutcome, type ToolSource, toolsOfAgent } from './tool.ts';
 import { TOOL_NAME } from './tool-name.ts';
+import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { inSpan, traceHeaders, tracer } from '../../tracing/index.ts';
+import { endChatSpan, executeToolSpan, startChatSpan } from '../../tracing/gen-ai.ts';
 
 /** How long a tool call may take before the model is told it did not answer. */
 export const TOOL_TIMEOUT_MS = 30_000;
@@ -324,7 +327,11 @@ export async function callWaitingTool(ctx: LoopContext, run: LoopRun, io: LoopIO
     const agent = await ctx.agents.get(run.workspaceId, state.part?.agentSlug ?? run.answeredBy);
     const tool = offeredTools(await ctx.tools.toolsOf(run.workspaceId), agent).find((t) => t.definition.name === waiting.call.name);
     if (!tool) return { ok: false, error: `No tool named ${waiting.call.name} is available.` };
-    return await callTool(tool, waiting.call.arguments, io.signal, ctx.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
+    const timeoutMs = ctx.toolTimeoutMs ?? TOOL_TIMEOUT_MS;
+    const traces = tracer();
+    return traces === undefined
+      ? await callTool(tool, waiting.call.arguments, io.signal, timeoutMs)
+      : await tracedToolCall(traces, ctx.redactor.text(waiting.call.name), tool, waiting.call.arguments, io.signal, timeoutMs);
   } catch {
     return { ok: false, error: 'The tool failed.' };
   }
@@ -363,6 +370,9 @@ async function modelCall(
     return { raw: '', answered: true };
   }
   state.modelCalls += 1;
+  // Traces on: the call's `chat {alias}` span (tracing/gen-ai.ts), its context sent to the provider with the request.
+  const traces = tracer();
+  const span = traces === undefined ? undefined : startChatSpan(traces, run.request.alias, maxTokens);
   const speak = voice === 'speak';
   // The reservation is the ceiling of the run's cost: text beyond this call's share is cut here,
   // whatever the engine was told (a provider may ignore max_tokens).
@@ -385,7 +395,10 @@ async function modelCall(
   };
   try {
     try {
-      const request: EngineRequest = { ...run.request, ...input, maxTokens, signal, stream: io.stream };
+      const request: EngineRequest =
+        span === undefined
+          ? { ...run.request, ...input, maxTokens, signal, stream: io.stream }
+          : { ...run.request, ...input, maxTokens, signal, stream: io.stream, traceHeaders: traceHeaders(span) };
       for await (const event of engine.stream(request)) {
         // Once cut, only the engine's usage report is still read (recorded, not billed beyond the cap).
         if (cap.cut && event.type !== 'usage') continue;
@@ -411,9 +424,12 @@ async function modelCall(
     if (!usage) throw new EngineError('engine_error');
   } catch (err) {
     if (speak) state.text += raw;
-    charge(state, await failedUsage(err, raw, estimate), room, maxTokens, false);
+    const spent = await failedUsage(err, raw, estimate);
+    if (span !== undefined) endChatSpan(span, spent, err);
+    charge(state, spent, room, maxTokens, false);
     throw err;
   }
+  if (span !== undefined) endChatSpan(span, usage);
   if (speak) {
     const rest = redactor.end();
     if (rest !== '') await io.fragment(rest);
@@ -490,7 +506,12 @@ async function callTools(ctx: LoopContext, io: LoopIO, state: LoopState, speaker
       requestApproval({ call, tool, agentSlug: speaker.slug, state });
       return;
     } else {
-      outcome = await callTool(tool, call.arguments, io.signal, ctx.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
+      const timeoutMs = ctx.toolTimeoutMs ?? TOOL_TIMEOUT_MS;
+      const traces = tracer();
+      outcome =
+        traces === undefined
+          ? await callTool(tool, call.arguments, io.signal, timeoutMs)
+          : await tracedToolCall(traces, redact(call.name), tool, call.arguments, io.signal, timeoutMs);
       if (io.signal.aborted) throw new EngineError('aborted');
       record(io, state, speaker.slug, call, tool, outcome, redact);
     }
@@ -533,6 +554,26 @@ function record(
     return;
   }
   state.steps.push({ kind: 'tool_call', agentSlug, summary: outcome.ok ? `Called ${name}.` : `Called ${name}; it failed.`, toolCall });
+}
+
+/** `callTool` inside its `execute_tool {name}` span (traces on); a failed outcome marks the span failed (`tool_error`). */
+function tracedToolCall(
+  traces: Tracer,
+  name: string,
+  tool: AgentTool,
+  args: Readonly<Record<string, unknown>>,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<ToolOutcome> {
+  const { name: spanName, kind, attributes } = executeToolSpan(name);
+  return inSpan(traces, spanName, kind, attributes, async (span) => {
+    const outcome = await callTool(tool, args, signal, timeoutMs);
+    if (!outcome.ok) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.setAttribute('error.type', 'tool_error');
+    }
+    return outcome;
+  });
 }
 
 /** Calls a tool once, within the run's signal and the timeout; a throw, a timeout or an abort is an `ok: false` outcome. */

@@ -11,6 +11,7 @@ import { oneOf, row, selectRow, text } from '../../store/rows.ts';
 import type { InboundEventId } from '../webhooks/event-id.ts';
 import { newId } from '../../random.ts';
 import type { InboundWebhookTarget } from './service.ts';
+import { traceStatement } from '../../tracing/statement.ts';
 
 export interface InboundEventRecord {
   webhook: InboundWebhookTarget;
@@ -39,7 +40,12 @@ function newRunId(): string {
 const INGEST = `SELECT o_code AS code, o_run_id AS run_id
   FROM ingest_inbound_event($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`;
 
-export async function ingestInboundEvent(db: Db, record: InboundEventRecord): Promise<IngestResult> {
+/** The ingestion's one statement; an `ingest_inbound_event` span when traces are on (tracing/statement.ts). */
+export function ingestInboundEvent(db: Db, record: InboundEventRecord): Promise<IngestResult> {
+  return traceStatement('ingest_inbound_event', 1, ingestStatement, db, record);
+}
+
+async function ingestStatement(db: Db, record: InboundEventRecord): Promise<IngestResult> {
   const { webhook, eventId } = record;
   const found = await selectRow(
     db,

@@ -22,6 +22,7 @@
 import type { Db } from '../../store/db.ts';
 import { groupCommitEach, MAX_GROUP_STATEMENTS } from '../../store/group-commit.ts';
 import { type FinishedRun, type FinishRunArgs, finishRun, finishRuns } from './queries/close.ts';
+import { traceStatement } from '../../tracing/statement.ts';
 
 /**
  * At most this many closes in one statement; the rest wait for the next one. A quiet workspace's close goes at once,
@@ -41,10 +42,14 @@ export interface CloseBatcher {
 export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH): CloseBatcher {
   /** The batch's rows in the order of its closes (a run twice in a batch makes the statement fail: each is then closed alone). */
   async function many(batch: FinishRunArgs[]): Promise<(FinishedRun | undefined)[]> {
-    const byRun = new Map((await finishRuns(db, batch)).map((row) => [row.id, row]));
+    const byRun = new Map((await traceStatement('finish_runs', batch.length, finishRuns, db, batch)).map((row) => [row.id, row]));
     return batch.map((close) => byRun.get(close.run_id));
   }
-  const submit = groupCommitEach(many, (close: FinishRunArgs) => finishRun(db, close), { maxItems: maxBatch, maxStatements: MAX_GROUP_STATEMENTS });
+  // One span per statement when traces are on (tracing/statement.ts); off, the statement alone.
+  const submit = groupCommitEach(many, (close: FinishRunArgs) => traceStatement('finish_run', 1, finishRun, db, close), {
+    maxItems: maxBatch,
+    maxStatements: MAX_GROUP_STATEMENTS,
+  });
   return {
     async finish(close) {
       const row = await submit(close);

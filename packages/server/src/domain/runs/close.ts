@@ -29,6 +29,7 @@ import { draftRows, stepRows, type StepDraft } from './steps.ts';
 import { type FinishedRun, type FinishRunArgs, finishRun } from './queries/close.ts';
 import { toRun, type Run } from './store.ts';
 import type { ExecutionEvent } from '../run-events/log.ts';
+import { traceStatement } from '../../tracing/statement.ts';
 
 export interface RunResult {
   /** Why it failed (not redacted yet); null when it completed or was canceled. */
@@ -112,7 +113,7 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
   // Alone (outside a transaction), the statement may carry other runs' closes too (close-batch.ts).
   const finish = async (tx: Db | Tx, alone: boolean) => {
     try {
-      return alone ? await ctx.closes.finish(close) : await finishRun(tx, close);
+      return alone ? await ctx.closes.finish(close) : await traceStatement('finish_run', 1, finishRun, tx, close);
     } catch (err) {
       // The run's row is gone (its workspace was deleted while it executed): as readRunRecord answers.
       if (err instanceof Error && err.message.includes('run_not_found')) throw fail('not_found', 'Run not found.');

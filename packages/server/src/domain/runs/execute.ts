@@ -7,7 +7,19 @@
  * smaller one (or the sweeper does) and rethrows.
  */
 import { countModelInputTokens, EngineError, type TokenUsage } from '../../engine/index.ts';
-import { continueAgentLoop, initialLoopState, nextCallInput, type LoopIO, type LoopRun, type LoopState, routedToOf } from '../agent-loop/index.ts';
+import {
+  continueAgentLoop,
+  initialLoopState,
+  nextCallInput,
+  type LoopIO,
+  type LoopOutcome,
+  type LoopRun,
+  type LoopState,
+  routedToOf,
+} from '../agent-loop/index.ts';
+import type { Tracer } from '@opentelemetry/api';
+import { failSpan, inSpan, tracer } from '../../tracing/index.ts';
+import { invokeAgentSpan } from '../../tracing/gen-ai.ts';
 import { type CheckpointState, savedRunOf } from './checkpoint-state.ts';
 import { pauseRun } from './pause.ts';
 import { killSwitchReason, type SpendingScope } from '../usage/index.ts';
@@ -191,11 +203,25 @@ export interface Produced {
  */
 export async function driveLoop(ctx: RunContext, run: PendingRun, execution: Execution, options: ExecuteOptions, from: LoopState): Promise<Produced> {
   try {
-    const { state, failure } = await continueAgentLoop(ctx, loopRunOf(run), loopIO(ctx, run, execution, options), from);
+    const traces = tracer();
+    const { state, failure } = await (traces === undefined
+      ? continueAgentLoop(ctx, loopRunOf(run), loopIO(ctx, run, execution, options), from)
+      : tracedLoop(traces, ctx, run, loopIO(ctx, run, execution, options), from));
     return { raw: state.text, billed: state.billed, reported: state.reported, failure, cut: state.cut, steps: [...run.steps, ...state.steps], state };
   } finally {
     execution.done();
   }
+}
+
+/** The loop inside the run's `invoke_agent` span (traces on): the agent's slug and alias, the tokens the engine reported. */
+function tracedLoop(traces: Tracer, ctx: RunContext, run: PendingRun, io: LoopIO, from: LoopState): Promise<LoopOutcome> {
+  const { name, kind, attributes } = invokeAgentSpan(run.agentSlug, run.alias);
+  return inSpan(traces, name, kind, attributes, async (span) => {
+    const outcome = await continueAgentLoop(ctx, loopRunOf(run), io, from);
+    span.setAttributes({ 'gen_ai.usage.input_tokens': outcome.state.reported.inputTokens, 'gen_ai.usage.output_tokens': outcome.state.reported.outputTokens });
+    if (outcome.failure !== undefined) failSpan(span, outcome.failure);
+    return outcome;
+  });
 }
 
 /** What the loop needs of the run. */

@@ -20,6 +20,7 @@
 import type { Db } from '../../store/db.ts';
 import { groupCommitEach, MAX_GROUP_STATEMENTS } from '../../store/group-commit.ts';
 import { type StartDecision, type StartRunInput, startRuns } from './queries.ts';
+import { traceStatement } from '../../tracing/statement.ts';
 
 /**
  * At most this many starts in one statement; the rest wait for the next one. A start of a quiet workspace goes at
@@ -36,11 +37,12 @@ export interface StartBatcher {
 }
 
 export function createStartBatcher(db: Db, maxBatch = MAX_START_BATCH): StartBatcher {
-  const submit = groupCommitEach(
-    (batch: StartRunInput[]) => startRuns(db, batch),
-    async (input: StartRunInput) => (await startRuns(db, [input]))[0]!,
-    { maxItems: maxBatch, maxStatements: MAX_GROUP_STATEMENTS },
-  );
+  // One `start_runs` span per statement when traces are on (tracing/statement.ts); off, the statement alone.
+  const traced = (batch: readonly StartRunInput[]) => traceStatement('start_runs', batch.length, startRuns, db, batch);
+  const submit = groupCommitEach(traced, async (input: StartRunInput) => (await traced([input]))[0]!, {
+    maxItems: maxBatch,
+    maxStatements: MAX_GROUP_STATEMENTS,
+  });
   return { start: submit, waiting: submit.waiting };
 }
 

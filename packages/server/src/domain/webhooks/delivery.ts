@@ -53,6 +53,8 @@ export interface DeliveryRequest {
   body: Uint8Array;
   eventId: string;
   eventType: string;
+  /** The attempt's W3C trace context (`traceparent`), sent as headers when traces are on (worker/deliveries.ts). */
+  traceHeaders?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface DeliveryOptions {
@@ -107,6 +109,7 @@ export async function deliverWebhook(delivery: DeliveryRequest, options: Deliver
     eventType: delivery.eventType,
     nowMs: options.now(),
   });
+  if (delivery.traceHeaders !== undefined) Object.assign(headers, delivery.traceHeaders);
   const url = pinned.url;
   const lookup = pinned.lookup;
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;

@@ -10,6 +10,8 @@
  * else it is counted with the tokenizer. Only the answer text is streamed: reasoning fields and raw
  * provider payloads are never forwarded. Provider text is not redacted here; the redactor does that.
  *
+ * Traces: a request carries its model call's `traceparent` (EngineRequest.traceHeaders, when traces are on).
+ *
  * Tools: the instructions go first as a system message; the offered tools as function tools, their
  * names mapped into what every server accepts (./tool-names.ts); an assistant turn's tool calls as
  * `tool_calls`, their results as `tool` messages. The tool calls of the answer are read whole, or
@@ -102,7 +104,7 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
 
   try {
     if (request.stream === false || options.stream === false) {
-      const completion = await client.chat.completions.create({ ...params, stream: false }, { signal: request.signal });
+      const completion = await client.chat.completions.create({ ...params, stream: false }, { signal: request.signal, headers: request.traceHeaders });
       const message = completion.choices[0]?.message;
       text = message?.content ?? '';
       calls = (message?.tool_calls ?? []).flatMap((call, index) =>
@@ -113,7 +115,10 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
       yield usageEvent(completion.usage, inputEstimate, text, calls);
       return;
     }
-    const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal: request.signal });
+    const stream = await client.chat.completions.create(
+      { ...params, stream: true, stream_options: { include_usage: true } },
+      { signal: request.signal, headers: request.traceHeaders },
+    );
     let usage: OpenAI.CompletionUsage | undefined;
     let chunks = 0;
     // A tool call arrives in pieces: its id and name first, its arguments' JSON in fragments, by index.
