@@ -943,6 +943,17 @@ const PROVOKERS: Provoker[] = [
   },
   {
     status: 404,
+    code: 'not_found',
+    on: (route) => ['postMcpMessage', 'endMcpSession'].includes(route.operationId),
+    how: 'an Mcp-Session-Id of no session this instance holds',
+    async provoke(route) {
+      const call = await baseCall(route, { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+      call.headers['mcp-session-id'] = `mcs_${'A'.repeat(32)}`;
+      return send(call);
+    },
+  },
+  {
+    status: 404,
     code: 'member_not_found',
     on: (route) => /\{user_id\}/.test(route.path),
     how: 'a well-formed user id that is no member of the workspace',
