@@ -64,6 +64,7 @@ export const AUDIT_ACTIONS: Schemas['AuditAction'][] = [
   'kill_switch.engaged',
   'kill_switch.released',
   'member.invited',
+  'member.joined_by_sso',
   'invitation.resent',
   'invitation.revoked',
   'invitation.accepted',
@@ -74,6 +75,9 @@ export const AUDIT_ACTIONS: Schemas['AuditAction'][] = [
   'session.signed_in',
   'session.sign_in_failed',
   'session.signed_out',
+  'sso.configured',
+  'sso.updated',
+  'sso.removed',
   'workspace.created',
   'workspace.updated',
 ];

@@ -1,5 +1,5 @@
 /**
- * Where `service serve` listens, as `pnpm start` and `pnpm dev` run it: the defaults are the CLI's
+ * Where `service serve` listens, as `pnpm start` (its `start:server`) and `pnpm dev` run it: the defaults are the CLI's
  * (port 8080, 127.0.0.1, ./data), PORT / HOST / DATA_DIR replace them, and flags win over both, also
  * when pnpm hands them on after a `--` (`pnpm start -- --port N`). The scripts are read from the root
  * package.json, so a flag hard-coded there (which would win over PORT) fails this test.
@@ -24,7 +24,8 @@ function settingsOf(script: string, extra: string[], env: NodeJS.ProcessEnv) {
   return { port: config.port, host: config.host, dataDir: config.dataDir };
 }
 
-describe.each(['start', 'dev'])('pnpm %s', (script) => {
+// `pnpm start` hands over to `start:server` (scripts/bootstrap.mjs, which test/bootstrap.test.ts covers).
+describe.each(['start:server', 'dev'])('pnpm %s', (script) => {
   it('listens on 127.0.0.1:8080 with ./data by default', () => {
     expect(settingsOf(script, [], {})).toEqual({ port: 8080, host: '127.0.0.1', dataDir: resolve('data') });
   });

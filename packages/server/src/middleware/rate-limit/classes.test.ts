@@ -54,7 +54,7 @@ it('an address past its API budget still signs in; admin, MCP and operator route
 
 it("each operation's class comes from the contract (x-ip-limit-class): session routes and the sign-in routes admin, MCP mcp, operator operator", () => {
   // The rule the classes follow, by the route's first credential; a new session route without the extension fails here.
-  const SIGN_IN = new Set(['login', 'previewInvitation', 'acceptInvitation', 'previewAccountReset', 'redeemAccountReset']);
+  const SIGN_IN = new Set(['login', 'startSsoSignIn', 'finishSsoSignIn', 'previewInvitation', 'acceptInvitation', 'previewAccountReset', 'redeemAccountReset']);
   const expected = (scheme: string | undefined, operationId: string) =>
     scheme === 'adminSession' || SIGN_IN.has(operationId) ? 'admin' : scheme === 'mcpToken' ? 'mcp' : scheme === 'operatorToken' ? 'operator' : 'api';
   const limited = routes.filter((route) => !route.policy.operations && !route.policy.inboundWebhook);
