@@ -10,6 +10,9 @@
 # time; the dependencies come from this machine's pnpm store when there is one (pnpm_config_store_dir).
 #   scripts/check-fresh-setup.sh [--keep]     --keep leaves the temporary HOMEs for inspection
 set -euo pipefail
+# A newcomer's terminal sets none of the service's settings; .ci/run exports the store's before it calls this, and with
+# DATABASE_URL set `npm start` would serve PostgreSQL and want SECRET_KEY.
+unset DATABASE_URL REDIS_URL SECRET_KEY
 cd "$(dirname "$0")/.."
 
 case "${1:-}" in
