@@ -40,7 +40,7 @@ import {
   startService,
   startUpstream,
 } from './processes.ts';
-import { deliveryRate, engineOwnTime, receiverGate, INVOCATION, type StartupTimes, startupTimes, streamTimings } from './probes.ts';
+import { deliveryRate, engineOwnTime, receiverGate, INVOCATION, type StartupTimes, startupTimes, streamTimings, syncInvocationLoad } from './probes.ts';
 import { progress } from './progress.ts';
 import { report, smokeVerdict } from './report.ts';
 import type { ScenarioResult, SlowStreamRun, Soak, StoreProbes } from './results.ts';
@@ -379,14 +379,7 @@ async function measureWorkers(
   progress(`[postgres] starting service serve --workers ${WORKERS} on a fresh database`);
   const several = await startService({ store: 'postgres', ...where, rpm: 1_000_000, workers: WORKERS });
   try {
-    const request = (service: ServiceUnderTest, seconds: number, connections: number): LoadSpec => ({
-      url: `${service.url}/v1/inference`,
-      method: 'POST',
-      headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify(INVOCATION),
-      connections,
-      seconds,
-    });
+    const request = syncInvocationLoad;
     await runLoad(request(several, opts.smoke ? 1 : 2, 8));
     const scenario = `sync invocation, --workers ${WORKERS}`;
     // CPU per invocation of each side: its server process(es) and PostgreSQL's (the bench runs alone).

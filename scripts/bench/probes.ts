@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { collect, createLocalEngine } from '../../packages/server/src/engine/index.ts';
 import { totpCode } from '../../packages/server/src/domain/sessions/totp.ts';
 import type { HttpsTestReceiver } from '@service/testing/https-receiver';
+import type { LoadSpec } from './load.ts';
 import { freePort } from './ports.ts';
 import { COMPILED_CLI, ROOT, SOURCE_CLI, type ServiceUnderTest } from './processes.ts';
 import { percentile } from './stats.ts';
@@ -19,6 +20,18 @@ export const INVOCATION = {
   agentSlug: 'sales',
   messages: [{ role: 'user', content: 'Summarise the open opportunities in the pipeline for next quarter.' }],
 } as const;
+
+/** `connections` clients sending {@link INVOCATION} (sync) with the service's API key for `seconds`. */
+export function syncInvocationLoad(service: ServiceUnderTest, seconds: number, connections: number): LoadSpec {
+  return {
+    url: `${service.url}/v1/inference`,
+    method: 'POST',
+    headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(INVOCATION),
+    connections,
+    seconds,
+  };
+}
 
 export interface StreamTimings {
   count: number;

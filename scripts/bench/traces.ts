@@ -7,10 +7,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LoadSpec } from './load.ts';
 import { runLoad } from './load.ts';
 import type { BenchOptions } from './options.ts';
-import { INVOCATION } from './probes.ts';
+import { syncInvocationLoad } from './probes.ts';
 import { type ServiceUnderTest, startService, type StoreKind } from './processes.ts';
 import { progress } from './progress.ts';
 import type { ScenarioResult } from './results.ts';
@@ -63,14 +62,7 @@ export async function measureTraces(
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER: 'always_on', OTEL_BSP_SCHEDULE_DELAY: '1000', OTEL_SERVICE_NAME: 'bench' },
   });
   try {
-    const request = (service: ServiceUnderTest, seconds: number, connections: number): LoadSpec => ({
-      url: `${service.url}/v1/inference`,
-      method: 'POST',
-      headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify(INVOCATION),
-      connections,
-      seconds,
-    });
+    const request = syncInvocationLoad;
     await runLoad(request(on, opts.smoke ? 1 : 2, 8));
     const scenario = 'sync invocation, traces on';
     const cpuText = (ms: number | undefined) => (ms === undefined ? '' : `, ${ms.toFixed(2)} ms CPU each`);
