@@ -51,7 +51,8 @@ export function gracefulStop(deps: {
       const inTime = await Promise.race([closed.then(() => true), sleep(graceMs).then(() => false)]);
       if (!inTime) {
         logger.warn({ openStreams: services.streams.size }, 'grace period over: ending open streams');
-        await services.streams.endAll();
+        // A stream whose client reads nothing cannot take its last event: it is cut with the rest below.
+        await Promise.race([services.streams.endAll(), sleep(STREAM_FLUSH_MS)]);
         const flushed = await Promise.race([closed.then(() => true), sleep(STREAM_FLUSH_MS).then(() => false)]);
         if (!flushed) server.closeAllConnections?.();
         await closed;

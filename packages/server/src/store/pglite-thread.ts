@@ -98,6 +98,10 @@ async function main(): Promise<void> {
         return [];
       }
       case 'close':
+        // Once closing, the main thread sends nothing more: a transaction still open would never end, and PGlite's
+        // close waits for it. Each is rolled back (it could not have committed), then PGlite closes.
+        await Promise.allSettled([...transactions.values()].map((open) => open.end(false)));
+        transactions.clear();
         if (!pg.closed) await pg.close();
         return [];
     }

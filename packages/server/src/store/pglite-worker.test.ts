@@ -123,4 +123,26 @@ describe('a closed worker store', () => {
     expect(isStoreUnavailable(err)).toBe(true);
     await store.db.close();
   });
+
+  it('closes while a transaction is open between two statements: the transaction is rolled back, not waited for', async () => {
+    const store = await openPgliteWorkerTestStore();
+    let inside!: () => void;
+    const begun = new Promise<void>((resolve) => (inside = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // A run's close in flight when the server stops: its first statement is done, its next waits on something else.
+    const transaction = store.db
+      .transaction(async (tx) => {
+        await tx.query(`INSERT INTO workspaces (id, name, created_at) VALUES ('wksp_open', 'O', now())`);
+        inside();
+        await held;
+        await tx.query('SELECT 1');
+      })
+      .catch((e: unknown) => e);
+    await begun;
+    const closing = store.cleanup();
+    release();
+    await closing;
+    expect(isStoreUnavailable(await transaction)).toBe(true);
+  });
 });
