@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { asStoreParty } from './fair-queue.ts';
-import { groupCommit } from './group-commit.ts';
+import { ACTIVE_MS, groupCommit } from './group-commit.ts';
 
 /** A flush that records each group and waits until `release` is called for it. */
 function recordingFlush() {
@@ -133,5 +133,39 @@ describe('groupCommit', () => {
       [40, 50],
       [40, 50],
     ]);
+  });
+
+  it('carries up to maxItemsAlone writes while one workspace alone is active, maxItems while another wrote within ACTIVE_MS', async () => {
+    const { groups, flush, release } = recordingFlush();
+    let clock = 0;
+    const submit = groupCommit(flush, { maxItems: 2, maxItemsAlone: 4, waitForTurn: false, maxStatements: 2, now: () => clock });
+    const as = (party: string, n: number) => asStoreParty(party, () => submit(n));
+    // A alone: its writes that waited behind its first statement go four at a time.
+    const first = as('wksp_a', 1);
+    const alone = Promise.all([2, 3, 4, 5, 6].map((n) => as('wksp_a', n)));
+    release();
+    await first;
+    await turn();
+    expect(groups).toEqual([[1], [2, 3, 4, 5]]);
+    // B writes (its statement goes beside A's): while B is active, A's statements carry two at most.
+    const quiet = as('wksp_b', 100);
+    expect(groups).toEqual([[1], [2, 3, 4, 5], [100]]);
+    const shared = Promise.all([7, 8, 9].map((n) => as('wksp_a', n)));
+    release(); // A's four
+    release(); // B's
+    expect(await quiet).toEqual([1000]);
+    await turn();
+    expect(groups.slice(3)).toEqual([[6, 7]]);
+    // B has not written for ACTIVE_MS: A is alone again.
+    clock += ACTIVE_MS + 1;
+    const more = Promise.all([10, 11].map((n) => as('wksp_a', n)));
+    release();
+    await turn();
+    expect(groups.slice(3)).toEqual([
+      [6, 7],
+      [8, 9, 10, 11],
+    ]);
+    release();
+    await Promise.all([alone, shared, more]);
   });
 });

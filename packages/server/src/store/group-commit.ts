@@ -16,7 +16,8 @@
  * no statement in flight carries does not even wait for that: it goes at once, in a statement beside the one in
  * flight (a workspace still has one statement in flight at a time, so its writes keep sharing statements). Two such
  * statements never carry the same party, so on PostgreSQL they touch different workspaces' rows; on the embedded store
- * they queue at its one connection, the quiet workspace's right behind the statement in flight. A statement carries several writers' writes, so it waits in the store's queue as
+ * they queue at its one connection, the quiet workspace's right behind the statement in flight. That statement is
+ * kept short (`maxItems`) while another workspace is active; a workspace alone may fill longer ones (`maxItemsAlone`). A statement carries several writers' writes, so it waits in the store's queue as
  * a party of its own ({@link GROUP_PARTY}), not as whoever's statement happened to run before it: a quiet
  * workspace's close is not queued behind a flooding workspace's statements.
  */
@@ -42,6 +43,13 @@ export interface GroupCommit<T, R> {
 export interface GroupCommitOptions {
   /** At most this many writes a statement (default 500). */
   maxItems?: number;
+  /**
+   * At most this many writes a statement while one party alone is active (none other wrote in the last
+   * {@link ACTIVE_MS}): a lone workspace's writes share fewer, larger statements, for nobody's wait. Default `maxItems`.
+   */
+  maxItemsAlone?: number;
+  /** The monotonic clock in milliseconds that decides which parties are active (tests); `performance.now`. */
+  now?: () => number;
   /** The first write waits for the end of the event loop's turn, so that the writes of the same turn join it (default). */
   waitForTurn?: boolean;
   /**
@@ -51,8 +59,18 @@ export interface GroupCommitOptions {
   maxStatements?: number;
 }
 
+/**
+ * A party that wrote within this many milliseconds is active: while another party is, a statement carries at most
+ * `maxItems` writes, so that the other's next write waits behind a short statement at most.
+ */
+export const ACTIVE_MS = 1_000;
+
 export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: GroupCommitOptions = {}): GroupCommit<T, R> {
   const maxItems = options.maxItems ?? 500;
+  const maxItemsAlone = options.maxItemsAlone ?? maxItems;
+  const now = options.now ?? (() => performance.now());
+  /** When each party last wrote, oldest first (a write moves its party to the end). */
+  const lastWrote = new Map<string, number>();
   const waitForTurn = options.waitForTurn ?? true;
   const maxStatements = options.maxStatements ?? 1;
   type Writer = { party: string; item: T; resolve: (result: R) => void; reject: (error: unknown) => void };
@@ -62,10 +80,21 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: Gr
   let statements = 0;
   let scheduled = false;
 
+  /** How many parties wrote within {@link ACTIVE_MS} (the others are forgotten). */
+  function active(): number {
+    const since = now() - ACTIVE_MS;
+    for (const [party, at] of lastWrote) {
+      if (at >= since) break;
+      lastWrote.delete(party);
+    }
+    return lastWrote.size;
+  }
+
   function next(): void {
     while (statements < maxStatements && waiting.size > 0) {
+      const cap = maxItemsAlone > maxItems && active() <= 1 ? maxItemsAlone : maxItems;
       const group: Writer[] = [];
-      while (group.length < maxItems) {
+      while (group.length < cap) {
         const writer = waiting.shift(inFlight);
         if (!writer) break;
         group.push(writer);
@@ -102,6 +131,10 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: Gr
   const submit = (item: T) =>
     new Promise<R>((resolve, reject) => {
       const party = storeParty();
+      if (maxItemsAlone > maxItems) {
+        lastWrote.delete(party);
+        lastWrote.set(party, now());
+      }
       waiting.push(party, { party, item, resolve, reject });
       // A write whose party is in flight, or with every statement taken, waits for a statement to return.
       if (statements >= maxStatements || inFlight.has(party)) return;

@@ -184,7 +184,7 @@ describe('the close batcher over a scripted store', () => {
 
   it('sends a lone close at once, and those that arrive while it is in flight in one statement (at most maxBatch)', async () => {
     const { db, sent } = scriptedStore();
-    const batcher = createCloseBatcher(db, 3);
+    const batcher = createCloseBatcher(db, 3, 3);
     const first = batcher.finish(params('run_a'));
     // Sent in the same turn: nothing waits for a tick.
     expect(sent.map((s) => [s.sql, s.runs])).toEqual([['finish_run', ['run_a']]]);

@@ -32,6 +32,9 @@ import { traceStatement } from '../../tracing/statement.ts';
  */
 export const MAX_CLOSE_BATCH = 16;
 
+/** At most this many closes in one statement while their workspace is the only one closing runs (as for the starts). */
+export const MAX_CLOSE_BATCH_ALONE = 64;
+
 export interface CloseBatcher {
   /** Runs `finish_run` with `close` (alone, or with the closes waiting beside it); its row once committed. */
   finish(close: FinishRunArgs): Promise<FinishedRun>;
@@ -39,7 +42,7 @@ export interface CloseBatcher {
   waiting(): number;
 }
 
-export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH): CloseBatcher {
+export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH, maxBatchAlone = MAX_CLOSE_BATCH_ALONE): CloseBatcher {
   /** The batch's rows in the order of its closes (a run twice in a batch makes the statement fail: each is then closed alone). */
   async function many(batch: FinishRunArgs[]): Promise<(FinishedRun | undefined)[]> {
     const byRun = new Map((await traceStatement('finish_runs', batch.length, finishRuns, db, batch)).map((row) => [row.id, row]));
@@ -48,6 +51,7 @@ export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH): CloseBat
   // One span per statement when traces are on (tracing/statement.ts); off, the statement alone.
   const submit = groupCommitEach(many, (close: FinishRunArgs) => traceStatement('finish_run', 1, finishRun, db, close), {
     maxItems: maxBatch,
+    maxItemsAlone: maxBatchAlone,
     maxStatements: MAX_GROUP_STATEMENTS,
   });
   return {

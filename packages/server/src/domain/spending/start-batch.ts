@@ -29,6 +29,13 @@ import { traceStatement } from '../../tracing/statement.ts';
  */
 export const MAX_START_BATCH = 16;
 
+/**
+ * At most this many starts in one statement while their workspace is the only one starting runs (store/group-commit.ts
+ * `ACTIVE_MS`): nobody waits behind a longer statement then, and a lone workspace's flood shares each statement's cost
+ * four times wider (docs/performance.md, "Larger statements for a workspace alone").
+ */
+export const MAX_START_BATCH_ALONE = 64;
+
 export interface StartBatcher {
   /** Runs `start_runs` for `input` (alone, or with the starts waiting beside it); its decision once committed. */
   start(input: StartRunInput): Promise<StartDecision>;
@@ -36,11 +43,12 @@ export interface StartBatcher {
   waiting(): number;
 }
 
-export function createStartBatcher(db: Db, maxBatch = MAX_START_BATCH): StartBatcher {
+export function createStartBatcher(db: Db, maxBatch = MAX_START_BATCH, maxBatchAlone = MAX_START_BATCH_ALONE): StartBatcher {
   // One `start_runs` span per statement when traces are on (tracing/statement.ts); off, the statement alone.
   const traced = (batch: readonly StartRunInput[]) => traceStatement('start_runs', batch.length, startRuns, db, batch);
   const submit = groupCommitEach(traced, async (input: StartRunInput) => (await traced([input]))[0]!, {
     maxItems: maxBatch,
+    maxItemsAlone: maxBatchAlone,
     maxStatements: MAX_GROUP_STATEMENTS,
   });
   return { start: submit, waiting: submit.waiting };
