@@ -15,6 +15,7 @@
 import { loadConfig } from '../config.ts';
 import { createSecretBox, type SecretBox } from '../domain/webhooks/secret-box.ts';
 import type { Db } from '../store/db.ts';
+import { row, selectRows, text } from '../store/rows.ts';
 import type { CommandTable, Flags, Print } from './commands.ts';
 import { openCliStore } from '../runtime/store.ts';
 import { opens, SEALED_COLUMNS } from '../runtime/sealed-secrets.ts';
@@ -23,6 +24,8 @@ import { UsageError } from './usage.ts';
 
 /** Sealed values start with the box's version (`v1.`); a clear TOTP secret (Base32) never has a dot. */
 const SEALED = /^v\d+\./;
+/** A sealed column's value with its row's key, as the rotation reads them. */
+const sealedRow = row({ key: text, sealed: text });
 
 interface RotationResult {
   resealed: number;
@@ -39,7 +42,9 @@ async function resealSecrets(db: Db, from: SecretBox, to: SecretBox): Promise<Ro
   return db.transaction(async (tx) => {
     const result: RotationResult = { resealed: 0, unchanged: 0 };
     for (const [table, key, column] of SEALED_COLUMNS) {
-      const rows = await tx.query<{ key: string; sealed: string }>(
+      const rows = await selectRows(
+        tx,
+        sealedRow,
         `SELECT ${key} AS key, ${column} AS sealed FROM ${table} WHERE ${column} IS NOT NULL ORDER BY ${key} FOR UPDATE`,
       );
       for (const row of rows) {

@@ -4,6 +4,7 @@
  */
 import type { SecretBox } from '../domain/webhooks/secret-box.ts';
 import type { Db } from '../store/db.ts';
+import { row, selectRow, text } from '../store/rows.ts';
 
 /** Every column that holds a sealed value: table, key column, sealed column. */
 export const SEALED_COLUMNS = [
@@ -18,14 +19,17 @@ export const SEALED_COLUMNS = [
   ['sso_settings', 'workspace_id', 'client_secret_encrypted'],
 ] as const;
 
+/** A sealed value as the start-up check reads one. */
+const sealedValue = row({ sealed: text });
+
 /**
  * The first column holding a sealed value that does not open under `box` (one value per column is
  * tried), or undefined. `serve` asks at start, so a wrong SECRET_KEY is said before anyone signs in.
  */
 export async function unopenableSecret(db: Db, box: SecretBox): Promise<string | undefined> {
   for (const [table, , column] of SEALED_COLUMNS) {
-    const [row] = await db.query<{ sealed: string }>(`SELECT ${column} AS sealed FROM ${table} WHERE ${column} ~ '^v[0-9]+[.]' LIMIT 1`);
-    if (row && !opens(box, row.sealed)) return `${table}.${column}`;
+    const found = await selectRow(db, sealedValue, `SELECT ${column} AS sealed FROM ${table} WHERE ${column} ~ '^v[0-9]+[.]' LIMIT 1`);
+    if (found && !opens(box, found.sealed)) return `${table}.${column}`;
   }
   return undefined;
 }
