@@ -60,6 +60,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({}, { DATABASE_POOL_SIZE: '0' })).toThrow('DATABASE_POOL_SIZE must be a whole number of connections from 1 to 1000: 0');
   });
 
+  it('gives the LISTEN connection DATABASE_LISTEN_URL when set beside DATABASE_URL, and nothing else reads it', () => {
+    const direct = 'postgres://service@db:5432/service';
+    const pooled = 'postgres://service@pgbouncer:6432/service';
+    expect(loadConfig({}, { DATABASE_URL: pooled, DATABASE_LISTEN_URL: direct }).databaseListenUrl).toBe(direct);
+    expect(loadConfig({}, { DATABASE_URL: pooled }).databaseListenUrl).toBeUndefined();
+    expect(loadConfig({}, { DATABASE_URL: pooled, DATABASE_LISTEN_URL: '' }).databaseListenUrl).toBeUndefined();
+    // Without DATABASE_URL the store is embedded: there is no LISTEN connection.
+    expect(loadConfig({}, { DATABASE_LISTEN_URL: direct }).databaseListenUrl).toBeUndefined();
+  });
+
   it('gives an inbound body 10 s to arrive (INBOUND_BODY_TIMEOUT_MS), settable', () => {
     expect(loadConfig({}, {}).inboundBodyTimeoutMs).toBe(10_000);
     expect(loadConfig({}, { INBOUND_BODY_TIMEOUT_MS: '2500' }).inboundBodyTimeoutMs).toBe(2_500);

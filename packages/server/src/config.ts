@@ -22,6 +22,11 @@ export interface ServerConfig {
   /** PGlite data directory (absolute); unused when databaseUrl is set. */
   dataDir: string;
   databaseUrl: string | undefined;
+  /**
+   * Where the LISTEN connection goes (DATABASE_LISTEN_URL) when DATABASE_URL reaches PostgreSQL through a pooler in
+   * transaction mode (store/pooler.ts); DATABASE_URL when unset.
+   */
+  databaseListenUrl: string | undefined;
   /** PostgreSQL connections of each server process's pool (DATABASE_POOL_SIZE, default 10); plus one listener each. */
   databasePoolSize: number;
   redisUrl: string | undefined;
@@ -125,6 +130,7 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   return {
     dataDir: resolve(cwd, flags['data-dir'] ?? env.DATA_DIR ?? './data'),
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseListenUrl: env.DATABASE_URL ? env.DATABASE_LISTEN_URL || undefined : undefined,
     databasePoolSize: parsePoolSize(env.DATABASE_POOL_SIZE),
     redisUrl: env.REDIS_URL || undefined,
     port: parsePort(flags.port ?? env.PORT),

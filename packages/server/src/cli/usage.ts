@@ -43,8 +43,10 @@ Commands:
 Run \`service <command> --help\` for the options of a command.
 
 Environment: DATA_DIR (embedded store, default ./data), DATABASE_URL (PostgreSQL instead of the
-embedded store), DATABASE_POOL_SIZE (its connections per process, default 10), REDIS_URL (shared
-rate limits), PORT, HOST, TLS_CERT, TLS_KEY, TRUST_PROXY,
+embedded store), DATABASE_POOL_SIZE (its connections per process, default 10), DATABASE_LISTEN_URL
+(the LISTEN connection's own URL when DATABASE_URL goes through a pooler in transaction mode such as
+PgBouncer's; serve refuses to start when its LISTEN would not hear), REDIS_URL (shared rate limits),
+PORT, HOST, TLS_CERT, TLS_KEY, TRUST_PROXY,
 SECRET_KEY (seals webhook secrets; required with DATABASE_URL), WEBHOOK_ALLOW_HOSTS (hosts/CIDRs
 that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_TIMEOUT_MS, RUN_LEASE_MS,
 STREAM_RESUME_MS, RUN_EVENT_RETENTION_HOURS, AUDIT_RETENTION_DAYS,

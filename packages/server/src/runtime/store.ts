@@ -5,9 +5,10 @@
  * event loop; the one-off commands run it in their own thread (one caller, and no thread to start).
  */
 import { join } from 'node:path';
-import type { ServerConfig } from '../config.ts';
+import { ConfigError, type ServerConfig } from '../config.ts';
 import type { OpenDb } from '../store/db.ts';
 import { openStore } from '../store/open.ts';
+import { assertListenHears, ListenUnheard } from '../store/pooler.ts';
 import { restrictDataDir } from '../store/data-dir.ts';
 import { lockDataDir } from './lock.ts';
 
@@ -20,8 +21,17 @@ export interface CliStore {
 
 export async function openCliStore(config: ServerConfig, command: string): Promise<CliStore> {
   if (config.databaseUrl) {
-    const db = await openStore({ databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
-    return { db, description: `PostgreSQL (DATABASE_URL, a pool of ${config.databasePoolSize} connections)`, close: () => db.close() };
+    const separate = config.databaseListenUrl !== undefined && config.databaseListenUrl !== config.databaseUrl;
+    const db = await openStore({ databaseUrl: config.databaseUrl, databaseListenUrl: config.databaseListenUrl, poolSize: config.databasePoolSize });
+    // Only the server listens: it refuses to start when its LISTEN connection would not hear (store/pooler.ts).
+    if (command === 'serve') {
+      await assertListenHears(db, config.databaseListenUrl ?? config.databaseUrl, { separate }).catch(async (err: unknown) => {
+        await db.close();
+        throw err instanceof ListenUnheard ? new ConfigError(err.message) : err;
+      });
+    }
+    const listenNote = separate ? '; LISTEN on DATABASE_LISTEN_URL, statements not prepared by name' : '';
+    return { db, description: `PostgreSQL (DATABASE_URL, a pool of ${config.databasePoolSize} connections${listenNote})`, close: () => db.close() };
   }
   await restrictDataDir(config.dataDir);
   const lock = await lockDataDir(config.dataDir, command);

@@ -20,8 +20,9 @@ export interface QueryOptions {
 interface Statements {
   /**
    * One statement with `$1…` parameters; resolves to the rows it returns (empty for none). A hot
-   * statement may give `name`: PostgreSQL then prepares it once per connection, PGlite once per instance
-   * (outside transactions: store/pglite-prepared.ts).
+   * statement may give `name`: PostgreSQL then prepares it once per connection (unless DATABASE_URL goes through a
+   * pooler in transaction mode: store/postgres.ts), PGlite once per instance (outside transactions:
+   * store/pglite-prepared.ts).
    */
   query<T = Row>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   /** Several statements without parameters (migrations, DDL). */

@@ -11,6 +11,8 @@ import { openPostgres } from './postgres.ts';
 interface StoreOptions {
   /** PostgreSQL connection string; when set, PGlite is not used. */
   databaseUrl?: string | undefined;
+  /** The LISTEN connection's URL when the pool's goes through a pooler in transaction mode (DATABASE_LISTEN_URL). */
+  databaseListenUrl?: string | undefined;
   /** PGlite data directory; in memory when absent. */
   dataDir?: string | undefined;
   /** Connections of the PostgreSQL pool (DATABASE_POOL_SIZE); 10 when absent. */
@@ -32,6 +34,7 @@ export async function openStore(options: StoreOptions = {}): Promise<OpenDb> {
   const db = options.databaseUrl
     ? await openPostgres({
         url: options.databaseUrl,
+        ...(options.databaseListenUrl ? { listenUrl: options.databaseListenUrl } : {}),
         ...(options.poolSize ? { max: options.poolSize } : {}),
         ...(options.schema ? { schema: options.schema } : {}),
         ...(options.listenRetryMs ? { listenRetryMs: options.listenRetryMs } : {}),

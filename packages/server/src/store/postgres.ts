@@ -5,6 +5,11 @@
  * The pool's connections are handed out fairly: a statement or a transaction takes one of `max` turns before it
  * takes a connection, and the turns go to the waiting parties in turn (store/fair-queue.ts), not in arrival order,
  * so one workspace's flood does not stand between another's statement and the database.
+ *
+ * Behind a pooler in transaction mode (PgBouncer's `pool_mode = transaction`), DATABASE_URL's connections are
+ * server sessions lent for one transaction at a time, so nothing may outlive a transaction: the LISTEN connection
+ * goes to `listenUrl` instead (store/pooler.ts checks that it hears), and statements are not named (a statement
+ * prepared on one server session is unknown to the next).
  */
 import pg from 'pg';
 import { asTx, type OpenDb, type Tx } from './db.ts';
@@ -16,6 +21,12 @@ export const DEFAULT_POOL_SIZE = 10;
 
 interface PostgresOptions {
   url: string;
+  /**
+   * The LISTEN connection's URL when `url` goes through a pooler in transaction mode (DATABASE_LISTEN_URL); `url`
+   * when absent. When it differs from `url`, statements are not named (prepared statements do not outlive a
+   * transaction there).
+   */
+  listenUrl?: string;
   /** Every connection gets `search_path = <schema>`; the schema must exist. */
   schema?: string;
   max?: number;
@@ -33,20 +44,22 @@ export async function openPostgres(options: PostgresOptions): Promise<OpenDb> {
   // Fail at start, not on the first request, when the database is unreachable.
   await pool.query('SELECT 1');
   const turns = fairTurns(options.max ?? DEFAULT_POOL_SIZE);
+  const listenUrl = options.listenUrl ?? options.url;
+  const named = listenUrl === options.url;
   const store: OpenDb = {
     driver: 'postgres',
     query: (sql, params = [], options) =>
       turns.take(async () => {
-        if (options?.name) return (await pool.query({ name: options.name, text: sql, values: params as unknown[] })).rows;
+        if (options?.name && named) return (await pool.query({ name: options.name, text: sql, values: params as unknown[] })).rows;
         return (await pool.query(sql, params as unknown[])).rows;
       }),
-    transaction: (fn) => turns.take(() => runTransaction(pool, fn)),
+    transaction: (fn) => turns.take(() => runTransaction(pool, fn, named)),
     exec: (sql) =>
       turns.take(async () => {
         await pool.query(sql);
       }),
     listen(channel, handler) {
-      listener ??= createPgListener({ url: options.url, ...searchPath, ...(options.listenRetryMs ? { retryMs: options.listenRetryMs } : {}) });
+      listener ??= createPgListener({ url: listenUrl, ...searchPath, ...(options.listenRetryMs ? { retryMs: options.listenRetryMs } : {}) });
       return listener.listen(channel, handler);
     },
     awaitListeners(channel, version, since, timeoutMs) {
@@ -84,11 +97,11 @@ function fairTurns(max: number): { take<T>(work: () => Promise<T>): Promise<T>; 
   };
 }
 
-async function runTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Promise<T> {
+async function runTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>, named: boolean): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    const result = await fn(clientDb(client));
+    const result = await fn(clientDb(client, named));
     await client.query('COMMIT');
     return result;
   } catch (err) {
@@ -99,10 +112,10 @@ async function runTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>): Pro
   }
 }
 
-function clientDb(client: pg.PoolClient): Tx {
+function clientDb(client: pg.PoolClient, named: boolean): Tx {
   return asTx({
     async query(sql, params = [], options) {
-      if (options?.name) return (await client.query({ name: options.name, text: sql, values: params as unknown[] })).rows;
+      if (options?.name && named) return (await client.query({ name: options.name, text: sql, values: params as unknown[] })).rows;
       return (await client.query(sql, params as unknown[])).rows;
     },
     async exec(sql) {
