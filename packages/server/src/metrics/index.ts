@@ -9,14 +9,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../store/db.ts';
-import { date, float, int, nullable, row, selectRow, selectRows, text } from '../store/rows.ts';
 import type { AdmissionSnapshot } from '../middleware/admission/shares.ts';
-
-/** The rows the gauges read at scrape time. */
-const runsByStatus = row({ status: text, alias: text, n: int });
-const stuByAlias = row({ alias: text, stu: float });
-const pendingCount = row({ n: int });
-const oldestPending = row({ oldest: nullable(date) });
 
 export interface Metrics {
   registry: Registry;
@@ -81,9 +74,11 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
     registers,
     async collect() {
       await fromStore(async () => {
-        const rows = await selectRows(deps.db, runsByStatus, `SELECT status, alias, count(*)::int AS n FROM runs GROUP BY status, alias`);
+        const rows = await deps.db.query<{ status: string; alias: string; n: number | string }>(
+          `SELECT status, alias, count(*) AS n FROM runs GROUP BY status, alias`,
+        );
         this.reset();
-        for (const row of rows) this.set({ status: row.status, alias: row.alias }, row.n);
+        for (const row of rows) this.set({ status: row.status, alias: row.alias }, Number(row.n));
       });
     },
   });
@@ -94,9 +89,9 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
     registers,
     async collect() {
       await fromStore(async () => {
-        const rows = await selectRows(deps.db, stuByAlias, `SELECT alias, COALESCE(sum(stu), 0)::float8 AS stu FROM runs GROUP BY alias`);
+        const rows = await deps.db.query<{ alias: string; stu: number | string }>(`SELECT alias, COALESCE(sum(stu), 0) AS stu FROM runs GROUP BY alias`);
         this.reset();
-        for (const row of rows) this.set({ alias: row.alias }, row.stu);
+        for (const row of rows) this.set({ alias: row.alias }, Number(row.stu));
       });
     },
   });
@@ -106,8 +101,8 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
     registers,
     async collect() {
       await fromStore(async () => {
-        const found = await selectRow(deps.db, pendingCount, `SELECT count(*)::int AS n FROM deliveries WHERE status = 'pending'`);
-        this.set(found?.n ?? 0);
+        const [row] = await deps.db.query<{ n: number | string }>(`SELECT count(*) AS n FROM deliveries WHERE status = 'pending'`);
+        this.set(Number(row?.n ?? 0));
       });
     },
   });
@@ -117,8 +112,8 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
     registers,
     async collect() {
       await fromStore(async () => {
-        const found = await selectRow(deps.db, oldestPending, `SELECT min(created_at) AS oldest FROM deliveries WHERE status = 'pending'`);
-        const oldest = found?.oldest?.getTime();
+        const [row] = await deps.db.query<{ oldest: Date | string | null }>(`SELECT min(created_at) AS oldest FROM deliveries WHERE status = 'pending'`);
+        const oldest = row?.oldest ? new Date(row.oldest).getTime() : undefined;
         this.set(oldest === undefined ? 0 : Math.max(0, (clock.now().getTime() - oldest) / 1000));
       });
     },

@@ -8,7 +8,7 @@ import { sha256Hex } from '../../crypto.ts';
 import { fail, retryHints } from '../../errors.ts';
 import { newId, randomBase62 } from '../../random.ts';
 import type { Db } from '../../store/db.ts';
-import { bool, columnsOf, date, int, nullable, row, selectRow, text } from '../../store/rows.ts';
+import { bool, columnsOf, date, int, nullable, row, selectRow, selectRows, tableRow, text } from '../../store/rows.ts';
 import { type AuditContext, recordAudit, recordAuditForUser } from '../audit/index.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { csrfTokenOf } from './csrf.ts';
@@ -59,6 +59,9 @@ type UserRow = ReturnType<typeof userRow>;
 /** The failed attempts within the window: of this email from this address, from this address, at this email. */
 const tallyRow = row({ pair: int, by_source: int, by_email: int, pair_oldest: nullable(date), source_oldest: nullable(date) });
 
+/** A workspace whose single sign-on rule lets a password sign-in in. */
+const admittedWorkspace = tableRow('memberships', { workspace_id: text });
+
 /**
  * @throws too_many_attempts past one of LOGIN_LIMITS within 15 minutes (with Retry-After),
  *   not_authenticated when the email, password or code is wrong
@@ -94,7 +97,9 @@ export async function login(
   // cannot sign in.
   const workspaces = await userWorkspaces(db, user.id);
   if (workspaces.length === 0) throw fail('not_authenticated', 'Email, password or code is incorrect.');
-  const admitted = await db.query<{ workspace_id: string }>(
+  const admitted = await selectRows(
+    db,
+    admittedWorkspace,
     `SELECT m.workspace_id FROM memberships m
       WHERE m.user_id = $1 AND ${ssoAdmits({ ssoWorkspace: 'CAST(NULL AS text)', workspace: 'm.workspace_id', role: 'm.role' })}`,
     [user.id],

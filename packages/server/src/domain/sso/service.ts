@@ -8,6 +8,7 @@ import type { SecureContextOptions } from 'node:tls';
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
+import { selectRows, tableRow, text } from '../../store/rows.ts';
 import type { AuditContext } from '../audit/index.ts';
 import { createPinnedFetch } from '../integrations/pinned-fetch.ts';
 import type { SessionService } from '../sessions/index.ts';
@@ -145,6 +146,9 @@ function domainOf(email: string): string {
   return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
 }
 
+/** A workspace the person signing in belongs to. */
+const membershipWorkspace = tableRow('memberships', { workspace_id: text });
+
 /** The one workspace whose single sign-on the sign-in starts with. */
 async function settingsOf(db: Db, request: { email: string; workspaceId?: string | undefined }): Promise<SettingsRow> {
   const all = await settingsForDomain(db, domainOf(request.email));
@@ -152,7 +156,9 @@ async function settingsOf(db: Db, request: { email: string; workspaceId?: string
   if (named.length === 0) throw fail('not_found', 'No workspace signs in addresses of this email domain with single sign-on.');
   if (named.length === 1) return named[0]!;
   // Several workspaces admit the domain: the one the person already belongs to, if it is one.
-  const memberships = await db.query<{ workspace_id: string }>(
+  const memberships = await selectRows(
+    db,
+    membershipWorkspace,
     `SELECT m.workspace_id FROM memberships m JOIN users u ON u.id = m.user_id WHERE lower(u.email) = $1`,
     [request.email.trim().toLowerCase()],
   );

@@ -8,7 +8,7 @@ import type { Clock } from '../../clock.ts';
 import type { Schema } from '../../contract.ts';
 import { fail } from '../../errors.ts';
 import type { Db } from '../../store/db.ts';
-import { bool, columnsOf, date, oneOf, row, selectRow, selectRows, text, textArray } from '../../store/rows.ts';
+import { bool, columnsOf, date, oneOf, row, selectRow, selectRows, tableRow, text, textArray } from '../../store/rows.ts';
 import { type AuditContext, recordAudit } from '../audit/index.ts';
 import { guardDestinationUrl } from '../destinations/service.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
@@ -120,11 +120,14 @@ export async function writeSettings(
   return toSettings(after!);
 }
 
+/** The issuer of the settings a removal deleted (for its audit line). */
+const removedIssuer = tableRow('sso_settings', { issuer: text });
+
 /** @throws not_found when the workspace has no single sign-on */
 export async function removeSettings(deps: { db: Db; clock: Clock }, workspaceId: string, audit: AuditContext | undefined): Promise<void> {
   const { db, clock } = deps;
   await db.transaction(async (tx) => {
-    const removed = await tx.query<{ issuer: string }>(`DELETE FROM sso_settings WHERE workspace_id = $1 RETURNING issuer`, [workspaceId]);
+    const removed = await selectRows(tx, removedIssuer, `DELETE FROM sso_settings WHERE workspace_id = $1 RETURNING issuer`, [workspaceId]);
     if (removed.length === 0) throw fail('not_found', 'This workspace has no single sign-on.');
     await recordAudit(
       tx,
