@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
-import { newId } from '../../random.ts';
+import { newId, randomBase62 } from '../../random.ts';
 import { type Schema, zWorkspaceRole } from '../../contract.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { bool, columnsOf, oneOf, row, selectRows, text } from '../../store/rows.ts';
@@ -69,16 +69,36 @@ export async function createUser(db: Db | Tx, clock: Clock, workspaceId: string,
   return { id, email, role: input.role, totpSecret };
 }
 
+/** A user the operator adds (command line or operator API): what they are told once. */
+export type AddedUser = Schema<'WorkspaceUserCreated'>;
+
+/**
+ * Adds a user to the workspace for the operator: role admin, a drawn password (24 characters) and two-step
+ * verification on, unless the request says otherwise. The password and TOTP secret are in the answer only.
+ */
+export async function addWorkspaceUser(
+  db: Db | Tx,
+  clock: Clock,
+  workspaceId: string,
+  request: Schema<'CreateWorkspaceUserRequest'>,
+  secretBox: SecretBox,
+): Promise<AddedUser> {
+  const password = request.password ?? randomBase62(24);
+  const user = await createUser(db, clock, workspaceId, {
+    email: request.email,
+    password,
+    role: request.role ?? 'admin',
+    withTotp: request.totp !== false,
+    secretBox,
+  });
+  return { id: user.id, email: user.email, role: user.role, password, totpSecret: user.totpSecret };
+}
+
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-interface UserRecord {
-  id: string;
-  email: string;
-  role: Role;
-  twoFactorEnabled: boolean;
-}
+type UserRecord = Schema<'WorkspaceUser'>;
 
 export async function listUsers(db: Db, workspaceId: string): Promise<UserRecord[]> {
   const rows = await selectRows(
