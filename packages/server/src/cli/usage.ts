@@ -54,7 +54,7 @@ that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_T
 STREAM_RESUME_MS, RUN_EVENT_RETENTION_HOURS, AUDIT_RETENTION_DAYS,
 CORS_ORIGINS (browser origins allowed to call the API; none by default), OPERATOR_TOKEN (an operator
 token the server accepts, at least 32 characters), SERVICE_URL (the running server the \`workspaces\`,
-\`keys\`, \`kill-switch\`, \`plan\`, \`agents\` and \`users reset-…\` commands call), METRICS_PORT, METRICS_HOST, SHUTDOWN_GRACE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
+\`keys\`, \`kill-switch\`, \`plan\`, \`agents\`, \`users\`, \`webhooks\` and \`approvals\` commands call), METRICS_PORT, METRICS_HOST, SHUTDOWN_GRACE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
 KEEP_ALIVE_TIMEOUT_MS, LOG_LEVEL, LOG_FORMAT, WORKERS (see docs/operations.md).`,
 
   init: `Usage: service init [--json] [--email E] [--password P] [--workspace-name N] [--data-dir D]
