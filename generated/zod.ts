@@ -2160,7 +2160,8 @@ export const zSsoSettingsUpdate = z.strictObject({
  * made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
  * `session.sign_in_failed`, `session.signed_out` (`session.signed_in` has `method: sso` in its details
  * after a single sign-on). Single sign-on: `sso.configured`, `sso.updated`, `sso.removed`, `member.joined_by_sso` (a
- * person made a member at their first single sign-on). The operator: `workspace.created`, `workspace.updated`.
+ * person made a member at their first single sign-on). The operator: `workspace.created`, `workspace.updated`,
+ * `member.added` (a user the operator added: `service users add`, `POST /operator/workspaces/{workspace_id}/users`).
  *
  */
 export const zAuditAction = z.enum([
@@ -2205,6 +2206,7 @@ export const zAuditAction = z.enum([
     'sso.updated',
     'sso.removed',
     'member.joined_by_sso',
+    'member.added',
     'workspace.created',
     'workspace.updated'
 ]);

@@ -29,6 +29,7 @@ import type { Schema } from './contract.ts';
 import { bodyFromFlags } from './cli/flags.ts';
 import { zCreateWorkspaceUserBody } from '../../../generated/zod.ts';
 import { ServiceError } from './errors.ts';
+import { COMMAND_LINE } from './domain/audit/index.ts';
 
 type UserRecord = Schema<'WorkspaceUser'>;
 
@@ -234,7 +235,7 @@ async function run(command: Command, values: Flags, positionals: string[], print
     const workspaceId = await resolveWorkspace(store.db, str(values.workspace));
     switch (command) {
       case 'users add': {
-        printAddedUser(await addWorkspaceUser(store.db, systemClock, workspaceId, newUser!, await secretBox()), json, print);
+        printAddedUser(await addWorkspaceUser(store.db, systemClock, workspaceId, newUser!, await secretBox(), COMMAND_LINE), json, print);
         return 0;
       }
       case 'users list': {

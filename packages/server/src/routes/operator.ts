@@ -121,7 +121,7 @@ const listWorkspaceUsers: Handler<'listWorkspaceUsers'> = async (c, { params }, 
 
 const createWorkspaceUser: Handler<'createWorkspaceUser'> = async (c, { params, body }, services) => {
   const workspaceId = await namedWorkspace(c, params.workspace_id, services);
-  const user = await services.operator.addUser(workspaceId, body);
+  const user = await services.operator.addUser(workspaceId, body, auditOf(c, services));
   // The one answer that shows the new user's password and TOTP secret.
   keepUnredacted(c, user.password, ...(user.totpSecret ? [user.totpSecret] : []));
   return { status: 201, body: user };

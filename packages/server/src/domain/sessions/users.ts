@@ -12,6 +12,7 @@ import { bool, columnsOf, oneOf, row, selectRows, text } from '../../store/rows.
 import { hashPassword } from './password.ts';
 import { generateTotpSecret } from './totp.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 
 /** The contract's roles (WorkspaceRole); a stored role is parsed with it. */
 export const zRole = zWorkspaceRole;
@@ -74,22 +75,30 @@ export type AddedUser = Schema<'WorkspaceUserCreated'>;
 
 /**
  * Adds a user to the workspace for the operator: role admin, a drawn password (24 characters) and two-step
- * verification on, unless the request says otherwise. The password and TOTP secret are in the answer only.
+ * verification on, unless the request says otherwise. The password and TOTP secret are in the answer only; the
+ * audit log records `member.added` (with the operator as its actor).
  */
 export async function addWorkspaceUser(
-  db: Db | Tx,
+  db: Db,
   clock: Clock,
   workspaceId: string,
   request: Schema<'CreateWorkspaceUserRequest'>,
   secretBox: SecretBox,
+  audit?: AuditContext,
 ): Promise<AddedUser> {
   const password = request.password ?? randomBase62(24);
-  const user = await createUser(db, clock, workspaceId, {
-    email: request.email,
-    password,
-    role: request.role ?? 'admin',
-    withTotp: request.totp !== false,
-    secretBox,
+  const role = request.role ?? 'admin';
+  const user = await db.transaction(async (tx) => {
+    const created = await createUser(tx, clock, workspaceId, { email: request.email, password, role, withTotp: request.totp !== false, secretBox });
+    const target = { type: 'member' as const, id: created.id, label: created.email };
+    await recordAudit(
+      tx,
+      audit,
+      workspaceId,
+      { action: 'member.added', target, details: { role, twoFactorEnabled: created.totpSecret !== null } },
+      clock.now(),
+    );
+    return created;
   });
   return { id: user.id, email: user.email, role: user.role, password, totpSecret: user.totpSecret };
 }

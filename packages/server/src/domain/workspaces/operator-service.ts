@@ -27,7 +27,8 @@ export function createOperatorWorkspaceService(deps: { db: Db; clock: Clock; sec
     /** The users of a workspace, with their role. */
     listUsers: (workspaceId: string) => listUsers(db, workspaceId),
     /** A new user in the workspace, with the password and TOTP secret shown once. */
-    addUser: (workspaceId: string, request: Schema<'CreateWorkspaceUserRequest'>) => addWorkspaceUser(db, clock, workspaceId, request, secretBox),
+    addUser: (workspaceId: string, request: Schema<'CreateWorkspaceUserRequest'>, audit?: AuditContext) =>
+      addWorkspaceUser(db, clock, workspaceId, request, secretBox, audit),
     /** The recovery of any account, by its email. */
     resetUser: (input: Parameters<typeof resetUserByEmail>[2], audit?: AuditContext) => resetUserByEmail(db, clock, input, audit),
   };
