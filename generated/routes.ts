@@ -41,6 +41,9 @@ import {
   zCreateApiKeyV1Headers,
   zCreateInboundWebhookBody,
   zCreateInboundWebhookHeaders,
+  zCreateInboundWebhookOfWorkspaceBody,
+  zCreateInboundWebhookOfWorkspaceHeaders,
+  zCreateInboundWebhookOfWorkspacePath,
   zCreateInferenceBody,
   zCreateInferenceHeaders,
   zCreateIntegrationBody,
@@ -53,14 +56,23 @@ import {
   zCreateUserResetHeaders,
   zCreateWebhookDestinationBody,
   zCreateWebhookDestinationHeaders,
+  zCreateWebhookDestinationOfWorkspaceBody,
+  zCreateWebhookDestinationOfWorkspaceHeaders,
+  zCreateWebhookDestinationOfWorkspacePath,
   zCreateWorkspaceApiKeyBody,
   zCreateWorkspaceApiKeyHeaders,
   zCreateWorkspaceApiKeyPath,
   zCreateWorkspaceBody,
   zCreateWorkspaceHeaders,
+  zCreateWorkspaceUserBody,
+  zCreateWorkspaceUserHeaders,
+  zCreateWorkspaceUserPath,
   zDailyUsage,
   zDecideApprovalBody,
   zDecideApprovalHeaders,
+  zDecideApprovalOfWorkspaceBody,
+  zDecideApprovalOfWorkspaceHeaders,
+  zDecideApprovalOfWorkspacePath,
   zDecideApprovalPath,
   zDeleteWorkspaceHeaders,
   zDeleteWorkspacePath,
@@ -139,6 +151,8 @@ import {
   zListDraftsHeaders,
   zListDraftsQuery,
   zListInboundWebhooksHeaders,
+  zListInboundWebhooksOfWorkspaceHeaders,
+  zListInboundWebhooksOfWorkspacePath,
   zListIntegrationsHeaders,
   zListInvitationsHeaders,
   zListMembersHeaders,
@@ -147,9 +161,13 @@ import {
   zListRunsV1Headers,
   zListRunsV1Query,
   zListWebhookDestinationsHeaders,
+  zListWebhookDestinationsOfWorkspaceHeaders,
+  zListWebhookDestinationsOfWorkspacePath,
   zListWorkspaceAgentsHeaders,
   zListWorkspaceApiKeysHeaders,
   zListWorkspaceApiKeysPath,
+  zListWorkspaceUsersHeaders,
+  zListWorkspaceUsersPath,
   zListWorkspacesHeaders,
   zLiveness,
   zLoginBody,
@@ -174,10 +192,14 @@ import {
   zPauseAgentOfWorkspacePath,
   zPauseAgentPath,
   zPauseInboundWebhookHeaders,
+  zPauseInboundWebhookOfWorkspaceHeaders,
+  zPauseInboundWebhookOfWorkspacePath,
   zPauseInboundWebhookPath,
   zPauseIntegrationHeaders,
   zPauseIntegrationPath,
   zPauseWebhookDestinationHeaders,
+  zPauseWebhookDestinationOfWorkspaceHeaders,
+  zPauseWebhookDestinationOfWorkspacePath,
   zPauseWebhookDestinationPath,
   zPayloadTooLargeError,
   zPaymentRequiredError,
@@ -185,6 +207,8 @@ import {
   zPingEvent,
   zPingEventWebhookRequest,
   zPingWebhookDestinationHeaders,
+  zPingWebhookDestinationOfWorkspaceHeaders,
+  zPingWebhookDestinationOfWorkspacePath,
   zPingWebhookDestinationPath,
   zPostMcpMessageBody,
   zPostMcpMessageHeaders,
@@ -203,6 +227,8 @@ import {
   zRemoveMemberPath,
   zRemoveSsoSettingsHeaders,
   zReplayWebhookDestinationHeaders,
+  zReplayWebhookDestinationOfWorkspaceHeaders,
+  zReplayWebhookDestinationOfWorkspacePath,
   zReplayWebhookDestinationPath,
   zResendInvitationHeaders,
   zResendInvitationPath,
@@ -214,16 +240,22 @@ import {
   zResumeAgentOfWorkspacePath,
   zResumeAgentPath,
   zResumeInboundWebhookHeaders,
+  zResumeInboundWebhookOfWorkspaceHeaders,
+  zResumeInboundWebhookOfWorkspacePath,
   zResumeInboundWebhookPath,
   zResumeIntegrationHeaders,
   zResumeIntegrationPath,
   zResumeWebhookDestinationHeaders,
+  zResumeWebhookDestinationOfWorkspaceHeaders,
+  zResumeWebhookDestinationOfWorkspacePath,
   zResumeWebhookDestinationPath,
   zRevokeApiKeyHeaders,
   zRevokeApiKeyPath,
   zRevokeApiKeyV1Headers,
   zRevokeApiKeyV1Path,
   zRevokeInboundWebhookHeaders,
+  zRevokeInboundWebhookOfWorkspaceHeaders,
+  zRevokeInboundWebhookOfWorkspacePath,
   zRevokeInboundWebhookPath,
   zRevokeInvitationHeaders,
   zRevokeInvitationPath,
@@ -235,6 +267,8 @@ import {
   zRotateApiKeyV1Headers,
   zRotateApiKeyV1Path,
   zRotateWebhookDestinationSecretHeaders,
+  zRotateWebhookDestinationSecretOfWorkspaceHeaders,
+  zRotateWebhookDestinationSecretOfWorkspacePath,
   zRotateWebhookDestinationSecretPath,
   zRotateWorkspaceApiKeyHeaders,
   zRotateWorkspaceApiKeyPath,
@@ -267,6 +301,9 @@ import {
   zSendOrchestratorMessageHeaders,
   zSendWebhookDestinationTestEventBody,
   zSendWebhookDestinationTestEventHeaders,
+  zSendWebhookDestinationTestEventOfWorkspaceBody,
+  zSendWebhookDestinationTestEventOfWorkspaceHeaders,
+  zSendWebhookDestinationTestEventOfWorkspacePath,
   zSendWebhookDestinationTestEventPath,
   zServerError,
   zSessionAuthError,
@@ -309,6 +346,8 @@ import {
   zWorkspaceAgent,
   zWorkspaceAgentList,
   zWorkspaceCreated,
+  zWorkspaceUserCreated,
+  zWorkspaceUserList,
 } from './zod.ts';
 
 export type SecurityScheme = 'apiKey' | 'adminSession' | 'mcpToken' | 'inboundSignature' | 'operatorToken';
@@ -445,6 +484,22 @@ export type OperationId =
   | 'listAgentsOfWorkspace'
   | 'pauseAgentOfWorkspace'
   | 'resumeAgentOfWorkspace'
+  | 'listWorkspaceUsers'
+  | 'createWorkspaceUser'
+  | 'listInboundWebhooksOfWorkspace'
+  | 'createInboundWebhookOfWorkspace'
+  | 'revokeInboundWebhookOfWorkspace'
+  | 'pauseInboundWebhookOfWorkspace'
+  | 'resumeInboundWebhookOfWorkspace'
+  | 'listWebhookDestinationsOfWorkspace'
+  | 'createWebhookDestinationOfWorkspace'
+  | 'rotateWebhookDestinationSecretOfWorkspace'
+  | 'pauseWebhookDestinationOfWorkspace'
+  | 'resumeWebhookDestinationOfWorkspace'
+  | 'pingWebhookDestinationOfWorkspace'
+  | 'sendWebhookDestinationTestEventOfWorkspace'
+  | 'replayWebhookDestinationOfWorkspace'
+  | 'decideApprovalOfWorkspace'
   | 'createUserReset'
   | 'listAgents'
   | 'sendAgentMessage'
@@ -808,6 +863,70 @@ export interface Operations {
   resumeAgentOfWorkspace: {
     input: { params: z.output<typeof zResumeAgentOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zResumeAgentOfWorkspaceHeaders>; body: undefined };
     success: { 200: { json: z.input<typeof zWorkspaceAgent> } };
+  };
+  listWorkspaceUsers: {
+    input: { params: z.output<typeof zListWorkspaceUsersPath>; query: Record<string, never>; headers: z.output<typeof zListWorkspaceUsersHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWorkspaceUserList> } };
+  };
+  createWorkspaceUser: {
+    input: { params: z.output<typeof zCreateWorkspaceUserPath>; query: Record<string, never>; headers: z.output<typeof zCreateWorkspaceUserHeaders>; body: z.output<typeof zCreateWorkspaceUserBody> };
+    success: { 201: { json: z.input<typeof zWorkspaceUserCreated> } };
+  };
+  listInboundWebhooksOfWorkspace: {
+    input: { params: z.output<typeof zListInboundWebhooksOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zListInboundWebhooksOfWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zInboundWebhookList> } };
+  };
+  createInboundWebhookOfWorkspace: {
+    input: { params: z.output<typeof zCreateInboundWebhookOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zCreateInboundWebhookOfWorkspaceHeaders>; body: z.output<typeof zCreateInboundWebhookOfWorkspaceBody> };
+    success: { 201: { json: z.input<typeof zInboundWebhookCreated> } };
+  };
+  revokeInboundWebhookOfWorkspace: {
+    input: { params: z.output<typeof zRevokeInboundWebhookOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zRevokeInboundWebhookOfWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zInboundWebhook> } };
+  };
+  pauseInboundWebhookOfWorkspace: {
+    input: { params: z.output<typeof zPauseInboundWebhookOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zPauseInboundWebhookOfWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zInboundWebhook> } };
+  };
+  resumeInboundWebhookOfWorkspace: {
+    input: { params: z.output<typeof zResumeInboundWebhookOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zResumeInboundWebhookOfWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zInboundWebhook> } };
+  };
+  listWebhookDestinationsOfWorkspace: {
+    input: { params: z.output<typeof zListWebhookDestinationsOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zListWebhookDestinationsOfWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWebhookDestinationList> } };
+  };
+  createWebhookDestinationOfWorkspace: {
+    input: { params: z.output<typeof zCreateWebhookDestinationOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zCreateWebhookDestinationOfWorkspaceHeaders>; body: z.output<typeof zCreateWebhookDestinationOfWorkspaceBody> };
+    success: { 201: { json: z.input<typeof zWebhookDestinationCreated> } };
+  };
+  rotateWebhookDestinationSecretOfWorkspace: {
+    input: { params: z.output<typeof zRotateWebhookDestinationSecretOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zRotateWebhookDestinationSecretOfWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWebhookDestinationCreated> } };
+  };
+  pauseWebhookDestinationOfWorkspace: {
+    input: { params: z.output<typeof zPauseWebhookDestinationOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zPauseWebhookDestinationOfWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWebhookDestination> } };
+  };
+  resumeWebhookDestinationOfWorkspace: {
+    input: { params: z.output<typeof zResumeWebhookDestinationOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zResumeWebhookDestinationOfWorkspaceHeaders>; body: undefined };
+    success: { 200: { json: z.input<typeof zWebhookDestination> } };
+  };
+  pingWebhookDestinationOfWorkspace: {
+    input: { params: z.output<typeof zPingWebhookDestinationOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zPingWebhookDestinationOfWorkspaceHeaders>; body: undefined };
+    success: { 202: { json: z.input<typeof zDeliveryAccepted> } };
+  };
+  sendWebhookDestinationTestEventOfWorkspace: {
+    input: { params: z.output<typeof zSendWebhookDestinationTestEventOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zSendWebhookDestinationTestEventOfWorkspaceHeaders>; body: z.output<typeof zSendWebhookDestinationTestEventOfWorkspaceBody> };
+    success: { 202: { json: z.input<typeof zDeliveryAccepted> } };
+  };
+  replayWebhookDestinationOfWorkspace: {
+    input: { params: z.output<typeof zReplayWebhookDestinationOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zReplayWebhookDestinationOfWorkspaceHeaders>; body: undefined };
+    success: { 202: { json: z.input<typeof zDeliveryAccepted> } };
+  };
+  decideApprovalOfWorkspace: {
+    input: { params: z.output<typeof zDecideApprovalOfWorkspacePath>; query: Record<string, never>; headers: z.output<typeof zDecideApprovalOfWorkspaceHeaders>; body: z.output<typeof zDecideApprovalOfWorkspaceBody> };
+    success: { 200: { json: z.input<typeof zApproval> } };
   };
   createUserReset: {
     input: { params: Record<string, never>; query: Record<string, never>; headers: z.output<typeof zCreateUserResetHeaders>; body: z.output<typeof zCreateUserResetBody> };
@@ -2423,6 +2542,283 @@ export const routes: readonly RouteSpec[] = [
       '400': { contentType: 'application/json', schema: zValidationError },
       '401': { contentType: 'application/json', schema: zOperatorAuthError },
       '404': { contentType: 'application/json', schema: zAgentNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/operator/workspaces/{workspace_id}/users',
+    operationId: 'listWorkspaceUsers',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zListWorkspaceUsersPath, headers: zListWorkspaceUsersHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWorkspaceUserList, customerData: ['data.*.email'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/users',
+    operationId: 'createWorkspaceUser',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zCreateWorkspaceUserPath, headers: zCreateWorkspaceUserHeaders, body: { contentType: 'application/json', schema: zCreateWorkspaceUserBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '201': { contentType: 'application/json', schema: zWorkspaceUserCreated, customerData: ['email'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/operator/workspaces/{workspace_id}/inbound-webhooks',
+    operationId: 'listInboundWebhooksOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zListInboundWebhooksOfWorkspacePath, headers: zListInboundWebhooksOfWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zInboundWebhookList, customerData: ['data.*.signatureHeader', 'data.*.slug', 'data.*.template'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/inbound-webhooks',
+    operationId: 'createInboundWebhookOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zCreateInboundWebhookOfWorkspacePath, headers: zCreateInboundWebhookOfWorkspaceHeaders, body: { contentType: 'application/json', schema: zCreateInboundWebhookOfWorkspaceBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '201': { contentType: 'application/json', schema: zInboundWebhookCreated, customerData: ['signatureHeader', 'slug', 'template'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'delete',
+    path: '/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}',
+    operationId: 'revokeInboundWebhookOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zRevokeInboundWebhookOfWorkspacePath, headers: zRevokeInboundWebhookOfWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zInboundWebhook, customerData: ['signatureHeader', 'slug', 'template'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/pause',
+    operationId: 'pauseInboundWebhookOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zPauseInboundWebhookOfWorkspacePath, headers: zPauseInboundWebhookOfWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zInboundWebhook, customerData: ['signatureHeader', 'slug', 'template'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/resume',
+    operationId: 'resumeInboundWebhookOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zResumeInboundWebhookOfWorkspacePath, headers: zResumeInboundWebhookOfWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zInboundWebhook, customerData: ['signatureHeader', 'slug', 'template'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'get',
+    path: '/operator/workspaces/{workspace_id}/webhook-destinations',
+    operationId: 'listWebhookDestinationsOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zListWebhookDestinationsOfWorkspacePath, headers: zListWebhookDestinationsOfWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWebhookDestinationList, customerData: ['data.*.url'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/webhook-destinations',
+    operationId: 'createWebhookDestinationOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zCreateWebhookDestinationOfWorkspacePath, headers: zCreateWebhookDestinationOfWorkspaceHeaders, body: { contentType: 'application/json', schema: zCreateWebhookDestinationOfWorkspaceBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '201': { contentType: 'application/json', schema: zWebhookDestinationCreated, customerData: ['url'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/webhook-destinations/{id}/rotate-secret',
+    operationId: 'rotateWebhookDestinationSecretOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zRotateWebhookDestinationSecretOfWorkspacePath, headers: zRotateWebhookDestinationSecretOfWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWebhookDestinationCreated, customerData: ['url'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/webhook-destinations/{id}/pause',
+    operationId: 'pauseWebhookDestinationOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zPauseWebhookDestinationOfWorkspacePath, headers: zPauseWebhookDestinationOfWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWebhookDestination, customerData: ['url'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/webhook-destinations/{id}/resume',
+    operationId: 'resumeWebhookDestinationOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zResumeWebhookDestinationOfWorkspacePath, headers: zResumeWebhookDestinationOfWorkspaceHeaders },
+    responses: {
+      '200': { contentType: 'application/json', schema: zWebhookDestination, customerData: ['url'] },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/webhook-destinations/{id}/ping',
+    operationId: 'pingWebhookDestinationOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zPingWebhookDestinationOfWorkspacePath, headers: zPingWebhookDestinationOfWorkspaceHeaders },
+    responses: {
+      '202': { contentType: 'application/json', schema: zDeliveryAccepted },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/webhook-destinations/{id}/test-events',
+    operationId: 'sendWebhookDestinationTestEventOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zSendWebhookDestinationTestEventOfWorkspacePath, headers: zSendWebhookDestinationTestEventOfWorkspaceHeaders, body: { contentType: 'application/json', schema: zSendWebhookDestinationTestEventOfWorkspaceBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '202': { contentType: 'application/json', schema: zDeliveryAccepted },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/webhook-destinations/{id}/replay',
+    operationId: 'replayWebhookDestinationOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zReplayWebhookDestinationOfWorkspacePath, headers: zReplayWebhookDestinationOfWorkspaceHeaders },
+    responses: {
+      '202': { contentType: 'application/json', schema: zDeliveryAccepted },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: zNotFoundError },
+      '429': { contentType: 'application/json', schema: zRateLimitExceededError },
+      '500': { contentType: 'application/json', schema: zServerError },
+      '503': { contentType: 'application/json', schema: zServerError },
+    },
+  },
+  {
+    method: 'post',
+    path: '/operator/workspaces/{workspace_id}/approvals/{approval_id}/decision',
+    operationId: 'decideApprovalOfWorkspace',
+    security: [{ scheme: 'operatorToken', scopes: [] }],
+    policy: { privateBeta: false, agentTargeted: false, anyRole: false, inboundWebhook: false, operations: false, standingExempt: false, ipLimitClass: 'operator' },
+    request: { params: zDecideApprovalOfWorkspacePath, headers: zDecideApprovalOfWorkspaceHeaders, body: { contentType: 'application/json', schema: zDecideApprovalOfWorkspaceBody, required: true, maxBytes: 65536 } },
+    responses: {
+      '200': { contentType: 'application/json', schema: zApproval },
+      '400': { contentType: 'application/json', schema: zValidationError },
+      '401': { contentType: 'application/json', schema: zOperatorAuthError },
+      '404': { contentType: 'application/json', schema: z.union([zNotFoundError, zMemberNotFoundError]) },
+      '413': { contentType: 'application/json', schema: zPayloadTooLargeError },
       '429': { contentType: 'application/json', schema: zRateLimitExceededError },
       '500': { contentType: 'application/json', schema: zServerError },
       '503': { contentType: 'application/json', schema: zServerError },

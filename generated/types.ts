@@ -1474,6 +1474,278 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/operator/workspaces/{workspace_id}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a workspace's users
+         * @description The users of the workspace named in the path, oldest membership first, with their role and whether two-step verification is active (never a password or secret). `service users list --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        get: operations["listWorkspaceUsers"];
+        put?: never;
+        /**
+         * Add a user to a workspace
+         * @description Creates an account (one per email in the deployment) with a role in the workspace named in the path. Its password (drawn by the server unless given) and TOTP secret are in this response only. An email already in use, or a password shorter than 12 characters, answers `400 invalid_body`. `service users add --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["createWorkspaceUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/inbound-webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a workspace's inbound webhooks
+         * @description The operator's `GET /inbound-webhooks`: the same service, rules and answers, in the workspace named in the path. The workspace's inbound webhooks, newest first, without secrets. `service webhooks inbound list --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        get: operations["listInboundWebhooksOfWorkspace"];
+        put?: never;
+        /**
+         * Create an inbound webhook in a workspace
+         * @description The operator's `POST /inbound-webhooks`: the same service, rules and answers, in the workspace named in the path. Creates an inbound webhook with its own signing secret, shown only in this response and never shared between workspaces. Inbound slugs are unique per deployment, not per workspace: the slug is the public URL `/webhooks/inbound/{slug}`. A slug already in use by any workspace, or used before by a webhook now revoked (a slug is never reused), answers `400 invalid_body` with the message `The slug '<slug>' is already taken.`, the same answer whichever workspace holds it; nothing else of that webhook is shown. An agent that does not exist also answers `400 invalid_body`. In the workspace's audit log its actor is the operator. `service webhooks inbound create --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["createInboundWebhookOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a workspace's inbound webhook
+         * @description The operator's `DELETE /inbound-webhooks/{slug}`: the same service, rules and answers, in the workspace named in the path. Revokes the webhook for good: its slug then answers `404 webhook_not_found`. In the workspace's audit log its actor is the operator. `service webhooks inbound revoke --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        delete: operations["revokeInboundWebhookOfWorkspace"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a workspace's inbound webhook
+         * @description The operator's `POST /inbound-webhooks/{slug}/pause`: the same service, rules and answers, in the workspace named in the path. While paused the slug answers `404 webhook_unavailable`. In the workspace's audit log its actor is the operator. `service webhooks inbound pause --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["pauseInboundWebhookOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a workspace's inbound webhook
+         * @description The operator's `POST /inbound-webhooks/{slug}/resume`: the same service, rules and answers, in the workspace named in the path. Accepts events again. In the workspace's audit log its actor is the operator. `service webhooks inbound resume --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["resumeInboundWebhookOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/webhook-destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a workspace's webhook destinations
+         * @description The operator's `GET /webhook-destinations`: the same service, rules and answers, in the workspace named in the path. The workspace's destinations, without secrets. `service webhooks outbound list --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        get: operations["listWebhookDestinationsOfWorkspace"];
+        put?: never;
+        /**
+         * Add a webhook destination to a workspace
+         * @description The operator's `POST /webhook-destinations`: the same service, rules and answers, in the workspace named in the path. Adds an HTTPS destination subscribed to the listed event types, with a per-workspace signing secret shown only in this response. Plain `http://`, credentials in the URL, and private, loopback, link-local or metadata addresses answer `400 invalid_body`. In the workspace's audit log its actor is the operator. `service webhooks outbound create --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["createWebhookDestinationOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/webhook-destinations/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a workspace's destination secret
+         * @description The operator's `POST /webhook-destinations/{id}/rotate-secret`: the same service, rules and answers, in the workspace named in the path. Issues a new signing secret, shown only in this response; every later delivery, retries included, is signed with it. For a grace period of 24 hours the previous secret keeps signing too, in `webhook-signature` only (a second `v1` signature beside the new one; `previousSecretExpiresAt` says until when), so receivers can switch secrets without rejecting deliveries; `X-SERVICE-Signature` uses the new secret at once. Rotating again within the grace period replaces the previous secret with the one just retired. In the workspace's audit log its actor is the operator. `service webhooks outbound rotate-secret --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["rotateWebhookDestinationSecretOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/webhook-destinations/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a workspace's destination
+         * @description The operator's `POST /webhook-destinations/{id}/pause`: the same service, rules and answers, in the workspace named in the path. No deliveries while paused; events keep accumulating in the outbox and go out after resume. In the workspace's audit log its actor is the operator. `service webhooks outbound pause --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["pauseWebhookDestinationOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/webhook-destinations/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a workspace's destination
+         * @description The operator's `POST /webhook-destinations/{id}/resume`: the same service, rules and answers, in the workspace named in the path. Resets the failure count and resumes deliveries. In the workspace's audit log its actor is the operator. `service webhooks outbound resume --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["resumeWebhookDestinationOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/webhook-destinations/{id}/ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ping a workspace's destination
+         * @description The operator's `POST /webhook-destinations/{id}/ping`: the same service, rules and answers, in the workspace named in the path. Queues a signed `ping` event to this destination, whatever its subscriptions; the same as `POST /webhook-destinations/{id}/test-events` with `{"type":"ping"}`. A test event (`"test": true` in its envelope) is attempted once, at once, even while the destination is paused, and never retried; its outcome is in the delivery log and does not count toward the destination's health. Not workspace activity; consumes no STU. In the workspace's audit log its actor is the operator. `service webhooks outbound ping --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["pingWebhookDestinationOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/webhook-destinations/{id}/test-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a workspace's destination
+         * @description The operator's `POST /webhook-destinations/{id}/test-events`: the same service, rules and answers, in the workspace named in the path. Queues a signed test event of the chosen type to this destination, whatever its subscriptions, so that an admin sees how the receiver answers each event type. Its `data` is a sample of that type's shape (made-up ids, `sales` as the agent, nothing of the workspace's activity); its envelope carries `"test": true`, which real events never carry, and the same headers and signatures as real traffic. A test event is attempted once, at once, even while the destination is paused, and never retried: its outcome (the answer's status and start, in the delivery log) does not count toward the destination's health (`consecutiveFailures`, `lastFailure`, the automatic pause, the pause on `410`). Not workspace activity; consumes no STU. `{"type":"ping"}` is the `ping` operation. In the workspace's audit log its actor is the operator. `service webhooks outbound test-event --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["sendWebhookDestinationTestEventOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/webhook-destinations/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a workspace's destination
+         * @description The operator's `POST /webhook-destinations/{id}/replay`: the same service, rules and answers, in the workspace named in the path. Queues again every delivery to this destination that was given up, with the same event ids (receivers deduplicate). In the workspace's audit log its actor is the operator. `service webhooks outbound replay --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["replayWebhookDestinationOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operator/workspaces/{workspace_id}/approvals/{approval_id}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide an approval of a workspace
+         * @description The operator's `POST /approvals/{approval_id}/decision`: the same service, rules and answers, in the workspace named in the path, recorded for the owner or admin named by `decidedBy` (the workspace's first owner, else its first admin, when absent), whose id is the `decided_by` of `approval.decided`. A `decidedBy` of no owner or admin of the workspace answers `404 member_not_found`. In the workspace's audit log its actor is the operator. `service approvals decide --url` calls it. An unknown workspace answers `404 not_found`.
+         */
+        post: operations["decideApprovalOfWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/operator/users/resets": {
         parameters: {
             query?: never;
@@ -4516,11 +4788,12 @@ export interface components {
          *     made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
          *     `session.sign_in_failed`, `session.signed_out` (`session.signed_in` has `method: sso` in its details
          *     after a single sign-on). Single sign-on: `sso.configured`, `sso.updated`, `sso.removed`, `member.joined_by_sso` (a
-         *     person made a member at their first single sign-on). The operator: `workspace.created`, `workspace.updated`.
+         *     person made a member at their first single sign-on). The operator: `workspace.created`, `workspace.updated`,
+         *     `member.added` (a user the operator added: `service users add`, `POST /operator/workspaces/{workspace_id}/users`).
          * @example key.created
          * @enum {string}
          */
-        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.test_sent" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "integration.tested" | "integration.paused" | "integration.resumed" | "integration.removed" | "agent.paused" | "agent.resumed" | "agent.configured" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "sso.configured" | "sso.updated" | "sso.removed" | "member.joined_by_sso" | "workspace.created" | "workspace.updated";
+        AuditAction: "key.created" | "key.rotated" | "key.revoked" | "mcp_token.created" | "destination.created" | "destination.secret_rotated" | "destination.paused" | "destination.resumed" | "destination.pinged" | "destination.test_sent" | "destination.replayed" | "inbound_webhook.created" | "inbound_webhook.paused" | "inbound_webhook.resumed" | "inbound_webhook.revoked" | "approval.decided" | "integration.connected" | "integration.tested" | "integration.paused" | "integration.resumed" | "integration.removed" | "agent.paused" | "agent.resumed" | "agent.configured" | "kill_switch.engaged" | "kill_switch.released" | "member.invited" | "invitation.resent" | "invitation.revoked" | "invitation.accepted" | "member.role_changed" | "member.removed" | "member.reset" | "account_reset.redeemed" | "session.signed_in" | "session.sign_in_failed" | "session.signed_out" | "sso.configured" | "sso.updated" | "sso.removed" | "member.joined_by_sso" | "member.added" | "workspace.created" | "workspace.updated";
         /**
          * AuditActor
          * @description Who made the change, as the credential proved it (never as a body said). `user`: a person signed in (or, for
@@ -4726,6 +4999,66 @@ export interface components {
              * @enum {string}
              */
             payment?: "completed";
+        };
+        /**
+         * WorkspaceUser
+         * @description A user of the workspace, as the operator's `service users list` shows it.
+         */
+        WorkspaceUser: {
+            id: components["schemas"]["UserId"];
+            email: components["schemas"]["EmailAddress"];
+            role: components["schemas"]["WorkspaceRole"];
+            twoFactorEnabled: boolean;
+        };
+        /**
+         * WorkspaceUserList
+         * @description The workspace's users, oldest membership first.
+         */
+        WorkspaceUserList: {
+            data: components["schemas"]["WorkspaceUser"][];
+        };
+        /**
+         * CreateWorkspaceUserRequest
+         * @description A new account (one per email in the deployment) and its role in the workspace. Without `password` the server draws one of 24 random characters; with `totp` (the default) two-step verification is on from the start.
+         * @example {
+         *       "email": "dana@northwind.example",
+         *       "role": "admin"
+         *     }
+         */
+        CreateWorkspaceUserRequest: {
+            email: components["schemas"]["EmailAddress"];
+            /** @default admin */
+            role?: components["schemas"]["WorkspaceRole"];
+            password?: string;
+            /** @default true */
+            totp?: boolean;
+        };
+        /**
+         * WorkspaceUserCreated
+         * @description The new user with their password and TOTP secret, shown in this answer only.
+         */
+        WorkspaceUserCreated: {
+            id: components["schemas"]["UserId"];
+            email: components["schemas"]["EmailAddress"];
+            role: components["schemas"]["WorkspaceRole"];
+            /** @description The password, given or drawn; shown once. */
+            password: string;
+            /** @description The Base32 TOTP secret for an authenticator app, shown once; null when `totp` was false. */
+            totpSecret: string | null;
+        };
+        /**
+         * OperatorApprovalDecision
+         * @description The operator's decision on a pending approval, in the name of a user of the workspace.
+         * @example {
+         *       "decision": "approved",
+         *       "decidedBy": "dana@northwind.example"
+         *     }
+         */
+        OperatorApprovalDecision: {
+            /** @enum {string} */
+            decision: "approved" | "rejected";
+            /** @description The email of the owner or admin the decision is recorded for (`decided_by`); the workspace's first owner (else its first admin) when absent. */
+            decidedBy?: components["schemas"]["EmailAddress"];
         };
         /**
          * OperatorUserResetRequest
@@ -5675,6 +6008,19 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["OperatorAuthError"];
+            };
+        };
+        /** @description The workspace or the approval is unknown, or `decidedBy` names no owner or admin of the workspace. */
+        ApprovalOrDeciderNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["NotFoundError"] | components["schemas"]["MemberNotFoundError"];
             };
         };
         /**
@@ -9997,6 +10343,753 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["OperatorUnauthorized"];
             404: components["responses"]["AgentNotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorkspaceUsers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The users. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceUserList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWorkspaceUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkspaceUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The new user with their password and TOTP secret, shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceUserCreated"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listInboundWebhooksOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The inbound webhooks. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundWebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createInboundWebhookOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateInboundWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The new webhook with its secret, shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundWebhookCreated"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeInboundWebhookOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+                /**
+                 * @description The inbound webhook's slug.
+                 * @example crm-leads
+                 */
+                slug: components["parameters"]["InboundWebhookSlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked webhook. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pauseInboundWebhookOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+                /**
+                 * @description The inbound webhook's slug.
+                 * @example crm-leads
+                 */
+                slug: components["parameters"]["InboundWebhookSlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The paused webhook. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeInboundWebhookOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+                /**
+                 * @description The inbound webhook's slug.
+                 * @example crm-leads
+                 */
+                slug: components["parameters"]["InboundWebhookSlugPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The active webhook. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDestinationsOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The destinations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDestinationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhookDestinationOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookDestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description The destination with its secret, shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDestinationCreated"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookDestinationSecretOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+                /**
+                 * @description The destination identifier.
+                 * @example dst_5Lx2Qw8Nm4Rt7Vb1K
+                 */
+                id: components["parameters"]["DestinationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The destination with its new secret. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDestinationCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pauseWebhookDestinationOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+                /**
+                 * @description The destination identifier.
+                 * @example dst_5Lx2Qw8Nm4Rt7Vb1K
+                 */
+                id: components["parameters"]["DestinationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The paused destination. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDestination"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeWebhookDestinationOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+                /**
+                 * @description The destination identifier.
+                 * @example dst_5Lx2Qw8Nm4Rt7Vb1K
+                 */
+                id: components["parameters"]["DestinationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The active destination. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDestination"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pingWebhookDestinationOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+                /**
+                 * @description The destination identifier.
+                 * @example dst_5Lx2Qw8Nm4Rt7Vb1K
+                 */
+                id: components["parameters"]["DestinationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ping is queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    sendWebhookDestinationTestEventOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+                /**
+                 * @description The destination identifier.
+                 * @example dst_5Lx2Qw8Nm4Rt7Vb1K
+                 */
+                id: components["parameters"]["DestinationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendTestEventRequest"];
+            };
+        };
+        responses: {
+            /** @description The test event is queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replayWebhookDestinationOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+                /**
+                 * @description The destination identifier.
+                 * @example dst_5Lx2Qw8Nm4Rt7Vb1K
+                 */
+                id: components["parameters"]["DestinationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries queued again. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    decideApprovalOfWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Optional request identifier to correlate logs; echoed in the response's `X-Request-Id`. A value that is not 1–200 printable ASCII characters is answered `400 invalid_request`.
+                 * @example req_client_7f3a9c
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example wksp_X7P5oJGqOLi5uAE9Tmat
+                 */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+                /**
+                 * @description The approval identifier.
+                 * @example apr_6Wm1Kp8Zt3Qx7Nv2Lb
+                 */
+                approval_id: components["parameters"]["ApprovalIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OperatorApprovalDecision"];
+            };
+        };
+        responses: {
+            /** @description The decided approval. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Approval"];
+                };
+            };
+            400: components["responses"]["BodyBadRequest"];
+            401: components["responses"]["OperatorUnauthorized"];
+            404: components["responses"]["ApprovalOrDeciderNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

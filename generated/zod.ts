@@ -2160,7 +2160,8 @@ export const zSsoSettingsUpdate = z.strictObject({
  * made, by an admin or the operator), `account_reset.redeemed`. Sessions: `session.signed_in`,
  * `session.sign_in_failed`, `session.signed_out` (`session.signed_in` has `method: sso` in its details
  * after a single sign-on). Single sign-on: `sso.configured`, `sso.updated`, `sso.removed`, `member.joined_by_sso` (a
- * person made a member at their first single sign-on). The operator: `workspace.created`, `workspace.updated`.
+ * person made a member at their first single sign-on). The operator: `workspace.created`, `workspace.updated`,
+ * `member.added` (a user the operator added: `service users add`, `POST /operator/workspaces/{workspace_id}/users`).
  *
  */
 export const zAuditAction = z.enum([
@@ -2205,6 +2206,7 @@ export const zAuditAction = z.enum([
     'sso.updated',
     'sso.removed',
     'member.joined_by_sso',
+    'member.added',
     'workspace.created',
     'workspace.updated'
 ]);
@@ -2400,6 +2402,62 @@ export const zUpdateWorkspaceRequest = z.strictObject({
     status: zWorkspaceStatus.optional(),
     payment: z.enum(['completed']).optional()
 }).refine((value) => Object.keys(value).length >= 1, { message: 'at least 1 field' });
+
+/**
+ * WorkspaceUser
+ *
+ * A user of the workspace, as the operator's `service users list` shows it.
+ */
+export const zWorkspaceUser = z.strictObject({
+    id: zUserId,
+    email: zEmailAddress,
+    role: zWorkspaceRole,
+    twoFactorEnabled: z.boolean()
+});
+
+/**
+ * WorkspaceUserList
+ *
+ * The workspace's users, oldest membership first.
+ */
+export const zWorkspaceUserList = z.strictObject({
+    data: z.array(zWorkspaceUser)
+});
+
+/**
+ * CreateWorkspaceUserRequest
+ *
+ * A new account (one per email in the deployment) and its role in the workspace. Without `password` the server draws one of 24 random characters; with `totp` (the default) two-step verification is on from the start.
+ */
+export const zCreateWorkspaceUserRequest = z.strictObject({
+    email: zEmailAddress,
+    role: zWorkspaceRole.optional().default('admin'),
+    password: z.string().min(12).max(256).optional(),
+    totp: z.boolean().optional().default(true)
+});
+
+/**
+ * WorkspaceUserCreated
+ *
+ * The new user with their password and TOTP secret, shown in this answer only.
+ */
+export const zWorkspaceUserCreated = z.strictObject({
+    id: zUserId,
+    email: zEmailAddress,
+    role: zWorkspaceRole,
+    password: z.string(),
+    totpSecret: z.string().nullable()
+});
+
+/**
+ * OperatorApprovalDecision
+ *
+ * The operator's decision on a pending approval, in the name of a user of the workspace.
+ */
+export const zOperatorApprovalDecision = z.strictObject({
+    decision: z.enum(['approved', 'rejected']),
+    decidedBy: zEmailAddress.optional()
+});
 
 /**
  * OperatorUserResetRequest
@@ -4183,6 +4241,234 @@ export const zResumeAgentOfWorkspacePath = z.object({
  * The agent, active again (or `not_in_plan`).
  */
 export const zResumeAgentOfWorkspaceResponse = zWorkspaceAgent;
+
+export const zListWorkspaceUsersHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zListWorkspaceUsersPath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The users.
+ */
+export const zListWorkspaceUsersResponse = zWorkspaceUserList;
+
+export const zCreateWorkspaceUserBody = zCreateWorkspaceUserRequest;
+
+export const zCreateWorkspaceUserHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zCreateWorkspaceUserPath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The new user with their password and TOTP secret, shown once.
+ */
+export const zCreateWorkspaceUserResponse = zWorkspaceUserCreated;
+
+export const zListInboundWebhooksOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zListInboundWebhooksOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The inbound webhooks.
+ */
+export const zListInboundWebhooksOfWorkspaceResponse = zInboundWebhookList;
+
+export const zCreateInboundWebhookOfWorkspaceBody = zCreateInboundWebhookRequest;
+
+export const zCreateInboundWebhookOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zCreateInboundWebhookOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The new webhook with its secret, shown once.
+ */
+export const zCreateInboundWebhookOfWorkspaceResponse = zInboundWebhookCreated;
+
+export const zRevokeInboundWebhookOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zRevokeInboundWebhookOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    slug: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9-]*$/)
+});
+
+/**
+ * The revoked webhook.
+ */
+export const zRevokeInboundWebhookOfWorkspaceResponse = zInboundWebhook;
+
+export const zPauseInboundWebhookOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zPauseInboundWebhookOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    slug: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9-]*$/)
+});
+
+/**
+ * The paused webhook.
+ */
+export const zPauseInboundWebhookOfWorkspaceResponse = zInboundWebhook;
+
+export const zResumeInboundWebhookOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zResumeInboundWebhookOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    slug: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9-]*$/)
+});
+
+/**
+ * The active webhook.
+ */
+export const zResumeInboundWebhookOfWorkspaceResponse = zInboundWebhook;
+
+export const zListWebhookDestinationsOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zListWebhookDestinationsOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The destinations.
+ */
+export const zListWebhookDestinationsOfWorkspaceResponse = zWebhookDestinationList;
+
+export const zCreateWebhookDestinationOfWorkspaceBody = zCreateWebhookDestinationRequest;
+
+export const zCreateWebhookDestinationOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zCreateWebhookDestinationOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId
+});
+
+/**
+ * The destination with its secret, shown once.
+ */
+export const zCreateWebhookDestinationOfWorkspaceResponse = zWebhookDestinationCreated;
+
+export const zRotateWebhookDestinationSecretOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zRotateWebhookDestinationSecretOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    id: zDestinationId
+});
+
+/**
+ * The destination with its new secret.
+ */
+export const zRotateWebhookDestinationSecretOfWorkspaceResponse = zWebhookDestinationCreated;
+
+export const zPauseWebhookDestinationOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zPauseWebhookDestinationOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    id: zDestinationId
+});
+
+/**
+ * The paused destination.
+ */
+export const zPauseWebhookDestinationOfWorkspaceResponse = zWebhookDestination;
+
+export const zResumeWebhookDestinationOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zResumeWebhookDestinationOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    id: zDestinationId
+});
+
+/**
+ * The active destination.
+ */
+export const zResumeWebhookDestinationOfWorkspaceResponse = zWebhookDestination;
+
+export const zPingWebhookDestinationOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zPingWebhookDestinationOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    id: zDestinationId
+});
+
+/**
+ * The ping is queued.
+ */
+export const zPingWebhookDestinationOfWorkspaceResponse = zDeliveryAccepted;
+
+export const zSendWebhookDestinationTestEventOfWorkspaceBody = zSendTestEventRequest;
+
+export const zSendWebhookDestinationTestEventOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zSendWebhookDestinationTestEventOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    id: zDestinationId
+});
+
+/**
+ * The test event is queued.
+ */
+export const zSendWebhookDestinationTestEventOfWorkspaceResponse = zDeliveryAccepted;
+
+export const zReplayWebhookDestinationOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zReplayWebhookDestinationOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    id: zDestinationId
+});
+
+/**
+ * The deliveries queued again.
+ */
+export const zReplayWebhookDestinationOfWorkspaceResponse = zDeliveryAccepted;
+
+export const zDecideApprovalOfWorkspaceBody = zOperatorApprovalDecision;
+
+export const zDecideApprovalOfWorkspaceHeaders = z.object({
+    'x-request-id': z.string().min(1).max(200).regex(/^[\x21-\x7E]+$/).optional()
+});
+
+export const zDecideApprovalOfWorkspacePath = z.object({
+    workspace_id: zWorkspaceId,
+    approval_id: zApprovalId
+});
+
+/**
+ * The decided approval.
+ */
+export const zDecideApprovalOfWorkspaceResponse = zApproval;
 
 export const zCreateUserResetBody = zOperatorUserResetRequest;
 

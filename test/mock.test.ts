@@ -242,6 +242,91 @@ const calls: Record<string, Call> = {
       params: { path: { workspace_id: WORKSPACE_ID, slug: 'finance' } },
       headers: { ...operator, ...h },
     }),
+  listWorkspaceUsers: (c, h) =>
+    c.GET('/operator/workspaces/{workspace_id}/users', {
+      params: { path: { workspace_id: WORKSPACE_ID } },
+      headers: { ...operator, ...h },
+    }),
+  createWorkspaceUser: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/users', {
+      params: { path: { workspace_id: WORKSPACE_ID } },
+      body: { email: 'dana@northwind.example', role: 'admin' },
+      headers: { ...operator, ...h },
+    }),
+  listInboundWebhooksOfWorkspace: (c, h) =>
+    c.GET('/operator/workspaces/{workspace_id}/inbound-webhooks', {
+      params: { path: { workspace_id: WORKSPACE_ID } },
+      headers: { ...operator, ...h },
+    }),
+  createInboundWebhookOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/inbound-webhooks', {
+      params: { path: { workspace_id: WORKSPACE_ID } },
+      body: { slug: 'crm-leads', agentSlug: 'sales' },
+      headers: { ...operator, ...h },
+    }),
+  pauseInboundWebhookOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/pause', {
+      params: { path: { workspace_id: WORKSPACE_ID, slug: 'crm-leads' } },
+      headers: { ...operator, ...h },
+    }),
+  resumeInboundWebhookOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/resume', {
+      params: { path: { workspace_id: WORKSPACE_ID, slug: 'crm-leads' } },
+      headers: { ...operator, ...h },
+    }),
+  revokeInboundWebhookOfWorkspace: (c, h) =>
+    c.DELETE('/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}', {
+      params: { path: { workspace_id: WORKSPACE_ID, slug: 'crm-leads' } },
+      headers: { ...operator, ...h },
+    }),
+  listWebhookDestinationsOfWorkspace: (c, h) =>
+    c.GET('/operator/workspaces/{workspace_id}/webhook-destinations', {
+      params: { path: { workspace_id: WORKSPACE_ID } },
+      headers: { ...operator, ...h },
+    }),
+  createWebhookDestinationOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/webhook-destinations', {
+      params: { path: { workspace_id: WORKSPACE_ID } },
+      body: { url: 'https://hooks.northwind.example/agent-events', events: ['run.completed'] },
+      headers: { ...operator, ...h },
+    }),
+  rotateWebhookDestinationSecretOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/webhook-destinations/{id}/rotate-secret', {
+      params: { path: { workspace_id: WORKSPACE_ID, id: DST_ID } },
+      headers: { ...operator, ...h },
+    }),
+  pauseWebhookDestinationOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/webhook-destinations/{id}/pause', {
+      params: { path: { workspace_id: WORKSPACE_ID, id: DST_ID } },
+      headers: { ...operator, ...h },
+    }),
+  resumeWebhookDestinationOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/webhook-destinations/{id}/resume', {
+      params: { path: { workspace_id: WORKSPACE_ID, id: DST_ID } },
+      headers: { ...operator, ...h },
+    }),
+  pingWebhookDestinationOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/webhook-destinations/{id}/ping', {
+      params: { path: { workspace_id: WORKSPACE_ID, id: DST_ID } },
+      headers: { ...operator, ...h },
+    }),
+  sendWebhookDestinationTestEventOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/webhook-destinations/{id}/test-events', {
+      params: { path: { workspace_id: WORKSPACE_ID, id: DST_ID } },
+      body: { type: 'run.completed' },
+      headers: { ...operator, ...h },
+    }),
+  replayWebhookDestinationOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/webhook-destinations/{id}/replay', {
+      params: { path: { workspace_id: WORKSPACE_ID, id: DST_ID } },
+      headers: { ...operator, ...h },
+    }),
+  decideApprovalOfWorkspace: (c, h) =>
+    c.POST('/operator/workspaces/{workspace_id}/approvals/{approval_id}/decision', {
+      params: { path: { workspace_id: WORKSPACE_ID, approval_id: 'apr_6Wm1Kp8Zt3Qx7Nv2Lb' } },
+      body: { decision: 'approved', decidedBy: 'dana@northwind.example' },
+      headers: { ...operator, ...h },
+    }),
 };
 
 const operations = Object.entries(bundle.paths).flatMap(([path, item]) =>

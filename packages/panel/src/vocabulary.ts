@@ -65,6 +65,7 @@ export const AUDIT_ACTIONS: Schemas['AuditAction'][] = [
   'kill_switch.released',
   'member.invited',
   'member.joined_by_sso',
+  'member.added',
   'invitation.resent',
   'invitation.revoked',
   'invitation.accepted',

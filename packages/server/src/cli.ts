@@ -8,7 +8,7 @@ import { systemClock } from './clock.ts';
 import { agentCommands } from './cli/agents.ts';
 import { type CommandTable, commandTable, commandsOf, dispatch, type Flags, type Print } from './cli/commands.ts';
 import { formatKeys, type KeyCommands, keyCommands, operatorKeyCommands, resolveWorkspace } from './cli/keys.ts';
-import { OPERATOR_API_OPTIONS, operatorApi, operatorWorkspace } from './cli/operator-api.ts';
+import { OPERATOR_API_OPTIONS, operatorApi, operatorWorkspace, workspacePath } from './cli/operator-api.ts';
 import { DataDirLockedError } from './runtime/lock.ts';
 import { startServer } from './cli/serve.ts';
 import { assertWorkersPossible, isClusterPrimary, runPrimary, workerConfig, workerIndex } from './cli/cluster.ts';
@@ -24,17 +24,18 @@ import { AlreadyInitialised, initWorkspace } from './domain/workspaces/init.ts';
 import { createSecretBox } from './domain/webhooks/secret-box.ts';
 import { resolveSecretKey } from './runtime/secret-key.ts';
 import { totpCode } from './domain/sessions/totp.ts';
-import { createUser, listUsers, type Role } from './domain/sessions/users.ts';
-import { isOneOf } from './one-of.ts';
-import { randomBase62 } from './random.ts';
+import { type AddedUser, addWorkspaceUser, listUsers } from './domain/sessions/users.ts';
+import type { Schema } from './contract.ts';
+import { bodyFromFlags } from './cli/flags.ts';
+import { zCreateWorkspaceUserBody } from '../../../generated/zod.ts';
 import { ServiceError } from './errors.ts';
+import { COMMAND_LINE } from './domain/audit/index.ts';
 
-/** The roles `users create --role` takes. */
-const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
+type UserRecord = Schema<'WorkspaceUser'>;
 
 const COMMON = { 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
 const KEYS_COMMON = { ...COMMON, workspace: { type: 'string' }, json: { type: 'boolean' } } as const;
-/** The `keys` commands also go through a running server's operator API. */
+/** The `keys` and `users add|list` commands also go through a running server's operator API. */
 const KEYS_REMOTE = { ...KEYS_COMMON, ...OPERATOR_API_OPTIONS } as const;
 
 const OPTIONS = {
@@ -53,13 +54,13 @@ const OPTIONS = {
   },
   'keys list': KEYS_REMOTE,
   'users add': {
-    ...KEYS_COMMON,
+    ...KEYS_REMOTE,
     email: { type: 'string' },
     role: { type: 'string' },
     password: { type: 'string' },
     'no-totp': { type: 'boolean' },
   },
-  'users list': KEYS_COMMON,
+  'users list': KEYS_REMOTE,
   totp: { help: { type: 'boolean', short: 'h' } },
   'keys revoke': KEYS_REMOTE,
   'keys rotate': KEYS_REMOTE,
@@ -177,6 +178,25 @@ async function run(command: Command, values: Flags, positionals: string[], print
     if (api)
       return keyCommand(command as KeyCommand, operatorKeyCommands(api, await operatorWorkspace(api, str(values.workspace))), values, positionals, print);
   }
+  // The new user's request, checked by the contract's schema before anything is opened or called.
+  const newUser =
+    command === 'users add'
+      ? bodyFromFlags(
+          zCreateWorkspaceUserBody,
+          { email: str(values.email), role: str(values.role), password: str(values.password), totp: values['no-totp'] === true ? false : undefined },
+          { email: '--email', role: '--role', password: '--password', totp: '--no-totp' },
+          HELP[command]!,
+        )
+      : undefined;
+  if (command === 'users add' || command === 'users list') {
+    const api = operatorApi(values, config);
+    if (api) {
+      const users = workspacePath(await operatorWorkspace(api, str(values.workspace)), 'users');
+      if (newUser) printAddedUser(await api.call<AddedUser>('POST', users, newUser), values.json === true, print);
+      else printUsers((await api.call<{ data: UserRecord[] }>('GET', users)).data, values.json === true, print);
+      return 0;
+    }
+  }
 
   // TOTP secrets are sealed at rest with the same key as the webhook secrets. The key is resolved
   // before the store is opened: with DATABASE_URL and no SECRET_KEY nothing is touched.
@@ -215,31 +235,11 @@ async function run(command: Command, values: Flags, positionals: string[], print
     const workspaceId = await resolveWorkspace(store.db, str(values.workspace));
     switch (command) {
       case 'users add': {
-        const role = str(values.role) ?? 'admin';
-        if (!isOneOf(ROLES, role)) throw new UsageError(`--role is owner, admin or member.`);
-        const password = str(values.password) ?? randomBase62(24);
-        const user = await createUser(store.db, systemClock, workspaceId, {
-          email: required(values.email, '--email', command),
-          password,
-          role,
-          withTotp: values['no-totp'] !== true,
-          secretBox: await secretBox(),
-        });
-        const out = { id: user.id, email: user.email, role: user.role, password, totpSecret: user.totpSecret };
-        print(
-          json
-            ? JSON.stringify(out)
-            : `${out.id}  ${out.email}  ${out.role}\npassword:    ${password}   (shown once)\ntotp secret: ${out.totpSecret ?? '(two-step verification off)'}`,
-        );
+        printAddedUser(await addWorkspaceUser(store.db, systemClock, workspaceId, newUser!, await secretBox(), COMMAND_LINE), json, print);
         return 0;
       }
       case 'users list': {
-        const users = await listUsers(store.db, workspaceId);
-        print(
-          json
-            ? JSON.stringify({ data: users })
-            : users.map((u) => `${u.id}  ${u.email}  ${u.role}  totp ${u.twoFactorEnabled ? 'on' : 'off'}`).join('\n') || 'No users.',
-        );
+        printUsers(await listUsers(store.db, workspaceId), json, print);
         return 0;
       }
       case 'keys create':
@@ -251,6 +251,23 @@ async function run(command: Command, values: Flags, positionals: string[], print
   } finally {
     await store.close();
   }
+}
+
+/** What `users add` prints of the new user, on the store or through the operator API: the password and TOTP secret once. */
+function printAddedUser(user: AddedUser, json: boolean, print: Print): void {
+  print(
+    json
+      ? JSON.stringify(user)
+      : `${user.id}  ${user.email}  ${user.role}\npassword:    ${user.password}   (shown once)\ntotp secret: ${user.totpSecret ?? '(two-step verification off)'}`,
+  );
+}
+
+function printUsers(users: UserRecord[], json: boolean, print: Print): void {
+  print(
+    json
+      ? JSON.stringify({ data: users })
+      : users.map((u) => `${u.id}  ${u.email}  ${u.role}  totp ${u.twoFactorEnabled ? 'on' : 'off'}`).join('\n') || 'No users.',
+  );
 }
 
 type KeyCommand = 'keys create' | 'keys list' | 'keys revoke' | 'keys rotate';

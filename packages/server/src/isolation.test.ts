@@ -777,6 +777,92 @@ const MATRIX = {
     pathParameter: 'the operator names any workspace; no tenant credential opens the route',
     check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/agents/legal/resume`),
   },
+  listWorkspaceUsers: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'GET', `/operator/workspaces/${ctx.A.workspaceId}/users`),
+  },
+  createWorkspaceUser: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/users`, { email: 'forged@example.com' }),
+  },
+  listInboundWebhooksOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'GET', `/operator/workspaces/${ctx.A.workspaceId}/inbound-webhooks`),
+  },
+  createInboundWebhookOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/inbound-webhooks`, { slug: 'forged-hook' }),
+  },
+  pauseInboundWebhookOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/inbound-webhooks/forged-hook/pause`),
+  },
+  resumeInboundWebhookOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/inbound-webhooks/forged-hook/resume`),
+  },
+  revokeInboundWebhookOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'DELETE', `/operator/workspaces/${ctx.A.workspaceId}/inbound-webhooks/forged-hook`),
+  },
+  listWebhookDestinationsOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'GET', `/operator/workspaces/${ctx.A.workspaceId}/webhook-destinations`),
+  },
+  createWebhookDestinationOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) =>
+      operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/webhook-destinations`, {
+        url: 'https://hooks.example.com/forged',
+        events: ['run.completed'],
+      }),
+  },
+  rotateWebhookDestinationSecretOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/webhook-destinations/dst_AAAAAAAAAAAAAAAAAAAA/rotate-secret`),
+  },
+  pauseWebhookDestinationOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/webhook-destinations/dst_AAAAAAAAAAAAAAAAAAAA/pause`),
+  },
+  resumeWebhookDestinationOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/webhook-destinations/dst_AAAAAAAAAAAAAAAAAAAA/resume`),
+  },
+  pingWebhookDestinationOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/webhook-destinations/dst_AAAAAAAAAAAAAAAAAAAA/ping`),
+  },
+  sendWebhookDestinationTestEventOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) =>
+      operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/webhook-destinations/dst_AAAAAAAAAAAAAAAAAAAA/test-events`, { type: 'ping' }),
+  },
+  replayWebhookDestinationOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) => operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/webhook-destinations/dst_AAAAAAAAAAAAAAAAAAAA/replay`),
+  },
+  decideApprovalOfWorkspace: {
+    kind: 'own',
+    pathParameter: 'the operator names any workspace; no tenant credential opens the route',
+    check: (ctx) =>
+      operatorOnly(ctx, 'POST', `/operator/workspaces/${ctx.A.workspaceId}/approvals/apr_AAAAAAAAAAAAAAAAAAAA/decision`, { decision: 'approved' }),
+  },
 } satisfies Record<OperationId, IsolationCase>;
 
 /** B turns its manual kill switch on: B's invocations are refused, A's switch stays off (A's runs are left as seeded); then B turns it off. */

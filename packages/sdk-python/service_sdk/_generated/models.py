@@ -43,7 +43,7 @@ IntegrationId = str
 IntegrationName = str
 AccountResetKind = Literal["password", "totp", "both"]
 SsoMemberRole = Literal["member", "admin"]
-AuditAction = Literal["key.created", "key.rotated", "key.revoked", "mcp_token.created", "destination.created", "destination.secret_rotated", "destination.paused", "destination.resumed", "destination.pinged", "destination.test_sent", "destination.replayed", "inbound_webhook.created", "inbound_webhook.paused", "inbound_webhook.resumed", "inbound_webhook.revoked", "approval.decided", "integration.connected", "integration.tested", "integration.paused", "integration.resumed", "integration.removed", "agent.paused", "agent.resumed", "agent.configured", "kill_switch.engaged", "kill_switch.released", "member.invited", "invitation.resent", "invitation.revoked", "invitation.accepted", "member.role_changed", "member.removed", "member.reset", "account_reset.redeemed", "session.signed_in", "session.sign_in_failed", "session.signed_out", "sso.configured", "sso.updated", "sso.removed", "member.joined_by_sso", "workspace.created", "workspace.updated"]
+AuditAction = Literal["key.created", "key.rotated", "key.revoked", "mcp_token.created", "destination.created", "destination.secret_rotated", "destination.paused", "destination.resumed", "destination.pinged", "destination.test_sent", "destination.replayed", "inbound_webhook.created", "inbound_webhook.paused", "inbound_webhook.resumed", "inbound_webhook.revoked", "approval.decided", "integration.connected", "integration.tested", "integration.paused", "integration.resumed", "integration.removed", "agent.paused", "agent.resumed", "agent.configured", "kill_switch.engaged", "kill_switch.released", "member.invited", "invitation.resent", "invitation.revoked", "invitation.accepted", "member.role_changed", "member.removed", "member.reset", "account_reset.redeemed", "session.signed_in", "session.sign_in_failed", "session.signed_out", "sso.configured", "sso.updated", "sso.removed", "member.joined_by_sso", "member.added", "workspace.created", "workspace.updated"]
 AuditDetails = dict[str, Any]
 WorkspaceStatus = Literal["active", "suspended"]
 WorkspacePayment = Literal["pending", "completed"]
@@ -1625,6 +1625,57 @@ UpdateWorkspaceRequest = TypedDict(
     },
 )
 
+# WorkspaceUser: A user of the workspace, as the operator's `service users list` shows it.
+WorkspaceUser = TypedDict(
+    "WorkspaceUser",
+    {
+        "id": "UserId",
+        "email": "EmailAddress",
+        "role": "WorkspaceRole",
+        "twoFactorEnabled": "bool",
+    },
+)
+
+# WorkspaceUserList: The workspace's users, oldest membership first.
+WorkspaceUserList = TypedDict(
+    "WorkspaceUserList",
+    {
+        "data": "list[WorkspaceUser]",
+    },
+)
+
+# CreateWorkspaceUserRequest: A new account (one per email in the deployment) and its role in the workspace. Without `password` the server draws one of 24 random characters; with `totp` (the default) two-step verification is on from the start.
+CreateWorkspaceUserRequest = TypedDict(
+    "CreateWorkspaceUserRequest",
+    {
+        "email": "EmailAddress",
+        "role": "NotRequired[WorkspaceRole]",
+        "password": "NotRequired[str]",
+        "totp": "NotRequired[bool]",
+    },
+)
+
+# WorkspaceUserCreated: The new user with their password and TOTP secret, shown in this answer only.
+WorkspaceUserCreated = TypedDict(
+    "WorkspaceUserCreated",
+    {
+        "id": "UserId",
+        "email": "EmailAddress",
+        "role": "WorkspaceRole",
+        "password": "str",
+        "totpSecret": "str | None",
+    },
+)
+
+# OperatorApprovalDecision: The operator's decision on a pending approval, in the name of a user of the workspace.
+OperatorApprovalDecision = TypedDict(
+    "OperatorApprovalDecision",
+    {
+        "decision": "Literal[\"approved\", \"rejected\"]",
+        "decidedBy": "NotRequired[EmailAddress]",
+    },
+)
+
 # OperatorUserResetRequest: The account (by email, in any workspace) and what to reset for it.
 OperatorUserResetRequest = TypedDict(
     "OperatorUserResetRequest",
@@ -1916,4 +1967,4 @@ RunEventResumed = TypedDict(
     },
 )
 
-__all__ = ["RunEvent", "McpNoArguments", "McpInvokeAgentArguments", "McpGetRunArguments", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "ApprovalId", "PendingApproval", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "RunStatus", "RunAccepted", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "RunEventRestarted", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpSessionId", "McpProtocolVersion", "JsonRpcRequest", "JsonRpcResponse", "McpAuthError", "McpEndpoint", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "EmailAddress", "SsoStartRequest", "SsoStart", "SsoCallbackRequest", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "SendTestEventRequest", "DeliveryHeader", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "AgentToolSelection", "AgentApprovalPolicy", "AgentConfiguration", "AgentConfigurationUpdate", "DraftId", "Draft", "DraftList", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "Approval", "ApprovalList", "ApprovalDecision", "IntegrationId", "IntegrationName", "IntegrationTool", "IntegrationCheck", "Integration", "IntegrationList", "IntegrationAuthHeader", "CreateIntegrationRequest", "SelectWorkspaceRequest", "SessionWorkspaces", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "TwoStepSetup", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "SsoMemberRole", "SsoSettings", "SsoSettingsUpdate", "AuditAction", "AuditActor", "AuditTarget", "AuditDetails", "AuditEvent", "AuditEventList", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent", "RunEventApprovalDecided", "RunEventResumed"]
+__all__ = ["RunEvent", "McpNoArguments", "McpInvokeAgentArguments", "McpGetRunArguments", "ModelAlias", "Message", "AgentSlug", "InferenceRequest", "RunId", "TokenUsage", "ApprovalId", "PendingApproval", "InferenceResponse", "StreamFragment", "StreamEnd", "StreamError", "RunStatus", "RunAccepted", "ErrorCode", "Error", "ValidationError", "ApiKeyAuthError", "SessionAuthError", "PaymentRequiredError", "ScopeRequiredError", "AgentError", "AliasForbiddenError", "TenantForbiddenError", "NotFoundError", "PayloadTooLargeError", "RateLimitExceededError", "QuotaPolicy", "QuotaExceededError", "KillSwitchError", "BudgetReservedError", "ServerError", "RunUsage", "Run", "RunList", "RunIdParameter", "StepId", "Step", "ToolCallId", "ToolCall", "RunDetail", "RoleForbiddenError", "RunEventCreated", "RunEventRouted", "RunEventText", "RunEventToolCall", "RunEventApproval", "RunEventDraft", "RunEventUsage", "RunEventCompleted", "RunEventFailed", "RunEventCanceled", "RunEventRestarted", "Usage", "InboundEventBody", "InboundIngested", "InboundDuplicate", "InboundAccepted", "InboundPayloadError", "SignatureInvalidError", "WebhookNotFoundError", "InboundRateLimitedError", "McpSessionId", "McpProtocolVersion", "JsonRpcRequest", "JsonRpcResponse", "McpAuthError", "McpEndpoint", "CreateMcpTokenRequest", "McpToken", "KeyId", "ApiKeyPrefix", "Scope", "ApiKey", "ApiKeyList", "CreateApiKeyRequest", "ApiKeySecret", "ApiKeyCreated", "LoginRequest", "UserId", "WorkspaceRole", "WorkspaceId", "UserWorkspaces", "AdminSession", "TooManyAttemptsError", "EmailAddress", "SsoStartRequest", "SsoStart", "SsoCallbackRequest", "InboundWebhook", "InboundWebhookList", "CreateInboundWebhookRequest", "InboundWebhookCreated", "DestinationId", "DeliveryErrorKind", "DeliveryFailure", "WebhookDestination", "WebhookDestinationList", "CreateWebhookDestinationRequest", "WebhookDestinationCreated", "EventId", "DeliveryAccepted", "SendTestEventRequest", "DeliveryHeader", "DeliveryAttempt", "Delivery", "DeliveryList", "PlanName", "WorkspaceAgent", "WorkspaceAgentList", "PauseAgentRequest", "AgentNotFoundError", "AgentToolSelection", "AgentApprovalPolicy", "AgentConfiguration", "AgentConfigurationUpdate", "DraftId", "Draft", "DraftList", "KillSwitch", "KillSwitches", "SetManualKillSwitchRequest", "DailyUsage", "Approval", "ApprovalList", "ApprovalDecision", "IntegrationId", "IntegrationName", "IntegrationTool", "IntegrationCheck", "Integration", "IntegrationList", "IntegrationAuthHeader", "CreateIntegrationRequest", "SelectWorkspaceRequest", "SessionWorkspaces", "Member", "MemberList", "MemberNotFoundError", "UpdateMemberRequest", "PendingInvitation", "PendingInvitationList", "CreateInvitationRequest", "Invitation", "PreviewInvitationRequest", "InvitationPreview", "InvitationExpiredError", "AcceptInvitationRequest", "InvitationAccepted", "TwoStepSetup", "AccountResetKind", "ResetMemberRequest", "AccountReset", "PreviewAccountResetRequest", "AccountResetPreview", "ExpiredError", "RedeemAccountResetRequest", "AccountResetRedeemed", "SsoMemberRole", "SsoSettings", "SsoSettingsUpdate", "AuditAction", "AuditActor", "AuditTarget", "AuditDetails", "AuditEvent", "AuditEventList", "WorkspaceStatus", "WorkspacePayment", "OperatorWorkspace", "OperatorWorkspaceList", "OperatorAuthError", "CreateWorkspaceRequest", "WorkspaceCreated", "UpdateWorkspaceRequest", "WorkspaceUser", "WorkspaceUserList", "CreateWorkspaceUserRequest", "WorkspaceUserCreated", "OperatorApprovalDecision", "OperatorUserResetRequest", "Agent", "AgentList", "AgentMessageRequest", "Liveness", "DependencyStatus", "DependencyChecks", "Readiness", "NotReadyError", "EventEnvelope", "RunCompletedData", "RunCompletedEvent", "RunFailedData", "RunFailedEvent", "ApprovalCreatedData", "ApprovalCreatedEvent", "ApprovalDecidedData", "ApprovalDecidedEvent", "DraftCreatedData", "DraftCreatedEvent", "IntegrationConnectedData", "IntegrationConnectedEvent", "PingData", "PingEvent", "RunEventApprovalDecided", "RunEventResumed"]

@@ -116,6 +116,22 @@ OPERATIONS: dict[str, OperationSpec] = {
     "listAgentsOfWorkspace": {"id": "listAgentsOfWorkspace", "method": "GET", "path": "/operator/workspaces/{workspace_id}/agents", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "pauseAgentOfWorkspace": {"id": "pauseAgentOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/agents/{slug}/pause", "auth": "operatorToken", "path_params": ("workspace_id", "slug"), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "resumeAgentOfWorkspace": {"id": "resumeAgentOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/agents/{slug}/resume", "auth": "operatorToken", "path_params": ("workspace_id", "slug"), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listWorkspaceUsers": {"id": "listWorkspaceUsers", "method": "GET", "path": "/operator/workspaces/{workspace_id}/users", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "createWorkspaceUser": {"id": "createWorkspaceUser", "method": "POST", "path": "/operator/workspaces/{workspace_id}/users", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listInboundWebhooksOfWorkspace": {"id": "listInboundWebhooksOfWorkspace", "method": "GET", "path": "/operator/workspaces/{workspace_id}/inbound-webhooks", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "createInboundWebhookOfWorkspace": {"id": "createInboundWebhookOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/inbound-webhooks", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "revokeInboundWebhookOfWorkspace": {"id": "revokeInboundWebhookOfWorkspace", "method": "DELETE", "path": "/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}", "auth": "operatorToken", "path_params": ("workspace_id", "slug"), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "pauseInboundWebhookOfWorkspace": {"id": "pauseInboundWebhookOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/pause", "auth": "operatorToken", "path_params": ("workspace_id", "slug"), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "resumeInboundWebhookOfWorkspace": {"id": "resumeInboundWebhookOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/resume", "auth": "operatorToken", "path_params": ("workspace_id", "slug"), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "listWebhookDestinationsOfWorkspace": {"id": "listWebhookDestinationsOfWorkspace", "method": "GET", "path": "/operator/workspaces/{workspace_id}/webhook-destinations", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "createWebhookDestinationOfWorkspace": {"id": "createWebhookDestinationOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/webhook-destinations", "auth": "operatorToken", "path_params": ("workspace_id",), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "rotateWebhookDestinationSecretOfWorkspace": {"id": "rotateWebhookDestinationSecretOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/webhook-destinations/{id}/rotate-secret", "auth": "operatorToken", "path_params": ("workspace_id", "id"), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "pauseWebhookDestinationOfWorkspace": {"id": "pauseWebhookDestinationOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/webhook-destinations/{id}/pause", "auth": "operatorToken", "path_params": ("workspace_id", "id"), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "resumeWebhookDestinationOfWorkspace": {"id": "resumeWebhookDestinationOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/webhook-destinations/{id}/resume", "auth": "operatorToken", "path_params": ("workspace_id", "id"), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "pingWebhookDestinationOfWorkspace": {"id": "pingWebhookDestinationOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/webhook-destinations/{id}/ping", "auth": "operatorToken", "path_params": ("workspace_id", "id"), "query_params": (), "header_params": (), "body": "none", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "sendWebhookDestinationTestEventOfWorkspace": {"id": "sendWebhookDestinationTestEventOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/webhook-destinations/{id}/test-events", "auth": "operatorToken", "path_params": ("workspace_id", "id"), "query_params": (), "header_params": (), "body": "required", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "replayWebhookDestinationOfWorkspace": {"id": "replayWebhookDestinationOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/webhook-destinations/{id}/replay", "auth": "operatorToken", "path_params": ("workspace_id", "id"), "query_params": (), "header_params": (), "body": "none", "status": 202, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
+    "decideApprovalOfWorkspace": {"id": "decideApprovalOfWorkspace", "method": "POST", "path": "/operator/workspaces/{workspace_id}/approvals/{approval_id}/decision", "auth": "operatorToken", "path_params": ("workspace_id", "approval_id"), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "createUserReset": {"id": "createUserReset", "method": "POST", "path": "/operator/users/resets", "auth": "operatorToken", "path_params": (), "query_params": (), "header_params": (), "body": "required", "status": 201, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "listAgents": {"id": "listAgents", "method": "GET", "path": "/v1/agents", "auth": "apiKey", "path_params": (), "query_params": (), "header_params": (), "body": "none", "status": 200, "response": "json", "streamable": False, "idempotency_key": False, "csrf": False},
     "sendAgentMessage": {"id": "sendAgentMessage", "method": "POST", "path": "/v1/agents/{slug}/messages", "auth": "apiKey", "path_params": ("slug",), "query_params": (), "header_params": (), "body": "required", "status": 200, "response": "json", "streamable": True, "idempotency_key": True, "csrf": True},
@@ -480,6 +496,70 @@ class Operations:
     def resume_agent_of_workspace(self, *, workspace_id: str, slug: str) -> models.WorkspaceAgent:
         """POST /operator/workspaces/{workspace_id}/agents/{slug}/resume: Resume an agent of a workspace"""
         return self._call("resumeAgentOfWorkspace", path={"workspace_id": workspace_id, "slug": slug})  # type: ignore[no-any-return]
+
+    def list_workspace_users(self, *, workspace_id: str) -> models.WorkspaceUserList:
+        """GET /operator/workspaces/{workspace_id}/users: List a workspace's users"""
+        return self._call("listWorkspaceUsers", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    def create_workspace_user(self, *, workspace_id: str, body: models.CreateWorkspaceUserRequest) -> models.WorkspaceUserCreated:
+        """POST /operator/workspaces/{workspace_id}/users: Add a user to a workspace"""
+        return self._call("createWorkspaceUser", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    def list_inbound_webhooks_of_workspace(self, *, workspace_id: str) -> models.InboundWebhookList:
+        """GET /operator/workspaces/{workspace_id}/inbound-webhooks: List a workspace's inbound webhooks"""
+        return self._call("listInboundWebhooksOfWorkspace", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    def create_inbound_webhook_of_workspace(self, *, workspace_id: str, body: models.CreateInboundWebhookRequest) -> models.InboundWebhookCreated:
+        """POST /operator/workspaces/{workspace_id}/inbound-webhooks: Create an inbound webhook in a workspace"""
+        return self._call("createInboundWebhookOfWorkspace", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    def revoke_inbound_webhook_of_workspace(self, *, workspace_id: str, slug: str) -> models.InboundWebhook:
+        """DELETE /operator/workspaces/{workspace_id}/inbound-webhooks/{slug}: Revoke a workspace's inbound webhook"""
+        return self._call("revokeInboundWebhookOfWorkspace", path={"workspace_id": workspace_id, "slug": slug})  # type: ignore[no-any-return]
+
+    def pause_inbound_webhook_of_workspace(self, *, workspace_id: str, slug: str) -> models.InboundWebhook:
+        """POST /operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/pause: Pause a workspace's inbound webhook"""
+        return self._call("pauseInboundWebhookOfWorkspace", path={"workspace_id": workspace_id, "slug": slug})  # type: ignore[no-any-return]
+
+    def resume_inbound_webhook_of_workspace(self, *, workspace_id: str, slug: str) -> models.InboundWebhook:
+        """POST /operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/resume: Resume a workspace's inbound webhook"""
+        return self._call("resumeInboundWebhookOfWorkspace", path={"workspace_id": workspace_id, "slug": slug})  # type: ignore[no-any-return]
+
+    def list_webhook_destinations_of_workspace(self, *, workspace_id: str) -> models.WebhookDestinationList:
+        """GET /operator/workspaces/{workspace_id}/webhook-destinations: List a workspace's webhook destinations"""
+        return self._call("listWebhookDestinationsOfWorkspace", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    def create_webhook_destination_of_workspace(self, *, workspace_id: str, body: models.CreateWebhookDestinationRequest) -> models.WebhookDestinationCreated:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations: Add a webhook destination to a workspace"""
+        return self._call("createWebhookDestinationOfWorkspace", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    def rotate_webhook_destination_secret_of_workspace(self, *, workspace_id: str, id: str) -> models.WebhookDestinationCreated:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/rotate-secret: Rotate a workspace's destination secret"""
+        return self._call("rotateWebhookDestinationSecretOfWorkspace", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    def pause_webhook_destination_of_workspace(self, *, workspace_id: str, id: str) -> models.WebhookDestination:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/pause: Pause a workspace's destination"""
+        return self._call("pauseWebhookDestinationOfWorkspace", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    def resume_webhook_destination_of_workspace(self, *, workspace_id: str, id: str) -> models.WebhookDestination:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/resume: Resume a workspace's destination"""
+        return self._call("resumeWebhookDestinationOfWorkspace", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    def ping_webhook_destination_of_workspace(self, *, workspace_id: str, id: str) -> models.DeliveryAccepted:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/ping: Ping a workspace's destination"""
+        return self._call("pingWebhookDestinationOfWorkspace", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    def send_webhook_destination_test_event_of_workspace(self, *, workspace_id: str, id: str, body: models.SendTestEventRequest) -> models.DeliveryAccepted:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/test-events: Send a test event to a workspace's destination"""
+        return self._call("sendWebhookDestinationTestEventOfWorkspace", path={"workspace_id": workspace_id, "id": id}, body=body)  # type: ignore[no-any-return]
+
+    def replay_webhook_destination_of_workspace(self, *, workspace_id: str, id: str) -> models.DeliveryAccepted:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/replay: Replay a workspace's destination"""
+        return self._call("replayWebhookDestinationOfWorkspace", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    def decide_approval_of_workspace(self, *, workspace_id: str, approval_id: str, body: models.OperatorApprovalDecision) -> models.Approval:
+        """POST /operator/workspaces/{workspace_id}/approvals/{approval_id}/decision: Decide an approval of a workspace"""
+        return self._call("decideApprovalOfWorkspace", path={"workspace_id": workspace_id, "approval_id": approval_id}, body=body)  # type: ignore[no-any-return]
 
     def create_user_reset(self, *, body: models.OperatorUserResetRequest) -> models.AccountReset:
         """POST /operator/users/resets: Reset an account's password or two-step verification"""
@@ -891,6 +971,70 @@ class AsyncOperations:
     async def resume_agent_of_workspace(self, *, workspace_id: str, slug: str) -> models.WorkspaceAgent:
         """POST /operator/workspaces/{workspace_id}/agents/{slug}/resume: Resume an agent of a workspace"""
         return await self._call("resumeAgentOfWorkspace", path={"workspace_id": workspace_id, "slug": slug})  # type: ignore[no-any-return]
+
+    async def list_workspace_users(self, *, workspace_id: str) -> models.WorkspaceUserList:
+        """GET /operator/workspaces/{workspace_id}/users: List a workspace's users"""
+        return await self._call("listWorkspaceUsers", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    async def create_workspace_user(self, *, workspace_id: str, body: models.CreateWorkspaceUserRequest) -> models.WorkspaceUserCreated:
+        """POST /operator/workspaces/{workspace_id}/users: Add a user to a workspace"""
+        return await self._call("createWorkspaceUser", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    async def list_inbound_webhooks_of_workspace(self, *, workspace_id: str) -> models.InboundWebhookList:
+        """GET /operator/workspaces/{workspace_id}/inbound-webhooks: List a workspace's inbound webhooks"""
+        return await self._call("listInboundWebhooksOfWorkspace", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    async def create_inbound_webhook_of_workspace(self, *, workspace_id: str, body: models.CreateInboundWebhookRequest) -> models.InboundWebhookCreated:
+        """POST /operator/workspaces/{workspace_id}/inbound-webhooks: Create an inbound webhook in a workspace"""
+        return await self._call("createInboundWebhookOfWorkspace", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    async def revoke_inbound_webhook_of_workspace(self, *, workspace_id: str, slug: str) -> models.InboundWebhook:
+        """DELETE /operator/workspaces/{workspace_id}/inbound-webhooks/{slug}: Revoke a workspace's inbound webhook"""
+        return await self._call("revokeInboundWebhookOfWorkspace", path={"workspace_id": workspace_id, "slug": slug})  # type: ignore[no-any-return]
+
+    async def pause_inbound_webhook_of_workspace(self, *, workspace_id: str, slug: str) -> models.InboundWebhook:
+        """POST /operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/pause: Pause a workspace's inbound webhook"""
+        return await self._call("pauseInboundWebhookOfWorkspace", path={"workspace_id": workspace_id, "slug": slug})  # type: ignore[no-any-return]
+
+    async def resume_inbound_webhook_of_workspace(self, *, workspace_id: str, slug: str) -> models.InboundWebhook:
+        """POST /operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/resume: Resume a workspace's inbound webhook"""
+        return await self._call("resumeInboundWebhookOfWorkspace", path={"workspace_id": workspace_id, "slug": slug})  # type: ignore[no-any-return]
+
+    async def list_webhook_destinations_of_workspace(self, *, workspace_id: str) -> models.WebhookDestinationList:
+        """GET /operator/workspaces/{workspace_id}/webhook-destinations: List a workspace's webhook destinations"""
+        return await self._call("listWebhookDestinationsOfWorkspace", path={"workspace_id": workspace_id})  # type: ignore[no-any-return]
+
+    async def create_webhook_destination_of_workspace(self, *, workspace_id: str, body: models.CreateWebhookDestinationRequest) -> models.WebhookDestinationCreated:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations: Add a webhook destination to a workspace"""
+        return await self._call("createWebhookDestinationOfWorkspace", path={"workspace_id": workspace_id}, body=body)  # type: ignore[no-any-return]
+
+    async def rotate_webhook_destination_secret_of_workspace(self, *, workspace_id: str, id: str) -> models.WebhookDestinationCreated:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/rotate-secret: Rotate a workspace's destination secret"""
+        return await self._call("rotateWebhookDestinationSecretOfWorkspace", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    async def pause_webhook_destination_of_workspace(self, *, workspace_id: str, id: str) -> models.WebhookDestination:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/pause: Pause a workspace's destination"""
+        return await self._call("pauseWebhookDestinationOfWorkspace", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    async def resume_webhook_destination_of_workspace(self, *, workspace_id: str, id: str) -> models.WebhookDestination:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/resume: Resume a workspace's destination"""
+        return await self._call("resumeWebhookDestinationOfWorkspace", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    async def ping_webhook_destination_of_workspace(self, *, workspace_id: str, id: str) -> models.DeliveryAccepted:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/ping: Ping a workspace's destination"""
+        return await self._call("pingWebhookDestinationOfWorkspace", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    async def send_webhook_destination_test_event_of_workspace(self, *, workspace_id: str, id: str, body: models.SendTestEventRequest) -> models.DeliveryAccepted:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/test-events: Send a test event to a workspace's destination"""
+        return await self._call("sendWebhookDestinationTestEventOfWorkspace", path={"workspace_id": workspace_id, "id": id}, body=body)  # type: ignore[no-any-return]
+
+    async def replay_webhook_destination_of_workspace(self, *, workspace_id: str, id: str) -> models.DeliveryAccepted:
+        """POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/replay: Replay a workspace's destination"""
+        return await self._call("replayWebhookDestinationOfWorkspace", path={"workspace_id": workspace_id, "id": id})  # type: ignore[no-any-return]
+
+    async def decide_approval_of_workspace(self, *, workspace_id: str, approval_id: str, body: models.OperatorApprovalDecision) -> models.Approval:
+        """POST /operator/workspaces/{workspace_id}/approvals/{approval_id}/decision: Decide an approval of a workspace"""
+        return await self._call("decideApprovalOfWorkspace", path={"workspace_id": workspace_id, "approval_id": approval_id}, body=body)  # type: ignore[no-any-return]
 
     async def create_user_reset(self, *, body: models.OperatorUserResetRequest) -> models.AccountReset:
         """POST /operator/users/resets: Reset an account's password or two-step verification"""

@@ -100,6 +100,22 @@ export const OPERATIONS = {
   listAgentsOfWorkspace: { id: 'listAgentsOfWorkspace', method: 'GET', path: '/operator/workspaces/{workspace_id}/agents', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   pauseAgentOfWorkspace: { id: 'pauseAgentOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/agents/{slug}/pause', auth: 'operatorToken', pathParams: ['workspace_id', 'slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   resumeAgentOfWorkspace: { id: 'resumeAgentOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/agents/{slug}/resume', auth: 'operatorToken', pathParams: ['workspace_id', 'slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listWorkspaceUsers: { id: 'listWorkspaceUsers', method: 'GET', path: '/operator/workspaces/{workspace_id}/users', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  createWorkspaceUser: { id: 'createWorkspaceUser', method: 'POST', path: '/operator/workspaces/{workspace_id}/users', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listInboundWebhooksOfWorkspace: { id: 'listInboundWebhooksOfWorkspace', method: 'GET', path: '/operator/workspaces/{workspace_id}/inbound-webhooks', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  createInboundWebhookOfWorkspace: { id: 'createInboundWebhookOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/inbound-webhooks', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  revokeInboundWebhookOfWorkspace: { id: 'revokeInboundWebhookOfWorkspace', method: 'DELETE', path: '/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}', auth: 'operatorToken', pathParams: ['workspace_id', 'slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  pauseInboundWebhookOfWorkspace: { id: 'pauseInboundWebhookOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/pause', auth: 'operatorToken', pathParams: ['workspace_id', 'slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  resumeInboundWebhookOfWorkspace: { id: 'resumeInboundWebhookOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/resume', auth: 'operatorToken', pathParams: ['workspace_id', 'slug'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  listWebhookDestinationsOfWorkspace: { id: 'listWebhookDestinationsOfWorkspace', method: 'GET', path: '/operator/workspaces/{workspace_id}/webhook-destinations', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  createWebhookDestinationOfWorkspace: { id: 'createWebhookDestinationOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/webhook-destinations', auth: 'operatorToken', pathParams: ['workspace_id'], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  rotateWebhookDestinationSecretOfWorkspace: { id: 'rotateWebhookDestinationSecretOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/webhook-destinations/{id}/rotate-secret', auth: 'operatorToken', pathParams: ['workspace_id', 'id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  pauseWebhookDestinationOfWorkspace: { id: 'pauseWebhookDestinationOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/webhook-destinations/{id}/pause', auth: 'operatorToken', pathParams: ['workspace_id', 'id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  resumeWebhookDestinationOfWorkspace: { id: 'resumeWebhookDestinationOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/webhook-destinations/{id}/resume', auth: 'operatorToken', pathParams: ['workspace_id', 'id'], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  pingWebhookDestinationOfWorkspace: { id: 'pingWebhookDestinationOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/webhook-destinations/{id}/ping', auth: 'operatorToken', pathParams: ['workspace_id', 'id'], queryParams: [], headerParams: [], body: 'none', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  sendWebhookDestinationTestEventOfWorkspace: { id: 'sendWebhookDestinationTestEventOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/webhook-destinations/{id}/test-events', auth: 'operatorToken', pathParams: ['workspace_id', 'id'], queryParams: [], headerParams: [], body: 'required', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  replayWebhookDestinationOfWorkspace: { id: 'replayWebhookDestinationOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/webhook-destinations/{id}/replay', auth: 'operatorToken', pathParams: ['workspace_id', 'id'], queryParams: [], headerParams: [], body: 'none', status: 202, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
+  decideApprovalOfWorkspace: { id: 'decideApprovalOfWorkspace', method: 'POST', path: '/operator/workspaces/{workspace_id}/approvals/{approval_id}/decision', auth: 'operatorToken', pathParams: ['workspace_id', 'approval_id'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   createUserReset: { id: 'createUserReset', method: 'POST', path: '/operator/users/resets', auth: 'operatorToken', pathParams: [], queryParams: [], headerParams: [], body: 'required', status: 201, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   listAgents: { id: 'listAgents', method: 'GET', path: '/v1/agents', auth: 'apiKey', pathParams: [], queryParams: [], headerParams: [], body: 'none', status: 200, response: 'json', streamable: false, idempotencyKey: false, csrf: false },
   sendAgentMessage: { id: 'sendAgentMessage', method: 'POST', path: '/v1/agents/{slug}/messages', auth: 'apiKey', pathParams: ['slug'], queryParams: [], headerParams: [], body: 'required', status: 200, response: 'json', streamable: true, idempotencyKey: true, csrf: true },
@@ -207,6 +223,22 @@ export interface OperationInputs {
   listAgentsOfWorkspace: { path: Params<'listAgentsOfWorkspace', 'path'> };
   pauseAgentOfWorkspace: { path: Params<'pauseAgentOfWorkspace', 'path'>; body: JsonBody<'pauseAgentOfWorkspace'> };
   resumeAgentOfWorkspace: { path: Params<'resumeAgentOfWorkspace', 'path'> };
+  listWorkspaceUsers: { path: Params<'listWorkspaceUsers', 'path'> };
+  createWorkspaceUser: { path: Params<'createWorkspaceUser', 'path'>; body: JsonBody<'createWorkspaceUser'> };
+  listInboundWebhooksOfWorkspace: { path: Params<'listInboundWebhooksOfWorkspace', 'path'> };
+  createInboundWebhookOfWorkspace: { path: Params<'createInboundWebhookOfWorkspace', 'path'>; body: JsonBody<'createInboundWebhookOfWorkspace'> };
+  revokeInboundWebhookOfWorkspace: { path: Params<'revokeInboundWebhookOfWorkspace', 'path'> };
+  pauseInboundWebhookOfWorkspace: { path: Params<'pauseInboundWebhookOfWorkspace', 'path'> };
+  resumeInboundWebhookOfWorkspace: { path: Params<'resumeInboundWebhookOfWorkspace', 'path'> };
+  listWebhookDestinationsOfWorkspace: { path: Params<'listWebhookDestinationsOfWorkspace', 'path'> };
+  createWebhookDestinationOfWorkspace: { path: Params<'createWebhookDestinationOfWorkspace', 'path'>; body: JsonBody<'createWebhookDestinationOfWorkspace'> };
+  rotateWebhookDestinationSecretOfWorkspace: { path: Params<'rotateWebhookDestinationSecretOfWorkspace', 'path'> };
+  pauseWebhookDestinationOfWorkspace: { path: Params<'pauseWebhookDestinationOfWorkspace', 'path'> };
+  resumeWebhookDestinationOfWorkspace: { path: Params<'resumeWebhookDestinationOfWorkspace', 'path'> };
+  pingWebhookDestinationOfWorkspace: { path: Params<'pingWebhookDestinationOfWorkspace', 'path'> };
+  sendWebhookDestinationTestEventOfWorkspace: { path: Params<'sendWebhookDestinationTestEventOfWorkspace', 'path'>; body: JsonBody<'sendWebhookDestinationTestEventOfWorkspace'> };
+  replayWebhookDestinationOfWorkspace: { path: Params<'replayWebhookDestinationOfWorkspace', 'path'> };
+  decideApprovalOfWorkspace: { path: Params<'decideApprovalOfWorkspace', 'path'>; body: JsonBody<'decideApprovalOfWorkspace'> };
   createUserReset: { body: JsonBody<'createUserReset'> };
   listAgents: Record<string, never>;
   sendAgentMessage: { path: Params<'sendAgentMessage', 'path'>; body: JsonBody<'sendAgentMessage'> };
@@ -312,6 +344,22 @@ export interface OperationOutputs {
   listAgentsOfWorkspace: JsonAnswer<'listAgentsOfWorkspace', 200>;
   pauseAgentOfWorkspace: JsonAnswer<'pauseAgentOfWorkspace', 200>;
   resumeAgentOfWorkspace: JsonAnswer<'resumeAgentOfWorkspace', 200>;
+  listWorkspaceUsers: JsonAnswer<'listWorkspaceUsers', 200>;
+  createWorkspaceUser: JsonAnswer<'createWorkspaceUser', 201>;
+  listInboundWebhooksOfWorkspace: JsonAnswer<'listInboundWebhooksOfWorkspace', 200>;
+  createInboundWebhookOfWorkspace: JsonAnswer<'createInboundWebhookOfWorkspace', 201>;
+  revokeInboundWebhookOfWorkspace: JsonAnswer<'revokeInboundWebhookOfWorkspace', 200>;
+  pauseInboundWebhookOfWorkspace: JsonAnswer<'pauseInboundWebhookOfWorkspace', 200>;
+  resumeInboundWebhookOfWorkspace: JsonAnswer<'resumeInboundWebhookOfWorkspace', 200>;
+  listWebhookDestinationsOfWorkspace: JsonAnswer<'listWebhookDestinationsOfWorkspace', 200>;
+  createWebhookDestinationOfWorkspace: JsonAnswer<'createWebhookDestinationOfWorkspace', 201>;
+  rotateWebhookDestinationSecretOfWorkspace: JsonAnswer<'rotateWebhookDestinationSecretOfWorkspace', 200>;
+  pauseWebhookDestinationOfWorkspace: JsonAnswer<'pauseWebhookDestinationOfWorkspace', 200>;
+  resumeWebhookDestinationOfWorkspace: JsonAnswer<'resumeWebhookDestinationOfWorkspace', 200>;
+  pingWebhookDestinationOfWorkspace: JsonAnswer<'pingWebhookDestinationOfWorkspace', 202>;
+  sendWebhookDestinationTestEventOfWorkspace: JsonAnswer<'sendWebhookDestinationTestEventOfWorkspace', 202>;
+  replayWebhookDestinationOfWorkspace: JsonAnswer<'replayWebhookDestinationOfWorkspace', 202>;
+  decideApprovalOfWorkspace: JsonAnswer<'decideApprovalOfWorkspace', 200>;
   createUserReset: JsonAnswer<'createUserReset', 201>;
   listAgents: JsonAnswer<'listAgents', 200>;
   sendAgentMessage: JsonAnswer<'sendAgentMessage', 200> | JsonAnswer<'sendAgentMessage', 202>;
@@ -757,6 +805,86 @@ export class Operations {
   /** POST /operator/workspaces/{workspace_id}/agents/{slug}/resume: Resume an agent of a workspace */
   resumeAgentOfWorkspace(input: OperationInputs['resumeAgentOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['resumeAgentOfWorkspace']> {
     return this.transport.call(OPERATIONS.resumeAgentOfWorkspace, input, options) as Promise<OperationOutputs['resumeAgentOfWorkspace']>;
+  }
+
+  /** GET /operator/workspaces/{workspace_id}/users: List a workspace's users */
+  listWorkspaceUsers(input: OperationInputs['listWorkspaceUsers'], options?: RequestOptions): Promise<OperationOutputs['listWorkspaceUsers']> {
+    return this.transport.call(OPERATIONS.listWorkspaceUsers, input, options) as Promise<OperationOutputs['listWorkspaceUsers']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/users: Add a user to a workspace */
+  createWorkspaceUser(input: OperationInputs['createWorkspaceUser'], options?: RequestOptions): Promise<OperationOutputs['createWorkspaceUser']> {
+    return this.transport.call(OPERATIONS.createWorkspaceUser, input, options) as Promise<OperationOutputs['createWorkspaceUser']>;
+  }
+
+  /** GET /operator/workspaces/{workspace_id}/inbound-webhooks: List a workspace's inbound webhooks */
+  listInboundWebhooksOfWorkspace(input: OperationInputs['listInboundWebhooksOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['listInboundWebhooksOfWorkspace']> {
+    return this.transport.call(OPERATIONS.listInboundWebhooksOfWorkspace, input, options) as Promise<OperationOutputs['listInboundWebhooksOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/inbound-webhooks: Create an inbound webhook in a workspace */
+  createInboundWebhookOfWorkspace(input: OperationInputs['createInboundWebhookOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['createInboundWebhookOfWorkspace']> {
+    return this.transport.call(OPERATIONS.createInboundWebhookOfWorkspace, input, options) as Promise<OperationOutputs['createInboundWebhookOfWorkspace']>;
+  }
+
+  /** DELETE /operator/workspaces/{workspace_id}/inbound-webhooks/{slug}: Revoke a workspace's inbound webhook */
+  revokeInboundWebhookOfWorkspace(input: OperationInputs['revokeInboundWebhookOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['revokeInboundWebhookOfWorkspace']> {
+    return this.transport.call(OPERATIONS.revokeInboundWebhookOfWorkspace, input, options) as Promise<OperationOutputs['revokeInboundWebhookOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/pause: Pause a workspace's inbound webhook */
+  pauseInboundWebhookOfWorkspace(input: OperationInputs['pauseInboundWebhookOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['pauseInboundWebhookOfWorkspace']> {
+    return this.transport.call(OPERATIONS.pauseInboundWebhookOfWorkspace, input, options) as Promise<OperationOutputs['pauseInboundWebhookOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/inbound-webhooks/{slug}/resume: Resume a workspace's inbound webhook */
+  resumeInboundWebhookOfWorkspace(input: OperationInputs['resumeInboundWebhookOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['resumeInboundWebhookOfWorkspace']> {
+    return this.transport.call(OPERATIONS.resumeInboundWebhookOfWorkspace, input, options) as Promise<OperationOutputs['resumeInboundWebhookOfWorkspace']>;
+  }
+
+  /** GET /operator/workspaces/{workspace_id}/webhook-destinations: List a workspace's webhook destinations */
+  listWebhookDestinationsOfWorkspace(input: OperationInputs['listWebhookDestinationsOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['listWebhookDestinationsOfWorkspace']> {
+    return this.transport.call(OPERATIONS.listWebhookDestinationsOfWorkspace, input, options) as Promise<OperationOutputs['listWebhookDestinationsOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/webhook-destinations: Add a webhook destination to a workspace */
+  createWebhookDestinationOfWorkspace(input: OperationInputs['createWebhookDestinationOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['createWebhookDestinationOfWorkspace']> {
+    return this.transport.call(OPERATIONS.createWebhookDestinationOfWorkspace, input, options) as Promise<OperationOutputs['createWebhookDestinationOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/rotate-secret: Rotate a workspace's destination secret */
+  rotateWebhookDestinationSecretOfWorkspace(input: OperationInputs['rotateWebhookDestinationSecretOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['rotateWebhookDestinationSecretOfWorkspace']> {
+    return this.transport.call(OPERATIONS.rotateWebhookDestinationSecretOfWorkspace, input, options) as Promise<OperationOutputs['rotateWebhookDestinationSecretOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/pause: Pause a workspace's destination */
+  pauseWebhookDestinationOfWorkspace(input: OperationInputs['pauseWebhookDestinationOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['pauseWebhookDestinationOfWorkspace']> {
+    return this.transport.call(OPERATIONS.pauseWebhookDestinationOfWorkspace, input, options) as Promise<OperationOutputs['pauseWebhookDestinationOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/resume: Resume a workspace's destination */
+  resumeWebhookDestinationOfWorkspace(input: OperationInputs['resumeWebhookDestinationOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['resumeWebhookDestinationOfWorkspace']> {
+    return this.transport.call(OPERATIONS.resumeWebhookDestinationOfWorkspace, input, options) as Promise<OperationOutputs['resumeWebhookDestinationOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/ping: Ping a workspace's destination */
+  pingWebhookDestinationOfWorkspace(input: OperationInputs['pingWebhookDestinationOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['pingWebhookDestinationOfWorkspace']> {
+    return this.transport.call(OPERATIONS.pingWebhookDestinationOfWorkspace, input, options) as Promise<OperationOutputs['pingWebhookDestinationOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/test-events: Send a test event to a workspace's destination */
+  sendWebhookDestinationTestEventOfWorkspace(input: OperationInputs['sendWebhookDestinationTestEventOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['sendWebhookDestinationTestEventOfWorkspace']> {
+    return this.transport.call(OPERATIONS.sendWebhookDestinationTestEventOfWorkspace, input, options) as Promise<OperationOutputs['sendWebhookDestinationTestEventOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/webhook-destinations/{id}/replay: Replay a workspace's destination */
+  replayWebhookDestinationOfWorkspace(input: OperationInputs['replayWebhookDestinationOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['replayWebhookDestinationOfWorkspace']> {
+    return this.transport.call(OPERATIONS.replayWebhookDestinationOfWorkspace, input, options) as Promise<OperationOutputs['replayWebhookDestinationOfWorkspace']>;
+  }
+
+  /** POST /operator/workspaces/{workspace_id}/approvals/{approval_id}/decision: Decide an approval of a workspace */
+  decideApprovalOfWorkspace(input: OperationInputs['decideApprovalOfWorkspace'], options?: RequestOptions): Promise<OperationOutputs['decideApprovalOfWorkspace']> {
+    return this.transport.call(OPERATIONS.decideApprovalOfWorkspace, input, options) as Promise<OperationOutputs['decideApprovalOfWorkspace']>;
   }
 
   /** POST /operator/users/resets: Reset an account's password or two-step verification */

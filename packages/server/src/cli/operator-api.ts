@@ -18,9 +18,8 @@ export const OPERATOR_API_OPTIONS = {
   'operator-token': { type: 'string' },
 } as const;
 
-/** Their help lines. */
-export const OPERATOR_API_HELP = `  --url U             a running server (or SERVICE_URL): go through its operator API instead of the store
-  --operator-token T  the operator token for --url (or OPERATOR_TOKEN; prefer the variable)`;
+/** Their help lines (usage.ts holds them, for the help texts there too). */
+export { OPERATOR_API_HELP } from './usage.ts';
 
 /** Calls to one running server's operator API. */
 export interface OperatorApi {

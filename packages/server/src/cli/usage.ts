@@ -9,6 +9,10 @@ export const WORKSPACE_COMMAND_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** The help lines of the flags of a command that can go through a running server's operator API (cli/operator-api.ts). */
+export const OPERATOR_API_HELP = `  --url U             a running server (or SERVICE_URL): go through its operator API instead of the store
+  --operator-token T  the operator token for --url (or OPERATOR_TOKEN; prefer the variable)`;
+
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
@@ -52,7 +56,7 @@ that deliveries may reach although private), WEBHOOK_POLL_MS, WEBHOOK_DELIVERY_T
 STREAM_RESUME_MS, RUN_EVENT_RETENTION_HOURS, AUDIT_RETENTION_DAYS,
 CORS_ORIGINS (browser origins allowed to call the API; none by default), OPERATOR_TOKEN (an operator
 token the server accepts, at least 32 characters), SERVICE_URL (the running server the \`workspaces\`,
-\`keys\`, \`kill-switch\`, \`plan\`, \`agents\` and \`users reset-…\` commands call), METRICS_PORT, METRICS_HOST, SHUTDOWN_GRACE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
+\`keys\`, \`kill-switch\`, \`plan\`, \`agents\`, \`users\`, \`webhooks\` and \`approvals\` commands call), METRICS_PORT, METRICS_HOST, SHUTDOWN_GRACE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS,
 KEEP_ALIVE_TIMEOUT_MS, LOG_LEVEL, LOG_FORMAT, WORKERS (see docs/operations.md).`,
 
   init: `Usage: service init [--json] [--email E] [--password P] [--workspace-name N] [--data-dir D]
@@ -103,16 +107,27 @@ Prints the new secret once.
   --url U               a running server (or SERVICE_URL): go through its operator API instead of the store
   --operator-token T    the operator token for --url (or OPERATOR_TOKEN; prefer the variable)`,
 
-  'users add': `Usage: service users add --email E [--role owner|admin|member] [--password P] [--no-totp] [--workspace W] [--json]
+  'users add': `Usage: service users add --email E [--role owner|admin|member] [--password P] [--no-totp] [--workspace W] [--json] [--url U]
 
 Adds a user. Prints the password (24 random characters unless given) and the TOTP secret once.
 Key management needs role owner or admin with TOTP; a user added with --no-totp can sign in but
 not manage keys.
-  --json   print {"id","email","role","password","totpSecret"}`,
+  --role R            owner, admin or member (default admin)
+  --password P        at least 12 characters (default: 24 random ones)
+  --json              print {"id","email","role","password","totpSecret"}
+  --workspace W       the workspace (default: the only one)
+  --data-dir D        embedded store directory when there is no --url (default ./data, or DATA_DIR)
+${OPERATOR_API_HELP}
+With --url: POST /operator/workspaces/{id}/users, the same output.`,
 
-  'users list': `Usage: service users list [--workspace W] [--json] [--data-dir D]
+  'users list': `Usage: service users list [--workspace W] [--json] [--data-dir D] [--url U]
 
-Lists the workspace's users with their role and whether two-step verification is active.`,
+Lists the workspace's users with their role and whether two-step verification is active.
+  --json              print {"data":[{"id","email","role","twoFactorEnabled"}]}
+  --workspace W       the workspace (default: the only one)
+  --data-dir D        embedded store directory when there is no --url (default ./data, or DATA_DIR)
+${OPERATOR_API_HELP}
+With --url: GET /operator/workspaces/{id}/users, the same output.`,
 
   totp: `Usage: service totp <base32 secret>
 

@@ -1,17 +1,20 @@
 /**
  * @module `service webhooks inbound …`, `service webhooks outbound …` and `service approvals decide`:
- * the webhook settings and approval decisions from the command line, for scripts and tests. They
- * work on the store directly (like `keys`), so with the embedded store they run while the server
- * is stopped; queued pings and replays are delivered by the server's worker once it runs.
+ * the webhook settings and approval decisions from the command line, for scripts and tests. With a
+ * server's address (`--url`, or SERVICE_URL; for `outbound create`, whose --url is the receiver's, SERVICE_URL
+ * only) they go through its operator API (cli/operator-api.ts), the same output either way; without one they
+ * work on the store directly (like `keys`), so with the embedded store they run while the server is stopped,
+ * and queued pings and replays are delivered by the server's worker once it runs.
  */
-import type { TableRow } from '../../../../generated/db.ts';
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { decideApproval } from '../domain/approvals/decision.ts';
 import { COMMAND_LINE } from '../domain/audit/index.ts';
-import { fail } from '../errors.ts';
+import { approvalDecider } from '../domain/approvals/decider.ts';
+import type { Schema } from '../contract.ts';
 import type { Db } from '../store/db.ts';
-import { createWebhookServices } from '../webhook-services.ts';
+import { createWebhookServices, type WebhookServices } from '../webhook-services.ts';
+import { OPERATOR_API_HELP, OPERATOR_API_OPTIONS, type OperatorApi, operatorApi, operatorWorkspace, workspacePath } from './operator-api.ts';
 import { resolveWorkspace } from './keys.ts';
 import { resolveSecretKey } from '../runtime/secret-key.ts';
 import { openCliStore } from '../runtime/store.ts';
@@ -22,11 +25,13 @@ import { WORKSPACE_EVENT_TYPES } from '../domain/webhooks/envelope.ts';
 import {
   zCreateInboundWebhookBody,
   zCreateWebhookDestinationBody,
-  zDecideApprovalBody,
+  zDecideApprovalOfWorkspaceBody,
   zSendWebhookDestinationTestEventBody,
 } from '../../../../generated/zod.ts';
 
 const COMMON = WORKSPACE_COMMAND_OPTIONS;
+/** Every command also goes through a running server's operator API (`--url` or SERVICE_URL, and OPERATOR_TOKEN). */
+const REMOTE = { ...COMMON, ...OPERATOR_API_OPTIONS } as const;
 
 /** The flag of each field of CreateInboundWebhookRequest, for messages. */
 const INBOUND_FLAGS: Record<string, string> = {
@@ -42,7 +47,7 @@ const INBOUND_FLAGS: Record<string, string> = {
 
 const OPTIONS = {
   'webhooks inbound create': {
-    ...COMMON,
+    ...REMOTE,
     slug: { type: 'string' },
     algorithm: { type: 'string' },
     'signature-header': { type: 'string' },
@@ -52,26 +57,34 @@ const OPTIONS = {
     agent: { type: 'string' },
     alias: { type: 'string' },
   },
-  'webhooks inbound list': COMMON,
-  'webhooks inbound pause': COMMON,
-  'webhooks inbound resume': COMMON,
-  'webhooks inbound revoke': COMMON,
-  'webhooks outbound create': { ...COMMON, url: { type: 'string' }, events: { type: 'string' } },
-  'webhooks outbound list': COMMON,
-  'webhooks outbound rotate-secret': COMMON,
-  'webhooks outbound pause': COMMON,
-  'webhooks outbound resume': COMMON,
-  'webhooks outbound ping': COMMON,
-  'webhooks outbound test-event': { ...COMMON, type: { type: 'string' } },
-  'webhooks outbound replay': COMMON,
-  'approvals decide': { ...COMMON, decision: { type: 'string' }, by: { type: 'string' } },
+  'webhooks inbound list': REMOTE,
+  'webhooks inbound pause': REMOTE,
+  'webhooks inbound resume': REMOTE,
+  'webhooks inbound revoke': REMOTE,
+  // Its --url is the receiver's: the server comes from SERVICE_URL.
+  'webhooks outbound create': { ...COMMON, 'operator-token': OPERATOR_API_OPTIONS['operator-token'], url: { type: 'string' }, events: { type: 'string' } },
+  'webhooks outbound list': REMOTE,
+  'webhooks outbound rotate-secret': REMOTE,
+  'webhooks outbound pause': REMOTE,
+  'webhooks outbound resume': REMOTE,
+  'webhooks outbound ping': REMOTE,
+  'webhooks outbound test-event': { ...REMOTE, type: { type: 'string' } },
+  'webhooks outbound replay': REMOTE,
+  'approvals decide': { ...REMOTE, decision: { type: 'string' }, by: { type: 'string' } },
 } as const;
 
 type Command = keyof typeof OPTIONS;
 
-const WHERE = `  --workspace W   the workspace (default: the only one)
-  --data-dir D    embedded store directory (default ./data, or DATA_DIR)
-  --json          machine-readable output`;
+const WHERE = `  --workspace W       the workspace (default: the only one)
+  --data-dir D        embedded store directory when there is no --url (default ./data, or DATA_DIR)
+  --json              machine-readable output
+${OPERATOR_API_HELP}`;
+
+/** For `webhooks outbound create`, whose --url is the receiver's. */
+const WHERE_RECEIVER = `  --workspace W       the workspace (default: the only one)
+  --data-dir D        embedded store directory when there is no SERVICE_URL (default ./data, or DATA_DIR)
+  --json              machine-readable output
+  (a running server: SERVICE_URL and OPERATOR_TOKEN, or --operator-token T; --url is the receiver's here)`;
 
 export const WEBHOOK_HELP: Record<Command | 'webhooks', string> = {
   webhooks: `Usage: service webhooks inbound  create|list|pause|resume|revoke [options]
@@ -82,7 +95,7 @@ Run \`service webhooks <inbound|outbound> <command> --help\` for the options of 
 Signing secrets (whsec_ + 32 base62) are shown once and stored encrypted (AES-256-GCM under
 SECRET_KEY, or the key file <data dir>/secret.key of the embedded store).`,
   'webhooks inbound create': `Usage: service webhooks inbound create --slug S [--algorithm sha256|sha512] [--signature-header H]
-         [--timestamp-required] [--rpm N] [--template T] [--agent A] [--alias A] [--json]
+         [--timestamp-required] [--rpm N] [--template T] [--agent A] [--alias A] [--json] [--url U]
 
 Creates an inbound webhook at POST /webhooks/inbound/S (and /v1/webhooks/inbound/S).
   --slug S               lowercase letters, digits and '-', unique across the service
@@ -94,60 +107,71 @@ Creates an inbound webhook at POST /webhooks/inbound/S (and /v1/webhooks/inbound
                          (default: the body as compact JSON)
   --agent A              target agent (default orchestrator)
   --alias A              Prelude, Sonata, Symphony or Concerto (default Sonata)
-${WHERE}  prints {"slug","secret"}
-The secret is shown once.`,
-  'webhooks inbound list': `Usage: service webhooks inbound list [--workspace W] [--json] [--data-dir D]
+With --json it prints {"slug","secret"}. The secret is shown once.
+${WHERE}`,
+  'webhooks inbound list': `Usage: service webhooks inbound list [--workspace W] [--json] [--data-dir D] [--url U]
 
-Lists the workspace's inbound webhooks with their settings and status (never a secret).`,
-  'webhooks inbound pause': `Usage: service webhooks inbound pause <slug> [--workspace W] [--json] [--data-dir D]
+Lists the workspace's inbound webhooks with their settings and status (never a secret).
+${WHERE}`,
+  'webhooks inbound pause': `Usage: service webhooks inbound pause <slug> [--workspace W] [--json] [--data-dir D] [--url U]
 
-While paused, the slug answers 404 webhook_unavailable.`,
-  'webhooks inbound resume': `Usage: service webhooks inbound resume <slug> [--workspace W] [--json] [--data-dir D]
+While paused, the slug answers 404 webhook_unavailable.
+${WHERE}`,
+  'webhooks inbound resume': `Usage: service webhooks inbound resume <slug> [--workspace W] [--json] [--data-dir D] [--url U]
 
-Accepts events again.`,
-  'webhooks inbound revoke': `Usage: service webhooks inbound revoke <slug> [--workspace W] [--json] [--data-dir D]
+Accepts events again.
+${WHERE}`,
+  'webhooks inbound revoke': `Usage: service webhooks inbound revoke <slug> [--workspace W] [--json] [--data-dir D] [--url U]
 
-Revokes for good: the slug answers 404 webhook_not_found and stays taken.`,
+Revokes for good: the slug answers 404 webhook_not_found and stays taken.
+${WHERE}`,
   'webhooks outbound create': `Usage: service webhooks outbound create --url U --events a,b [--workspace W] [--json] [--data-dir D]
 
 Adds an HTTPS destination. Plain http://, credentials in the URL and private, loopback,
 link-local or metadata addresses are refused unless WEBHOOK_ALLOW_HOSTS names them.
   --url U        https:// URL of the receiver
   --events a,b   any of ${WORKSPACE_EVENT_TYPES.join(', ')}
-${WHERE}  prints {"id","secret"}
-The secret is shown once.`,
-  'webhooks outbound list': `Usage: service webhooks outbound list [--workspace W] [--json] [--data-dir D]
+With --json it prints {"id","secret"}. The secret is shown once.
+${WHERE_RECEIVER}`,
+  'webhooks outbound list': `Usage: service webhooks outbound list [--workspace W] [--json] [--data-dir D] [--url U]
 
-Lists destinations with their status and consecutive failures (never a secret).`,
-  'webhooks outbound rotate-secret': `Usage: service webhooks outbound rotate-secret <dst id> [--workspace W] [--json] [--data-dir D]
+Lists destinations with their status and consecutive failures (never a secret).
+${WHERE}`,
+  'webhooks outbound rotate-secret': `Usage: service webhooks outbound rotate-secret <dst id> [--workspace W] [--json] [--data-dir D] [--url U]
 
 Issues a new signing secret, shown once; every later attempt, retries included, uses it.
-  --json   prints {"id","secret"}`,
-  'webhooks outbound pause': `Usage: service webhooks outbound pause <dst id> [--workspace W] [--json] [--data-dir D]
+With --json it prints {"id","secret"}.
+${WHERE}`,
+  'webhooks outbound pause': `Usage: service webhooks outbound pause <dst id> [--workspace W] [--json] [--data-dir D] [--url U]
 
-Holds deliveries to the destination until it is resumed.`,
-  'webhooks outbound resume': `Usage: service webhooks outbound resume <dst id> [--workspace W] [--json] [--data-dir D]
+Holds deliveries to the destination until it is resumed.
+${WHERE}`,
+  'webhooks outbound resume': `Usage: service webhooks outbound resume <dst id> [--workspace W] [--json] [--data-dir D] [--url U]
 
-Active again, with the failure count reset (also after the automatic pause of 20 failures).`,
-  'webhooks outbound ping': `Usage: service webhooks outbound ping <dst id> [--workspace W] [--json] [--data-dir D]
+Active again, with the failure count reset (also after the automatic pause of 20 failures).
+${WHERE}`,
+  'webhooks outbound ping': `Usage: service webhooks outbound ping <dst id> [--workspace W] [--json] [--data-dir D] [--url U]
 
 Queues a signed ping event to the destination (not workspace activity; no STU).
-  --json   prints {"eventIds":[...]}`,
-  'webhooks outbound test-event': `Usage: service webhooks outbound test-event <dst id> --type T [--workspace W] [--json] [--data-dir D]
+With --json it prints {"eventIds":[...]}.
+${WHERE}`,
+  'webhooks outbound test-event': `Usage: service webhooks outbound test-event <dst id> --type T [--workspace W] [--json] [--data-dir D] [--url U]
 
 Queues a signed test event of type T with sample data, marked "test": true (not workspace activity;
 no STU). It is attempted once and never retried, and does not count toward the destination's health.
   --type T   ping, ${WORKSPACE_EVENT_TYPES.join(', ')}
-  --json     prints {"eventIds":[...]}`,
-  'webhooks outbound replay': `Usage: service webhooks outbound replay <dst id> [--workspace W] [--json] [--data-dir D]
+With --json it prints {"eventIds":[...]}.
+${WHERE}`,
+  'webhooks outbound replay': `Usage: service webhooks outbound replay <dst id> [--workspace W] [--json] [--data-dir D] [--url U]
 
 Queues again every delivery of the destination that was given up, with the same event ids.
-  --json   prints {"eventIds":[...]}`,
-  'approvals decide': `Usage: service approvals decide <approval id> --decision approved|rejected [--by EMAIL] [--workspace W] [--json]
+With --json it prints {"eventIds":[...]}.
+${WHERE}`,
+  'approvals decide': `Usage: service approvals decide <approval id> --decision approved|rejected [--by EMAIL] [--workspace W] [--json] [--url U]
 
 Decides a pending approval and emits approval.decided with decided_by.
   --decision   approved or rejected
-  --by EMAIL   the deciding user (default: the workspace's first owner)
+  --by EMAIL   the owner or admin it is recorded for (default: the first owner, else the first admin)
 ${WHERE}`,
 };
 
@@ -170,126 +194,235 @@ async function runWebhookCommand(command: Command, values: Flags, positionals: s
   const needsOne = !command.endsWith(' create') && !command.endsWith(' list');
   if (needsOne && positionals.length !== 1) throw new UsageError(`Give exactly one ${idName(command)}.\n\n${WEBHOOK_HELP[command]}`);
   if (!needsOne && positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${WEBHOOK_HELP[command]}`);
+  const target = positionals[0]!;
+  // The request the route would receive, checked by the contract's schema before anything is opened or called.
+  const request = requestOf(command, values);
 
   const config = loadConfig({ 'data-dir': str(values['data-dir']) }, env);
+  // `webhooks outbound create --url` is the receiver's address: that command takes the server from SERVICE_URL.
+  const api = operatorApi(command === 'webhooks outbound create' ? { ...values, url: undefined } : values, config);
+  if (api) {
+    const workspaceId = await operatorWorkspace(api, str(values.workspace));
+    return printResult(command, await run(operatorWebhookCommands(api, workspaceId)), values.json === true, print);
+  }
   const secretKey = await resolveSecretKey(config);
   const store = await openCliStore(config, command);
   try {
     const workspaceId = await resolveWorkspace(store.db, str(values.workspace));
     const webhooks = createWebhookServices({ db: store.db, clock: systemClock, webhooks: { secretKey, allowList: config.webhookAllowHosts } });
-    const json = values.json === true;
-    const out = (value: unknown, text: string) => print(json ? JSON.stringify(value) : text);
-    const target = positionals[0]!;
-    switch (command) {
-      case 'webhooks inbound create': {
-        const body = bodyFromFlags(
-          zCreateInboundWebhookBody,
-          {
-            slug: str(values.slug),
-            algorithm: str(values.algorithm),
-            signatureHeader: str(values['signature-header']),
-            timestampRequired: values['timestamp-required'] ? true : undefined,
-            requestsPerMinute: wholeNumber(values.rpm),
-            template: str(values.template),
-            agentSlug: str(values.agent),
-            alias: str(values.alias),
-          },
-          INBOUND_FLAGS,
-          WEBHOOK_HELP[command],
-        );
-        const created = await webhooks.inbound.create(workspaceId, body, COMMAND_LINE);
-        out({ slug: created.slug, secret: created.secret }, `${created.slug}\n${created.secret}   (shown once)`);
-        return 0;
-      }
-      case 'webhooks inbound list': {
-        const list = await webhooks.inbound.list(workspaceId);
-        out(
-          { data: list },
-          list.map((w) => `${w.slug}  ${w.status}  ${w.algorithm}  agent ${w.agentSlug}  ${w.requestsPerMinute}/min`).join('\n') || 'No inbound webhooks.',
-        );
-        return 0;
-      }
-      case 'webhooks inbound pause':
-      case 'webhooks inbound resume':
-      case 'webhooks inbound revoke': {
-        const action = command.split(' ')[2] as 'pause' | 'resume' | 'revoke';
-        const webhook = await webhooks.inbound[action](workspaceId, target, COMMAND_LINE);
-        out(webhook, `${webhook.slug}: ${webhook.status}`);
-        return 0;
-      }
-      case 'webhooks outbound create': {
-        const events = str(values.events)
-          ?.split(',')
-          .map((e) => e.trim())
-          .filter(Boolean);
-        const body = bodyFromFlags(
-          zCreateWebhookDestinationBody,
-          { url: str(values.url), events },
-          { url: '--url', events: '--events' },
-          WEBHOOK_HELP[command],
-        );
-        const created = await webhooks.destinations.create(workspaceId, body, COMMAND_LINE);
-        out({ id: created.id, secret: created.secret }, `${created.id}\n${created.secret}   (shown once)`);
-        return 0;
-      }
-      case 'webhooks outbound list': {
-        const list = await webhooks.destinations.list(workspaceId);
-        out(
-          { data: list },
-          list.map((d) => `${d.id}  ${d.status}  ${d.url}  [${d.events.join(', ')}]  failures ${d.consecutiveFailures}`).join('\n') || 'No destinations.',
-        );
-        return 0;
-      }
-      case 'webhooks outbound rotate-secret': {
-        const rotated = await webhooks.destinations.rotateSecret(workspaceId, target, COMMAND_LINE);
-        out({ id: rotated.id, secret: rotated.secret }, `${rotated.id}\n${rotated.secret}   (shown once)`);
-        return 0;
-      }
-      case 'webhooks outbound pause':
-      case 'webhooks outbound resume': {
-        const destination = await webhooks.destinations[command.endsWith('pause') ? 'pause' : 'resume'](workspaceId, target, COMMAND_LINE);
-        out(destination, `${destination.id}: ${destination.status}`);
-        return 0;
-      }
-      case 'webhooks outbound ping':
-      case 'webhooks outbound replay': {
-        const queued = await webhooks.destinations[command.endsWith('ping') ? 'ping' : 'replay'](workspaceId, target, COMMAND_LINE);
-        out(queued, queued.eventIds.length ? `Queued: ${queued.eventIds.join(', ')}` : 'Nothing to replay.');
-        return 0;
-      }
-      case 'webhooks outbound test-event': {
-        const { type } = bodyFromFlags(zSendWebhookDestinationTestEventBody, { type: str(values.type) }, { type: '--type' }, WEBHOOK_HELP[command]);
-        const queued = await webhooks.destinations.testEvent(workspaceId, target, type, COMMAND_LINE);
-        out(queued, `Queued: ${queued.eventIds.join(', ')}`);
-        return 0;
-      }
-      case 'approvals decide': {
-        const { decision } = bodyFromFlags(zDecideApprovalBody, { decision: str(values.decision) }, { decision: '--decision' }, WEBHOOK_HELP[command]);
-        const decidedBy = await decider(store.db, workspaceId, str(values.by));
-        const approval = await decideApproval(store.db, systemClock, { workspaceId, approvalId: target, decision, decidedBy }, COMMAND_LINE);
-        out(approval, `${approval.id}: ${approval.status} by ${approval.decidedBy}`);
-        return 0;
-      }
-    }
+    return printResult(command, await run(storeWebhookCommands(store.db, webhooks, workspaceId)), values.json === true, print);
   } finally {
     await store.close();
   }
-  return 0;
+
+  function run(commands: WebhookCommands): Promise<Result> {
+    switch (command) {
+      case 'webhooks inbound create':
+        return commands.inbound.create(request as InboundRequest);
+      case 'webhooks inbound list':
+        return commands.inbound.list();
+      case 'webhooks inbound pause':
+      case 'webhooks inbound resume':
+      case 'webhooks inbound revoke':
+        return commands.inbound.change(command.split(' ')[2] as InboundChange, target);
+      case 'webhooks outbound create':
+        return commands.destinations.create(request as DestinationRequest);
+      case 'webhooks outbound list':
+        return commands.destinations.list();
+      case 'webhooks outbound rotate-secret':
+        return commands.destinations.rotateSecret(target);
+      case 'webhooks outbound pause':
+      case 'webhooks outbound resume':
+        return commands.destinations.change(command.endsWith('pause') ? 'pause' : 'resume', target);
+      case 'webhooks outbound ping':
+      case 'webhooks outbound replay':
+        return commands.destinations.queue(command.endsWith('ping') ? 'ping' : 'replay', target);
+      case 'webhooks outbound test-event':
+        return commands.destinations.testEvent(target, (request as TestEventRequest).type);
+      case 'approvals decide':
+        return commands.decide(target, request as DecisionRequest);
+    }
+  }
 }
 
-/** The deciding user: by email, or the workspace's first owner (then admin). */
-async function decider(db: Db, workspaceId: string, email: string | undefined): Promise<string> {
-  const rows = email
-    ? await db.query<Pick<TableRow<'users'>, 'id'>>(
-        `SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.workspace_id = $1 AND lower(u.email) = lower($2)`,
-        [workspaceId, email],
-      )
-    : await db.query<Pick<TableRow<'users'>, 'id'>>(
-        `SELECT user_id AS id FROM memberships WHERE workspace_id = $1 AND role IN ('owner', 'admin') ORDER BY role = 'owner' DESC, created_at LIMIT 1`,
-        [workspaceId],
+type InboundRequest = Schema<'CreateInboundWebhookRequest'>;
+type DestinationRequest = Schema<'CreateWebhookDestinationRequest'>;
+type TestEventRequest = Schema<'SendTestEventRequest'>;
+type DecisionRequest = Schema<'OperatorApprovalDecision'>;
+type InboundChange = 'pause' | 'resume' | 'revoke';
+type InboundWebhook = Schema<'InboundWebhook'>;
+type Destination = Schema<'WebhookDestination'>;
+type Queued = Schema<'DeliveryAccepted'>;
+type Approval = Schema<'Approval'>;
+type Result =
+  | { slug: string; secret: string }
+  | { id: string; secret: string }
+  | InboundWebhook[]
+  | Destination[]
+  | InboundWebhook
+  | Destination
+  | Queued
+  | Approval;
+
+/** The request body of the command, from its flags; undefined for the commands that send none. */
+function requestOf(command: Command, values: Flags): InboundRequest | DestinationRequest | TestEventRequest | DecisionRequest | undefined {
+  switch (command) {
+    case 'webhooks inbound create':
+      return bodyFromFlags(
+        zCreateInboundWebhookBody,
+        {
+          slug: str(values.slug),
+          algorithm: str(values.algorithm),
+          signatureHeader: str(values['signature-header']),
+          timestampRequired: values['timestamp-required'] ? true : undefined,
+          requestsPerMinute: wholeNumber(values.rpm),
+          template: str(values.template),
+          agentSlug: str(values.agent),
+          alias: str(values.alias),
+        },
+        INBOUND_FLAGS,
+        WEBHOOK_HELP[command],
       );
-  if (!rows[0]) throw fail('member_not_found', email ? `No user ${email} in this workspace.` : 'The workspace has no owner or admin.');
-  return rows[0].id;
+    case 'webhooks outbound create': {
+      const events = str(values.events)
+        ?.split(',')
+        .map((e) => e.trim())
+        .filter(Boolean);
+      return bodyFromFlags(zCreateWebhookDestinationBody, { url: str(values.url), events }, { url: '--url', events: '--events' }, WEBHOOK_HELP[command]);
+    }
+    case 'webhooks outbound test-event':
+      return bodyFromFlags(zSendWebhookDestinationTestEventBody, { type: str(values.type) }, { type: '--type' }, WEBHOOK_HELP[command]);
+    case 'approvals decide':
+      return bodyFromFlags(
+        zDecideApprovalOfWorkspaceBody,
+        { decision: str(values.decision), decidedBy: str(values.by) },
+        { decision: '--decision', decidedBy: '--by' },
+        WEBHOOK_HELP[command],
+      );
+    default:
+      return undefined;
+  }
+}
+
+/** What the commands do, on the store or through the operator API; both answer alike. */
+interface WebhookCommands {
+  inbound: {
+    create(body: InboundRequest): Promise<{ slug: string; secret: string }>;
+    list(): Promise<InboundWebhook[]>;
+    change(action: InboundChange, slug: string): Promise<InboundWebhook>;
+  };
+  destinations: {
+    create(body: DestinationRequest): Promise<{ id: string; secret: string }>;
+    list(): Promise<Destination[]>;
+    rotateSecret(id: string): Promise<{ id: string; secret: string }>;
+    change(action: 'pause' | 'resume', id: string): Promise<Destination>;
+    queue(action: 'ping' | 'replay', id: string): Promise<Queued>;
+    testEvent(id: string, type: TestEventRequest['type']): Promise<Queued>;
+  };
+  decide(approvalId: string, body: DecisionRequest): Promise<Approval>;
+}
+
+/** On the store directly, the actor in the audit log being the operator at the command line. */
+function storeWebhookCommands(db: Db, webhooks: WebhookServices, workspaceId: string): WebhookCommands {
+  const { inbound, destinations } = webhooks;
+  return {
+    inbound: {
+      create: async (body) => secretOf(await inbound.create(workspaceId, body, COMMAND_LINE), 'slug'),
+      list: () => inbound.list(workspaceId),
+      change: (action, slug) => inbound[action](workspaceId, slug, COMMAND_LINE),
+    },
+    destinations: {
+      create: async (body) => secretOf(await destinations.create(workspaceId, body, COMMAND_LINE), 'id'),
+      list: () => destinations.list(workspaceId),
+      rotateSecret: async (id) => secretOf(await destinations.rotateSecret(workspaceId, id, COMMAND_LINE), 'id'),
+      change: (action, id) => destinations[action](workspaceId, id, COMMAND_LINE),
+      queue: (action, id) => destinations[action](workspaceId, id, COMMAND_LINE),
+      testEvent: (id, type) => destinations.testEvent(workspaceId, id, type, COMMAND_LINE),
+    },
+    decide: async (approvalId, { decision, decidedBy }) =>
+      decideApproval(db, systemClock, { workspaceId, approvalId, decision, decidedBy: await approvalDecider(db, workspaceId, decidedBy) }, COMMAND_LINE),
+  };
+}
+
+/** Through a running server's operator API (`/operator/workspaces/{id}/inbound-webhooks|webhook-destinations|approvals`). */
+function operatorWebhookCommands(api: OperatorApi, workspaceId: string): WebhookCommands {
+  const hook = (...rest: string[]) => workspacePath(workspaceId, 'inbound-webhooks', ...rest);
+  const dst = (...rest: string[]) => workspacePath(workspaceId, 'webhook-destinations', ...rest);
+  return {
+    inbound: {
+      create: async (body) => secretOf(await api.call<Schema<'InboundWebhookCreated'>>('POST', hook(), body), 'slug'),
+      list: async () => (await api.call<Schema<'InboundWebhookList'>>('GET', hook())).data,
+      change: (action, slug) => api.call<InboundWebhook>(action === 'revoke' ? 'DELETE' : 'POST', action === 'revoke' ? hook(slug) : hook(slug, action)),
+    },
+    destinations: {
+      create: async (body) => secretOf(await api.call<Schema<'WebhookDestinationCreated'>>('POST', dst(), body), 'id'),
+      list: async () => (await api.call<Schema<'WebhookDestinationList'>>('GET', dst())).data,
+      rotateSecret: async (id) => secretOf(await api.call<Schema<'WebhookDestinationCreated'>>('POST', dst(id, 'rotate-secret')), 'id'),
+      change: (action, id) => api.call<Destination>('POST', dst(id, action)),
+      queue: (action, id) => api.call<Queued>('POST', dst(id, action)),
+      testEvent: (id, type) => api.call<Queued>('POST', dst(id, 'test-events'), { type }),
+    },
+    decide: (approvalId, body) => api.call<Approval>('POST', workspacePath(workspaceId, 'approvals', approvalId, 'decision'), body),
+  };
+}
+
+/** What a create or rotate prints: the name and the secret, shown once. */
+function secretOf<K extends 'slug' | 'id'>(created: Record<K, string> & { secret: string }, key: K): Record<K, string> & { secret: string } {
+  return { [key]: created[key], secret: created.secret } as Record<K, string> & { secret: string };
+}
+
+/** The command's output, the same whichever way it went. */
+function printResult(command: Command, result: Result, json: boolean, print: Print): number {
+  const out = (text: string) => print(json ? JSON.stringify(Array.isArray(result) ? { data: result } : result) : text);
+  switch (command) {
+    case 'webhooks inbound create': {
+      const created = result as { slug: string; secret: string };
+      out(`${created.slug}\n${created.secret}   (shown once)`);
+      break;
+    }
+    case 'webhooks inbound list': {
+      const list = result as InboundWebhook[];
+      out(list.map((w) => `${w.slug}  ${w.status}  ${w.algorithm}  agent ${w.agentSlug}  ${w.requestsPerMinute}/min`).join('\n') || 'No inbound webhooks.');
+      break;
+    }
+    case 'webhooks inbound pause':
+    case 'webhooks inbound resume':
+    case 'webhooks inbound revoke': {
+      const webhook = result as InboundWebhook;
+      out(`${webhook.slug}: ${webhook.status}`);
+      break;
+    }
+    case 'webhooks outbound create':
+    case 'webhooks outbound rotate-secret': {
+      const created = result as { id: string; secret: string };
+      out(`${created.id}\n${created.secret}   (shown once)`);
+      break;
+    }
+    case 'webhooks outbound list': {
+      const list = result as Destination[];
+      out(list.map((d) => `${d.id}  ${d.status}  ${d.url}  [${d.events.join(', ')}]  failures ${d.consecutiveFailures}`).join('\n') || 'No destinations.');
+      break;
+    }
+    case 'webhooks outbound pause':
+    case 'webhooks outbound resume': {
+      const destination = result as Destination;
+      out(`${destination.id}: ${destination.status}`);
+      break;
+    }
+    case 'webhooks outbound ping':
+    case 'webhooks outbound replay':
+    case 'webhooks outbound test-event': {
+      const queued = result as Queued;
+      out(queued.eventIds.length ? `Queued: ${queued.eventIds.join(', ')}` : 'Nothing to replay.');
+      break;
+    }
+    case 'approvals decide': {
+      const approval = result as Approval;
+      out(`${approval.id}: ${approval.status} by ${approval.decidedBy}`);
+      break;
+    }
+  }
+  return 0;
 }
 
 function idName(command: Command): string {

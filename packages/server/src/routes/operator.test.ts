@@ -15,6 +15,8 @@ import {
   zWorkspaceAgent,
   zWorkspaceAgentList,
   zWorkspaceCreated,
+  zWorkspaceUserCreated,
+  zWorkspaceUserList,
 } from '../../../../generated/zod.ts';
 import { createOperatorToken } from '../domain/operators/index.ts';
 import { totpCode } from '../domain/sessions/totp.ts';
@@ -359,5 +361,78 @@ describe("a workspace's keys and kill switches, by the operator", () => {
     expect((await operator('DELETE', `/operator/workspaces/${first!.id}/api-keys/${otherKey}`)).status).toBe(404);
     expect((await withKey(b.apiKey, 'GET', '/usage/current')).status).toBe(200);
     expect((await withKey(t.apiKey, 'GET', `/operator/workspaces/${b.workspaceId}/api-keys`)).status).toBe(401);
+  });
+});
+
+describe("a workspace's users, webhooks and approvals, by the operator", () => {
+  it('adds a user to the named workspace only, the password and TOTP secret in that answer only, audited member.added', async () => {
+    const b = await newWorkspace({ name: 'Users by the operator' });
+    const c = await newWorkspace({ name: 'Users left alone' });
+    const res = await operator('POST', `/operator/workspaces/${b.workspaceId}/users`, { email: 'Kim@Users.example', role: 'member' });
+    expect(res.status).toBe(201);
+    const added = zWorkspaceUserCreated.parse(await res.json());
+    expect(added).toMatchObject({ email: 'kim@users.example', role: 'member', password: expect.stringMatching(/^[0-9A-Za-z]{24}$/) });
+    expect(added.totpSecret).toMatch(/^[A-Z2-7]{32}$/);
+    const listed = await operator('GET', `/operator/workspaces/${b.workspaceId}/users`);
+    const users = zWorkspaceUserList.parse(await listed.json());
+    expect(users.data.find((u) => u.id === added.id)).toEqual({ id: added.id, email: 'kim@users.example', role: 'member', twoFactorEnabled: true });
+    expect(JSON.stringify(users)).not.toContain(added.password);
+    const others = zWorkspaceUserList.parse(await (await operator('GET', `/operator/workspaces/${c.workspaceId}/users`)).json());
+    expect(others.data.map((u) => u.email)).not.toContain('kim@users.example');
+    const events = await t.db.query<{ workspace_id: string; actor_type: string; target_id: string; details: unknown }>(
+      `SELECT workspace_id, actor_type, target_id, details FROM audit_events WHERE action = 'member.added'`,
+    );
+    expect(events).toEqual([{ workspace_id: b.workspaceId, actor_type: 'operator', target_id: added.id, details: { role: 'member', twoFactorEnabled: true } }]);
+    // Bodies the contract refuses, an email in use, an unknown workspace.
+    for (const body of [{ email: 'not an email' }, { email: 'lee@users.example', password: 'short' }, { email: 'lee@users.example', role: 'boss' }]) {
+      const refused = await operator('POST', `/operator/workspaces/${b.workspaceId}/users`, body);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: 'invalid_body' });
+    }
+    const taken = await operator('POST', `/operator/workspaces/${c.workspaceId}/users`, { email: 'kim@users.example' });
+    expect(taken.status).toBe(400);
+    expect(await taken.json()).toMatchObject({ error: 'invalid_body', param: 'email' });
+    const unknown = await operator('POST', '/operator/workspaces/wksp_AAAAAAAAAAAAAAAAAAAA/users', { email: 'lee@users.example' });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: 'not_found' });
+  });
+
+  it("creates an inbound webhook and a destination in the named workspace only; another workspace's are not found", async () => {
+    const b = await newWorkspace({ name: 'Webhooks by the operator' });
+    const c = await newWorkspace({ name: 'Webhooks left alone' });
+    const hook = await operator('POST', `/operator/workspaces/${b.workspaceId}/inbound-webhooks`, { slug: 'operator-made-hook', agentSlug: 'sales' });
+    expect(hook.status).toBe(201);
+    const { secret } = (await hook.json()) as { secret: string };
+    const event = JSON.stringify({ event: 'lead.created', id: 'lead_op_1' });
+    const ingested = await t.app.request('/webhooks/inbound/operator-made-hook', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-signature': signInboundBody(event, secret), 'x-forwarded-for': '203.0.113.77' },
+      body: event,
+    });
+    expect(ingested.status).toBe(200);
+    const { runId } = (await ingested.json()) as { runId: string };
+    const [run] = await t.db.query<{ workspace_id: string }>(`SELECT workspace_id FROM runs WHERE id = $1`, [runId]);
+    expect(run?.workspace_id).toBe(b.workspaceId);
+    expect((await operator('POST', `/operator/workspaces/${c.workspaceId}/inbound-webhooks/operator-made-hook/pause`)).status).toBe(404);
+    expect(await (await operator('GET', `/operator/workspaces/${c.workspaceId}/inbound-webhooks`)).json()).toEqual({ data: [] });
+
+    const dst = await operator('POST', `/operator/workspaces/${b.workspaceId}/webhook-destinations`, {
+      url: 'https://hooks.example.com/operator',
+      events: ['run.completed'],
+    });
+    expect(dst.status).toBe(201);
+    const { id } = (await dst.json()) as { id: string };
+    expect((await operator('POST', `/operator/workspaces/${c.workspaceId}/webhook-destinations/${id}/rotate-secret`)).status).toBe(404);
+    const paused = await operator('POST', `/operator/workspaces/${b.workspaceId}/webhook-destinations/${id}/pause`);
+    expect(await paused.json()).toMatchObject({ id, status: 'paused' });
+    const events = await t.db.query<{ action: string; actor_type: string }>(
+      `SELECT action, actor_type FROM audit_events WHERE workspace_id = $1 AND (action LIKE 'destination.%' OR action LIKE 'inbound_webhook.%') ORDER BY action`,
+      [b.workspaceId],
+    );
+    expect(events).toEqual([
+      { action: 'destination.created', actor_type: 'operator' },
+      { action: 'destination.paused', actor_type: 'operator' },
+      { action: 'inbound_webhook.created', actor_type: 'operator' },
+    ]);
   });
 });

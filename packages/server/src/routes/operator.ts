@@ -3,8 +3,9 @@
  * updateWorkspace, deleteWorkspace; createUserReset (an account's recovery, by email); within a workspace
  * its API keys (listWorkspaceApiKeys, createWorkspaceApiKey, revokeWorkspaceApiKey, rotateWorkspaceApiKey)
  * its kill switches (getWorkspaceKillSwitches, setWorkspaceManualKillSwitch) and its agents
- * (listAgentsOfWorkspace, pauseAgentOfWorkspace, resumeAgentOfWorkspace), the same services as the
- * admins' routes. The workspace is the one named in the path, never the caller's; an unknown one answers
+ * (listAgentsOfWorkspace, pauseAgentOfWorkspace, resumeAgentOfWorkspace), its users (listWorkspaceUsers,
+ * createWorkspaceUser) and approvals (decideApprovalOfWorkspace), the same services as the admins' routes; its
+ * webhooks are ./operator-webhooks.ts. The workspace is the one named in the path, never the caller's; an unknown one answers
  * `404 not_found` before anything is done.
  */
 import { keepUnredacted } from '../middleware/redact/index.ts';
@@ -53,7 +54,11 @@ const createUserReset: Handler<'createUserReset'> = async (c, { body }, services
 };
 
 /** The workspace named in the path, once it is known to exist (`404 not_found` otherwise). */
-async function namedWorkspace(c: Parameters<Handler<'getWorkspace'>>[0], workspaceId: string, { operator }: Pick<Services, 'operator'>): Promise<string> {
+export async function namedWorkspace(
+  c: Parameters<Handler<'getWorkspace'>>[0],
+  workspaceId: string,
+  { operator }: Pick<Services, 'operator'>,
+): Promise<string> {
   authOf(c, 'operatorToken');
   await operator.getWorkspace(workspaceId);
   return workspaceId;
@@ -109,7 +114,31 @@ const resumeAgentOfWorkspace: Handler<'resumeAgentOfWorkspace'> = async (c, { pa
   return { status: 200, body: await services.agents.resume(workspaceId, params.slug, auditOf(c, services)) };
 };
 
+const listWorkspaceUsers: Handler<'listWorkspaceUsers'> = async (c, { params }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  return { status: 200, body: { data: await services.operator.listUsers(workspaceId) } };
+};
+
+const createWorkspaceUser: Handler<'createWorkspaceUser'> = async (c, { params, body }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  const user = await services.operator.addUser(workspaceId, body, auditOf(c, services));
+  // The one answer that shows the new user's password and TOTP secret.
+  keepUnredacted(c, user.password, ...(user.totpSecret ? [user.totpSecret] : []));
+  return { status: 201, body: user };
+};
+
+const decideApprovalOfWorkspace: Handler<'decideApprovalOfWorkspace'> = async (c, { params, body }, services) => {
+  const workspaceId = await namedWorkspace(c, params.workspace_id, services);
+  const decision = { workspaceId, approvalId: params.approval_id, decision: body.decision };
+  const approval = await services.approvals.decideAsOperator(decision, body.decidedBy, auditOf(c, services));
+  services.webhooks.wake();
+  return { status: 200, body: approval };
+};
+
 export const operatorHandlers = {
+  listWorkspaceUsers,
+  createWorkspaceUser,
+  decideApprovalOfWorkspace,
   listAgentsOfWorkspace,
   pauseAgentOfWorkspace,
   resumeAgentOfWorkspace,

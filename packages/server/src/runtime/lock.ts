@@ -27,7 +27,7 @@ export class DataDirLockedError extends Error {
         'Embedded PGlite allows one process at a time, so nothing was changed. ' +
         (owner.command === 'serve'
           ? 'Stop the server first (Ctrl-C), or go through its operator API: give --url (or SERVICE_URL) and OPERATOR_TOKEN ' +
-            '(keys, kill-switch, plan, agents, workspaces and users reset-… take them).'
+            '(keys, kill-switch, plan, agents, workspaces, users, webhooks and approvals take them).'
           : 'Wait for that command to finish.') +
         '\nWith PostgreSQL (DATABASE_URL) the server and the CLI can run side by side.',
     );

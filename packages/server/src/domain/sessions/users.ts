@@ -5,13 +5,14 @@
  */
 import type { Clock } from '../../clock.ts';
 import { fail } from '../../errors.ts';
-import { newId } from '../../random.ts';
+import { newId, randomBase62 } from '../../random.ts';
 import { type Schema, zWorkspaceRole } from '../../contract.ts';
 import type { Db, Tx } from '../../store/db.ts';
 import { bool, columnsOf, oneOf, row, selectRows, text } from '../../store/rows.ts';
 import { hashPassword } from './password.ts';
 import { generateTotpSecret } from './totp.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
+import { type AuditContext, recordAudit } from '../audit/index.ts';
 
 /** The contract's roles (WorkspaceRole); a stored role is parsed with it. */
 export const zRole = zWorkspaceRole;
@@ -69,16 +70,44 @@ export async function createUser(db: Db | Tx, clock: Clock, workspaceId: string,
   return { id, email, role: input.role, totpSecret };
 }
 
+/** A user the operator adds (command line or operator API): what they are told once. */
+export type AddedUser = Schema<'WorkspaceUserCreated'>;
+
+/**
+ * Adds a user to the workspace for the operator: role admin, a drawn password (24 characters) and two-step
+ * verification on, unless the request says otherwise. The password and TOTP secret are in the answer only; the
+ * audit log records `member.added` (with the operator as its actor).
+ */
+export async function addWorkspaceUser(
+  db: Db,
+  clock: Clock,
+  workspaceId: string,
+  request: Schema<'CreateWorkspaceUserRequest'>,
+  secretBox: SecretBox,
+  audit?: AuditContext,
+): Promise<AddedUser> {
+  const password = request.password ?? randomBase62(24);
+  const role = request.role ?? 'admin';
+  const user = await db.transaction(async (tx) => {
+    const created = await createUser(tx, clock, workspaceId, { email: request.email, password, role, withTotp: request.totp !== false, secretBox });
+    const target = { type: 'member' as const, id: created.id, label: created.email };
+    await recordAudit(
+      tx,
+      audit,
+      workspaceId,
+      { action: 'member.added', target, details: { role, twoFactorEnabled: created.totpSecret !== null } },
+      clock.now(),
+    );
+    return created;
+  });
+  return { id: user.id, email: user.email, role: user.role, password, totpSecret: user.totpSecret };
+}
+
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-interface UserRecord {
-  id: string;
-  email: string;
-  role: Role;
-  twoFactorEnabled: boolean;
-}
+type UserRecord = Schema<'WorkspaceUser'>;
 
 export async function listUsers(db: Db, workspaceId: string): Promise<UserRecord[]> {
   const rows = await selectRows(
