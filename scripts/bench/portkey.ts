@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './ports.ts';
+import { freePort } from '@service/testing/free-port';
 import { type Listening, watchListening } from './processes.ts';
 
 export const PORTKEY_VERSION = '1.15.2';

@@ -11,7 +11,7 @@ import { collect, createLocalEngine } from '../../packages/server/src/engine/ind
 import { totpCode } from '../../packages/server/src/domain/sessions/totp.ts';
 import type { HttpsTestReceiver } from '@service/testing/https-receiver';
 import type { LoadSpec } from './load.ts';
-import { freePort } from './ports.ts';
+import { freePort } from '@service/testing/free-port';
 import { COMPILED_CLI, ROOT, SOURCE_CLI, type ServiceUnderTest } from './processes.ts';
 import { percentile } from './stats.ts';
 

@@ -6,9 +6,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.ts';
 
 export const PGBOUNCER = '/usr/sbin/pgbouncer';
 
@@ -94,18 +94,6 @@ function listening(child: ChildProcess, port: number): Promise<void> {
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`PgBouncer exited (${code ?? signal}): ${output}`));
-    });
-  });
-}
-
-/** A port of 127.0.0.1 that was free a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
   });
 }

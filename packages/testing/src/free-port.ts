@@ -1,9 +1,11 @@
 /**
- * @module A free loopback port, for processes that take their port as an argument.
+ * @module A free loopback port, for processes that take their port as an argument (PgBouncer, the benchmark's
+ * servers).
  */
 import { createServer } from 'node:net';
 
-export async function freePort(): Promise<number> {
+/** A port of 127.0.0.1 that was free a moment ago. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
