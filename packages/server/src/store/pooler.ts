@@ -8,6 +8,7 @@
  * connection to hear it; a server that cannot hear refuses to start, saying why and what to set.
  */
 import pg from 'pg';
+import { errnoOf } from '../caught.ts';
 import { randomBase62 } from '../random.ts';
 import type { Db } from './db.ts';
 
@@ -66,7 +67,8 @@ function unheard(separate: boolean, boundMs: number): string {
 
 /** The listener's connection failed: its code (ECONNREFUSED, a SQLSTATE), never the URL or the server's message. */
 function unreachable(separate: boolean, err: unknown): string {
-  const code = (err as { code?: unknown } | undefined)?.code;
+  // A system error's code (ECONNREFUSED) or a PostgreSQL error's SQLSTATE, both in `code`.
+  const code = errnoOf(err);
   const setting = separate ? 'DATABASE_LISTEN_URL' : 'DATABASE_URL';
-  return `The LISTEN connection (${setting}) could not be opened${typeof code === 'string' ? ` (${code})` : ''}: check ${setting}.`;
+  return `The LISTEN connection (${setting}) could not be opened${code ? ` (${code})` : ''}: check ${setting}.`;
 }
