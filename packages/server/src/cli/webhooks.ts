@@ -194,54 +194,27 @@ async function runWebhookCommand(command: Command, values: Flags, positionals: s
   const needsOne = !command.endsWith(' create') && !command.endsWith(' list');
   if (needsOne && positionals.length !== 1) throw new UsageError(`Give exactly one ${idName(command)}.\n\n${WEBHOOK_HELP[command]}`);
   if (!needsOne && positionals.length > 0) throw new UsageError(`Unexpected argument: ${positionals[0]}\n\n${WEBHOOK_HELP[command]}`);
-  const target = positionals[0]!;
   // The request the route would receive, checked by the contract's schema before anything is opened or called.
-  const request = requestOf(command, values);
+  const act = actionOf(command, values, positionals[0]!);
+  const json = values.json === true;
+  const output = async (commands: WebhookCommands) => {
+    const { value, text } = await act(commands);
+    print(json ? JSON.stringify(value) : text);
+    return 0;
+  };
 
   const config = loadConfig({ 'data-dir': str(values['data-dir']) }, env);
   // `webhooks outbound create --url` is the receiver's address: that command takes the server from SERVICE_URL.
   const api = operatorApi(command === 'webhooks outbound create' ? { ...values, url: undefined } : values, config);
-  if (api) {
-    const workspaceId = await operatorWorkspace(api, str(values.workspace));
-    return printResult(command, await run(operatorWebhookCommands(api, workspaceId)), values.json === true, print);
-  }
+  if (api) return output(operatorWebhookCommands(api, await operatorWorkspace(api, str(values.workspace))));
   const secretKey = await resolveSecretKey(config);
   const store = await openCliStore(config, command);
   try {
     const workspaceId = await resolveWorkspace(store.db, str(values.workspace));
     const webhooks = createWebhookServices({ db: store.db, clock: systemClock, webhooks: { secretKey, allowList: config.webhookAllowHosts } });
-    return printResult(command, await run(storeWebhookCommands(store.db, webhooks, workspaceId)), values.json === true, print);
+    return await output(storeWebhookCommands(store.db, webhooks, workspaceId));
   } finally {
     await store.close();
-  }
-
-  function run(commands: WebhookCommands): Promise<Result> {
-    switch (command) {
-      case 'webhooks inbound create':
-        return commands.inbound.create(request as InboundRequest);
-      case 'webhooks inbound list':
-        return commands.inbound.list();
-      case 'webhooks inbound pause':
-      case 'webhooks inbound resume':
-      case 'webhooks inbound revoke':
-        return commands.inbound.change(command.split(' ')[2] as InboundChange, target);
-      case 'webhooks outbound create':
-        return commands.destinations.create(request as DestinationRequest);
-      case 'webhooks outbound list':
-        return commands.destinations.list();
-      case 'webhooks outbound rotate-secret':
-        return commands.destinations.rotateSecret(target);
-      case 'webhooks outbound pause':
-      case 'webhooks outbound resume':
-        return commands.destinations.change(command.endsWith('pause') ? 'pause' : 'resume', target);
-      case 'webhooks outbound ping':
-      case 'webhooks outbound replay':
-        return commands.destinations.queue(command.endsWith('ping') ? 'ping' : 'replay', target);
-      case 'webhooks outbound test-event':
-        return commands.destinations.testEvent(target, (request as TestEventRequest).type);
-      case 'approvals decide':
-        return commands.decide(target, request as DecisionRequest);
-    }
   }
 }
 
@@ -254,21 +227,24 @@ type InboundWebhook = Schema<'InboundWebhook'>;
 type Destination = Schema<'WebhookDestination'>;
 type Queued = Schema<'DeliveryAccepted'>;
 type Approval = Schema<'Approval'>;
-type Result =
-  | { slug: string; secret: string }
-  | { id: string; secret: string }
-  | InboundWebhook[]
-  | Destination[]
-  | InboundWebhook
-  | Destination
-  | Queued
-  | Approval;
 
-/** The request body of the command, from its flags; undefined for the commands that send none. */
-function requestOf(command: Command, values: Flags): InboundRequest | DestinationRequest | TestEventRequest | DecisionRequest | undefined {
+/** What a command prints: `value` with --json, else `text`. */
+interface Printed {
+  value: unknown;
+  text: string;
+}
+
+/**
+ * The command, on the store or through the operator API, and what it prints (the same whichever way it went). Its
+ * flags are read here, before anything is opened or called: a bad one is a usage error at once.
+ */
+function actionOf(command: Command, values: Flags, target: string): (commands: WebhookCommands) => Promise<Printed> {
+  const help = WEBHOOK_HELP[command];
+  const created = ({ name, secret }: { name: string; secret: string }, value: unknown): Printed => ({ value, text: `${name}\n${secret}   (shown once)` });
+  const queued = (value: Queued): Printed => ({ value, text: value.eventIds.length ? `Queued: ${value.eventIds.join(', ')}` : 'Nothing to replay.' });
   switch (command) {
-    case 'webhooks inbound create':
-      return bodyFromFlags(
+    case 'webhooks inbound create': {
+      const body = bodyFromFlags(
         zCreateInboundWebhookBody,
         {
           slug: str(values.slug),
@@ -281,26 +257,79 @@ function requestOf(command: Command, values: Flags): InboundRequest | Destinatio
           alias: str(values.alias),
         },
         INBOUND_FLAGS,
-        WEBHOOK_HELP[command],
+        help,
       );
+      return async (c) => {
+        const hook = await c.inbound.create(body);
+        return created({ name: hook.slug, secret: hook.secret }, hook);
+      };
+    }
+    case 'webhooks inbound list':
+      return async (c) => {
+        const list = await c.inbound.list();
+        const lines = list.map((w) => `${w.slug}  ${w.status}  ${w.algorithm}  agent ${w.agentSlug}  ${w.requestsPerMinute}/min`);
+        return { value: { data: list }, text: lines.join('\n') || 'No inbound webhooks.' };
+      };
+    case 'webhooks inbound pause':
+    case 'webhooks inbound resume':
+    case 'webhooks inbound revoke': {
+      const action: InboundChange = command === 'webhooks inbound pause' ? 'pause' : command === 'webhooks inbound resume' ? 'resume' : 'revoke';
+      return async (c) => {
+        const webhook = await c.inbound.change(action, target);
+        return { value: webhook, text: `${webhook.slug}: ${webhook.status}` };
+      };
+    }
     case 'webhooks outbound create': {
       const events = str(values.events)
         ?.split(',')
         .map((e) => e.trim())
         .filter(Boolean);
-      return bodyFromFlags(zCreateWebhookDestinationBody, { url: str(values.url), events }, { url: '--url', events: '--events' }, WEBHOOK_HELP[command]);
+      const body = bodyFromFlags(zCreateWebhookDestinationBody, { url: str(values.url), events }, { url: '--url', events: '--events' }, help);
+      return async (c) => {
+        const destination = await c.destinations.create(body);
+        return created({ name: destination.id, secret: destination.secret }, destination);
+      };
     }
-    case 'webhooks outbound test-event':
-      return bodyFromFlags(zSendWebhookDestinationTestEventBody, { type: str(values.type) }, { type: '--type' }, WEBHOOK_HELP[command]);
-    case 'approvals decide':
-      return bodyFromFlags(
+    case 'webhooks outbound rotate-secret':
+      return async (c) => {
+        const destination = await c.destinations.rotateSecret(target);
+        return created({ name: destination.id, secret: destination.secret }, destination);
+      };
+    case 'webhooks outbound list':
+      return async (c) => {
+        const list = await c.destinations.list();
+        const lines = list.map((d) => `${d.id}  ${d.status}  ${d.url}  [${d.events.join(', ')}]  failures ${d.consecutiveFailures}`);
+        return { value: { data: list }, text: lines.join('\n') || 'No destinations.' };
+      };
+    case 'webhooks outbound pause':
+    case 'webhooks outbound resume': {
+      const action = command === 'webhooks outbound pause' ? 'pause' : 'resume';
+      return async (c) => {
+        const destination = await c.destinations.change(action, target);
+        return { value: destination, text: `${destination.id}: ${destination.status}` };
+      };
+    }
+    case 'webhooks outbound ping':
+    case 'webhooks outbound replay': {
+      const action = command === 'webhooks outbound ping' ? 'ping' : 'replay';
+      return async (c) => queued(await c.destinations.queue(action, target));
+    }
+    case 'webhooks outbound test-event': {
+      const { type } = bodyFromFlags(zSendWebhookDestinationTestEventBody, { type: str(values.type) }, { type: '--type' }, help);
+      return async (c) => queued(await c.destinations.testEvent(target, type));
+    }
+    case 'approvals decide': {
+      const body = bodyFromFlags(
         zDecideApprovalOfWorkspaceBody,
         { decision: str(values.decision), decidedBy: str(values.by) },
         { decision: '--decision', decidedBy: '--by' },
-        WEBHOOK_HELP[command],
+        help,
       );
-    default:
-      return undefined;
+      return async (c) => {
+        const approval = await c.decide(target, body);
+        return { value: approval, text: `${approval.id}: ${approval.status} by ${approval.decidedBy}` };
+      };
+    }
   }
 }
 
@@ -322,19 +351,23 @@ interface WebhookCommands {
   decide(approvalId: string, body: DecisionRequest): Promise<Approval>;
 }
 
+/** What a create or rotate prints of what it made: its name and its secret (shown once), nothing else. */
+const slugAndSecret = ({ slug, secret }: { slug: string; secret: string }) => ({ slug, secret });
+const idAndSecret = ({ id, secret }: { id: string; secret: string }) => ({ id, secret });
+
 /** On the store directly, the actor in the audit log being the operator at the command line. */
 function storeWebhookCommands(db: Db, webhooks: WebhookServices, workspaceId: string): WebhookCommands {
   const { inbound, destinations } = webhooks;
   return {
     inbound: {
-      create: async (body) => secretOf(await inbound.create(workspaceId, body, COMMAND_LINE), 'slug'),
+      create: async (body) => slugAndSecret(await inbound.create(workspaceId, body, COMMAND_LINE)),
       list: () => inbound.list(workspaceId),
       change: (action, slug) => inbound[action](workspaceId, slug, COMMAND_LINE),
     },
     destinations: {
-      create: async (body) => secretOf(await destinations.create(workspaceId, body, COMMAND_LINE), 'id'),
+      create: async (body) => idAndSecret(await destinations.create(workspaceId, body, COMMAND_LINE)),
       list: () => destinations.list(workspaceId),
-      rotateSecret: async (id) => secretOf(await destinations.rotateSecret(workspaceId, id, COMMAND_LINE), 'id'),
+      rotateSecret: async (id) => idAndSecret(await destinations.rotateSecret(workspaceId, id, COMMAND_LINE)),
       change: (action, id) => destinations[action](workspaceId, id, COMMAND_LINE),
       queue: (action, id) => destinations[action](workspaceId, id, COMMAND_LINE),
       testEvent: (id, type) => destinations.testEvent(workspaceId, id, type, COMMAND_LINE),
@@ -350,79 +383,20 @@ function operatorWebhookCommands(api: OperatorApi, workspaceId: string): Webhook
   const dst = (...rest: string[]) => workspacePath(workspaceId, 'webhook-destinations', ...rest);
   return {
     inbound: {
-      create: async (body) => secretOf(await api.call<Schema<'InboundWebhookCreated'>>('POST', hook(), body), 'slug'),
+      create: async (body) => slugAndSecret(await api.call<Schema<'InboundWebhookCreated'>>('POST', hook(), body)),
       list: async () => (await api.call<Schema<'InboundWebhookList'>>('GET', hook())).data,
       change: (action, slug) => api.call<InboundWebhook>(action === 'revoke' ? 'DELETE' : 'POST', action === 'revoke' ? hook(slug) : hook(slug, action)),
     },
     destinations: {
-      create: async (body) => secretOf(await api.call<Schema<'WebhookDestinationCreated'>>('POST', dst(), body), 'id'),
+      create: async (body) => idAndSecret(await api.call<Schema<'WebhookDestinationCreated'>>('POST', dst(), body)),
       list: async () => (await api.call<Schema<'WebhookDestinationList'>>('GET', dst())).data,
-      rotateSecret: async (id) => secretOf(await api.call<Schema<'WebhookDestinationCreated'>>('POST', dst(id, 'rotate-secret')), 'id'),
+      rotateSecret: async (id) => idAndSecret(await api.call<Schema<'WebhookDestinationCreated'>>('POST', dst(id, 'rotate-secret'))),
       change: (action, id) => api.call<Destination>('POST', dst(id, action)),
       queue: (action, id) => api.call<Queued>('POST', dst(id, action)),
       testEvent: (id, type) => api.call<Queued>('POST', dst(id, 'test-events'), { type }),
     },
     decide: (approvalId, body) => api.call<Approval>('POST', workspacePath(workspaceId, 'approvals', approvalId, 'decision'), body),
   };
-}
-
-/** What a create or rotate prints: the name and the secret, shown once. */
-function secretOf<K extends 'slug' | 'id'>(created: Record<K, string> & { secret: string }, key: K): Record<K, string> & { secret: string } {
-  return { [key]: created[key], secret: created.secret } as Record<K, string> & { secret: string };
-}
-
-/** The command's output, the same whichever way it went. */
-function printResult(command: Command, result: Result, json: boolean, print: Print): number {
-  const out = (text: string) => print(json ? JSON.stringify(Array.isArray(result) ? { data: result } : result) : text);
-  switch (command) {
-    case 'webhooks inbound create': {
-      const created = result as { slug: string; secret: string };
-      out(`${created.slug}\n${created.secret}   (shown once)`);
-      break;
-    }
-    case 'webhooks inbound list': {
-      const list = result as InboundWebhook[];
-      out(list.map((w) => `${w.slug}  ${w.status}  ${w.algorithm}  agent ${w.agentSlug}  ${w.requestsPerMinute}/min`).join('\n') || 'No inbound webhooks.');
-      break;
-    }
-    case 'webhooks inbound pause':
-    case 'webhooks inbound resume':
-    case 'webhooks inbound revoke': {
-      const webhook = result as InboundWebhook;
-      out(`${webhook.slug}: ${webhook.status}`);
-      break;
-    }
-    case 'webhooks outbound create':
-    case 'webhooks outbound rotate-secret': {
-      const created = result as { id: string; secret: string };
-      out(`${created.id}\n${created.secret}   (shown once)`);
-      break;
-    }
-    case 'webhooks outbound list': {
-      const list = result as Destination[];
-      out(list.map((d) => `${d.id}  ${d.status}  ${d.url}  [${d.events.join(', ')}]  failures ${d.consecutiveFailures}`).join('\n') || 'No destinations.');
-      break;
-    }
-    case 'webhooks outbound pause':
-    case 'webhooks outbound resume': {
-      const destination = result as Destination;
-      out(`${destination.id}: ${destination.status}`);
-      break;
-    }
-    case 'webhooks outbound ping':
-    case 'webhooks outbound replay':
-    case 'webhooks outbound test-event': {
-      const queued = result as Queued;
-      out(queued.eventIds.length ? `Queued: ${queued.eventIds.join(', ')}` : 'Nothing to replay.');
-      break;
-    }
-    case 'approvals decide': {
-      const approval = result as Approval;
-      out(`${approval.id}: ${approval.status} by ${approval.decidedBy}`);
-      break;
-    }
-  }
-  return 0;
 }
 
 function idName(command: Command): string {
