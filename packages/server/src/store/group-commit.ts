@@ -17,9 +17,10 @@
  * flight (a workspace still has one statement in flight at a time, so its writes keep sharing statements). Two such
  * statements never carry the same party, so on PostgreSQL they touch different workspaces' rows; on the embedded store
  * they queue at its one connection, the quiet workspace's right behind the statement in flight. That statement is
- * kept short (`maxItems`) while another workspace is active; a workspace alone may fill longer ones (`maxItemsAlone`). A statement carries several writers' writes, so it waits in the store's queue as
- * a party of its own ({@link GROUP_PARTY}), not as whoever's statement happened to run before it: a quiet
- * workspace's close is not queued behind a flooding workspace's statements.
+ * kept short (`maxItems`) while another workspace is active; a workspace alone may fill longer ones (`maxItemsAlone`).
+ * A statement carries several writers' writes, so it waits in the store's queue as a party of its own
+ * ({@link GROUP_PARTY}), not as whoever's statement happened to run before it: a quiet workspace's close is not queued
+ * behind a flooding workspace's statements.
  */
 import { asStoreParty, FairQueue, storeParty } from './fair-queue.ts';
 
@@ -45,7 +46,8 @@ export interface GroupCommitOptions {
   maxItems?: number;
   /**
    * At most this many writes a statement while one party alone is active (none other wrote in the last
-   * {@link ACTIVE_MS}): a lone workspace's writes share fewer, larger statements, for nobody's wait. Default `maxItems`.
+   * {@link ACTIVE_MS}): a lone workspace's writes share fewer, larger statements; a party that becomes active finds at
+   * most one of them in flight. Default `maxItems`.
    */
   maxItemsAlone?: number;
   /** The monotonic clock in milliseconds that decides which parties are active (tests); `performance.now`. */

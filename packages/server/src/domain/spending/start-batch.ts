@@ -31,8 +31,9 @@ export const MAX_START_BATCH = 16;
 
 /**
  * At most this many starts in one statement while their workspace is the only one starting runs (store/group-commit.ts
- * `ACTIVE_MS`): nobody waits behind a longer statement then, and a lone workspace's flood shares each statement's cost
- * four times wider (docs/performance.md, "Larger statements for a workspace alone").
+ * `ACTIVE_MS`): a lone workspace's burst shares each statement's cost over up to four times as many starts, and a
+ * workspace that becomes active finds at most one such statement in flight before the cap is back to
+ * {@link MAX_START_BATCH} (docs/performance.md, "Larger statements for a workspace alone").
  */
 export const MAX_START_BATCH_ALONE = 64;
 
