@@ -6010,6 +6010,19 @@ export interface components {
                 "application/json": components["schemas"]["OperatorAuthError"];
             };
         };
+        /** @description The workspace is unknown (`not_found`), or the slug names no agent of the catalog (`agent_not_found`). */
+        WorkspaceOrAgentNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["NotFoundError"] | components["schemas"]["AgentNotFoundError"];
+            };
+        };
         /** @description The workspace or the approval is unknown, or `decidedBy` names no owner or admin of the workspace. */
         ApprovalOrDeciderNotFound: {
             headers: {
@@ -10294,7 +10307,7 @@ export interface operations {
             };
             400: components["responses"]["BodyBadRequest"];
             401: components["responses"]["OperatorUnauthorized"];
-            404: components["responses"]["AgentNotFound"];
+            404: components["responses"]["WorkspaceOrAgentNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -10342,7 +10355,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["OperatorUnauthorized"];
-            404: components["responses"]["AgentNotFound"];
+            404: components["responses"]["WorkspaceOrAgentNotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

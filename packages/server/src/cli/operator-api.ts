@@ -32,7 +32,9 @@ export function operatorApi(values: Flags, config: Pick<ServerConfig, 'serviceUr
   const url = typeof values.url === 'string' ? values.url : config.serviceUrl;
   if (!url) return undefined;
   const token = typeof values['operator-token'] === 'string' ? values['operator-token'] : config.operatorToken;
-  if (!token) throw new UsageError('--url needs the operator token: OPERATOR_TOKEN (or --operator-token T).');
+  // Named by where the server's address came from: SERVICE_URL alone for `webhooks outbound create`, whose --url is the receiver's.
+  const from = typeof values.url === 'string' ? '--url' : 'SERVICE_URL';
+  if (!token) throw new UsageError(`${from} needs the operator token: OPERATOR_TOKEN (or --operator-token T).`);
   return { call: (method, path, body) => operatorCall(url, token, method, path, body) };
 }
 

@@ -100,6 +100,12 @@ describe('users, webhooks and approvals commands through the operator API of a r
       expect(await cli.run(...command, '--help')).toMatch(/--operator-token T/);
     }
     expect(await cli.run('webhooks', 'outbound', 'create', '--help')).toMatch(/SERVICE_URL and OPERATOR_TOKEN.*--url is the receiver's here/);
+    // Without the operator token, the refusal names where the server's address came from: SERVICE_URL for outbound create.
+    const tokenless = cliProcesses(dir, { ...cliEnv, SERVICE_URL: server.url });
+    await expect(tokenless.run('webhooks', 'outbound', 'create', '--url', 'https://hooks.example.com/in', '--events', 'run.completed')).rejects.toThrow(
+      /SERVICE_URL needs the operator token/,
+    );
+    await expect(tokenless.run('users', 'list', '--url', server.url)).rejects.toThrow(/--url needs the operator token/);
   });
 
   it('users add creates a user who signs in with the one-time password and TOTP secret; users list shows them', async () => {
