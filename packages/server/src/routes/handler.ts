@@ -31,6 +31,16 @@ export type Answer<K extends OperationId> = AnswerUnion<Success<K>>;
 export type Handler<K extends OperationId> = (c: Context<AppEnv>, input: Input<K>, services: Services) => Answer<K> | Promise<Answer<K>>;
 
 /**
+ * One handler for an admin route and its operator twin (`…OfWorkspace`, the same answers): the workspace is the admin
+ * session's, or the one the operator's path names (routes/operator.ts `settingsWorkspace`).
+ */
+export type TwinHandler<K extends OperationId, Twin extends OperationId> = (
+  c: Context<AppEnv>,
+  input: Input<K> | Input<Twin>,
+  services: Services,
+) => Promise<Answer<K>>;
+
+/**
  * Every operation of the contract has exactly one handler: a missing or misspelt one fails `tsc`.
  * Written out structurally (not as `Handler<K>`) so that twin operations of the same shape, such as
  * getRun and getRunV1, can share one handler.

@@ -1,6 +1,7 @@
 /**
  * @module The inbound webhook routes (`ingestInboundEvent`, `ingestInboundEventV1`) and the
- * inbound webhook settings (admin session: list, create, pause, resume, revoke).
+ * inbound webhook settings (admin session: list, create, pause, resume, revoke; the operator's routes of a
+ * workspace's inbound webhooks, `…OfWorkspace`, are the same handlers).
  *
  * The inbound request is verified (body, slug, limit, signature, headers, JSON) by its front,
  * middleware/inbound; the handler renders the template and inserts the event idempotently
@@ -11,7 +12,8 @@ import { resolveInboundEventId } from '../domain/webhooks/event-id.ts';
 import { fail } from '../errors.ts';
 import { clientIp } from '../middleware/rate-limit/index.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
-import { auditOf, authOf, type Handler, type Handlers } from './handler.ts';
+import { auditOf, type Handler, type Handlers, type TwinHandler } from './handler.ts';
+import { settingsWorkspace } from './operator.ts';
 
 const ingest: Handler<'ingestInboundEvent'> = async (c, _input, services) => {
   const verified = c.get('inbound');
@@ -34,35 +36,29 @@ const ingest: Handler<'ingestInboundEvent'> = async (c, _input, services) => {
   return { status: 200, body: { ok: true, code: 'ok', eventId: result.eventId, runId: result.runId } };
 };
 
-const listInboundWebhooks: Handler<'listInboundWebhooks'> = async (c, _input, { webhooks }) => {
-  const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: { data: await webhooks.inbound.list(workspaceId) } };
+const listInboundWebhooks: TwinHandler<'listInboundWebhooks', 'listInboundWebhooksOfWorkspace'> = async (c, { params }, services) => {
+  return { status: 200, body: { data: await services.webhooks.inbound.list(await settingsWorkspace(c, params, services)) } };
 };
 
-const createInboundWebhook: Handler<'createInboundWebhook'> = async (c, { body }, services) => {
-  const { webhooks } = services;
-  const { workspaceId } = authOf(c, 'adminSession');
-  const created = await webhooks.inbound.create(workspaceId, body, auditOf(c, services));
+const createInboundWebhook: TwinHandler<'createInboundWebhook', 'createInboundWebhookOfWorkspace'> = async (c, { params, body }, services) => {
+  const created = await services.webhooks.inbound.create(await settingsWorkspace(c, params, services), body, auditOf(c, services));
   keepUnredacted(c, created.secret);
   return { status: 201, body: created };
 };
 
-const pauseInboundWebhook: Handler<'pauseInboundWebhook'> = async (c, { params }, services) => {
-  const { webhooks } = services;
-  const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await webhooks.inbound.pause(workspaceId, params.slug, auditOf(c, services)) };
+const pauseInboundWebhook: TwinHandler<'pauseInboundWebhook', 'pauseInboundWebhookOfWorkspace'> = async (c, { params }, services) => {
+  const workspaceId = await settingsWorkspace(c, params, services);
+  return { status: 200, body: await services.webhooks.inbound.pause(workspaceId, params.slug, auditOf(c, services)) };
 };
 
-const resumeInboundWebhook: Handler<'resumeInboundWebhook'> = async (c, { params }, services) => {
-  const { webhooks } = services;
-  const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await webhooks.inbound.resume(workspaceId, params.slug, auditOf(c, services)) };
+const resumeInboundWebhook: TwinHandler<'resumeInboundWebhook', 'resumeInboundWebhookOfWorkspace'> = async (c, { params }, services) => {
+  const workspaceId = await settingsWorkspace(c, params, services);
+  return { status: 200, body: await services.webhooks.inbound.resume(workspaceId, params.slug, auditOf(c, services)) };
 };
 
-const revokeInboundWebhook: Handler<'revokeInboundWebhook'> = async (c, { params }, services) => {
-  const { webhooks } = services;
-  const { workspaceId } = authOf(c, 'adminSession');
-  return { status: 200, body: await webhooks.inbound.revoke(workspaceId, params.slug, auditOf(c, services)) };
+const revokeInboundWebhook: TwinHandler<'revokeInboundWebhook', 'revokeInboundWebhookOfWorkspace'> = async (c, { params }, services) => {
+  const workspaceId = await settingsWorkspace(c, params, services);
+  return { status: 200, body: await services.webhooks.inbound.revoke(workspaceId, params.slug, auditOf(c, services)) };
 };
 
 export const inboundWebhookHandlers = {
@@ -73,4 +69,10 @@ export const inboundWebhookHandlers = {
   pauseInboundWebhook,
   resumeInboundWebhook,
   revokeInboundWebhook,
+  // The operator's twins (routes/operator.ts `settingsWorkspace`: the workspace its path names).
+  listInboundWebhooksOfWorkspace: listInboundWebhooks,
+  createInboundWebhookOfWorkspace: createInboundWebhook,
+  pauseInboundWebhookOfWorkspace: pauseInboundWebhook,
+  resumeInboundWebhookOfWorkspace: resumeInboundWebhook,
+  revokeInboundWebhookOfWorkspace: revokeInboundWebhook,
 } satisfies Partial<Handlers>;

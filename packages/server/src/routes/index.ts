@@ -18,7 +18,6 @@ import { mcpStreamableHttpHandlers } from './mcp-streamable-http.ts';
 import { mcpTokenHandlers } from './mcp-tokens.ts';
 import { memberHandlers } from './members.ts';
 import { operatorHandlers } from './operator.ts';
-import { operatorWebhookHandlers } from './operator-webhooks.ts';
 import { operationsHandlers } from './operations.ts';
 import { runHandlers } from './runs.ts';
 import { runEventHandlers } from './run-events.ts';
@@ -49,6 +48,5 @@ export const handlers: Handlers = {
   ...memberHandlers, // the members of the session's workspace, invitations
   ...auditEventHandlers, // listAuditEvents (the workspace's audit log)
   ...operatorHandlers, // the operator API: workspaces
-  ...operatorWebhookHandlers, // the operator API: a workspace's webhooks
   ...operationsHandlers, // getLiveness, getReadiness (health for load balancers)
 };

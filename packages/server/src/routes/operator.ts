@@ -5,7 +5,7 @@
  * its kill switches (getWorkspaceKillSwitches, setWorkspaceManualKillSwitch) and its agents
  * (listAgentsOfWorkspace, pauseAgentOfWorkspace, resumeAgentOfWorkspace), its users (listWorkspaceUsers,
  * createWorkspaceUser) and approvals (decideApprovalOfWorkspace), the same services as the admins' routes; its
- * webhooks are ./operator-webhooks.ts. The workspace is the one named in the path, never the caller's; an unknown one answers
+ * webhooks are the admins' handlers (./inbound-webhooks.ts, ./webhook-destinations.ts, through `settingsWorkspace`). The workspace is the one named in the path, never the caller's; an unknown one answers
  * `404 not_found` before anything is done.
  */
 import { keepUnredacted } from '../middleware/redact/index.ts';
@@ -52,6 +52,15 @@ const createUserReset: Handler<'createUserReset'> = async (c, { body }, services
   keepUnredacted(c, created.token);
   return { status: 201, body: created };
 };
+
+/**
+ * The workspace a settings route shared with the operator acts in (handler.ts `TwinHandler`): the one the operator's
+ * path names, once it is known to exist; else the admin session's. An admin route has no `workspace_id` in its path.
+ */
+export function settingsWorkspace(c: Parameters<Handler<'getWorkspace'>>[0], params: object, services: Pick<Services, 'operator'>): Promise<string> {
+  if ('workspace_id' in params && typeof params.workspace_id === 'string') return namedWorkspace(c, params.workspace_id, services);
+  return Promise.resolve(authOf(c, 'adminSession').workspaceId);
+}
 
 /** The workspace named in the path, once it is known to exist (`404 not_found` otherwise). */
 export async function namedWorkspace(
