@@ -51,7 +51,7 @@ import { measureTraces } from './traces.ts';
 import { fmt } from './stats.ts';
 import { evaluate, peerTargets, workersTargets } from './targets.ts';
 
-/** The slow model of issue 23: first fragment after 300 ms, then 40 a second. */
+/** The slow model: first fragment after 300 ms, then 40 a second. */
 const SLOW_FIRST_MS = 300;
 const SLOW_RATE = 40;
 
@@ -223,6 +223,10 @@ async function main(argv: string[]): Promise<number> {
                 peerSides(mode, upstream, portkey, opts.connections, opts.seconds),
                 opts.connections,
                 opts,
+                // CPU per invocation against Portkey's: the server's processes, and PostgreSQL's (the bench runs alone).
+                store === 'postgres'
+                  ? { cpuSeconds: () => serviceAndDatabaseCpuSeconds(service.child.pid), databaseCpuSeconds }
+                  : { cpuSeconds: () => service.cpuSeconds() },
               ),
             );
             results.push(await measure(store, PEER_SCENARIO_ONE(mode), service, spec('one'), peerSides(mode, upstream, portkey, 1, opts.seconds), 1, opts));
@@ -331,9 +335,10 @@ async function measure(
   compared: Side[],
   connections: number,
   opts: BenchOptions,
+  cpu: Pick<Side, 'cpuSeconds' | 'databaseCpuSeconds'> = {},
 ): Promise<ScenarioResult> {
   const { path, ...rest } = spec;
-  const sides: Side[] = [{ label: 'service', spec: { ...rest, url: `${service.url}${path}`, connections, seconds: opts.seconds } }, ...compared];
+  const sides: Side[] = [{ label: 'service', spec: { ...rest, url: `${service.url}${path}`, connections, seconds: opts.seconds }, ...cpu }, ...compared];
   const [server, ...others] = await measureRounds(sides, opts.rounds, (r, round) => {
     const [s, ...o] = round;
     progress(
@@ -361,6 +366,9 @@ async function measure(
     rounds: server!.rounds,
     baselineRounds: base?.rounds ?? [],
     ...(upstream ? { upstream } : {}),
+    ...(server!.cpuMsPerRequest !== undefined ? { cpuMsPerRequest: server!.cpuMsPerRequest } : {}),
+    ...(server!.databaseCpuMsPerRequest !== undefined ? { databaseCpuMsPerRequest: server!.databaseCpuMsPerRequest } : {}),
+    ...(base?.cpuMsPerRequest !== undefined ? { baselineCpuMsPerRequest: base.cpuMsPerRequest } : {}),
   };
 }
 

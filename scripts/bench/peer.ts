@@ -1,5 +1,5 @@
 /**
- * @module The service against the gateway users would pick instead (issue 23, §5 and §6): the
+ * @module The service against the gateway users would pick instead: the
  * requests that go to the loopback model server directly, through Portkey, and through this
  * service's `openai-compatible` engine (alias Symphony on the instant model, Sonata on the slow
  * one), the rows compared with Portkey, and the many-long-streams runs on each path.
@@ -25,7 +25,12 @@ export function peerSides(mode: Mode, upstream: Listening, portkey: Listening | 
   const json = { 'content-type': 'application/json' };
   const load = (url: string, headers: Record<string, string>): LoadSpec => ({ url, method: 'POST', headers, body, connections, seconds });
   const sides: Side[] = [];
-  if (portkey) sides.push({ label: 'Portkey', spec: load(`${portkey.url}/v1/chat/completions`, { ...json, ...portkeyHeaders(`${upstream.url}/v1`) }) });
+  if (portkey)
+    sides.push({
+      label: 'Portkey',
+      spec: load(`${portkey.url}/v1/chat/completions`, { ...json, ...portkeyHeaders(`${upstream.url}/v1`) }),
+      cpuSeconds: () => portkey.cpuSeconds(),
+    });
   sides.push({ label: 'upstream', spec: load(`${upstream.url}/v1/chat/completions`, { ...json, authorization: 'Bearer bench' }) });
   return sides;
 }
@@ -61,6 +66,9 @@ export function peerRows(results: readonly ScenarioResult[]): PeerRow[] {
         serviceAddedMs,
         portkeyAddedMs,
         latencyRatio: serviceAddedMs === null || portkeyAddedMs === null || portkeyAddedMs <= 0 ? null : serviceAddedMs / portkeyAddedMs,
+        serviceCpuMs: full.cpuMsPerRequest ?? null,
+        serviceDatabaseCpuMs: full.databaseCpuMsPerRequest ?? null,
+        portkeyCpuMs: full.baselineCpuMsPerRequest ?? null,
       });
     }
   return rows;

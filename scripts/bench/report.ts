@@ -110,7 +110,20 @@ const ratio = (value: number | null, as: 'percent' | 'times') =>
 /** Requests/s at full load and the p50 added over the upstream's at one connection, against Portkey's. */
 function peerTable(rows: readonly PeerRow[]): string {
   return table(
-    ['openai-compatible', 'store', 'conns', 'req/s', 'Portkey req/s', 'upstream req/s', 'vs Portkey', 'added p50 ms (1 conn)', "Portkey's added", 'vs Portkey'],
+    [
+      'openai-compatible',
+      'store',
+      'conns',
+      'req/s',
+      'Portkey req/s',
+      'upstream req/s',
+      'vs Portkey',
+      'CPU ms each (database)',
+      "Portkey's CPU ms",
+      'added p50 ms (1 conn)',
+      "Portkey's added",
+      'vs Portkey',
+    ],
     rows.map((r) => [
       `${r.mode} invocation`,
       r.store,
@@ -119,6 +132,8 @@ function peerTable(rows: readonly PeerRow[]): string {
       fmt(r.portkeyRps ?? Number.NaN),
       fmt(r.upstreamRps ?? Number.NaN),
       ratio(r.throughputRatio, 'percent'),
+      r.serviceDatabaseCpuMs === null ? ms(r.serviceCpuMs) : `${ms(r.serviceCpuMs)} (${ms(r.serviceDatabaseCpuMs)})`,
+      ms(r.portkeyCpuMs),
       ms(r.serviceAddedMs),
       ms(r.portkeyAddedMs),
       ratio(r.latencyRatio, 'times'),

@@ -30,7 +30,10 @@ export interface ScenarioResult {
   baselineRounds: LoadResult[];
   /** The loopback model server measured directly in the same rounds (the `openai-compatible` scenarios). */
   upstream?: Measured;
-  /** CPU ms per request of the server's processes and PostgreSQL's, and of its baseline's (the `workers` scenario). */
+  /**
+   * CPU ms per request of the server's processes and PostgreSQL's, and of its baseline's (the `workers` scenario;
+   * the `openai-compatible` scenarios at full load, Portkey's process being the baseline's).
+   */
   cpuMsPerRequest?: number;
   baselineCpuMsPerRequest?: number;
   /** The part of those of PostgreSQL's processes alone. */
@@ -73,6 +76,13 @@ export interface PeerRow {
   portkeyAddedMs: number | null;
   /** This service's added latency over Portkey's (1 = the same; lower is better). */
   latencyRatio: number | null;
+  /**
+   * CPU ms per invocation at full load: the service's processes and, on PostgreSQL, the database's (its share in
+   * `serviceDatabaseCpuMs`); Portkey's process.
+   */
+  serviceCpuMs: number | null;
+  serviceDatabaseCpuMs: number | null;
+  portkeyCpuMs: number | null;
 }
 
 /** One many-long-streams run; `store` is null for the upstream directly and for Portkey. */

@@ -68,7 +68,7 @@ describe('mutate', () => {
     expect(a).toEqual(b);
   });
 
-  it('writes a number parameter in forms Number() reads but the contract does not (issue 20: limit=0x10, limit= 5)', () => {
+  it('writes a number parameter in forms Number() reads but the contract does not (limit=0x10, limit= 5)', () => {
     const schema = { type: 'integer', minimum: 1, maximum: 200 };
     const readBack = (v: unknown) => (typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v);
     const texts = listMutations(schema, 5, { root: doc, location: 'query', stillValid: (v) => validator.isValid(schema, readBack(v)) }).map((m) => m.value);
@@ -78,7 +78,7 @@ describe('mutate', () => {
     expect(headers).not.toContain(' 5');
   });
 
-  it('empties an object below minProperties (issue 20: PATCH /operator/workspaces/{id} with {})', () => {
+  it('empties an object below minProperties (PATCH /operator/workspaces/{id} with {})', () => {
     const schema = { type: 'object', minProperties: 1, additionalProperties: false, properties: { name: { type: 'string' } } };
     const values = listMutations(schema, { name: 'Acme' }, { root: doc, stillValid: judge(schema) }).map((m) => m.value);
     expect(values).toContainEqual({});

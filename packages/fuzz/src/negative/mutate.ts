@@ -177,7 +177,7 @@ function numberMutations(schema: JsonObject, current: number, types: string[], a
 
 /**
  * A number parameter arrives as text, and only plain decimal digits are a number: JavaScript's Number() also
- * reads hexadecimal, octal, binary, surrounding whitespace, an exponent and a plus sign (issue 20: `limit=0x10`
+ * reads hexadecimal, octal, binary, surrounding whitespace, an exponent and a plus sign (`limit=0x10`
  * and `limit= 5` were accepted). Not for headers: HTTP strips a header value's surrounding whitespace.
  */
 function numberTextMutations(current: number, at: (apply: Candidate['apply'], d: string) => void): void {

@@ -1,6 +1,6 @@
 /**
  * @module The redactor beyond its fixed lists: the deployment's own terms (model names, the provider
- * host, the provider key) given at construction, the providers and families added for issue 20,
+ * host, the provider key) given at construction, more providers and model families,
  * more credential formats, JVM and Go traces, and the ordinary prose that shares their words.
  */
 import { describe, expect, it } from 'vitest';

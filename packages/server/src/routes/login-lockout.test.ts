@@ -2,7 +2,7 @@
  * The failed-login lock over app.request, with client addresses from X-Forwarded-For (TRUST_PROXY
  * 1): wrong passwords for an email from one address lock that address out of that email, but not
  * the admin signing in from another address; one address guessing across emails is locked too;
- * guessing spread over many addresses does not lock the owner out (issue 20) but leaves each address
+ * guessing spread over many addresses does not lock the owner out but leaves each address
  * one guess at that email; and a TOTP code sent a second time is refused without counting as a failure.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

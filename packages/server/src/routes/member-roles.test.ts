@@ -3,7 +3,7 @@
  * (self, an owner, an admin, a member) × action (make owner, make admin, make member, remove), and every
  * actor role × invited role. Only an owner grants or removes `owner` or changes another owner; an admin
  * manages admins and members; nobody raises their own role; a refusal is `403 role_forbidden` and changes
- * nothing. Also the take-over of issue 20 step by step: an admin cannot make itself owner, invite an owner,
+ * nothing. Also an admin's take-over of the workspace, step by step: an admin cannot make itself owner, invite an owner,
  * demote or remove the owner.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
