@@ -27,6 +27,7 @@ import { countRequestTokens } from '../model-input.ts';
 import { countTextTokens, countToolCallTokens } from '../tokens.ts';
 import { toEngineError } from './errors.ts';
 import { toolNames, type ToolNames } from './tool-names.ts';
+import { createTransport, type Transport } from './transport.ts';
 
 export interface OpenAICompatibleOptions {
   /** e.g. `http://127.0.0.1:11434/v1`. */
@@ -57,7 +58,7 @@ const REASONING_EFFORT: Readonly<Record<Effort, ReasoningEffort>> = {
   max: 'high',
 };
 
-export function createOpenAICompatibleEngine(options: OpenAICompatibleOptions): Engine {
+export function createOpenAICompatibleEngine(options: OpenAICompatibleOptions, transport: Transport = createTransport(options.baseURL)): Engine {
   const client = new OpenAI({
     baseURL: options.baseURL,
     apiKey: options.apiKey || 'unused',
@@ -68,6 +69,7 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleOptions): 
     maxRetries: options.maxRetries ?? 0,
     // The client would log unparsable provider chunks verbatim; they must not reach our logs either.
     logLevel: 'off',
+    fetch: transport.fetch,
   });
   return {
     delegates: true,
@@ -75,6 +77,7 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleOptions): 
     stream(request) {
       return completionEvents(client, options, request);
     },
+    close: () => transport.close(),
   };
 }
 
@@ -97,10 +100,13 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
   if (!model) throw new EngineError('engine_error');
   const names = toolNames(request.tools ?? []);
   const params = requestParams(model, options, request, names);
-  const inputEstimate = await countRequestTokens(request);
+  // The request's own count, made only when it is needed: when the server reports no usage, or a failure bills what
+  // was already received. Most servers report usage, so most calls never count.
+  let counted: Promise<number> | undefined;
+  const inputEstimate = () => (counted ??= countRequestTokens(request));
   let text = '';
   let calls: ToolCallRequest[] = [];
-  const spent = () => ({ inputTokens: text === '' ? 0 : inputEstimate, outputTokens: countTextTokens(text) });
+  const spent = async () => ({ inputTokens: text === '' ? 0 : await inputEstimate(), outputTokens: countTextTokens(text) });
 
   try {
     if (request.stream === false || options.stream === false) {
@@ -112,7 +118,7 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
       );
       if (text !== '') yield { type: 'text', delta: text };
       for (const call of calls) yield { type: 'tool_call', ...call };
-      yield usageEvent(completion.usage, inputEstimate, text, calls);
+      yield await usageEvent(completion.usage, inputEstimate, text, calls);
       return;
     }
     const stream = await client.chat.completions.create(
@@ -141,15 +147,15 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
       }
     }
     // The client ends an aborted stream quietly; an aborted run must not look complete.
-    if (request.signal?.aborted) throw new EngineError('aborted', spent());
+    if (request.signal?.aborted) throw new EngineError('aborted', await spent());
     // A 200 whose body holds no event at all (an HTML error page, plain text): the client parses
     // nothing from it and ends quietly, but no answer came, so the run must fail, not complete empty.
     if (chunks === 0) throw new EngineError('engine_error');
     calls = [...pending.entries()].sort(([a], [b]) => a - b).map(([index, call]) => toolCallOf(call.id, call.name, call.arguments, index, names));
     for (const call of calls) yield { type: 'tool_call', ...call };
-    yield usageEvent(usage, inputEstimate, text, calls);
+    yield await usageEvent(usage, inputEstimate, text, calls);
   } catch (error) {
-    throw toEngineError(error, spent(), request.signal);
+    throw toEngineError(error, await spent(), request.signal);
   }
 }
 
@@ -206,10 +212,15 @@ function messageOf(message: ConversationMessage, names: ToolNames): ChatCompleti
   return { role: message.role, content: message.content };
 }
 
-function usageEvent(usage: OpenAI.CompletionUsage | null | undefined, inputEstimate: number, text: string, calls: readonly ToolCallRequest[]): EngineEvent {
+async function usageEvent(
+  usage: OpenAI.CompletionUsage | null | undefined,
+  inputEstimate: () => Promise<number>,
+  text: string,
+  calls: readonly ToolCallRequest[],
+): Promise<EngineEvent> {
   return {
     type: 'usage',
-    inputTokens: usage?.prompt_tokens ?? inputEstimate,
+    inputTokens: usage?.prompt_tokens ?? (await inputEstimate()),
     outputTokens: usage?.completion_tokens ?? countTextTokens(text) + calls.reduce((sum, call) => sum + countToolCallTokens(call), 0),
   };
 }
