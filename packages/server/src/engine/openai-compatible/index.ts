@@ -7,10 +7,16 @@
  * `reasoning_effort` (low/medium/high; x-high and max send high, the top value every server knows;
  * can be turned off for servers that reject the field); `powerMode: low` lowers effort to low.
  * Usage comes from the server's usage block (streams ask for it with `stream_options.include_usage`),
- * else it is counted with the tokenizer. Only the answer text is streamed: reasoning fields and raw
- * provider payloads are never forwarded. Provider text is not redacted here; the redactor does that.
+ * else it is counted with the tokenizer (the request is counted only then, or when a failure bills
+ * it). Only the answer text is streamed: reasoning fields and raw provider payloads are never
+ * forwarded. Provider text is not redacted here; the redactor does that.
  *
  * Traces: a request carries its model call's `traceparent` (EngineRequest.traceHeaders, when traces are on).
+ *
+ * Transport: the client's `fetch` is a kept-alive undici `Pool` on the server's origin (./transport.ts), not Node's
+ * global `fetch`, because every proxied invocation pays this call's CPU: on loopback a call cost 0.7-1.0 ms of CPU
+ * answered whole and 0.95-1.4 ms streamed over the global `fetch`, 0.3-0.55 and 0.5-0.95 ms over the pool
+ * (scripts/bench/engine-call.ts, docs/performance.md). `close()` drops its connections when the server stops.
  *
  * Tools: the instructions go first as a system message; the offered tools as function tools, their
  * names mapped into what every server accepts (./tool-names.ts); an assistant turn's tool calls as

@@ -23,6 +23,9 @@ export interface Transport {
 /** Statuses whose response has no body (the `Response` constructor refuses one). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
+/** A streamed answer's media type. */
+const EVENT_STREAM = /^text\/event-stream\b/i;
+
 /** An event stream is handed on as it arrives; this many chunks are buffered before the upstream is paused. */
 const STREAM_CHUNKS = 16;
 
@@ -38,7 +41,7 @@ export function createTransport(baseURL: string): Transport {
     if (requestBody != null && typeof requestBody !== 'string' && !(requestBody instanceof Uint8Array)) throw new TypeError('unsupported request body');
     const { statusCode, headers, body } = await pool.request({
       path: url.pathname + url.search,
-      method: (init.method ?? 'GET') as 'GET',
+      method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
       headers: init.headers instanceof Headers ? init.headers : new Headers(init.headers),
       body: requestBody,
       signal: init.signal ?? undefined,
@@ -48,14 +51,14 @@ export function createTransport(baseURL: string): Transport {
       if (Array.isArray(value)) for (const one of value) responseHeaders.append(name, one);
       else if (value !== undefined) responseHeaders.append(name, value);
     }
-    const init_ = { status: statusCode, headers: responseHeaders };
+    const head = { status: statusCode, headers: responseHeaders };
     if (NULL_BODY.has(statusCode)) {
       body.on('error', () => {}).destroy();
-      return new Response(null, init_);
+      return new Response(null, head);
     }
-    if (responseHeaders.get('content-type')?.startsWith('text/event-stream')) return new Response(webStream(body), init_);
+    if (EVENT_STREAM.test(responseHeaders.get('content-type') ?? '')) return new Response(webStream(body), head);
     // A JSON answer or an error body: read whole, so the client's timeout covers it too.
-    return new Response(await body.bytes(), init_);
+    return new Response(await body.bytes(), head);
   };
   return {
     fetch: fetch as typeof globalThis.fetch,
