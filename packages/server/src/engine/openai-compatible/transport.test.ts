@@ -69,6 +69,25 @@ describe('the openai-compatible engine’s transport', () => {
     await fake.closed();
   });
 
+  it('follows no redirect: a 3xx is a failed call, and the place it points to is not asked', async () => {
+    const elsewhere = await startFakeChatServer();
+    elsewhere.handle = answer;
+    try {
+      fake.handle = (_req, res) => {
+        res.writeHead(307, { location: `${elsewhere.baseURL}/chat/completions` });
+        res.end();
+      };
+      for (const stream of [false, true]) {
+        const error = await collect(engine().stream(request({ stream }))).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(EngineError);
+        expect((error as EngineError).reason).toBe('engine_error');
+      }
+      expect(elsewhere.requests).toEqual([]);
+    } finally {
+      await elsewhere.stop();
+    }
+  });
+
   it('hands a stream on as it arrives, pausing the server while the reader is behind, and loses nothing', async () => {
     const fragments = Array.from({ length: 80 }, (_, i) => ` word${i}`);
     fake.handle = (req, res) => {

@@ -9,7 +9,8 @@
  * the client passes (its timeout, the caller's abort, a `break` out of a stream) aborts the
  * request at any point, the body included, and closes its connection; the rejection or the
  * stream's error is the signal's `AbortError`, which the client tells apart from a broken
- * connection (errors.ts maps both).
+ * connection (errors.ts maps both). No redirect is followed (the global `fetch` followed them): a
+ * model server is configured by its address, and a 3xx fails the call like any other status.
  */
 import { type Dispatcher, Pool } from 'undici';
 
