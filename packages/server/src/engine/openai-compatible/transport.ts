@@ -1,8 +1,8 @@
 /**
  * @module The `fetch` the engine's `openai` client is given: a kept-alive undici `Pool` on the
  * server's origin, behind a small WHATWG `fetch`. Node's global `fetch` (undici's fetch, with its
- * spec machinery around every request and response) cost 0.5-1.2 ms of CPU per model call here;
- * `Pool.request` costs a tenth of that (docs/performance.md, "The model call's transport").
+ * spec machinery around every request and response) cost about 0.3 ms more CPU per model call
+ * (docs/performance.md, "The model call's transport").
  *
  * What the client reads of a response is kept: the status, the headers, and the body, read whole
  * unless it is an event stream, which is handed on as it arrives (with backpressure). The signal
@@ -54,7 +54,8 @@ export function createTransport(baseURL: string): Transport {
     }
     const head = { status: statusCode, headers: responseHeaders };
     if (NULL_BODY.has(statusCode)) {
-      body.on('error', () => {}).destroy();
+      // Nothing to read; reading to its end keeps the connection for the next request.
+      await body.dump();
       return new Response(null, head);
     }
     if (EVENT_STREAM.test(responseHeaders.get('content-type') ?? '')) return new Response(webStream(body), head);
