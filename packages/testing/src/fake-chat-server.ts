@@ -10,6 +10,8 @@ export interface RecordedRequest {
   readonly path: string;
   readonly headers: IncomingMessage['headers'];
   readonly body: Record<string, unknown>;
+  /** Which TCP connection it came on: 1 for the server's first, 2 for the next, … (a kept-alive connection repeats). */
+  readonly connection: number;
 }
 
 export type Handler = (request: RecordedRequest, res: ServerResponse) => void;
@@ -20,6 +22,8 @@ export interface FakeChatServer {
   handle: Handler;
   /** Resolves when the client closes the connection of the latest request. */
   closed(): Promise<void>;
+  /** The TCP connections open now (kept-alive ones included). */
+  openConnections(): number;
   stop(): Promise<void>;
 }
 
@@ -27,11 +31,14 @@ export async function startFakeChatServer(): Promise<FakeChatServer> {
   let closedResolve: () => void = () => {};
   let closedPromise = Promise.resolve();
   const sockets = new Set<import('node:net').Socket>();
+  const connectionOf = new WeakMap<import('node:net').Socket, number>();
+  let accepted = 0;
   const fake: FakeChatServer = {
     baseURL: '',
     requests: [],
     handle: (_request, res) => sendError(res, 500, { error: { message: 'no handler' } }),
     closed: () => closedPromise,
+    openConnections: () => sockets.size,
     stop: () => {
       for (const socket of sockets) socket.destroy();
       return new Promise((resolve) => server.close(() => resolve()));
@@ -44,13 +51,20 @@ export async function startFakeChatServer(): Promise<FakeChatServer> {
       closedPromise = new Promise((resolve) => (closedResolve = resolve));
       res.on('close', () => closedResolve());
       const raw = Buffer.concat(chunks).toString('utf8');
-      const recorded = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: raw ? JSON.parse(raw) : {} };
+      const recorded = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: raw ? JSON.parse(raw) : {},
+        connection: connectionOf.get(req.socket) ?? 0,
+      };
       fake.requests.push(recorded);
       fake.handle(recorded, res);
     });
   });
   server.on('connection', (socket) => {
     sockets.add(socket);
+    connectionOf.set(socket, (accepted += 1));
     socket.on('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

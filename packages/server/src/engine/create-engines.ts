@@ -1,6 +1,6 @@
 /**
  * @module createEngines: the alias → engine map the app receives in its Deps. Aliases on the same
- * kind share one engine instance (one HTTP client for the remote server).
+ * kind share one engine instance (one HTTP client for the remote server), closed once by closeEngines.
  */
 import { byAlias, type Alias } from '../vocabulary/alias.ts';
 import { DEFAULT_ENGINE_CONFIG, EngineConfigError, type EngineConfig } from './config.ts';
@@ -19,4 +19,9 @@ export function createEngines(config: EngineConfig = DEFAULT_ENGINE_CONFIG): Eng
     if (!options?.models[alias]) throw new EngineConfigError(`no openai-compatible model configured for ${alias}`);
     return (remote ??= createOpenAICompatibleEngine(options));
   });
+}
+
+/** Closes each engine of the map once (aliases share instances): their kept-alive connections are dropped. */
+export async function closeEngines(engines: Engines): Promise<void> {
+  await Promise.all([...new Set(Object.values(engines))].map((engine) => engine.close?.()));
 }

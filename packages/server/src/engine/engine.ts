@@ -97,4 +97,6 @@ export interface Engine {
    * loop stops the work (the caller then bills what it received, see `countTextTokens`).
    */
   stream(request: EngineRequest): AsyncIterable<EngineEvent>;
+  /** Drops what the engine holds open (kept-alive connections to its server) when the server stops. */
+  close?(): Promise<void>;
 }

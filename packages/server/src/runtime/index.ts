@@ -19,7 +19,7 @@ import { createRunEventHub, runLogCompactor, type RunEventHub } from '../domain/
 import { InboundRunWaits, inboundRunExecutor, sweepInterruptedRuns, type SweepResult } from '../domain/runs/index.ts';
 import { sealClearTotpSecrets } from '../domain/sessions/totp-secret.ts';
 import { SEALED_SECRET_HINT, SealedSecretUnreadable } from '../domain/webhooks/secret-box.ts';
-import { createEngines, loadTokenizer } from '../engine/index.ts';
+import { closeEngines, createEngines, type Engines, loadTokenizer } from '../engine/index.ts';
 import { createLogger, flushLog, type Logger } from '../log/index.ts';
 import { createMetrics, type Metrics } from '../metrics/index.ts';
 import { connectRedis, createRedisLimiter } from '../rate-limits/index.ts';
@@ -49,7 +49,10 @@ interface Runtime {
   unopenableSecret: string | undefined;
   /** Whether spans are sent (the `OTEL_*` settings turned traces on; said at start). */
   traces: boolean;
-  /** After the graceful stop (cli/shutdown.ts), which stopped the worker: closes the kept MCP sessions, Redis and the store. */
+  /**
+   * After the graceful stop (cli/shutdown.ts), which stopped the worker: closes the kept MCP sessions, the engines'
+   * kept-alive connections, Redis and the store.
+   */
   close(): Promise<void>;
   /** A start that failed half-way: stops the worker and drops the connections at once. */
   abort(): Promise<void>;
@@ -76,6 +79,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
   const metrics = config.metricsPort !== undefined ? createMetrics({ db: store.db, clock }) : undefined;
   let worker: Worker | undefined;
   let resumer: Resumer | undefined;
+  let engines: Engines | undefined;
   try {
     // Several instances share PostgreSQL: a cancel answered by one reaches the one executing the run.
     let cancelBus: CancelBus | undefined;
@@ -88,6 +92,8 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
     }
     // Counting tokens is on every invocation's path: its tables are loaded now, not by the first request.
     loadTokenizer();
+    // Aliases -> engines (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*) and STU rates (STU_RATE_<ALIAS>).
+    engines = createEngines(config.engines);
     const { app, services } = createApp({
       clock,
       logger,
@@ -101,8 +107,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
         corsOrigins: config.corsOrigins,
         inboundBodyTimeoutMs: config.inboundBodyTimeoutMs,
       },
-      // Aliases -> engines (ENGINE_<ALIAS>, OPENAI_COMPATIBLE_*) and STU rates (STU_RATE_<ALIAS>).
-      engines: createEngines(config.engines),
+      engines,
       // Names the redactor removes beside the engines' own (model names, provider host and key): REDACT_TERMS.
       redactTerms: config.redactTerms,
       stuRates: config.stuRates,
@@ -148,6 +153,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       logError: (error) => logger.error({ err: error }, 'resuming a run failed'),
     });
     const resuming = resumer;
+    const serving = engines;
     return {
       app,
       services,
@@ -161,6 +167,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
       async close() {
         await resuming?.stop();
         await services.mcpConnector.close();
+        await closeEngines(serving);
         await redis?.quit().catch(() => {});
         await store.close();
         // The spans still queued (the last requests', the worker's) go out before the process exits.
@@ -173,6 +180,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
         await resuming?.stop();
         await started.stop();
         await services.mcpConnector.close();
+        await closeEngines(serving);
         redis?.disconnect();
         await store.close();
         await tracing?.stop();
@@ -181,6 +189,7 @@ export async function createRuntime(config: ServerConfig, clock: Clock = systemC
   } catch (err) {
     await resumer?.stop();
     await worker?.stop();
+    if (engines) await closeEngines(engines);
     redis?.disconnect();
     await store.close();
     await tracing?.stop();

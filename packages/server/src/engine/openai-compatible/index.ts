@@ -7,10 +7,16 @@
  * `reasoning_effort` (low/medium/high; x-high and max send high, the top value every server knows;
  * can be turned off for servers that reject the field); `powerMode: low` lowers effort to low.
  * Usage comes from the server's usage block (streams ask for it with `stream_options.include_usage`),
- * else it is counted with the tokenizer. Only the answer text is streamed: reasoning fields and raw
- * provider payloads are never forwarded. Provider text is not redacted here; the redactor does that.
+ * else it is counted with the tokenizer (the request is counted only then, or when a failure bills
+ * it). Only the answer text is streamed: reasoning fields and raw provider payloads are never
+ * forwarded. Provider text is not redacted here; the redactor does that.
  *
  * Traces: a request carries its model call's `traceparent` (EngineRequest.traceHeaders, when traces are on).
+ *
+ * Transport: the client's `fetch` is a kept-alive undici `Pool` on the server's origin (./transport.ts), not Node's
+ * global `fetch`, because every proxied invocation pays this call's CPU: on loopback a call cost 0.7-1.0 ms of CPU
+ * answered whole and 0.95-1.4 ms streamed over the global `fetch`, 0.3-0.55 and 0.5-0.95 ms over the pool
+ * (scripts/bench/engine-call.ts, docs/performance.md). `close()` drops its connections when the server stops.
  *
  * Tools: the instructions go first as a system message; the offered tools as function tools, their
  * names mapped into what every server accepts (./tool-names.ts); an assistant turn's tool calls as
@@ -27,6 +33,7 @@ import { countRequestTokens } from '../model-input.ts';
 import { countTextTokens, countToolCallTokens } from '../tokens.ts';
 import { toEngineError } from './errors.ts';
 import { toolNames, type ToolNames } from './tool-names.ts';
+import { createTransport, type Transport } from './transport.ts';
 
 export interface OpenAICompatibleOptions {
   /** e.g. `http://127.0.0.1:11434/v1`. */
@@ -57,7 +64,7 @@ const REASONING_EFFORT: Readonly<Record<Effort, ReasoningEffort>> = {
   max: 'high',
 };
 
-export function createOpenAICompatibleEngine(options: OpenAICompatibleOptions): Engine {
+export function createOpenAICompatibleEngine(options: OpenAICompatibleOptions, transport: Transport = createTransport(options.baseURL)): Engine {
   const client = new OpenAI({
     baseURL: options.baseURL,
     apiKey: options.apiKey || 'unused',
@@ -68,6 +75,7 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleOptions): 
     maxRetries: options.maxRetries ?? 0,
     // The client would log unparsable provider chunks verbatim; they must not reach our logs either.
     logLevel: 'off',
+    fetch: transport.fetch,
   });
   return {
     delegates: true,
@@ -75,6 +83,7 @@ export function createOpenAICompatibleEngine(options: OpenAICompatibleOptions): 
     stream(request) {
       return completionEvents(client, options, request);
     },
+    close: () => transport.close(),
   };
 }
 
@@ -97,10 +106,13 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
   if (!model) throw new EngineError('engine_error');
   const names = toolNames(request.tools ?? []);
   const params = requestParams(model, options, request, names);
-  const inputEstimate = await countRequestTokens(request);
+  // The request's own count, made only when it is needed: when the server reports no usage, or a failure bills what
+  // was already received. Most servers report usage, so most calls never count.
+  let counted: Promise<number> | undefined;
+  const inputEstimate = () => (counted ??= countRequestTokens(request));
   let text = '';
   let calls: ToolCallRequest[] = [];
-  const spent = () => ({ inputTokens: text === '' ? 0 : inputEstimate, outputTokens: countTextTokens(text) });
+  const spent = async () => ({ inputTokens: text === '' ? 0 : await inputEstimate(), outputTokens: countTextTokens(text) });
 
   try {
     if (request.stream === false || options.stream === false) {
@@ -112,7 +124,7 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
       );
       if (text !== '') yield { type: 'text', delta: text };
       for (const call of calls) yield { type: 'tool_call', ...call };
-      yield usageEvent(completion.usage, inputEstimate, text, calls);
+      yield await usageEvent(completion.usage, inputEstimate, text, calls);
       return;
     }
     const stream = await client.chat.completions.create(
@@ -141,15 +153,15 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
       }
     }
     // The client ends an aborted stream quietly; an aborted run must not look complete.
-    if (request.signal?.aborted) throw new EngineError('aborted', spent());
+    if (request.signal?.aborted) throw new EngineError('aborted', await spent());
     // A 200 whose body holds no event at all (an HTML error page, plain text): the client parses
     // nothing from it and ends quietly, but no answer came, so the run must fail, not complete empty.
     if (chunks === 0) throw new EngineError('engine_error');
     calls = [...pending.entries()].sort(([a], [b]) => a - b).map(([index, call]) => toolCallOf(call.id, call.name, call.arguments, index, names));
     for (const call of calls) yield { type: 'tool_call', ...call };
-    yield usageEvent(usage, inputEstimate, text, calls);
+    yield await usageEvent(usage, inputEstimate, text, calls);
   } catch (error) {
-    throw toEngineError(error, spent(), request.signal);
+    throw toEngineError(error, await spent(), request.signal);
   }
 }
 
@@ -206,10 +218,15 @@ function messageOf(message: ConversationMessage, names: ToolNames): ChatCompleti
   return { role: message.role, content: message.content };
 }
 
-function usageEvent(usage: OpenAI.CompletionUsage | null | undefined, inputEstimate: number, text: string, calls: readonly ToolCallRequest[]): EngineEvent {
+async function usageEvent(
+  usage: OpenAI.CompletionUsage | null | undefined,
+  inputEstimate: () => Promise<number>,
+  text: string,
+  calls: readonly ToolCallRequest[],
+): Promise<EngineEvent> {
   return {
     type: 'usage',
-    inputTokens: usage?.prompt_tokens ?? inputEstimate,
+    inputTokens: usage?.prompt_tokens ?? (await inputEstimate()),
     outputTokens: usage?.completion_tokens ?? countTextTokens(text) + calls.reduce((sum, call) => sum + countToolCallTokens(call), 0),
   };
 }
