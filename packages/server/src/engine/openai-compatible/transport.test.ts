@@ -111,3 +111,25 @@ describe('the openai-compatible engine’s transport', () => {
     expect(text).toBe(fragments.join(''));
   });
 });
+
+describe('what the transport sends', () => {
+  it('only the headers a call needs: the host’s OPENAI_CUSTOM_HEADERS, which the client reads by itself, never leave', async () => {
+    fake.handle = answer;
+    vi.stubEnv('OPENAI_CUSTOM_HEADERS', 'x-host-leak: from-env\nx-other: value');
+    try {
+      const one = engine();
+      await collect(one.stream(request({ stream: false, traceHeaders: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } })));
+      await one.close?.();
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const [sent] = fake.requests;
+    expect(sent?.headers.authorization).toBe('Bearer test-key');
+    expect(sent?.headers['content-type']).toBe('application/json');
+    expect(sent?.headers.traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+    expect(sent?.headers['x-host-leak']).toBeUndefined();
+    expect(sent?.headers['x-other']).toBeUndefined();
+    // Nor the client's description of this host (operating system, architecture, runtime version).
+    expect(Object.keys(sent?.headers ?? {}).filter((name) => name.startsWith('x-stainless'))).toEqual([]);
+  });
+});

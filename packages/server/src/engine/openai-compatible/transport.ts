@@ -10,7 +10,8 @@
  * request at any point, the body included, and closes its connection; the rejection or the
  * stream's error is the signal's `AbortError`, which the client tells apart from a broken
  * connection (errors.ts maps both). No redirect is followed (the global `fetch` followed them): a
- * model server is configured by its address, and a 3xx fails the call like any other status.
+ * model server is configured by its address, and a 3xx fails the call like any other status. Only
+ * the headers a call needs are sent (SENT_HEADERS).
  */
 import { type Dispatcher, Pool } from 'undici';
 
@@ -20,6 +21,13 @@ export interface Transport {
   /** Drops the kept-alive connections and any request still in flight (the server is stopping). */
   close(): Promise<void>;
 }
+
+/**
+ * The request headers that leave: what a Chat Completions call needs, and a trace's context. The client adds others by
+ * itself (headers from the host's `OPENAI_CUSTOM_HEADERS`, which no option turns off, and `x-stainless-*`, its
+ * description of this host); configuration comes only from ours, so those stay here.
+ */
+const SENT_HEADERS = ['accept', 'authorization', 'content-type', 'traceparent', 'tracestate', 'user-agent'] as const;
 
 /** Statuses whose response has no body (the `Response` constructor refuses one). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -43,7 +51,7 @@ export function createTransport(baseURL: string): Transport {
     const { statusCode, headers, body } = await pool.request({
       path: url.pathname + url.search,
       method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
-      headers: init.headers instanceof Headers ? init.headers : new Headers(init.headers),
+      headers: sentHeaders(init.headers instanceof Headers ? init.headers : new Headers(init.headers)),
       body: requestBody,
       signal: init.signal ?? undefined,
     });
@@ -66,6 +74,15 @@ export function createTransport(baseURL: string): Transport {
     fetch: fetch as typeof globalThis.fetch,
     close: () => pool.destroy(),
   };
+}
+
+function sentHeaders(given: Headers): Record<string, string> {
+  const sent: Record<string, string> = {};
+  for (const name of SENT_HEADERS) {
+    const value = given.get(name);
+    if (value !== null) sent[name] = value;
+  }
+  return sent;
 }
 
 /** Node's readable as a WHATWG stream: paused while the reader is {@link STREAM_CHUNKS} behind; cancelling it closes the request. */
