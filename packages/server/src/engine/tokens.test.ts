@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encode } from 'gpt-tokenizer';
-import { countMessageTokens, countMessageTokensAsync, countTextTokens, countTextTokensAsync, truncateToTokens } from './tokens.ts';
+import { countMessageTokens, countMessageTokensAsync, countTextTokens, countTextTokensAsync, truncateShortText, truncateToTokens } from './tokens.ts';
 
 describe('tokens', () => {
   it.each([
@@ -89,5 +89,20 @@ describe('long pre-tokens', () => {
     expect(await countTextTokensAsync(text)).toBe(fresh);
     expect(countTextTokens(text)).toBe(fresh);
     expect(await countMessageTokensAsync([{ role: 'user', content: text }])).toBe(countMessageTokens([{ role: 'user', content: text }]));
+  });
+});
+
+describe('cutting a text inside a character', () => {
+  it('leaves nothing of the cut character behind for the next text cut anywhere in the process', async () => {
+    // Each of these characters is four tokens: 23 tokens end inside the sixth.
+    const hieroglyphs = '𓀀𓀁𓀂𓀃𓀄𓀅𓀆𓀇𓀈𓀉';
+    expect(truncateShortText(hieroglyphs, 23)).toBe('𓀀𓀁𓀂𓀃𓀄');
+    expect(await truncateToTokens(hieroglyphs, 23)).toBe('𓀀𓀁𓀂𓀃𓀄');
+    // The next cut, of another text: nothing of the sixth character's bytes comes out at its start.
+    const prose = 'The quarterly numbers look strong across every region we track. '.repeat(20);
+    const cut = truncateShortText(prose, 10);
+    expect(prose.startsWith(cut)).toBe(true);
+    expect(cut).not.toContain('\uFFFD');
+    expect(await truncateToTokens(prose, 10)).toBe(cut);
   });
 });

@@ -30,7 +30,27 @@ export function loadTokenizer(): Tokenizer {
 }
 
 const encode: Tokenizer['encode'] = (text, options) => loadTokenizer().encode(text, options);
-const decode: Tokenizer['decode'] = (tokens) => loadTokenizer().decode(tokens);
+
+/**
+ * The text of a token prefix, without a trailing partial character. The tokenizer decodes through one TextDecoder
+ * shared by the whole process, in streaming mode and never flushed: the bytes of a character a prefix cuts in two
+ * would stay in it and come out, as U+FFFD, at the start of the next text decoded anywhere (another run's cut
+ * answer). So each prefix is followed by a character the tokenizer encodes byte by byte, which takes those bytes
+ * out with it.
+ */
+function decodePrefix(tokens: readonly number[]): string {
+  const { decode } = loadTokenizer();
+  const text = decode(tokens);
+  decode(flushTokens());
+  return text.replace(/\uFFFD+$/, '');
+}
+
+let flush: number[] | undefined;
+/** A character outside the tokenizer's merges: its four UTF-8 bytes are four tokens, decoded through the shared decoder. */
+function flushTokens(): number[] {
+  flush ??= encode('\u{13000}', AS_TEXT);
+  return flush;
+}
 
 /** Special-token text in user input (`<|endoftext|>`) is counted as ordinary text, never rejected. */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
@@ -172,7 +192,7 @@ export function truncateShortText(text: string, maxTokens: number): string {
   const tokens = encode(text, AS_TEXT);
   if (tokens.length <= maxTokens) return text;
   for (let keep = Math.max(0, maxTokens); keep > 0; ) {
-    const prefix = decode(tokens.slice(0, keep)).replace(/\uFFFD+$/, '');
+    const prefix = decodePrefix(tokens.slice(0, keep));
     const over = countTextTokens(prefix) - maxTokens;
     if (over <= 0) return prefix;
     keep -= over;
@@ -196,7 +216,7 @@ export async function truncateToTokens(text: string, maxTokens: number, pace: Pa
   }
   if (tokens.length <= maxTokens) return text;
   for (let keep = Math.max(0, maxTokens); keep > 0; ) {
-    const prefix = decode(tokens.slice(0, keep)).replace(/\uFFFD+$/, '');
+    const prefix = decodePrefix(tokens.slice(0, keep));
     const over = (await countTextTokensAsync(prefix, pace)) - maxTokens;
     if (over <= 0) return prefix;
     keep -= over;

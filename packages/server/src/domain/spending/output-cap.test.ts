@@ -28,3 +28,34 @@ describe('the output cap', () => {
     expect(roomy.cut).toBe(false);
   });
 });
+
+describe('the output cap near its limit', () => {
+  // Texts whose tokens outnumber their characters (rare scripts, emoji sequences) as well as plain prose.
+  const TEXTS = ['A short answer.', '𓀀𓀁𓀂𓀃𓀄𓀅𓀆𓀇𓀈𓀉', '👩🏽‍💻🧑🏿‍🚀👨‍👩‍👧‍👦🏳️‍🌈', 'Résumé naïve façade — “quoted” ✓', '数据分析报告显示第三季度的销售额有所增长'];
+
+  it('passes a text whole exactly when its tokens fit, whatever its script, in one fragment or many', () => {
+    for (const text of TEXTS) {
+      const tokens = countTextTokens(text);
+      for (const capTokens of [tokens - 1, tokens, tokens + 1, text.length, text.length + 3]) {
+        if (capTokens < 1) continue;
+        for (const step of [text.length, 3, 1]) {
+          const cap = createOutputCap(capTokens);
+          let out = '';
+          for (let i = 0; i < text.length; i += step) out += cap.push(text.slice(i, i + step));
+          expect(text.startsWith(out), `${text} at ${capTokens}`).toBe(true);
+          expect(countTextTokens(out)).toBeLessThanOrEqual(capTokens);
+          expect(out === text, `${text} (${tokens} tokens) at a cap of ${capTokens}`).toBe(tokens <= capTokens);
+          expect(cap.cut).toBe(tokens > capTokens);
+        }
+      }
+    }
+  });
+
+  it('counts what it received, once cut, as at least what passed', () => {
+    const cap = createOutputCap(16);
+    let out = '';
+    for (let i = 0; i < FLOOD.length; i += 40) out += cap.push(FLOOD.slice(i, i + 40));
+    expect(cap.cut).toBe(true);
+    expect(cap.receivedTokens).toBeGreaterThanOrEqual(countTextTokens(out));
+  });
+});

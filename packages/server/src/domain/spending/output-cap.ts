@@ -4,36 +4,59 @@
  * and nothing more passes. An engine that ignores `max_tokens` (a provider that sends 30,000
  * characters for `maxTokens: 16`) therefore never delivers, nor costs, more than was reserved.
  *
- * Fragments are counted in pieces of at most `PIECE_CHARS` characters, so the work per fragment is
- * linear in its length whatever its size (a synchronous answer is one fragment). A sum of pieces
- * counts at least as many tokens as the whole text (a merge across a boundary only saves tokens),
- * so it is recounted exactly, once the sum reaches the cap, before anything is cut: an answer
- * within the cap passes whole.
+ * Text is only tokenized near the cap: a token is at least one UTF-8 byte, so while what passed and
+ * the new fragment hold no more bytes than the cap has tokens, the fragment passes uncounted (most
+ * answers end far below their cap, and counting them cost some 2 % of a proxied invocation's CPU).
+ * Past that bound, fragments are counted in pieces of at most `PIECE_CHARS` characters, so the work
+ * per fragment is linear in its length whatever its size (a synchronous answer is one fragment). A
+ * sum of pieces counts at least as many tokens as the whole text (a merge across a boundary only
+ * saves tokens), so it is recounted exactly, once the sum reaches the cap, before anything is cut:
+ * an answer within the cap passes whole.
  */
 import { countTextTokens, truncateShortText } from '../../engine/index.ts';
 
 const PIECE_CHARS = 512;
 
 interface OutputCap {
-  /** The part of `delta` within the cap ('' once it is used); may cut the fragment short. */
-  push(delta: string): string;
+  /**
+   * The part of `fragment` within the cap ('' once it is used); may cut the fragment short. A fragment that ends
+   * with the first half of a surrogate pair passes that half with the next fragment.
+   */
+  push(fragment: string): string;
   /** Whether text was dropped at the cap: the engine produced more than the run may cost. */
   readonly cut: boolean;
-  /** Output tokens counted in what passed. */
-  readonly passedTokens: number;
   /** Output tokens counted in what the engine sent, including the part dropped at the cut. */
   readonly receivedTokens: number;
 }
 
 export function createOutputCap(capTokens: number): OutputCap {
   let passedText = '';
-  /** Tokens of passedText: exact after a recount, else a sum of pieces (at least the exact count). */
+  /** At least the tokens of passedText: exact after a recount, else a sum of pieces' tokens or bytes. */
   let passed = 0;
+  /** Tokens counted in the pieces that were, and the text that passed uncounted (counted when asked). */
   let received = 0;
+  let uncounted = '';
+  /** The first half of a surrogate pair that ended the last fragment, waiting for its second half. */
+  let held = '';
   let cut = false;
   return {
-    push(delta) {
+    push(fragment) {
       if (cut) return '';
+      // A character split between two fragments is counted whole: each half alone counts as a replacement
+      // character, so the halves would count fewer tokens than the character and let it pass a cap it does not fit.
+      let delta = held + fragment;
+      held = '';
+      if (isHighSurrogate(delta.charCodeAt(delta.length - 1))) {
+        held = delta.slice(-1);
+        delta = delta.slice(0, -1);
+      }
+      const bytes = Buffer.byteLength(delta, 'utf8');
+      if (passed + bytes <= capTokens) {
+        passed += bytes;
+        passedText += delta;
+        uncounted += delta;
+        return delta;
+      }
       let out = '';
       for (const piece of pieces(delta)) {
         const tokens = countTextTokens(piece);
@@ -43,7 +66,10 @@ export function createOutputCap(capTokens: number): OutputCap {
           // cap shrinks with every recount, so they stay few (logarithmic in the cap).
           const exact = countTextTokens(passedText + piece);
           if (exact > capTokens) {
-            const kept = truncateShortText(piece, Math.max(0, capTokens - countTextTokens(passedText)));
+            let room = Math.max(0, capTokens - countTextTokens(passedText));
+            let kept = truncateShortText(piece, room);
+            // Tokens may merge differently across the boundary: shrink the kept part until the whole fits.
+            while (kept !== '' && countTextTokens(passedText + kept) > capTokens) kept = truncateShortText(piece, --room);
             passedText += kept;
             passed = countTextTokens(passedText);
             out += kept;
@@ -62,10 +88,11 @@ export function createOutputCap(capTokens: number): OutputCap {
     get cut() {
       return cut;
     },
-    get passedTokens() {
-      return passed;
-    },
     get receivedTokens() {
+      if (uncounted !== '') {
+        received += countTextTokens(uncounted);
+        uncounted = '';
+      }
       return received;
     },
   };
@@ -76,9 +103,12 @@ function* pieces(text: string): Generator<string> {
   let start = 0;
   while (start < text.length) {
     let end = Math.min(text.length, start + PIECE_CHARS);
-    const code = text.charCodeAt(end - 1);
-    if (end < text.length && code >= 0xd800 && code <= 0xdbff) end -= 1;
+    if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
     yield text.slice(start, end);
     start = end;
   }
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
