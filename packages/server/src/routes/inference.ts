@@ -20,6 +20,7 @@ import type { Schema } from '../contract.ts';
 import { RESTARTING_MESSAGE } from '../domain/health/open-streams.ts';
 import type { TokenUsage } from '../engine/index.ts';
 import { fail, retryHints } from '../errors.ts';
+import { keepUnredacted } from '../middleware/redact/index.ts';
 import type { Services } from '../services.ts';
 import { authOf, type Answer, type Handler, type Handlers, type Input } from './handler.ts';
 
@@ -76,6 +77,9 @@ async function invoke(
   }
   if (!body.stream) {
     const outcome = await runs.execute(started.run);
+    // Its answer was just redacted by this server's redactor: the body's redaction need not scan it again. (A replayed
+    // answer, stored earlier, is scanned: the deployment's terms may have changed since.)
+    keepUnredacted(c, outcome.content);
     return answerOutcome(outcome, clock.now());
   }
 
