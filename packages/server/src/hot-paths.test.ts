@@ -16,6 +16,7 @@ import { createApp } from './app.ts';
 import type { OpenDb } from './store/db.ts';
 import { countMessageTokens, type EngineMessage } from './engine/index.ts';
 import { signInboundBody } from './domain/webhooks/inbound-signature.ts';
+import { subscribeToEveryEvent } from '@service/testing/event-subscriber';
 
 describe.each(testBackends())('hot paths on $name', ({ open }) => {
   let store: TestStore;
@@ -45,6 +46,7 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
       },
     };
     t = await createTestApp({ db });
+    await subscribeToEveryEvent(t.db, t.workspaceId);
     await t.services.keys.ready();
     headers = { Authorization: `Bearer ${t.apiKey}`, 'Content-Type': 'application/json' };
   });

@@ -19,12 +19,14 @@ import { pauseAgent, setPlan } from '../domain/agents/settings.ts';
 import { setManualKillSwitch } from '../domain/spending/index.ts';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { parseSse, parseSseWithIds } from '@service/testing/sse';
+import { subscribeToEveryEvent } from '@service/testing/event-subscriber';
 
 let t: TestApp;
 let key: string;
 
 beforeEach(async () => {
   t = await createTestApp();
+  await subscribeToEveryEvent(t.db, t.workspaceId);
   key = await t.keyWith('orchestrator:invoke', 'usage:read', 'departments:read');
 });
 afterEach(async () => {
@@ -269,6 +271,7 @@ describe('spending kill switches', () => {
   async function appWithLimits(limits: { run: number; hour: number; day: number }) {
     await t.close();
     t = await createTestApp({ deps: { killSwitchLimits: limits } });
+    await subscribeToEveryEvent(t.db, t.workspaceId);
     key = await t.keyWith('orchestrator:invoke', 'usage:read');
   }
 

@@ -13,6 +13,7 @@ import { createTestApp, type TestApp } from '@service/testing/app';
 import { until } from '@service/testing/cli-processes';
 import { INTERNAL_HOST_IN_ERRORS, startCrmServer, startMailServer, type McpTestServer } from '@service/testing/mcp-servers';
 import { testBackends, type TestStore } from '@service/testing/store';
+import { subscribeToEveryEvent } from '@service/testing/event-subscriber';
 
 const CRM_TOKEN = 'Bearer crm-secret-token-5f2a9c';
 
@@ -37,6 +38,7 @@ describe.each(testBackends())('integrations on $name', ({ open }) => {
     };
     t = await createTestApp({ db: store.db, deps });
     other = await createTestApp({ db: store.db, deps });
+    await subscribeToEveryEvent(t.db, t.workspaceId);
     admin = await t.login();
     otherAdmin = await other.login();
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testBackends, type TestStore } from '@service/testing/store';
-import { enqueueEvent, enqueueTestEvent } from './outbox.ts';
+import { enqueueEvent, enqueuePrepared, enqueueTestEvent, prepareEvent } from './outbox.ts';
 
 const NOW = new Date('2026-11-22T08:00:00Z');
 const W1 = 'wksp_outboxAAAAAAAAAAAAAAA';
@@ -99,6 +99,47 @@ describe.each(testBackends())('outbox on $name', ({ open }) => {
     expect(event!.body).not.toContain('gpt-4o');
     expect(event!.body).not.toContain('10.0.0.5');
     expect(out.deliveries).toBe(1);
+  });
+
+  it('writes nothing for an event no destination takes: neither the event nor a delivery', async () => {
+    // No destination of W1 takes draft.created; W2's only one takes run.completed, not run.failed.
+    const draft = await enqueueEvent(
+      store.db,
+      { tenantId: W1, type: 'draft.created', data: { draft_id: 'drf_1', run_id: 'run_d', agent: 'sales', kind: 'email', subject: 'Hello' } },
+      { now: NOW },
+    );
+    const failed = await enqueueEvent(
+      store.db,
+      { tenantId: W2, type: 'run.failed', data: { run_id: 'run_f', agent: 'sales', reason: 'timeout', status: 'failed' } },
+      { now: NOW },
+    );
+    for (const out of [draft, failed]) {
+      expect(out.deliveries).toBe(0);
+      expect(await store.db.query(`SELECT 1 FROM outbox_events WHERE id = $1`, [out.eventId])).toEqual([]);
+    }
+  });
+
+  it('writes a run’s prepared events in one statement, only those some destination takes, with their deliveries', async () => {
+    const taken = prepareEvent(
+      {
+        tenantId: W2,
+        type: 'run.completed',
+        data: { run_id: 'run_p', agent: 'sales', alias: 'Prelude', status: 'completed', usage: { input_tokens: 1, output_tokens: 1, stu: 1 } },
+      },
+      { now: NOW },
+    );
+    const untaken = prepareEvent(
+      { tenantId: W2, type: 'run.failed', data: { run_id: 'run_p', agent: 'sales', reason: 'timeout', status: 'failed' } },
+      { now: NOW },
+    );
+    await enqueuePrepared(store.db, W2, taken, NOW);
+    await enqueuePrepared(store.db, W2, untaken, NOW);
+    const written = await store.db.query<{ id: string; destination_id: string }>(
+      `SELECT e.id, d.destination_id FROM outbox_events e JOIN deliveries d ON d.event_id = e.id WHERE e.id = ANY ($1::text[])`,
+      [[taken.id, untaken.id]],
+    );
+    expect(written).toEqual([{ id: taken.id, destination_id: 'dst_other' }]);
+    expect(await store.db.query(`SELECT 1 FROM outbox_events WHERE id = $1`, [untaken.id])).toEqual([]);
   });
 
   it('a ping goes to its one destination', async () => {

@@ -2,6 +2,7 @@
  * @module The outbox: a workspace event is written with one delivery row per active destination
  * subscribed to its type, in the same transaction as the change that caused it (pass the
  * caller's transaction as `db`). The worker (`src/worker/`) sends what is due; nothing is sent here.
+ * An event no destination takes is not written: nothing reads an event but its deliveries.
  */
 import { randomBase62 } from '../../random.ts';
 import { redactText } from '../../redact/index.ts';
@@ -39,7 +40,7 @@ export interface EnqueuedEvent {
 const decoder = new TextDecoder();
 
 /**
- * Writes the event and its deliveries. With a transaction (`Tx`) as `db` it joins it, so the event exists
+ * Writes the event and its deliveries (nothing when no destination takes it). With a transaction (`Tx`) as `db` it joins it, so the event exists
  * exactly when the caller's change commits; with the store (`Db`) it opens its own. A destination that
  * the pause rule paused (20 failures) still gets its deliveries, held until an admin resumes it, so
  * an outage of the receiver loses nothing; one an admin paused gets none while paused.
@@ -48,7 +49,6 @@ export async function enqueueEvent<T extends WorkspaceEventType>(db: Db | Tx, in
   const { now } = options;
   const envelope = buildEnvelope({ type: input.type, tenantId: input.tenantId, data: input.data, redactText, createdAt: now });
   return inTransaction(db, async (tx) => {
-    await insertEvent(tx, envelope, now);
     const rows = await selectRows(
       tx,
       tableRow('webhook_destinations', { id: text }),
@@ -58,6 +58,7 @@ export async function enqueueEvent<T extends WorkspaceEventType>(db: Db | Tx, in
         ORDER BY created_at, id`,
       [input.tenantId, input.type],
     );
+    if (rows.length > 0) await insertEvent(tx, envelope, now);
     for (const row of rows) await insertDelivery(tx, envelope.id, row.id, now);
     return { eventId: envelope.id, deliveries: rows.length };
   });

@@ -25,12 +25,15 @@ describe('kill -9 while closes are batched: every answered run is in the store',
     dir = mkdtempSync(join(tmpdir(), 'close-batch-crash-'));
     const env = { ...process.env };
     for (const name of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'SECRET_KEY']) delete env[name];
-    Object.assign(env, { TRUST_PROXY: '1' });
+    // A receiver on a closed loopback port: its deliveries fail and wait for their next attempt.
+    Object.assign(env, { TRUST_PROXY: '1', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
     cli = cliProcesses(dir, env);
     const init = JSON.parse(await cli.run('init', '--json')) as { apiKey: string; workspaceId: string };
     apiKey = init.apiKey;
     // The workspace's ceiling out of the way (600 a minute by default): the load is the point here.
     await cli.run('workspaces', 'update', init.workspaceId, '--rpm', '1000000');
+    // The outbox writes an event some destination takes: one takes run.completed.
+    await cli.run('webhooks', 'outbound', 'create', '--url', 'https://127.0.0.1:9/hook', '--events', 'run.completed');
   }, 60_000);
 
   afterAll(() => {

@@ -11,6 +11,7 @@ import { createTestApp, type TestApp } from '@service/testing/app';
 import type { OpenDb } from '../../store/db.ts';
 import { createCloseBatcher } from './close-batch.ts';
 import type { FinishRunArgs } from './queries/close.ts';
+import { subscribeToEveryEvent } from '@service/testing/event-subscriber';
 
 describe.each(testBackends())('closes batched on $name', ({ open }) => {
   let store: TestStore;
@@ -44,6 +45,7 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
       },
     };
     t = await createTestApp({ db });
+    await subscribeToEveryEvent(t.db, t.workspaceId);
     await t.services.keys.ready();
   });
   afterEach(async () => {

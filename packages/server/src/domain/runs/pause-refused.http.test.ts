@@ -17,6 +17,7 @@ import { moneySums, testBackends, type TestStore } from '@service/testing/store'
 import type { TestApp } from '@service/testing/app';
 import { createAgentTestApp } from '@service/testing/agent-app';
 import { NOT_PERFORMED } from './steps.ts';
+import { subscribeToEveryEvent } from '@service/testing/event-subscriber';
 
 /** Symphony's STU per token. */
 const RATE = 10;
@@ -57,6 +58,7 @@ describe.each(testBackends())('a pause the store refuses closes the run, on $nam
       }),
     }));
     key = await t.keyWith('orchestrator:invoke', 'usage:read', 'tenant:read');
+    await subscribeToEveryEvent(t.db, t.workspaceId);
     // The store refuses every checkpoint: the pause's transaction fails at its last write and rolls back whole.
     await store.db.exec(`
       CREATE FUNCTION test_refuse_checkpoint() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -19,6 +19,7 @@ import { startResumer } from '../../worker/resumer.ts';
 import { sweepInterruptedRuns } from './recovery.ts';
 import type { ClaimOutcome, PendingRun, Resumption } from './service.ts';
 import { APPROVAL_TTL_MS, NOT_PERFORMED, type StepDraft } from './steps.ts';
+import { subscribeToEveryEvent } from '@service/testing/event-subscriber';
 
 const LEASE_MS = 5_000;
 const USED = { inputTokens: 120, outputTokens: 40 };
@@ -32,6 +33,7 @@ describe.each(testBackends())('approvals pause and resume runs on $name', ({ nam
   beforeEach(async () => {
     store = await open();
     t = await createTestApp({ db: store.db, deps: { runLeaseMs: LEASE_MS } });
+    await subscribeToEveryEvent(t.db, t.workspaceId);
   });
   afterEach(async () => {
     await t.close();

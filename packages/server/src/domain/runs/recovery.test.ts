@@ -12,6 +12,7 @@ import { handOverInboundRuns, type InboundRun, type InboundRunExecutor } from '.
 import { inboundRunExecutor } from './inbound.ts';
 import type { PendingRun } from './service.ts';
 import { INTERRUPTED, MAX_RECOVERIES, sweepInterruptedRuns } from './recovery.ts';
+import { subscribeToEveryEvent } from '@service/testing/event-subscriber';
 
 const LEASE_MS = 5_000;
 
@@ -22,6 +23,7 @@ describe.each(testBackends())('interrupted runs on $name', ({ open }) => {
   beforeEach(async () => {
     store = await open();
     t = await createTestApp({ db: store.db, deps: { runLeaseMs: LEASE_MS } });
+    await subscribeToEveryEvent(t.db, t.workspaceId);
   });
   afterEach(async () => {
     await t.close();

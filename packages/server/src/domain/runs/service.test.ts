@@ -6,10 +6,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { pauseAgent } from '../agents/settings.ts';
 import { inboundRunExecutor } from './inbound.ts';
+import { subscribeToEveryEvent } from '@service/testing/event-subscriber';
 
 let t: TestApp;
 beforeEach(async () => {
   t = await createTestApp();
+  await subscribeToEveryEvent(t.db, t.workspaceId);
 });
 afterEach(async () => {
   await t.close();

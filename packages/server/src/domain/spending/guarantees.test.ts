@@ -13,6 +13,7 @@ import { createTestApp, type TestApp } from '@service/testing/app';
 import { setPlan } from '../agents/settings.ts';
 import { PLANS } from '../../vocabulary/plans.ts';
 import { DEFAULT_STU_RATES, hardstopStu, KILL_SWITCH_LIMITS, type KillSwitchLimits, type StuRates } from '../usage/index.ts';
+import { subscribeToEveryEvent } from '@service/testing/event-subscriber';
 
 describe.each(testBackends())('run guarantees on $name', ({ open }) => {
   let store: TestStore;
@@ -31,6 +32,7 @@ describe.each(testBackends())('run guarantees on $name', ({ open }) => {
   async function twoInstances(deps: { stuRates?: StuRates; killSwitchLimits?: KillSwitchLimits; runLeaseMs?: number } = {}): Promise<void> {
     const shared = { ...deps, config: { trustProxy: 1 } };
     t = await createTestApp({ db: store.db, deps: shared });
+    await subscribeToEveryEvent(t.db, t.workspaceId);
     key = await t.keyWith('orchestrator:invoke', 'usage:read');
     const second = createApp({ db: await store.peer(), clock: t.clock, logError: () => {}, ...shared }).app;
     apps = [t.app, second];
