@@ -33,7 +33,7 @@ export function createOutputCap(capTokens: number): OutputCap {
   let passedText = '';
   /** At least the tokens of passedText: exact after a recount, else a sum of pieces' tokens or bytes. */
   let passed = 0;
-  /** Tokens counted in the pieces that were, and the text that passed uncounted (counted when asked). */
+  /** Tokens of the pieces counted so far; `uncounted` is the text that passed without being counted (counted when asked). */
   let received = 0;
   let uncounted = '';
   /** The first half of a surrogate pair that ended the last fragment, waiting for its second half. */
