@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useFakeChatServer } from '@service/testing/fake-chat-fixture';
 import { collect } from '../collect.ts';
 import type { EngineEvent, EngineRequest } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';
 import { countMessageTokens, countTextTokens } from '../tokens.ts';
-import { openStream, sendCompletion, sendError, sendStream, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
+import { openStream, sendCompletion, sendError, sendStream, startFakeChatServer } from '@service/testing/fake-chat-server';
 import { createOpenAICompatibleEngine, type OpenAICompatibleOptions } from './index.ts';
 
 /** Words a provider error body carries that must never reach an EngineError. */
@@ -16,20 +17,11 @@ const PROVIDER_BODY = {
   },
 };
 
-let fake: FakeChatServer;
-beforeAll(async () => {
-  fake = await startFakeChatServer();
-});
-afterAll(async () => {
-  await fake.stop();
-});
-beforeEach(() => {
-  fake.requests.length = 0;
-});
+const fake = useFakeChatServer();
 
 const engine = (options: Partial<OpenAICompatibleOptions> = {}) =>
   createOpenAICompatibleEngine({
-    baseURL: fake.baseURL,
+    baseURL: fake().baseURL,
     apiKey: 'test-key',
     models: { Prelude: 'fake-model-small', Sonata: 'fake-model-medium' },
     ...options,
@@ -64,14 +56,14 @@ function expectNeutral(error: EngineError): void {
 
 describe('openai-compatible engine', () => {
   it('answers in one piece when the request is not streamed, with the server usage', async () => {
-    fake.handle = (req, res) => sendCompletion(res, String(req.body.model), 'Here is your follow-up.', { prompt_tokens: 21, completion_tokens: 6 });
+    fake().handle = (req, res) => sendCompletion(res, String(req.body.model), 'Here is your follow-up.', { prompt_tokens: 21, completion_tokens: 6 });
     const events: EngineEvent[] = [];
     for await (const event of engine().stream(request({ stream: false, maxTokens: 300, effort: 'high' }))) events.push(event);
     expect(events).toEqual([
       { type: 'text', delta: 'Here is your follow-up.' },
       { type: 'usage', inputTokens: 21, outputTokens: 6 },
     ]);
-    const [sent] = fake.requests;
+    const [sent] = fake().requests;
     expect(sent?.method).toBe('POST');
     expect(sent?.path).toBe('/v1/chat/completions');
     expect(sent?.headers.authorization).toBe('Bearer test-key');
@@ -85,7 +77,7 @@ describe('openai-compatible engine', () => {
   });
 
   it('streams fragments and takes usage from the final usage chunk', async () => {
-    fake.handle = (req, res) => sendStream(res, String(req.body.model), ['Hello', ', here is ', 'the plan.'], { prompt_tokens: 30, completion_tokens: 7 });
+    fake().handle = (req, res) => sendStream(res, String(req.body.model), ['Hello', ', here is ', 'the plan.'], { prompt_tokens: 30, completion_tokens: 7 });
     const events: EngineEvent[] = [];
     for await (const event of engine().stream(request({ alias: 'Prelude' }))) events.push(event);
     expect(events).toEqual([
@@ -94,27 +86,27 @@ describe('openai-compatible engine', () => {
       { type: 'text', delta: 'the plan.' },
       { type: 'usage', inputTokens: 30, outputTokens: 7 },
     ]);
-    expect(fake.requests[0]?.body).toMatchObject({ model: 'fake-model-small', stream: true, stream_options: { include_usage: true } });
-    expect(fake.requests[0]?.body).not.toHaveProperty('max_tokens');
-    expect(fake.requests[0]?.body).not.toHaveProperty('reasoning_effort');
+    expect(fake().requests[0]?.body).toMatchObject({ model: 'fake-model-small', stream: true, stream_options: { include_usage: true } });
+    expect(fake().requests[0]?.body).not.toHaveProperty('max_tokens');
+    expect(fake().requests[0]?.body).not.toHaveProperty('reasoning_effort');
   });
 
   it('counts with the tokenizer when the server reports no usage', async () => {
-    fake.handle = (req, res) => sendStream(res, String(req.body.model), ['Counted ', 'locally.']);
+    fake().handle = (req, res) => sendStream(res, String(req.body.model), ['Counted ', 'locally.']);
     const result = await collect(engine().stream(request()));
     expect(result.content).toBe('Counted locally.');
     expect(result.usage).toEqual({ inputTokens: countMessageTokens(request().messages), outputTokens: countTextTokens('Counted locally.') });
   });
 
   it('counts with the tokenizer for a non-streamed answer without usage', async () => {
-    fake.handle = (req, res) => sendCompletion(res, String(req.body.model), 'One piece.');
+    fake().handle = (req, res) => sendCompletion(res, String(req.body.model), 'One piece.');
     const result = await collect(engine({ stream: false }).stream(request()));
     expect(result).toMatchObject({ content: 'One piece.', usage: { outputTokens: countTextTokens('One piece.') } });
-    expect(fake.requests[0]?.body.stream).toBe(false);
+    expect(fake().requests[0]?.body.stream).toBe(false);
   });
 
   it('streams only answer text, never reasoning fields', async () => {
-    fake.handle = (req, res) => {
+    fake().handle = (req, res) => {
       const stream = openStream(res, String(req.body.model));
       stream.raw(
         `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { reasoning_content: 'secret chain of thought' }, finish_reason: null }] })}\n\n`,
@@ -134,9 +126,9 @@ describe('openai-compatible engine', () => {
     [{ maxTokensParam: 'max_completion_tokens' }, { effort: 'medium' }, { max_completion_tokens: 50, reasoning_effort: 'medium' }],
     [{ sendEffort: false }, { effort: 'high' }, { max_tokens: 50 }],
   ] as const)('maps options %j and request %j', async (options, extra, want) => {
-    fake.handle = (req, res) => sendCompletion(res, String(req.body.model), 'ok', { prompt_tokens: 1, completion_tokens: 1 });
+    fake().handle = (req, res) => sendCompletion(res, String(req.body.model), 'ok', { prompt_tokens: 1, completion_tokens: 1 });
     await collect(engine(options).stream(request({ ...extra, maxTokens: 50, stream: false })));
-    const body = fake.requests[0]!.body;
+    const body = fake().requests[0]!.body;
     const { model: _m, messages: _ms, stream: _s, ...mapped } = body;
     expect(mapped).toEqual(want);
   });
@@ -153,7 +145,7 @@ describe('openai-compatible engine', () => {
     [503, 'engine_error'],
     [504, 'timeout'],
   ] as const)('a %i from the provider is a neutral EngineError %s', async (status, reason) => {
-    fake.handle = (_req, res) => sendError(res, status, PROVIDER_BODY);
+    fake().handle = (_req, res) => sendError(res, status, PROVIDER_BODY);
     for (const stream of [true, false]) {
       const seen: EngineEvent[] = [];
       const error = await failure(engine().stream(request({ stream })), seen);
@@ -165,7 +157,7 @@ describe('openai-compatible engine', () => {
   });
 
   it('an error event in the middle of a stream is a neutral EngineError with the usage so far', async () => {
-    fake.handle = (req, res) => {
+    fake().handle = (req, res) => {
       const stream = openStream(res, String(req.body.model));
       stream.text('Partial answer ');
       stream.raw(`data: ${JSON.stringify(PROVIDER_BODY)}\n\n`);
@@ -180,7 +172,7 @@ describe('openai-compatible engine', () => {
   });
 
   it('a connection dropped mid-stream is an EngineError, never a silent end', async () => {
-    fake.handle = (req, res) => {
+    fake().handle = (req, res) => {
       openStream(res, String(req.body.model)).text('Cut ');
       setTimeout(() => res.socket?.destroy(), 10);
     };
@@ -190,7 +182,7 @@ describe('openai-compatible engine', () => {
   });
 
   it('a garbled chunk is an EngineError', async () => {
-    fake.handle = (req, res) => {
+    fake().handle = (req, res) => {
       const stream = openStream(res, String(req.body.model));
       stream.raw('data: {not json from OpenAI\n\n');
       stream.done();
@@ -209,7 +201,7 @@ describe('openai-compatible engine', () => {
   });
 
   it('a server that does not answer in time is a timeout', async () => {
-    fake.handle = () => {}; // never answers
+    fake().handle = () => {}; // never answers
     const error = await failure(engine({ timeoutMs: 50 }).stream(request()));
     expect(error.reason).toBe('timeout');
     expectNeutral(error);
@@ -218,11 +210,11 @@ describe('openai-compatible engine', () => {
   it('an alias without a model is an engine_error and sends nothing', async () => {
     const error = await failure(engine().stream(request({ alias: 'Concerto' })));
     expect(error.reason).toBe('engine_error');
-    expect(fake.requests).toEqual([]);
+    expect(fake().requests).toEqual([]);
   });
 
   it('aborting stops the stream with aborted and closes the upstream request', async () => {
-    fake.handle = (req, res) => openStream(res, String(req.body.model)).text('First words '); // then holds the stream open
+    fake().handle = (req, res) => openStream(res, String(req.body.model)).text('First words '); // then holds the stream open
     const controller = new AbortController();
     const seen: EngineEvent[] = [];
     const pending = failure(engine().stream(request({ signal: controller.signal })), seen);
@@ -233,11 +225,11 @@ describe('openai-compatible engine', () => {
     const error = await pending;
     expect(error.reason).toBe('aborted');
     expect(error.usage.outputTokens).toBe(countTextTokens('First words '));
-    await fake.closed();
+    await fake().closed();
   });
 
   it('an abort before the answer arrives is aborted', async () => {
-    fake.handle = () => {};
+    fake().handle = () => {};
     const controller = new AbortController();
     const pending = failure(engine().stream(request({ signal: controller.signal, stream: false })));
     setTimeout(() => controller.abort(), 20);
@@ -245,15 +237,15 @@ describe('openai-compatible engine', () => {
   });
 
   it('breaking out of the loop closes the upstream request', async () => {
-    fake.handle = (req, res) => openStream(res, String(req.body.model)).text('Only this ');
+    fake().handle = (req, res) => openStream(res, String(req.body.model)).text('Only this ');
     for await (const event of engine().stream(request())) {
       if (event.type === 'text') break;
     }
-    await fake.closed();
+    await fake().closed();
   });
 
   it("passes provider text through untouched: redaction is the redactor's job", async () => {
-    fake.handle = (req, res) => sendStream(res, String(req.body.model), ['I am Chat', 'GPT, made by Open', 'AI.']);
+    fake().handle = (req, res) => sendStream(res, String(req.body.model), ['I am Chat', 'GPT, made by Open', 'AI.']);
     const result = await collect(engine().stream(request()));
     expect(result.content).toBe('I am ChatGPT, made by OpenAI.');
   });

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { scripted, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
+import { describe, expect, it } from 'vitest';
+import { useFakeChatServer } from '@service/testing/fake-chat-fixture';
+import { scripted } from '@service/testing/fake-chat-server';
 import type { ToolDefinition } from '../../domain/agent-loop/tool.ts';
 import { collect } from '../collect.ts';
 import type { EngineRequest } from '../engine.ts';
@@ -8,18 +9,9 @@ import { countMessageTokens, countTextTokens, countToolCallTokens } from '../tok
 import { createOpenAICompatibleEngine } from './index.ts';
 import { toolNames } from './tool-names.ts';
 
-let fake: FakeChatServer;
-beforeAll(async () => {
-  fake = await startFakeChatServer();
-});
-afterAll(async () => {
-  await fake.stop();
-});
-beforeEach(() => {
-  fake.requests.length = 0;
-});
+const fake = useFakeChatServer();
 
-const engine = () => createOpenAICompatibleEngine({ baseURL: fake.baseURL, apiKey: 'test-key', models: { Sonata: 'fake-model-medium' } });
+const engine = () => createOpenAICompatibleEngine({ baseURL: fake().baseURL, apiKey: 'test-key', models: { Sonata: 'fake-model-medium' } });
 
 const TOOLS: ToolDefinition[] = [
   { name: 'crm.search', description: 'Searches the CRM.', inputSchema: { type: 'object', properties: { query: { type: 'string' } } } },
@@ -37,7 +29,7 @@ const request = (extra: Partial<EngineRequest> = {}): EngineRequest => ({
 
 describe('openai-compatible engine with tools', () => {
   it('sends the instructions first, the tools as function tools, and an earlier turn’s tool calls and results', async () => {
-    fake.handle = scripted([{ content: 'Done.', usage: { prompt_tokens: 50, completion_tokens: 2 } }]);
+    fake().handle = scripted([{ content: 'Done.', usage: { prompt_tokens: 50, completion_tokens: 2 } }]);
     await collect(
       engine().stream(
         request({
@@ -50,7 +42,7 @@ describe('openai-compatible engine with tools', () => {
         }),
       ),
     );
-    const body = fake.requests[0]!.body;
+    const body = fake().requests[0]!.body;
     expect(body.messages).toEqual([
       { role: 'system', content: 'You are the Sales agent.' },
       { role: 'user', content: 'Find Dana and mail her.' },
@@ -64,14 +56,14 @@ describe('openai-compatible engine with tools', () => {
   });
 
   it('sends neither a system message nor tools when the request has none', async () => {
-    fake.handle = scripted([{ content: 'Hi.' }]);
+    fake().handle = scripted([{ content: 'Hi.' }]);
     await collect(engine().stream(request({ instructions: undefined, tools: [], stream: false })));
-    expect(fake.requests[0]!.body.messages).toEqual([{ role: 'user', content: 'Find Dana and mail her.' }]);
-    expect(fake.requests[0]!.body).not.toHaveProperty('tools');
+    expect(fake().requests[0]!.body.messages).toEqual([{ role: 'user', content: 'Find Dana and mail her.' }]);
+    expect(fake().requests[0]!.body).not.toHaveProperty('tools');
   });
 
   it.each([false, true])('reads the tool calls of an answer (streamed: %s), names mapped back, after its text', async (stream) => {
-    fake.handle = scripted([
+    fake().handle = scripted([
       {
         content: 'Let me look. ',
         toolCalls: [
@@ -89,11 +81,11 @@ describe('openai-compatible engine with tools', () => {
       { type: 'usage', inputTokens: 70, outputTokens: 30 },
     ]);
     expect(events.map((e) => (e.type === 'text' ? e.delta : '')).join('')).toBe('Let me look. ');
-    expect(fake.requests[0]!.body.stream ?? false).toBe(stream);
+    expect(fake().requests[0]!.body.stream ?? false).toBe(stream);
   });
 
   it('counts tool calls and the preamble when the server reports no usage, and reads broken arguments as {}', async () => {
-    fake.handle = scripted([{ toolCalls: [{ id: 'call_x', name: 'crm__search', arguments: '{"query": "Da' }] }]);
+    fake().handle = scripted([{ toolCalls: [{ id: 'call_x', name: 'crm__search', arguments: '{"query": "Da' }] }]);
     const result = await collect(engine().stream(request({ stream: false })));
     expect(result.toolCalls).toEqual([{ id: 'call_x', name: 'crm.search', arguments: {} }]);
     expect(result.usage).toEqual({

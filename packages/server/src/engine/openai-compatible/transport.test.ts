@@ -1,23 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { useFakeChatServer } from '@service/testing/fake-chat-fixture';
 import { openStream, sendCompletion, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { collect } from '../collect.ts';
 import type { EngineRequest } from '../engine.ts';
 import { EngineError } from '../engine-error.ts';
 import { createOpenAICompatibleEngine, type OpenAICompatibleOptions } from './index.ts';
 
-let fake: FakeChatServer;
-beforeAll(async () => {
-  fake = await startFakeChatServer();
-});
-afterAll(async () => {
-  await fake.stop();
-});
-beforeEach(() => {
-  fake.requests.length = 0;
-});
+const fake = useFakeChatServer();
 
 const engine = (options: Partial<OpenAICompatibleOptions> = {}) =>
-  createOpenAICompatibleEngine({ baseURL: fake.baseURL, apiKey: 'test-key', models: { Sonata: 'fake-model-medium' }, ...options });
+  createOpenAICompatibleEngine({ baseURL: fake().baseURL, apiKey: 'test-key', models: { Sonata: 'fake-model-medium' }, ...options });
 
 const request = (extra: Partial<EngineRequest> = {}): EngineRequest => ({
   alias: 'Sonata',
@@ -37,28 +29,28 @@ const answer: FakeChatServer['handle'] = (req, res) => {
 
 describe('the openai-compatible engine’s transport', () => {
   it('keeps its connections alive: calls one after another, whole or streamed, reuse them', async () => {
-    fake.handle = answer;
+    fake().handle = answer;
     const one = engine();
     for (const stream of [false, true, false, true, false, true]) await collect(one.stream(request({ stream })));
-    expect(fake.requests).toHaveLength(6);
+    expect(fake().requests).toHaveLength(6);
     // A connection goes back to the pool a moment after its answer is read, so the next call, made at once, may open
     // a second one (Node's global fetch does the same); after that, both are reused.
-    expect(new Set(fake.requests.map((r) => r.connection)).size).toBeLessThanOrEqual(2);
+    expect(new Set(fake().requests.map((r) => r.connection)).size).toBeLessThanOrEqual(2);
     await one.close?.();
   });
 
   it('close() drops the kept-alive connection', async () => {
-    fake.handle = answer;
-    await vi.waitFor(() => expect(fake.openConnections()).toBe(0));
+    fake().handle = answer;
+    await vi.waitFor(() => expect(fake().openConnections()).toBe(0));
     const one = engine();
     expect((await collect(one.stream(request({ stream: false })))).content).toBe('Whole.');
-    expect(fake.openConnections()).toBe(1);
+    expect(fake().openConnections()).toBe(1);
     await one.close?.();
-    await vi.waitFor(() => expect(fake.openConnections()).toBe(0));
+    await vi.waitFor(() => expect(fake().openConnections()).toBe(0));
   });
 
   it('an answer whose body stalls after its headers is a timeout: the timeout covers the whole answer', async () => {
-    fake.handle = (_req, res) => {
+    fake().handle = (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"id":"chatcmpl-fake",'); // and nothing more
     };
@@ -66,14 +58,14 @@ describe('the openai-compatible engine’s transport', () => {
     const error = await collect(events).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EngineError);
     expect((error as EngineError).reason).toBe('timeout');
-    await fake.closed();
+    await fake().closed();
   });
 
   it('follows no redirect: a 3xx is a failed call, and the place it points to is not asked', async () => {
     const elsewhere = await startFakeChatServer();
     elsewhere.handle = answer;
     try {
-      fake.handle = (_req, res) => {
+      fake().handle = (_req, res) => {
         res.writeHead(307, { location: `${elsewhere.baseURL}/chat/completions` });
         res.end();
       };
@@ -90,7 +82,7 @@ describe('the openai-compatible engine’s transport', () => {
 
   it('hands a stream on as it arrives, pausing the server while the reader is behind, and loses nothing', async () => {
     const fragments = Array.from({ length: 80 }, (_, i) => ` word${i}`);
-    fake.handle = (req, res) => {
+    fake().handle = (req, res) => {
       const stream = openStream(res, String(req.body.model));
       let i = 0;
       // One fragment per write, spread out so that they arrive as separate chunks.
@@ -114,7 +106,7 @@ describe('the openai-compatible engine’s transport', () => {
 
 describe('what the transport sends', () => {
   it('only the headers a call needs: the host’s OPENAI_CUSTOM_HEADERS, which the client reads by itself, never leave', async () => {
-    fake.handle = answer;
+    fake().handle = answer;
     vi.stubEnv('OPENAI_CUSTOM_HEADERS', 'x-host-leak: from-env\nx-other: value');
     try {
       const one = engine();
@@ -123,7 +115,7 @@ describe('what the transport sends', () => {
     } finally {
       vi.unstubAllEnvs();
     }
-    const [sent] = fake.requests;
+    const [sent] = fake().requests;
     expect(sent?.headers.authorization).toBe('Bearer test-key');
     expect(sent?.headers['content-type']).toBe('application/json');
     expect(sent?.headers.traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
