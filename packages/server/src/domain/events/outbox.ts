@@ -40,10 +40,10 @@ export interface EnqueuedEvent {
 const decoder = new TextDecoder();
 
 /**
- * Writes the event and its deliveries (nothing when no destination takes it). With a transaction (`Tx`) as `db` it joins it, so the event exists
- * exactly when the caller's change commits; with the store (`Db`) it opens its own. A destination that
- * the pause rule paused (20 failures) still gets its deliveries, held until an admin resumes it, so
- * an outage of the receiver loses nothing; one an admin paused gets none while paused.
+ * Writes the event and its deliveries (nothing when no destination takes it). With a transaction (`Tx`) as `db`
+ * it joins it, so the event exists exactly when the caller's change commits; with the store (`Db`) it opens its
+ * own. A destination that the pause rule paused (20 failures) still gets its deliveries, held until an admin
+ * resumes it, so an outage of the receiver loses nothing; one an admin paused gets none while paused.
  */
 export async function enqueueEvent<T extends WorkspaceEventType>(db: Db | Tx, input: EnqueueEventInput<T>, options: EnqueueOptions): Promise<EnqueuedEvent> {
   const { now } = options;
