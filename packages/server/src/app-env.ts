@@ -6,6 +6,7 @@
 import type { AdmissionVariables } from './middleware/admission/index.ts';
 import type { AuthVariables } from './middleware/auth/index.ts';
 import type { InboundVariables } from './middleware/inbound/index.ts';
+import type { ObserveVariables } from './middleware/observe/index.ts';
 import type { RateLimitVariables } from './middleware/rate-limit/index.ts';
 import type { RedactVariables } from './middleware/redact/index.ts';
 import type { RequestIdVariables } from './middleware/request-id/index.ts';
@@ -17,6 +18,7 @@ export type { Auth } from './middleware/auth/index.ts';
 
 type AppVariables = AdmissionVariables &
   RequestIdVariables &
+  ObserveVariables &
   RouteVariables &
   RedactVariables &
   RateLimitVariables &

@@ -6301,6 +6301,11 @@ export interface components {
          */
         "X-Run-Id": components["schemas"]["RunId"];
         /**
+         * @description The time this service added to the invocation, in milliseconds (two decimals): from the moment it received the request to the moment it sent this answer's headers, less the time it spent waiting for the model and for the tools the run called (each model call from its request to its last fragment, each tool call from its call to its result). What is left is the service's own work: authentication, limits, validation, the run's start and close in the store (its reservation and its charge), redaction, and any wait for admission. On a synchronous answer it covers the whole invocation; on a stream, whose headers are sent before the first model call, the time before the stream began; on a replayed or `background` answer, the whole time. The model's own time is the answer's total time less this figure.
+         * @example 1.84
+         */
+        "X-Service-Overhead-Ms": number;
+        /**
          * @description Cap of requests for the current window (the tighter of the per-IP and per-workspace limits; the workspace's own ceiling when its operator set one).
          * @example 60
          */
@@ -6394,6 +6399,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Run-Id": components["headers"]["X-Run-Id"];
+                    "X-Service-Overhead-Ms": components["headers"]["X-Service-Overhead-Ms"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -6410,6 +6416,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Run-Id": components["headers"]["X-Run-Id"];
+                    "X-Service-Overhead-Ms": components["headers"]["X-Service-Overhead-Ms"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -11230,6 +11237,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Run-Id": components["headers"]["X-Run-Id"];
+                    "X-Service-Overhead-Ms": components["headers"]["X-Service-Overhead-Ms"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -11246,6 +11254,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Run-Id": components["headers"]["X-Run-Id"];
+                    "X-Service-Overhead-Ms": components["headers"]["X-Service-Overhead-Ms"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -11298,6 +11307,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Run-Id": components["headers"]["X-Run-Id"];
+                    "X-Service-Overhead-Ms": components["headers"]["X-Service-Overhead-Ms"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -11314,6 +11324,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-Run-Id": components["headers"]["X-Run-Id"];
+                    "X-Service-Overhead-Ms": components["headers"]["X-Service-Overhead-Ms"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

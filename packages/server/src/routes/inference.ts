@@ -8,7 +8,8 @@
  * The JSON errors of a refused invocation (agent, scope, plan, quota, kill switch) come before
  * any stream begins. An API key invokes (source `api`), or a member's session from the panel (source
  * `panel`, with the CSRF header the auth middleware requires on every session write). With `background: true`,
- * `202` with the run's id and a `Location` once it started; it executes detached from the request.
+ * `202` with the run's id and a `Location` once it started; it executes detached from the request. Every answer
+ * but an error tells the time the service added in `X-Service-Overhead-Ms` (middleware/observe).
  */
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
@@ -20,6 +21,7 @@ import type { Schema } from '../contract.ts';
 import { RESTARTING_MESSAGE } from '../domain/health/open-streams.ts';
 import type { TokenUsage } from '../engine/index.ts';
 import { fail, retryHints } from '../errors.ts';
+import { serviceOverhead } from '../middleware/observe/index.ts';
 import { keepUnredacted } from '../middleware/redact/index.ts';
 import type { Services } from '../services.ts';
 import { authOf, type Answer, type Handler, type Handlers, type Input } from './handler.ts';
@@ -73,15 +75,24 @@ async function invoke(
   if (body.background) return accepted(c, runs, caller.workspaceId, started);
   if (started.kind === 'replay') {
     if (body.stream) return replayStream(c, runs, caller.workspaceId, started.runId);
-    return answerOutcome(await runs.replay(caller.workspaceId, started.runId), clock.now());
+    const replayed = answerOutcome(await runs.replay(caller.workspaceId, started.runId), clock.now());
+    serviceOverhead(c, 0);
+    return replayed;
   }
   if (!body.stream) {
-    const outcome = await runs.execute(started.run);
+    // The time the model and the tools took, which X-Service-Overhead-Ms leaves out.
+    let waited = 0;
+    const outcome = await runs.execute(started.run, { onWait: (ms) => (waited += ms) });
     // Its answer was just redacted by this server's redactor: the body's redaction need not scan it again. (A replayed
     // answer, stored earlier, is scanned: the deployment's terms may have changed since.)
     keepUnredacted(c, outcome.content);
-    return answerOutcome(outcome, clock.now());
+    const answer = answerOutcome(outcome, clock.now());
+    serviceOverhead(c, waited);
+    return answer;
   }
+
+  // The stream's headers go before its first model call: the time the service took to begin it.
+  serviceOverhead(c, 0);
 
   const pending = started.run;
   const stream = streamSSE(c, async (stream) => {
@@ -134,6 +145,7 @@ async function accepted(
   if (started.kind === 'started') runs.executeDetached(started.run);
   const status = started.kind === 'replay' ? (await runs.getRun(workspaceId, runId)).run.status : 'in_progress';
   c.header('Location', `/runs/${runId}`);
+  serviceOverhead(c, 0);
   return { status: 202, body: { runId, status } };
 }
 
@@ -180,6 +192,7 @@ function answerOutcome({ run, answeredBy, content, usage }: RunOutcome, now: Dat
  * fragments with their ids, then the end or error event), live if the run is still in progress.
  */
 function replayStream(c: Context<AppEnv>, runs: Services['runs'], workspaceId: string, runId: string): Answer<Invocation> {
+  serviceOverhead(c, 0);
   const stream = streamSSE(c, async (stream) => {
     const stop = new AbortController();
     stream.onAbort(() => stop.abort());

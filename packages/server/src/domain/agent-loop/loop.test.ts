@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createEngines, type Engine, type EngineRequest, type Engines } from '../../engine/index.ts';
 import { createRedactor } from '../../redact/index.ts';
 import type { ExecutionEventBody } from '../run-events/log.ts';
@@ -157,6 +157,48 @@ describe('agent loop', () => {
     expect(failure).toMatchObject({ name: 'EngineError', reason: 'aborted' });
     expect(state.done).toBe(true);
     expect(state.modelCalls).toBe(1);
+  });
+
+  it('tells how long each model call and each tool call took (what X-Service-Overhead-Ms leaves out), and nothing else', async () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    try {
+      // The model takes 100 ms a call, the tool 250 ms; the loop's own work between them takes no time here.
+      const { engines } = scriptedEngines({
+        sales: [
+          { calls: [{ id: 'call_1', name: 'crm.search', arguments: { q: 'Dana' } }], usage: { inputTokens: 10, outputTokens: 5 } },
+          { text: 'Dana is a lead.', usage: { inputTokens: 20, outputTokens: 5 } },
+        ],
+      });
+      const timed: Engines = Object.fromEntries(
+        Object.entries(engines).map(([alias, engine]) => [
+          alias,
+          {
+            ...engine,
+            async *stream(request: EngineRequest) {
+              vi.advanceTimersByTime(100);
+              yield* engine.stream(request);
+            },
+          },
+        ]),
+      ) as Engines;
+      const tool = {
+        definition: { name: 'crm.search', description: 'd', inputSchema: { type: 'object' } },
+        readOnly: true,
+        integrationId: 'int_1',
+        async call() {
+          vi.advanceTimersByTime(250);
+          return { ok: true as const, content: 'Dana Whitfield, lead.' };
+        },
+      };
+      const waits: number[] = [];
+      const out = Object.assign(io(), { waited: (ms: number) => void waits.push(ms) });
+      const { failure } = await runAgentLoop({ ...ctx, engines: timed, tools: { toolsOf: async () => [tool] } }, run, out);
+      expect(failure).toBeUndefined();
+      expect(out.text).toBe('Dana is a lead.');
+      expect(waits).toEqual([100, 250, 100]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -107,6 +107,11 @@ export interface LoopIO {
   fragment(text: string): Promise<void>;
   /** The orchestrator handed a part of the run to `department`, whose part starts now: the run's `routedTo` from here on. */
   routed(department: string): Promise<void>;
+  /**
+   * Told the milliseconds each model call took (from its request to its last event) and each tool call (from its call
+   * to its outcome): time spent waiting for others, which the answer's `X-Service-Overhead-Ms` leaves out.
+   */
+  waited?(ms: number): void;
 }
 
 export interface LoopOutcome {
@@ -393,6 +398,7 @@ async function modelCall(
     // Stop the engine: what it would still produce can be neither delivered nor billed.
     if (cap.cut) stop.abort();
   };
+  const began = performance.now();
   try {
     try {
       const request: EngineRequest =
@@ -423,12 +429,14 @@ async function modelCall(
     // A stream that stops without its usage event broke upstream; never a complete answer.
     if (!usage) throw new EngineError('engine_error');
   } catch (err) {
+    io.waited?.(performance.now() - began);
     if (speak) state.text += raw;
     const spent = await failedUsage(err, raw, estimate);
     if (span !== undefined) endChatSpan(span, spent, err);
     charge(state, spent, room, maxTokens, false);
     throw err;
   }
+  io.waited?.(performance.now() - began);
   if (span !== undefined) endChatSpan(span, usage);
   if (speak) {
     const rest = redactor.end();
@@ -508,10 +516,12 @@ async function callTools(ctx: LoopContext, io: LoopIO, state: LoopState, speaker
     } else {
       const timeoutMs = ctx.toolTimeoutMs ?? TOOL_TIMEOUT_MS;
       const traces = tracer();
+      const began = performance.now();
       outcome =
         traces === undefined
           ? await callTool(tool, call.arguments, io.signal, timeoutMs)
           : await tracedToolCall(traces, redact(call.name), tool, call.arguments, io.signal, timeoutMs);
+      io.waited?.(performance.now() - began);
       if (io.signal.aborted) throw new EngineError('aborted');
       record(io, state, speaker.slug, call, tool, outcome, redact);
     }

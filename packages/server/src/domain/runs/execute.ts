@@ -42,6 +42,8 @@ export interface ExecuteOptions {
    * canceled then (as by `signal`) unless someone follows its events (GET /runs/{run_id}/events).
    */
   left?: AbortSignal;
+  /** Told the milliseconds of each model call and tool call (agent-loop/loop.ts `LoopIO.waited`). */
+  onWait?: (ms: number) => void;
 }
 
 export interface RunOutcome {
@@ -259,6 +261,7 @@ export function loopIO(ctx: Pick<RunContext, 'clock' | 'db' | 'logError'>, run: 
       const sequence = log.push({ type: 'text.delta', delta: out }, clock.now());
       if (options.onDelta) await options.onDelta(out, sequence);
     },
+    ...(options.onWait ? { waited: options.onWait } : {}),
   };
 }
 

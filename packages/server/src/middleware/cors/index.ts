@@ -26,6 +26,9 @@ const EXPOSED_HEADERS = [
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
   'X-RateLimit-Reset',
+  // An invocation's run (a stream resumes with it) and the time the service added to it.
+  'X-Run-Id',
+  'X-Service-Overhead-Ms',
   // The MCP bridge's Streamable HTTP session, answered to initialize.
   'Mcp-Session-Id',
 ];

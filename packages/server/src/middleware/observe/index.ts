@@ -1,7 +1,9 @@
 /**
  * @module One log line and the request metrics per request. The line carries time, level, requestId,
  * operationId, method, status, duration, workspaceId and the client IP, and nothing taken from
- * headers or bodies (no Authorization, cookie, signature or secret can reach the log).
+ * headers or bodies (no Authorization, cookie, signature or secret can reach the log). It also
+ * notes when the request arrived (`receivedAt`), from which an invocation's answer tells the time
+ * the service added (`X-Service-Overhead-Ms`, {@link serviceOverhead}).
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from '../../log/index.ts';
@@ -12,8 +14,32 @@ import { clientIp } from '../rate-limit/client-ip.ts';
 import type { RequestIdVariables } from '../request-id/index.ts';
 import type { RouteVariables } from '../route/index.ts';
 
+/** Context variables this middleware provides; app-env.ts composes them. */
+export type ObserveVariables = {
+  /** When the request arrived (`performance.now()`, milliseconds). */
+  receivedAt: number;
+};
+
 /** What it reads: the request id, the route's operationId (../route) and the caller's workspace. */
-type Env = { Variables: Partial<RequestIdVariables> & RouteVariables & AuthVariables & AdmissionVariables };
+type Env = { Variables: Partial<RequestIdVariables> & RouteVariables & AuthVariables & AdmissionVariables & ObserveVariables };
+
+/** The header an invocation's answer tells the time the service added with (the contract's `X-Service-Overhead-Ms`). */
+export const SERVICE_OVERHEAD_HEADER = 'X-Service-Overhead-Ms';
+
+/** What {@link serviceOverhead} uses of a request's context, whatever else the app keeps there. */
+interface OverheadContext {
+  get(key: 'receivedAt'): number;
+  header(name: string, value: string): void;
+}
+
+/**
+ * Sets `X-Service-Overhead-Ms`: the milliseconds since the request arrived, less `waitedMs` (what the run spent
+ * waiting for the model and the tools), with two decimals. Called when the answer's headers are about to be sent.
+ */
+export function serviceOverhead(c: OverheadContext, waitedMs: number): void {
+  const added = performance.now() - c.get('receivedAt') - waitedMs;
+  c.header(SERVICE_OVERHEAD_HEADER, Math.max(added, 0).toFixed(2));
+}
 
 interface ObserveOptions {
   logger: Logger;
@@ -32,13 +58,14 @@ function operationOf(c: Context<Env>): string {
 export function observe(options: ObserveOptions): MiddlewareHandler<Env> {
   const { logger, metrics } = options;
   return async function observe(c, next) {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
+    c.set('receivedAt', started);
     metrics?.inFlight.inc();
     try {
       await next();
     } finally {
       metrics?.inFlight.dec();
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const seconds = (performance.now() - started) / 1e3;
       const operation = operationOf(c);
       const status = c.res.status;
       metrics?.requests.inc({ operation, status: String(status) });
