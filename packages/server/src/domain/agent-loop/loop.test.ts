@@ -169,18 +169,15 @@ describe('agent loop', () => {
           { text: 'Dana is a lead.', usage: { inputTokens: 20, outputTokens: 5 } },
         ],
       });
-      const timed: Engines = Object.fromEntries(
-        Object.entries(engines).map(([alias, engine]) => [
-          alias,
-          {
-            ...engine,
-            async *stream(request: EngineRequest) {
-              vi.advanceTimersByTime(100);
-              yield* engine.stream(request);
-            },
-          },
-        ]),
-      ) as Engines;
+      const scripted = engines.Sonata;
+      const slow: Engine = {
+        ...scripted,
+        async *stream(request) {
+          vi.advanceTimersByTime(100);
+          yield* scripted.stream(request);
+        },
+      };
+      const timed: Engines = { Prelude: slow, Sonata: slow, Symphony: slow, Concerto: slow };
       const tool = {
         definition: { name: 'crm.search', description: 'd', inputSchema: { type: 'object' } },
         readOnly: true,
