@@ -382,7 +382,8 @@ async function modelCall(
   // The reservation is the ceiling of the run's cost: text beyond this call's share is cut here,
   // whatever the engine was told (a provider may ignore max_tokens).
   const cap = createOutputCap(maxTokens);
-  const redactor = ctx.redactor.stream();
+  // A stream's text is redacted as it comes; a synchronous call's once it is whole (the same text: redact/index.ts).
+  const redactor = io.stream ? ctx.redactor.stream() : undefined;
   const stop = new AbortController();
   const signal = AbortSignal.any([io.signal, stop.signal]);
   const calls: ToolCallRequest[] = [];
@@ -391,7 +392,7 @@ async function modelCall(
   const send = async (text: string) => {
     const passed = cap.push(text);
     raw += passed;
-    if (speak) {
+    if (speak && redactor) {
       const out = redactor.push(passed);
       if (out !== '') await io.fragment(out);
     }
@@ -430,7 +431,10 @@ async function modelCall(
     if (!usage) throw new EngineError('engine_error');
   } catch (err) {
     io.waited?.(performance.now() - began);
-    if (speak) state.text += raw;
+    if (speak) {
+      if (!redactor && raw !== '') await io.fragment(ctx.redactor.text(raw));
+      state.text += raw;
+    }
     const spent = await failedUsage(err, raw, estimate);
     if (span !== undefined) endChatSpan(span, spent, err);
     charge(state, spent, room, maxTokens, false);
@@ -439,7 +443,7 @@ async function modelCall(
   io.waited?.(performance.now() - began);
   if (span !== undefined) endChatSpan(span, usage);
   if (speak) {
-    const rest = redactor.end();
+    const rest = redactor ? redactor.end() : ctx.redactor.text(raw);
     if (rest !== '') await io.fragment(rest);
     state.text += raw;
   }
