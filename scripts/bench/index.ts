@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { createSelfSignedCertificate, startHttpsTestReceiver } from '@service/testing/https-receiver';
 import { buildServer, isStale } from '../build-server.ts';
 import { type FairnessResult, runFairness } from './fairness.ts';
+import { type GovernedResult, type MeasureLevel, measureGoverned } from './governed.ts';
 import { type LoadSpec, loadTool, runLoad } from './load.ts';
 import { BenchUsageError, type BenchOptions, HELP, parseOptions } from './options.ts';
 import {
@@ -89,14 +90,15 @@ async function main(argv: string[]): Promise<number> {
   const upstream = await startUpstream(slowModel);
   let portkey: Listening | null = null;
   let portkeyMissing: string | null = null;
-  if (!has('peer') && !has('slow')) portkeyMissing = 'not needed by the scenarios chosen';
+  const withPortkey = has('peer') || has('governed') || has('slow');
+  if (!withPortkey) portkeyMissing = 'not needed by the scenarios chosen';
   else if (!opts.portkey) portkeyMissing = 'left out (--no-portkey)';
   else {
     const started = await startPortkey(progress);
     if ('unavailable' in started) portkeyMissing = started.unavailable;
     else portkey = started;
   }
-  if (portkeyMissing && opts.portkey && (has('peer') || has('slow'))) progress(`Portkey's rows are left out: ${portkeyMissing}`);
+  if (portkeyMissing && opts.portkey && withPortkey) progress(`Portkey's rows are left out: ${portkeyMissing}`);
   progress(
     `load generator: ${loadTool()}; ${opts.rounds} round(s) of ${opts.seconds} s at ${opts.connections} connections; stores: ${opts.stores.join(', ')}; scenarios: ${opts.scenarios.join(', ')}`,
   );
@@ -105,6 +107,7 @@ async function main(argv: string[]): Promise<number> {
   const probes: StoreProbes[] = [];
   const slowRuns: SlowStreamRun[] = [];
   const fairness: FairnessResult[] = [];
+  const governed: GovernedResult[] = [];
   let soak: Soak | null = null;
   let startup: StartupTimes | null = null;
   let engine: { p50Ms: number; p99Ms: number } | null = null;
@@ -232,6 +235,23 @@ async function main(argv: string[]): Promise<number> {
             results.push(await measure(store, PEER_SCENARIO_ONE(mode), service, spec('one'), peerSides(mode, upstream, portkey, 1, opts.seconds), 1, opts));
           }
         }
+        if (has('governed')) {
+          const level: MeasureLevel = (scenario, spec, compared, connections) => measure(store, scenario, service, spec, compared, connections, opts);
+          const { rows, result } = await measureGoverned(
+            store,
+            service,
+            upstream,
+            portkey,
+            { ...opts.governed, seconds: opts.seconds, warmSeconds: opts.smoke ? 1 : 2 },
+            level,
+          );
+          results.push(...rows);
+          governed.push(result);
+          const best = (b: GovernedResult['service']) => (b === null ? 'none' : `${fmt(b.rps)} req/s at ${b.connections} connections`);
+          progress(
+            `[${store}] governed: best within p99 ${opts.governed.p99BoundMs} ms: service ${best(result.service)}; Portkey ${portkey ? best(result.portkey) : 'not measured'}`,
+          );
+        }
         if (has('slow')) {
           progress(`[${store}] ${slowLine}`);
           const run = await slowStreamsThrough(service, upstream, slowOptions);
@@ -312,11 +332,11 @@ async function main(argv: string[]): Promise<number> {
   };
   const command = `pnpm bench${argv.length ? ` ${argv.join(' ')}` : ''}`;
   const peer = { portkey: portkey ? `@portkey-ai/gateway ${PORTKEY_VERSION}` : `not measured: ${portkeyMissing}`, rows };
-  process.stdout.write(report({ command, machine, results, probes, engine, startup, soak, peer, slowStreams: slowRuns, fairness, targets }));
+  process.stdout.write(report({ command, machine, results, probes, engine, startup, soak, peer, governed, slowStreams: slowRuns, fairness, targets }));
   const jsonPath = resolve(opts.json);
   writeFileSync(
     jsonPath,
-    `${JSON.stringify({ command, startedAt, machine, options: opts, results, probes, engine, startup, soak, peer, slowStreams: slowRuns, fairness, targets }, null, 2)}\n`,
+    `${JSON.stringify({ command, startedAt, machine, options: opts, results, probes, engine, startup, soak, peer, governed, slowStreams: slowRuns, fairness, targets }, null, 2)}\n`,
   );
   progress(`results written to ${jsonPath}`);
   return opts.smoke ? smokeVerdict(results, probes, startup, panelPages, slowRuns, portkeyMissing, has('core'), fairness) : 0;

@@ -42,8 +42,12 @@ Options:
   --json FILE       also write the results as JSON (default bench-results.json in the current directory)
   --soak            add the RSS soak (10 minutes of mixed load on the embedded store)
   --soak-minutes M  length of the soak (default 10)
-  --scenarios LIST  core,peer,slow,workers,fairness,traces (default all but traces): core is every
-                    scenario above the Portkey paragraph, peer the comparison with Portkey, slow the
+  --scenarios LIST  core,peer,governed,slow,workers,fairness,traces (default all but traces): core is
+                    every scenario above the Portkey paragraph, peer the comparison with Portkey,
+                    governed the same sync invocation from a workspace governed as a customer's (the
+                    plan's quota, the kill switches, the limits, redaction) at each of
+                    --governed-levels connections beside Portkey, and each side's best requests/s whose
+                    p99 stays within --governed-p99 ms, slow the
                     many long streams, workers the sync invocation on \`serve --workers 2\` against one
                     process (PostgreSQL only; also the CPU per invocation of each, its server processes'
                     and PostgreSQL's from /proc: run it alone), fairness the two workspaces below,
@@ -55,6 +59,8 @@ Options:
   --fairness-seconds S  length of each half of the fairness scenario (default 20)
   --fairness-flood N    the flooding workspace's concurrent connections (default 400)
   --fairness-slow N     its slow inbound bodies from one address (default 1100, above MAX_REQUESTS_IN_FLIGHT)
+  --governed-levels LIST  connections of the governed scenario's levels (default 1,4,16,64; 1,4 with --smoke)
+  --governed-p99 MS       the p99 bound of its best level (default 50)
   --slow-streams N  concurrent slow streams (default 1000)
   --slow-seconds S  how long each slow stream lasts after its first fragment (default 10)
   --slow-ramp S     the slow streams start evenly over S seconds (default 5), then all are open
@@ -66,7 +72,7 @@ Options:
                     exits 1 on any failure (Portkey missing is not one). CI runs it.
   -h, --help        this text`;
 
-export const SCENARIO_GROUPS = ['core', 'peer', 'slow', 'workers', 'fairness', 'traces'] as const;
+export const SCENARIO_GROUPS = ['core', 'peer', 'governed', 'slow', 'workers', 'fairness', 'traces'] as const;
 /** What runs without --scenarios: every group but traces (a cost measured when asked). */
 const DEFAULT_SCENARIOS: readonly ScenarioGroup[] = SCENARIO_GROUPS.filter((group) => group !== 'traces');
 export type ScenarioGroup = (typeof SCENARIO_GROUPS)[number];
@@ -76,6 +82,7 @@ export interface BenchOptions {
   scenarios: ScenarioGroup[];
   slow: { count: number; seconds: number; rampSeconds: number };
   fairness: { seconds: number; floodConnections: number; slowBodies: number; slowBacklog: number };
+  governed: { levels: number[]; p99BoundMs: number };
   portkey: boolean;
   connections: number;
   rounds: number;
@@ -114,6 +121,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       'fairness-seconds': { type: 'string' },
       'fairness-flood': { type: 'string' },
       'fairness-slow': { type: 'string' },
+      'governed-levels': { type: 'string' },
+      'governed-p99': { type: 'string' },
       'no-portkey': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -141,6 +150,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       slowBodies: Math.round(positive(values['fairness-slow'], smoke ? 40 : 1100, '--fairness-slow')),
       // A's pings queued per slow destination beyond those its receiver holds: fewer in the short run.
       slowBacklog: smoke ? 2 : 8,
+    },
+    governed: {
+      levels: (values['governed-levels'] ?? (smoke ? '1,4' : '1,4,16,64'))
+        .split(',')
+        .map((level) => Math.round(positive(level.trim(), 1, '--governed-levels'))),
+      p99BoundMs: positive(values['governed-p99'], 50, '--governed-p99'),
     },
     portkey: values['no-portkey'] !== true,
     seconds: positive(values.duration, smoke ? 2 : 8, '--duration'),

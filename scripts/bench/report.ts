@@ -4,6 +4,7 @@
  * the targets; and the smoke run's checks.
  */
 import { type FairnessResult, fairnessTable } from './fairness.ts';
+import { type GovernedResult, governedTable } from './governed.ts';
 import type { StartupTimes } from './probes.ts';
 import type { PeerRow, ScenarioResult, SlowStreamRun, Soak, StoreProbes, Target } from './results.ts';
 import { fragmentSummary } from './slow-streams.ts';
@@ -20,6 +21,7 @@ export interface Report {
   peer: { portkey: string; rows: PeerRow[] };
   slowStreams: SlowStreamRun[];
   fairness: FairnessResult[];
+  governed: GovernedResult[];
   targets: Target[];
 }
 
@@ -29,7 +31,7 @@ export function table(headers: string[], rows: string[][]): string {
   return [line(headers), `|${widths.map((w, i) => (i < 2 ? `${'-'.repeat(w + 1)}-` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-export function report({ command, machine, results, probes, engine, startup, soak, peer, slowStreams, fairness, targets }: Report): string {
+export function report({ command, machine, results, probes, engine, startup, soak, peer, governed, slowStreams, fairness, targets }: Report): string {
   const out: string[] = [
     '',
     `Command: ${command}`,
@@ -89,6 +91,7 @@ export function report({ command, machine, results, probes, engine, startup, soa
   if (peer.rows.length > 0 || slowStreams.length > 0) out.push('', `Portkey: ${peer.portkey}`);
   if (peer.rows.length > 0) out.push('', peerTable(peer.rows));
   if (slowStreams.length > 0) out.push('', slowStreamTable(slowStreams));
+  if (governed.length > 0) out.push('', governedTable(governed, table));
   if (fairness.length > 0) out.push('', fairnessTable(fairness, table));
   if (soak)
     out.push(`Soak: ${soak.minutes} min, RSS ${fmt(soak.rssAfterFirstMinute / 2 ** 20)} MiB after 1 min, ${fmt(soak.rssAtEnd / 2 ** 20)} MiB at the end`);
