@@ -83,7 +83,7 @@ describe('CORS with CORS_ORIGINS', () => {
     expect(ok.headers.get('access-control-allow-origin')).toBe(PANEL);
     expect(ok.headers.get('access-control-allow-credentials')).toBe('true');
     expect(ok.headers.get('access-control-expose-headers')).toBe(
-      'X-Request-Id, Retry-After, Retry-After-Ms, X-Should-Retry, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Run-Id, X-Service-Overhead-Ms, Mcp-Session-Id',
+      'X-Request-Id, Retry-After, Retry-After-Ms, X-Should-Retry, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Run-Id, Location, X-Service-Overhead-Ms, Mcp-Session-Id',
     );
     expect(ok.headers.get('vary')).toContain('Origin');
     const refused = await t.app.request('/v1/agents', { headers: { origin: PANEL } });

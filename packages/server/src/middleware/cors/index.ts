@@ -26,8 +26,9 @@ const EXPOSED_HEADERS = [
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',
   'X-RateLimit-Reset',
-  // An invocation's run (a stream resumes with it) and the time the service added to it.
+  // An invocation's run (a stream resumes with it), where a background run is read, and the time the service added.
   'X-Run-Id',
+  'Location',
   'X-Service-Overhead-Ms',
   // The MCP bridge's Streamable HTTP session, answered to initialize.
   'Mcp-Session-Id',
