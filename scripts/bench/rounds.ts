@@ -14,6 +14,11 @@ export interface Side {
   cpuSeconds?: () => number | undefined;
   /** CPU seconds of the database's processes so far (part of `cpuSeconds`): given, its share per request is kept. */
   databaseCpuSeconds?: () => number | undefined;
+  /**
+   * What changes in `spec` for round `r` (0-based), asked before that round: a new workspace's key per round, so that
+   * no round runs into the hour's kill switch that the rounds before it spent.
+   */
+  forRound?: (round: number) => Partial<LoadSpec>;
 }
 
 export interface Measured {
@@ -53,9 +58,11 @@ export async function measureRounds(sides: readonly Side[], rounds: number, onRo
   for (let r = 0; r < rounds; r += 1) {
     for (let k = 0; k < sides.length; k += 1) {
       const i = (k + r) % sides.length;
-      const before = sides[i]!.cpuSeconds?.();
-      const databaseBefore = sides[i]!.databaseCpuSeconds?.();
-      const result = await runLoad(sides[i]!.spec);
+      const side = sides[i]!;
+      const spec = side.forRound ? { ...side.spec, ...side.forRound(r) } : side.spec;
+      const before = side.cpuSeconds?.();
+      const databaseBefore = side.databaseCpuSeconds?.();
+      const result = await runLoad(spec);
       const after = sides[i]!.cpuSeconds?.();
       const databaseAfter = sides[i]!.databaseCpuSeconds?.();
       runs[i]!.push(result);
