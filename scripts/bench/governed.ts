@@ -1,7 +1,7 @@
 /**
  * @module The `governed` scenario of `pnpm bench`: what the service serves with its governance on, beside Portkey's
  * gateway (which governs nothing), at a latency bound. Sync invocations through the `openai-compatible` engine (alias
- * Symphony on the upstream's instant model) from a workspace of its own per load level, as a customer's would run:
+ * Symphony on the upstream's instant model) from a workspace of its own per round, as a customer's would run:
  * the enterprise plan's own quota (a hard stop, not raised), the spec's kill switches (run, hour and day), the
  * workspace's request ceiling and the per-address limit checked on every request (the ceiling raised, a new
  * forwarded address per request), every run reserved, persisted and charged before it answers, and its text through
