@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   axeViolations,
   chromiumAvailable,
@@ -298,8 +298,14 @@ describe.skipIf(!chromiumAvailable)('the panel in Chromium against a real server
     expect((await fetch(`${h.url}/runs`, bearer(newSecret))).status).toBe(200);
     await page.getByRole('button', { name: 'I have copied it' }).click();
     const active = page.getByRole('row').filter({ hasText: 'reporting' }).filter({ hasText: 'active' });
-    await active.getByRole('button', { name: 'Actions for reporting' }).click();
-    await active.getByRole('button', { name: 'Revoke reporting' }).click();
+    // The list is read again after the rotation: a menu opened before that re-render closes with it, so open it until
+    // its action shows.
+    const revoke = active.getByRole('button', { name: 'Revoke reporting' });
+    await vi.waitFor(async () => {
+      if (!(await revoke.isVisible())) await active.getByRole('button', { name: 'Actions for reporting' }).click();
+      expect(await revoke.isVisible()).toBe(true);
+    }, SLOW);
+    await revoke.click();
     await page.getByRole('button', { name: 'Revoke now' }).click();
     await expect.poll(() => page.getByRole('row').filter({ hasText: 'reporting' }).filter({ hasText: 'active' }).count(), SLOW).toBe(0);
     const refused = await fetch(`${h.url}/runs`, bearer(newSecret));
