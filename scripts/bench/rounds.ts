@@ -63,8 +63,8 @@ export async function measureRounds(sides: readonly Side[], rounds: number, onRo
       const before = side.cpuSeconds?.();
       const databaseBefore = side.databaseCpuSeconds?.();
       const result = await runLoad(spec);
-      const after = sides[i]!.cpuSeconds?.();
-      const databaseAfter = sides[i]!.databaseCpuSeconds?.();
+      const after = side.cpuSeconds?.();
+      const databaseAfter = side.databaseCpuSeconds?.();
       runs[i]!.push(result);
       if (before !== undefined && after !== undefined && result.requests > 0) cpu[i]!.push(((after - before) * 1000) / result.requests);
       if (databaseBefore !== undefined && databaseAfter !== undefined && result.requests > 0) {

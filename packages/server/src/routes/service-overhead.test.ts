@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '@service/testing/app';
-import { sendCompletion, sendStream, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
+import { useFakeChatServer } from '@service/testing/fake-chat-fixture';
+import { sendCompletion, sendStream } from '@service/testing/fake-chat-server';
 import { createEngines } from '../engine/index.ts';
 
 const MODEL = 'loopback-model';
@@ -15,13 +16,12 @@ const MODEL_MS = 600;
 const OVERHEAD = /^\d+\.\d{2}$/;
 
 describe('X-Service-Overhead-Ms', { timeout: 60_000 }, () => {
-  let fake: FakeChatServer;
+  const fake = useFakeChatServer();
   let t: TestApp;
   let key: string;
 
   beforeAll(async () => {
-    fake = await startFakeChatServer();
-    fake.handle = (request, res) => {
+    fake().handle = (request, res) => {
       const usage = { prompt_tokens: 12, completion_tokens: 3 };
       setTimeout(
         () => (request.body.stream ? sendStream(res, MODEL, ['Dana ', 'renewed.'], usage) : sendCompletion(res, MODEL, 'Dana renewed.', usage)),
@@ -30,14 +30,13 @@ describe('X-Service-Overhead-Ms', { timeout: 60_000 }, () => {
     };
     const engines = createEngines({
       aliases: { Prelude: 'local', Sonata: 'local', Symphony: 'openai-compatible', Concerto: 'local' },
-      openaiCompatible: { baseURL: fake.baseURL, apiKey: 'sk-test', models: { Symphony: MODEL } },
+      openaiCompatible: { baseURL: fake().baseURL, apiKey: 'sk-test', models: { Symphony: MODEL } },
     });
     t = await createTestApp({ deps: { engines } });
     key = await t.keyWith('orchestrator:invoke');
   });
   afterAll(async () => {
     await t?.close();
-    await fake?.stop();
   });
 
   const invoke = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
