@@ -10,8 +10,9 @@
  * a grace, and p50/p99 from the ping's answer to the receiver) alone and flooded with their p99 ratio, what A got,
  * what the slow bodies got, and what A's slow receivers got.
  */
-import { spawnSync } from 'node:child_process';
-import { connect, type Socket } from 'node:net';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { TestCertificate } from '@service/testing/https-receiver';
 import {
   DELIVERY_GRACE_MS,
@@ -51,6 +52,12 @@ export interface FairnessResult {
   /** B's p99 while A floods over B's p99 alone. */
   p99Ratio: number;
   flood: { connections: number; slowBodies: number; load: LoadResult };
+  /**
+   * Connection attempts the machine's kernel dropped because a listener's accept queue was full, during the flooded
+   * half (`TcpExt: ListenOverflows` of /proc/net/netstat, every listener of the machine; absent elsewhere than Linux).
+   * Each is a client retrying its connection a second later.
+   */
+  listenOverflows?: number;
   /** What the slow-body connections got: answers by status, and connections closed without an answer. */
   slowBodies: { opened: number; answered: Record<string, number>; closedWithoutAnswer: number };
   /** B's deliveries alone and while A floods (its flooded p99 over its alone p99), and what A's slow receivers got. */
@@ -105,6 +112,7 @@ async function measureFairness(
   );
   // First A's slow receivers, so that its deliveries fill the worker's lanes before B's first ping.
   await deliveries.startSlow(options.slowBacklog);
+  const overflowsBefore = listenOverflows();
   const slow = slowBodies(service, options.slowBodies);
   await new Promise((resolve) => setTimeout(resolve, 500));
   const [load, flooded, deliveredFlooded] = await Promise.all([
@@ -120,6 +128,7 @@ async function measureFairness(
     deliveries.modest(options.seconds, 1),
   ]);
   const slowResult = await slow.stop();
+  const overflowsAfter = listenOverflows();
   const slowReceivers = await deliveries.stopSlow();
   const result: FairnessResult = {
     store: service.store,
@@ -130,6 +139,7 @@ async function measureFairness(
     p99Ratio: flooded.p99Ms / alone.p99Ms,
     flood: { connections: options.floodConnections, slowBodies: options.slowBodies, load },
     slowBodies: slowResult,
+    ...(overflowsBefore !== undefined && overflowsAfter !== undefined ? { listenOverflows: overflowsAfter - overflowsBefore } : {}),
     deliveries: {
       rate: DELIVERY_RATE,
       graceMs: DELIVERY_GRACE_MS,
@@ -140,7 +150,7 @@ async function measureFairness(
     },
   };
   progress(
-    `[${service.store}] fairness: B alone ${pct(alone.successRate)} ok, p99 ${alone.p99Ms.toFixed(1)} ms; flooded ${pct(flooded.successRate)} ok, p99 ${flooded.p99Ms.toFixed(1)} ms (x${result.p99Ratio.toFixed(2)}); A ${fmt(load.rps)} req/s, ${load.non2xx} answers >= 400`,
+    `[${service.store}] fairness: B alone ${pct(alone.successRate)} ok, p99 ${alone.p99Ms.toFixed(1)} ms; flooded ${pct(flooded.successRate)} ok, p99 ${flooded.p99Ms.toFixed(1)} ms (x${result.p99Ratio.toFixed(2)}); A ${fmt(load.rps)} req/s, ${load.non2xx} answers >= 400${result.listenOverflows === undefined ? '' : `; ${result.listenOverflows} connections dropped at a full accept queue`}`,
   );
   progress(
     `[${service.store}] fairness: B's deliveries alone ${deliveredAlone.received}/${deliveredAlone.sent}, p50 ${deliveredAlone.p50Ms.toFixed(1)} ms, p99 ${deliveredAlone.p99Ms.toFixed(1)} ms; flooded ${deliveredFlooded.received}/${deliveredFlooded.sent}, p50 ${deliveredFlooded.p50Ms.toFixed(1)} ms, p99 ${deliveredFlooded.p99Ms.toFixed(1)} ms (x${result.deliveries.p99Ratio.toFixed(2)}); A's slow receivers got ${slowReceivers.received}, held at most ${slowReceivers.maxHeld} at once`,
@@ -201,49 +211,25 @@ async function modestRun(base: string, headers: Record<string, string>, seconds:
   return { sent: count, ok, successRate: ok / count, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), statuses };
 }
 
-/** `count` connections trickling a body to A's inbound slug from one address, each reopened when it ends. */
+/**
+ * `count` connections trickling a body to A's inbound slug from one address (./slow-bodies.ts), from a process of
+ * their own as wrk sends A's invocations, so that B's client, in this process, shares its event loop with none of
+ * the flood's sockets: B's latency is the server's and the network's, not its own client's.
+ */
 function slowBodies(service: ServiceUnderTest, count: number): { stop(): Promise<FairnessResult['slowBodies']> } {
-  const { hostname, port } = new URL(service.url);
-  const answered: Record<string, number> = {};
-  let closedWithoutAnswer = 0;
-  let opened = 0;
-  let running = true;
-  const open = new Set<Socket>();
-  const head =
-    `POST /webhooks/inbound/${service.inbound.slug} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nX-Forwarded-For: 10.250.0.1\r\n` +
-    `Content-Type: application/json\r\nX-SERVICE-Signature: ${'0'.repeat(64)}\r\nContent-Length: 65536\r\n\r\n{"a":"`;
-  const one = () => {
-    if (!running) return;
-    opened += 1;
-    const socket = connect(Number(port), hostname);
-    open.add(socket);
-    let received = '';
-    const trickle = setInterval(() => socket.write('x'), 1_000);
-    socket.on('connect', () => socket.write(head));
-    socket.on('data', (d) => (received += d.toString()));
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      clearInterval(trickle);
-      open.delete(socket);
-      const status = /^HTTP\/1\.1 (\d{3})/.exec(received)?.[1];
-      if (!running) return;
-      if (status) answered[status] = (answered[status] ?? 0) + 1;
-      else closedWithoutAnswer += 1;
-      // The sender comes back after the `Retry-After` of a refusal (1 s): the scenario is about what slow bodies
-      // hold, not about the rate of instant retries (a CPU flood of its own, which no admission rule removes).
-      setTimeout(one, 1_000);
-    });
-    socket.on('data', () => {
-      // An answer ends this attempt: close and come back.
-      if (/\r\n\r\n/.test(received)) socket.destroy();
-    });
-  };
-  for (let i = 0; i < count; i += 1) one();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/slow-bodies.ts'), service.url, service.inbound.slug, String(count)], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   return {
     async stop() {
-      running = false;
-      for (const socket of open) socket.destroy();
-      return { opened, answered, closedWithoutAnswer };
+      child.stdin.end('stop\n');
+      const code = await exited;
+      if (code !== 0) throw new Error(`the slow bodies' process exited with ${code}`);
+      return JSON.parse(out) as FairnessResult['slowBodies'];
     },
   };
 }
@@ -257,7 +243,19 @@ export function fairnessTable(runs: FairnessResult[], table: (headers: string[],
     `Fairness: workspace B at ${MODEST_RATE} sync invocations/s alone, then while workspace A floods (raised ceiling, concurrent sync invocations, slow inbound bodies from one address, slow receivers)`,
     '',
     table(
-      ['store', 'scenario', 'B ok alone', 'B p99 alone ms', 'B ok flooded', 'B p99 flooded ms', 'p99 ratio', 'A req/s', 'A >= 400', 'slow bodies answered'],
+      [
+        'store',
+        'scenario',
+        'B ok alone',
+        'B p99 alone ms',
+        'B ok flooded',
+        'B p99 flooded ms',
+        'p99 ratio',
+        'A req/s',
+        'A >= 400',
+        'slow bodies answered',
+        'accept queue drops',
+      ],
       runs.map((r) => [
         r.store,
         `${r.flood.connections} conn. + ${r.flood.slowBodies} slow bodies, ${r.seconds} s`,
@@ -269,6 +267,7 @@ export function fairnessTable(runs: FairnessResult[], table: (headers: string[],
         fmt(r.flood.load.rps),
         String(r.flood.load.non2xx),
         `${r.slowBodies.opened} opened; ${statusList(r.slowBodies.answered) || 'none answered'}; ${r.slowBodies.closedWithoutAnswer} closed unanswered`,
+        r.listenOverflows === undefined ? '-' : String(r.listenOverflows),
       ]),
     ),
     '',
@@ -299,6 +298,22 @@ export function fairnessTable(runs: FairnessResult[], table: (headers: string[],
       ]),
     ),
   ].join('\n');
+}
+
+/** The kernel's count of connection attempts dropped at a full accept queue (Linux), or undefined. */
+function listenOverflows(): number | undefined {
+  try {
+    const lines = readFileSync('/proc/net/netstat', 'utf8').split('\n');
+    for (let i = 0; i + 1 < lines.length; i += 2) {
+      const names = lines[i]!.split(/\s+/);
+      if (names[0] !== 'TcpExt:') continue;
+      const at = names.indexOf('ListenOverflows');
+      return at < 0 ? undefined : Number(lines[i + 1]!.split(/\s+/)[at]);
+    }
+  } catch {
+    // not Linux
+  }
+  return undefined;
 }
 
 const statusList = (counts: Record<string, number>) =>
