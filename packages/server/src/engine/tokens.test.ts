@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { encode } from 'gpt-tokenizer';
-import { countMessageTokens, countMessageTokensAsync, countTextTokens, countTextTokensAsync, truncateShortText, truncateToTokens } from './tokens.ts';
+import {
+  countMessageTokens,
+  countMessageTokensAsync,
+  countTextTokens,
+  countTextTokensAsync,
+  countToolCallTokens,
+  keptCount,
+  truncateShortText,
+  truncateToTokens,
+} from './tokens.ts';
 
 describe('tokens', () => {
   it.each([
@@ -25,7 +34,8 @@ describe('tokens', () => {
 
   it.each([1, 2, 5, 9, 20])('truncateToTokens keeps at most %i tokens, as a prefix', async (max) => {
     const text = 'Reconcile the open invoices against the ledger before deciding anything.';
-    const cut = await truncateToTokens(text, max);
+    const { text: cut, tokens } = await truncateToTokens(text, max);
+    expect(tokens).toBe(countTextTokens(cut));
     expect(countTextTokens(cut)).toBeLessThanOrEqual(max);
     expect(text.startsWith(cut)).toBe(true);
     if (max >= countTextTokens(text)) expect(cut).toBe(text);
@@ -33,7 +43,7 @@ describe('tokens', () => {
   });
 
   it('never leaves half a character', async () => {
-    const cut = await truncateToTokens('🎻🎻🎻🎻', 1);
+    const { text: cut } = await truncateToTokens('🎻🎻🎻🎻', 1);
     expect(cut).not.toContain('\uFFFD');
     expect(countTextTokens(cut)).toBeLessThanOrEqual(1);
   });
@@ -60,7 +70,8 @@ describe('long pre-tokens', () => {
     ['punctuation then newlines and slashes', `!${'\n/'.repeat(250_000)}`],
   ])('counts and cuts 500,000 characters of %s in slices (seconds before, minutes for some)', async (_, text) => {
     expect(countTextTokens(text)).toBe(sum(slices(text)));
-    const cut = await truncateToTokens(`About "${text}"`, 4000);
+    const { text: cut, tokens } = await truncateToTokens(`About "${text}"`, 4000);
+    expect(tokens).toBe(countTextTokens(cut));
     expect(countTextTokens(cut)).toBeLessThanOrEqual(4000);
     expect(cut.length).toBeGreaterThan(0);
   });
@@ -81,6 +92,23 @@ describe('long pre-tokens', () => {
     expect(await countMessageTokensAsync(messages)).toBe(countMessageTokens(messages));
   });
 
+  it('keeps the count of a text that fits when it is cut, and of a tool call’s arguments, for their next counts', async () => {
+    const text = `Open opportunities next quarter ${Date.now()}`;
+    expect(keptCount(text)).toBeUndefined();
+    const { text: kept, tokens } = await truncateToTokens(text, 1_000);
+    expect(kept).toBe(text);
+    expect(tokens).toBe(encode(text).length);
+    expect(keptCount(text)).toBe(tokens);
+
+    const call = { name: 'crm.search', arguments: { query: `pipeline ${Date.now()}` } };
+    const json = JSON.stringify(call.arguments);
+    expect(keptCount(json)).toBeUndefined();
+    const once = countToolCallTokens(call);
+    expect(once).toBe(encode(call.name).length + encode(json).length);
+    expect(keptCount(json)).toBe(encode(json).length);
+    expect(countToolCallTokens({ ...call, arguments: { ...call.arguments } })).toBe(once);
+  });
+
   it('answers a text counted before with the same count (kept by the async count, read by both)', async () => {
     const text = `Which invoices are overdue? ${'a'.repeat(300)} and more ${Date.now()}`;
     const fresh = countTextTokens(text);
@@ -97,12 +125,12 @@ describe('cutting a text inside a character', () => {
     // Each of these characters is four tokens: 23 tokens end inside the sixth.
     const hieroglyphs = '𓀀𓀁𓀂𓀃𓀄𓀅𓀆𓀇𓀈𓀉';
     expect(truncateShortText(hieroglyphs, 23)).toBe('𓀀𓀁𓀂𓀃𓀄');
-    expect(await truncateToTokens(hieroglyphs, 23)).toBe('𓀀𓀁𓀂𓀃𓀄');
+    expect(await truncateToTokens(hieroglyphs, 23)).toEqual({ text: '𓀀𓀁𓀂𓀃𓀄', tokens: 20 });
     // The next cut, of another text: nothing of the sixth character's bytes comes out at its start.
     const prose = 'The quarterly numbers look strong across every region we track. '.repeat(20);
     const cut = truncateShortText(prose, 10);
     expect(prose.startsWith(cut)).toBe(true);
     expect(cut).not.toContain('\uFFFD');
-    expect(await truncateToTokens(prose, 10)).toBe(cut);
+    expect((await truncateToTokens(prose, 10)).text).toBe(cut);
   });
 });

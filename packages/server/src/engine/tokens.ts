@@ -134,6 +134,11 @@ export function createPace(sliceMs = SLICE_MS): Pace {
  */
 const COUNTS = createTextMemo<number>({ maxEntries: 1_000, maxChars: 4_000_000 });
 
+/** The count kept for `text` ({@link COUNTS}), if any. */
+export function keptCount(text: string): number | undefined {
+  return COUNTS.peek(text);
+}
+
 /** Tokens of a short text (synchronous: no pause however long it is). */
 export function countTextTokens(text: string): number {
   const counted = COUNTS.peek(text);
@@ -179,9 +184,18 @@ function framingOf(message: ConversationMessage): number {
   return 0;
 }
 
-/** Output tokens of a tool call a model asks for: its name and its arguments as JSON. */
+/**
+ * Output tokens of a tool call a model asks for: its name and its arguments as JSON. A call is counted again as
+ * input at each later model call of its run (the conversation's assistant turn), so the arguments' count is kept.
+ */
 export function countToolCallTokens(call: Pick<ToolCallRequest, 'name' | 'arguments'>): number {
-  return countTextTokens(call.name) + countTextTokens(JSON.stringify(call.arguments));
+  const json = JSON.stringify(call.arguments);
+  let tokens = COUNTS.peek(json);
+  if (tokens === undefined) {
+    tokens = countTextTokens(json);
+    COUNTS.set(json, tokens);
+  }
+  return countTextTokens(call.name) + tokens;
 }
 
 /**
@@ -202,11 +216,13 @@ export function truncateShortText(text: string, maxTokens: number): string {
 
 /**
  * The longest prefix of `text` that counts at most `maxTokens` (as {@link countTextTokens}
- * counts), pausing for the event loop. Cuts on a token boundary and drops a trailing partial
+ * counts), with its count, pausing for the event loop. Cuts on a token boundary and drops a trailing partial
  * character, re-checking the count because re-encoding a prefix can differ; each re-check drops
- * what it was over by.
+ * what it was over by. A text that fits is encoded once, and its count kept for the next count of it.
  */
-export async function truncateToTokens(text: string, maxTokens: number, pace: Pace = createPace()): Promise<string> {
+export async function truncateToTokens(text: string, maxTokens: number, pace: Pace = createPace()): Promise<{ text: string; tokens: number }> {
+  const counted = COUNTS.peek(text);
+  if (counted !== undefined && counted <= maxTokens) return { text, tokens: counted };
   const tokens: number[] = [];
   for (const piece of pieces(text)) {
     for (const token of encode(piece, AS_TEXT)) tokens.push(token);
@@ -214,12 +230,16 @@ export async function truncateToTokens(text: string, maxTokens: number, pace: Pa
     if (tokens.length > maxTokens) break;
     await pace();
   }
-  if (tokens.length <= maxTokens) return text;
+  if (tokens.length <= maxTokens) {
+    // The whole text was encoded: its pieces encode to its tokens.
+    COUNTS.set(text, tokens.length);
+    return { text, tokens: tokens.length };
+  }
   for (let keep = Math.max(0, maxTokens); keep > 0; ) {
     const prefix = decodePrefix(tokens.slice(0, keep));
-    const over = (await countTextTokensAsync(prefix, pace)) - maxTokens;
-    if (over <= 0) return prefix;
-    keep -= over;
+    const count = await countTextTokensAsync(prefix, pace);
+    if (count <= maxTokens) return { text: prefix, tokens: count };
+    keep -= count - maxTokens;
   }
-  return '';
+  return { text: '', tokens: 0 };
 }

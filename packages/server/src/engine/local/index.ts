@@ -62,6 +62,8 @@ interface Output {
   /** Tokens of `text`, counted once. */
   readonly textTokens: number;
   readonly toolCalls: readonly ToolCallRequest[];
+  /** Tokens of each of `toolCalls`, counted once. */
+  readonly toolCallTokens: readonly number[];
 }
 
 async function* localStream(request: EngineRequest, settings: Settings): AsyncGenerator<EngineEvent> {
@@ -101,9 +103,9 @@ async function* localStream(request: EngineRequest, settings: Settings): AsyncGe
     if (trigger === 'hang') await hang(settings.hangLimitMs, request.signal, usage);
     await pause();
   }
-  for (const call of output.toolCalls) {
+  for (const [index, call] of output.toolCalls.entries()) {
     yield { type: 'tool_call', ...call };
-    structuredTokens += countToolCallTokens(call);
+    structuredTokens += output.toolCallTokens[index]!;
     await pause();
   }
   yield { type: 'usage', ...(await usage()) };
@@ -117,20 +119,25 @@ async function plan(request: EngineRequest, pace: Pace): Promise<Output> {
   const topic = topicOf(latest);
   const results = resultsSinceLatestUser(request.messages);
   if (results.length === 0) {
-    const calls = toolCallsFor(request, department, latest, topic);
-    if (calls.length > 0) return { text: '', textTokens: 0, toolCalls: calls };
+    const { calls, tokens } = toolCallsFor(request, department, latest, topic);
+    if (calls.length > 0) return { text: '', textTokens: 0, toolCalls: calls, toolCallTokens: tokens };
   }
   const extras = results.map((result) => `${result.name}: ${shortened(result.content)}`);
   const full = composeAnswer(request, department, topic, extras).text;
-  if (request.maxTokens === undefined) return { text: full, textTokens: await countTextTokensAsync(full, pace), toolCalls: [] };
-  const text = await truncateToTokens(full, request.maxTokens, pace);
-  return { text, textTokens: await countTextTokensAsync(text, pace), toolCalls: [] };
+  if (request.maxTokens === undefined) return { text: full, textTokens: await countTextTokensAsync(full, pace), toolCalls: [], toolCallTokens: [] };
+  const { text, tokens } = await truncateToTokens(full, request.maxTokens, pace);
+  return { text, textTokens: tokens, toolCalls: [], toolCallTokens: [] };
 }
 
-/** The calls a new request asks for among the offered tools, in order, kept while they fit `maxTokens`. */
-function toolCallsFor(request: EngineRequest, department: DepartmentSlug, latest: string, topic: string | null): ToolCallRequest[] {
+/** The calls a new request asks for among the offered tools, in order, kept while they fit `maxTokens`, and their tokens. */
+function toolCallsFor(
+  request: EngineRequest,
+  department: DepartmentSlug,
+  latest: string,
+  topic: string | null,
+): { calls: ToolCallRequest[]; tokens: number[] } {
   const offered = new Set((request.tools ?? []).map((tool) => tool.name));
-  if (offered.size === 0) return [];
+  if (offered.size === 0) return { calls: [], tokens: [] };
   const voice = DEPARTMENT_VOICES[department];
   const wanted: { name: string; arguments: Record<string, unknown> }[] = [];
   const brief = request.effort === 'low' || request.powerMode === 'low';
@@ -142,13 +149,15 @@ function toolCallsFor(request: EngineRequest, department: DepartmentSlug, latest
   const turn = request.messages.filter((m) => 'toolCalls' in m).length + 1;
   let budget = request.maxTokens ?? Infinity;
   const calls: ToolCallRequest[] = [];
+  const counts: number[] = [];
   for (const call of wanted.filter((c) => offered.has(c.name))) {
     const tokens = countToolCallTokens(call);
     if (tokens > budget) break;
     budget -= tokens;
     calls.push({ id: `call_${turn}_${calls.length + 1}`, ...call });
+    counts.push(tokens);
   }
-  return calls;
+  return { calls, tokens: counts };
 }
 
 /** The tool results after the latest user message (an earlier turn's results are answered already). */
