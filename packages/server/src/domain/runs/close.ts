@@ -100,7 +100,7 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     limit_day: budget.limits.day,
     trip_margin: TRIP_MARGIN,
     ledger_id: newId('led'),
-    steps: JSON.parse(stepRows(result.steps, redactor, run.firstStepIndex ?? 0)),
+    steps: stepRows(result.steps, redactor, run.firstStepIndex ?? 0),
     drafts: drafts.drafts,
     turn_roles: turns.map((turn) => turn.role),
     turn_contents: turns.map((turn) => turn.content),

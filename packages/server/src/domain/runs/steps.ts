@@ -72,27 +72,25 @@ export function deliveredOnly(step: StepDraft): boolean {
  * completed, `keptIndex` otherwise (absent for a draft's, which only a completed run keeps);
  * both from `first` (what a pause of the run wrote before).
  */
-export function stepRows(steps: readonly StepDraft[], redactor: Redactor, first = 0): string {
+export function stepRows(steps: readonly StepDraft[], redactor: Redactor, first = 0) {
   let kept = first;
-  return JSON.stringify(
-    steps.map((step, i) => ({
-      id: newId('stp'),
-      index: first + i,
-      keptIndex: deliveredOnly(step) ? null : kept++,
-      kind: step.kind,
-      agentSlug: step.agentSlug,
-      summary: redactor.text(step.summary),
-      ...(step.toolCall
-        ? {
-            toolCallId: newId('tc'),
-            name: step.toolCall.name,
-            arguments: redactor.value(step.toolCall.arguments),
-            result: step.toolCall.result === null ? null : redactor.text(step.toolCall.result),
-            toolStatus: step.toolCall.status,
-          }
-        : {}),
-    })),
-  );
+  return steps.map((step, i) => ({
+    id: newId('stp'),
+    index: first + i,
+    keptIndex: deliveredOnly(step) ? null : kept++,
+    kind: step.kind,
+    agentSlug: step.agentSlug,
+    summary: redactor.text(step.summary),
+    ...(step.toolCall
+      ? {
+          toolCallId: newId('tc'),
+          name: step.toolCall.name,
+          arguments: redactor.value(step.toolCall.arguments),
+          result: step.toolCall.result === null ? null : redactor.text(step.toolCall.result),
+          toolStatus: step.toolCall.status,
+        }
+      : {}),
+  }));
 }
 
 /** A draft as `finish_run` writes it (text redacted). */
