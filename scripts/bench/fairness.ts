@@ -223,7 +223,11 @@ function slowBodies(service: ServiceUnderTest, count: number): { stop(): Promise
   });
   let out = '';
   child.stdout.on('data', (d) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  // 'close': after its output is read to the end.
+  const exited = new Promise<number | null>((resolve) => {
+    child.on('close', resolve);
+    child.on('error', () => resolve(null));
+  });
   return {
     async stop() {
       child.stdin.end('stop\n');

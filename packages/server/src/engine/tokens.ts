@@ -127,7 +127,8 @@ export function createPace(sliceMs = SLICE_MS): Pace {
 }
 
 /**
- * Token counts of recent texts, kept by the async count (the request paths: messages, outputs): at most
+ * Token counts of recent texts, kept by the async count (the request paths: messages, outputs), by a cut that
+ * encoded the whole text ({@link truncateToTokens}) and by a tool call's count (its arguments): at most
  * 1,000 texts and 4,000,000 characters of them (a text over 1,000,000 characters is counted again each
  * time), least recently used out first. The synchronous count reads it but adds nothing: it counts
  * fragments and growing prefixes of a stream (the output cap), which would only push the rest out.
