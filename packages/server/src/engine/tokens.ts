@@ -190,13 +190,7 @@ function framingOf(message: ConversationMessage): number {
  * input at each later model call of its run (the conversation's assistant turn), so the arguments' count is kept.
  */
 export function countToolCallTokens(call: Pick<ToolCallRequest, 'name' | 'arguments'>): number {
-  const json = JSON.stringify(call.arguments);
-  let tokens = COUNTS.peek(json);
-  if (tokens === undefined) {
-    tokens = countTextTokens(json);
-    COUNTS.set(json, tokens);
-  }
-  return countTextTokens(call.name) + tokens;
+  return countTextTokens(call.name) + COUNTS.get(JSON.stringify(call.arguments), countTextTokens);
 }
 
 /**
