@@ -2502,6 +2502,7 @@ export interface components {
         Error: {
             error: components["schemas"]["ErrorCode"];
             message?: string;
+            /** @description The request's id, as in the `X-Request-Id` header: the client's own value echoed exactly as sent (never redacted, like the header), or one the service made. */
             requestId?: string;
         };
         /**

@@ -114,12 +114,15 @@ describe('refusals at a share', () => {
     const refused: AdmissionRefusal[] = [];
     const holds: Array<() => void> = [];
     let authenticated = 0;
+    let returned = 0;
     const app = new Hono<{ Variables: { auth?: { scheme: 'apiKey'; workspaceId: string } } }>();
     app.use(admission(shares, { exempt: () => false, refused: (reason) => refused.push(reason) }));
     app.use(async (c, next) => {
       authenticated += 1;
-      c.set('auth', { scheme: 'apiKey', workspaceId: c.req.header('authorization')!.slice('Bearer '.length) });
+      // `Bearer a` and `Bearer a:2` are two credentials of workspace a.
+      c.set('auth', { scheme: 'apiKey', workspaceId: c.req.header('authorization')!.slice('Bearer '.length).split(':')[0]! });
       await next();
+      returned += 1;
     });
     app.use(admitCaller(shares, (reason) => refused.push(reason)) as never);
     app.get('/hold', async (c) => {
@@ -127,7 +130,7 @@ describe('refusals at a share', () => {
       return c.json({ ok: true });
     });
     const call = (workspace: string) => app.request('/hold', { headers: { authorization: `Bearer ${workspace}` } });
-    return { shares, refused, holds, call, authenticated: () => authenticated };
+    return { shares, refused, holds, call, authenticated: () => authenticated, returned: () => returned };
   }
 
   it('a caller over its share waits its Retry-After for the 503, its place already given back', async () => {
@@ -145,6 +148,29 @@ describe('refusals at a share', () => {
     await vi.advanceTimersByTimeAsync(1);
     await over;
     expect(answered!.status).toBe(503);
+    expect(await answered!.json()).toMatchObject({ error: 'service_unavailable', message: AT_CAPACITY_MESSAGE });
+    expect(refused).toEqual(['workspace_share']);
+    for (const release of holds) release();
+    expect((await Promise.all(held)).map((res) => res.status)).toEqual([200, 200]);
+  });
+
+  it('a refusal at stage two waits in stage one alone: the middleware between them have returned', async () => {
+    vi.useFakeTimers();
+    const { refused, holds, call, authenticated, returned } = sharedApp(4);
+    const held = [call('a'), call('a')];
+    await vi.advanceTimersByTimeAsync(0);
+    let answered: Response | undefined;
+    // Another credential of A, never seen: authenticated, then refused by stage two.
+    const over = Promise.resolve(call('a:2')).then((res: Response) => (answered = res));
+    await vi.advanceTimersByTimeAsync(SHARE_REFUSAL_DELAY_MS - 1);
+    expect(authenticated()).toBe(3);
+    expect(answered).toBeUndefined();
+    // The stand-in for authentication has returned: the waiting refusal holds no frame of the chain but stage one's.
+    expect(returned()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await over;
+    expect(answered!.status).toBe(503);
+    expect(answered!.headers.get('retry-after')).toBe('1');
     expect(await answered!.json()).toMatchObject({ error: 'service_unavailable', message: AT_CAPACITY_MESSAGE });
     expect(refused).toEqual(['workspace_share']);
     for (const release of holds) release();

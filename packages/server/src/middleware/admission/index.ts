@@ -81,6 +81,9 @@ export function admission(
     } finally {
       shares.leave(ticket);
     }
+    // Stage two refused it over its share: its answer is made and every later middleware has returned, so the
+    // wait before it is sent holds this frame alone, not the whole chain's.
+    if (c.get('admissionRefused')) await shareRefusalWait();
   };
 }
 
@@ -89,7 +92,7 @@ export function admitCaller(shares: AdmissionShares, refused?: (reason: Admissio
   return async function admitCaller(c: Context<Env>, next) {
     const party = partyOf(c.get('auth'));
     if (!party) return next();
-    if (!admitted(c, shares, party, refused)) return overShare(c, shares);
+    if (!admitted(c, shares, party, refused)) return refusedOverShare(c, shares);
     const credential = c.get('admissionCredential');
     if (credential !== undefined) shares.remember(credential, party.id);
     // Its statements wait in its own queue of the store's (store/fair-queue.ts).
@@ -101,7 +104,7 @@ export function admitCaller(shares: AdmissionShares, refused?: (reason: Admissio
 export function admitAnonymous(shares: AdmissionShares, options: { trustProxy: number; refused?: (reason: AdmissionRefusal) => void }): MiddlewareHandler {
   return async function admitAnonymous(c: Context<Env>, next) {
     const party: Party = { kind: 'address', id: clientKey(clientIp(c, { trustProxy: options.trustProxy })) };
-    if (!admitted(c, shares, party, options.refused)) return overShare(c, shares);
+    if (!admitted(c, shares, party, options.refused)) return refusedOverShare(c, shares);
     // The unauthenticated requests share one queue of the store's, as they share one group of the shares.
     await asStoreParty(UNAUTHENTICATED_PARTY, next);
   };
@@ -137,21 +140,38 @@ function partyOf(auth: Auth | undefined): Party | undefined {
  * A caller over its share is answered after {@link SHARE_REFUSAL_DELAY_MS}, its place given back first: a client
  * that retries at once (a load generator, a loop without backoff) would otherwise turn refusals into a flood of
  * its own, every answer taking the event loop from the other parties' requests. The wait holds a connection and
- * a timer, no place of the shares and no store.
+ * a timer, no place of the shares and no store. Stage one, refusing on its credential's hint, waits here.
  */
 async function overShare(c: Context<Env>, shares: AdmissionShares): Promise<Response> {
   const ticket = c.get('admission');
   if (ticket) shares.leave(ticket);
-  await new Promise((resolve) => setTimeout(resolve, SHARE_REFUSAL_DELAY_MS));
+  await shareRefusalWait();
   return atCapacity(c);
 }
 
-/** The error table's body for a 5xx (ServerError), with the request id echoed or made as request-id does. */
+/**
+ * Stage two's refusal: the answer at once, its place given back; stage one, the outermost middleware, waits
+ * {@link SHARE_REFUSAL_DELAY_MS} before it is sent. Waiting here instead kept every middleware's frame and
+ * closures of each waiting refusal alive for that second: under a flood of refused connections, megabytes that
+ * each minor collection then copied.
+ */
+function refusedOverShare(c: Context<Env>, shares: AdmissionShares): Response {
+  const ticket = c.get('admission');
+  if (ticket) shares.leave(ticket);
+  return atCapacity(c);
+}
+
+const shareRefusalWait = () => new Promise((resolve) => setTimeout(resolve, SHARE_REFUSAL_DELAY_MS));
+
+/**
+ * The error table's body for a 5xx (ServerError), with the request id echoed or made as request-id does. Made with
+ * `c.json`: past stage one the body's redaction serialises it once (middleware/redact), instead of reading a body
+ * back, parsing it and wrapping it again, which cost a refusal a fifth of its CPU.
+ */
 function atCapacity(c: Context<Env>): Response {
   const sent = c.get('requestId') ?? c.req.header('x-request-id');
   const requestId = isAcceptableRequestId(sent) ? sent : newRequestId();
-  return c.body(JSON.stringify({ error: 'service_unavailable', message: AT_CAPACITY_MESSAGE, requestId }), 503, {
-    'Content-Type': 'application/json',
+  return c.json({ error: 'service_unavailable', message: AT_CAPACITY_MESSAGE, requestId }, 503, {
     ...retryHints(ADMISSION_RETRY_AFTER_SEC * 1000, true),
     'X-Request-Id': requestId,
   });

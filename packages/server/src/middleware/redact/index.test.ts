@@ -75,6 +75,23 @@ describe('redactBody middleware', () => {
     expect(await res.json()).toEqual({ error: 'internal_error', message: `Cannot read x of undefined ${R}`, requestId: 'trace-2' });
   });
 
+  it("echoes the request's own id as sent, where the same text elsewhere is redacted", async () => {
+    // An id a client chose that a rule would match (a model's name): its header carries it as sent, and so does the body.
+    const sent = 'gpt-4o-trace-7';
+    const app = buildApp();
+    app.get('/echo', (c) => c.json({ requestId: c.get('requestId'), note: `made by ${sent}` }, 200));
+    app.get('/echo-by-hand', (c) =>
+      c.body(JSON.stringify({ requestId: c.get('requestId'), note: `made by ${sent}` }), 200, { 'Content-Type': 'application/json' }),
+    );
+    for (const path of ['/echo', '/echo-by-hand', '/crash']) {
+      const res = await app.request(path, { headers: { 'X-Request-Id': sent } });
+      expect(res.headers.get('X-Request-Id')).toBe(sent);
+      const body = (await res.json()) as { requestId: string; note?: string };
+      expect(body.requestId).toBe(sent);
+      if (path !== '/crash') expect(body.note).toBe(`made by ${R}-trace-7`);
+    }
+  });
+
   it('shows a secret only where the route asked for it', async () => {
     const res = await buildApp().request('/api-keys', { method: 'POST' });
     expect(res.status).toBe(201);

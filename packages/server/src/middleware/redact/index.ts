@@ -21,13 +21,14 @@
 import type { MiddlewareHandler } from 'hono';
 import { createRedactor, type Redactor } from '../../redact/index.ts';
 import type { RouteVariables } from '../route/index.ts';
-import { redactedJson, type KeepTree } from './json.ts';
+import type { RequestIdVariables } from '../request-id/index.ts';
+import { type Kept, redactedJson, type KeepTree } from './json.ts';
 
 /** Context variables this middleware provides; app-env.ts composes them. */
 export type RedactVariables = { redactKeep?: Set<string> };
 
 /** What it reads besides its own: the route's `operationId` (../route), whose `x-customer-data` it keeps. */
-type Variables = RedactVariables & Pick<RouteVariables, 'operationId'>;
+type Variables = RedactVariables & Pick<RouteVariables, 'operationId'> & Partial<RequestIdVariables>;
 
 /** Where each operation's response, by status, holds the customer's own text. */
 type CustomerData = (operationId: string, status: number) => KeepTree | undefined;
@@ -98,7 +99,7 @@ export function redactBody(redactor: Redactor = createRedactor(), customerData?:
       const operationId = c.get('operationId');
       const keepTree = operationId ? customerData?.(operationId, answered) : undefined;
       // What c.json does with the text it serialised: the same status, headers and default type.
-      const res = render(redactedJson(redactor, object, c.get('redactKeep'), keepTree), arg, { 'Content-Type': 'application/json', ...headers });
+      const res = render(redactedJson(redactor, object, kept(c), keepTree), arg, { 'Content-Type': 'application/json', ...headers });
       rendered.add(res);
       return res;
     };
@@ -110,7 +111,7 @@ export function redactBody(redactor: Redactor = createRedactor(), customerData?:
     const raw = await c.res.text();
     const operationId = c.get('operationId');
     const keepTree = operationId ? customerData?.(operationId, c.res.status) : undefined;
-    const body = json ? redactJsonText(redactor, raw, c.get('redactKeep'), keepTree) : redactor.text(raw);
+    const body = json ? redactJsonText(redactor, raw, kept(c), keepTree) : redactor.text(raw);
     const headers = new Headers(c.res.headers);
     headers.delete('content-length');
     const { status: answered, statusText } = c.res;
@@ -120,8 +121,20 @@ export function redactBody(redactor: Redactor = createRedactor(), customerData?:
   };
 }
 
+/**
+ * What a body leaves as it is: the values the route asked to show, and the request's id (the client's own, echoed as
+ * sent, or one this server made of random characters; its `X-Request-Id` header carries it unredacted anyway).
+ * Scanning it cost each error body a redaction of a string never seen before. As with `keepUnredacted`, the value
+ * is kept wherever it stands whole: the client's own text.
+ */
+function kept(c: { get(key: 'redactKeep'): Set<string> | undefined; get(key: 'requestId'): string | undefined }): Kept {
+  const values = c.get('redactKeep');
+  const requestId = c.get('requestId');
+  return { has: (value) => value === requestId || values?.has(value) === true };
+}
+
 /** A body read back: parsed, then redacted as it is serialised again. */
-function redactJsonText(redactor: Redactor, raw: string, keep: Set<string> | undefined, tree: KeepTree | undefined): string {
+function redactJsonText(redactor: Redactor, raw: string, keep: Kept, tree: KeepTree | undefined): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);

@@ -7,10 +7,15 @@
  */
 import type { Redactor } from '../../redact/index.ts';
 
+/** Exact string values to leave as they are: a set, or what the middleware composes (the request's own id too). */
+export interface Kept {
+  has(value: string): boolean;
+}
+
 /** The customer-data paths of a body as a tree: a leaf (`true`) is left as it is; `*` is every item of an array. */
 export type KeepTree = true | { readonly [key: string]: KeepTree };
 
-export function redactedJson(redactor: Redactor, value: unknown, keep: ReadonlySet<string> | undefined, tree: KeepTree | undefined): string {
+export function redactedJson(redactor: Redactor, value: unknown, keep: Kept | undefined, tree: KeepTree | undefined): string {
   const text = (s: string) => (keep?.has(s) ? s : redactor.text(s));
   if (tree === undefined) {
     return JSON.stringify(value, (_key, item: unknown) => (typeof item === 'string' ? text(item) : item));
