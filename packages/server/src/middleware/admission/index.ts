@@ -152,8 +152,8 @@ async function overShare(c: Context<Env>, shares: AdmissionShares): Promise<Resp
 /**
  * Stage two's refusal: the answer at once, its place given back; stage one, the outermost middleware, waits
  * {@link SHARE_REFUSAL_DELAY_MS} before it is sent. Waiting here instead kept every middleware's frame and
- * closures of each waiting refusal alive for that second: under a flood of refused connections, megabytes that
- * each minor collection then copied.
+ * closures alive for that second (a heap snapshot under a flood of refused slow bodies: 22 suspended async
+ * functions per waiting request, 10 with the wait in stage one; docs/performance.md).
  */
 function refusedOverShare(c: Context<Env>, shares: AdmissionShares): Response {
   const ticket = c.get('admission');
