@@ -166,7 +166,7 @@ const shareRefusalWait = () => new Promise((resolve) => setTimeout(resolve, SHAR
 /**
  * The error table's body for a 5xx (ServerError), with the request id echoed or made as request-id does. Made with
  * `c.json`: past stage one the body's redaction serialises it once (middleware/redact), instead of reading a body
- * back, parsing it and wrapping it again, which cost a refusal a fifth of its CPU.
+ * back, parsing it and wrapping it again (about a tenth of a refusal's CPU, profiled).
  */
 function atCapacity(c: Context<Env>): Response {
   const sent = c.get('requestId') ?? c.req.header('x-request-id');
