@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,10 +37,11 @@ beforeAll(async () => {
   let count = 0;
   receiver = await startHttpsTestReceiver(certificate, (request) => {
     count += 1;
-    writeFileSync(
-      join(dir, `delivery-${String(count).padStart(4, '0')}.json`),
-      JSON.stringify({ body: request.body.toString('hex'), headers: request.headers }),
-    );
+    // Written under another name, then renamed: the tests read every `*.json` while deliveries arrive, and a file
+    // created but not yet written read as empty (JSONDecodeError, seen once in CI).
+    const file = join(dir, `delivery-${String(count).padStart(4, '0')}.json`);
+    writeFileSync(`${file}.partial`, JSON.stringify({ body: request.body.toString('hex'), headers: request.headers }));
+    renameSync(`${file}.partial`, file);
     return { status: 200 };
   });
   live = await startLiveServer({
