@@ -143,10 +143,9 @@ function partyOf(auth: Auth | undefined): Party | undefined {
  * a timer, no place of the shares and no store. Stage one, refusing on its credential's hint, waits here.
  */
 async function overShare(c: Context<Env>, shares: AdmissionShares): Promise<Response> {
-  const ticket = c.get('admission');
-  if (ticket) shares.leave(ticket);
+  const answer = refusedOverShare(c, shares);
   await shareRefusalWait();
-  return atCapacity(c);
+  return answer;
 }
 
 /**
