@@ -66,7 +66,11 @@ CREATE TYPE start_run_args AS (
 );
 
 CREATE OR REPLACE FUNCTION start_runs(p_runs jsonb) RETURNS jsonb
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- Each statement planned once per connection (finish_runs.sql says why): the check of a conversation's length,
+-- run once per run, was otherwise planned again every time.
+SET plan_cache_mode = force_generic_plan
+AS $$
 DECLARE
   -- In input order (a function scan returns its rows in the order the function gives them).
   v_args start_run_args[] := ARRAY(SELECT x FROM jsonb_populate_recordset(NULL::start_run_args, p_runs) AS x);

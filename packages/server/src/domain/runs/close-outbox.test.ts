@@ -1,0 +1,84 @@
+/**
+ * A close enqueues its events (store/functions/outbox_enqueue.sql) only when a destination of its workspace takes one
+ * of them: a workspace without one (most proxied calls) does not pay for the statement, which would write nothing.
+ * Counted as the calls of outbox_enqueue inside the closing statement (the backend's own function statistics, in one
+ * transaction with the statement), on both stores.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testBackends, type TestStore } from '@service/testing/store';
+import { createTestApp, type TestApp } from '@service/testing/app';
+import type { OpenDb, Tx } from '../../store/db.ts';
+
+describe.each(testBackends())('a close and the outbox on $name', ({ open }) => {
+  let store: TestStore;
+  let t: TestApp;
+  /** Calls of outbox_enqueue made by the last closing statement. */
+  let calls: number | undefined;
+
+  beforeAll(async () => {
+    store = await open();
+    const inner = store.db;
+    const db: OpenDb = {
+      ...inner,
+      async query(sql, params, options) {
+        if (!/FROM finish_run\(/.test(sql)) return inner.query(sql, params, options);
+        return inner.transaction(async (tx) => {
+          await tx.query(`SET LOCAL track_functions = 'pl'`);
+          const before = await outboxCalls(tx);
+          const rows = await tx.query(sql, params, options);
+          calls = (await outboxCalls(tx)) - before;
+          return rows as never[];
+        });
+      },
+    };
+    t = await createTestApp({ db });
+    await t.services.keys.ready();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await store?.cleanup();
+  });
+
+  async function outboxCalls(tx: Tx): Promise<number> {
+    const [row] = await tx.query<{ calls: number }>(`SELECT COALESCE(pg_stat_get_xact_function_calls('outbox_enqueue'::regproc), 0)::int AS calls`);
+    return row!.calls;
+  }
+
+  async function invoke(): Promise<string> {
+    calls = undefined;
+    const res = await t.app.request('/v1/inference', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${t.apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Which invoices are overdue?' }] }),
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { runId: string }).runId;
+  }
+
+  async function outboxEvents(runId: string): Promise<string[]> {
+    const rows = await store.db.query<{ type: string }>(`SELECT type FROM outbox_events WHERE data->>'run_id' = $1`, [runId]);
+    return rows.map((row) => row.type);
+  }
+
+  it('skips the outbox when no destination of the workspace takes the run’s events', async () => {
+    await store.db.query(
+      `INSERT INTO webhook_destinations (id, workspace_id, url, events, secret_encrypted, status, created_at)
+       VALUES ('dst_close_other', $1, 'https://r.example/h', ARRAY['integration.connected'], 'x', 'active', now())`,
+      [t.workspaceId],
+    );
+    const runId = await invoke();
+    expect(calls).toBe(0);
+    expect(await outboxEvents(runId)).toEqual([]);
+  });
+
+  it('enqueues run.completed when a destination of the workspace takes it', async () => {
+    await store.db.query(
+      `INSERT INTO webhook_destinations (id, workspace_id, url, events, secret_encrypted, status, created_at)
+       VALUES ('dst_close_runs', $1, 'https://r.example/h', ARRAY['run.completed'], 'x', 'active', now())`,
+      [t.workspaceId],
+    );
+    const runId = await invoke();
+    expect(calls).toBe(1);
+    expect(await outboxEvents(runId)).toEqual(['run.completed']);
+  });
+});
