@@ -107,6 +107,30 @@ describe.each(testBackends())('run events on $name', { timeout: 60_000 }, ({ ope
     expect(await events(runId, { after: completed!.sequence })).toEqual([]);
   });
 
+  it("replays a synchronous run's answer as its one fragment, read from the run's row: no event log row is written for it", async () => {
+    const res = await fetch(`${base}/v1/inference`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ alias: 'Sonata', agentSlug: 'hr', messages: [{ role: 'user', content: 'Parental leave policy summary' }] }),
+    });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { runId: string; content: string };
+    expect(answer.content).not.toBe('');
+    expect(await store.db.query(`SELECT run_id FROM run_events WHERE run_id = $1`, [answer.runId])).toEqual([]);
+
+    const [row] = await store.db.query<{ completed_at: Date }>(`SELECT completed_at FROM runs WHERE id = $1`, [answer.runId]);
+    const log = await events(answer.runId);
+    expect(log.map((e) => [e.sequence, e.type])).toEqual([
+      [1, 'run.created'],
+      [2, 'run.routed'],
+      [3, 'text.delta'],
+      [4, 'run.usage'],
+      [5, 'run.completed'],
+    ]);
+    expect(log[2]).toEqual({ sequence: 3, type: 'text.delta', runId: answer.runId, at: row!.completed_at.toISOString(), delta: answer.content });
+    expect(await events(answer.runId, { after: 3 })).toEqual(log.slice(3));
+  });
+
   it('a client whose stream drops comes back with Last-Event-ID: every later fragment once, the same terminal, the same text', async () => {
     const controller = new AbortController();
     const res = await invoke('Quarterly hiring plan with interview loops and onboarding', controller.signal);

@@ -4,7 +4,7 @@
  * readers anywhere; reader.ts follows a log to its terminal event; retention.ts merges old logs' fragments.
  */
 export { createRunEventHub, type LiveRun, type RunEventHub } from './hub.ts';
-export type { ExecutionEvent, ExecutionEventBody, RunEvent } from './log.ts';
+export { answerLog, answerOnly, type ExecutionEvent, type ExecutionEventBody, type RunEvent } from './log.ts';
 export { followRunEvents, type FollowOptions, type ReadRunLog, type StoredRunLog } from './reader.ts';
 export { compactRunLogs, runLogCompactor } from './retention.ts';
 export { streamErrorOf, type StreamErrorBody } from './stream-error.ts';

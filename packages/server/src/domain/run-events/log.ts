@@ -7,7 +7,9 @@
  *      (`run.restarted` first, from          after a restart of an inbound run: firstExecutionSequence)
  *      1,000,003 on, after a restart)
  *      `approval.requested`, `draft.created`  written by the closing statement (its argument's `log`,
- *                                            store/functions/finish_runs.sql) as one jsonb array
+ *                                            store/functions/finish_runs.sql) as one jsonb array; a
+ *                                            completed run's answer alone is not written but read from its
+ *                                            row (answerOnly, answerLog)
  *   n+1 `run.usage`, n+2 the terminal event  read from the run's row once it is terminal
  *
  * So the log adds no statement to an invocation: while the run executes its events live in memory
@@ -91,6 +93,27 @@ export function tailEvents(run: TailRow, last: number): RunEvent[] {
   if (run.status === 'canceled') return [usage, { sequence, type: 'run.canceled', ...base }];
   const { error, message } = streamErrorOf({ id: run.id, failureReason: run.failureReason }, '');
   return [usage, { sequence, type: 'run.failed', ...base, reason: run.failureReason ?? 'internal_error', error, message: message ?? 'The run failed.' }];
+}
+
+type AnswerRow = Pick<Run, 'id' | 'status' | 'content' | 'completedAt'>;
+
+/**
+ * Whether an execution's log is only its answer, whole, in one fragment at the first execution sequence (a
+ * synchronous call that neither paused nor restarted, nor called a tool): the closing statement stores no log for such
+ * a run (close.ts), and {@link answerLog} gives it back from the run's row.
+ */
+export function answerOnly(log: readonly ExecutionEvent[], content: string): boolean {
+  const only = log[0];
+  return log.length === 1 && only?.type === 'text.delta' && only.sequence === FIRST_EXECUTION_SEQUENCE && only.delta === content && content !== '';
+}
+
+/**
+ * The log {@link answerOnly} left unstored, read from the run's row: a completed run's answer as its one fragment, at
+ * the time it completed (its answer arrived whole). Null for a run that has no answer to give.
+ */
+export function answerLog(run: AnswerRow): ExecutionEvent[] | null {
+  if (run.status !== 'completed' || !run.content || run.completedAt === null) return null;
+  return [{ sequence: FIRST_EXECUTION_SEQUENCE, type: 'text.delta', runId: run.id, at: run.completedAt, delta: run.content }];
 }
 
 /**

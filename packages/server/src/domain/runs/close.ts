@@ -28,7 +28,7 @@ import type { PendingRun } from './start.ts';
 import { draftRows, stepRows, type StepDraft } from './steps.ts';
 import { type FinishedRun, type FinishRunArgs, finishRun } from './queries/close.ts';
 import { toRun, type Run } from './store.ts';
-import type { ExecutionEvent } from '../run-events/log.ts';
+import { answerOnly, type ExecutionEvent } from '../run-events/log.ts';
 import { traceStatement } from '../../tracing/statement.ts';
 
 export interface RunResult {
@@ -107,7 +107,8 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     events,
     delivery_ids: deliveryIds(),
     instance: ctx.conversations.instance,
-    log: result.log,
+    // A run whose log is only its answer stores none: readers take it from the run's row (run-events/log.ts).
+    log: status === 'completed' && answerOnly(result.log, result.content) ? null : result.log,
     answered_by: run.answeredBy,
   };
   // Alone (outside a transaction), the statement may carry other runs' closes too (close-batch.ts).

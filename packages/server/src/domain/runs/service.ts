@@ -27,7 +27,7 @@ import { createCloseBatcher } from './close-batch.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
 import type { UsageTally } from '../spending/usage-tally.ts';
 import { createConversationCache } from './conversation.ts';
-import { createRunEventHub, followRunEvents, type FollowOptions, type RunEvent, type RunEventHub } from '../run-events/index.ts';
+import { answerLog, createRunEventHub, followRunEvents, type FollowOptions, type RunEvent, type RunEventHub } from '../run-events/index.ts';
 import { randomBase62 } from '../../random.ts';
 import { runFailedEvent } from './events.ts';
 import { executeRun, type ExecuteOptions, type RunOutcome } from './execute.ts';
@@ -200,7 +200,10 @@ export function createRunService(deps: RunServiceDeps): RunService {
 
   async function readStoredLog(workspaceId: string, runId: string) {
     const found = await readRunLog(db, workspaceId, runId);
-    return found && { run: toRun(found.record), leaseUntil: found.record.leaseUntil, stored: found.stored, lastSequence: found.lastSequence };
+    if (!found) return undefined;
+    const run = toRun(found.record);
+    // A completed run whose log was only its answer stored none (close.ts): its answer is its log.
+    return { run, leaseUntil: found.record.leaseUntil, stored: found.stored ?? answerLog(run), lastSequence: found.lastSequence };
   }
 
   async function waitForTerminal(workspaceId: string, runId: string, timeoutMs = 120_000): Promise<Run> {
