@@ -56,7 +56,7 @@ Options:
                     span sampled, batches every second) against the same server with traces off, per
                     store: requests/s, p50, the CPU ms per invocation of each server process, and the
                     spans the collector received per invocation
-  --fairness-seconds S  length of each half of the fairness scenario (default 20)
+  --fairness-seconds S  length of each half of the fairness scenario (default 40: B's p99 over 200 invocations)
   --fairness-flood N    the flooding workspace's concurrent connections (default 400)
   --fairness-slow N     its slow inbound bodies from one address (default 1100, above MAX_REQUESTS_IN_FLIGHT)
   --governed-levels LIST  connections of the governed scenario's levels (default 1,4,16,64; 1,4 with --smoke)
@@ -145,7 +145,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
       rampSeconds: positive(values['slow-ramp'], smoke ? 0.5 : 5, '--slow-ramp'),
     },
     fairness: {
-      seconds: positive(values['fairness-seconds'], smoke ? 2 : 20, '--fairness-seconds'),
+      seconds: positive(values['fairness-seconds'], smoke ? 2 : 40, '--fairness-seconds'),
       floodConnections: Math.round(positive(values['fairness-flood'], smoke ? 16 : 400, '--fairness-flood')),
       slowBodies: Math.round(positive(values['fairness-slow'], smoke ? 40 : 1100, '--fairness-slow')),
       // A's pings queued per slow destination beyond those its receiver holds: fewer in the short run.

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
-import { serve as serveNode, type ServerType } from '@hono/node-server';
+import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import { ConfigError, type ServerConfig } from '../config.ts';
 import { AlreadyInitialised } from '../domain/workspaces/init.ts';
 import { SEALED_SECRET_HINT } from '../domain/webhooks/secret-box.ts';
@@ -113,9 +113,8 @@ function listen(
       keepAliveTimeout: config.keepAliveTimeoutMs,
       connectionsCheckingInterval: Math.min(1_000, config.headersTimeoutMs),
     };
-    const server = serveNode({
+    const server = createAdaptorServer({
       fetch,
-      port: config.port,
       hostname: config.host,
       ...(tls
         ? { createServer: createHttpsServer, serverOptions: { ...timeouts, cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' as const } }
@@ -123,6 +122,7 @@ function listen(
     });
     server.on('clientError', answerClientError);
     server.once('listening', () => resolve(server));
+    server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
@@ -132,6 +132,14 @@ function listen(
     );
   });
 }
+
+/**
+ * Connections the kernel keeps waiting for the server to accept them (Node's default is 511; Linux caps it at
+ * net.core.somaxconn, 4096 by default). Under a flood of connections (slow senders reconnecting, refused at
+ * admission), a full queue drops a newcomer's SYN and its client waits a second to try again: a workspace's
+ * new connection then took a second longer (docs/performance.md, "The accept queue").
+ */
+const LISTEN_BACKLOG = 4096;
 
 /** Largest total size of a request's headers (Node's default, 16 KiB): `431` above it. */
 const MAX_HEADER_BYTES = 16 * 1024;
