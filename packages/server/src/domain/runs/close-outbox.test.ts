@@ -60,23 +60,24 @@ describe.each(testBackends())('a close and the outbox on $name', ({ open }) => {
     return rows.map((row) => row.type);
   }
 
-  it('skips the outbox when no destination of the workspace takes the run’s events', async () => {
+  /** An active destination of the workspace, subscribed to one event type. */
+  async function addDestination(id: string, event: string): Promise<void> {
     await store.db.query(
       `INSERT INTO webhook_destinations (id, workspace_id, url, events, secret_encrypted, status, created_at)
-       VALUES ('dst_close_other', $1, 'https://r.example/h', ARRAY['integration.connected'], 'x', 'active', now())`,
-      [t.workspaceId],
+       VALUES ($1, $2, 'https://r.example/h', ARRAY[$3], 'x', 'active', now())`,
+      [id, t.workspaceId, event],
     );
+  }
+
+  it('skips the outbox when no destination of the workspace takes the run’s events', async () => {
+    await addDestination('dst_close_other', 'integration.connected');
     const runId = await invoke();
     expect(calls).toBe(0);
     expect(await outboxEvents(runId)).toEqual([]);
   });
 
   it('enqueues run.completed when a destination of the workspace takes it', async () => {
-    await store.db.query(
-      `INSERT INTO webhook_destinations (id, workspace_id, url, events, secret_encrypted, status, created_at)
-       VALUES ('dst_close_runs', $1, 'https://r.example/h', ARRAY['run.completed'], 'x', 'active', now())`,
-      [t.workspaceId],
-    );
+    await addDestination('dst_close_runs', 'run.completed');
     const runId = await invoke();
     expect(calls).toBe(1);
     expect(await outboxEvents(runId)).toEqual(['run.completed']);
