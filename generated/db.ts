@@ -469,6 +469,7 @@ export interface Composites {
     delivery_ids: string[] | null;
     instance: string | null;
     log: unknown | null;
+    answer_only: boolean | null;
     answered_by: string | null;
   };
   finish_run_close: {

@@ -122,7 +122,6 @@ function listen(
     });
     server.on('clientError', answerClientError);
     server.once('listening', () => resolve(server));
-    server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
@@ -130,6 +129,7 @@ function listen(
           : err,
       ),
     );
+    server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
   });
 }
 
@@ -137,7 +137,8 @@ function listen(
  * Connections the kernel keeps waiting for the server to accept them (Node's default is 511; Linux caps it at
  * net.core.somaxconn, 4096 by default). Under a flood of connections (slow senders reconnecting, refused at
  * admission), a full queue drops a newcomer's SYN and its client waits a second to try again: a workspace's
- * new connection then took a second longer (docs/performance.md, "The accept queue").
+ * new connection then took a second longer (docs/performance.md, "The fairness scenario over 40 s halves, and the
+ * accept queue").
  */
 const LISTEN_BACKLOG = 4096;
 

@@ -107,8 +107,9 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     events,
     delivery_ids: deliveryIds(),
     instance: ctx.conversations.instance,
-    // A run whose log is only its answer stores none: readers take it from the run's row (run-events/log.ts).
-    log: status === 'completed' && answerOnly(result.log, result.content) ? null : result.log,
+    log: result.log,
+    // Not stored if the run completes: readers take its answer from the run's row (run-events/log.ts).
+    answer_only: answerOnly(result.log, result.content),
     answered_by: run.answeredBy,
   };
   // Alone (outside a transaction), the statement may carry other runs' closes too (close-batch.ts).

@@ -316,6 +316,7 @@ describe.each(testBackends())('the settlement against its model on $name', ({ op
             delivery_ids: [],
             instance: 'model',
             log: [],
+            answer_only: false,
             answered_by: null,
           };
           const { hour, day } = killSwitchWindows(run.startedAt);

@@ -13,7 +13,8 @@
 -- no `keptIndex` only for a completed run), and a completed run's drafts; a completed run's turns are appended
 -- to its conversation (notified to the other instances, `instance` being this one); the events of its outcome
 -- (`events`, each with its `when`) are enqueued (outbox_enqueue); its execution's event log (`log`) is written to
--- run_events, unless it was only the run's answer (then `log` is null). A run that paused for an approval and was resumed (domain/runs/pause.ts, resume.ts) adds this
+-- run_events, unless the run completes and the log is only its answer (`answer_only`). A run that paused for an
+-- approval and was resumed (domain/runs/pause.ts, resume.ts) adds this
 -- execution's tokens, STU and events to what the pause charged and stored: the pause billed its part, this close
 -- bills only the rest.
 --
@@ -79,9 +80,12 @@ CREATE TYPE finish_run_args AS (
   delivery_ids    text[],
   -- This instance, named in the conversation notification (the others drop the thread they hold).
   instance        text,
-  -- What the execution saw of the run's event log (run-events/log.ts), written to run_events; null when it was
-  -- only the run's answer (run-events/log.ts `answerOnly`), which is then not written.
+  -- What the execution saw of the run's event log (run-events/log.ts), written to run_events.
   log             jsonb,
+  -- Whether `log` is only the run's answer (run-events/log.ts `answerOnly`): then it is not written if the run
+  -- completes (readers take it from the run's row); a run that ends otherwise (a cancel came first, the manual
+  -- switch) has no answer in its row, so its log is written.
+  answer_only     boolean,
   -- The agent that answered, when the execution learned it (the last department a delegating orchestrator
   -- consulted); null keeps the row's.
   answered_by     text
@@ -226,10 +230,11 @@ BEGIN
   END IF;
 
   -- What the execution saw of the run's event log (domain/run-events/log.ts), after what a pause stored
-  -- (domain/runs/pause.ts: the events before it, the decision and the resume, each with its sequence). None when
-  -- the log was only the run's answer (`log` null: a synchronous call's), which readers take from the run's row.
+  -- (domain/runs/pause.ts: the events before it, the decision and the resume, each with its sequence). None for a
+  -- completed run whose log is only its answer (a synchronous call's), which readers take from the run's row.
   INSERT INTO run_events (run_id, workspace_id, events, written_at)
-  SELECT (c.a).run_id, (c.a).workspace_id, (c.a).log, (c.a).now FROM unnest(v_closes) AS c WHERE (c.a).log IS NOT NULL
+  SELECT (c.a).run_id, (c.a).workspace_id, COALESCE((c.a).log, '[]'), (c.a).now FROM unnest(v_closes) AS c
+   WHERE NOT (c.status = 'completed' AND COALESCE((c.a).answer_only, false))
     ON CONFLICT (run_id) DO UPDATE SET events = run_events.events || EXCLUDED.events, written_at = EXCLUDED.written_at,
       last_sequence = CASE WHEN run_events.compacted_at IS NULL THEN NULL
                            ELSE GREATEST(run_events.last_sequence, (SELECT max((v->>'sequence')::integer) FROM jsonb_array_elements(EXCLUDED.events) AS v)) END;
