@@ -168,6 +168,14 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     pending.once('close', () => socket.destroy());
     return;
   }
+  // The client ended its side mid-request with no request of it waiting for an answer: the rest of a body its
+  // answer did not need (a refusal, an unknown slug), or a request never finished. Nothing is left to answer, and
+  // the client is gone or done: a 400 here would be a second answer to a request already answered (and, under a
+  // flood of refused slow bodies, a tenth of the event loop's time; docs/performance.md).
+  if (err.code === 'HPE_INVALID_EOF_STATE' && !pending) {
+    socket.destroy();
+    return;
+  }
   const [status, reason, body] =
     err.code === 'HPE_HEADER_OVERFLOW'
       ? [

@@ -102,6 +102,26 @@ describe('slow clients cannot hold a connection', () => {
     });
   }
 
+  it('answers a request once when its client closes its side after the answer, its body unsent', { timeout: 30_000 }, async () => {
+    // An unknown inbound slug is answered before its body is read; the client then ends its side (a FIN) with most of
+    // the declared body never sent. The parser meets the end mid-body: that is not a second request to answer.
+    const received = await new Promise<string>((resolve) => {
+      const socket: Socket = connect(port, '127.0.0.1');
+      let text = '';
+      socket.on('connect', () =>
+        socket.write('POST /webhooks/inbound/nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"a":'),
+      );
+      socket.on('data', (d) => {
+        text += d.toString();
+        if (text.includes('\r\n\r\n') && socket.writable) socket.end();
+      });
+      socket.on('error', () => {});
+      socket.on('close', () => resolve(text));
+    });
+    expect(received).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
+    expect(received.match(/HTTP\/1\.1 \d{3}/g)).toHaveLength(1);
+  });
+
   it.each([
     ['an invalid chunk size line', 'zz\r\n{}\r\n0\r\n\r\n'],
     ['a valid chunk, then an invalid size', '2\r\n{"\r\nnot-hex\r\nxx\r\n0\r\n\r\n'],
