@@ -73,7 +73,13 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   if (shares) {
     services.metrics?.observeAdmission(shares);
     const healthPaths = new Set(routes.filter((route) => route.policy.operations).map((route) => route.path));
-    app.use(admission(shares, { exempt: (path) => healthPaths.has(path), refused }));
+    app.use(
+      admission(shares, {
+        exempt: (path) => healthPaths.has(path),
+        refused,
+        anonymous: { route: anonymousRoutes(routes), trustProxy: services.config.trustProxy },
+      }),
+    );
   }
   const anonymousShare: MiddlewareHandler<AppEnv> = shares ? admitAnonymous(shares, { trustProxy: services.config.trustProxy, refused }) : passThrough;
   const callerShare: MiddlewareHandler<AppEnv> = shares ? admitCaller(shares, refused) : passThrough;
@@ -168,7 +174,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       metadata,
       // A route without a credential (sign-in, invitations, resets) is its client address's; the others are
       // their workspace's, once authenticated.
-      route.security.length === 0 ? anonymousShare : passThrough,
+      takesNoCredential(route) ? anonymousShare : passThrough,
       perIpLimit,
       // Before authentication: during the private beta these routes read as absent, whatever the credential.
       route.policy.privateBeta ? (route.security.some((s) => s.scheme === 'adminSession') ? betaButPanel : beta) : passThrough,
@@ -213,6 +219,28 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
  * The last handler of a route: hands the handler the input `validate` left on the context and
  * turns its answer into the response.
  */
+/** A route whose party is its client address (admission's `admitAnonymous`): one that takes no credential. */
+function takesNoCredential(route: RouteSpec): boolean {
+  return !route.policy.operations && (route.policy.inboundWebhook === true || route.security.length === 0);
+}
+
+/** Whether a method and path name a route that takes no credential: stage one of admission asks it. */
+function anonymousRoutes(routes: readonly RouteSpec[]): (method: string, path: string) => boolean {
+  const byMethod = new Map<string, RegExp[]>();
+  for (const route of routes) {
+    if (!takesNoCredential(route)) continue;
+    const pattern = new RegExp(
+      `^${route.path
+        .split(/\{[^}]+\}/)
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('[^/]+')}$`,
+    );
+    const method = route.method.toUpperCase();
+    byMethod.set(method, [...(byMethod.get(method) ?? []), pattern]);
+  }
+  return (method, path) => byMethod.get(method)?.some((pattern) => pattern.test(path)) ?? false;
+}
+
 function handle(handler: LooseHandler | undefined, services: Services): (c: Context<AppEnv>) => Promise<Response> {
   return async function operation(c: Context<AppEnv>) {
     if (!handler) throw fail('not_implemented', 'This route is not available on this deployment yet.');

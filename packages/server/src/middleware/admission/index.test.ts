@@ -8,7 +8,7 @@
  */
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AdmissionShares, AT_CAPACITY_MESSAGE, admission, admitCaller, SHARE_REFUSAL_DELAY_MS, type AdmissionRefusal } from './index.ts';
+import { AdmissionShares, AT_CAPACITY_MESSAGE, admission, admitAnonymous, admitCaller, SHARE_REFUSAL_DELAY_MS, type AdmissionRefusal } from './index.ts';
 import type { Ticket } from './shares.ts';
 
 function buildApp(limits: { maxInFlight: number; maxStoreQueue: number }) {
@@ -201,6 +201,53 @@ describe('refusals at a share', () => {
     expect(moved).toBeUndefined();
     expect((c as Ticket).party).toEqual({ kind: 'workspace', id: 'ws:c' });
     expect(shares.snapshot()).toMatchObject({ workspaces: 32, activeWorkspaces: 3 });
+  });
+
+  it('on a route without a credential, an address at its share is refused at stage one, before the middleware in between', async () => {
+    vi.useFakeTimers();
+    const shares = new AdmissionShares({ maxInFlight: 8, maxStoreQueue: 0 }, () => 0);
+    const refused: AdmissionRefusal[] = [];
+    const holds: Array<() => void> = [];
+    let between = 0;
+    const app = new Hono();
+    const trustProxy = 1;
+    app.use(
+      admission(shares, {
+        exempt: () => false,
+        refused: (reason) => refused.push(reason),
+        anonymous: { route: (method, path) => method === 'POST' && path.startsWith('/inbound/'), trustProxy },
+      }),
+    );
+    app.use(async (_c, next) => {
+      between += 1;
+      await next();
+    });
+    app.use(admitAnonymous(shares, { trustProxy, refused: (reason) => refused.push(reason) }) as never);
+    app.post('/inbound/:slug', async (c) => {
+      await new Promise<void>((resolve) => holds.push(resolve));
+      return c.json({ ok: true });
+    });
+    const send = (address: string) => app.request('/inbound/events', { method: 'POST', headers: { 'x-forwarded-for': address } });
+    // Alone, the unauthenticated group's share is 8 / 2 = 4, and one address holds 4 / 2 = 2 of it.
+    const held = [send('10.0.0.1'), send('10.0.0.1')];
+    await vi.advanceTimersByTimeAsync(0);
+    expect(between).toBe(2);
+    const over = send('10.0.0.1');
+    // Another address is still admitted beside it.
+    const other = send('10.0.0.2');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(between).toBe(3);
+    await vi.advanceTimersByTimeAsync(SHARE_REFUSAL_DELAY_MS);
+    const answer = await over;
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toBe('1');
+    expect(await answer.json()).toMatchObject({ error: 'service_unavailable', message: AT_CAPACITY_MESSAGE });
+    // Judged at stage one as stage two would have: the middleware between them never saw it, and it holds no place.
+    expect(between).toBe(3);
+    expect(refused).toEqual(['address_share']);
+    expect(shares.snapshot()).toMatchObject({ unauthenticated: 3, authenticating: 0 });
+    for (const release of holds) release();
+    expect((await Promise.all([...held, other])).map((res) => res.status)).toEqual([200, 200, 200]);
   });
 
   it('a credential once verified is refused at stage one when its workspace is at its share, before authentication', async () => {

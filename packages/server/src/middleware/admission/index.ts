@@ -16,7 +16,9 @@
  * 2. The party's share, as soon as the party is known: `admitCaller` right after authentication (the
  *    workspace of the credential), `admitAnonymous` first on a route that takes no credential (the client
  *    address). Authentication of a cached credential reads no store, so a flooding workspace is still refused
- *    cheaply; a failed authentication never takes a share.
+ *    cheaply; a failed authentication never takes a share. On a route without a credential the party is known
+ *    at stage one already (`anonymous`): an address at its share is refused there, before the middleware in
+ *    between run (a flood of refused slow bodies spends the event loop's time on each of them).
  *
  * Once admitted, the rest of the request runs as its party's (`asStoreParty`): the embedded store sends its
  * statements from one queue per party in turn (store/fair-queue.ts). Before stage two, as its credential's last
@@ -58,7 +60,12 @@ type Env = { Variables: AdmissionVariables & AuthVariables & Partial<RequestIdVa
 /** Stage one: the hard bound, and the ticket the later stage charges to a party. */
 export function admission(
   shares: AdmissionShares,
-  deps: { exempt: (path: string) => boolean; refused?: (reason: AdmissionRefusal) => void },
+  deps: {
+    exempt: (path: string) => boolean;
+    refused?: (reason: AdmissionRefusal) => void;
+    /** Whether a route takes no credential (its party is the client address), and how that address is read. */
+    anonymous?: { route: (method: string, path: string) => boolean; trustProxy: number };
+  },
 ): MiddlewareHandler<Env> {
   return async function admission(c, next) {
     if (deps.exempt(c.req.path)) return next();
@@ -70,6 +77,15 @@ export function admission(
       // A credential known to be of a workspace over its share (of the requests or of the store's queue) is
       // refused here as it would be after authentication: after the wait. The hard bound answers at once.
       return hint !== undefined && ticket !== 'in_flight' ? overShare(c, shares) : atCapacity(c);
+    }
+    const anonymous = deps.anonymous;
+    if (anonymous?.route(c.req.method, c.req.path)) {
+      const refusal = shares.refusesAddress(addressOf(c, anonymous.trustProxy));
+      if (refusal) {
+        deps.refused?.(refusal);
+        shares.leave(ticket);
+        return overShare(c, shares);
+      }
     }
     c.set('admission', ticket);
     if (credential !== undefined) c.set('admissionCredential', credential);
@@ -103,11 +119,16 @@ export function admitCaller(shares: AdmissionShares, refused?: (reason: Admissio
 /** Stage two on a route without a credential: the client address's part of the unauthenticated share. */
 export function admitAnonymous(shares: AdmissionShares, options: { trustProxy: number; refused?: (reason: AdmissionRefusal) => void }): MiddlewareHandler {
   return async function admitAnonymous(c: Context<Env>, next) {
-    const party: Party = { kind: 'address', id: clientKey(clientIp(c, { trustProxy: options.trustProxy })) };
+    const party: Party = { kind: 'address', id: addressOf(c, options.trustProxy) };
     if (!admitted(c, shares, party, options.refused)) return refusedOverShare(c, shares);
     // The unauthenticated requests share one queue of the store's, as they share one group of the shares.
     await asStoreParty(UNAUTHENTICATED_PARTY, next);
   };
+}
+
+/** The party of a request without a credential: its client address, keyed as the rate limiter keys it. */
+function addressOf(c: Context, trustProxy: number): string {
+  return clientKey(clientIp(c, { trustProxy }));
 }
 
 /**

@@ -136,6 +136,14 @@ export class AdmissionShares {
     this.#hints.set(credential, group);
   }
 
+  /**
+   * Stage two's judgement of an address, without charging: what {@link claim} would answer for a new request of
+   * it now. Stage one asks it on a route without a credential, where the address is the party.
+   */
+  refusesAddress(address: string): AdmissionRefusal | undefined {
+    return this.#judgeAddress(address);
+  }
+
   /** Stage two: charges the ticket to its party, or says which share it met (the ticket stays unclaimed). */
   claim(ticket: Ticket, party: Party): AdmissionRefusal | undefined {
     if (ticket.released) return undefined;
