@@ -116,6 +116,12 @@ describe('fair admission over HTTP', () => {
     expect(answered.filter((status) => status !== null).every((status) => status === 503)).toBe(true);
     const refusals = await metrics.render();
     expect(refusals).toMatch(/service_admission_refusals_total\{reason="address_share"\} \d+/);
+    // Refused at admission's first stage, before the route's middleware: counted as refusals, not as the route's
+    // requests (they used to pass the whole chain to the route's own share check).
+    const inbound503 = refusals
+      .split('\n')
+      .filter((l) => l.startsWith('service_http_requests_total{') && l.includes('"ingestInboundEvent"') && l.includes('status="503"'));
+    expect(inbound503).toEqual([]);
   });
 
   it('a workspace holding its share of requests in flight does not stop another workspace', { timeout: 60_000 }, async () => {
