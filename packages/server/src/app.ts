@@ -215,10 +215,6 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   return { app, services };
 }
 
-/**
- * The last handler of a route: hands the handler the input `validate` left on the context and
- * turns its answer into the response.
- */
 /** A route whose party is its client address (admission's `admitAnonymous`): one that takes no credential. */
 function takesNoCredential(route: RouteSpec): boolean {
   return !route.policy.operations && (route.policy.inboundWebhook === true || route.security.length === 0);
@@ -241,6 +237,10 @@ function anonymousRoutes(routes: readonly RouteSpec[]): (method: string, path: s
   return (method, path) => byMethod.get(method)?.some((pattern) => pattern.test(path)) ?? false;
 }
 
+/**
+ * The last handler of a route: hands the handler the input `validate` left on the context and
+ * turns its answer into the response.
+ */
 function handle(handler: LooseHandler | undefined, services: Services): (c: Context<AppEnv>) => Promise<Response> {
   return async function operation(c: Context<AppEnv>) {
     if (!handler) throw fail('not_implemented', 'This route is not available on this deployment yet.');
