@@ -165,8 +165,14 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL outage', () => {
     await until(async () => (await t.app.request('/readyz')).status === 200, '/readyz to recover', 30_000, 200);
     const again = await t.app.request('/runs', { headers: { authorization: `Bearer ${t.apiKey}` } });
     expect(again.status).toBe(200);
-    const [delivered] = await store.db.query<{ status: string }>(`SELECT status FROM deliveries WHERE event_id = $1`, [queued!.event_id]);
-    expect(delivered!.status).toBe('delivered');
+    // The receiver has the event; the worker records its answer after it, in a statement of its own.
+    await until(
+      async () =>
+        (await store.db.query<{ status: string }>(`SELECT status FROM deliveries WHERE event_id = $1`, [queued!.event_id]))[0]?.status === 'delivered',
+      'the delivery to be recorded as delivered',
+      30_000,
+      100,
+    );
     await until(
       async () => (await store.db.query<{ status: string }>(`SELECT status FROM runs WHERE id = $1`, [runId]))[0]?.status === 'completed',
       'the acknowledged inbound run to complete',

@@ -99,16 +99,27 @@ function fairTurns(max: number): { take<T>(work: () => Promise<T>): Promise<T>; 
 
 async function runTransaction<T>(pool: pg.Pool, fn: (tx: Tx) => Promise<T>, named: boolean): Promise<T> {
   const client = await pool.connect();
+  // While a client is out of the pool the pool does not listen for its errors, and the driver reports a lost
+  // connection (a restart, a failover, a terminated backend) as an `error` event of the client: without a listener
+  // that event is thrown, an uncaught exception that ends the process. Here it fails this transaction alone (its
+  // next statement rejects), and the lost client is not given back to the pool.
+  let lost: Error | undefined;
+  const onError = (err: Error) => {
+    lost ??= err;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await fn(clientDb(client, named));
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
+    if (!lost) await client.query('ROLLBACK').catch(() => {});
     throw err;
   } finally {
-    client.release();
+    // A lost client keeps the listener: the driver may report the same loss twice (the socket's error, then its end).
+    if (!lost) client.removeListener('error', onError);
+    client.release(lost);
   }
 }
 
