@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_INBOUND_BODY_BYTES, PayloadTooLargeError, readBodyWithLimit } from './body-limit.ts';
+import { BodyIncompleteError, MAX_INBOUND_BODY_BYTES, PayloadTooLargeError, readBodyWithLimit } from './body-limit.ts';
 
 /** A stream that hands out `chunks` chunks of `size` bytes on demand and records what it did. */
 function countingStream(chunkSize: number, chunks: number) {
@@ -35,6 +35,26 @@ async function caught(promise: Promise<unknown>): Promise<unknown> {
 describe('readBodyWithLimit', () => {
   it('caps at 1 MiB by default', () => {
     expect(MAX_INBOUND_BODY_BYTES).toBe(1_048_576);
+  });
+
+  it('a body its client stopped sending is a 400 of the request, not a lost connection to the store', async () => {
+    // What the HTTP adapter's stream fails with when the client closes its connection mid-body (Node's "aborted").
+    const aborted = Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+    let sent = false;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (!sent) {
+          sent = true;
+          controller.enqueue(new Uint8Array([0x7b]));
+          return;
+        }
+        controller.error(aborted);
+      },
+    });
+    const error = await caught(readBodyWithLimit(stream, { contentLength: '100' }));
+    expect(error).toBeInstanceOf(BodyIncompleteError);
+    expect(error).toMatchObject({ code: 'invalid_request', status: 400 });
+    expect((error as BodyIncompleteError).headers).toMatchObject({ Connection: 'close' });
   });
 
   it('reads a body under the cap into the exact bytes', async () => {

@@ -32,10 +32,23 @@ export class BodyTimeoutError extends ServiceError {
 }
 
 /**
+ * A body its client stopped sending: the connection closed before the body's end. The sender is gone, so the answer
+ * is for the request log: the client's doing, not a failure of the server or of the store (the driver's error, an
+ * `ECONNRESET` "aborted", used to read as a lost database connection: `503`, a store outage in the metrics and an
+ * error logged with its stack for every such client).
+ */
+export class BodyIncompleteError extends ServiceError {
+  constructor() {
+    super('invalid_request', 400, 'The connection closed before the request body was complete.', {}, { Connection: 'close' });
+  }
+}
+
+/**
  * Read a request body stream (a web `ReadableStream`, as `c.req.raw.body` in Hono) into one
  * `Uint8Array` of at most `limitBytes`. A null body reads as empty. Throws
  * {@link PayloadTooLargeError} as soon as the declared length or the bytes read pass the cap,
- * after cancelling the stream so the rest is never pulled.
+ * after cancelling the stream so the rest is never pulled, and {@link BodyIncompleteError} when the stream fails
+ * (its client closed the connection).
  */
 export async function readBodyWithLimit(body: ReadableStream<Uint8Array> | null | undefined, options: ReadBodyOptions = {}): Promise<Uint8Array> {
   const limit = options.limitBytes ?? MAX_INBOUND_BODY_BYTES;
@@ -59,9 +72,10 @@ export async function readBodyWithLimit(body: ReadableStream<Uint8Array> | null 
   try {
     for (;;) {
       if (signal?.aborted) onAbort();
-      const { done, value } = await reader.read().catch((error: unknown) => {
-        if (timedOut) throw new BodyTimeoutError();
-        throw error;
+      const { done, value } = await reader.read().catch(() => {
+        // The stream fails only when its connection does (the adapter's request stream): cut by the timeout above,
+        // or by the client.
+        throw timedOut ? new BodyTimeoutError() : new BodyIncompleteError();
       });
       if (timedOut) throw new BodyTimeoutError();
       if (done) break;
