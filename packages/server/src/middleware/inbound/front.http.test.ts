@@ -7,7 +7,8 @@
  *
  * - an unknown slug: 404 webhook_not_found (the route used to wait for the whole body first);
  * - a slug past its per-IP limit: 429 rate_limited;
- * - a known slug whose body stops coming: 400 invalid_request once INBOUND_BODY_TIMEOUT_MS has passed.
+ * - a known slug whose body stops coming: 400 invalid_request once INBOUND_BODY_TIMEOUT_MS has passed;
+ * - a sender that closes its connection mid-body: 400 invalid_request (it used to read as a store outage: 503, logged).
  */
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
@@ -19,10 +20,20 @@ let t: TestApp;
 let server: ServerType;
 let port: number;
 const sockets: Socket[] = [];
+/** What the app reported as unexpected (the error mapper's log), and the statuses it answered, in order. */
+const logged: unknown[] = [];
+const answered: number[] = [];
+let begun = 0;
 
 beforeAll(async () => {
-  t = await createTestApp({ deps: { config: { inboundBodyTimeoutMs: 300 } } });
-  server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
+  t = await createTestApp({ deps: { config: { inboundBodyTimeoutMs: 300 }, logError: (entry) => logged.push(entry) } });
+  const fetch = async (request: Request, env: unknown) => {
+    const response = await t.app.fetch(request, env);
+    answered.push(response.status);
+    return response;
+  };
+  server = serve({ fetch, port: 0, hostname: '127.0.0.1' });
+  server.on('request', () => (begun += 1));
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   port = (server.address() as AddressInfo).port;
 });
@@ -95,4 +106,28 @@ describe('the inbound front before the body', () => {
     expect(bodyOf(raw)).toEqual({ error: 'invalid_request', message: 'The request body did not arrive in time.' });
     expect(raw).toMatch(/\r\nConnection: close\r\n/i);
   });
+
+  it('a sender that closes its connection mid-body is answered 400 in the log, never as a store failure', { timeout: 30_000 }, async () => {
+    await t.services.webhooks.inbound.create(t.workspaceId, { slug: 'gone-sender', requestsPerMinute: 100 });
+    const [before, answeredBefore] = [begun, answered.length];
+    const socket = connect(port, '127.0.0.1');
+    sockets.push(socket);
+    socket.on('error', () => {});
+    socket.on('connect', () =>
+      socket.write(
+        `POST /webhooks/inbound/gone-sender HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-SERVICE-Signature: ${'0'.repeat(64)}\r\n` +
+          'Content-Length: 4096\r\n\r\n{"a":',
+      ),
+    );
+    await until(() => begun > before);
+    socket.destroy();
+    await until(() => answered.length > answeredBefore);
+    // The driver's "aborted" (ECONNRESET) used to read as a lost database connection: 503, and an error logged.
+    expect(answered.at(-1)).toBe(400);
+    expect(logged).toEqual([]);
+  });
 });
+
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
