@@ -32,14 +32,15 @@ export class BodyTimeoutError extends ServiceError {
 }
 
 /**
- * A body its client stopped sending: the connection closed before the body's end. The sender is gone, so the answer
+ * A body its client's connection closed before it was read (the client left mid-body, or before the server read what
+ * it had sent: the adapter's stream fails either way). The client is gone, so the answer
  * is for the request log: the client's doing, not a failure of the server or of the store (the driver's error, an
  * `ECONNRESET` "aborted", used to read as a lost database connection: `503`, a store outage in the metrics and an
  * error logged with its stack for every such client).
  */
 export class BodyIncompleteError extends ServiceError {
   constructor() {
-    super('invalid_request', 400, 'The connection closed before the request body was complete.', {}, { Connection: 'close' });
+    super('invalid_request', 400, 'The connection closed before the request body was read.', {}, { Connection: 'close' });
   }
 }
 
