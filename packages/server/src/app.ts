@@ -21,6 +21,7 @@ import { byClientIp, PER_IP, PER_IP_BY_CLASS, PER_WORKSPACE, rateLimit } from '.
 import { raisedIpCeiling } from './middleware/rate-limit/raised-ip.ts';
 import { SESSION_COOKIE } from './domain/sessions/index.ts';
 import { getCookie } from 'hono/cookie';
+import { matchedRoutes } from 'hono/route';
 import { privateBeta } from './middleware/private-beta/index.ts';
 import { admission, admitAnonymous, admitCaller, AdmissionShares, type AdmissionRefusal } from './middleware/admission/index.ts';
 import { customerDataOf, redactBody } from './middleware/redact/index.ts';
@@ -220,21 +221,14 @@ function takesNoCredential(route: RouteSpec): boolean {
   return !route.policy.operations && (route.policy.inboundWebhook === true || route.security.length === 0);
 }
 
-/** Whether a method and path name a route that takes no credential: stage one of admission asks it. */
-function anonymousRoutes(routes: readonly RouteSpec[]): (method: string, path: string) => boolean {
-  const byMethod = new Map<string, RegExp[]>();
-  for (const route of routes) {
-    if (!takesNoCredential(route)) continue;
-    const pattern = new RegExp(
-      `^${route.path
-        .split(/\{[^}]+\}/)
-        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-        .join('[^/]+')}$`,
-    );
-    const method = route.method.toUpperCase();
-    byMethod.set(method, [...(byMethod.get(method) ?? []), pattern]);
-  }
-  return (method, path) => byMethod.get(method)?.some((pattern) => pattern.test(path)) ?? false;
+/**
+ * Whether the request matched a route that takes no credential: stage one of admission asks it. The router has
+ * matched the request already (Hono matches every route before the first middleware runs); the CORS middleware
+ * reads the same match.
+ */
+function anonymousRoutes(routes: readonly RouteSpec[]): (c: Context) => boolean {
+  const anonymous = new Set(routes.filter(takesNoCredential).map((route) => `${route.method.toUpperCase()} ${honoPath(route.path)}`));
+  return (c) => matchedRoutes(c).some((route) => anonymous.has(`${route.method} ${route.path}`));
 }
 
 /**

@@ -215,7 +215,7 @@ describe('refusals at a share', () => {
       admission(shares, {
         exempt: () => false,
         refused: (reason) => refused.push(reason),
-        anonymous: { route: (method, path) => method === 'POST' && path.startsWith('/inbound/'), trustProxy },
+        anonymous: { route: (c) => c.req.method === 'POST' && c.req.path.startsWith('/inbound/'), trustProxy },
       }),
     );
     app.use(async (_c, next) => {

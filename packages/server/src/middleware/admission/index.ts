@@ -64,7 +64,7 @@ export function admission(
     exempt: (path: string) => boolean;
     refused?: (reason: AdmissionRefusal) => void;
     /** Whether a route takes no credential (its party is the client address), and how that address is read. */
-    anonymous?: { route: (method: string, path: string) => boolean; trustProxy: number };
+    anonymous?: { route: (c: Context) => boolean; trustProxy: number };
   },
 ): MiddlewareHandler<Env> {
   return async function admission(c, next) {
@@ -79,7 +79,7 @@ export function admission(
       return hint !== undefined && ticket !== 'in_flight' ? overShare(c, shares) : atCapacity(c);
     }
     const anonymous = deps.anonymous;
-    if (anonymous?.route(c.req.method, c.req.path)) {
+    if (anonymous?.route(c)) {
       const refusal = shares.refusesAddress(addressOf(c, anonymous.trustProxy));
       if (refusal) {
         deps.refused?.(refusal);
