@@ -6,11 +6,13 @@
  * inbound slug from one address (each connection sends the headers and a few bytes, then one byte a second; reopened
  * a second after the server answers or closes it), and slow receivers (five destinations of A whose receiver answers
  * after 9 s, kept busy with pings from before the flood starts). Reported: B's success rate and p50/p99 alone and
- * flooded, the p99 as a ratio of the alone p99 measured in the same run, B's deliveries (arrived within the half plus
+ * flooded, the p99 as a ratio of the alone p99 measured in the same run, how many of B's requests went out on a
+ * connection its client opened for them and the p99 of the others, B's deliveries (arrived within the half plus
  * a grace, and p50/p99 from the ping's answer to the receiver) alone and flooded with their p99 ratio, what A got,
  * what the slow bodies got, and what A's slow receivers got.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { subscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestCertificate } from '@service/testing/https-receiver';
@@ -41,6 +43,13 @@ export interface ModestRun {
   p99Ms: number;
   /** Answers by status (`error` for a failed connection). */
   statuses: Record<string, number>;
+  /**
+   * Requests that were the first on their connection (B's client opened it for them: its kept-alive ones were busy
+   * or closed), and the p99 of the others, the requests sent on a connection that had carried one before. A new
+   * connection waits for the server to accept it and read its first request behind whatever else arrived then.
+   */
+  newConnections: number;
+  p99ReusedMs: number;
 }
 
 export interface FairnessResult {
@@ -150,7 +159,7 @@ async function measureFairness(
     },
   };
   progress(
-    `[${service.store}] fairness: B alone ${pct(alone.successRate)} ok, p99 ${alone.p99Ms.toFixed(1)} ms; flooded ${pct(flooded.successRate)} ok, p99 ${flooded.p99Ms.toFixed(1)} ms (x${result.p99Ratio.toFixed(2)}); A ${fmt(load.rps)} req/s, ${load.non2xx} answers >= 400${result.listenOverflows === undefined ? '' : `; ${result.listenOverflows} connections dropped at a full accept queue`}`,
+    `[${service.store}] fairness: B alone ${pct(alone.successRate)} ok, p99 ${alone.p99Ms.toFixed(1)} ms; flooded ${pct(flooded.successRate)} ok, p99 ${flooded.p99Ms.toFixed(1)} ms (x${result.p99Ratio.toFixed(2)}), ${flooded.newConnections} on new connections, p99 of the others ${flooded.p99ReusedMs.toFixed(1)} ms; A ${fmt(load.rps)} req/s, ${load.non2xx} answers >= 400${result.listenOverflows === undefined ? '' : `; ${result.listenOverflows} connections dropped at a full accept queue`}`,
   );
   progress(
     `[${service.store}] fairness: B's deliveries alone ${deliveredAlone.received}/${deliveredAlone.sent}, p50 ${deliveredAlone.p50Ms.toFixed(1)} ms, p99 ${deliveredAlone.p99Ms.toFixed(1)} ms; flooded ${deliveredFlooded.received}/${deliveredFlooded.sent}, p50 ${deliveredFlooded.p50Ms.toFixed(1)} ms, p99 ${deliveredFlooded.p99Ms.toFixed(1)} ms (x${result.deliveries.p99Ratio.toFixed(2)}); A's slow receivers got ${slowReceivers.received}, held at most ${slowReceivers.maxHeld} at once`,
@@ -175,10 +184,34 @@ function createWorkspace(service: ServiceUnderTest): { apiKey: string; workspace
   return created;
 }
 
+/**
+ * Whether each request of B's client went out on a connection that carried none before, by its forwarded address
+ * (unique in a half): from the `undici:client:sendHeaders` diagnostics channel of Node's `fetch`, which names the
+ * socket each request's headers are written to.
+ */
+const openedFor = new Map<string, boolean>();
+const requestsOnSocket = new WeakMap<object, number>();
+let watchingConnections = false;
+function watchConnections(): void {
+  if (watchingConnections) return;
+  watchingConnections = true;
+  subscribe('undici:client:sendHeaders', (message) => {
+    const { headers, socket } = message as { headers: string; socket: object };
+    const address = /\r\nx-forwarded-for: (10\.251\.[0-9.]+)\r\n/i.exec(headers)?.[1];
+    const before = requestsOnSocket.get(socket) ?? 0;
+    requestsOnSocket.set(socket, before + 1);
+    if (address) openedFor.set(address, before === 0);
+  });
+}
+
 /** B's open loop: one invocation every 1/MODEST_RATE s for `seconds`, each from its own forwarded address. */
 async function modestRun(base: string, headers: Record<string, string>, seconds: number, phase: number): Promise<ModestRun> {
+  watchConnections();
+  openedFor.clear();
   const count = Math.max(1, Math.round(seconds * MODEST_RATE));
   const latencies: number[] = [];
+  const reused: number[] = [];
+  let newConnections = 0;
   const statuses: Record<string, number> = {};
   const started = performance.now();
   const sent: Promise<void>[] = [];
@@ -189,11 +222,12 @@ async function modestRun(base: string, headers: Record<string, string>, seconds:
     sent.push(
       (async () => {
         const at = performance.now();
+        const address = `10.251.${phase}.${(i % 250) + 1}`;
         let status = 'error';
         try {
           const res = await fetch(`${base}/v1/inference`, {
             method: 'POST',
-            headers: { ...headers, 'x-forwarded-for': `10.251.${phase}.${(i % 250) + 1}` },
+            headers: { ...headers, 'x-forwarded-for': address },
             body: JSON.stringify(INVOCATION),
           });
           await res.arrayBuffer();
@@ -202,13 +236,28 @@ async function modestRun(base: string, headers: Record<string, string>, seconds:
           // counted as `error`
         }
         statuses[status] = (statuses[status] ?? 0) + 1;
-        if (status.startsWith('2')) latencies.push(performance.now() - at);
+        const opened = openedFor.get(address);
+        openedFor.delete(address);
+        if (opened) newConnections += 1;
+        if (!status.startsWith('2')) return;
+        const latency = performance.now() - at;
+        latencies.push(latency);
+        if (opened === false) reused.push(latency);
       })(),
     );
   }
   await Promise.all(sent);
   const ok = latencies.length;
-  return { sent: count, ok, successRate: ok / count, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), statuses };
+  return {
+    sent: count,
+    ok,
+    successRate: ok / count,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    statuses,
+    newConnections,
+    p99ReusedMs: percentile(reused, 0.99),
+  };
 }
 
 /**
@@ -255,6 +304,8 @@ export function fairnessTable(runs: FairnessResult[], table: (headers: string[],
         'B ok flooded',
         'B p99 flooded ms',
         'p99 ratio',
+        'B new conn. alone / flooded',
+        'B p99 flooded, reused conn. ms',
         'A req/s',
         'A >= 400',
         'slow bodies answered',
@@ -268,6 +319,8 @@ export function fairnessTable(runs: FairnessResult[], table: (headers: string[],
         pct(r.flooded.successRate),
         fmt(r.flooded.p99Ms, 1),
         fmt(r.p99Ratio, 2),
+        `${r.alone.newConnections} / ${r.flooded.newConnections}`,
+        fmt(r.flooded.p99ReusedMs, 1),
         fmt(r.flood.load.rps),
         String(r.flood.load.non2xx),
         `${r.slowBodies.opened} opened; ${statusList(r.slowBodies.answered) || 'none answered'}; ${r.slowBodies.closedWithoutAnswer} closed unanswered`,
