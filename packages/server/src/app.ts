@@ -71,6 +71,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
   }
   // First: past the hard bound, a request answers 503 at once instead of waiting in a queue; its party's share
   // is taken once the party is known (admitAnonymous, admitCaller below).
+  const anonymousShare: MiddlewareHandler<AppEnv> = shares ? admitAnonymous(shares, { trustProxy: services.config.trustProxy, refused }) : passThrough;
+  const callerShare: MiddlewareHandler<AppEnv> = shares ? admitCaller(shares, refused) : passThrough;
   if (shares) {
     services.metrics?.observeAdmission(shares);
     const healthPaths = new Set(routes.filter((route) => route.policy.operations).map((route) => route.path));
@@ -78,12 +80,13 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
       admission(shares, {
         exempt: (path) => healthPaths.has(path),
         refused,
-        anonymous: { route: anonymousRoutes(routes), trustProxy: services.config.trustProxy },
+        // A route without a credential is one whose chain holds `anonymousShare` (below). The router has matched the
+        // request already (Hono matches every route before the first middleware runs); the CORS middleware reads the
+        // same match.
+        anonymous: { route: (c) => matchedRoutes(c).some((route) => route.handler === anonymousShare), trustProxy: services.config.trustProxy },
       }),
     );
   }
-  const anonymousShare: MiddlewareHandler<AppEnv> = shares ? admitAnonymous(shares, { trustProxy: services.config.trustProxy, refused }) : passThrough;
-  const callerShare: MiddlewareHandler<AppEnv> = shares ? admitCaller(shares, refused) : passThrough;
   app.use(requestId());
   // One log line and the request metrics per request, whatever answers it.
   app.use(observe({ logger: services.logger, metrics: services.metrics, trustProxy: services.config.trustProxy }));
@@ -219,16 +222,6 @@ export function createApp(deps: Deps, options: AppOptions = {}): CreatedApp {
 /** A route whose party is its client address (admission's `admitAnonymous`): one that takes no credential. */
 function takesNoCredential(route: RouteSpec): boolean {
   return !route.policy.operations && (route.policy.inboundWebhook === true || route.security.length === 0);
-}
-
-/**
- * Whether the request matched a route that takes no credential: stage one of admission asks it. The router has
- * matched the request already (Hono matches every route before the first middleware runs); the CORS middleware
- * reads the same match.
- */
-function anonymousRoutes(routes: readonly RouteSpec[]): (c: Context) => boolean {
-  const anonymous = new Set(routes.filter(takesNoCredential).map((route) => `${route.method.toUpperCase()} ${honoPath(route.path)}`));
-  return (c) => matchedRoutes(c).some((route) => anonymous.has(`${route.method} ${route.path}`));
 }
 
 /**
