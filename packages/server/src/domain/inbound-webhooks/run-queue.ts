@@ -31,6 +31,13 @@ export type WaitingInboundEvent = ReturnType<typeof waitingRow>;
  * burst never stands before another's first event; a workspace gets at most `perWorkspace` less what
  * the caller still hands over for it (`busy`, by workspace id). The workspaces with events waiting are
  * found by skipping through an index (one probe per such workspace, not a read of every waiting event).
+ *
+ * Every row is read by its key: each event chosen is locked by its id (a lateral subquery per id, so the planner
+ * cannot turn the join around), and each event's run is read by a scalar subquery on `runs.id` alone. Written as
+ * joins, the plan followed the statistics, and PGlite never analyzes (PostgreSQL only once autovacuum gets to it):
+ * planned while the store was small, the claim read every waiting event, and every `in_progress` run of the
+ * workspace (its status index) once per event it looked at, so each claim of a burst's backlog was slower than the
+ * last (run-queue.test.ts: 46,066 rows of `runs` with 300 events waiting, 411,762 with 900).
  */
 export async function claimWaitingInboundEvents(
   tx: Tx,
@@ -53,19 +60,25 @@ export async function claimWaitingInboundEvents(
               $3::integer - COALESCE(b.n, 0) AS room
          FROM waiting w LEFT JOIN unnest($4::text[], $5::integer[]) AS b (workspace_id, n) ON b.workspace_id = w.workspace_id
         CROSS JOIN LATERAL (
-           SELECT e.id, e.received_at FROM inbound_events e JOIN runs r ON r.id = e.run_id AND r.workspace_id = e.workspace_id
+           SELECT e.id, e.received_at FROM inbound_events e
             WHERE e.workspace_id = w.workspace_id AND e.run_started_at IS NULL
-              AND (e.run_lease_until IS NULL OR e.run_lease_until <= $1) AND r.status = 'in_progress'
+              AND (e.run_lease_until IS NULL OR e.run_lease_until <= $1)
+              AND (SELECT r.status FROM runs r WHERE r.id = e.run_id) = 'in_progress'
             ORDER BY e.received_at, e.id
             LIMIT $3
          ) c
         WHERE w.workspace_id IS NOT NULL
      )
-     SELECT e.id, e.run_id, e.workspace_id, e.agent_slug, e.alias, e.agent_input, e.event_id, r.recoveries FROM inbound_events e
-       JOIN runs r ON r.id = e.run_id AND r.workspace_id = e.workspace_id
-      WHERE e.id IN (SELECT id FROM turns WHERE turn <= room ORDER BY turn, received_at, id LIMIT $2)
-        AND e.run_started_at IS NULL AND (e.run_lease_until IS NULL OR e.run_lease_until <= $1) AND r.status = 'in_progress'
-      FOR UPDATE OF e SKIP LOCKED`,
+     SELECT c.* FROM unnest(ARRAY(SELECT id FROM turns WHERE turn <= room ORDER BY turn, received_at, id LIMIT $2)) AS claim (id)
+      CROSS JOIN LATERAL (
+        SELECT e.id, e.run_id, e.workspace_id, e.agent_slug, e.alias, e.agent_input, e.event_id,
+               (SELECT r.recoveries FROM runs r WHERE r.id = e.run_id) AS recoveries
+          FROM inbound_events e
+         WHERE e.id = claim.id AND e.run_started_at IS NULL AND (e.run_lease_until IS NULL OR e.run_lease_until <= $1)
+           AND (SELECT r.status FROM runs r WHERE r.id = e.run_id) = 'in_progress'
+         LIMIT 1
+           FOR UPDATE OF e SKIP LOCKED
+      ) c`,
     [input.now, input.limit, input.perWorkspace, busy.map(([id]) => id), busy.map(([, n]) => n)],
   );
   if (rows.length > 0) {
