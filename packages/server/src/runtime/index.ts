@@ -9,7 +9,8 @@
  * Nothing here reads the environment: every setting comes from `config`.
  */
 import { auditRetentionSweeper } from '../domain/audit/index.ts';
-import type { Db } from '../store/db.ts';
+import type { OpenDb } from '../store/db.ts';
+import { embeddedStoreUpkeep } from '../store/upkeep.ts';
 import type { Redis } from 'ioredis';
 import { createApp, type CreatedApp } from '../app.ts';
 import { systemClock, type Clock } from '../clock.ts';
@@ -214,17 +215,22 @@ function inboundRuns(services: Services, logger: Logger): InboundRunExecutor {
   };
 }
 
-/** Runs whose instance died (kill -9, a crash): failed, or handed over again, once their lease ran out. */
-/** Every worker tick: runs of a stopped instance; at most once a minute, the run event logs past their retention. */
-function interruptedRunSweeper(db: Db, services: Services, logger: Logger, retentionHours: number, auditRetentionDays: number): () => Promise<SweepResult> {
+/**
+ * Every worker tick: runs whose instance died (kill -9, a crash), failed or handed over again once their lease ran
+ * out; at most once a minute, the run event logs past their retention, the audit log past its own, and on the
+ * embedded store one table's vacuum or analysis (store/upkeep.ts).
+ */
+function interruptedRunSweeper(db: OpenDb, services: Services, logger: Logger, retentionHours: number, auditRetentionDays: number): () => Promise<SweepResult> {
   const compact = runLogCompactor({ db, clock: services.clock, retentionMs: retentionHours * 3_600_000 });
   // The audit log past AUDIT_RETENTION_DAYS, at most once a minute like the compaction.
   const expireAudit = auditRetentionSweeper({ db, clock: services.clock, retentionDays: auditRetentionDays });
+  const upkeep = embeddedStoreUpkeep({ db, clock: services.clock });
   return async () => {
     const swept = await sweepInterruptedRuns({ db, clock: services.clock, limits: services.budget.limits });
     if (swept.failed > 0 || swept.retried > 0) logger.warn({ ...swept }, 'runs of a stopped instance swept (lease ran out)');
     await compact();
     await expireAudit();
+    await upkeep();
     return swept;
   };
 }
