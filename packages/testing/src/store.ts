@@ -249,3 +249,17 @@ export async function moneySums(db: Pick<OpenDb, 'query'>): Promise<{ ledger: nu
   );
   return { ledger: Number(row!.ledger), period: Number(row!.period), runs: Number(row!.runs), reserved: Number(row!.reserved) };
 }
+
+/**
+ * Rows of `table` read so far in the transaction `tx`: by sequential scans, by bitmap scans (counted on the table) and
+ * through its indexes (counted on each index), as `pg_stat_all_tables` adds them up. The backend's counters that are
+ * not yet flushed, so only a difference within one transaction is that transaction's: how many rows a statement read.
+ */
+export async function rowsRead(tx: Tx, table: string): Promise<number> {
+  const [row] = await tx.query<{ read: number }>(
+    `SELECT (pg_stat_get_xact_tuples_returned($1::regclass) + pg_stat_get_xact_tuples_fetched($1::regclass)
+             + (SELECT COALESCE(sum(pg_stat_get_xact_tuples_fetched(indexrelid)), 0) FROM pg_index WHERE indrelid = $1::regclass))::int AS read`,
+    [table],
+  );
+  return row!.read;
+}

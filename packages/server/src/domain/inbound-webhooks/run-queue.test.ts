@@ -11,9 +11,8 @@
  * events waiting.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { testBackends, type TestStore } from '@service/testing/store';
+import { rowsRead, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
-import type { Tx } from '../../store/db.ts';
 import { signInboundBody } from '../webhooks/inbound-signature.ts';
 import { expiredLeases } from '../runs/queries/run-row.ts';
 import { claimWaitingInboundEvents } from './run-queue.ts';
@@ -33,19 +32,6 @@ describe.each(testBackends())('the hand-over claims by key on $name', ({ open })
     await t?.close();
     await store?.cleanup();
   });
-
-  /**
-   * Rows of `table` read so far in this transaction: by sequential scans, by bitmap scans (counted on the table), and
-   * through its indexes (counted on each index), as `pg_stat_all_tables` adds them up.
-   */
-  async function rowsRead(tx: Tx, table: 'runs' | 'inbound_events'): Promise<number> {
-    const [row] = await tx.query<{ read: number }>(
-      `SELECT (pg_stat_get_xact_tuples_returned($1::regclass) + pg_stat_get_xact_tuples_fetched($1::regclass)
-               + (SELECT COALESCE(sum(pg_stat_get_xact_tuples_fetched(indexrelid)), 0) FROM pg_index WHERE indrelid = $1::regclass))::int AS read`,
-      [table],
-    );
-    return row!.read;
-  }
 
   /** One claim of up to 16 events, at most 4 of the workspace: how many it claimed, and the rows it read. */
   async function claim(): Promise<{ claimed: number; runs: number; events: number }> {

@@ -15,9 +15,9 @@
  * still read 1,065 then 3,070 on PGlite (the plan made while `runs` was small); locked one by one by key, 40 either way.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { testBackends, type TestStore } from '@service/testing/store';
+import { rowsRead, testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
-import type { OpenDb, Tx } from '../../store/db.ts';
+import type { OpenDb } from '../../store/db.ts';
 import { handOverInboundRuns } from '../../worker/inbound-runs.ts';
 import { signInboundBody } from '../webhooks/inbound-signature.ts';
 import { inboundRunExecutor } from './inbound.ts';
@@ -46,9 +46,9 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
         if (!report) return inner.query(sql, params, options);
         probe = undefined;
         return inner.transaction(async (tx) => {
-          const before = await rowsRead(tx);
+          const before = await rowsRead(tx, 'runs');
           const rows = await tx.query(sql, params, options);
-          report((await rowsRead(tx)) - before);
+          report((await rowsRead(tx, 'runs')) - before);
           return rows as never[];
         });
       },
@@ -60,19 +60,6 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
     await t?.close();
     await store?.cleanup();
   });
-
-  /**
-   * Rows of `runs` read so far: by sequential scans, and through its indexes (an index scan's fetches count on
-   * the index). Counters the backend has not yet flushed, so only a difference within one transaction is this
-   * transaction's.
-   */
-  async function rowsRead(tx: Tx): Promise<number> {
-    const [row] = await tx.query<{ read: number }>(
-      `SELECT (pg_stat_get_xact_tuples_returned('runs'::regclass)
-               + (SELECT sum(pg_stat_get_xact_tuples_fetched(indexrelid)) FROM pg_index WHERE indrelid = 'runs'::regclass))::int AS read`,
-    );
-    return row!.read;
-  }
 
   const body = JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: 'Which invoices are overdue?' }] });
   async function invoke(): Promise<void> {
