@@ -37,7 +37,7 @@ export type WaitingInboundEvent = ReturnType<typeof waitingRow>;
  * joins, the plan followed the statistics, and PGlite never analyzes (PostgreSQL only once autovacuum gets to it):
  * planned while the store was small, the claim read every waiting event, and every `in_progress` run of the
  * workspace (its status index) once per event it looked at, so each claim of a burst's backlog was slower than the
- * last (run-queue.test.ts: 46,066 rows of `runs` with 300 events waiting, 411,762 with 900).
+ * last (run-queue.test.ts, in a first version: 46,066 rows of `runs` with 300 events waiting, 411,762 with 900).
  */
 export async function claimWaitingInboundEvents(
   tx: Tx,
