@@ -76,8 +76,18 @@ describe.skipIf(!postgres)('the upkeep on PostgreSQL', () => {
     const store = await postgres!.open();
     try {
       await store.db.exec(`CREATE TABLE upkeep_probe (id integer PRIMARY KEY, v text)`);
-      await store.db.query(`INSERT INTO upkeep_probe SELECT n, 'x' FROM generate_series(1, 2000) AS n`);
+      // The inserting connection's counts flushed as its transaction ends, so every connection of the pool sees them.
+      await store.db.transaction(async (tx) => {
+        await tx.query(`INSERT INTO upkeep_probe SELECT n, 'x' FROM generate_series(1, 2000) AS n`);
+        await tx.query('SELECT pg_stat_force_next_flush()');
+      });
       expect(await embeddedStoreUpkeep({ db: store.db, clock: fixedClock() })()).toBe(0);
+      const [analyzed] = await store.db.query<{ at: Date | null }>(
+        `SELECT last_analyze AS at FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = 'upkeep_probe'`,
+      );
+      expect(analyzed).toEqual({ at: null });
+      // The table was due: a pass on its own takes it.
+      expect(await upkeepPass(store.db)).toEqual({ table: 'upkeep_probe', vacuumed: true });
     } finally {
       await store.cleanup();
     }
