@@ -93,12 +93,9 @@ describe('memory limiter', () => {
     expect(limiter.size).toBe(101);
     at(60_000);
     await limiter.hit('late', 60, WINDOW);
-    // Sweeps run at most every 10 s: the idle keys are still there...
-    expect(limiter.size).toBe(101);
-    at(69_999);
-    await limiter.hit('late', 60, WINDOW);
-    // ...and gone at the next sweep, while the live key keeps its count.
+    // The next hit of that window drops the idle keys, while the live key keeps its count (two hits, then a third).
     expect(limiter.size).toBe(1);
+    await limiter.hit('late', 60, WINDOW);
     expect(await limiter.hit('late', 3, WINDOW)).toMatchObject({ allowed: false });
   });
 
@@ -118,5 +115,40 @@ describe('memory limiter', () => {
     await limiter.hit('newcomer', 60, WINDOW);
     expect(limiter.size).toBe(2);
     expect(await limiter.hit('busy', 3, WINDOW)).toMatchObject({ allowed: false });
+  });
+
+  it('looks at a bounded number of tracked keys per hit, even full of live keys (many clients at once)', async () => {
+    const { limiter, at } = setup(10_000);
+    for (let i = 0; i < 10_000; i += 1) await limiter.hit(`ip:${i}`, 60, WINDOW);
+    expect(limiter.size).toBe(10_000);
+    const before = limiter.keysExamined;
+    // 10,000 more clients within the window: each new key takes the place of the longest idle one.
+    at(1_000);
+    for (let i = 0; i < 10_000; i += 1) await limiter.hit(`ip:new:${i}`, 60, WINDOW);
+    expect(limiter.size).toBe(10_000);
+    // At most a few keys a hit (the sweep of every key whenever full looked at 10,000 a hit).
+    expect(limiter.keysExamined - before).toBeLessThanOrEqual(3 * 10_000);
+    // The keys hit last are the ones kept.
+    expect(await limiter.hit('ip:new:9999', 1, WINDOW)).toMatchObject({ allowed: false });
+    expect(await limiter.hit('ip:0', 1, WINDOW)).toMatchObject({ allowed: true });
+  });
+
+  it('keeps each window length in its own order: idle keys go first, then the oldest admission of any window', async () => {
+    const { limiter, at } = setup(2);
+    const HOUR = 3_600_000;
+    await limiter.hit('hourly', 2, HOUR);
+    at(1_000);
+    await limiter.hit('minute', 2, WINDOW);
+    // Full of live keys: the oldest admission ('hourly', a window of an hour) makes room.
+    at(2_000);
+    await limiter.hit('third', 2, WINDOW);
+    expect(limiter.size).toBe(2);
+    // 'hourly' comes back as a new key (its count restarted) in the place of 'minute', the oldest admission left.
+    expect(await limiter.hit('hourly', 1, HOUR)).toMatchObject({ allowed: true });
+    // A minute later 'third' is idle: a new key of the minute takes its place, and 'hourly' keeps its count.
+    at(62_500);
+    await limiter.hit('another', 2, WINDOW);
+    expect(limiter.size).toBe(2);
+    expect(await limiter.hit('hourly', 1, HOUR)).toMatchObject({ allowed: false });
   });
 });

@@ -1,7 +1,11 @@
 /**
- * @module In-memory sliding-window limiter: the default of a single process. Memory stays
- * bounded: keys whose hits have all left the window are swept out as traffic passes (at most
- * once per `sweepIntervalMs`, so a hit stays O(1)), and at most `maxKeys` keys are kept.
+ * @module In-memory sliding-window limiter: the default of a single process. Memory stays bounded and a hit
+ * stays O(1), however many clients there are: the keys of each window length are kept in the order of their
+ * last admitted hit, so the idle ones lead. Each hit drops the leading keys whose hits have all left the window
+ * and stops at the first live one, and once `maxKeys` keys are tracked a new key takes the place of the key
+ * idle longest. (A sweep of every key whenever the map was full of live keys took 10,000 keys a hit with 10,000
+ * tracked; 100,000 clients within a minute held the event loop for seconds: docs/performance.md, "A full rate
+ * limiter held the event loop".)
  */
 import { windowResult, type Limiter, type RateLimitResult } from './limiter.ts';
 
@@ -10,63 +14,90 @@ export interface MemoryLimiterOptions {
   now?: () => number;
   /** Upper bound on the number of tracked keys (default 100 000). */
   maxKeys?: number;
-  /** Least time between two sweeps of idle keys (default 10 s). */
-  sweepIntervalMs?: number;
 }
 
 export interface MemoryLimiter extends Limiter {
   /** Number of keys currently tracked (for tests and metrics). */
   readonly size: number;
+  /** Tracked keys looked at to drop idle ones or make room, since the limiter was made (tests: O(1) a hit). */
+  readonly keysExamined: number;
 }
 
-interface HitLog {
-  /** Admission times (ms), oldest first. */
-  hits: number[];
-  windowMs: number;
-}
+/** Admission times (ms) of one key, oldest first. */
+type HitLog = number[];
 
 export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter {
   const now = options.now ?? Date.now;
   const maxKeys = options.maxKeys ?? 100_000;
-  const sweepIntervalMs = options.sweepIntervalMs ?? 10_000;
-  const logs = new Map<string, HitLog>();
-  let lastSweep = -Infinity;
+  /** Per window length, its keys' logs, least recently admitted first (a Map keeps the order of insertion). */
+  const windows = new Map<number, Map<string, HitLog>>();
+  let size = 0;
+  let keysExamined = 0;
 
-  function sweep(at: number): void {
-    lastSweep = at;
-    for (const [key, log] of logs) {
-      if (log.hits[log.hits.length - 1]! <= at - log.windowMs) logs.delete(key);
+  /** Drops the leading logs of a window whose hits have all left it; stops at the first live one. */
+  function dropIdle(logs: Map<string, HitLog>, windowMs: number, at: number): void {
+    for (const [key, hits] of logs) {
+      keysExamined += 1;
+      if (hits[hits.length - 1]! > at - windowMs) return;
+      logs.delete(key);
+      size -= 1;
     }
   }
 
-  function track(key: string, log: HitLog, at: number): void {
-    if (logs.size >= maxKeys) sweep(at);
-    // Still full of live keys (many clients at once): drop the longest-tracked one. That
-    // client's count restarts, which is the price of a memory bound.
-    if (logs.size >= maxKeys) logs.delete(logs.keys().next().value!);
-    logs.set(key, log);
+  /** Makes room for one more key: idle keys go first (`current`'s were just dropped), then the key whose last admission is oldest. */
+  function makeRoom(current: Map<string, HitLog>, at: number): void {
+    for (const [windowMs, logs] of windows) if (logs !== current) dropIdle(logs, windowMs, at);
+    if (size < maxKeys) return;
+    // Still full of live keys (many clients at once): that client's count restarts, the price of a memory bound.
+    let oldest: { logs: Map<string, HitLog>; key: string; at: number } | undefined;
+    for (const logs of windows.values()) {
+      const first = logs.entries().next();
+      if (first.done) continue;
+      keysExamined += 1;
+      const [key, hits] = first.value;
+      const last = hits[hits.length - 1]!;
+      if (!oldest || last < oldest.at) oldest = { logs, key, at: last };
+    }
+    if (oldest) {
+      oldest.logs.delete(oldest.key);
+      size -= 1;
+    }
   }
 
   function hit(key: string, limit: number, windowMs: number): RateLimitResult {
     const at = now();
-    if (at - lastSweep >= sweepIntervalMs) sweep(at);
+    let logs = windows.get(windowMs);
+    if (!logs) windows.set(windowMs, (logs = new Map()));
+    dropIdle(logs, windowMs, at);
     const known = logs.get(key);
-    const log = known ?? { hits: [], windowMs };
+    const hits = known ?? [];
     // A hit counts while it is younger than the window: it leaves at exactly hit + windowMs.
     let expired = 0;
-    while (expired < log.hits.length && log.hits[expired]! <= at - windowMs) expired += 1;
-    if (expired > 0) log.hits.splice(0, expired);
-    const allowed = log.hits.length < limit;
-    if (allowed) log.hits.push(at);
-    log.windowMs = windowMs;
-    if (log.hits.length === 0) logs.delete(key);
-    else if (!known) track(key, log, at);
-    return windowResult(allowed, limit, log.hits.length, log.hits[0] ?? at, at, windowMs);
+    while (expired < hits.length && hits[expired]! <= at - windowMs) expired += 1;
+    if (expired > 0) hits.splice(0, expired);
+    const allowed = hits.length < limit;
+    if (allowed) {
+      hits.push(at);
+      // Admitted: the key moves to the end, behind every key admitted before it.
+      if (known) logs.delete(key);
+      else {
+        if (size >= maxKeys) makeRoom(logs, at);
+        size += 1;
+      }
+      logs.set(key, hits);
+    } else if (known && hits.length === 0) {
+      logs.delete(key);
+      size -= 1;
+    }
+    return windowResult(allowed, limit, hits.length, hits[0] ?? at, at, windowMs);
   }
 
   return {
     get size() {
-      return logs.size;
+      return size;
+    },
+    get keysExamined() {
+      return keysExamined;
     },
     async hit(key, limit, windowMs) {
       return hit(key, limit, windowMs);
