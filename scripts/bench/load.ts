@@ -43,7 +43,11 @@ export function loadTool(): 'wrk' | 'autocannon' {
   return wrkPresent ? 'wrk' : 'autocannon';
 }
 
-/** 62,500 client addresses in turn (10.0.0.1 …): each one sends a few requests a minute at most. */
+/**
+ * The `n`th request's client address: 10.0.0.1, 10.0.0.2, … (15,625,000 before they repeat), so each request comes from
+ * an address of its own and the in-memory limiter tracks one more key per request (its memory bound is reached within
+ * a minute above ~1,700 requests a second).
+ */
 function forwardedFor(n: number): string {
   return `10.${Math.floor(n / 62_500) % 250}.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;
 }
