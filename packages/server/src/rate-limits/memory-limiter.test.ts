@@ -133,22 +133,43 @@ describe('memory limiter', () => {
     expect(await limiter.hit('ip:0', 1, WINDOW)).toMatchObject({ allowed: true });
   });
 
-  it('keeps each window length in its own order: idle keys go first, then the oldest admission of any window', async () => {
+  it('keeps each window length in its own order: idle keys go first, then the key of any window that moved longest ago', async () => {
     const { limiter, at } = setup(2);
     const HOUR = 3_600_000;
     await limiter.hit('hourly', 2, HOUR);
     at(1_000);
     await limiter.hit('minute', 2, WINDOW);
-    // Full of live keys: the oldest admission ('hourly', a window of an hour) makes room.
+    // Full of live keys: the key that moved longest ago ('hourly', a window of an hour) makes room.
     at(2_000);
     await limiter.hit('third', 2, WINDOW);
     expect(limiter.size).toBe(2);
-    // 'hourly' comes back as a new key (its count restarted) in the place of 'minute', the oldest admission left.
+    // 'hourly' comes back as a new key (its count restarted) in the place of 'minute', the one that moved longest ago.
     expect(await limiter.hit('hourly', 1, HOUR)).toMatchObject({ allowed: true });
     // A minute later 'third' is idle: a new key of the minute takes its place, and 'hourly' keeps its count.
     at(62_500);
     await limiter.hit('another', 2, WINDOW);
     expect(limiter.size).toBe(2);
     expect(await limiter.hit('hourly', 1, HOUR)).toMatchObject({ allowed: false });
+  });
+
+  it('moves an admitted key to the end at most once a quarter of its window; room is made from the key that moved longest ago', async () => {
+    const { limiter, at } = setup(3);
+    await limiter.hit('a', 5, WINDOW);
+    at(1_000);
+    await limiter.hit('b', 5, WINDOW);
+    at(2_000);
+    await limiter.hit('c', 5, WINDOW);
+    // 'a' is hit 10 s after it moved (less than 15 s): it stays first. 'b' is hit 19 s after: it goes to the end.
+    at(10_000);
+    await limiter.hit('a', 5, WINDOW);
+    at(20_000);
+    await limiter.hit('b', 5, WINDOW);
+    // So 'a' makes room for 'd' ('c' keeps its count), then 'c' for 'e' ('b' keeps its count).
+    await limiter.hit('d', 5, WINDOW);
+    expect(await limiter.hit('c', 1, WINDOW)).toMatchObject({ allowed: false });
+    await limiter.hit('e', 5, WINDOW);
+    expect(limiter.size).toBe(3);
+    expect(await limiter.hit('b', 2, WINDOW)).toMatchObject({ allowed: false });
+    expect(await limiter.hit('a', 2, WINDOW)).toMatchObject({ allowed: true, remaining: 1 });
   });
 });

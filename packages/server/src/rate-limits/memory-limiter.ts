@@ -1,9 +1,11 @@
 /**
  * @module In-memory sliding-window limiter: the default of a single process. Memory stays bounded and a hit
- * stays O(1), however many clients there are: the keys of each window length are kept in the order of their
- * last admitted hit, so the idle ones lead. Each hit drops the leading keys whose hits have all left the window
- * and stops at the first live one, and once `maxKeys` keys are tracked a new key takes the place of the key
- * idle longest. (A sweep of every key whenever the map was full of live keys took 10,000 keys a hit with 10,000
+ * stays O(1), however many clients there are. The keys of each window length are kept roughly in the order of
+ * their last admitted hit: a key moves to the end when a hit is admitted, at most once a quarter of its window
+ * (moving a key costs more than the rest of a hit). So the idle keys lead: each hit drops the leading keys whose
+ * hits have all left the window and stops at the first live one (an idle key goes within a window and a quarter
+ * of its last hit), and once `maxKeys` keys are tracked a new key takes the place of the key that moved longest
+ * ago. (A sweep of every key whenever the map was full of live keys looked at 10,000 keys a hit with 10,000
  * tracked; 100,000 clients within a minute held the event loop for seconds: docs/performance.md, "A full rate
  * limiter held the event loop".)
  */
@@ -23,20 +25,24 @@ export interface MemoryLimiter extends Limiter {
   readonly keysExamined: number;
 }
 
-/** Admission times (ms) of one key, oldest first. */
-type HitLog = number[];
+interface HitLog {
+  /** Admission times (ms), oldest first. */
+  hits: number[];
+  /** When the key last moved to the end of its window's order. */
+  movedAt: number;
+}
 
 export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter {
   const now = options.now ?? Date.now;
   const maxKeys = options.maxKeys ?? 100_000;
-  /** Per window length, its keys' logs, least recently admitted first (a Map keeps the order of insertion). */
+  /** Per window length, its keys' logs, the one that moved longest ago first (a Map keeps the order of insertion). */
   const windows = new Map<number, Map<string, HitLog>>();
   let size = 0;
   let keysExamined = 0;
 
   /** Drops the leading logs of a window whose hits have all left it; stops at the first live one. */
   function dropIdle(logs: Map<string, HitLog>, windowMs: number, at: number): void {
-    for (const [key, hits] of logs) {
+    for (const [key, { hits }] of logs) {
       keysExamined += 1;
       if (hits[hits.length - 1]! > at - windowMs) return;
       logs.delete(key);
@@ -44,7 +50,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     }
   }
 
-  /** Makes room for one more key: idle keys go first (`current`'s were just dropped), then the key whose last admission is oldest. */
+  /** Makes room for one more key: idle keys go first (`current`'s were just dropped), then the key that moved longest ago. */
   function makeRoom(current: Map<string, HitLog>, at: number): void {
     for (const [windowMs, logs] of windows) if (logs !== current) dropIdle(logs, windowMs, at);
     if (size < maxKeys) return;
@@ -54,9 +60,8 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
       const first = logs.entries().next();
       if (first.done) continue;
       keysExamined += 1;
-      const [key, hits] = first.value;
-      const last = hits[hits.length - 1]!;
-      if (!oldest || last < oldest.at) oldest = { logs, key, at: last };
+      const [key, log] = first.value;
+      if (!oldest || log.movedAt < oldest.at) oldest = { logs, key, at: log.movedAt };
     }
     if (oldest) {
       oldest.logs.delete(oldest.key);
@@ -70,7 +75,8 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     if (!logs) windows.set(windowMs, (logs = new Map()));
     dropIdle(logs, windowMs, at);
     const known = logs.get(key);
-    const hits = known ?? [];
+    const log = known ?? { hits: [], movedAt: at };
+    const { hits } = log;
     // A hit counts while it is younger than the window: it leaves at exactly hit + windowMs.
     let expired = 0;
     while (expired < hits.length && hits[expired]! <= at - windowMs) expired += 1;
@@ -78,13 +84,16 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     const allowed = hits.length < limit;
     if (allowed) {
       hits.push(at);
-      // Admitted: the key moves to the end, behind every key admitted before it.
-      if (known) logs.delete(key);
-      else {
+      if (!known) {
         if (size >= maxKeys) makeRoom(logs, at);
         size += 1;
+        logs.set(key, log);
+      } else if (at - log.movedAt >= windowMs / 4) {
+        // Admitted: the key moves to the end, behind the keys that moved before it.
+        logs.delete(key);
+        logs.set(key, log);
+        log.movedAt = at;
       }
-      logs.set(key, hits);
     } else if (known && hits.length === 0) {
       logs.delete(key);
       size -= 1;
