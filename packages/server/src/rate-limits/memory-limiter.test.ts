@@ -89,32 +89,32 @@ describe('memory limiter', () => {
     for (let i = 0; i < 100; i += 1) await limiter.hit(`ip:${i}`, 60, WINDOW);
     expect(limiter.size).toBe(100);
     at(59_999);
-    await limiter.hit('late', 60, WINDOW);
+    await limiter.hit('ip:late', 60, WINDOW);
     expect(limiter.size).toBe(101);
     at(60_000);
-    await limiter.hit('late', 60, WINDOW);
+    await limiter.hit('ip:late', 60, WINDOW);
     // The next hit of that window drops the idle keys, while the live key keeps its count (two hits, then a third).
     expect(limiter.size).toBe(1);
-    await limiter.hit('late', 60, WINDOW);
-    expect(await limiter.hit('late', 3, WINDOW)).toMatchObject({ allowed: false });
+    await limiter.hit('ip:late', 60, WINDOW);
+    expect(await limiter.hit('ip:late', 3, WINDOW)).toMatchObject({ allowed: false });
   });
 
   it('never tracks more than maxKeys keys: idle ones go first, then the longest tracked', async () => {
     const { limiter, at } = setup(10);
-    await hitMany(limiter, 'first', 2, 2);
+    await hitMany(limiter, 'ip:first', 2, 2);
     for (let i = 0; i < 9; i += 1) await limiter.hit(`ip:${i}`, 60, WINDOW);
     await limiter.hit('ip:new', 60, WINDOW);
     expect(limiter.size).toBe(10);
     // 'first' was tracked longest and went: its count restarted.
-    expect(await limiter.hit('first', 2, WINDOW)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await limiter.hit('ip:first', 2, WINDOW)).toMatchObject({ allowed: true, remaining: 1 });
     expect(limiter.size).toBe(10);
     // Once keys are idle, a new key takes an idle key's place and live counts survive.
     at(30_000);
-    await hitMany(limiter, 'busy', 3, 3);
+    await hitMany(limiter, 'ip:busy', 3, 3);
     at(61_000);
-    await limiter.hit('newcomer', 60, WINDOW);
+    await limiter.hit('ip:newcomer', 60, WINDOW);
     expect(limiter.size).toBe(2);
-    expect(await limiter.hit('busy', 3, WINDOW)).toMatchObject({ allowed: false });
+    expect(await limiter.hit('ip:busy', 3, WINDOW)).toMatchObject({ allowed: false });
   });
 
   it('looks at a bounded number of tracked keys per hit, even full of live keys (many clients at once)', async () => {
@@ -136,40 +136,52 @@ describe('memory limiter', () => {
   it('keeps each window length in its own order: idle keys go first, then the key of any window that moved longest ago', async () => {
     const { limiter, at } = setup(2);
     const HOUR = 3_600_000;
-    await limiter.hit('hourly', 2, HOUR);
+    await limiter.hit('ip:hourly', 2, HOUR);
     at(1_000);
-    await limiter.hit('minute', 2, WINDOW);
+    await limiter.hit('ip:minute', 2, WINDOW);
     // Full of live keys: the key that moved longest ago ('hourly', a window of an hour) makes room.
     at(2_000);
-    await limiter.hit('third', 2, WINDOW);
+    await limiter.hit('ip:third', 2, WINDOW);
     expect(limiter.size).toBe(2);
     // 'hourly' comes back as a new key (its count restarted) in the place of 'minute', the one that moved longest ago.
-    expect(await limiter.hit('hourly', 1, HOUR)).toMatchObject({ allowed: true });
+    expect(await limiter.hit('ip:hourly', 1, HOUR)).toMatchObject({ allowed: true });
     // A minute later 'third' is idle: a new key of the minute takes its place, and 'hourly' keeps its count.
     at(62_500);
-    await limiter.hit('another', 2, WINDOW);
+    await limiter.hit('ip:another', 2, WINDOW);
     expect(limiter.size).toBe(2);
-    expect(await limiter.hit('hourly', 1, HOUR)).toMatchObject({ allowed: false });
+    expect(await limiter.hit('ip:hourly', 1, HOUR)).toMatchObject({ allowed: false });
   });
 
   it('moves an admitted key to the end at most once a quarter of its window; room is made from the key that moved longest ago', async () => {
     const { limiter, at } = setup(3);
-    await limiter.hit('a', 5, WINDOW);
+    await limiter.hit('ip:a', 5, WINDOW);
     at(1_000);
-    await limiter.hit('b', 5, WINDOW);
+    await limiter.hit('ip:b', 5, WINDOW);
     at(2_000);
-    await limiter.hit('c', 5, WINDOW);
+    await limiter.hit('ip:c', 5, WINDOW);
     // 'a' is hit 10 s after it moved (less than 15 s): it stays first. 'b' is hit 19 s after: it goes to the end.
     at(10_000);
-    await limiter.hit('a', 5, WINDOW);
+    await limiter.hit('ip:a', 5, WINDOW);
     at(20_000);
-    await limiter.hit('b', 5, WINDOW);
+    await limiter.hit('ip:b', 5, WINDOW);
     // So 'a' makes room for 'd' ('c' keeps its count), then 'c' for 'e' ('b' keeps its count).
-    await limiter.hit('d', 5, WINDOW);
-    expect(await limiter.hit('c', 1, WINDOW)).toMatchObject({ allowed: false });
-    await limiter.hit('e', 5, WINDOW);
+    await limiter.hit('ip:d', 5, WINDOW);
+    expect(await limiter.hit('ip:c', 1, WINDOW)).toMatchObject({ allowed: false });
+    await limiter.hit('ip:e', 5, WINDOW);
     expect(limiter.size).toBe(3);
-    expect(await limiter.hit('b', 2, WINDOW)).toMatchObject({ allowed: false });
-    expect(await limiter.hit('a', 2, WINDOW)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await limiter.hit('ip:b', 2, WINDOW)).toMatchObject({ allowed: false });
+    expect(await limiter.hit('ip:a', 2, WINDOW)).toMatchObject({ allowed: true, remaining: 1 });
+  });
+
+  it('bounds each class of keys (what a key says before its first colon) on its own: a flood of addresses never pushes a workspace out', async () => {
+    const { limiter, at } = setup(10);
+    await hitMany(limiter, 'wksp:a', 3, 2);
+    for (let i = 0; i < 100; i += 1) {
+      at(i * 100);
+      await limiter.hit(`ip:${i}`, 60, WINDOW);
+    }
+    expect(limiter.size).toBe(11);
+    // The workspace's count survived 100 new addresses: still refused.
+    expect(await limiter.hit('wksp:a', 2, WINDOW)).toMatchObject({ allowed: false });
   });
 });

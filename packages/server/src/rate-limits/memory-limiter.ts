@@ -1,25 +1,27 @@
 /**
  * @module In-memory sliding-window limiter: the default of a single process. Memory stays bounded and a hit
- * stays O(1), however many clients there are. The keys of each window length are kept roughly in the order of
- * their last admitted hit: a key moves to the end when a hit is admitted, at most once a quarter of its window
- * (moving a key costs more than the rest of a hit). So the idle keys lead: each hit drops the leading keys whose
- * hits have all left the window and stops at the first live one (an idle key goes within a window and a quarter
- * of its last hit), and once `maxKeys` keys are tracked a new key takes the place of the key that moved longest
- * ago. (A sweep of every key whenever the map was full of live keys looked at 10,000 keys a hit with 10,000
- * tracked; 100,000 clients within a minute held the event loop for seconds: docs/performance.md, "A full rate
- * limiter held the event loop".)
+ * stays O(1), however many clients there are. Each class of keys (what a key says before its first colon: `ip`,
+ * `wksp`, …) has its own bound of `maxKeys`, so a flood of addresses never pushes a workspace's count out (whose
+ * workspace would then start its window afresh). Within a class, the keys of each window length are kept roughly
+ * in the order of their last admitted hit: a key moves to the end when a hit is admitted, at most once a quarter
+ * of its window (moving a key costs more than the rest of a hit). So the idle keys lead: each hit drops the
+ * leading keys whose hits have all left the window and stops at the first live one (an idle key goes within a
+ * window and a quarter of its last hit), and once its class holds `maxKeys` keys a new key takes the place of the
+ * key of its class that moved longest ago. (A sweep of every key whenever the map was full of live keys looked at
+ * 10,000 keys a hit with 10,000 tracked; 100,000 clients within a minute held the event loop for seconds:
+ * docs/performance.md, "A full rate limiter held the event loop".)
  */
 import { windowResult, type Limiter, type RateLimitResult } from './limiter.ts';
 
 export interface MemoryLimiterOptions {
   /** Epoch milliseconds; inject a fake clock in tests. */
   now?: () => number;
-  /** Upper bound on the number of tracked keys (default 100 000). */
+  /** Upper bound on the number of tracked keys of each class (default 100 000). */
   maxKeys?: number;
 }
 
 export interface MemoryLimiter extends Limiter {
-  /** Number of keys currently tracked (for tests and metrics). */
+  /** Number of keys currently tracked, all classes together (for tests and metrics). */
   readonly size: number;
   /** Tracked keys looked at to drop idle ones or make room, since the limiter was made (tests: O(1) a hit). */
   readonly keysExamined: number;
@@ -32,31 +34,43 @@ interface HitLog {
   movedAt: number;
 }
 
+/** The keys of one class: how many, and per window length their logs, the one that moved longest ago first (a Map keeps the order of insertion). */
+interface KeyClass {
+  size: number;
+  windows: Map<number, Map<string, HitLog>>;
+}
+
 export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter {
   const now = options.now ?? Date.now;
   const maxKeys = options.maxKeys ?? 100_000;
-  /** Per window length, its keys' logs, the one that moved longest ago first (a Map keeps the order of insertion). */
-  const windows = new Map<number, Map<string, HitLog>>();
-  let size = 0;
+  const classes = new Map<string, KeyClass>();
   let keysExamined = 0;
 
+  function classOf(key: string): KeyClass {
+    const colon = key.indexOf(':');
+    const name = colon < 0 ? key : key.slice(0, colon);
+    let found = classes.get(name);
+    if (!found) classes.set(name, (found = { size: 0, windows: new Map() }));
+    return found;
+  }
+
   /** Drops the leading logs of a window whose hits have all left it; stops at the first live one. */
-  function dropIdle(logs: Map<string, HitLog>, windowMs: number, at: number): void {
+  function dropIdle(keys: KeyClass, logs: Map<string, HitLog>, windowMs: number, at: number): void {
     for (const [key, { hits }] of logs) {
       keysExamined += 1;
       if (hits[hits.length - 1]! > at - windowMs) return;
       logs.delete(key);
-      size -= 1;
+      keys.size -= 1;
     }
   }
 
-  /** Makes room for one more key: idle keys go first (`current`'s were just dropped), then the key that moved longest ago. */
-  function makeRoom(current: Map<string, HitLog>, at: number): void {
-    for (const [windowMs, logs] of windows) if (logs !== current) dropIdle(logs, windowMs, at);
-    if (size < maxKeys) return;
+  /** Makes room for one more key of a class: idle keys go first (`current`'s were just dropped), then the key that moved longest ago. */
+  function makeRoom(keys: KeyClass, current: Map<string, HitLog>, at: number): void {
+    for (const [windowMs, logs] of keys.windows) if (logs !== current) dropIdle(keys, logs, windowMs, at);
+    if (keys.size < maxKeys) return;
     // Still full of live keys (many clients at once): that client's count restarts, the price of a memory bound.
     let oldest: { logs: Map<string, HitLog>; key: string; at: number } | undefined;
-    for (const logs of windows.values()) {
+    for (const logs of keys.windows.values()) {
       const first = logs.entries().next();
       if (first.done) continue;
       keysExamined += 1;
@@ -65,15 +79,16 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     }
     if (oldest) {
       oldest.logs.delete(oldest.key);
-      size -= 1;
+      keys.size -= 1;
     }
   }
 
   function hit(key: string, limit: number, windowMs: number): RateLimitResult {
     const at = now();
-    let logs = windows.get(windowMs);
-    if (!logs) windows.set(windowMs, (logs = new Map()));
-    dropIdle(logs, windowMs, at);
+    const keys = classOf(key);
+    let logs = keys.windows.get(windowMs);
+    if (!logs) keys.windows.set(windowMs, (logs = new Map()));
+    dropIdle(keys, logs, windowMs, at);
     const known = logs.get(key);
     const log = known ?? { hits: [], movedAt: at };
     const { hits } = log;
@@ -85,8 +100,8 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     if (allowed) {
       hits.push(at);
       if (!known) {
-        if (size >= maxKeys) makeRoom(logs, at);
-        size += 1;
+        if (keys.size >= maxKeys) makeRoom(keys, logs, at);
+        keys.size += 1;
         logs.set(key, log);
       } else if (at - log.movedAt >= windowMs / 4) {
         // Admitted: the key moves to the end, behind the keys that moved before it.
@@ -96,13 +111,15 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
       }
     } else if (known && hits.length === 0) {
       logs.delete(key);
-      size -= 1;
+      keys.size -= 1;
     }
     return windowResult(allowed, limit, hits.length, hits[0] ?? at, at, windowMs);
   }
 
   return {
     get size() {
+      let size = 0;
+      for (const keys of classes.values()) size += keys.size;
       return size;
     },
     get keysExamined() {
