@@ -99,13 +99,13 @@ describe('memory limiter', () => {
     expect(await limiter.hit('ip:late', 3, WINDOW)).toMatchObject({ allowed: false });
   });
 
-  it('never tracks more than maxKeys keys: idle ones go first, then the longest tracked', async () => {
+  it('never tracks more than maxKeys keys: idle ones go first, then the one that moved longest ago', async () => {
     const { limiter, at } = setup(10);
     await hitMany(limiter, 'ip:first', 2, 2);
     for (let i = 0; i < 9; i += 1) await limiter.hit(`ip:${i}`, 60, WINDOW);
     await limiter.hit('ip:new', 60, WINDOW);
     expect(limiter.size).toBe(10);
-    // 'first' was tracked longest and went: its count restarted.
+    // 'first' moved longest ago (when it came) and went: its count restarted.
     expect(await limiter.hit('ip:first', 2, WINDOW)).toMatchObject({ allowed: true, remaining: 1 });
     expect(limiter.size).toBe(10);
     // Once keys are idle, a new key takes an idle key's place and live counts survive.
@@ -122,7 +122,7 @@ describe('memory limiter', () => {
     for (let i = 0; i < 10_000; i += 1) await limiter.hit(`ip:${i}`, 60, WINDOW);
     expect(limiter.size).toBe(10_000);
     const before = limiter.keysExamined;
-    // 10,000 more clients within the window: each new key takes the place of the longest idle one.
+    // 10,000 more clients within the window: each new key takes the place of the one that moved longest ago.
     at(1_000);
     for (let i = 0; i < 10_000; i += 1) await limiter.hit(`ip:new:${i}`, 60, WINDOW);
     expect(limiter.size).toBe(10_000);
