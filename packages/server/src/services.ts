@@ -185,6 +185,13 @@ export interface Services {
   mcp: { dispatcher: McpDispatcher; sessions: McpSessions; httpSessions: McpHttpSessions; keepAliveMs: number };
 }
 
+/** The default limiter (no Redis): it reads the app's clock, so tests that move time move the windows too; its keys show in the metrics. */
+function inMemoryLimiter(clock: Clock, metrics: Metrics | undefined): Limiter {
+  const limiter = createMemoryLimiter({ now: () => clock.now().getTime() });
+  metrics?.observeLimiter(limiter);
+  return limiter;
+}
+
 export function buildServices(deps: Deps): Services {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? silentLogger;
@@ -192,6 +199,7 @@ export function buildServices(deps: Deps): Services {
   const mcpSessions = createMcpSessions();
   const mcpHttpSessions = createMcpHttpSessions(clock, deps.mcpSessionLimits);
   deps.metrics?.observeMcpSessions({ sse: () => mcpSessions.size, streamableHttp: () => mcpHttpSessions.count() });
+  const limiter = deps.limiter ?? inMemoryLimiter(clock, deps.metrics);
   const budget: BudgetSettings = { rates: deps.stuRates ?? DEFAULT_STU_RATES, limits: deps.killSwitchLimits ?? KILL_SWITCH_LIMITS };
   // One secret box seals webhook secrets and TOTP secrets alike.
   const webhooks = createWebhookServices({ db, clock, webhooks: deps.webhooks });
@@ -259,8 +267,7 @@ export function buildServices(deps: Deps): Services {
   return {
     clock,
     config: { ...DEFAULT_APP_CONFIG, ...deps.config },
-    // The default limiter reads the app's clock, so tests that move time move the windows too.
-    limiter: deps.limiter ?? createMemoryLimiter({ now: () => clock.now().getTime() }),
+    limiter,
     // Listens for revocations (LISTEN/NOTIFY), so a cache hit costs no query.
     keys: createKeyService({ db, clock, listen: true }),
     sessions,

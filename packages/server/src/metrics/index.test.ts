@@ -1,6 +1,6 @@
 /**
  * Metrics: requests by operationId and status, latency, in-flight, runs by status and alias, STU,
- * outbox depth and age, MCP bridge sessions, limiter refusals and backend errors, in Prometheus text; served on their own
+ * outbox depth and age, MCP bridge sessions, limiter refusals, the in-memory limiter's keys and backend errors, in Prometheus text; served on their own
  * listener. Labels carry no run id, no raw path and no secret.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { openMemoryStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import { createMetrics, METRICS_CONTENT_TYPE, type Metrics } from './index.ts';
 import { startMetricsServer } from './server.ts';
+import { createMemoryLimiter } from '../rate-limits/index.ts';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -99,6 +100,35 @@ describe('metrics', () => {
     const text = await metrics.render();
     expect(sample(text, 'service_backend_errors_total', 'backend="redis"')).toBe(1);
     expect(sample(text, 'service_rate_limit_refusals_total', 'limit="ip"')).toBe(1);
+  });
+
+  it("show the in-memory limiter's keys by class, and the live ones it dropped to make room", async () => {
+    const db = await openMemoryStore();
+    const metrics = createMetrics({ db });
+    // Behind one proxy, so each request's forwarded address is its client's.
+    t = await createTestApp({ db, deps: { metrics, config: { trustProxy: 1 } } });
+    for (const address of ['10.1.0.1', '10.1.0.2', '10.1.0.3']) {
+      const res = await t.app.request('/v1/agents', { headers: { authorization: `Bearer ${t.apiKey}`, 'x-forwarded-for': address } });
+      expect(res.status).toBe(200);
+    }
+    const text = await metrics.render();
+    expect(sample(text, 'service_rate_limit_keys', 'class="ip"')).toBe(3);
+    expect(sample(text, 'service_rate_limit_keys', 'class="wksp"')).toBe(1);
+    expect(sample(text, 'service_rate_limit_keys_evicted_total', 'class="ip"')).toBe(0);
+    // Classes and counts only: no address, no workspace.
+    expect(text).not.toContain('10.1.0.1');
+    expect(text).not.toContain(t.workspaceId);
+
+    // A limiter of 2 keys a class: 5 addresses within the minute drop 3 live ones, one more a 4th.
+    const small = createMetrics({ db: t.db });
+    const limiter = createMemoryLimiter({ maxKeys: 2 });
+    small.observeLimiter(limiter);
+    for (let i = 0; i < 5; i++) await limiter.hit(`ip:10.2.0.${i}`, 60, 60_000);
+    expect(sample(await small.render(), 'service_rate_limit_keys_evicted_total', 'class="ip"')).toBe(3);
+    await limiter.hit('ip:10.2.0.9', 60, 60_000);
+    const again = await small.render();
+    expect(sample(again, 'service_rate_limit_keys_evicted_total', 'class="ip"')).toBe(4);
+    expect(sample(again, 'service_rate_limit_keys', 'class="ip"')).toBe(2);
   });
 
   it('count a request the store could not serve as a store error', async () => {

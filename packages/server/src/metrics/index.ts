@@ -10,6 +10,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../store/db.ts';
 import type { AdmissionSnapshot } from '../middleware/admission/shares.ts';
+import type { KeyClassCount } from '../rate-limits/index.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -25,6 +26,8 @@ export interface Metrics {
   observeAdmission(source: AdmissionSource): void;
   /** The MCP bridge's open sessions, read at each scrape (buildServices hands them over). */
   observeMcpSessions(source: McpSessionsSource): void;
+  /** The in-memory rate limiter's keys, read at each scrape (buildServices hands it over when no Redis holds the limits). */
+  observeLimiter(source: LimiterSource): void;
   /** The Prometheus text of every metric. */
   render(): Promise<string>;
 }
@@ -38,6 +41,11 @@ export interface AdmissionSource {
 export interface McpSessionsSource {
   sse(): number;
   streamableHttp(): number;
+}
+
+/** The in-memory rate limiter's classes of keys (rate-limits/memory-limiter.ts `classes`): code's prefixes, no client. */
+export interface LimiterSource {
+  classes(): readonly KeyClassCount[];
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -120,6 +128,31 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
   });
   let admission: AdmissionSource | undefined;
   let mcpSessions: McpSessionsSource | undefined;
+  let limiter: LimiterSource | undefined;
+  new Gauge({
+    name: 'service_rate_limit_keys',
+    help: 'Keys the in-memory rate limiter tracks now, by class (ip, ip-admin, ip-mcp, ip-operator, wksp, inbound, …): at most 100,000 a class.',
+    labelNames: ['class'],
+    registers,
+    collect() {
+      for (const { name, keys } of limiter?.classes() ?? []) this.set({ class: name }, keys);
+    },
+  });
+  /** What each class had evicted at the last scrape: the counter grows by the difference. */
+  const evictedBefore = new Map<string, number>();
+  new Counter({
+    name: 'service_rate_limit_keys_evicted_total',
+    help: "Live keys the in-memory rate limiter dropped to make room for new ones, by class: those clients' counts restarted (more clients than its bound; REDIS_URL holds any number).",
+    labelNames: ['class'],
+    registers,
+    collect() {
+      for (const { name, evicted } of limiter?.classes() ?? []) {
+        const more = evicted - (evictedBefore.get(name) ?? 0);
+        evictedBefore.set(name, evicted);
+        this.inc({ class: name }, more);
+      }
+    },
+  });
   new Gauge({
     name: 'service_mcp_sessions',
     help: 'Open sessions of the tenant MCP bridge on this instance, by transport: sse (open streams), streamable_http (Mcp-Session-Id sessions not yet ended or idle).',
@@ -205,6 +238,9 @@ export function createMetrics(deps: { db: Db; clock?: Clock }): Metrics {
     },
     observeMcpSessions(source) {
       mcpSessions = source;
+    },
+    observeLimiter(source) {
+      limiter = source;
     },
     render: () => registry.metrics(),
   };

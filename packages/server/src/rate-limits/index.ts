@@ -4,5 +4,5 @@
  * one limit. A floor under the middleware: it knows hits and windows, not requests.
  */
 export { hitAll, type Hit, type Limiter, type RateLimitResult } from './limiter.ts';
-export { createMemoryLimiter, type MemoryLimiter, type MemoryLimiterOptions } from './memory-limiter.ts';
+export { createMemoryLimiter, type KeyClassCount, type MemoryLimiter, type MemoryLimiterOptions } from './memory-limiter.ts';
 export { connectRedis, createRedisLimiter, type RedisLimiterOptions } from './redis-limiter.ts';

@@ -183,5 +183,10 @@ describe('memory limiter', () => {
     expect(limiter.size).toBe(11);
     // The workspace's count survived 100 new addresses: still refused.
     expect(await limiter.hit('wksp:a', 2, WINDOW)).toMatchObject({ allowed: false });
+    // 90 live addresses made room for others (the metrics show it), none of the workspaces.
+    expect(limiter.classes()).toEqual([
+      { name: 'wksp', keys: 1, evicted: 0 },
+      { name: 'ip', keys: 10, evicted: 90 },
+    ]);
   });
 });

@@ -25,6 +25,16 @@ export interface MemoryLimiter extends Limiter {
   readonly size: number;
   /** Tracked keys looked at to drop idle ones or make room, since the limiter was made (tests: O(1) a hit). */
   readonly keysExamined: number;
+  /** Each class of keys: how many are tracked now, and how many live ones made room for a new key since the limiter was made (metrics). */
+  classes(): KeyClassCount[];
+}
+
+/** One class of keys (`ip`, `wksp`, …) as the metrics show it. */
+export interface KeyClassCount {
+  name: string;
+  keys: number;
+  /** Live keys (hit within their window) dropped to make room: their clients' counts restarted. */
+  evicted: number;
 }
 
 interface HitLog {
@@ -37,6 +47,7 @@ interface HitLog {
 /** The keys of one class: how many, and per window length their logs, the one that moved longest ago first (a Map keeps the order of insertion). */
 interface KeyClass {
   size: number;
+  evicted: number;
   windows: Map<number, Map<string, HitLog>>;
 }
 
@@ -50,7 +61,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     const colon = key.indexOf(':');
     const name = colon < 0 ? key : key.slice(0, colon);
     let found = classes.get(name);
-    if (!found) classes.set(name, (found = { size: 0, windows: new Map() }));
+    if (!found) classes.set(name, (found = { size: 0, evicted: 0, windows: new Map() }));
     return found;
   }
 
@@ -80,6 +91,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     if (oldest) {
       oldest.logs.delete(oldest.key);
       keys.size -= 1;
+      keys.evicted += 1;
     }
   }
 
@@ -124,6 +136,9 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     },
     get keysExamined() {
       return keysExamined;
+    },
+    classes() {
+      return Array.from(classes, ([name, keys]) => ({ name, keys: keys.size, evicted: keys.evicted }));
     },
     async hit(key, limit, windowMs) {
       return hit(key, limit, windowMs);
