@@ -1,10 +1,12 @@
 /**
  * @module Prometheus metrics (prom-client), one registry per app. Served by `serve` on its own port
  * (`METRICS_PORT`), never on the public API. Labels are bounded: operationId (not the raw path), status
- * code, run status, model alias, delivery outcome, limit name, backend name. No id, no secret.
+ * code, run status, model alias, delivery outcome, limit name, backend name, the in-memory limiter's class of
+ * keys. No id, no address, no secret.
  *
  * Counters and histograms are updated as things happen; what lives in the store (runs by status and
- * alias, STU consumed, outbox depth and age) is read at each scrape.
+ * alias, STU consumed, outbox depth and age) is read at each scrape, as are the admission's places, the MCP
+ * bridge's sessions and the in-memory limiter's keys.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { systemClock, type Clock } from '../clock.ts';
