@@ -4,6 +4,7 @@
  * The operator's routes of a workspace's destinations (`…OfWorkspace`) are the same handlers.
  */
 import { keepUnredacted } from '../middleware/redact/index.ts';
+import { shownSignatures } from '../domain/webhooks/attempt-detail.ts';
 import { auditOf, authOf, type Handler, type Handlers, type TwinHandler } from './handler.ts';
 import { settingsWorkspace } from './operator.ts';
 
@@ -67,6 +68,8 @@ const replayWebhookDestination: TwinHandler<'replayWebhookDestination', 'replayW
 const listDestinationDeliveries: Handler<'listDestinationDeliveries'> = async (c, { params, query }, { webhooks }) => {
   const { workspaceId } = authOf(c, 'adminSession');
   const page = await webhooks.destinations.deliveries(workspaceId, params.id, { status: query.status, limit: query.limit, offset: query.offset });
+  // The signatures' starts are shown as the receiver got them (attempt-detail.ts).
+  keepUnredacted(c, ...page.data.flatMap((d) => d.attempts.flatMap((a) => shownSignatures(a.requestHeaders ?? []))));
   return { status: 200, body: page };
 };
 

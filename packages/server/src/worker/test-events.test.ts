@@ -155,6 +155,27 @@ describe.each(testBackends())('test events and the delivery log detail on $name'
     expect(await health(dest.id)).toMatchObject({ status: 'active', consecutiveFailures: 0, lastFailure: null });
   });
 
+  it("shows a signature's start as sent even when it spells a model's name by chance (an HMAC is not engine output)", async () => {
+    answer = { status: 200 };
+    const dest = await destination('/signature-spells');
+    expect((await call('POST', `/webhook-destinations/${dest.id}/ping`)).status).toBe(202);
+    await drain();
+    // One signature in a few hundred starts with a run of characters the redactor takes for a model's name ("qwq",
+    // "o3"): such a start, written into the attempt's logged headers as the worker writes them.
+    const spelled = { 'X-SERVICE-Signature': 'sha256=qwq91…', 'webhook-signature': 'v1,BEnPaxS5qwqc…' };
+    const [attempt] = await store.db.query<{ id: string; request_headers: { name: string; value: string }[] }>(
+      `SELECT a.id, a.request_headers FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.destination_id = $1`,
+      [dest.id],
+    );
+    const headers = attempt!.request_headers.map((h) => (h.name in spelled ? { ...h, value: spelled[h.name as keyof typeof spelled] } : h));
+    expect(headers.filter((h) => h.name in spelled)).toHaveLength(2);
+    await store.db.query(`UPDATE delivery_attempts SET request_headers = $2 WHERE id = $1`, [attempt!.id, JSON.stringify(headers)]);
+
+    const [delivery] = (await log(dest.id)).data;
+    const shown = Object.fromEntries(delivery!.attempts[0]!.requestHeaders!.map((h) => [h.name, h.value]));
+    expect(shown).toMatchObject(spelled);
+  });
+
   it('keeps only the first 2 KiB of a 1 MiB answer, and replaces invalid UTF-8', async () => {
     const dest = await destination('/long-answer');
     answer = { status: 200, body: 'z'.repeat(1024 * 1024) };

@@ -35,16 +35,28 @@ export interface AnswerStart {
 
 const shorten = (value: string) => (value.length > SIGNATURE_SHOWN ? `${value.slice(0, SIGNATURE_SHOWN)}…` : value);
 
+/** The headers that carry a signature: the log shows their start only. */
+const SIGNATURE_HEADERS = new Set(['x-service-signature', 'webhook-signature']);
+
+/**
+ * The shortened signatures of logged headers. They are an HMAC's characters, not engine output: one in a few hundred
+ * starts with a run the redactor takes for a model's name ("qwq"), and the log must still show what the receiver got,
+ * so the delivery log's answer keeps them as they are (routes/webhook-destinations.ts).
+ */
+export function shownSignatures(headers: readonly SentHeader[]): string[] {
+  return headers.filter((h) => SIGNATURE_HEADERS.has(h.name.toLowerCase())).map((h) => h.value);
+}
+
 /** The headers as the log shows them, in the order sent; signatures shortened. */
 export function shownHeaders(headers: Record<string, string>): SentHeader[] {
   return Object.entries(headers).map(([name, value]) => {
     const lower = name.toLowerCase();
-    if (lower === 'x-service-signature') return { name, value: shorten(value) };
     if (lower === 'webhook-signature') {
+      // Standard Webhooks: space-separated entries, each `v1,<signature>` shortened after its version.
       const shown = value.split(' ').map((entry) => (entry.startsWith('v1,') ? `v1,${shorten(entry.slice(3))}` : shorten(entry)));
       return { name, value: shown.join(' ') };
     }
-    return { name, value };
+    return { name, value: SIGNATURE_HEADERS.has(lower) ? shorten(value) : value };
   });
 }
 
