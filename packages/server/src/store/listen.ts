@@ -37,27 +37,32 @@ export async function notify(db: Db | Tx, channel: string, payload: string): Pro
 const VERSION = /^[0-9]{1,15}$/;
 const LISTENER_APPLICATION = 'service-listener';
 
-/** The statement a listener runs once it handled `version` on `scoped`: pg_stat_activity shows it. */
-function ackSql(scoped: string, version: number): string {
-  return `SELECT ${version}::bigint AS "${scoped.replaceAll('"', '""')}"`;
+/**
+ * The statement a listener runs once it handled a notification, and with each LISTEN: for every channel it listens
+ * on, the highest version it handled there (0 for none yet), e.g. `SELECT 7::bigint AS "service_keys.public",
+ * 0::bigint AS "service_usage.public"`. pg_stat_activity shows a connection's last statement only, and one connection
+ * listens on every channel of its instance: a statement that named one channel alone would hide the others.
+ */
+function ackSql(versions: ReadonlyMap<string, number>): string {
+  return `SELECT ${Array.from(versions, ([scoped, version]) => `${version}::bigint AS "${scoped.replaceAll('"', '""')}"`).join(', ')}`;
 }
 
 /**
  * PostgreSQL: resolves once every instance listening on `channel` (of this schema) has handled the
  * notification of `version`, as each acknowledges on its own connection, visible in pg_stat_activity
- * (every instance connects with the same role). A listener that began listening at or after `since`
- * (the store's clock, at the change) needs no acknowledgement: it was not listening yet, so its
- * instance dropped its cache and read versions until then. A listener silent past `timeoutMs` is
- * cut off (pg_terminate_backend): its instance drops its cache and reads versions until it reconnects.
+ * (every instance connects with the same role). A listener connected at or after `since` (the store's
+ * clock, at the change) needs no acknowledgement: it was not listening yet, so its instance dropped its
+ * cache and read versions until then. A listener silent past `timeoutMs` is cut off
+ * (pg_terminate_backend): its instance drops its cache and reads versions until it reconnects.
  */
 export async function awaitListeners(db: Db, options: { channel: string; version: number; since: Date; timeoutMs: number; pollMs?: number }): Promise<void> {
+  // The listeners of this channel and schema, and the version each acknowledged there (ackSql; a LISTEN runs with one).
   const behind = () =>
     db.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity
+      `SELECT pid FROM pg_stat_activity, LATERAL (SELECT '"' || $2 || '.' || current_schema() || '"' AS scoped) c
         WHERE datname = current_database() AND application_name = $1 AND pid <> pg_backend_pid()
-          AND position('"' || $2 || '.' || current_schema() || '"' in query) > 0
-          AND NOT (query ~ '^SELECT [0-9]+::bigint AS "' AND substring(query from '^SELECT ([0-9]+)')::bigint >= $3)
-          AND NOT (query LIKE 'LISTEN %' AND query_start >= $4)`,
+          AND position(c.scoped in query) > 0 AND backend_start < $4
+          AND COALESCE(substring(query from '([0-9]+)::bigint AS ' || replace(c.scoped, '.', '\\.'))::bigint, 0) < $3`,
       [LISTENER_APPLICATION, options.channel, options.version, options.since],
     );
   // A timeout, not a date: the monotonic clock (the store's clock dates `since` only).
@@ -83,6 +88,8 @@ interface PgListenerOptions {
 export function createPgListener(settings: PgListenerOptions) {
   const channels = new Map<string, ListenHandler[]>();
   const dropped = new WeakSet<pg.Client>();
+  /** Per connection, the highest version handled on each channel it listens on (scoped name; ackSql). */
+  const handled = new WeakMap<pg.Client, Map<string, number>>();
   // Scoped name as notifications carry it -> channel.
   const scoped = new Map<string, string>();
   let client: pg.Client | undefined;
@@ -99,6 +106,7 @@ export function createPgListener(settings: PgListenerOptions) {
       application_name: LISTENER_APPLICATION,
       ...(settings.options ? { options: settings.options } : {}),
     });
+    handled.set(next, new Map());
     next.on('notification', (note) => {
       // A connection already given up on says nothing more (its instance reads versions meanwhile).
       if (dropped.has(next)) return;
@@ -106,7 +114,10 @@ export function createPgListener(settings: PgListenerOptions) {
       if (channel === undefined || note.payload === undefined) return;
       for (const handler of channels.get(channel) ?? []) handler.message(note.payload);
       // Handled (synchronously, above): say so where the notifying instance can see it (awaitListeners).
-      if (VERSION.test(note.payload)) next.query(ackSql(note.channel, Number(note.payload))).catch(() => {});
+      if (!VERSION.test(note.payload)) return;
+      const versions = handled.get(next)!;
+      versions.set(note.channel, Math.max(versions.get(note.channel) ?? 0, Number(note.payload)));
+      next.query(ackSql(versions)).catch(() => {});
     });
     next.on('error', () => drop(next));
     next.on('end', () => drop(next));
@@ -128,8 +139,12 @@ export function createPgListener(settings: PgListenerOptions) {
 
   async function listenOn(connection: pg.Client, channel: string): Promise<void> {
     const [row] = (await connection.query<{ schema: string }>('SELECT current_schema() AS schema')).rows;
-    scoped.set(`${channel}.${row!.schema}`, channel);
-    await connection.query(`LISTEN ${scopedChannel(channel, row!.schema)}`);
+    const name = `${channel}.${row!.schema}`;
+    scoped.set(name, channel);
+    const versions = handled.get(connection)!;
+    versions.set(name, versions.get(name) ?? 0);
+    // One statement, so pg_stat_activity never shows this LISTEN without the versions of the others.
+    await connection.query(`LISTEN ${scopedChannel(channel, row!.schema)}; ${ackSql(versions)}`);
   }
 
   function drop(gone: pg.Client): void {
