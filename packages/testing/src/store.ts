@@ -27,9 +27,10 @@ export interface TestStore {
   /**
    * Another connection to the same store, as a second instance of the service would open it
    * (PostgreSQL: its own pool on the same schema). PGlite is embedded in one process, so its
-   * instances share the one handle. Closed by cleanup.
+   * instances share the one handle. Closed by cleanup. `listenRetryMs`: its LISTEN connection's first
+   * reconnect delay (a long one keeps a listener that was cut down).
    */
-  peer(): Promise<OpenDb>;
+  peer(options?: { listenRetryMs?: number }): Promise<OpenDb>;
   cleanup(): Promise<void>;
 }
 
@@ -112,8 +113,8 @@ async function openPostgresTestStore(url: string): Promise<TestStore> {
   const peers: OpenDb[] = [];
   return {
     db,
-    async peer() {
-      const peer = await openStore({ databaseUrl: url, schema });
+    async peer(options = {}) {
+      const peer = await openStore({ databaseUrl: url, schema, ...options });
       peers.push(peer);
       return peer;
     },

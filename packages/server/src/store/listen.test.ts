@@ -7,7 +7,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { awaitListeners } from './listen.ts';
-import { openStore } from './open.ts';
 import type { OpenDb } from './db.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -23,14 +22,12 @@ describe.skipIf(!DATABASE_URL)('the listeners awaited on PostgreSQL', () => {
     store = await testBackends()
       .find((b) => b.name === 'postgres')!
       .open();
-    const [row] = await store.db.query<{ schema: string }>('SELECT current_schema() AS schema');
     // Its listener, once cut, stays down (a reconnect would come after 10 minutes).
-    other = await openStore({ databaseUrl: DATABASE_URL, schema: row!.schema, listenRetryMs: 600_000 });
+    other = await store.peer({ listenRetryMs: 600_000 });
     await other.listen!('test_keys', { message: (payload) => heard.push(`keys ${payload}`), state: (up) => states.push(up) });
     await other.listen!('test_usage', { message: (payload) => heard.push(`usage ${payload}`), state: () => {} });
   });
   afterAll(async () => {
-    await other?.close();
     await store?.cleanup();
   });
 
