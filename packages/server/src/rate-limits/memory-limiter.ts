@@ -44,9 +44,8 @@ interface HitLog {
   movedAt: number;
 }
 
-/** The keys of one class: how many, and per window length their logs, the one that moved longest ago first (a Map keeps the order of insertion). */
+/** The keys of one class: per window length their logs, the one that moved longest ago first (a Map keeps the order of insertion). */
 interface KeyClass {
-  size: number;
   evicted: number;
   windows: Map<number, Map<string, HitLog>>;
 }
@@ -61,24 +60,30 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     const colon = key.indexOf(':');
     const name = colon < 0 ? key : key.slice(0, colon);
     let found = classes.get(name);
-    if (!found) classes.set(name, (found = { size: 0, evicted: 0, windows: new Map() }));
+    if (!found) classes.set(name, (found = { evicted: 0, windows: new Map() }));
     return found;
   }
 
+  /** Keys of a class: a class has a window length or two. */
+  function keyCount(keys: KeyClass): number {
+    let n = 0;
+    for (const logs of keys.windows.values()) n += logs.size;
+    return n;
+  }
+
   /** Drops the leading logs of a window whose hits have all left it; stops at the first live one. */
-  function dropIdle(keys: KeyClass, logs: Map<string, HitLog>, windowMs: number, at: number): void {
+  function dropIdle(logs: Map<string, HitLog>, windowMs: number, at: number): void {
     for (const [key, { hits }] of logs) {
       keysExamined += 1;
       if (hits[hits.length - 1]! > at - windowMs) return;
       logs.delete(key);
-      keys.size -= 1;
     }
   }
 
   /** Makes room for one more key of a class: idle keys go first (`current`'s were just dropped), then the key that moved longest ago. */
   function makeRoom(keys: KeyClass, current: Map<string, HitLog>, at: number): void {
-    for (const [windowMs, logs] of keys.windows) if (logs !== current) dropIdle(keys, logs, windowMs, at);
-    if (keys.size < maxKeys) return;
+    for (const [windowMs, logs] of keys.windows) if (logs !== current) dropIdle(logs, windowMs, at);
+    if (keyCount(keys) < maxKeys) return;
     // Still full of live keys (many clients at once): that client's count restarts, the price of a memory bound.
     let oldest: { logs: Map<string, HitLog>; key: string; at: number } | undefined;
     for (const logs of keys.windows.values()) {
@@ -90,7 +95,6 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     }
     if (oldest) {
       oldest.logs.delete(oldest.key);
-      keys.size -= 1;
       keys.evicted += 1;
     }
   }
@@ -100,7 +104,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     const keys = classOf(key);
     let logs = keys.windows.get(windowMs);
     if (!logs) keys.windows.set(windowMs, (logs = new Map()));
-    dropIdle(keys, logs, windowMs, at);
+    dropIdle(logs, windowMs, at);
     const known = logs.get(key);
     const log = known ?? { hits: [], movedAt: at };
     const { hits } = log;
@@ -112,8 +116,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     if (allowed) {
       hits.push(at);
       if (!known) {
-        if (keys.size >= maxKeys) makeRoom(keys, logs, at);
-        keys.size += 1;
+        if (keyCount(keys) >= maxKeys) makeRoom(keys, logs, at);
         logs.set(key, log);
       } else if (at - log.movedAt >= windowMs / 4) {
         // Admitted: the key moves to the end, behind the keys that moved before it.
@@ -123,7 +126,6 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
       }
     } else if (known && hits.length === 0) {
       logs.delete(key);
-      keys.size -= 1;
     }
     return windowResult(allowed, limit, hits.length, hits[0] ?? at, at, windowMs);
   }
@@ -131,14 +133,14 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
   return {
     get size() {
       let size = 0;
-      for (const keys of classes.values()) size += keys.size;
+      for (const keys of classes.values()) size += keyCount(keys);
       return size;
     },
     get keysExamined() {
       return keysExamined;
     },
     classes() {
-      return Array.from(classes, ([name, keys]) => ({ name, keys: keys.size, evicted: keys.evicted }));
+      return Array.from(classes, ([name, keys]) => ({ name, keys: keyCount(keys), evicted: keys.evicted }));
     },
     async hit(key, limit, windowMs) {
       return hit(key, limit, windowMs);
