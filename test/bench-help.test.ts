@@ -12,7 +12,7 @@ import { moduleComment } from '../scripts/bench/help.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const tsx = join(ROOT, 'node_modules', '.bin', 'tsx');
-const SCRIPTS = ['concurrency', 'stall', 'rate-limit', 'outside-store', 'inside-store'];
+const SCRIPTS = ['concurrency', 'stall', 'rate-limit', 'outside-store', 'inside-store', 'validators'];
 
 describe('bench scripts --help', () => {
   it('reads a module comment as plain text', () => {
