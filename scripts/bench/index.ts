@@ -36,6 +36,7 @@ import {
   type StoreKind,
   freshWorkspace,
   databaseCpuSeconds,
+  databaseWriteTransactions,
   serviceAndDatabaseCpuSeconds,
   startBaseline,
   startService,
@@ -229,7 +230,7 @@ async function main(argv: string[]): Promise<number> {
                 {
                   forRound: freshEachRound('full'),
                   ...(store === 'postgres'
-                    ? { cpuSeconds: () => serviceAndDatabaseCpuSeconds(service.child.pid), databaseCpuSeconds }
+                    ? { cpuSeconds: () => serviceAndDatabaseCpuSeconds(service.child.pid), databaseCpuSeconds, databaseWrites: databaseWriteTransactions }
                     : { cpuSeconds: () => service.cpuSeconds() }),
                 },
               ),
@@ -362,7 +363,7 @@ async function measure(
   compared: Side[],
   connections: number,
   opts: BenchOptions,
-  extras: Pick<Side, 'cpuSeconds' | 'databaseCpuSeconds' | 'forRound'> = {},
+  extras: Pick<Side, 'cpuSeconds' | 'databaseCpuSeconds' | 'databaseWrites' | 'forRound'> = {},
 ): Promise<ScenarioResult> {
   const { path, ...rest } = spec;
   const sides: Side[] = [{ label: 'service', spec: { ...rest, url: `${service.url}${path}`, connections, seconds: opts.seconds }, ...extras }, ...compared];
@@ -370,6 +371,7 @@ async function measure(
     const [s, ...o] = round;
     progress(
       `[${store}] ${scenario} round ${r + 1}/${opts.rounds}: ${fmt(s!.rps)} req/s, p50 ${s!.p50Ms.toFixed(2)} ms` +
+        (s!.databaseWritesPerRequest === undefined ? '' : `, ${s!.databaseWritesPerRequest.toFixed(2)} write transactions each`) +
         o.map((x) => `; ${x.label} ${fmt(x.rps)} req/s, p50 ${x.p50Ms.toFixed(2)} ms`).join('') +
         (s!.non2xx + s!.errors > 0 ? `; ${s!.non2xx} answers >= 400, ${s!.errors} errors` : ''),
     );
@@ -395,6 +397,7 @@ async function measure(
     ...(upstream ? { upstream } : {}),
     ...(server!.cpuMsPerRequest !== undefined ? { cpuMsPerRequest: server!.cpuMsPerRequest } : {}),
     ...(server!.databaseCpuMsPerRequest !== undefined ? { databaseCpuMsPerRequest: server!.databaseCpuMsPerRequest } : {}),
+    ...(server!.databaseWritesPerRequest !== undefined ? { databaseWritesPerRequest: server!.databaseWritesPerRequest } : {}),
     ...(base?.cpuMsPerRequest !== undefined ? { baselineCpuMsPerRequest: base.cpuMsPerRequest } : {}),
   };
 }
@@ -419,17 +422,30 @@ async function measureWorkers(
     const scenario = `sync invocation, --workers ${WORKERS}`;
     // CPU per invocation of each side: its server process(es) and PostgreSQL's (the bench runs alone).
     const cpuOf = (service: ServiceUnderTest) => () => serviceAndDatabaseCpuSeconds(service.child.pid);
-    const cpuText = (ms: number | undefined, database: number | undefined) =>
-      ms === undefined ? '' : `, ${ms.toFixed(2)} ms CPU each${database === undefined ? '' : ` (PostgreSQL ${database.toFixed(2)})`}`;
+    const cpuText = (ms: number | undefined, database: number | undefined, writes: number | undefined) =>
+      (ms === undefined ? '' : `, ${ms.toFixed(2)} ms CPU each${database === undefined ? '' : ` (PostgreSQL ${database.toFixed(2)})`}`) +
+      (writes === undefined ? '' : `, ${writes.toFixed(2)} write transactions each`);
     const [server, one] = await measureRounds(
       [
-        { label: 'service', spec: request(several, opts.seconds, opts.connections), cpuSeconds: cpuOf(several), databaseCpuSeconds },
-        { label: 'one process', spec: request(single, opts.seconds, opts.connections), cpuSeconds: cpuOf(single), databaseCpuSeconds },
+        {
+          label: 'service',
+          spec: request(several, opts.seconds, opts.connections),
+          cpuSeconds: cpuOf(several),
+          databaseCpuSeconds,
+          databaseWrites: databaseWriteTransactions,
+        },
+        {
+          label: 'one process',
+          spec: request(single, opts.seconds, opts.connections),
+          cpuSeconds: cpuOf(single),
+          databaseCpuSeconds,
+          databaseWrites: databaseWriteTransactions,
+        },
       ],
       opts.rounds,
       (r, [s, o]) =>
         progress(
-          `[postgres] ${scenario} round ${r + 1}/${opts.rounds}: ${fmt(s!.rps)} req/s${cpuText(s!.cpuMsPerRequest, s!.databaseCpuMsPerRequest)}; one process ${fmt(o!.rps)} req/s${cpuText(o!.cpuMsPerRequest, o!.databaseCpuMsPerRequest)}`,
+          `[postgres] ${scenario} round ${r + 1}/${opts.rounds}: ${fmt(s!.rps)} req/s${cpuText(s!.cpuMsPerRequest, s!.databaseCpuMsPerRequest, s!.databaseWritesPerRequest)}; one process ${fmt(o!.rps)} req/s${cpuText(o!.cpuMsPerRequest, o!.databaseCpuMsPerRequest, o!.databaseWritesPerRequest)}`,
         ),
     );
     return {
@@ -451,6 +467,8 @@ async function measureWorkers(
       ...(one!.cpuMsPerRequest !== undefined ? { baselineCpuMsPerRequest: one!.cpuMsPerRequest } : {}),
       ...(server!.databaseCpuMsPerRequest !== undefined ? { databaseCpuMsPerRequest: server!.databaseCpuMsPerRequest } : {}),
       ...(one!.databaseCpuMsPerRequest !== undefined ? { baselineDatabaseCpuMsPerRequest: one!.databaseCpuMsPerRequest } : {}),
+      ...(server!.databaseWritesPerRequest !== undefined ? { databaseWritesPerRequest: server!.databaseWritesPerRequest } : {}),
+      ...(one!.databaseWritesPerRequest !== undefined ? { baselineDatabaseWritesPerRequest: one!.databaseWritesPerRequest } : {}),
     };
   } finally {
     await several.stop();

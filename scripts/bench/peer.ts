@@ -68,6 +68,7 @@ export function peerRows(results: readonly ScenarioResult[]): PeerRow[] {
         latencyRatio: serviceAddedMs === null || portkeyAddedMs === null || portkeyAddedMs <= 0 ? null : serviceAddedMs / portkeyAddedMs,
         serviceCpuMs: full.cpuMsPerRequest ?? null,
         serviceDatabaseCpuMs: full.databaseCpuMsPerRequest ?? null,
+        serviceDatabaseWrites: full.databaseWritesPerRequest ?? null,
         portkeyCpuMs: full.baselineCpuMsPerRequest ?? null,
       });
     }

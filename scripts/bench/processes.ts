@@ -265,6 +265,25 @@ async function pgClient(url: string): Promise<PgClient> {
   return client;
 }
 
+/**
+ * Write transactions begun so far in the whole PostgreSQL cluster of DATABASE_URL: the next transaction id to be
+ * assigned (`pg_current_snapshot()`'s xmax). Only a transaction that writes takes an id, and the money path's functions
+ * open no subtransaction, so the difference over a round counts the transactions that wrote: a group-committed start
+ * or close is one, whatever number of runs it carries (an invocation alone takes two, its start and its close), and
+ * the service's other writes. The bench runs alone. Undefined without DATABASE_URL.
+ */
+export async function databaseWriteTransactions(): Promise<number | undefined> {
+  const url = process.env.DATABASE_URL;
+  if (!url) return undefined;
+  const client = await pgClient(url);
+  try {
+    const result = (await client.query(`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS next`)) as { rows: { next: string }[] };
+    return Number(result.rows[0]!.next);
+  } finally {
+    await client.end();
+  }
+}
+
 /** A fresh database beside the one DATABASE_URL names, and its URL. */
 async function freshDatabase(databaseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;

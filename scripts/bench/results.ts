@@ -39,6 +39,9 @@ export interface ScenarioResult {
   /** The part of those of PostgreSQL's processes alone. */
   databaseCpuMsPerRequest?: number;
   baselineDatabaseCpuMsPerRequest?: number;
+  /** PostgreSQL's write transactions per request (rounds.ts `databaseWritesPerRequest`), and its baseline's. */
+  databaseWritesPerRequest?: number;
+  baselineDatabaseWritesPerRequest?: number;
 }
 
 export interface StoreProbes {
@@ -82,6 +85,8 @@ export interface PeerRow {
    */
   serviceCpuMs: number | null;
   serviceDatabaseCpuMs: number | null;
+  /** PostgreSQL's write transactions per invocation at full load (a group-committed statement carries several runs). */
+  serviceDatabaseWrites: number | null;
   portkeyCpuMs: number | null;
 }
 

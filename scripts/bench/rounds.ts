@@ -14,6 +14,8 @@ export interface Side {
   cpuSeconds?: () => number | undefined;
   /** CPU seconds of the database's processes so far (part of `cpuSeconds`): given, its share per request is kept. */
   databaseCpuSeconds?: () => number | undefined;
+  /** Write transactions begun so far in the database (processes.ts `databaseWriteTransactions`): given, their number per request is kept. */
+  databaseWrites?: () => Promise<number | undefined>;
   /**
    * What changes in `spec` for round `r` (0-based), asked before that round: a new workspace's key per round, so that
    * no round runs into the hour's kill switch that the rounds before it spent.
@@ -33,6 +35,8 @@ export interface Measured {
   cpuMsPerRequest?: number;
   /** The same for the database's processes alone, when the side gives `databaseCpuSeconds`. */
   databaseCpuMsPerRequest?: number;
+  /** Median over the rounds of the database's write transactions per request, when the side gives `databaseWrites`. */
+  databaseWritesPerRequest?: number;
 }
 
 /** `rounds` rounds over `sides` (the first is the one measured, the rest its comparisons); `onRound` after each. */
@@ -40,12 +44,14 @@ export async function measureRounds(sides: readonly Side[], rounds: number, onRo
   const runs: LoadResult[][] = sides.map(() => []);
   const cpu: number[][] = sides.map(() => []);
   const databaseCpu: number[][] = sides.map(() => []);
+  const databaseWrites: number[][] = sides.map(() => []);
   const summary = (): Measured[] =>
     sides.map((side, i) => {
       const done = runs[i]!;
       return {
         ...(cpu[i]!.length > 0 ? { cpuMsPerRequest: median(cpu[i]!) } : {}),
         ...(databaseCpu[i]!.length > 0 ? { databaseCpuMsPerRequest: median(databaseCpu[i]!) } : {}),
+        ...(databaseWrites[i]!.length > 0 ? { databaseWritesPerRequest: median(databaseWrites[i]!) } : {}),
         label: side.label,
         rps: median(done.map((x) => x.rps)),
         p50Ms: median(done.map((x) => x.p50Ms)),
@@ -61,15 +67,19 @@ export async function measureRounds(sides: readonly Side[], rounds: number, onRo
       const side = sides[i]!;
       const spec = side.forRound ? { ...side.spec, ...side.forRound(r) } : side.spec;
       const before = side.cpuSeconds?.();
+      const writesBefore = await side.databaseWrites?.();
       const databaseBefore = side.databaseCpuSeconds?.();
       const result = await runLoad(spec);
       const after = side.cpuSeconds?.();
       const databaseAfter = side.databaseCpuSeconds?.();
+      const writesAfter = await side.databaseWrites?.();
       runs[i]!.push(result);
       if (before !== undefined && after !== undefined && result.requests > 0) cpu[i]!.push(((after - before) * 1000) / result.requests);
       if (databaseBefore !== undefined && databaseAfter !== undefined && result.requests > 0) {
         databaseCpu[i]!.push(((databaseAfter - databaseBefore) * 1000) / result.requests);
       }
+      if (writesBefore !== undefined && writesAfter !== undefined && result.requests > 0)
+        databaseWrites[i]!.push((writesAfter - writesBefore) / result.requests);
     }
     onRound(
       r,

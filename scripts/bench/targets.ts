@@ -94,7 +94,8 @@ export function peerTargets(rows: readonly PeerRow[], slow: readonly SlowStreamR
         measured:
           row.serviceDatabaseCpuMs === null
             ? 'not measured (/proc)'
-            : `${row.serviceDatabaseCpuMs.toFixed(2)} ms (the service's processes and PostgreSQL's ${row.serviceCpuMs?.toFixed(2) ?? '-'} ms, Portkey ${row.portkeyCpuMs?.toFixed(2) ?? '-'} ms)`,
+            : `${row.serviceDatabaseCpuMs.toFixed(2)} ms (the service's processes and PostgreSQL's ${row.serviceCpuMs?.toFixed(2) ?? '-'} ms, Portkey ${row.portkeyCpuMs?.toFixed(2) ?? '-'} ms` +
+              (row.serviceDatabaseWrites === null ? ')' : `; ${row.serviceDatabaseWrites.toFixed(2)} write transactions each)`),
         met: row.serviceDatabaseCpuMs === null ? null : row.serviceDatabaseCpuMs <= DATABASE_CPU_MS,
       });
   }
@@ -133,7 +134,10 @@ export function workersTargets(results: readonly ScenarioResult[]): Target[] {
       measured:
         workers.cpuMsPerRequest === undefined || workers.baselineCpuMsPerRequest === undefined
           ? 'not measured (/proc)'
-          : `${(workers.cpuMsPerRequest / workers.baselineCpuMsPerRequest).toFixed(2)}x (${workers.cpuMsPerRequest.toFixed(2)} vs ${workers.baselineCpuMsPerRequest.toFixed(2)} ms)`,
+          : `${(workers.cpuMsPerRequest / workers.baselineCpuMsPerRequest).toFixed(2)}x (${workers.cpuMsPerRequest.toFixed(2)} vs ${workers.baselineCpuMsPerRequest.toFixed(2)} ms` +
+            (workers.databaseWritesPerRequest === undefined || workers.baselineDatabaseWritesPerRequest === undefined
+              ? ')'
+              : `; ${workers.databaseWritesPerRequest.toFixed(2)} vs ${workers.baselineDatabaseWritesPerRequest.toFixed(2)} write transactions each)`),
       met:
         workers.cpuMsPerRequest === undefined || workers.baselineCpuMsPerRequest === undefined
           ? null
