@@ -66,8 +66,9 @@ export async function measureRounds(sides: readonly Side[], rounds: number, onRo
       const i = (k + r) % sides.length;
       const side = sides[i]!;
       const spec = side.forRound ? { ...side.spec, ...side.forRound(r) } : side.spec;
-      const before = side.cpuSeconds?.();
+      // The transaction id is read on a connection of its own, outside the CPU readings.
       const writesBefore = await side.databaseWrites?.();
+      const before = side.cpuSeconds?.();
       const databaseBefore = side.databaseCpuSeconds?.();
       const result = await runLoad(spec);
       const after = side.cpuSeconds?.();
