@@ -1,20 +1,18 @@
 /**
  * @module Micro-benchmark of request validation: the contract's zod schema of an invocation body (generated/zod.ts,
  * what the server runs) against the same schema compiled by Ajv from the bundled contract (generated/openapi.json,
- * JSON Schema 2020-12 with formats, as the fuzzer's judge compiles it). Bodies: the benchmark's invocation, a
- * conversation of 40 messages, and an invalid body (a message without `role`). Both validators must agree on each
- * body before anything is timed; each round runs them alternately, batch by batch.
+ * JSON Schema 2020-12 with formats: the fuzzer's judge, packages/fuzz `createValidator`). Bodies: the benchmark's
+ * invocation, a conversation of 40 messages, and an invalid body (a message without `role`). Both validators must
+ * agree on each body before anything is timed; each round runs them alternately, batch by batch.
  *
  *   pnpm tsx scripts/bench/validators.ts          (ROUNDS=7 BATCH=20000)
  *
  * Prints, per body, CPU µs per validation (`process.cpuUsage`, the body's `JSON.parse` included, as the server
  * parses before it validates): the median of the rounds and their range.
  */
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import { zInferenceRequest } from '../../generated/zod.ts';
+import { createValidator, loadDocument } from '../../packages/fuzz/src/index.ts';
 import { helpFromModuleComment } from './help.ts';
 import { INVOCATION } from './probes.ts';
 
@@ -23,15 +21,9 @@ helpFromModuleComment(import.meta.url);
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const BATCH = Number(process.env.BATCH ?? 20_000);
 
-// ajv-formats is CommonJS; its default import is the module object under some loaders.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
-const DOC_ID = 'https://contract.invalid/openapi.json';
-const ajv = new Ajv2020({ strict: false, allErrors: false, validateSchema: false, discriminator: false });
-addFormats(ajv);
-// OpenAPI's annotation keywords inside schemas.
-for (const keyword of ['example', 'discriminator', 'xml', 'externalDocs', 'x-sse-events']) ajv.addKeyword(keyword);
-ajv.addSchema(JSON.parse(readFileSync(fileURLToPath(new URL('../../generated/openapi.json', import.meta.url)), 'utf8')) as object, DOC_ID);
-const compiled = ajv.compile({ $ref: `${DOC_ID}#/components/schemas/InferenceRequest` });
+// The fuzzer's judge: Ajv over the bundled contract, each schema compiled once.
+const ajv = createValidator(loadDocument(fileURLToPath(new URL('../../generated/openapi.json', import.meta.url))));
+const INFERENCE_REQUEST = { $ref: '#/components/schemas/InferenceRequest' };
 
 const conversation = {
   ...INVOCATION,
@@ -48,7 +40,7 @@ const bodies: [string, string][] = [
 
 const validators: [string, (text: string) => boolean][] = [
   ['zod (generated/zod.ts)', (text) => zInferenceRequest.safeParse(JSON.parse(text)).success],
-  ['Ajv (compiled from the contract)', (text) => compiled(JSON.parse(text))],
+  ['Ajv (compiled from the contract)', (text) => ajv.isValid(INFERENCE_REQUEST, JSON.parse(text))],
 ];
 
 for (const [name, text] of bodies) {
