@@ -24,14 +24,18 @@ export interface DraftArguments {
   readonly body: string;
 }
 
+function isDraftKind(value: unknown): value is DraftKind {
+  return DRAFT_KINDS.some((kind) => kind === value);
+}
+
 /** The draft a `draft.create` call describes, or why it describes none. */
 export function draftOf(args: Readonly<Record<string, unknown>>): DraftArguments | string {
   const { kind, subject, body } = args;
-  if (typeof kind !== 'string' || !(DRAFT_KINDS as readonly string[]).includes(kind)) return `kind must be one of ${DRAFT_KINDS.join(', ')}.`;
+  if (!isDraftKind(kind)) return `kind must be one of ${DRAFT_KINDS.join(', ')}.`;
   if (typeof subject !== 'string' || subject.trim() === '' || subject.length > MAX_SUBJECT_CHARS)
     return `subject must be a text of 1 to ${MAX_SUBJECT_CHARS} characters.`;
   if (typeof body !== 'string' || body.trim() === '' || body.length > MAX_BODY_CHARS) return `body must be a text of 1 to ${MAX_BODY_CHARS} characters.`;
-  return { kind: kind as DraftKind, subject, body };
+  return { kind, subject, body };
 }
 
 export const DRAFT_TOOL: AgentTool = {

@@ -4,7 +4,7 @@
  * as an invocation (a refused run fails with the refusal's code), and executes it.
  */
 import { ServiceError } from '../../errors.ts';
-import type { Alias } from '../../vocabulary/alias.ts';
+import { toAlias } from '../../vocabulary/alias.ts';
 import type { RunService } from './service.ts';
 
 export interface InboundRunInput {
@@ -28,7 +28,7 @@ export function inboundRunExecutor(runs: RunService, logError: (error: unknown) 
       await runs.createRun({
         workspaceId: run.workspaceId,
         agentSlug: run.agentSlug,
-        alias: run.alias as Alias,
+        alias: toAlias(run.alias),
         messages: [{ role: 'user', content: run.content }],
         source: 'inbound_webhook',
         existingRunId: run.runId,

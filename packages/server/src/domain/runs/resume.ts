@@ -32,11 +32,11 @@ import { appendRunLog, lastStoredSequence } from '../run-events/queries.ts';
 import { firstExecutionSequence } from '../run-events/log.ts';
 import { reserveRun, type Reservation } from '../spending/budget.ts';
 import { killSwitchReason } from '../usage/index.ts';
-import type { Alias } from '../../vocabulary/alias.ts';
+import { toAlias } from '../../vocabulary/alias.ts';
 import { type Checkpoint, claimCheckpoint, conversationLength, markResumed, moveCall, releaseClaim, releaseStaleClaims } from './checkpoints.ts';
 import type { RunContext } from './context.ts';
 import { endRun } from './recovery.ts';
-import { readRunRecord, toRun, type Run, type RunRecord } from './store.ts';
+import { readRunRecord, toRun, toRunSource, type Run, type RunRecord } from './store.ts';
 
 export type { Checkpoint } from './checkpoints.ts';
 
@@ -133,8 +133,8 @@ async function resumeClaimed(ctx: ResumeContext, run: RunRecord, checkpoint: Che
       leaseUntil: new Date(now.getTime() + ctx.leaseMs),
       agentSlug: run.agentSlug,
       answeredBy: run.answeredBy,
-      alias: run.alias as Alias,
-      source: run.source as Run['source'],
+      alias: toAlias(run.alias),
+      source: toRunSource(run.source),
       conversationId: run.conversationId,
       conversationTurns: run.conversationId ? await conversationLength(db, run.workspaceId, run.conversationId) : null,
       requestPreview: null,

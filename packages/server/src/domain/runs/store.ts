@@ -16,6 +16,11 @@ export type { RunRecord, RunView } from './queries/run-row.ts';
 type RunStatus = Schema<'RunStatus'>;
 export type Run = Schema<'Run'>;
 export type RunSource = Run['source'];
+
+/** A stored source read back (the contract's enum; another value means the store is damaged). */
+export function toRunSource(value: string): RunSource {
+  return zRun.shape.source.parse(value);
+}
 export type Step = Schema<'Step'>;
 export type ToolCall = Schema<'ToolCall'>;
 export type RunDetail = Schema<'RunDetail'>;
@@ -30,7 +35,7 @@ export function toRun(run: RunView, waiting?: WaitingApproval): Run {
     // Only the orchestrator hands a run to another agent: the one that answered, when not the one addressed.
     routedTo: run.answeredBy !== run.agentSlug ? run.answeredBy : null,
     alias: toAlias(run.alias),
-    source: zRun.shape.source.parse(run.source),
+    source: toRunSource(run.source),
     conversationId: run.conversationId,
     requestPreview: run.requestPreview,
     content: run.content,
