@@ -24,8 +24,9 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
   let statements: string[];
   let headers: Record<string, string>;
   let db: OpenDb;
-  /** The next lone finish_run waits for this (once). */
+  /** The next lone finish_run waits for this (once); `held` says it does. */
   let hold: Promise<void> | undefined;
+  let held = false;
   /** Runs carried by start_runs statements since the last reset. */
   let startedRuns = 0;
 
@@ -40,6 +41,7 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
         const waitFor = /FROM finish_run\(/.test(sql) ? hold : undefined;
         if (waitFor) {
           hold = undefined;
+          held = true;
           await waitFor;
         }
         return counted.db.query(sql, params, options);
@@ -125,24 +127,26 @@ describe.each(testBackends())('hot paths on $name', ({ open }) => {
     }
   });
 
-  it('closes concurrent invocations together: 6 at once start in at most 6 start_runs carrying the 6 runs, the first close alone and the 5 that waited behind it in one statement', async () => {
+  it('closes concurrent invocations together: 6 start in at most 6 start_runs carrying the 6 runs, the first close alone and the 5 that waited behind it in one statement', async () => {
     const n = 6;
     let release!: () => void;
     hold = new Promise<void>((resolve) => (release = resolve));
+    held = false;
     statements.length = 0;
     startedRuns = 0;
-    const answers = Promise.all(
-      Array.from({ length: n }, (_, i) =>
-        t.app.request('/v1/inference', {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: `Which invoices are overdue in region ${i}?` }] }),
-        }),
-      ),
-    );
-    // The first close is in flight (held here), the others wait for it in the batcher.
+    const invoke = (i: number) =>
+      t.app.request('/v1/inference', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ alias: 'Sonata', messages: [{ role: 'user', content: `Which invoices are overdue in region ${i}?` }] }),
+      });
+    // The first close is in flight alone (held here); the others, sent meanwhile, wait for it in the batcher.
+    const first = invoke(0);
+    await vi.waitFor(() => expect(held).toBe(true), { timeout: 10_000 });
+    const others = Array.from({ length: n - 1 }, (_, i) => invoke(i + 1));
     await vi.waitFor(() => expect(t.services.runs.closesWaiting()).toBe(n - 1), { timeout: 10_000 });
     release();
+    const answers = Promise.all([first, ...others]);
     expect((await answers).map((res) => res.status)).toEqual(Array(n).fill(200));
     // Starts that arrive while one is in flight go in the next statement, so 1 to 6 statements (as they arrive), 6 runs in all.
     const starts = statements.filter((s) => /^SELECT start_runs\(/.test(s));

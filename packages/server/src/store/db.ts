@@ -69,6 +69,14 @@ export function asTx(handle: Statements): Tx {
   return handle as Tx;
 }
 
+/**
+ * Whether `db` reaches PostgreSQL over the network (its handle's `driver`; a handle that does not say is taken for the
+ * embedded store).
+ */
+export function onPostgres(db: Db): boolean {
+  return Reflect.get(db, 'driver') === 'postgres';
+}
+
 /** A Db that owns its connection(s) and must be closed. */
 export interface OpenDb extends Db {
   close(): Promise<void>;

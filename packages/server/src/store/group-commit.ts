@@ -155,17 +155,18 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R>, options: Gr
 /**
  * A group commit whose writes each get a result of their own (the runs' starts and closes): `many` carries a
  * group in one statement and answers one result per item, in order; an item alone goes through `one`, the
- * statement it always ran (one write at a time waits for nothing). When the store answers the group's statement
+ * statement it always ran. With `waitForTurn` (the runs' starts and closes on PostgreSQL), a write that finds nothing
+ * in flight waits for the end of the event loop's turn, so that the writes of the requests handled in the same turn
+ * go with it: under load a workspace's writes then seldom go alone, where each lone statement held back the batch
+ * behind it for a whole round trip. On the embedded store they go at once: there its one thread is what limits, and a
+ * statement that waits for the turn leaves it idle meanwhile (docs/performance.md, "Starts and closes at the end of
+ * the turn"). When the store answers the group's statement
  * with an error ({@link answeredByStore}: nothing of it was committed), each item is sent again alone, so the one
  * that fails fails alone and each caller sees what its lone statement answers. A failure with no answer may have
  * come after the commit: nothing is sent again (a second write could charge twice), and every item of the group
  * gets that failure.
  */
-export function groupCommitEach<T, R>(
-  many: (items: T[]) => Promise<R[]>,
-  one: (item: T) => Promise<R>,
-  options: Omit<GroupCommitOptions, 'waitForTurn'> = {},
-): GroupCommit<T, R> {
+export function groupCommitEach<T, R>(many: (items: T[]) => Promise<R[]>, one: (item: T) => Promise<R>, options: GroupCommitOptions = {}): GroupCommit<T, R> {
   type Outcome = { value: R } | { error: unknown };
   /** Each call's own wrapper: its outcome is found by identity, even for an item given twice. */
   type Call = { item: T };
@@ -174,21 +175,18 @@ export function groupCommitEach<T, R>(
       (value) => ({ value }),
       (error: unknown) => ({ error }),
     );
-  const submit = groupCommit<Call, Map<Call, Outcome>>(
-    async (calls) => {
-      if (calls.length === 1) return new Map([[calls[0]!, await alone(calls[0]!.item)]]);
-      let values: R[];
-      try {
-        values = await many(calls.map((c) => c.item));
-      } catch (err) {
-        if (!answeredByStore(err)) throw err;
-        const outcomes = await Promise.all(calls.map((c) => alone(c.item)));
-        return new Map(calls.map((c, i) => [c, outcomes[i]!]));
-      }
-      return new Map(calls.map((c, i) => [c, { value: values[i]! }]));
-    },
-    { ...options, waitForTurn: false },
-  );
+  const submit = groupCommit<Call, Map<Call, Outcome>>(async (calls) => {
+    if (calls.length === 1) return new Map([[calls[0]!, await alone(calls[0]!.item)]]);
+    let values: R[];
+    try {
+      values = await many(calls.map((c) => c.item));
+    } catch (err) {
+      if (!answeredByStore(err)) throw err;
+      const outcomes = await Promise.all(calls.map((c) => alone(c.item)));
+      return new Map(calls.map((c, i) => [c, outcomes[i]!]));
+    }
+    return new Map(calls.map((c, i) => [c, { value: values[i]! }]));
+  }, options);
   const each = async (item: T): Promise<R> => {
     const call = { item };
     const outcome = (await submit(call)).get(call)!;

@@ -60,16 +60,21 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
       body: JSON.stringify({ alias: 'Prelude', agentSlug: 'finance', maxTokens: 64, messages: [{ role: 'user', content: `Follow up with lead ${i}` }] }),
     });
 
-  /** `n` invocations whose closes, but the first, wait behind the first; `meanwhile` runs before it is let go. */
+  /**
+   * `n` invocations whose closes, but the first, wait behind the first (it closes alone, held in flight until the
+   * others wait); `meanwhile` runs before it is let go.
+   */
   async function together(n: number, meanwhile: () => Promise<void> = async () => {}): Promise<Response[]> {
     let release!: () => void;
     hold = new Promise<void>((resolve) => (release = resolve));
     statements.length = 0;
-    const answers = Promise.all(Array.from({ length: n }, (_, i) => invoke(i)));
+    const first = invoke(0);
+    await vi.waitFor(() => expect(heldRun).toBeDefined(), { timeout: 10_000 });
+    const others = Array.from({ length: n - 1 }, (_, i) => invoke(i + 1));
     await vi.waitFor(() => expect(t.services.runs.closesWaiting()).toBe(n - 1), { timeout: 10_000 });
     await meanwhile();
     release();
-    return answers;
+    return Promise.all([first, ...others]);
   }
 
   const closing = () => statements.filter((s) => /FROM finish_runs?\(/.test(s)).map((s) => (/FROM finish_runs\(/.test(s) ? 'finish_runs' : 'finish_run'));
@@ -134,7 +139,7 @@ describe.each(testBackends())('closes batched on $name', ({ open }) => {
     expect(ledger!.lines).toBe(4);
   });
 
-  it('a lone close goes out at once, as the one statement it always was', async () => {
+  it('a lone close goes out alone, as the one statement it always was', async () => {
     statements.length = 0;
     expect((await invoke(0)).status).toBe(200);
     expect(closing()).toEqual(['finish_run']);
@@ -149,7 +154,7 @@ describe('the close batcher over a scripted store', () => {
     answer(rows: unknown[]): void;
     fail(err: unknown): void;
   }
-  function scriptedStore(): { db: OpenDb; sent: Sent[] } {
+  function scriptedStore(driver: OpenDb['driver'] = 'postgres'): { db: OpenDb; sent: Sent[] } {
     const sent: Sent[] = [];
     const query = (sql: string, params: readonly unknown[] = []) =>
       new Promise<never[]>((resolve, reject) => {
@@ -158,7 +163,7 @@ describe('the close batcher over a scripted store', () => {
         const runs = (Array.isArray(closes) ? closes : [closes]).map((close) => close.run_id);
         sent.push({ sql: batch ? 'finish_runs' : 'finish_run', runs, params, answer: (rows) => resolve(rows as never[]), fail: reject });
       });
-    const db = { driver: 'pglite', query, transaction: async () => Promise.reject(new Error('no')), exec: async () => {}, close: async () => {} } as OpenDb;
+    const db = { driver, query, transaction: async () => Promise.reject(new Error('no')), exec: async () => {}, close: async () => {} } as OpenDb;
     return { db, sent };
   }
   const row = (id: string) => ({ id, status: 'completed' });
@@ -184,11 +189,37 @@ describe('the close batcher over a scripted store', () => {
   const storeError = (message: string) => Object.assign(new Error(message), { severity: 'ERROR', code: 'P0001' });
   const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-  it('sends a lone close at once, and those that arrive while it is in flight in one statement (at most maxBatch)', async () => {
+  it('on the embedded store, sends a lone close at once: its one thread is what limits', async () => {
+    const { db, sent } = scriptedStore('pglite');
+    const batcher = createCloseBatcher(db);
+    const lone = batcher.finish(params('run_a'));
+    expect(sent.map((s) => [s.sql, s.runs])).toEqual([['finish_run', ['run_a']]]);
+    sent[0]!.answer([row('run_a')]);
+    await expect(lone).resolves.toMatchObject(row('run_a'));
+  });
+
+  it('on PostgreSQL, sends the closes of one turn together: a lone one as finish_run, several as one finish_runs', async () => {
+    const { db, sent } = scriptedStore();
+    const batcher = createCloseBatcher(db, 3, 3);
+    const lone = batcher.finish(params('run_a'));
+    // Sent at the end of the event loop's turn, with whatever else closed in it.
+    expect(sent).toEqual([]);
+    await settle();
+    expect(sent.map((s) => [s.sql, s.runs])).toEqual([['finish_run', ['run_a']]]);
+    sent[0]!.answer([row('run_a')]);
+    await expect(lone).resolves.toMatchObject(row('run_a'));
+    const both = ['run_b', 'run_c'].map((id) => batcher.finish(params(id)));
+    await settle();
+    expect(sent.slice(1).map((s) => [s.sql, s.runs])).toEqual([['finish_runs', ['run_b', 'run_c']]]);
+    sent[1]!.answer([row('run_c'), row('run_b')]);
+    expect((await Promise.all(both)).map((r) => r.id)).toEqual(['run_b', 'run_c']);
+  });
+
+  it('sends a lone close at its turn, and those that arrive while it is in flight in one statement (at most maxBatch)', async () => {
     const { db, sent } = scriptedStore();
     const batcher = createCloseBatcher(db, 3, 3);
     const first = batcher.finish(params('run_a'));
-    // Sent in the same turn: nothing waits for a tick.
+    await settle();
     expect(sent.map((s) => [s.sql, s.runs])).toEqual([['finish_run', ['run_a']]]);
     const later = ['run_b', 'run_c', 'run_d', 'run_e'].map((id) => batcher.finish(params(id)));
     expect(batcher.waiting()).toBe(4);
@@ -219,6 +250,7 @@ describe('the close batcher over a scripted store', () => {
     const { db, sent } = scriptedStore();
     const batcher = createCloseBatcher(db);
     const first = batcher.finish(params('run_a'));
+    await settle();
     const others = ['run_b', 'run_c', 'run_d'].map((id) =>
       batcher.finish(params(id)).then(
         (closed) => closed.id,
@@ -245,6 +277,7 @@ describe('the close batcher over a scripted store', () => {
     const { db, sent } = scriptedStore();
     const batcher = createCloseBatcher(db);
     const first = batcher.finish(params('run_a'));
+    await settle();
     const others = ['run_b', 'run_c'].map((id) => batcher.finish(params(id)));
     sent[0]!.answer([row('run_a')]);
     await first;

@@ -2,8 +2,9 @@
  * @module Group commit (store/group-commit.ts) of the closing statement (`finish_run`, close.ts):
  * closes that arrive while one is in flight wait, and go to the store together as one statement (`finish_runs`,
  * store/functions/finish_runs.sql), one commit for all of them, as soon as the statement in flight returns.
- * A close that finds nothing in flight goes out at once, alone, as the statement close.ts always
- * ran: one invocation at a time waits for nothing, and runs exactly what it ran before. Each close is
+ * A close that finds nothing in flight goes out alone, as the statement close.ts always ran: at once on the embedded
+ * store, and on PostgreSQL at the end of the event loop's turn, with the closes of that turn (`waitForTurn`,
+ * store/group-commit.ts `groupCommitEach` says why). Each close is
  * one object of named keys (`finish_run_args`); the statement settles the batch at once: each period
  * and window row of a workspace is updated once with the sums of the batch's runs (settle_runs.sql).
  *
@@ -19,7 +20,7 @@
  * connection, or PostgreSQL's pool). Closes that must share a transaction with other writes (an inbound
  * run's run-ended hooks) do not come here: close.ts runs them in their transaction.
  */
-import type { Db } from '../../store/db.ts';
+import { type Db, onPostgres } from '../../store/db.ts';
 import { groupCommitEach, MAX_GROUP_STATEMENTS } from '../../store/group-commit.ts';
 import { type FinishedRun, type FinishRunArgs, finishRun, finishRuns } from './queries/close.ts';
 import { traceStatement } from '../../tracing/statement.ts';
@@ -53,6 +54,7 @@ export function createCloseBatcher(db: Db, maxBatch = MAX_CLOSE_BATCH, maxBatchA
     maxItems: maxBatch,
     maxItemsAlone: maxBatchAlone,
     maxStatements: MAX_GROUP_STATEMENTS,
+    waitForTurn: onPostgres(db),
   });
   return {
     async finish(close) {

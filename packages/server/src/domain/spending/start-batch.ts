@@ -2,8 +2,9 @@
  * @module Group commit (store/group-commit.ts) of the invocations' first statement (`start_runs`,
  * store/functions/start_runs.sql): starts that arrive while one is in flight wait, and go to the store
  * together as the next statement, which locks each workspace's period and windows once for all its runs of
- * the batch and updates them once. A start that finds nothing in flight goes out at once, alone
- * (`waitForTurn: false`): one invocation at a time waits for nothing. Under load a workspace's concurrent
+ * the batch and updates them once. A start that finds nothing in flight goes out at once on the embedded store, and
+ * on PostgreSQL at the end of the event loop's turn, with the starts of that turn (store/group-commit.ts
+ * `groupCommitEach` says why). Under load a workspace's concurrent
  * invocations no longer queue one by one on its period row (each held for one statement), but share one
  * statement per batch.
  *
@@ -17,7 +18,7 @@
  *
  * One batcher per store handle (PGlite's one connection, or PostgreSQL's pool): `startsOf(db)`.
  */
-import type { Db } from '../../store/db.ts';
+import { type Db, onPostgres } from '../../store/db.ts';
 import { groupCommitEach, MAX_GROUP_STATEMENTS } from '../../store/group-commit.ts';
 import { type StartDecision, type StartRunInput, startRuns } from './queries.ts';
 import { traceStatement } from '../../tracing/statement.ts';
@@ -51,6 +52,7 @@ export function createStartBatcher(db: Db, maxBatch = MAX_START_BATCH, maxBatchA
     maxItems: maxBatch,
     maxItemsAlone: maxBatchAlone,
     maxStatements: MAX_GROUP_STATEMENTS,
+    waitForTurn: onPostgres(db),
   });
   return { start: submit, waiting: submit.waiting };
 }
