@@ -29,6 +29,8 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
   let probe: { statement: RegExp; report: (read: number) => void } | undefined;
   /** When set, the next lone close waits for it (the closes that arrive meanwhile then go out together). */
   let hold: Promise<void> | undefined;
+  /** Whether a close waits for `hold`. */
+  let held = false;
 
   // A store for each test: its functions' plans are made while its `runs` is small, whatever ran before.
   beforeEach(async () => {
@@ -40,6 +42,7 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
         if (hold && /FROM finish_run\(/.test(sql)) {
           const waitFor = hold;
           hold = undefined;
+          held = true;
           await waitFor;
         }
         const report = probe?.statement.test(sql) ? probe.report : undefined;
@@ -104,7 +107,10 @@ describe.each(testBackends())('the close finds its run by key on $name', ({ open
     async function readByBatch(n: number): Promise<number> {
       let release!: () => void;
       hold = new Promise<void>((resolve) => (release = resolve));
-      const answers = Promise.all(Array.from({ length: n }, () => invoke()));
+      held = false;
+      const first = invoke();
+      await vi.waitFor(() => expect(held).toBe(true), { timeout: 10_000 });
+      const answers = Promise.all([first, ...Array.from({ length: n - 1 }, () => invoke())]);
       await vi.waitFor(() => expect(t.services.runs.closesWaiting()).toBe(n - 1), { timeout: 10_000 });
       let read: number | undefined;
       probe = { statement: /FROM finish_runs\(/, report: (r) => (read = r) };
