@@ -58,4 +58,26 @@ describe('the output cap near its limit', () => {
     expect(cap.cut).toBe(true);
     expect(cap.receivedTokens).toBeGreaterThanOrEqual(countTextTokens(out));
   });
+
+  it('tokenizes each character of a long stream of small fragments once, not what passed again at each recount', () => {
+    // 400 fragments of 8 bytes and 3 tokens each (what a model streams), under a cap of 1,600 tokens: past 1,600
+    // bytes, counting what passed uncounted gives back the room its bytes took beyond its tokens.
+    const fragments = Array.from({ length: 400 }, (_, i) => ` tok${100 + i}.`);
+    const text = fragments.join('');
+    const tokens = countTextTokens(text);
+    expect(Buffer.byteLength(text)).toBeGreaterThan(1_600);
+    expect(tokens).toBeLessThanOrEqual(1_600);
+    // What the cap gives the tokenizer, in characters.
+    let tokenized = 0;
+    const cap = createOutputCap(1_600, (counted) => {
+      tokenized += counted.length;
+      return countTextTokens(counted);
+    });
+    let out = '';
+    for (const fragment of fragments) out += cap.push(fragment);
+    expect(out).toBe(text);
+    expect(cap.cut).toBe(false);
+    expect(cap.receivedTokens).toBeGreaterThanOrEqual(tokens);
+    expect(tokenized).toBe(text.length);
+  });
 });

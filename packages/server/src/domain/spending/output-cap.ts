@@ -7,11 +7,14 @@
  * Text is only tokenized near the cap: a token is at least one UTF-8 byte, so while what passed and
  * the new fragment hold no more bytes than the cap has tokens, the fragment passes uncounted (most
  * answers end far below their cap, and counting them cost some 2 % of a proxied invocation's CPU).
- * Past that bound, fragments are counted in pieces of at most `PIECE_CHARS` characters, so the work
- * per fragment is linear in its length whatever its size (a synchronous answer is one fragment). A
- * sum of pieces counts at least as many tokens as the whole text (a merge across a boundary only
- * saves tokens), so it is recounted exactly, once the sum reaches the cap, before anything is cut:
- * an answer within the cap passes whole.
+ * When a fragment would pass that bound, the text that passed uncounted is counted at once, in one
+ * call per piece: it then stands for its tokens instead of its bytes (fewer in most text), and the room that gives back lets the next fragments pass uncounted again. So a stream of
+ * small fragments is tokenized a few times in large pieces, not once per fragment (each call has a
+ * fixed cost). Where counting gives no room back, fragments are counted in pieces of at most
+ * `PIECE_CHARS` characters, so the work per fragment is linear in its length whatever its size (a
+ * synchronous answer is one fragment). A sum of pieces counts at least as many tokens as the whole
+ * text (a merge across a boundary only saves tokens), so it is recounted exactly, once the sum
+ * reaches the cap, before anything is cut: an answer within the cap passes whole.
  */
 import { countTextTokens, truncateShortText } from '../../engine/index.ts';
 
@@ -29,13 +32,24 @@ interface OutputCap {
   readonly receivedTokens: number;
 }
 
-export function createOutputCap(capTokens: number): OutputCap {
+/** `count` is the tokenizer's count of a text (a test passes one that tallies what it is given). */
+export function createOutputCap(capTokens: number, count: (text: string) => number = countTextTokens): OutputCap {
   let passedText = '';
   /** At least the tokens of passedText: exact after a recount, else a sum of pieces' tokens or bytes. */
   let passed = 0;
-  /** Tokens of the pieces counted so far; `uncounted` is the text that passed without being counted (counted when asked). */
+  /** Tokens of the pieces counted so far; `uncounted` is the text that passed without being counted (its bytes in `passed`). */
   let received = 0;
   let uncounted = '';
+  let uncountedBytes = 0;
+  /** Counts the text that passed uncounted: `passed` takes its tokens instead of its bytes. */
+  const countUncounted = () => {
+    let tokens = 0;
+    for (const piece of pieces(uncounted)) tokens += count(piece);
+    received += tokens;
+    passed += tokens - uncountedBytes;
+    uncounted = '';
+    uncountedBytes = 0;
+  };
   /** The first half of a surrogate pair that ended the last fragment, waiting for its second half. */
   let held = '';
   let cut = false;
@@ -51,27 +65,29 @@ export function createOutputCap(capTokens: number): OutputCap {
         delta = delta.slice(0, -1);
       }
       const bytes = Buffer.byteLength(delta, 'utf8');
+      if (passed + bytes > capTokens && uncounted !== '') countUncounted();
       if (passed + bytes <= capTokens) {
         passed += bytes;
         passedText += delta;
         uncounted += delta;
+        uncountedBytes += bytes;
         return delta;
       }
       let out = '';
       for (const piece of pieces(delta)) {
-        const tokens = countTextTokens(piece);
+        const tokens = count(piece);
         received += tokens;
         if (passed + tokens > capTokens) {
           // The sum of pieces may overcount: recount exactly before cutting anything. The gap to the
           // cap shrinks with every recount, so they stay few (logarithmic in the cap).
-          const exact = countTextTokens(passedText + piece);
+          const exact = count(passedText + piece);
           if (exact > capTokens) {
-            let room = Math.max(0, capTokens - countTextTokens(passedText));
+            let room = Math.max(0, capTokens - count(passedText));
             let kept = truncateShortText(piece, room);
             // Tokens may merge differently across the boundary: shrink the kept part until the whole fits.
-            while (kept !== '' && countTextTokens(passedText + kept) > capTokens) kept = truncateShortText(piece, --room);
+            while (kept !== '' && count(passedText + kept) > capTokens) kept = truncateShortText(piece, --room);
             passedText += kept;
-            passed = countTextTokens(passedText);
+            passed = count(passedText);
             out += kept;
             cut = true;
             break;
@@ -89,10 +105,7 @@ export function createOutputCap(capTokens: number): OutputCap {
       return cut;
     },
     get receivedTokens() {
-      if (uncounted !== '') {
-        received += countTextTokens(uncounted);
-        uncounted = '';
-      }
+      if (uncounted !== '') countUncounted();
       return received;
     },
   };
