@@ -2378,7 +2378,7 @@ export interface components {
         };
         /**
          * StreamFragment
-         * @description One fragment of a streamed answer: the SSE line `data: {"delta":"..."}`. Each fragment is redacted.
+         * @description One fragment of a streamed answer: the SSE line `data: {"delta":"..."}`. Each fragment is redacted. The answer is the deltas joined in order. A model that streams at its own pace gives one fragment per piece it sends; pieces that reach the service together (a model that sends a burst at once) may come as one fragment.
          * @example {
          *       "delta": "Hi Dana, thanks for "
          *     }

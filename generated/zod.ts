@@ -146,7 +146,7 @@ export const zInferenceResponse = z.strictObject({
 /**
  * StreamFragment
  *
- * One fragment of a streamed answer: the SSE line `data: {"delta":"..."}`. Each fragment is redacted.
+ * One fragment of a streamed answer: the SSE line `data: {"delta":"..."}`. Each fragment is redacted. The answer is the deltas joined in order. A model that streams at its own pace gives one fragment per piece it sends; pieces that reach the service together (a model that sends a burst at once) may come as one fragment.
  */
 export const zStreamFragment = z.strictObject({
     delta: z.string()

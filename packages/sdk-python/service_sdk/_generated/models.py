@@ -132,7 +132,7 @@ InferenceResponse = TypedDict(
     },
 )
 
-# StreamFragment: One fragment of a streamed answer: the SSE line `data: {"delta":"..."}`. Each fragment is redacted.
+# StreamFragment: One fragment of a streamed answer: the SSE line `data: {"delta":"..."}`. Each fragment is redacted. The answer is the deltas joined in order. A model that streams at its own pace gives one fragment per piece it sends; pieces that reach the service together (a model that sends a burst at once) may come as one fragment.
 StreamFragment = TypedDict(
     "StreamFragment",
     {

@@ -3,12 +3,13 @@
  * stream redactor, the way the invocation route sends fragments, and check that a provider name
  * split across two fragments never leaves.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPARTMENT_SLUGS } from '../vocabulary/catalog.ts';
 import { createStreamRedactor, redactText } from '../redact/index.ts';
 import type { Engine, EngineRequest } from './engine.ts';
 import { createLocalEngine } from './local/index.ts';
-import { sendStream, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
+import { openStream, startFakeChatServer, type FakeChatServer } from '@service/testing/fake-chat-server';
 import { createOpenAICompatibleEngine } from './openai-compatible/index.ts';
 
 let fake: FakeChatServer;
@@ -43,7 +44,15 @@ async function pipe(engine: Engine, req: EngineRequest): Promise<{ raw: string[]
 
 describe('engine stream through the redactor', () => {
   it('removes a provider name split across two fragments', async () => {
-    fake.handle = (req, res) => sendStream(res, String(req.body.model), ['I am Chat', 'GPT, built by Open', 'AI. Ask me anything.']);
+    // Sent a moment apart, as a model streams: fragments that arrive together would reach the redactor as one.
+    fake.handle = async (req, res) => {
+      const stream = openStream(res, String(req.body.model));
+      for (const fragment of ['I am Chat', 'GPT, built by Open', 'AI. Ask me anything.']) {
+        stream.text(fragment);
+        await sleep(20);
+      }
+      stream.done();
+    };
     const engine = createOpenAICompatibleEngine({ baseURL: fake.baseURL, models: { Symphony: 'any-model' } });
     const { raw, sent } = await pipe(engine, request);
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { useFakeChatServer } from '@service/testing/fake-chat-fixture';
 import { collect } from '../collect.ts';
@@ -76,8 +77,16 @@ describe('openai-compatible engine', () => {
     });
   });
 
-  it('streams fragments and takes usage from the final usage chunk', async () => {
-    fake().handle = (req, res) => sendStream(res, String(req.body.model), ['Hello', ', here is ', 'the plan.'], { prompt_tokens: 30, completion_tokens: 7 });
+  it('streams fragments one by one as the model sends them, and takes usage from the final usage chunk', async () => {
+    fake().handle = async (req, res) => {
+      const stream = openStream(res, String(req.body.model));
+      for (const fragment of ['Hello', ', here is ', 'the plan.']) {
+        stream.text(fragment);
+        await sleep(20);
+      }
+      stream.usage({ prompt_tokens: 30, completion_tokens: 7 });
+      stream.done();
+    };
     const events: EngineEvent[] = [];
     for await (const event of engine().stream(request({ alias: 'Prelude' }))) events.push(event);
     expect(events).toEqual([
@@ -89,6 +98,26 @@ describe('openai-compatible engine', () => {
     expect(fake().requests[0]?.body).toMatchObject({ model: 'fake-model-small', stream: true, stream_options: { include_usage: true } });
     expect(fake().requests[0]?.body).not.toHaveProperty('max_tokens');
     expect(fake().requests[0]?.body).not.toHaveProperty('reasoning_effort');
+  });
+
+  it('passes fragments that arrive together as one, after the first', async () => {
+    // The whole answer in one write: one read of the service, as a model server that sends a burst at once.
+    fake().handle = (req, res) => {
+      const chunk = (fields: Record<string, unknown>) =>
+        `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: String(req.body.model), ...fields })}\n\n`;
+      const text = (content: string) => chunk({ choices: [{ index: 0, delta: { content }, finish_reason: null }] });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(
+        `${text('Hello')}${text(', here is ')}${text('the plan.')}${chunk({ choices: [], usage: { prompt_tokens: 30, completion_tokens: 7, total_tokens: 37 } })}data: [DONE]\n\n`,
+      );
+    };
+    const events: EngineEvent[] = [];
+    for await (const event of engine().stream(request())) events.push(event);
+    expect(events).toEqual([
+      { type: 'text', delta: 'Hello' },
+      { type: 'text', delta: ', here is the plan.' },
+      { type: 'usage', inputTokens: 30, outputTokens: 7 },
+    ]);
   });
 
   it('counts with the tokenizer when the server reports no usage', async () => {

@@ -9,7 +9,9 @@
  * Usage comes from the server's usage block (streams ask for it with `stream_options.include_usage`),
  * else it is counted with the tokenizer (the request is counted only then, or when a failure bills
  * it). Only the answer text is streamed: reasoning fields and raw provider payloads are never
- * forwarded. Provider text is not redacted here; the redactor does that.
+ * forwarded. Provider text is not redacted here; the redactor does that. Chunks that arrive together (a
+ * burst in one read) are yielded as one text event after the first (./turn-groups.ts); a model streaming
+ * at its pace gives one event per chunk.
  *
  * Traces: a request carries its model call's `traceparent` (EngineRequest.traceHeaders, when traces are on).
  *
@@ -31,6 +33,7 @@ import type { ConversationMessage, Effort, Engine, EngineEvent, EngineRequest, T
 import { EngineError } from '../engine-error.ts';
 import { countRequestTokens } from '../model-input.ts';
 import { countTextTokens, countToolCallTokens } from '../tokens.ts';
+import { turnGroups } from './turn-groups.ts';
 import { toEngineError } from './errors.ts';
 import { toolNames, type ToolNames } from './tool-names.ts';
 import { createTransport, type Transport } from './transport.ts';
@@ -135,21 +138,26 @@ async function* completionEvents(client: OpenAI, options: OpenAICompatibleOption
     let chunks = 0;
     // A tool call arrives in pieces: its id and name first, its arguments' JSON in fragments, by index.
     const pending = new Map<number, { id: string; name: string; arguments: string }>();
-    for await (const chunk of stream) {
-      chunks += 1;
-      if (chunk.usage) usage = chunk.usage;
-      const delta = chunk.choices[0]?.delta;
-      for (const piece of delta?.tool_calls ?? []) {
-        const call = pending.get(piece.index) ?? { id: '', name: '', arguments: '' };
-        if (piece.id) call.id = piece.id;
-        if (piece.function?.name) call.name += piece.function.name;
-        if (piece.function?.arguments) call.arguments += piece.function.arguments;
-        pending.set(piece.index, call);
+    // Chunks that arrive together (one read of a burst) are passed on as one fragment: turn-groups.ts.
+    for await (const group of turnGroups(stream)) {
+      let fragment = '';
+      for (const chunk of group) {
+        chunks += 1;
+        if (chunk.usage) usage = chunk.usage;
+        const delta = chunk.choices[0]?.delta;
+        for (const piece of delta?.tool_calls ?? []) {
+          const call = pending.get(piece.index) ?? { id: '', name: '', arguments: '' };
+          if (piece.id) call.id = piece.id;
+          if (piece.function?.name) call.name += piece.function.name;
+          if (piece.function?.arguments) call.arguments += piece.function.arguments;
+          pending.set(piece.index, call);
+        }
+        const content = delta?.content;
+        if (typeof content === 'string') fragment += content;
       }
-      const content = delta?.content;
-      if (typeof content === 'string' && content !== '') {
-        text += content;
-        yield { type: 'text', delta: content };
+      if (fragment !== '') {
+        text += fragment;
+        yield { type: 'text', delta: fragment };
       }
     }
     // The client ends an aborted stream quietly; an aborted run must not look complete.
