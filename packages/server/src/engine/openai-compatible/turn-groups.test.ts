@@ -67,4 +67,31 @@ describe('turnGroups', () => {
     for await (const group of turnGroups(endless())) if (group[0] === 2) break;
     expect(stopped).toBe(true);
   });
+
+  it('does not wait for a read still pending when the consumer stops', async () => {
+    let release = () => {};
+    let stopped = false;
+    async function* stalls() {
+      try {
+        yield 1;
+        yield 2;
+        // The next read waits until released (a model that paused).
+        await new Promise<void>((resolve) => (release = resolve));
+        yield 3;
+      } finally {
+        stopped = true;
+      }
+    }
+    const groups: number[][] = [];
+    for await (const group of turnGroups(stalls())) {
+      groups.push(group);
+      if (group.includes(2)) break;
+    }
+    expect(groups).toEqual([[1], [2]]);
+    expect(stopped).toBe(false);
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stopped).toBe(true);
+  });
 });

@@ -62,8 +62,13 @@ export async function* turnGroups<T>(source: AsyncIterable<T>): AsyncGenerator<T
       if (done) return;
     }
   } finally {
-    // A read still pending when the consumer stops: its failure (the stream aborted) is nobody's to handle.
-    next?.catch(() => {});
-    await items.return?.();
+    if (next) {
+      // A read still pending when the consumer stops: the source's return waits for it, so it is not awaited here
+      // (the consumer goes on), and the read's failure (the stream aborted) is nobody's to handle.
+      next.catch(() => {});
+      items.return?.()?.catch(() => {});
+    } else {
+      await items.return?.();
+    }
   }
 }
