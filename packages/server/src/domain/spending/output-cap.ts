@@ -8,9 +8,10 @@
  * the new fragment hold no more bytes than the cap has tokens, the fragment passes uncounted (most
  * answers end far below their cap, and counting them cost some 2 % of a proxied invocation's CPU).
  * When a fragment would pass that bound, the text that passed uncounted is counted at once, in one
- * call per piece: it then stands for its tokens instead of its bytes (fewer in most text), and the room that gives back lets the next fragments pass uncounted again. So a stream of
- * small fragments is tokenized a few times in large pieces, not once per fragment (each call has a
- * fixed cost). Where counting gives no room back, fragments are counted in pieces of at most
+ * call per piece: it then stands for its tokens instead of its bytes (fewer in most text), and the
+ * room that gives back lets the next fragments pass uncounted again. So a stream of small fragments
+ * that stays within the cap has each character tokenized once, not everything that passed again at
+ * each recount. Where counting gives no room back, fragments are counted in pieces of at most
  * `PIECE_CHARS` characters, so the work per fragment is linear in its length whatever its size (a
  * synchronous answer is one fragment). A sum of pieces counts at least as many tokens as the whole
  * text (a merge across a boundary only saves tokens), so it is recounted exactly, once the sum

@@ -1,8 +1,8 @@
 /**
  * @module The items of an async source, grouped by the event loop's turn they arrive in: an item that arrives in a
  * turn after the last group was handed on is handed on alone, at once; the items that arrive in the same turn as the
- * last hand-over (the rest of one network read: a model server that sends a burst of chunks, or a client that fell
- * behind) are handed on together when that turn ends. So a paced stream passes item by item without delay, and a
+ * last hand-over (the rest of one network read: a model server that sent a burst of chunks, or chunks that waited
+ * while this process was busy) are handed on together when that turn ends. So a paced stream passes item by item without delay, and a
  * burst costs what follows it (redaction, the output cap, the event log, the write to the client) about twice, not
  * once per item.
  */
