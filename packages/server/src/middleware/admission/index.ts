@@ -28,7 +28,7 @@
  * its admission until its response begins: a stream that has sent its headers no longer counts (it holds a
  * connection, not the store).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { retryHints } from '../../errors.ts';
 import type { Auth, AuthVariables } from '../auth/index.ts';
@@ -137,7 +137,7 @@ function addressOf(c: Context, trustProxy: number): string {
  */
 function credentialDigest(c: Context<Env>): string | undefined {
   const bearer = c.req.header('authorization');
-  return bearer ? createHash('sha256').update(bearer).digest('base64url') : undefined;
+  return bearer ? hash('sha256', bearer, 'base64url') : undefined;
 }
 
 function admitted(c: Context<Env>, shares: AdmissionShares, party: Party, refused?: (reason: AdmissionRefusal) => void): boolean {
