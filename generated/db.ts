@@ -466,6 +466,7 @@ export interface Composites {
     turn_roles: string[] | null;
     turn_contents: string[] | null;
     events: unknown | null;
+    event_types: string[] | null;
     delivery_ids: string[] | null;
     instance: string | null;
     log: unknown | null;

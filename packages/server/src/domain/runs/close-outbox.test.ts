@@ -2,18 +2,22 @@
  * A close enqueues its events (store/functions/outbox_enqueue.sql) only when a destination of its workspace takes one
  * of them: a workspace without one (most proxied calls) does not pay for the statement, which would write nothing.
  * Counted as the calls of outbox_enqueue inside the closing statement (the backend's own function statistics, in one
- * transaction with the statement), on both stores.
+ * transaction with the statement), on both stores. Such a close does not even send its events (close-detail.ts); one
+ * that left them out when a destination took them is asked for them, and sent again whole.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createTestApp, type TestApp } from '@service/testing/app';
 import type { OpenDb, Tx } from '../../store/db.ts';
+import { createCloseDetail } from './close-detail.ts';
 
 describe.each(testBackends())('a close and the outbox on $name', ({ open }) => {
   let store: TestStore;
   let t: TestApp;
   /** Calls of outbox_enqueue made by the last closing statement. */
   let calls: number | undefined;
+  /** The closing statements sent: whether each carried its events, and the error it answered. */
+  let sent: { events: boolean; error?: string }[] = [];
 
   beforeAll(async () => {
     store = await open();
@@ -22,13 +26,20 @@ describe.each(testBackends())('a close and the outbox on $name', ({ open }) => {
       ...inner,
       async query(sql, params, options) {
         if (!/FROM finish_run\(/.test(sql)) return inner.query(sql, params, options);
-        return inner.transaction(async (tx) => {
-          await tx.query(`SET LOCAL track_functions = 'pl'`);
-          const before = await outboxCalls(tx);
-          const rows = await tx.query(sql, params, options);
-          calls = (await outboxCalls(tx)) - before;
-          return rows as never[];
-        });
+        const statement: (typeof sent)[number] = { events: (JSON.parse(params![0] as string) as { events: unknown }).events !== null };
+        sent.push(statement);
+        return inner
+          .transaction(async (tx) => {
+            await tx.query(`SET LOCAL track_functions = 'pl'`);
+            const before = await outboxCalls(tx);
+            const rows = await tx.query(sql, params, options);
+            calls = (await outboxCalls(tx)) - before;
+            return rows as never[];
+          })
+          .catch((err: Error) => {
+            statement.error = err.message;
+            throw err;
+          });
       },
     };
     t = await createTestApp({ db });
@@ -46,6 +57,7 @@ describe.each(testBackends())('a close and the outbox on $name', ({ open }) => {
 
   async function invoke(): Promise<string> {
     calls = undefined;
+    sent = [];
     const res = await t.app.request('/v1/inference', {
       method: 'POST',
       headers: { Authorization: `Bearer ${t.apiKey}`, 'Content-Type': 'application/json' },
@@ -74,12 +86,29 @@ describe.each(testBackends())('a close and the outbox on $name', ({ open }) => {
     const runId = await invoke();
     expect(calls).toBe(0);
     expect(await outboxEvents(runId)).toEqual([]);
+    // Its events were not sent either.
+    expect(sent).toEqual([{ events: false }]);
   });
 
   it('enqueues run.completed when a destination of the workspace takes it', async () => {
+    // Added after the workspace's first close: the next one leaves its events out, is asked for them, and goes whole.
     await addDestination('dst_close_runs', 'run.completed');
     const runId = await invoke();
+    expect(sent).toEqual([{ events: false, error: expect.stringContaining('close_needs_events') }, { events: true }]);
     expect(calls).toBe(1);
     expect(await outboxEvents(runId)).toEqual(['run.completed']);
+    // The workspace's closes go whole from then on.
+    const next = await invoke();
+    expect(sent).toEqual([{ events: true }]);
+    expect(await outboxEvents(next)).toEqual(['run.completed']);
+  });
+
+  it('reads on a workspace’s first close whether its destinations take a close’s events, and learns when asked', async () => {
+    const detail = createCloseDetail(store.db);
+    // This workspace's destinations take run.completed (the test before); the other has none.
+    expect(await detail.takesEvents(t.workspaceId)).toBe(true);
+    expect(await detail.takesEvents('wksp_without_destinations')).toBe(false);
+    detail.learn('wksp_without_destinations');
+    expect(await detail.takesEvents('wksp_without_destinations')).toBe(true);
   });
 });

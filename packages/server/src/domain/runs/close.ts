@@ -29,6 +29,7 @@ import { draftRows, stepRows, type StepDraft } from './steps.ts';
 import { type FinishedRun, type FinishRunArgs, finishRun } from './queries/close.ts';
 import { toRun, type Run } from './store.ts';
 import { answerOnly, type ExecutionEvent } from '../run-events/log.ts';
+import { closeNeeds } from './close-detail.ts';
 import { traceStatement } from '../../tracing/statement.ts';
 
 export interface RunResult {
@@ -65,18 +66,24 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
   // Only a run that would complete is failed by the manual switch (as one that failed keeps its reason).
   const manualReason = status === 'completed' ? killSwitchReason('manual') : null;
   const event = { workspaceId: run.workspaceId, runId: run.runId, agent: run.agentSlug };
-  const events = [
-    ...(status === 'completed'
-      ? [
-          { when: 'completed', ...preparedRunCompleted(now, { ...event, alias: run.alias, ...result.usage, stu }) },
-          { when: 'manual', ...preparedRunFailed(now, { ...event, reason: manualReason! }) },
-        ]
-      : []),
-    ...(reason !== null ? [{ when: 'failed', ...preparedRunFailed(now, { ...event, reason }) }] : []),
-  ];
   // Its drafts, written by the same statement only if the run completes; their events after `run.completed`.
   const drafts = status === 'completed' ? draftRows(result.steps, run, now, redactor) : { drafts: [], events: [] };
-  events.push(...drafts.events.map((prepared) => ({ when: 'completed', ...prepared })));
+  // The events of each outcome (`when`), prepared only for a close sent whole (`whole` below); their types go always.
+  const outcomes = [
+    ...(status === 'completed'
+      ? [
+          { when: 'completed', type: 'run.completed', prepare: () => preparedRunCompleted(now, { ...event, alias: run.alias, ...result.usage, stu }) },
+          { when: 'manual', type: 'run.failed', prepare: () => preparedRunFailed(now, { ...event, reason: manualReason! }) },
+        ]
+      : []),
+    ...(reason !== null ? [{ when: 'failed', type: 'run.failed', prepare: () => preparedRunFailed(now, { ...event, reason }) }] : []),
+  ];
+  const prepareEvents = () => [
+    ...outcomes.map(({ when, prepare }) => ({ when, ...prepare() })),
+    ...drafts.events.map((prepared) => ({ when: 'completed', ...prepared })),
+  ];
+  const eventTypes = [...new Set([...outcomes.map((outcome) => outcome.type), ...drafts.events.map((prepared) => prepared.type)])];
+  const onlyAnswer = answerOnly(result.log, result.content);
   const turns = run.conversationId && status === 'completed' ? [...run.newMessages, { role: 'assistant' as const, content: result.content }] : [];
   const close: FinishRunArgs = {
     run_id: run.runId,
@@ -104,18 +111,32 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
     drafts: drafts.drafts,
     turn_roles: turns.map((turn) => turn.role),
     turn_contents: turns.map((turn) => turn.content),
-    events,
-    delivery_ids: deliveryIds(),
+    // Left out at first: most closes need neither (the statement says when one does: store/functions/finish_runs.sql).
+    events: null,
+    event_types: eventTypes,
+    delivery_ids: null,
     instance: ctx.conversations.instance,
-    log: result.log,
+    log: onlyAnswer ? null : result.log,
     // Not stored if the run completes: readers take its answer from the run's row (run-events/log.ts).
-    answer_only: answerOnly(result.log, result.content),
+    answer_only: onlyAnswer,
     answered_by: run.answeredBy,
   };
+  /** The close with all it may need: its events and their delivery ids, and its log. */
+  const whole = (): FinishRunArgs => ({ ...close, events: prepareEvents(), delivery_ids: deliveryIds(), log: result.log });
   // Alone (outside a transaction), the statement may carry other runs' closes too (close-batch.ts).
   const finish = async (tx: Db | Tx, alone: boolean) => {
     try {
-      return alone ? await ctx.closes.finish(close) : await traceStatement('finish_run', 1, finishRun, tx, close);
+      // In a transaction, a statement that asks for more would undo it: sent whole.
+      if (!alone) return await traceStatement('finish_run', 1, finishRun, tx, whole());
+      if (await ctx.closeDetail.takesEvents(run.workspaceId)) return await ctx.closes.finish(whole());
+      try {
+        return await ctx.closes.finish(close);
+      } catch (err) {
+        const needs = closeNeeds(err);
+        if (!needs) throw err;
+        if (needs === 'events') ctx.closeDetail.learn(run.workspaceId);
+        return await ctx.closes.finish(whole());
+      }
     } catch (err) {
       // The run's row is gone (its workspace was deleted while it executed): as readRunRecord answers.
       if (err instanceof Error && err.message.includes('run_not_found')) throw fail('not_found', 'Run not found.');

@@ -7,6 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { Engines, TokenUsage } from '../../engine/index.ts';
 import type { AgentDefinitions, ToolSource } from '../agent-loop/index.ts';
 import type { CloseBatcher } from './close-batch.ts';
+import type { CloseDetail } from './close-detail.ts';
 import type { ConversationCache } from './conversation.ts';
 import type { WorkspaceAgents } from '../agents/availability.ts';
 import type { Redactor } from '../../redact/index.ts';
@@ -56,6 +57,8 @@ export interface CloseContext {
   logUnbilled?: ((entry: UnbilledEntry) => void) | undefined;
   /** The closing statements of runs that close alone, committed together when they wait (close-batch.ts). */
   closes: CloseBatcher;
+  /** The workspaces whose closes go with their events (close-detail.ts). */
+  closeDetail: CloseDetail;
 }
 
 /** What executing a run uses besides closing it (execute.ts): the engines, the agents and their tools, its log, its lease. */

@@ -24,6 +24,7 @@ import { ORCHESTRATOR_SLUG } from '../../vocabulary/catalog.ts';
 import type { BudgetSettings } from '../spending/budget.ts';
 import { workspaceAgents } from '../agents/settings.ts';
 import { createCloseBatcher } from './close-batch.ts';
+import { createCloseDetail } from './close-detail.ts';
 import { createHeartbeat, type RunContext } from './context.ts';
 import type { UsageTally } from '../spending/usage-tally.ts';
 import { createConversationCache } from './conversation.ts';
@@ -143,6 +144,7 @@ export function createRunService(deps: RunServiceDeps): RunService {
     usageCharged: deps.usageTally?.charged,
     conversations: createConversationCache(db, randomBase62(12)),
     closes: createCloseBatcher(db),
+    closeDetail: createCloseDetail(db),
     clock,
     engines: deps.engines,
     redactor: deps.redactor,

@@ -97,6 +97,7 @@ describe.each(testBackends())('closing a run on $name', ({ open }) => {
         unbilled_input: 0,
         unbilled_output: 0,
         unbilled_stu: 0,
+        log: [],
       }) as FinishRunArgs;
     const statuses = async () =>
       (await store.db.query<{ id: string; status: string }>(`SELECT id, status FROM runs WHERE id IN ($1, $2) ORDER BY id`, [a.runId, b.runId])).map(

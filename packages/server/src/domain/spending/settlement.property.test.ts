@@ -313,6 +313,7 @@ describe.each(testBackends())('the settlement against its model on $name', ({ op
             turn_roles: [],
             turn_contents: [],
             events: [],
+            event_types: [],
             delivery_ids: [],
             instance: 'model',
             log: [],

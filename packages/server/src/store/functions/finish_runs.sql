@@ -75,12 +75,16 @@ CREATE TYPE finish_run_args AS (
   drafts          jsonb,
   turn_roles      text[],
   turn_contents   text[],
-  -- The prepared events, each with the outcome it is written for (`when`: completed, failed, manual).
+  -- The prepared events, each with the outcome it is written for (`when`: completed, failed, manual); null when the
+  -- close left them out (below), with their delivery ids.
   events          jsonb,
+  -- The types of the events the close prepares (or would): what a destination must take for them to be needed.
+  event_types     text[],
   delivery_ids    text[],
   -- This instance, named in the conversation notification (the others drop the thread they hold).
   instance        text,
-  -- What the execution saw of the run's event log (run-events/log.ts), written to run_events.
+  -- What the execution saw of the run's event log (run-events/log.ts), written to run_events; null when the close
+  -- left it out (below).
   log             jsonb,
   -- Whether `log` is only the run's answer (run-events/log.ts `answerOnly`): then it is not written if the run
   -- completes (readers take it from the run's row); a run that ends otherwise (a cancel came first, the manual
@@ -151,6 +155,21 @@ BEGIN
      ORDER BY a.workspace_id COLLATE "C", a.run_id COLLATE "C");
   IF cardinality(v_closes) < cardinality(v_runs) THEN
     RETURN QUERY SELECT r.* FROM unnest(v_runs) AS r JOIN unnest(v_args) AS a ON a.run_id = r.id WHERE r.started_at IS DISTINCT FROM a.started_at;
+  END IF;
+
+  -- A close may leave out what it seldom needs (domain/runs/close.ts): its events when no destination of its
+  -- workspace was known to take them, and a log that is only its answer. When the outcome needs what was left out
+  -- (a destination takes one of the events; a run that does not complete keeps its log), the statement is undone
+  -- and the caller sends the close again whole.
+  IF EXISTS (SELECT 1 FROM unnest(v_closes) AS c
+              WHERE c.event IS NOT NULL AND (c.a).events IS NULL
+                AND EXISTS (SELECT 1 FROM webhook_destinations w
+                             WHERE w.workspace_id = (c.a).workspace_id AND w.events && (c.a).event_types)) THEN
+    RAISE EXCEPTION 'close_needs_events';
+  END IF;
+  IF EXISTS (SELECT 1 FROM unnest(v_closes) AS c
+              WHERE (c.a).log IS NULL AND NOT (c.status = 'completed' AND COALESCE((c.a).answer_only, false))) THEN
+    RAISE EXCEPTION 'close_needs_log';
   END IF;
 
   RETURN QUERY

@@ -5,6 +5,7 @@
  */
 import type { FunctionArgument } from '../../../../../../generated/db.ts';
 import { functionArgument, type Db, type Tx } from '../../../store/db.ts';
+import { bool, row, selectRow } from '../../../store/rows.ts';
 import { RUN_COLUMNS, decodeRunView, type RunViewRow, type RunRow, type RunRecord, type RunView } from './run-row.ts';
 
 /**
@@ -38,4 +39,15 @@ const FINISH_RUNS = `SELECT ${RUN_COLUMNS}, started_at FROM finish_runs($1)`;
 export async function finishRuns(db: Db, closes: readonly FinishRunArgs[]): Promise<FinishedRun[]> {
   const rows = await db.query<RunViewRow & Pick<RunRow, 'started_at'>>(FINISH_RUNS, [functionArgument(closes)], { name: 'finish_runs' });
   return rows.map((row) => ({ ...decodeRunView(row), startedAt: row.started_at }));
+}
+
+/** Whether a destination of the workspace takes one of `types` (what its closes prepare: close-detail.ts). */
+export async function destinationsTakeAny(db: Db, workspaceId: string, types: readonly string[]): Promise<boolean> {
+  const found = await selectRow(
+    db,
+    row({ takes: bool }),
+    `SELECT EXISTS (SELECT 1 FROM webhook_destinations WHERE workspace_id = $1 AND events && $2::text[]) AS takes`,
+    [workspaceId, types],
+  );
+  return found?.takes ?? false;
 }
