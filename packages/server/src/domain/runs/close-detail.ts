@@ -10,10 +10,11 @@
  * go whole from then on. One removed since only leaves them whole, as every close went before.
  */
 import type { Db } from '../../store/db.ts';
+import type { WorkspaceEventType } from '../webhooks/envelope.ts';
 import { destinationsTakeAny } from './queries/close.ts';
 
 /** The events a close may write: a destination that takes one of them gets a workspace's closes whole. */
-export const CLOSE_EVENT_TYPES: readonly string[] = ['run.completed', 'run.failed', 'draft.created'];
+export const CLOSE_EVENT_TYPES: readonly WorkspaceEventType[] = ['run.completed', 'run.failed', 'draft.created'];
 
 export interface CloseDetail {
   /** Whether the workspace's closes go with their events. */

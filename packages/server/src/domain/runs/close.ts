@@ -19,7 +19,8 @@ import type { TokenUsage } from '../../engine/index.ts';
 import { fail } from '../../errors.ts';
 import { newId } from '../../random.ts';
 import type { Db, Tx } from '../../store/db.ts';
-import { deliveryIds } from '../events/index.ts';
+import { deliveryIds, type PreparedEvent } from '../events/index.ts';
+import type { WorkspaceEventType } from '../webhooks/envelope.ts';
 import { killSwitchReason, stuForRun, TRIP_MARGIN, type SpendingScope } from '../usage/index.ts';
 import type { RunContext } from './context.ts';
 import { preparedRunCompleted, preparedRunFailed } from './events.ts';
@@ -69,14 +70,14 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
   // Its drafts, written by the same statement only if the run completes; their events after `run.completed`.
   const drafts = status === 'completed' ? draftRows(result.steps, run, now, redactor) : { drafts: [], events: [] };
   // The events of each outcome (`when`), prepared only for a close sent whole (`whole` below); their types go always.
-  const outcomes = [
+  const outcomes: { when: string; type: WorkspaceEventType; prepare: () => PreparedEvent }[] = [
     ...(status === 'completed'
       ? [
-          { when: 'completed', type: 'run.completed', prepare: () => preparedRunCompleted(now, { ...event, alias: run.alias, ...result.usage, stu }) },
-          { when: 'manual', type: 'run.failed', prepare: () => preparedRunFailed(now, { ...event, reason: manualReason! }) },
+          { when: 'completed', type: 'run.completed' as const, prepare: () => preparedRunCompleted(now, { ...event, alias: run.alias, ...result.usage, stu }) },
+          { when: 'manual', type: 'run.failed' as const, prepare: () => preparedRunFailed(now, { ...event, reason: manualReason! }) },
         ]
       : []),
-    ...(reason !== null ? [{ when: 'failed', type: 'run.failed', prepare: () => preparedRunFailed(now, { ...event, reason }) }] : []),
+    ...(reason !== null ? [{ when: 'failed', type: 'run.failed' as const, prepare: () => preparedRunFailed(now, { ...event, reason }) }] : []),
   ];
   const prepareEvents = () => [
     ...outcomes.map(({ when, prepare }) => ({ when, ...prepare() })),
