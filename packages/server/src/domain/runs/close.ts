@@ -124,20 +124,21 @@ export async function closeRun(ctx: RunContext, run: PendingRun, result: RunResu
   };
   /** The close with all it may need: its events and their delivery ids, and its log. */
   const whole = (): FinishRunArgs => ({ ...close, events: prepareEvents(), delivery_ids: deliveryIds(), log: result.log });
-  // Alone (outside a transaction), the statement may carry other runs' closes too (close-batch.ts).
+  // Alone (outside a transaction), the statement may carry other runs' closes too (close-batch.ts); it goes without
+  // what it seldom needs unless its workspace takes its events, and whole when the store asks (close-detail.ts).
+  const finishAlone = async () => {
+    if (await ctx.closeDetail.takesEvents(run.workspaceId)) return ctx.closes.finish(whole());
+    return ctx.closes.finish(close).catch((err: unknown) => {
+      const needs = closeNeeds(err);
+      if (!needs) throw err;
+      if (needs === 'events') ctx.closeDetail.learn(run.workspaceId);
+      return ctx.closes.finish(whole());
+    });
+  };
   const finish = async (tx: Db | Tx, alone: boolean) => {
     try {
       // In a transaction, a statement that asks for more would undo it: sent whole.
-      if (!alone) return await traceStatement('finish_run', 1, finishRun, tx, whole());
-      if (await ctx.closeDetail.takesEvents(run.workspaceId)) return await ctx.closes.finish(whole());
-      try {
-        return await ctx.closes.finish(close);
-      } catch (err) {
-        const needs = closeNeeds(err);
-        if (!needs) throw err;
-        if (needs === 'events') ctx.closeDetail.learn(run.workspaceId);
-        return await ctx.closes.finish(whole());
-      }
+      return alone ? await finishAlone() : await traceStatement('finish_run', 1, finishRun, tx, whole());
     } catch (err) {
       // The run's row is gone (its workspace was deleted while it executed): as readRunRecord answers.
       if (err instanceof Error && err.message.includes('run_not_found')) throw fail('not_found', 'Run not found.');
