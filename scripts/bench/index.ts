@@ -19,6 +19,7 @@ import { type LoadSpec, loadTool, runLoad } from './load.ts';
 import { BenchUsageError, type BenchOptions, HELP, parseOptions } from './options.ts';
 import {
   type Mode,
+  BARE_PROXY,
   PEER_SCENARIO,
   PEER_SCENARIO_ONE,
   peerRows,
@@ -86,9 +87,9 @@ async function main(argv: string[]): Promise<number> {
   writeFileSync(caFile, certificate.cert);
   const gate = receiverGate();
   const receiver = await startHttpsTestReceiver(certificate, gate.answer);
-  const baseline = await startBaseline();
   const slowModel: SlowModel = { firstMs: SLOW_FIRST_MS, rate: SLOW_RATE, seconds: opts.slow.seconds };
   const upstream = await startUpstream(slowModel);
+  const baseline = await startBaseline(upstream.url);
   let portkey: Listening | null = null;
   let portkeyMissing: string | null = null;
   const withPortkey = has('peer') || has('governed') || has('slow');
@@ -209,7 +210,7 @@ async function main(argv: string[]): Promise<number> {
             connections: 8,
             seconds: warm,
           });
-          for (const side of peerSides('streamed', upstream, portkey, 8, warm)) await runLoad(side.spec);
+          for (const side of peerSides('streamed', upstream, portkey, 8, warm, baseline)) await runLoad(side.spec);
           for (const mode of ['sync', 'streamed'] as Mode[]) {
             const spec = { path: '/v1/inference', method: 'POST' as const, headers: json, body: JSON.stringify(serviceInvocation(mode)) };
             // Each round in a workspace of its own: at 1,000 invocations a second, a workspace's hour (the spec's kill switch,
@@ -223,7 +224,7 @@ async function main(argv: string[]): Promise<number> {
                 PEER_SCENARIO(mode),
                 service,
                 spec,
-                peerSides(mode, upstream, portkey, opts.connections, opts.seconds),
+                peerSides(mode, upstream, portkey, opts.connections, opts.seconds, baseline),
                 opts.connections,
                 opts,
                 // CPU per invocation against Portkey's: the server's processes, and PostgreSQL's (the bench runs alone).
@@ -236,7 +237,7 @@ async function main(argv: string[]): Promise<number> {
               ),
             );
             results.push(
-              await measure(store, PEER_SCENARIO_ONE(mode), service, spec, peerSides(mode, upstream, portkey, 1, opts.seconds), 1, opts, {
+              await measure(store, PEER_SCENARIO_ONE(mode), service, spec, peerSides(mode, upstream, portkey, 1, opts.seconds, baseline), 1, opts, {
                 forRound: freshEachRound('one'),
               }),
             );
@@ -353,7 +354,7 @@ async function main(argv: string[]): Promise<number> {
 /**
  * `rounds` interleaved rounds of the scenario on the service and of what it is compared with: bare
  * Hono, or Portkey and the upstream directly (the `openai-compatible` scenarios). The first
- * comparison is the table's baseline; an `upstream` side is kept beside it.
+ * comparison is the table's baseline; the `upstream` and bare proxy sides are kept beside it.
  */
 async function measure(
   store: StoreKind,
@@ -376,8 +377,9 @@ async function measure(
         (s!.non2xx + s!.errors > 0 ? `; ${s!.non2xx} answers >= 400, ${s!.errors} errors` : ''),
     );
   });
-  const base: Measured | undefined = others.find((x) => x.label !== 'upstream');
+  const base: Measured | undefined = others.find((x) => x.label !== 'upstream' && x.label !== BARE_PROXY);
   const upstream = others.find((x) => x.label === 'upstream');
+  const bare = others.find((x) => x.label === BARE_PROXY);
   const label = base?.label === 'Portkey' ? 'Portkey' : base?.label === 'bare Hono GET' ? 'GET' : base?.label === 'bare Hono POST' ? 'POST' : null;
   return {
     store,
@@ -395,6 +397,7 @@ async function measure(
     rounds: server!.rounds,
     baselineRounds: base?.rounds ?? [],
     ...(upstream ? { upstream } : {}),
+    ...(bare ? { bare } : {}),
     ...(server!.cpuMsPerRequest !== undefined ? { cpuMsPerRequest: server!.cpuMsPerRequest } : {}),
     ...(server!.databaseCpuMsPerRequest !== undefined ? { databaseCpuMsPerRequest: server!.databaseCpuMsPerRequest } : {}),
     ...(server!.databaseWritesPerRequest !== undefined ? { databaseWritesPerRequest: server!.databaseWritesPerRequest } : {}),

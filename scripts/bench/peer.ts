@@ -19,8 +19,14 @@ export const PEER_SCENARIO_ONE = (mode: Mode) => `${PEER_SCENARIO(mode)}, 1 conn
 const chatBody = (model: string, stream: boolean) =>
   JSON.stringify({ model, messages: INVOCATION.messages, ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}) });
 
-/** The same Chat Completions request to the upstream directly and through Portkey (when it runs). */
-export function peerSides(mode: Mode, upstream: Listening, portkey: Listening | null, connections: number, seconds: number): Side[] {
+/** The side that forwards the call with nothing else done (baseline-server.ts's bare proxy). */
+export const BARE_PROXY = 'bare proxy';
+
+/**
+ * The same Chat Completions request to the upstream directly, through Portkey (when it runs), and through the bare
+ * proxy (when given).
+ */
+export function peerSides(mode: Mode, upstream: Listening, portkey: Listening | null, connections: number, seconds: number, bare?: Listening): Side[] {
   const body = chatBody('bench-instant', mode === 'streamed');
   const json = { 'content-type': 'application/json' };
   const load = (url: string, headers: Record<string, string>): LoadSpec => ({ url, method: 'POST', headers, body, connections, seconds });
@@ -31,6 +37,7 @@ export function peerSides(mode: Mode, upstream: Listening, portkey: Listening | 
       spec: load(`${portkey.url}/v1/chat/completions`, { ...json, ...portkeyHeaders(`${upstream.url}/v1`) }),
       cpuSeconds: () => portkey.cpuSeconds(),
     });
+  if (bare) sides.push({ label: BARE_PROXY, spec: load(`${bare.url}/v1/chat/completions`, json), cpuSeconds: () => bare.cpuSeconds() });
   sides.push({ label: 'upstream', spec: load(`${upstream.url}/v1/chat/completions`, { ...json, authorization: 'Bearer bench' }) });
   return sides;
 }
@@ -70,6 +77,9 @@ export function peerRows(results: readonly ScenarioResult[]): PeerRow[] {
         serviceDatabaseCpuMs: full.databaseCpuMsPerRequest ?? null,
         serviceDatabaseWrites: full.databaseWritesPerRequest ?? null,
         portkeyCpuMs: full.baselineCpuMsPerRequest ?? null,
+        bareRps: full.bare?.rps ?? null,
+        bareCpuMs: full.bare?.cpuMsPerRequest ?? null,
+        bareAddedMs: added(one.bare?.p50Ms ?? null),
       });
     }
   return rows;

@@ -178,8 +178,13 @@ function handle(child: ChildProcess, url: string, output: () => string): Listeni
   };
 }
 
-export function startBaseline(): Promise<Listening> {
-  return spawnListening(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/baseline-server.ts')], { ...process.env, PORT: '0' });
+/** The bare Hono baseline; with `upstreamUrl`, also the bare proxy to that model server (baseline-server.ts). */
+export function startBaseline(upstreamUrl?: string): Promise<Listening> {
+  return spawnListening(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/baseline-server.ts')], {
+    ...process.env,
+    PORT: '0',
+    ...(upstreamUrl ? { UPSTREAM_URL: upstreamUrl } : {}),
+  });
 }
 
 /** How the loopback model server's `bench-slow` model streams (upstream-server.ts). */

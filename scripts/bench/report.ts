@@ -126,6 +126,9 @@ function peerTable(rows: readonly PeerRow[]): string {
       'added p50 ms (1 conn)',
       "Portkey's added",
       'vs Portkey',
+      'bare proxy req/s',
+      'its CPU ms',
+      'its added',
     ],
     rows.map((r) => [
       `${r.mode} invocation`,
@@ -140,6 +143,9 @@ function peerTable(rows: readonly PeerRow[]): string {
       ms(r.serviceAddedMs),
       ms(r.portkeyAddedMs),
       ratio(r.latencyRatio, 'times'),
+      fmt(r.bareRps ?? Number.NaN),
+      ms(r.bareCpuMs),
+      ms(r.bareAddedMs),
     ]),
   );
 }
@@ -201,6 +207,11 @@ export function smokeVerdict(
       checks.push([
         `${r.store}: the upstream answered 2xx next to ${r.scenario}`,
         r.upstream.rounds.every((x) => x.requests > 0) && r.upstream.non2xx + r.upstream.errors === 0,
+      ]);
+    if (r.bare)
+      checks.push([
+        `${r.store}: the bare proxy answered 2xx next to ${r.scenario}`,
+        r.bare.rounds.every((x) => x.requests > 0) && r.bare.non2xx + r.bare.errors === 0,
       ]);
   }
   for (const s of slowStreams)

@@ -30,6 +30,8 @@ export interface ScenarioResult {
   baselineRounds: LoadResult[];
   /** The loopback model server measured directly in the same rounds (the `openai-compatible` scenarios). */
   upstream?: Measured;
+  /** The bare proxy to it (peer.ts `BARE_PROXY`) in the same rounds (the `openai-compatible` scenarios). */
+  bare?: Measured;
   /**
    * CPU ms per request of the server's processes and PostgreSQL's, and of its baseline's (the `workers` scenario;
    * the `openai-compatible` scenarios at full load, Portkey's process being the baseline's).
@@ -88,6 +90,13 @@ export interface PeerRow {
   /** PostgreSQL's write transactions per invocation at full load (a group-committed statement carries several runs). */
   serviceDatabaseWrites: number | null;
   portkeyCpuMs: number | null;
+  /**
+   * The bare proxy's (a Hono app forwarding the call on an undici pool, nothing else done): requests/s and CPU ms per
+   * request at full load, p50 added over the upstream's at one connection. The least a gateway costs here.
+   */
+  bareRps: number | null;
+  bareCpuMs: number | null;
+  bareAddedMs: number | null;
 }
 
 /** One many-long-streams run; `store` is null for the upstream directly and for Portkey. */
