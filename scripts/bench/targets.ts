@@ -121,6 +121,17 @@ export function peerTargets(rows: readonly PeerRow[], slow: readonly SlowStreamR
 export function workersTargets(results: readonly ScenarioResult[]): Target[] {
   const workers = results.find((r) => r.baseline === 'one process');
   if (!workers) return [];
+  // A side that answered >= 400 or failed measured its refusals, not its invocations: nothing is judged then.
+  const oneRefused = workers.baselineRounds.reduce((n, x) => n + x.non2xx + x.errors, 0);
+  const refused = workers.non2xx + workers.errors;
+  if (refused + oneRefused > 0) {
+    const measured = `not judged: ${fmt(refused)} answers >= 400 or errors on the several processes, ${fmt(oneRefused)} on one process`;
+    return [
+      { what: `${workers.scenario} vs one process, PostgreSQL + Redis`, goal: '>= 1.6x', measured, met: null },
+      { what: `CPU per invocation (server processes + PostgreSQL), ${workers.scenario} vs one process`, goal: '<= 1.0x', measured, met: null },
+      { what: `PostgreSQL's CPU per invocation, sync invocation, one process`, goal: `<= ${DATABASE_CPU_MS} ms`, measured, met: null },
+    ];
+  }
   return [
     {
       what: `${workers.scenario} vs one process, PostgreSQL + Redis`,
