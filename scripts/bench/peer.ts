@@ -7,7 +7,7 @@
 import { type LoadSpec, runLoad } from './load.ts';
 import { portkeyHeaders } from './portkey.ts';
 import { INVOCATION } from './probes.ts';
-import { type Listening, REMOTE_ALIASES, type ServiceUnderTest, type StoreKind } from './processes.ts';
+import { freshWorkspace, type Listening, REMOTE_ALIASES, type ServiceUnderTest, type StoreKind } from './processes.ts';
 import type { PeerRow, ScenarioResult, SlowStreamRun } from './results.ts';
 import type { Side } from './rounds.ts';
 import { type SlowStreamResult, slowStreams } from './slow-streams.ts';
@@ -114,17 +114,20 @@ export async function slowStreamsOutside(upstream: Listening, portkey: Listening
 }
 
 /**
- * The many long streams through the service (alias Sonata on the slow model), after a warm-up. Its
- * `maxTokens` is what the stream needs (each fragment ` tok<i>.` counts 3 tokens) plus a third: the
- * default (4,096) would make each run reserve more of the hour window than 1,000 of them can share.
+ * The many long streams through the service (alias Sonata on the slow model), after a warm-up, in a workspace of their
+ * own: the service's first workspace has spent much of its hour (the spec's kill switch) in the scenarios before, and
+ * the streams' reservations must fit in what is left. Its `maxTokens` is what the stream needs (each fragment
+ * ` tok<i>.` counts 3 tokens) plus a third: the default (4,096) would make each run reserve more of the hour window
+ * than 1,000 of them can share.
  */
 export async function slowStreamsThrough(service: ServiceUnderTest, upstream: Listening, o: SlowStreamOptions): Promise<SlowStreamResult> {
-  const headers = { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' };
+  const key = freshWorkspace(service, `slow-streams-${service.store}`, 1_000_000);
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   await warmUp({ url: `${service.url}/v1/inference`, headers, body: JSON.stringify(serviceInvocation('streamed')) });
   return slowStreams({
     path: 'service',
     url: `${service.url}/v1/inference`,
-    headers: { authorization: `Bearer ${service.apiKey}` },
+    headers: { authorization: `Bearer ${key}` },
     body: JSON.stringify({ ...INVOCATION, alias: REMOTE_ALIASES.slow, stream: true, maxTokens: Math.ceil(o.fragments * 4) }),
     count: o.count,
     rampSeconds: o.rampSeconds,
