@@ -35,7 +35,7 @@ import {
   type ServiceUnderTest,
   type SlowModel,
   type StoreKind,
-  freshWorkspace,
+  freshWorkspaceEachRound,
   databaseCpuSeconds,
   databaseWriteTransactions,
   serviceAndDatabaseCpuSeconds,
@@ -213,11 +213,8 @@ async function main(argv: string[]): Promise<number> {
           for (const side of peerSides('streamed', upstream, portkey, 8, warm, baseline)) await runLoad(side.spec);
           for (const mode of ['sync', 'streamed'] as Mode[]) {
             const spec = { path: '/v1/inference', method: 'POST' as const, headers: json, body: JSON.stringify(serviceInvocation(mode)) };
-            // Each round in a workspace of its own: at 1,000 invocations a second, a workspace's hour (the spec's kill switch,
-            // 10,000,000 STU) is spent in under 30 s.
-            const freshEachRound = (scenario: string) => (round: number) => ({
-              headers: { ...json, authorization: `Bearer ${freshWorkspace(service, `peer-${mode}-${scenario}-${store}-${round}`, 1_000_000)}` },
-            });
+            // Each round in a workspace of its own (processes.ts freshWorkspaceEachRound).
+            const freshEachRound = (scenario: string) => freshWorkspaceEachRound(service, `peer-${mode}-${scenario}-${store}`, json);
             results.push(
               await measure(
                 store,
@@ -426,14 +423,9 @@ async function measureWorkers(
     // CPU per invocation of each side: its server process(es) and PostgreSQL's (the bench runs alone).
     const cpuOf = (service: ServiceUnderTest) => () => serviceAndDatabaseCpuSeconds(service.child.pid);
     // Each round, on each side, in a workspace of its own: the one-process server's first workspace has spent much of
-    // its hour (the spec's kill switch, 10,000,000 STU) in the scenarios before this one, and a side whose invocations
-    // are refused measures its refusals.
-    const freshEachRound = (service: ServiceUnderTest, side: string) => (round: number) => ({
-      headers: {
-        ...request(service, opts.seconds, opts.connections).headers,
-        authorization: `Bearer ${freshWorkspace(service, `workers-${side}-${round}`, 1_000_000)}`,
-      },
-    });
+    // its hour in the scenarios before this one.
+    const freshEachRound = (service: ServiceUnderTest, side: string) =>
+      freshWorkspaceEachRound(service, `workers-${side}`, request(service, opts.seconds, opts.connections).headers);
     const cpuText = (ms: number | undefined, database: number | undefined, writes: number | undefined) =>
       (ms === undefined ? '' : `, ${ms.toFixed(2)} ms CPU each${database === undefined ? '' : ` (PostgreSQL ${database.toFixed(2)})`}`) +
       (writes === undefined ? '' : `, ${writes.toFixed(2)} write transactions each`);

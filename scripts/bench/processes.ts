@@ -341,6 +341,15 @@ export function freshWorkspace(service: Pick<ServiceUnderTest, 'url' | 'operator
   return created.apiKey;
 }
 
+/**
+ * A side's `forRound` (rounds.ts) that sends each round with a new workspace's key (`freshWorkspace`, named `label` and
+ * the round) over `headers`: a workspace's hour (the spec's kill switch, 10,000,000 STU) is spent in under 30 s at
+ * 1,000 invocations a second, and a side whose invocations are refused measures its refusals.
+ */
+export function freshWorkspaceEachRound(service: Pick<ServiceUnderTest, 'url' | 'operatorToken'>, label: string, headers: Record<string, string>) {
+  return (round: number) => ({ headers: { ...headers, authorization: `Bearer ${freshWorkspace(service, `${label}-${round}`, 1_000_000)}` } });
+}
+
 export async function startService(options: ServiceOptions): Promise<ServiceUnderTest> {
   const workers = options.workers ?? 1;
   const dataDir = join(options.dir, `data-${options.store}${workers > 1 ? `-workers-${workers}` : ''}${options.label ? `-${options.label}` : ''}`);
