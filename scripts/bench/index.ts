@@ -35,6 +35,7 @@ import {
   type ServiceUnderTest,
   type SlowModel,
   type StoreKind,
+  freshWorkspace,
   freshWorkspaceEachRound,
   databaseCpuSeconds,
   databaseWriteTransactions,
@@ -158,7 +159,8 @@ async function main(argv: string[]): Promise<number> {
           spec: Omit<LoadSpec, 'url' | 'connections' | 'seconds'> & { path: string },
           base: 'GET' | 'POST' | null,
           connections = opts.connections,
-        ) => measure(store, name, service, spec, bareHono(base, connections), connections, opts);
+          extras: Parameters<typeof measure>[7] = {},
+        ) => measure(store, name, service, spec, bareHono(base, connections), connections, opts, extras);
         const auth = { authorization: `Bearer ${service.apiKey}` };
         const json = { ...auth, 'content-type': 'application/json' };
         if (has('core')) {
@@ -178,13 +180,26 @@ async function main(argv: string[]): Promise<number> {
           await runLoad({ url: `${service.url}/v1/inference`, method: 'POST', headers: json, body: JSON.stringify(INVOCATION), connections: 8, seconds: warm });
           await runLoad({ url: `${baseline.url}/json`, method: 'GET', headers: auth, connections: 8, seconds: warm });
           results.push(await scenario('authenticated read', { path: '/usage/current', method: 'GET', headers: auth }, 'GET'));
-          results.push(await scenario('sync invocation', { path: '/v1/inference', method: 'POST', headers: json, body: JSON.stringify(INVOCATION) }, 'POST'));
+          // The invocations each round in a workspace of their own (processes.ts freshWorkspaceEachRound): on a fast
+          // machine the scenarios before one spend the first workspace's hour, and its invocations would be refused.
+          const invoking = (name: string) => ({ forRound: freshWorkspaceEachRound(service, `core-${name}-${store}`, json) });
+          results.push(
+            await scenario(
+              'sync invocation',
+              { path: '/v1/inference', method: 'POST', headers: json, body: JSON.stringify(INVOCATION) },
+              'POST',
+              undefined,
+              invoking('sync'),
+            ),
+          );
           results.push(await scenario('runs list', { path: '/runs?limit=20', method: 'GET', headers: auth }, 'GET'));
           results.push(
             await scenario(
               'streamed invocation',
               { path: '/v1/inference', method: 'POST', headers: json, body: JSON.stringify({ ...INVOCATION, stream: true }) },
               'POST',
+              undefined,
+              invoking('streamed'),
             ),
           );
           const one = await scenario(
@@ -192,10 +207,11 @@ async function main(argv: string[]): Promise<number> {
             { path: '/v1/inference', method: 'POST', headers: json, body: JSON.stringify(INVOCATION) },
             null,
             1,
+            invoking('one'),
           );
           results.push(one);
           progress(`[${store}] streamed invocations one after another: first byte and end`);
-          const stream = await streamTimings(service, opts.smoke ? 5 : 300);
+          const stream = await streamTimings(service, freshWorkspace(service, `core-stream-timings-${store}`, 1_000_000), opts.smoke ? 5 : 300);
           probes.push({ store, oneConnectionSyncP50Ms: one.p50Ms, engineP50Ms: engine!.p50Ms, overheadMs: one.p50Ms - engine!.p50Ms, stream, deliveries });
           progress(`[${store}] first SSE byte p50 ${stream.firstByteP50Ms.toFixed(2)} ms, end p50 ${stream.endP50Ms.toFixed(2)} ms`);
         }

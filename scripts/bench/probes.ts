@@ -42,8 +42,8 @@ export interface StreamTimings {
   non2xx: number;
 }
 
-/** `count` streamed invocations one after another on one kept-alive connection. */
-export async function streamTimings(service: ServiceUnderTest, count: number): Promise<StreamTimings> {
+/** `count` streamed invocations one after another on one kept-alive connection, with `apiKey`. */
+export async function streamTimings(service: ServiceUnderTest, apiKey: string, count: number): Promise<StreamTimings> {
   const url = new URL('/v1/inference', service.url);
   const body = JSON.stringify({ ...INVOCATION, stream: true });
   const firstBytes: number[] = [];
@@ -60,7 +60,7 @@ export async function streamTimings(service: ServiceUnderTest, count: number): P
         {
           method: 'POST',
           headers: {
-            authorization: `Bearer ${service.apiKey}`,
+            authorization: `Bearer ${apiKey}`,
             'content-type': 'application/json',
             'content-length': Buffer.byteLength(body),
             'x-forwarded-for': `10.251.${Math.floor(i / 250) % 250}.${(i % 250) + 1}`,
