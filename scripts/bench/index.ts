@@ -216,17 +216,23 @@ async function main(argv: string[]): Promise<number> {
           progress(`[${store}] first SSE byte p50 ${stream.firstByteP50Ms.toFixed(2)} ms, end p50 ${stream.endP50Ms.toFixed(2)} ms`);
         }
         if (has('peer')) {
-          progress(`[${store}] warm-up of the openai-compatible engine${portkey ? ' and Portkey' : ''}`);
-          const warm = opts.smoke ? 1 : 2;
-          await runLoad({
-            url: `${service.url}/v1/inference`,
-            method: 'POST',
-            headers: json,
-            body: JSON.stringify(serviceInvocation('sync')),
-            connections: 8,
-            seconds: warm,
-          });
-          for (const side of peerSides('streamed', upstream, portkey, 8, warm, baseline)) await runLoad(side.spec);
+          // Every side warmed alike, in both modes, at the rounds' connections: after 2 s at 8 connections the server's
+          // optimizing compiler still took about a seventh of its CPU in the first round (docs/performance.md).
+          const warm = opts.smoke ? 1 : PEER_WARM_SECONDS;
+          progress(`[${store}] warm-up of the openai-compatible engine${portkey ? ', Portkey' : ''} and the bare proxy: ${warm} s a side and mode`);
+          for (const mode of ['sync', 'streamed'] as Mode[]) {
+            // A workspace of its own for each mode: the measured rounds' workspaces keep their whole hour.
+            const key = freshWorkspace(service, `peer-warm-${mode}-${store}`, 1_000_000);
+            await runLoad({
+              url: `${service.url}/v1/inference`,
+              method: 'POST',
+              headers: { ...json, authorization: `Bearer ${key}` },
+              body: JSON.stringify(serviceInvocation(mode)),
+              connections: opts.connections,
+              seconds: warm,
+            });
+            for (const side of peerSides(mode, upstream, portkey, opts.connections, warm, baseline)) await runLoad(side.spec);
+          }
           for (const mode of ['sync', 'streamed'] as Mode[]) {
             const spec = { path: '/v1/inference', method: 'POST' as const, headers: json, body: JSON.stringify(serviceInvocation(mode)) };
             // Each round in a workspace of its own (processes.ts freshWorkspaceEachRound).
@@ -369,6 +375,9 @@ async function main(argv: string[]): Promise<number> {
  * Hono, or Portkey and the upstream directly (the `openai-compatible` scenarios). The first
  * comparison is the table's baseline; the `upstream` and bare proxy sides are kept beside it.
  */
+/** Seconds each side of the `openai-compatible` scenarios is warmed, per mode, before their rounds. */
+const PEER_WARM_SECONDS = 5;
+
 async function measure(
   store: StoreKind,
   scenario: string,
