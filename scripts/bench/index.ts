@@ -216,8 +216,9 @@ async function main(argv: string[]): Promise<number> {
           progress(`[${store}] first SSE byte p50 ${stream.firstByteP50Ms.toFixed(2)} ms, end p50 ${stream.endP50Ms.toFixed(2)} ms`);
         }
         if (has('peer')) {
-          // Every side warmed alike, in both modes, at the rounds' connections: after 2 s at 8 connections the server's
-          // optimizing compiler still took about a seventh of its CPU in the first round (docs/performance.md).
+          // Every side warmed alike, in both modes, at the rounds' connections. Before, 2 s at 8 connections left Portkey's
+          // sync path cold, and the server's optimizing compiler still took a seventh of its CPU in the first round
+          // (docs/performance.md, "Warm peers").
           const warm = opts.smoke ? 1 : PEER_WARM_SECONDS;
           progress(`[${store}] warm-up of the openai-compatible engine${portkey ? ', Portkey' : ''} and the bare proxy: ${warm} s a side and mode`);
           for (const mode of ['sync', 'streamed'] as Mode[]) {
@@ -370,14 +371,14 @@ async function main(argv: string[]): Promise<number> {
   return opts.smoke ? smokeVerdict(results, probes, startup, panelPages, slowRuns, portkeyMissing, has('core'), fairness) : 0;
 }
 
+/** Seconds each side of the `openai-compatible` scenarios is warmed, per mode, before their rounds. */
+const PEER_WARM_SECONDS = 5;
+
 /**
  * `rounds` interleaved rounds of the scenario on the service and of what it is compared with: bare
  * Hono, or Portkey and the upstream directly (the `openai-compatible` scenarios). The first
  * comparison is the table's baseline; the `upstream` and bare proxy sides are kept beside it.
  */
-/** Seconds each side of the `openai-compatible` scenarios is warmed, per mode, before their rounds. */
-const PEER_WARM_SECONDS = 5;
-
 async function measure(
   store: StoreKind,
   scenario: string,
