@@ -23,8 +23,9 @@ Against the gateway users would pick instead: a loopback OpenAI-compatible model
 into ~/.cache/service-bench/portkey, or BENCH_PORTKEY_DIR; its rows are left out when it cannot be
 installed), and this service's openai-compatible engine, all in front of that model server: sync and
 streamed invocations at full load and at one connection (requests/s and the p50 added over the
-upstream's, as ratios to Portkey's), after every side is warmed alike (5 s per mode at full load). Beside them the bare proxy: a Hono app that only forwards the call
-on an undici pool (scripts/bench/baseline-server.ts), the least a gateway costs here. And many long
+upstream's, as ratios to Portkey's), after every side is warmed alike (5 s per mode at full load).
+Beside them the bare proxy: a Hono app that only forwards the call on an undici pool
+(scripts/bench/baseline-server.ts), the least a gateway costs here. And many long
 streams: --slow-streams streamed requests for a model that answers after 300 ms and then streams 40
 fragments a second for --slow-seconds, all open at once, directly, through Portkey and through the
 service (in a workspace of its own): the first fragment's time over the upstream's, fragments lost, RSS
