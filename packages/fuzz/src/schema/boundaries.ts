@@ -13,8 +13,9 @@ export function boundaryValues(rawSchema: unknown, root: unknown, sample: unknow
   if (Array.isArray(schema.enum)) out.push(...schema.enum);
   const types = typesOf(schema);
   if (types.includes('string') && schema.pattern === undefined && schema.format === undefined) {
-    const unit = typeof sample === 'string' && sample.length > 0 ? sample : 'a';
-    const fill = (n: number) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+    // In code points, as JSON Schema counts a string's length: a cut by UTF-16 units could split a surrogate pair.
+    const unit = typeof sample === 'string' && sample.length > 0 ? Array.from(sample) : ['a'];
+    const fill = (n: number) => Array.from({ length: n }, (_, i) => unit[i % unit.length]).join('');
     if (typeof schema.minLength === 'number') out.push(fill(schema.minLength));
     if (typeof schema.maxLength === 'number') out.push(fill(schema.maxLength));
     if (schema.minLength === undefined) out.push('');
