@@ -1,6 +1,7 @@
 /**
  * @module Contract fuzzing of the real server, in-process: every operation of generated/openapi.json, every
- * phase, Schemathesis's checks and ours, through `app.request` on an in-memory PGlite app.
+ * phase, Schemathesis's checks and ours, through `app.request`, on each test store (in-memory PGlite, and PostgreSQL
+ * when DATABASE_URL is set: @service/testing/store).
  *
  * A failure message lists each failure with its check and a curl command. The seed is fixed so that CI is
  * repeatable; explore with another one (`FUZZ_SEED=<n>`, or `FUZZ_SEED=random`) and turn what it finds into a
@@ -9,6 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../generated/errors.ts';
 import { createTestApp } from '@service/testing/app';
+import { testBackends } from '@service/testing/store';
 import { runFuzz, type FuzzSetup } from '../packages/fuzz/src/index.ts';
 
 // The fuzzer sends thousands of requests from one "IP": a limiter that admits all but still reports the
@@ -19,9 +21,10 @@ const admitAll = {
   },
 };
 
-describe('contract fuzzing of the server (in-process)', () => {
+describe.each(testBackends())('contract fuzzing of the server (in-process) on $name', ({ open }) => {
   it('keeps the contract over every phase', { timeout: 180_000 }, async () => {
-    const t = await createTestApp({ deps: { limiter: admitAll } });
+    const store = await open();
+    const t = await createTestApp({ db: store.db, deps: { limiter: admitAll } });
     try {
       const result = await runFuzz({
         contract: new URL('../generated/openapi.json', import.meta.url).pathname,
@@ -69,6 +72,7 @@ describe('contract fuzzing of the server (in-process)', () => {
       expect(result.failures.length, `seed ${result.seed}\n${report}`).toBe(0);
     } finally {
       await t.close();
+      await store.cleanup();
     }
   });
 });
