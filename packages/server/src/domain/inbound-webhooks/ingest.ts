@@ -34,7 +34,7 @@ function newRunId(): string {
 }
 
 /**
- * One statement (`ingest_inbound_event`, store/migrations/0508_inbound_ingest.sql): the event row, the
+ * One statement (`ingest_inbound_event`, store/functions/ingest_inbound_event.sql): the event row, the
  * run of a first event or the audit of a repeat, and the webhook's last event time.
  */
 const INGEST = `SELECT o_code AS code, o_run_id AS run_id

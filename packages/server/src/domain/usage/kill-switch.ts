@@ -6,7 +6,7 @@
  * database can keep one budget row per window and enforce it atomically. A run *crosses* a limit
  * when its total would go above it; the hour or day switch is *active* for new invocations once
  * the window's consumption has reached its limit, since any further run would cross it. The store applies
- * the limits (store/functions/start_run.sql admits and caps a run, settle_runs.sql charges and trips the
+ * the limits (store/functions/start_runs.sql admits and caps a run, settle_runs.sql charges and trips the
  * windows); here are the limits, the windows, the margin and the answers of an active switch.
  */
 import { fail, retryHints, type ServiceError } from '../../errors.ts';

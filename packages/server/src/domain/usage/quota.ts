@@ -1,6 +1,6 @@
 /**
  * @module The answer of a refused invocation at the quota: `429 quota_exceeded` (policy, pctConsumed, resetAt).
- * The decision itself is the store's (`start_run`, store/functions/start_run.sql: the hard stop, and an input
+ * The decision itself is the store's (`start_runs`, store/functions/start_runs.sql: the hard stop, and an input
  * that does not fit below it); spending/budget.ts `reserveRun` builds the refusal from its outcome.
  */
 import { fail, retryHints, type ServiceError } from '../../errors.ts';
