@@ -510,6 +510,7 @@ export interface Composites {
     conversation_turns: number | null;
     request_preview: string | null;
     quota_stu: number | null;
+    hardstop_pct: number | null;
     rate: number | null;
     input_tokens: number | null;
     desired_output: number | null;

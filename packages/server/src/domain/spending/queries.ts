@@ -10,7 +10,7 @@
 import type { FunctionArgument } from '../../../../../generated/db.ts';
 import type { Alias } from '../../vocabulary/alias.ts';
 import { functionArgument, type Db, type Tx } from '../../store/db.ts';
-import type { SpendingScope } from '../usage/index.ts';
+import { HARDSTOP_PCT, type SpendingScope } from '../usage/index.ts';
 
 /** The hour and day windows a run is counted in, by their start. */
 export interface Windows {
@@ -73,7 +73,7 @@ type StoredDecision =
 /** The argument of start_runs for one run (named keys, typed from store/functions/start_runs.sql). */
 type StartRunArgs = FunctionArgument<'start_run_args'>;
 
-function startRunArgs(input: StartRunInput): StartRunArgs {
+export function startRunArgs(input: StartRunInput): StartRunArgs {
   const { claim, limits } = input;
   return {
     workspace_id: input.workspaceId,
@@ -89,6 +89,7 @@ function startRunArgs(input: StartRunInput): StartRunArgs {
     conversation_turns: input.conversationTurns,
     request_preview: input.requestPreview,
     quota_stu: input.quotaStu,
+    hardstop_pct: HARDSTOP_PCT,
     rate: input.stuRate,
     input_tokens: input.inputTokens,
     desired_output: input.desiredOutput,

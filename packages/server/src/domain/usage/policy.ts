@@ -45,7 +45,13 @@ export function policyLevel({ consumedStu, quotaStu, rolloverStu }: Allowance): 
   return level;
 }
 
+/**
+ * The hard stop, in percent of quota plus rollover: its one home. `start_runs` (store/functions/start_runs.sql) is given
+ * it with every run (`hardstop_pct`) and refuses new invocations from there.
+ */
+export const HARDSTOP_PCT = POLICY_THRESHOLDS.hardstop;
+
 /** The most STU the period may consume: the hard stop's share of quota plus rollover (the quota guard admits no run past it). */
 export function hardstopStu(allowanceStu: number): number {
-  return Math.floor((Math.max(allowanceStu, 1) * POLICY_THRESHOLDS.hardstop) / 100);
+  return Math.floor((Math.max(allowanceStu, 1) * HARDSTOP_PCT) / 100);
 }

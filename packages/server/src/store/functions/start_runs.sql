@@ -26,8 +26,9 @@
 --   group commit then sends each run alone).
 -- - `stale_history`: the caller's copy of the conversation is behind the store's.
 -- - `gone`: the inbound run to adopt is not this workspace's, not in progress, or already started.
--- - `quota_exceeded` at the quota's hard stop (120 % of the allowance), or when not even the input and one
---   output token fit under it beside what was charged (`inputTooLarge`, with what was charged alone, so the
+-- - `quota_exceeded` at the quota's hard stop (`hardstop_pct` of the allowance, given with each run: domain/usage/
+--   policy.ts `HARDSTOP_PCT`), or when not even the input and one output token fit under it beside what was
+--   charged (`inputTooLarge`, with what was charged alone, so the
 --   answer's `policy` and `pctConsumed` are those usage reads). Below that, a worst case that does not fit runs
 --   with its output cap shrunk to what fits (not a crossing: no `limitedBy`).
 -- - `kill_switch`: manual wins, then day, then hour; a tripped window counts as spent.
@@ -52,6 +53,8 @@ CREATE TYPE start_run_args AS (
   conversation_turns integer,
   request_preview text,
   quota_stu float8,
+  -- The hard stop, in percent of the allowance (quota plus rollover).
+  hardstop_pct float8,
   -- STU per token of the run's alias.
   rate float8,
   input_tokens integer,
@@ -160,11 +163,11 @@ BEGIN
               ORDER BY s.i LOOP
       a := v_args[i];
       v_allowance := a.quota_stu + v_rollover;
-      IF v_consumed > 0 AND v_consumed * 100 >= GREATEST(v_allowance, 1) * 120 THEN
+      IF v_consumed > 0 AND v_consumed * 100 >= GREATEST(v_allowance, 1) * a.hardstop_pct THEN
         v_out[i] := jsonb_build_object('outcome', 'quota_exceeded', 'consumedStu', v_consumed, 'allowanceStu', v_allowance);
         CONTINUE;
       END IF;
-      v_hardstop := floor(GREATEST(v_allowance, 1) * 120 / 100);
+      v_hardstop := floor(GREATEST(v_allowance, 1) * a.hardstop_pct / 100);
       -- Manual wins, then day, then hour (the longest wait); a tripped window counts as spent.
       IF v_manual IS NOT NULL THEN
         v_out[i] := jsonb_build_object('outcome', 'kill_switch', 'kind', 'manual', 'since', v_manual);
