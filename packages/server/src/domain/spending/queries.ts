@@ -154,13 +154,13 @@ export async function readPeriod(db: Db | Tx, workspaceId: string, period: strin
   return row ? { rolloverStu: Number(row.rollover_stu), consumedStu: Number(row.consumed_stu), version: Number(row.version) } : undefined;
 }
 
-/** Creates the period's row with its rollover, unless another request created it first. */
-export async function insertPeriod(db: Db | Tx, workspaceId: string, period: string, rolloverStu: number, now: Date): Promise<void> {
-  await db.query(
-    `INSERT INTO usage_periods (workspace_id, period, rollover_stu, consumed_stu, created_at) VALUES ($1, $2, $3, 0, $4)
-     ON CONFLICT (workspace_id, period) DO NOTHING`,
-    [workspaceId, period, rolloverStu, now],
-  );
+/**
+ * Creates the period's row of `now` with its rollover, unless another request created it first
+ * (store/functions/ensure_usage_period.sql: the rollover is what the period before left of quota plus rollover,
+ * never negative, capped at one period's quota).
+ */
+export async function ensurePeriodRow(db: Db | Tx, workspaceId: string, now: Date, quotaStu: number): Promise<void> {
+  await db.query(`SELECT ensure_usage_period($1, $2, $3::float8)`, [workspaceId, now, quotaStu]);
 }
 
 // ---- the hour and day windows -------------------------------------------------------------------

@@ -5,8 +5,8 @@
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../store/db.ts';
-import { computeUsage, nextRolloverStu, periodOf, previousPeriod, type Usage } from '../usage/index.ts';
-import { insertPeriod, readPeriod as readPeriodTotals } from './queries.ts';
+import { computeUsage, periodOf, type Usage } from '../usage/index.ts';
+import { ensurePeriodRow, readPeriod as readPeriodTotals } from './queries.ts';
 import type { UsageTally } from './usage-tally.ts';
 
 /** A period as the quota reads it; the STU columns are `numeric` (strings) in the row and read cast to numbers. */
@@ -18,17 +18,15 @@ interface PeriodUsage {
 
 /**
  * The period row of `now`, created on first use with the rollover of the period before it (when
- * that one exists; a workspace's first period has none).
+ * that one exists; a workspace's first period has none), by the store's `ensure_usage_period`, the
+ * rollover's one home (store/functions/ensure_usage_period.sql), which the money path's statements call too.
  */
 export async function ensurePeriod(db: Db, workspaceId: string, now: Date, quotaStu: number): Promise<PeriodUsage> {
   const period = periodOf(now);
   const existing = await readPeriod(db, workspaceId, period);
   if (existing) return existing;
-  const previous = await readPeriod(db, workspaceId, previousPeriod(period));
-  // The rollover is capped at one period's quota (every plan's rolloverCapStu is its quota).
-  const rolloverStu = previous ? nextRolloverStu({ quotaStu, rolloverStu: previous.rolloverStu, consumedStu: previous.consumedStu, capStu: quotaStu }) : 0;
-  await insertPeriod(db, workspaceId, period, rolloverStu, now);
-  // Another request may have created it first: read what is stored, not what was computed here.
+  await ensurePeriodRow(db, workspaceId, now, quotaStu);
+  // Another request may have created it first: read what is stored.
   return (await readPeriod(db, workspaceId, period))!;
 }
 

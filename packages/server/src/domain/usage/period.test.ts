@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { periodOf, periodStart, previousPeriod, resetAt } from './period.ts';
+import { periodOf, periodStart, resetAt } from './period.ts';
 
 describe('period', () => {
   it.each([
@@ -15,16 +15,5 @@ describe('period', () => {
     expect(periodOf(at)).toBe(period);
     expect(periodStart(at).toISOString()).toBe(start);
     expect(resetAt(at).toISOString()).toBe(reset);
-  });
-
-  it.each([
-    ['2026-03', '2026-02'],
-    ['2026-01', '2025-12'],
-  ])('previousPeriod(%s) = %s', (period, want) => {
-    expect(previousPeriod(period)).toBe(want);
-  });
-
-  it('rejects a malformed period', () => {
-    expect(() => previousPeriod('2026-3')).toThrow();
   });
 });

@@ -16,10 +16,3 @@ export function periodStart(now: Date): Date {
 export function resetAt(now: Date): Date {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
 }
-
-/** The period before `period` (`2026-01` → `2025-12`), for rollover. */
-export function previousPeriod(period: string): string {
-  const match = /^(\d{4})-(\d{2})$/.exec(period);
-  if (!match) throw new Error(`not a period: ${period}`);
-  return periodOf(new Date(Date.UTC(Number(match[1]), Number(match[2]) - 2, 1)));
-}

@@ -1,7 +1,7 @@
 -- ensure_usage_period: the period row of `p_now` (`YYYY-MM`, UTC), created on first use with the rollover
 -- of the period before it (what it left of its allowance, capped at one period's quota); returns the
--- period. The first statement of an invocation (start_run) and a close's settlement (settle_runs) call it;
--- domain/spending/usage-store.ts `ensurePeriod` does the same from TypeScript for the usage reads.
+-- period. The rollover's one home: the first statement of an invocation (start_runs), a close's settlement
+-- (settle_runs) and the usage reads (domain/spending/usage-store.ts `ensurePeriod`) call it.
 CREATE OR REPLACE FUNCTION ensure_usage_period(p_workspace_id text, p_now timestamptz, p_quota_stu float8) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
