@@ -483,6 +483,24 @@ export interface Composites {
     window_hour: Date | null;
     reserved_stu: number | null;
   };
+  ingest_inbound_event_args: {
+    id: string | null;
+    webhook_id: string | null;
+    workspace_id: string | null;
+    slug: string | null;
+    event_id: string | null;
+    event_id_source: string | null;
+    received_at: Date | null;
+    source_ip: string | null;
+    body_sha256: string | null;
+    body_bytes: number | null;
+    signed_at: Date | null;
+    request_id: string | null;
+    agent_input: string | null;
+    agent_slug: string | null;
+    alias: string | null;
+    run_id: string | null;
+  };
   settle_run_args: {
     workspace_id: string | null;
     window_day: Date | null;

@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { randomBase62 } from '../../random.ts';
-import type { Db } from '../../store/db.ts';
+import type { FunctionArgument } from '../../../../../generated/db.ts';
+import { functionArgument, type Db } from '../../store/db.ts';
 import { oneOf, row, selectRow, text } from '../../store/rows.ts';
 import type { InboundEventId } from '../webhooks/event-id.ts';
 import { newId } from '../../random.ts';
@@ -37,8 +38,7 @@ function newRunId(): string {
  * One statement (`ingest_inbound_event`, store/functions/ingest_inbound_event.sql): the event row, the
  * run of a first event or the audit of a repeat, and the webhook's last event time.
  */
-const INGEST = `SELECT o_code AS code, o_run_id AS run_id
-  FROM ingest_inbound_event($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`;
+const INGEST = `SELECT o_code AS code, o_run_id AS run_id FROM ingest_inbound_event($1)`;
 
 /** The ingestion's one statement; an `ingest_inbound_event` span when traces are on (tracing/statement.ts). */
 export function ingestInboundEvent(db: Db, record: InboundEventRecord): Promise<IngestResult> {
@@ -46,30 +46,31 @@ export function ingestInboundEvent(db: Db, record: InboundEventRecord): Promise<
 }
 
 async function ingestStatement(db: Db, record: InboundEventRecord): Promise<IngestResult> {
+  const found = await selectRow(db, row({ code: oneOf(['ok', 'duplicate']), run_id: text }), INGEST, [functionArgument(ingestArgs(record))], {
+    name: 'ingest_inbound_event',
+  });
+  return { code: found!.code, eventId: record.eventId.eventId, runId: found!.run_id };
+}
+
+/** The statement's one argument (named keys, typed from store/functions/ingest_inbound_event.sql). */
+function ingestArgs(record: InboundEventRecord): FunctionArgument<'ingest_inbound_event_args'> {
   const { webhook, eventId } = record;
-  const found = await selectRow(
-    db,
-    row({ code: oneOf(['ok', 'duplicate']), run_id: text }),
-    INGEST,
-    [
-      `iev_${randomBase62(20)}`,
-      webhook.id,
-      webhook.workspaceId,
-      webhook.slug,
-      eventId.eventId,
-      eventId.source,
-      record.receivedAt,
-      record.sourceIp ?? null,
-      createHash('sha256').update(record.rawBody).digest('hex'),
-      record.rawBody.byteLength,
-      record.signedAtMs === null ? null : new Date(record.signedAtMs),
-      record.requestId ?? null,
-      record.agentInput,
-      webhook.agentSlug,
-      webhook.alias,
-      newRunId(),
-    ],
-    { name: 'ingest_inbound_event' },
-  );
-  return { code: found!.code, eventId: eventId.eventId, runId: found!.run_id };
+  return {
+    id: `iev_${randomBase62(20)}`,
+    webhook_id: webhook.id,
+    workspace_id: webhook.workspaceId,
+    slug: webhook.slug,
+    event_id: eventId.eventId,
+    event_id_source: eventId.source,
+    received_at: record.receivedAt,
+    source_ip: record.sourceIp ?? null,
+    body_sha256: createHash('sha256').update(record.rawBody).digest('hex'),
+    body_bytes: record.rawBody.byteLength,
+    signed_at: record.signedAtMs === null ? null : new Date(record.signedAtMs),
+    request_id: record.requestId ?? null,
+    agent_input: record.agentInput,
+    agent_slug: webhook.agentSlug,
+    alias: webhook.alias,
+    run_id: newRunId(),
+  };
 }
