@@ -501,6 +501,15 @@ export interface Composites {
     alias: string | null;
     run_id: string | null;
   };
+  outbox_event_args: {
+    id: string | null;
+    tenant_id: string | null;
+    type: string | null;
+    data: unknown | null;
+    body: string | null;
+    now: Date | null;
+    delivery_ids: string[] | null;
+  };
   settle_run_args: {
     workspace_id: string | null;
     window_day: Date | null;

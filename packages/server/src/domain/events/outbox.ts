@@ -4,9 +4,10 @@
  * caller's transaction as `db`). The worker (`src/worker/`) sends what is due; nothing is sent here.
  * An event no destination takes is not written: nothing reads an event but its deliveries.
  */
+import type { FunctionArgument } from '../../../../../generated/db.ts';
 import { randomBase62 } from '../../random.ts';
 import { redactText } from '../../redact/index.ts';
-import { inTransaction, type Db, type Tx } from '../../store/db.ts';
+import { functionArgument, inTransaction, type Db, type Tx } from '../../store/db.ts';
 import { selectRows, tableRow, text } from '../../store/rows.ts';
 import {
   buildEnvelope,
@@ -83,10 +84,13 @@ export function prepareEvent<T extends WorkspaceEventType>(input: EnqueueEventIn
   return { id: envelope.id, type: input.type, data: envelope.data, body: decoder.decode(serializeEnvelope(envelope)) };
 }
 
+/** One event of `outbox_enqueue`'s argument (named keys, typed from store/functions/outbox_enqueue.sql). */
+type OutboxEventArgs = FunctionArgument<'outbox_event_args'>;
+
 /** Writes a prepared event and its deliveries in one statement (`outbox_enqueue`), in the caller's transaction or alone. */
 export async function enqueuePrepared(db: Db | Tx, tenantId: string, event: PreparedEvent, now: Date): Promise<void> {
-  const row = { id: event.id, tenant_id: tenantId, type: event.type, data: event.data, body: event.body, now: now.toISOString() };
-  await db.query(`SELECT outbox_enqueue($1)`, [JSON.stringify([row])]);
+  const row: OutboxEventArgs = { id: event.id, tenant_id: tenantId, type: event.type, data: event.data, body: event.body, now, delivery_ids: null };
+  await db.query(`SELECT outbox_enqueue($1)`, [functionArgument([row])]);
 }
 
 /**
