@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../clock.ts';
 import { createApp } from '../../app.ts';
 import { DEFAULT_STU_RATES } from '../usage/index.ts';
+import { startingRun } from '@service/testing/runs';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { createWorkspace } from '../workspaces/index.ts';
 import { createKeyService } from '../keys/index.ts';
@@ -16,18 +17,7 @@ import { ensurePeriod } from './usage-store.ts';
 /** The statement an invocation starts with (start_runs, through its group commit): a run of 50 input tokens asking for 60 more. */
 function reserve(db: TestStore['db'], workspaceId: string, now: Date, settings: BudgetSettings, runId = newId('run'), requestPreview: string | null = null) {
   return reserveRun(db, {
-    workspaceId,
-    runId,
-    adopt: false,
-    now,
-    leaseUntil: new Date(now.getTime() + 60_000),
-    agentSlug: 'sales',
-    answeredBy: 'sales',
-    alias: 'Prelude',
-    source: 'api',
-    conversationId: null,
-    conversationTurns: null,
-    requestPreview,
+    ...startingRun(workspaceId, now, { runId, requestPreview }),
     quotaStu: 10_000_000,
     inputTokens: 50,
     desiredOutput: 60,

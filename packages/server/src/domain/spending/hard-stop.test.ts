@@ -4,9 +4,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../clock.ts';
-import { newId } from '../../random.ts';
 import { HARDSTOP_PCT } from '../usage/index.ts';
 import { createWorkspace } from '../workspaces/index.ts';
+import { startingRun } from '@service/testing/runs';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { type StartRunInput, startRunArgs } from './queries.ts';
 import { ensurePeriod } from './usage-store.ts';
@@ -16,18 +16,7 @@ const QUOTA = 10_000;
 /** A run of 10 input tokens asking for 10 more, at 1 STU a token, far below every kill switch. */
 function smallRun(workspaceId: string, now: Date): StartRunInput {
   return {
-    workspaceId,
-    runId: newId('run'),
-    adopt: false,
-    now,
-    leaseUntil: new Date(now.getTime() + 60_000),
-    agentSlug: 'sales',
-    answeredBy: 'sales',
-    alias: 'Prelude',
-    source: 'api',
-    conversationId: null,
-    conversationTurns: null,
-    requestPreview: null,
+    ...startingRun(workspaceId, now),
     quotaStu: QUOTA,
     stuRate: 1,
     inputTokens: 10,

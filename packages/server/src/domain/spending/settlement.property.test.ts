@@ -13,6 +13,7 @@
  */
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startingRun } from '@service/testing/runs';
 import { testBackends, type TestStore } from '@service/testing/store';
 import { fixedClock } from '../../clock.ts';
 import { ServiceError } from '../../errors.ts';
@@ -232,18 +233,7 @@ describe.each(testBackends())('the settlement against its model on $name', ({ op
         const id = newId('run');
         try {
           const started = await reserveRun(store.db, {
-            workspaceId: ws,
-            runId: id,
-            adopt: false,
-            now,
-            leaseUntil: new Date(now.getTime() + 60_000),
-            agentSlug: 'sales',
-            answeredBy: 'sales',
-            alias: 'Prelude',
-            source: 'api',
-            conversationId: null,
-            conversationTurns: null,
-            requestPreview: null,
+            ...startingRun(ws, now, { runId: id }),
             quotaStu: c.quota,
             inputTokens: s.input,
             desiredOutput: s.output,

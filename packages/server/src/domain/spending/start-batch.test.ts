@@ -5,9 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fixedClock } from '../../clock.ts';
+import { startingRun } from '@service/testing/runs';
 import { testBackends, type TestStore } from '@service/testing/store';
 import type { Db } from '../../store/db.ts';
-import { newId } from '../../random.ts';
 import { createWorkspace } from '../workspaces/index.ts';
 import { createStartBatcher, type StartBatcher } from './start-batch.ts';
 import type { StartRunInput } from './queries.ts';
@@ -59,18 +59,7 @@ describe.each(testBackends())('starts batched on $name', ({ open }) => {
   function run(claim: StartRunInput['claim'] = null): StartRunInput {
     const now = clock.now();
     return {
-      workspaceId,
-      runId: newId('run'),
-      adopt: false,
-      now,
-      leaseUntil: new Date(now.getTime() + 60_000),
-      agentSlug: 'sales',
-      answeredBy: 'sales',
-      alias: 'Prelude',
-      source: 'api',
-      conversationId: null,
-      conversationTurns: null,
-      requestPreview: null,
+      ...startingRun(workspaceId, now),
       quotaStu: 10_000_000,
       stuRate: 1,
       inputTokens: 50,
