@@ -26,11 +26,11 @@
 --   group commit then sends each run alone).
 -- - `stale_history`: the caller's copy of the conversation is behind the store's.
 -- - `gone`: the inbound run to adopt is not this workspace's, not in progress, or already started.
--- - `quota_exceeded` at the quota's hard stop (`hardstop_pct` of the allowance, given with each run: domain/usage/
---   policy.ts `HARDSTOP_PCT`), or when not even the input and one output token fit under it beside what was
---   charged (`inputTooLarge`, with what was charged alone, so the
---   answer's `policy` and `pctConsumed` are those usage reads). Below that, a worst case that does not fit runs
---   with its output cap shrunk to what fits (not a crossing: no `limitedBy`).
+-- - `quota_exceeded` at the quota's hard stop (`hardstop_pct` of the allowance, given with each run:
+--   domain/usage/policy.ts `HARDSTOP_PCT`), or when not even the input and one output token fit under it beside
+--   what was charged (`inputTooLarge`, with what was charged alone, so the answer's `policy` and `pctConsumed` are
+--   those usage reads). Below that, a worst case that does not fit runs with its output cap shrunk to what fits
+--   (not a crossing: no `limitedBy`).
 -- - `kill_switch`: manual wins, then day, then hour; a tripped window counts as spent.
 -- - The binding limit (run, hour, day: the first on a tie, by what was charged alone) shrinks the output cap;
 --   when not even the input and one token fit, the run is `crossed` at once and an hour or day window trips
